@@ -1,0 +1,100 @@
+import { Body, Controller, Get, Module, Post } from '@nestjs/common';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { ConflictError, NotFoundError } from '@osc/errors';
+import type { RequestContext } from '../context/request-context';
+import { Ctx, createHttpApp } from './http-app';
+
+@Controller()
+class ProbeController {
+  @Get('/v3/whoami')
+  whoami(@Ctx() ctx: RequestContext) {
+    return { project: ctx.projectId, admin: ctx.isAdmin };
+  }
+  @Get('/v3/missing')
+  missing() {
+    throw new NotFoundError('Volume', 'x', 'Volume x could not be found.');
+  }
+  @Post('/v3/echo')
+  echo(@Body() body: unknown) {
+    if (body && typeof body === 'object' && 'dup' in body) throw new ConflictError('duplicate');
+    return { got: body };
+  }
+  @Get('/v3/crash')
+  crash() {
+    throw new TypeError('secret internals');
+  }
+}
+
+@Module({ controllers: [ProbeController] })
+class ProbeModule {}
+
+describe('createHttpApp', () => {
+  let app: NestFastifyApplication;
+  beforeAll(async () => {
+    app = await createHttpApp(ProbeModule, {
+      app: 'probe',
+      service: 'block-storage',
+      authMode: 'noauth',
+      bodyLimit: 1024,
+      logLevel: 'silent',
+      readiness: [{ name: 'db', check: async () => true }],
+    });
+    await app.init();
+    await app.getHttpAdapter().getInstance().ready();
+  });
+  afterAll(async () => app.close());
+
+  const inject = (opts: Parameters<NestFastifyApplication['inject']>[0]) => app.inject(opts as never);
+
+  it('builds the context from the noauth token and sets request ids', async () => {
+    const res = await inject({ method: 'GET', url: '/v3/whoami', headers: { 'x-auth-token': 'u:p1' } });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ project: 'p1', admin: true });
+    expect(res.headers['x-openstack-request-id']).toMatch(/^req-[0-9a-f-]{36}$/);
+    expect(res.headers['x-compute-request-id']).toBe(res.headers['x-openstack-request-id']);
+  });
+  it('answers 204 with a token in noauth mode without a token', async () => {
+    const res = await inject({ method: 'GET', url: '/v3/whoami' });
+    expect(res.statusCode).toBe(204);
+    expect(res.headers['x-auth-token']).toBe('admin:admin');
+  });
+  it('maps domain errors, unknown routes and crashes to Cinder faults', async () => {
+    const h = { 'x-auth-token': 'u:p' };
+    const nf = await inject({ method: 'GET', url: '/v3/missing', headers: h });
+    expect(nf.statusCode).toBe(404);
+    expect(nf.json()).toEqual({ itemNotFound: { code: 404, message: 'Volume x could not be found.' } });
+    const route = await inject({ method: 'GET', url: '/v3/nothing-here', headers: h });
+    expect(route.statusCode).toBe(404);
+    expect(route.json()).toEqual({ itemNotFound: { code: 404, message: 'The resource could not be found.' } });
+    const crash = await inject({ method: 'GET', url: '/v3/crash', headers: h });
+    expect(crash.statusCode).toBe(500);
+    expect(crash.body).not.toContain('secret');
+    expect(crash.json()).toHaveProperty('computeFault.code', 500);
+  });
+  it('refuses malformed, oversized and foreign bodies with 4xx', async () => {
+    const h = { 'x-auth-token': 'u:p', 'content-type': 'application/json' };
+    const bad = await inject({ method: 'POST', url: '/v3/echo', headers: h, payload: '{"a":' });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json()).toEqual({ badRequest: { code: 400, message: 'Malformed request body' } });
+    const big = await inject({ method: 'POST', url: '/v3/echo', headers: h, payload: JSON.stringify({ a: 'x'.repeat(4096) }) });
+    expect(big.statusCode).toBe(413);
+    expect(big.json()).toHaveProperty('overLimit.code', 413);
+    const xml = await inject({ method: 'POST', url: '/v3/echo', headers: { ...h, 'content-type': 'application/xml' }, payload: '<a/>' });
+    expect(xml.statusCode).toBe(415);
+    const vnd = await inject({
+      method: 'POST',
+      url: '/v3/echo',
+      headers: { ...h, 'content-type': 'application/vnd.openstack.volume+json' },
+      payload: '{"dup":1}',
+    });
+    expect(vnd.statusCode).toBe(409);
+    expect(vnd.json()).toEqual({ conflictingRequest: { code: 409, message: 'duplicate' } });
+  });
+  it('serves health, readiness and metrics without auth', async () => {
+    expect((await inject({ method: 'GET', url: '/healthz' })).json()).toEqual({ status: 'ok' });
+    expect((await inject({ method: 'GET', url: '/readyz' })).json()).toEqual({ status: 'ok', checks: { db: 'ok' } });
+    const m = await inject({ method: 'GET', url: '/metrics' });
+    expect(m.statusCode).toBe(200);
+    expect(m.body).toContain('http_request_duration_seconds');
+  });
+});

@@ -1,0 +1,191 @@
+import { randomUUID } from 'node:crypto';
+import {
+  type ArgumentsHost,
+  Catch,
+  type ExceptionFilter,
+  type INestApplication,
+  createParamDecorator,
+  type ExecutionContext,
+} from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { UnauthorizedError } from '@osc/errors';
+import { type AuthMode, type RequestContext, type ServiceKind, authenticate } from '../context/request-context';
+import { type MistralErrorShape, toWireError } from '../errors/error-bodies';
+import { AppMetrics, type ReadinessCheck, runReadiness } from '../health/metrics';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    requestContext: RequestContext | null;
+    /** Mistral renders text-endpoint errors as a bare faultstring; controllers may set this. */
+    mistralErrorShape: MistralErrorShape | null;
+  }
+}
+
+export interface HttpAppOptions {
+  /** App name for logs and metrics, e.g. `workflow-api`. */
+  app: string;
+  service: ServiceKind;
+  authMode: Exclude<AuthMode, 'keystone'>;
+  /** Largest accepted request body in bytes. */
+  bodyLimit: number;
+  logLevel: string;
+  readiness: readonly ReadinessCheck[];
+  /** Paths served without authentication (version documents, health). */
+  isPublicPath?: (path: string, method: string) => boolean;
+  /** Hook for service-specific request handling run after authentication (e.g. microversions). */
+  onRequest?: (request: FastifyRequest, reply: FastifyReply) => Promise<void> | void;
+}
+
+const ALWAYS_PUBLIC = new Set(['/healthz', '/readyz', '/metrics']);
+
+/** The request context of the current request; controllers take it with `@Ctx() ctx: RequestContext`. */
+export const Ctx = createParamDecorator((_data: unknown, ctx: ExecutionContext): RequestContext => {
+  const req = ctx.switchToHttp().getRequest<FastifyRequest>();
+  if (!req.requestContext) throw new UnauthorizedError('The request you have made requires authentication.');
+  return req.requestContext;
+});
+
+/**
+ * The one place where anything thrown during a request becomes a response in the service's wire
+ * format. 4xx are logged at warn, 5xx at error with the request id.
+ */
+@Catch()
+export class OpenStackExceptionFilter implements ExceptionFilter {
+  constructor(private readonly service: ServiceKind) {}
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const http = host.switchToHttp();
+    sendError(this.service, exception, http.getRequest<FastifyRequest>(), http.getResponse<FastifyReply>());
+  }
+}
+
+function sendError(service: ServiceKind, exception: unknown, request: FastifyRequest, reply: FastifyReply): void {
+  const shape: MistralErrorShape =
+    request.mistralErrorShape ?? (String(request.headers['content-type'] ?? '').startsWith('text/plain') ? 'text' : 'wsme');
+  const wire = toWireError(service, exception, String(request.id), shape);
+  if (wire.status >= 500) request.log.error({ err: exception, reqId: request.id }, 'request failed');
+  else request.log.warn({ status: wire.status, reqId: request.id, url: request.url }, String((exception as Error)?.message ?? ''));
+  if (reply.sent) return;
+  void reply.code(wire.status).headers(wire.headers).type('application/json').send(wire.body);
+}
+
+/**
+ * Build a NestJS application on Fastify with the cross-cutting behaviour every API shares:
+ * request ids, authentication into a request context, the service's error format, body limits,
+ * `/healthz`, `/readyz` and `/metrics`. The caller adds routes through `module` and listens.
+ */
+export async function createHttpApp(module: unknown, opts: HttpAppOptions): Promise<NestFastifyApplication> {
+  const adapter = new FastifyAdapter({
+    bodyLimit: opts.bodyLimit,
+    genReqId: () => `req-${randomUUID()}`,
+    disableRequestLogging: true,
+    logger: { level: opts.logLevel, base: { app: opts.app } },
+    // Clients send odd but valid URLs (double slashes, trailing slashes); be lenient like upstream.
+    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 1000 },
+  } as ConstructorParameters<typeof FastifyAdapter>[0]);
+  const app = await NestFactory.create<NestFastifyApplication>(module as never, adapter, {
+    logger: ['error', 'warn'],
+    // Our own JSON parser below gives every malformed body the same 400.
+    bodyParser: false,
+  });
+  const fastify = app.getHttpAdapter().getInstance() as unknown as FastifyInstance;
+  installHooks(fastify, opts);
+  app.useGlobalFilters(new OpenStackExceptionFilter(opts.service));
+  return app;
+}
+
+function installHooks(fastify: FastifyInstance, opts: HttpAppOptions): void {
+  const metrics = new AppMetrics(opts.app);
+  fastify.decorateRequest('requestContext', null);
+  fastify.decorateRequest('mistralErrorShape', null);
+
+  // Definition uploads (Mistral) are raw YAML text.
+  fastify.addContentTypeParser(['text/plain', 'application/x-yaml', 'text/yaml'], { parseAs: 'string' }, (_req, body, done) =>
+    done(null, body),
+  );
+  const jsonTypes = opts.service === 'block-storage' ? ['application/json', 'application/vnd.openstack.volume+json'] : ['application/json'];
+  fastify.removeContentTypeParser('application/json');
+  fastify.addContentTypeParser(jsonTypes, { parseAs: 'string' }, (_req, body, done) => {
+    const text = String(body);
+    if (text.trim().length === 0) return done(null, undefined);
+    try {
+      done(null, JSON.parse(text, rejectProtoKeys));
+    } catch {
+      done(Object.assign(new Error('Malformed request body'), { statusCode: 400, code: 'FST_ERR_CTP_INVALID_JSON_BODY' }), undefined);
+    }
+  });
+
+  fastify.addHook('onRequest', async (request, reply) => {
+    void reply.header('x-openstack-request-id', request.id);
+    if (opts.service === 'block-storage') void reply.header('x-compute-request-id', request.id);
+    const path = request.url.split('?', 1)[0] ?? '/';
+    if (ALWAYS_PUBLIC.has(path)) return;
+    if (opts.isPublicPath?.(path, request.method)) {
+      if (request.headers['x-auth-token'] || request.headers['x-project-id']) {
+        const out = authenticate(opts.authMode, opts.service, request.headers, String(request.id), fullUrl(request));
+        if (out.kind === 'context') request.requestContext = out.context;
+      }
+    } else {
+      const out = authenticate(opts.authMode, opts.service, request.headers, String(request.id), fullUrl(request));
+      if (out.kind === 'respond') {
+        if (out.status === 401) {
+          sendError(opts.service, new UnauthorizedError('The request you have made requires authentication.'), request, reply);
+        } else {
+          await reply.code(out.status).headers(out.headers).send(out.body ?? '');
+        }
+        return reply;
+      }
+      request.requestContext = out.context;
+    }
+    if (opts.onRequest) await opts.onRequest(request, reply);
+    return undefined;
+  });
+
+  fastify.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions?.url ?? 'unmatched';
+    metrics.httpDuration.labels(request.method, route, String(reply.statusCode)).observe(reply.elapsedTime / 1000);
+    if (reply.statusCode >= 500) metrics.httpErrors.labels(String(reply.statusCode)).inc();
+  });
+
+  fastify.setErrorHandler((error, request, reply) => sendError(opts.service, error, request, reply));
+
+  fastify.get('/healthz', async () => ({ status: 'ok' }));
+  fastify.get('/readyz', async (_req, reply) => {
+    const r = await runReadiness(opts.readiness);
+    return reply.code(r.ok ? 200 : 503).send({ status: r.ok ? 'ok' : 'unavailable', checks: r.checks });
+  });
+  fastify.get('/metrics', async (_req, reply) =>
+    reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
+  );
+}
+
+/** JSON reviver that drops `__proto__` keys so no body can pollute prototypes. */
+function rejectProtoKeys(key: string, value: unknown): unknown {
+  return key === '__proto__' ? undefined : value;
+}
+
+/** Scheme and host the client used (honouring proxies), for links in responses. */
+export function requestBaseUrl(request: FastifyRequest, configured?: string): string {
+  if (configured) return configured.replace(/\/+$/, '');
+  const fwdHost = request.headers['x-forwarded-host'];
+  const fwdProto = request.headers['x-forwarded-proto'];
+  const host = (Array.isArray(fwdHost) ? fwdHost[0] : fwdHost) ?? request.headers.host ?? 'localhost';
+  const proto = (Array.isArray(fwdProto) ? fwdProto[0] : fwdProto) ?? request.protocol ?? 'http';
+  return `${proto}://${host}`;
+}
+
+function fullUrl(request: FastifyRequest): string {
+  return `${requestBaseUrl(request)}${request.url}`;
+}
+
+/** Close a Nest app, swallowing errors from already-closed resources. */
+export async function closeQuietly(app: INestApplication | undefined): Promise<void> {
+  if (!app) return;
+  try {
+    await app.close();
+  } catch {
+    /* already closed */
+  }
+}
