@@ -1,0 +1,101 @@
+import { InvalidStateError } from '@osc/errors';
+import { BACKUP_TRANSITIONS, allowedBackupSources, TRANSFER_TRANSITIONS } from './backup-status';
+import { SNAPSHOT_TRANSITIONS, allowedSnapshotSources } from './snapshot-status';
+import { assertTransition, canTransition, type TransitionTable } from './transition-table';
+import {
+  VOLUME_DELETABLE_STATUSES,
+  VOLUME_RESETTABLE_STATUSES,
+  VOLUME_TRANSITIONS,
+  allowedVolumeSources,
+  displayVolumeStatus,
+} from './volume-status';
+
+/** Checks every (from, to) pair of a table against an independently written list of allowed edges. */
+function checkPairs<S extends string>(table: TransitionTable<S>, allowed: string): void {
+  const edges = new Set(allowed.split(/\s+/).filter(Boolean));
+  for (const edge of edges) {
+    const [from, to] = edge.split('>') as [S, S];
+    expect(table.statuses).toContain(from);
+    expect(table.statuses).toContain(to);
+  }
+  for (const from of table.statuses) {
+    for (const to of table.statuses) {
+      expect([`${from}>${to}`, canTransition(table, from, to)]).toEqual([`${from}>${to}`, edges.has(`${from}>${to}`)]);
+    }
+  }
+}
+
+describe('volume transitions', () => {
+  it('allows exactly the documented pairs', () => {
+    checkPairs(
+      VOLUME_TRANSITIONS,
+      `creating>available creating>error creating>downloading downloading>available downloading>error
+       available>deleting available>extending available>retyping available>backing-up available>restoring-backup
+       available>awaiting-transfer available>uploading available>reserved available>attaching available>maintenance
+       available>reverting reserved>attaching reserved>available reserved>in-use attaching>in-use attaching>available
+       in-use>detaching in-use>extending in-use>retyping in-use>backing-up in-use>uploading in-use>reserved in-use>attaching
+       detaching>available detaching>in-use maintenance>available maintenance>error deleting>error_deleting error>deleting
+       awaiting-transfer>available backing-up>available backing-up>in-use restoring-backup>available
+       restoring-backup>error_restoring restoring-backup>error error_restoring>deleting extending>available
+       extending>in-use extending>error_extending error_extending>deleting uploading>available uploading>in-use
+       retyping>available retyping>in-use retyping>error reverting>available reverting>error managing>available
+       managing>error_managing error_managing>deleting error_managing>error_managing_deleting`,
+    );
+  });
+  it.each([
+    ['deleting', ['available', 'error', 'error_restoring', 'error_extending', 'error_managing']],
+    ['available', ['creating', 'reserved', 'attaching', 'detaching', 'maintenance', 'awaiting-transfer', 'backing-up', 'restoring-backup', 'extending', 'downloading', 'uploading', 'retyping', 'reverting', 'managing']],
+    ['extending', ['available', 'in-use']],
+    ['error_deleting', ['deleting']],
+    ['creating', []],
+  ] as const)('allowedSources(%s)', (to, sources) => {
+    expect(allowedVolumeSources(to)).toEqual(sources);
+  });
+  it('deletable statuses are exactly the sources of deleting', () => {
+    expect([...VOLUME_DELETABLE_STATUSES].sort()).toEqual(allowedVolumeSources('deleting').sort());
+  });
+  it('maps internal statuses to public ones', () => {
+    expect(['managing', 'error_managing', 'error_managing_deleting', 'in-use'].map((s) => displayVolumeStatus(s as never))).toEqual([
+      'creating',
+      'error',
+      'deleting',
+      'in-use',
+    ]);
+  });
+  it('never lets reset-status set deleting, error_deleting or detaching', () => {
+    for (const s of ['deleting', 'error_deleting', 'detaching']) expect(VOLUME_RESETTABLE_STATUSES).not.toContain(s);
+    expect(VOLUME_RESETTABLE_STATUSES).toContain('available');
+  });
+  it('assertTransition explains refusals', () => {
+    expect(() => assertTransition(VOLUME_TRANSITIONS, 'volume', 'in-use', 'deleting')).toThrow(InvalidStateError);
+    expect(() => assertTransition(VOLUME_TRANSITIONS, 'volume', 'in-use', 'deleting')).toThrow(
+      'Invalid volume: status must be available, error, error_restoring, error_extending, error_managing to become deleting, but it is in-use.',
+    );
+    expect(() => assertTransition(VOLUME_TRANSITIONS, 'volume', 'available', 'deleting')).not.toThrow();
+  });
+});
+
+describe('snapshot transitions', () => {
+  it('allows exactly the documented pairs', () => {
+    checkPairs(
+      SNAPSHOT_TRANSITIONS,
+      `creating>available creating>error available>deleting available>backing-up available>restoring available>unmanaging
+       deleting>error_deleting error>deleting backing-up>available restoring>available`,
+    );
+    expect(allowedSnapshotSources('deleting')).toEqual(['available', 'error']);
+  });
+});
+
+describe('backup and transfer transitions', () => {
+  it('allows exactly the documented backup pairs', () => {
+    checkPairs(
+      BACKUP_TRANSITIONS,
+      `creating>available creating>error available>deleting available>restoring deleting>deleted deleting>error_deleting
+       error>deleting restoring>available`,
+    );
+    expect(allowedBackupSources('deleting')).toEqual(['available', 'error']);
+  });
+  it('allows exactly the documented transfer pairs', () => {
+    checkPairs(TRANSFER_TRANSITIONS, 'created>deleted created>accepted');
+  });
+});

@@ -1,0 +1,95 @@
+import { sourcesOf, type TransitionTable } from './transition-table';
+
+/** Volume statuses (spec section 8.1), upstream spellings; the last four are internal. */
+export const VOLUME_STATUSES = [
+  'creating',
+  'available',
+  'reserved',
+  'attaching',
+  'in-use',
+  'detaching',
+  'maintenance',
+  'deleting',
+  'error',
+  'error_deleting',
+  'awaiting-transfer',
+  'backing-up',
+  'error_backing-up',
+  'restoring-backup',
+  'error_restoring',
+  'extending',
+  'error_extending',
+  'downloading',
+  'uploading',
+  'retyping',
+  'reverting',
+  'managing',
+  'error_managing',
+  'error_managing_deleting',
+  'unmanaging',
+] as const;
+export type VolumeStatus = (typeof VOLUME_STATUSES)[number];
+
+export const isVolumeStatus = (s: unknown): s is VolumeStatus => typeof s === 'string' && (VOLUME_STATUSES as readonly string[]).includes(s);
+
+/**
+ * Normal volume transitions (BS-8.1.x). Operations that return a volume to "its previous status"
+ * (backup, upload, extend, retype) list both `available` and `in-use` as targets; the worker knows
+ * which one applies. Cinder: deletion is allowed from available, error, error_restoring,
+ * error_extending and error_managing; error_deleting is left only by an admin force-delete.
+ */
+const NEXT: Readonly<Record<VolumeStatus, readonly VolumeStatus[]>> = {
+  creating: ['available', 'error', 'downloading'],
+  downloading: ['available', 'error'],
+  available: [
+    'deleting', 'extending', 'retyping', 'backing-up', 'restoring-backup', 'awaiting-transfer', 'uploading',
+    'reserved', 'attaching', 'maintenance', 'reverting',
+  ],
+  reserved: ['attaching', 'available', 'in-use'],
+  attaching: ['in-use', 'available'],
+  'in-use': ['detaching', 'extending', 'retyping', 'backing-up', 'uploading', 'reserved', 'attaching'],
+  detaching: ['available', 'in-use'],
+  maintenance: ['available', 'error'],
+  deleting: ['error_deleting'],
+  error: ['deleting'],
+  error_deleting: [],
+  'awaiting-transfer': ['available'],
+  'backing-up': ['available', 'in-use'],
+  'error_backing-up': [],
+  'restoring-backup': ['available', 'error_restoring', 'error'],
+  error_restoring: ['deleting'],
+  extending: ['available', 'in-use', 'error_extending'],
+  error_extending: ['deleting'],
+  uploading: ['available', 'in-use'],
+  retyping: ['available', 'in-use', 'error'],
+  reverting: ['available', 'error'],
+  managing: ['available', 'error_managing'],
+  error_managing: ['deleting', 'error_managing_deleting'],
+  error_managing_deleting: [],
+  unmanaging: [],
+};
+
+export const VOLUME_TRANSITIONS: TransitionTable<VolumeStatus> = { statuses: VOLUME_STATUSES, next: NEXT };
+
+/** Statuses a volume may be in for `UPDATE volumes SET status = :to WHERE status IN (...)`. */
+export const allowedVolumeSources = (to: VolumeStatus): VolumeStatus[] => sourcesOf(VOLUME_TRANSITIONS, to);
+
+/** Statuses from which a user (non-forced) delete is accepted (BS-8.1.2). */
+export const VOLUME_DELETABLE_STATUSES: readonly VolumeStatus[] = ['available', 'error', 'error_restoring', 'error_extending', 'error_managing'];
+
+/** Statuses a volume must be in to be the source of a clone (BS-7.7.3). */
+export const VOLUME_CLONEABLE_STATUSES: readonly VolumeStatus[] = ['available', 'in-use'];
+
+/** Internal statuses are shown to clients under their public names (BS-7.7.9). */
+const DISPLAYED_AS: Partial<Record<VolumeStatus, VolumeStatus>> = {
+  managing: 'creating',
+  error_managing: 'error',
+  error_managing_deleting: 'deleting',
+};
+
+export const displayVolumeStatus = (status: VolumeStatus): VolumeStatus => DISPLAYED_AS[status] ?? status;
+
+/** Statuses an admin may set with os-reset_status (BS-8.1.11, BS-13.4: deleting, error_deleting and detaching refused). */
+export const VOLUME_RESETTABLE_STATUSES: readonly VolumeStatus[] = VOLUME_STATUSES.filter(
+  (s) => !['deleting', 'error_deleting', 'detaching', 'managing', 'error_managing', 'error_managing_deleting', 'unmanaging'].includes(s),
+);
