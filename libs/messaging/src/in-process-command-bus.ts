@@ -1,0 +1,268 @@
+import { TransientError } from '@osc/errors';
+import {
+  type CommandBus,
+  type CommandHandler,
+  type CommandMessage,
+  type ConsumeOptions,
+  type DeadLetterReason,
+  type Subscription,
+  assertQueueName,
+  deadLetterQueueOf,
+  decodeCommand,
+  encodeCommand,
+  isDeadLetterQueue,
+  normalizeConsumeOptions,
+  POISON_TYPE,
+} from './command-bus';
+import { describeError, isRetryableError } from './retryable';
+
+interface Envelope {
+  body: string;
+  headers: Record<string, string>;
+  /** Deliveries so far. */
+  deliveries: number;
+}
+
+interface Consumer {
+  queue: string;
+  handler: CommandHandler;
+  prefetch: number;
+  maxDeliveries: number;
+  inFlight: Set<Envelope>;
+  cancelled: boolean;
+  /** Resolvers waiting for `inFlight` to become empty. */
+  idleWaiters: Array<() => void>;
+}
+
+interface QueueState {
+  ready: Envelope[];
+  consumers: Consumer[];
+  next: number;
+  dispatchScheduled: boolean;
+}
+
+/**
+ * The command bus of embedded mode: queues live in this process's memory, with the same
+ * semantics as the RabbitMQ adapter (manual ack, prefetch, bounded redelivery, dead-letter queue,
+ * poison detection). Messages are serialized on publish, so handlers never share objects with
+ * publishers. Nothing survives a restart: durability in embedded mode comes from the outbox.
+ */
+export class InProcessCommandBus implements CommandBus {
+  private readonly queues = new Map<string, QueueState>();
+  private closed = false;
+
+  async publish(queue: string, msg: CommandMessage | CommandMessage[]): Promise<void> {
+    this.assertOpen();
+    assertQueueName(queue);
+    const list = Array.isArray(msg) ? msg : [msg];
+    const envelopes = list.map((m) => ({ body: encodeCommand(m), headers: { ...m.headers }, deliveries: 0 }));
+    this.enqueue(queue, envelopes);
+  }
+
+  /**
+   * Puts raw bytes on a queue, bypassing validation: the way a foreign or broken producer would.
+   * Used to test poison handling; not part of the `CommandBus` port.
+   */
+  async publishRaw(queue: string, body: string, headers: Record<string, string> = {}): Promise<void> {
+    this.assertOpen();
+    assertQueueName(queue);
+    this.enqueue(queue, [{ body, headers: { ...headers }, deliveries: 0 }]);
+  }
+
+  async consume(queue: string, handler: CommandHandler, opts?: ConsumeOptions): Promise<Subscription> {
+    this.assertOpen();
+    assertQueueName(queue);
+    const { prefetch, maxDeliveries } = normalizeConsumeOptions(opts);
+    const state = this.queue(queue);
+    const consumer: Consumer = {
+      queue,
+      handler,
+      prefetch,
+      maxDeliveries,
+      inFlight: new Set(),
+      cancelled: false,
+      idleWaiters: [],
+    };
+    state.consumers.push(consumer);
+    this.scheduleDispatch(queue);
+    return { cancel: () => this.cancelConsumer(consumer) };
+  }
+
+  /** Messages waiting for a consumer (not counting those being handled). */
+  async messageCount(queue: string): Promise<number> {
+    return this.queues.get(queue)?.ready.length ?? 0;
+  }
+
+  /**
+   * Returns every unacknowledged message to the front of its queue, as a broker does when the
+   * consumers' connection drops; the consumers stay subscribed (as after a reconnect) and results
+   * of the abandoned handler calls are ignored. Models a crash for tests.
+   */
+  simulateConnectionLoss(): void {
+    for (const [name, state] of this.queues) {
+      const returned: Envelope[] = [];
+      for (const c of state.consumers) {
+        returned.push(...c.inFlight);
+        c.inFlight.clear();
+        this.notifyIdle(c);
+      }
+      if (returned.length > 0) {
+        state.ready.unshift(...returned);
+        this.scheduleDispatch(name);
+      }
+    }
+  }
+
+  async ping(): Promise<boolean> {
+    return !this.closed;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    const consumers = [...this.queues.values()].flatMap((q) => q.consumers);
+    await Promise.all(consumers.map((c) => this.cancelConsumer(c)));
+    this.closed = true;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new TransientError('the in-process command bus is closed');
+  }
+
+  private queue(name: string): QueueState {
+    let state = this.queues.get(name);
+    if (!state) {
+      state = { ready: [], consumers: [], next: 0, dispatchScheduled: false };
+      this.queues.set(name, state);
+    }
+    return state;
+  }
+
+  private enqueue(queue: string, envelopes: Envelope[]): void {
+    const state = this.queue(queue);
+    for (const e of envelopes) state.ready.push(e);
+    this.scheduleDispatch(queue);
+  }
+
+  /** Deliveries happen asynchronously (never inside `publish`), as with a broker. */
+  private scheduleDispatch(queue: string): void {
+    const state = this.queue(queue);
+    if (state.dispatchScheduled) return;
+    state.dispatchScheduled = true;
+    setImmediate(() => {
+      state.dispatchScheduled = false;
+      this.dispatch(queue, state);
+    });
+  }
+
+  private dispatch(queue: string, state: QueueState): void {
+    while (state.ready.length > 0) {
+      const consumer = this.pickConsumer(state);
+      if (!consumer) return;
+      const envelope = state.ready.shift()!;
+      this.deliver(consumer, envelope);
+    }
+  }
+
+  /** Round robin over consumers that have room under their prefetch. */
+  private pickConsumer(state: QueueState): Consumer | undefined {
+    const n = state.consumers.length;
+    for (let i = 0; i < n; i++) {
+      const c = state.consumers[(state.next + i) % n]!;
+      if (!c.cancelled && c.inFlight.size < c.prefetch) {
+        state.next = (state.next + i + 1) % n;
+        return c;
+      }
+    }
+    return undefined;
+  }
+
+  private deliver(consumer: Consumer, envelope: Envelope): void {
+    envelope.deliveries += 1;
+    const body = decodeCommand(envelope.body);
+    const dlq = isDeadLetterQueue(consumer.queue);
+    if (!body && !dlq) {
+      this.deadLetter(consumer.queue, envelope, 'poison', 'message body is not a JSON command envelope');
+      return;
+    }
+    if (envelope.deliveries > consumer.maxDeliveries) {
+      this.deadLetter(
+        consumer.queue,
+        envelope,
+        'delivery-limit',
+        `delivered ${envelope.deliveries - 1} times`,
+      );
+      return;
+    }
+    const msg: CommandMessage = body
+      ? { ...body, headers: { ...envelope.headers } }
+      : {
+          id: envelope.headers['x-message-id'] ?? '',
+          type: POISON_TYPE,
+          payload: envelope.body,
+          headers: { ...envelope.headers },
+        };
+    consumer.inFlight.add(envelope);
+    const info = { deliveryCount: envelope.deliveries, redelivered: envelope.deliveries > 1 };
+    let run: Promise<void>;
+    try {
+      run = Promise.resolve(consumer.handler(msg, info));
+    } catch (e) {
+      run = Promise.reject(e);
+    }
+    run.then(
+      () => this.settle(consumer, envelope, undefined, false),
+      (error: unknown) => this.settle(consumer, envelope, error, true),
+    );
+  }
+
+  private settle(consumer: Consumer, envelope: Envelope, error: unknown, failed: boolean): void {
+    // A message whose delivery was abandoned (connection loss) is no longer ours to ack or nack.
+    if (!consumer.inFlight.delete(envelope)) return;
+    if (failed) {
+      if (isRetryableError(error) && envelope.deliveries < consumer.maxDeliveries) {
+        this.queue(consumer.queue).ready.push(envelope);
+      } else {
+        const reason: DeadLetterReason = isRetryableError(error) ? 'delivery-limit' : 'rejected';
+        this.deadLetter(consumer.queue, envelope, reason, describeError(error));
+      }
+    }
+    this.notifyIdle(consumer);
+    this.scheduleDispatch(consumer.queue);
+  }
+
+  private deadLetter(queue: string, envelope: Envelope, reason: DeadLetterReason, error: string): void {
+    // A dead-letter queue has no dead-letter queue of its own: what its consumer rejects is dropped,
+    // as RabbitMQ drops a message nacked on a queue without a dead-letter exchange.
+    if (isDeadLetterQueue(queue)) return;
+    this.enqueue(deadLetterQueueOf(queue), [
+      {
+        body: envelope.body,
+        headers: {
+          ...envelope.headers,
+          'x-dead-letter-reason': reason,
+          'x-error': error,
+          'x-original-queue': queue,
+        },
+        deliveries: 0,
+      },
+    ]);
+  }
+
+  private notifyIdle(consumer: Consumer): void {
+    if (consumer.inFlight.size > 0) return;
+    const waiters = consumer.idleWaiters.splice(0);
+    for (const w of waiters) w();
+  }
+
+  private async cancelConsumer(consumer: Consumer): Promise<void> {
+    if (!consumer.cancelled) {
+      consumer.cancelled = true;
+      const state = this.queue(consumer.queue);
+      state.consumers = state.consumers.filter((c) => c !== consumer);
+      state.next = 0;
+    }
+    if (consumer.inFlight.size > 0) {
+      await new Promise<void>((resolve) => consumer.idleWaiters.push(resolve));
+    }
+  }
+}

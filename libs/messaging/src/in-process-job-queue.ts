@@ -1,0 +1,259 @@
+import { randomUUID } from 'node:crypto';
+import { TransientError } from '@osc/errors';
+import {
+  type Job,
+  type JobHandler,
+  type JobQueue,
+  type NewJob,
+  type NormalizedJob,
+  type ProcessOptions,
+  type Worker,
+  backoffDelay,
+  DEFAULT_COMPLETED_RETENTION_MS,
+  DEFAULT_FAILED_RETENTION_MS,
+  normalizeConcurrency,
+  normalizeJob,
+} from './job-queue';
+import { isRetryableError } from './retryable';
+
+export interface InProcessJobQueueOptions {
+  /** How long the id of a completed job keeps deduplicating. Default 1 h (the BullMQ adapter's too). */
+  completedRetentionMs?: number;
+  /** How long the id of a failed job keeps deduplicating. Default 7 days. */
+  failedRetentionMs?: number;
+}
+
+interface Entry {
+  id: string;
+  job: NormalizedJob;
+  data: string;
+  /** Attempts made so far. */
+  attemptsMade: number;
+  readyAt: number;
+  seq: number;
+}
+
+interface WorkerState {
+  handler: JobHandler;
+  concurrency: number;
+  running: number;
+  closed: boolean;
+  onFailed?: ProcessOptions['onFailed'];
+  idleWaiters: Array<() => void>;
+}
+
+interface QueueState {
+  name: string;
+  /** Sorted by (readyAt, seq). */
+  waiting: Entry[];
+  workers: WorkerState[];
+  next: number;
+  timer?: NodeJS.Timeout;
+  timerAt?: number;
+}
+
+/**
+ * The job queue of embedded mode: jobs, delays and retries live in this process (timers), with
+ * the semantics of the BullMQ adapter. Ids of live jobs, and of finished ones for a retention
+ * window, deduplicate adds. Nothing survives a restart; durable intent lives in the outbox.
+ */
+export class InProcessJobQueue implements JobQueue {
+  private readonly queues = new Map<string, QueueState>();
+  /** id → time until which it deduplicates (Infinity while the job is waiting or running). */
+  private readonly known = new Map<string, Map<string, number>>();
+  private readonly completedRetentionMs: number;
+  private readonly failedRetentionMs: number;
+  private seq = 0;
+  private adds = 0;
+  private closed = false;
+
+  constructor(options: InProcessJobQueueOptions = {}) {
+    this.completedRetentionMs = options.completedRetentionMs ?? DEFAULT_COMPLETED_RETENTION_MS;
+    this.failedRetentionMs = options.failedRetentionMs ?? DEFAULT_FAILED_RETENTION_MS;
+  }
+
+  async add(queue: string, job: NewJob | NewJob[]): Promise<void> {
+    this.assertOpen();
+    const list = (Array.isArray(job) ? job : [job]).map((j) => normalizeJob(queue, j));
+    const state = this.queue(queue);
+    const known = this.knownIds(queue);
+    const now = Date.now();
+    if (++this.adds % 1000 === 0) prune(known, now);
+    for (const j of list) {
+      const id = j.id ?? randomUUID();
+      const until = known.get(id);
+      if (until !== undefined && until > now) continue;
+      known.set(id, Infinity);
+      insert(state.waiting, {
+        id,
+        job: j,
+        data: JSON.stringify(j.data),
+        attemptsMade: 0,
+        readyAt: now + j.delayMs,
+        seq: this.seq++,
+      });
+    }
+    this.dispatch(state);
+  }
+
+  async process(queue: string, handler: JobHandler, opts?: ProcessOptions): Promise<Worker> {
+    this.assertOpen();
+    const concurrency = normalizeConcurrency(opts);
+    const state = this.queue(queue);
+    const worker: WorkerState = {
+      handler,
+      concurrency,
+      running: 0,
+      closed: false,
+      onFailed: opts?.onFailed,
+      idleWaiters: [],
+    };
+    state.workers.push(worker);
+    setImmediate(() => this.dispatch(state));
+    return { close: () => this.closeWorker(state, worker) };
+  }
+
+  async ping(): Promise<boolean> {
+    return !this.closed;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const state of this.queues.values()) {
+      if (state.timer) clearTimeout(state.timer);
+      state.timer = undefined;
+    }
+    await Promise.all([...this.queues.values()].flatMap((s) => s.workers.map((w) => this.closeWorker(s, w))));
+  }
+
+  /** Jobs waiting (delayed ones included), for tests and metrics. */
+  waitingCount(queue: string): number {
+    return this.queues.get(queue)?.waiting.length ?? 0;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new TransientError('the in-process job queue is closed');
+  }
+
+  private queue(name: string): QueueState {
+    let state = this.queues.get(name);
+    if (!state) {
+      state = { name, waiting: [], workers: [], next: 0 };
+      this.queues.set(name, state);
+    }
+    return state;
+  }
+
+  private knownIds(queue: string): Map<string, number> {
+    let m = this.known.get(queue);
+    if (!m) {
+      m = new Map();
+      this.known.set(queue, m);
+    }
+    return m;
+  }
+
+  private dispatch(state: QueueState): void {
+    if (this.closed) return;
+    const now = Date.now();
+    while (state.waiting.length > 0 && state.waiting[0]!.readyAt <= now) {
+      const worker = this.pickWorker(state);
+      if (!worker) break;
+      this.run(state, worker, state.waiting.shift()!);
+    }
+    this.arm(state, now);
+  }
+
+  /** One timer per queue, for the earliest job not yet due. */
+  private arm(state: QueueState, now: number): void {
+    const head = state.waiting[0];
+    if (!head || head.readyAt <= now || state.workers.length === 0) return;
+    if (state.timer && state.timerAt !== undefined && state.timerAt <= head.readyAt) return;
+    if (state.timer) clearTimeout(state.timer);
+    state.timerAt = head.readyAt;
+    state.timer = setTimeout(() => {
+      state.timer = undefined;
+      state.timerAt = undefined;
+      this.dispatch(state);
+    }, head.readyAt - now);
+  }
+
+  private pickWorker(state: QueueState): WorkerState | undefined {
+    const n = state.workers.length;
+    for (let i = 0; i < n; i++) {
+      const w = state.workers[(state.next + i) % n]!;
+      if (!w.closed && w.running < w.concurrency) {
+        state.next = (state.next + i + 1) % n;
+        return w;
+      }
+    }
+    return undefined;
+  }
+
+  private run(state: QueueState, worker: WorkerState, entry: Entry): void {
+    worker.running += 1;
+    const job: Job = {
+      id: entry.id,
+      name: entry.job.name,
+      data: JSON.parse(entry.data),
+      attempt: entry.attemptsMade + 1,
+    };
+    let result: Promise<unknown>;
+    try {
+      result = Promise.resolve(worker.handler(job));
+    } catch (e) {
+      result = Promise.reject(e);
+    }
+    result
+      .then(
+        () => this.knownIds(state.name).set(entry.id, Date.now() + this.completedRetentionMs),
+        (error: unknown) => {
+          entry.attemptsMade += 1;
+          const now = Date.now();
+          if (isRetryableError(error) && entry.attemptsMade < entry.job.attempts && !this.closed) {
+            entry.readyAt = now + backoffDelay(entry.job.backoff, entry.attemptsMade);
+            entry.seq = this.seq++;
+            insert(state.waiting, entry);
+            return;
+          }
+          this.knownIds(state.name).set(entry.id, now + this.failedRetentionMs);
+          try {
+            worker.onFailed?.(job, error);
+          } catch {
+            // a failing observer must not break the queue
+          }
+        },
+      )
+      .finally(() => {
+        worker.running -= 1;
+        if (worker.running === 0) for (const w of worker.idleWaiters.splice(0)) w();
+        this.dispatch(state);
+      });
+  }
+
+  private async closeWorker(state: QueueState, worker: WorkerState): Promise<void> {
+    if (!worker.closed) {
+      worker.closed = true;
+      state.workers = state.workers.filter((w) => w !== worker);
+      state.next = 0;
+    }
+    if (worker.running > 0) await new Promise<void>((resolve) => worker.idleWaiters.push(resolve));
+  }
+}
+
+function insert(list: Entry[], entry: Entry): void {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    const m = list[mid]!;
+    if (m.readyAt < entry.readyAt || (m.readyAt === entry.readyAt && m.seq < entry.seq)) lo = mid + 1;
+    else hi = mid;
+  }
+  list.splice(lo, 0, entry);
+}
+
+function prune(known: Map<string, number>, now: number): void {
+  for (const [id, until] of known) if (until <= now) known.delete(id);
+}

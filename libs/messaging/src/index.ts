@@ -1,0 +1,34 @@
+export {
+  type CommandBus,
+  type CommandMessage,
+  type CommandHandler,
+  type ConsumeOptions,
+  type DeliveryInfo,
+  type Subscription,
+  type DeadLetterReason,
+  DEFAULT_MAX_DELIVERIES,
+  DEFAULT_PREFETCH,
+  POISON_TYPE,
+  deadLetterQueueOf,
+  isDeadLetterQueue,
+} from './command-bus';
+export {
+  type JobQueue,
+  type Job,
+  type NewJob,
+  type JobHandler,
+  type ProcessOptions,
+  type Worker,
+  type BackoffType,
+} from './job-queue';
+export { isRetryableError } from './retryable';
+export { type MessagingLogger } from './logger';
+export { InProcessCommandBus } from './in-process-command-bus';
+export { RabbitMqCommandBus, type RabbitMqCommandBusOptions } from './rabbitmq-command-bus';
+export { InProcessJobQueue, type InProcessJobQueueOptions } from './in-process-job-queue';
+export { BullMqJobQueue, type BullMqJobQueueOptions } from './bullmq-job-queue';
+export { OutboxEntity, outboxEntities, type OutboxDestination } from './outbox/outbox.entity';
+export { messagingMigrations, CreateOutbox1763856000000 } from './outbox/outbox.migration';
+export { OutboxWriter, type OutboxItem } from './outbox/outbox-writer';
+export { OutboxRelay, type OutboxRelayOptions } from './outbox/outbox-relay';
+export { createMessaging, type Messaging, type MessagingConfig } from './create-messaging';

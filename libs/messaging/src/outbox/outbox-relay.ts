@@ -1,0 +1,209 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import type { CommandBus, CommandMessage } from '../command-bus';
+import type { JobQueue, NewJob } from '../job-queue';
+import { type MessagingLogger, stderrLogger } from '../logger';
+import { describeError, isRetryableError } from '../retryable';
+
+export interface OutboxRelayOptions {
+  /** Rows claimed per transaction. Default 500. */
+  batchSize?: number;
+  /** Fallback polling period when nobody calls `notify()`. Default 1000 ms. */
+  pollIntervalMs?: number;
+  logger?: MessagingLogger;
+}
+
+interface OutboxRow {
+  id: string;
+  destination: 'bus' | 'jobs';
+  queue: string;
+  payload: unknown;
+}
+
+/**
+ * Publishes committed outbox rows and deletes them: at-least-once, in `seq` order per partition.
+ *
+ * Each batch is one transaction: claim up to `batchSize` rows in `seq` order with
+ * `FOR UPDATE SKIP LOCKED`, publish them (one publish per destination queue, batched, confirmed),
+ * delete them, commit. A crash anywhere before the commit releases the claim and another relay (or
+ * this one after a restart) publishes the rows again, so consumers must be idempotent.
+ *
+ * Several relays run at once: a relay claims a partition's rows only while holding a transaction
+ * advisory lock on the partition (`pg_try_advisory_xact_lock`), so two relays never publish rows of
+ * the same partition concurrently and a later row is never sent before an earlier one. Rows
+ * without a partition key are spread freely. (Writers of one partition must serialize their
+ * transactions — the engine does, by locking the execution — for commit order to match `seq`.)
+ *
+ * Wake-ups: `notify()` (after a commit), and polling every `pollIntervalMs` as the fallback for
+ * rows written by other processes or left by a crash.
+ */
+export class OutboxRelay {
+  private readonly batchSize: number;
+  private readonly pollIntervalMs: number;
+  private readonly logger: MessagingLogger;
+  private running = false;
+  private loopDone?: Promise<void>;
+  private woken = false;
+  private wakeUp?: () => void;
+  private timer?: NodeJS.Timeout;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly bus: CommandBus,
+    private readonly jobs: JobQueue,
+    options: OutboxRelayOptions = {},
+  ) {
+    this.batchSize = options.batchSize ?? 500;
+    this.pollIntervalMs = options.pollIntervalMs ?? 1000;
+    this.logger = options.logger ?? stderrLogger;
+  }
+
+  /** Starts the background loop (idempotent); the first pass runs at once. */
+  async start(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    this.woken = true;
+    this.loopDone = this.loop();
+  }
+
+  /** Asks the loop to run now (cheap; calls coalesce). */
+  notify(): void {
+    this.woken = true;
+    this.wakeUp?.();
+  }
+
+  /** Stops the loop after the batch in progress. */
+  async stop(): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    this.notify();
+    await this.loopDone;
+  }
+
+  /**
+   * Relays batches until no claimable row is left; returns how many rows were published. Usable
+   * without `start()` (tests, a one-shot drain at shutdown).
+   */
+  async relayPending(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const n = await this.relayBatch();
+      total += n;
+      if (n < this.batchSize) return total;
+    }
+  }
+
+  /** One transaction: claim, publish, delete. Returns the number of rows relayed. */
+  async relayBatch(): Promise<number> {
+    return this.dataSource.transaction(async (em) => {
+      const rows = await this.claim(em);
+      if (rows.length === 0) return 0;
+      const delivered = await this.publish(rows);
+      await deleteRows(em, delivered);
+      return rows.length;
+    });
+  }
+
+  private async loop(): Promise<void> {
+    while (this.running) {
+      this.woken = false;
+      try {
+        await this.relayPending();
+      } catch (e) {
+        this.logger.warn('outbox relay pass failed; retrying at the next poll', { error: describeError(e) });
+      }
+      if (!this.running) break;
+      if (!this.woken) await this.sleep();
+    }
+  }
+
+  private sleep(): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        if (this.timer) clearTimeout(this.timer);
+        this.timer = undefined;
+        this.wakeUp = undefined;
+        resolve();
+      };
+      this.wakeUp = done;
+      this.timer = setTimeout(done, this.pollIntervalMs);
+    });
+  }
+
+  private async claim(em: EntityManager): Promise<OutboxRow[]> {
+    const rows = (await em.query(
+      `SELECT "id", "destination", "queue", "payload"
+         FROM "outbox"
+        WHERE "partition_key" IS NULL OR pg_try_advisory_xact_lock(hashtext('outbox:' || "partition_key"))
+        ORDER BY "seq"
+        LIMIT $1
+          FOR UPDATE SKIP LOCKED`,
+      [this.batchSize],
+    )) as Array<OutboxRow & { payload: unknown }>;
+    return rows.map((r) => ({
+      ...r,
+      payload: typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload,
+    }));
+  }
+
+  /**
+   * Publishes rows grouped by destination queue (order kept inside each group) and returns the ids
+   * to delete. A row that can never be published (a non-retryable error such as an invalid message)
+   * is logged and deleted rather than blocking its partition forever.
+   */
+  private async publish(rows: OutboxRow[]): Promise<string[]> {
+    const groups = new Map<string, OutboxRow[]>();
+    for (const r of rows) {
+      const key = `${r.destination}\u0000${r.queue}`;
+      const g = groups.get(key);
+      if (g) g.push(r);
+      else groups.set(key, [r]);
+    }
+    await Promise.all(
+      [...groups.values()].map(async (group) => {
+        try {
+          await this.send(group);
+        } catch (e) {
+          if (isRetryableError(e)) throw e;
+          for (const row of group) {
+            try {
+              await this.send([row]);
+            } catch (err) {
+              if (isRetryableError(err)) throw err;
+              this.logger.error('dropping an outbox row that cannot be published', {
+                id: row.id,
+                queue: row.queue,
+                error: describeError(err),
+              });
+            }
+          }
+        }
+      }),
+    );
+    return rows.map((r) => r.id);
+  }
+
+  private async send(group: OutboxRow[]): Promise<void> {
+    const first = group[0]!;
+    if (first.destination === 'bus') {
+      await this.bus.publish(
+        first.queue,
+        group.map((r) => r.payload as CommandMessage),
+      );
+    } else {
+      await this.jobs.add(
+        first.queue,
+        group.map((r) => r.payload as NewJob),
+      );
+    }
+  }
+}
+
+async function deleteRows(em: EntityManager, ids: string[]): Promise<void> {
+  for (let i = 0; i < ids.length; i += 1000) {
+    const chunk = ids.slice(i, i + 1000);
+    await em.query(
+      `DELETE FROM "outbox" WHERE "id" IN (${chunk.map((_, j) => `$${j + 1}`).join(', ')})`,
+      chunk,
+    );
+  }
+}

@@ -1,0 +1,29 @@
+import type { MigrationInterface, QueryRunner } from 'typeorm';
+
+/** Creates the `outbox` table. SQL that runs the same on PostgreSQL and PGlite. */
+export class CreateOutbox1763856000000 implements MigrationInterface {
+  name = 'CreateOutbox1763856000000';
+
+  async up(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`
+      CREATE TABLE "outbox" (
+        "id" uuid NOT NULL DEFAULT gen_random_uuid(),
+        "destination" varchar(8) NOT NULL,
+        "queue" varchar(200) NOT NULL,
+        "payload" jsonb NOT NULL,
+        "partition_key" varchar(255),
+        "created_at" timestamptz NOT NULL DEFAULT now(),
+        "seq" bigserial NOT NULL,
+        CONSTRAINT "PK_outbox" PRIMARY KEY ("id"),
+        CONSTRAINT "UQ_outbox_seq" UNIQUE ("seq"),
+        CONSTRAINT "CHK_outbox_destination" CHECK ("destination" IN ('bus', 'jobs'))
+      )`);
+  }
+
+  async down(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`DROP TABLE "outbox"`);
+  }
+}
+
+/** Register with the app's migrations (order does not matter: nothing else refers to `outbox`). */
+export const messagingMigrations = [CreateOutbox1763856000000];

@@ -1,0 +1,356 @@
+import amqp, { type AmqpConnectionManager, type ChannelWrapper } from 'amqp-connection-manager';
+import type { Channel, ConfirmChannel, ConsumeMessage, MessageProperties } from 'amqplib';
+import { TransientError } from '@osc/errors';
+import {
+  type CommandBus,
+  type CommandHandler,
+  type CommandMessage,
+  type ConsumeOptions,
+  type DeadLetterReason,
+  type Subscription,
+  assertQueueName,
+  deadLetterQueueOf,
+  decodeCommand,
+  encodeCommand,
+  isDeadLetterQueue,
+  normalizeConsumeOptions,
+  POISON_TYPE,
+} from './command-bus';
+import { type MessagingLogger, stderrLogger } from './logger';
+import { describeError, isRetryableError } from './retryable';
+
+export interface RabbitMqCommandBusOptions {
+  /** amqp://user:pass@host:port/vhost; several for a cluster (tried in turn). */
+  url: string | string[];
+  /** Default 5 s: a dead TCP peer is noticed within ~2 heartbeats. */
+  heartbeatIntervalInSeconds?: number;
+  /** Wait between reconnect attempts. Default 1 s. */
+  reconnectTimeInSeconds?: number;
+  /** A publish not confirmed within this time fails with `TransientError`. Default 30 s. */
+  publishTimeoutMs?: number;
+  /** Shown in the broker's connection list. */
+  connectionName?: string;
+  logger?: MessagingLogger;
+}
+
+interface ConsumerState {
+  queue: string;
+  handler: CommandHandler;
+  prefetch: number;
+  maxDeliveries: number;
+  wrapper?: ChannelWrapper;
+  /** The channel currently delivering to us and our tag on it; replaced after every reconnect. */
+  current?: { channel: Channel; consumerTag: string };
+  cancelled: boolean;
+  inFlight: number;
+  idleWaiters: Array<() => void>;
+}
+
+const QUORUM = { 'x-queue-type': 'quorum' } as const;
+
+/**
+ * Command bus on RabbitMQ through amqp-connection-manager (reconnect with channel recovery).
+ *
+ * Topology per queue `q`: a durable quorum queue `q` whose dead-letter exchange is the default
+ * exchange with routing key `q.dlq`, and a durable quorum queue `q.dlq`. Quorum queues count
+ * deliveries themselves (`x-delivery-count`, incremented on nack-requeue and on a consumer's
+ * connection loss), so crash loops are bounded too, not only handler failures.
+ *
+ * Publishing goes through one confirm channel; a batch is written without waiting and then all its
+ * confirms are awaited together (the broker confirms in windows), which is ~10× faster than
+ * confirming message by message. Every consumer has its own channel (its own prefetch); its setup
+ * runs again after a reconnect, so consumers come back by themselves. Dead-lettering republishes
+ * the message to `q.dlq` with the reason in its headers, then acks; if that publish fails the
+ * message is nacked without requeue and the broker's dead-letter routing takes it.
+ */
+export class RabbitMqCommandBus implements CommandBus {
+  private readonly connection: AmqpConnectionManager;
+  private readonly publisher: ChannelWrapper;
+  private readonly declared = new Map<string, Promise<void>>();
+  private readonly consumers = new Set<ConsumerState>();
+  private readonly logger: MessagingLogger;
+  private closed = false;
+
+  constructor(options: RabbitMqCommandBusOptions) {
+    this.logger = options.logger ?? stderrLogger;
+    const urls = Array.isArray(options.url) ? options.url : [options.url];
+    this.connection = amqp.connect(urls, {
+      heartbeatIntervalInSeconds: options.heartbeatIntervalInSeconds ?? 5,
+      reconnectTimeInSeconds: options.reconnectTimeInSeconds ?? 1,
+      connectionOptions: options.connectionName
+        ? ({ clientProperties: { connection_name: options.connectionName } } as never)
+        : undefined,
+    });
+    this.connection.on('disconnect', ({ err }: { err?: Error }) => {
+      if (!this.closed) this.logger.warn('amqp connection lost; reconnecting', { error: err?.message });
+    });
+    this.connection.on('connectFailed', ({ err }: { err?: Error }) => {
+      if (!this.closed) this.logger.warn('amqp connect failed; retrying', { error: err?.message });
+    });
+    this.publisher = this.connection.createChannel({
+      name: 'publisher',
+      confirm: true,
+      publishTimeout: options.publishTimeoutMs ?? 30_000,
+    });
+    this.publisher.on('error', (err: Error) =>
+      this.logger.error('amqp publisher channel error', { error: err.message }),
+    );
+  }
+
+  async publish(queue: string, msg: CommandMessage | CommandMessage[]): Promise<void> {
+    this.assertOpen();
+    assertQueueName(queue);
+    const list = Array.isArray(msg) ? msg : [msg];
+    if (list.length === 0) return;
+    const bodies = list.map((m) => Buffer.from(encodeCommand(m)));
+    await this.declare(queue);
+    try {
+      // All sends go out back to back; the confirms of the whole batch are awaited together.
+      await Promise.all(
+        list.map((m, i) =>
+          this.publisher.sendToQueue(queue, bodies[i], {
+            persistent: true,
+            contentType: 'application/json',
+            messageId: m.id,
+            type: m.type,
+            headers: m.headers ?? {},
+          }),
+        ),
+      );
+    } catch (e) {
+      throw new TransientError(`publishing to queue ${queue} was not confirmed: ${describeError(e)}`, {
+        cause: e,
+      });
+    }
+  }
+
+  async consume(queue: string, handler: CommandHandler, opts?: ConsumeOptions): Promise<Subscription> {
+    this.assertOpen();
+    assertQueueName(queue);
+    const { prefetch, maxDeliveries } = normalizeConsumeOptions(opts);
+    const state: ConsumerState = {
+      queue,
+      handler,
+      prefetch,
+      maxDeliveries,
+      cancelled: false,
+      inFlight: 0,
+      idleWaiters: [],
+    };
+    this.consumers.add(state);
+    const wrapper = this.connection.createChannel({
+      name: `consumer:${queue}`,
+      confirm: false,
+      setup: async (channel: Channel) => {
+        if (state.cancelled) return;
+        await declareTopology(channel, queue);
+        await channel.prefetch(prefetch);
+        const { consumerTag } = await channel.consume(
+          queue,
+          (m) => {
+            if (m) {
+              void this.onDelivery(state, channel, m);
+            } else if (!state.cancelled) {
+              this.logger.warn('amqp consumer cancelled by the broker', { queue });
+            }
+          },
+          { noAck: false },
+        );
+        state.current = { channel, consumerTag };
+      },
+    });
+    wrapper.on('error', (err: Error) =>
+      this.logger.error('amqp consumer channel error', { queue, error: err.message }),
+    );
+    state.wrapper = wrapper;
+    await wrapper.waitForConnect();
+    return { cancel: () => this.cancelConsumer(state) };
+  }
+
+  /** Ready messages in a queue (unacknowledged ones not counted). Declares the queue's topology. */
+  async messageCount(queue: string): Promise<number> {
+    assertQueueName(queue);
+    await this.publisher.waitForConnect();
+    await this.declare(queue);
+    const reply = await this.publisher.checkQueue(queue);
+    return reply.messageCount;
+  }
+
+  async ping(): Promise<boolean> {
+    return !this.closed && this.connection.isConnected();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await Promise.all([...this.consumers].map((c) => this.cancelConsumer(c)));
+    this.closed = true;
+    await this.publisher.close().catch(() => undefined);
+    await this.connection.close().catch(() => undefined);
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new TransientError('the RabbitMQ command bus is closed');
+  }
+
+  /** Declares a queue's topology once on the publisher channel and again after every reconnect. */
+  private declare(queue: string): Promise<void> {
+    let done = this.declared.get(queue);
+    if (!done) {
+      done = this.publisher.addSetup((channel: ConfirmChannel) => declareTopology(channel, queue));
+      done.catch(() => this.declared.delete(queue));
+      this.declared.set(queue, done);
+    }
+    return done;
+  }
+
+  private async onDelivery(state: ConsumerState, channel: Channel, m: ConsumeMessage): Promise<void> {
+    const props = m.properties;
+    const brokerCount = props.headers?.['x-delivery-count'];
+    const deliveryCount = (typeof brokerCount === 'number' ? brokerCount : 0) + 1;
+    const headers = stringHeaders(props.headers);
+    const text = m.content.toString('utf8');
+    const body = decodeCommand(text);
+    const dlq = isDeadLetterQueue(state.queue);
+    if (!body && !dlq) {
+      await this.deadLetter(state, channel, m, 'poison', 'message body is not a JSON command envelope');
+      return;
+    }
+    if (deliveryCount > state.maxDeliveries) {
+      await this.deadLetter(state, channel, m, 'delivery-limit', `delivered ${deliveryCount - 1} times`);
+      return;
+    }
+    const msg: CommandMessage = body
+      ? { ...body, headers }
+      : {
+          id: typeof props.messageId === 'string' ? props.messageId : '',
+          type: POISON_TYPE,
+          payload: text,
+          headers,
+        };
+    state.inFlight += 1;
+    try {
+      await state.handler(msg, { deliveryCount, redelivered: m.fields.redelivered || deliveryCount > 1 });
+      settle(channel, () => channel.ack(m));
+    } catch (error) {
+      if (isRetryableError(error) && deliveryCount < state.maxDeliveries) {
+        settle(channel, () => channel.nack(m, false, true));
+      } else {
+        const reason: DeadLetterReason = isRetryableError(error) ? 'delivery-limit' : 'rejected';
+        await this.deadLetter(state, channel, m, reason, describeError(error));
+      }
+    } finally {
+      state.inFlight -= 1;
+      if (state.inFlight === 0) for (const w of state.idleWaiters.splice(0)) w();
+    }
+  }
+
+  private async deadLetter(
+    state: ConsumerState,
+    channel: Channel,
+    m: ConsumeMessage,
+    reason: DeadLetterReason,
+    error: string,
+  ): Promise<void> {
+    if (isDeadLetterQueue(state.queue)) {
+      // A dead-letter queue has no dead-letter queue: its consumer's rejection drops the message.
+      settle(channel, () => channel.nack(m, false, false));
+      return;
+    }
+    this.logger.warn('dead-lettering a command', {
+      queue: state.queue,
+      reason,
+      error,
+      messageId: m.properties.messageId,
+    });
+    const dlq = deadLetterQueueOf(state.queue);
+    try {
+      const { headers: original, ...props } = m.properties;
+      await this.publisher.sendToQueue(dlq, m.content, {
+        ...publishableProperties(props),
+        persistent: true,
+        headers: {
+          ...withoutBrokerHeaders(original),
+          'x-dead-letter-reason': reason,
+          'x-error': error,
+          'x-original-queue': state.queue,
+        },
+      });
+      settle(channel, () => channel.ack(m));
+    } catch (e) {
+      this.logger.error(
+        'republishing to the dead-letter queue failed; nacking to the broker dead-letter route',
+        {
+          queue: state.queue,
+          error: describeError(e),
+        },
+      );
+      settle(channel, () => channel.nack(m, false, false));
+    }
+  }
+
+  private async cancelConsumer(state: ConsumerState): Promise<void> {
+    if (!this.consumers.has(state)) return;
+    state.cancelled = true;
+    const current = state.current;
+    if (current) {
+      await current.channel.cancel(current.consumerTag).catch(() => undefined);
+    }
+    if (state.inFlight > 0) await new Promise<void>((resolve) => state.idleWaiters.push(resolve));
+    await state.wrapper?.close().catch(() => undefined);
+    this.consumers.delete(state);
+  }
+}
+
+async function declareTopology(channel: Channel, queue: string): Promise<void> {
+  if (isDeadLetterQueue(queue)) {
+    await channel.assertQueue(queue, { durable: true, arguments: QUORUM });
+    return;
+  }
+  const dlq = deadLetterQueueOf(queue);
+  await channel.assertQueue(dlq, { durable: true, arguments: QUORUM });
+  await channel.assertQueue(queue, {
+    durable: true,
+    arguments: { ...QUORUM, 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': dlq },
+  });
+}
+
+/**
+ * Acks and nacks belong to the channel the message came on. After a reconnect that channel is
+ * gone, the broker has already requeued the message, and acking on it would only throw.
+ */
+function settle(channel: Channel, action: () => void): void {
+  try {
+    action();
+  } catch {
+    // channel closed: the broker redelivers the message
+  }
+}
+
+function stringHeaders(headers: MessageProperties['headers']): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers ?? {})) {
+    if (typeof v === 'string') out[k] = v;
+  }
+  return out;
+}
+
+function withoutBrokerHeaders(headers: MessageProperties['headers']): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(headers ?? {})) {
+    if (
+      k !== 'x-delivery-count' &&
+      k !== 'x-death' &&
+      !k.startsWith('x-first-death') &&
+      !k.startsWith('x-last-death')
+    ) {
+      out[k] = v;
+    }
+  }
+  return out;
+}
+
+function publishableProperties(props: Omit<MessageProperties, 'headers'>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(props)) if (v !== undefined) out[k] = v;
+  return out;
+}
