@@ -1,0 +1,96 @@
+/**
+ * Python's textual forms of JSON-like values, as Mistral shows them: `str()` (display strings such as a
+ * workflow's `input`), `repr()` (inside containers) and `json.dumps()` with its default separators and
+ * `ensure_ascii` (an action's `input` string). Integral floats read from YAML are plain JS numbers, so
+ * `2.0` prints as `2` here (the int/float distinction does not survive JSON storage either).
+ */
+
+const pyFloat = (x: number): string => {
+  if (Number.isNaN(x)) return 'nan';
+  if (!Number.isFinite(x)) return x > 0 ? 'inf' : '-inf';
+  const [mantissa = '0', expText = '0'] = x.toExponential().split('e');
+  const exp = Number(expText);
+  if (exp < -4 || exp >= 16) {
+    const sign = exp < 0 ? '-' : '+';
+    return `${mantissa}e${sign}${String(Math.abs(exp)).padStart(2, '0')}`;
+  }
+  return String(x);
+};
+
+const pyNumber = (x: number): string => (Number.isInteger(x) ? String(x) : pyFloat(x));
+
+const escapeChar = (ch: string): string => {
+  const code = ch.codePointAt(0) ?? 0;
+  if (ch === '\\') return '\\\\';
+  if (ch === '\n') return '\\n';
+  if (ch === '\r') return '\\r';
+  if (ch === '\t') return '\\t';
+  if (code < 0x20 || code === 0x7f) return `\\x${code.toString(16).padStart(2, '0')}`;
+  return ch;
+};
+
+/** Python `repr()` of a string: single quotes unless the text has `'` and no `"`. */
+export const pyReprString = (s: string): string => {
+  const quote = s.includes("'") && !s.includes('"') ? '"' : "'";
+  let out = '';
+  for (const ch of s) out += ch === quote ? `\\${ch}` : escapeChar(ch);
+  return `${quote}${out}${quote}`;
+};
+
+/** Python `repr()` of a JSON-like value (`None`, `True`, `'text'`, `[1, 'a']`, `{'k': 'v'}`). */
+export const pyRepr = (value: unknown): string => {
+  if (value === null || value === undefined) return 'None';
+  if (typeof value === 'boolean') return value ? 'True' : 'False';
+  if (typeof value === 'number') return pyNumber(value);
+  if (typeof value === 'string') return pyReprString(value);
+  if (Array.isArray(value)) return `[${value.map(pyRepr).join(', ')}]`;
+  if (typeof value === 'object') {
+    const parts = Object.entries(value as Record<string, unknown>).map(
+      ([k, v]) => `${pyReprString(k)}: ${pyRepr(v)}`,
+    );
+    return `{${parts.join(', ')}}`;
+  }
+  return String(value);
+};
+
+/** Python `str()`: strings unchanged, everything else as {@link pyRepr}. */
+export const pyStr = (value: unknown): string => (typeof value === 'string' ? value : pyRepr(value));
+
+const jsonString = (s: string): string => {
+  let out = '"';
+  for (const ch of s) {
+    const code = ch.codePointAt(0) ?? 0;
+    if (ch === '"') out += '\\"';
+    else if (ch === '\\') out += '\\\\';
+    else if (ch === '\n') out += '\\n';
+    else if (ch === '\r') out += '\\r';
+    else if (ch === '\t') out += '\\t';
+    else if (ch === '\b') out += '\\b';
+    else if (ch === '\f') out += '\\f';
+    else if (code < 0x20 || code > 0x7e) {
+      // ensure_ascii: non-ASCII as \uXXXX (surrogate pairs for astral characters).
+      for (let i = 0; i < ch.length; i++) out += `\\u${ch.charCodeAt(i).toString(16).padStart(4, '0')}`;
+    } else out += ch;
+  }
+  return `${out}"`;
+};
+
+/** Python `json.dumps()` with default settings: `, ` and `: ` separators, ASCII only, `NaN`/`Infinity`. */
+export const pyJsonDumps = (value: unknown): string => {
+  if (value === null || value === undefined) return 'null';
+  if (typeof value === 'boolean') return value ? 'true' : 'false';
+  if (typeof value === 'number') {
+    if (Number.isNaN(value)) return 'NaN';
+    if (!Number.isFinite(value)) return value > 0 ? 'Infinity' : '-Infinity';
+    return pyNumber(value);
+  }
+  if (typeof value === 'string') return jsonString(value);
+  if (Array.isArray(value)) return `[${value.map(pyJsonDumps).join(', ')}]`;
+  if (typeof value === 'object') {
+    const parts = Object.entries(value as Record<string, unknown>).map(
+      ([k, v]) => `${jsonString(k)}: ${pyJsonDumps(v)}`,
+    );
+    return `{${parts.join(', ')}}`;
+  }
+  return jsonString(String(value));
+};
