@@ -1,4 +1,4 @@
-import { Column, Entity, Generated, PrimaryColumn } from 'typeorm';
+import { Check, Column, Entity, Generated, PrimaryGeneratedColumn, Unique } from 'typeorm';
 
 export const OUTBOX_DESTINATIONS = ['bus', 'jobs'] as const;
 export type OutboxDestination = (typeof OUTBOX_DESTINATIONS)[number];
@@ -10,8 +10,11 @@ export type OutboxDestination = (typeof OUTBOX_DESTINATIONS)[number];
  * The relay deletes a row once the broker has confirmed it.
  */
 @Entity({ name: 'outbox' })
+@Check('CHK_outbox_destination', `"destination" IN ('bus', 'jobs')`)
+@Unique('UQ_outbox_seq', ['seq'])
 export class OutboxEntity {
-  @PrimaryColumn({ type: 'uuid', default: () => 'gen_random_uuid()' })
+  /** Defaults to `gen_random_uuid()` in the migration (the same function on PostgreSQL and PGlite). */
+  @PrimaryGeneratedColumn('uuid', { primaryKeyConstraintName: 'PK_outbox' })
   id!: string;
 
   @Column({ type: 'varchar', length: 8 })
