@@ -15,3 +15,6 @@ export * from './views/snapshot.view';
 export * from './quotas/quota';
 export * from './scheduler/capability-match';
 export * from './scheduler/placement';
+export * from './lists/list-query';
+export * from './lists/volume-filters';
+export * from './policy/policy';
