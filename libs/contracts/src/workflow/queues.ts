@@ -1,0 +1,15 @@
+/** Command bus queue of the workflow engine (all `engine.*` commands). */
+export const ENGINE_COMMAND_QUEUE = 'workflow.engine';
+
+/** Job queue of action runs (executor workers). */
+export const ACTION_JOB_QUEUE = 'workflow.actions';
+/** Job name of an action run; data is an `ActionRunJob`, job id the action execution id. */
+export const ACTION_RUN_JOB = 'action.run';
+
+/** Job queue of engine timers (delayed jobs; data is a `TimerFiredPayload`, job id the timer id). */
+export const ENGINE_TIMER_QUEUE = 'workflow.timers';
+export const TIMER_FIRED_JOB = 'engine.timer-fired';
+
+/** Job queue of notification deliveries (issue 7; data is a `NotifyJob`). */
+export const NOTIFY_JOB_QUEUE = 'workflow.notify';
+export const NOTIFY_DELIVER_JOB = 'notify.deliver';
