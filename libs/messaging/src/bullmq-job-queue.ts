@@ -56,8 +56,7 @@ export class BullMqJobQueue implements JobQueue {
     this.logger = options.logger ?? stderrLogger;
     this.prefix = options.prefix ?? 'osc';
     this.ownsConnection = !options.connection;
-    this.redis =
-      options.connection ?? new IORedis(options.url!, { maxRetriesPerRequest: 3, lazyConnect: false });
+    this.redis = options.connection ?? new IORedis(options.url ?? '', { maxRetriesPerRequest: 3 });
     this.redis.on('error', (err: Error) =>
       this.logger.warn('redis connection error', { error: err.message }),
     );
@@ -87,7 +86,8 @@ export class BullMqJobQueue implements JobQueue {
       } satisfies JobsOptions,
     }));
     try {
-      if (bulk.length === 1) await q.add(bulk[0]!.name, bulk[0]!.data, bulk[0]!.opts);
+      const [single] = bulk;
+      if (single && bulk.length === 1) await q.add(single.name, single.data, single.opts);
       else await q.addBulk(bulk);
     } catch (e) {
       throw new TransientError(`adding ${bulk.length} job(s) to queue ${queue} failed: ${describeError(e)}`, {

@@ -157,8 +157,8 @@ export class InProcessCommandBus implements CommandBus {
   private dispatch(queue: string, state: QueueState): void {
     while (state.ready.length > 0) {
       const consumer = this.pickConsumer(state);
-      if (!consumer) return;
-      const envelope = state.ready.shift()!;
+      const envelope = consumer && state.ready.shift();
+      if (!consumer || !envelope) return;
       this.deliver(consumer, envelope);
     }
   }
@@ -167,8 +167,8 @@ export class InProcessCommandBus implements CommandBus {
   private pickConsumer(state: QueueState): Consumer | undefined {
     const n = state.consumers.length;
     for (let i = 0; i < n; i++) {
-      const c = state.consumers[(state.next + i) % n]!;
-      if (!c.cancelled && c.inFlight.size < c.prefetch) {
+      const c = state.consumers[(state.next + i) % n];
+      if (c && !c.cancelled && c.inFlight.size < c.prefetch) {
         state.next = (state.next + i + 1) % n;
         return c;
       }

@@ -157,10 +157,11 @@ export class InProcessJobQueue implements JobQueue {
   private dispatch(state: QueueState): void {
     if (this.closed) return;
     const now = Date.now();
-    while (state.waiting.length > 0 && state.waiting[0]!.readyAt <= now) {
+    for (let head = state.waiting[0]; head && head.readyAt <= now; head = state.waiting[0]) {
       const worker = this.pickWorker(state);
       if (!worker) break;
-      this.run(state, worker, state.waiting.shift()!);
+      state.waiting.shift();
+      this.run(state, worker, head);
     }
     this.arm(state, now);
   }
@@ -182,8 +183,8 @@ export class InProcessJobQueue implements JobQueue {
   private pickWorker(state: QueueState): WorkerState | undefined {
     const n = state.workers.length;
     for (let i = 0; i < n; i++) {
-      const w = state.workers[(state.next + i) % n]!;
-      if (!w.closed && w.running < w.concurrency) {
+      const w = state.workers[(state.next + i) % n];
+      if (w && !w.closed && w.running < w.concurrency) {
         state.next = (state.next + i + 1) % n;
         return w;
       }
@@ -247,8 +248,8 @@ function insert(list: Entry[], entry: Entry): void {
   let hi = list.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    const m = list[mid]!;
-    if (m.readyAt < entry.readyAt || (m.readyAt === entry.readyAt && m.seq < entry.seq)) lo = mid + 1;
+    const m = list[mid];
+    if (m && (m.readyAt < entry.readyAt || (m.readyAt === entry.readyAt && m.seq < entry.seq))) lo = mid + 1;
     else hi = mid;
   }
   list.splice(lo, 0, entry);

@@ -1,7 +1,7 @@
 import { InvalidInputError, TransientError } from '@osc/errors';
 import type { CommandBus, CommandMessage, DeliveryInfo } from '../src/command-bus';
 import { POISON_TYPE } from '../src/command-bus';
-import { deferred, sleep, uniqueName, waitFor } from './support';
+import { type Deferred, deferred, sleep, uniqueName, waitFor } from './support';
 
 /** What the contract needs to know about an adapter beyond the port. */
 export interface CommandBusHarness {
@@ -158,7 +158,7 @@ export function commandBusContract(h: CommandBusHarness): void {
   });
 
   it('honours prefetch: never more unacked messages than allowed', async () => {
-    const gates = new Map<string, ReturnType<typeof deferred>>();
+    const gates = new Map<string, Deferred>();
     let inFlight = 0;
     let maxInFlight = 0;
     let done = 0;
@@ -297,7 +297,6 @@ export function commandBusContract(h: CommandBusHarness): void {
     await bus.consume(queue, async () => void received++, { prefetch: 200 });
     await waitFor(`${n} messages`, () => received === n, 30_000);
     const ms = Math.max(1, Date.now() - t0);
-    // eslint-disable-next-line no-console
     console.log(
       `command bus: ${n} msgs published in ${published - t0} ms, round trip ${Math.round((n * 1000) / ms)} msg/s`,
     );

@@ -223,7 +223,6 @@ export function jobQueueContract(h: JobQueueHarness): void {
     const added = Date.now();
     await waitFor(`${n} jobs`, () => done === n, 60_000);
     const ms = Math.max(1, Date.now() - t0);
-    // eslint-disable-next-line no-console
     console.log(
       `job queue: ${n} jobs added in ${added - t0} ms, ${Math.round((n * 1000) / ms)} jobs/s end to end`,
     );

@@ -35,7 +35,9 @@ class RecordingBus implements CommandBus {
   async ping() {
     return true;
   }
-  async close() {}
+  async close(): Promise<void> {
+    this.published.length = 0;
+  }
 }
 
 describeWithServer(

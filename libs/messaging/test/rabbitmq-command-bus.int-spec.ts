@@ -1,8 +1,10 @@
+import { fork } from 'node:child_process';
+import path from 'node:path';
 import * as amqplib from 'amqplib';
 import { RabbitMqCommandBus } from '../src/rabbitmq-command-bus';
 import type { CommandBus } from '../src/command-bus';
 import { commandBusContract } from './command-bus.contract';
-import { describeWithServer } from './support';
+import { describeWithServer, uniqueName, waitFor } from './support';
 
 const AMQP_URL = process.env['AMQP_URL'] ?? 'amqp://guest:guest@127.0.0.1:5672';
 const quiet = { warn: () => undefined, error: () => undefined };
@@ -35,16 +37,54 @@ describeWithServer(
       dropConnection: async (bus: CommandBus) => {
         // Cut the TCP connection under the client, as a network failure would.
         const model = (
-          bus as unknown as { connection: { connection?: { connection: { stream: { destroy(): void } } } } }
+          bus as unknown as {
+            connection: { connection?: { connection: { stream: { destroy(error?: Error): void } } } };
+          }
         ).connection.connection;
         if (!model) throw new Error('bus is not connected');
-        model.connection.stream.destroy();
+        model.connection.stream.destroy(new Error('simulated network failure'));
       },
       deleteQueues: async (queues) => {
         const ch = await admin.createChannel();
         for (const q of queues) await ch.deleteQueue(q);
         await ch.close();
       },
+    });
+
+    it('redelivers to another process the message whose consumer process was killed before acking', async () => {
+      const queue = uniqueName('crash');
+      const child = fork(path.join(__dirname, 'rabbitmq-consumer-child.ts'), [AMQP_URL, queue], {
+        execArgv: ['-r', '@swc-node/register'],
+        stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+      });
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      const messages: Array<Record<string, unknown>> = [];
+      child.on('message', (m) => messages.push(m as Record<string, unknown>));
+      const bus = new RabbitMqCommandBus({ url: AMQP_URL, logger: quiet });
+      try {
+        await waitFor('child consumer ready', () => messages.some((m) => m['ready'] || m['error']), 20_000);
+        expect(messages.find((m) => m['error'])).toBeUndefined();
+        await bus.publish(queue, { id: 'crash-1', type: 'engine.start', payload: { n: 1 } });
+        await waitFor('child got the message', () => messages.some((m) => m['id'] === 'crash-1'), 20_000);
+        expect(messages.find((m) => m['id'] === 'crash-1')!['info']).toEqual({
+          deliveryCount: 1,
+          redelivered: false,
+        });
+
+        const got: Array<{ id: string; deliveryCount: number; redelivered: boolean }> = [];
+        await bus.consume(queue, async (m, info) => void got.push({ id: m.id, ...info }));
+        child.kill('SIGKILL');
+        await exited;
+        await waitFor('redelivery to the survivor', () => got.length === 1, 20_000);
+        expect(got).toEqual([{ id: 'crash-1', deliveryCount: 2, redelivered: true }]);
+      } finally {
+        child.kill('SIGKILL');
+        await bus.close();
+        const ch = await admin.createChannel();
+        await ch.deleteQueue(queue);
+        await ch.deleteQueue(`${queue}.dlq`);
+        await ch.close();
+      }
     });
   },
 );

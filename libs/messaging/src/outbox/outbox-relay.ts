@@ -183,7 +183,8 @@ export class OutboxRelay {
   }
 
   private async send(group: OutboxRow[]): Promise<void> {
-    const first = group[0]!;
+    const first = group[0];
+    if (!first) return;
     if (first.destination === 'bus') {
       await this.bus.publish(
         first.queue,
