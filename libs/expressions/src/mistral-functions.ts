@@ -1,0 +1,223 @@
+import { parse as parseYamlText, stringify as stringifyYaml } from 'yaml';
+import { EvalFailure, fail } from './errors';
+import type { ExpressionHost } from './host';
+import { def, STDLIB } from './yaql/stdlib';
+import type { FnSlot, Invocation } from './yaql/runtime';
+import { MISSING } from './yaql/runtime';
+import { floatRepr, fromHost, isDict, isFloat, isNumber, LazySeq, num, PyFloat, PySet, toArray, toHost, truthy } from './values';
+
+/**
+ * Mistral's expression functions (the `mistral.expression.functions` entry points): env, execution,
+ * executions, global, json_pp, json_dump, json_parse, yaml_dump, yaml_parse, task, tasks, uuid.
+ * The data they read comes from the {@link ExpressionHost}; `ctx` is the evaluation's data root.
+ */
+export interface MistralCall {
+  host: ExpressionHost;
+  /** The data context (`$` / `_`), in the internal value model. */
+  ctx: unknown;
+}
+
+const ctxValue = (ctx: unknown, key: string): unknown => (isDict(ctx) && ctx.has(key) ? ctx.get(key) : null);
+
+function need<K extends keyof ExpressionHost>(host: ExpressionHost, name: K, fname: string): NonNullable<ExpressionHost[K]> {
+  const f = host[name];
+  if (typeof f !== 'function') return fail(`${fname}() is not available in this context`, 'NotImplementedError');
+  return f.bind(host) as NonNullable<ExpressionHost[K]>;
+}
+
+const optStr = (v: unknown): string | null => (v === null || v === undefined || v === MISSING ? null : String(v));
+
+export const mistralFunctions = {
+  env(c: MistralCall): unknown {
+    if (c.host.env) return fromHost(c.host.env());
+    const e = ctxValue(c.ctx, '__env');
+    return e ?? new Map();
+  },
+  execution(c: MistralCall): unknown {
+    return fromHost(need(c.host, 'execution', 'execution')());
+  },
+  executions(c: MistralCall, id?: unknown, rootExecutionId?: unknown, state?: unknown, fromTime?: unknown, toTime?: unknown): unknown {
+    return fromHost(
+      need(c.host, 'executions', 'executions')({
+        id: optStr(id),
+        rootExecutionId: optStr(rootExecutionId),
+        state: optStr(state),
+        fromTime: optStr(fromTime),
+        toTime: optStr(toTime),
+      }),
+    );
+  },
+  global(c: MistralCall, name: unknown): unknown {
+    if (c.host.global) return fromHost(c.host.global(String(name)));
+    return null;
+  },
+  task(c: MistralCall, name?: unknown): unknown {
+    const n = name === undefined || name === null || name === MISSING ? undefined : String(name);
+    return fromHost(need(c.host, 'task', 'task')(n) ?? null);
+  },
+  tasks(c: MistralCall, workflowExecutionId?: unknown, recursive?: unknown, state?: unknown, flat?: unknown): unknown {
+    return fromHost(
+      need(c.host, 'tasks', 'tasks')({
+        workflowExecutionId: optStr(workflowExecutionId),
+        recursive: recursive !== MISSING && truthy(recursive),
+        state: optStr(state),
+        flat: flat !== MISSING && truthy(flat),
+      }),
+    );
+  },
+  uuid(c: MistralCall): unknown {
+    return need(c.host, 'uuid', 'uuid')();
+  },
+  json_pp(c: MistralCall, data?: unknown): unknown {
+    const v = data === undefined || data === MISSING || !truthy(data) ? c.ctx : data;
+    return pyJsonDumps(v, 4).replace(/\\n/g, '\n').replace(/ \n/g, '\n');
+  },
+  json_dump(_c: MistralCall, data: unknown): unknown {
+    return pyJsonDumps(data, 4);
+  },
+  json_parse(_c: MistralCall, data: unknown): unknown {
+    if (typeof data !== 'string') return fail('the JSON object must be str', 'TypeError');
+    try {
+      return fromHost(JSON.parse(data));
+    } catch (e) {
+      if (e instanceof EvalFailure) throw e;
+      return fail(`Invalid JSON: ${(e as Error).message}`, 'JSONDecodeError');
+    }
+  },
+  yaml_dump(_c: MistralCall, data: unknown): unknown {
+    return stringifyYaml(sortKeys(toHost(data)), { indentSeq: false, version: '1.1', lineWidth: 0 });
+  },
+  yaml_parse(_c: MistralCall, data: unknown): unknown {
+    if (typeof data !== 'string') return fail('yaml_parse expects a string', 'TypeError');
+    try {
+      return fromHost(parseYamlText(data, { version: '1.1', maxAliasCount: 100, customTags: pyYamlTags as never }));
+    } catch (e) {
+      if (e instanceof EvalFailure) throw e;
+      return fail(`Invalid YAML: ${(e as Error).message}`, 'YAMLError');
+    }
+  },
+};
+
+/** PyYAML's booleans: YAML 1.1 without the single-letter forms (`y`, `n` stay strings). */
+const PY_BOOL_TRUE = /^(?:[Yy]es|YES|[Tt]rue|TRUE|[Oo]n|ON)$/;
+const PY_BOOL_FALSE = /^(?:[Nn]o|NO|[Ff]alse|FALSE|[Oo]ff|OFF)$/;
+type YamlTag = { tag: string; test?: RegExp; [k: string]: unknown };
+function pyYamlTags(tags: unknown[]): unknown[] {
+  return (tags as YamlTag[]).map((t) => {
+    if (t.tag !== 'tag:yaml.org,2002:bool' || !t.test) return t;
+    const truthy = t.test.test('true');
+    return { ...t, test: truthy ? PY_BOOL_TRUE : PY_BOOL_FALSE };
+  });
+}
+
+/** PyYAML's safe_dump sorts mapping keys. */
+function sortKeys(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(sortKeys);
+  if (v !== null && typeof v === 'object') {
+    return Object.fromEntries(
+      Object.keys(v)
+        .sort()
+        .map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]),
+    );
+  }
+  return v;
+}
+
+/** Python `json.dumps(v, indent=indent)` (ensure_ascii, `, `/`: ` separators). */
+export function pyJsonDumps(v: unknown, indent: number | null, level = 0): string {
+  const pad = indent === null ? '' : `\n${' '.repeat(indent * (level + 1))}`;
+  const padEnd = indent === null ? '' : `\n${' '.repeat(indent * level)}`;
+  const sep = indent === null ? ', ' : ',';
+  if (v === null || v === undefined) return 'null';
+  if (v === true) return 'true';
+  if (v === false) return 'false';
+  if (isNumber(v)) {
+    const n = num(v);
+    if (Number.isNaN(n)) return 'NaN';
+    if (!Number.isFinite(n)) return n > 0 ? 'Infinity' : '-Infinity';
+    return isFloat(v) ? floatRepr(n) : String(n);
+  }
+  if (typeof v === 'string') return jsonString(v);
+  if (Array.isArray(v) || v instanceof PySet || v instanceof LazySeq) {
+    const a = toArray(v);
+    if (a.length === 0) return '[]';
+    return `[${a.map((x) => pad + pyJsonDumps(x, indent, level + 1)).join(sep)}${padEnd}]`;
+  }
+  if (v instanceof Map) {
+    if (v.size === 0) return '{}';
+    const parts = [...v.entries()].map(([k, x]) => `${pad}${jsonString(jsonKey(k))}: ${pyJsonDumps(x, indent, level + 1)}`);
+    return `{${parts.join(sep)}${padEnd}}`;
+  }
+  return fail(`Object of type ${typeof v} is not JSON serializable`, 'TypeError');
+}
+
+function jsonKey(k: unknown): string {
+  if (typeof k === 'string') return k;
+  if (k === null) return 'null';
+  if (k === true) return 'true';
+  if (k === false) return 'false';
+  if (k instanceof PyFloat) return floatRepr(k.value);
+  if (typeof k === 'number') return Number.isInteger(k) ? String(k) : floatRepr(k);
+  return fail('keys must be str, int, float, bool or None', 'TypeError');
+}
+
+function jsonString(s: string): string {
+  let out = '"';
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    const ch = s[i]!;
+    if (ch === '"') out += '\\"';
+    else if (ch === '\\') out += '\\\\';
+    else if (ch === '\n') out += '\\n';
+    else if (ch === '\r') out += '\\r';
+    else if (ch === '\t') out += '\\t';
+    else if (ch === '\b') out += '\\b';
+    else if (ch === '\f') out += '\\f';
+    else if (c < 0x20 || c > 0x7e) out += `\\u${c.toString(16).padStart(4, '0')}`;
+    else out += ch;
+  }
+  return `${out}"`;
+}
+
+/** The YAQL function table: the standard library plus Mistral's functions. */
+export const MISTRAL_YAQL_FUNCTIONS = new Map<string, FnSlot>([...STDLIB].map(([k, v]) => [k, { ...v }]));
+
+const call = (inv: Invocation): MistralCall => ({ host: inv.scope.rt.host, ctx: rootData(inv) });
+function rootData(inv: Invocation): unknown {
+  let s = inv.scope;
+  while (s.parent) s = s.parent;
+  return s.vars.get('');
+}
+const kw = (inv: Invocation, positional: unknown, ...names: string[]): unknown => {
+  if (positional !== MISSING) return positional;
+  for (const n of names) if (inv.kwargs.has(n)) return inv.kwargs.get(n);
+  return MISSING;
+};
+const Y = MISTRAL_YAQL_FUNCTIONS;
+def(Y, 'env', 'F', '', (_a, inv) => mistralFunctions.env(call(inv)));
+def(Y, 'execution', 'F', '', (_a, inv) => mistralFunctions.execution(call(inv)));
+def(Y, 'executions', 'F', 'id?, rootExecutionId?, state?, fromTime?, toTime?, **kwargs', ([id, root, state, from, to], inv) =>
+  mistralFunctions.executions(
+    call(inv),
+    kw(inv, id),
+    kw(inv, root, 'root_execution_id'),
+    kw(inv, state),
+    kw(inv, from, 'from_time'),
+    kw(inv, to, 'to_time'),
+  ),
+);
+def(Y, 'global', 'F', 'varName?, **kwargs', ([n], inv) => mistralFunctions.global(call(inv), kw(inv, n, 'var_name')));
+def(Y, 'task', 'F', 'taskName?, **kwargs', ([n], inv) => mistralFunctions.task(call(inv), kw(inv, n, 'task_name')));
+def(Y, 'tasks', 'F', 'workflowExecutionId?, recursive?, state?, flat?, **kwargs', ([w, r, s, f], inv) =>
+  mistralFunctions.tasks(call(inv), kw(inv, w, 'workflow_execution_id'), kw(inv, r), kw(inv, s), kw(inv, f)),
+);
+def(Y, 'uuid', 'F', '', (_a, inv) => mistralFunctions.uuid(call(inv)));
+def(Y, 'json_pp', 'F', 'data?', ([d], inv) => mistralFunctions.json_pp(call(inv), d));
+def(Y, 'json_dump', 'F', 'data', ([d], inv) => mistralFunctions.json_dump(call(inv), d));
+def(Y, 'json_parse', 'F', 'data', ([d], inv) => mistralFunctions.json_parse(call(inv), d));
+def(Y, 'yaml_dump', 'F', 'data', ([d], inv) => mistralFunctions.yaml_dump(call(inv), d));
+def(Y, 'yaml_parse', 'F', 'data', ([d], inv) => mistralFunctions.yaml_parse(call(inv), d));
+def(Y, 'now', 'F', '', (_a, inv) => {
+  const now = need(inv.scope.rt.host, 'now', 'now')();
+  return now.toISOString().replace('T', ' ').replace('Z', '');
+});

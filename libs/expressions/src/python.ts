@@ -1,0 +1,229 @@
+import { fail } from './errors';
+import { dictGet, dictHas, floatRepr, isDict, isFloat, isInt, isNumber, num, pyRepr } from './values';
+
+/**
+ * Python built-in behaviours both evaluators need: str.split/strip/format, round(), and regular
+ * expressions written in Python's `re` dialect.
+ */
+
+const PY_WS = ' \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000';
+
+export function pyStrip(s: string, chars: string | null, side: 'left' | 'right' | 'both'): string {
+  const set = chars ?? PY_WS;
+  const cs = Array.from(s);
+  let b = 0;
+  let e = cs.length;
+  if (side !== 'right') while (b < e && set.includes(cs[b]!)) b++;
+  if (side !== 'left') while (e > b && set.includes(cs[e - 1]!)) e--;
+  return cs.slice(b, e).join('');
+}
+
+// eslint-disable-next-line no-control-regex -- Python's str.split() also splits on \x1c-\x1f
+const PY_WS_RUN = /[\s\x1c-\x1f\x85]+/u;
+// eslint-disable-next-line no-control-regex -- as above
+const PY_WS_LAST = /[\s\x1c-\x1f\x85]+(?!.*[\s\x1c-\x1f\x85])/su;
+
+/** str.split / str.rsplit. */
+export function pySplit(s: string, sep: string | null, max: number, fromRight: boolean): string[] {
+  if (sep === '') return fail('empty separator', 'ValueError');
+  if (sep === null) {
+    const words: string[] = [];
+    if (!fromRight) {
+      let rest = pyStrip(s, null, 'left');
+      while (rest.length > 0) {
+        if (max >= 0 && words.length >= max) {
+          words.push(rest);
+          return words;
+        }
+        const m = PY_WS_RUN.exec(rest);
+        if (!m) {
+          words.push(rest);
+          break;
+        }
+        words.push(rest.slice(0, m.index));
+        rest = rest.slice(m.index + m[0].length);
+      }
+      return words;
+    }
+    let rest = pyStrip(s, null, 'right');
+    while (rest.length > 0) {
+      if (max >= 0 && words.length >= max) {
+        words.unshift(rest);
+        return words;
+      }
+      const m = PY_WS_LAST.exec(rest);
+      if (!m) {
+        words.unshift(rest);
+        break;
+      }
+      words.unshift(rest.slice(m.index + m[0].length));
+      rest = rest.slice(0, m.index);
+    }
+    return words;
+  }
+  const parts = s.split(sep);
+  if (max < 0 || parts.length - 1 <= max) return parts;
+  if (!fromRight) return [...parts.slice(0, max), parts.slice(max).join(sep)];
+  return [parts.slice(0, parts.length - max).join(sep), ...parts.slice(parts.length - max)];
+}
+
+/** round() with banker's rounding on the exact binary value, like Python 3. */
+export function pyRound(n: number, ndigits: number): number {
+  if (!Number.isFinite(n)) return n;
+  if (ndigits < 0) {
+    const f = 10 ** -ndigits;
+    const x = n / f;
+    const fl = Math.floor(x);
+    const diff = x - fl;
+    const r = diff > 0.5 ? fl + 1 : diff < 0.5 ? fl : fl % 2 === 0 ? fl : fl + 1;
+    return r * f;
+  }
+  if (ndigits > 80) return n;
+  const neg = n < 0;
+  const exact = Math.abs(n).toFixed(Math.min(100, ndigits + 20));
+  const dot = exact.indexOf('.');
+  const keep = exact.slice(0, dot + 1 + ndigits).replace(/\.$/, '');
+  const rest = exact.slice(dot + 1 + ndigits);
+  const lastDigit = Number(keep.replace('.', '').slice(-1));
+  let up: boolean;
+  if (rest[0]! > '5') up = true;
+  else if (rest[0]! < '5') up = false;
+  else if (/[1-9]/.test(rest.slice(1))) up = true;
+  else up = lastDigit % 2 === 1;
+  let value = Number(keep);
+  if (up) value = Number((value + 10 ** -ndigits).toFixed(ndigits));
+  return neg ? -value : value;
+}
+
+/** Translates a Python `re` pattern into a JS RegExp (named groups, \A, \Z, inline flags). */
+export function compilePyRegex(pattern: string, flags: string): RegExp {
+  let src = pattern;
+  let f = flags;
+  const inline = /^\(\?([aiLmsux]+)\)/.exec(src);
+  if (inline) {
+    src = src.slice(inline[0].length);
+    for (const c of inline[1]!) if ('ims'.includes(c) && !f.includes(c)) f += c;
+  }
+  src = src.replace(/\(\?P<(\w+)>/g, '(?<$1>').replace(/\(\?P=(\w+)\)/g, '\\k<$1>').replace(/\\A/g, '^').replace(/\\Z/g, '$(?![\\s\\S])');
+  try {
+    return new RegExp(src, `${f}u`);
+  } catch {
+    try {
+      return new RegExp(src, f);
+    } catch (e) {
+      return fail(`Invalid regular expression: ${(e as Error).message}`, 'error');
+    }
+  }
+}
+
+/** Python str.format() with positional/keyword fields, indexes/keys and a common spec subset. */
+export function pyFormat(fmt: string, args: unknown[], kwargs: Map<string, unknown>, str: (v: unknown) => string): string {
+  let out = '';
+  let auto = 0;
+  for (let i = 0; i < fmt.length; i++) {
+    const ch = fmt[i]!;
+    if (ch === '{') {
+      if (fmt[i + 1] === '{') {
+        out += '{';
+        i++;
+        continue;
+      }
+      const end = fmt.indexOf('}', i);
+      if (end < 0) fail("Single '{' encountered in format string", 'ValueError');
+      const field = fmt.slice(i + 1, end);
+      i = end;
+      const colon = field.indexOf(':');
+      const bang = field.indexOf('!');
+      const nameEnd = [colon, bang].filter((x) => x >= 0).reduce((a, b) => Math.min(a, b), field.length);
+      const name = field.slice(0, nameEnd);
+      const conv = bang >= 0 && (colon < 0 || bang < colon) ? field.slice(bang + 1, colon >= 0 ? colon : undefined) : '';
+      const spec = colon >= 0 ? field.slice(colon + 1) : '';
+      const m = /^([^.[]*)(.*)$/.exec(name)!;
+      const head = m[1]!;
+      let value: unknown;
+      if (head === '') {
+        if (auto >= args.length) fail(`Replacement index ${auto} out of range for positional args tuple`, 'IndexError');
+        value = args[auto++];
+      } else if (/^\d+$/.test(head)) {
+        const k = Number(head);
+        if (k >= args.length) fail(`Replacement index ${k} out of range for positional args tuple`, 'IndexError');
+        value = args[k];
+      } else {
+        if (!kwargs.has(head)) fail(`'${head}'`, 'KeyError');
+        value = kwargs.get(head);
+      }
+      for (const acc of m[2]!.matchAll(/\.(\w+)|\[([^\]]+)\]/g)) {
+        const key = acc[1] ?? acc[2]!;
+        if (isDict(value)) {
+          const k: unknown = /^\d+$/.test(key) && !dictHas(value, key) ? Number(key) : key;
+          if (!dictHas(value, k)) fail(pyRepr(k), 'KeyError');
+          value = dictGet(value, k);
+        } else if (Array.isArray(value) && /^\d+$/.test(key)) {
+          if (Number(key) >= value.length) fail('tuple index out of range', 'IndexError');
+          value = value[Number(key)];
+        } else fail(`'${typeof value}' object has no attribute '${key}'`, 'AttributeError');
+      }
+      out += formatSpec(value, spec, conv, str);
+      continue;
+    }
+    if (ch === '}') {
+      if (fmt[i + 1] === '}') i++;
+      else fail("Single '}' encountered in format string", 'ValueError');
+      out += '}';
+      continue;
+    }
+    out += ch;
+  }
+  return out;
+}
+
+function formatSpec(value: unknown, spec: string, conv: string, str: (v: unknown) => string): string {
+  if (conv === 'r') value = pyRepr(value);
+  const m = /^(?:(.)?([<>=^]))?([+\- ])?(#)?(0)?(\d+)?(,|_)?(?:\.(\d+))?([bcdeEfFgGnosxX%])?$/s.exec(spec);
+  if (!m) return fail(`Invalid format specifier '${spec}'`, 'ValueError');
+  const [, fillCh, align, sign, , zero, widthS, grouping, precS, type] = m;
+  let body: string;
+  const numeric = isNumber(value) && typeof value !== 'boolean';
+  if (type && 'eEfFgG%'.includes(type)) {
+    if (!isNumber(value)) return fail(`Unknown format code '${type}' for object of type 'str'`, 'ValueError');
+    const n = num(value);
+    const p = precS !== undefined ? Number(precS) : 6;
+    if (type === 'f' || type === 'F') body = n.toFixed(p);
+    else if (type === '%') body = `${(n * 100).toFixed(p)}%`;
+    else if (type === 'e' || type === 'E') {
+      const [mant, ex] = n.toExponential(p).split('e') as [string, string];
+      body = `${mant}e${ex.startsWith('-') ? '-' : '+'}${ex.replace(/^[+-]/, '').padStart(2, '0')}`;
+      if (type === 'E') body = body.toUpperCase();
+    } else body = String(Number(n.toPrecision(p || 1)));
+  } else if (type === 'd' || type === 'x' || type === 'X' || type === 'o' || type === 'b') {
+    if (!isInt(value)) return fail(`Unknown format code '${type}' for object of type '${isFloat(value) ? 'float' : 'str'}'`, 'ValueError');
+    const base = { d: 10, x: 16, X: 16, o: 8, b: 2 }[type];
+    body = Math.abs(value).toString(base);
+    if (type === 'X') body = body.toUpperCase();
+    if (value < 0) body = `-${body}`;
+  } else if (numeric && precS !== undefined && isFloat(value)) {
+    body = String(Number(num(value as number).toPrecision(Number(precS))));
+  } else if (numeric) {
+    body = isFloat(value) ? floatRepr(num(value as number)) : String(num(value as number));
+  } else {
+    body = str(value);
+    if (precS !== undefined) body = Array.from(body).slice(0, Number(precS)).join('');
+  }
+  if (numeric && grouping) {
+    const [ip, fp] = body.split('.') as [string, string | undefined];
+    body = ip.replace(/\B(?=(\d{3})+(?!\d))/g, grouping) + (fp !== undefined ? `.${fp}` : '');
+  }
+  if (numeric && sign === '+' && !body.startsWith('-')) body = `+${body}`;
+  if (numeric && sign === ' ' && !body.startsWith('-')) body = ` ${body}`;
+  const width = widthS ? Number(widthS) : 0;
+  const fill = fillCh ?? (zero && !align ? '0' : ' ');
+  const al = align ?? (zero ? '=' : numeric ? '>' : '<');
+  const len = Array.from(body).length;
+  if (len >= width) return body;
+  const pad = width - len;
+  if (al === '<') return body + fill.repeat(pad);
+  if (al === '>') return fill.repeat(pad) + body;
+  if (al === '^') return fill.repeat(Math.floor(pad / 2)) + body + fill.repeat(pad - Math.floor(pad / 2));
+  const signCh = /^[+\- ]/.test(body) ? body[0]! : '';
+  return signCh + fill.repeat(pad) + body.slice(signCh.length);
+}

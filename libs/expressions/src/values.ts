@@ -1,0 +1,334 @@
+import { fail } from './errors';
+
+/**
+ * The value model shared by the YAQL and Jinja evaluators. It mirrors the Python data model the
+ * reference implementations run on:
+ * - `null`, booleans and strings are JS primitives;
+ * - integers are integral JS numbers; floats are non-integral JS numbers, or a {@link PyFloat} box when
+ *   the value happens to be integral (`2.0` must stay a float: Python renders it `2.0`);
+ * - lists (and tuples) are JS arrays;
+ * - dicts are JS `Map`s (insertion-ordered, any primitive key, no prototype to pollute);
+ * - sets are {@link PySet}s; lazy sequences are {@link LazySeq}s.
+ * Host data enters through {@link fromHost} and leaves through {@link toHost}.
+ */
+export class PyFloat {
+  constructor(readonly value: number) {}
+}
+
+/** An insertion-ordered set with Python equality (1 and 1.0 are one element). */
+export class PySet {
+  readonly items = new Map<string, unknown>();
+  constructor(values?: Iterable<unknown>) {
+    if (values) for (const v of values) this.add(v);
+  }
+  add(v: unknown): void {
+    const k = hashKey(v);
+    if (!this.items.has(k)) this.items.set(k, v);
+  }
+  has(v: unknown): boolean {
+    return this.items.has(hashKey(v));
+  }
+  get size(): number {
+    return this.items.size;
+  }
+  values(): unknown[] {
+    return [...this.items.values()];
+  }
+}
+
+/** A lazily produced (possibly infinite) sequence, e.g. `sequence()`. */
+export class LazySeq {
+  constructor(readonly produce: () => Iterator<unknown>) {}
+}
+
+export type PyDict = Map<unknown, unknown>;
+
+/** Upper bound on how many items a lazy sequence may yield before we give up (yaql limitIterators). */
+export const MAX_ITEMS = 1_000_000;
+
+export const isDict = (v: unknown): v is PyDict => v instanceof Map;
+export const isList = (v: unknown): v is unknown[] => Array.isArray(v);
+export const isString = (v: unknown): v is string => typeof v === 'string';
+export const isBool = (v: unknown): v is boolean => typeof v === 'boolean';
+export const isNumber = (v: unknown): v is number | PyFloat => typeof v === 'number' || v instanceof PyFloat;
+export const isFloat = (v: unknown): boolean =>
+  v instanceof PyFloat || (typeof v === 'number' && !Number.isInteger(v));
+export const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v);
+export const num = (v: number | PyFloat): number => (typeof v === 'number' ? v : v.value);
+/** Makes a float value, boxing it when integral so that it keeps its float type. */
+export const mkFloat = (n: number): number | PyFloat => (Number.isInteger(n) ? new PyFloat(n) : n);
+export const isIterable = (v: unknown): boolean =>
+  Array.isArray(v) || v instanceof PySet || v instanceof LazySeq || v instanceof Map;
+
+/** Stable identity key for hashing (sets, distinct, groupBy): Python equality semantics. */
+export function hashKey(v: unknown): string {
+  if (v === null || v === undefined) return 'n';
+  if (typeof v === 'boolean') return v ? 'i1' : 'i0';
+  if (typeof v === 'number') return `i${v}`;
+  if (v instanceof PyFloat) return `i${v.value}`;
+  if (typeof v === 'string') return `s${v}`;
+  if (Array.isArray(v)) return `l[${v.map(hashKey).join(',')}]`;
+  if (v instanceof Map) return `d{${[...v.entries()].map(([k, x]) => `${hashKey(k)}:${hashKey(x)}`).join(',')}}`;
+  if (v instanceof PySet) return `t{${[...v.items.keys()].sort().join(',')}}`;
+  return `o${String(v)}`;
+}
+
+/** Normalizes a dict key: integral floats become plain numbers (Python: hash(1.0) == hash(1)). */
+export const dictKey = (k: unknown): unknown => (k instanceof PyFloat ? k.value : k);
+
+export function dictGet(d: PyDict, k: unknown): unknown {
+  return d.get(dictKey(k));
+}
+export function dictHas(d: PyDict, k: unknown): boolean {
+  return d.has(dictKey(k));
+}
+
+/** Python truthiness. */
+export function truthy(v: unknown): boolean {
+  if (v === null || v === undefined || v === false) return false;
+  if (v === true) return true;
+  if (typeof v === 'number') return v !== 0;
+  if (v instanceof PyFloat) return v.value !== 0;
+  if (typeof v === 'string') return v.length > 0;
+  if (Array.isArray(v)) return v.length > 0;
+  if (v instanceof Map) return v.size > 0;
+  if (v instanceof PySet) return v.size > 0;
+  return true;
+}
+
+/** Python `==` (deep; numbers compare by value, booleans equal 0/1). */
+export function pyEquals(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || a === undefined || b === undefined) return false;
+  const an = numericOf(a);
+  const bn = numericOf(b);
+  if (an !== undefined && bn !== undefined) return an === bn;
+  if (typeof a === 'string' || typeof b === 'string') return false;
+  if (Array.isArray(a) && Array.isArray(b)) {
+    if (a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!pyEquals(a[i], b[i])) return false;
+    return true;
+  }
+  if (a instanceof Map && b instanceof Map) {
+    if (a.size !== b.size) return false;
+    for (const [k, v] of a) {
+      if (!b.has(k) || !pyEquals(v, b.get(k))) return false;
+    }
+    return true;
+  }
+  if (a instanceof PySet && b instanceof PySet) {
+    if (a.size !== b.size) return false;
+    for (const k of a.items.keys()) if (!b.items.has(k)) return false;
+    return true;
+  }
+  return false;
+}
+
+function numericOf(v: unknown): number | undefined {
+  if (typeof v === 'number') return v;
+  if (v instanceof PyFloat) return v.value;
+  if (typeof v === 'boolean') return v ? 1 : 0;
+  return undefined;
+}
+
+/** Python's type name, used in error messages. */
+export function pyTypeName(v: unknown): string {
+  if (v === null || v === undefined) return 'NoneType';
+  if (typeof v === 'boolean') return 'bool';
+  if (isInt(v)) return 'int';
+  if (isNumber(v)) return 'float';
+  if (typeof v === 'string') return 'str';
+  if (Array.isArray(v)) return 'list';
+  if (v instanceof Map) return 'dict';
+  if (v instanceof PySet) return 'set';
+  if (v instanceof LazySeq) return 'generator';
+  if (typeof v === 'function') return 'function';
+  return 'object';
+}
+
+/**
+ * Python ordering (`<`): numbers with numbers, strings with strings, sequences lexicographically.
+ * `nullLowest` mirrors yaql, where null compares lower than anything; Python itself raises.
+ */
+export function pyCompare(a: unknown, b: unknown, nullLowest = false): number {
+  const an = numericOf(a);
+  const bn = numericOf(b);
+  if (an !== undefined && bn !== undefined) return an < bn ? -1 : an > bn ? 1 : 0;
+  if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
+  if (Array.isArray(a) && Array.isArray(b)) {
+    const n = Math.min(a.length, b.length);
+    for (let i = 0; i < n; i++) {
+      if (!pyEquals(a[i], b[i])) return pyCompare(a[i], b[i], nullLowest);
+    }
+    return a.length - b.length;
+  }
+  if (nullLowest && (a === null || b === null)) {
+    if (a === null && b === null) return 0;
+    return a === null ? -1 : 1;
+  }
+  return fail(
+    `'<' not supported between instances of '${pyTypeName(a)}' and '${pyTypeName(b)}'`,
+    'TypeError',
+  );
+}
+
+/** Materializes any iterable value (list, set, lazy sequence, dict keys) into an array. */
+export function toArray(v: unknown, what = 'collection'): unknown[] {
+  if (Array.isArray(v)) return v;
+  if (v instanceof PySet) return v.values();
+  if (v instanceof Map) return [...v.keys()];
+  if (v instanceof LazySeq) {
+    const out: unknown[] = [];
+    const it = v.produce();
+    for (let r = it.next(); !r.done; r = it.next()) {
+      out.push(r.value);
+      if (out.length > MAX_ITEMS) fail('Iterator limit exceeded', 'CollectionTooLargeException');
+    }
+    return out;
+  }
+  return fail(`${what} of type '${pyTypeName(v)}' is not iterable`, 'TypeError');
+}
+
+/** Iterates lazily (so `sequence().take(3)` terminates). */
+export function* iterate(v: unknown): Generator<unknown> {
+  if (v instanceof LazySeq) {
+    const it = v.produce();
+    let n = 0;
+    for (let r = it.next(); !r.done; r = it.next()) {
+      if (++n > MAX_ITEMS) fail('Iterator limit exceeded', 'CollectionTooLargeException');
+      yield r.value;
+    }
+    return;
+  }
+  yield* toArray(v);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Host conversion
+
+/**
+ * Converts host data (plain JSON-like JS values) into the value model: plain objects become Maps,
+ * arrays are copied. Anything that is not plain data (functions, class instances) is refused, so no
+ * host object or prototype is ever reachable from an expression.
+ */
+export function fromHost(v: unknown, depth = 0): unknown {
+  if (depth > 200) fail('Input data is nested too deeply', 'ValueError');
+  if (v === null || v === undefined) return null;
+  switch (typeof v) {
+    case 'string':
+    case 'boolean':
+      return v;
+    case 'number':
+      return v;
+    case 'bigint':
+      return Number(v);
+    case 'object':
+      break;
+    case 'function':
+    case 'symbol':
+    case 'undefined':
+      return null;
+  }
+  if (Array.isArray(v)) return v.map((x) => fromHost(x, depth + 1));
+  if (v instanceof Map || v instanceof PySet || v instanceof PyFloat || v instanceof LazySeq) return v;
+  if (v instanceof Date) return formatTimestamp(v);
+  const proto = Object.getPrototypeOf(v);
+  if (proto !== Object.prototype && proto !== null) return String(v);
+  const m = new Map<unknown, unknown>();
+  for (const k of Object.keys(v)) m.set(k, fromHost((v as Record<string, unknown>)[k], depth + 1));
+  return m;
+}
+
+/** `YYYY-MM-DD HH:MM:SS` (UTC), Mistral's timestamp format in task()/execution() maps. */
+export function formatTimestamp(d: Date): string {
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `${d.getUTCFullYear()}-${p(d.getUTCMonth() + 1)}-${p(d.getUTCDate())} ${p(d.getUTCHours())}:${p(
+    d.getUTCMinutes(),
+  )}:${p(d.getUTCSeconds())}`;
+}
+
+/**
+ * Converts a result back to plain JSON-like data: Maps become plain objects (own data properties,
+ * so a `__proto__` key stays a key), sets and lazy sequences become arrays, floats become numbers.
+ */
+export function toHost(v: unknown): unknown {
+  if (v === null || v === undefined) return null;
+  if (v instanceof PyFloat) return v.value;
+  if (typeof v === 'number' || typeof v === 'string' || typeof v === 'boolean') return v;
+  if (Array.isArray(v)) return v.map(toHost);
+  if (v instanceof PySet) return v.values().map(toHost);
+  if (v instanceof LazySeq) return toArray(v).map(toHost);
+  if (v instanceof Map) {
+    return Object.fromEntries([...v.entries()].map(([k, x]) => [pyKeyString(k), toHost(x)]));
+  }
+  return null;
+}
+
+function pyKeyString(k: unknown): string {
+  return typeof k === 'string' ? k : pyStr(k);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Python rendering
+
+/** Python `repr()` of a float. */
+export function floatRepr(n: number): string {
+  if (Number.isNaN(n)) return 'nan';
+  if (n === Infinity) return 'inf';
+  if (n === -Infinity) return '-inf';
+  if (n === 0) return Object.is(n, -0) ? '-0.0' : '0.0';
+  const [mant, expStr] = n.toExponential().split('e') as [string, string];
+  const exp = Number(expStr);
+  if (exp < -4 || exp >= 16) {
+    return `${mant}e${exp < 0 ? '-' : '+'}${String(Math.abs(exp)).padStart(2, '0')}`;
+  }
+  const s = String(n);
+  return s.includes('.') ? s : `${s}.0`;
+}
+
+/** Python `repr()` of a string. */
+export function strRepr(s: string): string {
+  const quote = s.includes("'") && !s.includes('"') ? '"' : "'";
+  let out = quote;
+  for (const ch of s) {
+    const c = ch.codePointAt(0)!;
+    if (ch === quote || ch === '\\') out += `\\${ch}`;
+    else if (ch === '\n') out += '\\n';
+    else if (ch === '\r') out += '\\r';
+    else if (ch === '\t') out += '\\t';
+    else if (c < 0x20 || c === 0x7f) out += `\\x${c.toString(16).padStart(2, '0')}`;
+    else if (c >= 0x80 && c < 0xa0) out += `\\x${c.toString(16).padStart(2, '0')}`;
+    else out += ch;
+  }
+  return out + quote;
+}
+
+/** Python `repr()`; `tuples` renders lists in tuple form as yaql's internal tuples print. */
+export function pyRepr(v: unknown, tuples = false): string {
+  if (v === null || v === undefined) return 'None';
+  if (v === true) return 'True';
+  if (v === false) return 'False';
+  if (typeof v === 'number') return Number.isInteger(v) ? String(v) : floatRepr(v);
+  if (v instanceof PyFloat) return floatRepr(v.value);
+  if (typeof v === 'string') return strRepr(v);
+  if (Array.isArray(v)) {
+    const inner = v.map((x) => pyRepr(x, tuples));
+    if (!tuples) return `[${inner.join(', ')}]`;
+    return inner.length === 1 ? `(${inner[0]},)` : `(${inner.join(', ')})`;
+  }
+  if (v instanceof Map) {
+    return `{${[...v.entries()].map(([k, x]) => `${pyRepr(k, tuples)}: ${pyRepr(x, tuples)}`).join(', ')}}`;
+  }
+  if (v instanceof PySet) {
+    if (v.size === 0) return tuples ? 'frozenset()' : 'set()';
+    const body = `{${v.values().map((x) => pyRepr(x, tuples)).join(', ')}}`;
+    return tuples ? `frozenset(${body})` : body;
+  }
+  if (v instanceof LazySeq) return pyRepr(toArray(v), tuples);
+  return '<object>';
+}
+
+/** Python `str()`: strings as-is, everything else as repr. Used to embed values in text (DSL-8.5). */
+export function pyStr(v: unknown): string {
+  return typeof v === 'string' ? v : pyRepr(v);
+}

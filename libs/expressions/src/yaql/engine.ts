@@ -1,0 +1,78 @@
+import { EvalFailure, ExpressionError, SyntaxFailure } from '../errors';
+import type { ExpressionHost } from '../host';
+import { LruCache } from '../lru';
+import { MISTRAL_YAQL_FUNCTIONS } from '../mistral-functions';
+import { fromHost, isDict, toHost } from '../values';
+import { parseYaql } from './parser';
+import { asFailure, compile, type Compiled, LetFrame, type Runtime, Scope } from './runtime';
+
+/** Compiled expressions, keyed by their (trimmed) text. Bounded so untrusted input cannot grow it. */
+const CACHE = new LruCache<Compiled | SyntaxFailure>(2000);
+
+/** Parses and compiles (cached); throws SyntaxFailure. */
+export function compileYaql(text: string): Compiled {
+  let c = CACHE.get(text);
+  if (c === undefined) {
+    try {
+      c = compileNode(text);
+    } catch (e) {
+      if (!(e instanceof SyntaxFailure)) throw e;
+      c = e;
+    }
+    CACHE.set(text, c);
+  }
+  if (c instanceof SyntaxFailure) throw c;
+  return c;
+}
+
+function compileNode(text: string): Compiled {
+  return compile(parseYaql(text));
+}
+
+/** Returns the syntax error message of a YAQL expression, or null when it parses. */
+export function yaqlSyntaxError(text: string): string | null {
+  try {
+    compileYaql(text.trim());
+    return null;
+  } catch (e) {
+    if (e instanceof SyntaxFailure) return e.message;
+    return e instanceof Error ? e.message : String(e);
+  }
+}
+
+/**
+ * Evaluates one YAQL expression (without `<% %>`) against already converted data and returns a
+ * value of the internal model. Mistral: `$` is the data, `$__env`/`$__execution`/
+ * `$__task_execution` are context variables taken from the data.
+ */
+export function evaluateYaqlNative(expr: string, data: unknown, host: ExpressionHost = {}): unknown {
+  const text = expr.trim();
+  try {
+    const compiled = compileYaql(text);
+    const rt: Runtime = { functions: MISTRAL_YAQL_FUNCTIONS, host };
+    const scope = new Scope(null, rt);
+    scope.vars.set('', data);
+    if (isDict(data)) {
+      for (const k of ['__env', '__execution', '__task_execution']) scope.vars.set(k, data.has(k) ? data.get(k) : null);
+    }
+    const result = compiled(scope);
+    return result instanceof LetFrame ? null : result;
+  } catch (e) {
+    if (e instanceof ExpressionError) throw e;
+    const reason = e instanceof SyntaxFailure ? e.message : asFailure(e).message;
+    throw new ExpressionError('yaql', text, reason, 'evaluation');
+  }
+}
+
+/** Evaluates one YAQL expression (text without `<% %>`) against host data; returns plain data. */
+export function evaluateYaql(expr: string, data: unknown, host?: ExpressionHost): unknown {
+  return toHost(evaluateYaqlNative(expr, fromHostSafe(expr, 'yaql', data), host));
+}
+
+export function fromHostSafe(expr: string, lang: 'yaql' | 'jinja', data: unknown): unknown {
+  try {
+    return fromHost(data);
+  } catch (e) {
+    throw new ExpressionError(lang, expr.trim(), e instanceof EvalFailure ? e.message : 'invalid data', 'evaluation');
+  }
+}

@@ -1,0 +1,972 @@
+import { fail } from '../errors';
+import { compilePyRegex, pyFormat, pyRound, pySplit, pyStrip } from '../python';
+import {
+  dictGet,
+  dictHas,
+  dictKey,
+  hashKey,
+  isDict,
+  isFloat,
+  isInt,
+  isNumber,
+  iterate,
+  LazySeq,
+  mkFloat,
+  num,
+  pyCompare,
+  pyEquals,
+  pyRepr,
+  PySet,
+  pyTypeName,
+  toArray,
+  truthy,
+  type PyFloat,
+} from '../values';
+import { type FnDef, type FnSlot, type Invocation, type Lambda, LetFrame, MappingRule, MISSING, parseParams } from './runtime';
+
+/**
+ * The yaql 2.x standard library (the parts Mistral workflows use), registered the way yaql
+ * declares them: function-only (`F`), method-only (`M`) or both (`MF`). Method-only functions are
+ * invisible to plain calls (`where($, …)` is `Unknown function "where"`), as in the reference.
+ */
+export const STDLIB = new Map<string, FnSlot>();
+
+type Impl = (args: any[], inv: Invocation) => unknown;
+
+export function def(functions: Map<string, FnSlot>, names: string | string[], kind: 'F' | 'M' | 'MF', sig: string, impl: Impl): void {
+  const { params, kwargs } = parseParams(sig);
+  const fn: FnDef = { params, kwargs, impl };
+  for (const name of Array.isArray(names) ? names : [names]) {
+    const slot = functions.get(name) ?? {};
+    if (kind.includes('F')) slot.fn = fn;
+    if (kind.includes('M')) slot.method = fn;
+    functions.set(name, slot);
+  }
+}
+const reg = (names: string | string[], kind: 'F' | 'M' | 'MF', sig: string, impl: Impl) => def(STDLIB, names, kind, sig, impl);
+
+const given = (v: unknown): boolean => v !== MISSING;
+const noMatch = (name: string): never => fail(`No function "${name}" matches supplied arguments`, 'NoMatchingFunctionException');
+
+/** yaql `str()`: null/true/false spelled in yaql, collections as Python prints yaql's tuples. */
+export function yaqlStr(v: unknown): string {
+  if (v === null || v === undefined) return 'null';
+  if (v === true) return 'true';
+  if (v === false) return 'false';
+  if (typeof v === 'string') return v;
+  return pyRepr(v, true);
+}
+
+const isSeq = (v: unknown): boolean => Array.isArray(v) || v instanceof PySet || v instanceof LazySeq;
+const needIter = (v: unknown, fname: string): unknown[] => {
+  if (!isSeq(v)) noMatch(fname);
+  return toArray(v);
+};
+const needStr = (v: unknown, fname: string): string => (typeof v === 'string' ? v : noMatch(fname));
+const needInt = (v: unknown, fname: string): number => (isInt(v) ? v : noMatch(fname));
+const needNum = (v: unknown, fname: string): number => (isNumber(v) && typeof v !== 'boolean' ? num(v) : noMatch(fname));
+const chars = (s: string): string[] => Array.from(s);
+
+// ---------------------------------------------------------------------------------------------
+// operators
+
+function add(l: unknown, r: unknown): unknown {
+  if (isNumber(l) && isNumber(r)) return arith(l, r, (a, b) => a + b);
+  if (typeof l === 'string' && typeof r === 'string') return l + r;
+  if (isDict(l) && isDict(r)) return new Map([...l, ...r]);
+  if (isSeq(l) && isSeq(r)) return [...toArray(l), ...toArray(r)];
+  return noMatch('#operator_+');
+}
+
+function arith(l: number | PyFloat, r: number | PyFloat, f: (a: number, b: number) => number): number | PyFloat {
+  const v = f(num(l), num(r));
+  return isFloat(l) || isFloat(r) ? mkFloat(v) : v;
+}
+
+function pyDiv(l: unknown, r: unknown): unknown {
+  if (!isNumber(l) || !isNumber(r)) return noMatch('#operator_/');
+  const a = num(l);
+  const b = num(r);
+  if (isFloat(l) || isFloat(r)) {
+    if (b === 0) fail('float division by zero', 'ZeroDivisionError');
+    return mkFloat(a / b);
+  }
+  if (b === 0) fail('integer division or modulo by zero', 'ZeroDivisionError');
+  return Math.floor(a / b);
+}
+
+function pyMod(l: unknown, r: unknown): unknown {
+  if (!isNumber(l) || !isNumber(r)) return noMatch('#operator_mod');
+  const a = num(l);
+  const b = num(r);
+  const flt = isFloat(l) || isFloat(r);
+  if (b === 0) fail(flt ? 'float modulo' : 'integer modulo by zero', 'ZeroDivisionError');
+  const m = a - b * Math.floor(a / b);
+  return flt ? mkFloat(m) : m;
+}
+
+function repeat(l: unknown, r: unknown): unknown {
+  if (isNumber(l) && isNumber(r)) return arith(l, r, (a, b) => a * b);
+  if (typeof l === 'string' && isInt(r)) return l.repeat(Math.max(0, r));
+  if (isInt(l) && typeof r === 'string') return r.repeat(Math.max(0, l));
+  if (isSeq(l) && isInt(r)) return Array.from({ length: Math.max(0, r) }, () => toArray(l)).flat();
+  if (isInt(l) && isSeq(r)) return Array.from({ length: Math.max(0, l) }, () => toArray(r)).flat();
+  return noMatch('#operator_*');
+}
+
+function comparable(l: unknown, r: unknown, op: string): number {
+  if (l === null || r === null) return l === null && r === null ? 0 : l === null ? -1 : 1;
+  const ok =
+    (isNumber(l) && isNumber(r)) ||
+    (typeof l === 'string' && typeof r === 'string') ||
+    (l instanceof PySet && r instanceof PySet);
+  if (!ok) noMatch(`#operator_${op}`);
+  return pyCompare(l, r);
+}
+
+function regexOf(v: unknown, fname: string): RegExp {
+  if (v instanceof YaqlRegex) return v.re;
+  if (typeof v === 'string') return compilePyRegex(v, '');
+  return noMatch(fname);
+}
+
+/** A compiled pattern made by `regex()`. */
+export class YaqlRegex {
+  constructor(
+    readonly source: string,
+    readonly re: RegExp,
+  ) {}
+}
+
+reg('#operator_+', 'F', 'l, r', ([l, r]) => add(l, r));
+reg('#operator_-', 'F', 'l, r', ([l, r]) => {
+  if (isNumber(l) && isNumber(r)) return arith(l, r, (a, b) => a - b);
+  if (l instanceof PySet && r instanceof PySet) return new PySet(l.values().filter((x) => !r.has(x)));
+  return noMatch('#operator_-');
+});
+reg('#operator_*', 'F', 'l, r', ([l, r]) => repeat(l, r));
+reg('#operator_/', 'F', 'l, r', ([l, r]) => pyDiv(l, r));
+reg('#operator_mod', 'F', 'l, r', ([l, r]) => pyMod(l, r));
+reg('#operator_<', 'F', 'l, r', ([l, r]) => comparable(l, r, '<') < 0);
+reg('#operator_>', 'F', 'l, r', ([l, r]) => comparable(l, r, '>') > 0);
+reg('#operator_<=', 'F', 'l, r', ([l, r]) => comparable(l, r, '<=') <= 0);
+reg('#operator_>=', 'F', 'l, r', ([l, r]) => comparable(l, r, '>=') >= 0);
+reg('#operator_=', 'F', 'l, r', ([l, r]) => pyEquals(l, r));
+reg('#operator_!=', 'F', 'l, r', ([l, r]) => !pyEquals(l, r));
+reg('#operator_in', 'F', 'l, r', ([l, r]) => {
+  if (typeof l === 'string' && typeof r === 'string') return r.includes(l);
+  if (isSeq(r)) return toArray(r).some((x) => pyEquals(x, l));
+  return noMatch('#operator_in');
+});
+reg('#operator_=~', 'F', 'l, r', ([l, r]) => regexOf(r, '#operator_=~').test(needStr(l, '#operator_=~')));
+reg('#operator_!~', 'F', 'l, r', ([l, r]) => !regexOf(r, '#operator_!~').test(needStr(l, '#operator_!~')));
+reg('#unary_operator_-', 'F', 'x', ([x]) => (isNumber(x) ? (isFloat(x) ? mkFloat(-num(x)) : -num(x) || 0) : noMatch('#unary_operator_-')));
+reg('#unary_operator_+', 'F', 'x', ([x]) => (isNumber(x) ? x : noMatch('#unary_operator_+')));
+reg('#unary_operator_not', 'F', 'x', ([x]) => !truthy(x));
+
+// ---------------------------------------------------------------------------------------------
+// constructors and system
+
+function mappingToDict(args: unknown[], kwargs: Map<string, unknown>, fname: string): Map<unknown, unknown> {
+  const m = new Map<unknown, unknown>();
+  for (const a of args) {
+    if (!(a instanceof MappingRule)) noMatch(fname);
+    const r = a as MappingRule;
+    m.set(hashableKey(r.key()), r.value());
+  }
+  for (const [k, v] of kwargs) m.set(k, v);
+  return m;
+}
+
+function hashableKey(k: unknown): unknown {
+  if (isDict(k)) fail("unhashable type: 'dict'", 'TypeError');
+  if (Array.isArray(k)) fail("unhashable type: 'list'", 'TypeError');
+  return dictKey(k);
+}
+
+reg('#list', 'F', '*args', ([...args]) => {
+  if (args.some((a) => a instanceof MappingRule)) noMatch('#list');
+  return args;
+});
+reg('#map', 'F', '*args', (args, inv) => mappingToDict(args, inv.kwargs, '#map'));
+reg('dict', 'F', '*args, **kwargs', (args, inv) => {
+  if (args.length === 1 && !(args[0] instanceof MappingRule) && isSeq(args[0])) {
+    const m = new Map<unknown, unknown>();
+    for (const pair of toArray(args[0])) {
+      const p = toArray(pair);
+      if (p.length !== 2) fail('dictionary update sequence element has wrong length', 'ValueError');
+      m.set(hashableKey(p[0]), p[1]);
+    }
+    return m;
+  }
+  return mappingToDict(args, inv.kwargs, 'dict');
+});
+reg('list', 'F', '*args', (args) => {
+  if (args.length === 1 && isSeq(args[0])) return toArray(args[0]);
+  return args.flatMap((a) => (isSeq(a) ? toArray(a) : [a]));
+});
+reg('set', 'F', '*args', (args) => new PySet(args.flatMap((a) => (isSeq(a) ? toArray(a) : [a]))));
+reg('let', 'F', '*args, **kwargs', (args, inv) => {
+  const s = inv.scope.child();
+  args.forEach((v, i) => s.vars.set(String(i + 1), v));
+  for (const [k, v] of inv.kwargs) s.vars.set(k, v);
+  return new LetFrame(s);
+});
+reg('switch', 'F', '*args', (args) => {
+  for (const a of args) {
+    if (!(a instanceof MappingRule)) noMatch('switch');
+    const r = a as MappingRule;
+    if (truthy(r.key())) return r.value();
+  }
+  return null;
+});
+reg('coalesce', 'F', '*args:λ', (args: Lambda[]) => {
+  for (const f of args) {
+    const v = f();
+    if (v !== null) return v;
+  }
+  return null;
+});
+reg('selectCase', 'F', '*args:λ', (args: Lambda[]) => {
+  for (let i = 0; i < args.length; i++) if (truthy(args[i]!())) return i;
+  return args.length;
+});
+reg('switchCase', 'M', 'case, *args:λ', ([c, ...args]: any[]) => {
+  if (!isInt(c)) noMatch('switchCase');
+  const i = c as number;
+  if (i >= 0 && i < args.length) return args[i]!();
+  return args.length > 0 ? args[args.length - 1]!() : null;
+});
+reg('assert', 'M', 'obj, condition:λ, message?', ([obj, cond, msg]) => {
+  if (!truthy(cond(obj))) fail(given(msg) ? String(msg) : 'Assertion failed', 'AssertionError');
+  return obj;
+});
+
+// ---------------------------------------------------------------------------------------------
+// types and conversion
+
+reg('str', 'F', 'value', ([v]) => yaqlStr(v));
+reg('int', 'F', 'value', ([v]) => {
+  if (v === null) return 0;
+  if (typeof v === 'boolean') return v ? 1 : 0;
+  if (isNumber(v)) {
+    const n = num(v);
+    if (!Number.isFinite(n)) fail('cannot convert float infinity to integer', 'OverflowError');
+    return Math.trunc(n) || 0;
+  }
+  if (typeof v === 'string') {
+    const t = v.trim().replace(/_/g, '');
+    if (/^[+-]?\d+$/.test(t)) return parseInt(t, 10);
+    return fail(`invalid literal for int() with base 10: ${pyRepr(v)}`, 'ValueError');
+  }
+  return fail(`int() argument must be a string, a bytes-like object or a real number, not '${pyTypeName(v)}'`, 'TypeError');
+});
+reg('float', 'F', 'value', ([v]) => {
+  if (v === null) return mkFloat(0);
+  if (typeof v === 'boolean') return mkFloat(v ? 1 : 0);
+  if (isNumber(v)) return mkFloat(num(v));
+  if (typeof v === 'string') {
+    const t = v.trim().toLowerCase();
+    if (/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/.test(t)) return mkFloat(parseFloat(t));
+    if (/^[+-]?(inf|infinity)$/.test(t)) return mkFloat(t.startsWith('-') ? -Infinity : Infinity);
+    if (/^[+-]?nan$/.test(t)) return NaN;
+    return fail(`could not convert string to float: ${pyRepr(v)}`, 'ValueError');
+  }
+  return fail(`float() argument must be a string or a real number, not '${pyTypeName(v)}'`, 'TypeError');
+});
+reg('bool', 'F', 'value', ([v]) => truthy(v));
+reg('isString', 'F', 'arg', ([v]) => typeof v === 'string');
+reg('isList', 'F', 'arg', ([v]) => Array.isArray(v));
+reg('isDict', 'F', 'arg', ([v]) => isDict(v));
+reg('isSet', 'F', 'arg', ([v]) => v instanceof PySet);
+reg('isInteger', 'F', 'value', ([v]) => isInt(v));
+reg('isNumber', 'F', 'value', ([v]) => isNumber(v));
+reg('isBoolean', 'F', 'value', ([v]) => typeof v === 'boolean');
+reg('isIterable', 'F', 'value', ([v]) => isSeq(v) || isDict(v));
+reg('isRegex', 'F', 'value', ([v]) => v instanceof YaqlRegex);
+reg('isDatetime', 'F', 'value', () => false);
+reg('isTimespan', 'F', 'value', () => false);
+
+// ---------------------------------------------------------------------------------------------
+// math
+
+reg('abs', 'F', 'op', ([x]) => (isFloat(x) ? mkFloat(Math.abs(needNum(x, 'abs'))) : Math.abs(needNum(x, 'abs'))));
+reg('round', 'F', 'number, ndigits?', ([x, nd]) => {
+  const n = needNum(x, 'round');
+  const r = pyRound(n, given(nd) ? needInt(nd, 'round') : 0);
+  if (!given(nd) && isFloat(x)) return mkFloat(r);
+  return isFloat(x) ? mkFloat(r) : r;
+});
+reg('pow', 'F', 'a, b, c?', ([a, b, c]) => {
+  const x = needNum(a, 'pow');
+  const y = needNum(b, 'pow');
+  if (given(c)) {
+    const m = needInt(c, 'pow');
+    if (!isInt(a) || !isInt(b)) noMatch('pow');
+    let r = 1;
+    let base = ((x % m) + m) % m;
+    for (let e = y; e > 0; e = Math.floor(e / 2)) {
+      if (e % 2 === 1) r = (r * base) % m;
+      base = (base * base) % m;
+    }
+    return r;
+  }
+  if (isInt(a) && isInt(b) && y >= 0) return x ** y;
+  if (x === 0 && y < 0) fail('0.0 cannot be raised to a negative power', 'ZeroDivisionError');
+  return mkFloat(x ** y);
+});
+reg('sign', 'F', 'num', ([x]) => {
+  const n = needNum(x, 'sign');
+  return n > 0 ? 1 : n < 0 ? -1 : 0;
+});
+reg('hex', 'F', 'num', ([x]) => {
+  const n = needInt(x, 'hex');
+  return n < 0 ? `-0x${(-n).toString(16)}` : `0x${n.toString(16)}`;
+});
+reg('bitwiseAnd', 'F', 'left, right', ([a, b]) => needInt(a, 'bitwiseAnd') & needInt(b, 'bitwiseAnd'));
+reg('bitwiseOr', 'F', 'left, right', ([a, b]) => needInt(a, 'bitwiseOr') | needInt(b, 'bitwiseOr'));
+reg('bitwiseXor', 'F', 'left, right', ([a, b]) => needInt(a, 'bitwiseXor') ^ needInt(b, 'bitwiseXor'));
+reg('bitwiseNot', 'F', 'arg', ([a]) => ~needInt(a, 'bitwiseNot'));
+reg('shiftBitsLeft', 'F', 'value, bitsNumber', ([a, b]) => needInt(a, 'shiftBitsLeft') * 2 ** needInt(b, 'shiftBitsLeft'));
+reg('shiftBitsRight', 'F', 'value, bitsNumber', ([a, b]) => Math.floor(needInt(a, 'shiftBitsRight') / 2 ** needInt(b, 'shiftBitsRight')));
+
+function maxMin(sign: 1 | -1, name: string) {
+  reg(name, 'F', 'a, b', ([a, b]) => {
+    const c = comparable(a, b, '<');
+    return sign * c >= 0 ? a : b;
+  });
+  reg(name, 'M', 'collection, initial?, func?:λ', ([coll, initial, func]) => {
+    let best: unknown = MISSING;
+    let bestKey: unknown = MISSING;
+    for (const x of needIter(coll, name)) {
+      const k = given(func) ? (func as Lambda)(x) : x;
+      if (best === MISSING || sign * comparable(k, bestKey, '<') > 0) {
+        best = x;
+        bestKey = k;
+      }
+    }
+    if (best === MISSING) {
+      if (given(initial)) return initial;
+      fail(`${name}() arg is an empty sequence`, 'ValueError');
+    }
+    return best;
+  });
+}
+maxMin(1, 'max');
+maxMin(-1, 'min');
+
+reg('range', 'F', 'start, stop?, step?', ([a, b, c]) => {
+  let start = 0;
+  let stop: number;
+  let step = 1;
+  if (!given(b)) stop = needInt(a, 'range');
+  else {
+    start = needInt(a, 'range');
+    stop = needInt(b, 'range');
+    if (given(c)) step = needInt(c, 'range');
+  }
+  if (step === 0) fail('range() arg 3 must not be zero', 'ValueError');
+  const out: number[] = [];
+  for (let i = start; step > 0 ? i < stop : i > stop; i += step) {
+    out.push(i);
+    if (out.length > 1_000_000) fail('Iterator limit exceeded', 'CollectionTooLargeException');
+  }
+  return out;
+});
+reg('sequence', 'F', 'start?, step?', ([a, b]) => {
+  const start = given(a) ? needNum(a, 'sequence') : 0;
+  const step = given(b) ? needNum(b, 'sequence') : 1;
+  return new LazySeq(function* () {
+    for (let i = start; ; i += step) yield i;
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// queries
+
+const lambdaOr = (f: unknown, dflt: Lambda): Lambda => (given(f) && f !== null ? (f as Lambda) : dflt);
+const id: Lambda = (x) => x;
+
+reg(['where', 'filter'], 'M', 'collection, predicate:λ', ([c, p]) => needIter(c, 'where').filter((x) => truthy(p(x))));
+reg(['select', 'map'], 'M', 'collection, selector:λ', ([c, f]) => needIter(c, 'select').map((x) => f(x)));
+reg('selectMany', 'M', 'collection, selector:λ', ([c, f]) =>
+  needIter(c, 'selectMany').flatMap((x) => {
+    const r = f(x);
+    return isSeq(r) ? toArray(r) : [r];
+  }),
+);
+reg('len', 'MF', 'collection', ([c]) => {
+  if (typeof c === 'string') return chars(c).length;
+  if (isDict(c)) return c.size;
+  if (isSeq(c)) return toArray(c).length;
+  return noMatch('len');
+});
+reg('count', 'M', 'collection', ([c]) => needIter(c, 'count').length);
+reg('first', 'M', 'collection, default?', ([c, d]) => {
+  if (!isSeq(c)) noMatch('first');
+  for (const x of iterate(c)) return x;
+  if (given(d)) return d;
+  return fail('Collection is empty', 'StopIteration');
+});
+reg('last', 'M', 'collection, default?', ([c, d]) => {
+  const a = needIter(c, 'last');
+  if (a.length > 0) return a[a.length - 1];
+  if (given(d)) return d;
+  return fail('Collection is empty', 'StopIteration');
+});
+reg('single', 'M', 'collection', ([c]) => {
+  const a = needIter(c, 'single');
+  if (a.length !== 1) fail(a.length === 0 ? 'Collection is empty' : 'Collection contains more than one item', 'StopIteration');
+  return a[0];
+});
+reg('skip', 'M', 'collection, count', ([c, n]) => needIter(c, 'skip').slice(Math.max(0, needInt(n, 'skip'))));
+reg(['take', 'limit'], 'M', 'collection, count', ([c, n]) => {
+  if (!isSeq(c)) noMatch('take');
+  const k = needInt(n, 'take');
+  const out: unknown[] = [];
+  if (k <= 0) return out;
+  for (const x of iterate(c)) {
+    out.push(x);
+    if (out.length >= k) break;
+  }
+  return out;
+});
+reg('skipWhile', 'M', 'collection, predicate:λ', ([c, p]) => {
+  const a = needIter(c, 'skipWhile');
+  let i = 0;
+  while (i < a.length && truthy(p(a[i]))) i++;
+  return a.slice(i);
+});
+reg('takeWhile', 'M', 'collection, predicate:λ', ([c, p]) => {
+  if (!isSeq(c)) noMatch('takeWhile');
+  const out: unknown[] = [];
+  for (const x of iterate(c)) {
+    if (!truthy(p(x))) break;
+    out.push(x);
+  }
+  return out;
+});
+
+/** An ordered result that `thenBy` can refine; it behaves as a list everywhere else. */
+type Ordered = unknown[] & { __keys?: Array<{ f: Lambda; desc: boolean }>; __src?: unknown[] };
+
+function sortBy(src: unknown[], keys: Array<{ f: Lambda; desc: boolean }>): Ordered {
+  const decorated = src.map((x, i) => ({ x, i, k: keys.map((k) => k.f(x)) }));
+  decorated.sort((a, b) => {
+    for (let j = 0; j < keys.length; j++) {
+      const c = comparable(a.k[j], b.k[j], '<');
+      if (c !== 0) return keys[j]!.desc ? -c : c;
+    }
+    return a.i - b.i;
+  });
+  const out = decorated.map((d) => d.x) as Ordered;
+  Object.defineProperty(out, '__keys', { value: keys, enumerable: false });
+  Object.defineProperty(out, '__src', { value: src, enumerable: false });
+  return out;
+}
+reg('orderBy', 'M', 'collection, selector:λ', ([c, f]) => sortBy(needIter(c, 'orderBy'), [{ f, desc: false }]));
+reg('orderByDescending', 'M', 'collection, selector:λ', ([c, f]) => sortBy(needIter(c, 'orderByDescending'), [{ f, desc: true }]));
+function thenBy(desc: boolean, name: string) {
+  reg(name, 'M', 'collection, selector:λ', ([c, f]) => {
+    const o = c as Ordered;
+    if (!Array.isArray(c) || !o.__keys || !o.__src) return noMatch(name);
+    return sortBy(o.__src, [...o.__keys, { f, desc }]);
+  });
+}
+thenBy(false, 'thenBy');
+thenBy(true, 'thenByDescending');
+
+reg('groupBy', 'M', 'collection, keySelector:λ, valueSelector?:λ, aggregator?:λ', ([c, kf, vf, agg]) => {
+  const groups = new Map<string, [unknown, unknown[]]>();
+  for (const x of needIter(c, 'groupBy')) {
+    const k = kf(x);
+    const v = given(vf) ? vf(x) : x;
+    const h = hashKey(k);
+    const g = groups.get(h);
+    if (g) g[1].push(v);
+    else groups.set(h, [k, [v]]);
+  }
+  return [...groups.values()].map(([k, vs]) => {
+    return given(agg) ? [k, agg(vs)] : [k, vs];
+  });
+});
+reg('distinct', 'MF', 'collection, keySelector?:λ', ([c, kf]) => {
+  const seen = new Set<string>();
+  const f = lambdaOr(kf, id);
+  return needIter(c, 'distinct').filter((x) => {
+    const h = hashKey(f(x));
+    if (seen.has(h)) return false;
+    seen.add(h);
+    return true;
+  });
+});
+reg('sum', 'M', 'collection, initial?', ([c, init]) => {
+  const a = needIter(c, 'sum');
+  if (a.length === 0 && !given(init)) fail('reduce() of empty iterable with no initial value', 'TypeError');
+  let acc: unknown = given(init) ? init : a[0];
+  for (let i = given(init) ? 0 : 1; i < a.length; i++) acc = add(acc, a[i]);
+  return acc;
+});
+reg('any', 'MF', 'collection, predicate?:λ', ([c, p]) => needIter(c, 'any').some((x) => truthy(lambdaOr(p, id)(x))));
+reg('all', 'MF', 'collection, predicate?:λ', ([c, p]) => needIter(c, 'all').every((x) => truthy(lambdaOr(p, id)(x))));
+reg('contains', 'M', 'collection, value', ([c, v]) => needIter(c, 'contains').some((x) => pyEquals(x, v)));
+reg('indexOf', 'M', 'collection, item, start?, length?', ([c, item, start, length]) => {
+  if (typeof c === 'string') return strIndexOf(c, needStr(item, 'indexOf'), start, length, false);
+  const a = needIter(c, 'indexOf');
+  return a.findIndex((x) => pyEquals(x, item));
+});
+reg('lastIndexOf', 'M', 'collection, item, start?, length?', ([c, item, start, length]) => {
+  if (typeof c === 'string') return strIndexOf(c, needStr(item, 'lastIndexOf'), start, length, true);
+  const a = needIter(c, 'lastIndexOf');
+  for (let i = a.length - 1; i >= 0; i--) if (pyEquals(a[i], item)) return i;
+  return -1;
+});
+reg('indexWhere', 'M', 'collection, predicate:λ', ([c, p]) => needIter(c, 'indexWhere').findIndex((x) => truthy(p(x))));
+reg('lastIndexWhere', 'M', 'collection, predicate:λ', ([c, p]) => {
+  const a = needIter(c, 'lastIndexWhere');
+  for (let i = a.length - 1; i >= 0; i--) if (truthy(p(a[i]))) return i;
+  return -1;
+});
+reg('enumerate', 'MF', 'collection, start?', ([c, s]) => {
+  const start = given(s) ? needInt(s, 'enumerate') : 0;
+  return needIter(c, 'enumerate').map((x, i) => [i + start, x]);
+});
+reg('zip', 'M', 'collection, *collections', ([c, ...rest]) => {
+  const all = [needIter(c, 'zip'), ...rest.map((r) => needIter(r, 'zip'))];
+  const n = Math.min(...all.map((a) => a.length));
+  return Array.from({ length: n }, (_, i) => all.map((a) => a[i]));
+});
+reg('zipLongest', 'M', 'collection, *collections, **kwargs', ([c, ...rest], inv) => {
+  const all = [needIter(c, 'zipLongest'), ...rest.map((r) => needIter(r, 'zipLongest'))];
+  const fill = inv.kwargs.has('default') ? inv.kwargs.get('default') : null;
+  const n = Math.max(...all.map((a) => a.length));
+  return Array.from({ length: n }, (_, i) => all.map((a) => (i < a.length ? a[i] : fill)));
+});
+reg('flatten', 'M', 'collection', ([c]) => {
+  const out: unknown[] = [];
+  const walk = (a: unknown[]) => {
+    for (const x of a) {
+      if (isSeq(x)) walk(toArray(x));
+      else out.push(x);
+    }
+  };
+  walk(needIter(c, 'flatten'));
+  return out;
+});
+reg('toList', 'M', 'collection', ([c]) => [...needIter(c, 'toList')]);
+reg('toSet', 'M', 'collection', ([c]) => new PySet(needIter(c, 'toSet')));
+reg('toDict', 'M', 'collection, keySelector:λ, valueSelector?:λ', ([c, kf, vf]) => {
+  const m = new Map<unknown, unknown>();
+  for (const x of needIter(c, 'toDict')) m.set(hashableKey(kf(x)), given(vf) ? vf(x) : x);
+  return m;
+});
+reg('reverse', 'M', 'collection', ([c]) => [...needIter(c, 'reverse')].reverse());
+reg('append', 'MF', 'collection, *args', ([c, ...args]) => [...needIter(c, 'append'), ...args]);
+reg('insert', 'M', 'collection, position, value', ([c, p, v]) => {
+  const a = [...needIter(c, 'insert')];
+  const pos = needInt(p, 'insert');
+  if (pos < 0) return a;
+  a.splice(pos, 0, v);
+  return a;
+});
+reg('insertMany', 'M', 'collection, position, values', ([c, p, vs]) => {
+  const a = [...needIter(c, 'insertMany')];
+  a.splice(Math.max(0, needInt(p, 'insertMany')), 0, ...needIter(vs, 'insertMany'));
+  return a;
+});
+reg('replaceMany', 'M', 'collection, position, values, count?', ([c, p, vs, n]) => {
+  const a = [...needIter(c, 'replaceMany')];
+  const count = given(n) ? needInt(n, 'replaceMany') : 1;
+  a.splice(needInt(p, 'replaceMany'), count < 0 ? a.length : count, ...needIter(vs, 'replaceMany'));
+  return a;
+});
+reg('defaultIfEmpty', 'M', 'collection, default', ([c, d]) => {
+  const a = needIter(c, 'defaultIfEmpty');
+  const dflt = needIter(d, 'defaultIfEmpty');
+  return a.length > 0 ? a : dflt;
+});
+reg('repeat', 'M', 'value, times?', ([v, t]) => {
+  if (!given(t) || t === -1) {
+    return new LazySeq(function* () {
+      for (;;) yield v;
+    });
+  }
+  return Array.from({ length: Math.max(0, needInt(t, 'repeat')) }, () => v);
+});
+reg('cycle', 'M', 'collection', ([c]) => {
+  const a = needIter(c, 'cycle');
+  return new LazySeq(function* () {
+    if (a.length === 0) return;
+    for (;;) yield* a;
+  });
+});
+reg('memorize', 'M', 'collection', ([c]) => needIter(c, 'memorize'));
+reg(['aggregate', 'reduce'], 'M', 'collection, selector:λ, seed?', ([c, f, seed]) => {
+  const a = needIter(c, 'aggregate');
+  let acc: unknown;
+  let start = 0;
+  if (given(seed)) acc = seed;
+  else {
+    if (a.length === 0) fail('reduce() of empty sequence with no initial value', 'TypeError');
+    acc = a[0];
+    start = 1;
+  }
+  for (let i = start; i < a.length; i++) acc = f(acc, a[i]);
+  return acc;
+});
+reg('accumulate', 'M', 'collection, selector:λ, seed?', ([c, f, seed]) => {
+  const a = needIter(c, 'accumulate');
+  const out: unknown[] = [];
+  let acc: unknown;
+  let start = 0;
+  if (given(seed)) acc = seed;
+  else {
+    if (a.length === 0) return out;
+    acc = a[0];
+    start = 1;
+  }
+  out.push(acc);
+  for (let i = start; i < a.length; i++) {
+    acc = f(acc, a[i]);
+    out.push(acc);
+  }
+  return out;
+});
+reg('slice', 'M', 'collection, length', ([c, n]) => {
+  const a = needIter(c, 'slice');
+  const k = needInt(n, 'slice');
+  if (k <= 0) fail('Length must be positive', 'ValueError');
+  const out: unknown[][] = [];
+  for (let i = 0; i < a.length; i += k) out.push(a.slice(i, i + k));
+  return out;
+});
+reg('splitAt', 'M', 'collection, index', ([c, n]) => {
+  const a = needIter(c, 'splitAt');
+  const k = needInt(n, 'splitAt');
+  return [a.slice(0, k), a.slice(k)];
+});
+reg('splitWhere', 'M', 'collection, predicate:λ', ([c, p]) => {
+  const out: unknown[][] = [];
+  let cur: unknown[] = [];
+  for (const x of needIter(c, 'splitWhere')) {
+    if (truthy(p(x))) {
+      out.push(cur);
+      cur = [];
+    } else cur.push(x);
+  }
+  if (cur.length > 0) out.push(cur);
+  return out;
+});
+reg('sliceWhere', 'M', 'collection, predicate:λ', ([c, p]) => {
+  const out: unknown[][] = [];
+  let prev: unknown = MISSING;
+  for (const x of needIter(c, 'sliceWhere')) {
+    const k = p(x);
+    if (prev === MISSING || !pyEquals(k, prev)) out.push([]);
+    out[out.length - 1]!.push(x);
+    prev = k;
+  }
+  return out;
+});
+reg('isEmpty', 'MF', 'value, trimSpaces?, chars?', ([v, ts, ch]) => {
+  if (v === null) return true;
+  if (typeof v === 'string') {
+    const trimmed = ts === false ? v : pyStrip(v, given(ch) ? (ch as string | null) : null, 'both');
+    return trimmed.length === 0;
+  }
+  if (isSeq(v)) return toArray(v).length === 0;
+  return noMatch('isEmpty');
+});
+
+function setOp(name: string, f: (l: unknown[], r: unknown[], rset: PySet) => unknown[]) {
+  reg(name, 'M', 'left, right', ([l, r]) => {
+    if (l instanceof PySet && r instanceof PySet) return new PySet(f(l.values(), r.values(), r));
+    return fail(`No method "${name}" for receiver ${pyRepr(l, true)} matches supplied arguments`, 'NoMatchingMethodException');
+  });
+}
+const dedupe = (a: unknown[]) => {
+  const s = new PySet();
+  return a.filter((x) => {
+    if (s.has(x)) return false;
+    s.add(x);
+    return true;
+  });
+};
+setOp('union', (l, r) => dedupe([...l, ...r]));
+setOp('intersect', (l, _r, rs) => dedupe(l.filter((x) => rs.has(x))));
+setOp('difference', (l, _r, rs) => dedupe(l.filter((x) => !rs.has(x))));
+setOp('symmetricDifference', (l, r, rs) => {
+  const ls = new PySet(l);
+  return dedupe([...l.filter((x) => !rs.has(x)), ...r.filter((x) => !ls.has(x))]);
+});
+
+reg('concat', 'F', '*args', (args) => {
+  if (args.every((a) => typeof a === 'string')) return args.join('');
+  return args.flatMap((a) => needIter(a, 'concat'));
+});
+reg('concat', 'M', 'collection, *args', ([c, ...args]) => {
+  if (typeof c === 'string' && args.every((a) => typeof a === 'string')) return [c, ...args].join('');
+  return [c, ...args].flatMap((a) => needIter(a, 'concat'));
+});
+
+// ---------------------------------------------------------------------------------------------
+// dictionaries
+
+const needDict = (v: unknown, fname: string): Map<unknown, unknown> => (isDict(v) ? v : noMatch(fname));
+reg('get', 'M', 'd, key, default?', ([d, k, dflt]) => {
+  const m = needDict(d, 'get');
+  if (dictHas(m, k)) return dictGet(m, k);
+  return given(dflt) ? dflt : null;
+});
+reg('keys', 'M', 'd', ([d]) => [...needDict(d, 'keys').keys()]);
+reg('values', 'M', 'd', ([d]) => [...needDict(d, 'values').values()]);
+reg('items', 'M', 'd', ([d]) => [...needDict(d, 'items').entries()].map(([k, v]) => [k, v]));
+reg('containsKey', 'M', 'd, key', ([d, k]) => dictHas(needDict(d, 'containsKey'), k));
+reg('containsValue', 'M', 'd, value', ([d, v]) => [...needDict(d, 'containsValue').values()].some((x) => pyEquals(x, v)));
+reg('set', 'M', 'd, *args, **kwargs', ([d, ...args], inv) => {
+  const m = new Map(needDict(d, 'set'));
+  if (args.length === 2 && !(args[0] instanceof MappingRule)) {
+    m.set(hashableKey(args[0]), args[1]);
+    return m;
+  }
+  if (args.length === 1 && isDict(args[0])) {
+    for (const [k, v] of args[0]) m.set(k, v);
+    return m;
+  }
+  for (const [k, v] of mappingToDict(args, inv.kwargs, 'set')) m.set(k, v);
+  return m;
+});
+reg('delete', 'M', 'd, *args', ([d, ...args]) => {
+  if (isDict(d)) {
+    const m = new Map(d);
+    for (const k of args) m.delete(dictKey(k));
+    return m;
+  }
+  const a = [...needIter(d, 'delete')];
+  const pos = needInt(args[0], 'delete');
+  const count = args.length > 1 ? needInt(args[1], 'delete') : 1;
+  a.splice(pos, count < 0 ? a.length : count);
+  return a;
+});
+reg('deleteAll', 'M', 'd, keys', ([d, keys]) => {
+  const m = new Map(needDict(d, 'deleteAll'));
+  for (const k of needIter(keys, 'deleteAll')) m.delete(dictKey(k));
+  return m;
+});
+function mergeDicts(a: Map<unknown, unknown>, b: Map<unknown, unknown>, listMerger: Lambda, itemMerger: Lambda, maxLevels: number, level: number): Map<unknown, unknown> {
+  const out = new Map<unknown, unknown>();
+  for (const [k, v] of a) {
+    if (!b.has(k)) {
+      out.set(k, v);
+      continue;
+    }
+    const w = b.get(k);
+    if (maxLevels !== 0 && level >= maxLevels) out.set(k, w);
+    else if (isDict(v) && isDict(w)) out.set(k, mergeDicts(v, w, listMerger, itemMerger, maxLevels, level + 1));
+    else if (isSeq(v) && isSeq(w)) out.set(k, listMerger(toArray(v), toArray(w)));
+    else out.set(k, itemMerger(v, w));
+  }
+  for (const [k, w] of b) if (!a.has(k)) out.set(k, w);
+  return out;
+}
+reg('mergeWith', 'M', 'd, another, listMerger?:λ, itemMerger?:λ, maxLevels?', ([d, other, lm, im, ml]) => {
+  const listMerger = given(lm) ? lm : (x: unknown, y: unknown) => dedupe([...toArray(x), ...toArray(y)]);
+  const itemMerger = given(im) ? im : (_x: unknown, y: unknown) => y;
+  const maxLevels = given(ml) && ml !== null ? needInt(ml, 'mergeWith') : 0;
+  return mergeDicts(needDict(d, 'mergeWith'), needDict(other, 'mergeWith'), listMerger, itemMerger, maxLevels, 1);
+});
+
+// ---------------------------------------------------------------------------------------------
+// strings
+
+function strIndexOf(s: string, sub: string, start: unknown, length: unknown, last: boolean): number {
+  const cs = chars(s);
+  const from = given(start) ? needInt(start, 'indexOf') : 0;
+  const len = given(length) ? needInt(length, 'indexOf') : -1;
+  const b = from < 0 ? Math.max(0, cs.length + from) : from;
+  const e = len < 0 ? cs.length : Math.min(cs.length, b + len);
+  const hay = cs.slice(b, e).join('');
+  const i = last ? hay.lastIndexOf(sub) : hay.indexOf(sub);
+  return i < 0 ? -1 : chars(hay.slice(0, i)).length + b;
+}
+
+reg('toUpper', 'M', 'string', ([s]) => needStr(s, 'toUpper').toUpperCase());
+reg('toLower', 'M', 'string', ([s]) => needStr(s, 'toLower').toLowerCase());
+reg('trim', 'M', 'string, chars?', ([s, c]) => pyStrip(needStr(s, 'trim'), given(c) ? (c as string | null) : null, 'both'));
+reg('trimLeft', 'M', 'string, chars?', ([s, c]) => pyStrip(needStr(s, 'trimLeft'), given(c) ? (c as string | null) : null, 'left'));
+reg('trimRight', 'M', 'string, chars?', ([s, c]) => pyStrip(needStr(s, 'trimRight'), given(c) ? (c as string | null) : null, 'right'));
+reg('norm', 'MF', 'string, chars?', ([s, c]) => {
+  const t = pyStrip(needStr(s, 'norm'), given(c) ? (c as string | null) : null, 'both');
+  return t.length === 0 ? null : t;
+});
+reg('startsWith', 'M', 'string, *prefixes', ([s, ...p]) => p.some((x) => needStr(s, 'startsWith').startsWith(needStr(x, 'startsWith'))));
+reg('endsWith', 'M', 'string, *suffixes', ([s, ...p]) => p.some((x) => needStr(s, 'endsWith').endsWith(needStr(x, 'endsWith'))));
+reg('substring', 'M', 'string, start, length?', ([s, st, ln]) => {
+  const cs = chars(needStr(s, 'substring'));
+  let start = needInt(st, 'substring');
+  const length = given(ln) ? needInt(ln, 'substring') : -1;
+  if (start < 0) start = Math.max(0, cs.length + start);
+  return length < 0 ? cs.slice(start).join('') : cs.slice(start, start + length).join('');
+});
+reg('toCharArray', 'M', 'string', ([s]) => chars(needStr(s, 'toCharArray')));
+reg('characters', 'F', 'digits?, hexdigits?, asciiLowercase?, asciiUppercase?, asciiLetters?, letters?, octdigits?, punctuation?, printable?, whitespace?', (flags) => {
+  const sets = [
+    '0123456789',
+    '0123456789abcdefABCDEF',
+    'abcdefghijklmnopqrstuvwxyz',
+    'ABCDEFGHIJKLMNOPQRSTUVWXYZ',
+    'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ',
+    'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ',
+    '01234567',
+    '!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~',
+    '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~ \t\n\r\x0b\x0c',
+    ' \t\n\r\x0b\x0c',
+  ];
+  const out = new PySet();
+  flags.forEach((f, i) => {
+    if (given(f) && truthy(f)) for (const ch of sets[i]!) out.add(ch);
+  });
+  return out;
+});
+reg('split', 'M', 'string, separator?, maxSplits?', ([s, sep, max]) => {
+  const str = needStr(s, 'split');
+  const m = given(max) ? needInt(max, 'split') : -1;
+  if (sep instanceof YaqlRegex) return regexSplit(str, sep.re, m);
+  return pySplit(str, given(sep) ? (sep === null ? null : needStr(sep, 'split')) : null, m, false);
+});
+reg('rightSplit', 'M', 'string, separator?, maxSplits?', ([s, sep, max]) =>
+  pySplit(needStr(s, 'rightSplit'), given(sep) ? (sep === null ? null : needStr(sep, 'rightSplit')) : null, given(max) ? needInt(max, 'rightSplit') : -1, true),
+);
+reg('join', 'M', 'a, b, c?, d?', ([a, b, c, d]) => {
+  if (given(c) || given(d)) return noMatch('join');
+  const render = (x: unknown) => yaqlStr(x);
+  if (typeof a === 'string' && isSeq(b)) return toArray(b).map(render).join(a);
+  if (isSeq(a) && typeof b === 'string') return toArray(a).map(render).join(b);
+  return noMatch('join');
+});
+reg('replace', 'M', 'string, old, new?, count?', ([s, old, nw, cnt]) => {
+  const str = needStr(s, 'replace');
+  if (isDict(old)) {
+    let out = str;
+    const count = given(nw) ? needInt(nw, 'replace') : -1;
+    for (const [k, v] of old) out = replaceCount(out, yaqlStr(k), yaqlStr(v), count);
+    return out;
+  }
+  const count = given(cnt) ? needInt(cnt, 'replace') : -1;
+  if (!given(nw)) return noMatch('replace');
+  if (old instanceof YaqlRegex) return regexReplace(str, old.re, needStr(nw, 'replace'), count);
+  return replaceCount(str, needStr(old, 'replace'), needStr(nw, 'replace'), count);
+});
+function replaceCount(s: string, old: string, nw: string, count: number): string {
+  if (count < 0) {
+    if (old === '') return chars(s).map((c) => nw + c).join('') + nw;
+    return s.split(old).join(nw);
+  }
+  let out = '';
+  let rest = s;
+  for (let i = 0; i < count; i++) {
+    if (old === '') {
+      out += nw + (rest[0] ?? '');
+      if (rest.length === 0) return out;
+      rest = rest.slice(1);
+      continue;
+    }
+    const j = rest.indexOf(old);
+    if (j < 0) break;
+    out += rest.slice(0, j) + nw;
+    rest = rest.slice(j + old.length);
+  }
+  return out + rest;
+}
+reg('format', 'MF', 'format, *args, **kwargs', ([f, ...args], inv) => pyFormat(needStr(f, 'format'), args, inv.kwargs, (v) => (typeof v === 'string' ? v : pyRepr(v, true))));
+
+// ---------------------------------------------------------------------------------------------
+// regular expressions
+
+reg('regex', 'F', 'pattern, ignoreCase?, multiLine?, dotAll?', ([p, ic, ml, da]) => {
+  let flags = '';
+  if (given(ic) && truthy(ic)) flags += 'i';
+  if (given(ml) && truthy(ml)) flags += 'm';
+  if (given(da) && truthy(da)) flags += 's';
+  return new YaqlRegex(needStr(p, 'regex'), compilePyRegex(needStr(p, 'regex'), flags));
+});
+reg('escapeRegex', 'F', 'string', ([s]) => needStr(s, 'escapeRegex').replace(/[^A-Za-z0-9_]/g, (c) => `\\${c}`));
+reg('matches', 'M', 'a, b', ([a, b]) => {
+  if (a instanceof YaqlRegex) return a.re.test(needStr(b, 'matches'));
+  return regexOf(b, 'matches').test(needStr(a, 'matches'));
+});
+function matchToDict(m: RegExpExecArray, s: string): Map<unknown, unknown> {
+  const res = new Map<unknown, unknown>();
+  const groups: unknown[] = [];
+  for (let i = 0; i < m.length; i++) {
+    const g = m[i];
+    const start = g === undefined ? -1 : i === 0 ? m.index : s.indexOf(g, m.index);
+    groups.push(new Map<unknown, unknown>([['value', g ?? null], ['start', start], ['end', g === undefined ? -1 : start + g.length]]));
+  }
+  res.set('value', m[0]);
+  res.set('start', m.index);
+  res.set('end', m.index + m[0].length);
+  return res;
+}
+function searchImpl(re: RegExp, s: string, selector: unknown, all: boolean): unknown {
+  const g = new RegExp(re.source, re.flags.includes('g') ? re.flags : `${re.flags}g`);
+  const results: unknown[] = [];
+  for (let m = g.exec(s); m; m = g.exec(s)) {
+    const r = given(selector) ? (selector as Lambda)(matchToDict(m, s)) : m[0];
+    if (!all) return r;
+    results.push(r);
+    if (m[0] === '') g.lastIndex++;
+  }
+  return all ? results : null;
+}
+const noMethod = (name: string, receiver: unknown): never =>
+  fail(`No method "${name}" for receiver ${yaqlStr(receiver)} matches supplied arguments`, 'NoMatchingMethodException');
+reg('search', 'M', 'regexp, string, selector?:λ', ([a, b, sel]) =>
+  a instanceof YaqlRegex ? searchImpl(a.re, needStr(b, 'search'), sel, false) : noMethod('search', a),
+);
+reg('searchAll', 'M', 'regexp, string, selector?:λ', ([a, b, sel]) =>
+  a instanceof YaqlRegex ? searchImpl(a.re, needStr(b, 'searchAll'), sel, true) : noMethod('searchAll', a),
+);
+function regexSplit(s: string, re: RegExp, max: number): string[] {
+  const g = new RegExp(re.source, `${re.flags.replace('g', '')}g`);
+  const out: string[] = [];
+  let last = 0;
+  let n = 0;
+  for (let m = g.exec(s); m && (max < 0 || n < max); m = g.exec(s)) {
+    if (m[0] === '') {
+      g.lastIndex++;
+      if (m.index === 0 || m.index >= s.length) continue;
+    }
+    out.push(s.slice(last, m.index), ...m.slice(1).map((x) => x ?? ''));
+    last = m.index + m[0].length;
+    n++;
+  }
+  out.push(s.slice(last));
+  return out;
+}
+function regexReplace(s: string, re: RegExp, repl: string, count: number): string {
+  const g = new RegExp(re.source, `${re.flags.replace('g', '')}g`);
+  let n = 0;
+  const jsRepl = repl.replace(/\$/g, '$$$$').replace(/\\(\d+)|\\g<(\w+)>/g, (_m, d: string, name: string) => (d ? `$${d}` : /^\d+$/.test(name) ? `$${name}` : `$<${name}>`));
+  return s.replace(g, (...m) => {
+    if (count >= 0 && n >= count) return m[0] as string;
+    n++;
+    return (m[0] as string).replace(new RegExp(re.source, re.flags.replace('g', '')), jsRepl);
+  });
+}
+reg('replaceBy', 'M', 'string, regexp, repl:λ, count?', ([s, r, f, cnt]) => {
+  const str = needStr(s, 'replaceBy');
+  const re = regexOf(r, 'replaceBy');
+  const g = new RegExp(re.source, `${re.flags.replace('g', '')}g`);
+  const count = given(cnt) ? needInt(cnt, 'replaceBy') : -1;
+  let n = 0;
+  return str.replace(g, (...m) => {
+    if (count >= 0 && n >= count) return m[0] as string;
+    n++;
+    const exec = new RegExp(re.source, re.flags.replace('g', '')).exec(m[0] as string)!;
+    exec.index = m[m.length - 2] as number;
+    return yaqlStr(f(matchToDict(exec, str)));
+  });
+});
+
+export { dictKey };
