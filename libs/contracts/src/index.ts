@@ -2,3 +2,4 @@ export * from './workflow/queues';
 export * from './workflow/engine-commands';
 export * from './workflow/action-jobs';
 export * from './workflow/notify';
+export * from './block-storage/volume-commands';

@@ -1,0 +1,61 @@
+/**
+ * Messages of the block-storage side. The API records a volume as `creating` and sends
+ * `scheduler.schedule-volume` on the scheduler queue (command bus); scheduler-stats places it and
+ * adds a back-end job on the queue of the back end that owns the chosen pool (job queue); the
+ * worker of that back end allocates storage and settles the status. Every message carries the
+ * resource id and the target state, so a redelivery finds its effect applied and does nothing.
+ */
+
+/** Command bus queue of scheduler-stats. */
+export const BLOCK_STORAGE_SCHEDULER_QUEUE = 'block-storage.scheduler';
+export const SCHEDULE_VOLUME_COMMAND = 'scheduler.schedule-volume';
+
+/** Where a new volume's bytes come from. */
+export type VolumeSourceRef =
+  | { readonly kind: 'none' }
+  | { readonly kind: 'volume'; readonly id: string; readonly backend: string | null }
+  | { readonly kind: 'snapshot'; readonly id: string; readonly backend: string | null };
+
+export interface ScheduleVolumePayload {
+  readonly volumeId: string;
+  readonly size: number;
+  readonly availabilityZone: string | null;
+  readonly extraSpecs: Readonly<Record<string, string | null>>;
+  readonly source: VolumeSourceRef;
+  /** Pools that already failed this request (BS-10.5). */
+  readonly excludedPools: readonly string[];
+  /** 1 for the first placement; at most {@link MAX_SCHEDULE_ATTEMPTS}. */
+  readonly attempt: number;
+  readonly requestId?: string;
+}
+
+export const MAX_SCHEDULE_ATTEMPTS = 3;
+
+/** Job queue of one back end (`host@backend`), its name made safe for queue names. */
+export const backendJobQueue = (backend: string): string => `block-storage.backend.${backend.replace(/[^A-Za-z0-9._-]/g, '_')}`;
+
+export const VOLUME_CREATE_JOB = 'volume.create';
+export const VOLUME_DELETE_JOB = 'volume.delete';
+export const VOLUME_EXTEND_JOB = 'volume.extend';
+export const SNAPSHOT_CREATE_JOB = 'snapshot.create';
+export const SNAPSHOT_DELETE_JOB = 'snapshot.delete';
+
+export interface VolumeCreateJob {
+  readonly volumeId: string;
+  /** `host@backend#pool` */
+  readonly pool: string;
+  readonly schedule: ScheduleVolumePayload;
+}
+
+export interface VolumeDeleteJob {
+  readonly volumeId: string;
+}
+
+export interface VolumeExtendJob {
+  readonly volumeId: string;
+  readonly newSize: number;
+}
+
+export interface SnapshotJob {
+  readonly snapshotId: string;
+}
