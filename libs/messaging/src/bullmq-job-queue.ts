@@ -15,6 +15,7 @@ import {
 } from './job-queue';
 import { type MessagingLogger, stderrLogger } from './logger';
 import { describeError, isRetryableError } from './retryable';
+import { assertQueueName } from './command-bus';
 
 export interface BullMqJobQueueOptions {
   /** redis://host:port/db. Give either `url` or `connection`. */
@@ -98,7 +99,7 @@ export class BullMqJobQueue implements JobQueue {
 
   async process(queue: string, handler: JobHandler, opts?: ProcessOptions): Promise<Worker> {
     this.assertOpen();
-    normalizeJob(queue, { name: 'probe', data: null });
+    assertQueueName(queue);
     const concurrency = normalizeConcurrency(opts);
     const connection = this.redis.duplicate({ maxRetriesPerRequest: null });
     connection.on('error', (err: Error) =>

@@ -1,0 +1,283 @@
+import 'reflect-metadata';
+import { fork } from 'node:child_process';
+import path from 'node:path';
+import type { DataSource, EntityManager } from 'typeorm';
+import { InvalidInputError, TransientError } from '@osc/errors';
+import type { CommandBus, CommandMessage } from '../src/command-bus';
+import { InProcessCommandBus } from '../src/in-process-command-bus';
+import { InProcessJobQueue } from '../src/in-process-job-queue';
+import type { Job } from '../src/job-queue';
+import { OutboxEntity } from '../src/outbox/outbox.entity';
+import { OutboxRelay } from '../src/outbox/outbox-relay';
+import { OutboxWriter, type OutboxItem } from '../src/outbox/outbox-writer';
+import { deferred, sleep, waitFor } from './support';
+
+const quiet = { warn: () => undefined, error: () => undefined };
+
+/** A bus that records what it was asked to publish, in call order. */
+class RecordingBus implements CommandBus {
+  readonly published: Array<{ queue: string; msg: CommandMessage }> = [];
+  failNext = 0;
+  async publish(queue: string, msg: CommandMessage | CommandMessage[]): Promise<void> {
+    if (this.failNext > 0) {
+      this.failNext--;
+      throw new TransientError('broker unreachable');
+    }
+    for (const m of Array.isArray(msg) ? msg : [msg]) this.published.push({ queue, msg: m });
+    await sleep(1); // let other relays interleave
+  }
+  consume(): never {
+    throw new Error('not used');
+  }
+  async ping() {
+    return true;
+  }
+  async close(): Promise<void> {
+    this.published.length = 0;
+  }
+}
+
+export interface OutboxHarness {
+  /** A migrated data source (outbox + a `widget(id text primary key, state text)` table), shared by the tests. */
+  dataSource(): DataSource;
+  /** Connection URL another process can use to reach the same database (PostgreSQL only). */
+  childProcessUrl?: string;
+  /** True when the engine runs one transaction at a time (PGlite): a second one waits for the first. */
+  serializesTransactions?: boolean;
+}
+
+/** The outbox behaviour every database engine must show. */
+export function outboxContract(h: OutboxHarness): void {
+  const writer = new OutboxWriter();
+  let ds: DataSource;
+
+  beforeEach(async () => {
+    ds = h.dataSource();
+    await ds.query(`DELETE FROM "outbox"`);
+    await ds.query(`DELETE FROM "widget"`);
+  });
+
+  const outboxCount = async () => Number((await ds.query(`SELECT count(*)::int AS n FROM "outbox"`))[0].n);
+  const command = (id: string, payload: unknown = {}, partitionKey?: string): OutboxItem => ({
+    destination: 'bus',
+    queue: 'engine',
+    message: { id, type: 'engine.start', payload, headers: { 'x-request-id': `r-${id}` } },
+    partitionKey,
+  });
+
+  it('applies the migration as declared by the entity (no pending schema change)', async () => {
+    const log = await ds.driver.createSchemaBuilder().log();
+    const outboxChanges = log.upQueries.filter((q) => q.query.includes('"outbox"'));
+    expect(outboxChanges.map((q) => q.query)).toEqual([]);
+  });
+
+  it('delivers a message recorded with a state change only after the commit', async () => {
+    const bus = new InProcessCommandBus();
+    const relay = new OutboxRelay(ds, bus, new InProcessJobQueue(), { logger: quiet });
+    const got: CommandMessage[] = [];
+    await bus.consume('engine', async (m) => void got.push(m));
+    const inTx = deferred();
+    const finish = deferred();
+    const tx = ds.transaction(async (em: EntityManager) => {
+      await em.query(`INSERT INTO "widget" VALUES ('w1', 'RUNNING')`);
+      await writer.add(em, command('c1', { widget: 'w1' }));
+      inTx.resolve();
+      await finish.promise;
+    });
+    await inTx.promise;
+    if (!h.serializesTransactions) {
+      expect(await relay.relayPending()).toBe(0); // uncommitted rows are invisible to the relay
+    }
+    finish.resolve();
+    await tx;
+    expect(await relay.relayPending()).toBe(1);
+    await waitFor('delivery', () => got.length === 1);
+    expect(got[0]).toEqual({
+      id: 'c1',
+      type: 'engine.start',
+      payload: { widget: 'w1' },
+      headers: { 'x-request-id': 'r-c1' },
+    });
+    expect(await outboxCount()).toBe(0);
+    await bus.close();
+  });
+
+  it('delivers nothing when the transaction rolls back', async () => {
+    const bus = new RecordingBus();
+    const relay = new OutboxRelay(ds, bus, new InProcessJobQueue(), { logger: quiet });
+    let notified = 0;
+    const off = writer.onCommitted(() => notified++);
+    await expect(
+      ds.transaction(async (em) => {
+        await em.query(`INSERT INTO "widget" VALUES ('w2', 'RUNNING')`);
+        await writer.add(em, command('c2'));
+        throw new Error('business rule failed');
+      }),
+    ).rejects.toThrow('business rule failed');
+    off();
+    expect(await relay.relayPending()).toBe(0);
+    expect(bus.published).toEqual([]);
+    expect(await outboxCount()).toBe(0);
+    expect(notified).toBe(0);
+  });
+
+  it('wakes the relay right after commit through onCommitted → notify (no polling needed)', async () => {
+    const bus = new InProcessCommandBus();
+    const relay = new OutboxRelay(ds, bus, new InProcessJobQueue(), {
+      pollIntervalMs: 60_000,
+      logger: quiet,
+    });
+    const off = writer.onCommitted(() => relay.notify());
+    const got: Array<{ id: string; at: number }> = [];
+    await bus.consume('engine', async (m) => void got.push({ id: m.id, at: Date.now() }));
+    await relay.start();
+    await sleep(50); // the first pass found nothing; now the relay sleeps for a minute unless notified
+    const committedAt = await ds.transaction(async (em) => {
+      await writer.add(em, [command('c3', {}, 'exec-1'), command('c4', {}, 'exec-1')]);
+      return Date.now();
+    });
+    await waitFor('both messages', () => got.length === 2, 5000);
+    expect(got.map((g) => g.id)).toEqual(['c3', 'c4']);
+    expect(got[1]!.at - committedAt).toBeLessThan(1000);
+    off();
+    await relay.stop();
+    await bus.close();
+  });
+
+  it('falls back to polling for rows committed elsewhere', async () => {
+    const bus = new RecordingBus();
+    const relay = new OutboxRelay(ds, bus, new InProcessJobQueue(), { pollIntervalMs: 50, logger: quiet });
+    await relay.start();
+    await sleep(20);
+    await writer.add(ds.manager, command('c5')); // outside a transaction: committed at once
+    await waitFor('polled delivery', () => bus.published.length === 1);
+    await relay.stop();
+  });
+
+  it('routes job rows to the job queue, deduplicated by job id', async () => {
+    const jobs = new InProcessJobQueue();
+    const relay = new OutboxRelay(ds, new RecordingBus(), jobs, { logger: quiet });
+    const ran: Job[] = [];
+    await jobs.process('actions', async (j) => void ran.push(j));
+    await ds.transaction(async (em) => {
+      await writer.add(em, [
+        {
+          destination: 'jobs',
+          queue: 'actions',
+          job: { id: 'ae:1', name: 'action.run', data: { x: 1 }, attempts: 3 },
+        },
+        { destination: 'jobs', queue: 'actions', job: { id: 'ae:1', name: 'action.run', data: { x: 1 } } },
+      ]);
+    });
+    expect(await relay.relayPending()).toBe(2);
+    await waitFor('job ran', () => ran.length === 1);
+    await sleep(50);
+    expect(ran).toEqual([{ id: 'ae:1', name: 'action.run', data: { x: 1 }, attempt: 1 }]);
+    await jobs.close();
+  });
+
+  it('keeps rows when publishing fails and delivers them on the next pass', async () => {
+    const bus = new RecordingBus();
+    bus.failNext = 1;
+    const relay = new OutboxRelay(ds, bus, new InProcessJobQueue(), { logger: quiet });
+    await writer.add(ds.manager, [command('c6'), command('c7')]);
+    await expect(relay.relayPending()).rejects.toBeInstanceOf(TransientError);
+    expect(await outboxCount()).toBe(2);
+    expect(await relay.relayPending()).toBe(2);
+    expect(bus.published.map((p) => p.msg.id)).toEqual(['c6', 'c7']);
+  });
+
+  it('keeps per-partition order and delivers every row once with several relays at once', async () => {
+    const bus = new RecordingBus();
+    const partitions = ['exec-a', 'exec-b', 'exec-c', 'exec-d'];
+    const items: OutboxItem[] = [];
+    for (let i = 0; i < 400; i++) {
+      const p = i % 5 === 4 ? undefined : partitions[i % 4];
+      items.push(command(`o-${i}`, { p: p ?? null, i }, p));
+    }
+    // several transactions, so seq order is also commit order
+    for (let k = 0; k < items.length; k += 50) {
+      await ds.transaction((em) => writer.add(em, items.slice(k, k + 50)));
+    }
+    const relays = [0, 1, 2, 3].map(
+      () => new OutboxRelay(ds, bus, new InProcessJobQueue(), { batchSize: 15, logger: quiet }),
+    );
+    const counts = await Promise.all(relays.map((r) => r.relayPending()));
+    // a relay stops when it finds less than a batch (others hold the rest): finish the remainder
+    const rest = await relays[0]!.relayPending();
+    expect(counts.reduce((a, b) => a + b, 0) + rest).toBe(400);
+    expect(counts.filter((c) => c > 0).length).toBeGreaterThan(1);
+    const ids = bus.published.map((p) => p.msg.id);
+    expect(new Set(ids).size).toBe(400);
+    expect(ids).toHaveLength(400);
+    for (const p of partitions) {
+      const seqs = bus.published
+        .map((x) => x.msg.payload as { p: string | null; i: number })
+        .filter((x) => x.p === p)
+        .map((x) => x.i);
+      expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+      expect(seqs).toHaveLength(100 - 20);
+    }
+    expect(await outboxCount()).toBe(0);
+  });
+
+  (h.childProcessUrl ? it : it.skip)(
+    'still delivers when the relay process dies between claiming committed rows and publishing them',
+    async () => {
+      const url = h.childProcessUrl!;
+      await ds.transaction(async (em) => {
+        await em.query(`INSERT INTO "widget" VALUES ('w9', 'RUNNING')`);
+        await writer.add(em, [command('crash-1', {}, 'exec-z'), command('crash-2', {}, 'exec-z')]);
+      });
+      const child = fork(path.join(__dirname, 'outbox-relay-child.ts'), [url], {
+        execArgv: ['-r', '@swc-node/register'],
+        stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+      });
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      const claimed = await new Promise<{ claimed?: string[]; error?: string }>((resolve, reject) => {
+        child.once('message', (m) => resolve(m as { claimed?: string[] }));
+        child.once('exit', (code) => reject(new Error(`child exited early with ${code}`)));
+      });
+      expect(claimed).toEqual({ claimed: ['crash-1', 'crash-2'], queue: 'engine' });
+
+      // While the child holds the rows, another relay cannot take them (and so cannot reorder them).
+      const bus = new RecordingBus();
+      const relay = new OutboxRelay(ds, bus, new InProcessJobQueue(), { logger: quiet });
+      expect(await relay.relayPending()).toBe(0);
+
+      child.kill('SIGKILL');
+      await exited;
+      await waitFor('rows released by the dead relay', async () => (await relay.relayPending()) > 0, 10_000);
+      expect(bus.published.map((p) => p.msg.id)).toEqual(['crash-1', 'crash-2']);
+      expect(await outboxCount()).toBe(0);
+    },
+  );
+
+  it('rejects invalid items inside the caller transaction', async () => {
+    await expect(
+      ds.transaction((em) =>
+        writer.add(em, { destination: 'bus', queue: 'engine', message: { id: '', type: 't', payload: 1 } }),
+      ),
+    ).rejects.toBeInstanceOf(InvalidInputError);
+    await expect(
+      ds.transaction((em) =>
+        writer.add(em, { destination: 'jobs', queue: 'a:b', job: { name: 'x', data: null } }),
+      ),
+    ).rejects.toBeInstanceOf(InvalidInputError);
+    expect(await outboxCount()).toBe(0);
+  });
+
+  it('maps rows through the entity', async () => {
+    await writer.add(ds.manager, command('e1', { k: 1 }, 'p1'));
+    const [row] = await ds.getRepository(OutboxEntity).find();
+    expect(row).toMatchObject({
+      destination: 'bus',
+      queue: 'engine',
+      partitionKey: 'p1',
+      payload: { id: 'e1', payload: { k: 1 } },
+    });
+    expect(row!.id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(typeof row!.seq).toBe('string');
+    expect(row!.createdAt).toBeInstanceOf(Date);
+  });
+}
