@@ -179,7 +179,7 @@ export const parseTask = (
   if (ctx.isNonStringKey(path)) {
     ctx.schema(
       path,
-      `task name '${name}' is read as a ${name === 'null' ? 'null' : 'boolean'} by YAML; quote it`,
+      `task name '${name}' is read as a ${name === '' ? 'null' : 'boolean'} by YAML; quote it`,
       'key',
     );
   } else if (!WORD_NAME.test(name)) {

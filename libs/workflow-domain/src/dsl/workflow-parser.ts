@@ -50,7 +50,7 @@ export const checkItemName = (
   if (ctx.isNonStringKey(path)) {
     ctx.schema(
       path,
-      `${what.toLowerCase()} name '${name}' is read as a ${name === 'null' ? 'null' : 'boolean'} by YAML; quote it`,
+      `${what.toLowerCase()} name '${name}' is read as a ${name === '' ? 'null' : 'boolean'} by YAML; quote it`,
       'key',
     );
   }

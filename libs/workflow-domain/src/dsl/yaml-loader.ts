@@ -199,7 +199,8 @@ const isTolerated = (e: YAMLError): boolean =>
 const scalarKey = (key: unknown): { key: string; nonString: boolean } => {
   if (isScalar(key)) {
     const v = key.value;
-    return { key: String(v), nonString: typeof v === 'boolean' || v === null };
+    // Same text as yaml's toJS uses for the key (null becomes '').
+    return { key: v === null ? '' : String(v), nonString: typeof v === 'boolean' || v === null };
   }
   if (key && typeof (key as YamlNode).toJSON === 'function') {
     return { key: JSON.stringify((key as YamlNode).toJSON()), nonString: true };
