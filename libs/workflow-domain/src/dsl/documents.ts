@@ -214,3 +214,25 @@ export const workbookMemberDefinitions = (
   for (const a of workbook.actions) actions[a.name] = memberText('actions', a.name);
   return { workflows, actions };
 };
+
+export type DefinitionKind = 'workflows' | 'workbook' | 'actions';
+
+/**
+ * Non-throwing check of a definition (the API's `/validate` endpoints): the issues that parsing would
+ * report, or an empty list when the definition is valid. Errors other than validation errors propagate.
+ */
+export const validateDefinition = (
+  kind: DefinitionKind,
+  text: string,
+  options: ParseOptions = {},
+): readonly DslIssue[] => {
+  try {
+    if (kind === 'workflows') parseWorkflows(text, options);
+    else if (kind === 'workbook') parseWorkbook(text, options);
+    else parseActions(text, options);
+    return [];
+  } catch (e) {
+    if (e instanceof DslValidationError) return e.issues;
+    throw e;
+  }
+};

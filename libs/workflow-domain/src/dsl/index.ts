@@ -6,6 +6,8 @@ export {
   parseActions,
   workbookMemberDefinitions,
   isSupportedVersion,
+  validateDefinition,
+  type DefinitionKind,
   type ParseOptions,
   type ParsedWorkflows,
   type WorkbookMemberDefinitions,
