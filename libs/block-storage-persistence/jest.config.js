@@ -1,0 +1,1 @@
+module.exports = { ...require('../../jest.preset.js'), displayName: 'block-storage-persistence', rootDir: __dirname };

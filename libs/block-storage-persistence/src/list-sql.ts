@@ -1,0 +1,39 @@
+import type { SortKey } from '@osc/block-storage-domain';
+import type { Params } from './sql';
+
+/**
+ * ORDER BY and keyset ("after the marker") SQL for a sort. `exprOf(key, alias)` gives the SQL
+ * expression of a sort key on a table alias (null-safe: COALESCE'd where the column is nullable),
+ * so the marker row `m` and candidate rows compare with the same expressions.
+ */
+export function orderBy(sort: readonly SortKey[], exprOf: (key: string, alias: string) => string, alias: string): string {
+  return sort.map((s) => `${exprOf(s.key, alias)} ${s.dir === 'asc' ? 'ASC' : 'DESC'}`).join(', ');
+}
+
+/**
+ * `(e1 > m1) OR (e1 = m1 AND e2 > m2) OR ...` with `>`/`<` per direction, where `m*` are the same
+ * expressions evaluated on the marker row selected by id.
+ */
+export function afterMarker(
+  sort: readonly SortKey[],
+  exprOf: (key: string, alias: string) => string,
+  alias: string,
+  table: string,
+  marker: string,
+  params: Params,
+): string {
+  const m = params.add(marker);
+  const markerExpr = (key: string): string => `(SELECT ${exprOf(key, 'mk')} FROM "${table}" mk WHERE mk.id::text = ${m})`;
+  const ors: string[] = [];
+  for (let i = 0; i < sort.length; i++) {
+    const ands: string[] = [];
+    for (let j = 0; j < i; j++) {
+      const key = (sort[j] as SortKey).key;
+      ands.push(`${exprOf(key, alias)} = ${markerExpr(key)}`);
+    }
+    const s = sort[i] as SortKey;
+    ands.push(`${exprOf(s.key, alias)} ${s.dir === 'asc' ? '>' : '<'} ${markerExpr(s.key)}`);
+    ors.push(`(${ands.join(' AND ')})`);
+  }
+  return `(${ors.join(' OR ')})`;
+}

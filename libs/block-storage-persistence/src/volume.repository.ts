@@ -1,0 +1,363 @@
+import type { ListFilter, Paging, SnapshotValue, VolumeStatus, VolumeValue, SnapshotStatus } from '@osc/block-storage-domain';
+import { afterMarker, orderBy } from './list-sql';
+import { affectedOf, likeEscape, Params, rowsOf, type Queryable } from './sql';
+
+/** A volume as stored, with the fields only services need (never rendered directly). */
+export interface StoredVolume extends VolumeValue {
+  readonly errorReason: string | null;
+  readonly deleted: boolean;
+}
+
+/** A snapshot as stored. */
+export interface StoredSnapshot extends SnapshotValue {
+  readonly volumeTypeId: string | null;
+  readonly host: string | null;
+}
+
+type Row = Record<string, any>;
+
+const bool = (v: unknown): boolean => v === true || v === 't' || v === 'true';
+
+export function toVolume(r: Row): StoredVolume {
+  return {
+    id: r['id'],
+    projectId: r['project_id'],
+    userId: r['user_id'] ?? null,
+    name: r['display_name'] ?? null,
+    description: r['display_description'] ?? null,
+    size: Number(r['size']),
+    status: r['status'] as VolumeStatus,
+    availabilityZone: r['availability_zone'] ?? null,
+    volumeTypeId: r['volume_type_id'],
+    volumeTypeName: r['type_name'] ?? null,
+    snapshotId: r['snapshot_id'] ?? null,
+    sourceVolid: r['source_volid'] ?? null,
+    metadata: r['metadata'] ?? {},
+    adminMetadata: r['admin_metadata'] ?? {},
+    imageMetadata: r['image_metadata'] ?? null,
+    bootable: bool(r['bootable']),
+    encrypted: bool(r['encrypted']),
+    encryptionKeyId: r['encryption_key_id'] ?? null,
+    multiattach: bool(r['multiattach']),
+    host: r['host'] ?? null,
+    clusterName: r['cluster_name'] ?? null,
+    providerId: r['provider_id'] ?? null,
+    serviceUuid: r['service_uuid'] ?? null,
+    sharedTargets: r['shared_targets'] === null || r['shared_targets'] === undefined ? null : bool(r['shared_targets']),
+    migrationStatus: r['migration_status'] ?? null,
+    nameId: r['name_id'] ?? null,
+    replicationStatus: r['replication_status'] ?? null,
+    consistencygroupId: r['consistencygroup_id'] ?? null,
+    groupId: r['group_id'] ?? null,
+    consumesQuota: bool(r['use_quota']),
+    attachments: [],
+    createdAt: r['created_at'],
+    updatedAt: r['updated_at'] ?? null,
+    errorReason: r['error_reason'] ?? null,
+    deleted: bool(r['deleted']),
+  };
+}
+
+export function toSnapshot(r: Row): StoredSnapshot {
+  return {
+    id: r['id'],
+    projectId: r['project_id'],
+    userId: r['user_id'] ?? null,
+    volumeId: r['volume_id'],
+    volumeTypeId: r['volume_type_id'] ?? null,
+    name: r['display_name'] ?? null,
+    description: r['display_description'] ?? null,
+    size: Number(r['size']),
+    status: r['status'] as SnapshotStatus,
+    progress: r['progress'] ?? null,
+    metadata: r['metadata'] ?? {},
+    groupSnapshotId: r['group_snapshot_id'] ?? null,
+    consumesQuota: bool(r['use_quota']),
+    host: r['host'] ?? null,
+    createdAt: r['created_at'],
+    updatedAt: r['updated_at'] ?? null,
+  };
+}
+
+const VOLUME_SELECT = `SELECT v.*, t.name AS type_name FROM "volumes" v LEFT JOIN "volume_types" t ON t.id = v.volume_type_id`;
+
+/** Domain field → column of `volumes`. */
+const VOLUME_COLUMNS: Readonly<Record<string, string>> = {
+  id: 'id',
+  name: 'display_name',
+  description: 'display_description',
+  status: 'status',
+  size: 'size',
+  bootable: 'bootable',
+  multiattach: 'multiattach',
+  encrypted: 'encrypted',
+  migration_status: 'migration_status',
+  availability_zone: 'availability_zone',
+  group_id: 'group_id',
+  consistencygroup_id: 'consistencygroup_id',
+  consumes_quota: 'use_quota',
+  project_id: 'project_id',
+  user_id: 'user_id',
+  volume_type_id: 'volume_type_id',
+  host: 'host',
+  snapshot_id: 'snapshot_id',
+  source_volid: 'source_volid',
+  replication_status: 'replication_status',
+  volume_id: 'volume_id',
+  group_snapshot_id: 'group_snapshot_id',
+  progress: 'progress',
+};
+
+const TEXT_SORT = new Set(['name', 'description', 'status', 'availability_zone', 'host', 'project_id', 'user_id']);
+
+const sortExpr = (key: string, alias: string): string => {
+  if (key === 'updated_at') return `COALESCE(${alias}."updated_at", ${alias}."created_at")`;
+  const col = VOLUME_COLUMNS[key] ?? key;
+  if (key === 'id' || key === 'volume_type_id' || key === 'volume_id') return `${alias}."${col}"::text`;
+  return TEXT_SORT.has(key) ? `COALESCE(${alias}."${col}", '')` : `${alias}."${col}"`;
+};
+
+/** WHERE fragments of compiled filters (BS-5.9–5.11). */
+function filterSql(filters: readonly ListFilter[], alias: string, p: Params): string[] {
+  const out: string[] = [];
+  for (const f of filters) {
+    switch (f.kind) {
+      case 'none':
+        out.push('FALSE');
+        break;
+      case 'metadata':
+        out.push(`(${alias}."metadata" @> ${p.add(JSON.stringify(f.pairs))}::jsonb)`);
+        break;
+      case 'like': {
+        const col = VOLUME_COLUMNS[f.field];
+        out.push(col === undefined ? 'FALSE' : `${alias}."${col}"::text LIKE ${p.add(`%${likeEscape(f.value)}%`)}`);
+        break;
+      }
+      case 'time': {
+        const ops = { gt: '>', gte: '>=', eq: '=', neq: '<>', lt: '<', lte: '<=' } as const;
+        out.push(`(${f.conditions.map((c) => `${alias}."${f.field}" ${ops[c.op]} ${p.add(c.at)}`).join(' OR ')})`);
+        break;
+      }
+      case 'eq': {
+        if (f.field === 'volume_type') {
+          const v = p.add(String(f.value));
+          out.push(`${alias}."volume_type_id" IN (SELECT id FROM "volume_types" WHERE name = ${v} OR id::text = ${v})`);
+          break;
+        }
+        const col = VOLUME_COLUMNS[f.field];
+        if (col === undefined) out.push('FALSE');
+        else if (f.value === null) out.push(`${alias}."${col}" IS NULL`);
+        else if (typeof f.value === 'string') out.push(`${alias}."${col}"::text = ${p.add(f.value)}`);
+        else out.push(`${alias}."${col}" = ${p.add(f.value)}`);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+export interface ListScope {
+  /** Null: every project (admin with all_tenants). */
+  readonly projectId: string | null;
+  /** Non-admin lists never show migration targets (BS-5.6). */
+  readonly hideMigrationTargets: boolean;
+}
+
+export interface ListPage<T> {
+  readonly items: T[];
+  readonly count: number | null;
+}
+
+/** Volume rows: lookups, filtered keyset lists, compare-and-set status changes and metadata. */
+export class VolumeRepository {
+  async findById(db: Queryable, id: string, projectId: string | null, forUpdate = false): Promise<StoredVolume | null> {
+    const p = new Params();
+    const where = [`v.id::text = ${p.add(id)}`, 'v.deleted = false'];
+    if (projectId !== null) where.push(`v.project_id = ${p.add(projectId)}`);
+    const rows = rowsOf<Row>(await db.query(`${VOLUME_SELECT} WHERE ${where.join(' AND ')}${forUpdate ? ' FOR UPDATE OF v' : ''}`, p.values));
+    return rows[0] ? toVolume(rows[0]) : null;
+  }
+
+  async insert(db: Queryable, v: StoredVolume): Promise<void> {
+    await db.query(
+      `INSERT INTO "volumes" ("id","project_id","user_id","display_name","display_description","size","status","availability_zone",
+        "volume_type_id","snapshot_id","source_volid","metadata","admin_metadata","image_metadata","bootable","encrypted","encryption_key_id",
+        "multiattach","host","replication_status","consistencygroup_id","group_id","use_quota","shared_targets","service_uuid","created_at","updated_at")
+       VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12::jsonb,$13::jsonb,$14::jsonb,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26,$27)`,
+      [
+        v.id, v.projectId, v.userId, v.name, v.description, v.size, v.status, v.availabilityZone, v.volumeTypeId, v.snapshotId,
+        v.sourceVolid, JSON.stringify(v.metadata), JSON.stringify(v.adminMetadata), v.imageMetadata === null ? null : JSON.stringify(v.imageMetadata),
+        v.bootable, v.encrypted, v.encryptionKeyId, v.multiattach, v.host, v.replicationStatus, v.consistencygroupId, v.groupId,
+        v.consumesQuota, v.sharedTargets, v.serviceUuid, v.createdAt, v.updatedAt,
+      ],
+    );
+  }
+
+  async list(
+    db: Queryable,
+    scope: ListScope,
+    filters: readonly ListFilter[],
+    paging: Paging,
+    withCount: boolean,
+  ): Promise<ListPage<StoredVolume>> {
+    const p = new Params();
+    const where = ['v.deleted = false'];
+    if (scope.projectId !== null) where.push(`v.project_id = ${p.add(scope.projectId)}`);
+    if (scope.hideMigrationTargets) where.push(`(v.migration_status IS NULL OR v.migration_status NOT LIKE 'target:%')`);
+    where.push(...filterSql(filters, 'v', p));
+    let count: number | null = null;
+    if (withCount) {
+      const c = rowsOf<Row>(await db.query(`SELECT count(*)::int AS n FROM "volumes" v WHERE ${where.join(' AND ')}`, p.values));
+      count = Number(c[0]?.['n'] ?? 0);
+    }
+    if (paging.marker !== null) where.push(afterMarker(paging.sort, sortExpr, 'v', 'volumes', paging.marker, p));
+    const sql = `${VOLUME_SELECT} WHERE ${where.join(' AND ')} ORDER BY ${orderBy(paging.sort, sortExpr, 'v')} LIMIT ${p.add(paging.limit)} OFFSET ${p.add(paging.offset)}`;
+    const items = rowsOf<Row>(await db.query(sql, p.values)).map(toVolume);
+    return { items, count };
+  }
+
+  /**
+   * `UPDATE volumes SET status = :to, ... WHERE id = :id AND status IN (:allowed)` (STYLE §2);
+   * false when the row was not in an allowed status (or is gone).
+   */
+  async compareAndSetStatus(
+    db: Queryable,
+    id: string,
+    allowed: readonly VolumeStatus[],
+    to: VolumeStatus,
+    now: Date,
+    set: Readonly<Record<string, unknown>> = {},
+  ): Promise<boolean> {
+    const p = new Params();
+    const sets = [`"status" = ${p.add(to)}`, `"updated_at" = ${p.add(now)}`];
+    for (const [col, value] of Object.entries(set)) sets.push(`"${col}" = ${p.add(value)}`);
+    const r = await db.query(
+      `UPDATE "volumes" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false AND status = ANY(${p.add([...allowed])}::varchar[])`,
+      p.values,
+    );
+    return affectedOf(r) > 0;
+  }
+
+  async update(db: Queryable, id: string, set: Readonly<Record<string, unknown>>, now: Date): Promise<boolean> {
+    const p = new Params();
+    const sets = [`"updated_at" = ${p.add(now)}`];
+    for (const [col, value] of Object.entries(set)) {
+      const jsonCol = col === 'metadata' || col === 'admin_metadata';
+      sets.push(`"${col}" = ${p.add(jsonCol ? JSON.stringify(value) : value)}${jsonCol ? '::jsonb' : ''}`);
+    }
+    const r = await db.query(`UPDATE "volumes" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false`, p.values);
+    return affectedOf(r) > 0;
+  }
+
+  /** Soft-deletes the row if it is still in one of `allowed` statuses. */
+  async softDelete(db: Queryable, id: string, allowed: readonly VolumeStatus[], now: Date): Promise<StoredVolume | null> {
+    const rows = rowsOf<Row>(
+      await db.query(
+        `UPDATE "volumes" SET deleted = true, deleted_at = $1, updated_at = $1, status = 'deleted'
+         WHERE id = $2 AND deleted = false AND status = ANY($3::varchar[]) RETURNING *`,
+        [now, id, [...allowed]],
+      ),
+    );
+    const first = Array.isArray(rows[0]) ? (rows[0] as Row[])[0] : rows[0];
+    return first ? toVolume(first) : null;
+  }
+
+  async countActiveSnapshots(db: Queryable, volumeId: string): Promise<number> {
+    const r = rowsOf<Row>(await db.query(`SELECT count(*)::int AS n FROM "snapshots" WHERE volume_id = $1 AND deleted = false`, [volumeId]));
+    return Number(r[0]?.['n'] ?? 0);
+  }
+
+  async summary(db: Queryable, projectId: string | null): Promise<{ totalCount: number; totalSize: number; metadata: Record<string, string[]> }> {
+    const p = new Params();
+    const where = ['deleted = false'];
+    if (projectId !== null) where.push(`project_id = ${p.add(projectId)}`);
+    const r = rowsOf<Row>(await db.query(`SELECT count(*)::int AS n, COALESCE(sum(size), 0)::bigint AS s FROM "volumes" WHERE ${where.join(' AND ')}`, p.values));
+    const m = rowsOf<Row>(
+      await db.query(`SELECT DISTINCT e.key AS k, e.value AS v FROM "volumes", jsonb_each_text(metadata) e WHERE ${where.join(' AND ')} ORDER BY 1, 2`, p.values),
+    );
+    const metadata: Record<string, string[]> = {};
+    for (const row of m) (metadata[row['k']] ??= []).push(row['v']);
+    return { totalCount: Number(r[0]?.['n'] ?? 0), totalSize: Number(r[0]?.['s'] ?? 0), metadata };
+  }
+}
+
+const SNAPSHOT_SORT_TEXT = new Set(['name', 'description', 'status', 'project_id']);
+const snapshotSortExpr = (key: string, alias: string): string => {
+  if (key === 'updated_at') return `COALESCE(${alias}."updated_at", ${alias}."created_at")`;
+  const col = VOLUME_COLUMNS[key] ?? key;
+  if (key === 'id' || key === 'volume_id') return `${alias}."${col}"::text`;
+  return SNAPSHOT_SORT_TEXT.has(key) ? `COALESCE(${alias}."${col}", '')` : `${alias}."${col}"`;
+};
+
+/** Snapshot rows. */
+export class SnapshotRepository {
+  async findById(db: Queryable, id: string, projectId: string | null): Promise<StoredSnapshot | null> {
+    const p = new Params();
+    const where = [`s.id::text = ${p.add(id)}`, 's.deleted = false'];
+    if (projectId !== null) where.push(`s.project_id = ${p.add(projectId)}`);
+    const rows = rowsOf<Row>(await db.query(`SELECT s.* FROM "snapshots" s WHERE ${where.join(' AND ')}`, p.values));
+    return rows[0] ? toSnapshot(rows[0]) : null;
+  }
+
+  async insert(db: Queryable, s: StoredSnapshot): Promise<void> {
+    await db.query(
+      `INSERT INTO "snapshots" ("id","project_id","user_id","volume_id","volume_type_id","display_name","display_description","size","status",
+        "progress","metadata","use_quota","host","created_at","updated_at") VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11::jsonb,$12,$13,$14,$15)`,
+      [s.id, s.projectId, s.userId, s.volumeId, s.volumeTypeId, s.name, s.description, s.size, s.status, s.progress, JSON.stringify(s.metadata), s.consumesQuota, s.host, s.createdAt, s.updatedAt],
+    );
+  }
+
+  async list(db: Queryable, projectId: string | null, filters: readonly ListFilter[], paging: Paging, withCount: boolean): Promise<ListPage<StoredSnapshot>> {
+    const p = new Params();
+    const where = ['s.deleted = false'];
+    if (projectId !== null) where.push(`s.project_id = ${p.add(projectId)}`);
+    const zoneFilter = filters.find((f) => f.kind === 'eq' && f.field === 'availability_zone');
+    const rest = filters.filter((f) => f !== zoneFilter);
+    if (zoneFilter && zoneFilter.kind === 'eq') {
+      where.push(`s.volume_id IN (SELECT id FROM "volumes" WHERE availability_zone = ${p.add(String(zoneFilter.value))})`);
+    }
+    where.push(...filterSql(rest, 's', p));
+    let count: number | null = null;
+    if (withCount) {
+      const c = rowsOf<Row>(await db.query(`SELECT count(*)::int AS n FROM "snapshots" s WHERE ${where.join(' AND ')}`, p.values));
+      count = Number(c[0]?.['n'] ?? 0);
+    }
+    if (paging.marker !== null) where.push(afterMarker(paging.sort, snapshotSortExpr, 's', 'snapshots', paging.marker, p));
+    const sql = `SELECT s.* FROM "snapshots" s WHERE ${where.join(' AND ')} ORDER BY ${orderBy(paging.sort, snapshotSortExpr, 's')} LIMIT ${p.add(paging.limit)} OFFSET ${p.add(paging.offset)}`;
+    return { items: rowsOf<Row>(await db.query(sql, p.values)).map(toSnapshot), count };
+  }
+
+  async compareAndSetStatus(db: Queryable, id: string, allowed: readonly SnapshotStatus[], to: SnapshotStatus, now: Date, set: Readonly<Record<string, unknown>> = {}): Promise<boolean> {
+    const p = new Params();
+    const sets = [`"status" = ${p.add(to)}`, `"updated_at" = ${p.add(now)}`];
+    for (const [col, value] of Object.entries(set)) sets.push(`"${col}" = ${p.add(value)}`);
+    const r = await db.query(
+      `UPDATE "snapshots" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false AND status = ANY(${p.add([...allowed])}::varchar[])`,
+      p.values,
+    );
+    return affectedOf(r) > 0;
+  }
+
+  async update(db: Queryable, id: string, set: Readonly<Record<string, unknown>>, now: Date): Promise<boolean> {
+    const p = new Params();
+    const sets = [`"updated_at" = ${p.add(now)}`];
+    for (const [col, value] of Object.entries(set)) {
+      const jsonCol = col === 'metadata';
+      sets.push(`"${col}" = ${p.add(jsonCol ? JSON.stringify(value) : value)}${jsonCol ? '::jsonb' : ''}`);
+    }
+    const r = await db.query(`UPDATE "snapshots" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false`, p.values);
+    return affectedOf(r) > 0;
+  }
+
+  async softDelete(db: Queryable, id: string, allowed: readonly SnapshotStatus[], now: Date): Promise<StoredSnapshot | null> {
+    const rows = rowsOf<Row>(
+      await db.query(
+        `UPDATE "snapshots" SET deleted = true, deleted_at = $1, updated_at = $1, status = 'deleted'
+         WHERE id = $2 AND deleted = false AND status = ANY($3::varchar[]) RETURNING *`,
+        [now, id, [...allowed]],
+      ),
+    );
+    const first = Array.isArray(rows[0]) ? (rows[0] as Row[])[0] : rows[0];
+    return first ? toSnapshot(first) : null;
+  }
+}
