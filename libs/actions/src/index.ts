@@ -1,0 +1,26 @@
+export {
+  type ActionsConfig,
+  type ResolvedActionsConfig,
+  type ActionClock,
+  type ActionScope,
+  type ActionImplementation,
+  ActionException,
+  ActionAbortedError,
+  resolveActionsConfig,
+  systemClock,
+} from './action';
+export { invalidInputMessage, validateActionInput } from './action-input';
+export {
+  StandardActionRunner,
+  runAction,
+  actionExceptionText,
+  actionNotFoundMessage,
+  type ActionRunnerOptions,
+} from './action-runner';
+export {
+  STANDARD_ACTION_IMPLEMENTATIONS,
+  evaluateJavaScript,
+  JavaScriptError,
+  type JavaScriptLimits,
+  type HttpActionResult,
+} from './std';
