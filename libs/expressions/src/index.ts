@@ -1,3 +1,10 @@
+/**
+ * @osc/expressions — YAQL and Jinja evaluation with Mistral's function set (pure, framework-free).
+ * Data in and out is plain JSON-like JS; host-specific functions come from an {@link ExpressionHost}.
+ */
 export { ExpressionError, type ExpressionLanguage } from './errors';
 export type { ExpressionHost, TasksFilter, ExecutionsFilter } from './host';
 export { evaluateYaql } from './yaql/engine';
+export { evaluateJinja } from './jinja/engine';
+export { evaluate, validateExpressions, containsExpression } from './evaluate';
+export { pyStr as renderPython } from './values';

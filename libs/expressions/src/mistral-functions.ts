@@ -124,7 +124,7 @@ function sortKeys(v: unknown): unknown {
 }
 
 /** Python `json.dumps(v, indent=indent)` (ensure_ascii, `, `/`: ` separators). */
-export function pyJsonDumps(v: unknown, indent: number | null, level = 0): string {
+export function pyJsonDumps(v: unknown, indent: number | null, level = 0, sortKeys = false): string {
   const pad = indent === null ? '' : `\n${' '.repeat(indent * (level + 1))}`;
   const padEnd = indent === null ? '' : `\n${' '.repeat(indent * level)}`;
   const sep = indent === null ? ', ' : ',';
@@ -141,11 +141,13 @@ export function pyJsonDumps(v: unknown, indent: number | null, level = 0): strin
   if (Array.isArray(v) || v instanceof PySet || v instanceof LazySeq) {
     const a = toArray(v);
     if (a.length === 0) return '[]';
-    return `[${a.map((x) => pad + pyJsonDumps(x, indent, level + 1)).join(sep)}${padEnd}]`;
+    return `[${a.map((x) => pad + pyJsonDumps(x, indent, level + 1, sortKeys)).join(sep)}${padEnd}]`;
   }
   if (v instanceof Map) {
     if (v.size === 0) return '{}';
-    const parts = [...v.entries()].map(([k, x]) => `${pad}${jsonString(jsonKey(k))}: ${pyJsonDumps(x, indent, level + 1)}`);
+    const entries = [...v.entries()].map(([k, x]) => [jsonKey(k), x] as const);
+    if (sortKeys) entries.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    const parts = entries.map(([k, x]) => `${pad}${jsonString(k)}: ${pyJsonDumps(x, indent, level + 1, sortKeys)}`);
     return `{${parts.join(sep)}${padEnd}}`;
   }
   return fail(`Object of type ${typeof v} is not JSON serializable`, 'TypeError');

@@ -43,6 +43,14 @@ export class LazySeq {
 
 export type PyDict = Map<unknown, unknown>;
 
+const TUPLE = Symbol('tuple');
+/** Marks an array as a Python tuple (rendered `(1, 2)`); it behaves as a list everywhere else. */
+export function markTuple<T extends unknown[]>(a: T): T {
+  Object.defineProperty(a, TUPLE, { value: true, enumerable: false });
+  return a;
+}
+export const isTuple = (v: unknown): boolean => Array.isArray(v) && (v as unknown as Record<symbol, unknown>)[TUPLE] === true;
+
 /** Upper bound on how many items a lazy sequence may yield before we give up (yaql limitIterators). */
 export const MAX_ITEMS = 1_000_000;
 
@@ -313,7 +321,7 @@ export function pyRepr(v: unknown, tuples = false): string {
   if (typeof v === 'string') return strRepr(v);
   if (Array.isArray(v)) {
     const inner = v.map((x) => pyRepr(x, tuples));
-    if (!tuples) return `[${inner.join(', ')}]`;
+    if (!tuples && !isTuple(v)) return `[${inner.join(', ')}]`;
     return inner.length === 1 ? `(${inner[0]},)` : `(${inner.join(', ')})`;
   }
   if (v instanceof Map) {

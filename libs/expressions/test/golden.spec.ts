@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ExpressionError } from '../src/errors';
 import { evaluateStringNative } from '../src/evaluate';
+import { evaluateJinjaString } from '../src/jinja/engine';
 import { fromHost, pyStr, toHost } from '../src/values';
 import { evaluateYaqlNative } from '../src/yaql/engine';
 
@@ -65,3 +66,4 @@ function runSuite(file: string, evaluate: (expr: string, data: unknown) => unkno
 runSuite('yaql.json', (e, d) => evaluateYaqlNative(e, d));
 runSuite('render.json', (e, d) => evaluateStringNative(e, d, {}));
 
+runSuite('jinja.json', (e, d) => evaluateJinjaString(e, d, {}));

@@ -1,7 +1,83 @@
+import { EvalFailure, ExpressionError, SyntaxFailure } from '../errors';
 import type { ExpressionHost } from '../host';
-export function evaluateJinjaString(_text: string, _data: unknown, _host: ExpressionHost): unknown {
-  throw new Error('todo');
+import { LruCache } from '../lru';
+import { toHost } from '../values';
+import { fromHostSafe } from '../yaql/engine';
+import { type JNode, parseJinjaExpression, parseTemplate, type Stmt } from './parser';
+import { Evaluator, JUndefined, jinjaStr, use } from './runtime';
+
+/** Parsed expressions and templates keyed by their text (bounded). */
+const EXPRESSIONS = new LruCache<JNode | SyntaxFailure>(2000);
+const TEMPLATES = new LruCache<Stmt[] | SyntaxFailure>(2000);
+
+function cached<T>(cache: LruCache<T | SyntaxFailure>, text: string, parse: (s: string) => T): T {
+  let v = cache.get(text);
+  if (v === undefined) {
+    try {
+      v = parse(text);
+    } catch (e) {
+      if (!(e instanceof SyntaxFailure)) throw e;
+      v = e;
+    }
+    cache.set(text, v);
+  }
+  if (v instanceof SyntaxFailure) throw v;
+  return v;
 }
-export function jinjaSyntaxError(_text: string): string | null {
-  return null;
+
+/** Mistral's JINJA_REGEXP `({{(.*)}})`: greedy, single line. */
+const WHOLE = /\{\{(.*)\}\}/;
+
+function wrap(text: string, e: unknown): ExpressionError {
+  if (e instanceof ExpressionError) return e;
+  let reason: string;
+  if (e instanceof SyntaxFailure) reason = e.message;
+  else if (e instanceof EvalFailure) reason = e.message;
+  else if (e instanceof RangeError) reason = 'maximum recursion depth exceeded';
+  else reason = e instanceof Error ? e.message : String(e);
+  return new ExpressionError('jinja', text, reason, 'evaluation');
+}
+
+/** Evaluates a bare Jinja expression (the inside of `{{ }}`) to a native value (internal model). */
+export function evaluateJinjaExpressionNative(expr: string, data: unknown, host: ExpressionHost = {}): unknown {
+  try {
+    const node = cached(EXPRESSIONS, expr, parseJinjaExpression);
+    const value = new Evaluator({ host, data }).evaluateExpression(node);
+    // Mistral str()-s the result once so that strict undefined values fail here.
+    use(value);
+    jinjaStr(value);
+    return value instanceof JUndefined ? null : value;
+  } catch (e) {
+    throw wrap(expr, e);
+  }
+}
+
+/**
+ * Evaluates a string holding Jinja: exactly one `{{ … }}` yields the native value (DSL-8.4),
+ * anything else is rendered as a template into a string (block-only strings render too, DSL-18.3).
+ */
+export function evaluateJinjaString(text: string, data: unknown, host: ExpressionHost = {}): unknown {
+  const m = WHOLE.exec(text);
+  if (m && m[0] === text) return evaluateJinjaExpressionNative(m[1]!, data, host);
+  try {
+    const body = cached(TEMPLATES, text, parseTemplate);
+    return new Evaluator({ host, data }).render(body);
+  } catch (e) {
+    throw wrap(text, e);
+  }
+}
+
+/** Syntax error of a Jinja template string, or null. */
+export function jinjaSyntaxError(text: string): string | null {
+  try {
+    cached(TEMPLATES, text, parseTemplate);
+    return null;
+  } catch (e) {
+    return e instanceof Error ? e.message : String(e);
+  }
+}
+
+/** Evaluates one Jinja expression (text without `{{ }}`) against host data; returns plain data. */
+export function evaluateJinja(expr: string, data: unknown, host?: ExpressionHost): unknown {
+  return toHost(evaluateJinjaExpressionNative(expr, fromHostSafe(expr, 'jinja', data), host));
 }

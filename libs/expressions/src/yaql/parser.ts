@@ -72,7 +72,7 @@ function decodeEscapes(raw: string): string {
       }
       throw new SyntaxFailure(`truncated \\${n} escape`);
     };
-    if (n in ESCAPES) {
+    if (Object.prototype.hasOwnProperty.call(ESCAPES, n)) {
       out += ESCAPES[n];
       i++;
     } else if (n === 'x') hex(2);
