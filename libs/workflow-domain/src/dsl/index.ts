@@ -45,5 +45,13 @@ export {
 } from './standard-actions';
 export { md5Hex } from './md5';
 export { pyStr, pyRepr, pyJsonDumps } from './python-text';
-export { resolvePublish, taskByName, type CompletedTaskState } from './spec-queries';
+export {
+  resolvePublish,
+  taskByName,
+  invalidInputMessage,
+  workflowSpecClass,
+  resolveWorkflowInput,
+  reverseTaskClosure,
+  type CompletedTaskState,
+} from './spec-queries';
 export { isUuidLike } from './workflow-parser';

@@ -217,7 +217,7 @@ export const parseWorkflow = (
   let startTasks: string[];
   let inboundTasks: Record<string, string[]> = {};
   if (type === 'direct') {
-    const checked = checkDirect(ctx, path, fullName, tasks, sources, [...path, 'task-defaults']);
+    const checked = checkDirect(ctx, path, name, tasks, sources, [...path, 'task-defaults']);
     startTasks = checked.startTasks;
     inboundTasks = checked.inbound;
   } else {
