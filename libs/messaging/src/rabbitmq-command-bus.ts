@@ -1,6 +1,6 @@
 import amqp, { type AmqpConnectionManager, type ChannelWrapper } from 'amqp-connection-manager';
-import type { Channel, ConfirmChannel, ConsumeMessage, MessageProperties } from 'amqplib';
-import { TransientError } from '@osc/errors';
+import type { Channel, ConsumeMessage, MessageProperties } from 'amqplib';
+import { InternalError, TransientError } from '@osc/errors';
 import {
   type CommandBus,
   type CommandHandler,
@@ -69,10 +69,15 @@ export class RabbitMqCommandBus implements CommandBus {
   private readonly declared = new Map<string, Promise<void>>();
   private readonly consumers = new Set<ConsumerState>();
   private readonly logger: MessagingLogger;
+  private readonly reconnectDelayMs: number;
+  private readonly connectTimeoutMs: number;
+  private publisherChannel?: Channel;
   private closed = false;
 
   constructor(options: RabbitMqCommandBusOptions) {
     this.logger = options.logger ?? stderrLogger;
+    this.reconnectDelayMs = (options.reconnectTimeInSeconds ?? 1) * 1000;
+    this.connectTimeoutMs = options.publishTimeoutMs ?? 30_000;
     const urls = Array.isArray(options.url) ? options.url : [options.url];
     this.connection = amqp.connect(urls, {
       heartbeatIntervalInSeconds: options.heartbeatIntervalInSeconds ?? 5,
@@ -84,6 +89,8 @@ export class RabbitMqCommandBus implements CommandBus {
     this.connection.on('disconnect', ({ err }: { err?: Error }) => {
       if (!this.closed) this.logger.warn('amqp connection lost; reconnecting', { error: err?.message });
     });
+    // Queues may have gone with the broker (or its node): declare again on the new connection.
+    this.connection.on('connect', () => this.declared.clear());
     this.connection.on('connectFailed', ({ err }: { err?: Error }) => {
       if (!this.closed) this.logger.warn('amqp connect failed; retrying', { error: err?.message });
     });
@@ -91,6 +98,14 @@ export class RabbitMqCommandBus implements CommandBus {
       name: 'publisher',
       confirm: true,
       publishTimeout: options.publishTimeoutMs ?? 30_000,
+      setup: async (channel: Channel) => {
+        this.publisherChannel = channel;
+        // Without a listener a channel error would be rethrown inside amqplib and take the connection down.
+        channel.on('error', (err: Error) =>
+          this.logger.warn('amqp publisher channel closed', { error: err.message }),
+        );
+        channel.once('close', () => this.watchPublisherChannel(channel));
+      },
     });
     this.publisher.on('error', (err: Error) =>
       this.logger.error('amqp publisher channel error', { error: err.message }),
@@ -137,12 +152,30 @@ export class RabbitMqCommandBus implements CommandBus {
       inFlight: 0,
       idleWaiters: [],
     };
+    await this.declare(queue);
     this.consumers.add(state);
+    await this.openConsumerChannel(state);
+    return { cancel: () => this.cancelConsumer(state) };
+  }
+
+  /**
+   * A consumer's channel wrapper. Its setup runs on every new channel (after each reconnect), so
+   * the consumer comes back by itself; a channel that dies while the connection stays up (queue
+   * deleted, a channel error) is replaced by a new wrapper (`watchConsumerChannel`).
+   */
+  private async openConsumerChannel(state: ConsumerState): Promise<void> {
+    const { queue, prefetch } = state;
+    const previous = state.wrapper;
+    state.current = undefined;
     const wrapper = this.connection.createChannel({
       name: `consumer:${queue}`,
       confirm: false,
       setup: async (channel: Channel) => {
         if (state.cancelled) return;
+        channel.on('error', (err: Error) =>
+          this.logger.warn('amqp consumer channel closed', { queue, error: err.message }),
+        );
+        channel.once('close', () => this.watchConsumerChannel(state, channel));
         await declareTopology(channel, queue);
         await channel.prefetch(prefetch);
         const { consumerTag } = await channel.consume(
@@ -151,7 +184,9 @@ export class RabbitMqCommandBus implements CommandBus {
             if (m) {
               void this.onDelivery(state, channel, m);
             } else if (!state.cancelled) {
+              // The broker cancelled us (queue deleted): close, and let the watcher start over.
               this.logger.warn('amqp consumer cancelled by the broker', { queue });
+              channel.close().catch(() => undefined);
             }
           },
           { noAck: false },
@@ -163,17 +198,43 @@ export class RabbitMqCommandBus implements CommandBus {
       this.logger.error('amqp consumer channel error', { queue, error: err.message }),
     );
     state.wrapper = wrapper;
+    await previous?.close().catch(() => undefined);
     await wrapper.waitForConnect();
-    return { cancel: () => this.cancelConsumer(state) };
+  }
+
+  private watchConsumerChannel(state: ConsumerState, channel: Channel): void {
+    if (state.cancelled || this.closed) return;
+    const timer = setTimeout(() => {
+      // After a connection loss the reconnect reruns the setup and replaces `current` by itself.
+      if (state.cancelled || this.closed || state.current?.channel !== channel) return;
+      if (!this.connection.isConnected()) return;
+      this.logger.warn('amqp consumer channel closed alone; opening a new one', { queue: state.queue });
+      this.openConsumerChannel(state).catch((e: unknown) =>
+        this.logger.error('reopening an amqp consumer failed', {
+          queue: state.queue,
+          error: describeError(e),
+        }),
+      );
+    }, this.reconnectDelayMs);
+    timer.unref();
+  }
+
+  /** A publisher channel closed while the connection stays up is never reopened by the wrapper: reconnect. */
+  private watchPublisherChannel(channel: Channel): void {
+    if (this.closed) return;
+    const timer = setTimeout(() => {
+      if (this.closed || this.publisherChannel !== channel || !this.connection.isConnected()) return;
+      this.logger.warn('amqp publisher channel closed alone; reconnecting');
+      this.connection.reconnect();
+    }, this.reconnectDelayMs);
+    timer.unref();
   }
 
   /** Ready messages in a queue (unacknowledged ones not counted). Declares the queue's topology. */
   async messageCount(queue: string): Promise<number> {
     assertQueueName(queue);
-    await this.publisher.waitForConnect();
     await this.declare(queue);
-    const reply = await this.publisher.checkQueue(queue);
-    return reply.messageCount;
+    return this.withShortLivedChannel(async (channel) => (await channel.checkQueue(queue)).messageCount);
   }
 
   async ping(): Promise<boolean> {
@@ -192,15 +253,69 @@ export class RabbitMqCommandBus implements CommandBus {
     if (this.closed) throw new TransientError('the RabbitMQ command bus is closed');
   }
 
-  /** Declares a queue's topology once on the publisher channel and again after every reconnect. */
+  /**
+   * Declares a queue's topology once per connection, on a short-lived channel of its own: a
+   * declaration the broker refuses (the queue exists with other arguments) fails this call with a
+   * clear error instead of killing the publisher's or a consumer's channel.
+   */
   private declare(queue: string): Promise<void> {
     let done = this.declared.get(queue);
     if (!done) {
-      done = this.publisher.addSetup((channel: ConfirmChannel) => declareTopology(channel, queue));
-      done.catch(() => this.declared.delete(queue));
+      done = this.declareOnce(queue);
       this.declared.set(queue, done);
+      done.catch(() => {
+        if (this.declared.get(queue) === done) this.declared.delete(queue);
+      });
     }
     return done;
+  }
+
+  /** Runs broker operations that may fail on a channel of their own, so a failure kills nothing else. */
+  private async withShortLivedChannel<T>(work: (channel: Channel) => Promise<T>): Promise<T> {
+    await this.waitConnected();
+    const model = this.connection.connection;
+    if (!model) throw new TransientError('not connected to RabbitMQ');
+    const channel = await model.createChannel();
+    channel.on('error', () => undefined); // reported through the rejected operation
+    try {
+      return await work(channel);
+    } finally {
+      await channel.close().catch(() => undefined);
+    }
+  }
+
+  private async declareOnce(queue: string): Promise<void> {
+    try {
+      await this.withShortLivedChannel((channel) => declareTopology(channel, queue));
+    } catch (e) {
+      if (e instanceof TransientError) throw e;
+      if ((e as { code?: unknown }).code === 406) {
+        throw new InternalError(
+          `queue ${queue} exists on the broker with other arguments (expected a durable quorum queue dead-lettering to ${deadLetterQueueOf(queue)})`,
+          { cause: e },
+        );
+      }
+      throw new TransientError(`declaring queue ${queue} failed: ${describeError(e)}`, { cause: e });
+    }
+  }
+
+  /** Waits for the broker connection, at most the publish timeout (then `TransientError`). */
+  private async waitConnected(): Promise<void> {
+    if (this.connection.isConnected() && this.publisherChannel) return;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        this.publisher.waitForConnect(),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new TransientError(`RabbitMQ not reachable within ${this.connectTimeoutMs} ms`)),
+            this.connectTimeoutMs,
+          );
+        }),
+      ]);
+    } finally {
+      if (timer) clearTimeout(timer);
+    }
   }
 
   private async onDelivery(state: ConsumerState, channel: Channel, m: ConsumeMessage): Promise<void> {

@@ -4,6 +4,7 @@ import * as amqplib from 'amqplib';
 import { RabbitMqCommandBus } from '../src/rabbitmq-command-bus';
 import type { CommandBus } from '../src/command-bus';
 import { commandBusContract } from './command-bus.contract';
+import { InternalError, TransientError } from '@osc/errors';
 import { describeWithServer, uniqueName, waitFor } from './support';
 
 const AMQP_URL = process.env['AMQP_URL'] ?? 'amqp://guest:guest@127.0.0.1:5672';
@@ -84,6 +85,83 @@ describeWithServer(
         await ch.deleteQueue(queue);
         await ch.deleteQueue(`${queue}.dlq`);
         await ch.close();
+      }
+    });
+
+    it('brings a consumer back when its queue is deleted under it', async () => {
+      const queue = uniqueName('gone');
+      const bus = new RabbitMqCommandBus({ url: AMQP_URL, logger: quiet });
+      const got: string[] = [];
+      try {
+        await bus.consume(queue, async (m) => void got.push(m.id));
+        await bus.publish(queue, { id: 'before', type: 't', payload: null });
+        await waitFor('first message', () => got.length === 1);
+        const ch = await admin.createChannel();
+        await ch.deleteQueue(queue);
+        await ch.close();
+        // the consumer re-declares its queue; publish until it is back (the first publishes may be dropped
+        // by the broker while no queue exists: that is what deleting a queue means)
+        let n = 0;
+        await waitFor(
+          'consumer back',
+          async () => {
+            if (got.length > 1) return true;
+            try {
+              await (bus as RabbitMqCommandBus).messageCount(queue);
+              await bus.publish(queue, { id: `after-${n++}`, type: 't', payload: null });
+            } catch {
+              // a quorum queue being deleted can refuse declarations for a moment
+            }
+            await new Promise((r) => setTimeout(r, 100));
+            return got.length > 1;
+          },
+          20_000,
+        );
+        expect(got[1]).toMatch(/^after-/);
+      } finally {
+        await bus.close();
+        const ch = await admin.createChannel();
+        await ch.deleteQueue(queue);
+        await ch.deleteQueue(`${queue}.dlq`);
+        await ch.close();
+      }
+    });
+
+    it('fails clearly when a queue exists with other arguments, and keeps working for other queues', async () => {
+      const queue = uniqueName('classic');
+      const other = uniqueName('fine');
+      const ch = await admin.createChannel();
+      await ch.assertQueue(queue, { durable: true });
+      const bus = new RabbitMqCommandBus({ url: AMQP_URL, logger: quiet });
+      try {
+        await expect(bus.publish(queue, { id: 'x', type: 't', payload: null })).rejects.toBeInstanceOf(
+          InternalError,
+        );
+        await expect(bus.consume(queue, async () => undefined)).rejects.toBeInstanceOf(InternalError);
+        const got: string[] = [];
+        await bus.consume(other, async (m) => void got.push(m.id));
+        await bus.publish(other, { id: 'ok', type: 't', payload: null });
+        await waitFor('other queue works', () => got.length === 1);
+      } finally {
+        await bus.close();
+        for (const q of [queue, other, `${other}.dlq`]) await ch.deleteQueue(q);
+        await ch.close();
+      }
+    });
+
+    it('fails a publish with TransientError when the broker cannot be reached in time', async () => {
+      const bus = new RabbitMqCommandBus({
+        url: 'amqp://guest:guest@127.0.0.1:1',
+        logger: quiet,
+        publishTimeoutMs: 300,
+      });
+      try {
+        expect(await bus.ping()).toBe(false);
+        await expect(bus.publish('nowhere', { id: 'x', type: 't', payload: null })).rejects.toBeInstanceOf(
+          TransientError,
+        );
+      } finally {
+        await bus.close();
       }
     });
   },
