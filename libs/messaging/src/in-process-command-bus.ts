@@ -23,12 +23,17 @@ interface Envelope {
   deliveries: number;
 }
 
+interface Delivery {
+  envelope: Envelope;
+}
+
 interface Consumer {
   queue: string;
   handler: CommandHandler;
   prefetch: number;
   maxDeliveries: number;
-  inFlight: Set<Envelope>;
+  /** One entry per delivery (not per envelope: an abandoned delivery of a message redelivered here must not ack it). */
+  inFlight: Set<Delivery>;
   cancelled: boolean;
   /** Resolvers waiting for `inFlight` to become empty. */
   idleWaiters: Array<() => void>;
@@ -102,7 +107,7 @@ export class InProcessCommandBus implements CommandBus {
     for (const [name, state] of this.queues) {
       const returned: Envelope[] = [];
       for (const c of state.consumers) {
-        returned.push(...c.inFlight);
+        for (const d of c.inFlight) returned.push(d.envelope);
         c.inFlight.clear();
         this.notifyIdle(c);
       }
@@ -201,7 +206,8 @@ export class InProcessCommandBus implements CommandBus {
           payload: envelope.body,
           headers: { ...envelope.headers },
         };
-    consumer.inFlight.add(envelope);
+    const delivery: Delivery = { envelope };
+    consumer.inFlight.add(delivery);
     const info = { deliveryCount: envelope.deliveries, redelivered: envelope.deliveries > 1 };
     let run: Promise<void>;
     try {
@@ -210,14 +216,15 @@ export class InProcessCommandBus implements CommandBus {
       run = Promise.reject(e);
     }
     run.then(
-      () => this.settle(consumer, envelope, undefined, false),
-      (error: unknown) => this.settle(consumer, envelope, error, true),
+      () => this.settle(consumer, delivery, undefined, false),
+      (error: unknown) => this.settle(consumer, delivery, error, true),
     );
   }
 
-  private settle(consumer: Consumer, envelope: Envelope, error: unknown, failed: boolean): void {
+  private settle(consumer: Consumer, delivery: Delivery, error: unknown, failed: boolean): void {
     // A message whose delivery was abandoned (connection loss) is no longer ours to ack or nack.
-    if (!consumer.inFlight.delete(envelope)) return;
+    if (!consumer.inFlight.delete(delivery)) return;
+    const { envelope } = delivery;
     if (failed) {
       if (isRetryableError(error) && envelope.deliveries < consumer.maxDeliveries) {
         this.queue(consumer.queue).ready.push(envelope);
