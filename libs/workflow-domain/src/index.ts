@@ -1,1 +1,2 @@
 export * from './dsl';
+export * from './engine';

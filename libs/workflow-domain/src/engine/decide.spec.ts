@@ -1,0 +1,721 @@
+import { parseWorkflows } from '../dsl/documents';
+import type { WorkflowSpec } from '../dsl/model';
+import { EngineSimulator, type ActionScript, defaultActionScript } from './simulator';
+import { decide } from './decide';
+
+const catalog = (yaml: string): Record<string, WorkflowSpec> =>
+  Object.fromEntries(parseWorkflows(yaml).workflows.map((w) => [w.name, w]));
+
+interface Scenario {
+  name: string;
+  yaml: string;
+  workflow?: string;
+  input?: Record<string, unknown>;
+  params?: Record<string, unknown>;
+  script?: ActionScript;
+  state: string;
+  output?: unknown;
+  stateInfo?: string | RegExp | null;
+  tasks?: Record<string, string>;
+  published?: Record<string, Record<string, unknown>>;
+  published_global?: Record<string, unknown>;
+}
+
+const run = (s: Scenario) => {
+  const cat = catalog(s.yaml);
+  const sim = new EngineSimulator(cat, s.script ?? defaultActionScript);
+  const id = sim.create(s.workflow ?? Object.keys(cat)[0]!, s.input ?? {}, s.params ?? {});
+  sim.runWithTimers();
+  return { sim, id };
+};
+
+const scenarios: Scenario[] = [
+  {
+    name: 'sequential tasks succeed; output from the final context',
+    yaml: `
+version: '2.0'
+wf:
+  tasks:
+    a:
+      action: std.echo output=1
+      publish: {x: <% task().result %>}
+      on-success: b
+    b:
+      action: std.echo output=<% $.x + 1 %>
+      publish: {y: <% task().result %>}
+`,
+    state: 'SUCCESS',
+    output: { x: 1, y: 2 },
+    tasks: { a: 'SUCCESS', b: 'SUCCESS' },
+  },
+  {
+    name: 'example A: workflow output expressions see input and published values',
+    yaml: `
+version: '2.0'
+sum_up:
+  input:
+    - items: [{n: a, v: 1}, {n: b, v: 5}]
+  output:
+    total: <% $.total %>
+    names: <% $.items.select($.n) %>
+  tasks:
+    add:
+      action: std.echo output=<% $.items.select($.v).sum() %>
+      publish:
+        total: <% task().result %>
+`,
+    state: 'SUCCESS',
+    output: { total: 6, names: ['a', 'b'] },
+  },
+  {
+    name: 'example B: on-error handles the failure',
+    yaml: `
+version: '2.0'
+guarded:
+  tasks:
+    attempt:
+      action: std.fail
+      publish-on-error:
+        why: <% task().state_info %>
+      on-error: cleanup
+    cleanup:
+      action: std.noop
+`,
+    state: 'SUCCESS',
+    tasks: { attempt: 'ERROR', cleanup: 'SUCCESS' },
+    published: { attempt: { why: 'Fail action expected exception.' } },
+  },
+  {
+    name: 'example B variant: on-complete does not handle the error',
+    yaml: `
+version: '2.0'
+guarded:
+  tasks:
+    attempt:
+      action: std.fail
+      on-complete: cleanup
+    cleanup:
+      action: std.noop
+`,
+    state: 'ERROR',
+    stateInfo: /^Failure caused by error in tasks: attempt\n\n {2}attempt \[task_ex_id=[0-9a-f-]+\] -> Fail action expected exception.\n {4}\[action_ex_id=[0-9a-f-]+, idx=0\]: Fail action expected exception.\n$/,
+    tasks: { attempt: 'ERROR', cleanup: 'SUCCESS' },
+  },
+  {
+    name: 'unhandled error fails the workflow; output-on-error is merged',
+    yaml: `
+version: '2.0'
+wf:
+  output-on-error:
+    reason: failed
+  tasks:
+    t:
+      action: std.fail error_data="boom"
+`,
+    state: 'ERROR',
+    output: { result: expect.stringMatching(/^Failure caused by error in tasks: t\n/), reason: 'failed' },
+  },
+  {
+    name: 'example C: join all runs once both branches arrive',
+    yaml: `
+version: '2.0'
+fan_in:
+  tasks:
+    left:
+      publish: {l: 1}
+      on-success: j
+    right:
+      action: std.echo output=2
+      publish: {r: <% task().result %>}
+      on-success: j
+    j:
+      join: all
+      action: std.echo output=<% $.l + $.r %>
+      publish: {sum: <% task().result %>}
+`,
+    state: 'SUCCESS',
+    tasks: { left: 'SUCCESS', right: 'SUCCESS', j: 'SUCCESS' },
+    output: { l: 1, r: 2, sum: 3 },
+  },
+  {
+    name: 'example C: join fails when an inbound branch fails',
+    yaml: `
+version: '2.0'
+fan_in:
+  tasks:
+    left:
+      on-success: j
+    right:
+      action: std.fail
+      on-success: j
+    j:
+      join: all
+`,
+    state: 'ERROR',
+    tasks: { left: 'SUCCESS', right: 'ERROR', j: 'ERROR' },
+    stateInfo: /Failure caused by error in tasks: j, right\n/,
+  },
+  {
+    name: 'join 1 runs after the first arrival',
+    yaml: `
+version: '2.0'
+wf:
+  tasks:
+    a:
+      on-success: j
+    b:
+      action: std.fail
+      on-error: j
+    c:
+      action: std.fail
+    j:
+      join: 1
+`,
+    state: 'ERROR',
+    tasks: { a: 'SUCCESS', b: 'ERROR', c: 'ERROR', j: 'SUCCESS' },
+    stateInfo: /^Failure caused by error in tasks: c\n/,
+  },
+  {
+    name: 'example E: fail command with a message when n is big',
+    yaml: `
+version: '2.0'
+check:
+  input: [n]
+  tasks:
+    t:
+      on-success:
+        - fail(msg="too big <% $.n %>"): <% $.n > 2 %>
+        - succeed
+`,
+    input: { n: 3 },
+    state: 'ERROR',
+    stateInfo: 'too big 3',
+    output: { result: 'too big 3' },
+  },
+  {
+    name: 'example E: succeed command when n is small',
+    yaml: `
+version: '2.0'
+check:
+  input: [n]
+  tasks:
+    t:
+      on-success:
+        - fail(msg="too big <% $.n %>"): <% $.n > 2 %>
+        - succeed
+`,
+    input: { n: 1 },
+    state: 'SUCCESS',
+    stateInfo: null,
+  },
+  {
+    name: 'fail without message: state_info null, output result null',
+    yaml: `
+version: '2.0'
+wf:
+  tasks:
+    t:
+      on-success: fail
+`,
+    state: 'ERROR',
+    stateInfo: null,
+    output: { result: null },
+  },
+  {
+    name: 'conditions pick the branch; on-error noop swallows the error',
+    yaml: `
+version: '2.0'
+wf:
+  input: [x]
+  tasks:
+    t:
+      action: std.fail
+      on-error:
+        - noop
+    u:
+      on-success:
+        - left: <% $.x = 1 %>
+        - right: <% $.x != 1 %>
+    left:
+      publish: {went: left}
+    right:
+      publish: {went: right}
+`,
+    input: { x: 1 },
+    state: 'SUCCESS',
+    tasks: { t: 'ERROR', u: 'SUCCESS', left: 'SUCCESS' },
+    output: { went: 'left' },
+  },
+  {
+    name: 'global publish is visible to other branches and in published_global',
+    yaml: `
+version: '2.0'
+wf:
+  vars:
+    base: 10
+  tasks:
+    a:
+      on-success:
+        publish:
+          global:
+            g: <% $.base + 1 %>
+          branch:
+            b: 2
+        next: c
+    c:
+      action: std.echo output=<% global(g) %>
+      publish: {seen: <% task().result %>}
+`,
+    state: 'SUCCESS',
+    output: { b: 2, seen: 11 },
+    published_global: { g: 11 },
+  },
+  {
+    name: 'task-defaults on-error applies to every task',
+    yaml: `
+version: '2.0'
+wf:
+  task-defaults:
+    on-error: handler
+  tasks:
+    t:
+      action: std.fail
+    handler:
+      publish: {handled: true}
+`,
+    state: 'SUCCESS',
+    output: { handled: true },
+  },
+  {
+    name: 'unknown action fails the task and the execution at once',
+    yaml: `
+version: '2.0'
+wf:
+  tasks:
+    t:
+      action: nope.nope
+      on-error: h
+    h: {action: std.noop}
+`,
+    state: 'ERROR',
+    stateInfo: 'Failed to run task [error=Failed to find action [action_name=nope.nope, namespace=], wf=wf, task=t]',
+    tasks: { t: 'ERROR' },
+  },
+  {
+    name: 'expression error in input is fatal',
+    yaml: `
+version: '2.0'
+wf:
+  tasks:
+    t:
+      action: std.echo output=<% $.missing %>
+      on-error: h
+    h: {action: std.noop}
+`,
+    state: 'ERROR',
+    stateInfo: /^Failed to run task \[error=Can not evaluate YAQL expression \[expression=\$\.missing, error=.*\], wf=wf, task=t\]$/,
+  },
+  {
+    name: 'reverse workflow runs the target and its prerequisites only',
+    yaml: `
+version: '2.0'
+rev:
+  type: reverse
+  tasks:
+    a:
+      action: std.echo output=1
+      publish: {a: <% task().result %>}
+    b:
+      requires: [a]
+      action: std.echo output=<% $.a + 1 %>
+      publish: {b: <% task().result %>}
+    c:
+      requires: b
+      publish: {c: 3}
+    other:
+      action: std.fail
+`,
+    params: { task_name: 'b' },
+    state: 'SUCCESS',
+    tasks: { a: 'SUCCESS', b: 'SUCCESS' },
+    output: { a: 1, b: 2 },
+  },
+  {
+    name: 'reverse workflow with a failing prerequisite fails',
+    yaml: `
+version: '2.0'
+rev:
+  type: reverse
+  tasks:
+    a:
+      action: std.fail
+    b:
+      requires: [a]
+`,
+    params: { task_name: 'b' },
+    state: 'ERROR',
+    tasks: { a: 'ERROR' },
+    stateInfo: /^Failure caused by error in tasks: a\n/,
+  },
+  {
+    name: 'nested workflow: the parent task gets the child output',
+    yaml: `
+version: '2.0'
+parent:
+  tasks:
+    call:
+      workflow: child x=2
+      publish: {got: <% task().result.doubled %>}
+child:
+  input: [x]
+  output:
+    doubled: <% $.x * 2 %>
+  tasks:
+    n: {action: std.noop}
+`,
+    workflow: 'parent',
+    state: 'SUCCESS',
+    output: { got: 4 },
+  },
+  {
+    name: 'nested workflow failure fails the parent task',
+    yaml: `
+version: '2.0'
+parent:
+  tasks:
+    call:
+      workflow: child
+child:
+  tasks:
+    boom:
+      action: std.fail
+`,
+    workflow: 'parent',
+    state: 'ERROR',
+    stateInfo: /^Failure caused by error in tasks: call\n\n {2}call \[task_ex_id=[^\]]+\] -> Failure caused by error in tasks: boom/,
+  },
+  {
+    name: 'unknown sub-workflow is fatal',
+    yaml: `
+version: '2.0'
+parent:
+  tasks:
+    call:
+      workflow: ghost
+`,
+    workflow: 'parent',
+    state: 'ERROR',
+    stateInfo: 'Failed to run task [error=Failed to find workflow [name=ghost] [namespace=], wf=parent, task=call]',
+  },
+  {
+    name: 'with-items collects item results in order (example D)',
+    yaml: `
+version: '2.0'
+pairs:
+  tasks:
+    each:
+      with-items:
+        - a in [1, 2]
+        - b in <% ['x', 'y'] %>
+      concurrency: 1
+      action: std.echo output="<% $.a %>-<% $.b %>"
+      publish: {r: <% task().result %>}
+`,
+    state: 'SUCCESS',
+    output: { r: ['1-x', '2-y'] },
+  },
+  {
+    name: 'with-items over an empty list succeeds with []',
+    yaml: `
+version: '2.0'
+wf:
+  tasks:
+    each:
+      with-items: x in <% [] %>
+      action: std.echo output=<% $.x %>
+      publish: {r: <% task().result %>}
+`,
+    state: 'SUCCESS',
+    output: { r: [] },
+  },
+  {
+    name: 'retry runs a failing task count+1 times then fails',
+    yaml: `
+version: '2.0'
+wf:
+  tasks:
+    t:
+      action: std.fail
+      retry: {count: 2, delay: 1}
+`,
+    state: 'ERROR',
+    tasks: { t: 'ERROR' },
+  },
+  {
+    name: 'wait-before and wait-after delay a task but it still succeeds',
+    yaml: `
+version: '2.0'
+wf:
+  tasks:
+    t:
+      wait-before: 2
+      wait-after: 1
+      action: std.echo output=5
+      publish: {v: <% task().result %>}
+`,
+    state: 'SUCCESS',
+    output: { v: 5 },
+  },
+  {
+    name: 'fail-on turns a success into an error',
+    yaml: `
+version: '2.0'
+wf:
+  tasks:
+    t:
+      action: std.echo output=5
+      fail-on: <% task().result > 3 %>
+`,
+    state: 'ERROR',
+    stateInfo: /^Failure caused by error in tasks: t\n\n {2}t \[task_ex_id=[^\]]+\] -> Failed by 'fail-on' policy\n$/,
+  },
+  {
+    name: 'keep-result false: publish sees the result, task().result is null later',
+    yaml: `
+version: '2.0'
+wf:
+  tasks:
+    a:
+      action: std.echo output=7
+      keep-result: false
+      publish: {v: <% task().result %>}
+      on-success: b
+    b:
+      action: std.echo output=<% task(a).result %>
+      publish: {later: <% task().result %>}
+`,
+    state: 'SUCCESS',
+    output: { v: 7, later: null },
+  },
+];
+
+describe('decide: workflow scenarios', () => {
+  it.each(scenarios.map((s) => [s.name, s] as const))('%s', (_name, s) => {
+    const { sim, id } = run(s);
+    const ex = sim.execution(id);
+    expect(ex.state).toBe(s.state);
+    if (s.output !== undefined) expect(ex.output).toEqual(s.output);
+    if (s.stateInfo !== undefined) {
+      if (s.stateInfo instanceof RegExp) expect(ex.stateInfo).toMatch(s.stateInfo);
+      else expect(ex.stateInfo).toBe(s.stateInfo);
+    }
+    if (s.tasks) expect(sim.taskStates(id)).toEqual(s.tasks);
+    if (s.published) {
+      for (const [task, pub] of Object.entries(s.published)) {
+        expect(sim.tasksOf(id).find((t) => t.name === task)?.published).toEqual(pub);
+      }
+    }
+    if (s.published_global) {
+      const g = Object.fromEntries(Object.entries(ex.context).filter(([k]) => !k.startsWith('__') && !ex.varNames.includes(k)));
+      expect(g).toEqual(s.published_global);
+    }
+  });
+});
+
+describe('decide: event details', () => {
+  const seq = catalog(`
+version: '2.0'
+wf:
+  tasks:
+    a:
+      action: std.async_noop
+      on-success: b
+    b: {action: std.noop}
+`);
+
+  it('start creates the start task and a run-action command, once', () => {
+    const sim = new EngineSimulator(seq);
+    const id = sim.create('wf');
+    const d = sim.send(id, { type: 'start' });
+    expect(d.changes.tasksCreated.map((t) => [t.name, t.state])).toEqual([['a', 'RUNNING']]);
+    expect(d.commands.map((c) => c.type)).toEqual(['run-action']);
+    const again = decide(sim.snapshot(id), { type: 'start' }, sim.now, sim.newId);
+    expect(again.commands).toEqual([]);
+    expect(again.changes.tasksCreated).toEqual([]);
+    expect(again.changes.execution).toBeUndefined();
+  });
+
+  it('a duplicate action-completed is ignored', () => {
+    const sim = new EngineSimulator(seq);
+    const id = sim.create('wf');
+    sim.run();
+    const [a] = sim.asyncActions;
+    const ev = { type: 'action-completed', taskExecutionId: a!.taskExecutionId, actionExecutionId: a!.actionExecutionId, state: 'SUCCESS', result: 1 } as const;
+    const first = sim.send(id, ev);
+    expect(first.changes.tasksCreated.map((t) => t.name)).toEqual(['b']);
+    const second = decide(sim.snapshot(id), ev, sim.now, sim.newId);
+    expect(second.changes.tasksCreated).toEqual([]);
+    expect(second.changes.tasksUpdated).toEqual([]);
+    expect(second.commands).toEqual([]);
+  });
+
+  it('pause defers routing of a completed task until resume', () => {
+    const sim = new EngineSimulator(seq);
+    const id = sim.create('wf');
+    sim.run();
+    sim.send(id, { type: 'pause' });
+    expect(sim.execution(id).state).toBe('PAUSED');
+    const [a] = sim.asyncActions;
+    sim.send(id, { type: 'action-completed', taskExecutionId: a!.taskExecutionId, actionExecutionId: a!.actionExecutionId, state: 'SUCCESS', result: null });
+    expect(sim.taskStates(id)).toEqual({ a: 'SUCCESS' });
+    expect(sim.tasksOf(id)[0]!.processed).toBe(false);
+    sim.queue.push({ executionId: id, event: { type: 'resume' } });
+    sim.run();
+    expect(sim.taskStates(id)).toEqual({ a: 'SUCCESS', b: 'SUCCESS' });
+    expect(sim.execution(id).state).toBe('SUCCESS');
+  });
+
+  it('cancel ends the execution with the message as output', () => {
+    const sim = new EngineSimulator(seq);
+    const id = sim.create('wf');
+    sim.run();
+    sim.send(id, { type: 'cancel', message: 'stop' });
+    expect(sim.execution(id)).toMatchObject({ state: 'CANCELLED', stateInfo: 'stop', output: { result: 'stop' } });
+  });
+
+  it('force ERROR keeps the message as state_info; a later result does not route', () => {
+    const sim = new EngineSimulator(seq);
+    const id = sim.create('wf');
+    sim.run();
+    sim.send(id, { type: 'force-state', state: 'ERROR', message: 'by hand' });
+    const [a] = sim.asyncActions;
+    sim.send(id, { type: 'action-completed', taskExecutionId: a!.taskExecutionId, actionExecutionId: a!.actionExecutionId, state: 'SUCCESS', result: null });
+    expect(sim.execution(id)).toMatchObject({ state: 'ERROR', stateInfo: 'by hand' });
+    expect(sim.taskStates(id)).toEqual({ a: 'SUCCESS' });
+  });
+
+  it('rerun of a failed task runs it again and the execution can succeed', () => {
+    let fail = true;
+    const cat = catalog(`
+version: '2.0'
+wf:
+  tasks:
+    t:
+      action: std.echo output=1
+      on-success: u
+    u: {action: std.noop}
+`);
+    const sim = new EngineSimulator(cat, (name, input) => (fail ? { state: 'ERROR', error: 'nope' } : defaultActionScript(name, input)));
+    const id = sim.create('wf');
+    sim.run();
+    expect(sim.execution(id).state).toBe('ERROR');
+    fail = false;
+    const t = sim.tasksOf(id)[0]!;
+    sim.queue.push({ executionId: id, event: { type: 'rerun-task', taskExecutionId: t.id, reset: true } });
+    sim.run();
+    expect(sim.execution(id).state).toBe('SUCCESS');
+    expect(sim.taskStates(id)).toEqual({ t: 'SUCCESS', u: 'SUCCESS' });
+    expect(sim.actionsOf(id).map((a) => [a.state, a.accepted])).toEqual([
+      ['ERROR', false],
+      ['SUCCESS', true],
+      ['SUCCESS', true],
+    ]);
+  });
+
+  it('skip of a failed task routes on-success and succeeds the execution', () => {
+    const cat = catalog(`
+version: '2.0'
+wf:
+  tasks:
+    t:
+      action: std.fail
+      publish-on-skip: {skipped: yes}
+      on-success: u
+    u: {action: std.noop}
+`);
+    const sim = new EngineSimulator(cat);
+    const id = sim.create('wf');
+    sim.run();
+    expect(sim.execution(id).state).toBe('ERROR');
+    sim.queue.push({ executionId: id, event: { type: 'skip-task', taskExecutionId: sim.tasksOf(id)[0]!.id } });
+    sim.run();
+    expect(sim.taskStates(id)).toEqual({ t: 'SKIPPED', u: 'SUCCESS' });
+    expect(sim.tasksOf(id)[0]).toMatchObject({ stateInfo: 'Task was skipped.', published: { skipped: true } });
+    expect(sim.execution(id).state).toBe('SUCCESS');
+  });
+
+  it('a join waits in WAITING with the names it is blocked by', () => {
+    const cat = catalog(`
+version: '2.0'
+wf:
+  tasks:
+    a:
+      on-success: j
+    b:
+      action: std.async_noop
+      on-success: j
+    j:
+      join: all
+`);
+    const sim = new EngineSimulator(cat);
+    const id = sim.create('wf');
+    sim.run();
+    const j = sim.tasksOf(id).find((t) => t.name === 'j')!;
+    expect(j).toMatchObject({ state: 'WAITING', stateInfo: "Blocked by tasks: ['b']" });
+  });
+
+  it('a timeout fails a task whose action never answers, and the late result is ignored', () => {
+    const cat = catalog(`
+version: '2.0'
+wf:
+  tasks:
+    t:
+      action: std.async_noop
+      timeout: 3
+`);
+    const sim = new EngineSimulator(cat);
+    const id = sim.create('wf');
+    sim.runWithTimers();
+    expect(sim.tasksOf(id)[0]).toMatchObject({ state: 'ERROR', stateInfo: 'Task timed out [timeout(s)=3].' });
+    expect(sim.execution(id).state).toBe('ERROR');
+  });
+
+  it('pause-before keeps the task IDLE and pauses; resume runs it', () => {
+    const cat = catalog(`
+version: '2.0'
+wf:
+  tasks:
+    t:
+      pause-before: true
+`);
+    const sim = new EngineSimulator(cat);
+    const id = sim.create('wf');
+    sim.run();
+    expect(sim.execution(id).state).toBe('PAUSED');
+    expect(sim.tasksOf(id)[0]).toMatchObject({ state: 'IDLE', stateInfo: "Set by 'pause-before' policy" });
+    sim.queue.push({ executionId: id, event: { type: 'resume' } });
+    sim.run();
+    expect(sim.execution(id).state).toBe('SUCCESS');
+  });
+
+  it('retry with continue-on repeats a successful task while the condition holds', () => {
+    let n = 0;
+    const cat = catalog(`
+version: '2.0'
+wf:
+  tasks:
+    t:
+      action: std.echo
+      retry:
+        count: 5
+        delay: 0
+        continue-on: <% task().result < 3 %>
+      publish: {last: <% task().result %>}
+`);
+    const sim = new EngineSimulator(cat, () => ({ state: 'SUCCESS', result: ++n }));
+    const id = sim.create('wf');
+    sim.runWithTimers();
+    expect(sim.execution(id)).toMatchObject({ state: 'SUCCESS', output: { last: 3 } });
+    expect(sim.tasksOf(id)[0]!.runtimeContext['retry_task_policy']).toEqual({ retry_no: 2 });
+  });
+});

@@ -1,0 +1,1269 @@
+import type { NotifyEventName } from '@osc/contracts';
+import { pyRepr, pyStr } from '../dsl/python-text';
+import { resolvePublish, type CompletedTaskState } from '../dsl/spec-queries';
+import { DEFAULT_ACTION, type TaskSpec, type Transition, type TransitionEvent } from '../dsl/model';
+import { buildHost, evaluateWith, isTruthy } from './expression-context';
+import type {
+  ActionExecution,
+  Decision,
+  EngineEffect,
+  EngineEvent,
+  ExecutionSnapshot,
+  JsonMap,
+  TaskExecution,
+  TaskTimer,
+  TransitionEventName,
+  WithItemsState,
+  WorkflowExecution,
+} from './model';
+import { type ExecutionState, type TaskState, isCompleted, isValidExecutionTransition } from './states';
+
+/** state_info is truncated to this many characters (DSL-13.7). */
+export const STATE_INFO_LIMIT = 65_500;
+
+const truncate = (s: string | null): string | null => (s !== null && s.length > STATE_INFO_LIMIT ? s.slice(0, STATE_INFO_LIMIT) : s);
+
+/** Deep copy of plain data (objects, arrays, Dates); same-realm objects, unlike structuredClone under jest. */
+const clone = <T>(v: T): T => {
+  if (v === null || typeof v !== 'object') return v;
+  if (v instanceof Date) return new Date(v.getTime()) as T;
+  if (Array.isArray(v)) return v.map(clone) as T;
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) out[k] = clone(x);
+  return out as T;
+};
+
+const INCOMPLETE_TASK_STATES: ReadonlySet<TaskState> = new Set(['IDLE', 'WAITING', 'RUNNING', 'DELAYED', 'PAUSED']);
+
+/**
+ * A failure of the workflow's own logic (DSL-13.6): the task fails and the execution is forced to
+ * ERROR at once, without `on-error`.
+ */
+class FatalTaskError extends Error {
+  constructor(
+    readonly task: TaskExecution,
+    readonly stateInfo: string,
+  ) {
+    super(stateInfo);
+  }
+}
+
+const errorMessage = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+
+/**
+ * The engine's pure core: given the state of one execution and one event, returns the rows to write
+ * and the effects to send. It never performs I/O; `now` and `newId` are its only sources of time and
+ * identity, so a test feeding the same events gets the same decisions.
+ *
+ * Idempotency: an event whose effect is already visible in the snapshot (an action that is no longer
+ * RUNNING, a timer that is no longer armed, a start of a started execution) yields no changes.
+ */
+export function decide(snapshot: ExecutionSnapshot, event: EngineEvent, now: Date, newId: () => string): Decision {
+  const d = new Decider(snapshot, now, newId);
+  d.handle(event);
+  return d.decision();
+}
+
+class Decider {
+  private readonly ex: WorkflowExecution;
+  private readonly initialEx: string;
+  private readonly tasks: TaskExecution[];
+  private readonly actions: ActionExecution[];
+  private readonly subStates: Map<string, string>;
+  private readonly createdTasks = new Set<string>();
+  private readonly touchedTasks = new Set<string>();
+  private readonly createdActions = new Set<string>();
+  private readonly touchedActions = new Set<string>();
+  private readonly effects: EngineEffect[] = [];
+
+  constructor(
+    snapshot: ExecutionSnapshot,
+    private readonly now: Date,
+    private readonly newId: () => string,
+  ) {
+    this.ex = clone(snapshot.execution);
+    this.initialEx = JSON.stringify(snapshot.execution);
+    this.tasks = snapshot.tasks.map(clone);
+    this.actions = snapshot.actions.map(clone);
+    this.subStates = new Map(snapshot.subExecutions.map((s) => [s.id, s.state]));
+  }
+
+  decision(): Decision {
+    const exChanged = JSON.stringify(this.ex) !== this.initialEx;
+    if (exChanged) this.ex.updatedAt = this.now;
+    return {
+      changes: {
+        ...(exChanged ? { execution: this.ex } : {}),
+        tasksCreated: this.tasks.filter((t) => this.createdTasks.has(t.id)),
+        tasksUpdated: this.tasks.filter((t) => this.touchedTasks.has(t.id) && !this.createdTasks.has(t.id)),
+        actionsCreated: this.actions.filter((a) => this.createdActions.has(a.id)),
+        actionsUpdated: this.actions.filter((a) => this.touchedActions.has(a.id) && !this.createdActions.has(a.id)),
+      },
+      commands: this.effects,
+    };
+  }
+
+  handle(event: EngineEvent): void {
+    try {
+      this.dispatchEvent(event);
+    } catch (e) {
+      if (!(e instanceof FatalTaskError)) throw e;
+      this.failFatally(e.task, e.stateInfo);
+    }
+  }
+
+  private dispatchEvent(event: EngineEvent): void {
+    switch (event.type) {
+      case 'start':
+        return this.start();
+      case 'action-completed':
+        return this.onActionCompleted(event);
+      case 'action-state-changed':
+        return this.onActionStateChanged(event);
+      case 'sub-workflow-completed':
+        return this.onSubWorkflowCompleted(event);
+      case 'sub-workflow-start-failed': {
+        const task = this.task(event.taskExecutionId);
+        if (!task || task.state !== 'RUNNING') return;
+        throw new FatalTaskError(task, this.runFailure(task, event.message));
+      }
+      case 'pause':
+        return this.pause(event.message ?? null);
+      case 'resume':
+        return this.resume(event.env);
+      case 'cancel':
+        return this.cancel(event.message ?? null);
+      case 'force-state':
+        if (isCompleted(this.ex.state) || !isValidExecutionTransition(this.ex.state, event.state)) return;
+        return this.finish(event.state, event.message ?? null);
+      case 'rerun-task':
+        return this.rerunTask(event.taskExecutionId, event.reset, event.env);
+      case 'skip-task':
+        return this.skipTask(event.taskExecutionId);
+      case 'timer-fired':
+        return this.onTimer(event.taskExecutionId, event.timerId);
+    }
+  }
+
+  // ---------------------------------------------------------------- bookkeeping
+
+  private task(id: string): TaskExecution | undefined {
+    return this.tasks.find((t) => t.id === id);
+  }
+
+  private spec(task: TaskExecution | string): TaskSpec {
+    const name = typeof task === 'string' ? task : task.name;
+    const s = this.ex.spec.tasks.find((t) => t.name === name);
+    if (!s) throw new Error(`task ${name} is not in workflow ${this.ex.workflowName}`);
+    return s;
+  }
+
+  private touch(task: TaskExecution): void {
+    task.updatedAt = this.now;
+    this.touchedTasks.add(task.id);
+  }
+
+  private touchAction(a: ActionExecution): void {
+    a.updatedAt = this.now;
+    this.touchedActions.add(a.id);
+  }
+
+  private setTaskState(task: TaskExecution, state: TaskState, stateInfo: string | null): void {
+    const before = task.state;
+    task.state = state;
+    task.stateInfo = truncate(stateInfo);
+    if (isCompleted(state) && !isCompleted(before)) task.finishedAt = this.now;
+    this.touch(task);
+    const event = taskEvent(before, state, task.startedAt !== null);
+    if (event) this.notify(event, task.id);
+  }
+
+  private setExecutionState(state: ExecutionState, stateInfo: string | null): void {
+    const before = this.ex.state;
+    this.ex.state = state;
+    this.ex.stateInfo = truncate(stateInfo);
+    const event = workflowEvent(before, state);
+    if (event) this.notify(event);
+  }
+
+  private notify(event: NotifyEventName, taskExecutionId?: string): void {
+    const publishers = this.ex.params['notify'];
+    if (!Array.isArray(publishers) || publishers.length === 0) return;
+    this.effects.push({ type: 'notify', event, ...(taskExecutionId ? { taskExecutionId } : {}) });
+  }
+
+  private get env(): JsonMap {
+    const env = this.ex.params['env'];
+    return env && typeof env === 'object' && !Array.isArray(env) ? (env as JsonMap) : {};
+  }
+
+  private host(current?: TaskExecution) {
+    return buildHost({ execution: this.ex, tasks: () => this.tasks, actions: () => this.actions, now: this.now, newId: this.newId }, current);
+  }
+
+  /** DSL-9.2: marker › env › items › inbound › global › input (first hit wins). */
+  private taskData(task: TaskExecution, itemVars: JsonMap = {}): JsonMap {
+    return {
+      ...this.ex.input,
+      ...this.ex.context,
+      ...task.inContext,
+      ...itemVars,
+      __env: this.env,
+      __task_execution: { id: task.id, name: task.name },
+    };
+  }
+
+  /** DSL-9.3: marker › outbound context › env › global › input. */
+  private outboundData(task: TaskExecution): JsonMap {
+    return {
+      ...this.ex.input,
+      ...this.ex.context,
+      ...outbound(task),
+      __env: this.env,
+      __task_execution: { id: task.id, name: task.name },
+    };
+  }
+
+  private eval(value: unknown, data: JsonMap, task?: TaskExecution): unknown {
+    return evaluateWith(value, data, this.host(task));
+  }
+
+  private runFailure(task: TaskExecution, message: string): string {
+    return `Failed to run task [error=${message}, wf=${this.ex.workflowName}, task=${task.name}]`;
+  }
+
+  private completionFailure(task: TaskExecution, message: string): string {
+    const action = this.spec(task).action ?? this.spec(task).workflow ?? DEFAULT_ACTION;
+    return `Failed to handle action completion [error=${message}, wf=${this.ex.workflowName}, task=${task.name}, action=${action}]`;
+  }
+
+  // ---------------------------------------------------------------- start
+
+  private start(): void {
+    if (this.ex.state !== 'RUNNING' || '__execution' in this.ex.context || this.tasks.length > 0) return;
+    this.ex.context = { __execution: { id: this.ex.id }, ...this.ex.context };
+    const spec = this.ex.spec;
+    if (Object.keys(spec.vars).length > 0) {
+      try {
+        const vars = this.eval(spec.vars, { ...this.ex.input, ...this.ex.context, __env: this.env }) as JsonMap;
+        Object.assign(this.ex.context, vars);
+        this.ex.varNames = Object.keys(spec.vars);
+      } catch (e) {
+        this.finish('ERROR', `Failed to evaluate workflow vars [error=${errorMessage(e)}, wf=${this.ex.workflowName}]`);
+        return;
+      }
+    }
+    this.notify('WORKFLOW_LAUNCHED');
+    if (spec.type === 'direct') {
+      for (const name of spec.startTasks) this.runTask(this.createTask(name, {}, []));
+    } else {
+      for (const name of this.reverseReady()) this.runTask(this.createTask(name, this.reverseInContext(name), []));
+    }
+    this.checkCompletion();
+  }
+
+  private createTask(name: string, inContext: JsonMap, triggeredBy: { task_id: string; event: string }[], state: TaskState = 'IDLE'): TaskExecution {
+    const spec = this.spec(name);
+    const task: TaskExecution = {
+      id: this.newId(),
+      name,
+      executionId: this.ex.id,
+      type: spec.type,
+      tags: [...spec.tags],
+      state,
+      stateInfo: null,
+      inContext: clone(inContext),
+      published: {},
+      publishedGlobal: {},
+      runtimeContext: { triggered_by: triggeredBy },
+      result: null,
+      processed: false,
+      nextTasks: [],
+      errorHandled: false,
+      startedAt: null,
+      finishedAt: null,
+      createdAt: this.now,
+      updatedAt: null,
+    };
+    this.tasks.push(task);
+    this.createdTasks.add(task.id);
+    return task;
+  }
+
+  // ---------------------------------------------------------------- running tasks
+
+  /** Before-start policies (DSL-6.2), then start. Tasks created while paused wait IDLE for resume. */
+  private runTask(task: TaskExecution): void {
+    if (this.ex.state !== 'RUNNING') return;
+    const spec = this.spec(task);
+    const data = this.taskData(task);
+    if (spec.policies.pauseBefore !== undefined && !task.runtimeContext['pause_before_done']) {
+      const pause = this.evalPolicy(task, 'PauseBeforePolicy', spec.policies.pauseBefore, data, 'boolean');
+      task.runtimeContext['pause_before_done'] = true;
+      this.touch(task);
+      if (isTruthy(pause)) {
+        task.stateInfo = "Set by 'pause-before' policy";
+        this.setExecutionState('PAUSED', null);
+        this.pauseSubExecutions();
+        return;
+      }
+    }
+    if (spec.policies.waitBefore !== undefined && !task.runtimeContext['wait_before_done']) {
+      const delay = Number(this.evalPolicy(task, 'WaitBeforePolicy', spec.policies.waitBefore, data, 'number'));
+      task.runtimeContext['wait_before_done'] = true;
+      if (delay > 0) {
+        this.setTaskState(task, 'DELAYED', `Delayed by 'wait-before' policy [delay=${delay}]`);
+        this.armTimer(task, 'wait-before', delay);
+        return;
+      }
+    }
+    this.startTask(task);
+  }
+
+  private evalPolicy(task: TaskExecution, policy: string, value: unknown, data: JsonMap, type: 'number' | 'boolean'): unknown {
+    let v: unknown;
+    try {
+      v = this.eval(value, data, task);
+    } catch (e) {
+      throw new FatalTaskError(task, this.runFailure(task, errorMessage(e)));
+    }
+    if (type === 'number' && (typeof v !== 'number' || !Number.isFinite(v) || v < 0)) {
+      throw new FatalTaskError(task, this.runFailure(task, `Invalid data type in ${policy}: ${pyRepr(v)}`));
+    }
+    return v;
+  }
+
+  private armTimer(task: TaskExecution, kind: TaskTimer['kind'], delaySeconds: number, thenState?: TaskState): void {
+    const timer: TaskTimer = {
+      id: this.newId(),
+      kind,
+      dueAt: new Date(this.now.getTime() + delaySeconds * 1000).toISOString(),
+      ...(thenState ? { thenState } : {}),
+    };
+    task.runtimeContext['timer'] = timer;
+    this.touch(task);
+    this.effects.push({ type: 'arm-timer', taskExecutionId: task.id, timerId: timer.id, kind, delayMs: Math.round(delaySeconds * 1000) });
+  }
+
+  /** RUNNING, timeout armed, input evaluated, the action(s) or sub-workflow(s) started (DSL-14.1). */
+  private startTask(task: TaskExecution): void {
+    const spec = this.spec(task);
+    const rerun = task.state === 'ERROR';
+    const firstStart = task.startedAt === null;
+    if (firstStart) task.startedAt = this.now;
+    const before = task.state;
+    task.state = 'RUNNING';
+    task.stateInfo = null;
+    task.finishedAt = null;
+    task.processed = false;
+    this.touch(task);
+    const ev: NotifyEventName | null = rerun
+      ? 'TASK_RERUN'
+      : firstStart || before === 'DELAYED'
+        ? 'TASK_LAUNCHED'
+        : before === 'IDLE' || before === 'WAITING' || before === 'PAUSED'
+          ? 'TASK_RESUMED'
+          : null;
+    if (ev) this.notify(ev, task.id);
+    const data = this.taskData(task);
+    delete task.runtimeContext['timer'];
+    let timeoutSeconds: number | undefined;
+    if (spec.policies.timeout !== undefined) {
+      const t = Number(this.evalPolicy(task, 'TimeoutPolicy', spec.policies.timeout, data, 'number'));
+      if (t > 0) {
+        timeoutSeconds = t;
+        this.armTimer(task, 'timeout', t);
+      }
+    }
+
+    if (spec.withItems.length > 0) return this.startWithItems(task, spec, data, timeoutSeconds);
+    task.runtimeContext['with_items'] = undefined;
+    delete task.runtimeContext['with_items'];
+    this.startUnit(task, spec, {}, null, timeoutSeconds);
+  }
+
+  private startWithItems(task: TaskExecution, spec: TaskSpec, data: JsonMap, timeoutSeconds: number | undefined): void {
+    let state = task.runtimeContext['with_items'] as WithItemsState | undefined;
+    if (!state) {
+      const lists: unknown[][] = [];
+      for (const v of spec.withItems) {
+        let list: unknown;
+        try {
+          list = this.eval(v.source, data, task);
+        } catch (e) {
+          throw new FatalTaskError(task, this.runFailure(task, errorMessage(e)));
+        }
+        if (!Array.isArray(list)) {
+          throw new FatalTaskError(
+            task,
+            this.runFailure(task, `Wrong input format for: ${pyRepr(list)}. List type is expected for each with-items variable.`),
+          );
+        }
+        lists.push(list);
+      }
+      const count = lists[0]?.length ?? 0;
+      if (lists.some((l) => l.length !== count)) {
+        throw new FatalTaskError(
+          task,
+          this.runFailure(task, `Wrong input format for: ${pyRepr(Object.fromEntries(spec.withItems.map((v, i) => [v.variable, lists[i]])))}. All arrays must have the same length.`),
+        );
+      }
+      let concurrency = 0;
+      if (spec.policies.concurrency !== undefined) {
+        concurrency = Number(this.evalPolicy(task, 'ConcurrencyPolicy', spec.policies.concurrency, data, 'number'));
+      }
+      state = {
+        count,
+        concurrency,
+        items: Array.from({ length: count }, (_, i) => Object.fromEntries(spec.withItems.map((v, j) => [v.variable, lists[j]![i]]))),
+      };
+      task.runtimeContext['with_items'] = state;
+    }
+    if (state.count === 0) {
+      task.result = [];
+      this.completeTask(task, 'SUCCESS', null);
+      return;
+    }
+    task.runtimeContext['with_items_timeout'] = timeoutSeconds ?? null;
+    this.scheduleItems(task);
+  }
+
+  /** Item indexes that still need a run: no accepted unit, or none that is running or succeeded... */
+  private itemUnits(task: TaskExecution): Map<number, { state: string; result: unknown }> {
+    const out = new Map<number, { state: string; result: unknown }>();
+    if (task.type === 'ACTION') {
+      for (const a of this.actions) {
+        if (a.taskExecutionId === task.id && a.accepted && a.itemIndex !== null) {
+          out.set(a.itemIndex, { state: a.state, result: a.output?.['result'] ?? null });
+        }
+      }
+    } else {
+      for (const s of subUnits(task)) {
+        if (s.accepted && s.index !== null) out.set(s.index, { state: s.state, result: s.result });
+      }
+    }
+    return out;
+  }
+
+  private scheduleItems(task: TaskExecution): void {
+    const spec = this.spec(task);
+    const wi = task.runtimeContext['with_items'] as WithItemsState;
+    const units = this.itemUnits(task);
+    let running = [...units.values()].filter((u) => !isCompleted(u.state)).length;
+    const limit = wi.concurrency > 0 ? wi.concurrency : wi.count;
+    const timeout = (task.runtimeContext['with_items_timeout'] as number | null) ?? undefined;
+    for (let i = 0; i < wi.count && running < limit; i++) {
+      if (units.has(i)) continue;
+      this.startUnit(task, spec, wi.items[i] ?? {}, i, timeout);
+      running++;
+    }
+  }
+
+  /** Starts one action execution or sub-workflow for the task (one item of with-items, or the only one). */
+  private startUnit(task: TaskExecution, spec: TaskSpec, itemVars: JsonMap, index: number | null, timeoutSeconds: number | undefined): void {
+    const data = this.taskData(task, itemVars);
+    let input: unknown;
+    try {
+      input = this.eval(spec.input, data, task);
+    } catch (e) {
+      throw new FatalTaskError(task, this.runFailure(task, errorMessage(e)));
+    }
+    if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+      throw new FatalTaskError(
+        task,
+        this.runFailure(task, `Wrong dynamic input for task: ${task.name}. Dict type is expected. Actual type: ${pyTypeName(input)}. Actual value: ${pyStr(input)}`),
+      );
+    }
+    const evaluatedInput = input as JsonMap;
+    if (spec.type === 'WORKFLOW') {
+      let name: unknown;
+      try {
+        name = this.eval(spec.workflow, data, task);
+      } catch (e) {
+        throw new FatalTaskError(task, this.runFailure(task, errorMessage(e)));
+      }
+      const subId = this.newId();
+      const units = subUnits(task);
+      units.push({ id: subId, index, state: 'RUNNING', result: null, stateInfo: null, accepted: true });
+      task.runtimeContext['sub_executions'] = units;
+      this.touch(task);
+      const params: JsonMap = {
+        namespace: this.ex.params['namespace'] ?? this.ex.workflowNamespace,
+        env: this.env,
+        evaluate_env: false,
+        root_execution_id: this.ex.rootExecutionId ?? this.ex.id,
+        task_execution_id: task.id,
+        ...(index !== null ? { index } : {}),
+        ...(this.ex.params['notify'] !== undefined ? { notify: this.ex.params['notify'] } : {}),
+      };
+      this.effects.push({
+        type: 'start-sub-workflow',
+        subExecutionId: subId,
+        taskExecutionId: task.id,
+        taskName: task.name,
+        workflowName: String(name),
+        input: evaluatedInput,
+        params,
+        rootExecutionId: this.ex.rootExecutionId ?? this.ex.id,
+        itemIndex: index,
+      });
+      return;
+    }
+    let actionName: unknown = spec.action ?? DEFAULT_ACTION;
+    try {
+      actionName = this.eval(actionName, data, task);
+    } catch (e) {
+      throw new FatalTaskError(task, this.runFailure(task, errorMessage(e)));
+    }
+    const name = actionName === null || actionName === undefined || actionName === '' ? DEFAULT_ACTION : String(actionName);
+    const defaults = (this.env['__actions'] as JsonMap | undefined)?.[name];
+    const finalInput =
+      defaults && typeof defaults === 'object' && !Array.isArray(defaults) ? { ...(defaults as JsonMap), ...evaluatedInput } : evaluatedInput;
+    const action: ActionExecution = {
+      id: this.newId(),
+      taskExecutionId: task.id,
+      executionId: this.ex.id,
+      name,
+      state: 'RUNNING',
+      stateInfo: null,
+      input: finalInput,
+      output: null,
+      accepted: true,
+      itemIndex: index,
+      createdAt: this.now,
+      updatedAt: null,
+    };
+    this.actions.push(action);
+    this.createdActions.add(action.id);
+    this.effects.push({
+      type: 'run-action',
+      actionExecutionId: action.id,
+      taskExecutionId: task.id,
+      taskName: task.name,
+      actionName: name,
+      input: finalInput,
+      itemIndex: index,
+      ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),
+      taskData: stripInternal(data),
+    });
+  }
+
+  // ---------------------------------------------------------------- results
+
+  private onActionCompleted(ev: Extract<EngineEvent, { type: 'action-completed' }>): void {
+    const action = this.actions.find((a) => a.id === ev.actionExecutionId);
+    if (!action || isCompleted(action.state)) return;
+    action.state = ev.state;
+    action.output = { result: ev.state === 'SUCCESS' ? (ev.result ?? null) : ev.state === 'ERROR' ? (ev.error ?? null) : null };
+    action.stateInfo = ev.state === 'ERROR' ? truncate(ev.fatal?.message ?? pyStr(ev.error ?? null)) : null;
+    this.touchAction(action);
+    const task = this.task(action.taskExecutionId);
+    if (!task || !action.accepted || task.state !== 'RUNNING') return;
+    if (ev.fatal) throw new FatalTaskError(task, this.runFailure(task, ev.fatal.message));
+    if (action.itemIndex !== null) return this.onItemCompleted(task);
+    task.result = action.output['result'];
+    this.completeTask(task, ev.state, ev.state === 'ERROR' ? pyStr(ev.error ?? null) : null);
+  }
+
+  private onActionStateChanged(ev: Extract<EngineEvent, { type: 'action-state-changed' }>): void {
+    const action = this.actions.find((a) => a.id === ev.actionExecutionId);
+    if (!action || isCompleted(action.state) || action.state === ev.state) return;
+    action.state = ev.state;
+    this.touchAction(action);
+    const task = this.task(action.taskExecutionId);
+    if (ev.state === 'PAUSED') {
+      if (task && task.state === 'RUNNING') this.setTaskState(task, 'PAUSED', null);
+      if (this.ex.state === 'RUNNING') this.pause(null);
+    } else if (task && task.state === 'PAUSED') {
+      this.setTaskState(task, 'RUNNING', null);
+    }
+  }
+
+  private onSubWorkflowCompleted(ev: Extract<EngineEvent, { type: 'sub-workflow-completed' }>): void {
+    this.subStates.set(ev.subExecutionId, ev.state);
+    const task = this.task(ev.taskExecutionId);
+    if (!task) return;
+    const units = subUnits(task);
+    const unit = units.find((u) => u.id === ev.subExecutionId);
+    if (!unit || isCompleted(unit.state)) return;
+    unit.state = ev.state;
+    unit.result = ev.state === 'SUCCESS' ? (ev.output ?? {}) : null;
+    unit.stateInfo = ev.stateInfo ?? null;
+    task.runtimeContext['sub_executions'] = units;
+    this.touch(task);
+    if (!unit.accepted || task.state !== 'RUNNING') return;
+    if (unit.index !== null) return this.onItemCompleted(task);
+    task.result = unit.result;
+    this.completeTask(task, ev.state, ev.state === 'SUCCESS' ? null : (ev.stateInfo ?? null));
+  }
+
+  private onItemCompleted(task: TaskExecution): void {
+    const wi = task.runtimeContext['with_items'] as WithItemsState;
+    const units = this.itemUnits(task);
+    const done = [...units.values()].filter((u) => isCompleted(u.state)).length;
+    if (done < wi.count) {
+      this.scheduleItems(task);
+      return;
+    }
+    const all = [...Array(wi.count).keys()].map((i) => units.get(i)!);
+    task.result = all.map((u) => u.result);
+    if (all.some((u) => u.state === 'CANCELLED')) this.completeTask(task, 'CANCELLED', 'One or more actions was cancelled.');
+    else if (all.some((u) => u.state === 'ERROR')) this.completeTask(task, 'ERROR', 'One or more actions had failed.');
+    else this.completeTask(task, 'SUCCESS', null);
+  }
+
+  /** A task reached a completed state: publish, after-policies, then route (DSL-14.2). */
+  private completeTask(task: TaskExecution, state: 'SUCCESS' | 'ERROR' | 'CANCELLED', stateInfo: string | null): void {
+    const timer = task.runtimeContext['timer'] as TaskTimer | undefined;
+    if (timer?.kind === 'timeout') delete task.runtimeContext['timer'];
+    this.setTaskState(task, state, stateInfo);
+    if (state !== 'CANCELLED') this.publish(task, state);
+    this.afterPolicies(task, 'wait-after');
+  }
+
+  private publish(task: TaskExecution, state: CompletedTaskState): void {
+    const spec = this.spec(task);
+    const scopes = resolvePublish(spec, state);
+    task.published = {};
+    task.publishedGlobal = {};
+    if (scopes) {
+      const data = this.taskData(task);
+      try {
+        if (scopes.branch) task.published = this.eval(scopes.branch, data, task) as JsonMap;
+        if (scopes.global) {
+          task.publishedGlobal = this.eval(scopes.global, data, task) as JsonMap;
+          Object.assign(this.ex.context, task.publishedGlobal);
+        }
+      } catch (e) {
+        throw new FatalTaskError(task, this.completionFailure(task, errorMessage(e)));
+      }
+    }
+    if (spec.keepResult === false) {
+      task.runtimeContext['result_cleared'] = true;
+      task.result = null;
+    }
+    this.touch(task);
+  }
+
+  /** After-completion policies in order wait-after, fail-on, retry (DSL-6.2), then routing. */
+  private afterPolicies(task: TaskExecution, from: 'wait-after' | 'fail-on'): void {
+    const spec = this.spec(task);
+    const state = task.state as 'SUCCESS' | 'ERROR' | 'CANCELLED' | 'SKIPPED';
+    if (state !== 'CANCELLED' && state !== 'SKIPPED') {
+      const data = this.outboundData(task);
+      if (from === 'wait-after' && spec.policies.waitAfter !== undefined) {
+        const delay = Number(this.evalPolicyOnCompletion(task, 'WaitAfterPolicy', spec.policies.waitAfter, data, 'number'));
+        if (delay > 0) {
+          const info = task.stateInfo;
+          task.runtimeContext['wait_after_info'] = info;
+          this.setTaskState(task, 'DELAYED', `Delayed by 'wait-after' policy [delay=${delay}]`);
+          task.finishedAt = null;
+          this.armTimer(task, 'wait-after', delay, state);
+          return;
+        }
+      }
+      if (state === 'SUCCESS' && spec.policies.failOn !== undefined) {
+        const fail = this.evalPolicyOnCompletion(task, 'FailOnPolicy', spec.policies.failOn, data, 'boolean');
+        if (isTruthy(fail)) this.setTaskState(task, 'ERROR', "Failed by 'fail-on' policy");
+      }
+      if (spec.policies.retry && this.shouldRetry(task, data)) return;
+    }
+    this.afterComplete(task);
+  }
+
+  private evalPolicyOnCompletion(task: TaskExecution, policy: string, value: unknown, data: JsonMap, type: 'number' | 'boolean'): unknown {
+    let v: unknown;
+    try {
+      v = this.eval(value, data, task);
+    } catch (e) {
+      throw new FatalTaskError(task, this.completionFailure(task, errorMessage(e)));
+    }
+    if (type === 'number' && (typeof v !== 'number' || !Number.isFinite(v) || v < 0)) {
+      throw new FatalTaskError(task, this.completionFailure(task, `Invalid data type in ${policy}: ${pyRepr(v)}`));
+    }
+    return v;
+  }
+
+  /** DSL-6.8: when the retry policy asks for another attempt, arm it and return true. */
+  private shouldRetry(task: TaskExecution, data: JsonMap): boolean {
+    const retry = this.spec(task).policies.retry!;
+    const count = Number(this.evalPolicyOnCompletion(task, 'RetryPolicy', retry.count, data, 'number'));
+    const delay = Number(this.evalPolicyOnCompletion(task, 'RetryPolicy', retry.delay, data, 'number'));
+    const policy = (task.runtimeContext['retry_task_policy'] as { retry_no: number } | undefined) ?? { retry_no: 0 };
+    if (policy.retry_no >= count) return false;
+    if (task.state === 'ERROR' && retry.breakOn !== undefined && isTruthy(this.evalPolicyOnCompletion(task, 'RetryPolicy', retry.breakOn, data, 'boolean'))) {
+      return false;
+    }
+    if (task.state === 'SUCCESS' && retry.continueOn === undefined) return false;
+    if (retry.continueOn !== undefined && !isTruthy(this.evalPolicyOnCompletion(task, 'RetryPolicy', retry.continueOn, data, 'boolean'))) {
+      return false;
+    }
+    for (const a of this.actions) {
+      if (a.taskExecutionId === task.id && a.accepted) {
+        a.accepted = false;
+        this.touchAction(a);
+      }
+    }
+    const units = subUnits(task);
+    if (units.length) task.runtimeContext['sub_executions'] = units.map((u) => ({ ...u, accepted: false }));
+    task.runtimeContext['retry_task_policy'] = { retry_no: policy.retry_no + 1 };
+    delete task.runtimeContext['with_items'];
+    const join = this.spec(task).join !== undefined;
+    this.setTaskState(task, join ? 'WAITING' : 'DELAYED', `Delayed by 'retry' policy [delay=${delay}]`);
+    task.finishedAt = null;
+    this.armTimer(task, 'retry', delay);
+    return true;
+  }
+
+  private onTimer(taskId: string, timerId: string): void {
+    const task = this.task(taskId);
+    const timer = task?.runtimeContext['timer'] as TaskTimer | undefined;
+    if (!task || !timer || timer.id !== timerId) return;
+    delete task.runtimeContext['timer'];
+    this.touch(task);
+    switch (timer.kind) {
+      case 'wait-before':
+        if (task.state === 'DELAYED') this.startTask(task);
+        return;
+      case 'retry':
+        if (task.state === 'DELAYED' || task.state === 'WAITING') {
+          if (this.ex.state !== 'RUNNING') {
+            this.setTaskState(task, 'IDLE', null);
+            return;
+          }
+          this.startTask(task);
+        }
+        return;
+      case 'wait-after': {
+        if (task.state !== 'DELAYED') return;
+        const then = timer.thenState ?? 'SUCCESS';
+        this.setTaskState(task, then, (task.runtimeContext['wait_after_info'] as string | null | undefined) ?? null);
+        delete task.runtimeContext['wait_after_info'];
+        this.afterPolicies(task, 'fail-on');
+        return;
+      }
+      case 'timeout': {
+        if (task.state !== 'RUNNING') return;
+        const seconds = task.runtimeContext['with_items_timeout'] ?? this.timeoutSeconds(task);
+        for (const a of this.actions) {
+          if (a.taskExecutionId === task.id && a.accepted && !isCompleted(a.state)) {
+            a.accepted = false;
+            this.touchAction(a);
+          }
+        }
+        this.completeTask(task, 'ERROR', `Task timed out [timeout(s)=${String(seconds)}].`);
+        return;
+      }
+    }
+  }
+
+  private timeoutSeconds(task: TaskExecution): unknown {
+    try {
+      return this.eval(this.spec(task).policies.timeout, this.taskData(task), task);
+    } catch {
+      return this.spec(task).policies.timeout;
+    }
+  }
+
+  // ---------------------------------------------------------------- routing
+
+  /** Routes a completed task unless the execution is paused (then on resume, DSL-14.2). */
+  private afterComplete(task: TaskExecution): void {
+    if (this.ex.state !== 'RUNNING') return;
+    if (this.ex.spec.type === 'direct') this.routeDirect(task);
+    else this.routeReverse(task);
+    task.processed = true;
+    this.touch(task);
+    this.recheckJoins();
+    this.checkCompletion();
+  }
+
+  private collectTargets(task: TaskExecution): { item: Transition; event: TransitionEventName; params: JsonMap }[] {
+    const spec = this.spec(task);
+    const events: TransitionEvent[] = [];
+    if (task.state === 'ERROR') events.push('on-error');
+    if (task.state === 'SKIPPED') events.push(spec.transitions['on-skip'].length ? 'on-skip' : 'on-success');
+    if (task.state === 'SUCCESS') events.push('on-success');
+    if (task.state === 'SUCCESS' || task.state === 'ERROR') events.push('on-complete');
+    const data = this.outboundData(task);
+    const out: { item: Transition; event: TransitionEventName; params: JsonMap }[] = [];
+    for (const event of events) {
+      for (const item of spec.transitions[event]) {
+        try {
+          if (item.condition !== undefined && !isTruthy(this.eval(item.condition, data, task))) continue;
+          const params = item.kind === 'command' ? (this.eval(item.params, data, task) as JsonMap) : {};
+          out.push({ item, event: task.state === 'SKIPPED' ? 'on-skip' : event, params });
+        } catch (e) {
+          throw new FatalTaskError(task, this.completionFailure(task, errorMessage(e)));
+        }
+      }
+    }
+    return out;
+  }
+
+  private routeDirect(task: TaskExecution): void {
+    const collected = this.collectTargets(task);
+    task.errorHandled = task.state === 'ERROR' && collected.some((c) => c.event === 'on-error');
+    const items = collected.filter((c) => !(c.item.kind === 'command' && c.item.target === 'noop'));
+    const next: [string, TransitionEventName][] = [];
+    const first = items[0];
+    if (first && first.item.kind === 'command' && (first.item.target === 'succeed' || first.item.target === 'fail')) {
+      task.nextTasks = [];
+      this.executeCommand(first.item.target, first.params, task, []);
+      return;
+    }
+    const cmdIndex = items.findIndex((c) => c.item.kind === 'command');
+    const before = cmdIndex < 0 ? items : items.slice(0, cmdIndex);
+    for (const c of before) next.push([c.item.target, c.event]);
+    task.nextTasks = next;
+    this.touch(task);
+    const cmd = cmdIndex < 0 ? undefined : items[cmdIndex]!;
+    const after = cmdIndex < 0 ? [] : items.slice(cmdIndex + 1).filter((c) => c.item.kind === 'task');
+    for (const c of before) this.startTarget(c.item.target, c.event, task);
+    if (cmd) {
+      if (cmd.item.target === 'pause') {
+        for (const c of after) task.nextTasks.push([c.item.target, c.event]);
+        this.executeCommand('pause', cmd.params, task, after.map((c) => ({ target: c.item.target, event: c.event, fromTaskExecutionId: task.id })));
+      } else {
+        this.executeCommand(cmd.item.target, cmd.params, task, []);
+      }
+    }
+  }
+
+  private executeCommand(command: string, params: JsonMap, task: TaskExecution, deferred: WorkflowExecution['deferred']): void {
+    const msg = params['msg'] === undefined || params['msg'] === null ? null : pyStr(params['msg']);
+    task.processed = true;
+    this.touch(task);
+    if (command === 'succeed') this.finish('SUCCESS', msg);
+    else if (command === 'fail') this.finish('ERROR', msg);
+    else if (command === 'pause') {
+      this.ex.deferred = [...this.ex.deferred, ...deferred];
+      this.setExecutionState('PAUSED', msg);
+      this.pauseSubExecutions();
+    }
+  }
+
+  /** Starts the task `target` reached from `from` (DSL-4.6, join DSL-4.8). */
+  private startTarget(target: string, event: TransitionEventName, from: TaskExecution): void {
+    const spec = this.spec(target);
+    const trigger = { task_id: from.id, event };
+    if (spec.join !== undefined && spec.join !== 0) {
+      let join = this.tasks.find((t) => t.name === target && t.state === 'WAITING' && !t.runtimeContext['retry_task_policy']);
+      if (!join) join = this.createTask(target, {}, [], 'WAITING');
+      const triggered = (join.runtimeContext['triggered_by'] as { task_id: string; event: string }[]) ?? [];
+      triggered.push(trigger);
+      join.runtimeContext['triggered_by'] = triggered;
+      this.touch(join);
+      return;
+    }
+    this.runTask(this.createTask(target, outbound(from), [trigger]));
+  }
+
+  /** Join readiness (DSL-4.9) for every waiting join task. */
+  private recheckJoins(): void {
+    for (;;) {
+      let progressed = false;
+      for (const join of this.tasks.filter((t) => t.state === 'WAITING' && !t.runtimeContext['timer'])) {
+        const spec = this.spec(join);
+        if (spec.join === undefined) continue;
+        const inbound = this.ex.spec.inboundTasks[join.name] ?? [];
+        const triggered = (join.runtimeContext['triggered_by'] as { task_id: string }[]) ?? [];
+        const arrivedTasks = triggered.map((t) => this.task(t.task_id)).filter((t): t is TaskExecution => !!t);
+        const arrived = new Set(arrivedTasks.map((t) => t.name));
+        const live = this.liveTaskNames(join);
+        const pending = inbound.filter((n) => !arrived.has(n) && live.has(n));
+        const dead = inbound.filter((n) => !arrived.has(n) && !live.has(n));
+        const need = spec.join === 'all' ? inbound.length : spec.join;
+        if (arrived.size >= need) {
+          join.inContext = Object.assign(
+            {},
+            ...[...arrivedTasks].sort((a, b) => (a.finishedAt?.getTime() ?? 0) - (b.finishedAt?.getTime() ?? 0)).map(outbound),
+          );
+          join.stateInfo = null;
+          this.touch(join);
+          this.runTask(join);
+          progressed = true;
+        } else if (dead.length > inbound.length - need) {
+          join.result = [];
+          this.setTaskState(join, 'ERROR', `Failed by tasks: ${pyRepr(dead)}`);
+          this.publish(join, 'ERROR');
+          this.afterPolicies(join, 'wait-after');
+          progressed = true;
+        } else {
+          const info = `Blocked by tasks: ${pyRepr(pending)}`;
+          if (join.stateInfo !== info) {
+            join.stateInfo = info;
+            this.touch(join);
+          }
+        }
+        if (progressed) break;
+      }
+      if (!progressed || this.ex.state !== 'RUNNING') return;
+    }
+  }
+
+  /** Task names that may still run: active tasks and everything reachable from them (except through `exclude`). */
+  private liveTaskNames(exclude: TaskExecution): Set<string> {
+    const active = new Set<string>();
+    for (const t of this.tasks) {
+      if (t.id === exclude.id) continue;
+      if (INCOMPLETE_TASK_STATES.has(t.state) || !t.processed) active.add(t.name);
+    }
+    for (const d of this.ex.deferred) active.add(d.target);
+    const live = new Set<string>();
+    const stack = [...active];
+    while (stack.length) {
+      const n = stack.pop()!;
+      if (live.has(n)) continue;
+      live.add(n);
+      if (n === exclude.name) continue;
+      const s = this.ex.spec.tasks.find((t) => t.name === n);
+      if (!s) continue;
+      for (const ev of ['on-success', 'on-error', 'on-complete', 'on-skip'] as const) {
+        for (const tr of s.transitions[ev]) if (tr.kind === 'task') stack.push(tr.target);
+      }
+    }
+    return live;
+  }
+
+  // ---------------------------------------------------------------- reverse workflows
+
+  private reverseNeeded(): Set<string> {
+    const target = String(this.ex.params['task_name'] ?? '');
+    const needed = new Set<string>();
+    const stack = [target];
+    while (stack.length) {
+      const n = stack.pop()!;
+      if (needed.has(n)) continue;
+      const s = this.ex.spec.tasks.find((t) => t.name === n);
+      if (!s) continue;
+      needed.add(n);
+      stack.push(...s.requires);
+    }
+    return needed;
+  }
+
+  /** Needed tasks not yet started whose prerequisites all have a SUCCESS execution (DSL-5.2). */
+  private reverseReady(): string[] {
+    const ok = new Set(this.tasks.filter((t) => t.state === 'SUCCESS').map((t) => t.name));
+    const started = new Set(this.tasks.map((t) => t.name));
+    return [...this.reverseNeeded()].filter((n) => !started.has(n) && this.spec(n).requires.every((r) => ok.has(r)));
+  }
+
+  private reverseInContext(name: string): JsonMap {
+    const out: JsonMap = {};
+    for (const r of this.spec(name).requires) {
+      const t = [...this.tasks].reverse().find((x) => x.name === r && x.state === 'SUCCESS');
+      if (t) Object.assign(out, outbound(t));
+    }
+    return out;
+  }
+
+  private routeReverse(task: TaskExecution): void {
+    task.nextTasks = [];
+    if (task.state !== 'SUCCESS' && task.state !== 'SKIPPED') return;
+    for (const name of this.reverseReady()) {
+      if (this.spec(name).requires.includes(task.name)) task.nextTasks.push([name, 'on-success']);
+      this.runTask(this.createTask(name, this.reverseInContext(name), [{ task_id: task.id, event: 'on-success' }]));
+    }
+  }
+
+  // ---------------------------------------------------------------- completion
+
+  /** DSL-13.2. */
+  private checkCompletion(): void {
+    if (this.ex.state !== 'RUNNING') return;
+    if (this.ex.deferred.length > 0) return;
+    if (this.tasks.some((t) => INCOMPLETE_TASK_STATES.has(t.state) || !t.processed)) return;
+    const cancelled = this.tasks.filter((t) => t.state === 'CANCELLED');
+    if (cancelled.length) {
+      this.finish('CANCELLED', `Cancelled tasks: ${cancelled.map((t) => t.name).join(', ')}`);
+      return;
+    }
+    const failed = this.unhandledErrors();
+    if (failed.length === 0) this.finish('SUCCESS', null);
+    else this.finish('ERROR', this.failureSummary(failed));
+  }
+
+  private unhandledErrors(): TaskExecution[] {
+    const reverse = this.ex.spec.type === 'reverse';
+    const latest = new Map<string, TaskExecution>();
+    for (const t of this.tasks) if (t.state === 'ERROR' && (reverse || !t.errorHandled)) latest.set(t.id, t);
+    return [...latest.values()];
+  }
+
+  /** DSL-13.3 (with DSL-18.5). */
+  private failureSummary(failed: TaskExecution[]): string {
+    const sorted = [...failed].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    let s = `Failure caused by error in tasks: ${sorted.map((t) => t.name).join(', ')}\n`;
+    for (const t of sorted) {
+      s += `\n  ${t.name} [task_ex_id=${t.id}] -> ${t.stateInfo ?? 'None'}\n`;
+      if (t.type === 'ACTION') {
+        this.actions
+          .filter((a) => a.taskExecutionId === t.id)
+          .forEach((a, i) => {
+            if (a.state === 'ERROR') s += `    [action_ex_id=${a.id}, idx=${i}]: ${a.stateInfo ?? pyStr(a.output?.['result'] ?? null)}\n`;
+          });
+      } else {
+        subUnits(t).forEach((u, i) => {
+          if (u.state === 'ERROR') s += `    [wf_ex_id=${u.id}, idx=${i}]: ${u.stateInfo ?? 'None'}\n`;
+        });
+      }
+    }
+    return s;
+  }
+
+  /** Final context (DSL-13.4): published branch data of tasks that ended a branch. */
+  private finalContext(): JsonMap {
+    if (this.ex.spec.type === 'reverse') {
+      const target = String(this.ex.params['task_name'] ?? '');
+      const t = [...this.tasks].reverse().find((x) => x.name === target);
+      return t ? outbound(t) : {};
+    }
+    const out: JsonMap = {};
+    const ends = this.tasks
+      .filter((t) => isCompleted(t.state) && t.nextTasks.length === 0)
+      .sort((a, b) => (a.finishedAt?.getTime() ?? 0) - (b.finishedAt?.getTime() ?? 0));
+    for (const t of ends) Object.assign(out, outbound(t));
+    return out;
+  }
+
+  /** Ends the execution (DSL-13.4, 15.4, 15.5): output, event, parent notification. */
+  private finish(state: 'SUCCESS' | 'ERROR' | 'CANCELLED', stateInfo: string | null): void {
+    const spec = this.ex.spec;
+    const fc = this.finalContext();
+    const data = { ...this.ex.input, ...this.ex.context, ...fc, __env: this.env };
+    if (state === 'SUCCESS') {
+      if (spec.output) {
+        try {
+          this.ex.output = this.eval(spec.output, data) as JsonMap;
+        } catch (e) {
+          state = 'ERROR';
+          stateInfo = `Failed to evaluate expression in output [error=${errorMessage(e)}, wf=${this.ex.workflowName}]`;
+        }
+      } else {
+        this.ex.output = fc;
+      }
+    }
+    if (state === 'ERROR') {
+      let extra: JsonMap = {};
+      if (spec.outputOnError) {
+        try {
+          extra = this.eval(spec.outputOnError, data) as JsonMap;
+        } catch {
+          extra = {};
+        }
+      }
+      this.ex.output = { result: truncate(stateInfo), ...extra };
+    }
+    if (state === 'CANCELLED') this.ex.output = { result: stateInfo };
+    this.ex.deferred = [];
+    this.setExecutionState(state, stateInfo);
+    if (this.ex.taskExecutionId) {
+      this.effects.push({
+        type: 'notify-parent',
+        taskExecutionId: this.ex.taskExecutionId,
+        subExecutionId: this.ex.id,
+        state,
+        output: this.ex.output,
+        stateInfo: this.ex.stateInfo,
+      });
+    }
+  }
+
+  /** DSL-13.6: the task fails and the execution is forced to ERROR with the same text. */
+  private failFatally(task: TaskExecution, stateInfo: string): void {
+    if (!isCompleted(task.state) || task.state !== 'ERROR') this.setTaskState(task, 'ERROR', stateInfo);
+    task.stateInfo = truncate(stateInfo);
+    task.processed = true;
+    delete task.runtimeContext['timer'];
+    this.touch(task);
+    if (!isCompleted(this.ex.state)) this.finish('ERROR', stateInfo);
+  }
+
+  // ---------------------------------------------------------------- control operations
+
+  private isRunning(): boolean {
+    return this.ex.state === 'RUNNING';
+  }
+
+  private runningSubExecutions(): string[] {
+    const out: string[] = [];
+    for (const t of this.tasks) {
+      if (t.type !== 'WORKFLOW') continue;
+      for (const u of subUnits(t)) {
+        const st = this.subStates.get(u.id) ?? u.state;
+        if (!isCompleted(st)) out.push(u.id);
+      }
+    }
+    return out;
+  }
+
+  private pauseSubExecutions(): void {
+    for (const id of this.runningSubExecutions()) this.effects.push({ type: 'control-sub-execution', subExecutionId: id, command: 'pause' });
+  }
+
+  private pause(message: string | null): void {
+    if (this.ex.state !== 'RUNNING') return;
+    this.setExecutionState('PAUSED', message);
+    this.pauseSubExecutions();
+  }
+
+  private resume(env: JsonMap | undefined): void {
+    if (this.ex.state !== 'PAUSED' && this.ex.state !== 'IDLE') return;
+    if (env) this.ex.params = { ...this.ex.params, env: { ...this.env, ...env } };
+    this.setExecutionState('RUNNING', null);
+    for (const id of this.runningSubExecutions()) this.effects.push({ type: 'control-sub-execution', subExecutionId: id, command: 'resume' });
+    const deferred = this.ex.deferred;
+    this.ex.deferred = [];
+    // completed tasks whose routing waited for resume
+    const unprocessed = this.tasks
+      .filter((t) => isCompleted(t.state) && !t.processed)
+      .sort((a, b) => (a.finishedAt?.getTime() ?? 0) - (b.finishedAt?.getTime() ?? 0));
+    for (const t of unprocessed) {
+      if (!this.isRunning()) return;
+      this.afterComplete(t);
+    }
+    for (const d of deferred) {
+      if (!this.isRunning()) return;
+      const from = this.task(d.fromTaskExecutionId);
+      if (from) this.startTarget(d.target, d.event, from);
+    }
+    for (const t of this.tasks.filter((x) => x.state === 'IDLE')) {
+      if (!this.isRunning()) return;
+      this.runTask(t);
+    }
+    for (const t of this.tasks.filter((x) => x.state === 'PAUSED')) this.setTaskState(t, 'RUNNING', null);
+    this.recheckJoins();
+    this.checkCompletion();
+  }
+
+  private cancel(message: string | null): void {
+    if (isCompleted(this.ex.state)) return;
+    for (const id of this.runningSubExecutions()) {
+      this.effects.push({ type: 'control-sub-execution', subExecutionId: id, command: 'cancel', message });
+    }
+    this.finish('CANCELLED', message);
+  }
+
+  private rerunTask(taskId: string, reset: boolean, env: JsonMap | undefined): void {
+    const task = this.task(taskId);
+    if (!task || task.state !== 'ERROR' || this.ex.state === 'PAUSED') return;
+    if (env) this.ex.params = { ...this.ex.params, env: { ...this.env, ...env } };
+    if (this.ex.state !== 'RUNNING') {
+      this.ex.output = {};
+      this.setExecutionState('RUNNING', null);
+    }
+    const withItems = task.runtimeContext['with_items'] !== undefined;
+    for (const a of this.actions) {
+      if (a.taskExecutionId !== task.id || !a.accepted) continue;
+      if (reset || !withItems || a.state === 'ERROR' || a.state === 'CANCELLED') {
+        a.accepted = false;
+        this.touchAction(a);
+      }
+    }
+    task.runtimeContext['sub_executions'] = subUnits(task).map((u) => (reset || u.state !== 'SUCCESS' ? { ...u, accepted: false } : u));
+    if (reset) delete task.runtimeContext['with_items'];
+    delete task.runtimeContext['retry_task_policy'];
+    task.errorHandled = false;
+    task.nextTasks = [];
+    task.processed = false;
+    task.published = {};
+    task.result = null;
+    this.touch(task);
+    this.startTask(task);
+  }
+
+  private skipTask(taskId: string): void {
+    const task = this.task(taskId);
+    if (!task || task.state !== 'ERROR') return;
+    if (this.ex.state === 'ERROR') {
+      this.ex.output = {};
+      this.setExecutionState('RUNNING', null);
+    }
+    this.setTaskState(task, 'SKIPPED', 'Task was skipped.');
+    task.errorHandled = false;
+    this.publish(task, 'SKIPPED');
+    task.processed = false;
+    this.afterComplete(task);
+  }
+}
+
+// ------------------------------------------------------------------ helpers
+
+/** Outbound context (DSL-14.4). */
+const outbound = (t: TaskExecution): JsonMap => ({ ...t.inContext, ...t.published });
+
+interface SubUnit {
+  id: string;
+  index: number | null;
+  state: string;
+  result: unknown;
+  stateInfo: string | null;
+  accepted: boolean;
+}
+
+const subUnits = (t: TaskExecution): SubUnit[] => ((t.runtimeContext['sub_executions'] as SubUnit[] | undefined) ?? []).map((u) => ({ ...u }));
+
+const stripInternal = (data: JsonMap): JsonMap => {
+  const out: JsonMap = {};
+  for (const [k, v] of Object.entries(data)) if (!k.startsWith('__')) out[k] = v;
+  return out;
+};
+
+const pyTypeName = (v: unknown): string =>
+  v === null || v === undefined
+    ? "<class 'NoneType'>"
+    : Array.isArray(v)
+      ? "<class 'list'>"
+      : typeof v === 'string'
+        ? "<class 'str'>"
+        : typeof v === 'boolean'
+          ? "<class 'bool'>"
+          : typeof v === 'number'
+            ? Number.isInteger(v)
+              ? "<class 'int'>"
+              : "<class 'float'>"
+            : "<class 'dict'>";
+
+/** DSL-16.3 task events. */
+const taskEvent = (from: TaskState, to: TaskState, started: boolean): NotifyEventName | null => {
+  if (from === to) return null;
+  switch (to) {
+    case 'SUCCESS':
+      return 'TASK_SUCCEEDED';
+    case 'ERROR':
+      return 'TASK_FAILED';
+    case 'CANCELLED':
+      return 'TASK_CANCELLED';
+    case 'SKIPPED':
+      return 'TASK_SKIPPED';
+    case 'PAUSED':
+      return 'TASK_PAUSED';
+    case 'RUNNING':
+      return started ? 'TASK_RESUMED' : null;
+    case 'IDLE':
+    case 'WAITING':
+    case 'DELAYED':
+      return null;
+  }
+};
+
+/** DSL-16.3 workflow events. */
+const workflowEvent = (from: ExecutionState, to: ExecutionState): NotifyEventName | null => {
+  if (from === to) return null;
+  switch (to) {
+    case 'RUNNING':
+      return from === 'PAUSED' ? 'WORKFLOW_RESUMED' : from === 'ERROR' ? 'WORKFLOW_RERUN' : 'WORKFLOW_LAUNCHED';
+    case 'PAUSED':
+      return 'WORKFLOW_PAUSED';
+    case 'SUCCESS':
+      return 'WORKFLOW_SUCCEEDED';
+    case 'ERROR':
+      return 'WORKFLOW_FAILED';
+    case 'CANCELLED':
+      return 'WORKFLOW_CANCELLED';
+    case 'IDLE':
+      return null;
+  }
+};

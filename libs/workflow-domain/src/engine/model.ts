@@ -1,0 +1,219 @@
+import type { NotifyEventName } from '@osc/contracts';
+import type { WorkflowSpec } from '../dsl/model';
+import type { ActionState, ExecutionState, TaskState } from './states';
+
+export type Json = unknown;
+export type JsonMap = Record<string, unknown>;
+
+/**
+ * A workflow execution as the engine sees it. Plain data: the persistence layer maps rows to this
+ * and back (`*.mapper.ts` in the app). Timestamps are `Date`s.
+ */
+export interface WorkflowExecution {
+  readonly id: string;
+  readonly workflowId: string;
+  readonly workflowName: string;
+  readonly workflowNamespace: string;
+  /** The spec the execution started with (stored with the execution). */
+  readonly spec: WorkflowSpec;
+  readonly description: string;
+  readonly tags: readonly string[];
+  readonly projectId: string;
+  state: ExecutionState;
+  stateInfo: string | null;
+  readonly input: JsonMap;
+  output: JsonMap;
+  /** `env`, `evaluate_env`, `task_name`, `namespace`, `notify`, sub-executions: `root_execution_id`, `task_execution_id`, `index`. */
+  params: JsonMap;
+  /** Global context: `__execution`, `vars`, global publishes (DSL-9.2 layer 5). */
+  context: JsonMap;
+  /** Keys of `vars` (excluded from `published_global`, DSL-14.7). */
+  varNames: readonly string[];
+  readonly taskExecutionId: string | null;
+  readonly rootExecutionId: string | null;
+  /** Targets kept after a `pause` command, started on resume (DSL-4.5). */
+  deferred: DeferredTarget[];
+  readonly createdAt: Date;
+  updatedAt: Date | null;
+}
+
+export interface DeferredTarget {
+  readonly target: string;
+  readonly event: TransitionEventName;
+  readonly fromTaskExecutionId: string;
+}
+
+export type TransitionEventName = 'on-success' | 'on-error' | 'on-complete' | 'on-skip';
+
+/** with-items bookkeeping kept in the task's runtime context (`with_items`). */
+export interface WithItemsState {
+  count: number;
+  /** 0 = all at once. */
+  concurrency: number;
+  /** The bound variables of every item, in item order. */
+  items: JsonMap[];
+}
+
+/** A pending engine timer (policies, DSL-6): one at a time per task execution. */
+export interface TaskTimer {
+  readonly id: string;
+  readonly kind: 'wait-before' | 'wait-after' | 'retry' | 'timeout';
+  readonly dueAt: string;
+  /** For `wait-after`: the state the task takes when the timer fires. */
+  readonly thenState?: TaskState;
+}
+
+export interface TaskExecution {
+  readonly id: string;
+  readonly name: string;
+  readonly executionId: string;
+  readonly type: 'ACTION' | 'WORKFLOW';
+  readonly tags: readonly string[];
+  state: TaskState;
+  stateInfo: string | null;
+  /** Inbound context (branch variables only, DSL-14.5). */
+  inContext: JsonMap;
+  published: JsonMap;
+  publishedGlobal: JsonMap;
+  /**
+   * `triggered_by`, `retry_task_policy.retry_no`, `with_items`, `timers` (running timeout/delay),
+   * `sub_execution_id` — wire field `runtime_context`.
+   */
+  runtimeContext: JsonMap;
+  /** Task result (`task().result`): the action result, the sub-workflow output, or item results. */
+  result: Json;
+  processed: boolean;
+  /** `[target, event]` pairs routed to (DSL-4.7). */
+  nextTasks: [string, TransitionEventName][];
+  errorHandled: boolean;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  readonly createdAt: Date;
+  updatedAt: Date | null;
+}
+
+export interface ActionExecution {
+  readonly id: string;
+  readonly taskExecutionId: string;
+  readonly executionId: string;
+  readonly name: string;
+  state: ActionState;
+  stateInfo: string | null;
+  readonly input: JsonMap;
+  /** `{"result": <value>}` once completed (DSL-17.1). */
+  output: JsonMap | null;
+  accepted: boolean;
+  /** with-items index; null for plain tasks. */
+  readonly itemIndex: number | null;
+  readonly createdAt: Date;
+  updatedAt: Date | null;
+}
+
+/** A sub-execution started by a task of this execution (only what the parent needs). */
+export interface SubExecutionRef {
+  readonly id: string;
+  readonly taskExecutionId: string;
+  readonly state: ExecutionState;
+}
+
+/** Everything `decide` needs about one execution, loaded under the execution's row lock. */
+export interface ExecutionSnapshot {
+  readonly execution: WorkflowExecution;
+  readonly tasks: readonly TaskExecution[];
+  readonly actions: readonly ActionExecution[];
+  readonly subExecutions: readonly SubExecutionRef[];
+}
+
+/** Events fed to `decide`: the engine commands of @osc/contracts minus the routing ids. */
+export type EngineEvent =
+  | { type: 'start' }
+  | {
+      type: 'action-completed';
+      taskExecutionId: string;
+      actionExecutionId: string;
+      state: 'SUCCESS' | 'ERROR' | 'CANCELLED';
+      result?: unknown;
+      error?: unknown;
+      fatal?: { message: string };
+    }
+  | {
+      type: 'action-state-changed';
+      taskExecutionId: string;
+      actionExecutionId: string;
+      state: 'PAUSED' | 'RUNNING';
+    }
+  | {
+      type: 'sub-workflow-completed';
+      taskExecutionId: string;
+      subExecutionId: string;
+      state: 'SUCCESS' | 'ERROR' | 'CANCELLED';
+      output?: unknown;
+      stateInfo?: string | null;
+    }
+  | { type: 'sub-workflow-start-failed'; taskExecutionId: string; message: string }
+  | { type: 'pause'; message?: string | null }
+  | { type: 'resume'; env?: JsonMap }
+  | { type: 'cancel'; message?: string | null }
+  | { type: 'force-state'; state: 'SUCCESS' | 'ERROR'; message?: string | null }
+  | { type: 'rerun-task'; taskExecutionId: string; reset: boolean; env?: JsonMap }
+  | { type: 'skip-task'; taskExecutionId: string }
+  | { type: 'timer-fired'; taskExecutionId: string; timerId: string; kind: TaskTimer['kind'] };
+
+/** State to write: full rows (the handler upserts them; the execution row is locked). */
+export interface EngineChanges {
+  /** The execution row when it changed. */
+  execution?: WorkflowExecution;
+  tasksCreated: TaskExecution[];
+  tasksUpdated: TaskExecution[];
+  actionsCreated: ActionExecution[];
+  actionsUpdated: ActionExecution[];
+}
+
+/** Effects to perform after commit (written to the outbox in the same transaction). */
+export type EngineEffect =
+  | {
+      type: 'run-action';
+      actionExecutionId: string;
+      taskExecutionId: string;
+      taskName: string;
+      actionName: string;
+      input: JsonMap;
+      itemIndex: number | null;
+      timeoutSeconds?: number;
+      taskData: JsonMap;
+    }
+  | {
+      type: 'start-sub-workflow';
+      subExecutionId: string;
+      taskExecutionId: string;
+      taskName: string;
+      workflowName: string;
+      /** Evaluated task input: keys the sub-workflow declares become its input, the rest its params (DSL-3.7). */
+      input: JsonMap;
+      /** Params inherited from the parent (`namespace`, `env`, `notify`, root/task ids, `index`). */
+      params: JsonMap;
+      rootExecutionId: string;
+      itemIndex: number | null;
+    }
+  | {
+      type: 'notify-parent';
+      /** The parent task; the handler finds the parent execution from it. */
+      taskExecutionId: string;
+      subExecutionId: string;
+      state: 'SUCCESS' | 'ERROR' | 'CANCELLED';
+      output: JsonMap;
+      stateInfo: string | null;
+    }
+  | {
+      type: 'control-sub-execution';
+      subExecutionId: string;
+      command: 'pause' | 'resume' | 'cancel';
+      message?: string | null;
+    }
+  | { type: 'arm-timer'; taskExecutionId: string; timerId: string; kind: TaskTimer['kind']; delayMs: number }
+  | { type: 'notify'; event: NotifyEventName; taskExecutionId?: string };
+
+export interface Decision {
+  changes: EngineChanges;
+  commands: EngineEffect[];
+}
