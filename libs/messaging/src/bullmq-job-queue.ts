@@ -152,10 +152,21 @@ export class BullMqJobQueue implements JobQueue {
 
   async ping(): Promise<boolean> {
     if (this.closed) return false;
+    // A readiness probe must answer quickly even while ioredis is retrying a dead server.
+    let timer: NodeJS.Timeout | undefined;
     try {
-      return (await this.redis.ping()) === 'PONG';
+      const timeout = new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), PING_TIMEOUT_MS);
+      });
+      const answer = this.redis.ping().then(
+        (r) => r === 'PONG',
+        () => false,
+      );
+      return await Promise.race([answer, timeout]);
     } catch {
       return false;
+    } finally {
+      if (timer) clearTimeout(timer);
     }
   }
 
@@ -191,6 +202,7 @@ export class BullMqJobQueue implements JobQueue {
 }
 
 const ID_MARK = 'k.';
+const PING_TIMEOUT_MS = 1000;
 
 /** BullMQ-safe form of a job id: no `:`, never integer-like, reversible. */
 export function encodeJobId(id: string): string {
