@@ -1,8 +1,9 @@
 import {
-  newQuickJSWASMModule,
+  newQuickJSWASMModuleFromVariant,
+  type QuickJSSyncVariant,
   type QuickJSWASMModule,
   shouldInterruptAfterDeadline,
-} from 'quickjs-emscripten';
+} from 'quickjs-emscripten-core';
 import { ActionException, type ActionImplementation, success } from '../action';
 
 export interface JavaScriptLimits {
@@ -22,9 +23,22 @@ export class JavaScriptError extends Error {
   }
 }
 
+/**
+ * The release build of QuickJS, loaded with plain `require` (the package's own variant object uses a
+ * dynamic `import()`, which jest's module system cannot run).
+ */
+const RELEASE_SYNC: QuickJSSyncVariant = {
+  type: 'sync',
+  importFFI: () =>
+    Promise.resolve((require('@jitl/quickjs-wasmfile-release-sync/ffi') as { QuickJSFFI: never }).QuickJSFFI),
+  importModuleLoader: () =>
+    Promise.resolve(require('@jitl/quickjs-wasmfile-release-sync/emscripten-module') as never),
+};
+
 let modulePromise: Promise<QuickJSWASMModule> | undefined;
 /** One WASM module per process; a module that aborted (WASM trap) is replaced on the next run. */
-const quickJs = (): Promise<QuickJSWASMModule> => (modulePromise ??= newQuickJSWASMModule());
+const quickJs = (): Promise<QuickJSWASMModule> =>
+  (modulePromise ??= newQuickJSWASMModuleFromVariant(RELEASE_SYNC));
 
 /**
  * Evaluates `script` as the body of a function (so it ends with `return …`, as in the reference) in a

@@ -1,0 +1,111 @@
+import { ctxFor } from '../../test/action-context';
+import { StandardActionRunner } from '../action-runner';
+import { evaluateJavaScript, JavaScriptError } from './javascript';
+
+const limits = { timeLimitMs: 500, memoryLimitBytes: 16 * 1024 * 1024, maxStackBytes: 256 * 1024 };
+
+describe('std.javascript in the QuickJS sandbox', () => {
+  const runner = new StandardActionRunner({ javascript: limits });
+  const ctx = ctxFor();
+
+  it('runs the script as a function body with $ = context and returns JSON values', async () => {
+    await expect(
+      runner.run(
+        'std.javascript',
+        { script: 'return $.items.map(function (x) { return x * 2; });', context: { items: [1, 2, 3] } },
+        ctx,
+      ),
+    ).resolves.toEqual({ kind: 'success', result: [2, 4, 6] });
+    await expect(
+      runner.run('std.js', { script: 'return {a: $.a + 1, b: [true, null, "s"]};', context: { a: 1 } }, ctx),
+    ).resolves.toEqual({
+      kind: 'success',
+      result: { a: 2, b: [true, null, 's'] },
+    });
+    await expect(runner.run('std.js', { script: 'var x = 1;' }, ctx)).resolves.toEqual({
+      kind: 'success',
+      result: null,
+    });
+    await expect(runner.run('std.js', { script: 'return new Date(0);' }, ctx)).resolves.toEqual({
+      kind: 'success',
+      result: '1970-01-01T00:00:00.000Z',
+    });
+  });
+
+  it('context is a copy: the script cannot change the caller data', async () => {
+    const context = { n: 1 };
+    await runner.run('std.js', { script: '$.n = 99; return $.n;', context }, ctx);
+    expect(context.n).toBe(1);
+  });
+
+  it('sees nothing of the host: no process, require, module or host globals', async () => {
+    const probe = `return [typeof process, typeof require, typeof module, typeof setTimeout, typeof fetch,
+      typeof globalThis.process, Object.keys(globalThis).filter(function (k) { return k !== '$'; }).length];`;
+    const outcome = await runner.run('std.js', { script: probe }, ctx);
+    expect(outcome).toEqual({
+      kind: 'success',
+      result: ['undefined', 'undefined', 'undefined', 'undefined', 'undefined', 'undefined', 0],
+    });
+    (globalThis as Record<string, unknown>)['hostSecret'] = 's3cret';
+    try {
+      await expect(runner.run('std.js', { script: 'return typeof hostSecret;' }, ctx)).resolves.toEqual({
+        kind: 'success',
+        result: 'undefined',
+      });
+      const escape = await runner.run(
+        'std.js',
+        { script: "return (function(){}).constructor('return typeof process')();" },
+        ctx,
+      );
+      expect(escape).toEqual({ kind: 'success', result: 'undefined' });
+    } finally {
+      delete (globalThis as Record<string, unknown>)['hostSecret'];
+    }
+  });
+
+  it('stops an infinite loop at the time limit', async () => {
+    const started = Date.now();
+    const outcome = await runner.run('std.js', { script: 'while (true) {}' }, ctx);
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(outcome).toEqual({
+      kind: 'error',
+      error: expect.stringContaining(
+        "msg='JavaScriptAction failed: the script exceeded its time limit of 500 ms'",
+      ),
+    });
+  });
+
+  it('stops a memory bomb at the memory limit, and the sandbox still works afterwards', async () => {
+    const bomb =
+      'var a = []; while (true) { a.push({ n: a.length, s: "item " + a.length, l: [a.length] }); }';
+    const outcome = await runner.run('std.js', { script: bomb }, ctx);
+    expect(outcome).toEqual({
+      kind: 'error',
+      error: expect.stringContaining('JavaScriptAction failed: the script exceeded its memory limit'),
+    });
+    await expect(runner.run('std.js', { script: 'return 1 + 1;' }, ctx)).resolves.toEqual({
+      kind: 'success',
+      result: 2,
+    });
+  });
+
+  it('a thrown error and a syntax error fail the action with their message', async () => {
+    await expect(runner.run('std.js', { script: 'throw new TypeError("bad thing");' }, ctx)).resolves.toEqual(
+      {
+        kind: 'error',
+        error: expect.stringContaining("msg='JavaScriptAction failed: TypeError: bad thing'"),
+      },
+    );
+    const syntax = await runner.run('std.js', { script: 'return (;' }, ctx);
+    expect(syntax).toEqual({
+      kind: 'error',
+      error: expect.stringContaining('JavaScriptAction failed: SyntaxError'),
+    });
+  });
+
+  it('deep recursion hits the stack limit instead of crashing', async () => {
+    await expect(
+      evaluateJavaScript('function r(n) { return r(n + 1) + 1; } return r(0);', null, limits),
+    ).rejects.toBeInstanceOf(JavaScriptError);
+  });
+});
