@@ -24,3 +24,13 @@ export {
   type JavaScriptLimits,
   type HttpActionResult,
 } from './std';
+export {
+  AD_HOC_ACTION_CLASS,
+  planAdHocCall,
+  transformAdHocOutcome,
+  runAdHocAction,
+  type AdHocActionDefinition,
+  type AdHocActionResolver,
+  type AdHocDependencies,
+  type AdHocCall,
+} from './ad-hoc';
