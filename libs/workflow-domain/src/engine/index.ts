@@ -3,3 +3,10 @@ export * from './model';
 export { decide, STATE_INFO_LIMIT } from './decide';
 export { formatTimestamp, isTruthy, buildHost, taskView } from './expression-context';
 export { EngineSimulator, defaultActionScript, type ActionScript } from './simulator';
+export {
+  newExecution,
+  checkWorkflowInput,
+  splitSubWorkflowInput,
+  executionPublishedGlobal,
+  type NewExecutionArgs,
+} from './new-execution';

@@ -1,0 +1,40 @@
+import { z } from 'zod';
+import { type Env, distributedInfraSchema, logLevelSchema, parseConfig, portSchema } from '@osc/http-common';
+
+const schema = z.object({
+  /** Port of /healthz, /readyz and /metrics when this app runs on its own. */
+  WORKFLOW_ENGINE_HEALTH_PORT: portSchema.default(9101),
+  WORKFLOW_ENGINE_HEALTH_HOST: z.string().default('0.0.0.0'),
+  LOG_LEVEL: logLevelSchema,
+  /** What this process does: `all` (engine + executor), `engine` (commands and timers) or `executor` (actions). */
+  WORKFLOW_ENGINE_ROLE: z.enum(['all', 'engine', 'executor']).default('all'),
+  /** Engine commands handled at once by this process (bus prefetch). */
+  WORKFLOW_ENGINE_PREFETCH: z.coerce.number().int().min(1).max(1000).default(32),
+  /** Action runs executed at once by this process. */
+  WORKFLOW_EXECUTOR_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(50),
+  /** Base URL of workflow-api for async action callbacks (`Mistral-Callback-URL`). */
+  WORKFLOW_API_PUBLIC_URL: z.string().url().optional(),
+});
+
+export interface WorkflowEngineConfig {
+  readonly health: { port: number; host: string };
+  readonly logLevel: string;
+  readonly role: 'all' | 'engine' | 'executor';
+  readonly prefetch: number;
+  readonly executorConcurrency: number;
+  readonly apiUrl?: string;
+}
+
+export function loadConfig(env: Env): WorkflowEngineConfig {
+  const c = parseConfig('workflow-engine', schema, env);
+  return Object.freeze({
+    health: { port: c.WORKFLOW_ENGINE_HEALTH_PORT, host: c.WORKFLOW_ENGINE_HEALTH_HOST },
+    logLevel: c.LOG_LEVEL,
+    role: c.WORKFLOW_ENGINE_ROLE,
+    prefetch: c.WORKFLOW_ENGINE_PREFETCH,
+    executorConcurrency: c.WORKFLOW_EXECUTOR_CONCURRENCY,
+    ...(c.WORKFLOW_API_PUBLIC_URL ? { apiUrl: c.WORKFLOW_API_PUBLIC_URL.replace(/\/$/, '') } : {}),
+  });
+}
+
+export const loadInfraConfig = (env: Env) => parseConfig('workflow-engine', distributedInfraSchema, env);

@@ -1,0 +1,303 @@
+import { randomUUID } from 'node:crypto';
+import type { DataSource, EntityManager } from 'typeorm';
+import {
+  ACTION_JOB_QUEUE,
+  ACTION_RUN_JOB,
+  ENGINE_COMMAND_QUEUE,
+  ENGINE_TIMER_QUEUE,
+  NOTIFY_DELIVER_JOB,
+  NOTIFY_JOB_QUEUE,
+  TIMER_FIRED_JOB,
+  type ActionRunJob,
+  type EngineCommandMessage,
+  type NotifyJob,
+  type NotifyPublisher,
+  type TimerFiredPayload,
+  engineCommand,
+  isEngineCommandType,
+} from '@osc/contracts';
+import { AppError, InvalidInputError } from '@osc/errors';
+import type { CommandMessage, OutboxItem, OutboxWriter } from '@osc/messaging';
+import {
+  type Decision,
+  type EngineEffect,
+  type EngineEvent,
+  type ExecutionSnapshot,
+  type WorkflowExecution,
+  type WorkflowSpec,
+  decide,
+  formatTimestamp,
+  newExecution,
+  splitSubWorkflowInput,
+} from '@osc/workflow-domain';
+import { applyChanges, findExecutionIdOfTask, findWorkflowForRun, insertExecution, lockSnapshot } from '@osc/workflow-persistence';
+
+/** Maps a bus command to the execution it concerns and the event for `decide`. */
+export function toEngineEvent(msg: EngineCommandMessage): { executionId: string; event: EngineEvent } {
+  switch (msg.type) {
+    case 'engine.start-execution':
+      return { executionId: msg.payload.executionId, event: { type: 'start' } };
+    case 'engine.action-completed': {
+      const { executionId, ...rest } = msg.payload;
+      return { executionId, event: { type: 'action-completed', ...rest } };
+    }
+    case 'engine.action-state-changed': {
+      const { executionId, ...rest } = msg.payload;
+      return { executionId, event: { type: 'action-state-changed', ...rest } };
+    }
+    case 'engine.sub-workflow-completed': {
+      const { executionId, ...rest } = msg.payload;
+      return { executionId, event: { type: 'sub-workflow-completed', ...rest } };
+    }
+    case 'engine.sub-workflow-start-failed': {
+      const { executionId, ...rest } = msg.payload;
+      return { executionId, event: { type: 'sub-workflow-start-failed', ...rest } };
+    }
+    case 'engine.pause-execution':
+      return { executionId: msg.payload.executionId, event: { type: 'pause', message: msg.payload.message ?? null } };
+    case 'engine.resume-execution':
+      return { executionId: msg.payload.executionId, event: { type: 'resume', ...(msg.payload.env ? { env: msg.payload.env } : {}) } };
+    case 'engine.cancel-execution':
+      return { executionId: msg.payload.executionId, event: { type: 'cancel', message: msg.payload.message ?? null } };
+    case 'engine.force-execution-state':
+      return {
+        executionId: msg.payload.executionId,
+        event: { type: 'force-state', state: msg.payload.state, message: msg.payload.message ?? null },
+      };
+    case 'engine.rerun-task': {
+      const { executionId, ...rest } = msg.payload;
+      return { executionId, event: { type: 'rerun-task', ...rest } };
+    }
+    case 'engine.skip-task': {
+      const { executionId, ...rest } = msg.payload;
+      return { executionId, event: { type: 'skip-task', ...rest } };
+    }
+    case 'engine.timer-fired': {
+      const { executionId, ...rest } = msg.payload;
+      return { executionId, event: { type: 'timer-fired', ...rest } };
+    }
+  }
+}
+
+export interface EngineHandlerOptions {
+  /** `<public api url>` for async callbacks (`Mistral-Callback-URL`); optional. */
+  apiUrl?: string;
+  now?: () => Date;
+  newId?: () => string;
+}
+
+/**
+ * The engine's only I/O: per command, in one transaction, lock the execution row and load its
+ * snapshot, `decide`, write the changes and the outgoing messages (outbox), commit. A redelivered
+ * command finds its effect applied and `decide` returns nothing, so handling is idempotent.
+ */
+export class EngineCommandHandler {
+  private readonly now: () => Date;
+  private readonly newId: () => string;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly outbox: OutboxWriter,
+    private readonly options: EngineHandlerOptions = {},
+  ) {
+    this.now = options.now ?? (() => new Date());
+    this.newId = options.newId ?? randomUUID;
+  }
+
+  /** Handles one bus message; unknown types are rejected (dead-lettered) without retry. */
+  async handle(msg: CommandMessage): Promise<void> {
+    if (!isEngineCommandType(msg.type)) throw new InvalidInputError(`unknown engine command type ${msg.type}`);
+    const { executionId, event } = toEngineEvent(msg as EngineCommandMessage);
+    await this.dataSource.transaction(async (em) => {
+      const snapshot = await lockSnapshot(em, executionId);
+      if (!snapshot) return; // deleted execution: nothing to do
+      const decision = decide(snapshot, event, this.now(), this.newId);
+      await this.store(em, snapshot, decision);
+    });
+  }
+
+  private async store(em: EntityManager, snapshot: ExecutionSnapshot, decision: Decision): Promise<void> {
+    const ex = decision.changes.execution ?? snapshot.execution;
+    await applyChanges(em, ex, decision.changes);
+    const items: OutboxItem[] = [];
+    for (const effect of decision.commands) items.push(...(await this.effectItems(em, ex, decision, effect)));
+    await this.outbox.add(em, items);
+  }
+
+  private async effectItems(em: EntityManager, ex: WorkflowExecution, decision: Decision, e: EngineEffect): Promise<OutboxItem[]> {
+    switch (e.type) {
+      case 'run-action': {
+        const job: ActionRunJob = {
+          actionExecutionId: e.actionExecutionId,
+          executionId: ex.id,
+          taskExecutionId: e.taskExecutionId,
+          actionName: e.actionName,
+          input: e.input,
+          namespace: String(ex.params['namespace'] ?? ex.workflowNamespace),
+          ...(ex.workflowName.includes('.') ? { workbookName: ex.workflowName.slice(0, ex.workflowName.lastIndexOf('.')) } : {}),
+          ...(e.itemIndex !== null ? { itemIndex: e.itemIndex } : {}),
+          taskData: e.taskData,
+          context: {
+            workflowName: ex.workflowName,
+            workflowNamespace: ex.workflowNamespace,
+            workflowExecutionId: ex.id,
+            rootExecutionId: ex.rootExecutionId,
+            taskExecutionId: e.taskExecutionId,
+            taskName: e.taskName,
+            actionExecutionId: e.actionExecutionId,
+            projectId: ex.projectId,
+            ...(this.options.apiUrl ? { callbackUrl: `${this.options.apiUrl}/v2/action_executions/${e.actionExecutionId}` } : {}),
+            ...(e.timeoutSeconds !== undefined ? { timeoutMs: Math.round(e.timeoutSeconds * 1000) } : {}),
+          },
+        };
+        return [{ destination: 'jobs', queue: ACTION_JOB_QUEUE, job: { id: e.actionExecutionId, name: ACTION_RUN_JOB, data: job } }];
+      }
+      case 'arm-timer': {
+        const data: TimerFiredPayload = { executionId: ex.id, taskExecutionId: e.taskExecutionId, timerId: e.timerId, kind: e.kind };
+        return [{ destination: 'jobs', queue: ENGINE_TIMER_QUEUE, job: { id: e.timerId, name: TIMER_FIRED_JOB, data, delayMs: e.delayMs } }];
+      }
+      case 'start-sub-workflow':
+        return this.startSubWorkflow(em, ex, e);
+      case 'notify-parent': {
+        const parentId = await findExecutionIdOfTask(em, e.taskExecutionId);
+        if (!parentId) return [];
+        return [
+          bus(
+            engineCommand(`sub-workflow-completed:${e.subExecutionId}`, 'engine.sub-workflow-completed', {
+              executionId: parentId,
+              taskExecutionId: e.taskExecutionId,
+              subExecutionId: e.subExecutionId,
+              state: e.state,
+              output: e.output,
+              stateInfo: e.stateInfo,
+            }),
+          ),
+        ];
+      }
+      case 'control-sub-execution': {
+        const id = `${e.command}:${e.subExecutionId}:${this.newId()}`;
+        const msg =
+          e.command === 'pause'
+            ? engineCommand(id, 'engine.pause-execution', { executionId: e.subExecutionId })
+            : e.command === 'resume'
+              ? engineCommand(id, 'engine.resume-execution', { executionId: e.subExecutionId })
+              : engineCommand(id, 'engine.cancel-execution', { executionId: e.subExecutionId, message: e.message ?? null });
+        return [bus(msg)];
+      }
+      case 'notify':
+        return this.notifyItems(ex, decision, e);
+    }
+  }
+
+  /**
+   * Creates the child execution row (id chosen by `decide`, so a redelivery inserts nothing twice) and
+   * its start command; an unknown workflow or invalid input is reported back to the parent (DSL-13.6).
+   */
+  private async startSubWorkflow(
+    em: EntityManager,
+    parent: WorkflowExecution,
+    e: Extract<EngineEffect, { type: 'start-sub-workflow' }>,
+  ): Promise<OutboxItem[]> {
+    const namespace = String(e.params['namespace'] ?? parent.workflowNamespace);
+    const visibility = { kind: 'project', projectId: parent.projectId } as const;
+    const candidates = parent.workflowName.includes('.')
+      ? [`${parent.workflowName.slice(0, parent.workflowName.lastIndexOf('.'))}.${e.workflowName}`, e.workflowName]
+      : [e.workflowName];
+    let stored = null;
+    for (const name of candidates) {
+      stored = await findWorkflowForRun(em, { identifier: name, namespace, projectId: parent.projectId, visibility });
+      if (stored) break;
+    }
+    const fail = (message: string): OutboxItem[] => [
+      bus(
+        engineCommand(`sub-workflow-start-failed:${e.subExecutionId}`, 'engine.sub-workflow-start-failed', {
+          executionId: parent.id,
+          taskExecutionId: e.taskExecutionId,
+          message,
+        }),
+      ),
+    ];
+    if (!stored) return fail(`Failed to find workflow [name=${e.workflowName}] [namespace=${namespace}]`);
+    const spec = stored.spec as WorkflowSpec;
+    const { input, params } = splitSubWorkflowInput(spec, e.input);
+    let child: WorkflowExecution;
+    try {
+      child = newExecution(
+        {
+          id: e.subExecutionId,
+          spec,
+          workflowId: stored.id,
+          workflowNamespace: stored.namespace,
+          projectId: parent.projectId,
+          input,
+          params: { ...e.params, ...params },
+          taskExecutionId: e.taskExecutionId,
+          rootExecutionId: e.rootExecutionId,
+        },
+        this.now(),
+      );
+    } catch (err) {
+      if (err instanceof AppError) return fail(err.message);
+      throw err;
+    }
+    await insertExecution(em, child, { parentExecutionId: parent.id });
+    return [bus(engineCommand(`start:${child.id}`, 'engine.start-execution', { executionId: child.id }))];
+  }
+
+  /** Notification jobs (issue 7): one per event, partitioned by execution for ordered delivery. */
+  private notifyItems(ex: WorkflowExecution, decision: Decision, e: Extract<EngineEffect, { type: 'notify' }>): OutboxItem[] {
+    const publishers = ex.params['notify'] as NotifyPublisher[] | undefined;
+    if (!Array.isArray(publishers) || publishers.length === 0) return [];
+    const wanted = publishers.filter((p) => !p.event_types || p.event_types.includes(e.event));
+    if (wanted.length === 0) return [];
+    const common = {
+      workflow_name: ex.workflowName,
+      workflow_namespace: ex.workflowNamespace,
+      workflow_id: ex.workflowId,
+      project_id: ex.projectId,
+    };
+    let event: NotifyJob['event'];
+    if (e.taskExecutionId) {
+      const t = [...decision.changes.tasksCreated, ...decision.changes.tasksUpdated].find((x) => x.id === e.taskExecutionId);
+      if (!t) return [];
+      event = {
+        id: t.id,
+        name: t.name,
+        workflow_execution_id: ex.id,
+        ...common,
+        state: t.state,
+        state_info: t.stateInfo,
+        type: t.type,
+        created_at: formatTimestamp(t.createdAt)!,
+        updated_at: formatTimestamp(t.updatedAt),
+        started_at: formatTimestamp(t.startedAt),
+        finished_at: formatTimestamp(t.finishedAt),
+        event: e.event as NotifyJob['event']['event'] & `TASK_${string}`,
+      };
+    } else {
+      event = {
+        id: ex.id,
+        name: ex.workflowName,
+        ...common,
+        state: ex.state,
+        state_info: ex.stateInfo,
+        task_execution_id: ex.taskExecutionId,
+        root_execution_id: ex.rootExecutionId,
+        created_at: formatTimestamp(ex.createdAt)!,
+        updated_at: formatTimestamp(ex.updatedAt),
+        event: e.event as NotifyJob['event']['event'] & `WORKFLOW_${string}`,
+      };
+    }
+    const job: NotifyJob = { executionId: ex.id, seq: Date.now(), publishers: wanted, event };
+    return [
+      {
+        destination: 'jobs',
+        queue: NOTIFY_JOB_QUEUE,
+        job: { id: this.newId(), name: NOTIFY_DELIVER_JOB, data: job, attempts: 5, backoff: { type: 'exponential', delayMs: 500 } },
+        partitionKey: ex.rootExecutionId ?? ex.id,
+      },
+    ];
+  }
+}
+
+const bus = (message: EngineCommandMessage): OutboxItem => ({ destination: 'bus', queue: ENGINE_COMMAND_QUEUE, message });

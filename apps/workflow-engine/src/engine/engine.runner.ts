@@ -1,0 +1,72 @@
+import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import { StandardActionRunner } from '@osc/actions';
+import {
+  ACTION_JOB_QUEUE,
+  ENGINE_COMMAND_QUEUE,
+  ENGINE_TIMER_QUEUE,
+  type TimerFiredPayload,
+  engineCommand,
+} from '@osc/contracts';
+import type { CommandBus, JobQueue, OutboxWriter, Subscription, Worker } from '@osc/messaging';
+import { COMMAND_BUS, DATA_SOURCE, JOB_QUEUE, OUTBOX_WRITER } from '@osc/platform';
+import type { WorkflowEngineConfig } from '../config';
+import { ActionExecutor } from '../executor/action-executor';
+import { EngineCommandHandler } from './engine-command.handler';
+
+export const ENGINE_CONFIG = Symbol('ENGINE_CONFIG');
+
+/**
+ * Starts this process's share of the work when the app boots and stops it on shutdown: the engine
+ * command consumer and the timer worker (role engine), the action executor workers (role executor).
+ */
+@Injectable()
+export class EngineRunner implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger('workflow-engine');
+  private subscription?: Subscription;
+  private readonly workers: Worker[] = [];
+  readonly handler: EngineCommandHandler;
+
+  constructor(
+    @Inject(DATA_SOURCE) private readonly dataSource: DataSource,
+    @Inject(COMMAND_BUS) private readonly bus: CommandBus,
+    @Inject(JOB_QUEUE) private readonly jobs: JobQueue,
+    @Inject(OUTBOX_WRITER) outbox: OutboxWriter,
+    @Inject(ENGINE_CONFIG) private readonly config: WorkflowEngineConfig,
+  ) {
+    this.handler = new EngineCommandHandler(dataSource, outbox, { apiUrl: config.apiUrl });
+  }
+
+  async onModuleInit(): Promise<void> {
+    const { role } = this.config;
+    if (role === 'all' || role === 'engine') {
+      this.subscription = await this.bus.consume(ENGINE_COMMAND_QUEUE, (msg) => this.handler.handle(msg), {
+        prefetch: this.config.prefetch,
+      });
+      this.workers.push(
+        await this.jobs.process(
+          ENGINE_TIMER_QUEUE,
+          async (job) => {
+            const data = job.data as TimerFiredPayload;
+            await this.bus.publish(ENGINE_COMMAND_QUEUE, engineCommand(`timer:${data.timerId}`, 'engine.timer-fired', data));
+          },
+          { concurrency: 10 },
+        ),
+      );
+    }
+    if (role === 'all' || role === 'executor') {
+      const executor = new ActionExecutor(this.dataSource, this.bus, new StandardActionRunner());
+      this.workers.push(
+        await this.jobs.process(ACTION_JOB_QUEUE, (job) => executor.run(job), {
+          concurrency: this.config.executorConcurrency,
+          onFailed: (job, error) => this.logger.error(`action job ${job.id} failed: ${String(error)}`),
+        }),
+      );
+    }
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.subscription?.cancel();
+    for (const w of this.workers.splice(0)) await w.close();
+  }
+}

@@ -1,0 +1,80 @@
+import type { DataSource } from 'typeorm';
+import { StandardActionRunner, runAdHocAction } from '@osc/actions';
+import {
+  ENGINE_COMMAND_QUEUE,
+  type ActionCompletedPayload,
+  type ActionContext,
+  type ActionOutcome,
+  type ActionRunJob,
+  engineCommand,
+} from '@osc/contracts';
+import { AppError } from '@osc/errors';
+import type { CommandBus, Job } from '@osc/messaging';
+import type { ActionSpec } from '@osc/workflow-domain';
+import { findAdHocActionSpec } from '@osc/workflow-persistence';
+
+/** Raised while resolving an action: a fatal task failure (DSL-13.6), reported with its message. */
+class FatalActionError extends Error {}
+
+/**
+ * Executor worker: runs one action-run job and reports the outcome to the engine as an
+ * `engine.action-completed` command (id `action-completed:<action execution id>`, so a job that runs
+ * twice after a crash reports once as far as the engine is concerned). Ad-hoc actions are resolved
+ * here (DSL-7.2): declared input checked and defaulted, `base-input` evaluated over the action input
+ * layered on the task context, repeated down to a standard action, whose result the ad-hoc `output`
+ * may transform.
+ */
+export class ActionExecutor {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly bus: CommandBus,
+    private readonly runner: StandardActionRunner,
+  ) {}
+
+  async run(job: Job): Promise<void> {
+    const data = job.data as ActionRunJob;
+    const state: { state: string; accepted: boolean }[] = await this.dataSource.query(
+      `SELECT "state", "accepted" FROM "action_executions" WHERE "id" = $1`,
+      [data.actionExecutionId],
+    );
+    const row = state[0];
+    if (!row || row.state !== 'RUNNING' || !row.accepted) return; // already completed or superseded
+    const ctx: ActionContext = { ...data.context, data: data.taskData ?? {} };
+    let payload: ActionCompletedPayload;
+    const base = { executionId: data.executionId, taskExecutionId: data.taskExecutionId, actionExecutionId: data.actionExecutionId };
+    try {
+      const outcome = await this.execute(data, ctx);
+      if (outcome.kind === 'async') return;
+      payload = outcome.kind === 'success' ? { ...base, state: 'SUCCESS', result: outcome.result } : { ...base, state: 'ERROR', error: outcome.error };
+    } catch (e) {
+      if (e instanceof FatalActionError || (e instanceof AppError && (e.kind === 'not-found' || e.kind === 'invalid'))) {
+        payload = { ...base, state: 'ERROR', error: e.message, fatal: { message: e.message } };
+      } else {
+        throw e;
+      }
+    }
+    await this.bus.publish(ENGINE_COMMAND_QUEUE, engineCommand(`action-completed:${data.actionExecutionId}`, 'engine.action-completed', payload));
+  }
+
+  private async execute(job: ActionRunJob, ctx: ActionContext): Promise<ActionOutcome> {
+    if (this.runner.has(job.actionName)) return this.runner.run(job.actionName, job.input, ctx);
+    const resolve = async (name: string) => (await this.findAdHoc(name, job)) ?? undefined;
+    const action = await resolve(job.actionName);
+    if (!action) throw new FatalActionError(`Failed to find action [action_name=${job.actionName}, namespace=${job.namespace}]`);
+    return runAdHocAction(action, job.input, ctx, this.runner, { resolve, namespace: job.namespace });
+  }
+
+  private async findAdHoc(name: string, job: ActionRunJob): Promise<ActionSpec | null> {
+    const names = job.workbookName && !name.startsWith(`${job.workbookName}.`) ? [`${job.workbookName}.${name}`, name] : [name];
+    for (const n of names) {
+      const found = await findAdHocActionSpec(this.dataSource, {
+        name: n,
+        namespace: job.namespace,
+        projectId: job.context.projectId,
+        visibility: { kind: 'project', projectId: job.context.projectId },
+      });
+      if (found?.spec) return found.spec as ActionSpec;
+    }
+    return null;
+  }
+}

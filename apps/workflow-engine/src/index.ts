@@ -1,0 +1,37 @@
+import { type DynamicModule, Module } from '@nestjs/common';
+import { type Runtime, RuntimeModule, type RunningApp, startHttpApp, startWorkerContext } from '@osc/platform';
+import type { WorkflowEngineConfig } from './config';
+import { WorkflowEngineModule } from './workflow-engine.module';
+
+export { loadConfig, loadInfraConfig, type WorkflowEngineConfig } from './config';
+export { WorkflowEngineModule } from './workflow-engine.module';
+export { EngineCommandHandler, toEngineEvent, type EngineHandlerOptions } from './engine/engine-command.handler';
+export { ActionExecutor } from './executor/action-executor';
+export { EngineRunner } from './engine/engine.runner';
+
+@Module({})
+class WorkflowEngineRoot {
+  static with(runtime: Runtime, config: WorkflowEngineConfig): DynamicModule {
+    return { module: WorkflowEngineRoot, imports: [RuntimeModule.forRoot(runtime), WorkflowEngineModule.forRoot(config)] };
+  }
+}
+
+/**
+ * Start workflow-engine on the given runtime. On its own (distributed) it serves /healthz, /readyz and
+ * /metrics on its health port; inside the embedded process it runs without a port.
+ */
+export function startWorkflowEngine(config: WorkflowEngineConfig, runtime: Runtime, opts: { http: boolean }): Promise<RunningApp> {
+  const root = WorkflowEngineRoot.with(runtime, config);
+  if (!opts.http) return startWorkerContext('workflow-engine', root);
+  return startHttpApp(root, {
+    app: 'workflow-engine',
+    service: 'workflow',
+    authMode: 'noauth',
+    bodyLimit: 1024,
+    logLevel: config.logLevel,
+    readiness: runtime.readiness,
+    port: config.health.port,
+    host: config.health.host,
+  });
+}
+export { SCHEMA_PARTS } from './schema';

@@ -1,0 +1,119 @@
+import type { MigrationInterface, QueryRunner } from 'typeorm';
+
+/**
+ * Workflow executions, task executions and action executions. JSON values are jsonb; `seq` columns
+ * give a stable creation order (ids are random UUIDs). Indexes serve the engine's snapshot load (by
+ * execution), the API's list pages ((created_at, id) keysets, per project) and the sub-execution
+ * lookups (parent, root, task). SQL that runs the same on PostgreSQL and PGlite.
+ */
+export class CreateExecutions1763950000000 implements MigrationInterface {
+  name = 'CreateExecutions1763950000000';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(`
+      CREATE TABLE "workflow_executions" (
+        "id" uuid NOT NULL,
+        "seq" bigserial NOT NULL,
+        "workflow_id" varchar(255) NOT NULL,
+        "workflow_name" varchar(255) NOT NULL,
+        "workflow_namespace" varchar(255) NOT NULL DEFAULT '',
+        "description" text NOT NULL DEFAULT '',
+        "tags" jsonb NOT NULL DEFAULT '[]',
+        "project_id" varchar(255) NOT NULL,
+        "state" varchar(16) NOT NULL,
+        "state_info" text,
+        "spec" jsonb NOT NULL,
+        "input" jsonb NOT NULL DEFAULT '{}',
+        "output" jsonb NOT NULL DEFAULT '{}',
+        "params" jsonb NOT NULL DEFAULT '{}',
+        "context" jsonb NOT NULL DEFAULT '{}',
+        "var_names" jsonb NOT NULL DEFAULT '[]',
+        "deferred" jsonb NOT NULL DEFAULT '[]',
+        "task_execution_id" uuid,
+        "parent_execution_id" uuid,
+        "root_execution_id" uuid,
+        "source_execution_id" uuid,
+        "created_at" timestamptz NOT NULL,
+        "updated_at" timestamptz,
+        CONSTRAINT "PK_workflow_executions" PRIMARY KEY ("id"),
+        CONSTRAINT "CHK_workflow_executions_state" CHECK ("state" IN ('IDLE', 'RUNNING', 'PAUSED', 'SUCCESS', 'ERROR', 'CANCELLED'))
+      )`);
+    await q.query(`CREATE INDEX "IDX_workflow_executions_created" ON "workflow_executions" ("created_at", "id")`);
+    await q.query(`CREATE INDEX "IDX_workflow_executions_project_created" ON "workflow_executions" ("project_id", "created_at", "id")`);
+    await q.query(`CREATE INDEX "IDX_workflow_executions_parent" ON "workflow_executions" ("parent_execution_id")`);
+    await q.query(`CREATE INDEX "IDX_workflow_executions_root" ON "workflow_executions" ("root_execution_id")`);
+    await q.query(`CREATE INDEX "IDX_workflow_executions_task" ON "workflow_executions" ("task_execution_id")`);
+
+    await q.query(`
+      CREATE TABLE "task_executions" (
+        "id" uuid NOT NULL,
+        "seq" bigserial NOT NULL,
+        "name" varchar(255) NOT NULL,
+        "workflow_execution_id" uuid NOT NULL,
+        "workflow_id" varchar(255) NOT NULL,
+        "workflow_name" varchar(255) NOT NULL,
+        "workflow_namespace" varchar(255) NOT NULL DEFAULT '',
+        "project_id" varchar(255) NOT NULL,
+        "type" varchar(16) NOT NULL,
+        "tags" jsonb NOT NULL DEFAULT '[]',
+        "state" varchar(16) NOT NULL,
+        "state_info" text,
+        "in_context" jsonb NOT NULL DEFAULT '{}',
+        "published" jsonb NOT NULL DEFAULT '{}',
+        "published_global" jsonb NOT NULL DEFAULT '{}',
+        "runtime_context" jsonb NOT NULL DEFAULT '{}',
+        "result" jsonb,
+        "processed" boolean NOT NULL DEFAULT false,
+        "next_tasks" jsonb NOT NULL DEFAULT '[]',
+        "error_handled" boolean NOT NULL DEFAULT false,
+        "started_at" timestamptz,
+        "finished_at" timestamptz,
+        "created_at" timestamptz NOT NULL,
+        "updated_at" timestamptz,
+        CONSTRAINT "PK_task_executions" PRIMARY KEY ("id"),
+        CONSTRAINT "FK_task_executions_execution" FOREIGN KEY ("workflow_execution_id")
+          REFERENCES "workflow_executions" ("id") ON DELETE CASCADE
+      )`);
+    await q.query(`CREATE INDEX "IDX_task_executions_execution" ON "task_executions" ("workflow_execution_id", "seq")`);
+    await q.query(`CREATE INDEX "IDX_task_executions_created" ON "task_executions" ("created_at", "id")`);
+    await q.query(`CREATE INDEX "IDX_task_executions_project_created" ON "task_executions" ("project_id", "created_at", "id")`);
+
+    await q.query(`
+      CREATE TABLE "action_executions" (
+        "id" uuid NOT NULL,
+        "seq" bigserial NOT NULL,
+        "name" varchar(255) NOT NULL,
+        "workflow_execution_id" uuid,
+        "task_execution_id" uuid,
+        "task_name" varchar(255),
+        "workflow_name" varchar(255),
+        "workflow_namespace" varchar(255) NOT NULL DEFAULT '',
+        "project_id" varchar(255) NOT NULL,
+        "description" text NOT NULL DEFAULT '',
+        "tags" jsonb NOT NULL DEFAULT '[]',
+        "state" varchar(16) NOT NULL,
+        "state_info" text,
+        "input" jsonb NOT NULL DEFAULT '{}',
+        "output" jsonb,
+        "params" jsonb NOT NULL DEFAULT '{}',
+        "accepted" boolean NOT NULL DEFAULT true,
+        "item_index" integer,
+        "created_at" timestamptz NOT NULL,
+        "updated_at" timestamptz,
+        CONSTRAINT "PK_action_executions" PRIMARY KEY ("id"),
+        CONSTRAINT "FK_action_executions_task" FOREIGN KEY ("task_execution_id")
+          REFERENCES "task_executions" ("id") ON DELETE CASCADE
+      )`);
+    await q.query(`CREATE INDEX "IDX_action_executions_execution" ON "action_executions" ("workflow_execution_id", "seq")`);
+    await q.query(`CREATE INDEX "IDX_action_executions_task" ON "action_executions" ("task_execution_id", "seq")`);
+    await q.query(`CREATE INDEX "IDX_action_executions_created" ON "action_executions" ("created_at", "id")`);
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(`DROP TABLE "action_executions"`);
+    await q.query(`DROP TABLE "task_executions"`);
+    await q.query(`DROP TABLE "workflow_executions"`);
+  }
+}
+
+export const executionMigrations = [CreateExecutions1763950000000] as const;

@@ -1,0 +1,13 @@
+export { CreateExecutions1763950000000, executionMigrations } from './executions.migration';
+export { workflowExecutionsSchema } from './executions.schema';
+export {
+  type SqlRunner as ExecutionSqlRunner,
+  type ExecutionExtras,
+  toWorkflowExecution,
+  toTaskExecution,
+  toActionExecution,
+  insertExecution,
+  lockSnapshot,
+  applyChanges,
+  findExecutionIdOfTask,
+} from './execution-store';
