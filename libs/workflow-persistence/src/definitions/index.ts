@@ -1,0 +1,33 @@
+export { WorkflowDefinitionEntity, WorkbookEntity, ActionDefinitionEntity, definitionEntities } from './definition.entities';
+export { CreateDefinitions1763900000000, definitionMigrations } from './definitions.migration';
+export { WORKFLOW_DEFINITIONS, WORKBOOKS, ACTION_DEFINITIONS, type DefinitionTable, type DefinitionColumn, type ColumnKind } from './definition-tables';
+export {
+  FILTER_OPS,
+  type FilterOp,
+  type FieldFilter,
+  type SortDir,
+  type Visibility,
+  type ListQuery,
+  type DefinitionRow,
+  type SqlRunner,
+  type FindOptions,
+  type ColumnValues,
+  listDefinitions,
+  markerValues,
+  findDefinition,
+  insertDefinition,
+  updateDefinition,
+  upsertDefinition,
+  deleteDefinition,
+  nameTaken,
+  selectList,
+} from './definition-store';
+export {
+  type StoredWorkflow,
+  type SystemActionRow,
+  findWorkflowForRun,
+  findAdHocActionSpec,
+  syncSystemActions,
+  toSeconds,
+} from './definition-lookups';
+export { workflowDefinitionsSchema } from './definitions.schema';
