@@ -1,0 +1,25 @@
+import { ConflictError, InvalidInputError } from '@osc/errors';
+
+/**
+ * Database refusals that only bad input can cause become 400s (22xxx: a value the column cannot
+ * hold, e.g. a NUL character or an over-long name) and 409s (23505: a unique index); anything else
+ * propagates as is.
+ */
+export function translateDbError(err: unknown, conflictMessage: string): unknown {
+  const code = (err as { code?: unknown; driverError?: { code?: unknown } } | null)?.code ?? (err as { driverError?: { code?: unknown } } | null)?.driverError?.code;
+  if (typeof code === 'string') {
+    if (code === '23505') return new ConflictError(conflictMessage);
+    if (code.startsWith('22')) return new InvalidInputError('The request contains a value that cannot be stored (invalid characters or too long).');
+  }
+  return err;
+}
+
+const NUL = '\u0000';
+
+/** PostgreSQL text and jsonb cannot hold NUL characters: refuse them up front with a clear message. */
+export function rejectNul(what: string, ...values: readonly unknown[]): void {
+  for (const v of values) {
+    const s = typeof v === 'string' ? v : v === undefined ? '' : JSON.stringify(v);
+    if (s.includes(NUL) || s.includes('\\u0000')) throw new InvalidInputError(`${what} must not contain NUL characters.`);
+  }
+}

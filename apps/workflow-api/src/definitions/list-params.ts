@@ -1,0 +1,218 @@
+import { ForbiddenError, InvalidInputError } from '@osc/errors';
+import type { RequestContext } from '@osc/http-common';
+import {
+  type DefinitionTable,
+  type FieldFilter,
+  type FilterOp,
+  FILTER_OPS,
+  type SortDir,
+  type Visibility,
+} from '@osc/workflow-persistence';
+import { type QueryBag, invalidField, parseBool, queryValue } from './query-values';
+
+/** Lists default to and are capped at this many items per page (our decision, see workflow-api.md). */
+export const MAX_PAGE_SIZE = 1000;
+
+const COMMON_PARAMS = ['marker', 'limit', 'sort_keys', 'sort_dirs', 'fields'] as const;
+
+/** What a collection's list accepts besides the common parameters. */
+export interface ListSpec {
+  readonly collection: 'workflows' | 'workbooks' | 'actions';
+  readonly table: DefinitionTable;
+  /** Filter parameters in the order Mistral renders them in `next` links. */
+  readonly filters: readonly string[];
+  readonly defaultSortKey: string;
+  /** `all_projects` and `project_id` are accepted (admin only). */
+  readonly adminFilters: boolean;
+  /** Filters applied when the parameter is absent (actions list the default namespace). */
+  readonly implicitFilters?: Readonly<Record<string, string>>;
+  /** Policy name used in 403 messages, e.g. `workflows`. */
+  readonly policy: string;
+}
+
+/** A parsed list request: the query for the store plus what the `next` link repeats. */
+export interface ListRequest {
+  readonly visibility: Visibility;
+  readonly filters: readonly FieldFilter[];
+  readonly sort: readonly { key: string; dir: SortDir }[];
+  readonly limit: number;
+  readonly marker?: string;
+  readonly fields: readonly string[];
+  /** Filters as `field=op:value` pairs for the `next` link. */
+  readonly linkFilters: readonly [string, string][];
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const isUuid = (s: string): boolean => UUID.test(s);
+
+/** Comma list as Mistral's list types read it: trimmed, lower-cased, empty items dropped, duplicates once. */
+const commaList = (raw: string): string[] => {
+  const out: string[] = [];
+  for (const item of raw.split(',')) {
+    const v = item.trim().toLowerCase();
+    if (v && !out.includes(v)) out.push(v);
+  }
+  return out;
+};
+
+const parseLimit = (raw: string | undefined): number => {
+  if (raw === undefined) return MAX_PAGE_SIZE;
+  const t = raw.trim();
+  if (!/^[+-]?\d+$/.test(t)) throw invalidField('limit', raw, 'unable to convert to int');
+  const n = Number(t);
+  if (n <= 0) throw new InvalidInputError('Limit must be positive.');
+  return Math.min(n, MAX_PAGE_SIZE);
+};
+
+const SCOPES = ['private', 'public'];
+
+/** `2016-12-01 15:01:00`, `2016-12-01T15:01:00Z`, `2016-12-01`: UTC unless an offset is given. */
+export const parseTimestamp = (field: string, raw: string): string => {
+  const m = /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?)?\s*(Z|[+-]\d{2}:?\d{2})?$/i.exec(raw.trim());
+  const bad = () => invalidField(field, raw, 'Invalid date/time format');
+  if (!m) throw bad();
+  const [, y, mo, d, h = '00', mi = '00', s = '00', frac = '', zone = 'Z'] = m;
+  const z = zone.toUpperCase() === 'Z' ? 'Z' : zone.includes(':') ? zone : `${zone.slice(0, 3)}:${zone.slice(3)}`;
+  const iso = `${y}-${mo}-${d}T${h}:${mi}:${s}${frac ? `.${frac.padEnd(3, '0').slice(0, 3)}` : ''}${z}`;
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime()) || Number(mo) < 1 || Number(mo) > 12 || Number(d) < 1 || Number(d) > 31 || Number(h) > 23 || Number(mi) > 59 || Number(s) > 59) {
+    throw bad();
+  }
+  // Reject dates that roll over (2021-02-31).
+  if (z === 'Z' && date.getUTCDate() !== Number(d)) throw bad();
+  return date.toISOString();
+};
+
+const splitOp = (raw: string): { op: FilterOp; value: string } => {
+  for (const op of FILTER_OPS) {
+    if (raw.startsWith(`${op}:`)) return { op, value: raw.slice(op.length + 1) };
+  }
+  return { op: 'eq', value: raw };
+};
+
+const parseFilter = (spec: ListSpec, field: string, raw: string): { filter: FieldFilter; link: string } => {
+  const column = spec.table.columns[field];
+  if (!column) throw new InvalidInputError(`Unknown argument: "${field}"`);
+  const { op, value } = splitOp(raw);
+  const link = `${op}:${value}`;
+  if (column.kind === 'tags') {
+    if (op !== 'eq') throw new InvalidInputError(`Filter operator '${op}' is not supported for field tags; use tags=<tag>[,<tag>...]`);
+    const tags = value.split(',').map((t) => t.trim()).filter((t) => t.length > 0);
+    return { filter: { field, op: 'eq', value: tags }, link };
+  }
+  const many = op === 'in' || op === 'nin';
+  const items = many ? value.split(',') : [value];
+  const convert = (v: string): string | boolean => {
+    if (column.kind === 'bool') return parseBool(field, v);
+    if (column.kind === 'timestamp' && op !== 'has') return parseTimestamp(field, v);
+    if (column.kind === 'uuid' && op !== 'has' && !isUuid(v)) throw invalidField(field, v, 'Invalid UUID');
+    if (field === 'scope' && op !== 'has' && !SCOPES.includes(v)) {
+      throw invalidField(field, v, `Value should be one of: ${SCOPES.join(', ')}`);
+    }
+    return v;
+  };
+  if (column.kind === 'bool' && !['eq', 'neq', 'in', 'nin'].includes(op)) {
+    throw new InvalidInputError(`Filter operator '${op}' is not supported for field ${field}`);
+  }
+  const converted = items.map(convert);
+  const filterValue = many ? converted.map(String) : (converted[0] as string | boolean);
+  return { filter: { field, op, value: filterValue }, link };
+};
+
+/** Parses and checks a list request of one definitions collection (workflow-api.md §4). */
+export function parseListRequest(spec: ListSpec, query: QueryBag, ctx: RequestContext): ListRequest {
+  const allowed = new Set<string>([...COMMON_PARAMS, ...spec.filters, ...(spec.adminFilters ? ['all_projects', 'project_id'] : [])]);
+  for (const name of Object.keys(query)) {
+    if (!allowed.has(name)) throw new InvalidInputError(`Unknown argument: "${name}"`);
+  }
+  const get = (name: string) => queryValue(query, name);
+
+  if (spec.adminFilters) {
+    const all = get('all_projects');
+    if (all !== undefined && parseBool('all_projects', all) && !ctx.isAdmin) {
+      throw new ForbiddenError(`Policy doesn't allow ${spec.policy}:list:all_projects to be performed.`);
+    }
+    if (get('project_id') !== undefined && !ctx.isAdmin) {
+      throw new ForbiddenError(`Policy doesn't allow ${spec.policy}:list:project_id to be performed.`);
+    }
+  }
+
+  const limit = parseLimit(get('limit'));
+  const marker = get('marker');
+  if (marker !== undefined && !isUuid(marker.trim())) throw invalidField('marker', marker, 'Invalid UUID');
+
+  const sortKeys = commaList(get('sort_keys') ?? spec.defaultSortKey);
+  const sortDirs = commaList(get('sort_dirs') ?? 'asc');
+  if (sortKeys.length === 0) sortKeys.push(spec.defaultSortKey);
+  if (sortKeys.length < sortDirs.length) {
+    throw new InvalidInputError('Length of sort_keys must be equal or greater than sort_dirs.');
+  }
+  while (sortDirs.length < sortKeys.length) sortDirs.push('asc');
+  for (const d of sortDirs) {
+    if (d !== 'asc' && d !== 'desc') throw new InvalidInputError("Unknown sort direction, must be 'desc' or 'asc'.");
+  }
+  for (const k of sortKeys) {
+    if (!spec.table.columns[k]) throw new InvalidInputError(`Sort key supplied is invalid: ${k}`);
+  }
+  if (!sortKeys.includes('id')) {
+    sortKeys.push('id');
+    sortDirs.push('asc');
+  }
+
+  const fieldsRaw = get('fields');
+  const fields = fieldsRaw === undefined ? [] : commaList(fieldsRaw);
+  if (fields.length > 0) {
+    const unknown = fields.filter((f) => !spec.table.columns[f]);
+    if (unknown.length > 0) {
+      throw new InvalidInputError(`Some fields do not exist  [${unknown.join(', ')}], please choose from [${spec.table.fields.join(', ')}]`);
+    }
+    if (!fields.includes('id')) fields.unshift('id');
+  }
+
+  const filters: FieldFilter[] = [];
+  const linkFilters: [string, string][] = [];
+  for (const name of spec.filters) {
+    const raw = get(name) ?? spec.implicitFilters?.[name];
+    if (raw === undefined) continue;
+    const { filter, link } = parseFilter(spec, name, raw);
+    filters.push(filter);
+    linkFilters.push([name, link]);
+  }
+  const projectFilter = spec.adminFilters ? get('project_id') : undefined;
+  if (projectFilter !== undefined) {
+    const { filter, link } = parseFilter(spec, 'project_id', projectFilter);
+    filters.push(filter);
+    linkFilters.push(['project_id', link]);
+  }
+
+  return {
+    // Admins see every project's rows, as in the reference (all_projects only gates non-admins).
+    visibility: ctx.isAdmin ? { kind: 'all' } : { kind: 'project', projectId: ctx.projectId },
+    filters,
+    sort: sortKeys.map((key, i) => ({ key, dir: sortDirs[i] as SortDir })),
+    limit,
+    ...(marker !== undefined ? { marker: marker.trim().toLowerCase() } : {}),
+    fields,
+    linkFilters,
+  };
+}
+
+const linkValue = (v: string): string => encodeURIComponent(v).replace(/%3A/gi, ':').replace(/%2C/gi, ',');
+
+/**
+ * Mistral's `next` link, present only when the page is full: sort keys and directions (with `id`),
+ * each filter as `field=op:value`, limit, the last id as marker, then `fields` when given.
+ */
+export function nextLink(baseUrl: string, spec: ListSpec, req: ListRequest, items: readonly { id?: unknown }[]): string | undefined {
+  if (items.length === 0 || items.length !== req.limit) return undefined;
+  const last = items[items.length - 1]?.id;
+  const parts = [
+    `sort_keys=${req.sort.map((s) => s.key).join(',')}`,
+    `sort_dirs=${req.sort.map((s) => s.dir).join(',')}`,
+    ...req.linkFilters.map(([k, v]) => `${k}=${linkValue(v)}`),
+    `limit=${req.limit}`,
+    `marker=${String(last)}`,
+  ];
+  if (req.fields.length > 0) parts.push(`fields=${req.fields.join(',')}`);
+  return `${baseUrl}/v2/${spec.collection}?${parts.join('&')}`;
+}

@@ -1,0 +1,33 @@
+import { InvalidInputError } from '@osc/errors';
+
+/** Fastify's parsed query string: repeated names become arrays. */
+export type QueryBag = Readonly<Record<string, unknown>>;
+
+/** The value of a query parameter (the last one when repeated); undefined when absent. */
+export const queryValue = (query: QueryBag, name: string): string | undefined => {
+  const v = query[name];
+  if (v === undefined || v === null) return undefined;
+  if (Array.isArray(v)) return v.length ? String(v[v.length - 1]) : undefined;
+  return String(v);
+};
+
+/** WSME's wording for a parameter of the wrong type. */
+export const invalidField = (field: string, value: string, reason: string): InvalidInputError =>
+  new InvalidInputError(`Invalid input for field/attribute ${field}. Value: '${value}'. ${reason}`);
+
+const TRUE = new Set(['true', '1', 'yes', 'y', 'on', 't']);
+const FALSE = new Set(['false', '0', 'no', 'n', 'off', 'f']);
+
+export const parseBool = (field: string, raw: string): boolean => {
+  const v = raw.trim().toLowerCase();
+  if (TRUE.has(v)) return true;
+  if (FALSE.has(v)) return false;
+  throw invalidField(field, raw, 'Wrong type. Expected a boolean (true or false)');
+};
+
+/** Only these parameters may appear; anything else is Mistral's `Unknown argument`. */
+export const checkKnownParams = (query: QueryBag, allowed: readonly string[]): void => {
+  for (const name of Object.keys(query)) {
+    if (!allowed.includes(name)) throw new InvalidInputError(`Unknown argument: "${name}"`);
+  }
+};

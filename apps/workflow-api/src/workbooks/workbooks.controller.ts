@@ -1,0 +1,66 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Req } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import { Ctx, type RequestContext, requestBaseUrl } from '@osc/http-common';
+import { WORKBOOKS } from '@osc/workflow-persistence';
+import { type ListSpec, nextLink, parseListRequest } from '../definitions/list-params';
+import type { QueryBag } from '../definitions/query-values';
+import { parseSingleFields } from '../definitions/single-fields';
+import { definitionText, parseNamespaceParam, parseUploadParams } from '../definitions/upload-params';
+import { WorkbooksService } from './workbooks.service';
+
+export const WORKBOOK_LIST: ListSpec = {
+  collection: 'workbooks',
+  table: WORKBOOKS,
+  filters: ['created_at', 'definition', 'name', 'scope', 'tags', 'updated_at', 'namespace'],
+  defaultSortKey: 'created_at',
+  adminFilters: false,
+  policy: 'workbooks',
+};
+
+/** Mistral v2 `/v2/workbooks`: the workbook object itself (not wrapped) on POST/PUT/GET. */
+@Controller('v2/workbooks')
+export class WorkbooksController {
+  constructor(private readonly workbooks: WorkbooksService) {}
+
+  @Get()
+  async list(@Ctx() ctx: RequestContext, @Query() query: QueryBag, @Req() req: FastifyRequest) {
+    const list = parseListRequest(WORKBOOK_LIST, query, ctx);
+    const workbooks = await this.workbooks.list(list);
+    const next = nextLink(requestBaseUrl(req), WORKBOOK_LIST, list, workbooks);
+    return next ? { workbooks, next } : { workbooks };
+  }
+
+  @Post()
+  @HttpCode(201)
+  create(@Ctx() ctx: RequestContext, @Query() query: QueryBag, @Body() body: unknown, @Req() req: FastifyRequest) {
+    req.mistralErrorShape = 'text';
+    const params = parseUploadParams(query, ctx, { policy: 'workbooks', skipValidation: true });
+    return this.workbooks.create(ctx, definitionText(body), params);
+  }
+
+  @Put()
+  update(@Ctx() ctx: RequestContext, @Query() query: QueryBag, @Body() body: unknown, @Req() req: FastifyRequest) {
+    req.mistralErrorShape = 'text';
+    const params = parseUploadParams(query, ctx, { policy: 'workbooks', skipValidation: true });
+    return this.workbooks.update(ctx, definitionText(body), params);
+  }
+
+  @Post('validate')
+  @HttpCode(200)
+  validate(@Body() body: unknown, @Query() query: QueryBag) {
+    parseNamespaceParam(query);
+    return this.workbooks.validate(definitionText(body));
+  }
+
+  @Get(':name')
+  get(@Ctx() ctx: RequestContext, @Param('name') name: string, @Query() query: QueryBag) {
+    const namespace = parseNamespaceParam(query, ['fields']);
+    return this.workbooks.get(ctx, name, namespace, parseSingleFields(WORKBOOKS, query));
+  }
+
+  @Delete(':name')
+  @HttpCode(204)
+  async delete(@Ctx() ctx: RequestContext, @Param('name') name: string, @Query() query: QueryBag): Promise<void> {
+    await this.workbooks.delete(ctx, name, parseNamespaceParam(query));
+  }
+}

@@ -1,0 +1,33 @@
+import { Injectable } from '@nestjs/common';
+import type { SqlRunner } from '@osc/workflow-persistence';
+
+/** A workflow about to be deleted, inside the deleting transaction (row locked). */
+export interface WorkflowBeingDeleted {
+  readonly id: string;
+  readonly name: string;
+  readonly namespace: string;
+  readonly identifier: string;
+}
+
+/**
+ * A rule that may refuse a workflow deletion by throwing (e.g. cron triggers or running executions
+ * still use it: Mistral answers 400 `Can't delete workflow that has cron triggers associated. ...`).
+ */
+export type WorkflowDeleteGuard = (db: SqlRunner, workflow: WorkflowBeingDeleted) => Promise<void>;
+
+/**
+ * Features that own resources referring to workflows (executions, cron triggers) register their
+ * guard here in `onModuleInit`; the workflows service runs every guard before deleting.
+ */
+@Injectable()
+export class WorkflowDeleteGuards {
+  private readonly guards: WorkflowDeleteGuard[] = [];
+
+  register(guard: WorkflowDeleteGuard): void {
+    this.guards.push(guard);
+  }
+
+  async check(db: SqlRunner, workflow: WorkflowBeingDeleted): Promise<void> {
+    for (const guard of this.guards) await guard(db, workflow);
+  }
+}

@@ -1,0 +1,80 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Req } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import { Ctx, type RequestContext, requestBaseUrl } from '@osc/http-common';
+import { WORKFLOW_DEFINITIONS } from '@osc/workflow-persistence';
+import { type ListSpec, nextLink, parseListRequest } from '../definitions/list-params';
+import { parseSingleFields } from '../definitions/single-fields';
+import { definitionText, parseNamespaceParam, parseUploadParams } from '../definitions/upload-params';
+import type { QueryBag } from '../definitions/query-values';
+import { WorkflowsService } from './workflows.service';
+
+export const WORKFLOW_LIST: ListSpec = {
+  collection: 'workflows',
+  table: WORKFLOW_DEFINITIONS,
+  filters: ['created_at', 'name', 'scope', 'tags', 'updated_at', 'input', 'definition', 'namespace'],
+  defaultSortKey: 'created_at',
+  adminFilters: true,
+  policy: 'workflows',
+};
+
+/** Mistral v2 `/v2/workflows`: YAML uploads in, JSON out (workflow-api.md §5). */
+@Controller('v2/workflows')
+export class WorkflowsController {
+  constructor(private readonly workflows: WorkflowsService) {}
+
+  @Get()
+  async list(@Ctx() ctx: RequestContext, @Query() query: QueryBag, @Req() req: FastifyRequest) {
+    const list = parseListRequest(WORKFLOW_LIST, query, ctx);
+    const workflows = await this.workflows.list(list);
+    const next = nextLink(requestBaseUrl(req), WORKFLOW_LIST, list, workflows);
+    return next ? { workflows, next } : { workflows };
+  }
+
+  @Post()
+  @HttpCode(201)
+  async create(@Ctx() ctx: RequestContext, @Query() query: QueryBag, @Body() body: unknown, @Req() req: FastifyRequest) {
+    req.mistralErrorShape = 'text';
+    const params = parseUploadParams(query, ctx, { policy: 'workflows', skipValidation: true });
+    return { workflows: await this.workflows.create(ctx, definitionText(body), params) };
+  }
+
+  @Put()
+  async updateAll(@Ctx() ctx: RequestContext, @Query() query: QueryBag, @Body() body: unknown, @Req() req: FastifyRequest) {
+    req.mistralErrorShape = 'text';
+    const params = parseUploadParams(query, ctx, { policy: 'workflows', skipValidation: true });
+    return { workflows: await this.workflows.update(ctx, definitionText(body), params) };
+  }
+
+  @Post('validate')
+  @HttpCode(200)
+  validate(@Body() body: unknown, @Query() query: QueryBag) {
+    parseNamespaceParam(query);
+    return this.workflows.validate(definitionText(body));
+  }
+
+  @Get(':identifier')
+  get(@Ctx() ctx: RequestContext, @Param('identifier') identifier: string, @Query() query: QueryBag) {
+    const namespace = parseNamespaceParam(query, ['fields']);
+    return this.workflows.get(ctx, identifier, namespace, parseSingleFields(WORKFLOW_DEFINITIONS, query));
+  }
+
+  @Put(':identifier')
+  async updateOne(
+    @Ctx() ctx: RequestContext,
+    @Param('identifier') identifier: string,
+    @Query() query: QueryBag,
+    @Body() body: unknown,
+    @Req() req: FastifyRequest,
+  ) {
+    req.mistralErrorShape = 'text';
+    const params = parseUploadParams(query, ctx, { policy: 'workflows', skipValidation: true });
+    const [workflow] = await this.workflows.update(ctx, definitionText(body), params, identifier);
+    return workflow;
+  }
+
+  @Delete(':identifier')
+  @HttpCode(204)
+  async delete(@Ctx() ctx: RequestContext, @Param('identifier') identifier: string, @Query() query: QueryBag): Promise<void> {
+    await this.workflows.delete(ctx, identifier, parseNamespaceParam(query));
+  }
+}
