@@ -1,0 +1,176 @@
+import {
+  formatTimestamp,
+  identifyTaskEvent,
+  identifyWorkflowEvent,
+  notifyJobFor,
+  publishersFor,
+  taskEventPayload,
+  workflowEventPayload,
+} from './events';
+import { eventBody } from './publishers';
+
+describe('event identification (DSL-16.3)', () => {
+  it.each([
+    [null, 'RUNNING', 'WORKFLOW_LAUNCHED'],
+    ['IDLE', 'RUNNING', 'WORKFLOW_LAUNCHED'],
+    ['PAUSED', 'RUNNING', 'WORKFLOW_RESUMED'],
+    ['ERROR', 'RUNNING', 'WORKFLOW_RERUN'],
+    ['CANCELLED', 'RUNNING', 'WORKFLOW_LAUNCHED'],
+    ['RUNNING', 'PAUSED', 'WORKFLOW_PAUSED'],
+    ['RUNNING', 'SUCCESS', 'WORKFLOW_SUCCEEDED'],
+    ['RUNNING', 'ERROR', 'WORKFLOW_FAILED'],
+    ['PAUSED', 'CANCELLED', 'WORKFLOW_CANCELLED'],
+    [null, 'IDLE', null],
+  ])('workflow %s -> %s is %s', (from, to, event) => {
+    expect(identifyWorkflowEvent(from, to)).toBe(event);
+  });
+
+  it.each([
+    [null, 'RUNNING', {}, 'TASK_LAUNCHED'],
+    ['IDLE', 'RUNNING', { firstStart: true }, 'TASK_LAUNCHED'],
+    ['IDLE', 'RUNNING', {}, 'TASK_RESUMED'],
+    ['WAITING', 'RUNNING', {}, 'TASK_RESUMED'],
+    ['PAUSED', 'RUNNING', {}, 'TASK_RESUMED'],
+    ['DELAYED', 'RUNNING', {}, 'TASK_LAUNCHED'],
+    ['ERROR', 'RUNNING', {}, 'TASK_RERUN'],
+    ['RUNNING', 'SUCCESS', {}, 'TASK_SUCCEEDED'],
+    ['RUNNING', 'ERROR', {}, 'TASK_FAILED'],
+    ['RUNNING', 'CANCELLED', {}, 'TASK_CANCELLED'],
+    ['RUNNING', 'PAUSED', {}, 'TASK_PAUSED'],
+    ['ERROR', 'SKIPPED', {}, 'TASK_SKIPPED'],
+    ['RUNNING', 'WAITING', {}, null],
+    ['RUNNING', 'DELAYED', {}, null],
+  ])('task %s -> %s %j is %s', (from, to, options, event) => {
+    expect(identifyTaskEvent(from, to, options)).toBe(event);
+  });
+});
+
+describe('payloads (DSL-16.4)', () => {
+  const created = new Date('2024-03-05T07:08:09.456Z');
+
+  it('builds the execution payload in the reference key order with event last', () => {
+    const payload = workflowEventPayload(
+      {
+        id: 'e1',
+        name: 'wf',
+        workflowName: 'wf',
+        workflowNamespace: '',
+        workflowId: 'w1',
+        state: 'SUCCESS',
+        stateInfo: null,
+        projectId: 'p1',
+        taskExecutionId: null,
+        rootExecutionId: null,
+        createdAt: created,
+        updatedAt: '2024-03-05T07:08:10Z',
+      },
+      'WORKFLOW_SUCCEEDED',
+    );
+    expect(Object.keys(payload)).toEqual([
+      'id',
+      'name',
+      'workflow_name',
+      'workflow_namespace',
+      'workflow_id',
+      'state',
+      'state_info',
+      'project_id',
+      'task_execution_id',
+      'root_execution_id',
+      'created_at',
+      'updated_at',
+      'event',
+    ]);
+    expect(payload.created_at).toBe('2024-03-05 07:08:09');
+    expect(payload.updated_at).toBe('2024-03-05 07:08:10');
+    expect(eventBody(payload)).toBe(
+      '{"id": "e1", "name": "wf", "workflow_name": "wf", "workflow_namespace": "", "workflow_id": "w1", ' +
+        '"state": "SUCCESS", "state_info": null, "project_id": "p1", "task_execution_id": null, ' +
+        '"root_execution_id": null, "created_at": "2024-03-05 07:08:09", "updated_at": "2024-03-05 07:08:10", ' +
+        '"event": "WORKFLOW_SUCCEEDED"}',
+    );
+  });
+
+  it('builds the task payload with its timestamps', () => {
+    const payload = taskEventPayload(
+      {
+        id: 't1',
+        name: 'task1',
+        workflowExecutionId: 'e1',
+        workflowName: 'wf',
+        workflowNamespace: 'ns',
+        workflowId: 'w1',
+        state: 'RUNNING',
+        stateInfo: null,
+        type: 'ACTION',
+        projectId: 'p1',
+        createdAt: created,
+        updatedAt: null,
+        startedAt: created,
+        finishedAt: null,
+      },
+      'TASK_LAUNCHED',
+    );
+    expect(Object.keys(payload)).toEqual([
+      'id',
+      'name',
+      'workflow_execution_id',
+      'workflow_name',
+      'workflow_namespace',
+      'workflow_id',
+      'state',
+      'state_info',
+      'type',
+      'project_id',
+      'created_at',
+      'updated_at',
+      'started_at',
+      'finished_at',
+      'event',
+    ]);
+    expect(payload).toMatchObject({
+      started_at: '2024-03-05 07:08:09',
+      finished_at: null,
+      updated_at: null,
+      event: 'TASK_LAUNCHED',
+    });
+  });
+
+  it('formats timestamps like datetime_to_str', () => {
+    expect(formatTimestamp(null)).toBeNull();
+    expect(formatTimestamp(new Date('2020-01-02T03:04:05.999Z'))).toBe('2020-01-02 03:04:05');
+  });
+});
+
+describe('publisher selection (DSL-16.2)', () => {
+  const notify = [
+    { type: 'webhook', url: 'http://a' },
+    { type: 'webhook', url: 'http://b', event_types: ['WORKFLOW_SUCCEEDED'] },
+    { type: 'noop', event_types: [] },
+    'not a map',
+    null,
+  ];
+
+  it('keeps map entries whose event_types is absent, empty or names the event', () => {
+    expect(publishersFor(notify, 'WORKFLOW_SUCCEEDED').map((p) => p.url ?? p.type)).toEqual([
+      'http://a',
+      'http://b',
+      'noop',
+    ]);
+    expect(publishersFor(notify, 'TASK_FAILED').map((p) => p.url ?? p.type)).toEqual(['http://a', 'noop']);
+    expect(publishersFor(undefined, 'TASK_FAILED')).toEqual([]);
+  });
+
+  it('notifyJobFor returns null when nobody listens', () => {
+    const event = { event: 'TASK_FAILED' } as Parameters<typeof notifyJobFor>[3];
+    expect(
+      notifyJobFor('e1', 3, [{ type: 'webhook', url: 'x', event_types: ['WORKFLOW_FAILED'] }], event),
+    ).toBeNull();
+    expect(notifyJobFor('e1', 3, [{ type: 'noop' }], event)).toEqual({
+      executionId: 'e1',
+      seq: 3,
+      publishers: [{ type: 'noop' }],
+      event,
+    });
+  });
+});

@@ -1,0 +1,183 @@
+import {
+  type NotifyEventName,
+  type NotifyJob,
+  type NotifyPublisher,
+  type TaskEventName,
+  type TaskEventPayload,
+  type WorkflowEventName,
+  type WorkflowEventPayload,
+} from '@osc/contracts';
+
+/**
+ * DSL-16.3, as the reference maps state changes to events: an execution entering RUNNING is
+ * LAUNCHED, except from PAUSED (RESUMED) and ERROR (RERUN); entering a state without an event
+ * (IDLE) gives null.
+ */
+export function identifyWorkflowEvent(from: string | null | undefined, to: string): WorkflowEventName | null {
+  switch (to) {
+    case 'RUNNING':
+      if (from === 'PAUSED') return 'WORKFLOW_RESUMED';
+      if (from === 'ERROR') return 'WORKFLOW_RERUN';
+      return 'WORKFLOW_LAUNCHED';
+    case 'SUCCESS':
+      return 'WORKFLOW_SUCCEEDED';
+    case 'ERROR':
+      return 'WORKFLOW_FAILED';
+    case 'CANCELLED':
+      return 'WORKFLOW_CANCELLED';
+    case 'PAUSED':
+      return 'WORKFLOW_PAUSED';
+    default:
+      return null;
+  }
+}
+
+/**
+ * DSL-16.3 for task executions: RUNNING is LAUNCHED on the first start of the task execution (pass
+ * `firstStart`, or `from` null for a task created RUNNING) and after DELAYED; RESUMED from IDLE,
+ * PAUSED or WAITING after the first start; RERUN from ERROR. Entering WAITING, DELAYED or IDLE emits
+ * nothing (null).
+ */
+export function identifyTaskEvent(
+  from: string | null | undefined,
+  to: string,
+  options: { firstStart?: boolean } = {},
+): TaskEventName | null {
+  switch (to) {
+    case 'RUNNING':
+      if (options.firstStart || from === null || from === undefined) return 'TASK_LAUNCHED';
+      if (from === 'IDLE' || from === 'PAUSED' || from === 'WAITING') return 'TASK_RESUMED';
+      if (from === 'ERROR') return 'TASK_RERUN';
+      return 'TASK_LAUNCHED';
+    case 'SUCCESS':
+      return 'TASK_SUCCEEDED';
+    case 'ERROR':
+      return 'TASK_FAILED';
+    case 'CANCELLED':
+      return 'TASK_CANCELLED';
+    case 'PAUSED':
+      return 'TASK_PAUSED';
+    case 'SKIPPED':
+      return 'TASK_SKIPPED';
+    default:
+      return null;
+  }
+}
+
+/** Mistral's `datetime_to_str`: `YYYY-MM-DD HH:MM:SS` in UTC; null stays null. */
+export function formatTimestamp(value: Date | string | null | undefined): string | null {
+  if (value === null || value === undefined) return null;
+  const date = typeof value === 'string' ? new Date(value) : value;
+  if (Number.isNaN(date.getTime())) return typeof value === 'string' ? value : null;
+  return date.toISOString().slice(0, 19).replace('T', ' ');
+}
+
+/** The execution fields an event payload reads (a row, a domain snapshot or an API view all fit). */
+export interface WorkflowExecutionFacts {
+  id: string;
+  name: string;
+  workflowName: string;
+  workflowNamespace: string;
+  workflowId: string;
+  state: string;
+  stateInfo: string | null;
+  projectId: string;
+  taskExecutionId: string | null;
+  rootExecutionId: string | null;
+  createdAt: Date | string;
+  updatedAt: Date | string | null;
+}
+
+export interface TaskExecutionFacts {
+  id: string;
+  name: string;
+  workflowExecutionId: string;
+  workflowName: string;
+  workflowNamespace: string;
+  workflowId: string;
+  state: string;
+  stateInfo: string | null;
+  type: string;
+  projectId: string;
+  createdAt: Date | string;
+  updatedAt: Date | string | null;
+  startedAt: Date | string | null;
+  finishedAt: Date | string | null;
+}
+
+/** DSL-16.4 execution payload, keys in the reference's order with `event` last. */
+export function workflowEventPayload(
+  ex: WorkflowExecutionFacts,
+  event: WorkflowEventName,
+): WorkflowEventPayload {
+  return {
+    id: ex.id,
+    name: ex.name,
+    workflow_name: ex.workflowName,
+    workflow_namespace: ex.workflowNamespace,
+    workflow_id: ex.workflowId,
+    state: ex.state,
+    state_info: ex.stateInfo,
+    project_id: ex.projectId,
+    task_execution_id: ex.taskExecutionId,
+    root_execution_id: ex.rootExecutionId,
+    created_at: formatTimestamp(ex.createdAt) ?? '',
+    updated_at: formatTimestamp(ex.updatedAt),
+    event,
+  };
+}
+
+/** DSL-16.4 task payload, keys in the reference's order with `event` last. */
+export function taskEventPayload(task: TaskExecutionFacts, event: TaskEventName): TaskEventPayload {
+  return {
+    id: task.id,
+    name: task.name,
+    workflow_execution_id: task.workflowExecutionId,
+    workflow_name: task.workflowName,
+    workflow_namespace: task.workflowNamespace,
+    workflow_id: task.workflowId,
+    state: task.state,
+    state_info: task.stateInfo,
+    type: task.type,
+    project_id: task.projectId,
+    created_at: formatTimestamp(task.createdAt) ?? '',
+    updated_at: formatTimestamp(task.updatedAt),
+    started_at: formatTimestamp(task.startedAt),
+    finished_at: formatTimestamp(task.finishedAt),
+    event,
+  };
+}
+
+const PUBLISHER_TYPES = ['webhook', 'amqp', 'noop'] as const;
+
+/**
+ * The publishers of an execution's `notify` parameter that want `event` (DSL-16.2): entries that are
+ * not maps are ignored, an absent or empty `event_types` means every event. Unknown `type`s are kept
+ * (the dispatcher logs and skips them) so that a typo is visible rather than silently dropped.
+ */
+export function publishersFor(notify: unknown, event: NotifyEventName): NotifyPublisher[] {
+  if (!Array.isArray(notify)) return [];
+  return notify.filter((p): p is NotifyPublisher => {
+    if (typeof p !== 'object' || p === null || Array.isArray(p)) return false;
+    const types = (p as { event_types?: unknown }).event_types;
+    return !Array.isArray(types) || types.length === 0 || types.includes(event);
+  });
+}
+
+/** Whether `type` names a publisher this service has. */
+export const isKnownPublisherType = (type: unknown): type is NotifyPublisher['type'] =>
+  (PUBLISHER_TYPES as readonly unknown[]).includes(type);
+
+/**
+ * The `notify.deliver` job for one event, or null when no publisher wants it. `seq` orders the events
+ * of one execution (the engine's outbox assigns it).
+ */
+export function notifyJobFor(
+  executionId: string,
+  seq: number,
+  notify: unknown,
+  event: WorkflowEventPayload | TaskEventPayload,
+): NotifyJob | null {
+  const publishers = publishersFor(notify, event.event);
+  return publishers.length > 0 ? { executionId, seq, publishers, event } : null;
+}

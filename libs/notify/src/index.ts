@@ -1,0 +1,25 @@
+export {
+  identifyWorkflowEvent,
+  identifyTaskEvent,
+  formatTimestamp,
+  workflowEventPayload,
+  taskEventPayload,
+  publishersFor,
+  isKnownPublisherType,
+  notifyJobFor,
+  type WorkflowExecutionFacts,
+  type TaskExecutionFacts,
+} from './events';
+export {
+  NoopPublisher,
+  WebhookPublisher,
+  AmqpPublisher,
+  PermanentDeliveryError,
+  eventBody,
+  type NotificationPublisher,
+  type NotifyEvent,
+  type NotifyLogger,
+  type WebhookOptions,
+  type AmqpPublisherOptions,
+} from './publishers';
+export { NotificationDispatcher, stderrNotifyLogger, type DeliveryReport } from './notification-dispatcher';
