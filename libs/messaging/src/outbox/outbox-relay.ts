@@ -130,10 +130,23 @@ export class OutboxRelay {
   }
 
   private async claim(em: EntityManager): Promise<OutboxRow[]> {
+    // Partition locks are taken first, once per key among the oldest rows (a MATERIALIZED CTE, so
+    // each key is tried exactly once): trying the lock row by row could fail on an early row and
+    // succeed on a later one of the same partition once its holder commits, sending the later
+    // row first. Rows of a partition whose lock we hold are never locked by anyone else, so the
+    // outer SKIP LOCKED only skips rows without a partition and rows deleted meanwhile.
     const rows = (await em.query(
-      `SELECT "id", "destination", "queue", "payload"
+      `WITH "keys" AS MATERIALIZED (
+         SELECT "k" FROM (
+           SELECT DISTINCT "partition_key" AS "k"
+             FROM (SELECT "partition_key" FROM "outbox" ORDER BY "seq" LIMIT $1) AS "oldest"
+            WHERE "partition_key" IS NOT NULL
+         ) AS "candidates"
+         WHERE pg_try_advisory_xact_lock(hashtext('outbox:' || "k"))
+       )
+       SELECT "id", "destination", "queue", "payload"
          FROM "outbox"
-        WHERE "partition_key" IS NULL OR pg_try_advisory_xact_lock(hashtext('outbox:' || "partition_key"))
+        WHERE "partition_key" IS NULL OR "partition_key" IN (SELECT "k" FROM "keys")
         ORDER BY "seq"
         LIMIT $1
           FOR UPDATE SKIP LOCKED`,

@@ -68,10 +68,14 @@ export class OutboxWriter {
     if (this.attached.has(dataSource)) return;
     this.attached.add(dataSource);
     const subscriber: EntitySubscriberInterface = {
+      // TypeORM also broadcasts these for savepoints (nested transactions): only the outermost
+      // commit makes rows visible, and only the outermost rollback discards all of them.
       afterTransactionCommit: (event: TransactionCommitEvent) => {
+        if (event.queryRunner.isTransactionActive) return;
         if (this.pending.delete(event.queryRunner)) this.emit();
       },
       afterTransactionRollback: (event: TransactionRollbackEvent) => {
+        if (event.queryRunner.isTransactionActive) return;
         this.pending.delete(event.queryRunner);
       },
     };
