@@ -1,0 +1,71 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { type Runtime, type SchemaPart, createRuntime } from '@osc/platform';
+
+/** How a test runs the product: embedded (in-memory PGlite, in-process messaging) or on real servers. */
+export const TEST_RUNTIME_MODES = ['embedded', 'postgres'] as const;
+export type TestRuntimeMode = (typeof TEST_RUNTIME_MODES)[number];
+
+/** Local servers of the development machine and CI; override with TEST_POSTGRES_URL, TEST_AMQP_URL, TEST_REDIS_URL. */
+export const testServers = () => ({
+  postgresUrl: process.env['TEST_POSTGRES_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+  amqpUrl: process.env['TEST_AMQP_URL'] ?? 'amqp://guest:guest@127.0.0.1:5672',
+  redisUrl: process.env['TEST_REDIS_URL'] ?? 'redis://127.0.0.1:6379',
+});
+
+export interface TestRuntime {
+  readonly runtime: Runtime;
+  /** Closes the runtime and drops the throw-away database. Safe to call twice. */
+  cleanup(): Promise<void>;
+}
+
+/**
+ * A fresh runtime with `parts` migrated on an empty database:
+ * - `embedded`: in-memory PGlite and in-process bus and queue;
+ * - `postgres`: a uniquely named database on the test server (dropped by `cleanup`), RabbitMQ and Redis.
+ * Missing servers make this reject, so tests fail rather than skip.
+ */
+export async function createTestRuntime(mode: TestRuntimeMode, parts: readonly SchemaPart[]): Promise<TestRuntime> {
+  if (mode === 'embedded') {
+    const runtime = await createRuntime({ mode: 'embedded', dataDir: 'memory://' }, parts);
+    return { runtime, cleanup: () => runtime.close() };
+  }
+  const servers = testServers();
+  const database = `osc_e2e_${process.pid}_${randomBytes(6).toString('hex')}`;
+  await adminQuery(servers.postgresUrl, `CREATE DATABASE "${database}"`);
+  const url = new URL(servers.postgresUrl);
+  url.pathname = `/${database}`;
+  let runtime: Runtime;
+  try {
+    runtime = await createRuntime(
+      { mode: 'distributed', databaseUrl: url.toString(), amqpUrl: servers.amqpUrl, redisUrl: servers.redisUrl, poolSize: 5 },
+      parts,
+    );
+  } catch (err) {
+    await adminQuery(servers.postgresUrl, `DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
+    throw err;
+  }
+  let cleaned = false;
+  return {
+    runtime,
+    async cleanup() {
+      if (cleaned) return;
+      cleaned = true;
+      try {
+        await runtime.close();
+      } finally {
+        await adminQuery(servers.postgresUrl, `DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
+      }
+    },
+  };
+}
+
+async function adminQuery(url: string, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
