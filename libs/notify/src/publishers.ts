@@ -2,7 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { type NotifyPublisher, type TaskEventPayload, type WorkflowEventPayload } from '@osc/contracts';
 import { pyJsonDumps } from '@osc/workflow-domain';
 import { type AmqpConnectionManager, type ChannelWrapper, connect } from 'amqp-connection-manager';
-import { type ConfirmChannel } from 'amqplib';
+import { type ChannelModel, type ConfirmChannel, connect as amqpConnect } from 'amqplib';
 import { Agent, request } from 'undici';
 
 export type NotifyEvent = WorkflowEventPayload | TaskEventPayload;
@@ -145,7 +145,7 @@ export class AmqpPublisher implements NotificationPublisher {
 
   constructor(private readonly options: AmqpPublisherOptions) {
     this.publishTimeoutMs = options.publishTimeoutMs ?? 10_000;
-    this.connection = connect([options.url], { heartbeatIntervalInSeconds: 15 });
+    this.connection = connect([options.url], { heartbeatIntervalInSeconds: 15, reconnectTimeInSeconds: 1 });
     this.connection.on('disconnect', ({ err }: { err?: Error }) =>
       options.logger?.warn('notify: AMQP connection lost', { error: err?.message }),
     );
@@ -181,17 +181,24 @@ export class AmqpPublisher implements NotificationPublisher {
     });
   }
 
+  /**
+   * On a short-lived connection of its own: a failed check closes its channel, and on the managed
+   * connection that would drop the publishing channel too.
+   */
   private async checkExchange(exchange: string): Promise<void> {
-    const probe = this.connection.createChannel({ json: false });
+    let conn: ChannelModel | undefined;
     try {
-      await probe.waitForConnect();
-      await probe.checkExchange(exchange);
+      conn = await amqpConnect(this.options.url);
+      conn.on('error', () => undefined);
+      const ch = await conn.createChannel();
+      ch.on('error', () => undefined);
+      await ch.checkExchange(exchange);
     } catch (e) {
       throw new PermanentDeliveryError(
         `AMQP exchange ${exchange} is not available: ${e instanceof Error ? e.message : String(e)}`,
       );
     } finally {
-      await probe.close().catch(() => undefined);
+      await conn?.close().catch(() => undefined);
     }
   }
 
