@@ -185,3 +185,21 @@ skip_me:
     expect(again.body).toEqual({ faultcode: 'Client', faultstring: `Workflow not found [workflow_identifier=${id}, namespace=]`, debuginfo: null });
   });
 });
+
+describe.each(e2eModes())('upload size limit (%s)', (mode) => {
+  let server: ApiServer;
+
+  beforeAll(async () => {
+    server = await startApiServer(mode, { bodyLimit: 4096 });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('answers a body over the limit with 400', async () => {
+    const big = simpleWorkflow('big', `  description: ${'x'.repeat(5000)}\n`);
+    const res = await new Client(server.baseUrl).post('/v2/workflows', big);
+    expect(res.status).toBe(400);
+    expect(res.body.faultstring).toMatch(/too large/);
+  });
+});

@@ -90,7 +90,9 @@ function fastifyMessage(code: string, message: string): string {
 }
 
 export function toWireError(service: ServiceKind, err: unknown, requestId: string, mistralShape: MistralErrorShape = 'wsme'): WireError & { expected: boolean } {
-  const c = classifyError(err, requestId);
+  const classified = classifyError(err, requestId);
+  // Mistral's size limit is an input error: an over-large body is a 400 there, a 413 in Cinder.
+  const c = service === 'workflow' && classified.status === 413 ? { ...classified, status: 400 } : classified;
   const headers: Record<string, string> = {};
   if (c.retryAfter !== undefined) headers['retry-after'] = String(c.retryAfter);
   const body = service === 'workflow' ? mistralErrorBody(c.status, c.message, mistralShape) : cinderErrorBody(c.status, c.message, c.retryAfter);
