@@ -11,8 +11,6 @@ export interface ActionsConfig {
     defaultTimeoutMs?: number;
     /** A response body larger than this fails the action. Default 10 MiB. */
     maxResponseBytes?: number;
-    /** Whether the `proxies` parameter is honoured (else a non-empty `proxies` fails the action). Default false. */
-    allowProxies?: boolean;
   };
   email?: {
     /** Connection/greeting/socket timeout of one SMTP conversation. Default 30 s. */
@@ -33,7 +31,7 @@ export interface ActionsConfig {
 }
 
 export interface ResolvedActionsConfig {
-  http: { defaultTimeoutMs: number; maxResponseBytes: number; allowProxies: boolean };
+  http: { defaultTimeoutMs: number; maxResponseBytes: number };
   email: { timeoutMs: number; rejectUnauthorized: boolean };
   javascript: { timeLimitMs: number; memoryLimitBytes: number; maxStackBytes: number };
   disabled: ReadonlySet<string>;
@@ -43,7 +41,6 @@ export const resolveActionsConfig = (config: ActionsConfig = {}): ResolvedAction
   http: {
     defaultTimeoutMs: config.http?.defaultTimeoutMs ?? 60_000,
     maxResponseBytes: config.http?.maxResponseBytes ?? 10 * 1024 * 1024,
-    allowProxies: config.http?.allowProxies ?? false,
   },
   email: {
     timeoutMs: config.email?.timeoutMs ?? 30_000,

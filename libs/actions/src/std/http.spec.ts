@@ -147,7 +147,7 @@ describe('std.http against a local HTTP server', () => {
     expect((refused as { error: string }).error).toContain('ECONNREFUSED');
   });
 
-  it('rejects bad URLs, oversized responses and proxies (disabled by default)', async () => {
+  it('rejects bad URLs, oversized responses and proxies', async () => {
     const noScheme = await runner.run('std.http', { url: 'example.org/x' }, ctx);
     expect((noScheme as { error: string }).error).toContain(
       "Invalid URL 'example.org/x': No scheme supplied. Perhaps you meant https://example.org/x?",
@@ -163,7 +163,7 @@ describe('std.http against a local HTTP server', () => {
       { url: `${server.url}/json`, proxies: { http: 'http://127.0.0.1:9' } },
       ctx,
     );
-    expect((proxied as { error: string }).error).toContain('proxies are disabled by configuration');
+    expect((proxied as { error: string }).error).toContain('proxies are not supported by this service');
   });
 
   it('std.mistral_http sends the execution headers and stays asynchronous on success', async () => {

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { Agent, type Dispatcher, ProxyAgent } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import { ActionException, type ActionImplementation, type ActionScope, failure, success } from '../action';
 import { isTruthy, pyFloat, pyFormat } from '../python-values';
 
@@ -74,6 +74,19 @@ async function sendHttpAction(
   extraHeaders: Record<string, string>,
 ): ReturnType<ActionImplementation['run']> {
   const request = prepare(input, scope, extraHeaders);
+  try {
+    return await exchange(request, scope);
+  } finally {
+    if (request.dispatcher !== defaultAgent && request.dispatcher !== insecureAgent) {
+      await request.dispatcher.close().catch(() => undefined);
+    }
+  }
+}
+
+async function exchange(
+  request: PreparedRequest,
+  scope: ActionScope,
+): ReturnType<ActionImplementation['run']> {
   const started = performance.now();
   const history: string[] = [];
   let current = request;
@@ -195,7 +208,7 @@ function prepare(
     body: payload,
     timeoutMs: timeoutMs(input['timeout'], scope.config.http.defaultTimeoutMs),
     followRedirects: isTruthy(input['allow_redirects']),
-    dispatcher: dispatcherFor(url, input['verify'], input['proxies'], scope.config.http.allowProxies),
+    dispatcher: dispatcherFor(url, input['verify'], input['proxies']),
   };
 }
 
@@ -225,22 +238,14 @@ function timeoutMs(value: unknown, fallback: number): number {
   return seconds * 1000;
 }
 
-function dispatcherFor(url: URL, verify: unknown, proxies: unknown, allowProxies: boolean): Dispatcher {
-  if (proxies !== null && proxies !== undefined && isTruthy(proxies)) {
-    if (!allowProxies)
-      throw new ActionException('Failed to send HTTP request: proxies are disabled by configuration');
-    if (typeof proxies !== 'object' || Array.isArray(proxies)) {
-      throw new ActionException('Failed to send HTTP request: proxies must be a map of scheme to proxy URL');
-    }
-    const proxy = (proxies as Record<string, unknown>)[url.protocol.slice(0, -1)];
-    if (typeof proxy === 'string' && proxy !== '') {
-      return new ProxyAgent({
-        uri: proxy,
-        requestTls: { rejectUnauthorized: verify !== false },
-      });
-    }
-  }
-  // Mistral passes `verify` only for https URLs; false disables certificate checks, a string is a CA bundle.
+/**
+ * The dispatcher of one request. Proxies are refused (the executor egress is the deployment's
+ * business); Mistral passes `verify` only for https URLs: false disables certificate checks, a string
+ * names a CA bundle file.
+ */
+function dispatcherFor(url: URL, verify: unknown, proxies: unknown): Dispatcher {
+  if (isTruthy(proxies))
+    throw new ActionException('Failed to send HTTP request: proxies are not supported by this service');
   if (url.protocol === 'https:') {
     if (verify === false) return insecureAgent;
     if (typeof verify === 'string' && verify !== '') {
