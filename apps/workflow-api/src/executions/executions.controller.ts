@@ -1,0 +1,91 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Req } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import { InvalidInputError } from '@osc/errors';
+import { Ctx, type RequestContext, requestBaseUrl } from '@osc/http-common';
+import { type QueryBag, checkKnownParams, parseBool, queryValue } from '../definitions/query-values';
+import { TasksService } from '../tasks/tasks.service';
+import { parseRunList, pickFields, runNextLink } from './run-list';
+import { EXECUTION_FIELDS, EXECUTION_LIST, TASK_LIST } from './run-views';
+import { ExecutionsService } from './executions.service';
+
+const bodyMap = (body: unknown): Record<string, unknown> => {
+  if (body === undefined || body === null || body === '') return {};
+  if (typeof body !== 'object' || Array.isArray(body)) throw new InvalidInputError('The request body must be a JSON object.');
+  return body as Record<string, unknown>;
+};
+
+const singleFields = (query: QueryBag, all: readonly string[]): string[] => {
+  const raw = queryValue(query, 'fields');
+  if (raw === undefined) return [];
+  const fields = raw.split(',').map((f) => f.trim().toLowerCase()).filter(Boolean);
+  const unknown = fields.filter((f) => !all.includes(f));
+  if (unknown.length) throw new InvalidInputError(`Some fields do not exist  [${unknown.join(', ')}], please choose from [${all.join(', ')}]`);
+  if (fields.length && !fields.includes('id')) fields.unshift('id');
+  return fields;
+};
+
+/** Mistral v2 `/v2/executions` (seed: Executions; workflow-api.md §5). */
+@Controller('v2/executions')
+export class ExecutionsController {
+  constructor(
+    private readonly executions: ExecutionsService,
+    private readonly tasks: TasksService,
+  ) {}
+
+  @Get()
+  async list(@Ctx() ctx: RequestContext, @Query() query: QueryBag, @Req() req: FastifyRequest) {
+    const list = parseRunList(EXECUTION_LIST, query, ctx);
+    const raw = queryValue(query, 'include_output');
+    const includeOutput = raw !== undefined && parseBool('include_output', raw);
+    const rows = await this.executions.list(list, includeOutput || list.fields.includes('output'));
+    const executions = rows.map((r) => pickFields(r, list.fields));
+    const next = runNextLink(requestBaseUrl(req), EXECUTION_LIST, list, executions);
+    return next ? { executions, next } : { executions };
+  }
+
+  @Post()
+  @HttpCode(201)
+  create(@Ctx() ctx: RequestContext, @Body() body: unknown) {
+    return this.executions.create(ctx, bodyMap(body));
+  }
+
+  @Get(':id')
+  async get(@Ctx() ctx: RequestContext, @Param('id') id: string, @Query() query: QueryBag) {
+    checkKnownParams(query, ['fields']);
+    const fields = singleFields(query, EXECUTION_FIELDS);
+    return pickFields(await this.executions.get(ctx, id), fields);
+  }
+
+  @Put(':id')
+  update(@Ctx() ctx: RequestContext, @Param('id') id: string, @Body() body: unknown) {
+    return this.executions.update(ctx, id, bodyMap(body));
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  async delete(@Ctx() ctx: RequestContext, @Param('id') id: string, @Query() query: QueryBag): Promise<void> {
+    checkKnownParams(query, ['force']);
+    const raw = queryValue(query, 'force');
+    await this.executions.delete(ctx, id, raw !== undefined && parseBool('force', raw));
+  }
+
+  @Get(':id/tasks')
+  async tasksOf(@Ctx() ctx: RequestContext, @Param('id') id: string, @Query() query: QueryBag, @Req() req: FastifyRequest) {
+    await this.executions.findRow(ctx, id);
+    const spec = { ...TASK_LIST, scope: { column: 'workflow_execution_id', value: id } };
+    const list = parseRunList(spec, query, ctx);
+    const tasks = (await this.tasks.list(spec, list)).map((t) => pickFields(t, list.fields));
+    const next = runNextLink(requestBaseUrl(req), spec, list, tasks);
+    return next ? { tasks, next } : { tasks };
+  }
+
+  @Get(':id/executions')
+  async subExecutions(@Ctx() ctx: RequestContext, @Param('id') id: string, @Query() query: QueryBag) {
+    checkKnownParams(query, ['errors_only', 'max_depth', 'include_output']);
+    const raw = queryValue(query, 'include_output');
+    let executions = await this.executions.tree(ctx, id, raw !== undefined && parseBool('include_output', raw));
+    const errorsOnly = queryValue(query, 'errors_only');
+    if (errorsOnly !== undefined && parseBool('errors_only', errorsOnly)) executions = executions.filter((e) => e['state'] === 'ERROR');
+    return { executions };
+  }
+}

@@ -1,0 +1,15 @@
+import { Module } from '@nestjs/common';
+import { ActionExecutionsController } from '../action-executions/action-executions.controller';
+import { ActionExecutionsService } from '../action-executions/action-executions.service';
+import { TasksController } from '../tasks/tasks.controller';
+import { TasksService } from '../tasks/tasks.service';
+import { ExecutionsController } from './executions.controller';
+import { ExecutionsService } from './executions.service';
+
+/** Run-time resources: executions, tasks and action executions (one module: they reference each other). */
+@Module({
+  controllers: [ExecutionsController, TasksController, ActionExecutionsController],
+  providers: [ExecutionsService, TasksService, ActionExecutionsService],
+  exports: [ExecutionsService, TasksService, ActionExecutionsService],
+})
+export class ExecutionsModule {}

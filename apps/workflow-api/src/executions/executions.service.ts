@@ -1,0 +1,251 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import type { DataSource, EntityManager } from 'typeorm';
+import { ENGINE_COMMAND_QUEUE, type EngineCommandMessage, engineCommand } from '@osc/contracts';
+import { ForbiddenError, InvalidInputError, NotFoundError } from '@osc/errors';
+import type { RequestContext } from '@osc/http-common';
+import type { OutboxWriter } from '@osc/messaging';
+import { CLOCK, type Clock, DATA_SOURCE, OUTBOX_WRITER } from '@osc/platform';
+import {
+  EXECUTION_STATES,
+  type ExecutionState,
+  type WorkflowSpec,
+  isCompleted,
+  isValidExecutionTransition,
+  newExecution,
+} from '@osc/workflow-domain';
+import { findWorkflowForRun, insertExecution, toWorkflowExecution } from '@osc/workflow-persistence';
+import { type RunListRequest, runList } from './run-list';
+import { EXECUTION_LIST, type Row, executionView } from './run-views';
+
+/** How long a state-changing PUT waits for the engine to apply the change before answering. */
+const APPLY_WAIT_MS = 10_000;
+
+const asMap = (field: string, v: unknown): Record<string, unknown> => {
+  if (v === undefined || v === null) return {};
+  let value = v;
+  if (typeof v === 'string') {
+    try {
+      value = v.trim() === '' ? {} : JSON.parse(v);
+    } catch {
+      throw new InvalidInputError(`Invalid input for field/attribute ${field}. Value: '${v}'. Invalid JSON`);
+    }
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new InvalidInputError(`Invalid input for field/attribute ${field}. Value: '${JSON.stringify(v)}'. Value should be a dict`);
+  }
+  return value as Record<string, unknown>;
+};
+
+const optString = (body: Record<string, unknown>, field: string): string | undefined => {
+  const v = body[field];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string') throw new InvalidInputError(`Invalid input for field/attribute ${field}. Value: '${JSON.stringify(v)}'. Wrong type. Expected '<class 'str'>', got '<class '${typeof v}'>'`);
+  return v;
+};
+
+export const UPDATABLE_STATES = ['RUNNING', 'PAUSED', 'SUCCESS', 'ERROR', 'CANCELLED'] as const;
+
+/** Executions: create (then the engine runs it), read, state changes through engine commands, delete. */
+@Injectable()
+export class ExecutionsService {
+  constructor(
+    @Inject(DATA_SOURCE) private readonly db: DataSource,
+    @Inject(OUTBOX_WRITER) private readonly outbox: OutboxWriter,
+    @Inject(CLOCK) private readonly clock: Clock,
+  ) {}
+
+  /** Loads a visible execution row or throws 404. */
+  async findRow(ctx: RequestContext, id: string, em: { query: EntityManager['query'] } = this.db, lock = false): Promise<Row> {
+    const rows: Row[] = await em.query(
+      `SELECT * FROM "workflow_executions" WHERE "id"::text = $1 ${ctx.isAdmin ? '' : 'AND "project_id" = $2'}${lock ? ' FOR UPDATE' : ''}`,
+      ctx.isAdmin ? [id] : [id, ctx.projectId],
+    );
+    const row = rows[0];
+    if (!row) throw new NotFoundError('WorkflowExecution', id, `WorkflowExecution not found [id=${id}]`);
+    return row;
+  }
+
+  async get(ctx: RequestContext, id: string): Promise<Row> {
+    return executionView(await this.findRow(ctx, id), { detail: true, includeOutput: true });
+  }
+
+  async list(req: RunListRequest, includeOutput: boolean): Promise<Row[]> {
+    const rows = await runList(this.db, EXECUTION_LIST, req);
+    return rows.map((r) => executionView(r, { detail: false, includeOutput }));
+  }
+
+  /** POST /v2/executions (seed: Executions, DSL-13.1). */
+  async create(ctx: RequestContext, body: Record<string, unknown>): Promise<Row> {
+    let workflowId = optString(body, 'workflow_id');
+    let workflowName = optString(body, 'workflow_name');
+    let namespace = optString(body, 'workflow_namespace') ?? '';
+    let input = asMap('input', body['input']);
+    let params = asMap('params', body['params']);
+    let description = optString(body, 'description');
+    const sourceId = optString(body, 'source_execution_id');
+    const requestedId = optString(body, 'id');
+    if (sourceId) {
+      const src = toWorkflowExecution(await this.findRow(ctx, sourceId));
+      workflowId ??= src.workflowId;
+      namespace = src.workflowNamespace;
+      if (body['input'] === undefined) input = src.input;
+      if (body['params'] === undefined) {
+        const { env, ...rest } = src.params;
+        params = { ...rest, ...(env !== undefined ? { env } : {}) };
+      }
+      description ??= src.description;
+    }
+    const identifier = workflowId ?? workflowName;
+    if (!identifier) throw new InvalidInputError('Workflow ID or workflow name must be provided.');
+    const stored = await findWorkflowForRun(this.db, {
+      identifier,
+      namespace,
+      projectId: ctx.projectId,
+      visibility: ctx.isAdmin ? { kind: 'all' } : { kind: 'project', projectId: ctx.projectId },
+    });
+    if (!stored) throw new NotFoundError('Workflow', identifier, `Workflow not found [workflow_identifier=${identifier}, namespace=${namespace}]`);
+    workflowName = stored.name;
+    if (requestedId) {
+      const existing: Row[] = await this.db.query(`SELECT * FROM "workflow_executions" WHERE "id"::text = $1`, [requestedId]);
+      if (existing[0]) return executionView(existing[0], { detail: false, includeOutput: true });
+    }
+    const ex = newExecution(
+      {
+        id: requestedId ?? randomUUID(),
+        spec: stored.spec as WorkflowSpec,
+        workflowId: stored.id,
+        workflowNamespace: stored.namespace,
+        projectId: ctx.projectId,
+        description: description ?? '',
+        input,
+        params,
+      },
+      this.clock.now(),
+    );
+    await this.db.transaction(async (em) => {
+      await insertExecution(em, ex, { sourceExecutionId: sourceId ?? null });
+      await this.send(em, engineCommand(`start:${ex.id}`, 'engine.start-execution', { executionId: ex.id }));
+    });
+    return this.get(ctx, ex.id).then((v) => {
+      delete v['published_global'];
+      delete v['source_execution_id'];
+      return v;
+    });
+  }
+
+  /** PUT /v2/executions/{id}: state, description or env (workflow-api.md §5 rules and messages). */
+  async update(ctx: RequestContext, id: string, body: Record<string, unknown>): Promise<Row> {
+    const state = optString(body, 'state');
+    const stateInfo = optString(body, 'state_info');
+    const description = optString(body, 'description');
+    const params = body['params'] === undefined ? undefined : asMap('params', body['params']);
+    const env = params?.['env'] === undefined ? undefined : asMap('env', params['env']);
+    if (state === undefined && description === undefined && env === undefined) {
+      throw new InvalidInputError('The property state, description, or env is not provided for update.');
+    }
+    if (description !== undefined && state !== undefined) {
+      throw new InvalidInputError('The property description must be updated separately from state.');
+    }
+    const row = toWorkflowExecution(await this.findRow(ctx, id));
+    if (row.projectId !== ctx.projectId && !ctx.isAdmin) {
+      throw new ForbiddenError(`Can not access WorkflowExecution resource of other projects, ID: ${id}`);
+    }
+    if (description !== undefined) {
+      await this.db.query(`UPDATE "workflow_executions" SET "description" = $2, "updated_at" = $3::timestamptz WHERE "id" = $1`, [
+        id,
+        description,
+        this.clock.now().toISOString(),
+      ]);
+    }
+    if (env !== undefined && state === undefined) {
+      if (row.state === 'RUNNING') {
+        throw new InvalidInputError('The property env can only be updated when workflow execution is not running or on resume from pause.');
+      }
+      await this.db.transaction(async (em) => {
+        const locked = toWorkflowExecution(await this.findRow(ctx, id, em, true));
+        const merged = { ...locked.params, env: { ...((locked.params['env'] as object) ?? {}), ...env } };
+        await em.query(`UPDATE "workflow_executions" SET "params" = $2::jsonb, "updated_at" = $3::timestamptz WHERE "id" = $1`, [
+          id,
+          JSON.stringify(merged),
+          this.clock.now().toISOString(),
+        ]);
+      });
+    }
+    if (state !== undefined) {
+      if (!(UPDATABLE_STATES as readonly string[]).includes(state)) {
+        throw new InvalidInputError(`Cannot change state to ${state}. Allowed states are: '${UPDATABLE_STATES.join(', ')}`);
+      }
+      if (env !== undefined && state !== 'RUNNING') {
+        throw new InvalidInputError('The property env can only be updated when workflow execution is not running or on resume from pause.');
+      }
+      const to = state as ExecutionState;
+      if (!isValidExecutionTransition(row.state, to)) {
+        throw new InvalidInputError(`Can't change workflow execution state from ${row.state} to ${to}. [workflow=${row.workflowName}, execution_id=${id}]`);
+      }
+      if (row.state !== to) {
+        const cmdId = `${to.toLowerCase()}:${id}:${randomUUID()}`;
+        const cmd: EngineCommandMessage =
+          to === 'PAUSED'
+            ? engineCommand(cmdId, 'engine.pause-execution', { executionId: id, message: stateInfo ?? null })
+            : to === 'RUNNING'
+              ? engineCommand(cmdId, 'engine.resume-execution', { executionId: id, ...(env ? { env } : {}) })
+              : to === 'CANCELLED'
+                ? engineCommand(cmdId, 'engine.cancel-execution', { executionId: id, message: stateInfo ?? null })
+                : engineCommand(cmdId, 'engine.force-execution-state', {
+                    executionId: id,
+                    state: to === 'SUCCESS' ? 'SUCCESS' : 'ERROR',
+                    message: stateInfo ?? null,
+                  });
+        await this.db.transaction((em) => this.send(em, cmd));
+        await this.waitFor(id, (s) => s === to || (to === 'RUNNING' && isCompleted(s)));
+      }
+    }
+    return this.get(ctx, id);
+  }
+
+  /** DELETE /v2/executions/{id}[?force=true]: with its tasks, actions and sub-executions. */
+  async delete(ctx: RequestContext, id: string, force: boolean): Promise<void> {
+    await this.db.transaction(async (em) => {
+      const row = toWorkflowExecution(await this.findRow(ctx, id, em, true));
+      if (row.projectId !== ctx.projectId && !ctx.isAdmin) {
+        throw new ForbiddenError(`Can not access WorkflowExecution resource of other projects, ID: ${id}`);
+      }
+      if (!force && !isCompleted(row.state)) {
+        throw new ForbiddenError(
+          `Only completed executions can be deleted. Use --force to override this. Execution ${id} is in ${row.state} state`,
+        );
+      }
+      await em.query(`DELETE FROM "workflow_executions" WHERE "root_execution_id" = $1`, [id]);
+      await em.query(`DELETE FROM "workflow_executions" WHERE "id" = $1`, [id]);
+    });
+  }
+
+  /** Execution tree: the execution and its descendants (`/executions/{id}/executions`). */
+  async tree(ctx: RequestContext, id: string, includeOutput: boolean): Promise<Row[]> {
+    const root = await this.findRow(ctx, id);
+    const rows: Row[] = await this.db.query(
+      `SELECT * FROM "workflow_executions" WHERE "root_execution_id" = $1 OR "id" = $1 ORDER BY "created_at", "seq"`,
+      [(root['root_execution_id'] as string | null) === null ? id : id],
+    );
+    return rows.map((r) => executionView(r, { detail: false, includeOutput }));
+  }
+
+  async send(em: EntityManager, message: EngineCommandMessage): Promise<void> {
+    await this.outbox.add(em, { destination: 'bus', queue: ENGINE_COMMAND_QUEUE, message });
+  }
+
+  /** Waits (event-free polling of one indexed row) until the engine applied a requested state change. */
+  async waitFor(id: string, done: (state: string) => boolean): Promise<void> {
+    const deadline = Date.now() + APPLY_WAIT_MS;
+    let delay = 5;
+    while (Date.now() < deadline) {
+      const rows: { state: string }[] = await this.db.query(`SELECT "state" FROM "workflow_executions" WHERE "id" = $1`, [id]);
+      if (!rows[0] || done(rows[0].state)) return;
+      await new Promise((r) => setTimeout(r, delay));
+      delay = Math.min(delay * 2, 100);
+    }
+  }
+}
+
+export { EXECUTION_STATES };

@@ -1,0 +1,95 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import { ENGINE_COMMAND_QUEUE, engineCommand } from '@osc/contracts';
+import { ForbiddenError, InvalidInputError, NotFoundError } from '@osc/errors';
+import type { RequestContext } from '@osc/http-common';
+import type { OutboxWriter } from '@osc/messaging';
+import { DATA_SOURCE, OUTBOX_WRITER } from '@osc/platform';
+import { type RunListRequest, type RunListSpec, runList } from '../executions/run-list';
+import { type Row, taskView } from '../executions/run-views';
+
+const APPLY_WAIT_MS = 10_000;
+
+/** Task executions: read, and rerun/skip through engine commands (DSL-15.6, 15.7). */
+@Injectable()
+export class TasksService {
+  constructor(
+    @Inject(DATA_SOURCE) private readonly db: DataSource,
+    @Inject(OUTBOX_WRITER) private readonly outbox: OutboxWriter,
+  ) {}
+
+  async findRow(ctx: RequestContext, id: string): Promise<Row> {
+    const rows: Row[] = await this.db.query(
+      `SELECT * FROM "task_executions" WHERE "id"::text = $1 ${ctx.isAdmin ? '' : 'AND "project_id" = $2'}`,
+      ctx.isAdmin ? [id] : [id, ctx.projectId],
+    );
+    if (!rows[0]) throw new NotFoundError('TaskExecution', id, `TaskExecution not found [id=${id}]`);
+    return rows[0];
+  }
+
+  async get(ctx: RequestContext, id: string): Promise<Row> {
+    return taskView(await this.findRow(ctx, id), { detail: true });
+  }
+
+  async list(spec: RunListSpec, req: RunListRequest): Promise<Row[]> {
+    return (await runList(this.db, spec, req)).map((r) => taskView(r, { detail: false }));
+  }
+
+  /** PUT /v2/tasks/{id}: `state` RUNNING (+ `reset`) reruns a task in ERROR; SKIPPED skips it. */
+  async update(ctx: RequestContext, id: string, body: Record<string, unknown>): Promise<Row> {
+    const row = await this.findRow(ctx, id);
+    if (row['project_id'] !== ctx.projectId && !ctx.isAdmin) {
+      throw new ForbiddenError(`Can not access TaskExecution resource of other projects, ID: ${id}`);
+    }
+    const state = body['state'];
+    const reset = body['reset'];
+    let env = body['env'];
+    if (typeof env === 'string') {
+      try {
+        env = JSON.parse(env);
+      } catch {
+        throw new InvalidInputError(`Invalid input for field/attribute env. Value: '${env}'. Invalid JSON`);
+      }
+    }
+    if (env !== undefined && env !== null && (typeof env !== 'object' || Array.isArray(env))) {
+      throw new InvalidInputError(`Invalid input for field/attribute env. Value: '${JSON.stringify(env)}'. Value should be a dict`);
+    }
+    if (state !== 'RUNNING' && state !== 'SKIPPED') {
+      throw new InvalidInputError(`Invalid task state: ${String(state)}. Only RUNNING (rerun) and SKIPPED (skip) can be requested.`);
+    }
+    if (row['state'] !== 'ERROR') {
+      throw new InvalidInputError(`Task execution ${id} is in ${String(row['state'])} state: only a task in ERROR can be ${state === 'RUNNING' ? 'rerun' : 'skipped'}.`);
+    }
+    const executionId = String(row['workflow_execution_id']);
+    const exRows: { state: string }[] = await this.db.query(`SELECT "state" FROM "workflow_executions" WHERE "id" = $1`, [executionId]);
+    if (exRows[0]?.state === 'PAUSED') {
+      throw new InvalidInputError(`Cannot rerun or skip a task of a paused workflow execution [execution_id=${executionId}]`);
+    }
+    let cmd;
+    if (state === 'RUNNING') {
+      if (typeof reset !== 'boolean') throw new InvalidInputError('Reset field is mandatory to rerun task.');
+      const wi = (typeof row['runtime_context'] === 'string' ? JSON.parse(row['runtime_context']) : row['runtime_context']) as Record<string, unknown>;
+      if (!reset && !wi?.['with_items']) throw new InvalidInputError('Only with-items task has the option to not reset.');
+      cmd = engineCommand(`rerun:${id}:${randomUUID()}`, 'engine.rerun-task', {
+        executionId,
+        taskExecutionId: id,
+        reset,
+        ...(env ? { env: env as Record<string, unknown> } : {}),
+      });
+    } else {
+      cmd = engineCommand(`skip:${id}:${randomUUID()}`, 'engine.skip-task', { executionId, taskExecutionId: id });
+    }
+    const before = String(row['updated_at'] ?? '');
+    await this.db.transaction((em) => this.outbox.add(em, { destination: 'bus', queue: ENGINE_COMMAND_QUEUE, message: cmd }));
+    const deadline = Date.now() + APPLY_WAIT_MS;
+    let delay = 5;
+    while (Date.now() < deadline) {
+      const r: Row[] = await this.db.query(`SELECT "state", "updated_at" FROM "task_executions" WHERE "id" = $1`, [id]);
+      if (!r[0] || (r[0]['state'] !== 'ERROR' && String(r[0]['updated_at'] ?? '') !== before)) break;
+      await new Promise((res) => setTimeout(res, delay));
+      delay = Math.min(delay * 2, 100);
+    }
+    return this.get(ctx, id);
+  }
+}

@@ -1,0 +1,164 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { DataSource } from 'typeorm';
+import { StandardActionRunner } from '@osc/actions';
+import {
+  ACTION_JOB_QUEUE,
+  ENGINE_COMMAND_QUEUE,
+  ENGINE_TIMER_QUEUE,
+  type TimerFiredPayload,
+  engineCommand,
+} from '@osc/contracts';
+import {
+  type CommandBus,
+  InProcessCommandBus,
+  InProcessJobQueue,
+  type JobQueue,
+  OutboxRelay,
+  OutboxWriter,
+  type Subscription,
+  type Worker,
+  messagingMigrations,
+} from '@osc/messaging';
+import { type WorkflowExecution, newExecution, parseWorkflows } from '@osc/workflow-domain';
+import { definitionMigrations, executionMigrations, insertExecution } from '@osc/workflow-persistence';
+import { EngineCommandHandler } from '../src/engine/engine-command.handler';
+import { ActionExecutor } from '../src/executor/action-executor';
+
+export const POSTGRES_URL = process.env['TEST_POSTGRES_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const PROJECT = 'project-1';
+
+/** A throw-away PostgreSQL database with the workflow side's migrations applied. */
+export async function createEngineDatabase(): Promise<{ dataSource: DataSource; url: string; drop: () => Promise<void> }> {
+  const name = `wf_engine_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: POSTGRES_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE "${name}"`);
+  await admin.end();
+  const url = POSTGRES_URL.replace(/\/[^/]*$/, `/${name}`);
+  const dataSource = new DataSource({
+    type: 'postgres',
+    url,
+    migrations: [...messagingMigrations, ...definitionMigrations, ...executionMigrations] as never,
+    extra: { max: 20 },
+  });
+  await dataSource.initialize();
+  await dataSource.runMigrations();
+  return {
+    dataSource,
+    url,
+    drop: async () => {
+      if (dataSource.isInitialized) await dataSource.destroy();
+      const c = new pg.Client({ connectionString: POSTGRES_URL });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
+
+/** Stores every workflow of a YAML document as a definition row (what POST /v2/workflows does). */
+export async function storeWorkflows(ds: DataSource, yaml: string): Promise<void> {
+  for (const wf of parseWorkflows(yaml).workflows) {
+    await ds.query(
+      `INSERT INTO "workflow_definitions" ("name", "namespace", "project_id", "scope", "definition", "checksum", "spec", "input", "interface", "created_at")
+       VALUES ($1, '', $2, 'private', $3, 'x', $4::jsonb, '', '{}', now())`,
+      [wf.name, PROJECT, yaml, JSON.stringify(wf)],
+    );
+  }
+}
+
+/** One engine "instance": command consumer, timer worker and executor on the given bus and queue. */
+export class EngineInstance {
+  private sub?: Subscription;
+  private readonly workers: Worker[] = [];
+  readonly relay: OutboxRelay;
+  readonly outbox = new OutboxWriter();
+
+  constructor(
+    readonly dataSource: DataSource,
+    readonly bus: CommandBus,
+    readonly jobs: JobQueue,
+  ) {
+    this.relay = new OutboxRelay(dataSource, bus, jobs, { pollIntervalMs: 200 });
+    this.outbox.onCommitted(() => this.relay.notify());
+  }
+
+  async start(): Promise<void> {
+    const handler = new EngineCommandHandler(this.dataSource, this.outbox);
+    this.sub = await this.bus.consume(ENGINE_COMMAND_QUEUE, (m) => handler.handle(m), { prefetch: 16 });
+    this.workers.push(
+      await this.jobs.process(
+        ENGINE_TIMER_QUEUE,
+        async (job) => {
+          const data = job.data as TimerFiredPayload;
+          await this.bus.publish(ENGINE_COMMAND_QUEUE, engineCommand(`timer:${data.timerId}`, 'engine.timer-fired', data));
+        },
+        { concurrency: 4 },
+      ),
+    );
+    const executor = new ActionExecutor(this.dataSource, this.bus, new StandardActionRunner());
+    this.workers.push(await this.jobs.process(ACTION_JOB_QUEUE, (job) => executor.run(job), { concurrency: 20 }));
+    await this.relay.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.sub?.cancel();
+    for (const w of this.workers.splice(0)) await w.close();
+    await this.relay.stop();
+  }
+}
+
+/** Creates an execution row and its start command, as POST /v2/executions does. */
+export async function startExecution(
+  ds: DataSource,
+  outbox: OutboxWriter,
+  workflowName: string,
+  input: Record<string, unknown> = {},
+  params: Record<string, unknown> = {},
+): Promise<string> {
+  const rows: { id: string; spec: unknown }[] = await ds.query(`SELECT "id", "spec" FROM "workflow_definitions" WHERE "name" = $1`, [
+    workflowName,
+  ]);
+  const def = rows[0];
+  if (!def) throw new Error(`no workflow ${workflowName}`);
+  const ex: WorkflowExecution = newExecution(
+    { id: randomUUID(), spec: def.spec as never, workflowId: def.id, workflowNamespace: '', projectId: PROJECT, input, params },
+    new Date(),
+  );
+  await ds.transaction(async (em) => {
+    await insertExecution(em, ex);
+    await outbox.add(em, {
+      destination: 'bus',
+      queue: ENGINE_COMMAND_QUEUE,
+      message: engineCommand(`start:${ex.id}`, 'engine.start-execution', { executionId: ex.id }),
+    });
+  });
+  return ex.id;
+}
+
+const TERMINAL = ['SUCCESS', 'ERROR', 'CANCELLED'];
+
+/** Polls the execution row until it is in a terminal state (or `states`), failing after `timeoutMs`. */
+export async function waitForState(ds: DataSource, id: string, states = TERMINAL, timeoutMs = 20_000): Promise<Record<string, unknown>> {
+  const deadline = Date.now() + timeoutMs;
+  let delay = 5;
+  for (;;) {
+    const rows: Record<string, unknown>[] = await ds.query(`SELECT * FROM "workflow_executions" WHERE "id" = $1`, [id]);
+    const row = rows[0];
+    if (row && states.includes(String(row['state']))) return row;
+    if (Date.now() > deadline) throw new Error(`execution ${id} stayed ${String(row?.['state'])}`);
+    await new Promise((r) => setTimeout(r, delay));
+    delay = Math.min(delay * 2, 50);
+  }
+}
+
+export async function taskStates(ds: DataSource, executionId: string): Promise<Record<string, string>> {
+  const rows: { name: string; state: string }[] = await ds.query(
+    `SELECT "name", "state" FROM "task_executions" WHERE "workflow_execution_id" = $1 ORDER BY "seq"`,
+    [executionId],
+  );
+  return Object.fromEntries(rows.map((r) => [r.name, r.state]));
+}
+
+export const inProcessMessaging = () => ({ bus: new InProcessCommandBus(), jobs: new InProcessJobQueue() });
