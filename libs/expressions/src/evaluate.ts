@@ -66,13 +66,8 @@ function walk(value: unknown, data: unknown, host: ExpressionHost): unknown {
   return value;
 }
 
-/**
- * Whole-structure evaluation (DSL-8.2–8.5): strings that are exactly one expression yield its native
- * value, expressions inside longer strings are rendered with Python's str() rules, dicts and lists are
- * evaluated recursively (values only; keys stay as written); other values are returned unchanged.
- * Throws {@link ExpressionError} only.
- */
-export function evaluate(value: unknown, data: unknown, host: ExpressionHost = {}): unknown {
+/** Whole-structure evaluation in the internal value model (floats stay floats); for tools. */
+export function evaluateNative(value: unknown, data: unknown, host: ExpressionHost = {}): unknown {
   const ctx = fromHostSafe('', 'yaql', data);
   let input: unknown;
   try {
@@ -80,5 +75,15 @@ export function evaluate(value: unknown, data: unknown, host: ExpressionHost = {
   } catch {
     throw new ExpressionError('yaql', '', 'unsupported value', 'evaluation');
   }
-  return toHost(walk(input, ctx, host));
+  return walk(input, ctx, host);
+}
+
+/**
+ * Whole-structure evaluation (DSL-8.2–8.5): strings that are exactly one expression yield its native
+ * value, expressions inside longer strings are rendered with Python's str() rules, dicts and lists are
+ * evaluated recursively (values only; keys stay as written); other values are returned unchanged.
+ * Throws {@link ExpressionError} only.
+ */
+export function evaluate(value: unknown, data: unknown, host: ExpressionHost = {}): unknown {
+  return toHost(evaluateNative(value, data, host));
 }

@@ -7,4 +7,3 @@ export type { ExpressionHost, TasksFilter, ExecutionsFilter } from './host';
 export { evaluateYaql } from './yaql/engine';
 export { evaluateJinja } from './jinja/engine';
 export { evaluate, validateExpressions, containsExpression } from './evaluate';
-export { pyStr as renderPython } from './values';

@@ -53,6 +53,14 @@ export const isTuple = (v: unknown): boolean => Array.isArray(v) && (v as unknow
 
 /** Upper bound on how many items a lazy sequence may yield before we give up (yaql limitIterators). */
 export const MAX_ITEMS = 1_000_000;
+/** Upper bound on the length of a string an expression may build (yaql memoryQuota in spirit). */
+export const MAX_STRING = 10_000_000;
+
+/** Fails when a result would exceed the size quota; returns the planned size otherwise. */
+export function checkSize(n: number, what: 'string' | 'collection'): number {
+  if (n > (what === 'string' ? MAX_STRING : MAX_ITEMS)) fail(`Expression result exceeds the ${what} size quota`, 'MemoryQuotaExceededException');
+  return n;
+}
 
 export const isDict = (v: unknown): v is PyDict => v instanceof Map;
 export const isList = (v: unknown): v is unknown[] => Array.isArray(v);

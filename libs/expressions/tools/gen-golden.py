@@ -11,7 +11,8 @@ Evaluation mirrors how Mistral drives the libraries:
   convert_input_data, `$__env`/`$__execution`/`$__task_execution` taken from the data, and a
   FrozenDict result unwrapped.
 - Jinja: SandboxedEnvironment(undefined=StrictUndefined, trim_blocks, lstrip_blocks); a string that
-  is exactly one `{{ }}` is compiled with compile_expression(..., undefined_to_none=False) and
+  is exactly one `{{ }}` (and not `{{ a }}-{{ b }}`, which Mistral's greedy pattern mistakes for one
+  expression) is compiled with compile_expression(..., undefined_to_none=False) and
   str()-ed once to surface strict-undefined errors, any other string is rendered as a template;
   `_` is the data root.
 - Inline strings: Mistral's InlineYAQLEvaluator rule (a string that is one `<% %>` gives the
@@ -122,7 +123,9 @@ for _name, _fn in PURE_FUNCTIONS.items():
 
 def jinja_eval(text, data):
     m = re.findall('({{(.*)}})', text)
-    if m and m[0][0] == text:
+    # As our spec (DSL-8.4) and implementation: only a string that is exactly one {{ }} is an
+    # expression; Mistral's greedy pattern would also take '{{ a }}-{{ b }}' and fail on it.
+    if m and m[0][0] == text and '}}' not in m[0][1] and '{{' not in m[0][1]:
         result = JENV.compile_expression(m[0][1], undefined_to_none=False)(**jinja_ctx(data))
         str(result)
         return result

@@ -58,7 +58,9 @@ export function evaluateJinjaExpressionNative(expr: string, data: unknown, host:
  */
 export function evaluateJinjaString(text: string, data: unknown, host: ExpressionHost = {}): unknown {
   const m = WHOLE.exec(text);
-  if (m && m[0] === text) return evaluateJinjaExpressionNative(m[1]!, data, host);
+  // Deliberate deviation: Mistral's greedy pattern also treats `{{ a }}-{{ b }}` as one expression
+  // and fails; we render such strings as templates (DSL-8.4: "exactly one {{ }}").
+  if (m && m[0] === text && !m[1]!.includes('}}') && !m[1]!.includes('{{')) return evaluateJinjaExpressionNative(m[1]!, data, host);
   try {
     const body = cached(TEMPLATES, text, parseTemplate);
     return new Evaluator({ host, data }).render(body);

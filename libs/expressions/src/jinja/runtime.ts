@@ -3,6 +3,7 @@ import type { ExpressionHost } from '../host';
 import { mistralFunctions, pyJsonDumps } from '../mistral-functions';
 import { compilePyRegex, pyFormat, pyRound, pySplit, pyStrip } from '../python';
 import {
+  checkSize,
   dictGet,
   dictHas,
   dictKey,
@@ -87,7 +88,7 @@ function typeErr(msg: string): never {
   return fail(msg, 'TypeError');
 }
 
-const pyName = (v: unknown): string => pyTypeName(v);
+const pyName = (v: unknown): string => (v instanceof JCallable ? 'builtin_function_or_method' : pyTypeName(v));
 
 // ---------------------------------------------------------------------------------------------
 // Python methods reachable through attribute access
@@ -253,8 +254,15 @@ function binop(op: string, a: unknown, b: unknown): unknown {
   switch (op) {
     case '+':
       if (isNum(a) && isNum(b)) return flt(a, b) ? mkFloat(nv(a) + nv(b)) : nv(a) + nv(b);
-      if (typeof a === 'string') return typeof b === 'string' ? a + b : typeErr(`can only concatenate str (not "${pyName(b)}") to str`);
-      if (Array.isArray(a) && Array.isArray(b)) return [...a, ...b];
+      if (typeof a === 'string') {
+        if (typeof b !== 'string') typeErr(`can only concatenate str (not "${pyName(b)}") to str`);
+        checkSize(a.length + (b as string).length, 'string');
+        return a + (b as string);
+      }
+      if (Array.isArray(a) && Array.isArray(b)) {
+        checkSize(a.length + b.length, 'collection');
+        return [...a, ...b];
+      }
       return unsupported();
     case '-':
       if (isNum(a) && isNum(b)) return flt(a, b) ? mkFloat(nv(a) - nv(b)) : nv(a) - nv(b);
@@ -262,10 +270,16 @@ function binop(op: string, a: unknown, b: unknown): unknown {
       return unsupported();
     case '*':
       if (isNum(a) && isNum(b)) return flt(a, b) ? mkFloat(nv(a) * nv(b)) : nv(a) * nv(b);
-      if (typeof a === 'string' && isInt(b)) return a.repeat(Math.max(0, b));
-      if (isInt(a) && typeof b === 'string') return b.repeat(Math.max(0, a));
-      if (Array.isArray(a) && isInt(b)) return Array.from({ length: Math.max(0, b) }, () => a).flat();
-      if (isInt(a) && Array.isArray(b)) return Array.from({ length: Math.max(0, a) }, () => b).flat();
+      if (typeof a === 'string' && isInt(b)) return a.repeat(checkSize(Math.max(0, b) * a.length, 'string') && Math.max(0, b));
+      if (isInt(a) && typeof b === 'string') return b.repeat(checkSize(Math.max(0, a) * b.length, 'string') && Math.max(0, a));
+      if (Array.isArray(a) && isInt(b)) {
+        checkSize(Math.max(0, b) * a.length, 'collection');
+        return Array.from({ length: Math.max(0, b) }, () => a).flat();
+      }
+      if (isInt(a) && Array.isArray(b)) {
+        checkSize(Math.max(0, a) * b.length, 'collection');
+        return Array.from({ length: Math.max(0, a) }, () => b).flat();
+      }
       return typeErr(`can't multiply sequence by non-int of type '${pyName(b)}'`);
     case '/':
       if (!isNum(a) || !isNum(b)) return unsupported();
@@ -692,6 +706,31 @@ const TESTS: Record<string, Test> = {
 };
 
 const MISTRAL_REQUIRED: Record<string, number> = { json_dump: 1, json_parse: 1, yaml_dump: 1, yaml_parse: 1, global: 1 };
+/** Python parameter names of Mistral's functions (after the context), for keyword arguments. */
+const MISTRAL_PARAMS: Record<string, string[]> = {
+  task: ['task_name'],
+  tasks: ['workflow_execution_id', 'recursive', 'state', 'flat'],
+  executions: ['id', 'root_execution_id', 'state', 'from_time', 'to_time'],
+  global: ['var_name'],
+  json_pp: ['data'],
+  json_dump: ['data'],
+  json_parse: ['data'],
+  yaml_dump: ['data'],
+  yaml_parse: ['data'],
+};
+
+function bindMistralArgs(name: string, args: unknown[], kwargs: Map<string, unknown>): unknown[] {
+  const params = own(MISTRAL_PARAMS, name) ?? [];
+  const out = [...args];
+  for (const [k, v] of kwargs) {
+    const i = params.indexOf(k);
+    if (i < 0) typeErr(`${name}() got an unexpected keyword argument '${k}'`);
+    if (i < out.length && out[i] !== undefined) typeErr(`${name}() got multiple values for argument '${k}'`);
+    while (out.length < i) out.push(undefined);
+    out[i] = v;
+  }
+  return out;
+}
 
 // ---------------------------------------------------------------------------------------------
 // evaluation
@@ -715,7 +754,9 @@ export class Evaluator {
 
   private global(name: string): unknown {
     if (Object.prototype.hasOwnProperty.call(mistralFunctions, name)) {
-      return new JCallable(name, (a) => this.mistral(name as keyof typeof mistralFunctions, this.env.data, a.map(useValue)));
+      return new JCallable(name, (a, k) =>
+        this.mistral(name as keyof typeof mistralFunctions, this.env.data, bindMistralArgs(name, a, k).map((x) => (x === undefined ? undefined : useValue(x)))),
+      );
     }
     if (name === 'range') {
       return new JCallable('range', (a) => {
@@ -735,7 +776,7 @@ export class Evaluator {
     const f = own(FILTERS, name === 'd' ? 'default' : name);
     if (f) return f(this, value, args, kwargs);
     if (Object.prototype.hasOwnProperty.call(mistralFunctions, name)) {
-      return this.mistral(name as keyof typeof mistralFunctions, useValue(value), args.map(useValue));
+      return this.mistral(name as keyof typeof mistralFunctions, useValue(value), bindMistralArgs(name, args, kwargs).map((x) => (x === undefined ? undefined : useValue(x))));
     }
     return fail(`No filter named '${name}'.`, 'TemplateAssertionError');
   }
@@ -747,7 +788,7 @@ export class Evaluator {
   }
 
   tick(): void {
-    if (++this.steps > 1_000_000) fail('Template evaluation exceeded its step budget', 'RuntimeError');
+    if (++this.steps > 10_000_000) fail('Template evaluation exceeded its step budget', 'RuntimeError');
   }
 
   eval(n: JNode, f: Frame): unknown {

@@ -49,7 +49,7 @@ export function evaluateYaqlNative(expr: string, data: unknown, host: Expression
   const text = expr.trim();
   try {
     const compiled = compileYaql(text);
-    const rt: Runtime = { functions: MISTRAL_YAQL_FUNCTIONS, host };
+    const rt: Runtime = { functions: MISTRAL_YAQL_FUNCTIONS, host, steps: 0 };
     const scope = new Scope(null, rt);
     scope.vars.set('', data);
     if (isDict(data)) {

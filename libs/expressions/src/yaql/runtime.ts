@@ -62,7 +62,12 @@ export interface FnSlot {
 export interface Runtime {
   functions: Map<string, FnSlot>;
   host: ExpressionHost;
+  /** Lambda invocations so far; bounded so that nested queries cannot run for ever. */
+  steps: number;
 }
+
+/** Most lambda invocations one evaluation may make. */
+export const MAX_STEPS = 10_000_000;
 
 /** Parses `'collection, predicate:λ, default?, *args, **kwargs'` into parameter specs. */
 export function parseParams(sig: string): { params: Param[]; kwargs: boolean } {
@@ -88,6 +93,7 @@ export const MISSING: unique symbol = Symbol('missing');
 
 function makeLambda(c: Compiled, scope: Scope): Lambda {
   return (...args: unknown[]) => {
+    if (++scope.rt.steps > MAX_STEPS) fail('Expression evaluation exceeded its step budget', 'LimitExceeded');
     const s = scope.child();
     if (args.length > 0) s.vars.set('', args[0]);
     for (let i = 0; i < args.length; i++) s.vars.set(String(i + 1), args[i]);

@@ -1,6 +1,7 @@
 import { fail } from '../errors';
 import { compilePyRegex, pyFormat, pyRound, pySplit, pyStrip } from '../python';
 import {
+  checkSize,
   dictGet,
   dictHas,
   dictKey,
@@ -72,9 +73,14 @@ const chars = (s: string): string[] => Array.from(s);
 
 function add(l: unknown, r: unknown): unknown {
   if (isNumber(l) && isNumber(r)) return arith(l, r, (a, b) => a + b);
-  if (typeof l === 'string' && typeof r === 'string') return l + r;
+  if (typeof l === 'string' && typeof r === 'string') return checkSize(l.length + r.length, 'string') && l + r;
   if (isDict(l) && isDict(r)) return new Map([...l, ...r]);
-  if (isSeq(l) && isSeq(r)) return [...toArray(l), ...toArray(r)];
+  if (isSeq(l) && isSeq(r)) {
+    const a = toArray(l);
+    const b = toArray(r);
+    checkSize(a.length + b.length, 'collection');
+    return [...a, ...b];
+  }
   return noMatch('#operator_+');
 }
 
@@ -107,11 +113,18 @@ function pyMod(l: unknown, r: unknown): unknown {
 
 function repeat(l: unknown, r: unknown): unknown {
   if (isNumber(l) && isNumber(r)) return arith(l, r, (a, b) => a * b);
-  if (typeof l === 'string' && isInt(r)) return l.repeat(Math.max(0, r));
-  if (isInt(l) && typeof r === 'string') return r.repeat(Math.max(0, l));
-  if (isSeq(l) && isInt(r)) return Array.from({ length: Math.max(0, r) }, () => toArray(l)).flat();
-  if (isInt(l) && isSeq(r)) return Array.from({ length: Math.max(0, l) }, () => toArray(r)).flat();
+  if (typeof l === 'string' && isInt(r)) return l.repeat(checkSize(Math.max(0, r) * l.length, 'string') && Math.max(0, r));
+  if (isInt(l) && typeof r === 'string') return r.repeat(checkSize(Math.max(0, l) * r.length, 'string') && Math.max(0, l));
+  if (isSeq(l) && isInt(r)) return repeatList(toArray(l), r);
+  if (isInt(l) && isSeq(r)) return repeatList(toArray(r), l);
   return noMatch('#operator_*');
+}
+
+function repeatList(a: unknown[], times: number): unknown[] {
+  checkSize(Math.max(0, times) * a.length, 'collection');
+  const out: unknown[] = [];
+  for (let i = 0; i < times; i++) out.push(...a);
+  return out;
 }
 
 function comparable(l: unknown, r: unknown, op: string): number {
