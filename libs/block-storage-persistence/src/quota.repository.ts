@@ -85,6 +85,15 @@ export class QuotaRepository {
     }
   }
 
+  /** Renaming a type renames its per-type quota keys (BS-7.2.4). */
+  async renameTypeKeys(db: Queryable, oldName: string, newName: string): Promise<void> {
+    for (const prefix of ['volumes_', 'snapshots_', 'gigabytes_']) {
+      for (const table of ['quota_limits', 'quota_usages', 'quota_class_limits']) {
+        await db.query(`UPDATE "${table}" SET resource = $1 WHERE resource = $2`, [prefix + newName, prefix + oldName]);
+      }
+    }
+  }
+
   async resetLimits(db: Queryable, projectId: string): Promise<void> {
     await db.query(`DELETE FROM "quota_limits" WHERE project_id = $1`, [projectId]);
   }
@@ -125,7 +134,7 @@ export class PoolRepository {
   async debit(db: Queryable, name: string, size: number): Promise<void> {
     await db.query(
       `UPDATE "storage_pools" SET capabilities = capabilities
-         || jsonb_build_object('free_capacity_gb', CASE WHEN jsonb_typeof(capabilities->'free_capacity_gb') = 'number' THEN (capabilities->>'free_capacity_gb')::numeric - $1 ELSE capabilities->'free_capacity_gb' END)
+         || jsonb_build_object('free_capacity_gb', CASE WHEN jsonb_typeof(capabilities->'free_capacity_gb') = 'number' THEN to_jsonb((capabilities->>'free_capacity_gb')::numeric - $1) ELSE capabilities->'free_capacity_gb' END)
          || jsonb_build_object('allocated_capacity_gb', COALESCE((capabilities->>'allocated_capacity_gb')::numeric, 0) + $1)
          || jsonb_build_object('provisioned_capacity_gb', COALESCE((capabilities->>'provisioned_capacity_gb')::numeric, (capabilities->>'allocated_capacity_gb')::numeric, 0) + $1)
        WHERE name = $2`,

@@ -262,6 +262,42 @@ export class VolumeRepository {
     return first ? toVolume(first) : null;
   }
 
+  /**
+   * Removes a volume no back end ever received (BS-7.7.12): only while `host` is still null, so a
+   * placement that won the race keeps its volume.
+   */
+  async softDeleteUnplaced(db: Queryable, id: string, now: Date): Promise<StoredVolume | null> {
+    const rows = rowsOf<Row>(
+      await db.query(
+        `UPDATE "volumes" SET deleted = true, deleted_at = $1, updated_at = $1, status = 'deleted'
+         WHERE id = $2 AND deleted = false AND host IS NULL RETURNING *`,
+        [now, id],
+      ),
+    );
+    const first = Array.isArray(rows[0]) ? (rows[0] as Row[])[0] : rows[0];
+    return first ? toVolume(first) : null;
+  }
+
+  /** Places a `creating` volume on a pool, once (false when it was deleted or already placed). */
+  async assignHost(db: Queryable, id: string, pool: string, now: Date): Promise<boolean> {
+    const r = await db.query(
+      `UPDATE "volumes" SET host = $1, updated_at = $2 WHERE id = $3 AND deleted = false AND status = 'creating' AND host IS NULL`,
+      [pool, now, id],
+    );
+    return affectedOf(r) > 0;
+  }
+
+  /** Sum of the sizes of live volumes on a back end (its provisioned capacity). */
+  async provisionedOn(db: Queryable, backend: string): Promise<number> {
+    const r = rowsOf<Row>(await db.query(`SELECT COALESCE(sum(size), 0)::bigint AS s FROM "volumes" WHERE deleted = false AND host LIKE $1`, [`${likeEscape(backend)}#%`]));
+    return Number(r[0]?.['s'] ?? 0);
+  }
+
+  /** Live snapshots of a volume. */
+  async snapshotsOf(db: Queryable, volumeId: string): Promise<StoredSnapshot[]> {
+    return rowsOf<Row>(await db.query(`SELECT * FROM "snapshots" WHERE volume_id = $1 AND deleted = false ORDER BY created_at`, [volumeId])).map(toSnapshot);
+  }
+
   async countActiveSnapshots(db: Queryable, volumeId: string): Promise<number> {
     const r = rowsOf<Row>(await db.query(`SELECT count(*)::int AS n FROM "snapshots" WHERE volume_id = $1 AND deleted = false`, [volumeId]));
     return Number(r[0]?.['n'] ?? 0);

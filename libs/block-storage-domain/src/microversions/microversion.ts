@@ -154,10 +154,7 @@ export function parseMicroversion(raw: string): Microversion {
 }
 
 /** The version-related request headers, lower-cased names as HTTP servers deliver them. */
-export interface MicroversionHeaders {
-  readonly 'openstack-api-version'?: string | readonly string[];
-  readonly 'openstack-volume-microversion'?: string | readonly string[];
-}
+export type MicroversionHeaders = Readonly<Record<string, string | readonly string[] | undefined>>;
 
 const joinHeader = (v: string | readonly string[] | undefined): string | undefined =>
   v === undefined ? undefined : typeof v === 'string' ? v : v.join(',');

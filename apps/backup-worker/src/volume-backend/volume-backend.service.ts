@@ -1,0 +1,278 @@
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import { snapshotQuotaDeltas, volumeQuotaDeltas } from '@osc/block-storage-domain';
+import { PoolRepository, QuotaRepository, SnapshotRepository, VolumeRepository, VolumeTypeRepository } from '@osc/block-storage-persistence';
+import {
+  BLOCK_STORAGE_SCHEDULER_QUEUE,
+  MAX_SCHEDULE_ATTEMPTS,
+  SCHEDULE_VOLUME_COMMAND,
+  SNAPSHOT_CREATE_JOB,
+  SNAPSHOT_DELETE_JOB,
+  VOLUME_CREATE_JOB,
+  VOLUME_DELETE_JOB,
+  VOLUME_EXTEND_JOB,
+  backendJobQueue,
+  type SnapshotJob,
+  type VolumeCreateJob,
+  type VolumeDeleteJob,
+  type VolumeExtendJob,
+} from '@osc/contracts';
+import { InvalidInputError } from '@osc/errors';
+import { type Job, type JobQueue, OutboxWriter, type Worker } from '@osc/messaging';
+import { CLOCK, DATA_SOURCE, JOB_QUEUE, OUTBOX_WRITER, type Clock } from '@osc/platform';
+import { VOLUME_BACKEND_CONFIG, type VolumeBackendConfig } from './volume-backend.config';
+import { createSparseFile, ensureDir, filesystemCapacity, GIB, growFile, removeFile, sparseCopy } from './sparse-file';
+
+/**
+ * The default volume back end: each volume is a sparse file `volume-<id>` under a configured
+ * directory, each snapshot a sparse copy `snapshot-<id>`. Jobs arrive on this back end's queue;
+ * every handler checks the row is still in the status the job expects, so redelivered jobs do
+ * nothing (BS-8.6.1). Pool capacity comes from the real filesystem (statfs).
+ */
+@Injectable()
+export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly log = new Logger('volume-backend');
+  private readonly volumes = new VolumeRepository();
+  private readonly snapshots = new SnapshotRepository();
+  private readonly quotas = new QuotaRepository();
+  private readonly pools = new PoolRepository();
+  private readonly types = new VolumeTypeRepository();
+  private readonly serviceUuid = randomUUID();
+  private worker: Worker | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private reporting: Promise<void> | null = null;
+  private reportAgain = false;
+
+  constructor(
+    @Inject(DATA_SOURCE) private readonly db: DataSource,
+    @Inject(JOB_QUEUE) private readonly jobs: JobQueue,
+    @Inject(OUTBOX_WRITER) private readonly outbox: OutboxWriter,
+    @Inject(CLOCK) private readonly clock: Clock,
+    @Inject(VOLUME_BACKEND_CONFIG) private readonly config: VolumeBackendConfig,
+  ) {}
+
+  /** `host@backend` */
+  get backend(): string {
+    return `${this.config.host}@${this.config.backendName}`;
+  }
+
+  /** `host@backend#pool` (one pool named after the back end). */
+  get poolName(): string {
+    return `${this.backend}#${this.config.backendName}`;
+  }
+
+  volumeFile(id: string): string {
+    return path.join(this.config.directory, `volume-${id}`);
+  }
+
+  snapshotFile(id: string): string {
+    return path.join(this.config.directory, `snapshot-${id}`);
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    await ensureDir(this.config.directory);
+    await this.reportStats();
+    this.timer = setInterval(() => void this.reportStats().catch((e: unknown) => this.log.warn(`stats report failed: ${String(e)}`)), this.config.statsIntervalSeconds * 1000);
+    this.timer.unref();
+    this.worker = await this.jobs.process(backendJobQueue(this.backend), (job) => this.handle(job), { concurrency: this.config.concurrency });
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.worker?.close();
+    await this.reporting?.catch(() => undefined);
+  }
+
+  /** Reports pool stats now (and on every change), coalescing concurrent requests. */
+  reportStats(): Promise<void> {
+    if (this.reporting) {
+      this.reportAgain = true;
+      return this.reporting;
+    }
+    this.reporting = (async () => {
+      do {
+        this.reportAgain = false;
+        const { totalGb, freeGb } = await filesystemCapacity(this.config.directory);
+        const provisioned = await this.volumes.provisionedOn(this.db, this.backend);
+        await this.pools.upsert(
+          this.db,
+          [
+            {
+              name: this.poolName,
+              backend: this.backend,
+              availabilityZone: this.config.availabilityZone,
+              capabilities: {
+                pool_name: this.config.backendName,
+                volume_backend_name: this.config.backendName,
+                vendor_name: 'Open Source',
+                driver_version: '1.0.0',
+                storage_protocol: 'file',
+                total_capacity_gb: totalGb,
+                free_capacity_gb: freeGb,
+                allocated_capacity_gb: provisioned,
+                provisioned_capacity_gb: provisioned,
+                reserved_percentage: this.config.reservedPercentage,
+                max_over_subscription_ratio: this.config.maxOverSubscriptionRatio,
+                thin_provisioning_support: true,
+                thick_provisioning_support: false,
+                QoS_support: false,
+                multiattach: true,
+                online_extend_support: true,
+              },
+            },
+          ],
+          this.clock.now(),
+        );
+      } while (this.reportAgain);
+    })().finally(() => {
+      this.reporting = null;
+    });
+    return this.reporting;
+  }
+
+  async handle(job: Job): Promise<void> {
+    switch (job.name) {
+      case VOLUME_CREATE_JOB:
+        return this.createVolume(job.data as VolumeCreateJob);
+      case VOLUME_DELETE_JOB:
+        return this.deleteVolume(job.data as VolumeDeleteJob);
+      case VOLUME_EXTEND_JOB:
+        return this.extendVolume(job.data as VolumeExtendJob);
+      case SNAPSHOT_CREATE_JOB:
+        return this.createSnapshot(job.data as SnapshotJob);
+      case SNAPSHOT_DELETE_JOB:
+        return this.deleteSnapshot(job.data as SnapshotJob);
+      default:
+        throw new InvalidInputError(`volume back end has no handler for job ${job.name}`);
+    }
+  }
+
+  private async createVolume(data: VolumeCreateJob): Promise<void> {
+    const v = await this.volumes.findById(this.db, data.volumeId, null);
+    if (!v || v.status !== 'creating' || v.host !== data.pool) return;
+    const file = this.volumeFile(v.id);
+    const bytes = v.size * GIB;
+    try {
+      const source = data.schedule.source;
+      if (source.kind === 'volume') await sparseCopy(this.volumeFile(source.id), file, bytes);
+      else if (source.kind === 'snapshot') await sparseCopy(this.snapshotFile(source.id), file, bytes);
+      else await createSparseFile(file, bytes);
+    } catch (err) {
+      await removeFile(file).catch(() => undefined);
+      await this.failCreate(data, err);
+      return;
+    }
+    const done = await this.volumes.compareAndSetStatus(this.db, v.id, ['creating'], 'available', this.clock.now(), {
+      service_uuid: this.serviceUuid,
+      shared_targets: false,
+      provider_id: null,
+    });
+    if (!done) await removeFile(file);
+    void this.reportStats().catch(() => undefined);
+  }
+
+  /** BS-10.5: re-schedule elsewhere while attempts remain, else `error` with the reason. */
+  private async failCreate(data: VolumeCreateJob, err: unknown): Promise<void> {
+    const reason = err instanceof Error ? err.message : String(err);
+    this.log.warn(`creating volume ${data.volumeId} on ${data.pool} failed: ${reason}`);
+    const attempt = data.schedule.attempt;
+    await this.db.transaction(async (em) => {
+      if (attempt < MAX_SCHEDULE_ATTEMPTS) {
+        const reset = await this.volumes.compareAndSetStatus(em, data.volumeId, ['creating'], 'creating', this.clock.now(), { host: null });
+        if (!reset) return;
+        const schedule = { ...data.schedule, attempt: attempt + 1, excludedPools: [...data.schedule.excludedPools, data.pool] };
+        await this.outbox.add(em, {
+          destination: 'bus',
+          queue: BLOCK_STORAGE_SCHEDULER_QUEUE,
+          message: { id: `schedule-${data.volumeId}-${attempt + 1}`, type: SCHEDULE_VOLUME_COMMAND, payload: schedule },
+          partitionKey: data.volumeId,
+        });
+      } else {
+        await this.volumes.compareAndSetStatus(em, data.volumeId, ['creating'], 'error', this.clock.now(), {
+          error_reason: `Volume creation failed after ${attempt} attempts: ${reason}`.slice(0, 1000),
+        });
+      }
+    });
+  }
+
+  private async deleteVolume(data: VolumeDeleteJob): Promise<void> {
+    const v = await this.volumes.findById(this.db, data.volumeId, null);
+    if (!v || v.status !== 'deleting') return;
+    try {
+      for (const s of await this.volumes.snapshotsOf(this.db, v.id)) {
+        if (s.status === 'deleting') await this.deleteSnapshot({ snapshotId: s.id });
+      }
+      await removeFile(this.volumeFile(v.id));
+    } catch (err) {
+      this.log.warn(`deleting volume ${v.id} failed: ${String(err)}`);
+      await this.volumes.compareAndSetStatus(this.db, v.id, ['deleting'], 'error_deleting', this.clock.now());
+      return;
+    }
+    await this.db.transaction(async (em) => {
+      const removed = await this.volumes.softDelete(em, v.id, ['deleting'], this.clock.now());
+      if (removed && removed.consumesQuota) {
+        await this.quotas.apply(em, removed.projectId, volumeQuotaDeltas(removed.size, v.volumeTypeName, -1), 'in_use', false);
+      }
+    });
+    void this.reportStats().catch(() => undefined);
+  }
+
+  private async extendVolume(data: VolumeExtendJob): Promise<void> {
+    const v = await this.volumes.findById(this.db, data.volumeId, null);
+    if (!v || v.status !== 'extending') return;
+    const deltas = volumeQuotaDeltas(data.newSize - v.size, v.volumeTypeName).filter((d) => d.resource.startsWith('gigabytes'));
+    try {
+      await growFile(this.volumeFile(v.id), data.newSize * GIB);
+    } catch (err) {
+      this.log.warn(`extending volume ${v.id} failed: ${String(err)}`);
+      await this.db.transaction(async (em) => {
+        if (await this.volumes.compareAndSetStatus(em, v.id, ['extending'], 'error_extending', this.clock.now())) {
+          await this.quotas.settleReserved(em, v.projectId, deltas, false);
+        }
+      });
+      return;
+    }
+    const back = v.attachments.length > 0 ? 'in-use' : 'available';
+    await this.db.transaction(async (em) => {
+      if (await this.volumes.compareAndSetStatus(em, v.id, ['extending'], back, this.clock.now(), { size: data.newSize })) {
+        await this.quotas.settleReserved(em, v.projectId, deltas, true);
+      }
+    });
+    void this.reportStats().catch(() => undefined);
+  }
+
+  private async createSnapshot(data: SnapshotJob): Promise<void> {
+    const s = await this.snapshots.findById(this.db, data.snapshotId, null);
+    if (!s || s.status !== 'creating') return;
+    try {
+      await sparseCopy(this.volumeFile(s.volumeId), this.snapshotFile(s.id), s.size * GIB);
+    } catch (err) {
+      this.log.warn(`creating snapshot ${s.id} failed: ${String(err)}`);
+      await removeFile(this.snapshotFile(s.id)).catch(() => undefined);
+      await this.snapshots.compareAndSetStatus(this.db, s.id, ['creating'], 'error', this.clock.now(), { error_reason: String(err).slice(0, 1000) });
+      return;
+    }
+    if (!(await this.snapshots.compareAndSetStatus(this.db, s.id, ['creating'], 'available', this.clock.now(), { progress: '100%' }))) {
+      await removeFile(this.snapshotFile(s.id));
+    }
+  }
+
+  private async deleteSnapshot(data: SnapshotJob): Promise<void> {
+    const s = await this.snapshots.findById(this.db, data.snapshotId, null);
+    if (!s || s.status !== 'deleting') return;
+    try {
+      await removeFile(this.snapshotFile(s.id));
+    } catch (err) {
+      this.log.warn(`deleting snapshot ${s.id} failed: ${String(err)}`);
+      await this.snapshots.compareAndSetStatus(this.db, s.id, ['deleting'], 'error_deleting', this.clock.now());
+      return;
+    }
+    const typeName = s.volumeTypeId === null ? null : ((await this.types.findAny(this.db, s.volumeTypeId))?.name ?? null);
+    await this.db.transaction(async (em) => {
+      const removed = await this.snapshots.softDelete(em, s.id, ['deleting'], this.clock.now());
+      if (removed && removed.consumesQuota) await this.quotas.apply(em, removed.projectId, snapshotQuotaDeltas(removed.size, typeName, -1), 'in_use', false);
+    });
+  }
+}

@@ -1,0 +1,100 @@
+import { Body, Controller, Delete, Get, Inject, Injectable, Param, Put } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import {
+  absoluteLimits,
+  authorize,
+  isTrueish,
+  parseQuotaUpdate,
+  perTypeQuotaKeys,
+  queryValue,
+  quotaSetView,
+  STANDARD_QUOTA_RESOURCES,
+  supports,
+  DEFAULT_QUOTAS,
+} from '@osc/block-storage-domain';
+import { QuotaRepository, rowsOf } from '@osc/block-storage-persistence';
+import { DATA_SOURCE } from '@osc/platform';
+import { Api, routes, type ApiRequest } from '../http/api-request';
+
+/** Quota sets and absolute limits (BS-7.12.3, BS-9.4). */
+@Injectable()
+export class QuotasService {
+  private readonly quotas = new QuotaRepository();
+
+  constructor(@Inject(DATA_SOURCE) private readonly db: DataSource) {}
+
+  private async keys(): Promise<string[]> {
+    const types = rowsOf<{ name: string }>(await this.db.query(`SELECT name FROM "volume_types" WHERE deleted = false ORDER BY name`));
+    return [...STANDARD_QUOTA_RESOURCES, ...types.flatMap((t) => perTypeQuotaKeys(t.name))];
+  }
+
+  async limits(api: ApiRequest): Promise<Record<string, unknown>> {
+    const asked = queryValue(api.query['project_id']);
+    const projectId = asked !== undefined && api.ctx.isAdmin && supports(api.mv, 'limits.project-id') ? asked : api.ctx.projectId;
+    const [limits, usages] = await Promise.all([this.quotas.limits(this.db, projectId), this.quotas.usages(this.db, projectId)]);
+    return { limits: { rate: [], absolute: absoluteLimits(limits, usages) } };
+  }
+
+  async show(api: ApiRequest, projectId: string): Promise<Record<string, unknown>> {
+    authorize('volume_extension:quotas:show', api.ctx, projectId);
+    const usage = isTrueish(queryValue(api.query['usage']));
+    const [keys, limits, usages] = await Promise.all([this.keys(), this.quotas.limits(this.db, projectId), this.quotas.usages(this.db, projectId)]);
+    return quotaSetView(projectId, keys, limits, usage ? usages : null);
+  }
+
+  async defaults(projectId: string): Promise<Record<string, unknown>> {
+    const keys = await this.keys();
+    const classLimits = await this.quotas.limits(this.db, '\u0000no-project');
+    return quotaSetView(projectId, keys, { ...DEFAULT_QUOTAS, ...classLimits }, null);
+  }
+
+  async update(api: ApiRequest, projectId: string, body: unknown): Promise<Record<string, unknown>> {
+    authorize('volume_extension:quotas:update', api.ctx, projectId);
+    const keys = await this.keys();
+    const limits = parseQuotaUpdate(body, keys, await this.quotas.usages(this.db, projectId));
+    await this.quotas.setLimits(this.db, projectId, limits);
+    const set = quotaSetView(projectId, keys, await this.quotas.limits(this.db, projectId), null)['quota_set'] as Record<string, unknown>;
+    delete set['id'];
+    return { quota_set: set };
+  }
+
+  async reset(api: ApiRequest, projectId: string): Promise<void> {
+    authorize('volume_extension:quotas:delete', api.ctx, projectId);
+    await this.quotas.resetLimits(this.db, projectId);
+  }
+}
+
+@Controller(routes('os-quota-sets'))
+export class QuotaSetsController {
+  constructor(private readonly quotas: QuotasService) {}
+
+  @Get(':projectId')
+  show(@Api() api: ApiRequest, @Param('projectId') projectId: string) {
+    return this.quotas.show(api, projectId);
+  }
+
+  @Get(':projectId/defaults')
+  defaults(@Param('projectId') projectId: string) {
+    return this.quotas.defaults(projectId);
+  }
+
+  @Put(':projectId')
+  update(@Api() api: ApiRequest, @Param('projectId') projectId: string, @Body() body: unknown) {
+    return this.quotas.update(api, projectId, body);
+  }
+
+  @Delete(':projectId')
+  async reset(@Api() api: ApiRequest, @Param('projectId') projectId: string): Promise<void> {
+    await this.quotas.reset(api, projectId);
+  }
+}
+
+@Controller(routes('limits'))
+export class LimitsController {
+  constructor(private readonly quotas: QuotasService) {}
+
+  @Get()
+  limits(@Api() api: ApiRequest) {
+    return this.quotas.limits(api);
+  }
+}

@@ -1,0 +1,208 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import {
+  admitFilters,
+  allowedSnapshotSources,
+  authorize,
+  compileSnapshotFilters,
+  isTrueish,
+  nextPageLink,
+  parseBooleanFilter,
+  parseCreateSnapshot,
+  parseMetaItemBody,
+  parseMetadataBody,
+  parsePaging,
+  parseUpdateSnapshot,
+  queryValue,
+  snapshotQuotaDeltas,
+  snapshotView,
+  SNAPSHOT_SORT_KEYS,
+  SORT_ALIASES,
+  supports,
+} from '@osc/block-storage-domain';
+import { SNAPSHOT_CREATE_JOB, SNAPSHOT_DELETE_JOB, backendJobQueue } from '@osc/contracts';
+import { InvalidInputError, InvalidStateError, NotFoundError } from '@osc/errors';
+import { QuotaRepository, SnapshotRepository, VolumeRepository, type StoredSnapshot } from '@osc/block-storage-persistence';
+import { OutboxWriter } from '@osc/messaging';
+import { CLOCK, DATA_SOURCE, OUTBOX_WRITER, type Clock } from '@osc/platform';
+import type { ApiRequest } from '../http/api-request';
+import { VOLUME_API_CONFIG, type VolumeApiConfig } from '../volume-api.tokens';
+import { backendOf, volumeNotFound } from '../volumes/volumes.service';
+
+const snapshotNotFound = (id: string): NotFoundError => new NotFoundError('Snapshot', id, `Snapshot ${id} could not be found.`);
+
+/** Snapshots (spec 7.8): the back end copies the volume's bytes; quota counts snapshots and gigabytes. */
+@Injectable()
+export class SnapshotsService {
+  private readonly snapshots = new SnapshotRepository();
+  private readonly volumes = new VolumeRepository();
+  private readonly quotas = new QuotaRepository();
+
+  constructor(
+    @Inject(DATA_SOURCE) private readonly db: DataSource,
+    @Inject(OUTBOX_WRITER) private readonly outbox: OutboxWriter,
+    @Inject(CLOCK) private readonly clock: Clock,
+    @Inject(VOLUME_API_CONFIG) private readonly config: VolumeApiConfig,
+  ) {}
+
+  private async load(api: ApiRequest, id: string): Promise<StoredSnapshot> {
+    const s = await this.snapshots.findById(this.db, id, api.ctx.isAdmin ? null : api.ctx.projectId);
+    if (!s) throw snapshotNotFound(id);
+    return s;
+  }
+
+  async create(api: ApiRequest, body: unknown): Promise<Record<string, unknown>> {
+    authorize('volume:create_snapshot', api.ctx);
+    const input = parseCreateSnapshot(body, api.mv);
+    const v = await this.volumes.findById(this.db, input.volumeId, api.ctx.isAdmin ? null : api.ctx.projectId);
+    if (!v) throw volumeNotFound(input.volumeId);
+    const migrating = v.migrationStatus !== null && !['none', 'error', 'success'].includes(v.migrationStatus);
+    if (v.host === null || ['maintenance', 'error'].includes(v.status) || migrating) {
+      throw new InvalidStateError(`Invalid volume: Volume ${v.id} must be placed on a back end and not be in maintenance, error or migrating to take a snapshot.`);
+    }
+    const allowInUse = input.force === true || supports(api.mv, 'snapshot.in-use-without-force');
+    const allowed = allowInUse ? ['available', 'in-use'] : ['available'];
+    if (!allowed.includes(v.status)) {
+      throw new InvalidStateError(`Invalid volume: Volume ${v.id} status must be ${allowed.join(' or ')}, but current status is: ${v.status}.`);
+    }
+    const now = this.clock.now();
+    const snapshot: StoredSnapshot = {
+      id: randomUUID(),
+      projectId: api.ctx.projectId,
+      userId: api.ctx.userId,
+      volumeId: v.id,
+      volumeTypeId: v.volumeTypeId,
+      name: input.name,
+      description: input.description,
+      size: v.size,
+      status: 'creating',
+      progress: '0%',
+      metadata: input.metadata,
+      groupSnapshotId: null,
+      consumesQuota: true,
+      host: v.host,
+      createdAt: now,
+      updatedAt: null,
+    };
+    await this.db.transaction(async (em) => {
+      await this.quotas.apply(em, api.ctx.projectId, snapshotQuotaDeltas(v.size, v.volumeTypeName));
+      await this.snapshots.insert(em, snapshot);
+      await this.outbox.add(em, {
+        destination: 'jobs',
+        queue: backendJobQueue(backendOf(v.host ?? '')),
+        job: { id: `snapshot-create-${snapshot.id}`, name: SNAPSHOT_CREATE_JOB, data: { snapshotId: snapshot.id }, attempts: 3, backoff: { type: 'exponential', delayMs: 200 } },
+        partitionKey: v.id,
+      });
+    });
+    return { snapshot: snapshotView(api.view, snapshot, false) };
+  }
+
+  async list(api: ApiRequest, detail: boolean): Promise<Record<string, unknown>> {
+    authorize('volume:get_all_snapshots', api.ctx);
+    const allTenants = api.ctx.isAdmin && isTrueish(queryValue(api.query['all_tenants']));
+    const admitted = admitFilters('snapshot', api.query, { mv: api.mv, isAdmin: api.ctx.isAdmin });
+    if (!allTenants) delete admitted['project_id'];
+    const filters = compileSnapshotFilters(admitted, api.mv);
+    const paging = parsePaging(api.query, { maxLimit: this.config.maxLimit, sortKeys: SNAPSHOT_SORT_KEYS, sortAliases: SORT_ALIASES });
+    const withCountRaw = queryValue(api.query['with_count']);
+    const withCount = supports(api.mv, 'list.with-count') && withCountRaw !== undefined && parseBooleanFilter('with_count', withCountRaw, api.mv);
+    const projectId = allTenants ? null : api.ctx.projectId;
+    if (paging.marker !== null && !(await this.snapshots.findById(this.db, paging.marker, projectId))) {
+      throw new NotFoundError('Marker', paging.marker, `Marker ${paging.marker} could not be found.`);
+    }
+    const page = await this.snapshots.list(this.db, projectId, filters, paging, withCount);
+    const out: Record<string, unknown> = { snapshots: page.items.map((s) => snapshotView(api.view, s, detail)) };
+    const last = page.items[page.items.length - 1];
+    if (last && page.items.length === paging.limit) out['snapshots_links'] = [nextPageLink(api.links, api.collectionPath, api.query, last.id)];
+    if (page.count !== null) out['count'] = page.count;
+    return out;
+  }
+
+  async show(api: ApiRequest, id: string): Promise<Record<string, unknown>> {
+    authorize('volume:get_snapshot', api.ctx);
+    return { snapshot: snapshotView(api.view, await this.load(api, id), true) };
+  }
+
+  async update(api: ApiRequest, id: string, body: unknown): Promise<Record<string, unknown>> {
+    const input = parseUpdateSnapshot(body);
+    const s = await this.load(api, id);
+    authorize('volume:update_snapshot', api.ctx, s.projectId);
+    const set: Record<string, unknown> = {};
+    if (input.name !== undefined) set['display_name'] = input.name;
+    if (input.description !== undefined) set['display_description'] = input.description;
+    await this.snapshots.update(this.db, s.id, set, this.clock.now());
+    return { snapshot: snapshotView(api.view, await this.load(api, id), false) };
+  }
+
+  async remove(api: ApiRequest, id: string, force = false): Promise<void> {
+    const s = await this.load(api, id);
+    authorize(force ? 'volume_extension:snapshot_admin_actions:force_delete' : 'volume:delete_snapshot', api.ctx, s.projectId);
+    const allowed = force ? (['creating', 'available', 'error', 'error_deleting', 'backing-up', 'restoring'] as const) : allowedSnapshotSources('deleting');
+    if (s.groupSnapshotId !== null) throw new InvalidStateError('Invalid snapshot: Snapshots in a group snapshot cannot be deleted individually.');
+    await this.db.transaction(async (em) => {
+      if (!(await this.snapshots.compareAndSetStatus(em, s.id, allowed, 'deleting', this.clock.now()))) {
+        throw new InvalidStateError(`Invalid snapshot: Snapshot status must be ${allowed.join(' or ')} to delete, but it is ${s.status}.`);
+      }
+      await this.outbox.add(em, {
+        destination: 'jobs',
+        queue: backendJobQueue(backendOf(s.host ?? '')),
+        job: { id: `snapshot-delete-${s.id}`, name: SNAPSHOT_DELETE_JOB, data: { snapshotId: s.id }, attempts: 3, backoff: { type: 'exponential', delayMs: 200 } },
+        partitionKey: s.volumeId,
+      });
+    });
+  }
+
+  async action(api: ApiRequest, id: string, body: unknown): Promise<void> {
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new InvalidInputError('Malformed request body');
+    const keys = Object.keys(body);
+    if (keys.length === 1 && keys[0] === 'os-force_delete') return this.remove(api, id, true);
+    if (keys.length === 1 && keys[0] === 'os-reset_status') {
+      const s = await this.load(api, id);
+      authorize('volume_extension:snapshot_admin_actions:reset_status', api.ctx, s.projectId);
+      const status = ((body as Record<string, unknown>)['os-reset_status'] as Record<string, unknown> | null)?.['status'];
+      if (typeof status !== 'string' || !['available', 'error', 'creating', 'deleting', 'error_deleting'].includes(status)) {
+        throw new InvalidInputError('Invalid input received: status must be one of available, error, creating, deleting, error_deleting.');
+      }
+      await this.snapshots.update(this.db, s.id, { status }, this.clock.now());
+      return;
+    }
+    throw new InvalidInputError(`There is no such action: ${(keys[0] ?? '(none)').slice(0, 100)}`);
+  }
+
+  async getMetadata(api: ApiRequest, id: string): Promise<Record<string, unknown>> {
+    return { metadata: { ...(await this.load(api, id)).metadata } };
+  }
+
+  async writeMetadata(api: ApiRequest, id: string, body: unknown, replace: boolean): Promise<Record<string, unknown>> {
+    const meta = parseMetadataBody(body);
+    const s = await this.load(api, id);
+    authorize('volume:update_snapshot', api.ctx, s.projectId);
+    const next = replace ? meta : { ...s.metadata, ...meta };
+    await this.snapshots.update(this.db, s.id, { metadata: next }, this.clock.now());
+    return { metadata: next };
+  }
+
+  async showMetadataItem(api: ApiRequest, id: string, key: string): Promise<Record<string, unknown>> {
+    const s = await this.load(api, id);
+    if (!(key in s.metadata)) throw new NotFoundError('Metadata', key, `Metadata item was not found for snapshot ${id} and key ${key}.`);
+    return { meta: { [key]: s.metadata[key] } };
+  }
+
+  async updateMetadataItem(api: ApiRequest, id: string, key: string, body: unknown): Promise<Record<string, unknown>> {
+    const pair = parseMetaItemBody(key, body);
+    const s = await this.load(api, id);
+    authorize('volume:update_snapshot', api.ctx, s.projectId);
+    await this.snapshots.update(this.db, s.id, { metadata: { ...s.metadata, [key]: pair.value } }, this.clock.now());
+    return { meta: { [key]: pair.value } };
+  }
+
+  async deleteMetadataItem(api: ApiRequest, id: string, key: string): Promise<void> {
+    const s = await this.load(api, id);
+    authorize('volume:update_snapshot', api.ctx, s.projectId);
+    if (!(key in s.metadata)) throw new NotFoundError('Metadata', key, `Metadata item was not found for snapshot ${id} and key ${key}.`);
+    const next = { ...s.metadata };
+    delete next[key];
+    await this.snapshots.update(this.db, s.id, { metadata: next }, this.clock.now());
+  }
+}

@@ -1,0 +1,88 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { Api, routes, type ApiRequest } from '../http/api-request';
+import { VolumesService } from './volumes.service';
+
+/** `/volumes` (spec 7.7). */
+@Controller(routes('volumes'))
+export class VolumesController {
+  constructor(private readonly volumes: VolumesService) {}
+
+  @Get()
+  list(@Api() api: ApiRequest) {
+    return this.volumes.list(api, false);
+  }
+
+  @Get('detail')
+  detail(@Api() api: ApiRequest) {
+    return this.volumes.list(api, true);
+  }
+
+  @Get('summary')
+  summary(@Api() api: ApiRequest) {
+    return this.volumes.summary(api);
+  }
+
+  @Post()
+  @HttpCode(202)
+  create(@Api() api: ApiRequest, @Body() body: unknown) {
+    return this.volumes.create(api, body);
+  }
+
+  @Get(':id')
+  show(@Api() api: ApiRequest, @Param('id') id: string) {
+    return this.volumes.show(api, id);
+  }
+
+  @Put(':id')
+  update(@Api() api: ApiRequest, @Param('id') id: string, @Body() body: unknown) {
+    return this.volumes.update(api, id, body);
+  }
+
+  @Delete(':id')
+  @HttpCode(202)
+  async remove(@Api() api: ApiRequest, @Param('id') id: string): Promise<void> {
+    await this.volumes.remove(api, id);
+  }
+
+  @Post(':id/action')
+  async action(@Api() api: ApiRequest, @Param('id') id: string, @Body() body: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
+    const result = await this.volumes.action(api, id, body);
+    void reply.code(result.status);
+    return result.body ?? '';
+  }
+
+  @Get(':id/metadata')
+  async metadata(@Api() api: ApiRequest, @Param('id') id: string, @Res({ passthrough: true }) reply: FastifyReply) {
+    const { body, etag } = await this.volumes.getMetadata(api, id);
+    if (api.mv.minor >= 15) void reply.header('Etag', etag);
+    return body;
+  }
+
+  @Post(':id/metadata')
+  @HttpCode(200)
+  createMetadata(@Api() api: ApiRequest, @Param('id') id: string, @Body() body: unknown) {
+    return this.volumes.writeMetadata(api, id, body, false);
+  }
+
+  @Put(':id/metadata')
+  replaceMetadata(@Api() api: ApiRequest, @Param('id') id: string, @Body() body: unknown) {
+    return this.volumes.writeMetadata(api, id, body, true);
+  }
+
+  @Get(':id/metadata/:key')
+  showMetadata(@Api() api: ApiRequest, @Param('id') id: string, @Param('key') key: string) {
+    return this.volumes.showMetadataItem(api, id, key);
+  }
+
+  @Put(':id/metadata/:key')
+  updateMetadata(@Api() api: ApiRequest, @Param('id') id: string, @Param('key') key: string, @Body() body: unknown) {
+    return this.volumes.updateMetadataItem(api, id, key, body);
+  }
+
+  @Delete(':id/metadata/:key')
+  @HttpCode(200)
+  async deleteMetadata(@Api() api: ApiRequest, @Param('id') id: string, @Param('key') key: string): Promise<void> {
+    await this.volumes.deleteMetadataItem(api, id, key);
+  }
+}

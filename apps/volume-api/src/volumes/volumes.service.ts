@@ -1,0 +1,458 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import type { DataSource, EntityManager } from 'typeorm';
+import {
+  admitFilters,
+  allowedVolumeSources,
+  authorize,
+  checkPerVolumeSize,
+  compileVolumeFilters,
+  isTrueish,
+  matchesRequirement,
+  nextPageLink,
+  parseActionBody,
+  parseBoolean,
+  parseBooleanFilter,
+  parseCreateVolume,
+  parseExtendArgs,
+  parseMetaItemBody,
+  parseMetadataBody,
+  parsePaging,
+  parseUpdateVolume,
+  queryValue,
+  SORT_ALIASES,
+  supports,
+  VOLUME_CLONEABLE_STATUSES,
+  VOLUME_DELETABLE_STATUSES,
+  VOLUME_RESETTABLE_STATUSES,
+  VOLUME_SORT_KEYS,
+  VOLUME_STATUSES,
+  volumeDetailView,
+  volumeQuotaDeltas,
+  volumeSummaryView,
+  type VolumeStatus,
+} from '@osc/block-storage-domain';
+import {
+  BLOCK_STORAGE_SCHEDULER_QUEUE,
+  SCHEDULE_VOLUME_COMMAND,
+  VOLUME_DELETE_JOB,
+  VOLUME_EXTEND_JOB,
+  backendJobQueue,
+  type ScheduleVolumePayload,
+  type VolumeSourceRef,
+} from '@osc/contracts';
+import { InvalidInputError, InvalidStateError, NotFoundError } from '@osc/errors';
+import { PoolRepository, QuotaRepository, SnapshotRepository, VolumeRepository, type StoredVolume } from '@osc/block-storage-persistence';
+import { OutboxWriter } from '@osc/messaging';
+import { CLOCK, DATA_SOURCE, OUTBOX_WRITER, type Clock } from '@osc/platform';
+import type { ApiRequest } from '../http/api-request';
+import { VolumeTypesService } from '../types/volume-types.service';
+import { VOLUME_API_CONFIG, type VolumeApiConfig } from '../volume-api.tokens';
+
+export const volumeNotFound = (id: string): NotFoundError => new NotFoundError('Volume', id, `Volume ${id} could not be found.`);
+
+/** `host@backend#pool` → `host@backend`. */
+export const backendOf = (host: string): string => host.split('#', 1)[0] ?? host;
+
+/** Volume actions this service implements (BS-1.4: anything else is "no such action"). */
+export const VOLUME_ACTIONS = ['os-extend', 'os-reset_status', 'os-force_delete', 'os-set_bootable', 'os-update_readonly_flag'] as const;
+
+/**
+ * The volume lifecycle of spec 7.7: creation records `creating` and the scheduling command in one
+ * transaction (BS-7.7.7), deletion and extension move the status by compare-and-set and hand the
+ * work to the back end that owns the volume.
+ */
+@Injectable()
+export class VolumesService {
+  private readonly volumes = new VolumeRepository();
+  private readonly snapshots = new SnapshotRepository();
+  private readonly quotas = new QuotaRepository();
+  private readonly pools = new PoolRepository();
+
+  constructor(
+    @Inject(DATA_SOURCE) private readonly db: DataSource,
+    @Inject(OUTBOX_WRITER) private readonly outbox: OutboxWriter,
+    @Inject(CLOCK) private readonly clock: Clock,
+    @Inject(VOLUME_API_CONFIG) private readonly config: VolumeApiConfig,
+    private readonly types: VolumeTypesService,
+  ) {}
+
+  private scope(api: ApiRequest): string | null {
+    return api.ctx.isAdmin ? null : api.ctx.projectId;
+  }
+
+  async load(api: ApiRequest, id: string): Promise<StoredVolume> {
+    const v = await this.volumes.findById(this.db, id, this.scope(api));
+    if (!v) throw volumeNotFound(id);
+    return v;
+  }
+
+  private async knownZones(): Promise<Set<string>> {
+    const since = new Date(this.clock.now().getTime() - this.config.serviceDownSeconds * 1000);
+    const zones = new Set((await this.pools.listFresh(this.db, since)).map((p) => p.availabilityZone));
+    zones.add(this.config.defaultAvailabilityZone);
+    return zones;
+  }
+
+  async create(api: ApiRequest, body: unknown): Promise<Record<string, unknown>> {
+    authorize('volume:create', api.ctx);
+    const input = parseCreateVolume(body, api.mv);
+    if (input.imageRef !== null) throw new NotFoundError('Image', input.imageRef, `Image ${input.imageRef} could not be found.`);
+    if (input.backupId !== null) throw new NotFoundError('Backup', input.backupId, `Backup ${input.backupId} could not be found.`);
+    if (input.groupId !== null) throw new NotFoundError('Group', input.groupId, `Group ${input.groupId} could not be found.`);
+    if (input.consistencygroupId !== null) {
+      throw new NotFoundError('ConsistencyGroup', input.consistencygroupId, `ConsistencyGroup ${input.consistencygroupId} could not be found.`);
+    }
+    const scope = this.scope(api);
+    let source: VolumeSourceRef = { kind: 'none' };
+    let sourceSize: number | null = null;
+    let sourceTypeId: string | null = null;
+    let sourceZone: string | null = null;
+    if (input.snapshotId !== null) {
+      const s = await this.snapshots.findById(this.db, input.snapshotId, scope);
+      if (!s) throw new NotFoundError('Snapshot', input.snapshotId, `Snapshot ${input.snapshotId} could not be found.`);
+      if (s.status !== 'available') throw new InvalidInputError(`Invalid snapshot: Originating snapshot status must be one of 'available' values, but it is ${s.status}.`);
+      const parent = await this.volumes.findById(this.db, s.volumeId, null);
+      source = { kind: 'snapshot', id: s.id, backend: s.host === null ? null : backendOf(s.host) };
+      sourceSize = s.size;
+      sourceTypeId = s.volumeTypeId ?? parent?.volumeTypeId ?? null;
+      sourceZone = parent?.availabilityZone ?? null;
+    } else if (input.sourceVolid !== null) {
+      const src = await this.volumes.findById(this.db, input.sourceVolid, scope);
+      if (!src) throw volumeNotFound(input.sourceVolid);
+      if (!VOLUME_CLONEABLE_STATUSES.includes(src.status)) {
+        throw new InvalidInputError(`Invalid volume: Source volume status must be one of ${VOLUME_CLONEABLE_STATUSES.join(', ')}, but it is ${src.status}.`);
+      }
+      source = { kind: 'volume', id: src.id, backend: src.host === null ? null : backendOf(src.host) };
+      sourceSize = src.size;
+      sourceTypeId = src.volumeTypeId;
+      sourceZone = src.availabilityZone;
+    }
+    const size = input.size ?? sourceSize ?? 0;
+    if (sourceSize !== null && size < sourceSize) {
+      throw new InvalidInputError(
+        `Invalid input received: Volume size ${size}GB cannot be smaller than the ${source.kind === 'snapshot' ? 'snapshot' : 'source volume'} size ${sourceSize}GB.`,
+      );
+    }
+    const type =
+      input.volumeType !== null
+        ? await this.types.visibleType(api, input.volumeType)
+        : sourceTypeId !== null
+          ? ((await this.types.visibleType(api, sourceTypeId).catch(() => null)) ?? (await this.types.defaultType(api.ctx.projectId)))
+          : await this.types.defaultType(api.ctx.projectId);
+    const multiattach = matchesRequirement(type.extraSpecs['multiattach'] ?? undefined, '<is> True');
+    const encryption = await this.types.encryptionOf(type.id);
+    if (encryption && multiattach) throw new InvalidInputError('Invalid input received: multiattach is not supported for encrypted volume types.');
+
+    const typeZones = (type.extraSpecs['RESKEY:availability_zones'] ?? '')
+      .split(',')
+      .map((z) => z.trim())
+      .filter((z) => z.length > 0);
+    const zone = input.availabilityZone ?? sourceZone ?? (typeZones.length > 0 && !typeZones.includes(this.config.defaultAvailabilityZone) ? (typeZones[0] ?? this.config.defaultAvailabilityZone) : this.config.defaultAvailabilityZone);
+    const known = await this.knownZones();
+    if (!known.has(zone) || (typeZones.length > 0 && !typeZones.includes(zone))) {
+      throw new InvalidInputError(`Invalid input received: Availability zone '${zone.slice(0, 100)}' is invalid.`);
+    }
+
+    const limits = await this.quotas.limits(this.db, api.ctx.projectId);
+    checkPerVolumeSize(size, limits);
+    const now = this.clock.now();
+    const id = randomUUID();
+    const volume: StoredVolume = {
+      id,
+      projectId: api.ctx.projectId,
+      userId: api.ctx.userId,
+      name: input.name,
+      description: input.description,
+      size,
+      status: 'creating',
+      availabilityZone: zone,
+      volumeTypeId: type.id,
+      volumeTypeName: type.name,
+      snapshotId: input.snapshotId,
+      sourceVolid: input.sourceVolid,
+      metadata: input.metadata,
+      adminMetadata: {},
+      imageMetadata: null,
+      bootable: false,
+      encrypted: encryption !== null,
+      encryptionKeyId: encryption !== null ? randomUUID() : null,
+      multiattach,
+      host: null,
+      clusterName: null,
+      providerId: null,
+      serviceUuid: null,
+      sharedTargets: false,
+      migrationStatus: null,
+      nameId: null,
+      replicationStatus: 'disabled',
+      consistencygroupId: null,
+      groupId: null,
+      consumesQuota: true,
+      attachments: [],
+      createdAt: now,
+      updatedAt: null,
+      errorReason: null,
+      deleted: false,
+    };
+    const schedule: ScheduleVolumePayload = {
+      volumeId: id,
+      size,
+      availabilityZone: zone,
+      extraSpecs: type.extraSpecs,
+      source,
+      excludedPools: [],
+      attempt: 1,
+      requestId: api.ctx.requestId,
+    };
+    await this.db.transaction(async (em) => {
+      await this.quotas.apply(em, api.ctx.projectId, volumeQuotaDeltas(size, type.name));
+      await this.volumes.insert(em, volume);
+      await this.outbox.add(em, {
+        destination: 'bus',
+        queue: BLOCK_STORAGE_SCHEDULER_QUEUE,
+        message: { id: `schedule-${id}-1`, type: SCHEDULE_VOLUME_COMMAND, payload: schedule, headers: { 'x-request-id': api.ctx.requestId } },
+        partitionKey: id,
+      });
+    });
+    return { volume: volumeDetailView(api.view, volume, 'create') };
+  }
+
+  async list(api: ApiRequest, detail: boolean): Promise<Record<string, unknown>> {
+    authorize('volume:get_all', api.ctx);
+    const allTenants = api.ctx.isAdmin && isTrueish(queryValue(api.query['all_tenants']));
+    const admitted = admitFilters('volume', api.query, { mv: api.mv, isAdmin: api.ctx.isAdmin });
+    if (!allTenants) delete admitted['project_id'];
+    const filters = compileVolumeFilters(admitted, api.mv);
+    const paging = parsePaging(api.query, { maxLimit: this.config.maxLimit, sortKeys: VOLUME_SORT_KEYS, sortAliases: SORT_ALIASES });
+    const withCountRaw = queryValue(api.query['with_count']);
+    const withCount = supports(api.mv, 'list.with-count') && withCountRaw !== undefined && parseBooleanFilter('with_count', withCountRaw, api.mv);
+    const projectId = allTenants ? null : api.ctx.projectId;
+    if (paging.marker !== null && !(await this.volumes.findById(this.db, paging.marker, projectId))) {
+      throw new NotFoundError('Marker', paging.marker, `Marker ${paging.marker} could not be found.`);
+    }
+    const page = await this.volumes.list(this.db, { projectId, hideMigrationTargets: !api.ctx.isAdmin }, filters, paging, withCount);
+    const out: Record<string, unknown> = {
+      volumes: page.items.map((v) => (detail ? volumeDetailView(api.view, v, 'list') : volumeSummaryView(api.view, v))),
+    };
+    const last = page.items[page.items.length - 1];
+    if (last && page.items.length === paging.limit) out['volumes_links'] = [nextPageLink(api.links, api.collectionPath, api.query, last.id)];
+    if (page.count !== null) out['count'] = page.count;
+    return out;
+  }
+
+  async summary(api: ApiRequest): Promise<Record<string, unknown>> {
+    if (!supports(api.mv, 'volume.summary')) throw new NotFoundError('resource', 'summary', 'The resource could not be found.');
+    authorize('volume:get_all', api.ctx);
+    const allTenants = api.ctx.isAdmin && isTrueish(queryValue(api.query['all_tenants']));
+    const s = await this.volumes.summary(this.db, allTenants ? null : api.ctx.projectId);
+    const out: Record<string, unknown> = { total_count: s.totalCount, total_size: s.totalSize };
+    if (supports(api.mv, 'volume.summary-metadata')) out['metadata'] = s.metadata;
+    return { 'volume-summary': out };
+  }
+
+  async show(api: ApiRequest, id: string): Promise<Record<string, unknown>> {
+    authorize('volume:get', api.ctx);
+    return { volume: volumeDetailView(api.view, await this.load(api, id), 'show') };
+  }
+
+  async update(api: ApiRequest, id: string, body: unknown): Promise<Record<string, unknown>> {
+    const input = parseUpdateVolume(body, api.mv);
+    const v = await this.load(api, id);
+    authorize('volume:update', api.ctx, v.projectId);
+    if (v.status === 'maintenance') throw new InvalidInputError(`Invalid volume: Volume ${id} is in maintenance.`);
+    const set: Record<string, unknown> = {};
+    if (input.name !== undefined) set['display_name'] = input.name;
+    if (input.description !== undefined) set['display_description'] = input.description;
+    if (input.metadata !== undefined) set['metadata'] = input.metadata;
+    await this.volumes.update(this.db, id, set, this.clock.now());
+    return { volume: volumeDetailView(api.view, await this.load(api, id), 'update') };
+  }
+
+  async remove(api: ApiRequest, id: string): Promise<void> {
+    const force = queryValue(api.query['force']);
+    const forced = supports(api.mv, 'volume.force-delete-param') && force !== undefined && parseBoolean(force, 'force');
+    const cascade = queryValue(api.query['cascade']);
+    const cascaded = cascade !== undefined && parseBoolean(cascade, 'cascade');
+    const v = await this.load(api, id);
+    authorize(forced ? 'volume:force_delete' : 'volume:delete', api.ctx, v.projectId);
+    await this.deleteVolume(v, { force: forced, cascade: cascaded });
+  }
+
+  /** BS-7.7.12 / BS-8.1.2. `force` skips only the status condition. */
+  private async deleteVolume(v: StoredVolume, opts: { force: boolean; cascade: boolean }): Promise<void> {
+    const now = this.clock.now();
+    if (v.host === null) {
+      const done = await this.db.transaction(async (em) => {
+        const removed = await this.volumes.softDeleteUnplaced(em, v.id, now);
+        if (!removed) return false;
+        if (removed.consumesQuota) await this.quotas.apply(em, removed.projectId, volumeQuotaDeltas(removed.size, removed.volumeTypeName ?? v.volumeTypeName, -1), 'in_use', false);
+        return true;
+      });
+      if (done) return;
+      v = (await this.volumes.findById(this.db, v.id, null)) ?? v;
+      if (v.host === null) return;
+    }
+    const refuse = (): InvalidStateError =>
+      new InvalidStateError(
+        `Invalid volume: Volume status must be ${VOLUME_DELETABLE_STATUSES.join(', ')} and must not be migrating, attached, belong to a group or have snapshots (it is ${v.status}).`,
+      );
+    const migrating = v.migrationStatus !== null && !['none', 'error', 'success', 'deleting'].includes(v.migrationStatus);
+    if (v.attachments.length > 0 || migrating || v.groupId !== null || v.consistencygroupId !== null) throw refuse();
+    const snaps = await this.volumes.snapshotsOf(this.db, v.id);
+    if (snaps.length > 0 && !opts.cascade) throw refuse();
+    if (opts.cascade && snaps.some((s) => !['available', 'error', 'deleting'].includes(s.status))) {
+      throw new InvalidStateError('Invalid volume: Snapshots of the volume must be available, error or deleting to delete it with cascade.');
+    }
+    const allowed: readonly VolumeStatus[] = opts.force ? VOLUME_STATUSES.filter((s) => s !== 'deleting') : allowedVolumeSources('deleting');
+    await this.db.transaction(async (em) => {
+      if (!(await this.volumes.compareAndSetStatus(em, v.id, allowed, 'deleting', now))) throw refuse();
+      for (const s of snaps) await this.snapshots.compareAndSetStatus(em, s.id, ['available', 'error', 'deleting'], 'deleting', now);
+      await this.outbox.add(em, {
+        destination: 'jobs',
+        queue: backendJobQueue(backendOf(v.host ?? '')),
+        job: { id: `volume-delete-${v.id}`, name: VOLUME_DELETE_JOB, data: { volumeId: v.id }, attempts: 3, backoff: { type: 'exponential', delayMs: 200 } },
+        partitionKey: v.id,
+      });
+    });
+  }
+
+  async action(api: ApiRequest, id: string, body: unknown): Promise<{ status: number; body?: unknown }> {
+    const { action, args } = parseActionBody(body, VOLUME_ACTIONS);
+    const v = await this.load(api, id);
+    switch (action) {
+      case 'os-extend':
+        authorize('volume:extend', api.ctx, v.projectId);
+        await this.extend(api, v, args);
+        return { status: 202 };
+      case 'os-reset_status':
+        authorize('volume_extension:volume_admin_actions:reset_status', api.ctx, v.projectId);
+        await this.resetStatus(v, args);
+        return { status: 202 };
+      case 'os-force_delete':
+        authorize('volume_extension:volume_admin_actions:force_delete', api.ctx, v.projectId);
+        await this.deleteVolume(v, { force: true, cascade: false });
+        return { status: 202 };
+      case 'os-set_bootable': {
+        authorize('volume:update', api.ctx, v.projectId);
+        const a = expectArgs(args, 'os-set_bootable');
+        if (!('bootable' in a)) throw new InvalidInputError("Invalid input for field/attribute os-set_bootable. Value: {}. 'bootable' is a required property");
+        await this.volumes.update(this.db, v.id, { bootable: parseBoolean(a['bootable'], 'bootable') }, this.clock.now());
+        return { status: 200 };
+      }
+      case 'os-update_readonly_flag': {
+        authorize('volume:update', api.ctx, v.projectId);
+        const a = expectArgs(args, 'os-update_readonly_flag');
+        if (!('readonly' in a)) throw new InvalidInputError("Invalid input for field/attribute os-update_readonly_flag. Value: {}. 'readonly' is a required property");
+        const readonly = parseBoolean(a['readonly'], 'readonly');
+        await this.volumes.update(this.db, v.id, { admin_metadata: { ...v.adminMetadata, readonly: readonly ? 'True' : 'False' } }, this.clock.now());
+        return { status: 202 };
+      }
+      default:
+        throw new InvalidInputError(`There is no such action: ${action}`);
+    }
+  }
+
+  /** BS-7.7.14 / BS-8.1.3: quota for the increase is reserved now and committed by the back end. */
+  private async extend(api: ApiRequest, v: StoredVolume, args: unknown): Promise<void> {
+    const { newSize } = parseExtendArgs(args);
+    const sources: VolumeStatus[] = supports(api.mv, 'volume.extend-in-use') ? ['available', 'in-use'] : ['available'];
+    if (!sources.includes(v.status)) {
+      throw new InvalidStateError(`Invalid volume: Volume ${v.id} status must be ${sources.join(' or ')} to extend, currently ${v.status}.`);
+    }
+    if (newSize <= v.size) {
+      throw new InvalidInputError(`Invalid input received: New size for extend must be greater than current size. (current: ${v.size}, extended: ${newSize}).`);
+    }
+    checkPerVolumeSize(newSize, await this.quotas.limits(this.db, v.projectId));
+    const delta = newSize - v.size;
+    const deltas = volumeQuotaDeltas(delta, v.volumeTypeName).filter((d) => d.resource.startsWith('gigabytes'));
+    await this.db.transaction(async (em: EntityManager) => {
+      await this.quotas.apply(em, v.projectId, deltas, 'reserved');
+      if (!(await this.volumes.compareAndSetStatus(em, v.id, sources, 'extending', this.clock.now()))) {
+        throw new InvalidStateError(`Invalid volume: Volume ${v.id} status must be ${sources.join(' or ')} to extend.`);
+      }
+      await this.outbox.add(em, {
+        destination: 'jobs',
+        queue: backendJobQueue(backendOf(v.host ?? '')),
+        job: { id: `volume-extend-${v.id}-${newSize}`, name: VOLUME_EXTEND_JOB, data: { volumeId: v.id, newSize }, attempts: 3, backoff: { type: 'exponential', delayMs: 200 } },
+        partitionKey: v.id,
+      });
+    });
+  }
+
+  /** BS-8.1.11 (admin): deleting, error_deleting and detaching cannot be set (BS-13.4). */
+  private async resetStatus(v: StoredVolume, args: unknown): Promise<void> {
+    const a = expectArgs(args, 'os-reset_status');
+    const status = a['status'];
+    if (status === undefined && a['attach_status'] === undefined && a['migration_status'] === undefined) {
+      throw new InvalidInputError('Invalid input received: Must specify status, attach_status or migration_status.');
+    }
+    const set: Record<string, unknown> = {};
+    if (status !== undefined) {
+      if (typeof status !== 'string' || !(VOLUME_RESETTABLE_STATUSES as readonly string[]).includes(status)) {
+        throw new InvalidInputError(`Invalid input received: status must be one of ${VOLUME_RESETTABLE_STATUSES.join(', ')}.`);
+      }
+      if (status === 'in-use' && v.attachments.length === 0) throw new InvalidInputError('Invalid input received: a volume without attachments cannot be in-use.');
+      set['status'] = status;
+    }
+    if (a['attach_status'] !== undefined) {
+      if (a['attach_status'] !== 'attached' && a['attach_status'] !== 'detached') throw new InvalidInputError('Invalid input received: attach_status must be attached or detached.');
+      set['attach_status'] = a['attach_status'];
+    }
+    if (a['migration_status'] !== undefined) {
+      const ms = a['migration_status'];
+      if (!['migrating', 'error', 'success', 'completing', 'none', 'starting'].includes(String(ms))) throw new InvalidInputError('Invalid input received: invalid migration_status.');
+      set['migration_status'] = ms === 'none' ? null : ms;
+    }
+    await this.volumes.update(this.db, v.id, set, this.clock.now());
+  }
+
+  // ---- metadata (BS-7.7.13) ----
+
+  async getMetadata(api: ApiRequest, id: string): Promise<{ body: Record<string, unknown>; etag: string }> {
+    const v = await this.load(api, id);
+    authorize('volume:get_volume_metadata', api.ctx, v.projectId);
+    const body = { metadata: { ...v.metadata } };
+    return { body, etag: createHash('md5').update(JSON.stringify(body)).digest('hex') };
+  }
+
+  async writeMetadata(api: ApiRequest, id: string, body: unknown, replace: boolean): Promise<Record<string, unknown>> {
+    const meta = parseMetadataBody(body);
+    const v = await this.load(api, id);
+    authorize(replace ? 'volume:update_volume_metadata' : 'volume:create_volume_metadata', api.ctx, v.projectId);
+    const next = replace ? meta : { ...v.metadata, ...meta };
+    await this.volumes.update(this.db, v.id, { metadata: next }, this.clock.now());
+    return { metadata: next };
+  }
+
+  async showMetadataItem(api: ApiRequest, id: string, key: string): Promise<Record<string, unknown>> {
+    const v = await this.load(api, id);
+    authorize('volume:get_volume_metadata', api.ctx, v.projectId);
+    if (!(key in v.metadata)) throw new NotFoundError('Metadata', key, `Metadata item was not found for volume ${id} and key ${key}.`);
+    return { meta: { [key]: v.metadata[key] } };
+  }
+
+  async updateMetadataItem(api: ApiRequest, id: string, key: string, body: unknown): Promise<Record<string, unknown>> {
+    const pair = parseMetaItemBody(key, body);
+    const v = await this.load(api, id);
+    authorize('volume:update_volume_metadata', api.ctx, v.projectId);
+    await this.volumes.update(this.db, v.id, { metadata: { ...v.metadata, [key]: pair.value } }, this.clock.now());
+    return { meta: { [key]: pair.value } };
+  }
+
+  async deleteMetadataItem(api: ApiRequest, id: string, key: string): Promise<void> {
+    const v = await this.load(api, id);
+    authorize('volume:delete_volume_metadata', api.ctx, v.projectId);
+    if (!(key in v.metadata)) throw new NotFoundError('Metadata', key, `Metadata item was not found for volume ${id} and key ${key}.`);
+    const next = { ...v.metadata };
+    delete next[key];
+    await this.volumes.update(this.db, v.id, { metadata: next }, this.clock.now());
+  }
+}
+
+function expectArgs(args: unknown, action: string): Record<string, unknown> {
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) {
+    throw new InvalidInputError(`Invalid input for field/attribute ${action}. Value: ${JSON.stringify(args) ?? 'None'}. not of type 'object'`);
+  }
+  return args as Record<string, unknown>;
+}
