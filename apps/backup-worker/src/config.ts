@@ -1,0 +1,49 @@
+import os from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
+import type { VolumeBackendConfig } from './volume-backend/volume-backend.config';
+import { type Env, distributedInfraSchema, logLevelSchema, parseConfig, portSchema } from '@osc/http-common';
+
+const schema = z.object({
+  /** Port of /healthz, /readyz and /metrics when this app runs on its own. */
+  BACKUP_WORKER_HEALTH_PORT: portSchema.default(9104),
+  BACKUP_WORKER_HEALTH_HOST: z.string().default('0.0.0.0'),
+  LOG_LEVEL: logLevelSchema,
+  /** Directory of the default volume back end (sparse files); default `<DATA_DIR>/volumes`. */
+  VOLUME_BACKEND_DIR: z.string().min(1).optional(),
+  DATA_DIR: z.string().min(1).default('./data'),
+  /** Host part of this back end's name (`host@backend#pool`). */
+  VOLUME_BACKEND_HOST: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/).default(os.hostname().replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 100) || 'localhost'),
+  VOLUME_BACKEND_NAME: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/).default('file'),
+  VOLUME_BACKEND_AVAILABILITY_ZONE: z.string().min(1).max(255).default('nova'),
+  VOLUME_BACKEND_MAX_OVER_SUBSCRIPTION_RATIO: z.coerce.number().min(0).default(20),
+  VOLUME_BACKEND_RESERVED_PERCENTAGE: z.coerce.number().int().min(0).max(100).default(0),
+  VOLUME_BACKEND_STATS_SECONDS: z.coerce.number().int().min(1).default(60),
+  VOLUME_BACKEND_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
+});
+
+export interface BackupWorkerConfig {
+  readonly health: { port: number; host: string };
+  readonly logLevel: string;
+  readonly volumeBackend: VolumeBackendConfig;
+}
+
+export function loadConfig(env: Env): BackupWorkerConfig {
+  const c = parseConfig('backup-worker', schema, env);
+  return Object.freeze({
+    health: { port: c.BACKUP_WORKER_HEALTH_PORT, host: c.BACKUP_WORKER_HEALTH_HOST },
+    logLevel: c.LOG_LEVEL,
+    volumeBackend: Object.freeze({
+      directory: path.resolve(c.VOLUME_BACKEND_DIR ?? path.join(c.DATA_DIR, 'volumes')),
+      host: c.VOLUME_BACKEND_HOST,
+      backendName: c.VOLUME_BACKEND_NAME,
+      availabilityZone: c.VOLUME_BACKEND_AVAILABILITY_ZONE,
+      maxOverSubscriptionRatio: c.VOLUME_BACKEND_MAX_OVER_SUBSCRIPTION_RATIO,
+      reservedPercentage: c.VOLUME_BACKEND_RESERVED_PERCENTAGE,
+      statsIntervalSeconds: c.VOLUME_BACKEND_STATS_SECONDS,
+      concurrency: c.VOLUME_BACKEND_CONCURRENCY,
+    }),
+  });
+}
+
+export const loadInfraConfig = (env: Env) => parseConfig('backup-worker', distributedInfraSchema, env);

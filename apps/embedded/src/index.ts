@@ -1,0 +1,66 @@
+import path from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { type Env } from '@osc/http-common';
+import { type RunningApp, type SchemaPart, closeAll, createRuntime } from '@osc/platform';
+import * as workflowApi from '@osc/workflow-api';
+import * as workflowEngine from '@osc/workflow-engine';
+import * as cronScheduler from '@osc/cron-scheduler';
+import * as volumeApi from '@osc/volume-api';
+import * as schedulerStats from '@osc/scheduler-stats';
+import * as backupWorker from '@osc/backup-worker';
+import { loadConfig } from './config';
+
+/** Every schema part of every app, once each (apps of one side share parts). */
+export function allSchemaParts(): SchemaPart[] {
+  const byName = new Map<string, SchemaPart>();
+  for (const part of [
+    ...workflowApi.SCHEMA_PARTS,
+    ...workflowEngine.SCHEMA_PARTS,
+    ...cronScheduler.SCHEMA_PARTS,
+    ...volumeApi.SCHEMA_PARTS,
+    ...schedulerStats.SCHEMA_PARTS,
+    ...backupWorker.SCHEMA_PARTS,
+  ]) {
+    byName.set(part.name, part);
+  }
+  return [...byName.values()];
+}
+
+export interface EmbeddedProduct {
+  readonly workflowApiPort: number;
+  readonly volumeApiPort: number;
+  close(): Promise<void>;
+}
+
+/**
+ * The whole product in one process: an embedded PostgreSQL (PGlite) in DATA_DIR, in-process
+ * command bus and job queue, and all six apps sharing them. Only the two APIs listen on ports.
+ */
+export async function startEmbedded(env: Env): Promise<EmbeddedProduct> {
+  const { dataDir } = loadConfig(env);
+  const wfApi = workflowApi.loadConfig(env);
+  const volApi = volumeApi.loadConfig(env);
+  const engine = workflowEngine.loadConfig(env);
+  const cron = cronScheduler.loadConfig(env);
+  const sched = schedulerStats.loadConfig(env);
+  const backup = backupWorker.loadConfig(env);
+
+  const root = path.resolve(dataDir);
+  mkdirSync(root, { recursive: true });
+  const runtime = await createRuntime({ mode: 'embedded', dataDir: path.join(root, 'pg') }, allSchemaParts());
+  const apps: RunningApp[] = [];
+  try {
+    apps.push(await workflowEngine.startWorkflowEngine(engine, runtime, { http: false }));
+    apps.push(await cronScheduler.startCronScheduler(cron, runtime, { http: false }));
+    apps.push(await schedulerStats.startSchedulerStats(sched, runtime, { http: false }));
+    apps.push(await backupWorker.startBackupWorker(backup, runtime, { http: false }));
+    const wf = await workflowApi.startWorkflowApi(wfApi, runtime);
+    apps.push(wf);
+    const vol = await volumeApi.startVolumeApi(volApi, runtime);
+    apps.push(vol);
+    return { workflowApiPort: wf.port, volumeApiPort: vol.port, close: () => closeAll(apps, runtime) };
+  } catch (err) {
+    await closeAll(apps, runtime);
+    throw err;
+  }
+}

@@ -1,0 +1,50 @@
+import { z } from 'zod';
+import { type Env, authModeSchema, distributedInfraSchema, logLevelSchema, parseConfig, portSchema } from '@osc/http-common';
+
+const schema = z.object({
+  VOLUME_API_PORT: portSchema.default(8776),
+  VOLUME_API_HOST: z.string().default('0.0.0.0'),
+  AUTH_MODE: authModeSchema,
+  LOG_LEVEL: logLevelSchema,
+  /** Cinder refuses bodies over 112 KiB with 413. */
+  VOLUME_API_BODY_LIMIT: z.coerce.number().int().min(1024).default(112 * 1024),
+  /** Public endpoint used in links; default: from the request. */
+  VOLUME_API_PUBLIC_URL: z.string().url().optional(),
+  /** Serve the removed v2 API (the seeds ask for it); `false` switches it off. */
+  VOLUME_API_ENABLE_V2: z.enum(['true', 'false']).default('true'),
+  /** Installation default volume type name (BS-7.2.8). */
+  VOLUME_DEFAULT_TYPE: z.string().min(1).max(255).default('__DEFAULT__'),
+  /** Zone of volumes created without one (BS-7.7.6). */
+  VOLUME_DEFAULT_AVAILABILITY_ZONE: z.string().min(1).max(255).default('nova'),
+  /** Default and maximum page size (BS-5.1). */
+  VOLUME_API_MAX_LIMIT: z.coerce.number().int().min(1).max(100000).default(1000),
+  /** Pool stats older than this are ignored (BS-10.1). */
+  VOLUME_SERVICE_DOWN_SECONDS: z.coerce.number().int().min(1).default(180),
+});
+
+export interface VolumeApiConfig {
+  readonly http: { port: number; host: string; bodyLimit: number; publicUrl?: string };
+  readonly authMode: 'noauth' | 'headers';
+  readonly logLevel: string;
+  readonly enableV2: boolean;
+  readonly defaultVolumeType: string;
+  readonly defaultAvailabilityZone: string;
+  readonly maxLimit: number;
+  readonly serviceDownSeconds: number;
+}
+
+export function loadConfig(env: Env): VolumeApiConfig {
+  const c = parseConfig('volume-api', schema, env);
+  return Object.freeze({
+    http: { port: c.VOLUME_API_PORT, host: c.VOLUME_API_HOST, bodyLimit: c.VOLUME_API_BODY_LIMIT, publicUrl: c.VOLUME_API_PUBLIC_URL },
+    authMode: c.AUTH_MODE,
+    logLevel: c.LOG_LEVEL,
+    enableV2: c.VOLUME_API_ENABLE_V2 === 'true',
+    defaultVolumeType: c.VOLUME_DEFAULT_TYPE,
+    defaultAvailabilityZone: c.VOLUME_DEFAULT_AVAILABILITY_ZONE,
+    maxLimit: c.VOLUME_API_MAX_LIMIT,
+    serviceDownSeconds: c.VOLUME_SERVICE_DOWN_SECONDS,
+  });
+}
+
+export const loadInfraConfig = (env: Env) => parseConfig('volume-api', distributedInfraSchema, env);

@@ -1,0 +1,33 @@
+import { type DynamicModule, Module } from '@nestjs/common';
+import { type Runtime, RuntimeModule, type RunningApp, startHttpApp } from '@osc/platform';
+import type { VolumeApiConfig } from './config';
+import { setPublicUrl, volumeApiOnRequest } from './http/api-request';
+import { VolumeApiModule } from './volume-api.module';
+
+export { loadConfig, loadInfraConfig, type VolumeApiConfig } from './config';
+export { VolumeApiModule } from './volume-api.module';
+
+@Module({})
+class VolumeApiRoot {
+  static with(runtime: Runtime, config: VolumeApiConfig): DynamicModule {
+    return { module: VolumeApiRoot, imports: [RuntimeModule.forRoot(runtime), VolumeApiModule.forRoot(config)] };
+  }
+}
+
+/** Start the Cinder v2/v3 API on the configured port, on the given runtime. */
+export function startVolumeApi(config: VolumeApiConfig, runtime: Runtime): Promise<RunningApp & { port: number }> {
+  setPublicUrl(config.http.publicUrl);
+  return startHttpApp(VolumeApiRoot.with(runtime, config), {
+    app: 'volume-api',
+    service: 'block-storage',
+    authMode: config.authMode,
+    bodyLimit: config.http.bodyLimit,
+    logLevel: config.logLevel,
+    readiness: runtime.readiness,
+    port: config.http.port,
+    host: config.http.host,
+    isPublicPath: (path, method) => method === 'GET' && (path === '/' || path === '/v3' || path === '/v3/' || path === '/v2' || path === '/v2/'),
+    onRequest: volumeApiOnRequest,
+  });
+}
+export { SCHEMA_PARTS } from './schema';

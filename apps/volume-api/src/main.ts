@@ -1,0 +1,17 @@
+import 'reflect-metadata';
+import { closeAll, createRuntime, runProcess } from '@osc/platform';
+import { loadConfig, loadInfraConfig, startVolumeApi } from './index';
+import { SCHEMA_PARTS } from './schema';
+
+/** Distributed mode: this app alone, on PostgreSQL, RabbitMQ and Redis from the environment. */
+runProcess(async () => {
+  const config = loadConfig(process.env);
+  const infra = loadInfraConfig(process.env);
+  const runtime = await createRuntime(
+    { mode: 'distributed', databaseUrl: infra.DATABASE_URL, amqpUrl: infra.AMQP_URL, redisUrl: infra.REDIS_URL, poolSize: infra.DB_POOL_SIZE },
+    SCHEMA_PARTS,
+  );
+  const app = await startVolumeApi(config, runtime);
+  process.stderr.write(`volume-api listening on ${config.http.host}:${config.http.port}\n`);
+  return { close: () => closeAll([app], runtime) };
+});

@@ -1,0 +1,30 @@
+import { type DynamicModule, Module } from '@nestjs/common';
+import { type Runtime, RuntimeModule, type RunningApp, startHttpApp } from '@osc/platform';
+import type { WorkflowApiConfig } from './config';
+import { WorkflowApiModule } from './workflow-api.module';
+
+export { loadConfig, loadInfraConfig, type WorkflowApiConfig } from './config';
+export { WorkflowApiModule } from './workflow-api.module';
+
+@Module({})
+class WorkflowApiRoot {
+  static with(runtime: Runtime): DynamicModule {
+    return { module: WorkflowApiRoot, imports: [RuntimeModule.forRoot(runtime), WorkflowApiModule] };
+  }
+}
+
+/** Start the Mistral v2 API on the configured port, on the given runtime. */
+export function startWorkflowApi(config: WorkflowApiConfig, runtime: Runtime): Promise<RunningApp & { port: number }> {
+  return startHttpApp(WorkflowApiRoot.with(runtime), {
+    app: 'workflow-api',
+    service: 'workflow',
+    authMode: config.authMode,
+    bodyLimit: config.http.bodyLimit,
+    logLevel: config.logLevel,
+    readiness: runtime.readiness,
+    port: config.http.port,
+    host: config.http.host,
+    isPublicPath: (path, method) => method === 'GET' && (path === '/' || path === '/v2' || path === '/v2/'),
+  });
+}
+export { SCHEMA_PARTS } from './schema';

@@ -1,0 +1,76 @@
+import type { INestApplicationContext } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { type HttpAppOptions, createHttpApp, exitOnConfigError } from '@osc/http-common';
+
+/** A started app: something to close on shutdown. */
+export interface RunningApp {
+  readonly name: string;
+  close(): Promise<void>;
+}
+
+/** Start an API (or a worker's health endpoint) on host:port. */
+export async function startHttpApp(
+  module: unknown,
+  opts: HttpAppOptions & { port: number; host: string },
+): Promise<RunningApp & { app: NestFastifyApplication; port: number }> {
+  const app = await createHttpApp(module, opts);
+  await app.listen(opts.port, opts.host);
+  const address = app.getHttpServer().address();
+  const port = typeof address === 'object' && address ? address.port : opts.port;
+  return { name: opts.app, app, port, close: () => app.close() };
+}
+
+/** Start a background app with no HTTP surface of its own (embedded mode workers). */
+export async function startWorkerContext(name: string, module: unknown): Promise<RunningApp & { app: INestApplicationContext }> {
+  const app = await NestFactory.createApplicationContext(module as never, { logger: ['error', 'warn'] });
+  await app.init();
+  return { name, app, close: () => app.close() };
+}
+
+/**
+ * Run a process entry point: start, then close everything in reverse order on SIGINT/SIGTERM.
+ * Configuration errors print their message and exit with status 2.
+ */
+export function runProcess(start: () => Promise<{ close(): Promise<void> }>): void {
+  start()
+    .then((running) => {
+      let stopping = false;
+      const stop = (signal: string) => {
+        if (stopping) return;
+        stopping = true;
+        process.stderr.write(`received ${signal}, shutting down\n`);
+        const force = setTimeout(() => process.exit(1), 10_000);
+        force.unref();
+        running
+          .close()
+          .then(() => process.exit(0))
+          .catch((err: unknown) => {
+            process.stderr.write(`shutdown failed: ${String(err)}\n`);
+            process.exit(1);
+          });
+      };
+      process.once('SIGINT', () => stop('SIGINT'));
+      process.once('SIGTERM', () => stop('SIGTERM'));
+    })
+    .catch((err: unknown) => {
+      try {
+        exitOnConfigError(err);
+      } catch (e) {
+        process.stderr.write(`failed to start: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+        process.exit(1);
+      }
+    });
+}
+
+/** Close apps in reverse start order, then the runtime; errors are reported, not thrown midway. */
+export async function closeAll(apps: readonly RunningApp[], last?: { close(): Promise<void> }): Promise<void> {
+  for (const app of [...apps].reverse()) {
+    try {
+      await app.close();
+    } catch (err) {
+      process.stderr.write(`closing ${app.name} failed: ${String(err)}\n`);
+    }
+  }
+  if (last) await last.close();
+}

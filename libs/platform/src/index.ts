@@ -1,0 +1,4 @@
+export * from './tokens';
+export * from './runtime';
+export * from './runtime.module';
+export * from './bootstrap';

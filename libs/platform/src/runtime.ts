@@ -1,0 +1,79 @@
+import type { DataSource } from 'typeorm';
+import { closeDataSource, combineMigrations, createDataSource, type DatabaseOptions } from '@osc/persistence';
+import {
+  type CommandBus,
+  type JobQueue,
+  OutboxRelay,
+  OutboxWriter,
+  createMessaging,
+  messagingMigrations,
+  outboxEntities,
+} from '@osc/messaging';
+import type { ReadinessCheck } from '@osc/http-common';
+
+/** Entities and migrations one side of the product contributes to the database. */
+export interface SchemaPart {
+  readonly name: string;
+  readonly entities: readonly (new (...args: never[]) => unknown)[];
+  readonly migrations: readonly (new (...args: never[]) => unknown)[];
+}
+
+export type RuntimeOptions =
+  | { mode: 'embedded'; dataDir: string }
+  | { mode: 'distributed'; databaseUrl: string; amqpUrl: string; redisUrl: string; poolSize?: number };
+
+/**
+ * Everything an app needs from the outside world: the database, the command bus, the job queue
+ * and the outbox. Embedded mode builds it on PGlite and in-process adapters; distributed mode on
+ * PostgreSQL, RabbitMQ and BullMQ. Apps never know which.
+ */
+export interface Runtime {
+  readonly mode: RuntimeOptions['mode'];
+  readonly dataSource: DataSource;
+  readonly bus: CommandBus;
+  readonly jobs: JobQueue;
+  readonly outbox: OutboxWriter;
+  readonly relay: OutboxRelay;
+  readonly readiness: readonly ReadinessCheck[];
+  close(): Promise<void>;
+}
+
+export async function createRuntime(options: RuntimeOptions, parts: readonly SchemaPart[]): Promise<Runtime> {
+  const entities = [...outboxEntities, ...parts.flatMap((p) => p.entities)];
+  const migrations = combineMigrations(messagingMigrations, ...parts.map((p) => p.migrations));
+  const db: DatabaseOptions =
+    options.mode === 'embedded'
+      ? { kind: 'pglite', dataDir: options.dataDir }
+      : { kind: 'postgres', url: options.databaseUrl, poolSize: options.poolSize };
+  const dataSource = await createDataSource(db, entities as never, migrations as never);
+  const messaging =
+    options.mode === 'embedded'
+      ? createMessaging({ mode: 'embedded' })
+      : createMessaging({ mode: 'distributed', amqpUrl: options.amqpUrl, redisUrl: options.redisUrl });
+  const outbox = new OutboxWriter();
+  const relay = new OutboxRelay(dataSource, messaging.bus, messaging.jobs);
+  outbox.onCommitted(() => relay.notify());
+  await relay.start();
+  const readiness: ReadinessCheck[] = [
+    { name: 'database', check: async () => (await dataSource.query('SELECT 1 AS ok')).length === 1 },
+    { name: 'command-bus', check: () => messaging.bus.ping() },
+    { name: 'job-queue', check: () => messaging.jobs.ping() },
+  ];
+  let closed = false;
+  return {
+    mode: options.mode,
+    dataSource,
+    bus: messaging.bus,
+    jobs: messaging.jobs,
+    outbox,
+    relay,
+    readiness,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await relay.stop();
+      await messaging.close();
+      await closeDataSource(dataSource);
+    },
+  };
+}
