@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { containsExpression, evaluate, evaluateJinja, evaluateYaql, ExpressionError, validateExpressions } from './index';
+import { containsExpression, evaluate, evaluateJinja, evaluateYaql, ExpressionError, prepareContext, validateExpressions } from './index';
 
 const data = { n: 3, items: [{ n: 'a', v: 1 }, { n: 'b', v: 5 }], name: 'wf', f: 2.5, nested: { k: [1, 2] } };
 
@@ -97,5 +97,18 @@ describe('containsExpression / validateExpressions', () => {
     expect(validateExpressions('{{ _.a | }}')[0]).toMatch(/^Invalid Jinja expression/);
     expect(validateExpressions('{% if x %}unclosed')[0]).toMatch(/endif/);
     expect(validateExpressions('<% $.a %> {{ _.a }}')[0]).toMatch(/already contains an expression of type YAQL/);
+  });
+});
+
+describe('prepareContext', () => {
+  it('gives the same results as raw data and ignores later host mutation', () => {
+    const host = { a: [1, 2, 3], m: { k: 'v' } };
+    const prepared = prepareContext(host);
+    expect(evaluate('<% $.a.sum() %>', prepared)).toBe(6);
+    expect(evaluateYaql('$.m.k', prepared)).toBe('v');
+    expect(evaluateJinja('_.a | length', prepared)).toBe(3);
+    host.a.push(4);
+    expect(evaluate('<% $.a.sum() %>', prepared)).toBe(6);
+    expect(evaluate('<% $.a.sum() %>', host)).toBe(10);
   });
 });

@@ -1,7 +1,7 @@
 import { ExpressionError } from './errors';
 import type { ExpressionHost } from './host';
 import { evaluateJinjaString, jinjaSyntaxError } from './jinja/engine';
-import { fromHost, isDict, pyStr, toHost } from './values';
+import { fromHost, isDict, PreparedContext, pyStr, toHost } from './values';
 import { evaluateYaqlNative, fromHostSafe, yaqlSyntaxError } from './yaql/engine';
 
 /** `<% … %>`: shortest match, no line breaks inside (Mistral's INLINE_YAQL_REGEXP). */
@@ -64,6 +64,15 @@ function walk(value: unknown, data: unknown, host: ExpressionHost): unknown {
   if (Array.isArray(value)) return value.map((v) => walk(v, data, host));
   if (isDict(value)) return new Map([...value].map(([k, v]) => [k, walk(v, data, host)]));
   return value;
+}
+
+/**
+ * Converts host data once so that many evaluations against it skip the conversion. The result is
+ * opaque: pass it as `data` to evaluate / evaluateYaql / evaluateJinja. Later changes to the host
+ * object are not seen by evaluations using the prepared context.
+ */
+export function prepareContext(data: unknown): PreparedContext {
+  return new PreparedContext(fromHostSafe('', 'yaql', data));
 }
 
 /** Whole-structure evaluation in the internal value model (floats stay floats); for tools. */

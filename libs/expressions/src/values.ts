@@ -228,6 +228,7 @@ export function* iterate(v: unknown): Generator<unknown> {
  * host object or prototype is ever reachable from an expression.
  */
 export function fromHost(v: unknown, depth = 0): unknown {
+  if (v instanceof PreparedContext) return v.value;
   if (depth > 200) fail('Input data is nested too deeply', 'ValueError');
   if (v === null || v === undefined) return null;
   switch (typeof v) {
@@ -253,6 +254,15 @@ export function fromHost(v: unknown, depth = 0): unknown {
   const m = new Map<unknown, unknown>();
   for (const k of Object.keys(v)) m.set(k, fromHost((v as Record<string, unknown>)[k], depth + 1));
   return m;
+}
+
+/**
+ * A data context converted once for many evaluations (see `prepareContext`). Converting host data
+ * costs time proportional to its size; an engine evaluating several expressions against the same
+ * task context should prepare it once.
+ */
+export class PreparedContext {
+  constructor(readonly value: unknown) {}
 }
 
 /** `YYYY-MM-DD HH:MM:SS` (UTC), Mistral's timestamp format in task()/execution() maps. */
