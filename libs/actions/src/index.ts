@@ -21,6 +21,8 @@ export {
   STANDARD_ACTION_IMPLEMENTATIONS,
   evaluateJavaScript,
   JavaScriptError,
+  JavaScriptSandbox,
+  sharedJavaScriptSandbox,
   type JavaScriptLimits,
   type HttpActionResult,
 } from './std';

@@ -21,6 +21,12 @@ export const STANDARD_ACTION_IMPLEMENTATIONS: readonly ActionImplementation[] = 
   ...sshActions,
 ];
 
-export { evaluateJavaScript, JavaScriptError, type JavaScriptLimits } from './javascript';
+export {
+  evaluateJavaScript,
+  JavaScriptError,
+  JavaScriptSandbox,
+  sharedJavaScriptSandbox,
+  type JavaScriptLimits,
+} from './javascript-sandbox';
 export { type HttpActionResult } from './http';
 export { parseSmtpServer } from './email';

@@ -1,6 +1,7 @@
 import { ctxFor } from '../../test/action-context';
+import { ActionAbortedError } from '../action';
 import { StandardActionRunner } from '../action-runner';
-import { evaluateJavaScript, JavaScriptError } from './javascript';
+import { evaluateJavaScript, JavaScriptError, JavaScriptSandbox } from './javascript-sandbox';
 
 const limits = { timeLimitMs: 500, memoryLimitBytes: 16 * 1024 * 1024, maxStackBytes: 256 * 1024 };
 
@@ -115,5 +116,46 @@ describe('std.javascript in the QuickJS sandbox', () => {
     await expect(
       evaluateJavaScript('function r(n) { return r(n + 1) + 1; } return r(0);', null, limits),
     ).rejects.toBeInstanceOf(JavaScriptError);
+  });
+
+  it('never blocks the event loop, even while a script spins', async () => {
+    let ticks = 0;
+    const interval = setInterval(() => ticks++, 10);
+    await runner.run('std.js', { script: 'while (true) {}' }, ctx);
+    clearInterval(interval);
+    expect(ticks).toBeGreaterThan(10);
+  });
+
+  it('a caller abort terminates the running script at once', async () => {
+    const controller = new AbortController();
+    const slow = new StandardActionRunner({ javascript: { ...limits, timeLimitMs: 30_000 } });
+    const started = Date.now();
+    const run = slow.run('std.js', { script: 'while (true) {}' }, ctxFor({ signal: controller.signal }));
+    setTimeout(() => controller.abort(), 100);
+    await expect(run).rejects.toBeInstanceOf(ActionAbortedError);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    await expect(slow.run('std.js', { script: 'return "still works";' }, ctx)).resolves.toEqual({
+      kind: 'success',
+      result: 'still works',
+    });
+  });
+
+  it('queues scripts beyond the worker count and runs them all; close() refuses further work', async () => {
+    const sandbox = new JavaScriptSandbox({ maxWorkers: 1 });
+    const results = await Promise.all(
+      [1, 2, 3].map((n) =>
+        sandbox.evaluate(
+          'var t = 0; for (var i = 0; i < 100000; i++) t += i; return $.n * 10;',
+          { n },
+          limits,
+        ),
+      ),
+    );
+    expect(results).toEqual([10, 20, 30]);
+    const pending = sandbox.evaluate('while (true) {}', null, { ...limits, timeLimitMs: 30_000 });
+    const refused = expect(pending).rejects.toMatchObject({ reason: 'aborted' });
+    await sandbox.close();
+    await refused;
+    await expect(sandbox.evaluate('return 1;', null, limits)).rejects.toBeInstanceOf(JavaScriptError);
   });
 });
