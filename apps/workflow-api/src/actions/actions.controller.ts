@@ -1,8 +1,8 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Req } from '@nestjs/common';
-import type { FastifyRequest } from 'fastify';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Req, Res } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Ctx, type RequestContext, requestBaseUrl } from '@osc/http-common';
 import { ACTION_DEFINITIONS } from '@osc/workflow-persistence';
-import { type ListSpec, nextLink, parseListRequest } from '../definitions/list-params';
+import { type ListSpec, listBody, nextLink, parseListRequest } from '../definitions/list-params';
 import type { QueryBag } from '../definitions/query-values';
 import { definitionText, parseNamespaceParam, parseUploadParams } from '../definitions/upload-params';
 import { ActionsService } from './actions.service';
@@ -23,11 +23,16 @@ export class ActionsController {
   constructor(private readonly actions: ActionsService) {}
 
   @Get()
-  async list(@Ctx() ctx: RequestContext, @Query() query: QueryBag, @Req() req: FastifyRequest) {
+  async list(
+    @Ctx() ctx: RequestContext,
+    @Query() query: QueryBag,
+    @Req() req: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<string> {
     const list = parseListRequest(ACTION_LIST, query, ctx);
-    const actions = await this.actions.list(list);
-    const next = nextLink(requestBaseUrl(req), ACTION_LIST, list, actions);
-    return next ? { actions, next } : { actions };
+    const page = await this.actions.list(list);
+    void reply.type('application/json; charset=utf-8');
+    return listBody(ACTION_LIST, page, nextLink(requestBaseUrl(req), ACTION_LIST, list, page));
   }
 
   @Post()

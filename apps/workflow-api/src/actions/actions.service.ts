@@ -13,7 +13,8 @@ import {
   deleteDefinition,
   findDefinition,
   insertDefinition,
-  listDefinitions,
+  listDefinitionsJson,
+  type JsonPage,
   markerValues,
   syncSystemActions,
   toSeconds,
@@ -118,14 +119,14 @@ export class ActionsService implements OnModuleInit {
     });
   }
 
-  async list(req: ListRequest): Promise<DefinitionRow[]> {
+  async list(req: ListRequest): Promise<JsonPage> {
     let after: Record<string, string | null> | undefined;
     if (req.marker !== undefined) {
       const m = await this.guard(() => markerValues(this.db, T, req.marker!, req.sort.map((s) => s.key), req.visibility));
       if (!m) throw new NotFoundError('Action', req.marker, `Action not found [id=${req.marker}]`);
       after = m;
     }
-    return this.guard(() => listDefinitions(this.db, T, { ...req, ...(after ? { after } : {}) }));
+    return this.guard(() => listDefinitionsJson(this.db, T, { ...req, ...(after ? { after } : {}) }));
   }
 
   validate(text: string): { valid: true } | { valid: false; error: string } {

@@ -4,6 +4,7 @@ import {
   type DefinitionTable,
   type FieldFilter,
   type FilterOp,
+  type JsonPage,
   FILTER_OPS,
   type SortDir,
   type Visibility,
@@ -203,16 +204,20 @@ const linkValue = (v: string): string => encodeURIComponent(v).replace(/%3A/gi, 
  * Mistral's `next` link, present only when the page is full: sort keys and directions (with `id`),
  * each filter as `field=op:value`, limit, the last id as marker, then `fields` when given.
  */
-export function nextLink(baseUrl: string, spec: ListSpec, req: ListRequest, items: readonly { id?: unknown }[]): string | undefined {
-  if (items.length === 0 || items.length !== req.limit) return undefined;
-  const last = items[items.length - 1]?.id;
+export function nextLink(baseUrl: string, spec: ListSpec, req: ListRequest, page: Pick<JsonPage, 'count' | 'lastId'>): string | undefined {
+  if (page.count === 0 || page.count !== req.limit || page.lastId === null) return undefined;
   const parts = [
     `sort_keys=${req.sort.map((s) => s.key).join(',')}`,
     `sort_dirs=${req.sort.map((s) => s.dir).join(',')}`,
     ...req.linkFilters.map(([k, v]) => `${k}=${linkValue(v)}`),
     `limit=${req.limit}`,
-    `marker=${String(last)}`,
+    `marker=${page.lastId}`,
   ];
   if (req.fields.length > 0) parts.push(`fields=${req.fields.join(',')}`);
   return `${baseUrl}/v2/${spec.collection}?${parts.join('&')}`;
+}
+
+/** The list response `{"<collection>": [...], "next": "..."}` around a page the database rendered. */
+export function listBody(spec: ListSpec, page: JsonPage, next: string | undefined): string {
+  return `{"${spec.collection}": ${page.json}${next ? `, "next": ${JSON.stringify(next)}` : ''}}`;
 }

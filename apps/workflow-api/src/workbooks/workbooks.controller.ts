@@ -1,8 +1,8 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Req } from '@nestjs/common';
-import type { FastifyRequest } from 'fastify';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Req, Res } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Ctx, type RequestContext, requestBaseUrl } from '@osc/http-common';
 import { WORKBOOKS } from '@osc/workflow-persistence';
-import { type ListSpec, nextLink, parseListRequest } from '../definitions/list-params';
+import { type ListSpec, listBody, nextLink, parseListRequest } from '../definitions/list-params';
 import type { QueryBag } from '../definitions/query-values';
 import { parseSingleFields } from '../definitions/single-fields';
 import { definitionText, parseNamespaceParam, parseUploadParams } from '../definitions/upload-params';
@@ -23,11 +23,16 @@ export class WorkbooksController {
   constructor(private readonly workbooks: WorkbooksService) {}
 
   @Get()
-  async list(@Ctx() ctx: RequestContext, @Query() query: QueryBag, @Req() req: FastifyRequest) {
+  async list(
+    @Ctx() ctx: RequestContext,
+    @Query() query: QueryBag,
+    @Req() req: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<string> {
     const list = parseListRequest(WORKBOOK_LIST, query, ctx);
-    const workbooks = await this.workbooks.list(list);
-    const next = nextLink(requestBaseUrl(req), WORKBOOK_LIST, list, workbooks);
-    return next ? { workbooks, next } : { workbooks };
+    const page = await this.workbooks.list(list);
+    void reply.type('application/json; charset=utf-8');
+    return listBody(WORKBOOK_LIST, page, nextLink(requestBaseUrl(req), WORKBOOK_LIST, list, page));
   }
 
   @Post()

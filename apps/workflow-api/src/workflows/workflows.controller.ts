@@ -1,8 +1,8 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Req } from '@nestjs/common';
-import type { FastifyRequest } from 'fastify';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Req, Res } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Ctx, type RequestContext, requestBaseUrl } from '@osc/http-common';
 import { WORKFLOW_DEFINITIONS } from '@osc/workflow-persistence';
-import { type ListSpec, nextLink, parseListRequest } from '../definitions/list-params';
+import { type ListSpec, listBody, nextLink, parseListRequest } from '../definitions/list-params';
 import { parseSingleFields } from '../definitions/single-fields';
 import { definitionText, parseNamespaceParam, parseUploadParams } from '../definitions/upload-params';
 import type { QueryBag } from '../definitions/query-values';
@@ -23,11 +23,16 @@ export class WorkflowsController {
   constructor(private readonly workflows: WorkflowsService) {}
 
   @Get()
-  async list(@Ctx() ctx: RequestContext, @Query() query: QueryBag, @Req() req: FastifyRequest) {
+  async list(
+    @Ctx() ctx: RequestContext,
+    @Query() query: QueryBag,
+    @Req() req: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<string> {
     const list = parseListRequest(WORKFLOW_LIST, query, ctx);
-    const workflows = await this.workflows.list(list);
-    const next = nextLink(requestBaseUrl(req), WORKFLOW_LIST, list, workflows);
-    return next ? { workflows, next } : { workflows };
+    const page = await this.workflows.list(list);
+    void reply.type('application/json; charset=utf-8');
+    return listBody(WORKFLOW_LIST, page, nextLink(requestBaseUrl(req), WORKFLOW_LIST, list, page));
   }
 
   @Post()

@@ -20,7 +20,8 @@ import {
   deleteDefinition,
   findDefinition,
   insertDefinition,
-  listDefinitions,
+  listDefinitionsJson,
+  type JsonPage,
   markerValues,
   nameTaken,
   toSeconds,
@@ -171,14 +172,14 @@ export class WorkflowsService {
     });
   }
 
-  async list(req: ListRequest): Promise<DefinitionRow[]> {
+  async list(req: ListRequest): Promise<JsonPage> {
     let after: Record<string, string | null> | undefined;
     if (req.marker !== undefined) {
       const m = await this.guard('', () => markerValues(this.db, T, req.marker!, req.sort.map((s) => s.key), req.visibility));
       if (!m) throw new NotFoundError('Workflow', req.marker, `Workflow not found [workflow_id=${req.marker}]`);
       after = m;
     }
-    return this.guard('', () => listDefinitions(this.db, T, { ...req, ...(after ? { after } : {}) }));
+    return this.guard('', () => listDefinitionsJson(this.db, T, { ...req, ...(after ? { after } : {}) }));
   }
 
   /** `POST /v2/workflows/validate`: the validator's verdict, never an error status for bad DSL. */

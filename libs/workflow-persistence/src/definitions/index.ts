@@ -13,6 +13,8 @@ export {
   type FindOptions,
   type ColumnValues,
   listDefinitions,
+  listDefinitionsJson,
+  type JsonPage,
   markerValues,
   findDefinition,
   insertDefinition,
