@@ -298,6 +298,7 @@ function sendOnce(req: PreparedRequest, signal: AbortSignal, maxBytes: number): 
       {
         onConnect: (fn) => {
           abort = fn;
+          if (settled) fn(new Error('The request was aborted')); // aborted before the connection was made
         },
         onHeaders: (status, raw, _resume, reason) => {
           head = { status, reason, ...collectHeaders(raw) };
