@@ -46,12 +46,15 @@ export interface ListRequest {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const isUuid = (s: string): boolean => UUID.test(s);
 
-/** Comma list as Mistral's list types read it: trimmed, lower-cased, empty items dropped, duplicates once. */
-const commaList = (raw: string): string[] => {
+/**
+ * Comma list as Mistral's list types read it: trimmed, lower-cased, empty items dropped; `unique`
+ * lists (sort_keys, fields) keep each value once.
+ */
+const commaList = (raw: string, unique = true): string[] => {
   const out: string[] = [];
   for (const item of raw.split(',')) {
     const v = item.trim().toLowerCase();
-    if (v && !out.includes(v)) out.push(v);
+    if (v && !(unique && out.includes(v))) out.push(v);
   }
   return out;
 };
@@ -143,7 +146,7 @@ export function parseListRequest(spec: ListSpec, query: QueryBag, ctx: RequestCo
   if (marker !== undefined && !isUuid(marker.trim())) throw invalidField('marker', marker, 'Invalid UUID');
 
   const sortKeys = commaList(get('sort_keys') ?? spec.defaultSortKey);
-  const sortDirs = commaList(get('sort_dirs') ?? 'asc');
+  const sortDirs = commaList(get('sort_dirs') ?? 'asc', false);
   if (sortKeys.length === 0) sortKeys.push(spec.defaultSortKey);
   if (sortKeys.length < sortDirs.length) {
     throw new InvalidInputError('Length of sort_keys must be equal or greater than sort_dirs.');
