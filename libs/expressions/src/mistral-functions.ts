@@ -2,6 +2,7 @@ import { parse as parseYamlText, stringify as stringifyYaml } from 'yaml';
 import { EvalFailure, fail } from './errors';
 import type { ExpressionHost } from './host';
 import { def, STDLIB } from './yaql/stdlib';
+import './yaql/datetime';
 import type { FnSlot, Invocation } from './yaql/runtime';
 import { MISSING } from './yaql/runtime';
 import { floatRepr, fromHost, isDict, isFloat, isNumber, LazySeq, num, PyFloat, PySet, toArray, toHost, truthy } from './values';
@@ -219,7 +220,3 @@ def(Y, 'json_dump', 'F', 'data', ([d], inv) => mistralFunctions.json_dump(call(i
 def(Y, 'json_parse', 'F', 'data', ([d], inv) => mistralFunctions.json_parse(call(inv), d));
 def(Y, 'yaml_dump', 'F', 'data', ([d], inv) => mistralFunctions.yaml_dump(call(inv), d));
 def(Y, 'yaml_parse', 'F', 'data', ([d], inv) => mistralFunctions.yaml_parse(call(inv), d));
-def(Y, 'now', 'F', '', (_a, inv) => {
-  const now = need(inv.scope.rt.host, 'now', 'now')();
-  return now.toISOString().replace('T', ' ').replace('Z', '');
-});

@@ -36,6 +36,66 @@ export class PySet {
   }
 }
 
+/** A point in time with a UTC offset (Python's aware datetime), microsecond precision. */
+export class PyDateTime {
+  /** `utcMicros`: microseconds since 1970-01-01T00:00:00Z; `offsetMicros`: the zone's UTC offset. */
+  constructor(
+    readonly utcMicros: number,
+    readonly offsetMicros = 0,
+  ) {}
+  /** Wall-clock fields in the datetime's own zone. */
+  fields(): { year: number; month: number; day: number; hour: number; minute: number; second: number; microsecond: number; weekday: number } {
+    const local = this.utcMicros + this.offsetMicros;
+    const ms = Math.floor(local / 1000);
+    const d = new Date(ms);
+    return {
+      year: d.getUTCFullYear(),
+      month: d.getUTCMonth() + 1,
+      day: d.getUTCDate(),
+      hour: d.getUTCHours(),
+      minute: d.getUTCMinutes(),
+      second: d.getUTCSeconds(),
+      microsecond: ((local % 1_000_000) + 1_000_000) % 1_000_000,
+      weekday: (d.getUTCDay() + 6) % 7,
+    };
+  }
+}
+
+/** A duration (Python's timedelta) in microseconds. */
+export class PyTimespan {
+  constructor(readonly micros: number) {}
+}
+
+const pad2 = (n: number) => String(n).padStart(2, '0');
+
+/** Python str() of a timedelta: `1 day, 2:03:04.500000`. */
+export function timespanStr(t: PyTimespan): string {
+  let days = Math.floor(t.micros / 86_400_000_000);
+  let rest = t.micros - days * 86_400_000_000;
+  const us = rest % 1_000_000;
+  rest = (rest - us) / 1_000_000;
+  const h = Math.floor(rest / 3600);
+  const m = Math.floor((rest % 3600) / 60);
+  const sec = rest % 60;
+  const clock = `${h}:${pad2(m)}:${pad2(sec)}${us ? `.${String(us).padStart(6, '0')}` : ''}`;
+  if (days === 0) return clock;
+  const word = Math.abs(days) === 1 ? 'day' : 'days';
+  days = days as number;
+  return `${days} ${word}, ${clock}`;
+}
+
+/** Python str() of an aware datetime: `2020-01-02 03:04:05+00:00`. */
+export function dateTimeStr(d: PyDateTime, sep = ' '): string {
+  const f = d.fields();
+  const off = d.offsetMicros / 60_000_000;
+  const sign = off < 0 ? '-' : '+';
+  const oh = Math.floor(Math.abs(off) / 60);
+  const om = Math.abs(off) % 60;
+  return `${String(f.year).padStart(4, '0')}-${pad2(f.month)}-${pad2(f.day)}${sep}${pad2(f.hour)}:${pad2(f.minute)}:${pad2(f.second)}${
+    f.microsecond ? `.${String(f.microsecond).padStart(6, '0')}` : ''
+  }${sign}${pad2(oh)}:${pad2(om)}`;
+}
+
 /** A lazily produced (possibly infinite) sequence, e.g. `sequence()`. */
 export class LazySeq {
   constructor(readonly produce: () => Iterator<unknown>) {}
@@ -86,6 +146,8 @@ export function hashKey(v: unknown): string {
   if (Array.isArray(v)) return `l[${v.map(hashKey).join(',')}]`;
   if (v instanceof Map) return `d{${[...v.entries()].map(([k, x]) => `${hashKey(k)}:${hashKey(x)}`).join(',')}}`;
   if (v instanceof PySet) return `t{${[...v.items.keys()].sort().join(',')}}`;
+  if (v instanceof PyDateTime) return `D${v.utcMicros}`;
+  if (v instanceof PyTimespan) return `T${v.micros}`;
   return `o${String(v)}`;
 }
 
@@ -109,6 +171,7 @@ export function truthy(v: unknown): boolean {
   if (Array.isArray(v)) return v.length > 0;
   if (v instanceof Map) return v.size > 0;
   if (v instanceof PySet) return v.size > 0;
+  if (v instanceof PyTimespan) return v.micros !== 0;
   return true;
 }
 
@@ -137,6 +200,8 @@ export function pyEquals(a: unknown, b: unknown): boolean {
     for (const k of a.items.keys()) if (!b.items.has(k)) return false;
     return true;
   }
+  if (a instanceof PyDateTime && b instanceof PyDateTime) return a.utcMicros === b.utcMicros;
+  if (a instanceof PyTimespan && b instanceof PyTimespan) return a.micros === b.micros;
   return false;
 }
 
@@ -158,6 +223,8 @@ export function pyTypeName(v: unknown): string {
   if (v instanceof Map) return 'dict';
   if (v instanceof PySet) return 'set';
   if (v instanceof LazySeq) return 'generator';
+  if (v instanceof PyDateTime) return 'datetime';
+  if (v instanceof PyTimespan) return 'timedelta';
   if (typeof v === 'function') return 'function';
   return 'object';
 }
@@ -178,6 +245,8 @@ export function pyCompare(a: unknown, b: unknown, nullLowest = false): number {
     }
     return a.length - b.length;
   }
+  if (a instanceof PyDateTime && b instanceof PyDateTime) return a.utcMicros - b.utcMicros;
+  if (a instanceof PyTimespan && b instanceof PyTimespan) return a.micros - b.micros;
   if (nullLowest && (a === null || b === null)) {
     if (a === null && b === null) return 0;
     return a === null ? -1 : 1;
@@ -247,7 +316,7 @@ export function fromHost(v: unknown, depth = 0): unknown {
       return null;
   }
   if (Array.isArray(v)) return v.map((x) => fromHost(x, depth + 1));
-  if (v instanceof Map || v instanceof PySet || v instanceof PyFloat || v instanceof LazySeq) return v;
+  if (v instanceof Map || v instanceof PySet || v instanceof PyFloat || v instanceof LazySeq || v instanceof PyDateTime || v instanceof PyTimespan) return v;
   if (v instanceof Date) return formatTimestamp(v);
   const proto = Object.getPrototypeOf(v);
   if (proto !== Object.prototype && proto !== null) return String(v);
@@ -284,6 +353,7 @@ export function toHost(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(toHost);
   if (v instanceof PySet) return v.values().map(toHost);
   if (v instanceof LazySeq) return toArray(v).map(toHost);
+  if (v instanceof PyDateTime || v instanceof PyTimespan) return pyStr(v);
   if (v instanceof Map) {
     return Object.fromEntries([...v.entries()].map(([k, x]) => [pyKeyString(k), toHost(x)]));
   }
@@ -351,10 +421,32 @@ export function pyRepr(v: unknown, tuples = false): string {
     return tuples ? `frozenset(${body})` : body;
   }
   if (v instanceof LazySeq) return pyRepr(toArray(v), tuples);
+  if (v instanceof PyDateTime) {
+    const f = v.fields();
+    const off = v.offsetMicros;
+    const tz = off === 0 ? 'tzutc()' : `tzoffset(None, ${off / 1_000_000})`;
+    const parts = [f.year, f.month, f.day, f.hour, f.minute];
+    if (f.second || f.microsecond) parts.push(f.second);
+    if (f.microsecond) parts.push(f.microsecond);
+    return `datetime.datetime(${parts.join(', ')}, tzinfo=${tz})`;
+  }
+  if (v instanceof PyTimespan) {
+    const days = Math.floor(v.micros / 86_400_000_000);
+    const rest = v.micros - days * 86_400_000_000;
+    const secs = Math.floor(rest / 1_000_000);
+    const us = rest % 1_000_000;
+    const parts = [];
+    if (days) parts.push(`days=${days}`);
+    if (secs) parts.push(`seconds=${secs}`);
+    if (us) parts.push(`microseconds=${us}`);
+    return `datetime.timedelta(${parts.length > 0 ? parts.join(', ') : '0'})`;
+  }
   return '<object>';
 }
 
 /** Python `str()`: strings as-is, everything else as repr. Used to embed values in text (DSL-8.5). */
 export function pyStr(v: unknown): string {
+  if (v instanceof PyDateTime) return dateTimeStr(v);
+  if (v instanceof PyTimespan) return timespanStr(v);
   return typeof v === 'string' ? v : pyRepr(v);
 }

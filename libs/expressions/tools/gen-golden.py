@@ -20,6 +20,7 @@ Evaluation mirrors how Mistral drives the libraries:
 Each case records the result as JSON, Python's str() of it (which pins int vs float, ordering and
 rendering), or the error type and message.
 """
+import datetime
 import json
 import os
 import re
@@ -145,7 +146,10 @@ def inline_yaql(text, data):
 
 
 def encode(value):
-    """JSON-safe form; sets become sorted lists (their order is not defined)."""
+    """JSON-safe form; sets become sorted lists (their order is not defined); datetimes and
+    timespans become their str() (as our implementation hands them to the host)."""
+    if isinstance(value, (datetime.datetime, datetime.timedelta)):
+        return str(value)
     if isinstance(value, dict):
         return {str(k) if not isinstance(k, str) else k: encode(v) for k, v in value.items()}
     if isinstance(value, (set, frozenset)):

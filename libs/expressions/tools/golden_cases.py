@@ -148,6 +148,33 @@ _MISTRAL = [
     'json_dump({})', "yaml_parse('a: yes')", "yaml_parse('3.5')",
 ]
 
+_DATETIME = [
+    'datetime(2020, 1, 2, 3, 4, 5)', 'datetime(2020, 1, 2)', 'datetime(2020, 1, 2).year', 'datetime(2020, 1, 2, 3, 4, 5).month',
+    'datetime(2020, 1, 2, 3, 4, 5).day', 'datetime(2020, 1, 2, 3, 4, 5).hour', 'datetime(2020, 1, 2, 3, 4, 5).minute',
+    'datetime(2020, 1, 2, 3, 4, 5).second', 'datetime(2020, 1, 2, 3, 4, 5, 6).microsecond', 'datetime(2020, 1, 2).weekday',
+    'datetime(2020, 1, 2, 3, 4, 5).date', 'datetime(2020, 1, 2, 3, 4, 5).time', 'datetime(2020, 1, 2).timestamp',
+    "datetime('2020-01-02T03:04:05')", "datetime('2020-01-02T03:04:05Z')", "datetime('2020-01-02T03:04:05+02:00')",
+    "datetime('2020-01-02T03:04:05+02:00').utc", "datetime('2020-01-02T03:04:05+02:00').offset", "datetime('2020-01-02')",
+    "datetime('2020-01-02 03:04:05.250')", "datetime('02/01/2020 10:30', '%d/%m/%Y %H:%M')", "datetime('2020-13-01')",
+    "datetime('nonsense')", 'datetime(0)', 'datetime(1600000000)', 'datetime(1600000000.5)', 'datetime(2020, 2, 30)',
+    "datetime(2020, 1, 2, 3, 4, 5).format('%Y/%m/%d %H:%M:%S')", "datetime(2020, 1, 2).format('%A %B %j %y %a %b')",
+    "datetime(2020, 1, 2, 15, 4, 5).format('%I %p %f %z %%')", 'timespan(days => 1)', 'timespan(hours => 1, minutes => 30)',
+    'timespan(seconds => 90).minutes', 'timespan(days => 1, hours => 12).days', 'timespan(hours => 2).hours',
+    'timespan(milliseconds => 1500).seconds', 'timespan(seconds => 1).microseconds', 'timespan(seconds => 1).milliseconds',
+    'timespan(seconds => -5)', 'timespan(microseconds => 5)', 'timespan()', 'datetime(2020, 1, 2) + timespan(days => 30)',
+    'timespan(days => 1) + datetime(2020, 1, 2)', 'datetime(2020, 3, 1) - timespan(days => 1)', 'datetime(2020, 3, 1) - datetime(2020, 2, 1)',
+    'datetime(2020, 1, 1) - datetime(2020, 1, 2)', 'timespan(hours => 1) + timespan(minutes => 1)', 'timespan(hours => 1) - timespan(hours => 2)',
+    'timespan(hours => 1) * 2', '3 * timespan(minutes => 1)', 'timespan(hours => 1) / 4', 'timespan(hours => 1) / timespan(minutes => 15)',
+    '-timespan(hours => 1)', 'datetime(2020, 1, 2) < datetime(2020, 1, 3)', 'datetime(2020, 1, 2) > datetime(2020, 1, 3)',
+    'datetime(2020, 1, 2) = datetime(2020, 1, 2)', "datetime(2020, 1, 2, 1) = datetime('2020-01-02T03:00:00+02:00')",
+    'timespan(hours => 1) < timespan(hours => 2)', 'timespan(hours => 24) = timespan(days => 1)', 'datetime(2020, 1, 2) + 1',
+    'datetime(2020, 1, 2).replace(year => 2021)', 'datetime(2020, 1, 2).replace(day => 31, hour => 5)', 'isDatetime(datetime(2020, 1, 2))',
+    'isDatetime(1)', 'isTimespan(timespan(days => 1))', 'isTimespan(datetime(2020, 1, 2))', 'str(datetime(2020, 1, 2))',
+    'str(timespan(days => 2, seconds => 5))', 'utctz()', 'datetime(2020, 1, 2, offset => timespan(hours => 3))',
+    'datetime(2020, 1, 2, offset => timespan(hours => 3)).timestamp', '[datetime(2020, 1, 3), datetime(2020, 1, 1)].orderBy($).select($.day)',
+    'datetime(2020, 1, 2).nosuch', 'timespan(days => 1).year',
+]
+
 _ERRORS = [
     '$.l.where(', '1 +', '(1', '$.l[', '[1, 2', '{a => }', 'foo()', '$.l.nosuch()', 'where($.l, true)', '$.n.len()',
     "'a' - 'b'", '$.d.x.y', '$.s.toUpper(1)', '1 2', '', '   ', '$.__env', '__x', '$.l.take()', 'int()', '@',
@@ -157,7 +184,7 @@ _ERRORS = [
 ]
 
 YAQL_CASES = (
-    _LITERALS + _OPERATORS + _ACCESS + _QUERIES + _DICTS + _STRINGS + _CONVERSIONS + _BRANCHING + _MISTRAL + _ERRORS
+    _LITERALS + _OPERATORS + _ACCESS + _QUERIES + _DICTS + _STRINGS + _CONVERSIONS + _BRANCHING + _MISTRAL + _DATETIME + _ERRORS
     + [
         ('$', {'a': 1}),
         ('$.a', {'a': 2.5}),
@@ -280,5 +307,6 @@ RENDER_CASES = [
     'json: <% json_dump($.d) %>', 'float <% 0.1 + 0.2 %>', 'big <% 1e16 %>', 'x <% $.users.name %>', 'x <% {a => null} %>',
     "x <% {a => 'it''s'} %>", "x <% [\"a'b\"] %>", 'x <% 1.5 * 2 %>', '<% $.l %> <% $.d %>', 'x <% $.nested %>',
     '<% $.n > 2 %>', 'emb <% $.n > 2 %>', '<% [] %>', 'e <% [] %>', 'e <% {} %>', '<% "" %>', 'x<% "" %>y', '<% $.e %>x',
+    'at <% datetime(2020, 1, 2, 3, 4, 5) %>', 'took <% timespan(hours => 1, seconds => 2) %>', '<% datetime(2020, 1, 2) %>',
     'x <% 10 / 4.0 %>', 'x <% round(2.5) %>', 'x <% $.f * 2 %>', 'x <% -0.0 %>', 'x <% float("1e-5") %>', 'x <% float("1e22") %>',
 ]

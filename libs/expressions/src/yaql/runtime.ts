@@ -1,6 +1,7 @@
 import { EvalFailure, fail } from '../errors';
 import type { ExpressionHost } from '../host';
-import { dictGet, dictHas, dictKey, isDict, LazySeq, pyRepr, PySet, toArray, truthy as truthyFast } from '../values';
+import { dictGet, dictHas, dictKey, isDict, LazySeq, PyDateTime, pyRepr, PySet, PyTimespan, toArray, truthy as truthyFast } from '../values';
+import { dateProperty } from '../datetime';
 import type { Arg, Node } from './parser';
 
 /** A YAQL context frame: `$` is stored under '' and `$name` under `name`. */
@@ -200,6 +201,7 @@ export function getAttribute(obj: unknown, name: string): unknown {
   if (Array.isArray(obj) || obj instanceof PySet || obj instanceof LazySeq) {
     return toArray(obj).map((x) => getAttribute(x, name));
   }
+  if (obj instanceof PyDateTime || obj instanceof PyTimespan) return dateProperty(obj, name);
   return fail(`Unknown function "#property#${name}"`, 'NoFunctionRegisteredException');
 }
 

@@ -15,9 +15,12 @@ import {
   mkFloat,
   num,
   pyCompare,
+  PyDateTime,
   pyEquals,
   pyRepr,
   PySet,
+  pyStr,
+  PyTimespan,
   pyTypeName,
   toArray,
   truthy,
@@ -55,6 +58,7 @@ export function yaqlStr(v: unknown): string {
   if (v === true) return 'true';
   if (v === false) return 'false';
   if (typeof v === 'string') return v;
+  if (v instanceof PyDateTime || v instanceof PyTimespan) return pyStr(v);
   return pyRepr(v, true);
 }
 
@@ -132,7 +136,9 @@ function comparable(l: unknown, r: unknown, op: string): number {
   const ok =
     (isNumber(l) && isNumber(r)) ||
     (typeof l === 'string' && typeof r === 'string') ||
-    (l instanceof PySet && r instanceof PySet);
+    (l instanceof PySet && r instanceof PySet) ||
+    (l instanceof PyDateTime && r instanceof PyDateTime) ||
+    (l instanceof PyTimespan && r instanceof PyTimespan);
   if (!ok) noMatch(`#operator_${op}`);
   return pyCompare(l, r);
 }
