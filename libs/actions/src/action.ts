@@ -1,5 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { type ActionContext, type ActionOutcome } from '@osc/contracts';
+import { EgressPolicy } from './std/egress';
 
 /**
  * Process-wide settings of the standard actions (one object per executor process, built by the app's
@@ -11,6 +12,11 @@ export interface ActionsConfig {
     defaultTimeoutMs?: number;
     /** A response body larger than this fails the action. Default 10 MiB. */
     maxResponseBytes?: number;
+    /**
+     * CIDRs std.http must not reach (e.g. `169.254.0.0/16` for cloud metadata, `127.0.0.0/8`); checked
+     * on every connection and redirect. Default none.
+     */
+    deniedNetworks?: readonly string[];
   };
   email?: {
     /** Connection/greeting/socket timeout of one SMTP conversation. Default 30 s. */
@@ -31,7 +37,7 @@ export interface ActionsConfig {
 }
 
 export interface ResolvedActionsConfig {
-  http: { defaultTimeoutMs: number; maxResponseBytes: number };
+  http: { defaultTimeoutMs: number; maxResponseBytes: number; egress: EgressPolicy };
   email: { timeoutMs: number; rejectUnauthorized: boolean };
   javascript: { timeLimitMs: number; memoryLimitBytes: number; maxStackBytes: number };
   disabled: ReadonlySet<string>;
@@ -41,6 +47,7 @@ export const resolveActionsConfig = (config: ActionsConfig = {}): ResolvedAction
   http: {
     defaultTimeoutMs: config.http?.defaultTimeoutMs ?? 60_000,
     maxResponseBytes: config.http?.maxResponseBytes ?? 10 * 1024 * 1024,
+    egress: new EgressPolicy(config.http?.deniedNetworks ?? []),
   },
   email: {
     timeoutMs: config.email?.timeoutMs ?? 30_000,

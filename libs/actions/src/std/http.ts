@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { Agent, type Dispatcher } from 'undici';
+import { isIP } from 'node:net';
+import { type Dispatcher } from 'undici';
 import { ActionException, type ActionImplementation, type ActionScope, failure, success } from '../action';
 import { isTruthy, pyFloat, pyFormat } from '../python-values';
+import { type EgressPolicy } from './egress';
 
 const STD = 'mistral.actions.std_actions';
 const MAX_REDIRECTS = 30;
@@ -36,9 +38,6 @@ interface PreparedRequest {
   followRedirects: boolean;
   dispatcher: Dispatcher;
 }
-
-const defaultAgent = new Agent({ keepAliveTimeout: 4_000 });
-const insecureAgent = new Agent({ keepAliveTimeout: 4_000, connect: { rejectUnauthorized: false } });
 
 /** std.http: a real HTTP request (undici); the response as a map, an error map for a status outside 200–306. */
 export const httpAction: ActionImplementation = {
@@ -77,7 +76,7 @@ async function sendHttpAction(
   try {
     return await exchange(request, scope);
   } finally {
-    if (request.dispatcher !== defaultAgent && request.dispatcher !== insecureAgent) {
+    if (!scope.config.http.egress.isShared(request.dispatcher)) {
       await request.dispatcher.close().catch(() => undefined);
     }
   }
@@ -104,6 +103,7 @@ async function exchange(
     }
     history.push(`<Response [${response.status}]>`);
     const next = new URL(location, current.url);
+    checkLiteralHost(next, scope.config.http.egress);
     // Browsers' and requests' rule: 303 (and 301/302 for POST) continue as a GET without a body.
     const toGet =
       response.status === 303 || ([301, 302].includes(response.status) && current.method === 'POST');
@@ -163,6 +163,7 @@ function prepare(
       `Failed to send HTTP request: No connection adapters were found for '${rawUrl}'`,
     );
   }
+  checkLiteralHost(url, scope.config.http.egress);
   appendParams(url, input['params']);
 
   const body = input['body'];
@@ -208,7 +209,7 @@ function prepare(
     body: payload,
     timeoutMs: timeoutMs(input['timeout'], scope.config.http.defaultTimeoutMs),
     followRedirects: isTruthy(input['allow_redirects']),
-    dispatcher: dispatcherFor(url, input['verify'], input['proxies']),
+    dispatcher: dispatcherFor(url, input['verify'], input['proxies'], scope.config.http.egress),
   };
 }
 
@@ -243,11 +244,11 @@ function timeoutMs(value: unknown, fallback: number): number {
  * business); Mistral passes `verify` only for https URLs: false disables certificate checks, a string
  * names a CA bundle file.
  */
-function dispatcherFor(url: URL, verify: unknown, proxies: unknown): Dispatcher {
+function dispatcherFor(url: URL, verify: unknown, proxies: unknown, egress: EgressPolicy): Dispatcher {
   if (isTruthy(proxies))
     throw new ActionException('Failed to send HTTP request: proxies are not supported by this service');
   if (url.protocol === 'https:') {
-    if (verify === false) return insecureAgent;
+    if (verify === false) return egress.agent('insecure');
     if (typeof verify === 'string' && verify !== '') {
       let ca: Buffer;
       try {
@@ -257,10 +258,18 @@ function dispatcherFor(url: URL, verify: unknown, proxies: unknown): Dispatcher 
           `Failed to send HTTP request: Could not find a suitable TLS CA certificate bundle, invalid path: ${verify}`,
         );
       }
-      return new Agent({ connect: { ca } });
+      return egress.newAgent({ ca });
     }
   }
-  return defaultAgent;
+  return egress.agent('verify');
+}
+
+/** An IP-literal host never goes through the agent's lookup: check it here (first URL and redirects). */
+function checkLiteralHost(url: URL, egress: EgressPolicy): void {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (isIP(host) !== 0 && egress.isDenied(host)) {
+    throw new ActionException(`Failed to send HTTP request: Host '${host}' is in a denied network.`);
+  }
 }
 
 function sendOnce(req: PreparedRequest, signal: AbortSignal, maxBytes: number): Promise<RawResponse> {
