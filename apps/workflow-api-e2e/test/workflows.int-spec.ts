@@ -184,6 +184,23 @@ skip_me:
     expect(again.status).toBe(404);
     expect(again.body).toEqual({ faultcode: 'Client', faultstring: `Workflow not found [workflow_identifier=${id}, namespace=]`, debuginfo: null });
   });
+  it('refuses to delete a workflow with unfinished executions', async () => {
+    const wf = (await api.post('/v2/workflows', simpleWorkflow('busy'))).body.workflows[0];
+    const db = server.testRuntime.runtime.dataSource;
+    const execId = '11111111-1111-4111-8111-111111111111';
+    await db.query(
+      `INSERT INTO "workflow_executions" ("id", "workflow_id", "workflow_name", "project_id", "state", "spec", "created_at")
+       VALUES ($1, $2, 'busy', '<default-project>', 'RUNNING', '{}'::jsonb, now())`,
+      [execId, wf.id],
+    );
+    const refused = await api.delete('/v2/workflows/busy');
+    expect(refused.status).toBe(400);
+    expect(refused.body.faultstring).toBe(
+      `Can't delete workflow that has running executions. [workflow_identifier=busy, namespace=], [execution_id(s)=${execId}]`,
+    );
+    await db.query(`UPDATE "workflow_executions" SET "state" = 'SUCCESS' WHERE "id" = $1`, [execId]);
+    expect((await api.delete('/v2/workflows/busy')).status).toBe(204);
+  });
 });
 
 describe.each(e2eModes())('upload size limit (%s)', (mode) => {

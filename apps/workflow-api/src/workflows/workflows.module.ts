@@ -1,11 +1,12 @@
 import { Module } from '@nestjs/common';
+import { RunningExecutionsGuard } from './running-executions.guard';
 import { WorkflowDeleteGuards } from './workflow-delete-guards';
 import { WorkflowsController } from './workflows.controller';
 import { WorkflowsService } from './workflows.service';
 
 @Module({
   controllers: [WorkflowsController],
-  providers: [WorkflowsService, WorkflowDeleteGuards],
+  providers: [WorkflowsService, WorkflowDeleteGuards, RunningExecutionsGuard],
   exports: [WorkflowsService, WorkflowDeleteGuards],
 })
 export class WorkflowsModule {}
