@@ -44,7 +44,7 @@ export class EgressPolicy {
         );
       }
       if ((options as { all?: boolean }).all) return callback(null, allowed);
-      const first = allowed[0]!;
+      const [first] = allowed as [LookupAddress];
       callback(null, first.address, first.family);
     });
   };
