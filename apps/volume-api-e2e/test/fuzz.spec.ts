@@ -11,7 +11,7 @@ const FAULTS = ['badRequest', 'unauthorized', 'forbidden', 'itemNotFound', 'badM
 describe(`fuzz (${MODES[0]})`, () => {
   let bs: BlockStorage;
   let api: Client;
-  let typeId: string;
+  let typeId = '';
   let volumeId: string;
   let cases = 0;
 

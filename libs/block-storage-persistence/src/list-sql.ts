@@ -11,6 +11,7 @@ export function orderBy(sort: readonly SortKey[], exprOf: (key: string, alias: s
 }
 
 /**
+ * The marker must be a UUID (callers check it exists first).
  * `(e1 > m1) OR (e1 = m1 AND e2 > m2) OR ...` with `>`/`<` per direction, where `m*` are the same
  * expressions evaluated on the marker row selected by id.
  */
@@ -23,7 +24,7 @@ export function afterMarker(
   params: Params,
 ): string {
   const m = params.add(marker);
-  const markerExpr = (key: string): string => `(SELECT ${exprOf(key, 'mk')} FROM "${table}" mk WHERE mk.id::text = ${m})`;
+  const markerExpr = (key: string): string => `(SELECT ${exprOf(key, 'mk')} FROM "${table}" mk WHERE mk.id = ${m}::uuid)`;
   const ors: string[] = [];
   for (let i = 0; i < sort.length; i++) {
     const ands: string[] = [];

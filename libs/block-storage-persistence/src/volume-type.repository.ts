@@ -20,7 +20,7 @@ export interface StoredVolumeType extends VolumeTypeValue {
 
 const typeSortExpr = (key: string, alias: string): string => {
   if (key === 'updated_at') return `COALESCE(${alias}."updated_at", ${alias}."created_at")`;
-  if (key === 'id') return `${alias}."id"::text`;
+  if (key === 'id') return `${alias}."id"`;
   if (key === 'name' || key === 'description') return `COALESCE(${alias}."${key}", '')`;
   return `${alias}."${key}"`;
 };
@@ -102,7 +102,8 @@ export class VolumeTypeRepository {
   }
 
   async markerExists(db: Queryable, id: string): Promise<boolean> {
-    return rowsOf(await db.query(`SELECT 1 FROM "volume_types" WHERE id::text = $1 AND deleted = false`, [id])).length > 0;
+    if (!isUuid(id)) return false;
+    return rowsOf(await db.query(`SELECT 1 FROM "volume_types" WHERE id = $1::uuid AND deleted = false`, [id])).length > 0;
   }
 
   async nameTaken(db: Queryable, name: string, exceptId: string | null): Promise<boolean> {

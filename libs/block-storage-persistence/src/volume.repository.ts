@@ -1,4 +1,4 @@
-import type { ListFilter, Paging, SnapshotValue, VolumeStatus, VolumeValue, SnapshotStatus } from '@osc/block-storage-domain';
+import { isUuid, type ListFilter, type Paging, type SnapshotValue, type VolumeStatus, type VolumeValue, type SnapshotStatus } from '@osc/block-storage-domain';
 import { afterMarker, orderBy } from './list-sql';
 import { affectedOf, likeEscape, Params, rowsOf, type Queryable } from './sql';
 
@@ -79,7 +79,20 @@ export function toSnapshot(r: Row): StoredSnapshot {
   };
 }
 
-const VOLUME_SELECT = `SELECT v.*, t.name AS type_name FROM "volumes" v LEFT JOIN "volume_types" t ON t.id = v.volume_type_id`;
+/** Timestamps leave the database already in the wire format (UTC, microseconds, BS-1.6). */
+export const wireTime = (col: string): string => `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US')`;
+
+const VOLUME_COLUMNS_SQL = [
+  'id', 'project_id', 'user_id', 'display_name', 'display_description', 'size', 'status', 'attach_status', 'availability_zone',
+  'volume_type_id', 'snapshot_id', 'source_volid', 'metadata', 'admin_metadata', 'image_metadata', 'bootable', 'encrypted',
+  'encryption_key_id', 'multiattach', 'host', 'cluster_name', 'provider_id', 'service_uuid', 'shared_targets', 'migration_status',
+  'name_id', 'replication_status', 'consistencygroup_id', 'group_id', 'use_quota', 'error_reason', 'deleted',
+]
+  .map((c) => `v."${c}"`)
+  .join(', ');
+
+const VOLUME_SELECT = `SELECT ${VOLUME_COLUMNS_SQL}, ${wireTime('v.created_at')} AS created_at, ${wireTime('v.updated_at')} AS updated_at, t.name AS type_name
+  FROM "volumes" v LEFT JOIN "volume_types" t ON t.id = v.volume_type_id`;
 
 /** Domain field → column of `volumes`. */
 const VOLUME_COLUMNS: Readonly<Record<string, string>> = {
@@ -113,7 +126,7 @@ const TEXT_SORT = new Set(['name', 'description', 'status', 'availability_zone',
 const sortExpr = (key: string, alias: string): string => {
   if (key === 'updated_at') return `COALESCE(${alias}."updated_at", ${alias}."created_at")`;
   const col = VOLUME_COLUMNS[key] ?? key;
-  if (key === 'id' || key === 'volume_type_id' || key === 'volume_id') return `${alias}."${col}"::text`;
+  if (key === 'id' || key === 'volume_type_id' || key === 'volume_id') return `${alias}."${col}"`;
   return TEXT_SORT.has(key) ? `COALESCE(${alias}."${col}", '')` : `${alias}."${col}"`;
 };
 
@@ -171,8 +184,9 @@ export interface ListPage<T> {
 /** Volume rows: lookups, filtered keyset lists, compare-and-set status changes and metadata. */
 export class VolumeRepository {
   async findById(db: Queryable, id: string, projectId: string | null, forUpdate = false): Promise<StoredVolume | null> {
+    if (!isUuid(id)) return null;
     const p = new Params();
-    const where = [`v.id::text = ${p.add(id)}`, 'v.deleted = false'];
+    const where = [`v.id = ${p.add(id)}::uuid`, 'v.deleted = false'];
     if (projectId !== null) where.push(`v.project_id = ${p.add(projectId)}`);
     const rows = rowsOf<Row>(await db.query(`${VOLUME_SELECT} WHERE ${where.join(' AND ')}${forUpdate ? ' FOR UPDATE OF v' : ''}`, p.values));
     return rows[0] ? toVolume(rows[0]) : null;
@@ -317,21 +331,24 @@ export class VolumeRepository {
   }
 }
 
+const SNAPSHOT_SELECT = `SELECT s.*, ${wireTime('s.created_at')} AS created_at, ${wireTime('s.updated_at')} AS updated_at FROM "snapshots" s`;
+
 const SNAPSHOT_SORT_TEXT = new Set(['name', 'description', 'status', 'project_id']);
 const snapshotSortExpr = (key: string, alias: string): string => {
   if (key === 'updated_at') return `COALESCE(${alias}."updated_at", ${alias}."created_at")`;
   const col = VOLUME_COLUMNS[key] ?? key;
-  if (key === 'id' || key === 'volume_id') return `${alias}."${col}"::text`;
+  if (key === 'id' || key === 'volume_id') return `${alias}."${col}"`;
   return SNAPSHOT_SORT_TEXT.has(key) ? `COALESCE(${alias}."${col}", '')` : `${alias}."${col}"`;
 };
 
 /** Snapshot rows. */
 export class SnapshotRepository {
   async findById(db: Queryable, id: string, projectId: string | null): Promise<StoredSnapshot | null> {
+    if (!isUuid(id)) return null;
     const p = new Params();
-    const where = [`s.id::text = ${p.add(id)}`, 's.deleted = false'];
+    const where = [`s.id = ${p.add(id)}::uuid`, 's.deleted = false'];
     if (projectId !== null) where.push(`s.project_id = ${p.add(projectId)}`);
-    const rows = rowsOf<Row>(await db.query(`SELECT s.* FROM "snapshots" s WHERE ${where.join(' AND ')}`, p.values));
+    const rows = rowsOf<Row>(await db.query(`${SNAPSHOT_SELECT} WHERE ${where.join(' AND ')}`, p.values));
     return rows[0] ? toSnapshot(rows[0]) : null;
   }
 
@@ -359,7 +376,7 @@ export class SnapshotRepository {
       count = Number(c[0]?.['n'] ?? 0);
     }
     if (paging.marker !== null) where.push(afterMarker(paging.sort, snapshotSortExpr, 's', 'snapshots', paging.marker, p));
-    const sql = `SELECT s.* FROM "snapshots" s WHERE ${where.join(' AND ')} ORDER BY ${orderBy(paging.sort, snapshotSortExpr, 's')} LIMIT ${p.add(paging.limit)} OFFSET ${p.add(paging.offset)}`;
+    const sql = `${SNAPSHOT_SELECT} WHERE ${where.join(' AND ')} ORDER BY ${orderBy(paging.sort, snapshotSortExpr, 's')} LIMIT ${p.add(paging.limit)} OFFSET ${p.add(paging.offset)}`;
     return { items: rowsOf<Row>(await db.query(sql, p.values)).map(toSnapshot), count };
   }
 

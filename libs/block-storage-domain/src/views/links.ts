@@ -56,6 +56,8 @@ const ISO_LIKE = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|
 export function formatTimestamp(t: Timestamp | null | undefined): string | null {
   if (t === null || t === undefined) return null;
   if (typeof t === 'string') {
+    // Fast path: already `YYYY-MM-DDTHH:MM:SS.ffffff` (the repositories select this form).
+    if (t.length === 26 && t.charCodeAt(10) === 84 && t.charCodeAt(19) === 46) return t;
     const m = ISO_LIKE.exec(t.trim());
     if (m) return `${m[1]}T${m[2]}.${(m[3] ?? '').padEnd(6, '0').slice(0, 6)}`;
     const parsed = new Date(t);
