@@ -29,18 +29,30 @@ interface Figure {
   latencyMs: { p50: number; p99: number };
 }
 
-function startServer(mode: string): Promise<{ child: ChildProcess; port: number }> {
+function startServer(mode: string): Promise<{ child: ChildProcess; port: number; analyze: () => Promise<void> }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['-r', '@swc-node/register', path.join(__dirname, 'server.ts'), mode], {
       cwd: ROOT,
       env: { ...process.env, LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'pipe', 'inherit'],
+      stdio: ['pipe', 'pipe', 'inherit'],
     });
     let out = '';
+    const analyze = () =>
+      new Promise<void>((done, fail) => {
+        const before = out.length;
+        const check = setInterval(() => {
+          const tail = out.slice(before);
+          if (tail.includes('ANALYZED')) done();
+          else if (tail.includes('ANALYZE FAILED')) fail(new Error(tail));
+          else return;
+          clearInterval(check);
+        }, 20);
+        child.stdin?.write('ANALYZE\n');
+      });
     child.stdout?.on('data', (d) => {
       out += String(d);
       const m = /READY (\d+)/.exec(out);
-      if (m) resolve({ child, port: Number(m[1]) });
+      if (m) resolve({ child, port: Number(m[1]), analyze });
     });
     child.on('exit', (code) => reject(new Error(`bench server (${mode}) exited with ${code}`)));
   });
@@ -96,7 +108,7 @@ async function measure(pool: Pool, next: (i: number) => { method: 'GET' | 'POST'
 }
 
 async function benchMode(mode: string): Promise<Record<string, unknown>> {
-  const { child, port } = await startServer(mode);
+  const { child, port, analyze } = await startServer(mode);
   const pool = new Pool(`http://127.0.0.1:${port}`, { connections: CONCURRENCY, pipelining: 1 });
   try {
     for (let batch = 0; batch < STORED / 100; batch++) {
@@ -105,6 +117,7 @@ async function benchMode(mode: string): Promise<Record<string, unknown>> {
       const text = await res.body.text();
       if (res.statusCode !== 201) throw new Error(`seeding failed: ${res.statusCode} ${text}`);
     }
+    await analyze();
     // Warm up the JIT and connection pools before measuring.
     for (let i = 0; i < 200; i++) await (await pool.request({ method: 'GET', path: '/v2/workflows?limit=100' })).body.text();
 
@@ -142,7 +155,14 @@ async function main(): Promise<void> {
     bench: 'definitions',
     date: new Date().toISOString(),
     machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? 'unknown', node: process.version },
-    setup: { storedWorkflows: STORED, concurrentClients: CONCURRENCY, secondsPerScenario: SECONDS, logLevel: 'warn' },
+    setup: {
+      storedWorkflows: STORED,
+      concurrentClients: CONCURRENCY,
+      secondsPerScenario: SECONDS,
+      logLevel: 'warn',
+      notes: 'API in its own process; tables ANALYZEd after seeding (steady state); load average at start in loadAverage',
+    },
+    loadAverage: os.loadavg(),
     target: 'Postgres mode: >= 1,000 list requests/s',
     results,
   };
