@@ -75,6 +75,23 @@ _QUERIES = [
     '$.users.groupBy($.role).select($[0])', '$.users.select($.name).orderBy($).reverse()', '$.l.first().abs()',
 ]
 
+_MORE = [
+    'with(1, 2) -> $1 + $2', "[1, 2].unpack(a, b) -> $a * 10 + $b", '[1, 2].unpack() -> $2', '[1, 2].unpack(a) -> $a',
+    'selectAllCases(true, false, true)', 'generate(0, $ < 10, $ + 3)', 'generate(1, $ < 100, $ * 2, $ * 10)',
+    'generate(1, true, $ mod 3 + 1, null, true)', 'set(1, 2).add(3)', 'set(1, 2).add(2).len()', 'set(1, 2, 3).remove(2)',
+    '[1].add(2)', 'set(1, 2) + set(3)', 'set(1, 2, 3) - set(2)', 'set(1, 2).union(set(2, 3))', 'set(1, 2).intersect(set(2, 3))',
+    'set(1, 2).difference(set(2, 3))', 'set(1, 2).symmetricDifference(set(2, 3))', 'set(1, 2) = set(2, 1)', 'set(1) < set(1, 2)',
+    '2 in set(1, 2)', 'set(1, 2).toList().len()', '[1, 2].zipLongest([3])', '$.l.lastIndexOf(1)', "'abcabc'.lastIndexOf('b')",
+    "'abcabc'.indexOf('b', 2)", "'a,b;c'.split(regex('[,;]'))", "'aXbXc'.rightSplit('X')", "'a b'.split(null)", '$.l.cycle().take(0)',
+    '[3, 1, 2].orderBy($).thenBy(-$)', '$.users.orderBy($.tags.len()).thenByDescending($.name).name', '[[1, 2], [3, 4]].select($.sum())',
+    '$.users.where($.name.startsWith(a) or $.age < 30).name', "$.users.select($.name + ':' + str($.age)).join(', ')",
+    '$.vms.groupBy($.status, $.id)', '$.vms.groupBy($.status, $.flavor.ram, $.sum()).orderBy($[0])', '$.l.where($ in [1, 2])',
+    'list(1, 2, 3)', 'list($.l)', 'list([1], [2])', 'dict(a => 1).a', "{a => 1}.get('a')", '$.nested.list.where($.k > 1).k',
+    '$.users.first().name', '$.users.last().age', '$.users.select($.tags).flatten().distinct()', 'len([])', 'len({})', "len('')",
+    '$.matrix[1][1].len()', '1 + 2 + 3 + 4', '2 * 3 * 4', '100 / 10 / 2', '2 - 3 - 4', '$.n - -$.n', 'not not true',
+    'true and null', 'null and true', 'false or null', "'' or null or 0", '[] or {}', '1 < 2 and not 3 < 2', '$.f > $.n or $.f > 2',
+]
+
 _DICTS = [
     'dict(a => 1, b => 2)', 'dict()', "dict([['a', 1], ['b', 2]])", '$.d.get(x)', '$.d.get(q)', '$.d.get(q, 0)',
     "$.d.get('y')", '$.d.keys()', '$.d.values()', '$.d.set(x, 100)', '$.d.set(q, 5)', '$.d.set({a => 1})',
@@ -184,7 +201,7 @@ _ERRORS = [
 ]
 
 YAQL_CASES = (
-    _LITERALS + _OPERATORS + _ACCESS + _QUERIES + _DICTS + _STRINGS + _CONVERSIONS + _BRANCHING + _MISTRAL + _DATETIME + _ERRORS
+    _LITERALS + _OPERATORS + _ACCESS + _QUERIES + _MORE + _DICTS + _STRINGS + _CONVERSIONS + _BRANCHING + _MISTRAL + _DATETIME + _ERRORS
     + [
         ('$', {'a': 1}),
         ('$.a', {'a': 2.5}),

@@ -166,10 +166,12 @@ reg('#operator_-', 'F', 'l, r', ([l, r]) => {
 reg('#operator_*', 'F', 'l, r', ([l, r]) => repeat(l, r));
 reg('#operator_/', 'F', 'l, r', ([l, r]) => pyDiv(l, r));
 reg('#operator_mod', 'F', 'l, r', ([l, r]) => pyMod(l, r));
-reg('#operator_<', 'F', 'l, r', ([l, r]) => comparable(l, r, '<') < 0);
-reg('#operator_>', 'F', 'l, r', ([l, r]) => comparable(l, r, '>') > 0);
-reg('#operator_<=', 'F', 'l, r', ([l, r]) => comparable(l, r, '<=') <= 0);
-reg('#operator_>=', 'F', 'l, r', ([l, r]) => comparable(l, r, '>=') >= 0);
+/** Sets order by inclusion, as Python's frozenset comparisons. */
+const subset = (a: PySet, b: PySet): boolean => a.values().every((x) => b.has(x));
+reg('#operator_<', 'F', 'l, r', ([l, r]) => (l instanceof PySet && r instanceof PySet ? subset(l, r) && l.size < r.size : comparable(l, r, '<') < 0));
+reg('#operator_>', 'F', 'l, r', ([l, r]) => (l instanceof PySet && r instanceof PySet ? subset(r, l) && l.size > r.size : comparable(l, r, '>') > 0));
+reg('#operator_<=', 'F', 'l, r', ([l, r]) => (l instanceof PySet && r instanceof PySet ? subset(l, r) : comparable(l, r, '<=') <= 0));
+reg('#operator_>=', 'F', 'l, r', ([l, r]) => (l instanceof PySet && r instanceof PySet ? subset(r, l) : comparable(l, r, '>=') >= 0));
 reg('#operator_=', 'F', 'l, r', ([l, r]) => pyEquals(l, r));
 reg('#operator_!=', 'F', 'l, r', ([l, r]) => !pyEquals(l, r));
 reg('#operator_in', 'F', 'l, r', ([l, r]) => {
@@ -220,16 +222,47 @@ reg('dict', 'F', '*args, **kwargs', (args, inv) => {
   }
   return mappingToDict(args, inv.kwargs, 'dict');
 });
-reg('list', 'F', '*args', (args) => {
-  if (args.length === 1 && isSeq(args[0])) return toArray(args[0]);
-  return args.flatMap((a) => (isSeq(a) ? toArray(a) : [a]));
-});
+reg('list', 'F', '*args', (args) => [...args]);
 reg('set', 'F', '*args', (args) => new PySet(args.flatMap((a) => (isSeq(a) ? toArray(a) : [a]))));
 reg('let', 'F', '*args, **kwargs', (args, inv) => {
   const s = inv.scope.child();
   args.forEach((v, i) => s.vars.set(String(i + 1), v));
   for (const [k, v] of inv.kwargs) s.vars.set(k, v);
   return new LetFrame(s);
+});
+reg('with', 'F', '*args', (args, inv) => {
+  const s = inv.scope.child();
+  args.forEach((v, i) => s.vars.set(String(i + 1), v));
+  return new LetFrame(s);
+});
+reg('unpack', 'M', 'sequence, *args', ([seq, ...names], inv) => {
+  const items = needIter(seq, 'unpack');
+  if (names.length > 0 && names.length !== items.length) fail(`Cannot unpack ${items.length} elements into ${names.length}`, 'ValueError');
+  const s = inv.scope.child();
+  items.forEach((v, i) => s.vars.set(names.length > 0 ? String(names[i]) : String(i + 1), v));
+  return new LetFrame(s);
+});
+reg('selectAllCases', 'F', '*args:λ', (args: Lambda[]) => {
+  const out: number[] = [];
+  args.forEach((f, i) => {
+    if (truthy(f())) out.push(i);
+  });
+  return out;
+});
+reg('generate', 'F', 'initial, predicate:λ, producer:λ, selector?:λ, decycle?', ([initial, pred, prod, sel, decycle]) => {
+  const out: unknown[] = [];
+  const seen = new PySet();
+  let x = initial;
+  while (truthy(pred(x))) {
+    if (given(decycle) && truthy(decycle)) {
+      if (seen.has(x)) break;
+      seen.add(x);
+    }
+    out.push(given(sel) ? sel(x) : x);
+    checkSize(out.length, 'collection');
+    x = prod(x);
+  }
+  return out;
 });
 reg('switch', 'F', '*args', (args) => {
   for (const a of args) {
@@ -573,6 +606,15 @@ reg('flatten', 'M', 'collection', ([c]) => {
   return out;
 });
 reg('toList', 'M', 'collection', ([c]) => [...needIter(c, 'toList')]);
+reg('add', 'M', 's, *values', ([s, ...values]) => {
+  if (!(s instanceof PySet)) return noMatch('add');
+  return new PySet([...s.values(), ...values]);
+});
+reg('remove', 'M', 's, *values', ([s, ...values]) => {
+  if (!(s instanceof PySet)) return noMatch('remove');
+  const drop = new PySet(values);
+  return new PySet(s.values().filter((x) => !drop.has(x)));
+});
 reg('toSet', 'M', 'collection', ([c]) => new PySet(needIter(c, 'toSet')));
 reg('toDict', 'M', 'collection, keySelector:λ, valueSelector?:λ', ([c, kf, vf]) => {
   const m = new Map<unknown, unknown>();
