@@ -36,3 +36,4 @@ export {
   type AdHocDependencies,
   type AdHocCall,
 } from './ad-hoc';
+export { EgressPolicy } from './std/egress';

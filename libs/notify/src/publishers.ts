@@ -1,9 +1,10 @@
+import { isIP } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { type NotifyPublisher, type TaskEventPayload, type WorkflowEventPayload } from '@osc/contracts';
 import { pyJsonDumps } from '@osc/workflow-domain';
 import { type AmqpConnectionManager, type ChannelWrapper, connect } from 'amqp-connection-manager';
 import { type ChannelModel, type ConfirmChannel, connect as amqpConnect } from 'amqplib';
-import { Agent, request } from 'undici';
+import { Agent, type Dispatcher, request } from 'undici';
 
 export type NotifyEvent = WorkflowEventPayload | TaskEventPayload;
 
@@ -45,6 +46,11 @@ export interface WebhookOptions {
   attempts?: number;
   /** Wait before the second attempt; doubles after each. Default 250 ms. */
   backoffMs?: number;
+  /**
+   * Where webhooks may connect: @osc/actions' `EgressPolicy` fits, so webhooks obey the same denied
+   * networks as std.http (IP-literal hosts checked here, names by the policy agent's lookup).
+   */
+  egress?: { isDenied(address: string): boolean; agent(mode: 'verify'): Dispatcher };
 }
 
 /**
@@ -58,19 +64,28 @@ export class WebhookPublisher implements NotificationPublisher {
   private readonly attemptTimeoutMs: number;
   private readonly attempts: number;
   private readonly backoffMs: number;
-  private readonly agent = new Agent({ keepAliveTimeout: 4_000 });
+  private readonly agent: Dispatcher;
+  private readonly ownsAgent: boolean;
+  private readonly egress: WebhookOptions['egress'];
   private readonly closing = new AbortController();
 
   constructor(options: WebhookOptions = {}) {
     this.attemptTimeoutMs = options.attemptTimeoutMs ?? 5_000;
     this.attempts = Math.max(1, options.attempts ?? 3);
     this.backoffMs = options.backoffMs ?? 250;
+    this.egress = options.egress;
+    this.agent = options.egress?.agent('verify') ?? new Agent({ keepAliveTimeout: 4_000 });
+    this.ownsAgent = options.egress === undefined;
   }
 
   async publish(event: NotifyEvent, publisher: NotifyPublisher): Promise<void> {
     const url = publisher.url;
     if (typeof url !== 'string' || !/^https?:\/\//i.test(url)) {
       throw new PermanentDeliveryError(`webhook publisher needs an http(s) url, got ${JSON.stringify(url)}`);
+    }
+    const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+    if (this.egress && isIP(host) !== 0 && this.egress.isDenied(host)) {
+      throw new PermanentDeliveryError(`webhook host ${host} is in a denied network`);
     }
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(publisher.headers ?? {})) headers[k] = String(v);
@@ -117,7 +132,7 @@ export class WebhookPublisher implements NotificationPublisher {
 
   async close(): Promise<void> {
     this.closing.abort();
-    await this.agent.close();
+    if (this.ownsAgent) await this.agent.close();
   }
 }
 

@@ -1,4 +1,5 @@
 import { type NotifyJob, type WorkflowEventPayload } from '@osc/contracts';
+import { EgressPolicy } from '@osc/actions';
 import { startHttpServer } from '../test/http-server';
 import { NotificationDispatcher } from './notification-dispatcher';
 import { PermanentDeliveryError, WebhookPublisher } from './publishers';
@@ -121,5 +122,21 @@ describe('webhook publisher against a local HTTP server', () => {
       'notification publisher amqp is not configured',
       'Notification publisher type is not specified or unknown: "carrier-pigeon"',
     ]);
+  });
+
+  it('obeys an egress policy for literal and named hosts', async () => {
+    const publisher = new WebhookPublisher({
+      egress: new EgressPolicy(['127.0.0.1/32', '::1/128']),
+      attempts: 1,
+    });
+    const port = new URL(server.url).port;
+    await expect(publisher.publish(event, { type: 'webhook', url: `${server.url}/hook` })).rejects.toThrow(
+      'webhook host 127.0.0.1 is in a denied network',
+    );
+    await expect(
+      publisher.publish(event, { type: 'webhook', url: `http://localhost:${port}/hook` }),
+    ).rejects.toThrow(/denied network/);
+    expect(server.requests).toHaveLength(0);
+    await publisher.close();
   });
 });
