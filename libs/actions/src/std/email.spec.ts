@@ -53,6 +53,9 @@ async function startSmtp(): Promise<{
   };
 }
 
+// Generous per-test bound: CI shares 2 cores with other suites; the assertions carry the real bounds.
+jest.setTimeout(30_000);
+
 describe('std.email against a local SMTP server', () => {
   let smtp: Awaited<ReturnType<typeof startSmtp>>;
   // The test server's built-in certificate is self-signed.

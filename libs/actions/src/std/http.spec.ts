@@ -10,6 +10,9 @@ const resultOf = (o: ActionOutcome): Record<string, unknown> => {
   return (o.kind === 'success' ? o.result : o.error) as Record<string, unknown>;
 };
 
+// Generous per-test bound: CI shares 2 cores with other suites; the assertions carry the real bounds.
+jest.setTimeout(30_000);
+
 describe('std.http against a local HTTP server', () => {
   let server: Server;
   const runner = new StandardActionRunner({ http: { maxResponseBytes: 64 * 1024 } });

@@ -5,6 +5,9 @@ import { evaluateJavaScript, JavaScriptError, JavaScriptSandbox } from './javasc
 
 const limits = { timeLimitMs: 500, memoryLimitBytes: 16 * 1024 * 1024, maxStackBytes: 256 * 1024 };
 
+// Generous per-test bound: CI shares 2 cores with other suites; the assertions carry the real bounds.
+jest.setTimeout(30_000);
+
 describe('std.javascript in the QuickJS sandbox', () => {
   const runner = new StandardActionRunner({ javascript: limits });
   const ctx = ctxFor();
