@@ -8,22 +8,28 @@ for (const [alias, [target]] of Object.entries(compilerOptions.paths)) {
   moduleNameMapper[`^${alias.replace('/', '\\/')}$`] = path.join(__dirname, target);
 }
 
+const swc = [
+  '@swc/jest',
+  {
+    jsc: {
+      target: 'es2022',
+      parser: { syntax: 'typescript', decorators: true },
+      transform: { legacyDecorator: true, decoratorMetadata: true },
+    },
+    module: { type: 'commonjs' },
+    sourceMaps: 'inline',
+  },
+];
+
 module.exports = {
   testEnvironment: 'node',
   transform: {
-    '^.+\\.[tj]s$': [
-      '@swc/jest',
-      {
-        jsc: {
-          target: 'es2022',
-          parser: { syntax: 'typescript', decorators: true },
-          transform: { legacyDecorator: true, decoratorMetadata: true },
-        },
-        module: { type: 'commonjs' },
-        sourceMaps: 'inline',
-      },
-    ],
+    '^.+\\.[tj]s$': swc,
+    // PGlite's CommonJS build loads Node built-ins with `import()`, which jest's CommonJS runtime
+    // rejects without --experimental-vm-modules: SWC compiles those calls to `require`.
+    '@electric-sql/pglite/dist/.+\\.cjs$': swc,
   },
+  transformIgnorePatterns: ['/node_modules/(?!@electric-sql/pglite/)'],
   moduleFileExtensions: ['ts', 'js', 'json'],
   moduleNameMapper,
   testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/src/**/*.int-spec.ts', '<rootDir>/test/**/*.spec.ts', '<rootDir>/test/**/*.int-spec.ts'],

@@ -1,0 +1,71 @@
+import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { PGlite } from '@electric-sql/pglite';
+import { pgcrypto } from '@electric-sql/pglite/contrib/pgcrypto';
+
+/** The in-memory data directory of PGlite (nothing is written to disk). */
+export const PGLITE_MEMORY = 'memory://';
+
+const extensions = { pgcrypto };
+
+let template: Promise<Blob> | undefined;
+
+/**
+ * Opens (creating when needed) a PGlite database in `dataDir` (`memory://` for a throw-away one).
+ *
+ * Running initdb inside WASM takes seconds (STACK.md trap 5), so a fresh directory is seeded from
+ * a dump of a freshly initialised cluster instead: made once, cached in the OS temp directory
+ * (keyed by the PGlite build) and in this process. The dump already has pgcrypto created.
+ */
+export async function openPglite(dataDir: string): Promise<PGlite> {
+  const inMemory = dataDir.startsWith(PGLITE_MEMORY);
+  const fresh = inMemory || !existsSync(join(dataDir, 'PG_VERSION'));
+  if (!inMemory) mkdirSync(dataDir, { recursive: true });
+  const loadDataDir = fresh ? await freshClusterDump() : undefined;
+  return PGlite.create({ dataDir, extensions, ...(loadDataDir ? { loadDataDir } : {}) });
+}
+
+/** A tarball of a freshly initialised PGlite cluster with pgcrypto installed. */
+export function freshClusterDump(): Promise<Blob> {
+  template ??= loadOrBuildTemplate().catch((err: unknown) => {
+    template = undefined;
+    throw err;
+  });
+  return template;
+}
+
+async function loadOrBuildTemplate(): Promise<Blob> {
+  const file = templateCacheFile();
+  if (existsSync(file)) {
+    try {
+      return new Blob([gunzipSync(readFileSync(file))]);
+    } catch {
+      // A torn or foreign file: rebuild it below.
+    }
+  }
+  const db = await PGlite.create({ dataDir: PGLITE_MEMORY, extensions });
+  try {
+    await db.exec('CREATE EXTENSION IF NOT EXISTS pgcrypto');
+    const dump = await db.dumpDataDir('none');
+    const tar = Buffer.from(await dump.arrayBuffer());
+    try {
+      // Write then rename: parallel test workers may race to build the same template.
+      const partial = `${file}.${process.pid}.${Date.now()}.partial`;
+      writeFileSync(partial, gzipSync(tar, { level: 1 }));
+      renameSync(partial, file);
+    } catch {
+      // The cache is an optimisation; an unwritable temp directory only costs time.
+    }
+    return new Blob([tar]);
+  } finally {
+    await db.close();
+  }
+}
+
+function templateCacheFile(): string {
+  const build = statSync(require.resolve('@electric-sql/pglite'));
+  const key = `${build.size}-${Math.trunc(build.mtimeMs)}`;
+  return join(tmpdir(), `osc-pglite-template-${key}.tar.gz`);
+}

@@ -1,0 +1,26 @@
+export {
+  type DatabaseOptions,
+  type DatabaseEnv,
+  type PostgresDatabaseOptions,
+  type PgliteDatabaseOptions,
+  DEFAULT_DATA_DIR,
+  resolveDatabaseOptions,
+  parseDatabaseUrl,
+} from './data-source/database-options';
+export {
+  type EntityList,
+  type MigrationList,
+  type DataSourceExtras,
+  createDataSource,
+  closeDataSource,
+} from './data-source/data-source.factory';
+export { runInTransaction } from './data-source/transaction';
+export { PGLITE_MEMORY } from './data-source/pglite-instance';
+export {
+  type EngineKind,
+  type TestDataSource,
+  type TestDataSourceOptions,
+  ENGINE_KINDS,
+  DEFAULT_TEST_POSTGRES_URL,
+  createTestDataSource,
+} from './testing/test-data-source';
