@@ -100,6 +100,16 @@ describe('containsExpression / validateExpressions', () => {
   });
 });
 
+describe('evaluateYaql / evaluateJinja', () => {
+  it('take bare expressions and tolerate their delimiters', () => {
+    expect(evaluateYaql('$.n + 1', data)).toBe(4);
+    expect(evaluateYaql('<% $.n + 1 %>', data)).toBe(4);
+    expect(evaluateJinja('_.n + 1', data)).toBe(4);
+    expect(evaluateJinja('{{ _.n + 1 }}', data)).toBe(4);
+    expect(evaluateYaql('4.0 / 2', data)).toBe(2);
+  });
+});
+
 describe('prepareContext', () => {
   it('gives the same results as raw data and ignores later host mutation', () => {
     const host = { a: [1, 2, 3], m: { k: 'v' } };

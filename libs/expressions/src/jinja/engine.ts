@@ -79,7 +79,12 @@ export function jinjaSyntaxError(text: string): string | null {
   }
 }
 
-/** Evaluates one Jinja expression (text without `{{ }}`) against host data; returns plain data. */
+/**
+ * Evaluates one Jinja expression against host data and returns plain data. The text is the bare
+ * expression; surrounding `{{ }}` delimiters are tolerated and removed.
+ */
 export function evaluateJinja(expr: string, data: unknown, host?: ExpressionHost): unknown {
-  return toHost(evaluateJinjaExpressionNative(expr, fromHostSafe(expr, 'jinja', data), host));
+  const m = /^\s*\{\{(.*)\}\}\s*$/s.exec(expr);
+  const text = m && !m[1]!.includes('}}') ? m[1]! : expr;
+  return toHost(evaluateJinjaExpressionNative(text, fromHostSafe(text, 'jinja', data), host));
 }

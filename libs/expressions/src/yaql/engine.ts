@@ -64,9 +64,14 @@ export function evaluateYaqlNative(expr: string, data: unknown, host: Expression
   }
 }
 
-/** Evaluates one YAQL expression (text without `<% %>`) against host data; returns plain data. */
+/**
+ * Evaluates one YAQL expression against host data and returns plain data. The text is the bare
+ * expression; surrounding `<% %>` delimiters are tolerated and removed.
+ */
 export function evaluateYaql(expr: string, data: unknown, host?: ExpressionHost): unknown {
-  return toHost(evaluateYaqlNative(expr, fromHostSafe(expr, 'yaql', data), host));
+  const m = /^\s*<%(.*)%>\s*$/s.exec(expr);
+  const text = m ? m[1]! : expr;
+  return toHost(evaluateYaqlNative(text, fromHostSafe(text, 'yaql', data), host));
 }
 
 export function fromHostSafe(expr: string, lang: 'yaql' | 'jinja', data: unknown): unknown {
