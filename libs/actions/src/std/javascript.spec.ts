@@ -44,11 +44,22 @@ describe('std.javascript in the QuickJS sandbox', () => {
 
   it('sees nothing of the host: no process, require, module or host globals', async () => {
     const probe = `return [typeof process, typeof require, typeof module, typeof setTimeout, typeof fetch,
-      typeof globalThis.process, Object.keys(globalThis).filter(function (k) { return k !== '$'; }).length];`;
+      typeof std, typeof os, typeof WebAssembly, typeof globalThis.process, Object.keys(globalThis).filter(function (k) { return k !== '$'; }).length];`;
     const outcome = await runner.run('std.js', { script: probe }, ctx);
     expect(outcome).toEqual({
       kind: 'success',
-      result: ['undefined', 'undefined', 'undefined', 'undefined', 'undefined', 'undefined', 0],
+      result: [
+        'undefined',
+        'undefined',
+        'undefined',
+        'undefined',
+        'undefined',
+        'undefined',
+        'undefined',
+        'undefined',
+        'undefined',
+        0,
+      ],
     });
     (globalThis as Record<string, unknown>)['hostSecret'] = 's3cret';
     try {
