@@ -1,8 +1,8 @@
-import { stringify } from 'yaml';
+import { Scalar, stringify } from 'yaml';
 import { inputListEntries } from './input-list';
 import { type ActionSpec, type InputParameter, type WorkflowSpec } from './model';
 import { pyJsonDumps, pyStr } from './python-text';
-import { customTags } from './yaml-loader';
+import { PY_FLOAT_FORMAT, customTags } from './yaml-loader';
 
 /**
  * A workflow's `input` as the API shows it: `a, b="2", c="None", d="{'k': 'v'}"` — bare names for required
@@ -51,9 +51,29 @@ export const dumpYaml = (value: unknown): string =>
     falseStr: 'false',
   });
 
-/** DSL-1.6: one workflow of a multi-workflow document, stored alone: `{version, <name>: ...}` as YAML. */
-export const workflowDefinitionText = (version: unknown, name: string, data: unknown): string =>
-  dumpYaml({ version, [name]: data });
+/**
+ * DSL-1.6: one workflow of a multi-workflow document, stored alone: `{version, <name>: ...}` as YAML.
+ * `versionSource` (the version as written) keeps a float version a float: `version: 2.0` stays `2.0`.
+ */
+export const workflowDefinitionText = (
+  version: unknown,
+  name: string,
+  data: unknown,
+  versionSource?: string,
+): string => {
+  let v: unknown = version;
+  if (
+    typeof version === 'number' &&
+    Number.isInteger(version) &&
+    versionSource &&
+    /[.eE]/.test(versionSource)
+  ) {
+    const node = new Scalar(version);
+    node.format = PY_FLOAT_FORMAT;
+    v = node;
+  }
+  return dumpYaml({ version: v, [name]: data });
+};
 
 /**
  * The text of one member of a workbook as Mistral stores it for the member's own definition: the lines

@@ -66,6 +66,8 @@ export class SourcePositions {
 export interface LoadedYaml {
   /** Plain JSON-like data: maps are objects with string keys, sequences are arrays. */
   readonly value: unknown;
+  /** Source text of a top-level `version` scalar (`2.0` and `2` are both the number 2 in `value`). */
+  readonly versionSource?: string;
   readonly positions: SourcePositions;
 }
 
@@ -120,6 +122,9 @@ const resolveFloat = (source: string): number => {
   return sign * Number(s.endsWith('.') ? `${s}0` : s);
 };
 
+/** Scalar format that makes the dumper print an integral number as a float. */
+export const PY_FLOAT_FORMAT = 'PY_FLOAT';
+
 const PYYAML_SCALAR_TAGS: ScalarTag[] = [
   {
     tag: 'tag:yaml.org,2002:null',
@@ -152,6 +157,18 @@ const PYYAML_SCALAR_TAGS: ScalarTag[] = [
   // Deliberate: PyYAML makes `2024-01-31` a date object, which has no JSON form; we keep the text as written
   // (what a JSON round trip of Mistral's stored spec shows for a date) so that definitions stay plain JSON.
   { tag: 'tag:yaml.org,2002:timestamp', default: true, test: TIMESTAMP, resolve: (s: string) => s },
+  {
+    // Dump only (never matches when parsing): a Scalar with this format prints an integral number as a
+    // float (`2.0`), as PyYAML does for Python floats.
+    tag: 'tag:yaml.org,2002:float',
+    format: PY_FLOAT_FORMAT,
+    default: true,
+    test: /(?!)/,
+    resolve: resolveFloat,
+    identify: (v) => typeof v === 'number',
+    stringify: ({ value }) =>
+      typeof value === 'number' && Number.isInteger(value) ? value.toFixed(1) : String(value),
+  },
   {
     // PyYAML resolves a lone `=` to the `value` tag, which its safe constructor rejects.
     tag: 'tag:yaml.org,2002:value',
@@ -288,5 +305,8 @@ export const loadYaml = (text: string): LoadedYaml => {
     value === 0 ||
     value === '' ||
     (Array.isArray(value) && value.length === 0);
-  return { value: falsy ? {} : value, positions };
+  const versionNode = isMap(doc.contents) ? doc.contents.get('version', true) : undefined;
+  const versionSource =
+    isScalar(versionNode) && typeof versionNode.source === 'string' ? versionNode.source : undefined;
+  return { value: falsy ? {} : value, positions, ...(versionSource !== undefined ? { versionSource } : {}) };
 };
