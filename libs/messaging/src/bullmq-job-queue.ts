@@ -30,6 +30,15 @@ export interface BullMqJobQueueOptions {
   completedRetentionCount?: number;
   /** How long a failed job is kept. Default 7 days. */
   failedRetentionMs?: number;
+  /**
+   * A running job's lock lasts this long and is renewed while the worker lives; a worker that dies
+   * lets it lapse and the job is run again by another worker. Default 30 s (BullMQ's).
+   */
+  lockDurationMs?: number;
+  /** How often workers look for jobs whose lock lapsed. Default 30 s (BullMQ's). */
+  stalledIntervalMs?: number;
+  /** Times a job may be recovered from a dead worker before it fails. Default 3. */
+  maxStalledCount?: number;
   logger?: MessagingLogger;
 }
 
@@ -49,6 +58,7 @@ export class BullMqJobQueue implements JobQueue {
   private readonly workers = new Set<{ worker: BullWorker; connection: Redis }>();
   private readonly defaults: Pick<JobsOptions, 'removeOnComplete' | 'removeOnFail'>;
   private readonly logger: MessagingLogger;
+  private readonly workerTiming: { lockDuration?: number; stalledInterval?: number; maxStalledCount: number };
   private closed = false;
 
   constructor(options: BullMqJobQueueOptions) {
@@ -61,6 +71,11 @@ export class BullMqJobQueue implements JobQueue {
     this.redis.on('error', (err: Error) =>
       this.logger.warn('redis connection error', { error: err.message }),
     );
+    this.workerTiming = {
+      lockDuration: options.lockDurationMs,
+      stalledInterval: options.stalledIntervalMs,
+      maxStalledCount: options.maxStalledCount ?? 3,
+    };
     this.defaults = {
       removeOnComplete: {
         age: Math.ceil((options.completedRetentionMs ?? DEFAULT_COMPLETED_RETENTION_MS) / 1000),
@@ -112,7 +127,7 @@ export class BullMqJobQueue implements JobQueue {
           id: decodeJobId(bj.id ?? ''),
           name: bj.name,
           data: bj.data,
-          attempt: bj.attemptsMade + 1,
+          attempt: Math.max(bj.attemptsMade + 1, bj.attemptsStarted),
         };
         try {
           return await handler(job);
@@ -123,7 +138,7 @@ export class BullMqJobQueue implements JobQueue {
           throw unrecoverable;
         }
       },
-      { connection, prefix: this.prefix, concurrency, autorun: true },
+      { connection, prefix: this.prefix, concurrency, autorun: true, ...definedOnly(this.workerTiming) },
     );
     worker.on('error', (err: Error) =>
       this.logger.error('bullmq worker error', { queue, error: err.message }),
@@ -199,6 +214,10 @@ export class BullMqJobQueue implements JobQueue {
     await entry.worker.close();
     await entry.connection.quit().catch(() => undefined);
   }
+}
+
+function definedOnly<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
 const ID_MARK = 'k.';

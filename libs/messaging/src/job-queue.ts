@@ -25,7 +25,10 @@ export interface NewJob {
   backoff?: { type: BackoffType; delayMs: number };
 }
 
-/** A job as its handler sees it. `attempt` is 1 on the first run. */
+/**
+ * A job as its handler sees it. `attempt` counts the runs started so far, this one included: 1 on
+ * the first run; a run lost with a dead worker counts too (so it can exceed `attempts`).
+ */
 export interface Job {
   id: string;
   name: string;

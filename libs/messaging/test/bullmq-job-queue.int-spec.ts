@@ -1,7 +1,10 @@
+import { fork } from 'node:child_process';
+import path from 'node:path';
 import IORedis from 'ioredis';
 import { BullMqJobQueue, decodeJobId, encodeJobId } from '../src/bullmq-job-queue';
 import { jobQueueContract } from './job-queue.contract';
-import { describeWithServer, uniqueName } from './support';
+import type { Job } from '../src/job-queue';
+import { describeWithServer, uniqueName, waitFor } from './support';
 
 const REDIS_URL = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 const quiet = { warn: () => undefined, error: () => undefined };
@@ -30,6 +33,51 @@ describeWithServer('BullMqJobQueue (contract)', { name: 'Redis', host: '127.0.0.
         } while (cursor !== '0');
       }
     },
+  });
+});
+
+describeWithServer('BullMqJobQueue worker crash', { name: 'Redis', host: '127.0.0.1', port: 6379 }, () => {
+  jest.setTimeout(60_000);
+
+  it('runs a job again when the worker process running it is killed', async () => {
+    const prefix = uniqueName('osc-test');
+    const queue = uniqueName('crash');
+    const child = fork(path.join(__dirname, 'bullmq-worker-child.ts'), [REDIS_URL, prefix, queue], {
+      execArgv: ['-r', '@swc-node/register'],
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+    });
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    const messages: Array<{ ready?: boolean; error?: string; job?: Job }> = [];
+    child.on('message', (m) => messages.push(m as (typeof messages)[number]));
+    const options = { url: REDIS_URL, prefix, lockDurationMs: 1000, stalledIntervalMs: 300, logger: quiet };
+    const jobs = new BullMqJobQueue(options);
+    const redis = new IORedis(REDIS_URL);
+    try {
+      await waitFor('child worker ready', () => messages.some((m) => m.ready || m.error), 20_000);
+      expect(messages.find((m) => m.error)).toBeUndefined();
+      await jobs.add(queue, { id: 'run:1', name: 'action.run', data: { n: 1 }, attempts: 2 });
+      await waitFor('child took the job', () => messages.some((m) => m.job), 20_000);
+      expect(messages.find((m) => m.job)!.job).toEqual({
+        id: 'run:1',
+        name: 'action.run',
+        data: { n: 1 },
+        attempt: 1,
+      });
+      child.kill('SIGKILL');
+      await exited;
+
+      const runs: Job[] = [];
+      await jobs.process(queue, async (job) => void runs.push(job));
+      await waitFor('the job runs again on the survivor', () => runs.length === 1, 20_000);
+      expect(runs[0]).toMatchObject({ id: 'run:1', name: 'action.run', data: { n: 1 } });
+      expect(runs[0]!.attempt).toBeGreaterThanOrEqual(2);
+    } finally {
+      child.kill('SIGKILL');
+      await jobs.close();
+      const keys = await redis.keys(`${prefix}:*`);
+      if (keys.length > 0) await redis.del(...keys);
+      await redis.quit();
+    }
   });
 });
 
