@@ -5,6 +5,8 @@ import {
   notifyJobFor,
   publishersFor,
   taskEventPayload,
+  taskNotifyJob,
+  workflowNotifyJob,
   workflowEventPayload,
 } from './events';
 import { eventBody } from './publishers';
@@ -172,5 +174,58 @@ describe('publisher selection (DSL-16.2)', () => {
       publishers: [{ type: 'noop' }],
       event,
     });
+  });
+});
+
+describe('one-call jobs for the engine', () => {
+  const execution = {
+    id: 'e1',
+    name: 'wf',
+    workflowName: 'wf',
+    workflowNamespace: '',
+    workflowId: 'w1',
+    state: 'PAUSED',
+    stateInfo: null,
+    projectId: 'p1',
+    taskExecutionId: null,
+    rootExecutionId: null,
+    createdAt: new Date('2024-01-01T00:00:00Z'),
+    updatedAt: new Date('2024-01-01T00:00:05Z'),
+  };
+  const notify = [{ type: 'webhook', url: 'http://hook', event_types: ['WORKFLOW_PAUSED', 'TASK_LAUNCHED'] }];
+
+  it('builds the job of a wanted execution event, null otherwise', () => {
+    const job = workflowNotifyJob(execution, 'RUNNING', 7, notify);
+    expect(job).toMatchObject({
+      executionId: 'e1',
+      seq: 7,
+      event: { event: 'WORKFLOW_PAUSED', state: 'PAUSED' },
+    });
+    expect(workflowNotifyJob({ ...execution, state: 'SUCCESS' }, 'RUNNING', 8, notify)).toBeNull();
+    expect(workflowNotifyJob({ ...execution, state: 'IDLE' }, null, 8, [{ type: 'noop' }])).toBeNull();
+  });
+
+  it('keys task jobs by their execution and honours firstStart', () => {
+    const task = {
+      id: 't1',
+      name: 'task1',
+      workflowExecutionId: 'e1',
+      workflowName: 'wf',
+      workflowNamespace: '',
+      workflowId: 'w1',
+      state: 'RUNNING',
+      stateInfo: null,
+      type: 'ACTION',
+      projectId: 'p1',
+      createdAt: new Date('2024-01-01T00:00:00Z'),
+      updatedAt: null,
+      startedAt: null,
+      finishedAt: null,
+    };
+    expect(taskNotifyJob(task, 'IDLE', 1, notify, { firstStart: true })).toMatchObject({
+      executionId: 'e1',
+      event: { id: 't1', event: 'TASK_LAUNCHED' },
+    });
+    expect(taskNotifyJob(task, 'IDLE', 2, notify)).toBeNull(); // TASK_RESUMED is not wanted
   });
 });

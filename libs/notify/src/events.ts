@@ -181,3 +181,29 @@ export function notifyJobFor(
   const publishers = publishersFor(notify, event.event);
   return publishers.length > 0 ? { executionId, seq, publishers, event } : null;
 }
+
+/**
+ * One call for the engine: the job announcing an execution's state change `from` → `execution.state`,
+ * or null when the change has no event (DSL-16.3) or no publisher of `notify` wants it.
+ */
+export function workflowNotifyJob(
+  execution: WorkflowExecutionFacts,
+  from: string | null | undefined,
+  seq: number,
+  notify: unknown,
+): NotifyJob | null {
+  const event = identifyWorkflowEvent(from, execution.state);
+  return event ? notifyJobFor(execution.id, seq, notify, workflowEventPayload(execution, event)) : null;
+}
+
+/** The same for a task execution's state change; `firstStart` marks the task execution's first RUNNING. */
+export function taskNotifyJob(
+  task: TaskExecutionFacts,
+  from: string | null | undefined,
+  seq: number,
+  notify: unknown,
+  options: { firstStart?: boolean } = {},
+): NotifyJob | null {
+  const event = identifyTaskEvent(from, task.state, options);
+  return event ? notifyJobFor(task.workflowExecutionId, seq, notify, taskEventPayload(task, event)) : null;
+}

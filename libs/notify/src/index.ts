@@ -7,6 +7,8 @@ export {
   publishersFor,
   isKnownPublisherType,
   notifyJobFor,
+  workflowNotifyJob,
+  taskNotifyJob,
   type WorkflowExecutionFacts,
   type TaskExecutionFacts,
 } from './events';
