@@ -79,5 +79,13 @@ describe('Mistral functions', () => {
     expect(evaluateYaql('yaml_dump($)', { b: [1, 2], a: 'x' })).toBe('a: x\nb:\n- 1\n- 2\n');
     expect(evaluateJinja('_ | json_pp', { a: 1 })).toBe('{\n    "a": 1\n}');
     expect(() => evaluateYaql("json_parse('{nope')", {})).toThrow(ExpressionError);
+    expect(() => evaluateYaql('yaml_parse($)', 'a: [unclosed')).toThrow(ExpressionError);
+  });
+
+  it('does not resolve YAML aliases (billion laughs)', () => {
+    expect(evaluateYaql('yaml_parse($)', 'a: &x foo\nb: *x\n')).toEqual({ a: 'foo', b: '*x' });
+    const bomb = 'a: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: [*b,*b,*b,*b,*b,*b,*b,*b,*b]\n';
+    const parsed = evaluateYaql('yaml_parse($)', bomb) as { c: unknown[] };
+    expect(parsed.c[0]).toBe('*b');
   });
 });

@@ -1,4 +1,4 @@
-import { parse as parseYamlText, stringify as stringifyYaml } from 'yaml';
+import { parseDocument, Scalar, stringify as stringifyYaml, visit } from 'yaml';
 import { EvalFailure, fail } from './errors';
 import type { ExpressionHost } from './host';
 import { def, STDLIB } from './yaql/stdlib';
@@ -91,13 +91,28 @@ export const mistralFunctions = {
   yaml_parse(_c: MistralCall, data: unknown): unknown {
     if (typeof data !== 'string') return fail('yaml_parse expects a string', 'TypeError');
     try {
-      return fromHost(parseYamlText(data, { version: '1.1', maxAliasCount: 100, customTags: pyYamlTags as never }));
+      return fromHost(parseYamlSafely(data));
     } catch (e) {
       if (e instanceof EvalFailure) throw e;
       return fail(`Invalid YAML: ${(e as Error).message}`, 'YAMLError');
     }
   },
 };
+
+/**
+ * yaml.safe_load without anchors and aliases: Mistral hardened yaml_parse so that an alias is
+ * plain text (`*x`), which also defeats "billion laughs" expansion.
+ */
+function parseYamlSafely(text: string): unknown {
+  const doc = parseDocument(text, { version: '1.1', customTags: pyYamlTags as never, uniqueKeys: false });
+  if (doc.errors.length > 0) throw doc.errors[0]!;
+  visit(doc, {
+    Alias(_key, node) {
+      return new Scalar(`*${node.source}`);
+    },
+  });
+  return doc.toJS({ maxAliasCount: 0 });
+}
 
 /** PyYAML's booleans: YAML 1.1 without the single-letter forms (`y`, `n` stay strings). */
 const PY_BOOL_TRUE = /^(?:[Yy]es|YES|[Tt]rue|TRUE|[Oo]n|ON)$/;
