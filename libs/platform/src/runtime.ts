@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { closeDataSource, combineMigrations, createDataSource, type DatabaseOptions } from '@osc/persistence';
+import { closeDataSource, createDataSource, type DatabaseOptions } from '@osc/persistence';
 import {
   type CommandBus,
   type JobQueue,
@@ -10,6 +10,7 @@ import {
   outboxEntities,
 } from '@osc/messaging';
 import type { ReadinessCheck } from '@osc/http-common';
+import { namespacedBus, namespacedJobs } from './namespaced-messaging';
 
 /** Entities and migrations one side of the product contributes to the database. */
 export interface SchemaPart {
@@ -20,7 +21,15 @@ export interface SchemaPart {
 
 export type RuntimeOptions =
   | { mode: 'embedded'; dataDir: string }
-  | { mode: 'distributed'; databaseUrl: string; amqpUrl: string; redisUrl: string; poolSize?: number };
+  | {
+      mode: 'distributed';
+      databaseUrl: string;
+      amqpUrl: string;
+      redisUrl: string;
+      poolSize?: number;
+      /** Prefix of every queue name (e.g. per test run); empty by default. */
+      queuePrefix?: string;
+    };
 
 /**
  * Everything an app needs from the outside world: the database, the command bus, the job queue
@@ -40,7 +49,8 @@ export interface Runtime {
 
 export async function createRuntime(options: RuntimeOptions, parts: readonly SchemaPart[]): Promise<Runtime> {
   const entities = [...outboxEntities, ...parts.flatMap((p) => p.entities)];
-  const migrations = combineMigrations(messagingMigrations, ...parts.map((p) => p.migrations));
+  // Migration class names carry timestamps; TypeORM orders them, so concatenation is enough.
+  const migrations = [...messagingMigrations, ...parts.flatMap((p) => p.migrations)];
   const db: DatabaseOptions =
     options.mode === 'embedded'
       ? { kind: 'pglite', dataDir: options.dataDir }
@@ -50,8 +60,11 @@ export async function createRuntime(options: RuntimeOptions, parts: readonly Sch
     options.mode === 'embedded'
       ? createMessaging({ mode: 'embedded' })
       : createMessaging({ mode: 'distributed', amqpUrl: options.amqpUrl, redisUrl: options.redisUrl });
+  const prefix = options.mode === 'distributed' ? (options.queuePrefix ?? '') : '';
+  const bus = namespacedBus(messaging.bus, prefix);
+  const jobs = namespacedJobs(messaging.jobs, prefix);
   const outbox = new OutboxWriter();
-  const relay = new OutboxRelay(dataSource, messaging.bus, messaging.jobs);
+  const relay = new OutboxRelay(dataSource, bus, jobs);
   outbox.onCommitted(() => relay.notify());
   await relay.start();
   const readiness: ReadinessCheck[] = [
@@ -63,8 +76,8 @@ export async function createRuntime(options: RuntimeOptions, parts: readonly Sch
   return {
     mode: options.mode,
     dataSource,
-    bus: messaging.bus,
-    jobs: messaging.jobs,
+    bus,
+    jobs,
     outbox,
     relay,
     readiness,

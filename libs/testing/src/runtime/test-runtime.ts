@@ -38,7 +38,7 @@ export async function createTestRuntime(mode: TestRuntimeMode, parts: readonly S
   let runtime: Runtime;
   try {
     runtime = await createRuntime(
-      { mode: 'distributed', databaseUrl: url.toString(), amqpUrl: servers.amqpUrl, redisUrl: servers.redisUrl, poolSize: 5 },
+      { mode: 'distributed', databaseUrl: url.toString(), amqpUrl: servers.amqpUrl, redisUrl: servers.redisUrl, poolSize: 5, queuePrefix: `${database}.` },
       parts,
     );
   } catch (err) {
