@@ -82,6 +82,27 @@ describe('Mistral functions', () => {
     expect(() => evaluateYaql('yaml_parse($)', 'a: [unclosed')).toThrow(ExpressionError);
   });
 
+  it('json_pp renders like Mistral (function and filter forms)', () => {
+    for (const form of ['json_pp(_)', '_ | json_pp']) {
+      expect(evaluateJinja(form, '3')).toBe('"3"');
+      expect(evaluateJinja(form, 3)).toBe('3');
+      expect(evaluateJinja(form, [1, 2])).toBe('[\n    1,\n    2\n]');
+      expect(evaluateJinja(form, { a: 'b' })).toBe('{\n    "a": "b"\n}');
+      expect(evaluateJinja(form, 'Mistral\nis\nawesome')).toBe('"Mistral\nis\nawesome"');
+    }
+    expect(evaluateYaql('json_pp($)', { a: 'b' })).toBe('{\n    "a": "b"\n}');
+  });
+
+  it('Mistral functions work as Jinja filters, the piped value being the context', () => {
+    const { host, calls } = fakeHost();
+    expect(evaluateJinja('_ | env', { __env: 'some' })).toBe('some');
+    expect(evaluateJinja('_ | task("fetch") | attr("id")', {}, host)).toBe('t1');
+    expect(evaluateJinja('(_ | tasks()) | length', {}, host)).toBe(2);
+    expect(evaluateJinja('_ | uuid', '3', host)).toBe('00000000-0000-4000-8000-000000000000');
+    expect(evaluateJinja('_ | executions(state="RUNNING") | length', {}, host)).toBe(1);
+    expect(calls).toContainEqual(['executions', { id: null, rootExecutionId: null, state: 'RUNNING', fromTime: null, toTime: null }]);
+  });
+
   it('does not resolve YAML aliases (billion laughs)', () => {
     expect(evaluateYaql('yaml_parse($)', 'a: &x foo\nb: *x\n')).toEqual({ a: 'foo', b: '*x' });
     const bomb = 'a: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: [*b,*b,*b,*b,*b,*b,*b,*b,*b]\n';

@@ -301,7 +301,18 @@ _J_TEMPLATES = [
     '{% endif %}', '{{ 1 }', 'text {{ _.l[9] }}', '{% set x %}',
 ]
 
+_STATS = {'project_id': '1-2-3-4', 'vm_count': 28, 'active_vm_count': 0, 'net_count': 1}
+
 JINJA_CASES = _J_EXPR + _J_TEMPLATES + [
+    ('\n    Statistics for tenant "{{ _.project_id }}"\n\n    Number of virtual machines: {{ _.vm_count }}\n'
+     '    {% if _.active_vm_count %}\n    Number of active virtual machines: {{ _.active_vm_count }}\n    {% endif %}\n'
+     '    Number of networks: {{ _.net_count }}\n\n    -- Sincerely.\n', _STATS),
+    ('{% for k in _ | dictsort %}\n  {{ k[0] }}: {{ k[1] }}\n{% endfor %}\n', _STATS),
+    ('{{ _ }}{{ _ }}', 3),
+    ('{{ _.dir }}/{{ _.file }}', {'dir': '/tmp', 'file': 'a.txt'}),
+    ('{{ _ | string }}', 3),
+    ("{{ _.status == 'Invalid value' }}", {'status': 'OK'}),
+    ('!! {{ _.nonexistent_variable }} !!', {'status': 'OK'}),
     ('{{ _ }}', {'a': 1}),
     ('{{ _.a }}', {'a': [1, {'b': None}]}),
     ('{{ _ | length }}', [1, 2, 3]),
