@@ -643,6 +643,76 @@ const FILTERS: Record<string, Filter> = {
     }
     return [...groups.values()].map(([grouper, list]) => new Map<unknown, unknown>([['grouper', grouper], ['list', list]]));
   },
+  indent: (_e, v, a, k) => {
+    const width = kwOr(a, k, 0, 'width', 4);
+    const first = truthy(kwOr(a, k, 1, 'first', false));
+    const blank = truthy(kwOr(a, k, 2, 'blank', false));
+    const ind = typeof width === 'string' ? width : ' '.repeat(Number(width));
+    const lines = STR_METHODS.splitlines!(`${jinjaStr(v)}\n`, [], new Map()) as string[];
+    let rv: string;
+    if (blank) rv = lines.join(`\n${ind}`);
+    else {
+      rv = lines[0] ?? '';
+      if (lines.length > 1) rv += `\n${lines.slice(1).map((l) => (l ? ind + l : l)).join('\n')}`;
+    }
+    return first ? ind + rv : rv;
+  },
+  slice: (_e, v, a, k) => {
+    const seq = iterable(v);
+    const slices = Number(kwOr(a, k, 0, 'slices', 1));
+    const fill = kwOr(a, k, 1, 'fill_with', null);
+    const per = Math.floor(seq.length / slices);
+    const extra = seq.length % slices;
+    const out: unknown[][] = [];
+    let offset = 0;
+    for (let n = 0; n < slices; n++) {
+      const start = offset + n * per;
+      if (n < extra) offset++;
+      const end = offset + (n + 1) * per;
+      const part = seq.slice(start, end);
+      if (fill !== null && n >= extra) part.push(fill);
+      out.push(part);
+    }
+    return out;
+  },
+  filesizeformat: (_e, v, a, k) => {
+    const bytes = nv(FILTERS.float!(_e, v, [], new Map()));
+    const binary = truthy(kwOr(a, k, 0, 'binary', false));
+    const base = binary ? 1024 : 1000;
+    const prefixes = binary ? ['KiB', 'MiB', 'GiB', 'TiB', 'PiB', 'EiB', 'ZiB', 'YiB'] : ['kB', 'MB', 'GB', 'TB', 'PB', 'EB', 'ZB', 'YB'];
+    if (bytes === 1) return '1 Byte';
+    if (bytes < base) return `${Math.trunc(bytes)} Bytes`;
+    let unit = base;
+    let prefix = prefixes[0]!;
+    for (let i = 0; i < prefixes.length; i++) {
+      unit = base ** (i + 2);
+      prefix = prefixes[i]!;
+      if (bytes < unit) break;
+    }
+    return `${((base * bytes) / unit).toFixed(1)} ${prefix}`;
+  },
+  urlencode: (_e, v) => {
+    use(v);
+    const quote = (x: unknown, forQs: boolean) =>
+      encodeURIComponent(jinjaStr(x))
+        .replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+        .replace(/%2F/g, forQs ? '%2F' : '/')
+        .replace(/%20/g, forQs ? '+' : '%20');
+    if (typeof v === 'string' || !(isDict(v) || Array.isArray(v))) return quote(v, false);
+    const items = isDict(v) ? [...v.entries()] : (v as unknown[]).map((p) => iterable(p) as [unknown, unknown]);
+    return items.map(([x, y]) => `${quote(x, true)}=${quote(y, true)}`).join('&');
+  },
+  striptags: (_e, v) =>
+    jinjaStr(v)
+      .replace(/<!--[\s\S]*?-->/g, '')
+      .replace(/<[^>]*>/g, '')
+      .replace(/\s+/g, ' ')
+      .trim()
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>')
+      .replace(/&quot;|&#34;/g, '"')
+      .replace(/&#39;/g, "'")
+      .replace(/&amp;/g, '&'),
   safe: (_e, v) => use(v),
   e: (_e, v) => htmlEscape(jinjaStr(v)),
   escape: (_e, v) => htmlEscape(jinjaStr(v)),
