@@ -11,6 +11,26 @@ const NODE_BUILTINS = [
   'worker_threads', 'node:worker_threads', 'dgram', 'node:dgram', 'cluster', 'node:cluster',
 ];
 
+const DEP_CONSTRAINTS = [
+  {
+    sourceTag: 'type:domain',
+    onlyDependOnLibsWithTags: ['type:domain', 'type:contracts'],
+    bannedExternalImports: ['@nestjs/*', 'typeorm', 'amqplib', 'amqp-connection-manager', 'bullmq', 'ioredis', 'fastify', 'pg', '@electric-sql/*'],
+  },
+  { sourceTag: 'type:contracts', onlyDependOnLibsWithTags: ['type:contracts', 'type:domain'], bannedExternalImports: ['@nestjs/*', 'typeorm'] },
+  { sourceTag: 'type:adapter', onlyDependOnLibsWithTags: ['type:adapter', 'type:domain', 'type:contracts'] },
+  { sourceTag: 'type:app', notDependOnLibsWithTags: ['type:app', 'type:e2e', 'type:launcher'] },
+  { sourceTag: 'type:launcher', notDependOnLibsWithTags: ['type:e2e', 'type:launcher'] },
+  { sourceTag: 'scope:workflow', notDependOnLibsWithTags: ['scope:block-storage'] },
+  { sourceTag: 'scope:block-storage', notDependOnLibsWithTags: ['scope:workflow'] },
+  { sourceTag: 'scope:shared', onlyDependOnLibsWithTags: ['scope:shared'] },
+];
+
+/** The apps' public entry points (start functions); only the embedded launcher may import them. */
+const APP_ENTRY_POINTS = ['workflow-api', 'workflow-engine', 'cron-scheduler', 'volume-api', 'scheduler-stats', 'backup-worker'].map(
+  (a) => `@osc/${a}`,
+);
+
 export default [
   { ignores: ['**/node_modules/**', '**/dist/**', 'data/**', 'tmp/**', '.nx/**', 'coverage/**', '**/*.js', '**/*.mjs', '**/*.cjs'] },
   ...nx.configs['flat/base'],
@@ -23,27 +43,7 @@ export default [
     },
     plugins: { 'import-x': importX },
     rules: {
-      '@nx/enforce-module-boundaries': [
-        'error',
-        {
-          enforceBuildableLibDependency: false,
-          allow: [],
-          depConstraints: [
-            {
-              sourceTag: 'type:domain',
-              onlyDependOnLibsWithTags: ['type:domain', 'type:contracts'],
-              bannedExternalImports: ['@nestjs/*', 'typeorm', 'amqplib', 'amqp-connection-manager', 'bullmq', 'ioredis', 'fastify', 'pg', '@electric-sql/*'],
-            },
-            { sourceTag: 'type:contracts', onlyDependOnLibsWithTags: ['type:contracts', 'type:domain'], bannedExternalImports: ['@nestjs/*', 'typeorm'] },
-            { sourceTag: 'type:adapter', onlyDependOnLibsWithTags: ['type:adapter', 'type:domain', 'type:contracts'] },
-            { sourceTag: 'type:app', notDependOnLibsWithTags: ['type:app', 'type:e2e', 'type:launcher'] },
-            { sourceTag: 'type:launcher', notDependOnLibsWithTags: ['type:e2e', 'type:launcher'] },
-            { sourceTag: 'scope:workflow', notDependOnLibsWithTags: ['scope:block-storage'] },
-            { sourceTag: 'scope:block-storage', notDependOnLibsWithTags: ['scope:workflow'] },
-            { sourceTag: 'scope:shared', onlyDependOnLibsWithTags: ['scope:shared'] },
-          ],
-        },
-      ],
+      '@nx/enforce-module-boundaries': ['error', { enforceBuildableLibDependency: false, allow: [], depConstraints: DEP_CONSTRAINTS }],
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: false, attributes: false } }],
       '@typescript-eslint/switch-exhaustiveness-check': 'error',
@@ -53,6 +53,13 @@ export default [
       'import-x/no-cycle': ['error', { maxDepth: 4 }],
       eqeqeq: ['error', 'always', { null: 'ignore' }],
       curly: ['error', 'multi-line'],
+    },
+  },
+  {
+    // The launcher runs the six apps in one process: it alone imports their entry points.
+    files: ['apps/embedded/**/*.ts'],
+    rules: {
+      '@nx/enforce-module-boundaries': ['error', { enforceBuildableLibDependency: false, allow: APP_ENTRY_POINTS, depConstraints: DEP_CONSTRAINTS }],
     },
   },
   {
