@@ -9,7 +9,7 @@ import {
 } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import { UnauthorizedError } from '@osc/errors';
 import { type AuthMode, type RequestContext, type ServiceKind, authenticate } from '../context/request-context';
 import { type MistralErrorShape, toWireError } from '../errors/error-bodies';
@@ -80,7 +80,8 @@ export async function createHttpApp(module: unknown, opts: HttpAppOptions): Prom
   const adapter = new FastifyAdapter({
     bodyLimit: opts.bodyLimit,
     genReqId: () => `req-${randomUUID()}`,
-    disableRequestLogging: true,
+    // We log responses ourselves (4xx warn, 5xx error) instead of two lines per request.
+    logController: new LogController({ disableRequestLogging: true }),
     logger: { level: opts.logLevel, base: { app: opts.app } },
     // Clients send odd but valid URLs (double slashes, trailing slashes); be lenient like upstream.
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 1000 },
@@ -149,7 +150,8 @@ function installHooks(fastify: FastifyInstance, opts: HttpAppOptions): void {
     if (reply.statusCode >= 500) metrics.httpErrors.labels(String(reply.statusCode)).inc();
   });
 
-  fastify.setErrorHandler((error, request, reply) => sendError(opts.service, error, request, reply));
+  // NestJS installs the Fastify error handler and hands lifecycle errors (body parsing, limits) to
+  // the global filter above, so they get the same wire format.
 
   fastify.get('/healthz', async () => ({ status: 'ok' }));
   fastify.get('/readyz', async (_req, reply) => {
