@@ -11,7 +11,13 @@ export type MigrationList = NonNullable<DataSourceOptions['migrations']>;
 export type DataSourceExtras = Partial<
   Pick<
     PostgresConnectionOptions,
-    'name' | 'logging' | 'logger' | 'maxQueryExecutionTime' | 'applicationName' | 'namingStrategy' | 'subscribers'
+    | 'name'
+    | 'logging'
+    | 'logger'
+    | 'maxQueryExecutionTime'
+    | 'applicationName'
+    | 'namingStrategy'
+    | 'subscribers'
   >
 >;
 

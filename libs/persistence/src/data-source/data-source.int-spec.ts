@@ -62,7 +62,9 @@ describe.each(ENGINE_KINDS)('data source on %s', (kind) => {
   });
 
   it('applies the migrations once and records them', async () => {
-    const rows = (await t.dataSource.query('SELECT name FROM migrations ORDER BY timestamp')) as { name: string }[];
+    const rows = (await t.dataSource.query('SELECT name FROM migrations ORDER BY timestamp')) as {
+      name: string;
+    }[];
     expect(rows.map((r) => r.name)).toEqual(['CreateDsItem1700000000001', 'CreateDsCounter1700000000002']);
     expect(await t.dataSource.showMigrations()).toBe(false);
   });
@@ -83,7 +85,7 @@ describe.each(ENGINE_KINDS)('data source on %s', (kind) => {
     const loaded = await repo.findOneByOrFail({ id });
     expect(loaded.payload).toEqual(payload);
     expect(loaded.createdAt).toBeInstanceOf(Date);
-    const raw = (await t.dataSource.query('SELECT payload->\'a\'->2->>\'b\' AS b, $1::int8 AS big FROM ds_item', [
+    const raw = (await t.dataSource.query("SELECT payload->'a'->2->>'b' AS b, $1::int8 AS big FROM ds_item", [
       '9007199254740993',
     ])) as { b: string; big: string }[];
     expect(raw[0]).toEqual({ b: 'true', big: '9007199254740993' });
@@ -139,7 +141,9 @@ describe.each(ENGINE_KINDS)('data source on %s', (kind) => {
     await Promise.all(
       Array.from({ length: 20 }, () =>
         runInTransaction(t.dataSource, async (em) => {
-          const [row] = (await em.query('SELECT n FROM ds_counter WHERE id = 1 FOR UPDATE')) as { n: number }[];
+          const [row] = (await em.query('SELECT n FROM ds_counter WHERE id = 1 FOR UPDATE')) as {
+            n: number;
+          }[];
           await em.query('UPDATE ds_counter SET n = $1 WHERE id = 1', [row!.n + 1]);
         }),
       ),

@@ -47,7 +47,9 @@ export function parseDatabaseUrl(url: string): PostgresDatabaseOptions {
   try {
     parsed = new URL(url);
   } catch {
-    throw new InvalidInputError('DATABASE_URL is not a valid URL (expected postgres://user@host:port/database)');
+    throw new InvalidInputError(
+      'DATABASE_URL is not a valid URL (expected postgres://user@host:port/database)',
+    );
   }
   if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') {
     throw new InvalidInputError('DATABASE_URL must use the postgres:// or postgresql:// scheme');

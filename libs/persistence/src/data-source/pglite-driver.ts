@@ -29,7 +29,11 @@ export interface PgliteDriverOptions {
   readonly acquireTimeoutMs?: number;
 }
 
-type ConnectCallback = (err: Error | undefined, client?: pg.Client, release?: (err?: unknown) => void) => void;
+type ConnectCallback = (
+  err: Error | undefined,
+  client?: pg.Client,
+  release?: (err?: unknown) => void,
+) => void;
 
 interface Waiter {
   readonly grant: () => void;

@@ -45,7 +45,12 @@ export async function createTestDataSource(
   const entities = options.entities ?? [];
   const migrations = options.migrations ?? [];
   if (kind === 'pglite') {
-    const dataSource = await createDataSource({ kind, dataDir: PGLITE_MEMORY }, entities, migrations, options.extra);
+    const dataSource = await createDataSource(
+      { kind, dataDir: PGLITE_MEMORY },
+      entities,
+      migrations,
+      options.extra,
+    );
     return { kind, dataSource, cleanup: () => closeDataSource(dataSource) };
   }
   const adminUrl = options.postgresUrl ?? DEFAULT_TEST_POSTGRES_URL;
@@ -79,7 +84,9 @@ export async function createTestDataSource(
 }
 
 async function dropDatabase(adminUrl: string, database: string): Promise<void> {
-  await withAdminClient(adminUrl, (client) => client.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`));
+  await withAdminClient(adminUrl, (client) =>
+    client.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`),
+  );
 }
 
 async function withAdminClient<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
