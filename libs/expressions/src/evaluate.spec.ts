@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { containsExpression, evaluate, evaluateJinja, evaluateYaql, ExpressionError, prepareContext, validateExpressions } from './index';
+import { containsExpression, evaluate, evaluateJinja, evaluateYaql, ExpressionError, prepareContext, prepareLayeredContext, validateExpressions } from './index';
 
 const data = { n: 3, items: [{ n: 'a', v: 1 }, { n: 'b', v: 5 }], name: 'wf', f: 2.5, nested: { k: [1, 2] } };
 
@@ -107,6 +107,28 @@ describe('evaluateYaql / evaluateJinja', () => {
     expect(evaluateJinja('_.n + 1', data)).toBe(4);
     expect(evaluateJinja('{{ _.n + 1 }}', data)).toBe(4);
     expect(evaluateYaql('4.0 / 2', data)).toBe(2);
+    expect(evaluate('<% 1000000000 * 1000000000000 %>', data)).toBe(1e21);
+    expect(evaluate('x <% 1000000000 * 1000000000000 %>', data)).toBe('x 1000000000000000000000');
+  });
+});
+
+describe('prepareLayeredContext', () => {
+  it('looks keys up layer by layer, first hit wins (DSL-9.2)', () => {
+    const ctx = prepareLayeredContext(
+      { __task_execution: { id: 't', name: 'x' } },
+      { __env: { e: 1 } },
+      { a: 'task', shared: 'inbound' },
+      null,
+      { shared: 'global', g: true },
+      { shared: 'input', i: 0 },
+    );
+    expect(evaluate({ a: '<% $.a %>', s: '<% $.shared %>', g: '{{ _.g }}', i: '<% $.i %>', env: '<% env().e %>' }, ctx)).toEqual({
+      a: 'task',
+      s: 'inbound',
+      g: true,
+      i: 0,
+      env: 1,
+    });
   });
 });
 

@@ -75,6 +75,20 @@ export function prepareContext(data: unknown): PreparedContext {
   return new PreparedContext(fromHostSafe('', 'yaql', data));
 }
 
+/**
+ * Prepares a layered data context (DSL-9.2): top-level keys are looked up in the layers in order,
+ * the first layer holding a key wins. Layers that are not plain objects are skipped.
+ */
+export function prepareLayeredContext(...layers: unknown[]): PreparedContext {
+  const merged = new Map<unknown, unknown>();
+  for (const layer of layers) {
+    const converted = fromHostSafe('', 'yaql', layer);
+    if (!isDict(converted)) continue;
+    for (const [k, v] of converted) if (!merged.has(k)) merged.set(k, v);
+  }
+  return new PreparedContext(merged);
+}
+
 /** Whole-structure evaluation in the internal value model (floats stay floats); for tools. */
 export function evaluateNative(value: unknown, data: unknown, host: ExpressionHost = {}): unknown {
   const ctx = fromHostSafe('', 'yaql', data);

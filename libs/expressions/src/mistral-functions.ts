@@ -5,7 +5,7 @@ import { def, STDLIB } from './yaql/stdlib';
 import './yaql/datetime';
 import type { FnSlot, Invocation } from './yaql/runtime';
 import { MISSING } from './yaql/runtime';
-import { floatRepr, fromHost, isDict, isFloat, isNumber, LazySeq, num, PyFloat, PySet, toArray, toHost, truthy } from './values';
+import { floatRepr, fromHost, intRepr, isDict, isFloat, isNumber, LazySeq, num, PyFloat, PySet, toArray, toHost, truthy } from './values';
 
 /**
  * Mistral's expression functions (the `mistral.expression.functions` entry points): env, execution,
@@ -151,7 +151,7 @@ export function pyJsonDumps(v: unknown, indent: number | null, level = 0, sortKe
     const n = num(v);
     if (Number.isNaN(n)) return 'NaN';
     if (!Number.isFinite(n)) return n > 0 ? 'Infinity' : '-Infinity';
-    return isFloat(v) ? floatRepr(n) : String(n);
+    return isFloat(v) ? floatRepr(n) : intRepr(n);
   }
   if (typeof v === 'string') return jsonString(v);
   if (Array.isArray(v) || v instanceof PySet || v instanceof LazySeq) {

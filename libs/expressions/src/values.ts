@@ -305,7 +305,8 @@ export function fromHost(v: unknown, depth = 0): unknown {
     case 'boolean':
       return v;
     case 'number':
-      return v;
+      // Integral numbers beyond 2^53 can only have come from a float (JSON `1e21`): keep them floats.
+      return Number.isInteger(v) && Math.abs(v) >= 2 ** 53 ? new PyFloat(v) : v;
     case 'bigint':
       return Number(v);
     case 'object':
@@ -382,6 +383,11 @@ export function floatRepr(n: number): string {
   return s.includes('.') ? s : `${s}.0`;
 }
 
+/** Python `repr()` of an int: all digits, never exponent notation. */
+export function intRepr(n: number): string {
+  return Math.abs(n) < 1e21 ? String(n) : BigInt(n).toString();
+}
+
 /** Python `repr()` of a string. */
 export function strRepr(s: string): string {
   const quote = s.includes("'") && !s.includes('"') ? '"' : "'";
@@ -404,7 +410,7 @@ export function pyRepr(v: unknown, tuples = false): string {
   if (v === null || v === undefined) return 'None';
   if (v === true) return 'True';
   if (v === false) return 'False';
-  if (typeof v === 'number') return Number.isInteger(v) ? String(v) : floatRepr(v);
+  if (typeof v === 'number') return Number.isInteger(v) ? intRepr(v) : floatRepr(v);
   if (v instanceof PyFloat) return floatRepr(v.value);
   if (typeof v === 'string') return strRepr(v);
   if (Array.isArray(v)) {
