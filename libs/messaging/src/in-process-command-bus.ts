@@ -14,6 +14,7 @@ import {
   normalizeConsumeOptions,
   POISON_TYPE,
 } from './command-bus';
+import { FifoQueue } from './fifo-queue';
 import { describeError, isRetryableError } from './retryable';
 
 interface Envelope {
@@ -40,7 +41,7 @@ interface Consumer {
 }
 
 interface QueueState {
-  ready: Envelope[];
+  ready: FifoQueue<Envelope>;
   consumers: Consumer[];
   next: number;
   dispatchScheduled: boolean;
@@ -112,7 +113,7 @@ export class InProcessCommandBus implements CommandBus {
         this.notifyIdle(c);
       }
       if (returned.length > 0) {
-        state.ready.unshift(...returned);
+        state.ready.unshiftAll(returned);
         this.scheduleDispatch(name);
       }
     }
@@ -136,7 +137,7 @@ export class InProcessCommandBus implements CommandBus {
   private queue(name: string): QueueState {
     let state = this.queues.get(name);
     if (!state) {
-      state = { ready: [], consumers: [], next: 0, dispatchScheduled: false };
+      state = { ready: new FifoQueue(), consumers: [], next: 0, dispatchScheduled: false };
       this.queues.set(name, state);
     }
     return state;

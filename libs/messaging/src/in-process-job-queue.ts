@@ -14,6 +14,7 @@ import {
   normalizeConcurrency,
   normalizeJob,
 } from './job-queue';
+import { DueTimeHeap, FifoQueue } from './fifo-queue';
 import { isRetryableError } from './retryable';
 
 export interface InProcessJobQueueOptions {
@@ -44,8 +45,10 @@ interface WorkerState {
 
 interface QueueState {
   name: string;
-  /** Sorted by (readyAt, seq). */
-  waiting: Entry[];
+  /** Due jobs, in the order they became due. */
+  ready: FifoQueue<Entry>;
+  /** Jobs whose time has not come (delays and backoffs). */
+  delayed: DueTimeHeap<Entry>;
   workers: WorkerState[];
   next: number;
   timer?: NodeJS.Timeout;
@@ -84,7 +87,7 @@ export class InProcessJobQueue implements JobQueue {
       const until = known.get(id);
       if (until !== undefined && until > now) continue;
       known.set(id, Infinity);
-      insert(state.waiting, {
+      this.schedule(state, {
         id,
         job: j,
         data: JSON.stringify(j.data),
@@ -129,7 +132,8 @@ export class InProcessJobQueue implements JobQueue {
 
   /** Jobs waiting (delayed ones included), for tests and metrics. */
   waitingCount(queue: string): number {
-    return this.queues.get(queue)?.waiting.length ?? 0;
+    const state = this.queues.get(queue);
+    return state ? state.ready.length + state.delayed.length : 0;
   }
 
   private assertOpen(): void {
@@ -139,7 +143,7 @@ export class InProcessJobQueue implements JobQueue {
   private queue(name: string): QueueState {
     let state = this.queues.get(name);
     if (!state) {
-      state = { name, waiting: [], workers: [], next: 0 };
+      state = { name, ready: new FifoQueue(), delayed: new DueTimeHeap(), workers: [], next: 0 };
       this.queues.set(name, state);
     }
     return state;
@@ -157,18 +161,22 @@ export class InProcessJobQueue implements JobQueue {
   private dispatch(state: QueueState): void {
     if (this.closed) return;
     const now = Date.now();
-    for (let head = state.waiting[0]; head && head.readyAt <= now; head = state.waiting[0]) {
+    for (let d = state.delayed.peek(); d && d.readyAt <= now; d = state.delayed.peek()) {
+      state.delayed.pop();
+      state.ready.push(d);
+    }
+    while (state.ready.length > 0) {
       const worker = this.pickWorker(state);
-      if (!worker) break;
-      state.waiting.shift();
-      this.run(state, worker, head);
+      const entry = worker && state.ready.shift();
+      if (!worker || !entry) break;
+      this.run(state, worker, entry);
     }
     this.arm(state, now);
   }
 
   /** One timer per queue, for the earliest job not yet due. */
   private arm(state: QueueState, now: number): void {
-    const head = state.waiting[0];
+    const head = state.delayed.peek();
     if (!head || head.readyAt <= now || state.workers.length === 0) return;
     if (state.timer && state.timerAt !== undefined && state.timerAt <= head.readyAt) return;
     if (state.timer) clearTimeout(state.timer);
@@ -178,6 +186,11 @@ export class InProcessJobQueue implements JobQueue {
       state.timerAt = undefined;
       this.dispatch(state);
     }, head.readyAt - now);
+  }
+
+  private schedule(state: QueueState, entry: Entry): void {
+    if (entry.readyAt <= Date.now()) state.ready.push(entry);
+    else state.delayed.push(entry);
   }
 
   private pickWorker(state: QueueState): WorkerState | undefined {
@@ -215,7 +228,7 @@ export class InProcessJobQueue implements JobQueue {
           if (isRetryableError(error) && entry.attemptsMade < entry.job.attempts && !this.closed) {
             entry.readyAt = now + backoffDelay(entry.job.backoff, entry.attemptsMade);
             entry.seq = this.seq++;
-            insert(state.waiting, entry);
+            this.schedule(state, entry);
             return;
           }
           this.knownIds(state.name).set(entry.id, now + this.failedRetentionMs);
@@ -241,18 +254,6 @@ export class InProcessJobQueue implements JobQueue {
     }
     if (worker.running > 0) await new Promise<void>((resolve) => worker.idleWaiters.push(resolve));
   }
-}
-
-function insert(list: Entry[], entry: Entry): void {
-  let lo = 0;
-  let hi = list.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    const m = list[mid];
-    if (m && (m.readyAt < entry.readyAt || (m.readyAt === entry.readyAt && m.seq < entry.seq))) lo = mid + 1;
-    else hi = mid;
-  }
-  list.splice(lo, 0, entry);
 }
 
 function prune(known: Map<string, number>, now: number): void {
