@@ -52,7 +52,10 @@ export async function startBlockStorage(mode: Mode, env: Record<string, string> 
     await withAdmin((c) => c.query(`CREATE DATABASE "${database}"`));
     const url = new URL(POSTGRES_URL);
     url.pathname = `/${database}`;
-    runtime = await createRuntime({ mode: 'distributed', databaseUrl: url.toString(), amqpUrl: AMQP_URL, redisUrl: REDIS_URL, poolSize: 8 }, volumeApi.SCHEMA_PARTS);
+    runtime = await createRuntime(
+      { mode: 'distributed', databaseUrl: url.toString(), amqpUrl: AMQP_URL, redisUrl: REDIS_URL, poolSize: 8, queuePrefix: `${host}.` },
+      volumeApi.SCHEMA_PARTS,
+    );
   }
   const fullEnv = {
     VOLUME_API_PORT: '0',
