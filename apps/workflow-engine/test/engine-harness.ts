@@ -79,6 +79,7 @@ export class EngineInstance {
     readonly dataSource: DataSource,
     readonly bus: CommandBus,
     readonly jobs: JobQueue,
+    private readonly options: { prefetch?: number; executorConcurrency?: number } = {},
   ) {
     this.relay = new OutboxRelay(dataSource, bus, jobs, { pollIntervalMs: 200 });
     this.outbox.onCommitted(() => this.relay.notify());
@@ -86,7 +87,7 @@ export class EngineInstance {
 
   async start(): Promise<void> {
     const handler = new EngineCommandHandler(this.dataSource, this.outbox);
-    this.sub = await this.bus.consume(ENGINE_COMMAND_QUEUE, (m) => handler.handle(m), { prefetch: 16 });
+    this.sub = await this.bus.consume(ENGINE_COMMAND_QUEUE, (m) => handler.handle(m), { prefetch: this.options.prefetch ?? 16 });
     this.workers.push(
       await this.jobs.process(
         ENGINE_TIMER_QUEUE,
@@ -98,7 +99,7 @@ export class EngineInstance {
       ),
     );
     const executor = new ActionExecutor(this.dataSource, this.bus, new StandardActionRunner());
-    this.workers.push(await this.jobs.process(ACTION_JOB_QUEUE, (job) => executor.run(job), { concurrency: 20 }));
+    this.workers.push(await this.jobs.process(ACTION_JOB_QUEUE, (job) => executor.run(job), { concurrency: this.options.executorConcurrency ?? 20 }));
     await this.relay.start();
   }
 

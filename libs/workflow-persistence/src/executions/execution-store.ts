@@ -131,23 +131,24 @@ export async function insertExecution(db: SqlRunner, ex: WorkflowExecution, extr
  * any number of engine processes. Null when the execution does not exist (deleted).
  */
 export async function lockSnapshot(db: SqlRunner, executionId: string): Promise<ExecutionSnapshot | null> {
-  const exRows: Row[] = await db.query(`SELECT ${EXECUTION_COLUMNS} FROM "workflow_executions" WHERE "id" = $1 FOR UPDATE`, [
-    executionId,
-  ]);
-  const exRow = exRows[0];
+  // Lock first, in its own statement: under READ COMMITTED a statement that waited for the row lock
+  // still reads everything else from the snapshot taken before the wait, so tasks and actions are
+  // loaded by a second statement that sees every commit made before the lock was granted.
+  const locked: Row[] = await db.query(`SELECT ${EXECUTION_COLUMNS} FROM "workflow_executions" WHERE "id" = $1 FOR UPDATE`, [executionId]);
+  const exRow = locked[0];
   if (!exRow) return null;
-  const taskRows: Row[] = await db.query(`SELECT * FROM "task_executions" WHERE "workflow_execution_id" = $1 ORDER BY "seq"`, [
-    executionId,
-  ]);
-  const actionRows: Row[] = taskRows.length
-    ? await db.query(`SELECT * FROM "action_executions" WHERE "workflow_execution_id" = $1 ORDER BY "seq"`, [executionId])
-    : [];
-  const hasSubs = taskRows.some((t) => t['type'] === 'WORKFLOW');
-  const subRows: Row[] = hasSubs
-    ? await db.query(`SELECT "id", "task_execution_id", "state" FROM "workflow_executions" WHERE "parent_execution_id" = $1`, [
-        executionId,
-      ])
-    : [];
+  const rows: Row[] = await db.query(
+    `SELECT
+       (SELECT COALESCE(json_agg(t ORDER BY t."seq"), '[]') FROM "task_executions" t WHERE t."workflow_execution_id" = $1) AS "tasks",
+       (SELECT COALESCE(json_agg(a ORDER BY a."seq"), '[]') FROM "action_executions" a WHERE a."workflow_execution_id" = $1) AS "actions",
+       (SELECT COALESCE(json_agg(json_build_object('id', s."id", 'task_execution_id', s."task_execution_id", 'state', s."state")), '[]')
+          FROM "workflow_executions" s WHERE s."parent_execution_id" = $1) AS "subs"`,
+    [executionId],
+  );
+  const related = rows[0] ?? {};
+  const taskRows = parse<Row[]>(related['tasks']) ?? [];
+  const actionRows = parse<Row[]>(related['actions']) ?? [];
+  const subRows = parse<Row[]>(related['subs']) ?? [];
   return {
     execution: toWorkflowExecution(exRow),
     tasks: taskRows.map(toTaskExecution),
@@ -166,123 +167,140 @@ const TASK_INSERT_COLUMNS = `"id", "name", "workflow_execution_id", "workflow_id
   "type", "tags", "state", "state_info", "in_context", "published", "published_global", "runtime_context", "result",
   "processed", "next_tasks", "error_handled", "started_at", "finished_at", "created_at", "updated_at"`;
 
-const ACTION_INSERT_COLUMNS = `"id", "name", "workflow_execution_id", "task_execution_id", "task_name", "workflow_name",
-  "workflow_namespace", "project_id", "state", "state_info", "input", "output", "accepted", "item_index", "created_at", "updated_at"`;
+class Params {
+  readonly values: unknown[] = [];
+  add(v: unknown, cast = ''): string {
+    this.values.push(v);
+    return `$${this.values.length}${cast}`;
+  }
+}
 
-/** Writes the rows of one decision (inside the transaction that holds the execution lock). */
+/**
+ * Writes the rows of one decision (inside the transaction that holds the execution lock) in a single
+ * statement: data-modifying CTEs for the execution update, task and action inserts and updates.
+ */
 export async function applyChanges(db: SqlRunner, ex: WorkflowExecution, changes: EngineChanges): Promise<void> {
+  const p = new Params();
+  const parts: string[] = [];
   const e = changes.execution;
   if (e) {
-    await db.query(
-      `UPDATE "workflow_executions" SET "state" = $2, "state_info" = $3, "output" = $4::jsonb, "params" = $5::jsonb,
-         "context" = $6::jsonb, "var_names" = $7::jsonb, "deferred" = $8::jsonb, "updated_at" = $9::timestamptz
-       WHERE "id" = $1`,
-      [e.id, e.state, e.stateInfo, json(e.output), json(e.params), json(e.context), json(e.varNames), json(e.deferred), iso(e.updatedAt)],
-    );
+    parts.push(`UPDATE "workflow_executions" SET "state" = ${p.add(e.state)}, "state_info" = ${p.add(e.stateInfo)},
+      "output" = ${p.add(json(e.output), '::jsonb')}, "params" = ${p.add(json(e.params), '::jsonb')},
+      "context" = ${p.add(json(e.context), '::jsonb')}, "var_names" = ${p.add(json(e.varNames), '::jsonb')},
+      "deferred" = ${p.add(json(e.deferred), '::jsonb')}, "updated_at" = ${p.add(iso(e.updatedAt), '::timestamptz')}
+      WHERE "id" = ${p.add(e.id, '::uuid')} RETURNING 1`);
   }
   if (changes.tasksCreated.length) {
-    const params: unknown[] = [];
-    const values = changes.tasksCreated.map((t) => {
-      const b = params.length;
-      params.push(
-        t.id,
-        t.name,
-        t.executionId,
-        ex.workflowId,
-        ex.workflowName,
-        ex.workflowNamespace,
-        ex.projectId,
-        t.type,
-        json(t.tags),
-        t.state,
-        t.stateInfo,
-        json(t.inContext),
-        json(t.published),
-        json(t.publishedGlobal),
-        json(t.runtimeContext),
-        json(t.result),
-        t.processed,
-        json(t.nextTasks),
-        t.errorHandled,
-        iso(t.startedAt),
-        iso(t.finishedAt),
-        iso(t.createdAt),
-        iso(t.updatedAt),
-      );
-      const p = (i: number, cast = '') => `$${b + i}${cast}`;
-      return `(${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, ${p(7)}, ${p(8)}, ${p(9, '::jsonb')}, ${p(10)}, ${p(11)},
-        ${p(12, '::jsonb')}, ${p(13, '::jsonb')}, ${p(14, '::jsonb')}, ${p(15, '::jsonb')}, ${p(16, '::jsonb')}, ${p(17)},
-        ${p(18, '::jsonb')}, ${p(19)}, ${p(20, '::timestamptz')}, ${p(21, '::timestamptz')}, ${p(22, '::timestamptz')}, ${p(23, '::timestamptz')})`;
-    });
-    await db.query(`INSERT INTO "task_executions" (${TASK_INSERT_COLUMNS}) VALUES ${values.join(', ')}`, params);
-  }
-  for (const t of changes.tasksUpdated) {
-    await db.query(
-      `UPDATE "task_executions" SET "state" = $2, "state_info" = $3, "in_context" = $4::jsonb, "published" = $5::jsonb,
-         "published_global" = $6::jsonb, "runtime_context" = $7::jsonb, "result" = $8::jsonb, "processed" = $9,
-         "next_tasks" = $10::jsonb, "error_handled" = $11, "started_at" = $12::timestamptz, "finished_at" = $13::timestamptz,
-         "updated_at" = $14::timestamptz
-       WHERE "id" = $1`,
-      [
-        t.id,
-        t.state,
-        t.stateInfo,
-        json(t.inContext),
-        json(t.published),
-        json(t.publishedGlobal),
-        json(t.runtimeContext),
-        json(t.result),
-        t.processed,
-        json(t.nextTasks),
-        t.errorHandled,
-        iso(t.startedAt),
-        iso(t.finishedAt),
-        iso(t.updatedAt),
-      ],
+    const values = changes.tasksCreated.map(
+      (t) => `(${[
+        p.add(t.id, '::uuid'),
+        p.add(t.name),
+        p.add(t.executionId, '::uuid'),
+        p.add(ex.workflowId),
+        p.add(ex.workflowName),
+        p.add(ex.workflowNamespace),
+        p.add(ex.projectId),
+        p.add(t.type),
+        p.add(json(t.tags), '::jsonb'),
+        p.add(t.state),
+        p.add(t.stateInfo),
+        p.add(json(t.inContext), '::jsonb'),
+        p.add(json(t.published), '::jsonb'),
+        p.add(json(t.publishedGlobal), '::jsonb'),
+        p.add(json(t.runtimeContext), '::jsonb'),
+        p.add(json(t.result), '::jsonb'),
+        p.add(t.processed, '::boolean'),
+        p.add(json(t.nextTasks), '::jsonb'),
+        p.add(t.errorHandled, '::boolean'),
+        p.add(iso(t.startedAt), '::timestamptz'),
+        p.add(iso(t.finishedAt), '::timestamptz'),
+        p.add(iso(t.createdAt), '::timestamptz'),
+        p.add(iso(t.updatedAt), '::timestamptz'),
+      ].join(', ')})`,
     );
+    parts.push(`INSERT INTO "task_executions" (${TASK_INSERT_COLUMNS}) VALUES ${values.join(', ')} RETURNING 1`);
+  }
+  if (changes.tasksUpdated.length) {
+    const values = changes.tasksUpdated.map(
+      (t) => `(${[
+        p.add(t.id, '::uuid'),
+        p.add(t.state, '::varchar'),
+        p.add(t.stateInfo, '::text'),
+        p.add(json(t.inContext), '::jsonb'),
+        p.add(json(t.published), '::jsonb'),
+        p.add(json(t.publishedGlobal), '::jsonb'),
+        p.add(json(t.runtimeContext), '::jsonb'),
+        p.add(json(t.result), '::jsonb'),
+        p.add(t.processed, '::boolean'),
+        p.add(json(t.nextTasks), '::jsonb'),
+        p.add(t.errorHandled, '::boolean'),
+        p.add(iso(t.startedAt), '::timestamptz'),
+        p.add(iso(t.finishedAt), '::timestamptz'),
+        p.add(iso(t.updatedAt), '::timestamptz'),
+      ].join(', ')})`,
+    );
+    parts.push(`UPDATE "task_executions" AS t SET "state" = v.state, "state_info" = v.state_info, "in_context" = v.in_context,
+      "published" = v.published, "published_global" = v.published_global, "runtime_context" = v.runtime_context,
+      "result" = v.result, "processed" = v.processed, "next_tasks" = v.next_tasks, "error_handled" = v.error_handled,
+      "started_at" = v.started_at, "finished_at" = v.finished_at, "updated_at" = v.updated_at
+      FROM (VALUES ${values.join(', ')}) AS v(id, state, state_info, in_context, published, published_global, runtime_context,
+        result, processed, next_tasks, error_handled, started_at, finished_at, updated_at)
+      WHERE t."id" = v.id RETURNING 1`);
   }
   if (changes.actionsCreated.length) {
     const taskNames = new Map<string, string>();
     for (const t of [...changes.tasksCreated, ...changes.tasksUpdated]) taskNames.set(t.id, t.name);
-    const missing = changes.actionsCreated.filter((a) => !taskNames.has(a.taskExecutionId)).map((a) => a.taskExecutionId);
-    if (missing.length) {
-      const rows: Row[] = await db.query(`SELECT "id", "name" FROM "task_executions" WHERE "id" = ANY($1::uuid[])`, [missing]);
-      for (const r of rows) taskNames.set(String(r['id']), String(r['name']));
-    }
-    const params: unknown[] = [];
-    const values = changes.actionsCreated.map((a) => {
-      const b = params.length;
-      params.push(
-        a.id,
-        a.name,
-        a.executionId,
-        a.taskExecutionId,
-        taskNames.get(a.taskExecutionId) ?? null,
-        ex.workflowName,
-        ex.workflowNamespace,
-        ex.projectId,
-        a.state,
-        a.stateInfo,
-        json(a.input),
-        a.output === null ? null : json(a.output),
-        a.accepted,
-        a.itemIndex,
-        iso(a.createdAt),
-        iso(a.updatedAt),
-      );
-      const p = (i: number, cast = '') => `$${b + i}${cast}`;
-      return `(${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, ${p(7)}, ${p(8)}, ${p(9)}, ${p(10)}, ${p(11, '::jsonb')},
-        ${p(12, '::jsonb')}, ${p(13)}, ${p(14, '::integer')}, ${p(15, '::timestamptz')}, ${p(16, '::timestamptz')})`;
-    });
-    await db.query(`INSERT INTO "action_executions" (${ACTION_INSERT_COLUMNS}) VALUES ${values.join(', ')}`, params);
-  }
-  for (const a of changes.actionsUpdated) {
-    await db.query(
-      `UPDATE "action_executions" SET "state" = $2, "state_info" = $3, "output" = $4::jsonb, "accepted" = $5,
-         "updated_at" = $6::timestamptz WHERE "id" = $1`,
-      [a.id, a.state, a.stateInfo, a.output === null ? null : json(a.output), a.accepted, iso(a.updatedAt)],
+    const values = changes.actionsCreated.map(
+      (a) => `(${[
+        p.add(a.id, '::uuid'),
+        p.add(a.name, '::varchar'),
+        p.add(a.executionId, '::uuid'),
+        p.add(a.taskExecutionId, '::uuid'),
+        p.add(taskNames.get(a.taskExecutionId) ?? null, '::varchar'),
+        p.add(a.state, '::varchar'),
+        p.add(a.stateInfo, '::text'),
+        p.add(json(a.input), '::jsonb'),
+        p.add(a.output === null ? null : json(a.output), '::jsonb'),
+        p.add(a.accepted, '::boolean'),
+        p.add(a.itemIndex, '::integer'),
+        p.add(iso(a.createdAt), '::timestamptz'),
+        p.add(iso(a.updatedAt), '::timestamptz'),
+      ].join(', ')})`,
     );
+    const wf = p.add(ex.workflowName);
+    const ns = p.add(ex.workflowNamespace);
+    const project = p.add(ex.projectId);
+    parts.push(`INSERT INTO "action_executions" ("id", "name", "workflow_execution_id", "task_execution_id", "task_name", "state",
+        "state_info", "input", "output", "accepted", "item_index", "created_at", "updated_at", "workflow_name", "workflow_namespace", "project_id")
+      SELECT v.id, v.name, v.wf_ex, v.task_ex, COALESCE(v.task_name, (SELECT "name" FROM "task_executions" WHERE "id" = v.task_ex)),
+        v.state, v.state_info, v.input, v.output, v.accepted, v.item_index, v.created_at, v.updated_at, ${wf}, ${ns}, ${project}
+      FROM (VALUES ${values.join(', ')}) AS v(id, name, wf_ex, task_ex, task_name, state, state_info, input, output, accepted,
+        item_index, created_at, updated_at)
+      RETURNING 1`);
   }
+  if (changes.actionsUpdated.length) {
+    const values = changes.actionsUpdated.map(
+      (a) => `(${[
+        p.add(a.id, '::uuid'),
+        p.add(a.state, '::varchar'),
+        p.add(a.stateInfo, '::text'),
+        p.add(a.output === null ? null : json(a.output), '::jsonb'),
+        p.add(a.accepted, '::boolean'),
+        p.add(iso(a.updatedAt), '::timestamptz'),
+      ].join(', ')})`,
+    );
+    parts.push(`UPDATE "action_executions" AS a SET "state" = v.state, "state_info" = v.state_info, "output" = v.output,
+        "accepted" = v.accepted, "updated_at" = v.updated_at
+      FROM (VALUES ${values.join(', ')}) AS v(id, state, state_info, output, accepted, updated_at)
+      WHERE a."id" = v.id RETURNING 1`);
+  }
+  if (parts.length === 0) return;
+  if (parts.length === 1) {
+    await db.query(parts[0]!, p.values);
+    return;
+  }
+  const ctes = parts.map((sql, i) => `w${i} AS (${sql})`).join(',\n');
+  await db.query(`WITH ${ctes} SELECT 1`, p.values);
 }
 
 /** The execution a task execution belongs to (routing a child's completion to its parent). */

@@ -1,0 +1,35 @@
+/**
+ * A standalone engine process for multi-process tests and benchmarks: PostgreSQL from DATABASE_URL,
+ * RabbitMQ (AMQP_URL) and BullMQ (REDIS_URL, prefix BULL_PREFIX). Prints "ready" once consuming.
+ */
+import 'reflect-metadata';
+import { DataSource } from 'typeorm';
+import { BullMqJobQueue, RabbitMqCommandBus } from '@osc/messaging';
+import { EngineInstance } from './engine-harness';
+
+async function main(): Promise<void> {
+  const dataSource = new DataSource({ type: 'postgres', url: process.env['DATABASE_URL'], extra: { max: Number(process.env['DB_POOL'] ?? 20) } });
+  await dataSource.initialize();
+  const bus = new RabbitMqCommandBus({ url: process.env['AMQP_URL'] ?? 'amqp://guest:guest@127.0.0.1:5672' });
+  const jobs = new BullMqJobQueue({ url: process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379', prefix: process.env['BULL_PREFIX'] ?? 'osc' });
+  const engine = new EngineInstance(dataSource, bus, jobs, {
+    prefetch: Number(process.env['PREFETCH'] ?? 32),
+    executorConcurrency: Number(process.env['EXECUTOR_CONCURRENCY'] ?? 50),
+  });
+  await engine.start();
+  process.stdout.write('ready\n');
+  const stop = async () => {
+    await engine.stop();
+    await bus.close();
+    await jobs.close();
+    await dataSource.destroy();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop());
+  process.once('SIGINT', () => void stop());
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`engine process failed: ${String(e)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,169 @@
+/**
+ * Engine benchmark (issue 6): seq10 — N executions of a workflow of 10 sequential std.noop tasks,
+ * started by C concurrent clients, each waiting for its execution to finish before starting the next.
+ * Reports executions/s, task transitions/s (each task goes IDLE→RUNNING→SUCCESS: 2 transitions) and
+ * p50/p95 latency from creation to SUCCESS; and fanout — a 100-way parallel fan-out joined by one task.
+ *
+ * Modes:
+ *   distributed — PostgreSQL + RabbitMQ + BullMQ, engines in E separate processes;
+ *   inprocess   — PostgreSQL + in-process bus and job queue, one engine in this process.
+ * Executions are created as POST /v2/executions does (row + start command in one transaction).
+ *
+ *   node -r @swc-node/register bench/engine/run.ts --mode=distributed --n=500 --clients=8 --engines=2
+ */
+import 'reflect-metadata';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import path from 'node:path';
+import { InProcessCommandBus, InProcessJobQueue, OutboxRelay, OutboxWriter, RabbitMqCommandBus, BullMqJobQueue } from '@osc/messaging';
+import {
+  EngineInstance,
+  createEngineDatabase,
+  startExecution,
+  storeWorkflows,
+} from '../../apps/workflow-engine/test/engine-harness';
+
+const arg = (name: string, dflt: string): string =>
+  process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? dflt;
+
+const mode = arg('mode', 'inprocess') as 'distributed' | 'inprocess';
+const N = Number(arg('n', '300'));
+const CLIENTS = Number(arg('clients', '8'));
+const ENGINES = Number(arg('engines', '2'));
+const FANOUT = Number(arg('fanout', '100'));
+
+const seq10 = `
+version: '2.0'
+seq10:
+  tasks:
+${Array.from({ length: 10 }, (_, i) => `    t${i}:\n      action: std.noop\n${i < 9 ? `      on-success: t${i + 1}\n` : ''}`).join('')}`;
+
+const fanout = `
+version: '2.0'
+fanout:
+  tasks:
+${Array.from({ length: FANOUT }, (_, i) => `    b${i}:\n      action: std.noop\n      on-success: j\n`).join('')}    j:
+      join: all
+      action: std.noop
+`;
+
+const pct = (xs: number[], p: number): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? 0;
+};
+
+async function main(): Promise<void> {
+  const db = await createEngineDatabase();
+  const ds = db.dataSource;
+  await storeWorkflows(ds, seq10);
+  await storeWorkflows(ds, fanout);
+  const children: ChildProcess[] = [];
+  let local: EngineInstance | undefined;
+  let close: () => Promise<void>;
+  const outbox = new OutboxWriter();
+  let relay: OutboxRelay;
+  if (mode === 'inprocess') {
+    const bus = new InProcessCommandBus();
+    const jobs = new InProcessJobQueue();
+    local = new EngineInstance(ds, bus, jobs, { prefetch: 64, executorConcurrency: 50 });
+    await local.start();
+    relay = local.relay;
+    outbox.onCommitted(() => relay.notify());
+    close = async () => {
+      await local!.stop();
+      await bus.close();
+      await jobs.close();
+    };
+  } else {
+    const prefix = `bench${Date.now()}`;
+    for (let i = 0; i < ENGINES; i++) {
+      const child = spawn(process.execPath, ['-r', '@swc-node/register', path.join(__dirname, '../../apps/workflow-engine/test/engine-process.ts')], {
+        env: { ...process.env, DATABASE_URL: db.url, BULL_PREFIX: prefix, PREFETCH: '64', EXECUTOR_CONCURRENCY: '64', DB_POOL: '10' },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      children.push(child);
+      await new Promise<void>((resolve, reject) => {
+        child.stdout!.on('data', (d) => String(d).includes('ready') && resolve());
+        child.once('exit', (code) => reject(new Error(`engine exited ${code}`)));
+      });
+    }
+    const bus = new RabbitMqCommandBus({ url: 'amqp://guest:guest@127.0.0.1:5672' });
+    const jobs = new BullMqJobQueue({ url: 'redis://127.0.0.1:6379', prefix });
+    relay = new OutboxRelay(ds, bus, jobs, { pollIntervalMs: 100 });
+    outbox.onCommitted(() => relay.notify());
+    await relay.start();
+    close = async () => {
+      await relay.stop();
+      for (const c of children) c.kill('SIGTERM');
+      await Promise.all(children.map((c) => new Promise((r) => c.once('exit', r))));
+      await bus.close();
+      await jobs.close();
+    };
+  }
+
+  const waitDone = async (id: string): Promise<string> => {
+    for (;;) {
+      const rows: { state: string }[] = await ds.query(`SELECT "state" FROM "workflow_executions" WHERE "id" = $1`, [id]);
+      const s = rows[0]?.state;
+      if (s && s !== 'RUNNING') return s;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  };
+
+  // warm-up
+  await Promise.all(Array.from({ length: CLIENTS }, async () => waitDone(await startExecution(ds, outbox, 'seq10'))));
+
+  const latencies: number[] = [];
+  let started = 0;
+  let failed = 0;
+  const t0 = Date.now();
+  await Promise.all(
+    Array.from({ length: CLIENTS }, async () => {
+      while (started < N) {
+        started++;
+        const s = Date.now();
+        const id = await startExecution(ds, outbox, 'seq10');
+        if ((await waitDone(id)) !== 'SUCCESS') failed++;
+        latencies.push(Date.now() - s);
+      }
+    }),
+  );
+  const seconds = (Date.now() - t0) / 1000;
+  const seq = {
+    executions: N,
+    failed,
+    seconds: Number(seconds.toFixed(2)),
+    executions_per_s: Number((N / seconds).toFixed(1)),
+    task_transitions_per_s: Number(((N * 10 * 2) / seconds).toFixed(0)),
+    latency_ms: { p50: pct(latencies, 50), p95: pct(latencies, 95), max: pct(latencies, 100) },
+  };
+
+  const f0 = Date.now();
+  const fid = await startExecution(ds, outbox, 'fanout');
+  const fstate = await waitDone(fid);
+  const fan = { branches: FANOUT, state: fstate, seconds: Number(((Date.now() - f0) / 1000).toFixed(2)) };
+
+  await close();
+  await db.drop();
+
+  const result = {
+    mode,
+    engines: mode === 'distributed' ? ENGINES : 1,
+    clients: CLIENTS,
+    machine: `${require('node:os').cpus().length} cores`,
+    at: new Date().toISOString(),
+    seq10: seq,
+    fanout: fan,
+  };
+  process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  const file = path.join(__dirname, '../results/engine.json');
+  mkdirSync(path.dirname(file), { recursive: true });
+  const all = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>) : {};
+  all[mode] = result;
+  writeFileSync(file, `${JSON.stringify(all, null, 2)}\n`);
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+  process.exit(1);
+});
