@@ -1,2 +1,3 @@
 export * from './dsl';
 export * from './engine';
+export * from './cron';
