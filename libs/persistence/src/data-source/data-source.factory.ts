@@ -2,7 +2,7 @@ import { DataSource, type DataSourceOptions } from 'typeorm';
 import { type PostgresConnectionOptions } from 'typeorm/driver/postgres/PostgresConnectionOptions';
 import { type DatabaseOptions } from './database-options';
 import { createPgliteDriver } from './pglite-driver';
-import { openPglite } from './pglite-instance';
+import { closePglite, openPglite } from './pglite-instance';
 
 export type EntityList = NonNullable<DataSourceOptions['entities']>;
 export type MigrationList = NonNullable<DataSourceOptions['migrations']>;
@@ -60,7 +60,7 @@ export async function createDataSource(
     try {
       await dataSource.initialize();
     } catch (err) {
-      await pglite.close().catch(() => undefined);
+      await closePglite(pglite).catch(() => undefined);
       throw err;
     }
   }

@@ -4,6 +4,7 @@ import { type PGlite } from '@electric-sql/pglite';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import { InternalError, TransientError } from '@osc/errors';
 import pg from 'pg';
+import { closePglite } from './pglite-instance';
 
 /**
  * A `pg`-compatible driver module over one PGlite instance, handed to TypeORM's postgres driver
@@ -192,7 +193,7 @@ export class PglitePool extends EventEmitter {
     const client = this.client;
     this.client = undefined;
     if (client) await client.end().catch(() => undefined);
-    if (this.options.ownsPglite ?? true) await this.pglite.close();
+    if (this.options.ownsPglite ?? true) await closePglite(this.pglite);
   }
 }
 

@@ -1,9 +1,10 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { PGlite } from '@electric-sql/pglite';
 import { pgcrypto } from '@electric-sql/pglite/contrib/pgcrypto';
+import { ConflictError } from '@osc/errors';
 
 /** The in-memory data directory of PGlite (nothing is written to disk). */
 export const PGLITE_MEMORY = 'memory://';
@@ -23,8 +24,66 @@ export async function openPglite(dataDir: string): Promise<PGlite> {
   const inMemory = dataDir.startsWith(PGLITE_MEMORY);
   const fresh = inMemory || !existsSync(join(dataDir, 'PG_VERSION'));
   if (!inMemory) mkdirSync(dataDir, { recursive: true });
-  const loadDataDir = fresh ? await freshClusterDump() : undefined;
-  return PGlite.create({ dataDir, extensions, ...(loadDataDir ? { loadDataDir } : {}) });
+  const unlock = inMemory ? () => undefined : lockDataDir(dataDir);
+  try {
+    const loadDataDir = fresh ? await freshClusterDump() : undefined;
+    const pglite = await PGlite.create({ dataDir, extensions, ...(loadDataDir ? { loadDataDir } : {}) });
+    unlockers.set(pglite, unlock);
+    return pglite;
+  } catch (err) {
+    unlock();
+    throw err;
+  }
+}
+
+/** Closes a PGlite opened by {@link openPglite} and gives its data folder back. */
+export async function closePglite(pglite: PGlite): Promise<void> {
+  try {
+    await pglite.close();
+  } finally {
+    unlockers.get(pglite)?.();
+    unlockers.delete(pglite);
+  }
+}
+
+const unlockers = new WeakMap<PGlite, () => void>();
+const openDirs = new Set<string>();
+const LOCK_FILE = 'osc.lock';
+
+/**
+ * PGlite has no postmaster to stop a second writer: two instances on one folder corrupt it. One
+ * instance per folder per process (share the data source), and a pid lock file against a second
+ * process; a lock left by a dead process is taken over.
+ */
+function lockDataDir(dataDir: string): () => void {
+  const key = resolve(dataDir);
+  if (openDirs.has(key)) {
+    throw new ConflictError(
+      `The data folder ${dataDir} is already open in this process; share its data source`,
+    );
+  }
+  const file = join(key, LOCK_FILE);
+  if (existsSync(file)) {
+    const pid = Number(readFileSync(file, 'utf8').trim());
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid)) {
+      throw new ConflictError(`The data folder ${dataDir} is in use by process ${pid}`);
+    }
+  }
+  writeFileSync(file, String(process.pid));
+  openDirs.add(key);
+  return () => {
+    if (!openDirs.delete(key)) return;
+    rmSync(file, { force: true });
+  };
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 /** A tarball of a freshly initialised PGlite cluster with pgcrypto installed. */

@@ -1,6 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ConflictError } from '@osc/errors';
 import { type MigrationInterface, type QueryRunner } from 'typeorm';
 import { closeDataSource, createDataSource } from './data-source.factory';
 
@@ -38,5 +39,34 @@ describe('embedded engine on disk', () => {
     } finally {
       await closeDataSource(second);
     }
+  });
+
+  it('refuses a second opener of the same folder, in this process or a live other one', async () => {
+    const dataDir = join(dir, 'locked');
+    const ds = await createDataSource({ kind: 'pglite', dataDir }, [], []);
+    try {
+      expect(existsSync(join(dataDir, 'osc.lock'))).toBe(true);
+      await expect(createDataSource({ kind: 'pglite', dataDir }, [], [])).rejects.toBeInstanceOf(
+        ConflictError,
+      );
+    } finally {
+      await closeDataSource(ds);
+    }
+    expect(existsSync(join(dataDir, 'osc.lock'))).toBe(false);
+
+    const other = join(dir, 'other');
+    mkdirSync(other);
+    writeFileSync(join(other, 'osc.lock'), String(process.ppid));
+    await expect(createDataSource({ kind: 'pglite', dataDir: other }, [], [])).rejects.toThrow(
+      `is in use by process ${process.ppid}`,
+    );
+  });
+
+  it('takes over a lock left by a dead process', async () => {
+    const dataDir = join(dir, 'stale');
+    mkdirSync(dataDir);
+    writeFileSync(join(dataDir, 'osc.lock'), '999999999');
+    const ds = await createDataSource({ kind: 'pglite', dataDir }, [], []);
+    await closeDataSource(ds);
   });
 });
