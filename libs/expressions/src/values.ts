@@ -109,6 +109,23 @@ export function markTuple<T extends unknown[]>(a: T): T {
   Object.defineProperty(a, TUPLE, { value: true, enumerable: false });
   return a;
 }
+const ITER = Symbol('iterator');
+/**
+ * Marks an array as the result of a lazy yaql query (a Python iterator): it cannot be indexed and
+ * equals nothing but itself, as in the reference; everything else treats it as a list.
+ */
+export function markIter<T extends unknown[]>(a: T): T {
+  Object.defineProperty(a, ITER, { value: true, enumerable: false });
+  return a;
+}
+export const isIter = (v: unknown): boolean => Array.isArray(v) && (v as unknown as Record<symbol, unknown>)[ITER] === true;
+const PYLIST = Symbol('pylist');
+/** Marks an array as a Python list inside yaql (where collections are otherwise tuples). */
+export function markPyList<T extends unknown[]>(a: T): T {
+  Object.defineProperty(a, PYLIST, { value: true, enumerable: false });
+  return a;
+}
+const isPyList = (v: unknown): boolean => Array.isArray(v) && (v as unknown as Record<symbol, unknown>)[PYLIST] === true;
 export const isTuple = (v: unknown): boolean => Array.isArray(v) && (v as unknown as Record<symbol, unknown>)[TUPLE] === true;
 
 /** Upper bound on how many items a lazy sequence may yield before we give up (yaql limitIterators). */
@@ -165,6 +182,8 @@ export function dictHas(d: PyDict, k: unknown): boolean {
 export function truthy(v: unknown): boolean {
   if (v === null || v === undefined || v === false) return false;
   if (v === true) return true;
+  // A Python iterator is always true, even when it would yield nothing.
+  if (isIter(v)) return true;
   if (typeof v === 'number') return v !== 0;
   if (v instanceof PyFloat) return v.value !== 0;
   if (typeof v === 'string') return v.length > 0;
@@ -184,6 +203,7 @@ export function pyEquals(a: unknown, b: unknown): boolean {
   if (an !== undefined && bn !== undefined) return an === bn;
   if (typeof a === 'string' || typeof b === 'string') return false;
   if (Array.isArray(a) && Array.isArray(b)) {
+    if (isIter(a) || isIter(b)) return false;
     if (a.length !== b.length) return false;
     for (let i = 0; i < a.length; i++) if (!pyEquals(a[i], b[i])) return false;
     return true;
@@ -415,7 +435,7 @@ export function pyRepr(v: unknown, tuples = false): string {
   if (typeof v === 'string') return strRepr(v);
   if (Array.isArray(v)) {
     const inner = v.map((x) => pyRepr(x, tuples));
-    if (!tuples && !isTuple(v)) return `[${inner.join(', ')}]`;
+    if ((!tuples && !isTuple(v)) || isPyList(v)) return `[${inner.join(', ')}]`;
     return inner.length === 1 ? `(${inner[0]},)` : `(${inner.join(', ')})`;
   }
   if (v instanceof Map) {

@@ -37,13 +37,20 @@ const sortDeep = (v: unknown): unknown => {
   return v;
 };
 
+/**
+ * Known deviation: yaql queries are lazy generators, ours are computed eagerly. A query whose
+ * result is never iterated (only tested for truth, compared or type-checked) cannot fail in the
+ * reference, while ours fails if computing it fails. Each entry must still fail here.
+ */
+const EAGER_QUERY_DEVIATIONS = new Set(["$.e != not $.pairs.where($ > 1) and len('a')"]);
+
 function runSuite(file: string, evaluate: (expr: string, data: unknown) => unknown): void {
   const golden = load(file);
   const defaultData = fromHost(golden.defaultContext);
   describe(file, () => {
     it.each(golden.cases.map((c, i) => [i, c.expr, c] as const))('#%i %s', (_i, _expr, c) => {
       const data = 'context' in c ? fromHost(c.context) : defaultData;
-      if (c.error !== undefined) {
+      if (c.error !== undefined || EAGER_QUERY_DEVIATIONS.has(c.expr)) {
         expect(() => evaluate(c.expr, data)).toThrow(ExpressionError);
         return;
       }
@@ -64,6 +71,7 @@ function runSuite(file: string, evaluate: (expr: string, data: unknown) => unkno
 }
 
 runSuite('yaql.json', (e, d) => evaluateYaqlNative(e, d));
+runSuite('yaql-random.json', (e, d) => evaluateYaqlNative(e, d));
 runSuite('render.json', (e, d) => evaluateStringNative(e, d, {}));
 
 runSuite('jinja.json', (e, d) => evaluateJinjaString(e, d, {}));

@@ -228,6 +228,7 @@ DEFAULT = {
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from golden_cases import JINJA_CASES, RENDER_CASES, YAQL_CASES  # noqa: E402
+from golden_random import random_cases  # noqa: E402
 
 
 def build(cases, fn):
@@ -247,6 +248,7 @@ def main():
         'yaql.json': build(YAQL_CASES, yaql_eval),
         'jinja.json': build(JINJA_CASES, jinja_eval),
         'render.json': build(RENDER_CASES, inline_yaql),
+        'yaql-random.json': build(random_cases(1, 3000), yaql_eval),
     }
     for name, cases in files.items():
         doc = {'generator': 'libs/expressions/tools/gen-golden.py', 'defaultContext': DEFAULT, 'cases': cases}

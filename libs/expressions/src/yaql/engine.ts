@@ -1,8 +1,8 @@
-import { EvalFailure, ExpressionError, SyntaxFailure } from '../errors';
+import { EvalFailure, ExpressionError, fail, SyntaxFailure } from '../errors';
 import type { ExpressionHost } from '../host';
 import { LruCache } from '../lru';
 import { MISTRAL_YAQL_FUNCTIONS } from '../mistral-functions';
-import { fromHost, isDict, toHost } from '../values';
+import { fromHost, isDict, PySet, toHost } from '../values';
 import { parseYaql } from './parser';
 import { asFailure, compile, type Compiled, LetFrame, type Runtime, Scope } from './runtime';
 
@@ -41,6 +41,21 @@ export function yaqlSyntaxError(text: string): string | null {
 }
 
 /**
+ * yaql's output conversion turns the tuples and dicts inside a set into lists and dicts, which
+ * Python cannot hash: a result set holding collections fails, as in the reference.
+ */
+function checkOutput(v: unknown, depth = 0): void {
+  if (depth > 100) return;
+  if (v instanceof PySet) {
+    for (const x of v.values()) {
+      if (Array.isArray(x)) fail("unhashable type: 'list'", 'TypeError');
+      if (isDict(x)) fail("unhashable type: 'dict'", 'TypeError');
+    }
+  } else if (Array.isArray(v)) for (const x of v) checkOutput(x, depth + 1);
+  else if (isDict(v)) for (const x of v.values()) checkOutput(x, depth + 1);
+}
+
+/**
  * Evaluates one YAQL expression (without `<% %>`) against already converted data and returns a
  * value of the internal model. Mistral: `$` is the data, `$__env`/`$__execution`/
  * `$__task_execution` are context variables taken from the data.
@@ -56,7 +71,9 @@ export function evaluateYaqlNative(expr: string, data: unknown, host: Expression
       for (const k of ['__env', '__execution', '__task_execution']) scope.vars.set(k, data.has(k) ? data.get(k) : null);
     }
     const result = compiled(scope);
-    return result instanceof LetFrame ? null : result;
+    if (result instanceof LetFrame) return null;
+    checkOutput(result);
+    return result;
   } catch (e) {
     if (e instanceof ExpressionError) throw e;
     const reason = e instanceof SyntaxFailure ? e.message : asFailure(e).message;

@@ -1,6 +1,6 @@
 import { EvalFailure, fail } from '../errors';
 import type { ExpressionHost } from '../host';
-import { dictGet, dictHas, dictKey, isDict, LazySeq, PyDateTime, pyRepr, PySet, PyTimespan, toArray, truthy as truthyFast } from '../values';
+import { dictGet, dictHas, dictKey, isDict, isIter, LazySeq, PyDateTime, pyRepr, PySet, PyTimespan, toArray, truthy as truthyFast } from '../values';
 import { dateProperty } from '../datetime';
 import type { Arg, Node } from './parser';
 
@@ -212,7 +212,7 @@ export function indexValue(obj: unknown, key: unknown, dflt: unknown = MISSING):
     if (dflt !== MISSING) return dflt;
     return fail(pyRepr(dictKey(key)), 'KeyError');
   }
-  if (dflt === MISSING && Array.isArray(obj) && typeof key === 'number' && Number.isInteger(key)) {
+  if (dflt === MISSING && Array.isArray(obj) && !isIter(obj) && typeof key === 'number' && Number.isInteger(key)) {
     const i = key < 0 ? obj.length + key : key;
     if (i < 0 || i >= obj.length) fail('tuple index out of range', 'IndexError');
     return obj[i];

@@ -9,9 +9,12 @@ import {
   isDict,
   isFloat,
   isInt,
+  isIter,
   isNumber,
   iterate,
   LazySeq,
+  markIter,
+  markPyList,
   mkFloat,
   num,
   pyCompare,
@@ -47,7 +50,29 @@ export function def(functions: Map<string, FnSlot>, names: string | string[], ki
     functions.set(name, slot);
   }
 }
-const reg = (names: string | string[], kind: 'F' | 'M' | 'MF', sig: string, impl: Impl) => def(STDLIB, names, kind, sig, impl);
+/** yaql functions whose result is a lazy iterator (not indexable, equal only to itself). */
+const ITERATOR_RESULTS = new Set([
+  'where', 'filter', 'select', 'map', 'selectMany', 'skip', 'take', 'limit', 'skipWhile', 'takeWhile', 'orderBy',
+  'orderByDescending', 'thenBy', 'thenByDescending', 'distinct', 'enumerate', 'zip', 'zipLongest', 'flatten', 'append',
+  'reverse', 'range', 'keys', 'values', 'items', 'groupBy', 'accumulate', 'slice', 'splitWhere', 'sliceWhere', 'repeat',
+  'generate', 'insertMany', 'replaceMany', 'selectAllCases', 'concat', 'delete',
+]);
+/** yaql functions that return a Python list (rendered `[...]` by str(), not as a tuple). */
+const LIST_RESULTS = new Set(['split', 'rightSplit', 'splitAt', 'insert', 'toCharArray']);
+const reg = (names: string | string[], kind: 'F' | 'M' | 'MF', sig: string, impl: Impl) => {
+  const first = Array.isArray(names) ? names[0]! : names;
+  if (LIST_RESULTS.has(first)) {
+    return def(STDLIB, names, kind, sig, (args, inv) => {
+      const r = impl(args, inv);
+      return Array.isArray(r) ? markPyList(r) : r;
+    });
+  }
+  if (!ITERATOR_RESULTS.has(first)) return def(STDLIB, names, kind, sig, impl);
+  return def(STDLIB, names, kind, sig, (args, inv) => {
+    const r = impl(args, inv);
+    return Array.isArray(r) ? markIter(r) : r;
+  });
+};
 
 const given = (v: unknown): boolean => v !== MISSING;
 const noMatch = (name: string): never => fail(`No function "${name}" matches supplied arguments`, 'NoMatchingFunctionException');
@@ -117,6 +142,11 @@ function pyMod(l: unknown, r: unknown): unknown {
 
 function repeat(l: unknown, r: unknown): unknown {
   if (isNumber(l) && isNumber(r)) return arith(l, r, (a, b) => a * b);
+  // Only real sequences repeat (not iterators or sets); Python's bool counts as an int here.
+  const isSequence = (v: unknown) => Array.isArray(v) && !isIter(v);
+  if (typeof r === 'boolean' && (typeof l === 'string' || isSequence(l))) r = r ? 1 : 0;
+  if (typeof l === 'boolean' && (typeof r === 'string' || isSequence(r))) l = l ? 1 : 0;
+  if ((isSeq(l) && !isSequence(l)) || (isSeq(r) && !isSequence(r))) return noMatch('#operator_*');
   if (typeof l === 'string' && isInt(r)) return l.repeat(checkSize(Math.max(0, r) * l.length, 'string') && Math.max(0, r));
   if (isInt(l) && typeof r === 'string') return r.repeat(checkSize(Math.max(0, l) * r.length, 'string') && Math.max(0, l));
   if (isSeq(l) && isInt(r)) return repeatList(toArray(l), r);
@@ -223,7 +253,14 @@ reg('dict', 'F', '*args, **kwargs', (args, inv) => {
   return mappingToDict(args, inv.kwargs, 'dict');
 });
 reg('list', 'F', '*args', (args) => [...args]);
-reg('set', 'F', '*args', (args) => new PySet(args.flatMap((a) => (isSeq(a) ? toArray(a) : [a]))));
+reg('set', 'F', '*args', (args) => {
+  const out = new PySet();
+  for (const a of args) {
+    if (isIter(a) || a instanceof LazySeq) for (const x of toArray(a)) out.add(x);
+    else out.add(a);
+  }
+  return out;
+});
 reg('let', 'F', '*args, **kwargs', (args, inv) => {
   const s = inv.scope.child();
   args.forEach((v, i) => s.vars.set(String(i + 1), v));
@@ -559,7 +596,7 @@ reg('sum', 'M', 'collection, initial?', ([c, init]) => {
   for (let i = given(init) ? 0 : 1; i < a.length; i++) acc = add(acc, a[i]);
   return acc;
 });
-reg('any', 'MF', 'collection, predicate?:λ', ([c, p]) => needIter(c, 'any').some((x) => truthy(lambdaOr(p, id)(x))));
+reg('any', 'MF', 'collection, predicate?:λ', ([c, p]) => needIter(c, 'any').some((x) => !given(p) || truthy((p as Lambda)(x))));
 reg('all', 'MF', 'collection, predicate?:λ', ([c, p]) => needIter(c, 'all').every((x) => truthy(lambdaOr(p, id)(x))));
 reg('contains', 'M', 'collection, value', ([c, v]) => needIter(c, 'contains').some((x) => pyEquals(x, v)));
 reg('indexOf', 'M', 'collection, item, start?, length?', ([c, item, start, length]) => {
