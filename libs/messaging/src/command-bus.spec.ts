@@ -1,5 +1,11 @@
 import { InvalidInputError, InvalidStateError, NotFoundError, TransientError } from '@osc/errors';
-import { assertQueueName, decodeCommand, encodeCommand, normalizeConsumeOptions } from './command-bus';
+import {
+  assertQueueName,
+  decodeCommand,
+  encodeCommand,
+  normalizeConsumeOptions,
+  retryDelay,
+} from './command-bus';
 import { backoffDelay, normalizeJob } from './job-queue';
 import { isRetryableError } from './retryable';
 
@@ -51,9 +57,18 @@ describe('command envelope', () => {
     expect(() => assertQueueName(name)).not.toThrow();
   });
   it('fills consume defaults and rejects bad values', () => {
-    expect(normalizeConsumeOptions(undefined)).toEqual({ prefetch: 20, maxDeliveries: 5 });
+    expect(normalizeConsumeOptions(undefined)).toEqual({ prefetch: 20, maxDeliveries: 5, retryDelayMs: 250 });
+    expect(() => normalizeConsumeOptions({ retryDelayMs: -1 })).toThrow(InvalidInputError);
     expect(() => normalizeConsumeOptions({ maxDeliveries: 0 })).toThrow(InvalidInputError);
     expect(() => normalizeConsumeOptions({ prefetch: 1.5 })).toThrow(InvalidInputError);
+  });
+});
+
+describe('retryDelay', () => {
+  it('doubles per delivery and is capped at 30 s', () => {
+    expect([1, 2, 3, 4].map((n) => retryDelay(250, n))).toEqual([250, 500, 1000, 2000]);
+    expect(retryDelay(250, 20)).toBe(30_000);
+    expect(retryDelay(0, 3)).toBe(0);
   });
 });
 

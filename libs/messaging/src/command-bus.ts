@@ -26,6 +26,12 @@ export interface ConsumeOptions {
   prefetch?: number;
   /** Deliveries (first one included) before a failing message goes to `<queue>.dlq`. Default {@link DEFAULT_MAX_DELIVERIES}. */
   maxDeliveries?: number;
+  /**
+   * Wait before giving a message back after a retryable failure: `retryDelayMs * 2^(n-1)` after
+   * delivery n, at most {@link MAX_RETRY_DELAY_MS}. The message keeps its prefetch slot meanwhile
+   * (back-pressure while a dependency is down). 0 = at once. Default {@link DEFAULT_RETRY_DELAY_MS}.
+   */
+  retryDelayMs?: number;
 }
 
 export interface Subscription {
@@ -57,6 +63,13 @@ export interface CommandBus {
 
 export const DEFAULT_PREFETCH = 20;
 export const DEFAULT_MAX_DELIVERIES = 5;
+export const DEFAULT_RETRY_DELAY_MS = 250;
+export const MAX_RETRY_DELAY_MS = 30_000;
+
+/** Wait after failed delivery `deliveryCount` (1-based) before the message is given back. */
+export function retryDelay(retryDelayMs: number, deliveryCount: number): number {
+  return Math.min(MAX_RETRY_DELAY_MS, retryDelayMs * 2 ** (deliveryCount - 1));
+}
 export const DEAD_LETTER_SUFFIX = '.dlq';
 
 export const deadLetterQueueOf = (queue: string): string => `${queue}${DEAD_LETTER_SUFFIX}`;
@@ -77,13 +90,17 @@ export function assertQueueName(queue: string): void {
 export function normalizeConsumeOptions(opts: ConsumeOptions | undefined): Required<ConsumeOptions> {
   const prefetch = opts?.prefetch ?? DEFAULT_PREFETCH;
   const maxDeliveries = opts?.maxDeliveries ?? DEFAULT_MAX_DELIVERIES;
+  const retryDelayMs = opts?.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS;
+  if (!Number.isFinite(retryDelayMs) || retryDelayMs < 0) {
+    throw new InvalidInputError(`retryDelayMs must be >= 0, got ${retryDelayMs}`);
+  }
   if (!Number.isInteger(prefetch) || prefetch < 1 || prefetch > 65535) {
     throw new InvalidInputError(`prefetch must be an integer from 1 to 65535, got ${prefetch}`);
   }
   if (!Number.isInteger(maxDeliveries) || maxDeliveries < 1) {
     throw new InvalidInputError(`maxDeliveries must be a positive integer, got ${maxDeliveries}`);
   }
-  return { prefetch, maxDeliveries };
+  return { prefetch, maxDeliveries, retryDelayMs };
 }
 
 /** The wire body of a command: the headers travel separately (AMQP headers / envelope field). */

@@ -13,6 +13,7 @@ import {
   isDeadLetterQueue,
   normalizeConsumeOptions,
   POISON_TYPE,
+  retryDelay,
 } from './command-bus';
 import { FifoQueue } from './fifo-queue';
 import { describeError, isRetryableError } from './retryable';
@@ -33,6 +34,7 @@ interface Consumer {
   handler: CommandHandler;
   prefetch: number;
   maxDeliveries: number;
+  retryDelayMs: number;
   /** One entry per delivery (not per envelope: an abandoned delivery of a message redelivered here must not ack it). */
   inFlight: Set<Delivery>;
   cancelled: boolean;
@@ -78,13 +80,14 @@ export class InProcessCommandBus implements CommandBus {
   async consume(queue: string, handler: CommandHandler, opts?: ConsumeOptions): Promise<Subscription> {
     this.assertOpen();
     assertQueueName(queue);
-    const { prefetch, maxDeliveries } = normalizeConsumeOptions(opts);
+    const { prefetch, maxDeliveries, retryDelayMs } = normalizeConsumeOptions(opts);
     const state = this.queue(queue);
     const consumer: Consumer = {
       queue,
       handler,
       prefetch,
       maxDeliveries,
+      retryDelayMs,
       inFlight: new Set(),
       cancelled: false,
       idleWaiters: [],
@@ -224,15 +227,25 @@ export class InProcessCommandBus implements CommandBus {
 
   private settle(consumer: Consumer, delivery: Delivery, error: unknown, failed: boolean): void {
     // A message whose delivery was abandoned (connection loss) is no longer ours to ack or nack.
-    if (!consumer.inFlight.delete(delivery)) return;
+    if (!consumer.inFlight.has(delivery)) return;
     const { envelope } = delivery;
-    if (failed) {
-      if (isRetryableError(error) && envelope.deliveries < consumer.maxDeliveries) {
+    if (failed && isRetryableError(error) && envelope.deliveries < consumer.maxDeliveries) {
+      const wait = retryDelay(consumer.retryDelayMs, envelope.deliveries);
+      // The message keeps its place among the consumer's unacked ones until it is given back.
+      const giveBack = () => {
+        if (!consumer.inFlight.delete(delivery)) return;
         this.queue(consumer.queue).ready.push(envelope);
-      } else {
-        const reason: DeadLetterReason = isRetryableError(error) ? 'delivery-limit' : 'rejected';
-        this.deadLetter(consumer.queue, envelope, reason, describeError(error));
-      }
+        this.notifyIdle(consumer);
+        this.scheduleDispatch(consumer.queue);
+      };
+      if (wait > 0) setTimeout(giveBack, wait);
+      else giveBack();
+      return;
+    }
+    consumer.inFlight.delete(delivery);
+    if (failed) {
+      const reason: DeadLetterReason = isRetryableError(error) ? 'delivery-limit' : 'rejected';
+      this.deadLetter(consumer.queue, envelope, reason, describeError(error));
     }
     this.notifyIdle(consumer);
     this.scheduleDispatch(consumer.queue);

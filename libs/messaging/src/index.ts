@@ -8,6 +8,7 @@ export {
   type DeadLetterReason,
   DEFAULT_MAX_DELIVERIES,
   DEFAULT_PREFETCH,
+  DEFAULT_RETRY_DELAY_MS,
   POISON_TYPE,
   deadLetterQueueOf,
   isDeadLetterQueue,

@@ -15,6 +15,7 @@ import {
   isDeadLetterQueue,
   normalizeConsumeOptions,
   POISON_TYPE,
+  retryDelay,
 } from './command-bus';
 import { type MessagingLogger, stderrLogger } from './logger';
 import { describeError, isRetryableError } from './retryable';
@@ -38,6 +39,7 @@ interface ConsumerState {
   handler: CommandHandler;
   prefetch: number;
   maxDeliveries: number;
+  retryDelayMs: number;
   wrapper?: ChannelWrapper;
   /** The channel currently delivering to us and our tag on it; replaced after every reconnect. */
   current?: { channel: Channel; consumerTag: string };
@@ -142,12 +144,13 @@ export class RabbitMqCommandBus implements CommandBus {
   async consume(queue: string, handler: CommandHandler, opts?: ConsumeOptions): Promise<Subscription> {
     this.assertOpen();
     assertQueueName(queue);
-    const { prefetch, maxDeliveries } = normalizeConsumeOptions(opts);
+    const { prefetch, maxDeliveries, retryDelayMs } = normalizeConsumeOptions(opts);
     const state: ConsumerState = {
       queue,
       handler,
       prefetch,
       maxDeliveries,
+      retryDelayMs,
       cancelled: false,
       inFlight: 0,
       idleWaiters: [],
@@ -348,6 +351,9 @@ export class RabbitMqCommandBus implements CommandBus {
       settle(channel, () => channel.ack(m));
     } catch (error) {
       if (isRetryableError(error) && deliveryCount < state.maxDeliveries) {
+        // Hold the message (and its prefetch slot) for the backoff, then give it back.
+        const wait = retryDelay(state.retryDelayMs, deliveryCount);
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
         settle(channel, () => channel.nack(m, false, true));
       } else {
         const reason: DeadLetterReason = isRetryableError(error) ? 'delivery-limit' : 'rejected';

@@ -92,6 +92,30 @@ export function commandBusContract(h: CommandBusHarness): void {
     expect(await h.messageCount(bus, dlq)).toBe(0);
   });
 
+  it('waits the retry delay, doubling it, before each redelivery, holding the prefetch slot', async () => {
+    const at: number[] = [];
+    const other: number[] = [];
+    await bus.publish(queue, [msg(1), msg(2)]);
+    await bus.consume(
+      queue,
+      async (m, info) => {
+        if (m.id === 'm-2') {
+          other.push(Date.now());
+          return;
+        }
+        at.push(Date.now());
+        if (info.deliveryCount < 3) throw new TransientError('busy');
+      },
+      { prefetch: 1, retryDelayMs: 150 },
+    );
+    await waitFor('third delivery', () => at.length === 3);
+    expect(at[1]! - at[0]!).toBeGreaterThanOrEqual(150);
+    expect(at[2]! - at[1]!).toBeGreaterThanOrEqual(300);
+    // with prefetch 1 the waiting message kept the only slot: m-2 came after the first back-off
+    await waitFor('the other message', () => other.length === 1);
+    expect(other[0]!).toBeGreaterThanOrEqual(at[0]! + 150);
+  });
+
   it('treats an unclassified error as retryable', async () => {
     const counts: number[] = [];
     await bus.publish(queue, msg(1));
