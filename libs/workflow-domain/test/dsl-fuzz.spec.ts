@@ -94,7 +94,7 @@ describe('fuzz: parsing never crashes', () => {
         parsesOrRejects(dumpYaml({ version: '2.0', wf: value }));
         parsesOrRejects(dumpYaml({ version: '2.0', wf: { tasks: { t1: value } } }));
       }),
-      { numRuns: 400, seed: 20261123 },
+      { numRuns: 250, seed: 20261123 },
     );
   });
 
@@ -111,7 +111,7 @@ describe('fuzz: parsing never crashes', () => {
         const pos = at % (text.length + 1);
         parsesOrRejects(text.slice(0, pos) + insert + text.slice(pos + cut));
       }),
-      { numRuns: 600, seed: 42 },
+      { numRuns: 400, seed: 42 },
     );
   });
 
@@ -120,7 +120,7 @@ describe('fuzz: parsing never crashes', () => {
       fc.property(fc.string({ maxLength: 200 }), (text) => {
         parsesOrRejects(text);
       }),
-      { numRuns: 300, seed: 7 },
+      { numRuns: 200, seed: 7 },
     );
   });
 

@@ -75,7 +75,7 @@ const workbookRows: Row[] = [
     'workbook action expression',
     `${WB}actions:\n  a1:\n    base: std.echo\n    base-input:\n      output: <% $.( %>\n`,
     'actions.a1.base-input.output',
-    "missing ')'",
+    'Invalid YAQL expression',
     'expression',
   ],
 ];
@@ -131,21 +131,21 @@ const actionRows: Row[] = [
     'action output expression',
     "version: '2.0'\na1:\n  base: std.noop\n  output: <% $.[ %>\n",
     'actions.a1.output',
-    "missing ']'",
+    'Invalid YAQL expression',
     'expression',
   ],
   [
     'action nested output expression',
     "version: '2.0'\na1:\n  base: std.noop\n  output:\n    r: [<% $.( %>]\n",
     'actions.a1.output.r[0]',
-    "missing ')'",
+    'Invalid YAQL expression',
     'expression',
   ],
   [
     'action base inline expression',
     "version: '2.0'\na1:\n  base: std.echo output=<% $.( %>\n",
     'actions.a1.base.output',
-    "missing ')'",
+    'Invalid YAQL expression',
     'expression',
   ],
   [

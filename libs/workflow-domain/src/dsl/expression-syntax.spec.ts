@@ -40,7 +40,8 @@ describe('checkBalancedDelimiters', () => {
 
 describe('validateExpressionText', () => {
   it('rejects mixed languages in one string', () => {
-    expect(validateExpressionText('<% 1 %> {{ 2 }}')[0]).toMatch(/Mixing expression types/);
+    expect(validateExpressionText('<% 1 %> {{ 2 }}')[0]).toMatch(/already contains an expression/);
+    expect(checkBalancedDelimiters('<% 1 %> {{ 2 }}')[0]).toMatch(/Mixing expression types/);
   });
 
   it('ignores non-strings and plain strings without calling the validator', () => {
@@ -54,5 +55,16 @@ describe('validateExpressionText', () => {
     expect(calls).toEqual([]);
     expect(validateExpressionText('<% 1 %>', v)).toEqual([]);
     expect(calls).toEqual(['<% 1 %>']);
+  });
+});
+
+describe('a failing validator', () => {
+  it('becomes an issue instead of an exception', () => {
+    const boom = (): string[] => {
+      throw new Error('boom');
+    };
+    expect(validateExpressionText('<% 1 %>', boom)).toEqual([
+      'Expression could not be validated [expression=<% 1 %>, error=boom]',
+    ]);
   });
 });

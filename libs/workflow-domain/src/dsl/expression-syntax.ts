@@ -1,8 +1,10 @@
+import { validateExpressions } from '@osc/expressions';
+
 /**
  * Recognition and syntax checking of expressions inside definition strings (DSL-8.1, DSL-8.6).
- * The full YAQL/Jinja grammars live in `@osc/expressions`; the check used here is pluggable so that the
- * DSL does not depend on the evaluator's readiness: until one is installed, a delimiter/bracket/quote
- * balance check runs.
+ * The YAQL/Jinja grammars live in `@osc/expressions` (`validateExpressions`, the default); the check is
+ * pluggable, and a cheaper delimiter/bracket/quote balance check ({@link checkBalancedDelimiters}) exists
+ * for callers that want no grammar check.
  */
 
 /** Returns the syntax errors of every expression found in `text` (empty when fine). */
@@ -60,6 +62,11 @@ const checkBody = (body: string, language: string, quotes: string): string | und
  */
 export const checkBalancedDelimiters: ExpressionValidator = (text) => {
   const errors: string[] = [];
+  if (containsJinja(text) && containsYaql(text)) {
+    errors.push(
+      "The line already contains an expression of type 'jinja'. Mixing expression types in a single line is not allowed.",
+    );
+  }
   const scan = (open: string, close: string, language: string, quotes: string): void => {
     let from = 0;
     for (;;) {
@@ -86,21 +93,24 @@ export const checkBalancedDelimiters: ExpressionValidator = (text) => {
   return errors;
 };
 
-let installed: ExpressionValidator = checkBalancedDelimiters;
+/** The default check: the YAQL and Jinja grammars of `@osc/expressions` (mixing languages is an error too). */
+export const grammarCheck: ExpressionValidator = (text) => validateExpressions(text);
+
+let installed: ExpressionValidator = grammarCheck;
 
 /**
- * Installs the expression grammar check (e.g. `validateExpressions` of `@osc/expressions`); without an
- * argument the balanced-delimiter check is restored. Process-wide: call it once at start-up.
+ * Replaces the expression syntax check process-wide; without an argument the grammar check of
+ * `@osc/expressions` is restored. Meant for start-up configuration and tests.
  */
 export const setExpressionValidator = (fn?: ExpressionValidator): void => {
-  installed = fn ?? checkBalancedDelimiters;
+  installed = fn ?? grammarCheck;
 };
 
 export const getExpressionValidator = (): ExpressionValidator => installed;
 
 /**
- * Mistral `expr.validate`: a string mixing both languages is rejected, then the grammar check runs.
- * Non-strings and strings without any delimiter are accepted without calling the validator.
+ * Mistral `expr.validate` for one value: the validator's messages (duplicates dropped). Non-strings and
+ * strings without any delimiter are accepted without calling the validator.
  */
 export const validateExpressionText = (
   text: unknown,
@@ -108,12 +118,10 @@ export const validateExpressionText = (
 ): string[] => {
   if (typeof text !== 'string') return [];
   if (!text.includes('<%') && !text.includes('{{') && !text.includes('{%')) return [];
-  const errors: string[] = [];
-  if (containsJinja(text) && containsYaql(text)) {
-    errors.push(
-      "The line already contains an expression of type 'jinja'. Mixing expression types in a single line is not allowed.",
-    );
+  try {
+    return [...new Set(validator(text))];
+  } catch (e) {
+    // A validator must answer with messages; if it fails, the definition is still rejected cleanly.
+    return [`Expression could not be validated [expression=${text}, error=${(e as Error).message}]`];
   }
-  for (const e of validator(text)) if (!errors.includes(e)) errors.push(e);
-  return errors;
 };

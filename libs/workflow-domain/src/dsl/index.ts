@@ -16,6 +16,7 @@ export {
   setExpressionValidator,
   getExpressionValidator,
   checkBalancedDelimiters,
+  grammarCheck,
   validateExpressionText,
   isExpression,
   type ExpressionValidator,
