@@ -124,6 +124,17 @@ describe('fuzz: parsing never crashes', () => {
     );
   });
 
+  it('deep nesting is a validation error or a model, never a stack overflow', () => {
+    for (const n of [50, 3000]) {
+      parsesOrRejects(
+        `version: '2.0'\nwf:\n  vars:\n    x: ${'['.repeat(n)}${']'.repeat(n)}\n  tasks:\n    t1: {action: std.noop}\n`,
+      );
+      let block = "version: '2.0'\nwf:\n  vars:\n    x:\n";
+      for (let i = 0; i < n / 10; i++) block += `${' '.repeat(6 + i * 2)}- \n`;
+      parsesOrRejects(`${block}  tasks:\n    t1: {action: std.noop}\n`);
+    }
+  });
+
   it('validateDefinition returns issues instead of throwing', () => {
     expect(validateDefinition('workflows', 'version: 3\nwf: {}\n')[0]!.kind).toBe('version');
     expect(validateDefinition('workbook', "version: '2.0'\nname: wb\n")).toEqual([]);
