@@ -2,3 +2,4 @@ export * from './tokens';
 export * from './runtime';
 export * from './runtime.module';
 export * from './bootstrap';
+export * from './app-root';
