@@ -164,7 +164,14 @@ function afterMarker(
     if (last === undefined) return;
     terms.push(`(${[...keys.slice(0, i).map((__, j) => equal(j)), last].join(' AND ')})`);
   });
-  return terms.length > 0 ? `(${terms.join(' OR ')})` : 'FALSE';
+  if (terms.length === 0) return 'FALSE';
+  const first = keys[0]!;
+  // Implied by the terms; stated so an index led by the first key bounds the scan.
+  const bound =
+    !first.column.field.nullable && !isNull[0]
+      ? `${first.column.expr} ${first.dir === 'asc' ? '>=' : '<='} ${valueOf(first.column)} AND `
+      : '';
+  return `(${bound}(${terms.join(' OR ')}))`;
 }
 
 class ParamNames {
