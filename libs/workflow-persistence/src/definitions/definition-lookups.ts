@@ -28,7 +28,7 @@ export async function findWorkflowForRun(
   const byId = UUID_LIKE.test(ref.identifier) ? `"id" = $1::uuid OR ` : '';
   const rows: StoredWorkflow[] = await db.query(
     `SELECT "id", "name", "namespace", "project_id" AS "projectId", "scope", "spec", "definition" FROM "workflow_definitions"
-      WHERE (${byId}("name" = $1 AND "namespace" IN ($2, ''))) AND ${visible(ref.visibility, '$3')}
+      WHERE (${byId}("name" = $1::text AND "namespace" IN ($2, ''))) AND ${visible(ref.visibility, '$3')}
       ORDER BY ("namespace" = $2) DESC, ("project_id" = $3) DESC LIMIT 1`,
     params,
   );
