@@ -1,5 +1,48 @@
-import { Module } from '@nestjs/common';
+import { type DynamicModule, Inject, Injectable, Logger, Module, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import type { OutboxWriter } from '@osc/messaging';
+import { CLOCK, type Clock, DATA_SOURCE, OUTBOX_WRITER } from '@osc/platform';
+import type { CronSchedulerConfig } from './config';
+import { CronPoller } from './firing/cron-poller';
+import { CronTriggerFiring } from './firing/cron-trigger-firing';
+
+export const CRON_SCHEDULER_CONFIG = Symbol('CRON_SCHEDULER_CONFIG');
+
+/** Starts the firing loop when the app boots and stops it (finishing the batch in flight) on shutdown. */
+@Injectable()
+export class CronSchedulerRunner implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger('cron-scheduler');
+  readonly firing: CronTriggerFiring;
+  readonly poller: CronPoller;
+
+  constructor(
+    @Inject(DATA_SOURCE) db: DataSource,
+    @Inject(OUTBOX_WRITER) outbox: OutboxWriter,
+    @Inject(CLOCK) clock: Clock,
+    @Inject(CRON_SCHEDULER_CONFIG) config: CronSchedulerConfig,
+  ) {
+    const log = (level: 'warn' | 'error', message: string) => (level === 'warn' ? this.logger.warn(message) : this.logger.error(message));
+    this.firing = new CronTriggerFiring(db, outbox, clock, { batchSize: config.firing.batchSize, log });
+    this.poller = new CronPoller(db, this.firing, clock, { maxSleepMs: config.firing.maxSleepMs, busySleepMs: config.firing.busySleepMs, log });
+  }
+
+  onApplicationBootstrap(): void {
+    this.poller.start();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.poller.stop();
+  }
+}
 
 /** Fires due cron triggers exactly once across replicas. */
 @Module({})
-export class CronSchedulerModule {}
+export class CronSchedulerModule {
+  static forRoot(config: CronSchedulerConfig): DynamicModule {
+    return {
+      module: CronSchedulerModule,
+      providers: [{ provide: CRON_SCHEDULER_CONFIG, useValue: config }, CronSchedulerRunner],
+      exports: [CronSchedulerRunner],
+    };
+  }
+}

@@ -3,13 +3,15 @@ import { type Runtime, RuntimeModule, type RunningApp, startHttpApp, startWorker
 import type { CronSchedulerConfig } from './config';
 import { CronSchedulerModule } from './cron-scheduler.module';
 
-export { loadConfig, loadInfraConfig, type CronSchedulerConfig } from './config';
-export { CronSchedulerModule } from './cron-scheduler.module';
+export { DEFAULT_FIRING, loadConfig, loadInfraConfig, type CronSchedulerConfig } from './config';
+export { CRON_SCHEDULER_CONFIG, CronSchedulerModule, CronSchedulerRunner } from './cron-scheduler.module';
+export { CronTriggerFiring, type CronFiringOptions, type FiredTrigger } from './firing/cron-trigger-firing';
+export { CronPoller, type CronPollerOptions } from './firing/cron-poller';
 
 @Module({})
 class CronSchedulerRoot {
-  static with(runtime: Runtime): DynamicModule {
-    return { module: CronSchedulerRoot, imports: [RuntimeModule.forRoot(runtime), CronSchedulerModule] };
+  static with(runtime: Runtime, config: CronSchedulerConfig): DynamicModule {
+    return { module: CronSchedulerRoot, imports: [RuntimeModule.forRoot(runtime), CronSchedulerModule.forRoot(config)] };
   }
 }
 
@@ -18,7 +20,7 @@ class CronSchedulerRoot {
  * /metrics on its health port; inside the embedded process it runs without a port.
  */
 export function startCronScheduler(config: CronSchedulerConfig, runtime: Runtime, opts: { http: boolean }): Promise<RunningApp> {
-  const root = CronSchedulerRoot.with(runtime);
+  const root = CronSchedulerRoot.with(runtime, config);
   if (!opts.http) return startWorkerContext('cron-scheduler', root);
   return startHttpApp(root, {
     app: 'cron-scheduler',

@@ -1,2 +1,3 @@
 export * from './definitions';
 export * from './executions';
+export * from './cron';
