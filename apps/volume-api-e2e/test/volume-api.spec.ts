@@ -56,6 +56,19 @@ describe.each(MODES)('block storage v3 over HTTP (%s)', (mode) => {
       expect((await api.raw('GET', `${bs.base}/v3/not-hex!/types`)).status).toBe(404);
       expect((await api.raw('GET', `${bs.base}/v3/${admin.project}/nothing-here`)).body).toEqual({ itemNotFound: { code: 404, message: 'The resource could not be found.' } });
     });
+    it('serves v2 at 3.0 behaviour without microversion headers', async () => {
+      const r = await api.raw('GET', `${bs.base}/v2/${admin.project}/types`, undefined, { 'openstack-api-version': 'volume 3.71' });
+      expect(r.status).toBe(200);
+      expect(r.headers.get('openstack-api-version')).toBeNull();
+      expect(r.body.volume_types.length).toBeGreaterThan(0);
+      expect((await api.raw('GET', `${bs.base}/v2/`)).body.versions[0].id).toBe('v2.0');
+    });
+    it('refuses non-JSON bodies with 415', async () => {
+      const r = await api.post('/volumes', '<volume/>', { 'content-type': 'application/xml' });
+      expect(r.status).toBe(415);
+      expect(r.body).toEqual({ badMediaType: { code: 415, message: 'Unsupported Content-Type' } });
+      expect((await api.post('/volumes', 'size=1', { 'content-type': 'text/plain' })).status).toBe(415);
+    });
     it('lists extensions', async () => {
       const r = await api.get('/extensions');
       expect(r.status).toBe(200);
@@ -109,6 +122,18 @@ describe.each(MODES)('block storage v3 over HTTP (%s)', (mode) => {
       expect(second.body.volume_types[0].name > first.body.volume_types[1].name).toBe(true);
       expect((await api.get('/types?limit=x')).body).toEqual({ badRequest: { code: 400, message: 'limit param must be an integer' } });
       expect((await api.get('/types?sort=bogus')).status).toBe(400);
+    });
+    it('filters type lists by is_public for admins only', async () => {
+      const priv = (await api.post('/types', { volume_type: { name: 'is-public-e2e', 'os-volume-type-access:is_public': false } })).body.volume_type;
+      const names = async (c: Client, q: string) => (await c.get(`/types${q}`)).body.volume_types.map((t: any) => t.name);
+      expect(await names(api, '')).not.toContain(priv.name);
+      expect(await names(api, '?is_public=false')).toContain(priv.name);
+      expect(await names(api, '?is_public=false')).not.toContain('__DEFAULT__');
+      expect(await names(api, '?is_public=None')).toEqual(expect.arrayContaining([priv.name, '__DEFAULT__']));
+      expect((await api.get('/types?is_public=maybe')).status).toBe(400);
+      const member = api.as(memberOf(newProject()));
+      expect(await names(member, '?is_public=false')).not.toContain(priv.name);
+      expect((await member.get('/types?bogus=1')).status).toBe(400);
     });
     it('refuses type management to members and hides private types', async () => {
       const p = newProject();

@@ -25,6 +25,9 @@ const typeSortExpr = (key: string, alias: string): string => {
   return `${alias}."${key}"`;
 };
 
+/** A type row with its extra specs as one JSON object, in one round trip. */
+const TYPE_SELECT = `SELECT t.*, (SELECT jsonb_object_agg(s.key, s.value) FROM "volume_type_extra_specs" s WHERE s.volume_type_id = t.id) AS extra_specs FROM "volume_types" t`;
+
 const visibleSql = (scope: TypeScope, alias: string, p: Params): string =>
   scope.isAdmin
     ? 'TRUE'
@@ -32,34 +35,29 @@ const visibleSql = (scope: TypeScope, alias: string, p: Params): string =>
 
 /** Volume types with their extra specs, access grants, encryption and per-project defaults. */
 export class VolumeTypeRepository {
-  private async withSpecs(db: Queryable, rows: Row[]): Promise<StoredVolumeType[]> {
-    if (rows.length === 0) return [];
-    const specs = rowsOf<Row>(
-      await db.query(`SELECT volume_type_id, key, value FROM "volume_type_extra_specs" WHERE volume_type_id = ANY($1::uuid[]) ORDER BY key`, [rows.map((r) => r['id'])]),
-    );
-    const byType = new Map<string, Record<string, string | null>>();
-    for (const s of specs) {
-      const m = byType.get(s['volume_type_id']) ?? {};
-      m[s['key']] = s['value'] ?? null;
-      byType.set(s['volume_type_id'], m);
-    }
+  /** Rows selected with {@link TYPE_SELECT} (specs aggregated in the same query) → values. */
+  private toTypes(rows: Row[]): StoredVolumeType[] {
     return rows.map((r) => ({
       id: r['id'],
       name: r['name'],
       description: r['description'] ?? null,
       isPublic: r['is_public'] === true,
       qosSpecsId: r['qos_specs_id'] ?? null,
-      extraSpecs: byType.get(r['id']) ?? {},
+      extraSpecs: (r['extra_specs'] as Record<string, string | null> | null) ?? {},
       createdAt: r['created_at'],
       updatedAt: r['updated_at'] ?? null,
     }));
+  }
+
+  private async withSpecs(_db: Queryable, rows: Row[]): Promise<StoredVolumeType[]> {
+    return this.toTypes(rows);
   }
 
   /** A type by id (if the text is a UUID) or by name, visible to `scope`; null otherwise. */
   async findVisible(db: Queryable, idOrName: string, scope: TypeScope): Promise<StoredVolumeType | null> {
     const p = new Params();
     const key = isUuid(idOrName) ? `t.id = ${p.add(idOrName.toLowerCase())}::uuid` : `t.name = ${p.add(idOrName)}`;
-    const rows = rowsOf<Row>(await db.query(`SELECT t.* FROM "volume_types" t WHERE ${key} AND t.deleted = false AND ${visibleSql(scope, 't', p)}`, p.values));
+    const rows = rowsOf<Row>(await db.query(`${TYPE_SELECT} WHERE ${key} AND t.deleted = false AND ${visibleSql(scope, 't', p)}`, p.values));
     return (await this.withSpecs(db, rows))[0] ?? null;
   }
 
@@ -94,7 +92,7 @@ export class VolumeTypeRepository {
     if (paging.marker !== null) where.push(afterMarker(paging.sort, typeSortExpr, 't', 'volume_types', paging.marker, p));
     const rows = rowsOf<Row>(
       await db.query(
-        `SELECT t.* FROM "volume_types" t WHERE ${where.join(' AND ')} ORDER BY ${orderBy(paging.sort, typeSortExpr, 't')} LIMIT ${p.add(paging.limit)} OFFSET ${p.add(paging.offset)}`,
+        `${TYPE_SELECT} WHERE ${where.join(' AND ')} ORDER BY ${orderBy(paging.sort, typeSortExpr, 't')} LIMIT ${p.add(paging.limit)} OFFSET ${p.add(paging.offset)}`,
         p.values,
       ),
     );

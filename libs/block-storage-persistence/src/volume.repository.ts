@@ -301,6 +301,22 @@ export class VolumeRepository {
     return affectedOf(r) > 0;
   }
 
+  /** Live volumes on a back end in one of `statuses` (restart recovery, BS-8.6.2). */
+  async listOnBackend(db: Queryable, backend: string, statuses: readonly string[]): Promise<StoredVolume[]> {
+    const rows = rowsOf<Row>(
+      await db.query(`${VOLUME_SELECT} WHERE v.deleted = false AND v.host LIKE $1 AND v.status = ANY($2::varchar[])`, [`${likeEscape(backend)}#%`, [...statuses]]),
+    );
+    return rows.map(toVolume);
+  }
+
+  /** Live snapshots on a back end in one of `statuses`. */
+  async snapshotsOnBackend(db: Queryable, backend: string, statuses: readonly string[]): Promise<StoredSnapshot[]> {
+    const rows = rowsOf<Row>(
+      await db.query(`SELECT * FROM "snapshots" WHERE deleted = false AND host LIKE $1 AND status = ANY($2::varchar[])`, [`${likeEscape(backend)}#%`, [...statuses]]),
+    );
+    return rows.map(toSnapshot);
+  }
+
   /** Sum of the sizes of live volumes on a back end (its provisioned capacity). */
   async provisionedOn(db: Queryable, backend: string): Promise<number> {
     const r = rowsOf<Row>(await db.query(`SELECT COALESCE(sum(size), 0)::bigint AS s FROM "volumes" WHERE deleted = false AND host LIKE $1`, [`${likeEscape(backend)}#%`]));

@@ -77,6 +77,38 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
     this.timer = setInterval(() => void this.reportStats().catch((e: unknown) => this.log.warn(`stats report failed: ${String(e)}`)), this.config.statsIntervalSeconds * 1000);
     this.timer.unref();
     this.worker = await this.jobs.process(backendJobQueue(this.backend), (job) => this.handle(job), { concurrency: this.config.concurrency });
+    await this.recover();
+  }
+
+  /**
+   * BS-8.6.2: after a restart, work this back end owns that is stuck in a transitional status is
+   * driven again. Job ids match the ones the API and scheduler use, so a job still queued is not
+   * doubled; handlers are idempotent anyway. An interrupted extend (its target size is only in the
+   * lost job) ends in `error_extending`.
+   */
+  async recover(): Promise<void> {
+    const queue = backendJobQueue(this.backend);
+    for (const v of await this.volumes.listOnBackend(this.db, this.backend, ['creating', 'deleting', 'extending'])) {
+      if (v.status === 'creating' && v.host !== null) {
+        const source = v.sourceVolid !== null ? { kind: 'volume' as const, id: v.sourceVolid, backend: this.backend } : v.snapshotId !== null ? { kind: 'snapshot' as const, id: v.snapshotId, backend: this.backend } : { kind: 'none' as const };
+        const job: VolumeCreateJob = {
+          volumeId: v.id,
+          pool: v.host,
+          schedule: { volumeId: v.id, size: v.size, availabilityZone: v.availabilityZone, extraSpecs: {}, source, excludedPools: [], attempt: MAX_SCHEDULE_ATTEMPTS },
+        };
+        await this.jobs.add(queue, { id: `volume-recover-${v.id}`, name: VOLUME_CREATE_JOB, data: job });
+      } else if (v.status === 'deleting') {
+        await this.jobs.add(queue, { id: `volume-delete-${v.id}`, name: VOLUME_DELETE_JOB, data: { volumeId: v.id } });
+      } else if (v.status === 'extending') {
+        await this.volumes.compareAndSetStatus(this.db, v.id, ['extending'], 'error_extending', this.clock.now(), {
+          error_reason: 'The extend was interrupted by a restart of the volume back end.',
+        });
+      }
+    }
+    for (const s of await this.volumes.snapshotsOnBackend(this.db, this.backend, ['creating', 'deleting'])) {
+      const name = s.status === 'creating' ? SNAPSHOT_CREATE_JOB : SNAPSHOT_DELETE_JOB;
+      await this.jobs.add(queue, { id: `snapshot-${s.status === 'creating' ? 'create' : 'delete'}-${s.id}`, name, data: { snapshotId: s.id } });
+    }
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -169,7 +201,11 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
       shared_targets: false,
       provider_id: null,
     });
-    if (!done) await removeFile(file);
+    if (!done) {
+      // Lost the race: keep the file if another run of this job made the volume available here.
+      const now = await this.volumes.findById(this.db, v.id, null);
+      if (!now || now.host !== data.pool) await removeFile(file);
+    }
     void this.reportStats().catch(() => undefined);
   }
 

@@ -8,7 +8,7 @@ import {
   type Microversion,
   type ViewContext,
 } from '@osc/block-storage-domain';
-import { InvalidInputError, NotFoundError, UnauthorizedError } from '@osc/errors';
+import { InvalidInputError, NotFoundError, UnauthorizedError, UnsupportedMediaTypeError } from '@osc/errors';
 import { requestBaseUrl, type RequestContext } from '@osc/http-common';
 
 declare module 'fastify' {
@@ -45,6 +45,7 @@ export async function volumeApiOnRequest(request: FastifyRequest, reply: Fastify
   const path = request.url.split('?', 1)[0] ?? '/';
   const segments = path.split('/').filter((s) => s.length > 0);
   const root = segments[0];
+  if (root === 'v2' || root === 'v3') assertJsonBody(request);
   if (root === 'v2') {
     request.volumeApiPrefix = 'v2';
     request.volumeMicroversion = DEFAULT_MICROVERSION;
@@ -75,6 +76,18 @@ export async function volumeApiOnRequest(request: FastifyRequest, reply: Fastify
   }
   request.volumeProjectSegment = first;
   checkProject(request, first);
+}
+
+const JSON_TYPES = ['application/json', 'application/vnd.openstack.volume+json'];
+
+/** BS-1.5: a body of another content type → 415 (a body without any content type reads as absent). */
+function assertJsonBody(request: FastifyRequest): void {
+  const type = request.headers['content-type'];
+  if (type === undefined) return;
+  const length = Number(request.headers['content-length'] ?? 0);
+  if (!(length > 0) && request.headers['transfer-encoding'] === undefined) return;
+  const base = (type.split(';', 1)[0] ?? '').trim().toLowerCase();
+  if (!JSON_TYPES.includes(base)) throw new UnsupportedMediaTypeError('Unsupported Content-Type');
 }
 
 function checkProject(request: FastifyRequest, segment: string | undefined): void {
