@@ -32,13 +32,16 @@ async function startProduct(dataDir: string): Promise<{ child: ChildProcess; bas
   const deadline = Date.now() + 60_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`product exited early:\n${out}`);
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`workflow API not ready in time:\n${out}`);
+    }
     try {
       const res = await fetch(`${base}/readyz`);
       if (res.status === 200) break;
     } catch {
       // not listening yet
     }
-    if (Date.now() > deadline) throw new Error(`workflow API not ready in time:\n${out}`);
     await new Promise((r) => setTimeout(r, 200));
   }
   return { child, base, output: () => out };
@@ -91,5 +94,5 @@ describe('embedded mode restart', () => {
     } finally {
       expect(await stop(second.child)).toBe(0);
     }
-  });
+  }, 180_000);
 });
