@@ -644,6 +644,29 @@ wf:
     expect(sim.execution(id).state).toBe('SUCCESS');
   });
 
+  it('join 1 runs once even when the second inbound task arrives later', () => {
+    const cat = catalog(`
+version: '2.0'
+wf:
+  tasks:
+    a:
+      on-success: j
+    b:
+      action: std.async_noop
+      on-success: j
+    j:
+      join: 1
+`);
+    const sim = new EngineSimulator(cat);
+    const id = sim.create('wf');
+    sim.run();
+    const [b] = sim.asyncActions;
+    sim.send(id, { type: 'action-completed', taskExecutionId: b!.taskExecutionId, actionExecutionId: b!.actionExecutionId, state: 'SUCCESS' });
+    sim.run();
+    expect(sim.tasksOf(id).filter((t) => t.name === 'j')).toHaveLength(1);
+    expect(sim.execution(id).state).toBe('SUCCESS');
+  });
+
   it('a join waits in WAITING with the names it is blocked by', () => {
     const cat = catalog(`
 version: '2.0'

@@ -848,7 +848,14 @@ class Decider {
     const spec = this.spec(target);
     const trigger = { task_id: from.id, event };
     if (spec.join !== undefined && spec.join !== 0) {
-      let join = this.tasks.find((t) => t.name === target && t.state === 'WAITING' && !t.runtimeContext['retry_task_policy']);
+      // One join execution takes one arrival per inbound task: a later arrival from a task that has
+      // not arrived yet joins the existing execution (a no-op once it ran, as for `join: 1`); a new
+      // execution is made only when every existing one already has this inbound task (loops).
+      const arrivedFrom = (t: TaskExecution) =>
+        ((t.runtimeContext['triggered_by'] as { task_id: string }[] | undefined) ?? []).some(
+          (x) => this.task(x.task_id)?.name === from.name,
+        );
+      let join = this.tasks.find((t) => t.name === target && !arrivedFrom(t));
       if (!join) join = this.createTask(target, {}, [], 'WAITING');
       const triggered = (join.runtimeContext['triggered_by'] as { task_id: string; event: string }[]) ?? [];
       triggered.push(trigger);

@@ -65,7 +65,8 @@ export const toTaskExecution = (r: Row): TaskExecution => ({
   published: parse(r['published']) ?? {},
   publishedGlobal: parse(r['published_global']) ?? {},
   runtimeContext: parse(r['runtime_context']) ?? {},
-  result: parse(r['result']) ?? null,
+  // `result` holds any JSON value (a string too): both drivers already decode jsonb, so no re-parse.
+  result: r['result'] ?? null,
   processed: Boolean(r['processed']),
   nextTasks: parse(r['next_tasks']) ?? [],
   errorHandled: Boolean(r['error_handled']),

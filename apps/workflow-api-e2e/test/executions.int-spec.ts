@@ -1,0 +1,499 @@
+import { e2eModes } from './support/api-server';
+
+jest.setTimeout(60_000);
+import { type EngineStack, postJson, putJson, startEngineStack, waitForExecution, waitForTask } from './support/engine-stack';
+
+/** Workflows of the scenarios below, uploaded once per mode. */
+const DEFINITIONS = `
+version: '2.0'
+seq3:
+  input:
+    - n: 1
+  output:
+    total: <% $.c %>
+  tasks:
+    a:
+      action: std.echo output=<% $.n %>
+      publish: {a: <% task().result %>}
+      on-success: b
+    b:
+      action: std.echo output=<% $.a + 1 %>
+      publish: {b: <% task().result %>}
+      on-success: c
+    c:
+      action: std.echo output=<% $.b + 1 %>
+      publish: {c: <% task().result %>}
+sum_up:
+  input:
+    - items: [{n: a, v: 1}, {n: b, v: 5}]
+  output:
+    total: <% $.total %>
+    names: <% $.items.select($.n) %>
+  tasks:
+    add:
+      action: std.echo output=<% $.items.select($.v).sum() %>
+      publish:
+        total: <% task().result %>
+guarded:
+  tasks:
+    attempt:
+      action: std.fail
+      publish-on-error:
+        why: failed
+      on-error: cleanup
+    cleanup:
+      action: std.noop
+      publish: {cleaned: true}
+guarded_complete:
+  tasks:
+    attempt:
+      action: std.fail
+      on-complete: cleanup
+    cleanup:
+      action: std.noop
+fan_in:
+  tasks:
+    left:
+      publish: {l: 1}
+      on-success: j
+    right:
+      action: std.echo output=2
+      publish: {r: <% task().result %>}
+      on-success: j
+    j:
+      join: all
+      action: std.echo output=<% $.l + $.r %>
+      publish: {sum: <% task().result %>}
+fan_in_fail:
+  tasks:
+    left:
+      on-success: j
+    right:
+      action: std.fail
+      on-success: j
+    j:
+      join: all
+join_one:
+  tasks:
+    a:
+      action: std.echo output='a'
+      publish: {first: a}
+      on-success: j
+    b:
+      action: std.sleep seconds=0.2
+      on-success: j
+    j:
+      join: 1
+check:
+  input: [n]
+  tasks:
+    t:
+      on-success:
+        - fail(msg="too big <% $.n %>"): <% $.n > 2 %>
+        - succeed
+fail_plain:
+  output-on-error:
+    extra: yes
+  tasks:
+    t:
+      on-success: fail
+branches:
+  input: [x]
+  tasks:
+    u:
+      on-success:
+        - left: <% $.x = 1 %>
+        - right: <% $.x != 1 %>
+    left:
+      publish: {went: left}
+    right:
+      publish: {went: right}
+globals:
+  vars:
+    base: 10
+  tasks:
+    a:
+      on-success:
+        publish:
+          global:
+            g: <% $.base + 1 %>
+          branch:
+            b: 2
+        next: c
+    c:
+      action: std.echo output=<% global(g) %>
+      publish: {seen: <% task().result %>}
+defaults:
+  task-defaults:
+    on-error: handler
+  tasks:
+    t:
+      action: std.fail
+    handler:
+      publish: {handled: true}
+unknown_action:
+  tasks:
+    t:
+      action: nope.nope
+bad_expression:
+  tasks:
+    t:
+      action: std.echo output=<% $.missing %>
+rev:
+  type: reverse
+  tasks:
+    a:
+      action: std.echo output=1
+      publish: {a: <% task().result %>}
+    b:
+      requires: [a]
+      action: std.echo output=<% $.a + 1 %>
+      publish: {b: <% task().result %>}
+    other:
+      action: std.fail
+parent:
+  tasks:
+    call:
+      workflow: child x=21
+      publish: {got: <% task().result.doubled %>}
+child:
+  input: [x]
+  output:
+    doubled: <% $.x * 2 %>
+  tasks:
+    one:
+      action: std.noop
+parent_fail:
+  tasks:
+    call:
+      workflow: child_fail
+child_fail:
+  tasks:
+    boom:
+      action: std.fail error_data="inner"
+parent_ghost:
+  tasks:
+    call:
+      workflow: ghost
+items:
+  tasks:
+    each:
+      with-items:
+        - a in [1, 2]
+        - b in <% ['x', 'y'] %>
+      concurrency: 1
+      action: std.echo output="<% $.a %>-<% $.b %>"
+      publish: {r: <% task().result %>}
+test_dict:
+  tasks:
+    t:
+      action: std.test_dict size=2 key_prefix='k' val='v'
+      publish: {d: <% task().result %>}
+js:
+  tasks:
+    t:
+      action: std.javascript
+      input:
+        script: return 6 * 7;
+      publish: {answer: <% task().result %>}
+keep:
+  tasks:
+    a:
+      action: std.echo output=7
+      keep-result: false
+      publish: {v: <% task().result %>}
+      on-success: b
+    b:
+      action: std.echo output=<% task(a).result %>
+      publish: {later: <% task().result %>}
+fail_on:
+  tasks:
+    t:
+      action: std.echo output=5
+      fail-on: <% task().result > 3 %>
+waits:
+  tasks:
+    t:
+      wait-before: 1
+      action: std.echo output=5
+      publish: {v: <% task().result %>}
+retrying:
+  tasks:
+    t:
+      action: std.fail
+      retry: {count: 2, delay: 0}
+async_wf:
+  tasks:
+    t:
+      action: std.async_noop
+      publish: {r: <% task().result %>}
+pausing:
+  tasks:
+    a:
+      on-success:
+        - pause
+        - b
+    b:
+      publish: {b: done}
+`;
+
+interface Scenario {
+  name: string;
+  workflow: string;
+  input?: Record<string, unknown>;
+  params?: Record<string, unknown>;
+  state: string;
+  output?: unknown;
+  stateInfo?: string | RegExp | null;
+  tasks?: Record<string, string>;
+}
+
+const SCENARIOS: Scenario[] = [
+  { name: 'sequential publish and output', workflow: 'seq3', input: { n: 5 }, state: 'SUCCESS', output: { total: 7 }, tasks: { a: 'SUCCESS', b: 'SUCCESS', c: 'SUCCESS' } },
+  { name: 'input defaults', workflow: 'seq3', state: 'SUCCESS', output: { total: 3 } },
+  { name: 'example A data flow', workflow: 'sum_up', state: 'SUCCESS', output: { total: 6, names: ['a', 'b'] } },
+  { name: 'example B on-error handles', workflow: 'guarded', state: 'SUCCESS', output: { why: 'failed', cleaned: true }, tasks: { attempt: 'ERROR', cleanup: 'SUCCESS' } },
+  { name: 'example B on-complete does not handle', workflow: 'guarded_complete', state: 'ERROR', stateInfo: /^Failure caused by error in tasks: attempt\n/ },
+  { name: 'example C join all', workflow: 'fan_in', state: 'SUCCESS', output: { l: 1, r: 2, sum: 3 } },
+  { name: 'example C failed join', workflow: 'fan_in_fail', state: 'ERROR', tasks: { left: 'SUCCESS', right: 'ERROR', j: 'ERROR' }, stateInfo: /^Failure caused by error in tasks: j, right\n/ },
+  { name: 'join 1 runs after the first arrival', workflow: 'join_one', state: 'SUCCESS', tasks: { a: 'SUCCESS', b: 'SUCCESS', j: 'SUCCESS' } },
+  { name: 'example E fail with message', workflow: 'check', input: { n: 3 }, state: 'ERROR', stateInfo: 'too big 3', output: { result: 'too big 3' } },
+  { name: 'example E succeed', workflow: 'check', input: { n: 1 }, state: 'SUCCESS', stateInfo: null },
+  { name: 'fail without message', workflow: 'fail_plain', state: 'ERROR', stateInfo: null, output: { result: null, extra: true } },
+  { name: 'conditional branch left', workflow: 'branches', input: { x: 1 }, state: 'SUCCESS', output: { went: 'left' } },
+  { name: 'conditional branch right', workflow: 'branches', input: { x: 2 }, state: 'SUCCESS', output: { went: 'right' } },
+  { name: 'global publish and vars', workflow: 'globals', state: 'SUCCESS', output: { b: 2, seen: 11 } },
+  { name: 'task-defaults on-error', workflow: 'defaults', state: 'SUCCESS', output: { handled: true } },
+  {
+    name: 'unknown action is fatal',
+    workflow: 'unknown_action',
+    state: 'ERROR',
+    stateInfo: 'Failed to run task [error=Failed to find action [action_name=nope.nope, namespace=], wf=unknown_action, task=t]',
+  },
+  { name: 'expression error is fatal', workflow: 'bad_expression', state: 'ERROR', stateInfo: /^Failed to run task \[error=Can not evaluate YAQL expression \[expression=\$\.missing/ },
+  { name: 'reverse workflow target', workflow: 'rev', params: { task_name: 'b' }, state: 'SUCCESS', output: { a: 1, b: 2 }, tasks: { a: 'SUCCESS', b: 'SUCCESS' } },
+  { name: 'nested workflow output', workflow: 'parent', state: 'SUCCESS', output: { got: 42 } },
+  { name: 'nested workflow failure', workflow: 'parent_fail', state: 'ERROR', stateInfo: /^Failure caused by error in tasks: call\n\n {2}call \[task_ex_id=[^\]]+\] -> Failure caused by error in tasks: boom/ },
+  { name: 'unknown sub-workflow', workflow: 'parent_ghost', state: 'ERROR', stateInfo: 'Failed to run task [error=Failed to find workflow [name=ghost] [namespace=], wf=parent_ghost, task=call]' },
+  { name: 'with-items example D', workflow: 'items', state: 'SUCCESS', output: { r: ['1-x', '2-y'] } },
+  { name: 'std.test_dict', workflow: 'test_dict', state: 'SUCCESS', output: { d: { k0: 'v', k1: 'v' } } },
+  { name: 'std.javascript', workflow: 'js', state: 'SUCCESS', output: { answer: 42 } },
+  { name: 'keep-result false', workflow: 'keep', state: 'SUCCESS', output: { v: 7, later: null } },
+  { name: 'fail-on', workflow: 'fail_on', state: 'ERROR', stateInfo: /-> Failed by 'fail-on' policy\n$/ },
+  { name: 'wait-before', workflow: 'waits', state: 'SUCCESS', output: { v: 5 } },
+  { name: 'retry then fail', workflow: 'retrying', state: 'ERROR', tasks: { t: 'ERROR' } },
+];
+
+describe.each(e2eModes())('executions over HTTP (%s)', (mode) => {
+  let stack: EngineStack;
+
+  beforeAll(async () => {
+    stack = await startEngineStack(mode);
+    const res = await stack.client.post('/v2/workflows', DEFINITIONS);
+    if (res.status !== 201) throw new Error(`upload failed: ${res.status} ${res.text}`);
+  }, 120_000);
+  afterAll(async () => {
+    await stack?.close();
+  }, 60_000);
+
+  const start = async (workflow: string, input: Record<string, unknown> = {}, params: Record<string, unknown> = {}) => {
+    const res = await postJson(stack.client, '/v2/executions', { workflow_name: workflow, input, params });
+    expect(res.status).toBe(201);
+    return res.body as Record<string, any>;
+  };
+
+  it.each(SCENARIOS.map((s) => [s.name, s] as const))('%s', async (_n, s) => {
+    const created = await start(s.workflow, s.input, s.params);
+    const ex = await waitForExecution(stack.client, created.id);
+    expect(ex.state).toBe(s.state);
+    if (s.output !== undefined) expect(JSON.parse(ex.output)).toEqual(s.output);
+    if (s.stateInfo instanceof RegExp) expect(ex.state_info).toMatch(s.stateInfo);
+    else if (s.stateInfo !== undefined) expect(ex.state_info).toBe(s.stateInfo);
+    if (s.tasks) {
+      const tasks = (await stack.client.get(`/v2/executions/${created.id}/tasks`)).body.tasks as { name: string; state: string }[];
+      expect(Object.fromEntries(tasks.map((t) => [t.name, t.state]))).toEqual(s.tasks);
+    }
+  });
+
+  it('POST answers 201 RUNNING with JSON-string fields and the stored input defaults', async () => {
+    const res = await postJson(stack.client, '/v2/executions', { workflow_name: 'seq3', description: 'd1' });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({
+      workflow_name: 'seq3',
+      workflow_namespace: '',
+      description: 'd1',
+      state: 'RUNNING',
+      input: '{"n": 1}',
+      output: '{}',
+      task_execution_id: null,
+      root_execution_id: null,
+      project_id: '<default-project>',
+    });
+    expect(JSON.parse(res.body.params)).toEqual({ env: {}, namespace: '' });
+    expect(res.body.created_at).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
+    await waitForExecution(stack.client, res.body.id);
+  });
+
+  it('POST checks the workflow and its input', async () => {
+    expect(await postJson(stack.client, '/v2/executions', { workflow_name: 'nope' })).toMatchObject({
+      status: 404,
+      body: { faultstring: 'Workflow not found [workflow_identifier=nope, namespace=]' },
+    });
+    expect(await postJson(stack.client, '/v2/executions', { workflow_name: 'check', input: { m: 1 } })).toMatchObject({
+      status: 400,
+      body: { faultstring: "Invalid input [name=check, class=DirectWorkflowSpec, missing=['n'], unexpected=['m']]" },
+    });
+    expect(await postJson(stack.client, '/v2/executions', { workflow_name: 'rev' })).toMatchObject({
+      status: 400,
+      body: { faultstring: 'Invalid task name [wf_spec=ReverseWorkflowSpec, task_name=None]' },
+    });
+  });
+
+  it('GET shows published_global and the list omits output unless asked', async () => {
+    const created = await start('globals');
+    await waitForExecution(stack.client, created.id);
+    const one = await stack.client.get(`/v2/executions/${created.id}`);
+    expect(JSON.parse(one.body.published_global)).toEqual({ g: 11 });
+    expect(one.body.source_execution_id).toBeNull();
+    const list = await stack.client.get(`/v2/executions?workflow_name=globals`);
+    expect(list.status).toBe(200);
+    expect(list.body.executions.length).toBeGreaterThanOrEqual(1);
+    expect(list.body.executions[0].output).toBeUndefined();
+    const withOutput = await stack.client.get(`/v2/executions?workflow_name=globals&include_output=true&limit=1`);
+    expect(JSON.parse(withOutput.body.executions[0].output)).toEqual({ b: 2, seen: 11 });
+    expect(withOutput.body.next).toContain('/v2/executions?sort_keys=created_at,id&sort_dirs=asc,asc&workflow_name=eq:globals&limit=1&marker=');
+  });
+
+  it('tasks and action executions are listed and shown with their fields', async () => {
+    const created = await start('seq3', { n: 2 });
+    await waitForExecution(stack.client, created.id);
+    const tasks = (await stack.client.get(`/v2/executions/${created.id}/tasks`)).body.tasks;
+    expect(tasks.map((t: any) => t.name)).toEqual(['a', 'b', 'c']);
+    const a = (await stack.client.get(`/v2/tasks/${tasks[0].id}`)).body;
+    expect(a).toMatchObject({
+      name: 'a',
+      type: 'ACTION',
+      workflow_name: 'seq3',
+      workflow_execution_id: created.id,
+      state: 'SUCCESS',
+      result: '2',
+      published: '{"a": 2}',
+      processed: true,
+    });
+    expect(JSON.parse(a.runtime_context)).toEqual({ triggered_by: [] });
+    const actions = (await stack.client.get(`/v2/tasks/${a.id}/action_executions`)).body.action_executions;
+    expect(actions).toHaveLength(1);
+    const action = (await stack.client.get(`/v2/action_executions/${actions[0].id}`)).body;
+    expect(action).toMatchObject({ name: 'std.echo', task_name: 'a', state: 'SUCCESS', accepted: true, input: '{"output": 2}', output: '{"result": 2}' });
+    const filtered = await stack.client.get(`/v2/tasks?workflow_execution_id=${created.id}&name=b`);
+    expect(filtered.body.tasks.map((t: any) => t.name)).toEqual(['b']);
+  });
+
+  it('an async action completes through PUT /v2/action_executions/{id}', async () => {
+    const created = await start('async_wf');
+    const task = await waitForTask(stack.client, created.id, 't', 'RUNNING');
+    let actions: any[] = [];
+    for (let i = 0; i < 100 && actions.length === 0; i++) {
+      actions = (await stack.client.get(`/v2/tasks/${task.id}/action_executions`)).body.action_executions;
+    }
+    const res = await putJson(stack.client, `/v2/action_executions/${actions[0].id}`, { state: 'SUCCESS', output: '{"x": 1}' });
+    expect(res.status).toBe(200);
+    const ex = await waitForExecution(stack.client, created.id);
+    expect(ex.state).toBe('SUCCESS');
+    expect(JSON.parse(ex.output)).toEqual({ r: { x: 1 } });
+  });
+
+  it('pause, resume and cancel through PUT with the transition rules', async () => {
+    const created = await start('async_wf');
+    await waitForTask(stack.client, created.id, 't', 'RUNNING');
+    const paused = await putJson(stack.client, `/v2/executions/${created.id}`, { state: 'PAUSED' });
+    expect(paused.body.state).toBe('PAUSED');
+    const bad = await putJson(stack.client, `/v2/executions/${created.id}`, { state: 'BOGUS' });
+    expect(bad).toMatchObject({ status: 400, body: { faultstring: "Cannot change state to BOGUS. Allowed states are: 'RUNNING, PAUSED, SUCCESS, ERROR, CANCELLED" } });
+    const resumed = await putJson(stack.client, `/v2/executions/${created.id}`, { state: 'RUNNING' });
+    expect(resumed.body.state).toBe('RUNNING');
+    const cancelled = await putJson(stack.client, `/v2/executions/${created.id}`, { state: 'CANCELLED', state_info: 'enough' });
+    expect(cancelled.body).toMatchObject({ state: 'CANCELLED', state_info: 'enough' });
+    const again = await putJson(stack.client, `/v2/executions/${created.id}`, { state: 'PAUSED' });
+    expect(again).toMatchObject({
+      status: 400,
+      body: { faultstring: `Can't change workflow execution state from CANCELLED to PAUSED. [workflow=async_wf, execution_id=${created.id}]` },
+    });
+    expect(await putJson(stack.client, `/v2/executions/${created.id}`, {})).toMatchObject({
+      status: 400,
+      body: { faultstring: 'The property state, description, or env is not provided for update.' },
+    });
+    const described = await putJson(stack.client, `/v2/executions/${created.id}`, { description: 'new' });
+    expect(described.body.description).toBe('new');
+  });
+
+  it('a pause command stops routing until resume', async () => {
+    const created = await start('pausing');
+    const ex = await waitForExecution(stack.client, created.id, ['PAUSED']);
+    expect(ex.state).toBe('PAUSED');
+    await putJson(stack.client, `/v2/executions/${created.id}`, { state: 'RUNNING' });
+    const done = await waitForExecution(stack.client, created.id);
+    expect(done.state).toBe('SUCCESS');
+    expect(JSON.parse(done.output)).toEqual({ b: 'done' });
+  });
+
+  it('force ERROR with a message', async () => {
+    const created = await start('async_wf');
+    await waitForTask(stack.client, created.id, 't', 'RUNNING');
+    const res = await putJson(stack.client, `/v2/executions/${created.id}`, { state: 'ERROR', state_info: 'by hand' });
+    expect(res.body).toMatchObject({ state: 'ERROR', state_info: 'by hand' });
+    expect(JSON.parse((await stack.client.get(`/v2/executions/${created.id}`)).body.output)).toEqual({ result: 'by hand' });
+  });
+
+  it('skip of a failed task lets the workflow succeed; rerun reruns it', async () => {
+    const created = await start('guarded_complete');
+    await waitForExecution(stack.client, created.id);
+    const attempt = await waitForTask(stack.client, created.id, 'attempt', 'ERROR');
+    const noReset = await putJson(stack.client, `/v2/tasks/${attempt.id}`, { state: 'RUNNING' });
+    expect(noReset).toMatchObject({ status: 400, body: { faultstring: 'Reset field is mandatory to rerun task.' } });
+    const rerun = await putJson(stack.client, `/v2/tasks/${attempt.id}`, { state: 'RUNNING', reset: true });
+    expect(rerun.status).toBe(200);
+    await waitForExecution(stack.client, created.id);
+    const again = await waitForTask(stack.client, created.id, 'attempt', 'ERROR');
+    const actions = (await stack.client.get(`/v2/tasks/${again.id}/action_executions`)).body.action_executions;
+    expect(actions.map((a: any) => a.accepted)).toEqual([false, true]);
+    const skipped = await putJson(stack.client, `/v2/tasks/${again.id}`, { state: 'SKIPPED' });
+    expect(skipped.body).toMatchObject({ state: 'SKIPPED', state_info: 'Task was skipped.' });
+    const ex = await waitForExecution(stack.client, created.id);
+    expect(ex.state).toBe('SUCCESS');
+  });
+
+  it('DELETE refuses a running execution without force and removes it with force', async () => {
+    const created = await start('async_wf');
+    await waitForTask(stack.client, created.id, 't', 'RUNNING');
+    const refused = await stack.client.delete(`/v2/executions/${created.id}`);
+    expect(refused).toMatchObject({
+      status: 403,
+      body: { faultstring: `Only completed executions can be deleted. Use --force to override this. Execution ${created.id} is in RUNNING state` },
+    });
+    expect((await stack.client.delete(`/v2/executions/${created.id}?force=true`)).status).toBe(204);
+    expect((await stack.client.get(`/v2/executions/${created.id}`)).status).toBe(404);
+  });
+
+  it('replicates an execution from source_execution_id', async () => {
+    const first = await start('seq3', { n: 10 });
+    await waitForExecution(stack.client, first.id);
+    const copy = await postJson(stack.client, '/v2/executions', { source_execution_id: first.id });
+    expect(copy.status).toBe(201);
+    expect(copy.body.input).toBe('{"n": 10}');
+    const ex = await waitForExecution(stack.client, copy.body.id);
+    expect(JSON.parse(ex.output)).toEqual({ total: 12 });
+    expect((await stack.client.get(`/v2/executions/${copy.body.id}`)).body.source_execution_id).toBe(first.id);
+  });
+
+  it('sub-executions are listed with their root and parent task', async () => {
+    const created = await start('parent');
+    await waitForExecution(stack.client, created.id);
+    const tree = (await stack.client.get(`/v2/executions/${created.id}/executions`)).body.executions;
+    expect(tree).toHaveLength(2);
+    const child = tree.find((e: any) => e.id !== created.id);
+    expect(child).toMatchObject({ workflow_name: 'child', root_execution_id: created.id, state: 'SUCCESS' });
+    const byRoot = await stack.client.get(`/v2/executions?root_execution_id=${created.id}`);
+    expect(byRoot.body.executions.map((e: any) => e.id)).toEqual([child.id]);
+  });
+});
