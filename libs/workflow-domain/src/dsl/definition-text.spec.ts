@@ -106,6 +106,28 @@ describe('dumpYaml (PyYAML safe_dump style)', () => {
     );
   });
 
+  it('escapes non-ASCII text and quotes multi-line text as PyYAML does', () => {
+    // PyYAML 6 safe_dump of the same map.
+    expect(
+      dumpYaml({
+        m: 'multi\nline',
+        c: 'a\u0001b',
+        u: 'h\u00e9llo',
+        'k\u00e9': 1,
+        cy: '\u0439',
+        em: '\u{1F600}',
+      }),
+    ).toBe(
+      'm: \'multi\n\n  line\'\nc: "a\\x01b"\nu: "h\\xE9llo"\n"k\\xE9": 1\ncy: "\\u0439"\nem: "\\U0001F600"\n',
+    );
+  });
+
+  it('uses PyYAML short escapes', () => {
+    expect(dumpYaml({ a: 'x\u00a0y', b: 'del\u007f', c: 'ls\u2028' })).toBe(
+      'a: "x\\_y"\nb: "del\\x7F"\nc: "ls\\L"\n',
+    );
+  });
+
   it('quotes strings that YAML 1.1 would read as other types', () => {
     expect(dumpYaml({ a: 'on', b: '017', c: '1:30', d: '~', e: '2024-01-01' })).toBe(
       "a: 'on'\nb: '017'\nc: '1:30'\nd: '~'\ne: '2024-01-01'\n",

@@ -30,26 +30,69 @@ export const actionInputString = (action: Pick<ActionSpec, 'input'>): string | n
         .map((p) => (p.required ? p.name : `${p.name}=${pyJsonDumps(p.default ?? null)}`))
         .join(', ');
 
+// PyYAML (allow_unicode=False) writes every non-ASCII character as an escape inside a double-quoted
+// scalar: `"h\xE9llo"`, `"\u0439"`, `"\U0001F600"`. The yaml package keeps such characters as they are,
+// so they are swapped for a control-character marker (which forces double quotes and survives as
+// `\x01<hex>\x02`) and the markers are turned into PyYAML's escapes afterwards.
+const MARK_OPEN = '\u0001';
+const MARK_CLOSE = '\u0002';
+
+/** PyYAML's short escapes among the characters marked here. */
+const PYYAML_NAMED_ESCAPES: Readonly<Record<number, string>> = {
+  0x85: '\\N',
+  0xa0: '\\_',
+  0x2028: '\\L',
+  0x2029: '\\P',
+};
+
+const markNonAscii = (s: string): string =>
+  s.replace(
+    /[\u007f-\u{10ffff}]/gu,
+    (ch) => `${MARK_OPEN}${(ch.codePointAt(0) ?? 0).toString(16).toUpperCase()}${MARK_CLOSE}`,
+  );
+
+const markDeep = (value: unknown): unknown => {
+  if (typeof value === 'string') return markNonAscii(value);
+  if (Array.isArray(value)) return value.map(markDeep);
+  if (value !== null && typeof value === 'object' && !(value instanceof Scalar)) {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [markNonAscii(k), markDeep(v)]));
+  }
+  return value;
+};
+
+const unmark = (text: string): string =>
+  text.replace(/\\x01([0-9A-F]+)\\x02/g, (_m, hex: string) => {
+    const code = parseInt(hex, 16);
+    const named = PYYAML_NAMED_ESCAPES[code];
+    if (named) return named;
+    if (code < 0x100) return `\\x${hex.padStart(2, '0')}`;
+    if (code <= 0xffff) return `\\u${hex.padStart(4, '0')}`;
+    return `\\U${hex.padStart(8, '0')}`;
+  });
+
 /**
  * YAML text in the style of PyYAML's `safe_dump(..., sort_keys=False)`: block style, sequences not
- * indented under their key, single quotes where quoting is needed (`'2.0'`, `'yes'`), no aliases.
- * Not byte-identical to PyYAML for non-ASCII text (kept as is) and multi-line strings (always quoted).
+ * indented under their key, single quotes where quoting is needed (`'2.0'`, `'yes'`), no aliases,
+ * non-ASCII characters escaped in double quotes. Line folding of long strings may break at a different
+ * space than PyYAML's.
  */
 export const dumpYaml = (value: unknown): string =>
-  stringify(value, {
-    version: '1.1',
-    schema: 'yaml-1.1',
-    customTags,
-    indentSeq: false,
-    singleQuote: true,
-    blockQuote: false,
-    lineWidth: 80,
-    minContentWidth: 0,
-    aliasDuplicateObjects: false,
-    nullStr: 'null',
-    trueStr: 'true',
-    falseStr: 'false',
-  });
+  unmark(
+    stringify(markDeep(value), {
+      version: '1.1',
+      schema: 'yaml-1.1',
+      customTags,
+      indentSeq: false,
+      singleQuote: true,
+      blockQuote: false,
+      lineWidth: 80,
+      minContentWidth: 0,
+      aliasDuplicateObjects: false,
+      nullStr: 'null',
+      trueStr: 'true',
+      falseStr: 'false',
+    }),
+  );
 
 /**
  * DSL-1.6: one workflow of a multi-workflow document, stored alone: `{version, <name>: ...}` as YAML.
