@@ -1,0 +1,53 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { type EngineStack, startEngineStack } from './support/engine-stack';
+
+const PYTHON = '/usr/bin/python3';
+const hasClient = existsSync(PYTHON) && spawnSync(PYTHON, ['-c', 'import mistralclient'], { stdio: 'ignore' }).status === 0;
+// Under CI the real client must be there: a missing client fails the suite instead of skipping it.
+const itWithClient = hasClient || process.env['CI'] === 'true' ? it : it.skip;
+
+const run = (args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(PYTHON, args, { env: { ...process.env, OS_AUTH_TYPE: '', OS_AUTH_URL: '' } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += String(d)));
+    child.stderr.on('data', (d) => (stderr += String(d)));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+
+/** The real python-mistralclient starts, waits for, lists, shows, reruns and deletes executions. */
+describe('python-mistralclient executions and tasks (embedded)', () => {
+  let stack: EngineStack;
+  beforeAll(async () => {
+    stack = await startEngineStack('embedded');
+  }, 120_000);
+  afterAll(async () => {
+    await stack?.close();
+  }, 60_000);
+
+  itWithClient(
+    'runs the execution lifecycle through the Python API',
+    async () => {
+      expect(hasClient).toBe(true);
+      const res = await run([path.join(__dirname, 'python', 'mistralclient_executions.py'), `${stack.baseUrl}/v2`]);
+      expect(res.stderr).toBe('');
+      expect(res.code).toBe(0);
+      expect(JSON.parse(res.stdout)).toEqual({
+        create: ['RUNNING', 'pyclient_run', { n: 21 }, 'from python'],
+        get: ['SUCCESS', { doubled: 42 }],
+        list: [true],
+        tasks: [['double', 'SUCCESS']],
+        task_get: ['double', 42, { d: 42 }],
+        failed: 'ERROR',
+        rerun: 'boom',
+        after_rerun: ['ERROR', 2],
+        after_delete: [],
+      });
+    },
+    120_000,
+  );
+});
