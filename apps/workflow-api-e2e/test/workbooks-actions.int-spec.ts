@@ -73,6 +73,24 @@ describe.each(e2eModes())('workbooks and actions API (%s)', (mode) => {
       expect(invalid.body.faultstring).toContain('workflows');
     });
 
+    it('filters, sorts and pages workbooks', async () => {
+      const second = WORKBOOK.replace('name: my_wb', 'name: another_wb');
+      expect((await api.post('/v2/workbooks?namespace=filters', second)).status).toBe(201);
+      const names = async (q: string) => ((await api.get(`/v2/workbooks?${q}`)).body.workbooks as { name: string }[]).map((w) => w.name);
+      expect(await names('namespace=filters')).toEqual(['another_wb']);
+      expect(await names('name=my_wb&namespace=')).toEqual(['my_wb']);
+      expect(await names('sort_keys=name&sort_dirs=desc')).toEqual(['my_wb', 'another_wb']);
+      expect(await names('definition=has:another_wb')).toEqual(['another_wb']);
+      expect(await names('scope=public')).toEqual([]);
+      expect(await names('created_at=gte:2000-01-01&updated_at=lt:2000-01-01')).toEqual([]);
+      const page = await api.get('/v2/workbooks?limit=1&sort_keys=name');
+      expect(page.body.next).toBe(`${server.baseUrl}/v2/workbooks?sort_keys=name,id&sort_dirs=asc,asc&limit=1&marker=${page.body.workbooks[0].id}`);
+      const rest = await api.get(page.body.next.slice(server.baseUrl.length));
+      expect(rest.body.workbooks.map((w: { name: string }) => w.name)).toEqual(['my_wb']);
+      expect((await api.get('/v2/workbooks?marker=00000000-0000-4000-8000-000000000000')).status).toBe(404);
+      expect((await api.delete('/v2/workbooks/another_wb?namespace=filters')).status).toBe(204);
+    });
+
     it('validates workbooks', async () => {
       expect((await api.post('/v2/workbooks/validate', WORKBOOK)).body).toEqual({ valid: true });
       const bad = await api.post('/v2/workbooks/validate', 'version: 2.0\n');
