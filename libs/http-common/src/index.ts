@@ -3,3 +3,8 @@ export * from './errors/error-bodies';
 export * from './config/config';
 export * from './health/metrics';
 export * from './bootstrap/http-app';
+export * from './auth/auth-config';
+export * from './auth/keystone-settings';
+export { KeystoneAuthenticator, type KeystoneAuthenticatorDeps, type KeystoneIdentity, toIdentity } from './auth/keystone-authenticator';
+export { KeystoneUnavailableError, identityV3Root, type FetchLike } from './auth/keystone-client';
+export { ExpiringCache } from './auth/token-cache';

@@ -11,7 +11,9 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import { UnauthorizedError } from '@osc/errors';
-import { type AuthMode, type RequestContext, type ServiceKind, authenticate } from '../context/request-context';
+import { KeystoneAuthenticator } from '../auth/keystone-authenticator';
+import type { KeystoneSettings } from '../auth/keystone-settings';
+import { type AuthMode, type AuthOutcome, type RequestContext, type ServiceKind, authenticate } from '../context/request-context';
 import { type MistralErrorShape, toWireError } from '../errors/error-bodies';
 import { AppMetrics, type ReadinessCheck, runReadiness } from '../health/metrics';
 
@@ -27,7 +29,9 @@ export interface HttpAppOptions {
   /** App name for logs and metrics, e.g. `workflow-api`. */
   app: string;
   service: ServiceKind;
-  authMode: Exclude<AuthMode, 'keystone'>;
+  authMode: AuthMode;
+  /** Required when `authMode` is `keystone`: how to reach Keystone (see `loadAuthConfig`). */
+  keystone?: KeystoneSettings;
   /** Largest accepted request body in bytes. */
   bodyLimit: number;
   logLevel: string;
@@ -99,6 +103,7 @@ export async function createHttpApp(module: unknown, opts: HttpAppOptions): Prom
 
 function installHooks(fastify: FastifyInstance, opts: HttpAppOptions): void {
   const metrics = new AppMetrics(opts.app);
+  const authenticateRequest = requestAuthenticator(opts, fastify);
   fastify.decorateRequest('requestContext', null);
   fastify.decorateRequest('mistralErrorShape', null);
 
@@ -125,13 +130,15 @@ function installHooks(fastify: FastifyInstance, opts: HttpAppOptions): void {
     if (ALWAYS_PUBLIC.has(path)) return;
     if (opts.isPublicPath?.(path, request.method)) {
       if (request.headers['x-auth-token'] || request.headers['x-project-id']) {
-        const out = authenticate(opts.authMode, opts.service, request.headers, String(request.id), fullUrl(request));
+        const out = await authenticateRequest(request);
         if (out.kind === 'context') request.requestContext = out.context;
       }
     } else {
-      const out = authenticate(opts.authMode, opts.service, request.headers, String(request.id), fullUrl(request));
+      const out = await authenticateRequest(request);
       if (out.kind === 'respond') {
-        if (out.status === 401) {
+        if (out.exact) {
+          await reply.code(out.status).headers(out.headers).type('application/json').send(out.body);
+        } else if (out.status === 401) {
           sendError(opts.service, new UnauthorizedError('The request you have made requires authentication.'), request, reply);
         } else {
           await reply.code(out.status).headers(out.headers).send(out.body ?? '');
@@ -161,6 +168,20 @@ function installHooks(fastify: FastifyInstance, opts: HttpAppOptions): void {
   fastify.get('/metrics', async (_req, reply) =>
     reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
   );
+}
+
+/**
+ * The auth mode's authenticator. In keystone mode a cache hit resolves without I/O; Keystone
+ * outages are logged at warn without tokens.
+ */
+function requestAuthenticator(opts: HttpAppOptions, fastify: FastifyInstance): (request: FastifyRequest) => AuthOutcome | Promise<AuthOutcome> {
+  const mode = opts.authMode;
+  if (mode === 'keystone') {
+    if (!opts.keystone) throw new Error(`${opts.app}: auth mode keystone needs keystone settings`);
+    const keystone = new KeystoneAuthenticator(opts.keystone, { warn: (message) => fastify.log.warn(message) });
+    return (request) => keystone.authenticate(request.headers, String(request.id));
+  }
+  return (request) => authenticate(mode, opts.service, request.headers, String(request.id), fullUrl(request));
 }
 
 /** JSON reviver that drops `__proto__` keys so no body can pollute prototypes. */

@@ -30,7 +30,10 @@ export function parseConfig<S extends z.ZodTypeAny>(app: string, schema: S, env:
 }
 
 export const portSchema = z.coerce.number().int().min(0).max(65535);
-/** keystone mode arrives with its own issue; until then only the modes that exist are accepted. */
+/**
+ * The modes without settings of their own. Keystone mode needs `KEYSTONE_*` settings: use
+ * `authEnvSchema` / `loadAuthConfig` (auth/auth-config.ts) to accept it.
+ */
 export const authModeSchema = z.enum(['noauth', 'headers']).default('noauth');
 export const logLevelSchema = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info');
 

@@ -9,6 +9,11 @@ export interface RequestContext {
   readonly roles: readonly string[];
   readonly isAdmin: boolean;
   readonly authToken?: string;
+  /** Set in keystone mode from the validated token (keystonemiddleware's X-User-Name etc.). */
+  readonly userName?: string | null;
+  readonly userDomainId?: string | null;
+  readonly projectName?: string | null;
+  readonly projectDomainId?: string | null;
 }
 
 export const AUTH_MODES = ['noauth', 'headers', 'keystone'] as const;
@@ -30,7 +35,8 @@ const header = (headers: HeaderBag, name: string): string | undefined => {
 /** Outcome of authenticating a request: a context, or a response the edge must send as is. */
 export type AuthOutcome =
   | { kind: 'context'; context: RequestContext }
-  | { kind: 'respond'; status: number; headers: Record<string, string>; body?: unknown };
+  /** `exact`: send `body` as is (keystonemiddleware's own bodies) instead of the service's error format. */
+  | { kind: 'respond'; status: number; headers: Record<string, string>; body?: unknown; exact?: boolean };
 
 const splitRoles = (raw: string | undefined): string[] =>
   (raw ?? '')
