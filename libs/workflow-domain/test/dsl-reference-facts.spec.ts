@@ -34,6 +34,15 @@ describe('facts observed on the reference implementation', () => {
     );
   });
 
+  it('shows integral float defaults as floats', () => {
+    const text =
+      "version: '2.0'\nwf:\n  input: [{e: 1.0}, {n: {k: [2., 3]}}, {i: 1}, {s: '1.0'}]\n  tasks:\n    t1: {action: std.noop}\n";
+    const [wf] = parseWorkflows(text).workflows;
+    // Mistral 15 showed e="1.0" for `{e: 1.0}`; the other entries follow Python str() the same way.
+    expect(renderInputString(wf!.input)).toBe(`e="1.0", n="{'k': [2.0, 3]}", i="1", s="1.0"`);
+    expect(JSON.parse(JSON.stringify(wf!.input))).toEqual(wf!.input);
+  });
+
   it('keeps an unquoted float version a float when re-serialising', () => {
     const { definitions } = parseWorkflows(
       'version: 2.0\nfv1:\n  tasks:\n    t1: {action: std.noop}\nfv2:\n  tasks:\n    t1: {action: std.noop}\n',

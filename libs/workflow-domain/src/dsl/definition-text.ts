@@ -9,7 +9,9 @@ import { PY_FLOAT_FORMAT, customTags } from './yaml-loader';
  * parameters, `name="<Python str(default)>"` for optional ones, joined by `, ` (empty string when none).
  */
 export const renderInputString = (input: readonly InputParameter[]): string =>
-  input.map((p) => (p.required ? p.name : `${p.name}="${pyStr(p.default ?? null)}"`)).join(', ');
+  input
+    .map((p) => (p.required ? p.name : `${p.name}="${p.defaultText ?? pyStr(p.default ?? null)}"`))
+    .join(', ');
 
 /** The API's `interface` of a workflow: the input list as written and the output keys. */
 export const workflowInterface = (

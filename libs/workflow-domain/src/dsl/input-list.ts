@@ -1,4 +1,5 @@
 import { type InputParameter } from './model';
+import { pyStr } from './python-text';
 import { type Path, type ValidationContext, WORD_NAME, isMap } from './validation-context';
 
 /**
@@ -29,7 +30,15 @@ export const parseInputList = (ctx: ValidationContext, path: Path, value: unknow
       } else if (!WORD_NAME.test(name)) {
         ctx.schema([...at, name], `'${name}' does not match '^\\w+$'`, 'key');
       } else {
-        param = { name, required: false, default: entry[name] ?? null };
+        const value = entry[name] ?? null;
+        const valuePath = [...at, name];
+        const text = pyStr(value, (p) => ctx.isIntegralFloat([...valuePath, ...p]));
+        param = {
+          name,
+          required: false,
+          default: value,
+          ...(text !== pyStr(value) ? { defaultText: text } : {}),
+        };
       }
     } else {
       ctx.schema(at, `input entry must be a name or a one-key map 'name: default'`);

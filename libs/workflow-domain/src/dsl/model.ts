@@ -38,6 +38,11 @@ export interface InputParameter {
   readonly required: boolean;
   /** Literal default (never evaluated, DSL-2.2); present only when `required` is false. May be null. */
   readonly default?: unknown;
+  /**
+   * Python `str()` of the default when it differs from what the JSON value gives, i.e. when the source
+   * had integral floats (`1.0`): the API shows `x="1.0"` as Mistral does.
+   */
+  readonly defaultText?: string;
 }
 
 export type PublishMap = Readonly<Record<string, unknown>>;

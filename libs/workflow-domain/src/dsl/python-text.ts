@@ -38,15 +38,29 @@ export const pyReprString = (s: string): string => {
 };
 
 /** Python `repr()` of a JSON-like value (`None`, `True`, `'text'`, `[1, 'a']`, `{'k': 'v'}`). */
-export const pyRepr = (value: unknown): string => {
+/**
+ * Python `repr()` of a JSON-like value (`None`, `True`, `'text'`, `[1, 'a']`, `{'k': 'v'}`).
+ * `isFloat(path)` tells which integral numbers were floats in the source (`2.0` prints as `2.0`).
+ */
+export const pyRepr = (
+  value: unknown,
+  isFloat?: (path: readonly (string | number)[]) => boolean,
+  path: readonly (string | number)[] = [],
+): string => {
   if (value === null || value === undefined) return 'None';
   if (typeof value === 'boolean') return value ? 'True' : 'False';
-  if (typeof value === 'number') return pyNumber(value);
+  if (typeof value === 'number') {
+    if (Number.isInteger(value) && Number.isFinite(value) && isFloat?.(path)) {
+      const text = pyFloat(value);
+      return /[.e]/.test(text) ? text : `${text}.0`;
+    }
+    return pyNumber(value);
+  }
   if (typeof value === 'string') return pyReprString(value);
-  if (Array.isArray(value)) return `[${value.map(pyRepr).join(', ')}]`;
+  if (Array.isArray(value)) return `[${value.map((v, i) => pyRepr(v, isFloat, [...path, i])).join(', ')}]`;
   if (typeof value === 'object') {
     const parts = Object.entries(value as Record<string, unknown>).map(
-      ([k, v]) => `${pyReprString(k)}: ${pyRepr(v)}`,
+      ([k, v]) => `${pyReprString(k)}: ${pyRepr(v, isFloat, [...path, k])}`,
     );
     return `{${parts.join(', ')}}`;
   }
@@ -54,7 +68,8 @@ export const pyRepr = (value: unknown): string => {
 };
 
 /** Python `str()`: strings unchanged, everything else as {@link pyRepr}. */
-export const pyStr = (value: unknown): string => (typeof value === 'string' ? value : pyRepr(value));
+export const pyStr = (value: unknown, isFloat?: (path: readonly (string | number)[]) => boolean): string =>
+  typeof value === 'string' ? value : pyRepr(value, isFloat);
 
 const jsonString = (s: string): string => {
   let out = '"';

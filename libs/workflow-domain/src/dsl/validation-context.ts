@@ -80,6 +80,10 @@ export class ValidationContext {
     return this.issues.filter((i) => i.kind === 'schema').length;
   }
 
+  isIntegralFloat(path: Path): boolean {
+    return this.positions?.isIntegralFloat(this.toSource(path)) ?? false;
+  }
+
   isNonStringKey(path: Path): boolean {
     return this.positions?.isNonStringKey(this.toSource(path)) ?? false;
   }

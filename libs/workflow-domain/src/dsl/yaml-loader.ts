@@ -32,6 +32,16 @@ const pathKey = (path: readonly PathSegment[]): string => JSON.stringify(path);
 export class SourcePositions {
   private readonly entries = new Map<string, { key?: SourcePos; value?: SourcePos }>();
   private readonly nonStringKeys = new Set<string>();
+  private readonly integralFloats = new Set<string>();
+
+  markIntegralFloat(path: readonly PathSegment[]): void {
+    this.integralFloats.add(pathKey(path));
+  }
+
+  /** True when the scalar at `path` was written as a float with an integral value (`1.0`, `2.`). */
+  isIntegralFloat(path: readonly PathSegment[]): boolean {
+    return this.integralFloats.has(pathKey(path));
+  }
 
   record(path: readonly PathSegment[], which: 'key' | 'value', pos: SourcePos): void {
     const k = pathKey(path);
@@ -238,6 +248,17 @@ const recordPositions = (
     return { line, column: col };
   };
   if (isAlias(node)) return;
+  if (isScalar(node)) {
+    if (
+      typeof node.value === 'number' &&
+      Number.isInteger(node.value) &&
+      typeof node.source === 'string' &&
+      FLOAT.test(node.source)
+    ) {
+      positions.markIntegralFloat(path);
+    }
+    return;
+  }
   if (isMap(node)) {
     for (const pair of node.items) {
       if (!isPair(pair)) continue;
