@@ -9,4 +9,5 @@ for (const group of ['apps', 'libs']) {
     if (fs.existsSync(path.join(dir, name, 'jest.config.js'))) projects.push(`<rootDir>/${group}/${name}`);
   }
 }
-module.exports = { projects };
+// testTimeout is a global setting (ignored inside projects): integration tests start servers.
+module.exports = { projects, testTimeout: 30_000 };

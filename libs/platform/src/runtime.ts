@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { closeDataSource, createDataSource, type DatabaseOptions } from '@osc/persistence';
+import { type MigrationClass, closeDataSource, combineMigrations, createDataSource, type DatabaseOptions } from '@osc/persistence';
 import {
   type CommandBus,
   type JobQueue,
@@ -49,8 +49,7 @@ export interface Runtime {
 
 export async function createRuntime(options: RuntimeOptions, parts: readonly SchemaPart[]): Promise<Runtime> {
   const entities = [...outboxEntities, ...parts.flatMap((p) => p.entities)];
-  // Migration class names carry timestamps; TypeORM orders them, so concatenation is enough.
-  const migrations = [...messagingMigrations, ...parts.flatMap((p) => p.migrations)];
+  const migrations = combineMigrations(messagingMigrations, ...parts.map((p) => p.migrations as readonly MigrationClass[]));
   const db: DatabaseOptions =
     options.mode === 'embedded'
       ? { kind: 'pglite', dataDir: options.dataDir }

@@ -37,10 +37,15 @@ describe('combineMigrations', () => {
     expect(combineMigrations([a1, cls, b1])).toEqual([a1, cls, b1]);
   });
 
+  it('orders migrations sharing a timestamp by name, whatever the order of the lists', () => {
+    const c1 = migration('CreateC1700000000001');
+    expect(combineMigrations([c1], [a1])).toEqual([a1, c1]);
+    expect(combineMigrations([a1], [c1])).toEqual([a1, c1]);
+  });
+
   it.each([
     ['a name without a timestamp', [migration('CreateThings')], /13-digit/],
     ['two classes with one name', [a1, migration('CreateA1700000000001')], /Two different migrations/],
-    ['two migrations with one timestamp', [a1, migration('CreateC1700000000001')], /share the timestamp/],
   ])('rejects %s', (_label, list, message) => {
     expect(() => combineMigrations(list)).toThrow(InternalError);
     expect(() => combineMigrations(list)).toThrow(message);

@@ -12,13 +12,13 @@ const TIMESTAMP = /(\d{13})$/;
  * An app combines the lists it needs; the timestamp in the name decides the order across libs, so a
  * migration that depends on another lib's table must carry a later timestamp.
  *
- * Returns one list ordered by (timestamp, name). Throws on a name without a timestamp, on two
- * migrations with the same name (TypeORM records names, so the second would never run) and on two
- * with the same timestamp (their order would depend on the order of the lists).
+ * Returns one list ordered by (timestamp, name). Throws on a name without a timestamp and on two
+ * migrations with the same name (TypeORM records names, so the second would never run). Two libs
+ * may pick the same timestamp independently: the name then decides, so the order never depends on
+ * the order of the lists.
  */
 export function combineMigrations(...lists: readonly (readonly MigrationClass[])[]): MigrationClass[] {
   const seen = new Map<string, MigrationClass>();
-  const byTimestamp = new Map<number, string>();
   const entries: { migration: MigrationClass; name: string; timestamp: number }[] = [];
   for (const migration of lists.flat()) {
     const name = migrationName(migration);
@@ -30,10 +30,7 @@ export function combineMigrations(...lists: readonly (readonly MigrationClass[])
     if (previous === migration) continue;
     if (previous) throw new InternalError(`Two different migrations are named ${name}`);
     const timestamp = Number(match[1]);
-    const other = byTimestamp.get(timestamp);
-    if (other) throw new InternalError(`Migrations ${other} and ${name} share the timestamp ${timestamp}`);
     seen.set(name, migration);
-    byTimestamp.set(timestamp, name);
     entries.push({ migration, name, timestamp });
   }
   return entries
