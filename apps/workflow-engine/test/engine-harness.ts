@@ -163,3 +163,22 @@ export async function taskStates(ds: DataSource, executionId: string): Promise<R
 }
 
 export const inProcessMessaging = () => ({ bus: new InProcessCommandBus(), jobs: new InProcessJobQueue() });
+
+/** Prefixes every queue name so concurrent runs can share one RabbitMQ and one Redis. */
+export function prefixedBus(bus: CommandBus, prefix: string): CommandBus {
+  return {
+    publish: (queue, msg) => bus.publish(prefix + queue, msg),
+    consume: (queue, handler, opts) => bus.consume(prefix + queue, handler, opts),
+    ping: () => bus.ping(),
+    close: () => bus.close(),
+  };
+}
+
+export function prefixedJobs(jobs: JobQueue, prefix: string): JobQueue {
+  return {
+    add: (queue, job) => jobs.add(prefix + queue, job),
+    process: (queue, handler, opts) => jobs.process(prefix + queue, handler, opts),
+    ping: () => jobs.ping(),
+    close: () => jobs.close(),
+  };
+}

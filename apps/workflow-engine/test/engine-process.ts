@@ -5,13 +5,22 @@
 import 'reflect-metadata';
 import { DataSource } from 'typeorm';
 import { BullMqJobQueue, RabbitMqCommandBus } from '@osc/messaging';
-import { EngineInstance } from './engine-harness';
+import { EngineInstance, prefixedBus, prefixedJobs } from './engine-harness';
 
 async function main(): Promise<void> {
   const dataSource = new DataSource({ type: 'postgres', url: process.env['DATABASE_URL'], extra: { max: Number(process.env['DB_POOL'] ?? 20) } });
   await dataSource.initialize();
-  const bus = new RabbitMqCommandBus({ url: process.env['AMQP_URL'] ?? 'amqp://guest:guest@127.0.0.1:5672' });
-  const jobs = new BullMqJobQueue({ url: process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379', prefix: process.env['BULL_PREFIX'] ?? 'osc' });
+  const queuePrefix = process.env['QUEUE_PREFIX'] ?? '';
+  const bus = prefixedBus(new RabbitMqCommandBus({ url: process.env['AMQP_URL'] ?? 'amqp://guest:guest@127.0.0.1:5672' }), queuePrefix);
+  const jobs = prefixedJobs(
+    new BullMqJobQueue({
+      url: process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379',
+      prefix: process.env['BULL_PREFIX'] ?? 'osc',
+      lockDurationMs: Number(process.env['JOB_LOCK_MS'] ?? 30_000),
+      stalledIntervalMs: Number(process.env['JOB_STALLED_MS'] ?? 30_000),
+    }),
+    queuePrefix,
+  );
   const engine = new EngineInstance(dataSource, bus, jobs, {
     prefetch: Number(process.env['PREFETCH'] ?? 32),
     executorConcurrency: Number(process.env['EXECUTOR_CONCURRENCY'] ?? 50),

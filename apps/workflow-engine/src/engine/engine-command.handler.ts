@@ -136,6 +136,7 @@ export class EngineCommandHandler {
           namespace: String(ex.params['namespace'] ?? ex.workflowNamespace),
           ...(ex.workflowName.includes('.') ? { workbookName: ex.workflowName.slice(0, ex.workflowName.lastIndexOf('.')) } : {}),
           ...(e.itemIndex !== null ? { itemIndex: e.itemIndex } : {}),
+          safeRerun: e.safeRerun,
           taskData: e.taskData,
           context: {
             workflowName: ex.workflowName,

@@ -33,12 +33,26 @@ export class ActionExecutor {
 
   async run(job: Job): Promise<void> {
     const data = job.data as ActionRunJob;
-    const state: { state: string; accepted: boolean }[] = await this.dataSource.query(
-      `SELECT "state", "accepted" FROM "action_executions" WHERE "id" = $1`,
+    // Claim the run: at most one executor starts an action. A claim found already taken means a
+    // previous run may have started and died (DSL-6.10): rerun only when the task is safe-rerun.
+    const claimed: { prev: Date | string | null }[] = await this.dataSource.query(
+      `WITH c AS (
+         UPDATE "action_executions" a SET "claimed_at" = now()
+           FROM (SELECT "id", "claimed_at" AS prev FROM "action_executions" WHERE "id" = $1 FOR UPDATE) p
+          WHERE a."id" = p."id" AND a."state" = 'RUNNING' AND a."accepted"
+          RETURNING p.prev)
+       SELECT prev FROM c`,
       [data.actionExecutionId],
     );
-    const row = state[0];
-    if (!row || row.state !== 'RUNNING' || !row.accepted) return; // already completed or superseded
+    const claim = claimed[0];
+    if (!claim) return; // already completed or superseded
+    if (claim.prev !== null && !data.safeRerun) {
+      await this.report(data, {
+        state: 'ERROR',
+        error: `Action execution ${data.actionExecutionId} was interrupted: its executor stopped before reporting a result and the task is not safe-rerun.`,
+      });
+      return;
+    }
     const ctx: ActionContext = { ...data.context, data: data.taskData ?? {} };
     let payload: ActionCompletedPayload;
     const base = { executionId: data.executionId, taskExecutionId: data.taskExecutionId, actionExecutionId: data.actionExecutionId };
@@ -53,6 +67,16 @@ export class ActionExecutor {
         throw e;
       }
     }
+    await this.bus.publish(ENGINE_COMMAND_QUEUE, engineCommand(`action-completed:${data.actionExecutionId}`, 'engine.action-completed', payload));
+  }
+
+  private async report(data: ActionRunJob, outcome: Pick<ActionCompletedPayload, 'state' | 'result' | 'error'>): Promise<void> {
+    const payload: ActionCompletedPayload = {
+      executionId: data.executionId,
+      taskExecutionId: data.taskExecutionId,
+      actionExecutionId: data.actionExecutionId,
+      ...outcome,
+    };
     await this.bus.publish(ENGINE_COMMAND_QUEUE, engineCommand(`action-completed:${data.actionExecutionId}`, 'engine.action-completed', payload));
   }
 

@@ -37,6 +37,11 @@ export interface ActionRunJob {
   namespace: string;
   /** Workbook name of the workflow, for `<workbook>.<name>` resolution (DSL-7.5). */
   workbookName?: string;
+  /**
+   * The task's `safe-rerun` (DSL-6.10): when a previous run of this job may have started (its executor
+   * died), the action runs again only if true; otherwise it fails instead of repeating side effects.
+   */
+  safeRerun?: boolean;
   /** with-items index, absent for plain tasks. */
   itemIndex?: number;
   /** The task's expression data, for ad-hoc base-input evaluation (DSL-7.2) and std.javascript. */

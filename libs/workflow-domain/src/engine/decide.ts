@@ -544,6 +544,7 @@ class Decider {
       input: finalInput,
       itemIndex: index,
       ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),
+      safeRerun: spec.safeRerun === true,
       taskData: stripInternal(data),
     });
   }

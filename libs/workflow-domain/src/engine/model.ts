@@ -180,6 +180,7 @@ export type EngineEffect =
       input: JsonMap;
       itemIndex: number | null;
       timeoutSeconds?: number;
+      safeRerun: boolean;
       taskData: JsonMap;
     }
   | {

@@ -98,6 +98,7 @@ export class CreateExecutions1763950000000 implements MigrationInterface {
         "params" jsonb NOT NULL DEFAULT '{}',
         "accepted" boolean NOT NULL DEFAULT true,
         "item_index" integer,
+        "claimed_at" timestamptz,
         "created_at" timestamptz NOT NULL,
         "updated_at" timestamptz,
         CONSTRAINT "PK_action_executions" PRIMARY KEY ("id"),
