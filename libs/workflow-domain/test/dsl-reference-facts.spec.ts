@@ -49,6 +49,12 @@ describe('facts observed on the reference implementation', () => {
     );
     expect(definitions.fv1).toBe('version: 2.0\nfv1:\n  tasks:\n    t1:\n      action: std.noop\n');
     expect(definitions.fv2).toBe('version: 2.0\nfv2:\n  tasks:\n    t1:\n      action: std.noop\n');
+    const deep = parseWorkflows(
+      "version: '2.0'\na:\n  vars: {x: 1.0, y: [2.50, 3]}\n  tasks:\n    t1: {action: std.noop}\nb:\n  tasks:\n    t1: {action: std.noop}\n",
+    );
+    expect(deep.definitions.a).toBe(
+      "version: '2.0'\na:\n  vars:\n    x: 1.0\n    y:\n    - 2.5\n    - 3\n  tasks:\n    t1:\n      action: std.noop\n",
+    );
   });
 
   it('ad-hoc action input strings', () => {

@@ -53,11 +53,20 @@ const markNonAscii = (s: string): string =>
     (ch) => `${MARK_OPEN}${(ch.codePointAt(0) ?? 0).toString(16).toUpperCase()}${MARK_CLOSE}`,
   );
 
-const markDeep = (value: unknown): unknown => {
+type FloatPaths = (path: readonly (string | number)[]) => boolean;
+
+const markDeep = (value: unknown, isFloat?: FloatPaths, path: readonly (string | number)[] = []): unknown => {
   if (typeof value === 'string') return markNonAscii(value);
-  if (Array.isArray(value)) return value.map(markDeep);
+  if (typeof value === 'number' && Number.isInteger(value) && isFloat?.(path)) {
+    const node = new Scalar(value);
+    node.format = PY_FLOAT_FORMAT;
+    return node;
+  }
+  if (Array.isArray(value)) return value.map((v, i) => markDeep(v, isFloat, [...path, i]));
   if (value !== null && typeof value === 'object' && !(value instanceof Scalar)) {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [markNonAscii(k), markDeep(v)]));
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [markNonAscii(k), markDeep(v, isFloat, [...path, k])]),
+    );
   }
   return value;
 };
@@ -78,9 +87,9 @@ const unmark = (text: string): string =>
  * non-ASCII characters escaped in double quotes. Line folding of long strings may break at a different
  * space than PyYAML's.
  */
-export const dumpYaml = (value: unknown): string =>
+export const dumpYaml = (value: unknown, isFloat?: FloatPaths): string =>
   unmark(
-    stringify(markDeep(value), {
+    stringify(markDeep(value, isFloat), {
       version: '1.1',
       schema: 'yaml-1.1',
       customTags,
@@ -98,27 +107,15 @@ export const dumpYaml = (value: unknown): string =>
 
 /**
  * DSL-1.6: one workflow of a multi-workflow document, stored alone: `{version, <name>: ...}` as YAML.
- * `versionSource` (the version as written) keeps a float version a float: `version: 2.0` stays `2.0`.
+ * `isFloat(path)` (paths as in that document, e.g. `['version']`) names the integral numbers that were
+ * written as floats, so that `version: 2.0` stays `2.0`.
  */
 export const workflowDefinitionText = (
   version: unknown,
   name: string,
   data: unknown,
-  versionSource?: string,
-): string => {
-  let v: unknown = version;
-  if (
-    typeof version === 'number' &&
-    Number.isInteger(version) &&
-    versionSource &&
-    /[.eE]/.test(versionSource)
-  ) {
-    const node = new Scalar(version);
-    node.format = PY_FLOAT_FORMAT;
-    v = node;
-  }
-  return dumpYaml({ version: v, [name]: data });
-};
+  isFloat?: FloatPaths,
+): string => dumpYaml({ version, [name]: data }, isFloat);
 
 /**
  * The text of one member of a workbook as Mistral stores it for the member's own definition: the lines

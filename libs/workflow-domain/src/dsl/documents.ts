@@ -44,14 +44,14 @@ const finish = (ctx: ValidationContext, validate: boolean): void => {
 };
 
 const makeContext = (text: string, toSource: (p: Path) => Path, options: ParseOptions) => {
-  const { value, positions, versionSource } = loadYaml(text);
+  const { value, positions } = loadYaml(text);
   const validate = options.validate ?? true;
   const ctx = new ValidationContext(
     positions,
     toSource,
     validate ? (options.expressionValidator ?? getExpressionValidator()) : undefined,
   );
-  return { value, ctx, validate, versionSource };
+  return { value, ctx, validate, positions };
 };
 
 /** Top level of a workflow or action list: a map with `version` and at least one item. */
@@ -78,7 +78,7 @@ const listSource =
  * Throws {@link DslValidationError} listing every issue with its path (`workflows.<name>...`).
  */
 export const parseWorkflows = (text: string, options: ParseOptions = {}): ParsedWorkflows => {
-  const { value, ctx, validate, versionSource } = makeContext(text, listSource('workflows'), options);
+  const { value, ctx, validate, positions } = makeContext(text, listSource('workflows'), options);
   const workflows: WorkflowSpec[] = [];
   if (checkListTop(ctx, value)) {
     for (const [name, data] of Object.entries(value)) {
@@ -94,7 +94,7 @@ export const parseWorkflows = (text: string, options: ParseOptions = {}): Parsed
     definitions[wf.name] =
       workflows.length === 1
         ? text
-        : workflowDefinitionText(map.version, wf.name, map[wf.name], versionSource);
+        : workflowDefinitionText(map.version, wf.name, map[wf.name], (p) => positions.isIntegralFloat(p));
   }
   return { workflows, definitions };
 };

@@ -76,8 +76,6 @@ export class SourcePositions {
 export interface LoadedYaml {
   /** Plain JSON-like data: maps are objects with string keys, sequences are arrays. */
   readonly value: unknown;
-  /** Source text of a top-level `version` scalar (`2.0` and `2` are both the number 2 in `value`). */
-  readonly versionSource?: string;
   readonly positions: SourcePositions;
 }
 
@@ -326,8 +324,5 @@ export const loadYaml = (text: string): LoadedYaml => {
     value === 0 ||
     value === '' ||
     (Array.isArray(value) && value.length === 0);
-  const versionNode = isMap(doc.contents) ? doc.contents.get('version', true) : undefined;
-  const versionSource =
-    isScalar(versionNode) && typeof versionNode.source === 'string' ? versionNode.source : undefined;
-  return { value: falsy ? {} : value, positions, ...(versionSource !== undefined ? { versionSource } : {}) };
+  return { value: falsy ? {} : value, positions };
 };
