@@ -101,8 +101,6 @@ describe.each(ENGINE_KINDS)('list query on %s', (kind) => {
   const list = (query: ListQuery) =>
     applyListQuery(t.dataSource.getRepository(LqThing).createQueryBuilder('thing'), spec, query);
   const parse = (dialect: ListDialect, params: ListParams) => parseListParams(dialect, params, spec);
-  const ids = async (dialect: ListDialect, params: ListParams): Promise<string[]> =>
-    (await list(parse(dialect, params))).items.map((r) => r.id);
 
   beforeAll(async () => {
     t = await createTestDataSource(kind, { entities: [LqThing], migrations: [CreateLqThing1700000000100] });
