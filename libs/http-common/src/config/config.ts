@@ -59,6 +59,11 @@ export const distributedInfraSchema = z.object({
   AMQP_URL: amqpUrlSchema,
   REDIS_URL: redisUrlSchema,
   DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(20),
+  /** Prefix of every queue name, so several installations can share one broker and Redis. */
+  QUEUE_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,60}$/, 'letters, digits, dot, underscore and dash only')
+    .default(''),
 });
 
 /** Print the problem and exit: used by every main.ts so a bad setting stops the process clearly. */
