@@ -1,3 +1,4 @@
+import { createServer } from 'node:http';
 import { e2eModes } from './support/api-server';
 
 jest.setTimeout(60_000);
@@ -484,6 +485,32 @@ describe.each(e2eModes())('executions over HTTP (%s)', (mode) => {
     const ex = await waitForExecution(stack.client, copy.body.id);
     expect(JSON.parse(ex.output)).toEqual({ total: 12 });
     expect((await stack.client.get(`/v2/executions/${copy.body.id}`)).body.source_execution_id).toBe(first.id);
+  });
+
+  it('webhook notifications arrive in order with the event payloads', async () => {
+    const events: Record<string, any>[] = [];
+    const server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (d) => (body += String(d)));
+      req.on('end', () => {
+        events.push(JSON.parse(body));
+        res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/events`;
+      const created = await start('sum_up', {}, { notify: [{ type: 'webhook', url }] });
+      await waitForExecution(stack.client, created.id);
+      const deadline = Date.now() + 10_000;
+      while (events.length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect(events.map((e) => e.event)).toEqual(['WORKFLOW_LAUNCHED', 'TASK_LAUNCHED', 'TASK_SUCCEEDED', 'WORKFLOW_SUCCEEDED']);
+      expect(events[0]).toMatchObject({ id: created.id, name: 'sum_up', workflow_name: 'sum_up', state: 'RUNNING', root_execution_id: null });
+      expect(events[2]).toMatchObject({ name: 'add', workflow_execution_id: created.id, state: 'SUCCESS', type: 'ACTION' });
+      expect(events[3]).toMatchObject({ id: created.id, state: 'SUCCESS' });
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
   });
 
   it('sub-executions are listed with their root and parent task', async () => {

@@ -14,6 +14,9 @@ const schema = z.object({
   WORKFLOW_EXECUTOR_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(50),
   /** Base URL of workflow-api for async action callbacks (`Mistral-Callback-URL`). */
   WORKFLOW_API_PUBLIC_URL: z.string().url().optional(),
+  /** Broker for `amqp` notification publishers (DSL-16.2); absent = amqp publishers are not configured. */
+  WORKFLOW_NOTIFY_AMQP_URL: z.string().optional(),
+  WORKFLOW_NOTIFY_EXCHANGE: z.string().default('mistral'),
 });
 
 export interface WorkflowEngineConfig {
@@ -23,6 +26,8 @@ export interface WorkflowEngineConfig {
   readonly prefetch: number;
   readonly executorConcurrency: number;
   readonly apiUrl?: string;
+  readonly notifyAmqpUrl?: string;
+  readonly notifyExchange: string;
 }
 
 export function loadConfig(env: Env): WorkflowEngineConfig {
@@ -33,6 +38,8 @@ export function loadConfig(env: Env): WorkflowEngineConfig {
     role: c.WORKFLOW_ENGINE_ROLE,
     prefetch: c.WORKFLOW_ENGINE_PREFETCH,
     executorConcurrency: c.WORKFLOW_EXECUTOR_CONCURRENCY,
+    notifyExchange: c.WORKFLOW_NOTIFY_EXCHANGE,
+    ...(c.WORKFLOW_NOTIFY_AMQP_URL ? { notifyAmqpUrl: c.WORKFLOW_NOTIFY_AMQP_URL } : {}),
     ...(c.WORKFLOW_API_PUBLIC_URL ? { apiUrl: c.WORKFLOW_API_PUBLIC_URL.replace(/\/$/, '') } : {}),
   });
 }

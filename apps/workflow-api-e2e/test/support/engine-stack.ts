@@ -38,6 +38,7 @@ export async function startEngineStack(mode: TestRuntimeMode, opts: { engines?: 
             prefetch: 32,
             executorConcurrency: 20,
             apiUrl: baseUrl,
+            notifyExchange: 'mistral',
           },
           testRuntime.runtime,
           { http: false },

@@ -5,10 +5,13 @@ import {
   ACTION_JOB_QUEUE,
   ENGINE_COMMAND_QUEUE,
   ENGINE_TIMER_QUEUE,
+  NOTIFY_JOB_QUEUE,
+  type NotifyJob,
   type TimerFiredPayload,
   engineCommand,
 } from '@osc/contracts';
 import type { CommandBus, JobQueue, OutboxWriter, Subscription, Worker } from '@osc/messaging';
+import { AmqpPublisher, type NotificationPublisher, NotificationDispatcher, WebhookPublisher } from '@osc/notify';
 import { COMMAND_BUS, DATA_SOURCE, JOB_QUEUE, OUTBOX_WRITER } from '@osc/platform';
 import type { WorkflowEngineConfig } from '../config';
 import { ActionExecutor } from '../executor/action-executor';
@@ -25,6 +28,7 @@ export class EngineRunner implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('workflow-engine');
   private subscription?: Subscription;
   private readonly workers: Worker[] = [];
+  private publishers: NotificationPublisher[] = [];
   readonly handler: EngineCommandHandler;
 
   constructor(
@@ -53,6 +57,18 @@ export class EngineRunner implements OnModuleInit, OnModuleDestroy {
           { concurrency: 10 },
         ),
       );
+      // Notifications (DSL-16.2): one delivery at a time keeps each execution's events in order.
+      const publishers: NotificationPublisher[] = [new WebhookPublisher()];
+      if (this.config.notifyAmqpUrl) {
+        publishers.push(new AmqpPublisher({ url: this.config.notifyAmqpUrl, defaultExchange: this.config.notifyExchange }));
+      }
+      this.publishers = publishers;
+      const dispatcher = new NotificationDispatcher(publishers);
+      this.workers.push(
+        await this.jobs.process(NOTIFY_JOB_QUEUE, async (job) => {
+          await dispatcher.deliver(job.data as NotifyJob);
+        }),
+      );
     }
     if (role === 'all' || role === 'executor') {
       const executor = new ActionExecutor(this.dataSource, this.bus, new StandardActionRunner());
@@ -68,5 +84,6 @@ export class EngineRunner implements OnModuleInit, OnModuleDestroy {
   async onModuleDestroy(): Promise<void> {
     await this.subscription?.cancel();
     for (const w of this.workers.splice(0)) await w.close();
+    for (const p of this.publishers.splice(0)) await p.close?.();
   }
 }
