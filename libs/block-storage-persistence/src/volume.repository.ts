@@ -226,7 +226,10 @@ export class VolumeRepository {
     }
     if (paging.marker !== null) where.push(afterMarker(paging.sort, sortExpr, 'v', 'volumes', paging.marker, p));
     const sql = `${VOLUME_SELECT} WHERE ${where.join(' AND ')} ORDER BY ${orderBy(paging.sort, sortExpr, 'v')} LIMIT ${p.add(paging.limit)} OFFSET ${p.add(paging.offset)}`;
-    const items = rowsOf<Row>(await db.query(sql, p.values)).map(toVolume);
+    // The page travels as one JSON text (re-ordered by the same keys inside the aggregate): one
+    // native JSON.parse instead of thousands of per-field conversions in the driver.
+    const packed = rowsOf<Row>(await db.query(`SELECT COALESCE(json_agg(x ORDER BY ${orderBy(paging.sort, sortExpr, 'x')}), '[]')::text AS page FROM (${sql}) x`, p.values));
+    const items = (JSON.parse(String(packed[0]?.['page'] ?? '[]')) as Row[]).map(toVolume);
     return { items, count };
   }
 
