@@ -1,6 +1,6 @@
 import { parseCommand } from './inline-params';
 import { type RetryPolicy, type TaskPolicies } from './model';
-import { type JsonMap, type Path, type ValidationContext, isMap } from './validation-context';
+import { type JsonMap, type Path, type ValidationContext, isMap, shortRepr } from './validation-context';
 
 /** DSL keys of the policies (DSL-6) and their model names. */
 export const POLICY_DSL_KEYS = {
@@ -31,7 +31,7 @@ export const parseRetry = (ctx: ValidationContext, path: Path, value: unknown): 
     data = parsed.params;
   }
   if (!isMap(data)) {
-    ctx.schema(path, `${JSON.stringify(value)} is not valid under any of the given schemas`);
+    ctx.schema(path, `${shortRepr(value)} is not valid under any of the given schemas`);
     return undefined;
   }
   const before = ctx.count();

@@ -13,7 +13,14 @@ import {
 } from './model';
 import { mergePolicies, parsePolicies } from './policies';
 import { type TransitionSources, parseClause } from './transitions';
-import { type JsonMap, type Path, type ValidationContext, WORD_NAME, isMap } from './validation-context';
+import {
+  type JsonMap,
+  type Path,
+  type ValidationContext,
+  WORD_NAME,
+  isMap,
+  shortRepr,
+} from './validation-context';
 
 /** DSL-1.5 */
 export const MAX_TASK_NAME_LENGTH = 255;
@@ -242,7 +249,7 @@ export const parseTask = (
         input = { ...raw, ...inlineInput };
       }
     } else {
-      ctx.schema([...path, 'input'], `${JSON.stringify(raw)} is not valid under any of the given schemas`);
+      ctx.schema([...path, 'input'], `${shortRepr(raw)} is not valid under any of the given schemas`);
     }
   }
 
@@ -276,7 +283,7 @@ export const parseTask = (
     else
       ctx.schema(
         [...path, 'join'],
-        `${JSON.stringify(j)} is not valid under any of the given schemas (expected 'all', 'one' or a non-negative integer)`,
+        `${shortRepr(j)} is not valid under any of the given schemas (expected 'all', 'one' or a non-negative integer)`,
       );
     if (join !== undefined && name.length > MAX_JOIN_TASK_NAME_LENGTH) {
       ctx.schema(

@@ -1,6 +1,6 @@
 import { parseTransitionTarget } from './inline-params';
 import { type PublishScopes, type Transition, type TransitionClause, isEngineCommand } from './model';
-import { type JsonMap, type Path, type ValidationContext, isMap } from './validation-context';
+import { type JsonMap, type Path, type ValidationContext, isMap, shortRepr } from './validation-context';
 
 const W = '[\\p{L}\\p{N}_]';
 /** Mistral `NEXT_TASK`: a name, `name key=value...` or `name(key=value...)`. */
@@ -117,10 +117,7 @@ const parseNext = (
     value.forEach((item, i) => {
       const key = JSON.stringify(item);
       if (seen.has(key)) {
-        ctx.schema(
-          [...path, i],
-          `${JSON.stringify(item)} is listed twice (transition lists have unique items)`,
-        );
+        ctx.schema([...path, i], `${shortRepr(item)} is listed twice (transition lists have unique items)`);
         return;
       }
       seen.add(key);

@@ -31,7 +31,8 @@ export const isTruthy = (v: unknown): boolean =>
 /** Python's `\w+` on str patterns (Unicode letters, digits, underscore). */
 export const WORD_NAME = /^[\p{L}\p{N}_]+$/u;
 
-const shortRepr = (v: unknown): string => {
+/** Python repr of a value for messages, cut to a readable length. */
+export const shortRepr = (v: unknown): string => {
   const text = pyRepr(v);
   return text.length > 120 ? `${text.slice(0, 117)}...` : text;
 };

@@ -12,7 +12,7 @@ import {
 } from './model';
 import { parseTask, parseTaskDefaults, requiresPath } from './task-parser';
 import { type TransitionSources } from './transitions';
-import { type JsonMap, type Path, type ValidationContext, isMap } from './validation-context';
+import { type JsonMap, type Path, type ValidationContext, isMap, shortRepr } from './validation-context';
 
 const WORKFLOW_KEYS = new Set([
   'type',
@@ -165,7 +165,7 @@ export const parseWorkflow = (
   let type: WorkflowType = 'direct';
   if ('type' in data) {
     if ((WORKFLOW_TYPES as readonly unknown[]).includes(data.type)) type = data.type as WorkflowType;
-    else ctx.schema([...path, 'type'], `${JSON.stringify(data.type)} is not one of ['reverse', 'direct']`);
+    else ctx.schema([...path, 'type'], `${shortRepr(data.type)} is not one of ['reverse', 'direct']`);
   }
   let description: string | undefined;
   if ('description' in data && ctx.nonEmptyString([...path, 'description'], data.description))
