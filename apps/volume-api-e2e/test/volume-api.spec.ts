@@ -346,7 +346,9 @@ describe.each(MODES)('block storage v3 over HTTP (%s)', (mode) => {
       const meta = await member.get(`/volumes/${v.id}/metadata`);
       expect(meta.body).toEqual({ metadata: { k1: 'x' } });
       expect(meta.headers.get('etag')).toBe(createHash('md5').update(meta.text).digest('hex'));
-      expect((await member.put(`/volumes/${v.id}/metadata`, { metadata: { only: '1' } })).body).toEqual({ metadata: { only: '1' } });
+      const stale = await member.put(`/volumes/${v.id}/metadata`, { metadata: { only: '0' } }, { 'if-match': 'not-the-etag' });
+      expect([stale.status, stale.text]).toEqual([412, '']);
+      expect((await member.put(`/volumes/${v.id}/metadata`, { metadata: { only: '1' } }, { 'if-match': meta.headers.get('etag')! })).body).toEqual({ metadata: { only: '1' } });
       expect((await member.post(`/volumes/${v.id}/action`, { 'os-extend': { new_size: 1 } })).status).toBe(400);
       expect((await member.post(`/volumes/${v.id}/action`, { 'os-fly': {} })).body.badRequest.message).toBe('There is no such action: os-fly');
       expect((await member.post(`/volumes/${v.id}/action`, { 'os-extend': { new_size: 2 } })).status).toBe(202);

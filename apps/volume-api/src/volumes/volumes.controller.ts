@@ -1,4 +1,5 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Put, Res } from '@nestjs/common';
+import { supports } from '@osc/block-storage-domain';
 import type { FastifyReply } from 'fastify';
 import { Api, routes, type ApiRequest } from '../http/api-request';
 import { VolumesService } from './volumes.service';
@@ -55,7 +56,7 @@ export class VolumesController {
   @Get(':id/metadata')
   async metadata(@Api() api: ApiRequest, @Param('id') id: string, @Res({ passthrough: true }) reply: FastifyReply) {
     const { body, etag } = await this.volumes.getMetadata(api, id);
-    if (api.mv.minor >= 15) void reply.header('Etag', etag);
+    if (supports(api.mv, 'volume.metadata-etag')) void reply.header('Etag', etag);
     return body;
   }
 
@@ -65,8 +66,23 @@ export class VolumesController {
     return this.volumes.writeMetadata(api, id, body, false);
   }
 
+  /** From 3.15 an `If-Match` that is not the current ETag gets 412 with an empty body (BS-7.7.13). */
   @Put(':id/metadata')
-  replaceMetadata(@Api() api: ApiRequest, @Param('id') id: string, @Body() body: unknown) {
+  async replaceMetadata(
+    @Api() api: ApiRequest,
+    @Param('id') id: string,
+    @Body() body: unknown,
+    @Headers('if-match') ifMatch: string | undefined,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
+    if (ifMatch !== undefined && supports(api.mv, 'volume.metadata-etag')) {
+      const { etag } = await this.volumes.getMetadata(api, id);
+      const wanted = ifMatch.split(',').map((t) => t.trim().replace(/^W\//, '').replace(/^"|"$/g, ''));
+      if (!wanted.includes(etag) && !wanted.includes('*')) {
+        void reply.code(412);
+        return '';
+      }
+    }
     return this.volumes.writeMetadata(api, id, body, true);
   }
 
