@@ -133,8 +133,25 @@ describe('KeystoneAuthenticator against a fake Keystone', () => {
     ks.addToken('t2', { user: 'b', project: 'p1', roles: ['reader'] });
     const a = make();
     await auth(a, 't1');
-    offset = 61_000; // within the renewal margin
+    offset = 79_000; // a 2-minute token is kept for its first 80 s
     await auth(a, 't2');
+    expect(ks.calls.issue).toBe(1);
+    a.clearCache();
+    offset = 81_000; // then renewed before it expires
+    await auth(a, 't2');
+    expect(ks.calls.issue).toBe(2);
+    ks.serviceTokenTtlMs = 3_600_000;
+  });
+  it('keeps a short-lived service token for two thirds of its life', async () => {
+    ks.serviceTokenTtlMs = 30_000;
+    for (const t of ['t1', 't2', 't3']) ks.addToken(t, { user: t, project: 'p1', roles: ['reader'] });
+    const a = make();
+    await auth(a, 't1');
+    offset = 15_000;
+    await auth(a, 't2');
+    expect(ks.calls.issue).toBe(1);
+    offset = 21_000;
+    await auth(a, 't3');
     expect(ks.calls.issue).toBe(2);
     ks.serviceTokenTtlMs = 3_600_000;
   });

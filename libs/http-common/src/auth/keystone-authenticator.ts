@@ -31,7 +31,7 @@ export interface KeystoneAuthenticatorDeps {
 
 export const UNAUTHORIZED_MESSAGE = 'The request you have made requires authentication.';
 const UNAVAILABLE_MESSAGE = 'The server is currently unavailable. Please try again at a later time.';
-/** Renew the service token this long before it expires. */
+/** Renew the service token this long before it expires (or after two thirds of a shorter life). */
 const SERVICE_TOKEN_MARGIN_MS = 60_000;
 /** Invalid tokens are remembered at most this long, so a flood of bad tokens stays cheap. */
 const INVALID_TOKEN_TTL_MS = 30_000;
@@ -51,7 +51,7 @@ export class KeystoneAuthenticator {
   private readonly cache: ExpiringCache<CacheEntry>;
   private readonly now: () => number;
   private readonly warn: (message: string) => void;
-  private serviceToken: ServiceToken | null = null;
+  private serviceToken: (ServiceToken & { renewAt: number }) | null = null;
   private serviceTokenPending: Promise<ServiceToken> | null = null;
   private readonly inFlight = new Map<string, Promise<CacheEntry>>();
 
@@ -144,13 +144,15 @@ export class KeystoneAuthenticator {
 
   private async ensureServiceToken(forceNew: boolean): Promise<ServiceToken> {
     const current = this.serviceToken;
-    if (!forceNew && current && current.expiresAt - SERVICE_TOKEN_MARGIN_MS > this.now()) return current;
+    if (!forceNew && current && current.renewAt > this.now()) return current;
     if (forceNew) this.serviceToken = null;
     if (!this.serviceTokenPending) {
+      const askedAt = this.now();
       this.serviceTokenPending = this.client
         .issueServiceToken()
         .then((t) => {
-          this.serviceToken = t;
+          const margin = Math.min(SERVICE_TOKEN_MARGIN_MS, (t.expiresAt - askedAt) / 3);
+          this.serviceToken = { ...t, renewAt: t.expiresAt - margin };
           return t;
         })
         .finally(() => {
