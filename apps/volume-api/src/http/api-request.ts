@@ -45,8 +45,8 @@ export async function volumeApiOnRequest(request: FastifyRequest, reply: Fastify
   const path = request.url.split('?', 1)[0] ?? '/';
   const segments = path.split('/').filter((s) => s.length > 0);
   const root = segments[0];
-  if (root === 'v2' || root === 'v3') assertJsonBody(request);
   if (root === 'v2') {
+    assertJsonBody(request);
     request.volumeApiPrefix = 'v2';
     request.volumeMicroversion = DEFAULT_MICROVERSION;
     request.volumeProjectSegment = segments[1] ?? null;
@@ -69,6 +69,7 @@ export async function volumeApiOnRequest(request: FastifyRequest, reply: Fastify
   const mv = negotiateMicroversion(request.headers);
   request.volumeMicroversion = mv;
   void reply.headers(microversionResponseHeaders(mv));
+  assertJsonBody(request);
   const first = segments[1];
   if (first === undefined || COLLECTIONS.has(first)) {
     request.volumeProjectSegment = null;
