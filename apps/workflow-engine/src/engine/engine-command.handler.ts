@@ -30,7 +30,7 @@ import {
   newExecution,
   splitSubWorkflowInput,
 } from '@osc/workflow-domain';
-import { applyChanges, findExecutionIdOfTask, findWorkflowForRun, insertExecution, lockSnapshot } from '@osc/workflow-persistence';
+import { SpecCache, applyChanges, findExecutionIdOfTask, findWorkflowForRun, insertExecution, lockSnapshot } from '@osc/workflow-persistence';
 
 /** Maps a bus command to the execution it concerns and the event for `decide`. */
 export function toEngineEvent(msg: EngineCommandMessage): { executionId: string; event: EngineEvent } {
@@ -94,6 +94,7 @@ export interface EngineHandlerOptions {
 export class EngineCommandHandler {
   private readonly now: () => Date;
   private readonly newId: () => string;
+  private readonly specs = new SpecCache();
 
   constructor(
     private readonly dataSource: DataSource,
@@ -109,7 +110,7 @@ export class EngineCommandHandler {
     if (!isEngineCommandType(msg.type)) throw new InvalidInputError(`unknown engine command type ${msg.type}`);
     const { executionId, event } = toEngineEvent(msg as EngineCommandMessage);
     await this.dataSource.transaction(async (em) => {
-      const snapshot = await lockSnapshot(em, executionId);
+      const snapshot = await lockSnapshot(em, executionId, this.specs);
       if (!snapshot) return; // deleted execution: nothing to do
       const decision = decide(snapshot, event, this.now(), this.newId);
       await this.store(em, snapshot, decision);

@@ -81,15 +81,16 @@ class Decider {
     private readonly now: Date,
     private readonly newId: () => string,
   ) {
-    this.ex = clone(snapshot.execution);
-    this.initialEx = JSON.stringify(snapshot.execution);
+    // The spec is immutable: shared, not copied, and left out of the change detection.
+    this.ex = { ...clone({ ...snapshot.execution, spec: null }), spec: snapshot.execution.spec };
+    this.initialEx = JSON.stringify({ ...snapshot.execution, spec: null });
     this.tasks = snapshot.tasks.map(clone);
     this.actions = snapshot.actions.map(clone);
     this.subStates = new Map(snapshot.subExecutions.map((s) => [s.id, s.state]));
   }
 
   decision(): Decision {
-    const exChanged = JSON.stringify(this.ex) !== this.initialEx;
+    const exChanged = JSON.stringify({ ...this.ex, spec: null }) !== this.initialEx;
     if (exChanged) this.ex.updatedAt = this.now;
     return {
       changes: {

@@ -131,13 +131,33 @@ export async function insertExecution(db: SqlRunner, ex: WorkflowExecution, extr
  * command of one execution runs under this lock, so decisions are serialised per execution across
  * any number of engine processes. Null when the execution does not exist (deleted).
  */
-export async function lockSnapshot(db: SqlRunner, executionId: string): Promise<ExecutionSnapshot | null> {
+/** Specs by execution id: an execution's spec never changes, so engines keep it across commands. */
+export class SpecCache {
+  private readonly map = new Map<string, WorkflowSpec>();
+  constructor(private readonly max = 5000) {}
+  get(id: string): WorkflowSpec | undefined {
+    return this.map.get(id);
+  }
+  set(id: string, spec: WorkflowSpec): void {
+    if (this.map.size >= this.max) {
+      const first = this.map.keys().next();
+      if (!first.done) this.map.delete(first.value);
+    }
+    this.map.set(id, spec);
+  }
+}
+
+export async function lockSnapshot(db: SqlRunner, executionId: string, specs?: SpecCache): Promise<ExecutionSnapshot | null> {
   // Lock first, in its own statement: under READ COMMITTED a statement that waited for the row lock
   // still reads everything else from the snapshot taken before the wait, so tasks and actions are
   // loaded by a second statement that sees every commit made before the lock was granted.
-  const locked: Row[] = await db.query(`SELECT ${EXECUTION_COLUMNS} FROM "workflow_executions" WHERE "id" = $1 FOR UPDATE`, [executionId]);
+  const cached = specs?.get(executionId);
+  const columns = cached ? EXECUTION_COLUMNS.replace('"spec", ', '') : EXECUTION_COLUMNS;
+  const locked: Row[] = await db.query(`SELECT ${columns} FROM "workflow_executions" WHERE "id" = $1 FOR UPDATE`, [executionId]);
   const exRow = locked[0];
   if (!exRow) return null;
+  if (cached) exRow['spec'] = cached;
+  else specs?.set(executionId, parse<WorkflowSpec>(exRow['spec']));
   const rows: Row[] = await db.query(
     `SELECT
        (SELECT COALESCE(json_agg(t ORDER BY t."seq"), '[]') FROM "task_executions" t WHERE t."workflow_execution_id" = $1) AS "tasks",

@@ -8,6 +8,7 @@ export {
   toActionExecution,
   insertExecution,
   lockSnapshot,
+  SpecCache,
   applyChanges,
   findExecutionIdOfTask,
 } from './execution-store';
