@@ -144,3 +144,18 @@ describe('prepareContext', () => {
     expect(evaluate('<% $.a.sum() %>', host)).toBe(10);
   });
 });
+
+describe('Jinja generators (select, map, unique, ...)', () => {
+  it('are lazy, always true, and evaluated once per consumer', () => {
+    const d = { l: [3, 1, 3, 2], s: 'abc', users: [{ n: 'a' }, { n: 'b' }] };
+    expect(evaluateJinja('_.l | unique', d)).toEqual([3, 1, 2]);
+    expect(evaluateJinja('_.l | unique | list', d)).toEqual([3, 1, 2]);
+    expect(evaluateJinja('not (_.l | select("gt", 10))', d)).toBe(false);
+    expect(evaluateJinja('(_.s | select("odd")) | int', d)).toBe(0);
+    expect(() => evaluateJinja('_.l | select | length', d)).toThrow("object of type 'generator' has no len()");
+    expect(evaluateJinja('_.l | select | list | length', d)).toBe(4);
+    expect(evaluateJinja('_.users | map(attribute="n") | join(",")', d)).toBe('a,b');
+    expect(() => evaluateJinja('_.users | map(attribute="zz")', d)).toThrow(ExpressionError);
+    expect(evaluateJinja('_.missing | items | list', d)).toEqual([]);
+  });
+});

@@ -98,7 +98,11 @@ export function dateTimeStr(d: PyDateTime, sep = ' '): string {
 
 /** A lazily produced (possibly infinite) sequence, e.g. `sequence()`. */
 export class LazySeq {
-  constructor(readonly produce: () => Iterator<unknown>) {}
+  constructor(
+    readonly produce: () => Iterator<unknown>,
+    /** How Python would name the iterator object (`generator object do_unique`). */
+    readonly label = 'generator object',
+  ) {}
 }
 
 export type PyDict = Map<unknown, unknown>;

@@ -44,13 +44,35 @@ const sortDeep = (v: unknown): unknown => {
  */
 const EAGER_QUERY_DEVIATIONS = new Set(["$.e != not $.pairs.where($ > 1) and len('a')"]);
 
+/**
+ * Known Jinja deviations in the random cases, each must still behave as we define it:
+ * - Jinja2's compile-time constant folding turns a failed subscript of a literal (`(2)[1:]`) into an
+ *   undefined value and may raise while folding unused branches; we evaluate at run time only.
+ * - Python's `**` of a negative base and a fractional exponent gives a complex number; we have none.
+ * - A generator rendered into text prints its memory address; our text has none, so word counts differ.
+ */
+const JINJA_DEVIATIONS = new Map<string, 'error' | 'value'>([
+  ["{{ (((2)[::-1]) is not mapping >= (_.missing) is not string <= ({'a': 1}) | int) | round }}", 'error'],
+  ["{{ (not {'a': 1})[-1] or not (1, 2) / -1 not in _.n if none else _.t if not none else (none) | join(\",\") }}", 'value'],
+  ["{{ ((((none)[1]) is not float)[:-1]) is mapping }}", 'error'],
+  ["{{ ((((_.pairs).a) | items) | capitalize) | count }}", 'value'],
+  ["{{ (((('abc') is not true)[:-1]) is integer) is not true }}", 'error'],
+  ["{{ (([1, 2]) | sum) | int if (([1, 2]) is not boolean) is boolean else (none)[1:] and (_.users)['a'] or _.l }}", 'value'],
+  ["{{ ((1)[:-1]) is none }}", 'error'],
+]);
+
 function runSuite(file: string, evaluate: (expr: string, data: unknown) => unknown): void {
   const golden = load(file);
   const defaultData = fromHost(golden.defaultContext);
   describe(file, () => {
     it.each(golden.cases.map((c, i) => [i, c.expr, c] as const))('#%i %s', (_i, _expr, c) => {
       const data = 'context' in c ? fromHost(c.context) : defaultData;
-      if (c.error !== undefined || EAGER_QUERY_DEVIATIONS.has(c.expr)) {
+      const deviation = JINJA_DEVIATIONS.get(c.expr);
+      if (deviation === 'value') {
+        expect(() => evaluate(c.expr, data)).not.toThrow();
+        return;
+      }
+      if (c.error !== undefined || EAGER_QUERY_DEVIATIONS.has(c.expr) || deviation === 'error') {
         expect(() => evaluate(c.expr, data)).toThrow(ExpressionError);
         return;
       }
@@ -75,3 +97,4 @@ runSuite('yaql-random.json', (e, d) => evaluateYaqlNative(e, d));
 runSuite('render.json', (e, d) => evaluateStringNative(e, d, {}));
 
 runSuite('jinja.json', (e, d) => evaluateJinjaString(e, d, {}));
+runSuite('jinja-random.json', (e, d) => evaluateJinjaString(e, d, {}));

@@ -38,3 +38,45 @@ def random_cases(seed, count):
         if e not in seen:
             seen.append(e)
     return seen
+
+
+_J_ATOMS = ['_.n', '_.f', '_.s', '_.l', '_.ls', '_.d', '_.z', '_.t', '_.e', '_.empty', '_.users', '_.mixed', '1', '2', '0', '-1',
+            '2.5', "'a'", "'abc'", 'true', 'false', 'none', '[1, 2]', "{'a': 1}", '_.neg', '_.pairs', '_.nested.a', '3.0', '(1, 2)',
+            '_.missing']
+_J_BINOPS = ['+', '-', '*', '/', '//', '%', '~', '==', '!=', '<', '>', '<=', '>=', 'and', 'or', 'in', 'not in']
+_J_FILTERS = ['length', 'first', 'last', 'list', 'sort', 'join(",")', 'upper', 'lower', 'default(1)', 'int', 'float', 'string',
+              'sum', 'reverse', 'unique', "map('string')", 'abs', 'round', 'max', 'min', 'trim', 'title', 'capitalize', 'count',
+              'dictsort', 'tojson', 'select', 'reject', "select('odd')", 'batch(2)', "replace('a', 'b')", 'items',
+              "selectattr('age')", "map(attribute='name')"]
+_J_TESTS = ['defined', 'undefined', 'number', 'string', 'none', 'mapping', 'sequence', 'iterable', 'odd', 'even', 'integer',
+            'float', 'boolean', 'lower', 'upper', 'true', 'false']
+_J_ATTRS = ['upper()', 'split()', 'a', 'name', 'strip()', 'count(1)', 'index(1)']
+
+
+def random_jinja_cases(seed, count):
+    rnd = random.Random(seed)
+
+    def expr(d=0):
+        r = rnd.random()
+        if d > 3 or r < 0.3:
+            return rnd.choice(_J_ATOMS)
+        if r < 0.5:
+            return '%s %s %s' % (expr(d + 1), rnd.choice(_J_BINOPS), expr(d + 1))
+        if r < 0.7:
+            return '(%s) | %s' % (expr(d + 1), rnd.choice(_J_FILTERS))
+        if r < 0.78:
+            return '(%s) is %s%s' % (expr(d + 1), rnd.choice(['', 'not ']), rnd.choice(_J_TESTS))
+        if r < 0.84:
+            return 'not %s' % expr(d + 1)
+        if r < 0.9:
+            return '(%s)[%s]' % (expr(d + 1), rnd.choice(['0', '-1', '1', "'a'", '1:', ':-1', '::-1']))
+        if r < 0.95:
+            return '%s if %s else %s' % (expr(d + 1), expr(d + 1), expr(d + 1))
+        return '(%s).%s' % (expr(d + 1), rnd.choice(_J_ATTRS))
+
+    seen = []
+    while len(seen) < count:
+        e = '{{ %s }}' % expr()
+        if e not in seen:
+            seen.append(e)
+    return seen

@@ -1,10 +1,10 @@
-import { EvalFailure, ExpressionError, SyntaxFailure } from '../errors';
+import { EvalFailure, ExpressionError, fail, SyntaxFailure } from '../errors';
 import type { ExpressionHost } from '../host';
 import { LruCache } from '../lru';
-import { toHost } from '../values';
+import { isDict, LazySeq, toArray, toHost } from '../values';
 import { fromHostSafe } from '../yaql/engine';
 import { type JNode, parseJinjaExpression, parseTemplate, type Stmt } from './parser';
-import { Evaluator, JUndefined, jinjaStr, use } from './runtime';
+import { Evaluator, JCallable, JUndefined, jinjaStr, use } from './runtime';
 
 /** Parsed expressions and templates keyed by their text (bounded). */
 const EXPRESSIONS = new LruCache<JNode | SyntaxFailure>(2000);
@@ -38,6 +38,19 @@ function wrap(text: string, e: unknown): ExpressionError {
   return new ExpressionError('jinja', text, reason, 'evaluation');
 }
 
+/** A result holding undefined values could not be stored (it is not data): fail instead. */
+function rejectNestedUndefined(v: unknown, depth = 0): void {
+  if (depth > 100) return;
+  if (v instanceof JUndefined) {
+    if (v.strict) v.raise();
+    fail('undefined value inside the result', 'UndefinedError');
+  }
+  if (v instanceof LazySeq) for (const x of toArray(v)) rejectNestedUndefined(x, depth + 1);
+  else if (Array.isArray(v)) for (const x of v) rejectNestedUndefined(x, depth + 1);
+  else if (isDict(v)) for (const x of v.values()) rejectNestedUndefined(x, depth + 1);
+  else if (v instanceof JCallable) fail('a function is not a value', 'TypeError');
+}
+
 /** Evaluates a bare Jinja expression (the inside of `{{ }}`) to a native value (internal model). */
 export function evaluateJinjaExpressionNative(expr: string, data: unknown, host: ExpressionHost = {}): unknown {
   try {
@@ -46,7 +59,9 @@ export function evaluateJinjaExpressionNative(expr: string, data: unknown, host:
     // Mistral str()-s the result once so that strict undefined values fail here.
     use(value);
     jinjaStr(value);
-    return value instanceof JUndefined ? null : value;
+    if (value instanceof JUndefined) return null;
+    rejectNestedUndefined(value);
+    return value;
   } catch (e) {
     throw wrap(expr, e);
   }

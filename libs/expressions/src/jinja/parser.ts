@@ -331,8 +331,19 @@ class ExprParser {
     const part = (): JNode | null => (this.isOp(':') || this.isOp(']') ? null : this.parseExpression());
     const start = part();
     if (!this.isOp(':')) {
-      this.expectOp(']');
       if (start === null) throw new SyntaxFailure('expected subscript expression');
+      if (this.isOp(',')) {
+        // `x[1, 2]` subscripts with the tuple (1, 2), as in Python.
+        const items = [start];
+        while (this.isOp(',')) {
+          this.next();
+          if (this.isOp(']')) break;
+          items.push(this.parseExpression());
+        }
+        this.expectOp(']');
+        return { type: 'getitem', obj, key: { type: 'tuple', items } };
+      }
+      this.expectOp(']');
       return { type: 'getitem', obj, key: start };
     }
     this.next();
@@ -398,10 +409,15 @@ class ExprParser {
           ({ args, kwargs } = this.parseCallArgs());
         } else {
           const p = this.peek();
+          // Jinja2 takes any following primary as the test's single argument (even a name like
+          // `if`), except `else`/`or`/`and`; a second `is` is refused.
           const startsPrimary =
-            p.t === 'str' || p.t === 'int' || p.t === 'float' || (p.t === 'op' && (p.v === '[' || p.v === '{')) ||
-            (p.t === 'name' && !['else', 'or', 'and', 'if', 'in', 'not', 'is'].includes(p.v));
-          if (startsPrimary) args = [this.parsePostfix(this.parsePrimary())];
+            p.t === 'str' || p.t === 'int' || p.t === 'float' || (p.t === 'op' && (p.v === '(' || p.v === '[' || p.v === '{')) ||
+            (p.t === 'name' && !['else', 'or', 'and'].includes(p.v));
+          if (startsPrimary) {
+            if (p.t === 'name' && p.v === 'is') throw new SyntaxFailure('You cannot chain multiple tests with is');
+            args = [this.parsePostfix(this.parsePrimary())];
+          }
         }
         node = { type: 'test', value: node, name, args, kwargs, negate };
       } else if (this.isOp('(')) {

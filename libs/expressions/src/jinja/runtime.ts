@@ -10,6 +10,8 @@ import {
   isDict,
   isFloat,
   isInt,
+  isIter,
+  isTuple,
   isNumber,
   LazySeq,
   markTuple,
@@ -72,7 +74,7 @@ const MISSING = Symbol('missing');
 export const own = <T>(table: Record<string, T>, key: string): T | undefined =>
   Object.prototype.hasOwnProperty.call(table, key) ? table[key] : undefined;
 
-const objRepr = (v: unknown): string => (v === null ? 'None' : `${pyTypeName(v)} object`);
+const objRepr = (v: unknown): string => (v === null ? 'None' : `${isIter(v) ? 'generator' : pyTypeName(v)} object`);
 
 /** Raises when `v` is a strict undefined; returns it otherwise. */
 export function use(v: unknown): unknown {
@@ -88,7 +90,13 @@ function typeErr(msg: string): never {
   return fail(msg, 'TypeError');
 }
 
-const pyName = (v: unknown): string => (v instanceof JCallable ? 'builtin_function_or_method' : pyTypeName(v));
+/** Jinja's select/map/unique/... return generators: computed only when iterated, always true. */
+const lazy = (produce: () => unknown[], label = 'generator object'): LazySeq =>
+  new LazySeq(function* () {
+    yield* produce();
+  }, label);
+
+const pyName = (v: unknown): string => (v instanceof JCallable ? 'builtin_function_or_method' : isIter(v) ? 'generator' : pyTypeName(v));
 
 // ---------------------------------------------------------------------------------------------
 // Python methods reachable through attribute access
@@ -171,8 +179,28 @@ const DICT_METHODS: Record<string, (d: Map<unknown, unknown>, args: unknown[]) =
   get: (d, a) => (dictHas(d, arg(a, 0)) ? dictGet(d, arg(a, 0)) : arg(a, 1, null)),
 };
 
+/** Python's str.title(): a cased letter is upper after an uncased character, lower otherwise. */
 function titleCase(s: string): string {
-  return s.replace(/[\p{L}\p{N}']+/gu, (w) => w[0]!.toUpperCase() + w.slice(1).toLowerCase());
+  let out = '';
+  let prevCased = false;
+  for (const ch of s) {
+    const cased = ch.toLowerCase() !== ch.toUpperCase();
+    out += cased ? (prevCased ? ch.toLowerCase() : ch.toUpperCase()) : ch;
+    prevCased = cased;
+  }
+  return out;
+}
+
+/** Jinja's `title` filter: words start after `-`, whitespace, `(`, `{`, `[` or `<`. */
+function jinjaTitle(s: string): string {
+  return s
+    .split(/([-\s({[<]+)/u)
+    .filter((item) => item.length > 0)
+    .map((item) => {
+      const chars = Array.from(item);
+      return chars[0]!.toUpperCase() + chars.slice(1).join('').toLowerCase();
+    })
+    .join('');
 }
 function capitalize(s: string): string {
   return s.length === 0 ? s : s[0]!.toUpperCase() + s.slice(1).toLowerCase();
@@ -199,7 +227,7 @@ export function getattr(obj: unknown, name: string): unknown {
   } else if (typeof obj === 'string') {
     const m = own(STR_METHODS, name);
     if (m) return new JCallable(name, (a, k) => m(obj, a.map(useValue), k));
-  } else if (Array.isArray(obj)) {
+  } else if (Array.isArray(obj) && !isIter(obj)) {
     const m = own(LIST_METHODS, name);
     if (m) return new JCallable(name, (a) => m(obj, a.map(useValue)));
   }
@@ -212,18 +240,21 @@ export function getitem(obj: unknown, key: unknown): unknown {
   use(key);
   if (isDict(obj)) {
     if (dictHas(obj, key)) return dictGet(obj, key);
-  } else if ((Array.isArray(obj) || typeof obj === 'string') && isInt(key)) {
+  } else if (((Array.isArray(obj) && !isIter(obj)) || typeof obj === 'string') && isInt(key)) {
     const seq = typeof obj === 'string' ? Array.from(obj) : obj;
     const i = key < 0 ? seq.length + key : key;
     if (i >= 0 && i < seq.length) return seq[i];
   }
   if (typeof key === 'string') return getattr(obj, key);
-  return new JUndefined(`'${objRepr(obj)}' has no attribute ${pyRepr(dictKey(key))}`);
+  return new JUndefined(`${objRepr(obj)} has no element ${pyRepr(dictKey(key))}`);
 }
 
 function sliceOf(obj: unknown, start: unknown, stop: unknown, step: unknown): unknown {
   use(obj);
-  const seq = typeof obj === 'string' ? Array.from(obj) : Array.isArray(obj) ? obj : typeErr(`'${pyName(obj)}' object is not subscriptable`);
+  if (obj instanceof LazySeq) typeErr("'generator' object is not subscriptable");
+  // Jinja compiles slices to plain Python subscripts: slicing a non-sequence is a TypeError.
+  if (typeof obj !== 'string' && !(Array.isArray(obj) && !isIter(obj))) typeErr(`'${pyName(obj)}' object is not subscriptable`);
+  const seq = typeof obj === 'string' ? Array.from(obj) : obj;
   const n = seq.length;
   const st = step === null ? 1 : Number(step);
   if (st === 0) fail('slice step cannot be zero', 'ValueError');
@@ -237,7 +268,8 @@ function sliceOf(obj: unknown, start: unknown, stop: unknown, step: unknown): un
   const e = norm(stop, st > 0 ? n : -1);
   const out: unknown[] = [];
   for (let i = b; st > 0 ? i < e : i > e; i += st) out.push(seq[i]);
-  return typeof obj === 'string' ? out.join('') : out;
+  if (typeof obj === 'string') return out.join('');
+  return isTuple(obj) ? markTuple(out) : out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -260,8 +292,9 @@ function binop(op: string, a: unknown, b: unknown): unknown {
         return a + (b as string);
       }
       if (Array.isArray(a) && Array.isArray(b)) {
+        if (isTuple(a) !== isTuple(b)) typeErr(`can only concatenate ${pyName(a)} (not "${pyName(b)}") to ${pyName(a)}`);
         checkSize(a.length + b.length, 'collection');
-        return [...a, ...b];
+        return isTuple(a) ? markTuple([...a, ...b]) : [...a, ...b];
       }
       return unsupported();
     case '-':
@@ -270,6 +303,9 @@ function binop(op: string, a: unknown, b: unknown): unknown {
       return unsupported();
     case '*':
       if (isNum(a) && isNum(b)) return flt(a, b) ? mkFloat(nv(a) * nv(b)) : nv(a) * nv(b);
+      // bool is an int in Python: `'ab' * true` repeats once.
+      if (typeof b === 'boolean' && (typeof a === 'string' || Array.isArray(a))) return binop('*', a, b ? 1 : 0);
+      if (typeof a === 'boolean' && (typeof b === 'string' || Array.isArray(b))) return binop('*', a ? 1 : 0, b);
       if (typeof a === 'string' && isInt(b)) return a.repeat(checkSize(Math.max(0, b) * a.length, 'string') && Math.max(0, b));
       if (isInt(a) && typeof b === 'string') return b.repeat(checkSize(Math.max(0, a) * b.length, 'string') && Math.max(0, a));
       if (Array.isArray(a) && isInt(b)) {
@@ -309,7 +345,7 @@ function binop(op: string, a: unknown, b: unknown): unknown {
 
 /** Python printf-style formatting (`'%s-%d' % (a, b)`, the `format` filter). */
 export function printf(fmt: string, values: unknown): string {
-  const named = isDict(values) ? values : null;
+  const named = isDict(values) && fmt.includes('%(') ? values : null;
   const list = named ? [] : Array.isArray(values) && (values as unknown[]).length !== undefined && isTupleLike(values) ? (values as unknown[]) : [values];
   let idx = 0;
   const out = fmt.replace(/%(\(([^)]*)\))?([#0\- +]*)(\d+|\*)?(?:\.(\d+))?([diouxXeEfFgGcrsa%])/g, (_m, _n, key: string | undefined, flags: string, width: string | undefined, prec: string | undefined, conv: string) => {
@@ -380,19 +416,36 @@ export function printf(fmt: string, values: unknown): string {
     }
     return body;
   });
-  if (!named && idx < list.length) typeErr('not all arguments converted during string formatting');
+  // Python: leftover arguments fail, except a single list/dict argument (it has __getitem__).
+  const single = !isTupleLike(values);
+  const tolerant = single && (Array.isArray(values) || isDict(values));
+  if (!named && idx < list.length && !tolerant) typeErr('not all arguments converted during string formatting');
   return out;
 }
 const isTupleLike = (v: unknown): boolean => Array.isArray(v) && Object.getOwnPropertySymbols(v).length > 0;
+
+/** Python equality, where a tuple never equals a list. */
+function jinjaEquals(a: unknown, b: unknown): boolean {
+  if (Array.isArray(a) && Array.isArray(b)) {
+    if (isTuple(a) !== isTuple(b) || a.length !== b.length) return false;
+    return a.every((x, i) => jinjaEquals(x, b[i]));
+  }
+  if (isDict(a) && isDict(b)) {
+    if (a.size !== b.size) return false;
+    for (const [k, v] of a) if (!b.has(k) || !jinjaEquals(v, b.get(k))) return false;
+    return true;
+  }
+  return pyEquals(a, b);
+}
 
 function compare(op: string, a: unknown, b: unknown): boolean {
   use(a);
   use(b);
   switch (op) {
     case '==':
-      return pyEquals(a, b);
+      return jinjaEquals(a, b);
     case '!=':
-      return !pyEquals(a, b);
+      return !jinjaEquals(a, b);
     case 'in':
     case 'notin': {
       let r: boolean;
@@ -403,7 +456,8 @@ function compare(op: string, a: unknown, b: unknown): boolean {
       return op === 'in' ? r : !r;
     }
     default: {
-      const ok = (isNum(a) && isNum(b)) || (typeof a === 'string' && typeof b === 'string') || (Array.isArray(a) && Array.isArray(b));
+      const ok =
+        (isNum(a) && isNum(b)) || (typeof a === 'string' && typeof b === 'string') || (Array.isArray(a) && Array.isArray(b) && isTuple(a) === isTuple(b));
       if (!ok) typeErr(`'${op}' not supported between instances of '${pyName(a)}' and '${pyName(b)}'`);
       const c = pyCompare(a, b);
       return op === '<' ? c < 0 : op === '>' ? c > 0 : op === '<=' ? c <= 0 : c >= 0;
@@ -421,6 +475,7 @@ function iterable(v: unknown): unknown[] {
 
 function pyLen(v: unknown): number {
   use(v);
+  if (isIter(v)) typeErr("object of type 'generator' has no len()");
   if (typeof v === 'string') return Array.from(v).length;
   if (isDict(v)) return v.size;
   if (Array.isArray(v) || v instanceof PySet) return toArray(v).length;
@@ -428,7 +483,9 @@ function pyLen(v: unknown): number {
 }
 
 const truth = (v: unknown): boolean => truthy(use(v));
-export const jinjaStr = (v: unknown): string => (v instanceof JUndefined ? (use(v), '') : v instanceof JCallable ? `<bound method ${v.name}>` : pyStr(v));
+/** Python str() as Jinja renders it; an iterator prints its type without being iterated. */
+export const jinjaStr = (v: unknown): string =>
+  v instanceof JUndefined ? (use(v), '') : v instanceof JCallable ? `<bound method ${v.name}>` : v instanceof LazySeq ? `<${v.label}>` : pyStr(v);
 
 // ---------------------------------------------------------------------------------------------
 // filters and tests
@@ -444,7 +501,11 @@ function attrGetter(env: Evaluator, attribute: unknown): (x: unknown) => unknown
   return (x) => parts.reduce<unknown>((o, p) => (/^\d+$/.test(p) ? getitem(o, Number(p)) : getitem(o, p)), x);
 }
 
-function selectOrReject(env: Evaluator, value: unknown, args: unknown[], kwargs: Map<string, unknown>, select: boolean, byAttr: boolean): unknown[] {
+function selectOrReject(env: Evaluator, value: unknown, args: unknown[], kwargs: Map<string, unknown>, select: boolean, byAttr: boolean): LazySeq {
+  return lazy(() => selectOrRejectNow(env, value, args, kwargs, select, byAttr), 'generator object select_or_reject');
+}
+function selectOrRejectNow(env: Evaluator, value: unknown, args: unknown[], kwargs: Map<string, unknown>, select: boolean, byAttr: boolean): unknown[] {
+  if (!truth(value)) return [];
   const items = iterable(value);
   let get = (x: unknown) => x;
   let rest = args;
@@ -464,17 +525,7 @@ function selectOrReject(env: Evaluator, value: unknown, args: unknown[], kwargs:
 const FILTERS: Record<string, Filter> = {
   abs: (_e, v) => (isFloat(v) ? mkFloat(Math.abs(nv(use(v)))) : isNum(v) ? Math.abs(nv(v)) : typeErr(`bad operand type for abs(): '${pyName(v)}'`)),
   attr: (_e, v, a) => getattr(v, String(a[0])),
-  batch: (_e, v, a) => {
-    const items = iterable(v);
-    const n = Number(a[0]);
-    const out: unknown[][] = [];
-    for (let i = 0; i < items.length; i += n) {
-      const chunk = items.slice(i, i + n);
-      if (a.length > 1 && chunk.length < n) while (chunk.length < n) chunk.push(a[1]);
-      out.push(chunk);
-    }
-    return out;
-  },
+  batch: (_e, v, a) => lazy(() => batchNow(v, a), 'generator object do_batch'),
   capitalize: (_e, v) => capitalize(jinjaStr(v)),
   center: (_e, v, a) => center(jinjaStr(v), Number(arg(a, 0, 80))),
   count: (_e, v) => pyLen(v),
@@ -501,6 +552,7 @@ const FILTERS: Record<string, Filter> = {
     return items.length > 0 ? items[0] : new JUndefined('No first item, sequence was empty.');
   },
   last: (_e, v) => {
+    if (v instanceof LazySeq) typeErr("'generator' object is not reversible");
     const items = iterable(v);
     return items.length > 0 ? items[items.length - 1] : new JUndefined('No last item, sequence was empty.');
   },
@@ -531,22 +583,9 @@ const FILTERS: Record<string, Filter> = {
   list: (_e, v) => [...iterable(v)],
   lower: (_e, v) => jinjaStr(v).toLowerCase(),
   upper: (_e, v) => jinjaStr(v).toUpperCase(),
-  title: (_e, v) => titleCase(jinjaStr(v)),
+  title: (_e, v) => jinjaTitle(jinjaStr(v)),
   trim: (_e, v, a) => pyStrip(jinjaStr(v), (arg(a, 0, null) as string | null) ?? null, 'both'),
-  map: (e, v, a, k) => {
-    const items = iterable(v);
-    if (k.has('attribute')) {
-      const get = attrGetter(e, k.get('attribute'));
-      const hasDefault = k.has('default');
-      return items.map((x) => {
-        const r = get(x);
-        return hasDefault && r instanceof JUndefined ? k.get('default') : r;
-      });
-    }
-    if (a.length === 0) return items;
-    const name = String(a[0]);
-    return items.map((x) => e.runFilter(name, x, a.slice(1), new Map()));
-  },
+  map: (e, v, a, k) => lazy(() => mapFilter(e, v, a, k), 'generator object sync_do_map'),
   max: (e, v, a, k) => minMax(e, v, a, k, 1),
   min: (e, v, a, k) => minMax(e, v, a, k, -1),
   select: (e, v, a, k) => selectOrReject(e, v, a, k, true, false),
@@ -557,6 +596,7 @@ const FILTERS: Record<string, Filter> = {
   reverse: (_e, v) => {
     use(v);
     if (typeof v === 'string') return Array.from(v).reverse().join('');
+    if (Array.isArray(v)) return lazy(() => [...v].reverse(), 'list_reverseiterator object');
     return [...iterable(v)].reverse();
   },
   round: (_e, v, a, k) => {
@@ -606,13 +646,17 @@ const FILTERS: Record<string, Filter> = {
   unique: (e, v, a, k) => {
     const cs = truthy(kwOr(a, k, 0, 'case_sensitive', false));
     const get = attrGetter(e, kwOr(a, k, 1, 'attribute', null));
-    const seen = new PySet();
-    return iterable(v).filter((x) => {
+    return lazy(() => {
+      const seen = new PySet();
+      return iterable(v).filter((x) => {
       const key = sortKey(get(x), cs);
+      if (Array.isArray(key) && !isTupleLike(key)) typeErr("unhashable type: 'list'");
+      if (isDict(key)) typeErr("unhashable type: 'dict'");
       if (seen.has(key)) return false;
       seen.add(key);
       return true;
-    });
+      });
+    }, 'generator object do_unique');
   },
   wordcount: (_e, v) => (jinjaStr(v).match(/\w+/gu) ?? []).length,
   tojson: (_e, v, a, k) => {
@@ -625,11 +669,12 @@ const FILTERS: Record<string, Filter> = {
       .replace(/'/g, '\\u0027');
   },
   format: (_e, v, a, k) => printf(jinjaStr(v), k.size > 0 ? new Map([...k]) : markTuple([...a])),
-  items: (_e, v) => {
-    use(v);
-    if (!isDict(v)) typeErr('Can only get item pairs from a mapping.');
-    return [...(v as Map<unknown, unknown>).entries()].map(([x, y]) => markTuple([x, y]));
-  },
+  items: (_e, v) =>
+    lazy(() => {
+      if (v instanceof JUndefined) return [];
+      if (!isDict(v)) typeErr('Can only get item pairs from a mapping.');
+      return [...(v as Map<unknown, unknown>).entries()].map(([x, y]) => markTuple([x, y]));
+    }, 'generator object do_items'),
   groupby: (e, v, a, k) => {
     const get = attrGetter(e, kwOr(a, k, 0, 'attribute', null));
     const groups = new Map<string, [unknown, unknown[]]>();
@@ -657,24 +702,7 @@ const FILTERS: Record<string, Filter> = {
     }
     return first ? ind + rv : rv;
   },
-  slice: (_e, v, a, k) => {
-    const seq = iterable(v);
-    const slices = Number(kwOr(a, k, 0, 'slices', 1));
-    const fill = kwOr(a, k, 1, 'fill_with', null);
-    const per = Math.floor(seq.length / slices);
-    const extra = seq.length % slices;
-    const out: unknown[][] = [];
-    let offset = 0;
-    for (let n = 0; n < slices; n++) {
-      const start = offset + n * per;
-      if (n < extra) offset++;
-      const end = offset + (n + 1) * per;
-      const part = seq.slice(start, end);
-      if (fill !== null && n >= extra) part.push(fill);
-      out.push(part);
-    }
-    return out;
-  },
+  slice: (_e, v, a, k) => lazy(() => sliceNow(v, a, k), 'generator object sync_do_slice'),
   filesizeformat: (_e, v, a, k) => {
     const bytes = nv(FILTERS.float!(_e, v, [], new Map()));
     const binary = truthy(kwOr(a, k, 0, 'binary', false));
@@ -722,6 +750,53 @@ function htmlEscape(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&#34;').replace(/'/g, '&#39;');
 }
 
+function batchNow(v: unknown, a: unknown[]): unknown[] {
+  const items = iterable(v);
+  const n = Number(a[0]);
+  const out: unknown[][] = [];
+  for (let i = 0; i < items.length; i += n) {
+    const chunk = items.slice(i, i + n);
+    if (a.length > 1 && chunk.length < n) while (chunk.length < n) chunk.push(a[1]);
+    out.push(chunk);
+  }
+  return out;
+}
+
+function sliceNow(v: unknown, a: unknown[], k: Map<string, unknown>): unknown[] {
+  const seq = iterable(v);
+  const slices = Number(kwOr(a, k, 0, 'slices', 1));
+  const fill = kwOr(a, k, 1, 'fill_with', null);
+  const per = Math.floor(seq.length / slices);
+  const extra = seq.length % slices;
+  const out: unknown[][] = [];
+  let offset = 0;
+  for (let n = 0; n < slices; n++) {
+    const start = offset + n * per;
+    if (n < extra) offset++;
+    const end = offset + (n + 1) * per;
+    const part = seq.slice(start, end);
+    if (fill !== null && n >= extra) part.push(fill);
+    out.push(part);
+  }
+  return out;
+}
+
+function mapFilter(e: Evaluator, v: unknown, a: unknown[], k: Map<string, unknown>): unknown[] {
+  if (!truth(v)) return [];
+  const items = iterable(v);
+  if (k.has('attribute')) {
+    const get = attrGetter(e, k.get('attribute'));
+    const hasDefault = k.has('default');
+    return items.map((x) => {
+      const r = get(x);
+      return hasDefault && r instanceof JUndefined ? k.get('default') : r;
+    });
+  }
+  if (a.length === 0) return items;
+  const name = String(a[0]);
+  return items.map((x) => e.runFilter(name, x, a.slice(1), new Map()));
+}
+
 function minMax(e: Evaluator, v: unknown, a: unknown[], k: Map<string, unknown>, sign: 1 | -1): unknown {
   const cs = truthy(kwOr(a, k, 0, 'case_sensitive', false));
   const get = attrGetter(e, kwOr(a, k, 1, 'attribute', null));
@@ -735,19 +810,21 @@ function minMax(e: Evaluator, v: unknown, a: unknown[], k: Map<string, unknown>,
 }
 
 type Test = (value: unknown, args: unknown[]) => boolean;
+/** Jinja's tests; type and identity tests look at an undefined value without failing, as Jinja2's do. */
+const isUndef = (v: unknown) => v instanceof JUndefined;
 const TESTS: Record<string, Test> = {
-  defined: (v) => !(v instanceof JUndefined),
-  undefined: (v) => v instanceof JUndefined,
+  defined: (v) => !isUndef(v),
+  undefined: (v) => isUndef(v),
   none: (v) => v === null,
-  number: (v) => isNum(use(v)),
-  string: (v) => typeof use(v) === 'string',
-  mapping: (v) => isDict(use(v)),
-  sequence: (v) => typeof use(v) === 'string' || Array.isArray(v) || isDict(v),
+  number: (v) => !isUndef(v) && isNum(v),
+  string: (v) => typeof v === 'string',
+  mapping: (v) => isDict(v),
+  sequence: (v) => typeof v === 'string' || (Array.isArray(v) && !isIter(v)) || isDict(v),
   iterable: (v) => typeof use(v) === 'string' || Array.isArray(v) || isDict(v) || v instanceof PySet || v instanceof LazySeq,
-  callable: (v) => use(v) instanceof JCallable,
-  odd: (v) => (isInt(use(v)) ? Math.abs((v as number) % 2) === 1 : typeErr('odd requires an integer')),
-  even: (v) => (isInt(use(v)) ? (v as number) % 2 === 0 : typeErr('even requires an integer')),
-  divisibleby: (v, a) => nv(use(v)) % nv(a[0]) === 0,
+  callable: (v) => v instanceof JCallable || isUndef(v),
+  odd: (v) => pyEquals(binop('%', v, 2), 1),
+  even: (v) => pyEquals(binop('%', v, 2), 0),
+  divisibleby: (v, a) => pyEquals(binop('%', v, a[0]), 0),
   eq: (v, a) => compare('==', v, a[0]),
   equalto: (v, a) => compare('==', v, a[0]),
   '==': (v, a) => compare('==', v, a[0]),
@@ -764,13 +841,13 @@ const TESTS: Record<string, Test> = {
   ge: (v, a) => compare('>=', v, a[0]),
   '>=': (v, a) => compare('>=', v, a[0]),
   in: (v, a) => compare('in', v, a[0]),
-  lower: (v) => typeof use(v) === 'string' && STR_METHODS.islower!(v as string, [], new Map()) === true,
-  upper: (v) => typeof use(v) === 'string' && STR_METHODS.isupper!(v as string, [], new Map()) === true,
-  true: (v) => use(v) === true,
-  false: (v) => use(v) === false,
-  boolean: (v) => typeof use(v) === 'boolean',
-  integer: (v) => isInt(use(v)),
-  float: (v) => isFloat(use(v)),
+  lower: (v) => STR_METHODS.islower!(jinjaStr(v), [], new Map()) === true,
+  upper: (v) => STR_METHODS.isupper!(jinjaStr(v), [], new Map()) === true,
+  true: (v) => v === true,
+  false: (v) => v === false,
+  boolean: (v) => typeof v === 'boolean',
+  integer: (v) => isInt(v),
+  float: (v) => isFloat(v),
   sameas: (v, a) => (v === null || typeof v !== 'object' ? v === a[0] : v === a[0]),
   escaped: () => false,
 };
