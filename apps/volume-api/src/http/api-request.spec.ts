@@ -57,7 +57,7 @@ describe('volumeApiOnRequest', () => {
     expect(sent['OpenStack-API-Version']).toBe('volume 3.0');
   });
   it('accepts JSON bodies and body-less requests of any type', async () => {
-    for (const headers of [{ 'content-type': 'application/json; charset=utf-8', 'content-length': '2' }, { 'content-type': 'application/vnd.openstack.volume+json', 'content-length': '2' }, { 'content-type': 'text/plain' }]) {
+    for (const headers of <Record<string, string>[]>[{ 'content-type': 'application/json; charset=utf-8', 'content-length': '2' }, { 'content-type': 'application/vnd.openstack.volume+json', 'content-length': '2' }, { 'content-type': 'text/plain' }]) {
       const { request, reply } = fake('/v3/volumes', headers);
       await expect(volumeApiOnRequest(request, reply)).resolves.toBeUndefined();
     }
