@@ -7,7 +7,8 @@
  *
  * Modes:
  *   distributed — PostgreSQL + RabbitMQ + BullMQ, engines in E separate processes;
- *   inprocess   — PostgreSQL + in-process bus and job queue, one engine in this process.
+ *   inprocess   — PostgreSQL + in-process bus and job queue, one engine in this process;
+ *   embedded    — in-memory PGlite + in-process bus and job queue (the embedded product's stack).
  * Executions are created as POST /v2/executions does (row + start command in one transaction).
  *
  *   node -r @swc-node/register bench/engine/run.ts --mode=distributed --n=500 --clients=8 --engines=2
@@ -17,6 +18,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { InProcessCommandBus, InProcessJobQueue, OutboxRelay, OutboxWriter, RabbitMqCommandBus, BullMqJobQueue } from '@osc/messaging';
+import { PGLITE_MEMORY, closeDataSource, combineMigrations, createDataSource } from '@osc/persistence';
+import { messagingMigrations } from '@osc/messaging';
+import { definitionMigrations, executionMigrations } from '@osc/workflow-persistence';
 import {
   EngineInstance,
   createEngineDatabase,
@@ -27,7 +31,7 @@ import {
 const arg = (name: string, dflt: string): string =>
   process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? dflt;
 
-const mode = arg('mode', 'inprocess') as 'distributed' | 'inprocess';
+const mode = arg('mode', 'inprocess') as 'distributed' | 'inprocess' | 'embedded';
 const N = Number(arg('n', '300'));
 const CLIENTS = Number(arg('clients', '8'));
 const ENGINES = Number(arg('engines', '2'));
@@ -48,14 +52,29 @@ ${Array.from({ length: FANOUT }, (_, i) => `    b${i}:\n      action: std.noop\n
       action: std.noop
 `;
 
+/** The embedded product's database: in-memory PGlite through @osc/persistence. */
+async function createEmbeddedDatabase(): Promise<Awaited<ReturnType<typeof createEngineDatabase>>> {
+  const dataSource = await createDataSource({ kind: 'pglite', dataDir: PGLITE_MEMORY }, [], combineMigrations(
+    messagingMigrations,
+    definitionMigrations,
+    executionMigrations,
+  ) as never);
+  return { dataSource, url: 'memory://', drop: () => closeDataSource(dataSource) };
+}
+
 const pct = (xs: number[], p: number): number => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? 0;
 };
 
 async function main(): Promise<void> {
-  const db = await createEngineDatabase();
+  const db = mode === 'embedded' ? await createEmbeddedDatabase() : await createEngineDatabase();
   const ds = db.dataSource;
+  const syncCommit = arg('synchronous-commit', 'on');
+  if (syncCommit !== 'on' && mode !== 'embedded') {
+    // SYNC_COMMIT: an operator knob; off keeps durability against process crashes, not server crashes.
+    await ds.query(`ALTER DATABASE "${db.url.split('/').pop()}" SET synchronous_commit = ${syncCommit === 'off' ? 'off' : 'on'}`);
+  }
   await storeWorkflows(ds, seq10);
   await storeWorkflows(ds, fanout);
   const children: ChildProcess[] = [];
@@ -63,7 +82,7 @@ async function main(): Promise<void> {
   let close: () => Promise<void>;
   const outbox = new OutboxWriter();
   let relay: OutboxRelay;
-  if (mode === 'inprocess') {
+  if (mode === 'inprocess' || mode === 'embedded') {
     const bus = new InProcessCommandBus();
     const jobs = new InProcessJobQueue();
     local = new EngineInstance(ds, bus, jobs, { prefetch: 64, executorConcurrency: 50 });
@@ -164,6 +183,7 @@ async function main(): Promise<void> {
     mode,
     engines: mode === 'distributed' ? ENGINES : 1,
     clients: CLIENTS,
+    synchronous_commit: arg('synchronous-commit', 'on'),
     machine: `${require('node:os').cpus().length} cores`,
     at: new Date().toISOString(),
     seq10: seq,
