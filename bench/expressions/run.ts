@@ -4,6 +4,7 @@
  * Writes bench/results/expressions.json. Single-threaded; on 2 shared cores numbers are noisy.
  */
 import { writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { evaluate, type ExpressionHost, prepareContext } from '@osc/expressions';
 
@@ -72,6 +73,6 @@ const results = CASES.map(({ name, value }) => {
 const out = join(__dirname, '..', 'results', 'expressions.json');
 writeFileSync(
   out,
-  `${JSON.stringify({ benchmark: 'expressions', node: process.version, measureMsPerCase: ms, note: 'evaluate() with compiled expressions served from the cache; evaluationsPerSecond uses a prepareContext() context, the other figure converts the ~70-item host context on every call', results }, null, 2)}\n`,
+  `${JSON.stringify({ benchmark: 'expressions', node: process.version, loadAverage1m: loadavg()[0], measureMsPerCase: ms, note: 'evaluate() with compiled expressions served from the cache; evaluationsPerSecond uses a prepareContext() context, the other figure converts the ~70-item host context on every call', results }, null, 2)}\n`,
 );
 process.stdout.write(`wrote ${out}\n`);

@@ -4,7 +4,7 @@ import { LruCache } from '../lru';
 import { isDict, LazySeq, toArray, toHost } from '../values';
 import { fromHostSafe } from '../yaql/engine';
 import { type JNode, parseJinjaExpression, parseTemplate, type Stmt } from './parser';
-import { Evaluator, JCallable, JUndefined, jinjaStr, use } from './runtime';
+import { Evaluator, JCallable, JUndefined, use } from './runtime';
 
 /** Parsed expressions and templates keyed by their text (bounded). */
 const EXPRESSIONS = new LruCache<JNode | SyntaxFailure>(2000);
@@ -56,9 +56,9 @@ export function evaluateJinjaExpressionNative(expr: string, data: unknown, host:
   try {
     const node = cached(EXPRESSIONS, expr, parseJinjaExpression);
     const value = new Evaluator({ host, data }).evaluateExpression(node);
-    // Mistral str()-s the result once so that strict undefined values fail here.
+    // Mistral str()-s the result once so that strict undefined values fail here; nested ones are
+    // rejected below (they could not be stored).
     use(value);
-    jinjaStr(value);
     if (value instanceof JUndefined) return null;
     rejectNestedUndefined(value);
     return value;
