@@ -741,4 +741,97 @@ wf:
     expect(sim.execution(id)).toMatchObject({ state: 'SUCCESS', output: { last: 3 } });
     expect(sim.tasksOf(id)[0]!.runtimeContext['retry_task_policy']).toEqual({ retry_no: 2 });
   });
+
+  it('pause and cancel propagate to a running sub-execution', () => {
+    const cat = catalog(`
+version: '2.0'
+parent:
+  tasks:
+    call:
+      workflow: child
+child:
+  tasks:
+    wait:
+      action: std.async_noop
+`);
+    const sim = new EngineSimulator(cat);
+    const id = sim.create('parent');
+    sim.run();
+    const childId = [...sim.executions.keys()].find((k) => k !== id)!;
+    sim.queue.push({ executionId: id, event: { type: 'pause' } });
+    sim.run();
+    expect([sim.execution(id).state, sim.execution(childId).state]).toEqual(['PAUSED', 'PAUSED']);
+    sim.queue.push({ executionId: id, event: { type: 'resume' } });
+    sim.run();
+    expect([sim.execution(id).state, sim.execution(childId).state]).toEqual(['RUNNING', 'RUNNING']);
+    sim.queue.push({ executionId: id, event: { type: 'cancel', message: 'stop' } });
+    sim.run();
+    expect(sim.execution(childId)).toMatchObject({ state: 'CANCELLED', stateInfo: 'stop' });
+    expect(sim.execution(id)).toMatchObject({ state: 'CANCELLED', output: { result: 'stop' } });
+  });
+
+  it('with-items rerun without reset runs only the failed items', () => {
+    const cat = catalog(`
+version: '2.0'
+wf:
+  tasks:
+    each:
+      with-items: x in <% [1, 2, 3] %>
+      action: std.echo output=<% $.x %>
+      publish: {r: <% task().result %>}
+`);
+    let failTwo = true;
+    const runs: unknown[] = [];
+    const sim = new EngineSimulator(cat, (name, input) => {
+      runs.push(input['output']);
+      return failTwo && input['output'] === 2 ? { state: 'ERROR', error: 'two' } : defaultActionScript(name, input);
+    });
+    const id = sim.create('wf');
+    sim.run();
+    expect(sim.tasksOf(id)[0]).toMatchObject({ state: 'ERROR', stateInfo: 'One or more actions had failed.' });
+    failTwo = false;
+    sim.queue.push({ executionId: id, event: { type: 'rerun-task', taskExecutionId: sim.tasksOf(id)[0]!.id, reset: false } });
+    sim.run();
+    expect(runs).toEqual([1, 2, 3, 2]);
+    expect(sim.execution(id)).toMatchObject({ state: 'SUCCESS', output: { r: [1, 2, 3] } });
+  });
+
+  it('a retried attempt gets its own timeout (DSL-18.6)', () => {
+    const cat = catalog(`
+version: '2.0'
+wf:
+  tasks:
+    t:
+      action: std.async_noop
+      timeout: 2
+      retry: {count: 1, delay: 1}
+`);
+    const sim = new EngineSimulator(cat);
+    const id = sim.create('wf');
+    sim.runWithTimers();
+    const timeouts = sim.effects.filter((e) => e.type === 'arm-timer' && e.kind === 'timeout');
+    expect(timeouts).toHaveLength(2);
+    expect(sim.actionsOf(id).map((a) => a.accepted)).toEqual([false, false]);
+    expect(sim.tasksOf(id)[0]).toMatchObject({ state: 'ERROR', stateInfo: 'Task timed out [timeout(s)=2].' });
+  });
+
+  it('wait-after delays the completed task in DELAYED before routing', () => {
+    const cat = catalog(`
+version: '2.0'
+wf:
+  tasks:
+    t:
+      wait-after: 3
+      on-success: u
+    u:
+      action: std.noop
+`);
+    const sim = new EngineSimulator(cat);
+    const id = sim.create('wf');
+    sim.run();
+    expect(sim.tasksOf(id)[0]).toMatchObject({ state: 'DELAYED', stateInfo: "Delayed by 'wait-after' policy [delay=3]" });
+    expect(sim.timers.map((t) => [t.kind, t.delayMs])).toEqual([['wait-after', 3000]]);
+    sim.runWithTimers();
+    expect(sim.taskStates(id)).toEqual({ t: 'SUCCESS', u: 'SUCCESS' });
+  });
 });
