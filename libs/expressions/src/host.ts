@@ -4,6 +4,8 @@
  * Every member is optional; a function whose member is missing fails with a clear error, except
  * `env()` / `global()` which fall back to the data context (`__env`, top-level keys) as Mistral does.
  * Maps returned here are plain JSON-like objects (timestamps as `YYYY-MM-DD HH:MM:SS` strings).
+ * Errors of the @osc/errors hierarchy thrown by a member (e.g. TransientError) reach the caller
+ * unchanged; any other exception becomes an ExpressionError naming the expression.
  */
 export interface ExpressionHost {
   /** `task(name?)`: without a name the current task; unknown → null. */

@@ -1,3 +1,4 @@
+import { TransientError } from '@osc/errors';
 import { evaluate, evaluateJinja, evaluateYaql, ExpressionError, type ExpressionHost, type TasksFilter } from './index';
 
 /** A host double recording the calls the functions make (the engine implements the real one). */
@@ -101,6 +102,22 @@ describe('Mistral functions', () => {
     expect(evaluateJinja('_ | uuid', '3', host)).toBe('00000000-0000-4000-8000-000000000000');
     expect(evaluateJinja('_ | executions(state="RUNNING") | length', {}, host)).toBe(1);
     expect(calls).toContainEqual(['executions', { id: null, rootExecutionId: null, state: 'RUNNING', fromTime: null, toTime: null }]);
+  });
+
+  it('lets typed host errors through and wraps the others', () => {
+    const down: ExpressionHost = {
+      task: () => {
+        throw new TransientError('database unavailable');
+      },
+      tasks: () => {
+        throw new Error('raw failure');
+      },
+    };
+    expect(() => evaluateYaql('task()', {}, down)).toThrow(TransientError);
+    expect(() => evaluateJinja('task()', {}, down)).toThrow(TransientError);
+    expect(() => evaluate('x <% task() %>', {}, down)).toThrow(TransientError);
+    expect(() => evaluateYaql('tasks()', {}, down)).toThrow(ExpressionError);
+    expect(() => evaluateYaql('tasks()', {}, down)).toThrow('raw failure');
   });
 
   it('does not resolve YAML aliases (billion laughs)', () => {

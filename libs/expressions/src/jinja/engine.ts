@@ -1,3 +1,4 @@
+import { isAppError } from '@osc/errors';
 import { EvalFailure, ExpressionError, fail, SyntaxFailure } from '../errors';
 import type { ExpressionHost } from '../host';
 import { LruCache } from '../lru';
@@ -28,8 +29,9 @@ function cached<T>(cache: LruCache<T | SyntaxFailure>, text: string, parse: (s: 
 /** Mistral's JINJA_REGEXP `({{(.*)}})`: greedy, single line. */
 const WHOLE = /\{\{(.*)\}\}/;
 
-function wrap(text: string, e: unknown): ExpressionError {
-  if (e instanceof ExpressionError) return e;
+function wrap(text: string, e: unknown): Error {
+  // Typed errors from the host (ExpressionError included) pass through untouched.
+  if (isAppError(e)) return e;
   let reason: string;
   if (e instanceof SyntaxFailure) reason = e.message;
   else if (e instanceof EvalFailure) reason = e.message;

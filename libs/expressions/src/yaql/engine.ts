@@ -1,3 +1,4 @@
+import { isAppError } from '@osc/errors';
 import { EvalFailure, ExpressionError, fail, SyntaxFailure } from '../errors';
 import type { ExpressionHost } from '../host';
 import { LruCache } from '../lru';
@@ -75,7 +76,9 @@ export function evaluateYaqlNative(expr: string, data: unknown, host: Expression
     checkOutput(result);
     return result;
   } catch (e) {
-    if (e instanceof ExpressionError) throw e;
+    // Typed errors from the host (a TransientError from the database) pass through untouched so the
+    // engine can retry, as Mistral re-raises database errors.
+    if (isAppError(e)) throw e;
     const reason = e instanceof SyntaxFailure ? e.message : asFailure(e).message;
     throw new ExpressionError('yaql', text, reason, 'evaluation');
   }
