@@ -228,6 +228,134 @@ async_wf:
     t:
       action: std.async_noop
       publish: {r: <% task().result %>}
+loop3:
+  input:
+    - i: 0
+  tasks:
+    begin:
+      on-success: inc
+    inc:
+      action: std.echo output=<% $.i + 1 %>
+      publish: {i: <% task().result %>}
+      on-success:
+        - inc: <% $.i < 3 %>
+on_complete_both:
+  tasks:
+    a:
+      action: std.echo output=1
+      on-complete: b
+    b:
+      publish: {done: true}
+join_two_of_three:
+  tasks:
+    a:
+      on-success: j
+    b:
+      on-success: j
+    c:
+      action: std.fail
+      on-success: j
+      on-error: noop
+    j:
+      join: 2
+      publish: {joined: true}
+global_on_error:
+  tasks:
+    t:
+      action: std.fail error_data="bad"
+      on-error:
+        publish:
+          global:
+            why: <% task().result %>
+        next: h
+    h:
+      action: std.echo output=<% global(why) %>
+      publish: {seen: <% task().result %>}
+items_fail:
+  tasks:
+    each:
+      with-items: x in <% [1, 0, 2] %>
+      action: std.echo output=<% 10 / $.x %>
+items_error:
+  tasks:
+    each:
+      with-items: x in <% [1, 2] %>
+      action: std.fail
+      on-error: h
+    h:
+      publish: {handled: true}
+adhoc_use:
+  tasks:
+    t:
+      action: greet name="Ann"
+      publish: {text: <% task().result %>}
+env_use:
+  tasks:
+    t:
+      action: std.echo output=<% env().greeting %>
+      publish: {g: <% task().result %>}
+noop_only:
+  tasks:
+    t:
+      action: std.noop
+      publish: {r: <% task().result %>}
+sleep_short:
+  tasks:
+    t:
+      action: std.sleep seconds=1
+      publish: {slept: true}
+dynamic_action:
+  input:
+    - act: std.echo
+  tasks:
+    t:
+      action: <% $.act %>
+      input:
+        output: dyn
+      publish: {r: <% task().result %>}
+dynamic_input_bad:
+  tasks:
+    t:
+      action: std.echo
+      input: <% [1, 2] %>
+rev_chain:
+  type: reverse
+  tasks:
+    a:
+      publish: {a: 1}
+    b:
+      requires: a
+      publish: {b: 2}
+    c:
+      requires: [a, b]
+      action: std.echo output=<% $.a + $.b %>
+      publish: {c: <% task().result %>}
+nested_reverse_parent:
+  tasks:
+    call:
+      workflow: rev_chain task_name="c"
+      publish: {out: <% task().result %>}
+succeed_early:
+  tasks:
+    a:
+      publish: {x: 1}
+      on-success:
+        - succeed
+        - b
+    b:
+      publish: {y: 2}
+publish_branch_override:
+  tasks:
+    a:
+      publish: {v: plain}
+      on-success:
+        publish:
+          branch:
+            v: clause
+        next: b
+    b:
+      action: std.echo output=<% $.v %>
+      publish: {seen: <% task().result %>}
 pausing:
   tasks:
     a:
@@ -236,6 +364,19 @@ pausing:
         - b
     b:
       publish: {b: done}
+`;
+
+const ADHOC = `
+version: '2.0'
+greet:
+  base: std.echo
+  base-input:
+    output: "Hello, <% $.name %> from <% $.city %>!"
+  input:
+    - name
+    - city: Paris
+  output:
+    text: <% $ %>
 `;
 
 interface Scenario {
@@ -283,6 +424,22 @@ const SCENARIOS: Scenario[] = [
   { name: 'fail-on', workflow: 'fail_on', state: 'ERROR', stateInfo: /-> Failed by 'fail-on' policy\n$/ },
   { name: 'wait-before', workflow: 'waits', state: 'SUCCESS', output: { v: 5 } },
   { name: 'retry then fail', workflow: 'retrying', state: 'ERROR', tasks: { t: 'ERROR' } },
+  { name: 'a loop creates a task execution per pass', workflow: 'loop3', state: 'SUCCESS', output: { i: 3 } },
+  { name: 'on-complete after success', workflow: 'on_complete_both', state: 'SUCCESS', output: { done: true } },
+  { name: 'join 2 of 3 with one dead branch', workflow: 'join_two_of_three', state: 'SUCCESS', output: { joined: true } },
+  { name: 'global publish on error', workflow: 'global_on_error', state: 'SUCCESS', output: { seen: 'bad' } },
+  { name: 'with-items item expression error is fatal', workflow: 'items_fail', state: 'ERROR', stateInfo: /^Failed to run task \[error=Can not evaluate YAQL expression/ },
+  { name: 'with-items failed items are handled by on-error', workflow: 'items_error', state: 'SUCCESS', output: { handled: true } },
+  { name: 'ad-hoc action with input defaults and output', workflow: 'adhoc_use', state: 'SUCCESS', output: { text: { text: 'Hello, Ann from Paris!' } } },
+  { name: 'env from params', workflow: 'env_use', params: { env: { greeting: 'hi' } }, state: 'SUCCESS', output: { g: 'hi' } },
+  { name: 'std.noop result is null', workflow: 'noop_only', state: 'SUCCESS', output: { r: null } },
+  { name: 'std.sleep', workflow: 'sleep_short', state: 'SUCCESS', output: { slept: true } },
+  { name: 'action name from an expression', workflow: 'dynamic_action', state: 'SUCCESS', output: { r: 'dyn' } },
+  { name: 'dynamic input that is not a dict is fatal', workflow: 'dynamic_input_bad', state: 'ERROR', stateInfo: /^Failed to run task \[error=Wrong dynamic input for task: t\. Dict type is expected\./ },
+  { name: 'reverse chain with two prerequisites', workflow: 'rev_chain', params: { task_name: 'c' }, state: 'SUCCESS', output: { a: 1, b: 2, c: 3 } },
+  { name: 'nested reverse workflow with task_name from the task input', workflow: 'nested_reverse_parent', state: 'SUCCESS', output: { out: { a: 1, b: 2, c: 3 } } },
+  { name: 'succeed command first ends the execution', workflow: 'succeed_early', state: 'SUCCESS', output: { x: 1 }, tasks: { a: 'SUCCESS' } },
+  { name: 'clause publish wins over the plain publish', workflow: 'publish_branch_override', state: 'SUCCESS', output: { v: 'clause', seen: 'clause' } },
 ];
 
 describe.each(e2eModes())('executions over HTTP (%s)', (mode) => {
@@ -292,6 +449,8 @@ describe.each(e2eModes())('executions over HTTP (%s)', (mode) => {
     stack = await startEngineStack(mode);
     const res = await stack.client.post('/v2/workflows', DEFINITIONS);
     if (res.status !== 201) throw new Error(`upload failed: ${res.status} ${res.text}`);
+    const actions = await stack.client.post('/v2/actions', ADHOC);
+    if (actions.status !== 201) throw new Error(`action upload failed: ${actions.status} ${actions.text}`);
   }, 120_000);
   afterAll(async () => {
     await stack?.close();
