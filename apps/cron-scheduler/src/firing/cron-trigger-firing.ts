@@ -33,6 +33,8 @@ export interface CronFiringOptions {
   readonly log?: (level: 'warn' | 'error', message: string) => void;
   /** Called after each committed batch (metrics, benchmarks). */
   readonly onFired?: (fired: readonly FiredTrigger[], committedAt: Date) => void;
+  /** Runs inside the batch's transaction just before it commits (crash tests kill the session here). */
+  readonly beforeCommit?: (tx: { query(sql: string, params?: unknown[]): Promise<unknown> }) => Promise<void>;
 }
 
 /**
@@ -108,6 +110,7 @@ export class CronTriggerFiring {
       }
       await this.outbox.add(em, commands);
       await applyCronTriggerUpdates(em, updates, now);
+      await this.options.beforeCommit?.(em);
     });
     if (fired.length) this.options.onFired?.(fired, this.clock.now());
     return fired.length;
