@@ -230,7 +230,11 @@ def(Y, 'tasks', 'F', 'workflowExecutionId?, recursive?, state?, flat?, **kwargs'
   mistralFunctions.tasks(call(inv), kw(inv, w, 'workflow_execution_id'), kw(inv, r), kw(inv, s), kw(inv, f)),
 );
 def(Y, 'uuid', 'F', '', (_a, inv) => mistralFunctions.uuid(call(inv)));
-def(Y, 'json_pp', 'F', 'data?', ([d], inv) => mistralFunctions.json_pp(call(inv), d));
+def(Y, 'json_pp', 'F', 'data?', ([d], inv) => {
+  // In YAQL Mistral's `context` argument is yaql's context object, which json cannot serialize.
+  if (d === MISSING || !truthy(d)) return fail('Object of type Context is not JSON serializable', 'TypeError');
+  return mistralFunctions.json_pp(call(inv), d);
+});
 def(Y, 'json_dump', 'F', 'data', ([d], inv) => mistralFunctions.json_dump(call(inv), d));
 def(Y, 'json_parse', 'F', 'data', ([d], inv) => mistralFunctions.json_parse(call(inv), d));
 def(Y, 'yaml_dump', 'F', 'data', ([d], inv) => mistralFunctions.yaml_dump(call(inv), d));

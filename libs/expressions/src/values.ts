@@ -122,7 +122,16 @@ export function markIter<T extends unknown[]>(a: T): T {
   Object.defineProperty(a, ITER, { value: true, enumerable: false });
   return a;
 }
-export const isIter = (v: unknown): boolean => Array.isArray(v) && (v as unknown as Record<symbol, unknown>)[ITER] === true;
+export const isIter = (v: unknown): boolean => Array.isArray(v) && (v as unknown as Record<symbol, unknown>)[ITER] !== undefined;
+/**
+ * Marks an array as a dict view (`keys()`, `values()`, `items()`): like an iterator it cannot be
+ * indexed, but its truth is its length and list(...)/set(...) take it as one item.
+ */
+export function markView<T extends unknown[]>(a: T): T {
+  Object.defineProperty(a, ITER, { value: 'view', enumerable: false });
+  return a;
+}
+export const isView = (v: unknown): boolean => Array.isArray(v) && (v as unknown as Record<symbol, unknown>)[ITER] === 'view';
 const PYLIST = Symbol('pylist');
 /** Marks an array as a Python list inside yaql (where collections are otherwise tuples). */
 export function markPyList<T extends unknown[]>(a: T): T {
@@ -186,8 +195,8 @@ export function dictHas(d: PyDict, k: unknown): boolean {
 export function truthy(v: unknown): boolean {
   if (v === null || v === undefined || v === false) return false;
   if (v === true) return true;
-  // A Python iterator is always true, even when it would yield nothing.
-  if (isIter(v)) return true;
+  // A Python iterator is always true, even when it would yield nothing (a dict view is not).
+  if (isIter(v) && !isView(v)) return true;
   if (typeof v === 'number') return v !== 0;
   if (v instanceof PyFloat) return v.value !== 0;
   if (typeof v === 'string') return v.length > 0;

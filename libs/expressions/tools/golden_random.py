@@ -80,3 +80,32 @@ def random_jinja_cases(seed, count):
         if e not in seen:
             seen.append(e)
     return seen
+
+
+# Method-heavy YAQL: strings, dicts and queries chained and formatted.
+_M_ATOMS = ['$.s', '$.csv', '$.padded', '$.unicode', '$.d', '$.nested', '$.users', '$.users[0]', '$.l', '$.ls', '$.pairs', '$.items', '$.vms', "'a-b-c'", "'x'", "''", "{a => 1, b => [1, 2]}", '[3, 1, 2]', '1', '2.5', 'null', '$.n', 'true']
+_M_METHODS = ["format($.n)", "format(1, 2)", "replace('a', 'b')", "replace('l', '', 1)", "split(',')", "split('-', 1)", "split()", "join('-')", "toUpper()", "trim()", "trimLeft('-')", "substring(1)", "substring(1, 2)", "indexOf('a')", "startsWith('a')", "endsWith('c')", "len()", "keys()", "values()", "items()", "get(a)", "get(x, 0)", "set(k, 1)", "delete(a)", "containsKey(a)", "containsValue(1)", "mergeWith({a => 9, z => [5]})", "groupBy($.role)", "groupBy($[0], $[1])", "select($.name)", "where($.age > 26)", "orderBy($)", "orderBy($.age)", "sum()", "min()", "max()", "toDict($.name)", "distinct()", "flatten()", "enumerate()", "zip([1, 2])", "first()", "last(0)", "skip(1)", "take(2)", "aggregate($1 + $2)", "select(str($))", "select($.len())", "toList()", "toSet()", "reverse()", "count()", "matches('a')", "toCharArray()", "characters()", "concat([1])", "append(1)", "indexWhere($ = 1)", "contains('a')", "isEmpty()", "norm()", "rightSplit('-', 1)", "select([$, 1]).toDict($[0], $[1])", "select({k => $})", "where(isString($))", "select(int($))", "select(float($))", "select(bool($))", "any($ > 1)", "all($ > 1)", "single()", "selectMany($)", "thenBy($)"]
+_M_FUNCS = ['str', 'len', 'isString', 'isList', 'isDict', 'int', 'float', 'bool', 'dict', 'list', 'switch', 'coalesce', 'json_dump', 'json_pp']
+
+
+def random_method_cases(seed, count):
+    rnd = random.Random(seed)
+
+    def expr(d=0):
+        r = rnd.random()
+        if d > 2 or r < 0.25:
+            return rnd.choice(_M_ATOMS)
+        if r < 0.75:
+            return '%s.%s' % (expr(d + 1), rnd.choice(_M_METHODS))
+        if r < 0.85:
+            return '%s(%s)' % (rnd.choice(_M_FUNCS), expr(d + 1))
+        if r < 0.92:
+            return '%s + %s' % (expr(d + 1), expr(d + 1))
+        return "'{0}-{1}'.format(%s, %s)" % (expr(d + 1), expr(d + 1))
+
+    seen = []
+    while len(seen) < count:
+        e = expr()
+        if e not in seen:
+            seen.append(e)
+    return seen

@@ -11,10 +11,12 @@ import {
   isInt,
   isIter,
   isNumber,
+  isView,
   iterate,
   LazySeq,
   markIter,
   markPyList,
+  markView,
   mkFloat,
   num,
   pyCompare,
@@ -54,11 +56,11 @@ export function def(functions: Map<string, FnSlot>, names: string | string[], ki
 const ITERATOR_RESULTS = new Set([
   'where', 'filter', 'select', 'map', 'selectMany', 'skip', 'take', 'limit', 'skipWhile', 'takeWhile', 'orderBy',
   'orderByDescending', 'thenBy', 'thenByDescending', 'distinct', 'enumerate', 'zip', 'zipLongest', 'flatten', 'append',
-  'reverse', 'range', 'keys', 'values', 'items', 'groupBy', 'accumulate', 'slice', 'splitWhere', 'sliceWhere', 'repeat',
+  'reverse', 'range', 'groupBy', 'accumulate', 'slice', 'splitWhere', 'sliceWhere', 'repeat',
   'generate', 'insertMany', 'replaceMany', 'selectAllCases', 'concat', 'delete',
 ]);
 /** yaql functions that return a Python list (rendered `[...]` by str(), not as a tuple). */
-const LIST_RESULTS = new Set(['split', 'rightSplit', 'splitAt', 'insert', 'toCharArray']);
+const LIST_RESULTS = new Set(['split', 'rightSplit', 'splitAt', 'insert']);
 const reg = (names: string | string[], kind: 'F' | 'M' | 'MF', sig: string, impl: Impl) => {
   const first = Array.isArray(names) ? names[0]! : names;
   if (LIST_RESULTS.has(first)) {
@@ -252,11 +254,13 @@ reg('dict', 'F', '*args, **kwargs', (args, inv) => {
   }
   return mappingToDict(args, inv.kwargs, 'dict');
 });
-reg('list', 'F', '*args', (args) => [...args]);
+/** list(...) and set(...) take their arguments as items, spreading iterators (query results). */
+const spreadIterators = (args: unknown[]): unknown[] => args.flatMap((a) => ((isIter(a) && !isView(a)) || a instanceof LazySeq ? toArray(a) : [a]));
+reg('list', 'F', '*args', (args) => spreadIterators(args));
 reg('set', 'F', '*args', (args) => {
   const out = new PySet();
   for (const a of args) {
-    if (isIter(a) || a instanceof LazySeq) for (const x of toArray(a)) out.add(x);
+    if ((isIter(a) && !isView(a)) || a instanceof LazySeq) for (const x of toArray(a)) out.add(x);
     else out.add(a);
   }
   return out;
@@ -365,7 +369,7 @@ reg('float', 'F', 'value', ([v]) => {
 });
 reg('bool', 'F', 'value', ([v]) => truthy(v));
 reg('isString', 'F', 'arg', ([v]) => typeof v === 'string');
-reg('isList', 'F', 'arg', ([v]) => Array.isArray(v));
+reg('isList', 'F', 'arg', ([v]) => Array.isArray(v) && !isIter(v));
 reg('isDict', 'F', 'arg', ([v]) => isDict(v));
 reg('isSet', 'F', 'arg', ([v]) => v instanceof PySet);
 reg('isInteger', 'F', 'value', ([v]) => isInt(v));
@@ -772,8 +776,7 @@ reg('isEmpty', 'MF', 'value, trimSpaces?, chars?', ([v, ts, ch]) => {
     const trimmed = ts === false ? v : pyStrip(v, given(ch) ? (ch as string | null) : null, 'both');
     return trimmed.length === 0;
   }
-  if (isSeq(v)) return toArray(v).length === 0;
-  return noMatch('isEmpty');
+  return fail(`No method "isEmpty" for receiver ${yaqlStr(v)} matches supplied arguments`, 'NoMatchingMethodException');
 });
 
 function setOp(name: string, f: (l: unknown[], r: unknown[], rset: PySet) => unknown[]) {
@@ -816,9 +819,9 @@ reg('get', 'M', 'd, key, default?', ([d, k, dflt]) => {
   if (dictHas(m, k)) return dictGet(m, k);
   return given(dflt) ? dflt : null;
 });
-reg('keys', 'M', 'd', ([d]) => [...needDict(d, 'keys').keys()]);
-reg('values', 'M', 'd', ([d]) => [...needDict(d, 'values').values()]);
-reg('items', 'M', 'd', ([d]) => [...needDict(d, 'items').entries()].map(([k, v]) => [k, v]));
+reg('keys', 'M', 'd', ([d]) => markView([...needDict(d, 'keys').keys()]));
+reg('values', 'M', 'd', ([d]) => markView([...needDict(d, 'values').values()]));
+reg('items', 'M', 'd', ([d]) => markView([...needDict(d, 'items').entries()].map(([k, v]) => [k, v])));
 reg('containsKey', 'M', 'd, key', ([d, k]) => dictHas(needDict(d, 'containsKey'), k));
 reg('containsValue', 'M', 'd, value', ([d, v]) => [...needDict(d, 'containsValue').values()].some((x) => pyEquals(x, v)));
 reg('set', 'M', 'd, *args, **kwargs', ([d, ...args], inv) => {
