@@ -68,12 +68,14 @@ crashy:
   tasks:
     t1:
       action: std.sleep seconds=1
+      safe-rerun: true
       on-success: t2
     t2:
       action: std.http url=<% 'http://127.0.0.1:${port}/hit/' + execution().id %>
       on-success: t3
     t3:
       action: std.sleep seconds=1
+      safe-rerun: true
       on-success: t4
     t4:
       action: std.noop
@@ -131,11 +133,11 @@ crashy:
       if (r.state === 'SUCCESS') {
         expect({ id: r.id, hits: n }).toEqual({ id: r.id, hits: 1 });
       } else {
-        // only an action cut off by the kill may fail, and it never ran twice
+        // only the side-effecting (not safe-rerun) action cut off by the kill may fail, and never ran twice
         expect(r.state_info).toMatch(/was interrupted/);
         expect(n).toBeLessThanOrEqual(1);
       }
     }
-    expect(rows.filter((r) => r.state === 'SUCCESS').length).toBeGreaterThanOrEqual(N - 5);
+    expect(rows.filter((r) => r.state === 'SUCCESS').length).toBeGreaterThanOrEqual(N - 3);
   }, 180_000);
 });
