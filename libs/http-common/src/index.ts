@@ -8,3 +8,4 @@ export * from './auth/keystone-settings';
 export { KeystoneAuthenticator, type KeystoneAuthenticatorDeps, type KeystoneIdentity, toIdentity } from './auth/keystone-authenticator';
 export { KeystoneUnavailableError, identityV3Root, type FetchLike } from './auth/keystone-client';
 export { ExpiringCache } from './auth/token-cache';
+export { loadPolicyOverrides } from './auth/policy-file';

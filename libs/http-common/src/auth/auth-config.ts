@@ -4,7 +4,9 @@ import { ConfigError, type Env, parseConfig } from '../config/config';
 import { type KeystoneSettings, keystoneEnvSchema } from './keystone-settings';
 
 /** `AUTH_MODE` with every mode, plus keystone mode's `KEYSTONE_*` settings. Apps may `.merge` it. */
-export const authEnvSchema = z.object({ AUTH_MODE: z.enum(AUTH_MODES).default('noauth') }).merge(keystoneEnvSchema);
+export const authEnvSchema = z
+  .object({ AUTH_MODE: z.enum(AUTH_MODES).default('noauth') })
+  .merge(keystoneEnvSchema);
 
 /** The validated auth settings of an API: a mode, and Keystone's settings in keystone mode. */
 export type AuthConfig =
@@ -14,8 +16,14 @@ export type AuthConfig =
 /** Turn parsed `authEnvSchema` values into an `AuthConfig`; keystone mode requires URL, user and password. */
 export function toAuthConfig(app: string, c: z.infer<typeof authEnvSchema>): AuthConfig {
   if (c.AUTH_MODE !== 'keystone') return Object.freeze({ mode: c.AUTH_MODE });
-  const missing = (['KEYSTONE_AUTH_URL', 'KEYSTONE_USERNAME', 'KEYSTONE_PASSWORD'] as const).filter((k) => !c[k]);
-  if (missing.length > 0) throw new ConfigError(app, missing.map((k) => `${k}: required when AUTH_MODE is keystone`));
+  const missing = (['KEYSTONE_AUTH_URL', 'KEYSTONE_USERNAME', 'KEYSTONE_PASSWORD'] as const).filter(
+    (k) => !c[k],
+  );
+  if (missing.length > 0)
+    throw new ConfigError(
+      app,
+      missing.map((k) => `${k}: required when AUTH_MODE is keystone`),
+    );
   const authUrl = c.KEYSTONE_AUTH_URL as string;
   return Object.freeze({
     mode: 'keystone',

@@ -35,8 +35,11 @@ export class FakeKeystone {
         if (path !== '/v3/auth/tokens') return res.writeHead(404).end('{}');
         if (req.method === 'POST') {
           this.calls.issue += 1;
-          const parsed = JSON.parse(body) as { auth: { identity: { password: { user: { name: string; password: string } } } } };
-          if (parsed.auth.identity.password.user.password !== this.servicePassword) return res.writeHead(401).end('{}');
+          const parsed = JSON.parse(body) as {
+            auth: { identity: { password: { user: { name: string; password: string } } } };
+          };
+          if (parsed.auth.identity.password.user.password !== this.servicePassword)
+            return res.writeHead(401).end('{}');
           const token = `svc-${++this.counter}`;
           this.serviceTokens.add(token);
           const expires = new Date(Date.now() + this.serviceTokenTtlMs).toISOString();
@@ -46,7 +49,8 @@ export class FakeKeystone {
         this.calls.validate += 1;
         if (!this.serviceTokens.has(String(req.headers['x-auth-token']))) return res.writeHead(401).end('{}');
         const subject = this.tokens.get(String(req.headers['x-subject-token']));
-        if (!subject || Date.parse(subject.expires_at ?? '') <= Date.now()) return res.writeHead(404).end('{}');
+        if (!subject || Date.parse(subject.expires_at ?? '') <= Date.now())
+          return res.writeHead(404).end('{}');
         res.writeHead(200, { 'content-type': 'application/json' });
         return res.end(JSON.stringify({ token: subject }));
       });
@@ -61,7 +65,10 @@ export class FakeKeystone {
   }
 
   /** Register a project-scoped token. */
-  addToken(token: string, opts: { user: string; project: string; roles: string[]; expiresInMs?: number }): void {
+  addToken(
+    token: string,
+    opts: { user: string; project: string; roles: string[]; expiresInMs?: number },
+  ): void {
     this.tokens.set(token, {
       expires_at: new Date(Date.now() + (opts.expiresInMs ?? 3_600_000)).toISOString(),
       user: { id: `${opts.user}-id`, name: opts.user, domain: { id: 'default', name: 'Default' } },

@@ -22,7 +22,8 @@ describe('KeystoneAuthenticator against a fake Keystone', () => {
     timeoutMs: 2_000,
     ...over,
   });
-  const make = (over: Partial<KeystoneSettings> = {}) => new KeystoneAuthenticator(settings(over), { now, warn: (m) => warnings.push(m) });
+  const make = (over: Partial<KeystoneSettings> = {}) =>
+    new KeystoneAuthenticator(settings(over), { now, warn: (m) => warnings.push(m) });
   const auth = (a: KeystoneAuthenticator, token?: string): Promise<AuthOutcome> =>
     Promise.resolve(a.authenticate(token === undefined ? {} : { 'x-auth-token': token }, 'req-1'));
 
@@ -72,7 +73,13 @@ describe('KeystoneAuthenticator against a fake Keystone', () => {
       status: 401,
       exact: true,
       headers: { 'www-authenticate': 'Keystone uri="http://keystone.example:5000"' },
-      body: { error: { code: 401, title: 'Unauthorized', message: 'The request you have made requires authentication.' } },
+      body: {
+        error: {
+          code: 401,
+          title: 'Unauthorized',
+          message: 'The request you have made requires authentication.',
+        },
+      },
     });
   });
   it('serves a cached validation without asking Keystone again, synchronously', async () => {
@@ -120,7 +127,13 @@ describe('KeystoneAuthenticator against a fake Keystone', () => {
       status: 503,
       exact: true,
       headers: {},
-      body: { error: { code: 503, title: 'Service Unavailable', message: 'The server is currently unavailable. Please try again at a later time.' } },
+      body: {
+        error: {
+          code: 503,
+          title: 'Service Unavailable',
+          message: 'The server is currently unavailable. Please try again at a later time.',
+        },
+      },
     });
     ks.mode = 'error';
     expect(await auth(a, 'unknown')).toMatchObject({ status: 503 });
@@ -181,7 +194,9 @@ describe('KeystoneAuthenticator against a fake Keystone', () => {
 
 describe('toIdentity', () => {
   it('rejects tokens that are not project-scoped', () => {
-    expect(toIdentity({ expires_at: '2999-01-01T00:00:00Z', user: { id: 'u' }, domain: { id: 'd' }, roles: [] })).toBeNull();
+    expect(
+      toIdentity({ expires_at: '2999-01-01T00:00:00Z', user: { id: 'u' }, domain: { id: 'd' }, roles: [] }),
+    ).toBeNull();
   });
 });
 

@@ -1,6 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { AuthOutcome, HeaderBag, RequestContext } from '../context/request-context';
-import { type FetchLike, KeystoneClient, type KeystoneTokenBody, KeystoneUnavailableError, type ServiceToken } from './keystone-client';
+import {
+  type FetchLike,
+  KeystoneClient,
+  type KeystoneTokenBody,
+  KeystoneUnavailableError,
+  type ServiceToken,
+} from './keystone-client';
 import type { KeystoneSettings } from './keystone-settings';
 import { ExpiringCache } from './token-cache';
 
@@ -19,8 +25,7 @@ export interface KeystoneIdentity {
 }
 
 type CacheEntry =
-  | { kind: 'valid'; identity: KeystoneIdentity; freshUntil: number }
-  | { kind: 'invalid'; freshUntil: number };
+  { kind: 'valid'; identity: KeystoneIdentity; freshUntil: number } | { kind: 'invalid'; freshUntil: number };
 
 export interface KeystoneAuthenticatorDeps {
   now?: () => number;
@@ -133,13 +138,26 @@ export class KeystoneAuthenticator {
     let result = await this.client.validate((await this.ensureServiceToken(false)).token, token);
     if (result.kind === 'service-token-rejected') {
       result = await this.client.validate((await this.ensureServiceToken(true)).token, token);
-      if (result.kind === 'service-token-rejected') throw new KeystoneUnavailableError('Keystone rejected a freshly issued service token');
+      if (result.kind === 'service-token-rejected')
+        throw new KeystoneUnavailableError('Keystone rejected a freshly issued service token');
     }
     const now = this.now();
-    if (result.kind === 'invalid') return { kind: 'invalid', freshUntil: now + Math.min(INVALID_TOKEN_TTL_MS, this.settings.cacheTtlSeconds * 1000) };
+    if (result.kind === 'invalid')
+      return {
+        kind: 'invalid',
+        freshUntil: now + Math.min(INVALID_TOKEN_TTL_MS, this.settings.cacheTtlSeconds * 1000),
+      };
     const identity = toIdentity(result.token);
-    if (!identity || identity.expiresAt <= now) return { kind: 'invalid', freshUntil: now + Math.min(INVALID_TOKEN_TTL_MS, this.settings.cacheTtlSeconds * 1000) };
-    return { kind: 'valid', identity, freshUntil: Math.min(identity.expiresAt, now + this.settings.cacheTtlSeconds * 1000) };
+    if (!identity || identity.expiresAt <= now)
+      return {
+        kind: 'invalid',
+        freshUntil: now + Math.min(INVALID_TOKEN_TTL_MS, this.settings.cacheTtlSeconds * 1000),
+      };
+    return {
+      kind: 'valid',
+      identity,
+      freshUntil: Math.min(identity.expiresAt, now + this.settings.cacheTtlSeconds * 1000),
+    };
   }
 
   private async ensureServiceToken(forceNew: boolean): Promise<ServiceToken> {

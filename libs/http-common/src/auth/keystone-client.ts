@@ -29,7 +29,10 @@ export type ValidateResult =
   /** Keystone rejected the service token itself: get a new one and ask again. */
   | { kind: 'service-token-rejected' };
 
-export type FetchLike = (url: string, init: { method: string; headers: Record<string, string>; body?: string; signal?: AbortSignal }) => Promise<{
+export type FetchLike = (
+  url: string,
+  init: { method: string; headers: Record<string, string>; body?: string; signal?: AbortSignal },
+) => Promise<{
   status: number;
   headers: { get(name: string): string | null };
   json(): Promise<unknown>;
@@ -67,14 +70,20 @@ export class KeystoneClient {
         scope: { project: { name: s.projectName, domain: { name: s.projectDomainName } } },
       },
     });
-    const res = await this.call('POST', `${this.root}/auth/tokens?nocatalog`, { 'content-type': 'application/json' }, body);
+    const res = await this.call(
+      'POST',
+      `${this.root}/auth/tokens?nocatalog`,
+      { 'content-type': 'application/json' },
+      body,
+    );
     if (res.status !== 201 && res.status !== 200) {
       throw new KeystoneUnavailableError(`Keystone refused the service credentials (HTTP ${res.status})`);
     }
     const token = res.headers.get('x-subject-token');
     const parsed = (await res.json().catch(() => null)) as { token?: KeystoneTokenBody } | null;
     const expiresAt = Date.parse(parsed?.token?.expires_at ?? '');
-    if (!token || Number.isNaN(expiresAt)) throw new KeystoneUnavailableError('Keystone returned no usable service token');
+    if (!token || Number.isNaN(expiresAt))
+      throw new KeystoneUnavailableError('Keystone returned no usable service token');
     return { token, expiresAt };
   }
 

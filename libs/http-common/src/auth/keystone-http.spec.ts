@@ -54,15 +54,29 @@ describe.each(['block-storage', 'workflow'] as const)('createHttpApp in keystone
   it('builds the context from a valid token', async () => {
     const res = await app.inject({ method: 'GET', url: '/v3/whoami', headers: { 'x-auth-token': 'good' } });
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ user: 'alice-id', project: 'p1', roles: ['member', 'reader'], admin: false });
+    expect(res.json()).toEqual({
+      user: 'alice-id',
+      project: 'p1',
+      roles: ['member', 'reader'],
+      admin: false,
+    });
   });
-  it.each([[{}], [{ 'x-auth-token': 'bad' }]])('answers 401 with keystonemiddleware body and header (%j)', async (headers) => {
-    const res = await app.inject({ method: 'GET', url: '/v3/whoami', headers });
-    expect(res.statusCode).toBe(401);
-    expect(res.headers['www-authenticate']).toBe(`Keystone uri="${ks.url}"`);
-    expect(res.headers['content-type']).toMatch(/^application\/json/);
-    expect(res.json()).toEqual({ error: { code: 401, title: 'Unauthorized', message: 'The request you have made requires authentication.' } });
-  });
+  it.each([[{}], [{ 'x-auth-token': 'bad' }]])(
+    'answers 401 with keystonemiddleware body and header (%j)',
+    async (headers) => {
+      const res = await app.inject({ method: 'GET', url: '/v3/whoami', headers });
+      expect(res.statusCode).toBe(401);
+      expect(res.headers['www-authenticate']).toBe(`Keystone uri="${ks.url}"`);
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
+      expect(res.json()).toEqual({
+        error: {
+          code: 401,
+          title: 'Unauthorized',
+          message: 'The request you have made requires authentication.',
+        },
+      });
+    },
+  );
   it('serves public paths without a token', async () => {
     const res = await app.inject({ method: 'GET', url: '/' });
     expect(res.statusCode).toBe(200);
@@ -88,7 +102,12 @@ describe('loadAuthConfig', () => {
     expect(msg).not.toContain('hunter2');
   });
   it('fills keystone defaults', () => {
-    const c = loadAuthConfig('x', { AUTH_MODE: 'keystone', KEYSTONE_AUTH_URL: 'http://k:5000/v3', KEYSTONE_USERNAME: 'cinder', KEYSTONE_PASSWORD: 'p' });
+    const c = loadAuthConfig('x', {
+      AUTH_MODE: 'keystone',
+      KEYSTONE_AUTH_URL: 'http://k:5000/v3',
+      KEYSTONE_USERNAME: 'cinder',
+      KEYSTONE_PASSWORD: 'p',
+    });
     expect(c).toEqual({
       mode: 'keystone',
       keystone: {
@@ -106,6 +125,8 @@ describe('loadAuthConfig', () => {
     });
   });
   it('rejects a bad URL by name', () => {
-    expect(() => loadAuthConfig('x', { AUTH_MODE: 'keystone', KEYSTONE_AUTH_URL: 'ftp://k' })).toThrow(/KEYSTONE_AUTH_URL/);
+    expect(() => loadAuthConfig('x', { AUTH_MODE: 'keystone', KEYSTONE_AUTH_URL: 'ftp://k' })).toThrow(
+      /KEYSTONE_AUTH_URL/,
+    );
   });
 });

@@ -9,7 +9,8 @@ export class ExpiringCache<V> {
     readonly maxEntries: number,
     private readonly now: () => number,
   ) {
-    if (!Number.isInteger(maxEntries) || maxEntries < 1) throw new RangeError('maxEntries must be a positive integer');
+    if (!Number.isInteger(maxEntries) || maxEntries < 1)
+      throw new RangeError('maxEntries must be a positive integer');
   }
 
   get size(): number {
