@@ -109,3 +109,4 @@ runSuite('render.json', (e, d) => evaluateStringNative(e, d, {}));
 
 runSuite('jinja.json', (e, d) => evaluateJinjaString(e, d, {}));
 runSuite('jinja-random.json', (e, d) => evaluateJinjaString(e, d, {}));
+runSuite('jinja-templates-random.json', (e, d) => evaluateJinjaString(e, d, {}));

@@ -242,7 +242,7 @@ DEFAULT = {
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from golden_cases import JINJA_CASES, RENDER_CASES, YAQL_CASES  # noqa: E402
-from golden_random import random_cases, random_jinja_cases, random_method_cases  # noqa: E402
+from golden_random import random_cases, random_jinja_cases, random_method_cases, random_template_cases  # noqa: E402
 
 
 def build(cases, fn):
@@ -268,6 +268,7 @@ def main():
                                      if ' at 0x' not in json.dumps(c.get('result', '')).lower()],
         # Results that print a Python object address (a generator rendered into text) differ on
         # every run and are left out.
+        'jinja-templates-random.json': build(random_template_cases(1, 2000), jinja_eval),
         'jinja-random.json': [c for c in build(random_jinja_cases(1, 3000), jinja_eval)
                               if ' at 0x' not in json.dumps(c.get('result', '')).lower()],
     }

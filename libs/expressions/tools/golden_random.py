@@ -109,3 +109,46 @@ def random_method_cases(seed, count):
         if e not in seen:
             seen.append(e)
     return seen
+
+
+# Jinja templates mixing text, whitespace control (-, +), if/for/set/raw and comments.
+_T_TEXTS = ['a', ' ', '\n', '  \n', 'x\n  ', '\t', '\n\n', 'b ']
+_T_OPENS = ['{%', '{%-', '{%+']
+_T_CLOSES = ['%}', '-%}', '+%}']
+_T_MISC = ['{# c #}', '{#- c -#}', '{# c -#}', '{#+ c #}', '{% raw %} {{ r }} {% endraw %}', '{%- raw -%}\n r \n{%- endraw -%}']
+
+
+def random_template_cases(seed, count):
+    rnd = random.Random(seed)
+
+    def tag(body):
+        return rnd.choice(_T_OPENS) + ' ' + body + ' ' + rnd.choice(_T_CLOSES)
+
+    def out():
+        return (rnd.choice(['{{', '{{-']) + ' ' + rnd.choice(['_.n', 'x', 'loop.index', '"s"']) + ' '
+                + rnd.choice(['}}', '-}}']))
+
+    def block(d=0):
+        parts = []
+        for _ in range(rnd.randint(1, 4)):
+            r = rnd.random()
+            if r < 0.35:
+                parts.append(rnd.choice(_T_TEXTS))
+            elif r < 0.55:
+                parts.append(out())
+            elif r < 0.7 and d < 2:
+                parts.append(tag('if _.t') + block(d + 1) + tag('else') + block(d + 1) + tag('endif'))
+            elif r < 0.85 and d < 2:
+                parts.append(tag('for x in _.l') + block(d + 1) + tag('endfor'))
+            elif r < 0.92:
+                parts.append(rnd.choice(_T_MISC))
+            else:
+                parts.append(tag('set y = 1'))
+        return ''.join(parts)
+
+    seen = []
+    while len(seen) < count:
+        t = block()
+        if ('{{' in t or '{%' in t) and t not in seen:
+            seen.append(t)
+    return seen

@@ -47,13 +47,15 @@ const OPS = ['//', '**', '==', '!=', '<=', '>=', '+', '-', '*', '/', '%', '~', '
 const ESC: Record<string, string> = { n: '\n', t: '\t', r: '\r', '\\': '\\', "'": "'", '"': '"', a: '\x07', b: '\b', f: '\f', v: '\v', '0': '\0' };
 
 /** Tokenizes expression source starting at `pos` until `closer` (`}}` or `%}`) at token level. */
-function lexExpr(src: string, pos: number, closer: string | null): { toks: JTok[]; end: number; stripAfter: boolean } {
+function lexExpr(src: string, pos: number, closer: string | null): { toks: JTok[]; end: number; stripAfter: boolean; keepNewline?: boolean } {
   const toks: JTok[] = [];
   let i = pos;
   for (;;) {
     while (i < src.length && /\s/.test(src[i]!)) i++;
     if (closer !== null) {
       if (src.startsWith(`-${closer}`, i)) return { toks: [...toks, { t: 'end' }], end: i + 1 + closer.length, stripAfter: true };
+      // `+%}` keeps the newline that trim_blocks would remove.
+      if (closer === '%}' && src.startsWith('+%}', i)) return { toks: [...toks, { t: 'end' }], end: i + 3, stripAfter: false, keepNewline: true };
       if (src.startsWith(closer, i)) return { toks: [...toks, { t: 'end' }], end: i + closer.length, stripAfter: false };
     }
     if (i >= src.length) {
@@ -522,11 +524,11 @@ function lexTemplate(source: string): RawTag[] {
       trimNewline = em[2] !== '-';
       continue;
     }
-    const { toks, end, stripAfter } = lexExpr(src, p, '%}');
+    const { toks, end, stripAfter, keepNewline } = lexExpr(src, p, '%}');
     out.push({ kind: 'block', toks });
     i = end;
     stripNextLeading = stripAfter;
-    trimNewline = !stripAfter;
+    trimNewline = !stripAfter && !keepNewline;
   }
   flush(false, false);
   return out;
