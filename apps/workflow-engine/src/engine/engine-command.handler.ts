@@ -53,6 +53,10 @@ export function toEngineEvent(msg: EngineCommandMessage): { executionId: string;
       const { executionId, ...rest } = msg.payload;
       return { executionId, event: { type: 'sub-workflow-start-failed', ...rest } };
     }
+    case 'engine.sub-workflow-rerun': {
+      const { executionId, ...rest } = msg.payload;
+      return { executionId, event: { type: 'sub-workflow-rerun', ...rest } };
+    }
     case 'engine.pause-execution':
       return { executionId: msg.payload.executionId, event: { type: 'pause', message: msg.payload.message ?? null } };
     case 'engine.resume-execution':
@@ -172,6 +176,19 @@ export class EngineCommandHandler {
               state: e.state,
               output: e.output,
               stateInfo: e.stateInfo,
+            }),
+          ),
+        ];
+      }
+      case 'notify-parent-rerun': {
+        const parentId = await findExecutionIdOfTask(em, e.taskExecutionId);
+        if (!parentId) return [];
+        return [
+          bus(
+            engineCommand(`sub-workflow-rerun:${e.subExecutionId}:${this.newId()}`, 'engine.sub-workflow-rerun', {
+              executionId: parentId,
+              taskExecutionId: e.taskExecutionId,
+              subExecutionId: e.subExecutionId,
             }),
           ),
         ];

@@ -70,6 +70,17 @@ export interface SubWorkflowStartFailedPayload {
   message: string;
 }
 
+/**
+ * A task of sub-execution `subExecutionId` was rerun (DSL-15.6): the parent task
+ * (`taskExecutionId` of execution `executionId`) and the parent execution go back to RUNNING and wait
+ * for the sub-execution again; the same goes on up to the root.
+ */
+export interface SubWorkflowRerunPayload {
+  executionId: string;
+  taskExecutionId: string;
+  subExecutionId: string;
+}
+
 /** Pause a RUNNING execution (and its running sub-executions, DSL-15.1). */
 export interface PauseExecutionPayload {
   executionId: string;
@@ -132,6 +143,7 @@ export interface EngineCommandPayloads {
   'engine.action-state-changed': ActionStateChangedPayload;
   'engine.sub-workflow-completed': SubWorkflowCompletedPayload;
   'engine.sub-workflow-start-failed': SubWorkflowStartFailedPayload;
+  'engine.sub-workflow-rerun': SubWorkflowRerunPayload;
   'engine.pause-execution': PauseExecutionPayload;
   'engine.resume-execution': ResumeExecutionPayload;
   'engine.cancel-execution': CancelExecutionPayload;
@@ -149,6 +161,7 @@ export const ENGINE_COMMAND_TYPES = [
   'engine.action-state-changed',
   'engine.sub-workflow-completed',
   'engine.sub-workflow-start-failed',
+  'engine.sub-workflow-rerun',
   'engine.pause-execution',
   'engine.resume-execution',
   'engine.cancel-execution',

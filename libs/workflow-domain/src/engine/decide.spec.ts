@@ -834,4 +834,34 @@ wf:
     sim.runWithTimers();
     expect(sim.taskStates(id)).toEqual({ t: 'SUCCESS', u: 'SUCCESS' });
   });
+
+  it('rerun of a task in a failed sub-execution reopens the parent task and execution (DSL-15.6)', () => {
+    let fail = true;
+    const cat = catalog(`
+version: '2.0'
+parent:
+  tasks:
+    call:
+      workflow: child
+      publish: {got: <% task().result %>}
+child:
+  output:
+    v: <% $.v %>
+  tasks:
+    boom:
+      action: std.echo output=5
+      publish: {v: <% task().result %>}
+`);
+    const sim = new EngineSimulator(cat, (name, input) => (fail ? { state: 'ERROR', error: 'no' } : defaultActionScript(name, input)));
+    const id = sim.create('parent');
+    sim.run();
+    const childId = [...sim.executions.keys()].find((k) => k !== id)!;
+    expect([sim.execution(id).state, sim.execution(childId).state]).toEqual(['ERROR', 'ERROR']);
+    fail = false;
+    sim.queue.push({ executionId: childId, event: { type: 'rerun-task', taskExecutionId: sim.tasksOf(childId)[0]!.id, reset: true } });
+    sim.run();
+    expect(sim.execution(childId).state).toBe('SUCCESS');
+    expect(sim.execution(id)).toMatchObject({ state: 'SUCCESS', output: { got: { v: 5 } } });
+    expect(sim.taskStates(id)).toEqual({ call: 'SUCCESS' });
+  });
 });

@@ -128,6 +128,8 @@ class Decider {
         if (!task || task.state !== 'RUNNING') return;
         throw new FatalTaskError(task, this.runFailure(task, event.message));
       }
+      case 'sub-workflow-rerun':
+        return this.onSubWorkflowRerun(event.taskExecutionId, event.subExecutionId);
       case 'pause':
         return this.pause(event.message ?? null);
       case 'resume':
@@ -1155,14 +1157,48 @@ class Decider {
     this.finish('CANCELLED', message);
   }
 
+  /** Sets a completed execution RUNNING again and tells its parent, up to the root (DSL-15.6). */
+  private reopenExecution(): void {
+    if (this.ex.state === 'RUNNING') return;
+    this.ex.output = {};
+    this.setExecutionState('RUNNING', null);
+    if (this.ex.taskExecutionId) {
+      this.effects.push({ type: 'notify-parent-rerun', taskExecutionId: this.ex.taskExecutionId, subExecutionId: this.ex.id });
+    }
+  }
+
+  /** A sub-execution of one of our tasks was rerun: the task waits for it again. */
+  private onSubWorkflowRerun(taskId: string, subId: string): void {
+    const task = this.task(taskId);
+    if (!task) return;
+    const units = subUnits(task);
+    const unit = units.find((u) => u.id === subId);
+    if (!unit || !isCompleted(unit.state)) return;
+    unit.state = 'RUNNING';
+    unit.result = null;
+    unit.stateInfo = null;
+    unit.accepted = true;
+    task.runtimeContext['sub_executions'] = units;
+    this.subStates.set(subId, 'RUNNING');
+    if (isCompleted(task.state)) {
+      task.state = 'RUNNING';
+      task.stateInfo = null;
+      task.finishedAt = null;
+      task.processed = false;
+      task.errorHandled = false;
+      task.nextTasks = [];
+      task.result = null;
+      this.notify('TASK_RERUN', task.id);
+    }
+    this.touch(task);
+    this.reopenExecution();
+  }
+
   private rerunTask(taskId: string, reset: boolean, env: JsonMap | undefined): void {
     const task = this.task(taskId);
     if (!task || task.state !== 'ERROR' || this.ex.state === 'PAUSED') return;
     if (env) this.ex.params = { ...this.ex.params, env: { ...this.env, ...env } };
-    if (this.ex.state !== 'RUNNING') {
-      this.ex.output = {};
-      this.setExecutionState('RUNNING', null);
-    }
+    this.reopenExecution();
     const withItems = task.runtimeContext['with_items'] !== undefined;
     for (const a of this.actions) {
       if (a.taskExecutionId !== task.id || !a.accepted) continue;
@@ -1186,10 +1222,7 @@ class Decider {
   private skipTask(taskId: string): void {
     const task = this.task(taskId);
     if (!task || task.state !== 'ERROR') return;
-    if (this.ex.state === 'ERROR') {
-      this.ex.output = {};
-      this.setExecutionState('RUNNING', null);
-    }
+    if (this.ex.state === 'ERROR') this.reopenExecution();
     this.setTaskState(task, 'SKIPPED', 'Task was skipped.');
     task.errorHandled = false;
     this.publish(task, 'SKIPPED');

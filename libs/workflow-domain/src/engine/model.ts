@@ -151,6 +151,7 @@ export type EngineEvent =
       stateInfo?: string | null;
     }
   | { type: 'sub-workflow-start-failed'; taskExecutionId: string; message: string }
+  | { type: 'sub-workflow-rerun'; taskExecutionId: string; subExecutionId: string }
   | { type: 'pause'; message?: string | null }
   | { type: 'resume'; env?: JsonMap }
   | { type: 'cancel'; message?: string | null }
@@ -204,6 +205,12 @@ export type EngineEffect =
       state: 'SUCCESS' | 'ERROR' | 'CANCELLED';
       output: JsonMap;
       stateInfo: string | null;
+    }
+  | {
+      type: 'notify-parent-rerun';
+      /** The parent task; the handler finds the parent execution from it. */
+      taskExecutionId: string;
+      subExecutionId: string;
     }
   | {
       type: 'control-sub-execution';

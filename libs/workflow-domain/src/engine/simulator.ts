@@ -176,6 +176,16 @@ export class EngineSimulator {
           }
           break;
         }
+        case 'notify-parent-rerun': {
+          for (const [pid, p] of this.executions) {
+            if (p.tasks.some((t) => t.id === e.taskExecutionId)) {
+              const ref = p.subs.find((x) => x.id === e.subExecutionId);
+              if (ref) p.subs[p.subs.indexOf(ref)] = { ...ref, state: 'RUNNING' };
+              this.queue.push({ executionId: pid, event: { type: 'sub-workflow-rerun', taskExecutionId: e.taskExecutionId, subExecutionId: e.subExecutionId } });
+            }
+          }
+          break;
+        }
         case 'control-sub-execution':
           this.queue.push({
             executionId: e.subExecutionId,
