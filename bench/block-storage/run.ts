@@ -167,7 +167,7 @@ async function main(): Promise<void> {
       {
         bench: 'block-storage',
         date: new Date().toISOString(),
-        machine: { cpus: cpus.length, cpuModel: cpus[0]?.model ?? 'unknown', node: process.version },
+        machine: { cpus: cpus.length, cpuModel: cpus[0]?.model ?? 'unknown', node: process.version, loadAverage1m: Math.round(os.loadavg()[0]! * 100) / 100 },
         setup: { storedVolumes: STORED, concurrentClients: CONCURRENCY, secondsPerScenario: SECONDS, latencyVolumes: LATENCY_VOLUMES },
         target: 'distributed: types >= 1,000 req/s, volumes detail (limit 100) >= 500 req/s, create-to-available p95 < 200 ms',
         results,
