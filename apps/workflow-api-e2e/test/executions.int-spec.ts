@@ -665,6 +665,7 @@ describe.each(e2eModes())('executions over HTTP (%s)', (mode) => {
       while (events.length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
       expect(events.map((e) => e.event)).toEqual(['WORKFLOW_LAUNCHED', 'TASK_LAUNCHED', 'TASK_SUCCEEDED', 'WORKFLOW_SUCCEEDED']);
       expect(events[0]).toMatchObject({ id: created.id, name: 'sum_up', workflow_name: 'sum_up', state: 'RUNNING', root_execution_id: null });
+      expect(events[1]).toMatchObject({ name: 'add', state: 'RUNNING' });
       expect(events[2]).toMatchObject({ name: 'add', workflow_execution_id: created.id, state: 'SUCCESS', type: 'ACTION' });
       expect(events[3]).toMatchObject({ id: created.id, state: 'SUCCESS' });
     } finally {

@@ -192,7 +192,14 @@ class Decider {
   private notify(event: NotifyEventName, taskExecutionId?: string): void {
     const publishers = this.ex.params['notify'];
     if (!Array.isArray(publishers) || publishers.length === 0) return;
-    this.effects.push({ type: 'notify', event, ...(taskExecutionId ? { taskExecutionId } : {}) });
+    const subject = taskExecutionId ? this.task(taskExecutionId) : undefined;
+    this.effects.push({
+      type: 'notify',
+      event,
+      ...(taskExecutionId ? { taskExecutionId } : {}),
+      state: subject ? subject.state : this.ex.state,
+      stateInfo: subject ? subject.stateInfo : this.ex.stateInfo,
+    });
   }
 
   private get env(): JsonMap {

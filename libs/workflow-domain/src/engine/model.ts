@@ -219,7 +219,14 @@ export type EngineEffect =
       message?: string | null;
     }
   | { type: 'arm-timer'; taskExecutionId: string; timerId: string; kind: TaskTimer['kind']; delayMs: number }
-  | { type: 'notify'; event: NotifyEventName; taskExecutionId?: string };
+  | {
+      type: 'notify';
+      event: NotifyEventName;
+      taskExecutionId?: string;
+      /** State and state_info of the subject when the event happened (a decision may move it further). */
+      state: string;
+      stateInfo: string | null;
+    };
 
 export interface Decision {
   changes: EngineChanges;
