@@ -9,3 +9,5 @@ export { KeystoneAuthenticator, type KeystoneAuthenticatorDeps, type KeystoneIde
 export { KeystoneUnavailableError, identityV3Root, type FetchLike } from './auth/keystone-client';
 export { ExpiringCache } from './auth/token-cache';
 export { loadPolicyOverrides } from './auth/policy-file';
+/** Test double of Keystone v3 (password auth and token validation) for tests of keystone mode; never used by production code. */
+export { FakeKeystone } from './auth/fake-keystone';

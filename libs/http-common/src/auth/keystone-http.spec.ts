@@ -1,6 +1,6 @@
 import { Controller, Get, Module } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { Ctx, createHttpApp } from '../bootstrap/http-app';
+import { Ctx, createHttpApp, listRoutes } from '../bootstrap/http-app';
 import { ConfigError } from '../config/config';
 import type { RequestContext } from '../context/request-context';
 import { loadAuthConfig } from './auth-config';
@@ -77,6 +77,15 @@ describe.each(['block-storage', 'workflow'] as const)('createHttpApp in keystone
       });
     },
   );
+  it('lists the routes it serves', () => {
+    expect(listRoutes(app)).toEqual(
+      expect.arrayContaining([
+        { method: 'GET', url: '/v3/whoami' },
+        { method: 'GET', url: '/' },
+        { method: 'GET', url: '/healthz' },
+      ]),
+    );
+  });
   it('serves public paths without a token', async () => {
     const res = await app.inject({ method: 'GET', url: '/' });
     expect(res.statusCode).toBe(200);

@@ -44,6 +44,22 @@ export interface HttpAppOptions {
 
 const ALWAYS_PUBLIC = new Set(['/healthz', '/readyz', '/metrics']);
 
+/** One registered route: method and URL pattern (`/v3/:project_id/volumes`). */
+export interface RouteInfo {
+  readonly method: string;
+  readonly url: string;
+}
+
+const ROUTES = new WeakMap<object, RouteInfo[]>();
+
+/**
+ * Every route of an app made by `createHttpApp` (after `init()`), HEAD routes left out: for tests
+ * that walk the whole surface, e.g. "every route answers 401 without a valid token".
+ */
+export function listRoutes(app: NestFastifyApplication): RouteInfo[] {
+  return [...(ROUTES.get(app.getHttpAdapter().getInstance()) ?? [])];
+}
+
 /** The request context of the current request; controllers take it with `@Ctx() ctx: RequestContext`. */
 export const Ctx = createParamDecorator((_data: unknown, ctx: ExecutionContext): RequestContext => {
   const req = ctx.switchToHttp().getRequest<FastifyRequest>();
@@ -104,6 +120,13 @@ export async function createHttpApp(module: unknown, opts: HttpAppOptions): Prom
 function installHooks(fastify: FastifyInstance, opts: HttpAppOptions): void {
   const metrics = new AppMetrics(opts.app);
   const authenticateRequest = requestAuthenticator(opts, fastify);
+  const routes: RouteInfo[] = [];
+  ROUTES.set(fastify, routes);
+  fastify.addHook('onRoute', (route) => {
+    for (const method of Array.isArray(route.method) ? route.method : [route.method]) {
+      if (method !== 'HEAD') routes.push({ method, url: route.url });
+    }
+  });
   fastify.decorateRequest('requestContext', null);
   fastify.decorateRequest('mistralErrorShape', null);
 
