@@ -1,10 +1,19 @@
 import { z } from 'zod';
-import { type Env, authModeSchema, distributedInfraSchema, logLevelSchema, parseConfig, portSchema } from '@osc/http-common';
+import {
+  type AuthMode,
+  type Env,
+  type KeystoneSettings,
+  authEnvSchema,
+  distributedInfraSchema,
+  logLevelSchema,
+  parseConfig,
+  portSchema,
+  toAuthConfig,
+} from '@osc/http-common';
 
-const schema = z.object({
+const schema = authEnvSchema.extend({
   VOLUME_API_PORT: portSchema.default(8776),
   VOLUME_API_HOST: z.string().default('0.0.0.0'),
-  AUTH_MODE: authModeSchema,
   LOG_LEVEL: logLevelSchema,
   /** Cinder refuses bodies over 112 KiB with 413. */
   VOLUME_API_BODY_LIMIT: z.coerce.number().int().min(1024).default(112 * 1024),
@@ -24,7 +33,9 @@ const schema = z.object({
 
 export interface VolumeApiConfig {
   readonly http: { port: number; host: string; bodyLimit: number; publicUrl?: string };
-  readonly authMode: 'noauth' | 'headers';
+  readonly authMode: AuthMode;
+  /** Set in keystone mode (AUTH_MODE=keystone, KEYSTONE_* variables). */
+  readonly keystone?: KeystoneSettings;
   readonly logLevel: string;
   readonly enableV2: boolean;
   readonly defaultVolumeType: string;
@@ -35,9 +46,11 @@ export interface VolumeApiConfig {
 
 export function loadConfig(env: Env): VolumeApiConfig {
   const c = parseConfig('volume-api', schema, env);
+  const auth = toAuthConfig('volume-api', c);
   return Object.freeze({
     http: { port: c.VOLUME_API_PORT, host: c.VOLUME_API_HOST, bodyLimit: c.VOLUME_API_BODY_LIMIT, publicUrl: c.VOLUME_API_PUBLIC_URL },
-    authMode: c.AUTH_MODE,
+    authMode: auth.mode,
+    keystone: auth.keystone,
     logLevel: c.LOG_LEVEL,
     enableV2: c.VOLUME_API_ENABLE_V2 === 'true',
     defaultVolumeType: c.VOLUME_DEFAULT_TYPE,

@@ -21,6 +21,7 @@ export function startVolumeApi(config: VolumeApiConfig, runtime: Runtime): Promi
     app: 'volume-api',
     service: 'block-storage',
     authMode: config.authMode,
+    keystone: config.keystone,
     bodyLimit: config.http.bodyLimit,
     logLevel: config.logLevel,
     readiness: runtime.readiness,

@@ -1,10 +1,19 @@
 import { z } from 'zod';
-import { type Env, authModeSchema, distributedInfraSchema, logLevelSchema, parseConfig, portSchema } from '@osc/http-common';
+import {
+  type AuthMode,
+  type Env,
+  type KeystoneSettings,
+  authEnvSchema,
+  distributedInfraSchema,
+  logLevelSchema,
+  parseConfig,
+  portSchema,
+  toAuthConfig,
+} from '@osc/http-common';
 
-const schema = z.object({
+const schema = authEnvSchema.extend({
   WORKFLOW_API_PORT: portSchema.default(8989),
   WORKFLOW_API_HOST: z.string().default('0.0.0.0'),
-  AUTH_MODE: authModeSchema,
   LOG_LEVEL: logLevelSchema,
   /** Largest definition or JSON body accepted, in bytes (Mistral's size limit answers 400). */
   WORKFLOW_API_BODY_LIMIT: z.coerce.number().int().min(1024).default(1024 * 1024),
@@ -14,16 +23,20 @@ const schema = z.object({
 
 export interface WorkflowApiConfig {
   readonly http: { port: number; host: string; bodyLimit: number; publicUrl?: string };
-  readonly authMode: 'noauth' | 'headers';
+  readonly authMode: AuthMode;
+  /** Set in keystone mode (AUTH_MODE=keystone, KEYSTONE_* variables). */
+  readonly keystone?: KeystoneSettings;
   readonly logLevel: string;
 }
 
 /** Settings of workflow-api; `infra` says whether DATABASE_URL/AMQP_URL/REDIS_URL are required. */
 export function loadConfig(env: Env): WorkflowApiConfig {
   const c = parseConfig('workflow-api', schema, env);
+  const auth = toAuthConfig('workflow-api', c);
   return Object.freeze({
     http: { port: c.WORKFLOW_API_PORT, host: c.WORKFLOW_API_HOST, bodyLimit: c.WORKFLOW_API_BODY_LIMIT, publicUrl: c.WORKFLOW_API_PUBLIC_URL },
-    authMode: c.AUTH_MODE,
+    authMode: auth.mode,
+    keystone: auth.keystone,
     logLevel: c.LOG_LEVEL,
   });
 }

@@ -19,6 +19,7 @@ export function startWorkflowApi(config: WorkflowApiConfig, runtime: Runtime): P
     app: 'workflow-api',
     service: 'workflow',
     authMode: config.authMode,
+    keystone: config.keystone,
     bodyLimit: config.http.bodyLimit,
     logLevel: config.logLevel,
     readiness: runtime.readiness,
