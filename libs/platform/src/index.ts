@@ -3,3 +3,4 @@ export * from './runtime';
 export * from './runtime.module';
 export * from './bootstrap';
 export * from './app-root';
+export * from './namespaced-messaging';

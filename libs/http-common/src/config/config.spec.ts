@@ -27,5 +27,6 @@ describe('parseConfig', () => {
       REDIS_URL: 'redis://127.0.0.1:6379',
     });
     expect(cfg.DB_POOL_SIZE).toBe(20);
+    expect(cfg.QUEUE_PREFIX).toBe('');
   });
 });

@@ -62,7 +62,7 @@ export const distributedInfraSchema = z.object({
   /** Prefix of every queue name, so several installations can share one broker and Redis. */
   QUEUE_PREFIX: z
     .string()
-    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,60}$/, 'letters, digits, dot, underscore and dash only')
+    .regex(/^([A-Za-z0-9][A-Za-z0-9._-]{0,60})?$/, 'letters, digits, dot, underscore and dash only')
     .default(''),
 });
 
