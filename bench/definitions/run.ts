@@ -35,7 +35,7 @@ function startServer(mode: string): Promise<{ child: ChildProcess; port: number;
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['-r', '@swc-node/register', path.join(__dirname, 'server.ts'), mode], {
       cwd: ROOT,
-      env: { ...process.env, LOG_LEVEL: 'warn' },
+      env: { ...process.env, LOG_LEVEL: 'warn', TEST_DB_POOL_SIZE: '10' },
       stdio: ['pipe', 'pipe', 'inherit'],
     });
     let out = '';

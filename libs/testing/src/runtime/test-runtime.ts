@@ -13,6 +13,12 @@ export const testServers = () => ({
   redisUrl: process.env['TEST_REDIS_URL'] ?? 'redis://127.0.0.1:6379',
 });
 
+/** Connections per test runtime (small: many run at once); TEST_DB_POOL_SIZE overrides, e.g. for benches. */
+const testPoolSize = (): number => {
+  const n = Number(process.env['TEST_DB_POOL_SIZE'] ?? 5);
+  return Number.isInteger(n) && n > 0 ? n : 5;
+};
+
 export interface TestRuntime {
   readonly runtime: Runtime;
   /** Closes the runtime and drops the throw-away database. Safe to call twice. */
@@ -38,7 +44,7 @@ export async function createTestRuntime(mode: TestRuntimeMode, parts: readonly S
   let runtime: Runtime;
   try {
     runtime = await createRuntime(
-      { mode: 'distributed', databaseUrl: url.toString(), amqpUrl: servers.amqpUrl, redisUrl: servers.redisUrl, poolSize: 5, queuePrefix: `${database}.` },
+      { mode: 'distributed', databaseUrl: url.toString(), amqpUrl: servers.amqpUrl, redisUrl: servers.redisUrl, poolSize: testPoolSize(), queuePrefix: `${database}.` },
       parts,
     );
   } catch (err) {
