@@ -45,7 +45,11 @@ export class RealKeystone {
     const port = await freePort();
     try {
       const { stdout } = await run(join(here, 'start.sh'), [this.dir, String(port)], {
-        env: { ...process.env, KEYSTONE_ADMIN_PASSWORD: this.adminPassword, KEYSTONE_TOKEN_EXPIRATION: String(this.tokenExpirationSeconds) },
+        env: {
+          ...process.env,
+          KEYSTONE_ADMIN_PASSWORD: this.adminPassword,
+          KEYSTONE_TOKEN_EXPIRATION: String(this.tokenExpirationSeconds),
+        },
         timeout: 180_000,
       });
       const m = /KEYSTONE_URL=(\S+)/.exec(stdout);
@@ -53,7 +57,9 @@ export class RealKeystone {
       this.url = m[1];
     } catch (err) {
       const e = err as { stderr?: string; message: string };
-      throw new Error(`Keystone did not start (needs the Debian packages keystone and uwsgi-plugin-python3): ${e.stderr ?? e.message}`);
+      throw new Error(
+        `Keystone did not start (needs the Debian packages keystone and uwsgi-plugin-python3): ${e.stderr ?? e.message}`,
+      );
     }
   }
 
@@ -67,18 +73,26 @@ export class RealKeystone {
   }
 
   /** A project-scoped token and its body. */
-  async issueToken(user: string, password: string, project: string): Promise<{ token: string; expiresAt: string }> {
+  async issueToken(
+    user: string,
+    password: string,
+    project: string,
+  ): Promise<{ token: string; expiresAt: string }> {
     const res = await fetch(`${this.url}/v3/auth/tokens?nocatalog`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({
         auth: {
-          identity: { methods: ['password'], password: { user: { name: user, domain: { id: 'default' }, password } } },
+          identity: {
+            methods: ['password'],
+            password: { user: { name: user, domain: { id: 'default' }, password } },
+          },
           scope: { project: { name: project, domain: { id: 'default' } } },
         },
       }),
     });
-    if (res.status !== 201) throw new Error(`token for ${user}@${project}: HTTP ${res.status} ${await res.text()}`);
+    if (res.status !== 201)
+      throw new Error(`token for ${user}@${project}: HTTP ${res.status} ${await res.text()}`);
     const body = (await res.json()) as { token: { expires_at: string } };
     return { token: res.headers.get('x-subject-token') ?? '', expiresAt: body.token.expires_at };
   }
@@ -93,7 +107,11 @@ export class RealKeystone {
 
   private async adminToken(): Promise<string> {
     // Tokens may live only seconds here: reuse one for at most a third of that.
-    if (this.adminTokenCache && Date.now() - this.adminTokenCache.at < (this.tokenExpirationSeconds * 1000) / 3) return this.adminTokenCache.token;
+    if (
+      this.adminTokenCache &&
+      Date.now() - this.adminTokenCache.at < (this.tokenExpirationSeconds * 1000) / 3
+    )
+      return this.adminTokenCache.token;
     const { token } = await this.issueToken('admin', this.adminPassword, 'admin');
     this.adminTokenCache = { token, at: Date.now() };
     return token;
@@ -110,14 +128,22 @@ export class RealKeystone {
   }
 
   async projectId(name: string): Promise<string> {
-    const r = await this.api<{ projects: Array<{ id: string }> }>('GET', `/projects?name=${encodeURIComponent(name)}`);
+    const r = await this.api<{ projects: Array<{ id: string }> }>(
+      'GET',
+      `/projects?name=${encodeURIComponent(name)}`,
+    );
     if (r.projects[0]) return r.projects[0].id;
-    const created = await this.api<{ project: { id: string } }>('POST', '/projects', { project: { name, domain_id: 'default' } });
+    const created = await this.api<{ project: { id: string } }>('POST', '/projects', {
+      project: { name, domain_id: 'default' },
+    });
     return created.project.id;
   }
 
   async roleId(name: string): Promise<string> {
-    const r = await this.api<{ roles: Array<{ id: string }> }>('GET', `/roles?name=${encodeURIComponent(name)}`);
+    const r = await this.api<{ roles: Array<{ id: string }> }>(
+      'GET',
+      `/roles?name=${encodeURIComponent(name)}`,
+    );
     if (r.roles[0]) return r.roles[0].id;
     const created = await this.api<{ role: { id: string } }>('POST', '/roles', { role: { name } });
     return created.role.id;
@@ -127,7 +153,9 @@ export class RealKeystone {
   async user(name: string, project: string, role: string): Promise<KeystoneUser> {
     const password = randomBytes(9).toString('hex');
     const projectId = await this.projectId(project);
-    const created = await this.api<{ user: { id: string } }>('POST', '/users', { user: { name, password, domain_id: 'default', enabled: true } });
+    const created = await this.api<{ user: { id: string } }>('POST', '/users', {
+      user: { name, password, domain_id: 'default', enabled: true },
+    });
     await this.api('PUT', `/projects/${projectId}/users/${created.user.id}/roles/${await this.roleId(role)}`);
     return { name, password, id: created.user.id, project, projectId };
   }

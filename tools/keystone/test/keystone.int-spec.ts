@@ -18,7 +18,13 @@ class ProbeController {
 
   @Get('/v3/whoami')
   whoami(@Ctx() ctx: RequestContext) {
-    return { user: ctx.userId, userName: ctx.userName, project: ctx.projectId, roles: [...ctx.roles].sort(), admin: ctx.isAdmin };
+    return {
+      user: ctx.userId,
+      userName: ctx.userName,
+      project: ctx.projectId,
+      roles: [...ctx.roles].sort(),
+      admin: ctx.isAdmin,
+    };
   }
   @Get('/v3/:project_id/volumes')
   list(@Ctx() ctx: RequestContext, @Param('project_id') project: string) {
@@ -40,7 +46,11 @@ class ProbeController {
 @Module({})
 class ProbeModule {
   static with(policy: PolicyEnforcer): DynamicModule {
-    return { module: ProbeModule, controllers: [ProbeController], providers: [{ provide: POLICY, useValue: policy }] };
+    return {
+      module: ProbeModule,
+      controllers: [ProbeController],
+      providers: [{ provide: POLICY, useValue: policy }],
+    };
   }
 }
 
@@ -54,6 +64,8 @@ describe('keystone mode against a real Keystone', () => {
   let bob: KeystoneUser; // member of other
   let service: KeystoneUser;
   let adminProjectId: string;
+  const logLines: string[] = [];
+  const secrets = new Set<string>();
 
   const startApp = async (policy: PolicyEnforcer, cacheTtl: string) => {
     const auth = loadAuthConfig('probe', {
@@ -71,7 +83,8 @@ describe('keystone mode against a real Keystone', () => {
       authMode: auth.mode,
       keystone: auth.keystone,
       bodyLimit: 4096,
-      logLevel: 'silent',
+      logLevel: 'trace',
+      logStream: { write: (line: string) => void logLines.push(line) },
       readiness: [],
     });
     await a.init();
@@ -80,8 +93,13 @@ describe('keystone mode against a real Keystone', () => {
   };
   const call = (a: NestFastifyApplication, method: 'GET' | 'POST', url: string, token?: string) =>
     a.inject({ method, url, headers: token === undefined ? {} : { 'x-auth-token': token } });
-  const tokenOf = async (u: KeystoneUser) => (await ks.issueToken(u.name, u.password, u.project)).token;
-  const adminToken = async () => (await ks.issueToken('admin', ks.adminPassword, 'admin')).token;
+  const remember = (token: string) => {
+    secrets.add(token);
+    return token;
+  };
+  const tokenOf = async (u: KeystoneUser) =>
+    remember((await ks.issueToken(u.name, u.password, u.project)).token);
+  const adminToken = async () => remember((await ks.issueToken('admin', ks.adminPassword, 'admin')).token);
 
   beforeAll(async () => {
     await ks.start();
@@ -90,9 +108,13 @@ describe('keystone mode against a real Keystone', () => {
     rita = await ks.user(`rita-${suffix}`, `demo-${suffix}`, 'reader');
     bob = await ks.user(`bob-${suffix}`, `other-${suffix}`, 'member');
     adminProjectId = await ks.projectId('admin');
+    for (const u of [service, alice, rita, bob]) secrets.add(u.password);
+    secrets.add(ks.adminPassword);
     app = await startApp(cinderPolicy(), '300');
     overridden = await startApp(
-      cinderPolicy(parsePolicyFile('"volume:create": "role:reader and project_id:%(project_id)s"\n', 'override.yaml')),
+      cinderPolicy(
+        parsePolicyFile('"volume:create": "role:reader and project_id:%(project_id)s"\n', 'override.yaml'),
+      ),
       '1',
     );
   }, 240_000);
@@ -107,14 +129,26 @@ describe('keystone mode against a real Keystone', () => {
       const res = await call(app, 'GET', '/v3/whoami', token);
       expect(res.statusCode).toBe(401);
       expect(res.headers['www-authenticate']).toBe(`Keystone uri="${ks.url}/v3"`);
-      expect(res.json()).toEqual({ error: { code: 401, title: 'Unauthorized', message: 'The request you have made requires authentication.' } });
+      expect(res.json()).toEqual({
+        error: {
+          code: 401,
+          title: 'Unauthorized',
+          message: 'The request you have made requires authentication.',
+        },
+      });
     }
   });
 
   it('maps a member token to its user, project and implied roles', async () => {
     const res = await call(app, 'GET', '/v3/whoami', await tokenOf(alice));
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ user: alice.id, userName: alice.name, project: alice.projectId, roles: ['member', 'reader'], admin: false });
+    expect(res.json()).toEqual({
+      user: alice.id,
+      userName: alice.name,
+      project: alice.projectId,
+      roles: ['member', 'reader'],
+      admin: false,
+    });
   });
 
   it('makes the admin token an admin', async () => {
@@ -129,7 +163,9 @@ describe('keystone mode against a real Keystone', () => {
     expect((await call(app, 'GET', `/v3/${demo}/volumes`, r)).statusCode).toBe(200);
     const denied = await call(app, 'POST', `/v3/${demo}/volumes`, r);
     expect(denied.statusCode).toBe(403);
-    expect(denied.json()).toEqual({ forbidden: { code: 403, message: "Policy doesn't allow volume:create to be performed." } });
+    expect(denied.json()).toEqual({
+      forbidden: { code: 403, message: "Policy doesn't allow volume:create to be performed." },
+    });
     expect((await call(app, 'POST', `/v3/${demo}/volumes/force-delete`, a)).statusCode).toBe(403);
     expect((await call(app, 'POST', `/v3/${demo}/volumes/force-delete`, adm)).statusCode).toBe(201);
     expect((await call(app, 'POST', `/v3/${demo}/volumes`, adm)).statusCode).toBe(201);
@@ -160,7 +196,14 @@ describe('keystone mode against a real Keystone', () => {
 
   it('rejects an expired token, even one it had cached', async () => {
     const { token, expiresAt } = await ks.issueToken(alice.name, alice.password, alice.project);
-    expect((await call(app, 'GET', '/v3/whoami', token)).statusCode).toBe(200);
+    remember(token);
+    const fresh = await call(app, 'GET', '/v3/whoami', token);
+    expect({
+      status: fresh.statusCode,
+      body: fresh.body,
+      expiresAt,
+      now: new Date().toISOString(),
+    }).toMatchObject({ status: 200 });
     await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(expiresAt) - Date.now()) + 200));
     expect((await call(app, 'GET', '/v3/whoami', token)).statusCode).toBe(401);
     expect((await call(overridden, 'GET', '/v3/whoami', token)).statusCode).toBe(401);
@@ -174,6 +217,21 @@ describe('keystone mode against a real Keystone', () => {
     expect((await call(app, 'GET', '/v3/whoami', known)).statusCode).toBe(200);
     const res = await call(app, 'GET', '/v3/whoami', unknown);
     expect(res.statusCode).toBe(503);
-    expect(res.json()).toEqual({ error: { code: 503, title: 'Service Unavailable', message: 'The server is currently unavailable. Please try again at a later time.' } });
+    expect(res.json()).toEqual({
+      error: {
+        code: 503,
+        title: 'Service Unavailable',
+        message: 'The server is currently unavailable. Please try again at a later time.',
+      },
+    });
+  });
+
+  it('never logs tokens or passwords', () => {
+    const log = logLines.join('');
+    expect(log).toContain("Policy doesn't allow volume:create"); // the 403s above were logged...
+    expect(log).toMatch(/keystone: Keystone at .* is unreachable/); // ...and the outage
+    expect(secrets.size).toBeGreaterThan(10);
+    for (const secret of secrets)
+      expect(log.includes(secret) ? `leaked ${secret.slice(0, 6)}…` : 'clean').toBe('clean');
   });
 });

@@ -35,6 +35,8 @@ export interface HttpAppOptions {
   /** Largest accepted request body in bytes. */
   bodyLimit: number;
   logLevel: string;
+  /** Where log lines go (default stdout); tests capture them to check that no secret is logged. */
+  logStream?: { write(line: string): void };
   readiness: readonly ReadinessCheck[];
   /** Paths served without authentication (version documents, health). */
   isPublicPath?: (path: string, method: string) => boolean;
@@ -102,7 +104,7 @@ export async function createHttpApp(module: unknown, opts: HttpAppOptions): Prom
     genReqId: () => `req-${randomUUID()}`,
     // We log responses ourselves (4xx warn, 5xx error) instead of two lines per request.
     logController: new LogController({ disableRequestLogging: true }),
-    logger: { level: opts.logLevel, base: { app: opts.app } },
+    logger: { level: opts.logLevel, base: { app: opts.app }, ...(opts.logStream ? { stream: opts.logStream } : {}) },
     // Clients send odd but valid URLs (double slashes, trailing slashes); be lenient like upstream.
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 1000 },
   } as ConstructorParameters<typeof FastifyAdapter>[0]);
