@@ -11,3 +11,4 @@ export { ExpiringCache } from './auth/token-cache';
 export { loadPolicyOverrides } from './auth/policy-file';
 /** Test double of Keystone v3 (password auth and token validation) for tests of keystone mode; never used by production code. */
 export { FakeKeystone } from './auth/fake-keystone';
+export { KeystoneProjects } from './auth/keystone-projects';

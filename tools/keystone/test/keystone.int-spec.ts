@@ -1,6 +1,7 @@
 import { Controller, type DynamicModule, Get, Inject, Module, Param, Post } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { Ctx, type RequestContext, createHttpApp, loadAuthConfig } from '@osc/http-common';
+import { Ctx, KeystoneProjects, type RequestContext, createHttpApp, loadAuthConfig } from '@osc/http-common';
+import { ForbiddenError } from '@osc/errors';
 import { type PolicyEnforcer, cinderPolicy, credentialsOf, parsePolicyFile } from '@osc/policy';
 import { type KeystoneUser, RealKeystone } from './keystone-fixture';
 
@@ -184,6 +185,31 @@ describe('keystone mode against a real Keystone', () => {
     expect((await call(overridden, 'POST', `/v3/${rita.projectId}/volumes`, r)).statusCode).toBe(201);
     expect((await call(overridden, 'POST', `/v3/${bob.projectId}/volumes`, r)).statusCode).toBe(403);
     expect((await call(app, 'POST', `/v3/${rita.projectId}/volumes`, r)).statusCode).toBe(403);
+  });
+
+  it('asks Keystone whether a project exists with the caller token', async () => {
+    const auth = loadAuthConfig('probe', {
+      AUTH_MODE: 'keystone',
+      KEYSTONE_AUTH_URL: ks.url,
+      KEYSTONE_USERNAME: 'x',
+      KEYSTONE_PASSWORD: 'x',
+    });
+    if (auth.mode !== 'keystone') throw new Error('keystone mode expected');
+    const projects = new KeystoneProjects(auth.keystone);
+    const ctxOf = (token: string, projectId: string): RequestContext => ({
+      requestId: 'r',
+      userId: null,
+      projectId,
+      roles: [],
+      isAdmin: false,
+      authToken: token,
+    });
+    const adm = ctxOf(await adminToken(), adminProjectId);
+    expect(await projects.exists(adm, alice.projectId)).toBe(true);
+    expect(await projects.exists(adm, '00000000000000000000000000000000')).toBe(false);
+    await expect(projects.exists(ctxOf(await tokenOf(bob), bob.projectId), alice.projectId)).rejects.toThrow(
+      ForbiddenError,
+    );
   });
 
   it('rejects a revoked token once the cache TTL has passed', async () => {

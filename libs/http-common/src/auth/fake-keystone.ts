@@ -10,6 +10,8 @@ import type { KeystoneTokenBody } from './keystone-client';
 export class FakeKeystone {
   readonly tokens = new Map<string, KeystoneTokenBody>();
   readonly serviceTokens = new Set<string>();
+  /** Project ids `GET /v3/projects/{id}` knows; any registered token may read them. */
+  readonly projects = new Set<string>();
   calls = { issue: 0, validate: 0 };
   /** `down`: every request gets its socket destroyed; `error`: every request gets a 500. */
   mode: 'up' | 'down' | 'error' = 'up';
@@ -31,7 +33,14 @@ export class FakeKeystone {
       let body = '';
       req.on('data', (c: Buffer) => (body += c.toString()));
       req.on('end', () => {
-        const path = (req.url ?? '').split('?')[0];
+        const path = (req.url ?? '').split('?')[0] ?? '';
+        if (req.method === 'GET' && path.startsWith('/v3/projects/')) {
+          if (!this.tokens.has(String(req.headers['x-auth-token']))) return res.writeHead(401).end('{}');
+          const id = decodeURIComponent(path.slice('/v3/projects/'.length));
+          if (!this.projects.has(id)) return res.writeHead(404).end('{}');
+          res.writeHead(200, { 'content-type': 'application/json' });
+          return res.end(JSON.stringify({ project: { id, domain_id: 'default', name: id } }));
+        }
         if (path !== '/v3/auth/tokens') return res.writeHead(404).end('{}');
         if (req.method === 'POST') {
           this.calls.issue += 1;
