@@ -1,7 +1,7 @@
 import { DEFAULT_FIRING, startCronScheduler } from '@osc/cron-scheduler';
 import type { RunningApp } from '@osc/platform';
 import { type ApiServer, type Client, Client as HttpClient, e2eModes, startApiServer } from './support/api-server';
-import { postJson } from './support/engine-stack';
+import { type EngineStack, postJson, startEngineStack, waitForExecution } from './support/engine-stack';
 
 jest.setTimeout(90_000);
 
@@ -217,5 +217,41 @@ describe.each(e2eModes())('cron triggers (%s)', (mode) => {
     expect((await postJson(bob, '/v2/cron_triggers', { name: 'mine', workflow_name: 'greet', workflow_input: { who: 'b' }, pattern: '0 0 * * 0' })).status).toBe(201);
     expect((await alice.delete('/v2/cron_triggers/mine')).status).toBe(204);
     expect((await bob.get('/v2/cron_triggers/mine')).status).toBe(200);
+  });
+});
+
+describe.each(e2eModes())('cron triggers with the engine (%s)', (mode) => {
+  let stack: EngineStack;
+  let scheduler: RunningApp;
+
+  beforeAll(async () => {
+    stack = await startEngineStack(mode);
+    scheduler = await startCronScheduler(
+      { health: { port: 0, host: '127.0.0.1' }, logLevel: 'silent', firing: { ...DEFAULT_FIRING, maxSleepMs: 200 } },
+      stack.testRuntime.runtime,
+      { http: false },
+    );
+  });
+
+  afterAll(async () => {
+    await scheduler?.close();
+    await stack?.close();
+  });
+
+  it('runs a triggered execution to SUCCESS with the trigger input', async () => {
+    const c = stack.client;
+    expect((await c.post('/v2/workflows', WF)).status).toBe(201);
+    const at = new Date(Math.ceil((Date.now() + 1500) / 1000) * 1000);
+    const t = await postJson(c, '/v2/cron_triggers', { name: 'run-once', workflow_name: 'greet', workflow_input: { who: 'engine' }, first_execution_time: wire(at) });
+    expect(t.status).toBe(201);
+    const ex = await eventually(async () => {
+      const res = await c.get('/v2/executions');
+      return (res.body.executions as Record<string, any>[]).find((e) => e['description'].includes(t.body.id));
+    });
+    const done = await waitForExecution(c, ex['id']);
+    expect(done['state']).toBe('SUCCESS');
+    expect(JSON.parse(done['input'])).toEqual({ who: 'engine', greeting: 'hello' });
+    const tasks = await c.get(`/v2/executions/${ex['id']}/tasks`);
+    expect(tasks.body.tasks.map((x: any) => [x.name, x.state])).toEqual([['say', 'SUCCESS']]);
   });
 });
