@@ -142,4 +142,20 @@ describe('cron firing on PostgreSQL', () => {
     expect(await r.firing.fireDue()).toBe(0);
     expect((await firedExecutions(seed)).executions).toBe(1);
   });
+
+  it('catches up after downtime by firing once, then resumes the pattern after now', async () => {
+    const wf = await seedWorkflow(seed, 'p1');
+    const [id] = await seedDueTriggers(seed, wf, 'p1', 1, new Date(Date.now() - 3600_000), null as never, '* * * * *');
+    const fired: FiredTrigger[] = [];
+    const r = await replica(db, fired);
+    const before = Date.now();
+    expect(await r.firing.fireDue()).toBe(1);
+    expect(await r.firing.fireDue()).toBe(0);
+    expect((await firedExecutions(seed)).executions).toBe(1);
+    const rows: { next_execution_time: Date }[] = await seed.query(`SELECT "next_execution_time" FROM "cron_triggers" WHERE "id" = $1`, [id]);
+    const next = new Date(rows[0]!.next_execution_time);
+    expect(next.getTime()).toBeGreaterThan(before);
+    expect(next.getTime() - before).toBeLessThanOrEqual(60_000);
+    expect(next.getUTCSeconds()).toBe(0);
+  });
 });
