@@ -203,6 +203,18 @@ export class EngineCommandHandler {
               : engineCommand(id, 'engine.cancel-execution', { executionId: e.subExecutionId, message: e.message ?? null });
         return [bus(msg)];
       }
+      case 'control-parent-execution': {
+        const parentId = await findExecutionIdOfTask(em, e.taskExecutionId);
+        if (!parentId) return [];
+        const id = `${e.command}-up:${ex.id}:${this.newId()}`;
+        return [
+          bus(
+            e.command === 'pause'
+              ? engineCommand(id, 'engine.pause-execution', { executionId: parentId })
+              : engineCommand(id, 'engine.resume-execution', { executionId: parentId }),
+          ),
+        ];
+      }
       case 'notify':
         return this.notifyItems(ex, decision, e);
     }

@@ -770,6 +770,38 @@ child:
     expect(sim.execution(id)).toMatchObject({ state: 'CANCELLED', output: { result: 'stop' } });
   });
 
+  it('pause and resume of a sub-execution cascade up to its ancestors, once', () => {
+    const cat = catalog(`
+version: '2.0'
+top:
+  tasks:
+    call:
+      workflow: parent
+parent:
+  tasks:
+    call:
+      workflow: child
+child:
+  tasks:
+    wait:
+      action: std.async_noop
+`);
+    const sim = new EngineSimulator(cat);
+    const id = sim.create('top');
+    sim.run();
+    const ids = [...sim.executions.keys()];
+    const leaf = ids.find((k) => sim.execution(k).workflowName === 'child')!;
+    sim.queue.push({ executionId: leaf, event: { type: 'pause' } });
+    sim.run();
+    expect(ids.map((k) => sim.execution(k).state)).toEqual(['PAUSED', 'PAUSED', 'PAUSED']);
+    const pausedTwice = decide(sim.snapshot(id), { type: 'pause' }, new Date(), () => 'x');
+    expect(pausedTwice.commands).toEqual([]);
+    sim.queue.push({ executionId: leaf, event: { type: 'resume' } });
+    sim.run();
+    expect(ids.map((k) => sim.execution(k).state)).toEqual(['RUNNING', 'RUNNING', 'RUNNING']);
+    expect(sim.execution(id).state).toBe('RUNNING');
+  });
+
   it('with-items rerun without reset runs only the failed items', () => {
     const cat = catalog(`
 version: '2.0'

@@ -315,6 +315,7 @@ class Decider {
         task.stateInfo = "Set by 'pause-before' policy";
         this.setExecutionState('PAUSED', null);
         this.pauseSubExecutions();
+        this.controlParent('pause');
         return;
       }
     }
@@ -851,6 +852,7 @@ class Decider {
       this.ex.deferred = [...this.ex.deferred, ...deferred];
       this.setExecutionState('PAUSED', msg);
       this.pauseSubExecutions();
+      this.controlParent('pause');
     }
   }
 
@@ -1125,12 +1127,22 @@ class Decider {
     if (this.ex.state !== 'RUNNING') return;
     this.setExecutionState('PAUSED', message);
     this.pauseSubExecutions();
+    this.controlParent('pause');
+  }
+
+  /**
+   * Pause and resume of a sub-execution cascade up to its parent (and from there to the root): a
+   * parent already in that state ignores the command, so a cascade down does not bounce back.
+   */
+  private controlParent(command: 'pause' | 'resume'): void {
+    if (this.ex.taskExecutionId) this.effects.push({ type: 'control-parent-execution', taskExecutionId: this.ex.taskExecutionId, command });
   }
 
   private resume(env: JsonMap | undefined): void {
     if (this.ex.state !== 'PAUSED' && this.ex.state !== 'IDLE') return;
     if (env) this.ex.params = { ...this.ex.params, env: { ...this.env, ...env } };
     this.setExecutionState('RUNNING', null);
+    this.controlParent('resume');
     for (const id of this.runningSubExecutions()) this.effects.push({ type: 'control-sub-execution', subExecutionId: id, command: 'resume' });
     const deferred = this.ex.deferred;
     this.ex.deferred = [];

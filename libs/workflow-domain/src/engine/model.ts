@@ -218,6 +218,12 @@ export type EngineEffect =
       command: 'pause' | 'resume' | 'cancel';
       message?: string | null;
     }
+  | {
+      type: 'control-parent-execution';
+      /** The parent task; the handler finds the parent execution from it. */
+      taskExecutionId: string;
+      command: 'pause' | 'resume';
+    }
   | { type: 'arm-timer'; taskExecutionId: string; timerId: string; kind: TaskTimer['kind']; delayMs: number }
   | {
       type: 'notify';

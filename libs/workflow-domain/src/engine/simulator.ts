@@ -192,6 +192,11 @@ export class EngineSimulator {
             event: e.command === 'cancel' ? { type: 'cancel', message: e.message ?? null } : { type: e.command },
           });
           break;
+        case 'control-parent-execution':
+          for (const [pid, p] of this.executions) {
+            if (p.tasks.some((t) => t.id === e.taskExecutionId)) this.queue.push({ executionId: pid, event: { type: e.command } });
+          }
+          break;
         case 'arm-timer':
           this.timers.push({ executionId, taskExecutionId: e.taskExecutionId, timerId: e.timerId, kind: e.kind, delayMs: e.delayMs });
           break;
