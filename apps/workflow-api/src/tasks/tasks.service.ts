@@ -80,13 +80,15 @@ export class TasksService {
     } else {
       cmd = engineCommand(`skip:${id}:${randomUUID()}`, 'engine.skip-task', { executionId, taskExecutionId: id });
     }
-    const before = String(row['updated_at'] ?? '');
+    const stamp = (v: unknown): number => (v === null || v === undefined ? 0 : new Date(v as string | Date).getTime());
+    const before = stamp(row['updated_at']);
     await this.db.transaction((em) => this.outbox.add(em, { destination: 'bus', queue: ENGINE_COMMAND_QUEUE, message: cmd }));
     const deadline = Date.now() + APPLY_WAIT_MS;
     let delay = 5;
     while (Date.now() < deadline) {
       const r: Row[] = await this.db.query(`SELECT "state", "updated_at" FROM "task_executions" WHERE "id" = $1`, [id]);
-      if (!r[0] || (r[0]['state'] !== 'ERROR' && String(r[0]['updated_at'] ?? '') !== before)) break;
+      // applied: the task left ERROR, or it was updated since (a rerun that failed again at once)
+      if (!r[0] || r[0]['state'] !== 'ERROR' || stamp(r[0]['updated_at']) !== before) break;
       await new Promise((res) => setTimeout(res, delay));
       delay = Math.min(delay * 2, 100);
     }
