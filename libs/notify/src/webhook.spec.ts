@@ -1,6 +1,6 @@
 import { type NotifyJob, type WorkflowEventPayload } from '@osc/contracts';
 import { EgressPolicy } from '@osc/actions';
-import { startHttpServer } from '../test/http-server';
+import { startHttpServer } from '@osc/testing';
 import { NotificationDispatcher } from './notification-dispatcher';
 import { PermanentDeliveryError, WebhookPublisher } from './publishers';
 

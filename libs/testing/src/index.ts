@@ -1,1 +1,2 @@
 export * from './runtime/test-runtime';
+export * from './http/recording-server';

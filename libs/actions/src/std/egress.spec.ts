@@ -1,5 +1,5 @@
 import { ctxFor } from '../../test/action-context';
-import { startHttpServer } from '../../test/http-server';
+import { startHttpServer } from '@osc/testing';
 import { StandardActionRunner } from '../action-runner';
 import { EgressPolicy } from './egress';
 

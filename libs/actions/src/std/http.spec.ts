@@ -1,6 +1,6 @@
 import { type ActionOutcome } from '@osc/contracts';
 import { ctxFor } from '../../test/action-context';
-import { startHttpServer } from '../../test/http-server';
+import { startHttpServer } from '@osc/testing';
 import { StandardActionRunner } from '../action-runner';
 
 type Server = Awaited<ReturnType<typeof startHttpServer>>;
