@@ -26,6 +26,7 @@ import {
   type WorkflowExecution,
   type WorkflowSpec,
   decide,
+  decideBatch,
   formatTimestamp,
   newExecution,
   splitSubWorkflowInput,
@@ -109,14 +110,66 @@ export class EngineCommandHandler {
     this.newId = options.newId ?? randomUUID;
   }
 
-  /** Handles one bus message; unknown types are rejected (dead-lettered) without retry. */
+  /** Events waiting for the batch in progress of their execution, by execution id. */
+  private readonly pending = new Map<string, { events: EngineEvent[]; waiters: { resolve: () => void; reject: (e: unknown) => void }[] }>();
+  private readonly draining = new Set<string>();
+
+  /**
+   * Handles one bus message; unknown types are rejected (dead-lettered) without retry. Messages of
+   * one execution that arrive while a transaction of that execution is running are applied together
+   * in the next one (one lock, one snapshot load, one write): each message is acknowledged only
+   * after the transaction holding its event committed, so delivery stays at least once.
+   */
   async handle(msg: CommandMessage): Promise<void> {
     if (!isEngineCommandType(msg.type)) throw new InvalidInputError(`unknown engine command type ${msg.type}`);
     const { executionId, event } = toEngineEvent(msg as EngineCommandMessage);
+    return new Promise<void>((resolve, reject) => {
+      let batch = this.pending.get(executionId);
+      if (!batch) {
+        batch = { events: [], waiters: [] };
+        this.pending.set(executionId, batch);
+      }
+      batch.events.push(event);
+      batch.waiters.push({ resolve, reject });
+      if (!this.draining.has(executionId)) void this.drain(executionId);
+    });
+  }
+
+  private async drain(executionId: string): Promise<void> {
+    this.draining.add(executionId);
+    try {
+      for (let batch = this.pending.get(executionId); batch; batch = this.pending.get(executionId)) {
+        this.pending.delete(executionId);
+        try {
+          await this.applyEvents(executionId, batch.events);
+          for (const w of batch.waiters) w.resolve();
+        } catch (err) {
+          if (batch.events.length === 1) {
+            batch.waiters[0]?.reject(err);
+            continue;
+          }
+          // one bad event must not fail the others: apply them one by one
+          for (let i = 0; i < batch.events.length; i++) {
+            const w = batch.waiters[i];
+            try {
+              await this.applyEvents(executionId, [batch.events[i] as EngineEvent]);
+              w?.resolve();
+            } catch (one) {
+              w?.reject(one);
+            }
+          }
+        }
+      }
+    } finally {
+      this.draining.delete(executionId);
+    }
+  }
+
+  private async applyEvents(executionId: string, events: EngineEvent[]): Promise<void> {
     await this.dataSource.transaction(async (em) => {
       const snapshot = await lockSnapshot(em, executionId, this.specs);
       if (!snapshot) return; // deleted execution: nothing to do
-      const decision = decide(snapshot, event, this.now(), this.newId);
+      const decision = events.length === 1 ? decide(snapshot, events[0] as EngineEvent, this.now(), this.newId) : decideBatch(snapshot, events, this.now(), this.newId);
       await this.store(em, snapshot, decision);
     });
   }

@@ -64,6 +64,17 @@ export function decide(snapshot: ExecutionSnapshot, event: EngineEvent, now: Dat
   return d.decision();
 }
 
+/**
+ * Several events of one execution in order, as one decision: the same result as feeding them one by
+ * one to {@link decide} and merging the changes, without copying the snapshot per event (a with-items
+ * task of 10,000 items would otherwise cost 10,000 × 10,000 row copies).
+ */
+export function decideBatch(snapshot: ExecutionSnapshot, events: readonly EngineEvent[], now: Date, newId: () => string): Decision {
+  const d = new Decider(snapshot, now, newId);
+  for (const event of events) d.handle(event);
+  return d.decision();
+}
+
 class Decider {
   private readonly ex: WorkflowExecution;
   private readonly initialEx: string;

@@ -188,6 +188,9 @@ const TASK_INSERT_COLUMNS = `"id", "name", "workflow_execution_id", "workflow_id
   "type", "tags", "state", "state_info", "in_context", "published", "published_global", "runtime_context", "result",
   "processed", "next_tasks", "error_handled", "started_at", "finished_at", "created_at", "updated_at"`;
 
+/** Rows per statement: 23 parameters per created task at most, so 2,000 rows stay under 65,535. */
+const ROWS_PER_STATEMENT = 2000;
+
 class Params {
   readonly values: unknown[] = [];
   add(v: unknown, cast = ''): string {
@@ -201,6 +204,23 @@ class Params {
  * statement: data-modifying CTEs for the execution update, task and action inserts and updates.
  */
 export async function applyChanges(db: SqlRunner, ex: WorkflowExecution, changes: EngineChanges): Promise<void> {
+  // PostgreSQL binds at most 65,535 parameters per statement: a large with-items decision (10,000
+  // actions created) is written as the execution and task rows first, then the actions in chunks.
+  const rows = changes.tasksCreated.length + changes.tasksUpdated.length + changes.actionsCreated.length + changes.actionsUpdated.length;
+  if (rows > ROWS_PER_STATEMENT) {
+    const none = { tasksCreated: [], tasksUpdated: [], actionsCreated: [], actionsUpdated: [] };
+    await applyChanges(db, ex, { ...none, ...(changes.execution ? { execution: changes.execution } : {}), tasksCreated: changes.tasksCreated });
+    for (let i = 0; i < changes.tasksUpdated.length; i += ROWS_PER_STATEMENT) {
+      await applyChanges(db, ex, { ...none, tasksUpdated: changes.tasksUpdated.slice(i, i + ROWS_PER_STATEMENT) });
+    }
+    for (let i = 0; i < changes.actionsCreated.length; i += ROWS_PER_STATEMENT) {
+      await applyChanges(db, ex, { ...none, actionsCreated: changes.actionsCreated.slice(i, i + ROWS_PER_STATEMENT) });
+    }
+    for (let i = 0; i < changes.actionsUpdated.length; i += ROWS_PER_STATEMENT) {
+      await applyChanges(db, ex, { ...none, actionsUpdated: changes.actionsUpdated.slice(i, i + ROWS_PER_STATEMENT) });
+    }
+    return;
+  }
   const p = new Params();
   const parts: string[] = [];
   const e = changes.execution;
