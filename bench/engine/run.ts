@@ -36,6 +36,12 @@ const N = Number(arg('n', '300'));
 const CLIENTS = Number(arg('clients', '8'));
 const ENGINES = Number(arg('engines', '2'));
 const FANOUT = Number(arg('fanout', '100'));
+/** with-items fan-out sizes (std.echo per item); `--only=items` skips seq10 and the join fan-out. */
+const ITEMS = arg('items', '1000,10000')
+  .split(',')
+  .filter(Boolean)
+  .map(Number);
+const ONLY = arg('only', 'all') as 'all' | 'items' | 'seq10';
 
 const seq10 = `
 version: '2.0'
@@ -50,6 +56,16 @@ fanout:
 ${Array.from({ length: FANOUT }, (_, i) => `    b${i}:\n      action: std.noop\n      on-success: j\n`).join('')}    j:
       join: all
       action: std.noop
+`;
+
+const withItems = `
+version: '2.0'
+items:
+  input: [n]
+  tasks:
+    each:
+      with-items: i in <% range($.n) %>
+      action: std.echo output=<% $.i %>
 `;
 
 /** The embedded product's database: in-memory PGlite through @osc/persistence. */
@@ -77,6 +93,7 @@ async function main(): Promise<void> {
   }
   await storeWorkflows(ds, seq10);
   await storeWorkflows(ds, fanout);
+  await storeWorkflows(ds, withItems);
   const children: ChildProcess[] = [];
   let local: EngineInstance | undefined;
   let close: () => Promise<void>;
@@ -98,7 +115,7 @@ async function main(): Promise<void> {
     const prefix = `bench${Date.now()}`;
     for (let i = 0; i < ENGINES; i++) {
       const child = spawn(process.execPath, ['-r', '@swc-node/register', path.join(__dirname, '../../apps/workflow-engine/test/engine-process.ts')], {
-        env: { ...process.env, DATABASE_URL: db.url, BULL_PREFIX: prefix, PREFETCH: '64', EXECUTOR_CONCURRENCY: '64', DB_POOL: '10' },
+        env: { ...process.env, DATABASE_URL: db.url, BULL_PREFIX: prefix, PREFETCH: arg('prefetch', '64'), EXECUTOR_CONCURRENCY: '64', DB_POOL: '10' },
         stdio: ['ignore', 'pipe', 'inherit'],
       });
       children.push(child);
@@ -130,51 +147,69 @@ async function main(): Promise<void> {
     }
   };
 
-  // warm-up
-  const waitOne = waitDone;
-  await Promise.all(Array.from({ length: CLIENTS }, async () => waitOne(await startExecution(ds, outbox, 'seq10'))));
+  let seq: Record<string, unknown> | undefined;
+  let fan: Record<string, unknown> | undefined;
+  if (ONLY !== 'items') {
+    // warm-up
+    const waitOne = waitDone;
+    await Promise.all(Array.from({ length: CLIENTS }, async () => waitOne(await startExecution(ds, outbox, 'seq10'))));
 
-  // Open loop: C clients create executions back to back (as POST /v2/executions would); the run ends
-  // when every execution has finished. Latency = execution finish (updated_at) - creation.
-  let started = 0;
-  const ids: string[] = [];
-  const t0 = Date.now();
-  await Promise.all(
-    Array.from({ length: CLIENTS }, async () => {
-      while (started < N) {
-        started++;
-        ids.push(await startExecution(ds, outbox, 'seq10'));
-      }
-    }),
-  );
-  const startSeconds = (Date.now() - t0) / 1000;
-  for (;;) {
-    const [{ n }] = (await ds.query(`SELECT count(*)::int AS n FROM "workflow_executions" WHERE "state" = 'RUNNING'`)) as [{ n: number }];
-    if (n === 0) break;
-    await new Promise((r) => setTimeout(r, 20));
+    // Open loop: C clients create executions back to back (as POST /v2/executions would); the run ends
+    // when every execution has finished. Latency = execution finish (updated_at) - creation.
+    let started = 0;
+    const ids: string[] = [];
+    const t0 = Date.now();
+    await Promise.all(
+      Array.from({ length: CLIENTS }, async () => {
+        while (started < N) {
+          started++;
+          ids.push(await startExecution(ds, outbox, 'seq10'));
+        }
+      }),
+    );
+    const startSeconds = (Date.now() - t0) / 1000;
+    for (;;) {
+      const [{ n }] = (await ds.query(`SELECT count(*)::int AS n FROM "workflow_executions" WHERE "state" = 'RUNNING'`)) as [{ n: number }];
+      if (n === 0) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const seconds = (Date.now() - t0) / 1000;
+    const rows: { state: string; ms: number }[] = await ds.query(
+      `SELECT "state", EXTRACT(EPOCH FROM ("updated_at" - "created_at")) * 1000 AS ms FROM "workflow_executions"
+        WHERE "id" = ANY($1::uuid[])`,
+      [ids],
+    );
+    const latencies = rows.map((r) => Number(r.ms));
+    const failed = rows.filter((r) => r.state !== 'SUCCESS').length;
+    seq = {
+      executions: N,
+      failed,
+      seconds: Number(seconds.toFixed(2)),
+      creation_seconds: Number(startSeconds.toFixed(2)),
+      executions_per_s: Number((N / seconds).toFixed(1)),
+      task_transitions_per_s: Number(((N * 10 * 2) / seconds).toFixed(0)),
+      latency_ms: { p50: Math.round(pct(latencies, 50)), p95: Math.round(pct(latencies, 95)), max: Math.round(pct(latencies, 100)) },
+    };
+
+    const f0 = Date.now();
+    const fid = await startExecution(ds, outbox, 'fanout');
+    const fstate = await waitDone(fid);
+    fan = { branches: FANOUT, state: fstate, seconds: Number(((Date.now() - f0) / 1000).toFixed(2)) };
+
+
   }
-  const seconds = (Date.now() - t0) / 1000;
-  const rows: { state: string; ms: number }[] = await ds.query(
-    `SELECT "state", EXTRACT(EPOCH FROM ("updated_at" - "created_at")) * 1000 AS ms FROM "workflow_executions"
-      WHERE "id" = ANY($1::uuid[])`,
-    [ids],
-  );
-  const latencies = rows.map((r) => Number(r.ms));
-  const failed = rows.filter((r) => r.state !== 'SUCCESS').length;
-  const seq = {
-    executions: N,
-    failed,
-    seconds: Number(seconds.toFixed(2)),
-    creation_seconds: Number(startSeconds.toFixed(2)),
-    executions_per_s: Number((N / seconds).toFixed(1)),
-    task_transitions_per_s: Number(((N * 10 * 2) / seconds).toFixed(0)),
-    latency_ms: { p50: Math.round(pct(latencies, 50)), p95: Math.round(pct(latencies, 95)), max: Math.round(pct(latencies, 100)) },
-  };
-
-  const f0 = Date.now();
-  const fid = await startExecution(ds, outbox, 'fanout');
-  const fstate = await waitDone(fid);
-  const fan = { branches: FANOUT, state: fstate, seconds: Number(((Date.now() - f0) / 1000).toFixed(2)) };
+  const items: Record<string, unknown>[] = [];
+  if (ONLY !== 'seq10') {
+    for (const n of ITEMS) {
+      const i0 = Date.now();
+      const iid = await startExecution(ds, outbox, 'items', { n });
+      const istate = await waitDone(iid);
+      const seconds = (Date.now() - i0) / 1000;
+      const [{ c }] = (await ds.query(`SELECT count(*)::int AS c FROM "action_executions" WHERE "workflow_execution_id" = $1`, [iid])) as [{ c: number }];
+      items.push({ items: n, state: istate, action_executions: c, seconds: Number(seconds.toFixed(2)), items_per_s: Math.round(n / seconds) });
+      process.stderr.write(`with-items ${n}: ${istate} in ${seconds.toFixed(2)} s\n`);
+    }
+  }
 
   await close();
   await db.drop();
@@ -182,18 +217,20 @@ async function main(): Promise<void> {
   const result = {
     mode,
     engines: mode === 'distributed' ? ENGINES : 1,
+    ...(mode === 'distributed' ? { prefetch: Number(arg('prefetch', '64')) } : {}),
     clients: CLIENTS,
     synchronous_commit: arg('synchronous-commit', 'on'),
     machine: `${require('node:os').cpus().length} cores`,
     at: new Date().toISOString(),
-    seq10: seq,
-    fanout: fan,
+    ...(seq ? { seq10: seq, fanout: fan } : {}),
+    ...(items.length ? { with_items: items } : {}),
   };
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   const file = path.join(__dirname, '../results/engine.json');
   mkdirSync(path.dirname(file), { recursive: true });
   const all = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>) : {};
-  all[mode] = result;
+  // keep the figures of the scenarios this run skipped
+  all[mode] = { ...((all[mode] as Record<string, unknown> | undefined) ?? {}), ...result };
   writeFileSync(file, `${JSON.stringify(all, null, 2)}\n`);
 }
 
