@@ -489,6 +489,16 @@ describe.each(e2eModes())('policies, with-items and control operations over HTTP
       ]);
     });
 
+    it('GET /v2/action_executions filters on workflow_execution_id', async () => {
+      rx.reset();
+      const ex = await run('items_partial', { base: rx.url });
+      const list = await stack.client.get(`/v2/action_executions?workflow_execution_id=${ex.id}`);
+      expect(list.status).toBe(200);
+      expect(list.body.action_executions.map((a: any) => a.task_name)).toEqual(['each', 'each', 'each']);
+      const other = await stack.client.get(`/v2/action_executions?workflow_execution_id=${ex.id}&state=ERROR`);
+      expect(other.body.action_executions).toHaveLength(1);
+    });
+
     it('rerun with reset true reruns every item', async () => {
       rx.reset();
       const ex = await run('items_partial', { base: rx.url });

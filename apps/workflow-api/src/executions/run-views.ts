@@ -147,6 +147,8 @@ export const ACTION_EXECUTION_LIST: RunListSpec = {
     workflow_namespace: { column: 'workflow_namespace', kind: 'text' },
     task_name: { column: 'task_name', kind: 'text', nullable: true },
     task_execution_id: { column: 'task_execution_id', kind: 'uuid', nullable: true },
+    // a filter only (not a field of the view): every action execution of one workflow execution
+    workflow_execution_id: { column: 'workflow_execution_id', kind: 'uuid', nullable: true },
     state: { column: 'state', kind: 'state' },
     state_info: { column: 'state_info', kind: 'text', nullable: true },
     tags: { column: 'tags', kind: 'tags' },
