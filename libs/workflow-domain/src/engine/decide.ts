@@ -625,7 +625,8 @@ class Decider {
     const units = this.itemUnits(task);
     const done = [...units.values()].filter((u) => isCompleted(u.state)).length;
     if (done < wi.count) {
-      this.scheduleItems(task);
+      // every item already has its unit: nothing to schedule (saves two scans per item completion)
+      if (units.size < wi.count) this.scheduleItems(task);
       return;
     }
     const all = [...Array(wi.count).keys()].map((i) => units.get(i)!);
