@@ -58,4 +58,28 @@ describe('a scheduler process killed mid-firing', () => {
     expect([...byTrigger.keys()].sort()).toEqual([...ids].sort());
     for (const list of byTrigger.values()) expect(list).toHaveLength(1);
   });
+
+  it('three scheduler processes fire 200 triggers due at once exactly once, never early', async () => {
+    db = await createCronTestDatabase('osc_cron_three');
+    const seed = await db.connect(2);
+    const wf = await seedWorkflow(seed, 'p1');
+    await Promise.all([1, 2, 3].map(() => startReplica(db.url, {}, /^ready$/)));
+    const due = new Date(Date.now() + 1500);
+    const ids = await seedDueTriggers(seed, wf, 'p1', 200, due);
+    const deadline = Date.now() + 60_000;
+    while ((await remaining(seed)) > 0) {
+      if (Date.now() > deadline) throw new Error('triggers left unfired');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const { byTrigger, startCommands, executions } = await firedExecutions(seed);
+    expect(executions).toBe(200);
+    expect(startCommands).toBe(200);
+    expect([...byTrigger.keys()].sort()).toEqual([...ids].sort());
+    for (const list of byTrigger.values()) expect(list).toHaveLength(1);
+    const [{ early }] = (await seed.query(
+      `SELECT count(*)::int AS early FROM "workflow_executions" WHERE "created_at" < $1`,
+      [due],
+    )) as [{ early: number }];
+    expect(early).toBe(0);
+  });
 });
