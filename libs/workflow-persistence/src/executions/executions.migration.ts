@@ -117,4 +117,20 @@ export class CreateExecutions1763950000000 implements MigrationInterface {
   }
 }
 
-export const executionMigrations = [CreateExecutions1763950000000] as const;
+/**
+ * The workflow delete guard asks for unfinished executions of a workflow; without this index it
+ * scanned every execution.
+ */
+export class IndexExecutionsByWorkflow1764100000000 implements MigrationInterface {
+  name = 'IndexExecutionsByWorkflow1764100000000';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(`CREATE INDEX "IDX_workflow_executions_workflow_state" ON "workflow_executions" ("workflow_id", "state")`);
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(`DROP INDEX "IDX_workflow_executions_workflow_state"`);
+  }
+}
+
+export const executionMigrations = [CreateExecutions1763950000000, IndexExecutionsByWorkflow1764100000000] as const;
