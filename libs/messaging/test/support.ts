@@ -1,34 +1,30 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 
-/**
- * Whether a TCP server answers, checked synchronously (jest collects tests synchronously). Under
- * CI=true a suite must fail, never skip, when its server is missing: see `describeWithServer`.
- */
+// @osc/testing has the same helper but depends on platform, which depends on messaging: messaging's
+// own tests keep a local copy to avoid the cycle.
+
+/** Whether a TCP server answers, checked synchronously (jest collects tests synchronously). */
 export function serverAnswers(host: string, port: number): boolean {
   const script = `const s=require('net').connect(${port},'${host}');s.setTimeout(1500);s.on('connect',()=>process.exit(0));s.on('error',()=>process.exit(1));s.on('timeout',()=>process.exit(1));`;
   return spawnSync(process.execPath, ['-e', script], { timeout: 5000 }).status === 0;
 }
 
+/** A suite that needs a real server; without it the suite fails, it never skips. */
 export function describeWithServer(
   title: string,
   server: { host: string; port: number; name: string },
   fn: () => void,
 ): void {
-  const up = serverAnswers(server.host, server.port);
-  if (up) {
+  if (serverAnswers(server.host, server.port)) {
     describe(title, fn);
-  } else if (process.env['CI'] === 'true') {
-    describe(title, () => {
-      it(`needs ${server.name} at ${server.host}:${server.port}`, () => {
-        throw new Error(
-          `${server.name} is not answering at ${server.host}:${server.port} (CI=true: failing, not skipping)`,
-        );
-      });
-    });
-  } else {
-    describe.skip(`${title} (${server.name} not answering at ${server.host}:${server.port})`, fn);
+    return;
   }
+  describe(title, () => {
+    it(`needs ${server.name} at ${server.host}:${server.port}`, () => {
+      throw new Error(`${server.name} is not answering at ${server.host}:${server.port}; start it (see README)`);
+    });
+  });
 }
 
 export const uniqueName = (prefix: string): string =>

@@ -1,2 +1,3 @@
 export * from './runtime/test-runtime';
 export * from './http/recording-server';
+export * from './servers/describe-with-server';
