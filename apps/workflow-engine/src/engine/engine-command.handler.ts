@@ -259,12 +259,16 @@ export class EngineCommandHandler {
       case 'control-parent-execution': {
         const parentId = await findExecutionIdOfTask(em, e.taskExecutionId);
         if (!parentId) return [];
+        // the parent task sees its sub-execution as its action moving to PAUSED or back to RUNNING
         const id = `${e.command}-up:${ex.id}:${this.newId()}`;
         return [
           bus(
-            e.command === 'pause'
-              ? engineCommand(id, 'engine.pause-execution', { executionId: parentId })
-              : engineCommand(id, 'engine.resume-execution', { executionId: parentId }),
+            engineCommand(id, 'engine.action-state-changed', {
+              executionId: parentId,
+              taskExecutionId: e.taskExecutionId,
+              actionExecutionId: e.subExecutionId,
+              state: e.command === 'pause' ? 'PAUSED' : 'RUNNING',
+            }),
           ),
         ];
       }

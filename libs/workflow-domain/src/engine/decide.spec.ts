@@ -802,6 +802,86 @@ child:
     expect(sim.execution(id).state).toBe('RUNNING');
   });
 
+  it('a paused sub-execution pauses its parent task; the parent resumes once no task is PAUSED (Mistral)', () => {
+    const cat = catalog(`
+version: '2.0'
+top:
+  tasks:
+    one:
+      workflow: child
+      on-success: j
+    two:
+      workflow: child
+      on-success: j
+    j:
+      join: all
+child:
+  tasks:
+    wait:
+      action: std.async_noop
+`);
+    const sim = new EngineSimulator(cat);
+    const id = sim.create('top');
+    sim.run();
+    const subOf = (task: string) => sim.tasksOf(id).find((t) => t.name === task)!.runtimeContext['sub_executions'] as { id: string }[];
+    const first = subOf('one')[0]!.id;
+    const second = subOf('two')[0]!.id;
+    sim.queue.push({ executionId: first, event: { type: 'pause' } });
+    sim.run();
+    // the parent task of the paused child is PAUSED, the parent pauses and so does the sibling
+    expect(sim.taskStates(id)).toEqual({ one: 'PAUSED', two: 'PAUSED' });
+    expect([sim.execution(id).state, sim.execution(first).state, sim.execution(second).state]).toEqual(['PAUSED', 'PAUSED', 'PAUSED']);
+    // resuming one child resumes its task only: the sibling's task is still PAUSED, so is the parent
+    sim.queue.push({ executionId: first, event: { type: 'resume' } });
+    sim.run();
+    expect(sim.taskStates(id)).toEqual({ one: 'RUNNING', two: 'PAUSED' });
+    expect([sim.execution(id).state, sim.execution(first).state, sim.execution(second).state]).toEqual(['PAUSED', 'RUNNING', 'PAUSED']);
+    // the first child finishing while the parent is paused is recorded, its routing waits
+    const action = sim.asyncActions.find((a) => a.executionId === first)!;
+    sim.queue.push({ executionId: first, event: { type: 'action-completed', taskExecutionId: action.taskExecutionId, actionExecutionId: action.actionExecutionId, state: 'SUCCESS', result: 1 } });
+    sim.run();
+    expect(sim.taskStates(id)).toEqual({ one: 'SUCCESS', two: 'PAUSED' });
+    expect(sim.execution(id).state).toBe('PAUSED');
+    sim.queue.push({ executionId: second, event: { type: 'resume' } });
+    sim.run();
+    expect(sim.execution(id).state).toBe('RUNNING');
+    expect(sim.taskStates(id)).toEqual({ one: 'SUCCESS', two: 'RUNNING', j: 'WAITING' });
+    const other = sim.asyncActions.find((a) => a.executionId === second)!;
+    sim.queue.push({ executionId: second, event: { type: 'action-completed', taskExecutionId: other.taskExecutionId, actionExecutionId: other.actionExecutionId, state: 'SUCCESS', result: 2 } });
+    sim.run();
+    expect(sim.execution(id).state).toBe('SUCCESS');
+  });
+
+  it('pausing the root marks its running WORKFLOW tasks PAUSED; a cancelled paused child still reaches its task', () => {
+    const cat = catalog(`
+version: '2.0'
+top:
+  tasks:
+    call:
+      workflow: child
+child:
+  tasks:
+    wait:
+      action: std.async_noop
+`);
+    const sim = new EngineSimulator(cat);
+    const id = sim.create('top');
+    sim.run();
+    const child = [...sim.executions.keys()].find((k) => k !== id)!;
+    sim.queue.push({ executionId: id, event: { type: 'pause' } });
+    sim.run();
+    expect(sim.tasksOf(id)[0]!.state).toBe('PAUSED');
+    const twice = decide(sim.snapshot(id), { type: 'pause' }, new Date(), () => 'x');
+    expect(twice).toMatchObject({ commands: [], changes: { tasksUpdated: [] } });
+    sim.queue.push({ executionId: child, event: { type: 'cancel', message: 'no' } });
+    sim.run();
+    expect(sim.tasksOf(id)[0]).toMatchObject({ state: 'CANCELLED' });
+    expect(sim.execution(id).state).toBe('PAUSED');
+    sim.queue.push({ executionId: id, event: { type: 'resume' } });
+    sim.run();
+    expect(sim.execution(id)).toMatchObject({ state: 'CANCELLED', stateInfo: 'Cancelled tasks: call' });
+  });
+
   it('with-items rerun without reset runs only the failed items', () => {
     const cat = catalog(`
 version: '2.0'

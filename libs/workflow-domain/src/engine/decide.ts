@@ -588,17 +588,30 @@ class Decider {
     this.completeTask(task, ev.state, ev.state === 'ERROR' ? pyStr(ev.error ?? null) : null);
   }
 
+  /**
+   * An async action, or a sub-execution of a WORKFLOW task (`actionExecutionId` is then the
+   * sub-execution's id), was paused or resumed. Mistral: the task takes that state; a pause pauses
+   * this execution (and so its other sub-executions); a resume resumes it once no task is PAUSED.
+   */
   private onActionStateChanged(ev: Extract<EngineEvent, { type: 'action-state-changed' }>): void {
     const action = this.actions.find((a) => a.id === ev.actionExecutionId);
-    if (!action || isCompleted(action.state) || action.state === ev.state) return;
-    action.state = ev.state;
-    this.touchAction(action);
-    const task = this.task(action.taskExecutionId);
+    let task: TaskExecution | undefined;
+    if (action) {
+      if (isCompleted(action.state) || action.state === ev.state) return;
+      action.state = ev.state;
+      this.touchAction(action);
+      task = this.task(action.taskExecutionId);
+    } else {
+      task = this.task(ev.taskExecutionId);
+      const unit = task ? subUnits(task).find((u) => u.id === ev.actionExecutionId) : undefined;
+      if (!task || !unit || isCompleted(unit.state) || isCompleted(this.subStates.get(unit.id) ?? unit.state)) return;
+    }
     if (ev.state === 'PAUSED') {
       if (task && task.state === 'RUNNING') this.setTaskState(task, 'PAUSED', null);
       if (this.ex.state === 'RUNNING') this.pause(null);
-    } else if (task && task.state === 'PAUSED') {
-      this.setTaskState(task, 'RUNNING', null);
+    } else {
+      if (task && task.state === 'PAUSED') this.setTaskState(task, 'RUNNING', null);
+      if (this.ex.state === 'PAUSED' && !this.tasks.some((t) => t.state === 'PAUSED')) this.resume(undefined);
     }
   }
 
@@ -614,7 +627,8 @@ class Decider {
     unit.stateInfo = ev.stateInfo ?? null;
     task.runtimeContext['sub_executions'] = units;
     this.touch(task);
-    if (!unit.accepted || task.state !== 'RUNNING') return;
+    // a task PAUSED with its paused sub-execution takes the result too (a paused child may be cancelled or failed)
+    if (!unit.accepted || (task.state !== 'RUNNING' && task.state !== 'PAUSED')) return;
     if (unit.index !== null) return this.onItemCompleted(task);
     task.result = unit.result;
     this.completeTask(task, ev.state, ev.state === 'SUCCESS' ? null : (ev.stateInfo ?? null));
@@ -1131,7 +1145,16 @@ class Decider {
     return out;
   }
 
+  /**
+   * Pauses the running sub-executions and marks their WORKFLOW tasks PAUSED (Mistral: a task whose
+   * sub-workflow is paused is PAUSED; resume sets it RUNNING again).
+   */
   private pauseSubExecutions(): void {
+    for (const t of this.tasks) {
+      if (t.type === 'WORKFLOW' && t.state === 'RUNNING' && subUnits(t).some((u) => !isCompleted(this.subStates.get(u.id) ?? u.state))) {
+        this.setTaskState(t, 'PAUSED', null);
+      }
+    }
     for (const id of this.runningSubExecutions()) this.effects.push({ type: 'control-sub-execution', subExecutionId: id, command: 'pause' });
   }
 
@@ -1143,11 +1166,14 @@ class Decider {
   }
 
   /**
-   * Pause and resume of a sub-execution cascade up to its parent (and from there to the root): a
-   * parent already in that state ignores the command, so a cascade down does not bounce back.
+   * Pause and resume of a sub-execution cascade up to its parent task (and from there to the root),
+   * delivered to the parent as a state change of the task's "action" (the sub-execution): a parent
+   * already in that state ignores it, so a cascade down does not bounce back.
    */
   private controlParent(command: 'pause' | 'resume'): void {
-    if (this.ex.taskExecutionId) this.effects.push({ type: 'control-parent-execution', taskExecutionId: this.ex.taskExecutionId, command });
+    if (this.ex.taskExecutionId) {
+      this.effects.push({ type: 'control-parent-execution', taskExecutionId: this.ex.taskExecutionId, subExecutionId: this.ex.id, command });
+    }
   }
 
   private resume(env: JsonMap | undefined): void {

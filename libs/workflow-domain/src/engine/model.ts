@@ -219,9 +219,12 @@ export type EngineEffect =
       message?: string | null;
     }
   | {
+      /** Sent to the parent as an `action-state-changed` of its task, with the sub-execution as the action. */
       type: 'control-parent-execution';
       /** The parent task; the handler finds the parent execution from it. */
       taskExecutionId: string;
+      /** This (the child) execution. */
+      subExecutionId: string;
       command: 'pause' | 'resume';
     }
   | { type: 'arm-timer'; taskExecutionId: string; timerId: string; kind: TaskTimer['kind']; delayMs: number }

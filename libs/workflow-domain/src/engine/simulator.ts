@@ -194,7 +194,17 @@ export class EngineSimulator {
           break;
         case 'control-parent-execution':
           for (const [pid, p] of this.executions) {
-            if (p.tasks.some((t) => t.id === e.taskExecutionId)) this.queue.push({ executionId: pid, event: { type: e.command } });
+            if (p.tasks.some((t) => t.id === e.taskExecutionId)) {
+              this.queue.push({
+                executionId: pid,
+                event: {
+                  type: 'action-state-changed',
+                  taskExecutionId: e.taskExecutionId,
+                  actionExecutionId: e.subExecutionId,
+                  state: e.command === 'pause' ? 'PAUSED' : 'RUNNING',
+                },
+              });
+            }
           }
           break;
         case 'arm-timer':
