@@ -1,7 +1,7 @@
 import { parseWorkflows } from '../dsl/documents';
 import type { WorkflowSpec } from '../dsl/model';
 import { EngineSimulator, type ActionScript, defaultActionScript } from './simulator';
-import { decide } from './decide';
+import { CONTROL_REQUEST, decide } from './decide';
 
 const catalog = (yaml: string): Record<string, WorkflowSpec> =>
   Object.fromEntries(parseWorkflows(yaml).workflows.map((w) => [w.name, w]));
@@ -592,6 +592,53 @@ wf:
     sim.send(id, { type: 'action-completed', taskExecutionId: a!.taskExecutionId, actionExecutionId: a!.actionExecutionId, state: 'SUCCESS', result: null });
     expect(sim.execution(id)).toMatchObject({ state: 'ERROR', stateInfo: 'by hand' });
     expect(sim.taskStates(id)).toEqual({ a: 'SUCCESS' });
+  });
+
+  it('a rerun or skip command releases the API claim on the task, applied or not', () => {
+    const cat = catalog(`
+version: '2.0'
+wf:
+  tasks:
+    t:
+      action: std.fail
+`);
+    const sim = new EngineSimulator(cat);
+    const id = sim.create('wf');
+    sim.run();
+    const t = sim.tasksOf(id)[0]!;
+    const claimed = { ...sim.snapshot(id), tasks: [{ ...t, runtimeContext: { ...t.runtimeContext, [CONTROL_REQUEST]: 'c1' } }] };
+    const rerun = decide(claimed, { type: 'rerun-task', taskExecutionId: t.id, reset: true }, new Date(), () => 'n');
+    expect(rerun.changes.tasksUpdated[0]!.state).toBe('RUNNING');
+    expect(rerun.changes.tasksUpdated[0]!.runtimeContext[CONTROL_REQUEST]).toBeUndefined();
+    // a skip that is no longer applicable (the task is RUNNING) still releases the claim
+    const running = { ...claimed, tasks: [{ ...claimed.tasks[0]!, state: 'RUNNING' as const }] };
+    const skip = decide(running, { type: 'skip-task', taskExecutionId: t.id }, new Date(), () => 'n');
+    expect(skip.changes.tasksUpdated.map((x) => [x.state, x.runtimeContext[CONTROL_REQUEST]])).toEqual([['RUNNING', undefined]]);
+    expect(skip.commands).toEqual([]);
+  });
+
+  it('skip of a failed prerequisite of a reverse workflow runs the target', () => {
+    const cat = catalog(`
+version: '2.0'
+rev:
+  type: reverse
+  tasks:
+    prep:
+      action: std.fail
+      publish-on-skip: {p: skipped}
+    target:
+      requires: [prep]
+      action: std.echo output=<% $.p %>
+      publish: {r: <% task().result %>}
+`);
+    const sim = new EngineSimulator(cat);
+    const id = sim.create('rev', {}, { task_name: 'target' });
+    sim.run();
+    expect(sim.execution(id).state).toBe('ERROR');
+    sim.queue.push({ executionId: id, event: { type: 'skip-task', taskExecutionId: sim.tasksOf(id)[0]!.id } });
+    sim.run();
+    expect(sim.taskStates(id)).toEqual({ prep: 'SKIPPED', target: 'SUCCESS' });
+    expect(sim.execution(id)).toMatchObject({ state: 'SUCCESS', output: { p: 'skipped', r: 'skipped' } });
   });
 
   it('rerun of a failed task runs it again and the execution can succeed', () => {

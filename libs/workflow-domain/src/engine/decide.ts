@@ -18,6 +18,12 @@ import type {
 } from './model';
 import { type ExecutionState, type TaskState, isCompleted, isValidExecutionTransition } from './states';
 
+/**
+ * Key of a task's runtime context that marks a rerun or skip accepted by the API and not yet applied:
+ * a second request finding it is refused, so two concurrent reruns are never both accepted.
+ */
+export const CONTROL_REQUEST = 'control_request';
+
 /** state_info is truncated to this many characters (DSL-13.7). */
 export const STATE_INFO_LIMIT = 65_500;
 
@@ -989,9 +995,12 @@ class Decider {
     return needed;
   }
 
-  /** Needed tasks not yet started whose prerequisites all have a SUCCESS execution (DSL-5.2). */
+  /**
+   * Needed tasks not yet started whose prerequisites all have a SUCCESS execution (DSL-5.2); a
+   * prerequisite skipped by hand (DSL-15.7) counts as done, so skipping it lets its dependants run.
+   */
   private reverseReady(): string[] {
-    const ok = new Set(this.tasks.filter((t) => t.state === 'SUCCESS').map((t) => t.name));
+    const ok = new Set(this.tasks.filter((t) => t.state === 'SUCCESS' || t.state === 'SKIPPED').map((t) => t.name));
     const started = new Set(this.tasks.map((t) => t.name));
     return [...this.reverseNeeded()].filter((n) => !started.has(n) && this.spec(n).requires.every((r) => ok.has(r)));
   }
@@ -999,7 +1008,7 @@ class Decider {
   private reverseInContext(name: string): JsonMap {
     const out: JsonMap = {};
     for (const r of this.spec(name).requires) {
-      const t = [...this.tasks].reverse().find((x) => x.name === r && x.state === 'SUCCESS');
+      const t = [...this.tasks].reverse().find((x) => x.name === r && (x.state === 'SUCCESS' || x.state === 'SKIPPED'));
       if (t) Object.assign(out, outbound(t));
     }
     return out;
@@ -1251,8 +1260,19 @@ class Decider {
     this.reopenExecution();
   }
 
+  /**
+   * The API claims a task for one rerun or skip at a time (`runtime_context.control_request`, set
+   * under the execution's row lock); the command that carries the claim releases it, applied or not.
+   */
+  private releaseControlRequest(task: TaskExecution | undefined): void {
+    if (!task || !(CONTROL_REQUEST in task.runtimeContext)) return;
+    delete task.runtimeContext[CONTROL_REQUEST];
+    this.touch(task);
+  }
+
   private rerunTask(taskId: string, reset: boolean, env: JsonMap | undefined): void {
     const task = this.task(taskId);
+    this.releaseControlRequest(task);
     if (!task || task.state !== 'ERROR' || this.ex.state === 'PAUSED') return;
     if (env) this.ex.params = { ...this.ex.params, env: { ...this.env, ...env } };
     this.reopenExecution();
@@ -1278,6 +1298,7 @@ class Decider {
 
   private skipTask(taskId: string): void {
     const task = this.task(taskId);
+    this.releaseControlRequest(task);
     if (!task || task.state !== 'ERROR') return;
     if (this.ex.state === 'ERROR') this.reopenExecution();
     this.setTaskState(task, 'SKIPPED', 'Task was skipped.');
