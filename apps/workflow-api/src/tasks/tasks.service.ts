@@ -6,6 +6,7 @@ import { ForbiddenError, InvalidInputError, NotFoundError } from '@osc/errors';
 import type { RequestContext } from '@osc/http-common';
 import type { OutboxWriter } from '@osc/messaging';
 import { DATA_SOURCE, OUTBOX_WRITER } from '@osc/platform';
+import { CONTROL_REQUEST } from '@osc/workflow-domain';
 import { type RunListRequest, type RunListSpec, runList } from '../executions/run-list';
 import { type Row, taskView } from '../executions/run-views';
 
@@ -82,7 +83,21 @@ export class TasksService {
     }
     const stamp = (v: unknown): number => (v === null || v === undefined ? 0 : new Date(v as string | Date).getTime());
     const before = stamp(row['updated_at']);
-    await this.db.transaction((em) => this.outbox.add(em, { destination: 'bus', queue: ENGINE_COMMAND_QUEUE, message: cmd }));
+    await this.db.transaction(async (em) => {
+      // Claim the task under the execution's row lock (the engine holds the same lock while it
+      // decides): of two concurrent requests only one finds it in ERROR and unclaimed; the engine
+      // releases the claim when it handles the command.
+      await em.query(`SELECT 1 FROM "workflow_executions" WHERE "id" = $1 FOR UPDATE`, [executionId]);
+      const claimed: unknown[] = await em.query(
+        `WITH claim AS (UPDATE "task_executions" SET "runtime_context" = "runtime_context" || jsonb_build_object($2::text, $3::text)
+          WHERE "id" = $1 AND "state" = 'ERROR' AND "runtime_context" -> $2::text IS NULL RETURNING "id") SELECT "id" FROM claim`,
+        [id, CONTROL_REQUEST, cmd.id],
+      );
+      if (claimed.length === 0) {
+        throw new InvalidInputError(`Task execution ${id} already has a rerun or skip in progress or is no longer in ERROR state.`);
+      }
+      await this.outbox.add(em, { destination: 'bus', queue: ENGINE_COMMAND_QUEUE, message: cmd });
+    });
     const deadline = Date.now() + APPLY_WAIT_MS;
     let delay = 5;
     while (Date.now() < deadline) {
