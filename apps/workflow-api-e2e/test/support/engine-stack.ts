@@ -13,7 +13,11 @@ export interface EngineStack {
   close(): Promise<void>;
 }
 
-export async function startEngineStack(mode: TestRuntimeMode, opts: { engines?: number } = {}): Promise<EngineStack> {
+/** `notifyAmqpUrl` / `notifyExchange` configure the engines' `amqp` notification publisher. */
+export async function startEngineStack(
+  mode: TestRuntimeMode,
+  opts: { engines?: number; notifyAmqpUrl?: string; notifyExchange?: string } = {},
+): Promise<EngineStack> {
   const parts = new Map<string, SchemaPart>();
   for (const p of [...workflowApi.SCHEMA_PARTS, ...workflowEngine.SCHEMA_PARTS]) parts.set(p.name, p);
   const testRuntime = await createTestRuntime(mode, [...parts.values()]);
@@ -38,7 +42,8 @@ export async function startEngineStack(mode: TestRuntimeMode, opts: { engines?: 
             prefetch: 32,
             executorConcurrency: 20,
             apiUrl: baseUrl,
-            notifyExchange: 'mistral',
+            notifyExchange: opts.notifyExchange ?? 'mistral',
+            ...(opts.notifyAmqpUrl ? { notifyAmqpUrl: opts.notifyAmqpUrl } : {}),
           },
           testRuntime.runtime,
           { http: false },
