@@ -2,11 +2,23 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Req }
 import type { FastifyRequest } from 'fastify';
 import { InvalidInputError } from '@osc/errors';
 import { Ctx, type RequestContext, requestBaseUrl } from '@osc/http-common';
-import { type QueryBag, checkKnownParams, parseBool, queryValue } from '../definitions/query-values';
+import { type QueryBag, checkKnownParams, invalidField, parseBool, queryValue } from '../definitions/query-values';
 import { TasksService } from '../tasks/tasks.service';
 import { parseRunList, pickFields, runNextLink } from './run-list';
 import { EXECUTION_FIELDS, EXECUTION_LIST, TASK_LIST } from './run-views';
 import { ExecutionsService } from './executions.service';
+
+const intParam = (query: QueryBag, name: string, fallback: number): number => {
+  const raw = queryValue(query, name);
+  if (raw === undefined) return fallback;
+  if (!/^\s*[+-]?\d+\s*$/.test(raw)) throw invalidField(name, raw, 'unable to convert to int');
+  return Number.parseInt(raw, 10);
+};
+
+const boolParam = (query: QueryBag, name: string): boolean => {
+  const raw = queryValue(query, name);
+  return raw !== undefined && parseBool(name, raw);
+};
 
 const bodyMap = (body: unknown): Record<string, unknown> => {
   if (body === undefined || body === null || body === '') return {};
@@ -87,5 +99,15 @@ export class ExecutionsController {
     const errorsOnly = queryValue(query, 'errors_only');
     if (errorsOnly !== undefined && parseBool('errors_only', errorsOnly)) executions = executions.filter((e) => e['state'] === 'ERROR');
     return { executions };
+  }
+
+  @Get(':id/report')
+  report(@Ctx() ctx: RequestContext, @Param('id') id: string, @Query() query: QueryBag) {
+    checkKnownParams(query, ['errors_only', 'max_depth', 'statistics_only']);
+    return this.executions.report(ctx, id, {
+      errorsOnly: boolParam(query, 'errors_only'),
+      maxDepth: intParam(query, 'max_depth', -1),
+      statisticsOnly: boolParam(query, 'statistics_only'),
+    });
   }
 }

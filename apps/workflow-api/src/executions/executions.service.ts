@@ -15,6 +15,7 @@ import {
   newExecution,
 } from '@osc/workflow-domain';
 import { findWorkflowForRun, insertExecution, toWorkflowExecution } from '@osc/workflow-persistence';
+import { type ReportFilters, buildExecutionReport } from './execution-report';
 import { type RunListRequest, runList } from './run-list';
 import { EXECUTION_LIST, type Row, executionView } from './run-views';
 
@@ -229,6 +230,12 @@ export class ExecutionsService {
       [(root['root_execution_id'] as string | null) === null ? id : id],
     );
     return rows.map((r) => executionView(r, { detail: false, includeOutput }));
+  }
+
+  /** GET /v2/executions/{id}/report: task statistics and the execution tree. */
+  async report(ctx: RequestContext, id: string, filters: ReportFilters): Promise<Row> {
+    const root = await this.findRow(ctx, id);
+    return buildExecutionReport((sql, params) => this.db.query(sql, params), root, filters, this.clock.now());
   }
 
   async send(em: EntityManager, message: EngineCommandMessage): Promise<void> {
