@@ -308,6 +308,7 @@ describe.each(e2eModes())('policies, with-items and control operations over HTTP
       expect(delayed.state_info).toBe("Delayed by 'retry' policy [delay=1]");
       const ex = await waitForExecution(stack.client, created.id);
       expect(Date.now() - began).toBeGreaterThanOrEqual(1000);
+      expect(Date.now() - began).toBeLessThan(16_000);
       expect(ex.state).toBe('ERROR');
       const [t] = await tasksOf(ex.id);
       expect((await actionsOf(t.id)).length).toBe(2);
@@ -358,6 +359,7 @@ describe.each(e2eModes())('policies, with-items and control operations over HTTP
       expect(delayed.state_info).toBe("Delayed by 'wait-before' policy [delay=2]");
       const ex = await waitForExecution(stack.client, created.id);
       expect(Date.now() - began).toBeGreaterThanOrEqual(2000);
+      expect(Date.now() - began).toBeLessThan(17_000);
       expect(ex.state).toBe('SUCCESS');
       expect(outputOf(ex)).toEqual({ v: 1 });
     });
@@ -370,6 +372,7 @@ describe.each(e2eModes())('policies, with-items and control operations over HTTP
       expect((await tasksOf(created.id)).map((t) => t.name)).toEqual(['t']);
       const ex = await waitForExecution(stack.client, created.id);
       expect(Date.now() - began).toBeGreaterThanOrEqual(1000);
+      expect(Date.now() - began).toBeLessThan(16_000);
       expect(ex.state).toBe('SUCCESS');
       expect(outputOf(ex)).toEqual({ v: 2, after: true });
     });
@@ -405,6 +408,7 @@ describe.each(e2eModes())('policies, with-items and control operations over HTTP
       expect(ex.state).toBe('SUCCESS');
       // wait-after runs after each completion, the failed one included: two waits of 1 s
       expect(Date.now() - began).toBeGreaterThanOrEqual(2000);
+      expect(Date.now() - began).toBeLessThan(17_000);
       expect(outputOf(ex)).toEqual({ v: k });
       expect(rx.hits.get(`/item/${k}`)).toBe(2);
     });
