@@ -116,6 +116,9 @@ export class BullMqJobQueue implements JobQueue {
     this.assertOpen();
     assertQueueName(queue);
     const concurrency = normalizeConcurrency(opts);
+    if (opts?.globalConcurrency !== undefined) {
+      await this.queue(queue).setGlobalConcurrency(normalizeConcurrency({ concurrency: opts.globalConcurrency }));
+    }
     const connection = this.redis.duplicate({ maxRetriesPerRequest: null });
     connection.on('error', (err: Error) =>
       this.logger.warn('redis worker connection error', { queue, error: err.message }),

@@ -51,6 +51,8 @@ interface QueueState {
   delayed: DueTimeHeap<Entry>;
   workers: WorkerState[];
   next: number;
+  /** Queue-wide limit of running jobs (`ProcessOptions.globalConcurrency`). */
+  globalConcurrency?: number;
   timer?: NodeJS.Timeout;
   timerAt?: number;
 }
@@ -103,6 +105,7 @@ export class InProcessJobQueue implements JobQueue {
     this.assertOpen();
     const concurrency = normalizeConcurrency(opts);
     const state = this.queue(queue);
+    if (opts?.globalConcurrency !== undefined) state.globalConcurrency = normalizeConcurrency({ concurrency: opts.globalConcurrency });
     const worker: WorkerState = {
       handler,
       concurrency,
@@ -194,6 +197,9 @@ export class InProcessJobQueue implements JobQueue {
   }
 
   private pickWorker(state: QueueState): WorkerState | undefined {
+    if (state.globalConcurrency !== undefined && state.workers.reduce((sum, w) => sum + w.running, 0) >= state.globalConcurrency) {
+      return undefined;
+    }
     const n = state.workers.length;
     for (let i = 0; i < n; i++) {
       const w = state.workers[(state.next + i) % n];

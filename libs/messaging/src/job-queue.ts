@@ -41,6 +41,12 @@ export type JobHandler = (job: Job) => Promise<unknown>;
 export interface ProcessOptions {
   /** Most jobs this worker runs at once. Default 1. */
   concurrency?: number;
+  /**
+   * Most jobs of this queue running at once across all its workers, in every process. 1 makes the
+   * queue run its jobs one at a time in the order they became due, whatever the number of workers
+   * (notifications that must keep their order per execution). Default: no queue-wide limit.
+   */
+  globalConcurrency?: number;
   /** Called once when a job has failed for good (attempts exhausted, or a non-retryable error). */
   onFailed?: (job: Job, error: unknown) => void;
 }

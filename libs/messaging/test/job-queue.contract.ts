@@ -141,6 +141,28 @@ export function jobQueueContract(h: JobQueueHarness): void {
     expect(failed[0]).toBeInstanceOf(InvalidInputError);
   });
 
+  it('globalConcurrency 1 runs the jobs of several workers one at a time, in order', async () => {
+    let running = 0;
+    let maxRunning = 0;
+    const order: number[] = [];
+    const handler = async (j: Job) => {
+      running++;
+      maxRunning = Math.max(maxRunning, running);
+      await sleep(5);
+      order.push(j.data as number);
+      running--;
+    };
+    await jobs.process(queue, handler, { concurrency: 2, globalConcurrency: 1 });
+    await jobs.process(queue, handler, { concurrency: 2, globalConcurrency: 1 });
+    await jobs.add(
+      queue,
+      Array.from({ length: 12 }, (_, i) => ({ name: 'ordered', data: i })),
+    );
+    await waitFor('all done', () => order.length === 12);
+    expect(maxRunning).toBe(1);
+    expect(order).toEqual(Array.from({ length: 12 }, (_, i) => i));
+  });
+
   it('never runs more jobs at once than the worker concurrency', async () => {
     let running = 0;
     let maxRunning = 0;
