@@ -349,3 +349,36 @@ describe.each(e2eModes())('notifications over HTTP (%s)', (mode) => {
     });
   });
 });
+
+describe.each(e2eModes())('notifications with two engine instances (%s)', (mode) => {
+  let stack: EngineStack;
+  let rx: Awaited<ReturnType<typeof startHttpServer>>;
+
+  beforeAll(async () => {
+    // a receiver answering after a random few ms, so that concurrent deliveries would overtake each other
+    rx = await startHttpServer((_req, res) => void setTimeout(() => res.writeHead(200).end(), Math.random() * 5));
+    stack = await startEngineStack(mode, { engines: 2 });
+    const res = await stack.client.post('/v2/workflows', DEFINITIONS);
+    if (res.status !== 201) throw new Error(`upload failed: ${res.status} ${res.text}`);
+  }, 120_000);
+  afterAll(async () => {
+    await stack?.close();
+    await rx?.close();
+  }, 60_000);
+
+  it('every execution sees its events in order, although both engines deliver notifications', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      const res = await postJson(stack.client, '/v2/executions', { workflow_name: 'ntf_three', params: { notify: [{ type: 'webhook', url: `${rx.url}/all` }] } });
+      ids.push(res.body.id as string);
+    }
+    for (const id of ids) expect((await waitForExecution(stack.client, id)).state).toBe('SUCCESS');
+    const deadline = Date.now() + 20_000;
+    while (rx.requests.length < ids.length * 8 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const events = rx.requests.map((r) => JSON.parse(r.body) as Event);
+    const want = ['WORKFLOW_LAUNCHED', 'TASK_LAUNCHED:a', 'TASK_SUCCEEDED:a', 'TASK_LAUNCHED:b', 'TASK_SUCCEEDED:b', 'TASK_LAUNCHED:c', 'TASK_SUCCEEDED:c', 'WORKFLOW_SUCCEEDED'];
+    for (const id of ids) {
+      expect({ id, events: names(events.filter((e) => e['id'] === id || e['workflow_execution_id'] === id)) }).toEqual({ id, events: want });
+    }
+  });
+});

@@ -57,7 +57,8 @@ export class EngineRunner implements OnModuleInit, OnModuleDestroy {
           { concurrency: 10 },
         ),
       );
-      // Notifications (DSL-16.2): one delivery at a time keeps each execution's events in order.
+      // Notifications (DSL-16.2): one delivery at a time across every engine process keeps each
+      // execution's events in the order the outbox enqueued them.
       const publishers: NotificationPublisher[] = [new WebhookPublisher()];
       if (this.config.notifyAmqpUrl) {
         publishers.push(new AmqpPublisher({ url: this.config.notifyAmqpUrl, defaultExchange: this.config.notifyExchange }));
@@ -65,9 +66,13 @@ export class EngineRunner implements OnModuleInit, OnModuleDestroy {
       this.publishers = publishers;
       const dispatcher = new NotificationDispatcher(publishers);
       this.workers.push(
-        await this.jobs.process(NOTIFY_JOB_QUEUE, async (job) => {
-          await dispatcher.deliver(job.data as NotifyJob);
-        }),
+        await this.jobs.process(
+          NOTIFY_JOB_QUEUE,
+          async (job) => {
+            await dispatcher.deliver(job.data as NotifyJob);
+          },
+          { globalConcurrency: 1 },
+        ),
       );
     }
     if (role === 'all' || role === 'executor') {
