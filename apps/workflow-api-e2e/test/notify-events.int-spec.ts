@@ -43,6 +43,10 @@ ntf_child:
   tasks:
     leaf:
       action: std.noop
+ntf_nested_async:
+  tasks:
+    call:
+      workflow: ntf_async
 ntf_three:
   tasks:
     a:
@@ -251,6 +255,40 @@ describe.each(e2eModes())('notifications over HTTP (%s)', (mode) => {
       });
       const filtered = await settle(some.events, 4);
       expect(names(filtered).sort()).toEqual(['TASK_SUCCEEDED:call', 'TASK_SUCCEEDED:leaf', 'WORKFLOW_SUCCEEDED', 'WORKFLOW_SUCCEEDED']);
+    });
+
+    it('a paused sub-workflow: TASK_PAUSED then WORKFLOW_PAUSED of the parent; TASK_RESUMED then WORKFLOW_RESUMED on resume', async () => {
+      const hook = webhook();
+      const ex = await start('ntf_nested_async', [hook.publisher]);
+      const call = await waitForTask(stack.client, ex.id, 'call', 'RUNNING');
+      let child: any;
+      for (let i = 0; i < 400 && !child; i++) {
+        child = ((await stack.client.get(`/v2/executions?task_execution_id=${call.id}`)).body.executions as any[])[0];
+        if (!child) await new Promise((r) => setTimeout(r, 25));
+      }
+      await waitForTask(stack.client, child.id, 'a', 'RUNNING');
+      expect((await put(`/v2/executions/${child.id}`, { state: 'PAUSED' })).status).toBe(200);
+      await waitForExecution(stack.client, ex.id, ['PAUSED']);
+      expect((await put(`/v2/executions/${child.id}`, { state: 'RUNNING' })).status).toBe(200);
+      await waitForExecution(stack.client, ex.id, ['RUNNING']);
+      expect((await put(`/v2/executions/${ex.id}`, { state: 'CANCELLED' })).status).toBe(200);
+      await waitForExecution(stack.client, child.id, ['CANCELLED']);
+      const events = await settle(hook.events, 13);
+      const of = (id: string) => names(events.filter((e) => e['id'] === id || e['workflow_execution_id'] === id));
+      expect(of(ex.id)).toEqual([
+        'WORKFLOW_LAUNCHED',
+        'TASK_LAUNCHED:call',
+        'TASK_PAUSED:call',
+        'WORKFLOW_PAUSED',
+        'TASK_RESUMED:call',
+        'WORKFLOW_RESUMED',
+        'WORKFLOW_CANCELLED',
+        // the cancelled child still reports to its task, which records it (DSL-15.3 leaves it running)
+        'TASK_CANCELLED:call',
+      ]);
+      expect(of(child.id)).toEqual(['WORKFLOW_LAUNCHED', 'TASK_LAUNCHED:a', 'WORKFLOW_PAUSED', 'WORKFLOW_RESUMED', 'WORKFLOW_CANCELLED']);
+      events.forEach(checkShape);
+      expect(events.find((e) => e['event'] === 'TASK_PAUSED')).toMatchObject({ id: call.id, state: 'PAUSED', type: 'WORKFLOW' });
     });
 
     it('a failing or slow receiver is retried with a bounded timeout and never holds up the engine', async () => {
