@@ -21,9 +21,10 @@ interface Scenario {
   published_global?: Record<string, unknown>;
 }
 
-const run = (s: Scenario) => {
+const run = (s: Scenario, partial = false) => {
   const cat = catalog(s.yaml);
   const sim = new EngineSimulator(cat, s.script ?? defaultActionScript);
+  sim.partialSnapshots = partial;
   const id = sim.create(s.workflow ?? Object.keys(cat)[0]!, s.input ?? {}, s.params ?? {});
   sim.runWithTimers();
   return { sim, id };
@@ -499,9 +500,12 @@ wf:
   },
 ];
 
-describe('decide: workflow scenarios', () => {
+describe.each([
+  ['full', false],
+  ['partial', true],
+])('decide: workflow scenarios (%s snapshots)', (_mode, partial) => {
   it.each(scenarios.map((s) => [s.name, s] as const))('%s', (_name, s) => {
-    const { sim, id } = run(s);
+    const { sim, id } = run(s, partial);
     const ex = sim.execution(id);
     expect(ex.state).toBe(s.state);
     if (s.output !== undefined) expect(ex.output).toEqual(s.output);
@@ -1024,3 +1028,128 @@ child:
     expect(sim.taskStates(id)).toEqual({ call: 'SUCCESS' });
   });
 });
+
+describe.each([
+  ['full', false],
+  ['partial', true],
+])('decide: with-items (%s snapshots)', (_mode, partial) => {
+  const items = (extra: string, list = '<% [1, 2, 3, 4] %>') =>
+    catalog(`
+version: '2.0'
+wf:
+  tasks:
+    each:
+      with-items: x in ${list}
+      action: std.echo output=<% $.x %>
+${extra}      publish: {r: <% task().result %>}
+`);
+  /** An executor whose items fail while `failing` holds them, recording every run. */
+  const flaky = (failing: Set<unknown>, runs: unknown[]) => (name: string, input: Record<string, unknown>) => {
+    runs.push(input['output']);
+    if (failing.has(input['output'])) {
+      failing.delete(input['output']);
+      return { state: 'ERROR' as const, error: `bad ${String(input['output'])}` };
+    }
+    return defaultActionScript(name, input);
+  };
+  const simulator = (cat: Record<string, WorkflowSpec>, script?: ActionScript) => {
+    const sim = new EngineSimulator(cat, script);
+    sim.partialSnapshots = partial;
+    return sim;
+  };
+
+  it('a retry reruns only the failed items; results stay in item order', () => {
+    const runs: unknown[] = [];
+    const sim = simulator(items('      retry: {count: 2, delay: 1}\n'), flaky(new Set([2, 4]), runs));
+    const id = sim.create('wf');
+    sim.runWithTimers();
+    expect(runs).toEqual([1, 2, 3, 4, 2, 4]);
+    expect(sim.execution(id)).toMatchObject({ state: 'SUCCESS', output: { r: [1, 2, 3, 4] } });
+    const [task] = sim.tasksOf(id);
+    expect(task!.runtimeContext['retry_task_policy']).toEqual({ retry_no: 1 });
+    // the failed attempts of items 2 and 4 are no longer accepted; each item has one accepted action
+    const accepted = sim.actionsOf(id).filter((a) => a.accepted);
+    expect(accepted.map((a) => [a.itemIndex, a.state]).sort()).toEqual([
+      [0, 'SUCCESS'],
+      [1, 'SUCCESS'],
+      [2, 'SUCCESS'],
+      [3, 'SUCCESS'],
+    ]);
+    expect(sim.actionsOf(id).filter((a) => !a.accepted).map((a) => [a.itemIndex, a.state])).toEqual([
+      [1, 'ERROR'],
+      [3, 'ERROR'],
+    ]);
+  });
+
+  it('an item failing on every attempt fails the task after count retries, run count + 1 times', () => {
+    const runs: unknown[] = [];
+    const sim = simulator(
+      items('      retry: {count: 2, delay: 0}\n'),
+      (name, input) => (runs.push(input['output']), input['output'] === 3 ? { state: 'ERROR', error: 'never' } : defaultActionScript(name, input)),
+    );
+    const id = sim.create('wf');
+    sim.runWithTimers();
+    expect(runs).toEqual([1, 2, 3, 4, 3, 3]);
+    expect(sim.tasksOf(id)[0]).toMatchObject({ state: 'ERROR', stateInfo: 'One or more actions had failed.', result: [1, 2, 'never', 4] });
+    // idx counts every action execution of the task, earlier attempts included (DSL-13.3)
+    expect(sim.execution(id).stateInfo).toMatch(/idx=2\]: never\n.*idx=4\]: never\n.*idx=5\]: never\n$/s);
+  });
+
+  it('concurrency holds on a retry: the failed items rerun one at a time', () => {
+    const runs: unknown[] = [];
+    const sim = simulator(items('      concurrency: 1\n      retry: {count: 1, delay: 0}\n'), flaky(new Set([1, 3]), runs));
+    const id = sim.create('wf');
+    sim.run();
+    // one item at a time: each run-action follows the previous completion
+    expect(sim.effects.filter((e) => e.type === 'run-action')).toHaveLength(4);
+    sim.runWithTimers();
+    expect(runs).toEqual([1, 2, 3, 4, 1, 3]);
+    expect(sim.execution(id)).toMatchObject({ state: 'SUCCESS', output: { r: [1, 2, 3, 4] } });
+  });
+
+  it('continue-on repeats every item of a successful with-items task', () => {
+    const runs: unknown[] = [];
+    const sim = simulator(items('      retry: {count: 1, delay: 0, continue-on: <% true %>}\n', '<% [1, 2] %>'), flaky(new Set(), runs));
+    const id = sim.create('wf');
+    sim.runWithTimers();
+    expect(runs).toEqual([1, 2, 1, 2]);
+    expect(sim.execution(id)).toMatchObject({ state: 'SUCCESS', output: { r: [1, 2] } });
+    expect(sim.actionsOf(id).map((a) => a.accepted)).toEqual([false, false, true, true]);
+  });
+
+  it('rerun with reset false after a timeout runs the unfinished and failed items only', () => {
+    const runs: unknown[] = [];
+    let hang = true;
+    const sim = simulator(items('      timeout: 5\n'), (name, input) => {
+      runs.push(input['output']);
+      if (input['output'] === 2 && hang) return 'async';
+      if (input['output'] === 3 && hang) return { state: 'ERROR', error: 'three' };
+      return defaultActionScript(name, input);
+    });
+    const id = sim.create('wf');
+    sim.runWithTimers();
+    expect(sim.tasksOf(id)[0]).toMatchObject({ state: 'ERROR', stateInfo: 'Task timed out [timeout(s)=5].' });
+    hang = false;
+    sim.queue.push({ executionId: id, event: { type: 'rerun-task', taskExecutionId: sim.tasksOf(id)[0]!.id, reset: false } });
+    sim.run();
+    expect(runs).toEqual([1, 2, 3, 4, 2, 3]);
+    expect(sim.execution(id)).toMatchObject({ state: 'SUCCESS', output: { r: [1, 2, 3, 4] } });
+    // the late answer of the abandoned first run of item 2 changes nothing
+    const late = sim.asyncActions[0]!;
+    sim.send(id, { type: 'action-completed', taskExecutionId: late.taskExecutionId, actionExecutionId: late.actionExecutionId, state: 'SUCCESS', result: 'late' });
+    expect(sim.tasksOf(id)[0]!.result).toEqual([1, 2, 3, 4]);
+  });
+
+  it('rerun with reset true reruns every item and re-evaluates the list', () => {
+    const runs: unknown[] = [];
+    const sim = simulator(items(''), flaky(new Set([2]), runs));
+    const id = sim.create('wf');
+    sim.run();
+    sim.queue.push({ executionId: id, event: { type: 'rerun-task', taskExecutionId: sim.tasksOf(id)[0]!.id, reset: true } });
+    sim.run();
+    expect(runs).toEqual([1, 2, 3, 4, 1, 2, 3, 4]);
+    expect(sim.actionsOf(id).map((a) => a.accepted)).toEqual([false, false, false, false, true, true, true, true]);
+    expect(sim.execution(id)).toMatchObject({ state: 'SUCCESS', output: { r: [1, 2, 3, 4] } });
+  });
+});
+

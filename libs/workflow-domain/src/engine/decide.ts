@@ -6,6 +6,7 @@ import { buildHost, evaluateWith, isTruthy } from './expression-context';
 import type {
   ActionExecution,
   Decision,
+  EngineChanges,
   EngineEffect,
   EngineEvent,
   ExecutionSnapshot,
@@ -13,6 +14,7 @@ import type {
   TaskExecution,
   TaskTimer,
   TransitionEventName,
+  WithItemsProgress,
   WithItemsState,
   WorkflowExecution,
 } from './model';
@@ -86,6 +88,8 @@ class Decider {
   private readonly initialEx: string;
   private readonly tasks: TaskExecution[];
   private readonly actions: ActionExecution[];
+  private readonly actionsById: Map<string, ActionExecution>;
+  private readonly unaccepted: NonNullable<EngineChanges['actionsUnaccepted']> = [];
   private readonly subStates: Map<string, string>;
   private readonly createdTasks = new Set<string>();
   private readonly touchedTasks = new Set<string>();
@@ -103,6 +107,7 @@ class Decider {
     this.initialEx = JSON.stringify({ ...snapshot.execution, spec: null });
     this.tasks = snapshot.tasks.map(clone);
     this.actions = snapshot.actions.map(clone);
+    this.actionsById = new Map(this.actions.map((a) => [a.id, a]));
     this.subStates = new Map(snapshot.subExecutions.map((s) => [s.id, s.state]));
   }
 
@@ -116,6 +121,7 @@ class Decider {
         tasksUpdated: this.tasks.filter((t) => this.touchedTasks.has(t.id) && !this.createdTasks.has(t.id)),
         actionsCreated: this.actions.filter((a) => this.createdActions.has(a.id)),
         actionsUpdated: this.actions.filter((a) => this.touchedActions.has(a.id) && !this.createdActions.has(a.id)),
+        ...(this.unaccepted.length ? { actionsUnaccepted: this.unaccepted } : {}),
       },
       commands: this.effects,
     };
@@ -446,7 +452,9 @@ class Decider {
         items: Array.from({ length: count }, (_, i) => Object.fromEntries(spec.withItems.map((v, j) => [v.variable, lists[j]![i]]))),
       };
       task.runtimeContext['with_items'] = state;
+      task.runtimeContext[PROGRESS] = newProgress(count);
     }
+    if (!task.runtimeContext[PROGRESS]) task.runtimeContext[PROGRESS] = newProgress(state.count);
     if (state.count === 0) {
       task.result = [];
       this.completeTask(task, 'SUCCESS', null);
@@ -456,34 +464,84 @@ class Decider {
     this.scheduleItems(task);
   }
 
-  /** Item indexes that still need a run: no accepted unit, or none that is running or succeeded... */
-  private itemUnits(task: TaskExecution): Map<number, { state: string; result: unknown }> {
-    const out = new Map<number, { state: string; result: unknown }>();
-    if (task.type === 'ACTION') {
-      for (const a of this.actions) {
-        if (a.taskExecutionId === task.id && a.accepted && a.itemIndex !== null) {
-          out.set(a.itemIndex, { state: a.state, result: a.output?.['result'] ?? null });
-        }
-      }
-    } else {
-      for (const s of subUnits(task)) {
-        if (s.accepted && s.index !== null) out.set(s.index, { state: s.state, result: s.result });
-      }
-    }
-    return out;
-  }
-
+  /**
+   * Starts the next items of the attempt while fewer than `concurrency` run (DSL-6.9): O(1) per
+   * item, from the task's progress, whatever the number of items.
+   */
   private scheduleItems(task: TaskExecution): void {
     const spec = this.spec(task);
     const wi = task.runtimeContext['with_items'] as WithItemsState;
-    const units = this.itemUnits(task);
-    let running = [...units.values()].filter((u) => !isCompleted(u.state)).length;
+    const p = progressOf(task);
     const limit = wi.concurrency > 0 ? wi.concurrency : wi.count;
     const timeout = (task.runtimeContext['with_items_timeout'] as number | null) ?? undefined;
-    for (let i = 0; i < wi.count && running < limit; i++) {
-      if (units.has(i)) continue;
+    const total = p.queue ? p.queue.length : wi.count;
+    while (p.running < limit && p.cursor < total) {
+      const i = p.queue ? p.queue[p.cursor]! : p.cursor;
+      p.cursor++;
+      p.states[i] = 'RUNNING';
+      p.running++;
+      this.touch(task);
       this.startUnit(task, spec, wi.items[i] ?? {}, i, timeout);
-      running++;
+    }
+  }
+
+  /**
+   * Prepares the next attempt of a with-items task (retry, rerun): the items without an accepted
+   * SUCCESS run again and their previous units are no longer accepted; the others keep their result.
+   * With `all` (reset, or an attempt after which no item failed) every item runs again.
+   */
+  private requeueItems(task: TaskExecution, all: boolean): void {
+    const wi = task.runtimeContext['with_items'] as WithItemsState | undefined;
+    const p = task.runtimeContext[PROGRESS] as WithItemsProgress | undefined;
+    if (!wi || !p) {
+      this.unacceptUnits(task, false);
+      delete task.runtimeContext['with_items'];
+      delete task.runtimeContext[PROGRESS];
+      return;
+    }
+    const again: number[] = [];
+    for (let i = 0; i < wi.count; i++) if (p.states[i] !== 'SUCCESS') again.push(i);
+    const everything = all || again.length === 0;
+    this.unacceptUnits(task, !everything);
+    const next = newProgress(wi.count);
+    if (!everything) {
+      next.queue = again;
+      next.done = wi.count - again.length;
+      for (let i = 0; i < wi.count; i++) {
+        if (p.states[i] === 'SUCCESS') {
+          next.states[i] = 'SUCCESS';
+          next.results[i] = p.results[i];
+        }
+      }
+    }
+    task.runtimeContext[PROGRESS] = next;
+    this.touch(task);
+  }
+
+  /**
+   * Marks the task's accepted units (action executions, sub-executions) not accepted; with
+   * `keepSucceeded`, those in SUCCESS stay. Action rows the snapshot does not hold are reached by a
+   * set-based change.
+   */
+  private unacceptUnits(task: TaskExecution, keepSucceeded: boolean, onlyUnfinished = false): void {
+    const matches = (state: string) => (onlyUnfinished ? !isCompleted(state) : !(keepSucceeded && state === 'SUCCESS'));
+    for (const a of this.actions) {
+      if (a.taskExecutionId === task.id && a.accepted && matches(a.state)) {
+        a.accepted = false;
+        this.touchAction(a);
+      }
+    }
+    if (task.type === 'ACTION') {
+      this.unaccepted.push({
+        taskExecutionId: task.id,
+        ...(onlyUnfinished ? { states: ['IDLE', 'RUNNING', 'PAUSED'] } : keepSucceeded ? { states: ['IDLE', 'RUNNING', 'PAUSED', 'ERROR', 'CANCELLED'] } : {}),
+      });
+      return;
+    }
+    const units = subUnits(task);
+    if (units.some((u) => u.accepted && matches(u.state))) {
+      task.runtimeContext['sub_executions'] = units.map((u) => (u.accepted && matches(u.state) ? { ...u, accepted: false } : u));
+      this.touch(task);
     }
   }
 
@@ -562,6 +620,7 @@ class Decider {
       updatedAt: null,
     };
     this.actions.push(action);
+    this.actionsById.set(action.id, action);
     this.createdActions.add(action.id);
     this.effects.push({
       type: 'run-action',
@@ -580,7 +639,7 @@ class Decider {
   // ---------------------------------------------------------------- results
 
   private onActionCompleted(ev: Extract<EngineEvent, { type: 'action-completed' }>): void {
-    const action = this.actions.find((a) => a.id === ev.actionExecutionId);
+    const action = this.actionsById.get(ev.actionExecutionId);
     if (!action || isCompleted(action.state)) return;
     action.state = ev.state;
     action.output = { result: ev.state === 'SUCCESS' ? (ev.result ?? null) : ev.state === 'ERROR' ? (ev.error ?? null) : null };
@@ -589,7 +648,7 @@ class Decider {
     const task = this.task(action.taskExecutionId);
     if (!task || !action.accepted || task.state !== 'RUNNING') return;
     if (ev.fatal) throw new FatalTaskError(task, this.runFailure(task, ev.fatal.message));
-    if (action.itemIndex !== null) return this.onItemCompleted(task);
+    if (action.itemIndex !== null) return this.onItemCompleted(task, action.itemIndex, ev.state, action.output['result']);
     task.result = action.output['result'];
     this.completeTask(task, ev.state, ev.state === 'ERROR' ? pyStr(ev.error ?? null) : null);
   }
@@ -600,7 +659,7 @@ class Decider {
    * this execution (and so its other sub-executions); a resume resumes it once no task is PAUSED.
    */
   private onActionStateChanged(ev: Extract<EngineEvent, { type: 'action-state-changed' }>): void {
-    const action = this.actions.find((a) => a.id === ev.actionExecutionId);
+    const action = this.actionsById.get(ev.actionExecutionId);
     let task: TaskExecution | undefined;
     if (action) {
       if (isCompleted(action.state) || action.state === ev.state) return;
@@ -635,24 +694,31 @@ class Decider {
     this.touch(task);
     // a task PAUSED with its paused sub-execution takes the result too (a paused child may be cancelled or failed)
     if (!unit.accepted || (task.state !== 'RUNNING' && task.state !== 'PAUSED')) return;
-    if (unit.index !== null) return this.onItemCompleted(task);
+    if (unit.index !== null) return this.onItemCompleted(task, unit.index, ev.state, unit.result);
     task.result = unit.result;
     this.completeTask(task, ev.state, ev.state === 'SUCCESS' ? null : (ev.stateInfo ?? null));
   }
 
-  private onItemCompleted(task: TaskExecution): void {
+  /**
+   * One item's accepted outcome (DSL-14.8): counted in the task's progress, a slot freed for the next
+   * item; when every item has an outcome the task completes with the results in item order.
+   */
+  private onItemCompleted(task: TaskExecution, index: number, state: 'SUCCESS' | 'ERROR' | 'CANCELLED', result: unknown): void {
     const wi = task.runtimeContext['with_items'] as WithItemsState;
-    const units = this.itemUnits(task);
-    const done = [...units.values()].filter((u) => isCompleted(u.state)).length;
-    if (done < wi.count) {
-      // every item already has its unit: nothing to schedule (saves two scans per item completion)
-      if (units.size < wi.count) this.scheduleItems(task);
+    const p = progressOf(task);
+    if (p.states[index] !== 'RUNNING') return;
+    p.states[index] = state;
+    p.results[index] = result;
+    p.running--;
+    p.done++;
+    this.touch(task);
+    if (p.done < wi.count) {
+      this.scheduleItems(task);
       return;
     }
-    const all = [...Array(wi.count).keys()].map((i) => units.get(i)!);
-    task.result = all.map((u) => u.result);
-    if (all.some((u) => u.state === 'CANCELLED')) this.completeTask(task, 'CANCELLED', 'One or more actions was cancelled.');
-    else if (all.some((u) => u.state === 'ERROR')) this.completeTask(task, 'ERROR', 'One or more actions had failed.');
+    task.result = [...p.results];
+    if (p.states.includes('CANCELLED')) this.completeTask(task, 'CANCELLED', 'One or more actions was cancelled.');
+    else if (p.states.includes('ERROR')) this.completeTask(task, 'ERROR', 'One or more actions had failed.');
     else this.completeTask(task, 'SUCCESS', null);
   }
 
@@ -742,16 +808,10 @@ class Decider {
     if (retry.continueOn !== undefined && !isTruthy(this.evalPolicyOnCompletion(task, 'RetryPolicy', retry.continueOn, data, 'boolean'))) {
       return false;
     }
-    for (const a of this.actions) {
-      if (a.taskExecutionId === task.id && a.accepted) {
-        a.accepted = false;
-        this.touchAction(a);
-      }
-    }
-    const units = subUnits(task);
-    if (units.length) task.runtimeContext['sub_executions'] = units.map((u) => ({ ...u, accepted: false }));
+    // with-items: only the items without a SUCCESS run again (all of them when none failed)
+    if (this.spec(task).withItems.length > 0) this.requeueItems(task, task.state === 'SUCCESS');
+    else this.unacceptUnits(task, false);
     task.runtimeContext['retry_task_policy'] = { retry_no: policy.retry_no + 1 };
-    delete task.runtimeContext['with_items'];
     const join = this.spec(task).join !== undefined;
     this.setTaskState(task, join ? 'WAITING' : 'DELAYED', `Delayed by 'retry' policy [delay=${delay}]`);
     task.finishedAt = null;
@@ -789,12 +849,7 @@ class Decider {
       case 'timeout': {
         if (task.state !== 'RUNNING') return;
         const seconds = task.runtimeContext['with_items_timeout'] ?? this.timeoutSeconds(task);
-        for (const a of this.actions) {
-          if (a.taskExecutionId === task.id && a.accepted && !isCompleted(a.state)) {
-            a.accepted = false;
-            this.touchAction(a);
-          }
-        }
+        if (task.type === 'ACTION') this.unacceptUnits(task, false, true);
         this.completeTask(task, 'ERROR', `Task timed out [timeout(s)=${String(seconds)}].`);
         return;
       }
@@ -1057,7 +1112,7 @@ class Decider {
         this.actions
           .filter((a) => a.taskExecutionId === t.id)
           .forEach((a, i) => {
-            if (a.state === 'ERROR') s += `    [action_ex_id=${a.id}, idx=${i}]: ${a.stateInfo ?? pyStr(a.output?.['result'] ?? null)}\n`;
+            if (a.state === 'ERROR') s += `    [action_ex_id=${a.id}, idx=${a.ordinal ?? i}]: ${a.stateInfo ?? pyStr(a.output?.['result'] ?? null)}\n`;
           });
       } else {
         subUnits(t).forEach((u, i) => {
@@ -1276,16 +1331,12 @@ class Decider {
     if (!task || task.state !== 'ERROR' || this.ex.state === 'PAUSED') return;
     if (env) this.ex.params = { ...this.ex.params, env: { ...this.env, ...env } };
     this.reopenExecution();
-    const withItems = task.runtimeContext['with_items'] !== undefined;
-    for (const a of this.actions) {
-      if (a.taskExecutionId !== task.id || !a.accepted) continue;
-      if (reset || !withItems || a.state === 'ERROR' || a.state === 'CANCELLED') {
-        a.accepted = false;
-        this.touchAction(a);
-      }
-    }
-    task.runtimeContext['sub_executions'] = subUnits(task).map((u) => (reset || u.state !== 'SUCCESS' ? { ...u, accepted: false } : u));
-    if (reset) delete task.runtimeContext['with_items'];
+    if (task.runtimeContext['with_items'] === undefined) this.unacceptUnits(task, false);
+    else if (reset) {
+      this.unacceptUnits(task, false);
+      delete task.runtimeContext['with_items'];
+      delete task.runtimeContext[PROGRESS];
+    } else this.requeueItems(task, false);
     delete task.runtimeContext['retry_task_policy'];
     task.errorHandled = false;
     task.nextTasks = [];
@@ -1310,6 +1361,20 @@ class Decider {
 }
 
 // ------------------------------------------------------------------ helpers
+
+/** Runtime-context key of {@link WithItemsProgress}. */
+const PROGRESS = 'with_items_progress';
+
+const newProgress = (count: number): WithItemsProgress => ({
+  states: Array<null>(count).fill(null),
+  results: Array<null>(count).fill(null),
+  queue: null,
+  cursor: 0,
+  running: 0,
+  done: 0,
+});
+
+const progressOf = (task: TaskExecution): WithItemsProgress => task.runtimeContext[PROGRESS] as WithItemsProgress;
 
 /** Outbound context (DSL-14.4). */
 const outbound = (t: TaskExecution): JsonMap => ({ ...t.inContext, ...t.published });

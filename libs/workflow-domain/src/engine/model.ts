@@ -54,6 +54,29 @@ export interface WithItemsState {
   items: JsonMap[];
 }
 
+/** The state of one item in the current attempt of a with-items task: null while it waits to start. */
+export type ItemState = 'RUNNING' | 'SUCCESS' | 'ERROR' | 'CANCELLED';
+
+/**
+ * Progress of a with-items task (`with_items_progress` in its runtime context, not shown by the API):
+ * counters and results by index, so that an item completion costs O(1) and `decide` never needs the
+ * task's other action executions. Items keep their SUCCESS across a retry or a `reset: false` rerun.
+ */
+export interface WithItemsProgress {
+  /** Per item index: null (not started in this attempt), RUNNING, or the accepted outcome. */
+  states: (ItemState | null)[];
+  /** Per item index: the accepted result (the action's result or error, the sub-workflow's output). */
+  results: unknown[];
+  /** The indexes this attempt starts, in order; null for every index in item order. */
+  queue: number[] | null;
+  /** How many of `queue` (or of all indexes) have been started. */
+  cursor: number;
+  /** Items started and not completed. */
+  running: number;
+  /** Items with an accepted outcome. */
+  done: number;
+}
+
 /** A pending engine timer (policies, DSL-6): one at a time per task execution. */
 export interface TaskTimer {
   readonly id: string;
@@ -105,6 +128,11 @@ export interface ActionExecution {
   accepted: boolean;
   /** with-items index; null for plain tasks. */
   readonly itemIndex: number | null;
+  /**
+   * Position among its task's action executions in creation order (the failure summary's `idx`), set
+   * by the store when it loads a snapshot that omits rows; absent, the position in the snapshot counts.
+   */
+  readonly ordinal?: number;
   readonly createdAt: Date;
   updatedAt: Date | null;
 }
@@ -120,6 +148,12 @@ export interface SubExecutionRef {
 export interface ExecutionSnapshot {
   readonly execution: WorkflowExecution;
   readonly tasks: readonly TaskExecution[];
+  /**
+   * Action executions: at least those of plain tasks, every one in ERROR, and every one an event of
+   * the decision names. Other item actions of with-items tasks (RUNNING or SUCCESS) may be left out:
+   * their tasks' {@link WithItemsProgress} stands for them, and changes to them are set-based
+   * ({@link EngineChanges.actionsUnaccepted}).
+   */
   readonly actions: readonly ActionExecution[];
   readonly subExecutions: readonly SubExecutionRef[];
 }
@@ -168,6 +202,11 @@ export interface EngineChanges {
   tasksUpdated: TaskExecution[];
   actionsCreated: ActionExecution[];
   actionsUpdated: ActionExecution[];
+  /**
+   * Set-based updates, applied before the row updates: mark not accepted the accepted action
+   * executions of a task (those in `states`, or all), including rows the snapshot left out.
+   */
+  actionsUnaccepted?: { taskExecutionId: string; states?: ActionState[] }[];
 }
 
 /** Effects to perform after commit (written to the outbox in the same transaction). */

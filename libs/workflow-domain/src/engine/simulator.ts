@@ -58,6 +58,11 @@ export class EngineSimulator {
   readonly asyncActions: { executionId: string; taskExecutionId: string; actionExecutionId: string }[] = [];
   private seq = 0;
   now = new Date('2026-01-01T00:00:00Z');
+  /**
+   * Feed `decide` the smallest snapshot its contract allows, as the store does: plain tasks' action
+   * executions, those in ERROR and the one the event names; the others of with-items tasks left out.
+   */
+  partialSnapshots = false;
 
   constructor(
     private readonly catalog: Record<string, WorkflowSpec>,
@@ -107,9 +112,27 @@ export class EngineSimulator {
     return { execution: s.execution, tasks: s.tasks, actions: s.actions, subExecutions: s.subs };
   }
 
+  /** The snapshot `decide` gets for `event` (see {@link partialSnapshots}). */
+  snapshotFor(executionId: string, event: EngineEvent): ExecutionSnapshot {
+    const full = this.snapshot(executionId);
+    if (!this.partialSnapshots) return full;
+    const named = 'actionExecutionId' in event ? event.actionExecutionId : undefined;
+    const position = new Map<string, number>();
+    const perTask = new Map<string, number>();
+    for (const a of full.actions) {
+      const n = perTask.get(a.taskExecutionId) ?? 0;
+      position.set(a.id, n);
+      perTask.set(a.taskExecutionId, n + 1);
+    }
+    const actions = full.actions
+      .filter((a) => a.itemIndex === null || a.state === 'ERROR' || a.id === named)
+      .map((a) => ({ ...a, ordinal: position.get(a.id) ?? 0 }));
+    return { ...full, actions };
+  }
+
   /** Feeds one event to `decide` and applies the decision. */
   send(executionId: string, event: EngineEvent): Decision {
-    const d = decide(this.snapshot(executionId), event, this.now, this.newId);
+    const d = decide(this.snapshotFor(executionId, event), event, this.now, this.newId);
     this.apply(executionId, d);
     return d;
   }
@@ -141,8 +164,13 @@ export class EngineSimulator {
     if (d.changes.execution) s.execution = d.changes.execution;
     for (const t of d.changes.tasksCreated) s.tasks.push(t);
     for (const t of d.changes.tasksUpdated) s.tasks[s.tasks.findIndex((x) => x.id === t.id)] = t;
-    for (const a of d.changes.actionsCreated) s.actions.push(a);
-    for (const a of d.changes.actionsUpdated) s.actions[s.actions.findIndex((x) => x.id === a.id)] = a;
+    for (const u of d.changes.actionsUnaccepted ?? []) {
+      s.actions = s.actions.map((a) =>
+        a.taskExecutionId === u.taskExecutionId && a.accepted && (!u.states || u.states.includes(a.state)) ? { ...a, accepted: false } : a,
+      );
+    }
+    for (const a of d.changes.actionsCreated) s.actions.push(stripOrdinal(a));
+    for (const a of d.changes.actionsUpdated) s.actions[s.actions.findIndex((x) => x.id === a.id)] = stripOrdinal(a);
     for (const e of d.commands) {
       this.effects.push(e);
       switch (e.type) {
@@ -237,3 +265,6 @@ export class EngineSimulator {
     return isCompleted(this.execution(id).state);
   }
 }
+
+/** The ordinal is derived on load, never stored. */
+const stripOrdinal = ({ ordinal: _ordinal, ...a }: ActionExecution): ActionExecution => a;
