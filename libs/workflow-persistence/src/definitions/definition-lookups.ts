@@ -1,4 +1,5 @@
 import type { SqlRunner, Visibility } from './definition-store';
+import { acceptedWorkflowSql } from './member-store';
 
 /** What the engine needs to start a workflow: identity, owner and the parsed spec stored with it. */
 export interface StoredWorkflow {
@@ -14,6 +15,10 @@ export interface StoredWorkflow {
 const visible = (v: Visibility, param: string): string =>
   v.kind === 'all' ? 'TRUE' : `("project_id" = ${param} OR "scope" = 'public')`;
 
+/** Workflows may also be shared with the caller's project (accepted membership). */
+const visibleWorkflow = (v: Visibility, param: string): string =>
+  v.kind === 'all' ? 'TRUE' : `("project_id" = ${param} OR "scope" = 'public' OR ${acceptedWorkflowSql(param)})`;
+
 const UUID_LIKE = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i;
 
 /**
@@ -28,7 +33,7 @@ export async function findWorkflowForRun(
   const byId = UUID_LIKE.test(ref.identifier) ? `"id" = $1::uuid OR ` : '';
   const rows: StoredWorkflow[] = await db.query(
     `SELECT "id", "name", "namespace", "project_id" AS "projectId", "scope", "spec", "definition" FROM "workflow_definitions"
-      WHERE (${byId}("name" = $1::text AND "namespace" IN ($2, ''))) AND ${visible(ref.visibility, '$3')}
+      WHERE (${byId}("name" = $1::text AND "namespace" IN ($2, ''))) AND ${visibleWorkflow(ref.visibility, '$3')}
       ORDER BY ("namespace" = $2) DESC, ("project_id" = $3) DESC LIMIT 1`,
     params,
   );

@@ -1,4 +1,5 @@
 import type { ColumnKind, DefinitionColumn, DefinitionTable } from './definition-tables';
+import { acceptedWorkflowSql } from './member-store';
 
 /** Anything that runs SQL: a DataSource, or the EntityManager of an open transaction. */
 export interface SqlRunner {
@@ -73,8 +74,13 @@ export const selectList = (table: DefinitionTable, fields: readonly string[]): s
     })
     .join(', ');
 
-const visibilitySql = (v: Visibility, p: Params): string =>
-  v.kind === 'all' ? 'TRUE' : `("project_id" = ${p.add(v.projectId)} OR "scope" = 'public')`;
+/** Owner's and public rows; for workflows also those shared with (and accepted by) the project. */
+const visibilitySql = (v: Visibility, p: Params, table: DefinitionTable): string => {
+  if (v.kind === 'all') return 'TRUE';
+  const project = p.add(v.projectId);
+  const shared = table.table === 'workflow_definitions' ? ` OR ${acceptedWorkflowSql(project)}` : '';
+  return `("project_id" = ${project} OR "scope" = 'public'${shared})`;
+};
 
 const filterSql = (table: DefinitionTable, f: FieldFilter, p: Params): string => {
   const c = columnOf(table, f.field);
@@ -144,7 +150,7 @@ const afterSql = (table: DefinitionTable, query: ListQuery, p: Params): string |
 };
 
 const pageSql = (table: DefinitionTable, query: ListQuery, p: Params): string => {
-  const where = [visibilitySql(query.visibility, p), ...query.filters.map((f) => filterSql(table, f, p))];
+  const where = [visibilitySql(query.visibility, p, table), ...query.filters.map((f) => filterSql(table, f, p))];
   const after = afterSql(table, query, p);
   if (after) where.push(after);
   // Qualified: a bare name would sort by the output column of the same name (the rendered text).
@@ -194,7 +200,7 @@ export async function markerValues(
   const p = new Params();
   const select = keys.map((k) => `${q(columnOf(table, k).column)}::text AS ${q(k)}`).join(', ');
   const rows: Record<string, string | null>[] = await db.query(
-    `SELECT ${select} FROM ${q(table.table)} WHERE "id" = ${p.add(id, 'uuid')} AND ${visibilitySql(visibility, p)}`,
+    `SELECT ${select} FROM ${q(table.table)} WHERE "id" = ${p.add(id, 'uuid')} AND ${visibilitySql(visibility, p, table)}`,
     p.values,
   );
   return rows[0] ?? null;
@@ -225,7 +231,7 @@ export async function findDefinition(db: SqlRunner, table: DefinitionTable, o: F
     `("project_id" IS NOT DISTINCT FROM ${p.add(o.callerProjectId)}) DESC`,
   ];
   const sql =
-    `SELECT ${selectList(table, o.fields ?? [])} FROM ${q(table.table)} WHERE ${match} AND ${visibilitySql(o.visibility, p)} ` +
+    `SELECT ${selectList(table, o.fields ?? [])} FROM ${q(table.table)} WHERE ${match} AND ${visibilitySql(o.visibility, p, table)} ` +
     `ORDER BY ${order.join(', ')} LIMIT 1` +
     (o.forUpdate ? ' FOR UPDATE' : '');
   const rows: DefinitionRow[] = await db.query(sql, p.values);

@@ -94,4 +94,41 @@ export class CreateDefinitions1763900000000 implements MigrationInterface {
   }
 }
 
-export const definitionMigrations = [CreateDefinitions1763900000000];
+/**
+ * Members of shared workflows (Mistral's `resource_members_v2`): the owner's project shares a private
+ * workflow with `member_id`, which accepts or rejects it. One row per (resource, type, member); the
+ * rows go with their workflow. The index serves the visibility check of every workflow read (the
+ * workflows a project has accepted).
+ */
+export class CreateResourceMembers1764200000000 implements MigrationInterface {
+  name = 'CreateResourceMembers1764200000000';
+
+  async up(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`
+      CREATE TABLE "resource_members" (
+        "id" uuid NOT NULL DEFAULT gen_random_uuid(),
+        "resource_id" uuid NOT NULL,
+        "resource_type" varchar(50) NOT NULL DEFAULT 'workflow',
+        "project_id" varchar(255) NOT NULL,
+        "member_id" varchar(255) NOT NULL,
+        "status" varchar(20) NOT NULL DEFAULT 'pending',
+        "created_at" timestamptz NOT NULL,
+        "updated_at" timestamptz,
+        CONSTRAINT "PK_resource_members" PRIMARY KEY ("id"),
+        CONSTRAINT "UQ_resource_members_resource_member" UNIQUE ("resource_id", "resource_type", "member_id"),
+        CONSTRAINT "CHK_resource_members_type" CHECK ("resource_type" IN ('workflow')),
+        CONSTRAINT "CHK_resource_members_status" CHECK ("status" IN ('pending', 'accepted', 'rejected')),
+        CONSTRAINT "FK_resource_members_workflow" FOREIGN KEY ("resource_id")
+          REFERENCES "workflow_definitions" ("id") ON DELETE CASCADE
+      )`);
+    await queryRunner.query(
+      `CREATE INDEX "IDX_resource_members_member" ON "resource_members" ("member_id", "resource_type", "status", "resource_id")`,
+    );
+  }
+
+  async down(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`DROP TABLE "resource_members"`);
+  }
+}
+
+export const definitionMigrations = [CreateDefinitions1763900000000, CreateResourceMembers1764200000000];

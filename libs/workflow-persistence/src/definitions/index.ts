@@ -1,5 +1,16 @@
 export { WorkflowDefinitionEntity, WorkbookEntity, ActionDefinitionEntity, definitionEntities } from './definition.entities';
-export { CreateDefinitions1763900000000, definitionMigrations } from './definitions.migration';
+export { CreateDefinitions1763900000000, CreateResourceMembers1764200000000, definitionMigrations } from './definitions.migration';
+export {
+  MEMBER_STATUSES,
+  type MemberStatus,
+  type MemberRow,
+  acceptedWorkflowSql,
+  listMembers,
+  findMember,
+  insertMember,
+  updateMemberStatus,
+  deleteMember,
+} from './member-store';
 export { WORKFLOW_DEFINITIONS, WORKBOOKS, ACTION_DEFINITIONS, type DefinitionTable, type DefinitionColumn, type ColumnKind } from './definition-tables';
 export {
   FILTER_OPS,
