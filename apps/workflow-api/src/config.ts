@@ -1,10 +1,12 @@
 import { z } from 'zod';
+import type { PolicyRules } from '@osc/policy';
 import {
   type AuthMode,
   type Env,
   type KeystoneSettings,
   authEnvSchema,
   distributedInfraSchema,
+  loadPolicyOverrides,
   logLevelSchema,
   parseConfig,
   portSchema,
@@ -19,6 +21,8 @@ const schema = authEnvSchema.extend({
   WORKFLOW_API_BODY_LIMIT: z.coerce.number().int().min(1024).default(1024 * 1024),
   /** Public URL clients use, for `next` links; default: from the request. */
   WORKFLOW_API_PUBLIC_URL: z.string().url().optional(),
+  /** oslo.policy-style YAML (or JSON) file whose rules override Mistral's defaults. */
+  WORKFLOW_API_POLICY_FILE: z.string().min(1).optional(),
 });
 
 export interface WorkflowApiConfig {
@@ -27,6 +31,8 @@ export interface WorkflowApiConfig {
   /** Set in keystone mode (AUTH_MODE=keystone, KEYSTONE_* variables). */
   readonly keystone?: KeystoneSettings;
   readonly logLevel: string;
+  /** The deployment's policy rules (from `WORKFLOW_API_POLICY_FILE`) over Mistral's defaults; none: defaults. */
+  readonly policyOverrides?: PolicyRules;
 }
 
 /** Settings of workflow-api; `infra` says whether DATABASE_URL/AMQP_URL/REDIS_URL are required. */
@@ -38,6 +44,7 @@ export function loadConfig(env: Env): WorkflowApiConfig {
     authMode: auth.mode,
     keystone: auth.keystone,
     logLevel: c.LOG_LEVEL,
+    policyOverrides: loadPolicyOverrides('workflow-api', 'WORKFLOW_API_POLICY_FILE', c.WORKFLOW_API_POLICY_FILE),
   });
 }
 

@@ -2,20 +2,22 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { type Runtime, RuntimeModule, type RunningApp, startHttpApp } from '@osc/platform';
 import type { WorkflowApiConfig } from './config';
 import { WorkflowApiModule } from './workflow-api.module';
+import { WorkflowPolicySettingsModule } from './policy/authorize';
 
 export { loadConfig, loadInfraConfig, type WorkflowApiConfig } from './config';
 export { WorkflowApiModule } from './workflow-api.module';
 
 @Module({})
 class WorkflowApiRoot {
-  static with(runtime: Runtime): DynamicModule {
-    return { module: WorkflowApiRoot, imports: [RuntimeModule.forRoot(runtime), WorkflowApiModule] };
+  static with(runtime: Runtime, config: WorkflowApiConfig): DynamicModule {
+    const policy = WorkflowPolicySettingsModule.forRoot({ overrides: config.policyOverrides ?? {}, authMode: config.authMode });
+    return { module: WorkflowApiRoot, imports: [RuntimeModule.forRoot(runtime), policy, WorkflowApiModule] };
   }
 }
 
 /** Start the Mistral v2 API on the configured port, on the given runtime. */
 export function startWorkflowApi(config: WorkflowApiConfig, runtime: Runtime): Promise<RunningApp & { port: number }> {
-  return startHttpApp(WorkflowApiRoot.with(runtime), {
+  return startHttpApp(WorkflowApiRoot.with(runtime, config), {
     app: 'workflow-api',
     service: 'workflow',
     authMode: config.authMode,

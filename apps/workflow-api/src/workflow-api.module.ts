@@ -2,9 +2,11 @@ import { Module } from '@nestjs/common';
 import { ActionsModule } from './actions/actions.module';
 import { CronTriggersModule } from './cron-triggers/cron-triggers.module';
 import { ExecutionsModule } from './executions/executions.module';
+import { MembersModule } from './members/members.module';
+import { WorkflowPolicyModule } from './policy/authorize';
 import { RootController } from './root/root.controller';
 import { WorkbooksModule } from './workbooks/workbooks.module';
 import { WorkflowsModule } from './workflows/workflows.module';
 
-@Module({ imports: [WorkflowsModule, WorkbooksModule, ActionsModule, ExecutionsModule, CronTriggersModule], controllers: [RootController] })
+@Module({ imports: [WorkflowPolicyModule, WorkflowsModule, MembersModule, WorkbooksModule, ActionsModule, ExecutionsModule, CronTriggersModule], controllers: [RootController] })
 export class WorkflowApiModule {}

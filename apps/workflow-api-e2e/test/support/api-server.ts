@@ -1,6 +1,6 @@
 import { type RunningApp } from '@osc/platform';
 import { createTestRuntime, type TestRuntime, type TestRuntimeMode } from '@osc/testing';
-import { SCHEMA_PARTS, startWorkflowApi } from '@osc/workflow-api';
+import { SCHEMA_PARTS, type WorkflowApiConfig, startWorkflowApi } from '@osc/workflow-api';
 
 export interface ApiServer {
   readonly mode: TestRuntimeMode;
@@ -13,7 +13,7 @@ export interface ApiServer {
 /** workflow-api on an ephemeral port over a fresh runtime (its own empty database). */
 export async function startApiServer(
   mode: TestRuntimeMode,
-  opts: { authMode?: 'noauth' | 'headers'; bodyLimit?: number } = {},
+  opts: { authMode?: 'noauth' | 'headers'; bodyLimit?: number; policyOverrides?: WorkflowApiConfig['policyOverrides'] } = {},
 ): Promise<ApiServer> {
   const testRuntime = await createTestRuntime(mode, SCHEMA_PARTS);
   let app: (RunningApp & { port: number }) | undefined;
@@ -23,6 +23,7 @@ export async function startApiServer(
         http: { port: 0, host: '127.0.0.1', bodyLimit: opts.bodyLimit ?? 256 * 1024 },
         authMode: opts.authMode ?? 'noauth',
         logLevel: process.env['LOG_LEVEL'] ?? 'silent',
+        ...(opts.policyOverrides ? { policyOverrides: opts.policyOverrides } : {}),
       },
       testRuntime.runtime,
     );

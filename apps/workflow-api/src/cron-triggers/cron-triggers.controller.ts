@@ -1,10 +1,12 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Query, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { InvalidInputError } from '@osc/errors';
 import { Ctx, type RequestContext, requestBaseUrl } from '@osc/http-common';
 import { type QueryBag, checkKnownParams, invalidField, queryValue } from '../definitions/query-values';
 import { parseRunList, pickFields, runNextLink } from '../executions/run-list';
 import { CRON_TRIGGER_FIELDS, CRON_TRIGGER_LIST } from './cron-trigger.views';
+import { Authorize, WORKFLOW_POLICY } from '../policy/authorize';
+import { WorkflowPolicy } from '../policy/workflow-policy';
 import { CronTriggersService } from './cron-triggers.service';
 
 const bodyMap = (body: unknown): Record<string, unknown> => {
@@ -35,30 +37,37 @@ const checkCountFilter = (query: QueryBag): void => {
 /** Mistral v2 `/v2/cron_triggers` (seed: Cron triggers). There is no update. */
 @Controller('v2/cron_triggers')
 export class CronTriggersController {
-  constructor(private readonly triggers: CronTriggersService) {}
+  constructor(
+    private readonly triggers: CronTriggersService,
+    @Inject(WORKFLOW_POLICY) private readonly policy: WorkflowPolicy,
+  ) {}
 
   @Get()
+  @Authorize('cron_triggers:list')
   async list(@Ctx() ctx: RequestContext, @Query() query: QueryBag, @Req() req: FastifyRequest) {
     checkCountFilter(query);
-    const list = parseRunList(CRON_TRIGGER_LIST, query, ctx);
+    const list = parseRunList(CRON_TRIGGER_LIST, query, ctx, this.policy);
     const cron_triggers = (await this.triggers.list(list)).map((t) => pickFields(t, list.fields));
     const next = runNextLink(requestBaseUrl(req), CRON_TRIGGER_LIST, list, cron_triggers);
     return next ? { cron_triggers, next } : { cron_triggers };
   }
 
   @Post()
+  @Authorize('cron_triggers:create')
   @HttpCode(201)
   create(@Ctx() ctx: RequestContext, @Body() body: unknown) {
     return this.triggers.create(ctx, bodyMap(body));
   }
 
   @Get(':identifier')
+  @Authorize('cron_triggers:get')
   async get(@Ctx() ctx: RequestContext, @Param('identifier') identifier: string, @Query() query: QueryBag) {
     checkKnownParams(query, ['fields']);
     return pickFields(await this.triggers.get(ctx, identifier), singleFields(query));
   }
 
   @Delete(':identifier')
+  @Authorize('cron_triggers:delete')
   @HttpCode(204)
   async delete(@Ctx() ctx: RequestContext, @Param('identifier') identifier: string): Promise<void> {
     await this.triggers.delete(ctx, identifier);

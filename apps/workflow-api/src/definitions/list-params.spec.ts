@@ -1,6 +1,7 @@
 import { ForbiddenError, InvalidInputError } from '@osc/errors';
 import type { RequestContext } from '@osc/http-common';
 import { WORKFLOW_DEFINITIONS } from '@osc/workflow-persistence';
+import { WorkflowPolicy } from '../policy/workflow-policy';
 import { type ListSpec, listBody, nextLink, parseListRequest, parseTimestamp } from './list-params';
 
 const SPEC: ListSpec = {
@@ -13,10 +14,11 @@ const SPEC: ListSpec = {
 };
 const user: RequestContext = { requestId: 'r', userId: 'u', projectId: 'p1', roles: [], isAdmin: false };
 const admin: RequestContext = { ...user, roles: ['admin'], isAdmin: true };
+const policy = new WorkflowPolicy({}, 'headers');
 
 describe('parseListRequest', () => {
   it('defaults to created_at asc with id appended, limit 1000, own-or-public rows', () => {
-    expect(parseListRequest(SPEC, {}, user)).toEqual({
+    expect(parseListRequest(SPEC, {}, user, policy)).toEqual({
       visibility: { kind: 'project', projectId: 'p1' },
       filters: [],
       sort: [
@@ -27,11 +29,11 @@ describe('parseListRequest', () => {
       fields: [],
       linkFilters: [],
     });
-    expect(parseListRequest(SPEC, {}, admin).visibility).toEqual({ kind: 'all' });
+    expect(parseListRequest(SPEC, {}, admin, policy).visibility).toEqual({ kind: 'all' });
   });
 
   it('reads list-typed values trimmed and lower-cased, pads directions and adds id to fields', () => {
-    const r = parseListRequest(SPEC, { sort_keys: ' Name , created_at', sort_dirs: 'DESC', fields: 'Name', limit: '5000' }, user);
+    const r = parseListRequest(SPEC, { sort_keys: ' Name , created_at', sort_dirs: 'DESC', fields: 'Name', limit: '5000' }, user, policy);
     expect(r.sort).toEqual([
       { key: 'name', dir: 'desc' },
       { key: 'created_at', dir: 'asc' },
@@ -49,7 +51,7 @@ describe('parseListRequest', () => {
     [{ created_at: 'gte:2016-12-01 15:01:00' }, { field: 'created_at', op: 'gte', value: '2016-12-01T15:01:00.000Z' }, 'gte:2016-12-01 15:01:00'],
     [{ namespace: '' }, { field: 'namespace', op: 'eq', value: '' }, 'eq:'],
   ])('parses filter %j', (query, filter, link) => {
-    const r = parseListRequest(SPEC, query, user);
+    const r = parseListRequest(SPEC, query, user, policy);
     expect(r.filters).toEqual([filter]);
     expect(r.linkFilters).toEqual([[filter.field, link]]);
   });
@@ -65,15 +67,20 @@ describe('parseListRequest', () => {
     [{ tags: 'gt:a' }, /^Filter operator 'gt' is not supported for field tags/],
     [{ updated_at: 'lt:2021-02-31' }, "Invalid input for field/attribute updated_at. Value: '2021-02-31'. Invalid date/time format"],
   ])('rejects %j', (query, message) => {
-    expect(() => parseListRequest(SPEC, query, user)).toThrow(InvalidInputError);
-    expect(() => parseListRequest(SPEC, query, user)).toThrow(message);
+    expect(() => parseListRequest(SPEC, query, user, policy)).toThrow(InvalidInputError);
+    expect(() => parseListRequest(SPEC, query, user, policy)).toThrow(message);
   });
 
-  it('keeps all_projects and project_id to admins', () => {
-    expect(() => parseListRequest(SPEC, { all_projects: 'true' }, user)).toThrow(ForbiddenError);
-    expect(() => parseListRequest(SPEC, { project_id: 'p2' }, user)).toThrow(ForbiddenError);
-    expect(parseListRequest(SPEC, { all_projects: 'false' }, user).filters).toEqual([]);
-    expect(parseListRequest(SPEC, { project_id: 'p2', all_projects: '1' }, admin).filters).toEqual([{ field: 'project_id', op: 'eq', value: 'p2' }]);
+  it('keeps all_projects to admins (the policy rule) and makes project_id a filter within what the caller sees', () => {
+    expect(() => parseListRequest(SPEC, { all_projects: 'true' }, user, policy)).toThrow(ForbiddenError);
+    expect(() => parseListRequest(SPEC, { all_projects: 'true' }, user, policy)).toThrow('Operation forbidden (insufficient permissions)');
+    const open = new WorkflowPolicy({ 'workflows:list:all_projects': '@' }, 'headers');
+    expect(parseListRequest(SPEC, { all_projects: 'true' }, user, open).visibility).toEqual({ kind: 'all' });
+    const own = parseListRequest(SPEC, { project_id: 'p2' }, user, policy);
+    expect(own.visibility).toEqual({ kind: 'project', projectId: 'p1' });
+    expect(own.filters).toEqual([{ field: 'project_id', op: 'eq', value: 'p2' }]);
+    expect(parseListRequest(SPEC, { all_projects: 'false' }, user, policy).filters).toEqual([]);
+    expect(parseListRequest(SPEC, { project_id: 'p2', all_projects: '1' }, admin, policy).filters).toEqual([{ field: 'project_id', op: 'eq', value: 'p2' }]);
   });
 });
 
@@ -93,7 +100,7 @@ describe('parseTimestamp', () => {
 });
 
 describe('next links and bodies', () => {
-  const req = parseListRequest(SPEC, { limit: '2', name: 'in:a,b', created_at: 'gte:2016-12-01 15:01:00', fields: 'name' }, user);
+  const req = parseListRequest(SPEC, { limit: '2', name: 'in:a,b', created_at: 'gte:2016-12-01 15:01:00', fields: 'name' }, user, policy);
 
   it('appear only for full pages and repeat sort, filters, limit, marker and fields', () => {
     expect(nextLink('http://h', SPEC, req, { count: 1, lastId: 'x' })).toBeUndefined();

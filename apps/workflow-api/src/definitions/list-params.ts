@@ -1,4 +1,4 @@
-import { ForbiddenError, InvalidInputError } from '@osc/errors';
+import { InvalidInputError } from '@osc/errors';
 import type { RequestContext } from '@osc/http-common';
 import {
   type DefinitionTable,
@@ -9,6 +9,7 @@ import {
   type SortDir,
   type Visibility,
 } from '@osc/workflow-persistence';
+import type { WorkflowPolicy } from '../policy/workflow-policy';
 import { type QueryBag, invalidField, parseBool, queryValue } from './query-values';
 
 /** Lists default to and are capped at this many items per page (our decision, see workflow-api.md). */
@@ -27,7 +28,7 @@ export interface ListSpec {
   readonly adminFilters: boolean;
   /** Filters applied when the parameter is absent (actions list the default namespace). */
   readonly implicitFilters?: Readonly<Record<string, string>>;
-  /** Policy name used in 403 messages, e.g. `workflows`. */
+  /** Policy rule prefix, e.g. `workflows` (`workflows:list:all_projects`). */
   readonly policy: string;
 }
 
@@ -124,20 +125,21 @@ const parseFilter = (spec: ListSpec, field: string, raw: string): { filter: Fiel
 };
 
 /** Parses and checks a list request of one definitions collection (workflow-api.md §4). */
-export function parseListRequest(spec: ListSpec, query: QueryBag, ctx: RequestContext): ListRequest {
+export function parseListRequest(spec: ListSpec, query: QueryBag, ctx: RequestContext, policy: WorkflowPolicy): ListRequest {
   const allowed = new Set<string>([...COMMON_PARAMS, ...spec.filters, ...(spec.adminFilters ? ['all_projects', 'project_id'] : [])]);
   for (const name of Object.keys(query)) {
     if (!allowed.has(name)) throw new InvalidInputError(`Unknown argument: "${name}"`);
   }
   const get = (name: string) => queryValue(query, name);
 
+  let allProjects = false;
   if (spec.adminFilters) {
+    // Mistral: `all_projects` needs `<collection>:list:all_projects`; `project_id` alone is a filter
+    // within what the caller sees (every row for an admin).
     const all = get('all_projects');
-    if (all !== undefined && parseBool('all_projects', all) && !ctx.isAdmin) {
-      throw new ForbiddenError(`Policy doesn't allow ${spec.policy}:list:all_projects to be performed.`);
-    }
-    if (get('project_id') !== undefined && !ctx.isAdmin) {
-      throw new ForbiddenError(`Policy doesn't allow ${spec.policy}:list:project_id to be performed.`);
+    if (all !== undefined && parseBool('all_projects', all)) {
+      policy.enforce(`${spec.policy}:list:all_projects`, ctx);
+      allProjects = true;
     }
   }
 
@@ -190,8 +192,8 @@ export function parseListRequest(spec: ListSpec, query: QueryBag, ctx: RequestCo
   }
 
   return {
-    // Admins see every project's rows, as in the reference (all_projects only gates non-admins).
-    visibility: ctx.isAdmin ? { kind: 'all' } : { kind: 'project', projectId: ctx.projectId },
+    // Admins see every project's rows, as in the reference; so does anyone the policy lets ask for all_projects.
+    visibility: ctx.isAdmin || allProjects ? { kind: 'all' } : { kind: 'project', projectId: ctx.projectId },
     filters,
     sort: sortKeys.map((key, i) => ({ key, dir: sortDirs[i] as SortDir })),
     limit,

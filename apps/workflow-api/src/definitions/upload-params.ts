@@ -1,5 +1,6 @@
-import { ForbiddenError, InvalidInputError } from '@osc/errors';
+import { InvalidInputError } from '@osc/errors';
 import type { RequestContext } from '@osc/http-common';
+import type { WorkflowPolicy } from '../policy/workflow-policy';
 import { type QueryBag, checkKnownParams, parseBool, queryValue } from './query-values';
 
 export type Scope = 'private' | 'public';
@@ -14,11 +15,13 @@ export interface UploadParams {
 
 /**
  * Reads `namespace`, `scope` and (where accepted) `skip_validation`. Mistral treats a bare
- * `skip_validation` as true; publishing (`scope=public`) is admin-only in the default policy.
+ * `skip_validation` as true; publishing (`scope=public`) needs `<collection>:publicize` (admin-only by
+ * default).
  */
 export function parseUploadParams(
   query: QueryBag,
   ctx: RequestContext,
+  policy: WorkflowPolicy,
   opts: { policy: string; skipValidation: boolean },
 ): UploadParams {
   checkKnownParams(query, opts.skipValidation ? ['namespace', 'scope', 'skip_validation'] : ['namespace', 'scope']);
@@ -26,9 +29,7 @@ export function parseUploadParams(
   if (scope !== 'private' && scope !== 'public') {
     throw new InvalidInputError(`Scope must be one of the following: private, public; actual: ${scope}`);
   }
-  if (scope === 'public' && !ctx.isAdmin) {
-    throw new ForbiddenError(`Policy doesn't allow ${opts.policy}:publicize to be performed.`);
-  }
+  if (scope === 'public') policy.enforce(`${opts.policy}:publicize`, ctx);
   const skip = queryValue(query, 'skip_validation');
   const namespace = queryValue(query, 'namespace') ?? '';
   if (namespace.length > 255) throw new InvalidInputError('Namespace must be at most 255 characters.');

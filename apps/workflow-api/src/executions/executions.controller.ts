@@ -1,8 +1,10 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Req } from '@nestjs/common';
+import { Body, Controller, Inject, Delete, Get, HttpCode, Param, Post, Put, Query, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { InvalidInputError } from '@osc/errors';
 import { Ctx, type RequestContext, requestBaseUrl } from '@osc/http-common';
 import { type QueryBag, checkKnownParams, invalidField, parseBool, queryValue } from '../definitions/query-values';
+import { Authorize, WORKFLOW_POLICY } from '../policy/authorize';
+import { WorkflowPolicy } from '../policy/workflow-policy';
 import { TasksService } from '../tasks/tasks.service';
 import { parseRunList, pickFields, runNextLink } from './run-list';
 import { EXECUTION_FIELDS, EXECUTION_LIST, TASK_LIST } from './run-views';
@@ -42,11 +44,13 @@ export class ExecutionsController {
   constructor(
     private readonly executions: ExecutionsService,
     private readonly tasks: TasksService,
+    @Inject(WORKFLOW_POLICY) private readonly policy: WorkflowPolicy,
   ) {}
 
   @Get()
+  @Authorize('executions:list')
   async list(@Ctx() ctx: RequestContext, @Query() query: QueryBag, @Req() req: FastifyRequest) {
-    const list = parseRunList(EXECUTION_LIST, query, ctx);
+    const list = parseRunList(EXECUTION_LIST, query, ctx, this.policy);
     const raw = queryValue(query, 'include_output');
     const includeOutput = raw !== undefined && parseBool('include_output', raw);
     const rows = await this.executions.list(list, includeOutput || list.fields.includes('output'));
@@ -56,12 +60,14 @@ export class ExecutionsController {
   }
 
   @Post()
+  @Authorize('executions:create')
   @HttpCode(201)
   create(@Ctx() ctx: RequestContext, @Body() body: unknown) {
     return this.executions.create(ctx, bodyMap(body));
   }
 
   @Get(':id')
+  @Authorize('executions:get')
   async get(@Ctx() ctx: RequestContext, @Param('id') id: string, @Query() query: QueryBag) {
     checkKnownParams(query, ['fields']);
     const fields = singleFields(query, EXECUTION_FIELDS);
@@ -69,11 +75,13 @@ export class ExecutionsController {
   }
 
   @Put(':id')
+  @Authorize('executions:update')
   update(@Ctx() ctx: RequestContext, @Param('id') id: string, @Body() body: unknown) {
     return this.executions.update(ctx, id, bodyMap(body));
   }
 
   @Delete(':id')
+  @Authorize('executions:delete')
   @HttpCode(204)
   async delete(@Ctx() ctx: RequestContext, @Param('id') id: string, @Query() query: QueryBag): Promise<void> {
     checkKnownParams(query, ['force']);
@@ -82,16 +90,18 @@ export class ExecutionsController {
   }
 
   @Get(':id/tasks')
+  @Authorize('tasks:list')
   async tasksOf(@Ctx() ctx: RequestContext, @Param('id') id: string, @Query() query: QueryBag, @Req() req: FastifyRequest) {
     await this.executions.findRow(ctx, id);
     const spec = { ...TASK_LIST, scope: { column: 'workflow_execution_id', value: id } };
-    const list = parseRunList(spec, query, ctx);
+    const list = parseRunList(spec, query, ctx, this.policy);
     const tasks = (await this.tasks.list(spec, list)).map((t) => pickFields(t, list.fields));
     const next = runNextLink(requestBaseUrl(req), spec, list, tasks);
     return next ? { tasks, next } : { tasks };
   }
 
   @Get(':id/executions')
+  @Authorize('executions:list')
   async subExecutions(@Ctx() ctx: RequestContext, @Param('id') id: string, @Query() query: QueryBag) {
     checkKnownParams(query, ['errors_only', 'max_depth', 'include_output']);
     const raw = queryValue(query, 'include_output');
@@ -102,6 +112,7 @@ export class ExecutionsController {
   }
 
   @Get(':id/report')
+  @Authorize('executions:get')
   report(@Ctx() ctx: RequestContext, @Param('id') id: string, @Query() query: QueryBag) {
     checkKnownParams(query, ['errors_only', 'max_depth', 'statistics_only']);
     return this.executions.report(ctx, id, {

@@ -1,5 +1,6 @@
-import { ForbiddenError, InvalidInputError, NotFoundError } from '@osc/errors';
+import { InvalidInputError, NotFoundError } from '@osc/errors';
 import type { RequestContext } from '@osc/http-common';
+import type { WorkflowPolicy } from '../policy/workflow-policy';
 import { isUuid, MAX_PAGE_SIZE, parseTimestamp } from '../definitions/list-params';
 import { type QueryBag, invalidField, parseBool, queryValue } from '../definitions/query-values';
 
@@ -78,7 +79,7 @@ const sortExpr = (c: RunColumn): string =>
         : `COALESCE(${q(c.column)}::text, '')`;
 
 /** Parses a list request (filters, paging, sorting, fields), checking every parameter. */
-export function parseRunList(spec: RunListSpec, query: QueryBag, ctx: RequestContext): RunListRequest {
+export function parseRunList(spec: RunListSpec, query: QueryBag, ctx: RequestContext, policy: WorkflowPolicy): RunListRequest {
   const allowed = new Set<string>([
     'marker',
     'limit',
@@ -97,14 +98,15 @@ export function parseRunList(spec: RunListSpec, query: QueryBag, ctx: RequestCon
 
   let allProjects = false;
   if (spec.adminFilters) {
+    // Mistral asks `<collection>:list:all_projects` for either parameter (seen on executions).
     const all = get('all_projects');
     if (all !== undefined && parseBool('all_projects', all)) {
-      if (!ctx.isAdmin) throw new ForbiddenError(`Policy doesn't allow ${spec.policy}:list:all_projects to be performed.`);
+      policy.enforce(`${spec.policy}:list:all_projects`, ctx);
       allProjects = true;
     }
     const project = get('project_id');
     if (project !== undefined) {
-      if (!ctx.isAdmin) throw new ForbiddenError(`Policy doesn't allow ${spec.policy}:list:project_id to be performed.`);
+      if (!allProjects) policy.enforce(`${spec.policy}:list:all_projects`, ctx);
       allProjects = true;
       where.push(`"project_id" = ${p.add(project)}`);
       link.push(['project_id', `eq:${project}`]);

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Param, Put, Query, Req } from '@nestjs/common';
+import { Body, Controller, Inject, Get, Param, Put, Query, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { InvalidInputError } from '@osc/errors';
 import { Ctx, type RequestContext, requestBaseUrl } from '@osc/http-common';
@@ -7,6 +7,8 @@ import { ActionExecutionsService } from '../action-executions/action-executions.
 import { parseRunList, pickFields, runNextLink } from '../executions/run-list';
 import { ACTION_EXECUTION_LIST, EXECUTION_LIST, TASK_FIELDS, TASK_LIST } from '../executions/run-views';
 import { ExecutionsService } from '../executions/executions.service';
+import { Authorize, WORKFLOW_POLICY } from '../policy/authorize';
+import { WorkflowPolicy } from '../policy/workflow-policy';
 import { TasksService } from './tasks.service';
 
 /** Mistral v2 `/v2/tasks` (seed: Tasks). */
@@ -16,17 +18,20 @@ export class TasksController {
     private readonly tasks: TasksService,
     private readonly actions: ActionExecutionsService,
     private readonly executions: ExecutionsService,
+    @Inject(WORKFLOW_POLICY) private readonly policy: WorkflowPolicy,
   ) {}
 
   @Get()
+  @Authorize('tasks:list')
   async list(@Ctx() ctx: RequestContext, @Query() query: QueryBag, @Req() req: FastifyRequest) {
-    const list = parseRunList(TASK_LIST, query, ctx);
+    const list = parseRunList(TASK_LIST, query, ctx, this.policy);
     const tasks = (await this.tasks.list(TASK_LIST, list)).map((t) => pickFields(t, list.fields));
     const next = runNextLink(requestBaseUrl(req), TASK_LIST, list, tasks);
     return next ? { tasks, next } : { tasks };
   }
 
   @Get(':id')
+  @Authorize('tasks:get')
   async get(@Ctx() ctx: RequestContext, @Param('id') id: string, @Query() query: QueryBag) {
     checkKnownParams(query, ['fields']);
     const raw = queryValue(query, 'fields');
@@ -40,16 +45,18 @@ export class TasksController {
   }
 
   @Put(':id')
+  @Authorize('tasks:update')
   update(@Ctx() ctx: RequestContext, @Param('id') id: string, @Body() body: unknown) {
     if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new InvalidInputError('The request body must be a JSON object.');
     return this.tasks.update(ctx, id, body as Record<string, unknown>);
   }
 
   @Get(':id/action_executions')
+  @Authorize('action_executions:list')
   async actionsOf(@Ctx() ctx: RequestContext, @Param('id') id: string, @Query() query: QueryBag, @Req() req: FastifyRequest) {
     await this.tasks.findRow(ctx, id);
     const spec = { ...ACTION_EXECUTION_LIST, scope: { column: 'task_execution_id', value: id } };
-    const list = parseRunList(spec, query, ctx);
+    const list = parseRunList(spec, query, ctx, this.policy);
     const raw = queryValue(query, 'include_output');
     const action_executions = (await this.actions.list(spec, list, raw !== undefined && raw.toLowerCase() === 'true')).map((a) =>
       pickFields(a, list.fields),
@@ -59,10 +66,11 @@ export class TasksController {
   }
 
   @Get(':id/workflow_executions')
+  @Authorize('executions:list')
   async subExecutions(@Ctx() ctx: RequestContext, @Param('id') id: string, @Query() query: QueryBag) {
     await this.tasks.findRow(ctx, id);
     const spec = { ...EXECUTION_LIST, scope: { column: 'task_execution_id', value: id } };
-    const list = parseRunList(spec, query, ctx);
+    const list = parseRunList(spec, query, ctx, this.policy);
     const executions = (await this.executions.list(list, false)).map((e) => pickFields(e, list.fields));
     return { executions };
   }
