@@ -91,6 +91,7 @@ class Decider {
   private readonly actionsById: Map<string, ActionExecution>;
   private readonly unaccepted: NonNullable<EngineChanges['actionsUnaccepted']> = [];
   private readonly subStates: Map<string, string>;
+  private readonly world: ExecutionSnapshot['world'];
   private readonly createdTasks = new Set<string>();
   private readonly touchedTasks = new Set<string>();
   private readonly createdActions = new Set<string>();
@@ -109,6 +110,7 @@ class Decider {
     this.actions = snapshot.actions.map(clone);
     this.actionsById = new Map(this.actions.map((a) => [a.id, a]));
     this.subStates = new Map(snapshot.subExecutions.map((s) => [s.id, s.state]));
+    this.world = snapshot.world;
   }
 
   decision(): Decision {
@@ -231,7 +233,10 @@ class Decider {
   }
 
   private host(current?: TaskExecution) {
-    return buildHost({ execution: this.ex, tasks: () => this.tasks, actions: () => this.actions, now: this.now, newId: this.newId }, current);
+    return buildHost(
+      { execution: this.ex, tasks: () => this.tasks, actions: () => this.actions, now: this.now, newId: this.newId, world: this.world },
+      current,
+    );
   }
 
   /** DSL-9.2: marker › env › items › inbound › global › input (first hit wins). */

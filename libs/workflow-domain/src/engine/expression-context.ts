@@ -1,5 +1,5 @@
-import { type ExpressionHost, type TasksFilter, evaluate } from '@osc/expressions';
-import type { ActionExecution, JsonMap, TaskExecution, WorkflowExecution } from './model';
+import { type ExecutionsFilter, type ExpressionHost, type TasksFilter, evaluate } from '@osc/expressions';
+import type { ActionExecution, ExpressionWorld, JsonMap, TaskExecution, WorkflowExecution } from './model';
 
 /** `YYYY-MM-DD HH:MM:SS` (UTC), the timestamp form of expression maps and the API (DSL-9.6). */
 export const formatTimestamp = (d: Date | null | undefined): string | null =>
@@ -36,11 +36,104 @@ export interface HostSource {
   actions: () => readonly ActionExecution[];
   now: Date;
   newId: () => string;
+  /** Other executions of the project and their tasks; without it `tasks()`/`executions()` see this execution only. */
+  world?: ExpressionWorld;
 }
 
+/** `execution()` (DSL-9.6). */
+const executionView = (ex: WorkflowExecution): JsonMap => ({
+  id: ex.id,
+  name: ex.workflowName,
+  spec: ex.spec,
+  input: ex.input,
+  state: ex.state,
+  params: ex.params,
+  created_at: formatTimestamp(ex.createdAt),
+  updated_at: formatTimestamp(ex.updatedAt),
+  root_execution_id: ex.rootExecutionId,
+});
+
+/** An element of `executions()`: the `execution()` map plus the fields of the execution row. */
+const executionListView = (ex: WorkflowExecution): JsonMap => ({
+  ...executionView(ex),
+  workflow_id: ex.workflowId,
+  workflow_name: ex.workflowName,
+  workflow_namespace: ex.workflowNamespace,
+  description: ex.description,
+  state_info: ex.stateInfo,
+  output: ex.output,
+  task_execution_id: ex.taskExecutionId,
+  project_id: ex.projectId,
+});
+
+/** `YYYY-MM-DD HH:MM:SS[.ffffff]` (UTC unless a zone is given) or ISO text as a time; null when unreadable. */
+const parseTime = (v: unknown): number | null => {
+  if (v instanceof Date) return v.getTime();
+  if (typeof v !== 'string') return null;
+  const text = v.trim().replace(' ', 'T');
+  const t = Date.parse(/(Z|[+-]\d\d:?\d\d)$/.test(text) ? text : `${text}Z`);
+  return Number.isNaN(t) ? null : t;
+};
+
 /**
- * Builds the expression host for one evaluation (DSL-9.6). `tasks()` and `executions()` only see this
- * execution (the pure engine has no other executions in its snapshot).
+ * The executions and tasks the query functions see: the world's, with this execution and its tasks
+ * replaced by the live state of the decision being made.
+ */
+const queryView = (src: HostSource) => {
+  const ex = src.execution;
+  const executions = src.world ? src.world.executions.map((e) => (e.id === ex.id ? ex : e)) : [ex];
+  if (!executions.some((e) => e.id === ex.id)) executions.push(ex);
+  const others = src.world ? src.world.tasks.filter((t) => t.executionId !== ex.id) : [];
+  const tasks = [...others, ...src.tasks()].sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
+  return { executions, tasks };
+};
+
+/**
+ * `tasks(workflow_execution_id, recursive, state, flat)` as the reference computes it: the tasks of one
+ * execution (or of every visible execution without an id), filtered by state and by `flat` (action tasks,
+ * and workflow tasks whose state differs from each of their sub-executions'); with `recursive` and an
+ * id, the matching tasks of the sub-executions follow, depth first.
+ */
+const queryTasks = (src: HostSource, filter: TasksFilter): JsonMap[] => {
+  const { executions, tasks } = queryView(src);
+  const byId = new Map(executions.map((e) => [e.id, e]));
+  const subsOf = (taskId: string) => executions.filter((e) => e.taskExecutionId === taskId);
+  const keep = (t: TaskExecution) =>
+    (!filter.state || t.state === filter.state) && (!filter.flat || t.type === 'ACTION' || subsOf(t.id).every((s) => s.state !== t.state));
+  const collect = (executionId: string | null): TaskExecution[] => {
+    const own = executionId ? tasks.filter((t) => t.executionId === executionId) : tasks;
+    const out = own.filter(keep);
+    if (filter.recursive && executionId) {
+      for (const t of own) if (t.type === 'WORKFLOW') for (const sub of subsOf(t.id)) out.push(...collect(sub.id));
+    }
+    return out;
+  };
+  const specOf = (t: TaskExecution) => (name: string) => byId.get(t.executionId)?.spec.tasks.find((s) => s.name === name);
+  const id = filter.workflowExecutionId ? String(filter.workflowExecutionId) : null;
+  // without a world only this execution is visible, whatever the filter asks
+  const visible = src.world || id === null || id === src.execution.id ? collect(id) : [];
+  return visible.map((t) => taskView(t, specOf(t)));
+};
+
+/** `executions(id, root_execution_id, state, from_time, to_time)`: every given filter must hold. */
+const queryExecutions = (src: HostSource, filter: ExecutionsFilter): JsonMap[] => {
+  const from = filter.fromTime === undefined || filter.fromTime === null ? null : parseTime(filter.fromTime);
+  const to = filter.toTime === undefined || filter.toTime === null ? null : parseTime(filter.toTime);
+  return queryView(src)
+    .executions.filter(
+      (e) =>
+        (filter.id === undefined || filter.id === null || e.id === filter.id) &&
+        (filter.rootExecutionId === undefined || filter.rootExecutionId === null || e.rootExecutionId === filter.rootExecutionId) &&
+        (filter.state === undefined || filter.state === null || e.state === filter.state) &&
+        (from === null || e.createdAt.getTime() >= from) &&
+        (to === null || e.createdAt.getTime() < to),
+    )
+    .map(executionListView);
+};
+
+/**
+ * Builds the expression host for one evaluation (DSL-9.6). `tasks()` and `executions()` query the
+ * source's world (other executions of the project) when it has one, else this execution alone.
  */
 export const buildHost = (src: HostSource, current?: TaskExecution): ExpressionHost => {
   const ex = src.execution;
@@ -55,37 +148,27 @@ export const buildHost = (src: HostSource, current?: TaskExecution): ExpressionH
       const last = all[all.length - 1];
       return last ? taskView(last, specOf) : null;
     },
-    tasks(filter: TasksFilter) {
-      if (filter.workflowExecutionId && filter.workflowExecutionId !== ex.id) return [];
-      return src
-        .tasks()
-        .filter((t) => !filter.state || t.state === filter.state)
-        .map((t) => taskView(t, specOf));
-    },
-    execution() {
-      return {
-        id: ex.id,
-        name: ex.workflowName,
-        spec: ex.spec,
-        input: ex.input,
-        state: ex.state,
-        params: ex.params,
-        created_at: formatTimestamp(ex.createdAt),
-        updated_at: formatTimestamp(ex.updatedAt),
-        root_execution_id: ex.rootExecutionId,
-      };
-    },
-    executions(filter) {
-      const view = this.execution!() as JsonMap;
-      if (filter.id && filter.id !== ex.id) return [];
-      if (filter.state && filter.state !== ex.state) return [];
-      return [view];
-    },
+    tasks: (filter: TasksFilter) => queryTasks(src, filter),
+    execution: () => executionView(ex),
+    executions: (filter: ExecutionsFilter) => queryExecutions(src, filter),
     env: () => env,
     global: (name: string) => (name in ex.context ? ex.context[name] : null),
     uuid: () => src.newId(),
     now: () => src.now,
   };
+};
+
+const QUERY_CALL = /\b(?:tasks|executions)\s*\(/;
+const queryUse = new WeakMap<object, boolean>();
+
+/** Whether any expression of the spec may call `tasks()` or `executions()` (then the engine loads a world). */
+export const usesQueryFunctions = (spec: object): boolean => {
+  let uses = queryUse.get(spec);
+  if (uses === undefined) {
+    uses = QUERY_CALL.test(JSON.stringify(spec));
+    queryUse.set(spec, uses);
+  }
+  return uses;
 };
 
 /** Evaluates `value` (any JSON with expression strings) against `data` with `host`. */

@@ -1,7 +1,7 @@
 export * from './states';
 export * from './model';
 export { decide, decideBatch, STATE_INFO_LIMIT, CONTROL_REQUEST } from './decide';
-export { formatTimestamp, isTruthy, buildHost, taskView } from './expression-context';
+export { formatTimestamp, isTruthy, buildHost, taskView, usesQueryFunctions } from './expression-context';
 export { EngineSimulator, defaultActionScript, type ActionScript } from './simulator';
 export {
   newExecution,

@@ -156,6 +156,18 @@ export interface ExecutionSnapshot {
    */
   readonly actions: readonly ActionExecution[];
   readonly subExecutions: readonly SubExecutionRef[];
+  /**
+   * Executions of the execution's project and their tasks, for `tasks()`/`executions()` over any
+   * execution (DSL-9.6). Loaded only for workflows whose spec calls those functions; without it they
+   * see this execution alone.
+   */
+  readonly world?: ExpressionWorld;
+}
+
+/** A read-only view of other executions and their tasks, each list in creation order. */
+export interface ExpressionWorld {
+  readonly executions: readonly WorkflowExecution[];
+  readonly tasks: readonly TaskExecution[];
 }
 
 /** Events fed to `decide`: the engine commands of @osc/contracts minus the routing ids. */

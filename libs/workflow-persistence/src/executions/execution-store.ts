@@ -1,11 +1,13 @@
-import type {
-  ActionExecution,
-  EngineChanges,
-  ExecutionSnapshot,
-  SubExecutionRef,
-  TaskExecution,
-  WorkflowExecution,
-  WorkflowSpec,
+import {
+  type ActionExecution,
+  type EngineChanges,
+  type ExecutionSnapshot,
+  type ExpressionWorld,
+  type SubExecutionRef,
+  type TaskExecution,
+  type WorkflowExecution,
+  type WorkflowSpec,
+  usesQueryFunctions,
 } from '@osc/workflow-domain';
 
 /** Anything that runs SQL: a transaction's EntityManager, a QueryRunner or a DataSource. */
@@ -170,8 +172,9 @@ export async function lockSnapshot(db: SqlRunner, executionId: string, specs?: S
   const taskRows = parse<Row[]>(related['tasks']) ?? [];
   const actionRows = parse<Row[]>(related['actions']) ?? [];
   const subRows = parse<Row[]>(related['subs']) ?? [];
+  const execution = toWorkflowExecution(exRow);
   return {
-    execution: toWorkflowExecution(exRow),
+    execution,
     tasks: taskRows.map(toTaskExecution),
     actions: actionRows.map(toActionExecution),
     subExecutions: subRows.map(
@@ -181,7 +184,21 @@ export async function lockSnapshot(db: SqlRunner, executionId: string, specs?: S
         state: r['state'] as SubExecutionRef['state'],
       }),
     ),
+    ...(usesQueryFunctions(execution.spec) ? { world: await loadExpressionWorld(db, execution.projectId) } : {}),
   };
+}
+
+/**
+ * What `tasks()`/`executions()` may see (DSL-9.6): every execution of the project and their tasks, in
+ * creation order. Loaded only for workflows whose expressions call those functions.
+ */
+export async function loadExpressionWorld(db: SqlRunner, projectId: string): Promise<ExpressionWorld> {
+  const executions: Row[] = await db.query(
+    `SELECT ${EXECUTION_COLUMNS} FROM "workflow_executions" WHERE "project_id" = $1 ORDER BY "created_at", "id"`,
+    [projectId],
+  );
+  const tasks: Row[] = await db.query(`SELECT * FROM "task_executions" WHERE "project_id" = $1 ORDER BY "created_at", "seq"`, [projectId]);
+  return { executions: executions.map(toWorkflowExecution), tasks: tasks.map(toTaskExecution) };
 }
 
 const TASK_INSERT_COLUMNS = `"id", "name", "workflow_execution_id", "workflow_id", "workflow_name", "workflow_namespace", "project_id",
