@@ -1,4 +1,5 @@
 import { type ApiServer, Client, type HttpResult, e2eModes, startApiServer } from './support/api-server';
+import { type EngineStack, startEngineStack, waitForExecution } from './support/engine-stack';
 import { TIMESTAMP, UUID, simpleWorkflow } from './support/fixtures';
 
 const json = (c: Client, method: string, path: string, body: unknown): Promise<HttpResult> =>
@@ -186,5 +187,39 @@ describe('workflow members without authentication (embedded)', () => {
       expect(res.status).toBe(400);
       expect(res.body).toEqual({ faultstring: message });
     }
+  });
+});
+
+/** With the engine: the member's execution of a shared workflow runs to the end in the member's project. */
+describe.each(e2eModes())('a shared workflow run by its member (%s)', (mode) => {
+  let stack: EngineStack;
+  beforeAll(async () => {
+    stack = await startEngineStack(mode, { authMode: 'headers' });
+  });
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  it('runs to SUCCESS with the member as the execution\'s project', async () => {
+    const owner = stack.client.as({ 'x-project-id': 'proj-owner', 'x-roles': 'member' });
+    const guest = stack.client.as({ 'x-project-id': 'proj-guest', 'x-roles': 'member' });
+    const wf = `version: '2.0'
+greet:
+  input: [who]
+  tasks:
+    say:
+      action: std.echo output="hello <% $.who %>"
+      publish: {said: <% task().result %>}
+  output: {said: <% $.said %>}
+`;
+    const id = (await owner.post('/v2/workflows', wf)).body.workflows[0].id;
+    expect((await json(owner, 'POST', `/v2/workflows/${id}/members`, { member_id: 'proj-guest' })).status).toBe(201);
+    expect((await json(guest, 'POST', '/v2/executions', { workflow_id: id, input: { who: 'guest' } })).status).toBe(404);
+    expect((await json(guest, 'PUT', `/v2/workflows/${id}/members/proj-guest`, { status: 'accepted' })).status).toBe(200);
+    const started = await json(guest, 'POST', '/v2/executions', { workflow_id: id, input: { who: 'guest' } });
+    expect(started.status).toBe(201);
+    const done = await waitForExecution(guest, started.body.id);
+    expect(done).toMatchObject({ state: 'SUCCESS', project_id: 'proj-guest', workflow_id: id });
+    expect(JSON.parse(done.output)).toEqual({ said: 'hello guest' });
   });
 });

@@ -16,7 +16,7 @@ export interface EngineStack {
 /** `notifyAmqpUrl` / `notifyExchange` configure the engines' `amqp` notification publisher. */
 export async function startEngineStack(
   mode: TestRuntimeMode,
-  opts: { engines?: number; notifyAmqpUrl?: string; notifyExchange?: string } = {},
+  opts: { engines?: number; notifyAmqpUrl?: string; notifyExchange?: string; authMode?: 'noauth' | 'headers' } = {},
 ): Promise<EngineStack> {
   const parts = new Map<string, SchemaPart>();
   for (const p of [...workflowApi.SCHEMA_PARTS, ...workflowEngine.SCHEMA_PARTS]) parts.set(p.name, p);
@@ -26,7 +26,7 @@ export async function startEngineStack(
     const api = await workflowApi.startWorkflowApi(
       {
         http: { port: 0, host: '127.0.0.1', bodyLimit: 1024 * 1024 },
-        authMode: 'noauth',
+        authMode: opts.authMode ?? 'noauth',
         logLevel: process.env['LOG_LEVEL'] ?? 'silent',
       },
       testRuntime.runtime,
