@@ -167,7 +167,9 @@ export class EngineCommandHandler {
 
   private async applyEvents(executionId: string, events: EngineEvent[]): Promise<void> {
     await this.dataSource.transaction(async (em) => {
-      const snapshot = await lockSnapshot(em, executionId, this.specs);
+      // only the action rows the events name (plus plain tasks' and failed ones): with-items items are counted in their task
+      const named = events.flatMap((e) => ('actionExecutionId' in e ? [e.actionExecutionId] : []));
+      const snapshot = await lockSnapshot(em, executionId, this.specs, named);
       if (!snapshot) return; // deleted execution: nothing to do
       const decision = events.length === 1 ? decide(snapshot, events[0] as EngineEvent, this.now(), this.newId) : decideBatch(snapshot, events, this.now(), this.newId);
       await this.store(em, snapshot, decision);

@@ -89,6 +89,7 @@ export const toActionExecution = (r: Row): ActionExecution => ({
   output: parse(r['output']) ?? null,
   accepted: Boolean(r['accepted']),
   itemIndex: r['item_index'] === null || r['item_index'] === undefined ? null : Number(r['item_index']),
+  ...(r['ordinal'] === null || r['ordinal'] === undefined ? {} : { ordinal: Number(r['ordinal']) }),
   createdAt: date(r['created_at'])!,
   updatedAt: date(r['updated_at']),
 });
@@ -149,7 +150,18 @@ export class SpecCache {
   }
 }
 
-export async function lockSnapshot(db: SqlRunner, executionId: string, specs?: SpecCache): Promise<ExecutionSnapshot | null> {
+/**
+ * With `actionIds` (the action executions the events of the decision name), the snapshot holds only
+ * the action rows `decide` needs (see {@link ExecutionSnapshot.actions}): plain tasks' ones, those in
+ * ERROR and the named ones, each with its ordinal; the RUNNING and SUCCESS items of a with-items task
+ * stay in the database, so a batch of item results costs the same whatever the number of items.
+ */
+export async function lockSnapshot(
+  db: SqlRunner,
+  executionId: string,
+  specs?: SpecCache,
+  actionIds?: readonly string[],
+): Promise<ExecutionSnapshot | null> {
   // Lock first, in its own statement: under READ COMMITTED a statement that waited for the row lock
   // still reads everything else from the snapshot taken before the wait, so tasks and actions are
   // loaded by a second statement that sees every commit made before the lock was granted.
@@ -163,10 +175,10 @@ export async function lockSnapshot(db: SqlRunner, executionId: string, specs?: S
   const rows: Row[] = await db.query(
     `SELECT
        (SELECT COALESCE(json_agg(t ORDER BY t."seq"), '[]') FROM "task_executions" t WHERE t."workflow_execution_id" = $1) AS "tasks",
-       (SELECT COALESCE(json_agg(a ORDER BY a."seq"), '[]') FROM "action_executions" a WHERE a."workflow_execution_id" = $1) AS "actions",
+       (${actionIds ? NEEDED_ACTIONS : ALL_ACTIONS}) AS "actions",
        (SELECT COALESCE(json_agg(json_build_object('id', s."id", 'task_execution_id', s."task_execution_id", 'state', s."state")), '[]')
           FROM "workflow_executions" s WHERE s."parent_execution_id" = $1) AS "subs"`,
-    [executionId],
+    actionIds ? [executionId, JSON.stringify(actionIds)] : [executionId],
   );
   const related = rows[0] ?? {};
   const taskRows = parse<Row[]>(related['tasks']) ?? [];
@@ -201,6 +213,15 @@ export async function loadExpressionWorld(db: SqlRunner, projectId: string): Pro
   return { executions: executions.map(toWorkflowExecution), tasks: tasks.map(toTaskExecution) };
 }
 
+const ALL_ACTIONS = `SELECT COALESCE(json_agg(a ORDER BY a."seq"), '[]') FROM "action_executions" a WHERE a."workflow_execution_id" = $1`;
+
+/** Plain tasks' action rows, those in ERROR and those named by $2, with their position in their task. */
+const NEEDED_ACTIONS = `SELECT COALESCE(json_agg(a ORDER BY a."seq"), '[]') FROM (
+    SELECT a.*, o."ordinal" FROM "action_executions" a
+      JOIN (SELECT "id", row_number() OVER (PARTITION BY "task_execution_id" ORDER BY "seq") - 1 AS "ordinal"
+              FROM "action_executions" WHERE "workflow_execution_id" = $1) o ON o."id" = a."id"
+     WHERE a."workflow_execution_id" = $1 AND (a."item_index" IS NULL OR a."state" = 'ERROR' OR jsonb_exists($2::jsonb, a."id"::text))) a`;
+
 const TASK_INSERT_COLUMNS = `"id", "name", "workflow_execution_id", "workflow_id", "workflow_name", "workflow_namespace", "project_id",
   "type", "tags", "state", "state_info", "in_context", "published", "published_global", "runtime_context", "result",
   "processed", "next_tasks", "error_handled", "started_at", "finished_at", "created_at", "updated_at"`;
@@ -221,6 +242,14 @@ class Params {
  * statement: data-modifying CTEs for the execution update, task and action inserts and updates.
  */
 export async function applyChanges(db: SqlRunner, ex: WorkflowExecution, changes: EngineChanges): Promise<void> {
+  // set-based changes first: the row updates that follow carry the final state of the rows decide held
+  for (const u of changes.actionsUnaccepted ?? []) {
+    await db.query(
+      `UPDATE "action_executions" SET "accepted" = false, "updated_at" = now()
+        WHERE "task_execution_id" = $1 AND "accepted" AND ($2::jsonb IS NULL OR jsonb_exists($2::jsonb, "state"))`,
+      [u.taskExecutionId, u.states ? JSON.stringify(u.states) : null],
+    );
+  }
   // PostgreSQL binds at most 65,535 parameters per statement: a large with-items decision (10,000
   // actions created) is written as the execution and task rows first, then the actions in chunks.
   const rows = changes.tasksCreated.length + changes.tasksUpdated.length + changes.actionsCreated.length + changes.actionsUpdated.length;
