@@ -53,6 +53,9 @@ describe.each(e2eModes())('default policy (%s)', (mode) => {
       expect((await c.get('/v2/executions')).body.executions).toHaveLength(1);
     }
     expect((await member.delete('/v2/workflows/r_wf')).status).toBe(404);
+    const trigger = { name: 'tick', workflow_name: 'm_wf', pattern: '0 0 1 1 *' };
+    expect(await json(member, 'POST', '/v2/cron_triggers', { ...trigger, scope: 'public' })).toMatchObject({ status: 403, body: wsmeDenied });
+    expect((await json(member, 'POST', '/v2/cron_triggers', trigger)).status).toBe(201);
   });
 
   it('lists of all projects are for admins', async () => {

@@ -56,7 +56,9 @@ export class CronTriggersController {
   @Authorize('cron_triggers:create')
   @HttpCode(201)
   create(@Ctx() ctx: RequestContext, @Body() body: unknown) {
-    return this.triggers.create(ctx, bodyMap(body));
+    const values = bodyMap(body);
+    if (values['scope'] === 'public') this.policy.enforce('cron_triggers:publicize', ctx);
+    return this.triggers.create(ctx, values);
   }
 
   @Get(':identifier')

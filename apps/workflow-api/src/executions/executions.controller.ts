@@ -17,10 +17,17 @@ const intParam = (query: QueryBag, name: string, fallback: number): number => {
   return Number.parseInt(raw, 10);
 };
 
-const boolParam = (query: QueryBag, name: string): boolean => {
+export const boolParam = (query: QueryBag, name: string): boolean => {
   const raw = queryValue(query, name);
   return raw !== undefined && parseBool(name, raw);
 };
+
+/** `errors_only`, `max_depth` and `include_output` of the sub-execution lists. */
+export const subExecutionFilters = (query: QueryBag) => ({
+  errorsOnly: boolParam(query, 'errors_only'),
+  maxDepth: intParam(query, 'max_depth', -1),
+  includeOutput: boolParam(query, 'include_output'),
+});
 
 const bodyMap = (body: unknown): Record<string, unknown> => {
   if (body === undefined || body === null || body === '') return {};
@@ -100,19 +107,15 @@ export class ExecutionsController {
     return next ? { tasks, next } : { tasks };
   }
 
+  // Mistral enforces no rule of its own on the sub-executions and the report.
   @Get(':id/executions')
-  @Authorize('executions:list')
   async subExecutions(@Ctx() ctx: RequestContext, @Param('id') id: string, @Query() query: QueryBag) {
     checkKnownParams(query, ['errors_only', 'max_depth', 'include_output']);
-    const raw = queryValue(query, 'include_output');
-    let executions = await this.executions.tree(ctx, id, raw !== undefined && parseBool('include_output', raw));
-    const errorsOnly = queryValue(query, 'errors_only');
-    if (errorsOnly !== undefined && parseBool('errors_only', errorsOnly)) executions = executions.filter((e) => e['state'] === 'ERROR');
-    return { executions };
+    const execution = await this.executions.findRow(ctx, id);
+    return { executions: await this.executions.subExecutions({ execution }, subExecutionFilters(query)) };
   }
 
   @Get(':id/report')
-  @Authorize('executions:get')
   report(@Ctx() ctx: RequestContext, @Param('id') id: string, @Query() query: QueryBag) {
     checkKnownParams(query, ['errors_only', 'max_depth', 'statistics_only']);
     return this.executions.report(ctx, id, {
