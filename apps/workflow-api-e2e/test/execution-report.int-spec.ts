@@ -167,6 +167,32 @@ describe.each(e2eModes())('GET /v2/executions/{id}/report (%s)', (mode) => {
     expect((await stack.client.delete(`/v2/executions/${created.body.id}?force=true`)).status).toBe(204);
   });
 
+  it('sub-execution lists of an execution and of a task honour errors_only and max_depth', async () => {
+    const names = async (path: string) => {
+      const res = await stack.client.get(path);
+      expect(res.status).toBe(200);
+      return res.body.executions.map((e: Entry) => e['workflow_name']);
+    };
+    expect(await names(`/v2/executions/${rootId}/executions`)).toEqual(['report_root', 'report_child', 'report_grandchild']);
+    expect(await names(`/v2/executions/${rootId}/executions?max_depth=1`)).toEqual(['report_root', 'report_child']);
+    expect(await names(`/v2/executions/${rootId}/executions?max_depth=0&errors_only=`)).toEqual(['report_root']);
+    expect(await names(`/v2/executions/${rootId}/executions?errors_only=true`)).toEqual(['report_root', 'report_child', 'report_grandchild']);
+    const root = (await report())['root_workflow_execution'];
+    const call = root['task_executions'][1];
+    expect(await names(`/v2/tasks/${call['id']}/executions`)).toEqual(['report_child', 'report_grandchild']);
+    expect(await names(`/v2/tasks/${call['id']}/executions?max_depth=0`)).toEqual(['report_child']);
+    expect(await names(`/v2/tasks/${root['task_executions'][0]['id']}/executions`)).toEqual([]);
+    const first = root['task_executions'][0];
+    expect(await names(`/v2/tasks/${first['id']}/executions?errors_only=true`)).toEqual([]);
+    const child = call['workflow_executions'][0];
+    // from the child, errors_only follows the failed go_deeper task down to the grandchild
+    const withOutput = await stack.client.get(`/v2/executions/${child['id']}/executions?include_output=true&errors_only=true`);
+    expect(withOutput.body.executions.map((e: Entry) => [e['workflow_name'], JSON.parse(e['output']).result !== undefined])).toEqual([
+      ['report_child', true],
+      ['report_grandchild', true],
+    ]);
+  });
+
   it('answers 404 for an unknown execution and 400 for bad parameters', async () => {
     const ghost = '00000000-0000-4000-8000-000000000000';
     expect(await stack.client.get(`/v2/executions/${ghost}/report`)).toMatchObject({

@@ -1,6 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { e2eModes } from './support/api-server';
 import { type EngineStack, startEngineStack } from './support/engine-stack';
 
 const PYTHON = '/usr/bin/python3';
@@ -19,10 +20,10 @@ const run = (args: string[]): Promise<{ code: number | null; stdout: string; std
   });
 
 /** The real python-mistralclient starts, waits for, lists, shows, reruns and deletes executions. */
-describe('python-mistralclient executions and tasks (embedded)', () => {
+describe.each(e2eModes())('python-mistralclient executions and tasks (%s)', (mode) => {
   let stack: EngineStack;
   beforeAll(async () => {
-    stack = await startEngineStack('embedded');
+    stack = await startEngineStack(mode);
   }, 120_000);
   afterAll(async () => {
     await stack?.close();
@@ -44,6 +45,10 @@ describe('python-mistralclient executions and tasks (embedded)', () => {
         failed: 'ERROR',
         rerun: 'boom',
         after_rerun: ['ERROR', 2],
+        rerun_with_env: ['ERROR', 'flaky', 'SUCCESS', 'SUCCESS', [false, true], { fixed: true }],
+        nested: ['SUCCESS', ['pyclient_parent', 'pyclient_run'], ['pyclient_run'], 2, ['call']],
+        filters: [['pyclient_fail'], ['boom']],
+        control: ['PAUSED', 'RUNNING', 403],
         after_delete: [],
       });
     },

@@ -18,8 +18,10 @@ export const invalidField = (field: string, value: string, reason: string): Inva
 const TRUE = new Set(['true', '1', 'yes', 'y', 'on', 't']);
 const FALSE = new Set(['false', '0', 'no', 'n', 'off', 'f']);
 
+/** A boolean query parameter; empty is false (python-mistralclient sends `errors_only=` by default). */
 export const parseBool = (field: string, raw: string): boolean => {
   const v = raw.trim().toLowerCase();
+  if (v === '') return false;
   if (TRUE.has(v)) return true;
   if (FALSE.has(v)) return false;
   throw invalidField(field, raw, 'Wrong type. Expected a boolean (true or false)');

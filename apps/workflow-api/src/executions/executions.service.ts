@@ -222,14 +222,38 @@ export class ExecutionsService {
     });
   }
 
-  /** Execution tree: the execution and its descendants (`/executions/{id}/executions`). */
-  async tree(ctx: RequestContext, id: string, includeOutput: boolean): Promise<Row[]> {
-    const root = await this.findRow(ctx, id);
-    const rows: Row[] = await this.db.query(
-      `SELECT * FROM "workflow_executions" WHERE "root_execution_id" = $1 OR "id" = $1 ORDER BY "created_at", "seq"`,
-      [(root['root_execution_id'] as string | null) === null ? id : id],
-    );
-    return rows.map((r) => executionView(r, { detail: false, includeOutput }));
+  /**
+   * Sub-executions (`/executions/{id}/executions` with the execution itself first, or
+   * `/tasks/{id}/executions`), depth first as the reference walks them: an execution is listed with,
+   * after it, the sub-executions of its tasks; `errorsOnly` descends only through tasks in ERROR;
+   * executions deeper than `maxDepth` (root 0, children of a task one deeper than its execution; for a
+   * task the children are at depth 0) are left out, none when negative.
+   */
+  async subExecutions(
+    origin: { execution: Row } | { task: Row },
+    filters: { errorsOnly: boolean; maxDepth: number; includeOutput: boolean },
+  ): Promise<Row[]> {
+    const out: Row[] = [];
+    const fromTask = async (task: Row, depth: number): Promise<void> => {
+      if (filters.errorsOnly && task['state'] !== 'ERROR') return;
+      const children: Row[] = await this.db.query(
+        `SELECT * FROM "workflow_executions" WHERE "task_execution_id" = $1 ORDER BY "created_at", "seq"`,
+        [task['id']],
+      );
+      for (const c of children) await fromExecution(c, depth);
+    };
+    const fromExecution = async (ex: Row, depth: number): Promise<void> => {
+      if (filters.maxDepth >= 0 && filters.maxDepth < depth) return;
+      out.push(executionView(ex, { detail: false, includeOutput: filters.includeOutput }));
+      const tasks: Row[] = await this.db.query(
+        `SELECT "id", "state" FROM "task_executions" WHERE "workflow_execution_id" = $1 AND "type" = 'WORKFLOW' ORDER BY "seq"`,
+        [ex['id']],
+      );
+      for (const t of tasks) await fromTask(t, depth + 1);
+    };
+    if ('execution' in origin) await fromExecution(origin.execution, 0);
+    else await fromTask(origin.task, 0);
+    return out;
   }
 
   /** GET /v2/executions/{id}/report: task statistics and the execution tree. */

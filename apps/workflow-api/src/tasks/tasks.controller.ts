@@ -7,6 +7,7 @@ import { ActionExecutionsService } from '../action-executions/action-executions.
 import { parseRunList, pickFields, runNextLink } from '../executions/run-list';
 import { ACTION_EXECUTION_LIST, EXECUTION_LIST, TASK_FIELDS, TASK_LIST } from '../executions/run-views';
 import { ExecutionsService } from '../executions/executions.service';
+import { subExecutionFilters } from '../executions/executions.controller';
 import { Authorize, WORKFLOW_POLICY } from '../policy/authorize';
 import { WorkflowPolicy } from '../policy/workflow-policy';
 import { TasksService } from './tasks.service';
@@ -73,5 +74,13 @@ export class TasksController {
     const list = parseRunList(spec, query, ctx, this.policy);
     const executions = (await this.executions.list(list, false)).map((e) => pickFields(e, list.fields));
     return { executions };
+  }
+
+  /** The sub-executions the task started and their descendants (same filters as for an execution). */
+  @Get(':id/executions')
+  async executionsOf(@Ctx() ctx: RequestContext, @Param('id') id: string, @Query() query: QueryBag) {
+    checkKnownParams(query, ['errors_only', 'max_depth', 'include_output']);
+    const task = await this.tasks.findRow(ctx, id);
+    return { executions: await this.executions.subExecutions({ task }, subExecutionFilters(query)) };
   }
 }
