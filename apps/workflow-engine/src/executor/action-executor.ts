@@ -12,6 +12,7 @@ import { AppError } from '@osc/errors';
 import type { CommandBus, Job } from '@osc/messaging';
 import type { ActionSpec } from '@osc/workflow-domain';
 import { findAdHocActionSpec } from '@osc/workflow-persistence';
+import { ActionClaims } from './action-claims';
 
 /** Raised while resolving an action: a fatal task failure (DSL-13.6), reported with its message. */
 class FatalActionError extends Error {}
@@ -25,26 +26,21 @@ class FatalActionError extends Error {}
  * may transform.
  */
 export class ActionExecutor {
+  private readonly claims: ActionClaims;
+
   constructor(
     private readonly dataSource: DataSource,
     private readonly bus: CommandBus,
     private readonly runner: StandardActionRunner,
-  ) {}
+  ) {
+    this.claims = new ActionClaims(dataSource);
+  }
 
   async run(job: Job): Promise<void> {
     const data = job.data as ActionRunJob;
     // Claim the run: at most one executor starts an action. A claim found already taken means a
     // previous run may have started and died (DSL-6.10): rerun only when the task is safe-rerun.
-    const claimed: { prev: Date | string | null }[] = await this.dataSource.query(
-      `WITH c AS (
-         UPDATE "action_executions" a SET "claimed_at" = now()
-           FROM (SELECT "id", "claimed_at" AS prev FROM "action_executions" WHERE "id" = $1 FOR UPDATE) p
-          WHERE a."id" = p."id" AND a."state" = 'RUNNING' AND a."accepted"
-          RETURNING p.prev)
-       SELECT prev FROM c`,
-      [data.actionExecutionId],
-    );
-    const claim = claimed[0];
+    const claim = await this.claims.claim(data.actionExecutionId);
     if (!claim) return; // already completed or superseded
     if (claim.prev !== null && !data.safeRerun) {
       await this.report(data, {
