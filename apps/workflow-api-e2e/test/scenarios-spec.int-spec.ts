@@ -350,9 +350,11 @@ interface Scenario {
   workflow: string;
   input?: (s: Servers) => Record<string, unknown>;
   params?: Record<string, unknown>;
+  /** The POST is refused: no execution is created (input validation at start, DSL-13.1). */
+  rejected?: { status: number; faultstring: string };
   /** Waits for this state, then calls `drive` (e.g. to resume) before waiting for the end. */
   pausedWith?: { stateInfo: string; drive: (stack: EngineStack, id: string) => Promise<void> };
-  state: string;
+  state?: string;
   output?: unknown;
   stateInfo?: string | RegExp | null;
   /** Final state of each task (last execution per name), exactly these names. */
@@ -575,6 +577,24 @@ const SPEC_SCENARIOS: Scenario[] = [
     state: 'SUCCESS',
     output: { r: 'from env' },
   },
+  // input validation when the execution is created
+  {
+    name: 'a missing workflow input refuses the execution',
+    workflow: 'http_get',
+    rejected: { status: 400, faultstring: "Invalid input [name=http_get, class=DirectWorkflowSpec, missing=['base']]" },
+  },
+  {
+    name: 'a reverse target that is not a task refuses the execution',
+    workflow: 'rev_diamond',
+    params: { task_name: 'nope' },
+    rejected: { status: 400, faultstring: 'Invalid task name [wf_spec=ReverseWorkflowSpec, task_name=nope]' },
+  },
+  {
+    name: 'an env naming no stored environment refuses the execution',
+    workflow: 'env_evaluated',
+    params: { env: 'nowhere' },
+    rejected: { status: 400, faultstring: 'Environment is not found: nowhere' },
+  },
   // standard actions against real local servers
   {
     name: 'std.http GET with params and headers parses JSON content',
@@ -718,12 +738,21 @@ describe.each(e2eModes())('spec scenarios over HTTP (%s)', (mode) => {
     await servers?.close();
   }, 60_000);
 
+  const count = async (workflow: string) =>
+    ((await stack.client.get(`/v2/executions?workflow_name=${workflow}&limit=1000`)).body.executions as unknown[]).length;
+
   it.each(SPEC_SCENARIOS.map((s) => [s.name, s] as const))('%s', async (_n, s) => {
+    const before = s.rejected ? await count(s.workflow) : 0;
     const created = await postJson(stack.client, '/v2/executions', {
       workflow_name: s.workflow,
       input: s.input ? s.input(servers.servers) : {},
       params: s.params ?? {},
     });
+    if (s.rejected) {
+      expect(created).toMatchObject({ status: s.rejected.status, body: { faultstring: s.rejected.faultstring } });
+      expect((await count(s.workflow)) - before).toBe(0);
+      return;
+    }
     expect(created.status).toBe(201);
     const id = created.body.id as string;
     if (s.pausedWith) {
