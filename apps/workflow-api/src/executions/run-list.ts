@@ -28,6 +28,11 @@ export interface RunListSpec {
   /** Extra accepted query parameters (handled by the caller). */
   readonly extraParams: readonly string[];
   readonly adminFilters: boolean;
+  /**
+   * `project_id` needs the `list:all_projects` rule too (Mistral's executions); otherwise it is a
+   * filter that reaches other projects only for admins (Mistral's cron triggers).
+   */
+  readonly projectFilterNeedsAllProjects?: boolean;
   readonly policy: string;
   /** A fixed condition (e.g. the execution of `/executions/{id}/tasks`). */
   readonly scope?: { column: string; value: string };
@@ -98,7 +103,6 @@ export function parseRunList(spec: RunListSpec, query: QueryBag, ctx: RequestCon
 
   let allProjects = false;
   if (spec.adminFilters) {
-    // Mistral asks `<collection>:list:all_projects` for either parameter (seen on executions).
     const all = get('all_projects');
     if (all !== undefined && parseBool('all_projects', all)) {
       policy.enforce(`${spec.policy}:list:all_projects`, ctx);
@@ -106,8 +110,9 @@ export function parseRunList(spec: RunListSpec, query: QueryBag, ctx: RequestCon
     }
     const project = get('project_id');
     if (project !== undefined) {
-      if (!allProjects) policy.enforce(`${spec.policy}:list:all_projects`, ctx);
-      allProjects = true;
+      if (spec.projectFilterNeedsAllProjects && !allProjects) policy.enforce(`${spec.policy}:list:all_projects`, ctx);
+      // Without that rule (cron triggers) the filter stays within the caller's own rows unless admin.
+      if (spec.projectFilterNeedsAllProjects || ctx.isAdmin) allProjects = true;
       where.push(`"project_id" = ${p.add(project)}`);
       link.push(['project_id', `eq:${project}`]);
     }

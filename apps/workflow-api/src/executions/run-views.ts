@@ -57,6 +57,7 @@ export const EXECUTION_LIST: RunListSpec = {
   },
   extraParams: ['include_output', 'nulls'],
   adminFilters: true,
+  projectFilterNeedsAllProjects: true,
   policy: 'executions',
 };
 
