@@ -2,14 +2,15 @@ import { type AddressInfo } from 'node:net';
 import { type RecordedRequest, startHttpServer } from '@osc/testing';
 import { SMTPServer } from 'smtp-server';
 import { e2eModes } from './support/api-server';
+import { SCENARIOS } from './support/basic-scenarios';
 import { type EngineStack, postJson, putJson, startEngineStack, waitForExecution } from './support/engine-stack';
 
 jest.setTimeout(60_000);
 
 /**
  * More workflow scenarios of the DSL spec, each run through the HTTP API in both modes. Together with
- * the SCENARIOS table of executions.int-spec.ts (44 rows) this table brings the per-mode count of
- * table-driven workflow scenarios to 44 + SPEC_SCENARIOS.length (asserted at the end of this file).
+ * the basic table run by executions.int-spec.ts (support/basic-scenarios.ts) the per-mode count of
+ * table-driven workflow scenarios is SCENARIOS.length + SPEC_SCENARIOS.length (checked at the end).
  */
 const DEFINITIONS = `
 version: '2.0'
@@ -776,7 +777,7 @@ describe.each(e2eModes())('spec scenarios over HTTP (%s)', (mode) => {
 });
 
 it('the two scenario tables hold at least 60 distinct workflow scenarios per mode', () => {
-  const names = new Set(SPEC_SCENARIOS.map((s) => s.name));
-  expect(names.size).toBe(SPEC_SCENARIOS.length);
-  expect(44 + SPEC_SCENARIOS.length).toBeGreaterThanOrEqual(60);
+  const names = new Set([...SCENARIOS, ...SPEC_SCENARIOS].map((s) => s.name));
+  expect(names.size).toBe(SCENARIOS.length + SPEC_SCENARIOS.length);
+  expect(names.size).toBeGreaterThanOrEqual(60);
 });
