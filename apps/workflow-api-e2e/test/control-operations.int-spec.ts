@@ -68,6 +68,16 @@ ctl_child:
     wait:
       action: std.async_noop
       publish: {r: <% task().result %>}
+ctl_two_plain:
+  tasks:
+    one:
+      workflow: ctl_plain_child
+    two:
+      workflow: ctl_plain_child
+ctl_plain_child:
+  tasks:
+    wait:
+      action: std.async_noop
 ctl_nested_flaky:
   input:
     - url
@@ -308,6 +318,28 @@ describe.each(e2eModes())('control operations over HTTP (%s)', (mode) => {
       expect((await put(`/v2/executions/${root.id}`, { state: 'CANCELLED' })).status).toBe(200);
       await waitForExecution(stack.client, first, ['CANCELLED']);
       await waitForExecution(stack.client, second, ['CANCELLED']);
+    });
+
+    it('forced SUCCESS of a sub-workflow completes its parent task; forcing the root leaves a running child alone (DSL-15.4)', async () => {
+      const root = await start('ctl_two_plain');
+      const first = await childOf(root.id, 'one');
+      const second = await childOf(root.id, 'two');
+      await runningAction(first, 'wait');
+      const a2 = await runningAction(second, 'wait');
+      const forced = await put(`/v2/executions/${first}`, { state: 'SUCCESS', state_info: 'by hand' });
+      expect(forced.body).toMatchObject({ state: 'SUCCESS', state_info: 'by hand' });
+      await waitForTask(stack.client, root.id, 'one', 'SUCCESS');
+      expect((await stack.client.get(`/v2/executions/${root.id}`)).body.state).toBe('RUNNING');
+      const rootForced = await put(`/v2/executions/${root.id}`, { state: 'SUCCESS', state_info: 'enough' });
+      expect(rootForced.body).toMatchObject({ state: 'SUCCESS', state_info: 'enough' });
+      await new Promise((r) => setTimeout(r, 300));
+      expect((await stack.client.get(`/v2/executions/${second}`)).body.state).toBe('RUNNING');
+      // the child may still finish; its result no longer changes the forced parent
+      expect((await complete(a2.id, 'late')).status).toBe(200);
+      expect((await waitForExecution(stack.client, second)).state).toBe('SUCCESS');
+      await new Promise((r) => setTimeout(r, 300));
+      expect((await stack.client.get(`/v2/executions/${root.id}`)).body).toMatchObject({ state: 'SUCCESS', state_info: 'enough' });
+      expect((await tasksOf(root.id)).map((t) => t.name).sort()).toEqual(['one', 'two']);
     });
 
     it('rerun of the failed task inside a sub-workflow reopens the parent, which then succeeds', async () => {
