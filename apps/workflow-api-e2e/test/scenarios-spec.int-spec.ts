@@ -25,6 +25,46 @@ next_list:
       publish: {b: <% $.from_a + 1 %>}
     c:
       publish: {c: <% $.from_a + 2 %>}
+join_dead_by_condition:
+  tasks:
+    a:
+      on-success: j
+    b:
+      publish: {go: false}
+      on-success:
+        - j: <% $.go %>
+    j:
+      join: all
+      action: std.noop
+inline_params_win:
+  tasks:
+    t:
+      action: std.echo output="inline"
+      input:
+        output: from input
+      publish: {r: <% task().result %>}
+targets_then_fail:
+  tasks:
+    a:
+      on-success:
+        - b
+        - fail msg="stop here"
+        - c
+    b:
+      action: std.noop
+    c:
+      action: std.noop
+join_one_word:
+  tasks:
+    a:
+      action: std.echo output=1
+      on-success: j
+    b:
+      action: std.sleep seconds=0.3
+      on-success: j
+    j:
+      join: one
+      publish: {ran: <% task().name %>}
 on_error_filtered:
   tasks:
     t:
@@ -379,6 +419,34 @@ const SPEC_SCENARIOS: Scenario[] = [
     output: { from_a: 1, b: 2, c: 3 },
     tasks: { a: 'SUCCESS', b: 'SUCCESS', c: 'SUCCESS' },
     published: { a: { from_a: 1 } },
+  },
+  {
+    name: 'join all fails when an inbound transition condition is false',
+    workflow: 'join_dead_by_condition',
+    state: 'ERROR',
+    tasks: { a: 'SUCCESS', b: 'SUCCESS', j: 'ERROR' },
+    taskStateInfo: { j: "Failed by tasks: ['b']" },
+  },
+  {
+    name: 'inline parameters win over the input map',
+    workflow: 'inline_params_win',
+    state: 'SUCCESS',
+    output: { r: 'inline' },
+  },
+  {
+    name: 'targets before a fail command start, those after it are dropped',
+    workflow: 'targets_then_fail',
+    state: 'ERROR',
+    stateInfo: 'stop here',
+    check: ({ tasks }) => expect(tasks.map((t) => t['name']).sort()).toEqual(['a', 'b']),
+  },
+  {
+    name: 'join one runs with the first arrival',
+    workflow: 'join_one_word',
+    state: 'SUCCESS',
+    output: { ran: 'j' },
+    tasks: { a: 'SUCCESS', b: 'SUCCESS', j: 'SUCCESS' },
+    check: ({ tasks }) => expect(tasks.filter((t) => t['name'] === 'j')).toHaveLength(1),
   },
   {
     name: 'on-error items filtered out by their condition leave the error unhandled',
