@@ -226,7 +226,8 @@ async function main(): Promise<void> {
     ...(items.length ? { with_items: items } : {}),
   };
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-  const file = path.join(__dirname, '../results/engine.json');
+  // `--results=<file>`: write elsewhere (trial runs that must not touch the committed figures)
+  const file = arg('results', path.join(__dirname, '../results/engine.json'));
   mkdirSync(path.dirname(file), { recursive: true });
   const all = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>) : {};
   // keep the figures of the scenarios this run skipped

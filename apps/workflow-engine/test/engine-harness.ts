@@ -98,8 +98,9 @@ export class EngineInstance {
         { concurrency: 4 },
       ),
     );
-    const executor = new ActionExecutor(this.dataSource, this.bus, new StandardActionRunner());
-    this.workers.push(await this.jobs.process(ACTION_JOB_QUEUE, (job) => executor.run(job), { concurrency: this.options.executorConcurrency ?? 20 }));
+    const concurrency = this.options.executorConcurrency ?? 20;
+    const executor = new ActionExecutor(this.dataSource, this.bus, new StandardActionRunner(), concurrency);
+    this.workers.push(await this.jobs.process(ACTION_JOB_QUEUE, (job) => executor.run(job), { concurrency }));
     await this.relay.start();
   }
 

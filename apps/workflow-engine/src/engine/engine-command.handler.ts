@@ -6,7 +6,6 @@ import {
   ENGINE_COMMAND_QUEUE,
   ENGINE_TIMER_QUEUE,
   NOTIFY_DELIVER_JOB,
-  NOTIFY_JOB_QUEUE,
   TIMER_FIRED_JOB,
   type ActionRunJob,
   type EngineCommandMessage,
@@ -18,6 +17,7 @@ import {
 } from '@osc/contracts';
 import { AppError, InvalidInputError } from '@osc/errors';
 import type { CommandMessage, OutboxItem, OutboxWriter } from '@osc/messaging';
+import { notifyQueueOf } from '@osc/notify';
 import {
   type Decision,
   type EngineEffect,
@@ -32,6 +32,7 @@ import {
   splitSubWorkflowInput,
 } from '@osc/workflow-domain';
 import { SpecCache, applyChanges, findExecutionIdOfTask, findWorkflowForRun, insertExecution, lockSnapshot } from '@osc/workflow-persistence';
+import { batchItemRuns } from './item-run-batches';
 
 /** Maps a bus command to the execution it concerns and the event for `decide`. */
 export function toEngineEvent(msg: EngineCommandMessage): { executionId: string; event: EngineEvent } {
@@ -181,7 +182,7 @@ export class EngineCommandHandler {
     await applyChanges(em, ex, decision.changes);
     const items: OutboxItem[] = [];
     for (const effect of decision.commands) items.push(...(await this.effectItems(em, ex, decision, effect)));
-    await this.outbox.add(em, items);
+    await this.outbox.add(em, batchItemRuns(items));
   }
 
   private async effectItems(em: EntityManager, ex: WorkflowExecution, decision: Decision, e: EngineEffect): Promise<OutboxItem[]> {
@@ -382,7 +383,7 @@ export class EngineCommandHandler {
     return [
       {
         destination: 'jobs',
-        queue: NOTIFY_JOB_QUEUE,
+        queue: notifyQueueOf(ex.rootExecutionId ?? ex.id),
         job: { id: this.newId(), name: NOTIFY_DELIVER_JOB, data: job, attempts: 5, backoff: { type: 'exponential', delayMs: 500 } },
         partitionKey: ex.rootExecutionId ?? ex.id,
       },

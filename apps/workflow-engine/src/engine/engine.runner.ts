@@ -76,7 +76,7 @@ export class EngineRunner implements OnModuleInit, OnModuleDestroy {
       );
     }
     if (role === 'all' || role === 'executor') {
-      const executor = new ActionExecutor(this.dataSource, this.bus, new StandardActionRunner());
+      const executor = new ActionExecutor(this.dataSource, this.bus, new StandardActionRunner(), this.config.executorConcurrency);
       this.workers.push(
         await this.jobs.process(ACTION_JOB_QUEUE, (job) => executor.run(job), {
           concurrency: this.config.executorConcurrency,

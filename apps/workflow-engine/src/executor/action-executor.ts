@@ -1,7 +1,9 @@
 import type { DataSource } from 'typeorm';
 import { StandardActionRunner, runAdHocAction } from '@osc/actions';
 import {
+  ACTION_RUN_BATCH_JOB,
   ENGINE_COMMAND_QUEUE,
+  type ActionRunBatchJob,
   type ActionCompletedPayload,
   type ActionContext,
   type ActionOutcome,
@@ -13,6 +15,7 @@ import type { CommandBus, Job } from '@osc/messaging';
 import type { ActionSpec } from '@osc/workflow-domain';
 import { findAdHocActionSpec } from '@osc/workflow-persistence';
 import { ActionClaims } from './action-claims';
+import { RunSlots } from './run-slots';
 
 /** Raised while resolving an action: a fatal task failure (DSL-13.6), reported with its message. */
 class FatalActionError extends Error {}
@@ -27,17 +30,38 @@ class FatalActionError extends Error {}
  */
 export class ActionExecutor {
   private readonly claims: ActionClaims;
+  private readonly slots: RunSlots;
 
+  /** `maxRunning`: the executor's job concurrency, which also bounds the runs of batch jobs. */
   constructor(
     private readonly dataSource: DataSource,
     private readonly bus: CommandBus,
     private readonly runner: StandardActionRunner,
+    maxRunning = 50,
   ) {
     this.claims = new ActionClaims(dataSource);
+    this.slots = new RunSlots(maxRunning);
   }
 
   async run(job: Job): Promise<void> {
-    const data = job.data as ActionRunJob;
+    if (job.name === ACTION_RUN_BATCH_JOB) return this.runBatch(job.data as ActionRunBatchJob);
+    return this.slots.use(() => this.runOne(job.data as ActionRunJob));
+  }
+
+  /**
+   * The item runs of a batch job, each claimed (together: one statement) and reported on its own. A
+   * run that throws is reported as an ERROR at once: retrying the whole job would find its siblings
+   * claimed and fail them as interrupted.
+   */
+  private async runBatch(batch: ActionRunBatchJob): Promise<void> {
+    await Promise.all(
+      batch.runs.map((run) =>
+        this.slots.use(() => this.runOne(run)).catch((e: unknown) => this.report(run, { state: 'ERROR', error: e instanceof Error ? e.message : String(e) })),
+      ),
+    );
+  }
+
+  private async runOne(data: ActionRunJob): Promise<void> {
     // Claim the run: at most one executor starts an action. A claim found already taken means a
     // previous run may have started and died (DSL-6.10): rerun only when the task is safe-rerun.
     const claim = await this.claims.claim(data.actionExecutionId);

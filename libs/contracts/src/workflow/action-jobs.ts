@@ -49,6 +49,11 @@ export interface ActionRunJob {
   context: Omit<ActionContext, 'signal' | 'data'>;
 }
 
+/** Payload of an {@link ACTION_RUN_BATCH_JOB} job: item runs of one task, in item order. */
+export interface ActionRunBatchJob {
+  runs: ActionRunJob[];
+}
+
 /**
  * What an action returns. `async` means the action completes later through
  * `PUT /v2/action_executions/{id}` (std.async_noop, std.mistral_http).

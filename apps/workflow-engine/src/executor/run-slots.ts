@@ -1,0 +1,25 @@
+/**
+ * At most `size` action runs at once in one executor, whatever their jobs: the runs of a batch job
+ * take a slot each before they are claimed, so an executor that dies cuts off at most `size` runs
+ * (the others of its jobs were never claimed and run normally when the jobs are delivered again).
+ */
+export class RunSlots {
+  private free: number;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(size: number) {
+    this.free = Math.max(1, size);
+  }
+
+  async use<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.free > 0) this.free--;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    try {
+      return await fn();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.free++;
+    }
+  }
+}
