@@ -79,13 +79,21 @@ export class EngineInstance {
     readonly dataSource: DataSource,
     readonly bus: CommandBus,
     readonly jobs: JobQueue,
-    private readonly options: { prefetch?: number; executorConcurrency?: number } = {},
+    /** `role`: as the app's WORKFLOW_ENGINE_ROLE — engine (commands, timers, relay), executor (action runs) or all. */
+    private readonly options: { prefetch?: number; executorConcurrency?: number; role?: 'all' | 'engine' | 'executor' } = {},
   ) {
     this.relay = new OutboxRelay(dataSource, bus, jobs, { pollIntervalMs: 200 });
     this.outbox.onCommitted(() => this.relay.notify());
   }
 
   async start(): Promise<void> {
+    const role = this.options.role ?? 'all';
+    if (role !== 'engine') {
+      const concurrency = this.options.executorConcurrency ?? 20;
+      const executor = new ActionExecutor(this.dataSource, this.bus, new StandardActionRunner(), concurrency);
+      this.workers.push(await this.jobs.process(ACTION_JOB_QUEUE, (job) => executor.run(job), { concurrency }));
+    }
+    if (role === 'executor') return;
     const handler = new EngineCommandHandler(this.dataSource, this.outbox);
     this.sub = await this.bus.consume(ENGINE_COMMAND_QUEUE, (m) => handler.handle(m), { prefetch: this.options.prefetch ?? 16 });
     this.workers.push(
@@ -98,9 +106,6 @@ export class EngineInstance {
         { concurrency: 4 },
       ),
     );
-    const concurrency = this.options.executorConcurrency ?? 20;
-    const executor = new ActionExecutor(this.dataSource, this.bus, new StandardActionRunner(), concurrency);
-    this.workers.push(await this.jobs.process(ACTION_JOB_QUEUE, (job) => executor.run(job), { concurrency }));
     await this.relay.start();
   }
 

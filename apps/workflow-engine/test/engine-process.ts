@@ -1,6 +1,7 @@
 /**
  * A standalone engine process for multi-process tests and benchmarks: PostgreSQL from DATABASE_URL,
- * RabbitMQ (AMQP_URL) and BullMQ (REDIS_URL, prefix BULL_PREFIX). Prints "ready" once consuming.
+ * RabbitMQ (AMQP_URL) and BullMQ (REDIS_URL, prefix BULL_PREFIX); ROLE engine, executor or all
+ * (default). Prints "ready" once consuming.
  */
 import 'reflect-metadata';
 import { DataSource } from 'typeorm';
@@ -24,6 +25,7 @@ async function main(): Promise<void> {
   const engine = new EngineInstance(dataSource, bus, jobs, {
     prefetch: Number(process.env['PREFETCH'] ?? 32),
     executorConcurrency: Number(process.env['EXECUTOR_CONCURRENCY'] ?? 50),
+    role: (process.env['ROLE'] ?? 'all') as 'all' | 'engine' | 'executor',
   });
   await engine.start();
   process.stdout.write('ready\n');
