@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { type Channel, type ChannelModel, connect } from 'amqplib';
+import { notifyQueueOf } from '@osc/notify';
 import { type RecordedRequest, startHttpServer, testServers } from '@osc/testing';
 import { e2eModes } from './support/api-server';
 import { type EngineStack, postJson, putJson, startEngineStack, waitForExecution, waitForTask } from './support/engine-stack';
@@ -333,6 +334,41 @@ describe.each(e2eModes())('notifications over HTTP (%s)', (mode) => {
         answer = (_req, res) => res.writeHead(200).end();
       }
     });
+  });
+
+  it('a webhook that does not answer holds up only its own execution tree, not the others', async () => {
+    const slow = webhook();
+    const slowPath = new URL(slow.publisher.url).pathname;
+    const held: ServerResponse[] = [];
+    answer = (req, res) => {
+      if (req.url === slowPath) held.push(res);
+      else res.writeHead(200).end();
+    };
+    try {
+      const stuck = await start('ntf_three', [slow.publisher]);
+      await waitForExecution(stack.client, stuck.id);
+      // another execution on another notify queue (they are spread by root execution)
+      let other: Record<string, any> | undefined;
+      let fast = webhook();
+      for (let i = 0; i < 20 && !other; i++) {
+        fast = webhook();
+        const candidate = await start('ntf_three', [fast.publisher]);
+        await waitForExecution(stack.client, candidate.id);
+        if (notifyQueueOf(candidate.id) !== notifyQueueOf(stuck.id)) other = candidate;
+      }
+      expect(other).toBeDefined();
+      const began = Date.now();
+      const events = await settle(fast.events, 8, 4_000);
+      expect(names(events)).toEqual(['WORKFLOW_LAUNCHED', 'TASK_LAUNCHED:a', 'TASK_SUCCEEDED:a', 'TASK_LAUNCHED:b', 'TASK_SUCCEEDED:b', 'TASK_LAUNCHED:c', 'TASK_SUCCEEDED:c', 'WORKFLOW_SUCCEEDED']);
+      expect(Date.now() - began).toBeLessThan(4_500);
+      // meanwhile the stuck execution's first event is still being retried
+      expect(slow.requests().length).toBeLessThanOrEqual(2);
+    } finally {
+      answer = (_req, res) => res.writeHead(200).end();
+      // release the held request so that its queue drains before the next tests
+      for (const res of held.splice(0)) if (!res.destroyed) res.writeHead(200).end();
+      await settle(() => [...new Set(slow.events().map((e) => e['event'] + String(e['name'])))], 8, 20_000);
+    }
   });
 
   describe('amqp', () => {

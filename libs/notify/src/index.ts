@@ -25,3 +25,4 @@ export {
   type AmqpPublisherOptions,
 } from './publishers';
 export { NotificationDispatcher, stderrNotifyLogger, type DeliveryReport } from './notification-dispatcher';
+export { NOTIFY_QUEUES, NOTIFY_QUEUE_PARTITIONS, notifyQueueOf } from './notify-queues';

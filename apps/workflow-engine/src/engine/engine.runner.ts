@@ -11,7 +11,7 @@ import {
   engineCommand,
 } from '@osc/contracts';
 import type { CommandBus, JobQueue, OutboxWriter, Subscription, Worker } from '@osc/messaging';
-import { AmqpPublisher, type NotificationPublisher, NotificationDispatcher, WebhookPublisher } from '@osc/notify';
+import { AmqpPublisher, NOTIFY_QUEUES, type NotificationPublisher, NotificationDispatcher, WebhookPublisher } from '@osc/notify';
 import { COMMAND_BUS, DATA_SOURCE, JOB_QUEUE, OUTBOX_WRITER } from '@osc/platform';
 import type { WorkflowEngineConfig } from '../config';
 import { ActionExecutor } from '../executor/action-executor';
@@ -57,23 +57,27 @@ export class EngineRunner implements OnModuleInit, OnModuleDestroy {
           { concurrency: 10 },
         ),
       );
-      // Notifications (DSL-16.2): one delivery at a time across every engine process keeps each
-      // execution's events in the order the outbox enqueued them.
+      // Notifications (DSL-16.2): each notify queue runs one delivery at a time across every engine
+      // process, which keeps an execution tree's events in the order the outbox enqueued them; trees
+      // are spread over several queues so that one slow webhook does not hold up all the others.
       const publishers: NotificationPublisher[] = [new WebhookPublisher()];
       if (this.config.notifyAmqpUrl) {
         publishers.push(new AmqpPublisher({ url: this.config.notifyAmqpUrl, defaultExchange: this.config.notifyExchange }));
       }
       this.publishers = publishers;
       const dispatcher = new NotificationDispatcher(publishers);
-      this.workers.push(
-        await this.jobs.process(
-          NOTIFY_JOB_QUEUE,
-          async (job) => {
-            await dispatcher.deliver(job.data as NotifyJob);
-          },
-          { globalConcurrency: 1 },
-        ),
-      );
+      // NOTIFY_JOB_QUEUE itself still drains jobs enqueued before notifications were partitioned.
+      for (const queue of [NOTIFY_JOB_QUEUE, ...NOTIFY_QUEUES]) {
+        this.workers.push(
+          await this.jobs.process(
+            queue,
+            async (job) => {
+              await dispatcher.deliver(job.data as NotifyJob);
+            },
+            { globalConcurrency: 1 },
+          ),
+        );
+      }
     }
     if (role === 'all' || role === 'executor') {
       const executor = new ActionExecutor(this.dataSource, this.bus, new StandardActionRunner(), this.config.executorConcurrency);
