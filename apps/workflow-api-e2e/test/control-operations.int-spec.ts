@@ -164,6 +164,27 @@ describe.each(e2eModes())('control operations over HTTP (%s)', (mode) => {
       expect((await tasksOf(ex.id)).map((t) => t.name)).toEqual(['a', 'b']);
     });
 
+    it('a pause racing an action result loses no transition and doubles none', async () => {
+      for (let i = 0; i < 3; i++) {
+        const ex = await start('ctl_direct');
+        const action = await runningAction(ex.id, 'a');
+        const [paused, completed] = await Promise.all([put(`/v2/executions/${ex.id}`, { state: 'PAUSED' }), complete(action.id, `r${i}`)]);
+        expect(completed.status).toBe(200);
+        // the pause is applied before or after the result; if the result came first, b may even
+        // have finished the run before the pause arrived (then the pause is refused or a no-op)
+        const settled = await waitForExecution(stack.client, ex.id, ['PAUSED', 'SUCCESS']);
+        if (settled.state === 'PAUSED') {
+          expect(paused.status).toBe(200);
+          await waitForTask(stack.client, ex.id, 'a', 'SUCCESS');
+          expect((await put(`/v2/executions/${ex.id}`, { state: 'RUNNING' })).status).toBe(200);
+        }
+        const done = await waitForExecution(stack.client, ex.id);
+        expect(done.state).toBe('SUCCESS');
+        expect(outputOf(done)).toEqual({ a: `r${i}`, b: `r${i}` });
+        expect((await tasksOf(ex.id)).map((t) => `${t.name}:${t.state}`)).toEqual(['a:SUCCESS', 'b:SUCCESS']);
+      }
+    });
+
     it('a result arriving after cancel changes nothing; a second cancel answers the same', async () => {
       const ex = await start('ctl_direct');
       const action = await runningAction(ex.id, 'a');
