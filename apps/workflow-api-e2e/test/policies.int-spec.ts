@@ -157,6 +157,13 @@ items_retry:
       action: std.http url="<% $.base %>/item/<% $.k %>?fail=<% switch($.k = 'b' => 1, true => 0) %>"
       retry: {count: 2, delay: 0}
       publish: {vs: <% task().result.select($.content.v) %>}
+items_many:
+  tasks:
+    each:
+      with-items: i in <% range(300) %>
+      concurrency: 40
+      action: std.echo output=<% $.i %>
+      publish: {r: <% task().result %>}
 items_empty:
   tasks:
     each:
@@ -517,13 +524,35 @@ describe.each(e2eModes())('policies, with-items and control operations over HTTP
       ]);
     });
 
-    it('with-items + concurrency + retry: the task succeeds once the failed item passes', async () => {
+    it('with-items + concurrency + retry: only the failed item runs again, then the task succeeds', async () => {
       rx.reset();
       const ex = await run('items_retry', { base: rx.url });
       expect(ex.state).toBe('SUCCESS');
       expect(outputOf(ex)).toEqual({ vs: ['a', 'b', 'c'] });
-      expect(rx.hits.get('/item/b')).toBe(2);
+      // per-item retry (issue 7): the items that passed keep their result and are not repeated
+      expect([...rx.hits.entries()].sort()).toEqual([
+        ['/item/a', 1],
+        ['/item/b', 2],
+        ['/item/c', 1],
+      ]);
       expect(rx.maxInFlight).toBeLessThanOrEqual(2);
+      const [t] = await tasksOf(ex.id);
+      expect(JSON.parse(t.runtime_context).retry_task_policy).toEqual({ retry_no: 1 });
+      const actions = await actionsOf(t.id);
+      expect(actions.map((a) => [a.state, a.accepted]).sort()).toEqual([
+        ['ERROR', false],
+        ['SUCCESS', true],
+        ['SUCCESS', true],
+        ['SUCCESS', true],
+      ]);
+    });
+
+    it('a large with-items task runs every item once, results in item order', async () => {
+      const ex = await run('items_many');
+      expect(ex.state).toBe('SUCCESS');
+      expect(outputOf(ex)).toEqual({ r: Array.from({ length: 300 }, (_, i) => i) });
+      const [t] = await tasksOf(ex.id);
+      expect(await actionsAtLeast(t.id, 300)).toHaveLength(300);
     });
   });
 
