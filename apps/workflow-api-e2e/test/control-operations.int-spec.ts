@@ -185,6 +185,21 @@ describe.each(e2eModes())('control operations over HTTP (%s)', (mode) => {
       }
     });
 
+    it('an async action moved to PAUSED pauses its task and the execution; back to RUNNING resumes both', async () => {
+      const ex = await start('ctl_direct');
+      const action = await runningAction(ex.id, 'a');
+      expect((await put(`/v2/action_executions/${action.id}`, { state: 'PAUSED' })).status).toBe(200);
+      await waitForExecution(stack.client, ex.id, ['PAUSED']);
+      await waitForTask(stack.client, ex.id, 'a', 'PAUSED');
+      expect((await put(`/v2/action_executions/${action.id}`, { state: 'RUNNING' })).status).toBe(200);
+      await waitForExecution(stack.client, ex.id, ['RUNNING']);
+      await waitForTask(stack.client, ex.id, 'a', 'RUNNING');
+      expect((await complete(action.id, 'go')).status).toBe(200);
+      const done = await waitForExecution(stack.client, ex.id);
+      expect(done.state).toBe('SUCCESS');
+      expect(outputOf(done)).toEqual({ a: 'go', b: 'go' });
+    });
+
     it('a result arriving after cancel changes nothing; a second cancel answers the same', async () => {
       const ex = await start('ctl_direct');
       const action = await runningAction(ex.id, 'a');
