@@ -20,6 +20,15 @@ ctl_direct:
     b:
       action: std.echo output=<% $.a %>
       publish: {b: <% task().result %>}
+ctl_two_async:
+  tasks:
+    a:
+      action: std.async_noop
+      publish: {a: <% task().result %>}
+      on-success: b
+    b:
+      action: std.async_noop
+      publish: {b: <% task().result %>}
 ctl_flaky:
   input:
     - url
@@ -27,6 +36,12 @@ ctl_flaky:
     call:
       action: std.http url=<% $.url %>
       publish: {status: <% task().result.status %>}
+ctl_error_while_running:
+  tasks:
+    bad:
+      action: std.fail
+    slow:
+      action: std.async_noop
 ctl_reverse:
   type: reverse
   tasks:
@@ -147,7 +162,7 @@ describe.each(e2eModes())('control operations over HTTP (%s)', (mode) => {
 
   describe('direct', () => {
     it('an action result arriving while PAUSED is recorded, routing waits for resume; pause and resume are idempotent', async () => {
-      const ex = await start('ctl_direct');
+      const ex = await start('ctl_two_async');
       const action = await runningAction(ex.id, 'a');
       expect((await put(`/v2/executions/${ex.id}`, { state: 'PAUSED' })).body.state).toBe('PAUSED');
       expect((await complete(action.id, 'x')).status).toBe(200);
@@ -158,9 +173,11 @@ describe.each(e2eModes())('control operations over HTTP (%s)', (mode) => {
       // two resumes at once: both answer, the routing happens once
       const resumed = await Promise.all([put(`/v2/executions/${ex.id}`, { state: 'RUNNING' }), put(`/v2/executions/${ex.id}`, { state: 'RUNNING' })]);
       expect(resumed.map((r) => r.status)).toEqual([200, 200]);
+      const b = await runningAction(ex.id, 'b');
+      expect((await complete(b.id, 'y')).status).toBe(200);
       const done = await waitForExecution(stack.client, ex.id);
       expect(done.state).toBe('SUCCESS');
-      expect(outputOf(done)).toEqual({ a: 'x', b: 'x' });
+      expect(outputOf(done)).toEqual({ a: 'x', b: 'y' });
       expect((await tasksOf(ex.id)).map((t) => t.name)).toEqual(['a', 'b']);
     });
 
@@ -235,6 +252,25 @@ describe.each(e2eModes())('control operations over HTTP (%s)', (mode) => {
       expect(ex3.state).toBe('SUCCESS');
       expect(hits.get(`/hit/${k}`)).toBe(3);
       expect(JSON.parse((await stack.client.get(`/v2/tasks/${t.id}`)).body.runtime_context).control_request).toBeUndefined();
+    });
+
+    it('a rerun with env is refused while the execution is RUNNING (403), allowed without env', async () => {
+      const ex = await start('ctl_error_while_running');
+      const slow = await runningAction(ex.id, 'slow');
+      const bad = await waitForTask(stack.client, ex.id, 'bad', 'ERROR');
+      expect((await stack.client.get(`/v2/executions/${ex.id}`)).body.state).toBe('RUNNING');
+      const refused = await put(`/v2/tasks/${bad.id}`, { state: 'RUNNING', reset: true, env: { x: 1 } });
+      expect(refused).toMatchObject({
+        status: 403,
+        body: { faultstring: 'Updating env to workflow execution is only permitted if it is in IDLE, PAUSED, or ERROR state.' },
+      });
+      // the refused request left no claim behind: a rerun without env is accepted
+      expect((await put(`/v2/tasks/${bad.id}`, { state: 'RUNNING', reset: true })).status).toBe(200);
+      expect((await complete(slow.id, 'done')).status).toBe(200);
+      const done = await waitForExecution(stack.client, ex.id, ['ERROR'], 20_000);
+      expect(JSON.parse(done.params).env).toEqual({});
+      const actions = (await stack.client.get(`/v2/tasks/${bad.id}/action_executions`)).body.action_executions as any[];
+      expect(actions).toHaveLength(2);
     });
 
     it('a rerun and a skip of the same task at once: exactly one is accepted', async () => {

@@ -87,7 +87,12 @@ export class TasksService {
       // Claim the task under the execution's row lock (the engine holds the same lock while it
       // decides): of two concurrent requests only one finds it in ERROR and unclaimed; the engine
       // releases the claim when it handles the command.
-      await em.query(`SELECT 1 FROM "workflow_executions" WHERE "id" = $1 FOR UPDATE`, [executionId]);
+      const locked: { state: string }[] = await em.query(`SELECT "state" FROM "workflow_executions" WHERE "id" = $1 FOR UPDATE`, [executionId]);
+      // Mistral: the env of an execution changes only while it is IDLE, PAUSED or ERROR (DSL-15.6)
+      const envChange = env !== undefined && env !== null && Object.keys(env).length > 0;
+      if (envChange && !['IDLE', 'PAUSED', 'ERROR'].includes(locked[0]?.state ?? '')) {
+        throw new ForbiddenError('Updating env to workflow execution is only permitted if it is in IDLE, PAUSED, or ERROR state.');
+      }
       const claimed: unknown[] = await em.query(
         `WITH claim AS (UPDATE "task_executions" SET "runtime_context" = "runtime_context" || jsonb_build_object($2::text, $3::text)
           WHERE "id" = $1 AND "state" = 'ERROR' AND "runtime_context" -> $2::text IS NULL RETURNING "id") SELECT "id" FROM claim`,
