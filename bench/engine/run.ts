@@ -24,6 +24,8 @@ import { definitionMigrations, executionMigrations } from '@osc/workflow-persist
 import {
   EngineInstance,
   createEngineDatabase,
+  prefixedBus,
+  prefixedJobs,
   startExecution,
   storeWorkflows,
 } from '../../apps/workflow-engine/test/engine-harness';
@@ -115,7 +117,8 @@ async function main(): Promise<void> {
     const prefix = `bench${Date.now()}`;
     for (let i = 0; i < ENGINES; i++) {
       const child = spawn(process.execPath, ['-r', '@swc-node/register', path.join(__dirname, '../../apps/workflow-engine/test/engine-process.ts')], {
-        env: { ...process.env, DATABASE_URL: db.url, BULL_PREFIX: prefix, PREFETCH: arg('prefetch', '64'), EXECUTOR_CONCURRENCY: '64', DB_POOL: '10' },
+        // QUEUE_PREFIX: a RabbitMQ queue of this run only (other runs on the machine share the broker)
+        env: { ...process.env, DATABASE_URL: db.url, BULL_PREFIX: prefix, QUEUE_PREFIX: `${prefix}.`, PREFETCH: arg('prefetch', '64'), EXECUTOR_CONCURRENCY: '64', DB_POOL: '10' },
         stdio: ['ignore', 'pipe', 'inherit'],
       });
       children.push(child);
@@ -124,8 +127,8 @@ async function main(): Promise<void> {
         child.once('exit', (code) => reject(new Error(`engine exited ${code}`)));
       });
     }
-    const bus = new RabbitMqCommandBus({ url: 'amqp://guest:guest@127.0.0.1:5672' });
-    const jobs = new BullMqJobQueue({ url: 'redis://127.0.0.1:6379', prefix });
+    const bus = prefixedBus(new RabbitMqCommandBus({ url: 'amqp://guest:guest@127.0.0.1:5672' }), `${prefix}.`);
+    const jobs = prefixedJobs(new BullMqJobQueue({ url: 'redis://127.0.0.1:6379', prefix }), `${prefix}.`);
     relay = new OutboxRelay(ds, bus, jobs, { pollIntervalMs: 100 });
     outbox.onCommitted(() => relay.notify());
     await relay.start();
