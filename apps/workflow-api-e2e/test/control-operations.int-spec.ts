@@ -42,6 +42,18 @@ ctl_error_while_running:
       action: std.fail
     slow:
       action: std.async_noop
+ctl_on_skip:
+  tasks:
+    t:
+      action: std.fail
+      publish-on-skip: {how: skipped}
+      on-skip: after_skip
+      on-success: after_success
+    after_skip:
+      action: std.echo output=<% $.how %>
+      publish: {r: <% task().result %>}
+    after_success:
+      publish: {wrong: true}
 ctl_reverse:
   type: reverse
   tasks:
@@ -271,6 +283,17 @@ describe.each(e2eModes())('control operations over HTTP (%s)', (mode) => {
       expect(JSON.parse(done.params).env).toEqual({});
       const actions = (await stack.client.get(`/v2/tasks/${bad.id}/action_executions`)).body.action_executions as any[];
       expect(actions).toHaveLength(2);
+    });
+
+    it('skip routes on-skip (not on-success) with publish-on-skip, then the workflow succeeds', async () => {
+      const ex = await start('ctl_on_skip');
+      expect((await waitForExecution(stack.client, ex.id)).state).toBe('ERROR');
+      const t = await waitForTask(stack.client, ex.id, 't', 'ERROR');
+      const skipped = await put(`/v2/tasks/${t.id}`, { state: 'SKIPPED' });
+      expect(skipped.body).toMatchObject({ state: 'SKIPPED', state_info: 'Task was skipped.', published: '{"how": "skipped"}' });
+      const done = await waitForExecution(stack.client, ex.id, ['SUCCESS'], 20_000);
+      expect(outputOf(done)).toEqual({ how: 'skipped', r: 'skipped' });
+      expect(await taskStates(ex.id)).toEqual({ t: 'SKIPPED', after_skip: 'SUCCESS' });
     });
 
     it('a rerun and a skip of the same task at once: exactly one is accepted', async () => {
