@@ -98,3 +98,33 @@ describe('createHttpApp', () => {
     expect(m.body).toContain('http_request_duration_seconds');
   });
 });
+
+describe('createHttpApp for the workflow service', () => {
+  let app: NestFastifyApplication;
+  beforeAll(async () => {
+    app = await createHttpApp(ProbeModule, {
+      app: 'probe-wf',
+      service: 'workflow',
+      authMode: 'noauth',
+      bodyLimit: 1024,
+      logLevel: 'silent',
+      readiness: [],
+    });
+    await app.init();
+    await app.getHttpAdapter().getInstance().ready();
+  });
+  afterAll(async () => app.close());
+
+  it('reads a body without Content-Type as text (the tempest plugin uploads YAML so) and refuses unknown types', async () => {
+    const bare = await app.inject({ method: 'POST', url: '/v3/echo', headers: { 'x-auth-token': 'u:p' }, payload: 'a: b' });
+    expect(bare.statusCode).toBe(201);
+    expect(bare.json()).toEqual({ got: 'a: b' });
+    const xml = await app.inject({
+      method: 'POST',
+      url: '/v3/echo',
+      headers: { 'x-auth-token': 'u:p', 'content-type': 'application/xml' },
+      payload: '<a/>',
+    });
+    expect(xml.statusCode).toBe(415);
+  });
+});

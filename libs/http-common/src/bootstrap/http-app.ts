@@ -136,6 +136,13 @@ function installHooks(fastify: FastifyInstance, opts: HttpAppOptions): void {
   fastify.addContentTypeParser(['text/plain', 'application/x-yaml', 'text/yaml'], { parseAs: 'string' }, (_req, body, done) =>
     done(null, body),
   );
+  if (opts.service === 'workflow') {
+    // Mistral reads an upload body whatever its Content-Type; python clients (the tempest plugin) send none.
+    fastify.addContentTypeParser('*', { parseAs: 'string' }, (req, body, done) => {
+      if (req.headers['content-type'] === undefined) return done(null, body);
+      done(Object.assign(new Error('Unsupported Media Type'), { statusCode: 415, code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE' }), undefined);
+    });
+  }
   const jsonTypes = opts.service === 'block-storage' ? ['application/json', 'application/vnd.openstack.volume+json'] : ['application/json'];
   fastify.removeContentTypeParser('application/json');
   fastify.addContentTypeParser(jsonTypes, { parseAs: 'string' }, (_req, body, done) => {
