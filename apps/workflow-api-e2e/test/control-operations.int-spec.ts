@@ -437,6 +437,23 @@ describe.each(e2eModes())('control operations over HTTP (%s)', (mode) => {
       expect((await tasksOf(root.id)).map((t) => t.name).sort()).toEqual(['one', 'two']);
     });
 
+    it('cancel of one sub-workflow cancels its parent task; the parent ends CANCELLED once the sibling finishes', async () => {
+      const root = await start('ctl_two_plain');
+      const first = await childOf(root.id, 'one');
+      const second = await childOf(root.id, 'two');
+      await runningAction(first, 'wait');
+      const a2 = await runningAction(second, 'wait');
+      expect((await put(`/v2/executions/${first}`, { state: 'CANCELLED', state_info: 'not this one' })).body.state).toBe('CANCELLED');
+      const one = await waitForTask(stack.client, root.id, 'one', 'CANCELLED');
+      expect(one.state_info).toBe('not this one');
+      expect((await stack.client.get(`/v2/executions/${root.id}`)).body.state).toBe('RUNNING');
+      expect((await stack.client.get(`/v2/executions/${second}`)).body.state).toBe('RUNNING');
+      expect((await complete(a2.id, 'ok')).status).toBe(200);
+      const done = await waitForExecution(stack.client, root.id);
+      expect(done).toMatchObject({ state: 'CANCELLED', state_info: 'Cancelled tasks: one' });
+      expect(await taskStates(root.id)).toEqual({ one: 'CANCELLED', two: 'SUCCESS' });
+    });
+
     it('rerun of the failed task inside a sub-workflow reopens the parent, which then succeeds', async () => {
       const k = key('nested-rerun');
       const root = await start('ctl_nested_flaky', { url: `${rx.url}/hit/${k}?fail=1` });
