@@ -10,6 +10,11 @@ const schema = z.object({
   WORKFLOW_ENGINE_ROLE: z.enum(['all', 'engine', 'executor']).default('all'),
   /** Engine commands handled at once by this process (bus prefetch). */
   WORKFLOW_ENGINE_PREFETCH: z.coerce.number().int().min(1).max(1000).default(32),
+  /**
+   * Complete side-effect-free standard actions (std.noop, std.echo without delay, std.fail) inside the
+   * engine's transaction instead of through an executor job; `false` sends every action to executors.
+   */
+  WORKFLOW_ENGINE_INLINE_ACTIONS: z.enum(['true', 'false']).default('true'),
   /** Action runs executed at once by this process. */
   WORKFLOW_EXECUTOR_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(50),
   /** Base URL of workflow-api for async action callbacks (`Mistral-Callback-URL`). */
@@ -25,6 +30,8 @@ export interface WorkflowEngineConfig {
   readonly role: 'all' | 'engine' | 'executor';
   readonly prefetch: number;
   readonly executorConcurrency: number;
+  /** Default true (see `inline-actions.ts`). */
+  readonly inlineActions?: boolean;
   readonly apiUrl?: string;
   readonly notifyAmqpUrl?: string;
   readonly notifyExchange: string;
@@ -38,6 +45,7 @@ export function loadConfig(env: Env): WorkflowEngineConfig {
     role: c.WORKFLOW_ENGINE_ROLE,
     prefetch: c.WORKFLOW_ENGINE_PREFETCH,
     executorConcurrency: c.WORKFLOW_EXECUTOR_CONCURRENCY,
+    inlineActions: c.WORKFLOW_ENGINE_INLINE_ACTIONS === 'true',
     notifyExchange: c.WORKFLOW_NOTIFY_EXCHANGE,
     ...(c.WORKFLOW_NOTIFY_AMQP_URL ? { notifyAmqpUrl: c.WORKFLOW_NOTIFY_AMQP_URL } : {}),
     ...(c.WORKFLOW_API_PUBLIC_URL ? { apiUrl: c.WORKFLOW_API_PUBLIC_URL.replace(/\/$/, '') } : {}),

@@ -32,6 +32,8 @@ import {
   splitSubWorkflowInput,
 } from '@osc/workflow-domain';
 import { SpecCache, applyChanges, findExecutionIdOfTask, findWorkflowForRun, insertExecution, lockSnapshot } from '@osc/workflow-persistence';
+import { StandardActionRunner } from '@osc/actions';
+import { decideInline, runInline } from './inline-actions';
 import { batchItemRuns } from './item-run-batches';
 
 /** Maps a bus command to the execution it concerns and the event for `decide`. */
@@ -90,6 +92,11 @@ export interface EngineHandlerOptions {
   apiUrl?: string;
   now?: () => Date;
   newId?: () => string;
+  /**
+   * Complete side-effect-free standard actions (std.noop, std.echo without delay, std.fail) inside
+   * the engine's transaction instead of through an executor job (see `inline-actions.ts`); default true.
+   */
+  inlineActions?: boolean;
 }
 
 /**
@@ -101,6 +108,7 @@ export class EngineCommandHandler {
   private readonly now: () => Date;
   private readonly newId: () => string;
   private readonly specs = new SpecCache();
+  private readonly inlineRunner: StandardActionRunner | null;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -109,6 +117,7 @@ export class EngineCommandHandler {
   ) {
     this.now = options.now ?? (() => new Date());
     this.newId = options.newId ?? randomUUID;
+    this.inlineRunner = options.inlineActions === false ? null : new StandardActionRunner();
   }
 
   /** Events waiting for the batch in progress of their execution, by execution id. */
@@ -172,7 +181,12 @@ export class EngineCommandHandler {
       const named = events.flatMap((e) => ('actionExecutionId' in e ? [e.actionExecutionId] : []));
       const snapshot = await lockSnapshot(em, executionId, this.specs, named);
       if (!snapshot) return; // deleted execution: nothing to do
-      const decision = events.length === 1 ? decide(snapshot, events[0] as EngineEvent, this.now(), this.newId) : decideBatch(snapshot, events, this.now(), this.newId);
+      const decideEvents = (s: ExecutionSnapshot, evs: readonly EngineEvent[]): Decision =>
+        evs.length === 1 ? decide(s, evs[0] as EngineEvent, this.now(), this.newId) : decideBatch(s, evs, this.now(), this.newId);
+      const runner = this.inlineRunner;
+      const decision = runner
+        ? await decideInline(snapshot, events, decideEvents, (ex, e) => runInline(runner, ex, e))
+        : decideEvents(snapshot, events);
       await this.store(em, snapshot, decision);
     });
   }

@@ -38,7 +38,7 @@ export class EngineRunner implements OnModuleInit, OnModuleDestroy {
     @Inject(OUTBOX_WRITER) outbox: OutboxWriter,
     @Inject(ENGINE_CONFIG) private readonly config: WorkflowEngineConfig,
   ) {
-    this.handler = new EngineCommandHandler(dataSource, outbox, { apiUrl: config.apiUrl });
+    this.handler = new EngineCommandHandler(dataSource, outbox, { apiUrl: config.apiUrl, inlineActions: config.inlineActions });
   }
 
   async onModuleInit(): Promise<void> {
