@@ -375,8 +375,9 @@ export class EngineCommandHandler {
         type: t.type,
         created_at: formatTimestamp(t.createdAt)!,
         updated_at: formatTimestamp(t.updatedAt),
-        started_at: formatTimestamp(t.startedAt),
-        finished_at: formatTimestamp(t.finishedAt),
+        // times as they were at the event: one decision may take the task further (inline actions)
+        started_at: formatTimestamp(e.startedAt !== undefined ? e.startedAt : t.startedAt),
+        finished_at: formatTimestamp(e.finishedAt !== undefined ? e.finishedAt : t.finishedAt),
         event: e.event as NotifyJob['event']['event'] & `TASK_${string}`,
       };
     } else {

@@ -1,7 +1,7 @@
 import { parseWorkflows } from '../dsl/documents';
 import type { WorkflowSpec } from '../dsl/model';
 import { EngineSimulator, type ActionScript, defaultActionScript } from './simulator';
-import { CONTROL_REQUEST, decide } from './decide';
+import { CONTROL_REQUEST, decide, decideBatch } from './decide';
 
 const catalog = (yaml: string): Record<string, WorkflowSpec> =>
   Object.fromEntries(parseWorkflows(yaml).workflows.map((w) => [w.name, w]));
@@ -596,6 +596,36 @@ wf:
     sim.send(id, { type: 'action-completed', taskExecutionId: a!.taskExecutionId, actionExecutionId: a!.actionExecutionId, state: 'SUCCESS', result: null });
     expect(sim.execution(id)).toMatchObject({ state: 'ERROR', stateInfo: 'by hand' });
     expect(sim.taskStates(id)).toEqual({ a: 'SUCCESS' });
+  });
+
+  it('a task event carries the task times of its moment, even when one decision takes the task further', () => {
+    const cat = catalog(`
+version: '2.0'
+wf:
+  tasks:
+    t:
+      action: std.echo output=1
+`);
+    const sim = new EngineSimulator(cat);
+    const id = sim.create('wf', {}, { notify: [{ type: 'noop' }] });
+    let n = 0;
+    const newId = () => `00000000-0000-4000-8000-${String(++n).padStart(12, '0')}`;
+    const first = decide(sim.snapshot(id), { type: 'start' }, new Date('2026-01-01T00:00:00Z'), newId);
+    const run = first.commands.find((c) => c.type === 'run-action')!;
+    if (run.type !== 'run-action') throw new Error('no run-action');
+    n = 0;
+    const at = new Date('2026-01-01T00:00:05Z');
+    const both = decideBatch(
+      sim.snapshot(id),
+      [{ type: 'start' }, { type: 'action-completed', taskExecutionId: run.taskExecutionId, actionExecutionId: run.actionExecutionId, state: 'SUCCESS', result: 1 }],
+      at,
+      newId,
+    );
+    const events = both.commands.flatMap((c) => (c.type === 'notify' && c.taskExecutionId ? [[c.event, c.state, c.startedAt, c.finishedAt]] : []));
+    expect(events).toEqual([
+      ['TASK_LAUNCHED', 'RUNNING', at, null],
+      ['TASK_SUCCEEDED', 'SUCCESS', at, at],
+    ]);
   });
 
   it('a rerun or skip command releases the API claim on the task, applied or not', () => {

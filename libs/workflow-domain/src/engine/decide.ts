@@ -224,6 +224,7 @@ class Decider {
       ...(taskExecutionId ? { taskExecutionId } : {}),
       state: subject ? subject.state : this.ex.state,
       stateInfo: subject ? subject.stateInfo : this.ex.stateInfo,
+      ...(subject ? { startedAt: subject.startedAt, finishedAt: subject.finishedAt } : {}),
     });
   }
 

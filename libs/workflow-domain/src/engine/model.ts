@@ -286,6 +286,9 @@ export type EngineEffect =
       /** State and state_info of the subject when the event happened (a decision may move it further). */
       state: string;
       stateInfo: string | null;
+      /** For task events: the task's start and finish times when the event happened. */
+      startedAt?: Date | null;
+      finishedAt?: Date | null;
     };
 
 export interface Decision {
