@@ -1,9 +1,12 @@
 /**
- * Engine benchmark (issue 6): seq10 — N executions of a workflow of 10 sequential std.noop tasks,
- * started by C concurrent clients, each waiting for its execution to finish before starting the next.
- * Clients do not wait for their executions (open loop); the run ends when all have finished.
- * Reports executions/s, task transitions/s (each task goes IDLE→RUNNING→SUCCESS: 2 transitions) and
- * p50/p95 latency from creation to SUCCESS; and fanout — a 100-way parallel fan-out joined by one task.
+ * Engine benchmark (issue 6): seq10 — executions of a workflow of 10 sequential std.noop tasks,
+ * started by C concurrent clients. Two measurements:
+ *   saturation — N executions created back to back (open loop, clients do not wait for them); the run
+ *     ends when all have finished: executions/s, task transitions/s (each task goes
+ *     IDLE→RUNNING→SUCCESS: 2 transitions), and latency from creation to SUCCESS (a queueing figure);
+ *   paced — the same clients offer `--rate` executions/s together (evenly spaced arrivals) for
+ *     `--paced-seconds`: p50/p95 latency from the scheduled arrival to SUCCESS at that load.
+ * Also fanout — a 100-way parallel fan-out joined by one task — and with-items sizes (`--items`).
  *
  * Modes:
  *   distributed — PostgreSQL + RabbitMQ + BullMQ, engines in E separate processes;
@@ -11,7 +14,7 @@
  *   embedded    — in-memory PGlite + in-process bus and job queue (the embedded product's stack).
  * Executions are created as POST /v2/executions does (row + start command in one transaction).
  *
- *   node -r @swc-node/register bench/engine/run.ts --mode=distributed --n=500 --clients=8 --engines=2
+ *   node -r @swc-node/register bench/engine/run.ts --mode=distributed --n=500 --clients=8 --engines=2 --rate=100
  */
 import 'reflect-metadata';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -44,6 +47,9 @@ const ITEMS = arg('items', '1000,10000')
   .filter(Boolean)
   .map(Number);
 const ONLY = arg('only', 'all') as 'all' | 'items' | 'seq10';
+/** Offered rate (executions/s, all clients together) and length (s) of the paced seq10 run; rate 0 skips it. */
+const RATE = Number(arg('rate', '100'));
+const PACED_SECONDS = Number(arg('paced-seconds', '10'));
 
 const seq10 = `
 version: '2.0'
@@ -116,7 +122,9 @@ async function main(): Promise<void> {
   } else {
     const prefix = `bench${Date.now()}`;
     for (let i = 0; i < ENGINES; i++) {
-      const child = spawn(process.execPath, ['-r', '@swc-node/register', path.join(__dirname, '../../apps/workflow-engine/test/engine-process.ts')], {
+      // ENGINE_NODE_ARGS: extra node flags for the engine processes (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`)
+      const nodeArgs = (process.env['ENGINE_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
+      const child = spawn(process.execPath, [...nodeArgs, '-r', '@swc-node/register', path.join(__dirname, '../../apps/workflow-engine/test/engine-process.ts')], {
         // QUEUE_PREFIX: a RabbitMQ queue of this run only (other runs on the machine share the broker)
         env: { ...process.env, DATABASE_URL: db.url, BULL_PREFIX: prefix, QUEUE_PREFIX: `${prefix}.`, PREFETCH: arg('prefetch', '64'), EXECUTOR_CONCURRENCY: '64', DB_POOL: '10' },
         stdio: ['ignore', 'pipe', 'inherit'],
@@ -141,6 +149,33 @@ async function main(): Promise<void> {
     };
   }
 
+  /**
+   * CPU seconds used so far by this process (clients and relay), the engine processes and the
+   * PostgreSQL backends serving this benchmark's database (from /proc; Linux only, else zeros).
+   */
+  const cpuNow = async (): Promise<{ bench: number; engines: number; postgres: number }> => {
+    const ticks = (pid: number): number => {
+      try {
+        const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+        return (Number(f[11]) + Number(f[12])) / 100;
+      } catch {
+        return 0;
+      }
+    };
+    const pids: { pid: number }[] = await ds.query(`SELECT "pid" FROM pg_stat_activity WHERE "datname" = current_database()`);
+    const u = process.cpuUsage();
+    return {
+      bench: (u.user + u.system) / 1e6,
+      engines: children.reduce((sum, c) => sum + ticks(c.pid ?? 0), 0),
+      postgres: pids.reduce((sum, r) => sum + ticks(Number(r.pid)), 0),
+    };
+  };
+  const cpuSince = async (before: { bench: number; engines: number; postgres: number }, executions: number) => {
+    const after = await cpuNow();
+    const ms = (k: 'bench' | 'engines' | 'postgres') => Number((((after[k] - before[k]) * 1000) / executions).toFixed(2));
+    return { bench: ms('bench'), engines: ms('engines'), postgres: ms('postgres') };
+  };
+
   const waitDone = async (id: string): Promise<string> => {
     for (;;) {
       const rows: { state: string }[] = await ds.query(`SELECT "state" FROM "workflow_executions" WHERE "id" = $1`, [id]);
@@ -148,6 +183,51 @@ async function main(): Promise<void> {
       if (s && s !== 'RUNNING') return s;
       await new Promise((r) => setTimeout(r, 10));
     }
+  };
+
+  /**
+   * Latency at an offered load: C clients create executions on a fixed schedule (together RATE per
+   * second, evenly spaced) for PACED_SECONDS. Latency runs from the scheduled arrival (not the actual
+   * creation, so a client that falls behind does not hide the wait) to the final state.
+   */
+  const paced = async (): Promise<Record<string, unknown>> => {
+    const total = Math.round(RATE * PACED_SECONDS);
+    const cpu0 = await cpuNow();
+    const t0 = Date.now() + 200;
+    const arrivals: { id: string; at: number }[] = [];
+    let late = 0;
+    await Promise.all(
+      Array.from({ length: CLIENTS }, async (_, c) => {
+        for (let k = c; k < total; k += CLIENTS) {
+          const at = t0 + (k * 1000) / RATE;
+          const wait = at - Date.now();
+          if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+          else if (wait < -50) late++;
+          arrivals.push({ id: await startExecution(ds, outbox, 'seq10'), at });
+        }
+      }),
+    );
+    for (;;) {
+      const [{ n }] = (await ds.query(`SELECT count(*)::int AS n FROM "workflow_executions" WHERE "state" = 'RUNNING'`)) as [{ n: number }];
+      if (n === 0) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const rows: { id: string; state: string; done: number }[] = await ds.query(
+      `SELECT "id", "state", EXTRACT(EPOCH FROM "updated_at") * 1000 AS done FROM "workflow_executions" WHERE "id" = ANY($1::uuid[])`,
+      [arrivals.map((a) => a.id)],
+    );
+    const doneAt = new Map(rows.map((r) => [r.id, Number(r.done)]));
+    const latencies = arrivals.map((a) => (doneAt.get(a.id) ?? a.at) - a.at);
+    const lastDone = Math.max(...rows.map((r) => Number(r.done)));
+    return {
+      offered_executions_per_s: RATE,
+      executions: total,
+      failed: rows.filter((r) => r.state !== 'SUCCESS').length,
+      late_arrivals: late,
+      achieved_executions_per_s: Number((total / ((lastDone - t0) / 1000)).toFixed(1)),
+      latency_ms: { p50: Math.round(pct(latencies, 50)), p95: Math.round(pct(latencies, 95)), max: Math.round(pct(latencies, 100)) },
+      cpu_ms_per_execution: await cpuSince(cpu0, total),
+    };
   };
 
   let seq: Record<string, unknown> | undefined;
@@ -159,6 +239,7 @@ async function main(): Promise<void> {
 
     // Open loop: C clients create executions back to back (as POST /v2/executions would); the run ends
     // when every execution has finished. Latency = execution finish (updated_at) - creation.
+    const cpu0 = await cpuNow();
     let started = 0;
     const ids: string[] = [];
     const t0 = Date.now();
@@ -192,7 +273,10 @@ async function main(): Promise<void> {
       executions_per_s: Number((N / seconds).toFixed(1)),
       task_transitions_per_s: Number(((N * 10 * 2) / seconds).toFixed(0)),
       latency_ms: { p50: Math.round(pct(latencies, 50)), p95: Math.round(pct(latencies, 95)), max: Math.round(pct(latencies, 100)) },
+      cpu_ms_per_execution: await cpuSince(cpu0, N),
     };
+
+    if (RATE > 0) seq['paced'] = await paced();
 
     const f0 = Date.now();
     const fid = await startExecution(ds, outbox, 'fanout');
@@ -224,6 +308,7 @@ async function main(): Promise<void> {
     clients: CLIENTS,
     synchronous_commit: arg('synchronous-commit', 'on'),
     machine: `${require('node:os').cpus().length} cores`,
+    load_average: require('node:os').loadavg().map((l: number) => Number(l.toFixed(2))),
     at: new Date().toISOString(),
     ...(seq ? { seq10: seq, fanout: fan } : {}),
     ...(items.length ? { with_items: items } : {}),
