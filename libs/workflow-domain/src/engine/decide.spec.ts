@@ -1170,6 +1170,62 @@ ${extra}      publish: {r: <% task().result %>}
     expect(sim.tasksOf(id)[0]!.result).toEqual([1, 2, 3, 4]);
   });
 
+  const asyncItems = catalog(`
+version: '2.0'
+wf:
+  tasks:
+    each:
+      with-items: x in <% [1, 2, 3] %>
+      concurrency: 2
+      action: std.async_noop
+      publish: {r: <% task().result %>}
+      publish-on-error: {failed: <% task().result %>}
+`);
+  const complete = (sim: EngineSimulator, id: string, i: number, state: 'SUCCESS' | 'ERROR' | 'CANCELLED', result?: unknown) => {
+    const a = sim.asyncActions[i]!;
+    sim.send(id, { type: 'action-completed', taskExecutionId: a.taskExecutionId, actionExecutionId: a.actionExecutionId, state, result, error: 'e' });
+    sim.run();
+  };
+
+  it('publishes once, after the last item, with the results in item order whatever the completion order', () => {
+    const sim = simulator(asyncItems);
+    const id = sim.create('wf');
+    sim.run();
+    expect(sim.asyncActions).toHaveLength(2);
+    complete(sim, id, 1, 'SUCCESS', 'two');
+    // the freed slot starts the third item; nothing is published yet
+    expect(sim.asyncActions).toHaveLength(3);
+    expect(sim.tasksOf(id)[0]).toMatchObject({ state: 'RUNNING', published: {}, result: null });
+    complete(sim, id, 2, 'SUCCESS', 'three');
+    expect(sim.tasksOf(id)[0]!.published).toEqual({});
+    complete(sim, id, 0, 'SUCCESS', 'one');
+    expect(sim.tasksOf(id)[0]).toMatchObject({ state: 'SUCCESS', published: { r: ['one', 'two', 'three'] } });
+    expect(sim.execution(id)).toMatchObject({ state: 'SUCCESS', output: { r: ['one', 'two', 'three'] } });
+  });
+
+  it('a cancelled item makes the task CANCELLED once every item is done, even with a failed one', () => {
+    const sim = simulator(asyncItems);
+    const id = sim.create('wf');
+    sim.run();
+    complete(sim, id, 0, 'CANCELLED');
+    complete(sim, id, 1, 'ERROR');
+    expect(sim.tasksOf(id)[0]!.state).toBe('RUNNING');
+    complete(sim, id, 2, 'SUCCESS', 3);
+    expect(sim.tasksOf(id)[0]).toMatchObject({ state: 'CANCELLED', stateInfo: 'One or more actions was cancelled.' });
+    expect(sim.execution(id)).toMatchObject({ state: 'CANCELLED', stateInfo: 'Cancelled tasks: each' });
+  });
+
+  it('a failed item fails the task once every item is done; publish-on-error sees every result', () => {
+    const sim = simulator(asyncItems);
+    const id = sim.create('wf');
+    sim.run();
+    complete(sim, id, 0, 'ERROR');
+    expect(sim.tasksOf(id)[0]!.state).toBe('RUNNING');
+    complete(sim, id, 1, 'SUCCESS', 2);
+    complete(sim, id, 2, 'SUCCESS', 3);
+    expect(sim.tasksOf(id)[0]).toMatchObject({ state: 'ERROR', stateInfo: 'One or more actions had failed.', published: { failed: ['e', 2, 3] } });
+  });
+
   it('rerun with reset true reruns every item and re-evaluates the list', () => {
     const runs: unknown[] = [];
     const sim = simulator(items(''), flaky(new Set([2]), runs));
