@@ -1,10 +1,12 @@
 import { z } from 'zod';
+import type { PolicyRules } from '@osc/policy';
 import {
   type AuthMode,
   type Env,
   type KeystoneSettings,
   authEnvSchema,
   distributedInfraSchema,
+  loadPolicyOverrides,
   logLevelSchema,
   parseConfig,
   portSchema,
@@ -29,6 +31,8 @@ const schema = authEnvSchema.extend({
   VOLUME_API_MAX_LIMIT: z.coerce.number().int().min(1).max(100000).default(1000),
   /** Pool stats older than this are ignored (BS-10.1). */
   VOLUME_SERVICE_DOWN_SECONDS: z.coerce.number().int().min(1).default(180),
+  /** oslo.policy-style YAML (or JSON) file whose rules override Cinder's defaults. */
+  VOLUME_API_POLICY_FILE: z.string().min(1).optional(),
 });
 
 export interface VolumeApiConfig {
@@ -42,6 +46,8 @@ export interface VolumeApiConfig {
   readonly defaultAvailabilityZone: string;
   readonly maxLimit: number;
   readonly serviceDownSeconds: number;
+  /** The deployment's policy rules (from `VOLUME_API_POLICY_FILE`) over Cinder's defaults; none: defaults. */
+  readonly policyOverrides?: PolicyRules;
 }
 
 export function loadConfig(env: Env): VolumeApiConfig {
@@ -57,6 +63,7 @@ export function loadConfig(env: Env): VolumeApiConfig {
     defaultAvailabilityZone: c.VOLUME_DEFAULT_AVAILABILITY_ZONE,
     maxLimit: c.VOLUME_API_MAX_LIMIT,
     serviceDownSeconds: c.VOLUME_SERVICE_DOWN_SECONDS,
+    policyOverrides: loadPolicyOverrides('volume-api', 'VOLUME_API_POLICY_FILE', c.VOLUME_API_POLICY_FILE),
   });
 }
 

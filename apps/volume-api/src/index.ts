@@ -1,7 +1,8 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { type Runtime, RuntimeModule, type RunningApp, startHttpApp } from '@osc/platform';
 import type { VolumeApiConfig } from './config';
-import { setPublicUrl, volumeApiOnRequest } from './http/api-request';
+import { cinderPolicy } from '@osc/policy';
+import { setPublicUrl, volumeApiOnRequestWith } from './http/api-request';
 import { VolumeApiModule } from './volume-api.module';
 
 export { loadConfig, loadInfraConfig, type VolumeApiConfig } from './config';
@@ -28,7 +29,7 @@ export function startVolumeApi(config: VolumeApiConfig, runtime: Runtime): Promi
     port: config.http.port,
     host: config.http.host,
     isPublicPath: (path, method) => method === 'GET' && (path === '/' || path === '/v3' || path === '/v3/' || path === '/v2' || path === '/v2/'),
-    onRequest: volumeApiOnRequest,
+    onRequest: volumeApiOnRequestWith(cinderPolicy(config.policyOverrides ?? {})),
   });
 }
 export { SCHEMA_PARTS } from './schema';

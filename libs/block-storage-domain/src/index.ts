@@ -17,5 +17,4 @@ export * from './scheduler/capability-match';
 export * from './scheduler/placement';
 export * from './lists/list-query';
 export * from './lists/volume-filters';
-export * from './policy/policy';
 export * from './backup/chunk-format';

@@ -10,6 +10,7 @@ import {
 } from '@osc/block-storage-domain';
 import { InvalidInputError, NotFoundError, UnauthorizedError, UnsupportedMediaTypeError } from '@osc/errors';
 import { requestBaseUrl, type RequestContext } from '@osc/http-common';
+import { type Credentials, type PolicyEnforcer, cinderPolicy, credentialsOf } from '@osc/policy';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -18,6 +19,8 @@ declare module 'fastify' {
     /** The project id segment of the URL, when the request had one (links repeat it, BS-1.8). */
     volumeProjectSegment?: string | null;
     volumeApiPrefix?: 'v2' | 'v3';
+    /** The app's policy enforcer (Cinder's defaults over the deployment's file). */
+    volumePolicy?: PolicyEnforcer;
   }
 }
 
@@ -79,6 +82,14 @@ export async function volumeApiOnRequest(request: FastifyRequest, reply: Fastify
   checkProject(request, first);
 }
 
+/** {@link volumeApiOnRequest} for an app whose requests are judged by `policy`. */
+export const volumeApiOnRequestWith =
+  (policy: PolicyEnforcer) =>
+  (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    request.volumePolicy = policy;
+    return volumeApiOnRequest(request, reply);
+  };
+
 const JSON_TYPES = ['application/json', 'application/vnd.openstack.volume+json'];
 
 /** BS-1.5: a body of another content type → 415 (a body without any content type reads as absent). */
@@ -101,6 +112,15 @@ function checkProject(request: FastifyRequest, segment: string | undefined): voi
 /** Everything a controller needs about the caller and the request. */
 export interface ApiRequest {
   readonly ctx: RequestContext;
+  /**
+   * Cinder's `context.is_admin`: the policy rule `context_is_admin` (role admin by default). It
+   * decides all_tenants, the admin-only fields and whose rows a lookup may see.
+   */
+  readonly isAdmin: boolean;
+  /** Throws 403 with Cinder's message unless policy `rule` allows the caller on a target of `targetProject` (default: its own). */
+  authorize(rule: string, targetProject?: string): void;
+  /** Whether policy `rule` allows the caller on a target of `targetProject`. */
+  allowed(rule: string, targetProject?: string): boolean;
   readonly mv: Microversion;
   readonly links: LinkContext;
   readonly view: ViewContext;
@@ -115,6 +135,10 @@ export const setPublicUrl = (url: string | undefined): void => {
   configuredPublicUrl = url;
 };
 
+let fallbackPolicy: PolicyEnforcer | undefined;
+/** Cinder's defaults, for requests that did not pass {@link volumeApiOnRequestWith}. */
+const defaultPolicy = (): PolicyEnforcer => (fallbackPolicy ??= cinderPolicy());
+
 export function apiRequestOf(request: FastifyRequest): ApiRequest {
   const ctx = request.requestContext;
   if (!ctx) throw new UnauthorizedError('The request you have made requires authentication.');
@@ -124,11 +148,19 @@ export function apiRequestOf(request: FastifyRequest): ApiRequest {
   const links: LinkContext = { baseUrl: requestBaseUrl(request, configuredPublicUrl), projectSegment, apiPrefix };
   const path = request.url.split('?', 1)[0] ?? '';
   const segments = path.split('/').filter((s) => s.length > 0).slice(projectSegment === null ? 1 : 2);
+  const policy = request.volumePolicy ?? defaultPolicy();
+  const base = credentialsOf({ ...ctx, isAdmin: false });
+  const isAdmin = policy.check('context_is_admin', { project_id: ctx.projectId }, base);
+  const creds: Credentials = Object.freeze({ ...base, is_admin: isAdmin });
+  const target = (project: string | undefined) => ({ project_id: project ?? ctx.projectId, user_id: ctx.userId });
   return {
     ctx,
+    isAdmin,
+    authorize: (rule, targetProject) => policy.enforce(rule, target(targetProject), creds),
+    allowed: (rule, targetProject) => policy.check(rule, target(targetProject), creds),
     mv,
     links,
-    view: { mv, isAdmin: ctx.isAdmin, links },
+    view: { mv, isAdmin, links },
     query: (request.query ?? {}) as Record<string, string | string[] | undefined>,
     collectionPath: segments.join('/'),
   };

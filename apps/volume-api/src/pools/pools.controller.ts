@@ -1,6 +1,6 @@
 import { Controller, Get, Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { admitFilters, authorize, capabilityText, isTrueish, poolsForType, queryValue, supports, type PoolState } from '@osc/block-storage-domain';
+import { admitFilters, capabilityText, isTrueish, poolsForType, queryValue, supports, type PoolState } from '@osc/block-storage-domain';
 import { PoolRepository } from '@osc/block-storage-persistence';
 import { CLOCK, DATA_SOURCE, type Clock } from '@osc/platform';
 import { Api, routes, type ApiRequest } from '../http/api-request';
@@ -24,7 +24,7 @@ export class PoolsService {
   }
 
   async getPools(api: ApiRequest): Promise<Record<string, unknown>> {
-    authorize('scheduler_extension:scheduler_stats:get_pools', api.ctx);
+    api.authorize('scheduler_extension:scheduler_stats:get_pools');
     const detail = isTrueish(queryValue(api.query['detail']));
     let pools: PoolState[] = (await this.fresh()).map((p) => ({ name: p.name, backend: p.backend, availabilityZone: p.availabilityZone, capabilities: p.capabilities }));
     if (supports(api.mv, 'pools.filters')) {

@@ -2,7 +2,6 @@ import { Body, Controller, Delete, Get, Inject, Injectable, Param, Put } from '@
 import type { DataSource } from 'typeorm';
 import {
   absoluteLimits,
-  authorize,
   isTrueish,
   parseQuotaUpdate,
   perTypeQuotaKeys,
@@ -30,13 +29,13 @@ export class QuotasService {
 
   async limits(api: ApiRequest): Promise<Record<string, unknown>> {
     const asked = queryValue(api.query['project_id']);
-    const projectId = asked !== undefined && api.ctx.isAdmin && supports(api.mv, 'limits.project-id') ? asked : api.ctx.projectId;
+    const projectId = asked !== undefined && api.isAdmin && supports(api.mv, 'limits.project-id') ? asked : api.ctx.projectId;
     const [limits, usages] = await Promise.all([this.quotas.limits(this.db, projectId), this.quotas.usages(this.db, projectId)]);
     return { limits: { rate: [], absolute: absoluteLimits(limits, usages) } };
   }
 
   async show(api: ApiRequest, projectId: string): Promise<Record<string, unknown>> {
-    authorize('volume_extension:quotas:show', api.ctx, projectId);
+    api.authorize('volume_extension:quotas:show', projectId);
     const usage = isTrueish(queryValue(api.query['usage']));
     const [keys, limits, usages] = await Promise.all([this.keys(), this.quotas.limits(this.db, projectId), this.quotas.usages(this.db, projectId)]);
     return quotaSetView(projectId, keys, limits, usage ? usages : null);
@@ -49,7 +48,7 @@ export class QuotasService {
   }
 
   async update(api: ApiRequest, projectId: string, body: unknown): Promise<Record<string, unknown>> {
-    authorize('volume_extension:quotas:update', api.ctx, projectId);
+    api.authorize('volume_extension:quotas:update', projectId);
     const keys = await this.keys();
     const limits = parseQuotaUpdate(body, keys, await this.quotas.usages(this.db, projectId));
     await this.quotas.setLimits(this.db, projectId, limits);
@@ -59,7 +58,7 @@ export class QuotasService {
   }
 
   async reset(api: ApiRequest, projectId: string): Promise<void> {
-    authorize('volume_extension:quotas:delete', api.ctx, projectId);
+    api.authorize('volume_extension:quotas:delete', projectId);
     await this.quotas.resetLimits(this.db, projectId);
   }
 }

@@ -4,7 +4,6 @@ import type { DataSource } from 'typeorm';
 import {
   admitFilters,
   allowedSnapshotSources,
-  authorize,
   compileSnapshotFilters,
   isTrueish,
   nextPageLink,
@@ -47,15 +46,15 @@ export class SnapshotsService {
   ) {}
 
   private async load(api: ApiRequest, id: string): Promise<StoredSnapshot> {
-    const s = await this.snapshots.findById(this.db, id, api.ctx.isAdmin ? null : api.ctx.projectId);
+    const s = await this.snapshots.findById(this.db, id, api.isAdmin ? null : api.ctx.projectId);
     if (!s) throw snapshotNotFound(id);
     return s;
   }
 
   async create(api: ApiRequest, body: unknown): Promise<Record<string, unknown>> {
-    authorize('volume:create_snapshot', api.ctx);
+    api.authorize('volume:create_snapshot');
     const input = parseCreateSnapshot(body, api.mv);
-    const v = await this.volumes.findById(this.db, input.volumeId, api.ctx.isAdmin ? null : api.ctx.projectId);
+    const v = await this.volumes.findById(this.db, input.volumeId, api.isAdmin ? null : api.ctx.projectId);
     if (!v) throw volumeNotFound(input.volumeId);
     const migrating = v.migrationStatus !== null && !['none', 'error', 'success'].includes(v.migrationStatus);
     if (v.host === null || ['maintenance', 'error'].includes(v.status) || migrating) {
@@ -99,9 +98,9 @@ export class SnapshotsService {
   }
 
   async list(api: ApiRequest, detail: boolean): Promise<Record<string, unknown>> {
-    authorize('volume:get_all_snapshots', api.ctx);
-    const allTenants = api.ctx.isAdmin && isTrueish(queryValue(api.query['all_tenants']));
-    const admitted = admitFilters('snapshot', api.query, { mv: api.mv, isAdmin: api.ctx.isAdmin });
+    api.authorize('volume:get_all_snapshots');
+    const allTenants = api.isAdmin && isTrueish(queryValue(api.query['all_tenants']));
+    const admitted = admitFilters('snapshot', api.query, { mv: api.mv, isAdmin: api.isAdmin });
     if (!allTenants) delete admitted['project_id'];
     const filters = compileSnapshotFilters(admitted, api.mv);
     const paging = parsePaging(api.query, { maxLimit: this.config.maxLimit, sortKeys: SNAPSHOT_SORT_KEYS, sortAliases: SORT_ALIASES });
@@ -120,14 +119,14 @@ export class SnapshotsService {
   }
 
   async show(api: ApiRequest, id: string): Promise<Record<string, unknown>> {
-    authorize('volume:get_snapshot', api.ctx);
+    api.authorize('volume:get_snapshot');
     return { snapshot: snapshotView(api.view, await this.load(api, id), true) };
   }
 
   async update(api: ApiRequest, id: string, body: unknown): Promise<Record<string, unknown>> {
     const input = parseUpdateSnapshot(body);
     const s = await this.load(api, id);
-    authorize('volume:update_snapshot', api.ctx, s.projectId);
+    api.authorize('volume:update_snapshot', s.projectId);
     const set: Record<string, unknown> = {};
     if (input.name !== undefined) set['display_name'] = input.name;
     if (input.description !== undefined) set['display_description'] = input.description;
@@ -137,7 +136,7 @@ export class SnapshotsService {
 
   async remove(api: ApiRequest, id: string, force = false): Promise<void> {
     const s = await this.load(api, id);
-    authorize(force ? 'volume_extension:snapshot_admin_actions:force_delete' : 'volume:delete_snapshot', api.ctx, s.projectId);
+    api.authorize(force ? 'volume_extension:snapshot_admin_actions:force_delete' : 'volume:delete_snapshot', s.projectId);
     const allowed = force ? (['creating', 'available', 'error', 'error_deleting', 'backing-up', 'restoring'] as const) : allowedSnapshotSources('deleting');
     if (s.groupSnapshotId !== null) throw new InvalidStateError('Invalid snapshot: Snapshots in a group snapshot cannot be deleted individually.');
     await this.db.transaction(async (em) => {
@@ -159,7 +158,7 @@ export class SnapshotsService {
     if (keys.length === 1 && keys[0] === 'os-force_delete') return this.remove(api, id, true);
     if (keys.length === 1 && keys[0] === 'os-reset_status') {
       const s = await this.load(api, id);
-      authorize('volume_extension:snapshot_admin_actions:reset_status', api.ctx, s.projectId);
+      api.authorize('volume_extension:snapshot_admin_actions:reset_status', s.projectId);
       const status = ((body as Record<string, unknown>)['os-reset_status'] as Record<string, unknown> | null)?.['status'];
       if (typeof status !== 'string' || !['available', 'error', 'creating', 'deleting', 'error_deleting'].includes(status)) {
         throw new InvalidInputError('Invalid input received: status must be one of available, error, creating, deleting, error_deleting.');
@@ -177,7 +176,7 @@ export class SnapshotsService {
   async writeMetadata(api: ApiRequest, id: string, body: unknown, replace: boolean): Promise<Record<string, unknown>> {
     const meta = parseMetadataBody(body);
     const s = await this.load(api, id);
-    authorize('volume:update_snapshot', api.ctx, s.projectId);
+    api.authorize('volume:update_snapshot', s.projectId);
     const next = replace ? meta : { ...s.metadata, ...meta };
     await this.snapshots.update(this.db, s.id, { metadata: next }, this.clock.now());
     return { metadata: next };
@@ -192,14 +191,14 @@ export class SnapshotsService {
   async updateMetadataItem(api: ApiRequest, id: string, key: string, body: unknown): Promise<Record<string, unknown>> {
     const pair = parseMetaItemBody(key, body);
     const s = await this.load(api, id);
-    authorize('volume:update_snapshot', api.ctx, s.projectId);
+    api.authorize('volume:update_snapshot', s.projectId);
     await this.snapshots.update(this.db, s.id, { metadata: { ...s.metadata, [key]: pair.value } }, this.clock.now());
     return { meta: { [key]: pair.value } };
   }
 
   async deleteMetadataItem(api: ApiRequest, id: string, key: string): Promise<void> {
     const s = await this.load(api, id);
-    authorize('volume:update_snapshot', api.ctx, s.projectId);
+    api.authorize('volume:update_snapshot', s.projectId);
     if (!(key in s.metadata)) throw new NotFoundError('Metadata', key, `Metadata item was not found for snapshot ${id} and key ${key}.`);
     const next = { ...s.metadata };
     delete next[key];

@@ -4,7 +4,6 @@ import type { DataSource } from 'typeorm';
 import {
   admitFilters,
   assertCompatibleSpecs,
-  authorize,
   ENCRYPTION_SPEC_KEYS,
   encryptionView,
   isTrueish,
@@ -64,7 +63,7 @@ export class VolumeTypesService implements OnModuleInit {
 
   /** A type visible to the caller, by id or name; 404 otherwise (BS-7.2.6). */
   async visibleType(api: ApiRequest, idOrName: string): Promise<StoredVolumeType> {
-    const t = await this.types.findVisible(this.db, idOrName, { projectId: api.ctx.projectId, isAdmin: api.ctx.isAdmin });
+    const t = await this.types.findVisible(this.db, idOrName, { projectId: api.ctx.projectId, isAdmin: api.isAdmin });
     if (!t) throw typeNotFound(idOrName);
     return t;
   }
@@ -93,11 +92,11 @@ export class VolumeTypesService implements OnModuleInit {
   }
 
   async list(api: ApiRequest): Promise<Record<string, unknown>> {
-    const filters = admitFilters('volume_type', api.query, { mv: api.mv, isAdmin: api.ctx.isAdmin, ignore: ['is_public', 'extra_specs'] });
+    const filters = admitFilters('volume_type', api.query, { mv: api.mv, isAdmin: api.isAdmin, ignore: ['is_public', 'extra_specs'] });
     void filters;
     let visibility: TypeVisibilityFilter = 'public-and-granted';
     const isPublic = queryValue(api.query['is_public']);
-    if (api.ctx.isAdmin && isPublic !== undefined) {
+    if (api.isAdmin && isPublic !== undefined) {
       if (isPublic.trim().toLowerCase() === 'none') visibility = 'all';
       else visibility = parseBoolean(isPublic, 'is_public') ? 'public-and-granted' : 'private';
     }
@@ -109,8 +108,8 @@ export class VolumeTypesService implements OnModuleInit {
     }
     const paging = parsePaging(api.query, { maxLimit: this.config.maxLimit, sortKeys: VOLUME_TYPE_SORT_KEYS, sortAliases: SORT_ALIASES });
     if (paging.marker !== null && !(await this.types.markerExists(this.db, paging.marker))) throw new NotFoundError('Volume type', paging.marker, `Marker ${paging.marker} could not be found.`);
-    const items = await this.types.list(this.db, { projectId: api.ctx.projectId, isAdmin: api.ctx.isAdmin }, visibility, specFilter, paging);
-    const out: Record<string, unknown> = { volume_types: items.map((t) => volumeTypeView(t, api.ctx.isAdmin)) };
+    const items = await this.types.list(this.db, { projectId: api.ctx.projectId, isAdmin: api.isAdmin }, visibility, specFilter, paging);
+    const out: Record<string, unknown> = { volume_types: items.map((t) => volumeTypeView(t, api.isAdmin)) };
     const last = items[items.length - 1];
     if (last && items.length === paging.limit) out['volume_type_links'] = [nextPageLink(api.links, api.collectionPath, api.query, last.id)];
     return out;
@@ -118,11 +117,11 @@ export class VolumeTypesService implements OnModuleInit {
 
   async show(api: ApiRequest, id: string): Promise<Record<string, unknown>> {
     const t = id === 'default' ? await this.defaultType(api.ctx.projectId) : await this.visibleType(api, id);
-    return { volume_type: volumeTypeView(t, api.ctx.isAdmin) };
+    return { volume_type: volumeTypeView(t, api.isAdmin) };
   }
 
   async create(api: ApiRequest, body: unknown): Promise<Record<string, unknown>> {
-    authorize('volume_extension:types_manage', api.ctx);
+    api.authorize('volume_extension:type_create');
     const input = parseCreateVolumeType(body);
     const id = randomUUID();
     try {
@@ -138,7 +137,7 @@ export class VolumeTypesService implements OnModuleInit {
   }
 
   async update(api: ApiRequest, id: string, body: unknown): Promise<Record<string, unknown>> {
-    authorize('volume_extension:types_manage', api.ctx);
+    api.authorize('volume_extension:type_update');
     const input = parseUpdateVolumeType(body);
     const current = await this.anyType(id);
     try {
@@ -157,7 +156,7 @@ export class VolumeTypesService implements OnModuleInit {
   }
 
   async remove(api: ApiRequest, id: string): Promise<void> {
-    authorize('volume_extension:types_manage', api.ctx);
+    api.authorize('volume_extension:type_delete');
     const t = await this.anyType(id);
     await this.db.transaction(async (em) => {
       if (t.name === this.config.defaultVolumeType || (await this.types.isProjectDefault(em, t.id))) {
@@ -173,12 +172,12 @@ export class VolumeTypesService implements OnModuleInit {
 
   async listSpecs(api: ApiRequest, id: string): Promise<Record<string, unknown>> {
     const t = await this.visibleType(api, id);
-    return { extra_specs: visibleExtraSpecs(t.extraSpecs, api.ctx.isAdmin) };
+    return { extra_specs: visibleExtraSpecs(t.extraSpecs, api.isAdmin) };
   }
 
   async showSpec(api: ApiRequest, id: string, key: string): Promise<Record<string, unknown>> {
     const t = await this.visibleType(api, id);
-    const specs = visibleExtraSpecs(t.extraSpecs, api.ctx.isAdmin);
+    const specs = visibleExtraSpecs(t.extraSpecs, api.isAdmin);
     if (!(key in specs)) throw new NotFoundError('Extra spec', key, `Volume Type ${id} has no extra specs with key ${key}.`);
     return { [key]: specs[key] ?? null };
   }
@@ -190,7 +189,7 @@ export class VolumeTypesService implements OnModuleInit {
   }
 
   async setSpecs(api: ApiRequest, id: string, body: unknown): Promise<Record<string, unknown>> {
-    authorize('volume_extension:types_extra_specs:create', api.ctx);
+    api.authorize('volume_extension:types_extra_specs:create');
     const t = await this.anyType(id);
     await this.assertNotInUse(t.id);
     const specs = parseSetExtraSpecs(body);
@@ -200,7 +199,7 @@ export class VolumeTypesService implements OnModuleInit {
   }
 
   async updateSpec(api: ApiRequest, id: string, key: string, body: unknown): Promise<Record<string, unknown>> {
-    authorize('volume_extension:types_extra_specs:update', api.ctx);
+    api.authorize('volume_extension:types_extra_specs:update');
     const t = await this.anyType(id);
     await this.assertNotInUse(t.id);
     const pair = parseUpdateExtraSpec(key, body);
@@ -210,7 +209,7 @@ export class VolumeTypesService implements OnModuleInit {
   }
 
   async deleteSpec(api: ApiRequest, id: string, key: string): Promise<void> {
-    authorize('volume_extension:types_extra_specs:delete', api.ctx);
+    api.authorize('volume_extension:types_extra_specs:delete');
     const t = await this.anyType(id);
     await this.assertNotInUse(t.id);
     if (!(await this.types.deleteSpec(this.db, t.id, key))) {
@@ -221,14 +220,14 @@ export class VolumeTypesService implements OnModuleInit {
   // ---- encryption (BS-7.4) ----
 
   async showEncryption(api: ApiRequest, id: string): Promise<Record<string, unknown>> {
-    authorize('volume_extension:volume_type_encryption', api.ctx);
+    api.authorize('volume_extension:volume_type_encryption:get');
     const t = await this.anyType(id);
     const e = await this.types.getEncryption(this.db, t.id);
     return e ? encryptionView(e) : {};
   }
 
   async showEncryptionSpec(api: ApiRequest, id: string, key: string): Promise<Record<string, unknown>> {
-    authorize('volume_extension:volume_type_encryption', api.ctx);
+    api.authorize('volume_extension:volume_type_encryption:get');
     const t = await this.anyType(id);
     const e = await this.types.getEncryption(this.db, t.id);
     const view = e ? encryptionView(e) : null;
@@ -239,7 +238,7 @@ export class VolumeTypesService implements OnModuleInit {
   }
 
   async createEncryption(api: ApiRequest, id: string, body: unknown): Promise<Record<string, unknown>> {
-    authorize('volume_extension:volume_type_encryption', api.ctx);
+    api.authorize('volume_extension:volume_type_encryption:create');
     const t = await this.anyType(id);
     await this.assertNotInUse(t.id);
     const input = parseCreateEncryption(body);
@@ -269,7 +268,7 @@ export class VolumeTypesService implements OnModuleInit {
   }
 
   async updateEncryption(api: ApiRequest, id: string, body: unknown): Promise<Record<string, unknown>> {
-    authorize('volume_extension:volume_type_encryption', api.ctx);
+    api.authorize('volume_extension:volume_type_encryption:update');
     const t = await this.anyType(id);
     await this.assertNotInUse(t.id);
     const input = parseUpdateEncryption(body);
@@ -284,7 +283,7 @@ export class VolumeTypesService implements OnModuleInit {
   }
 
   async deleteEncryption(api: ApiRequest, id: string): Promise<void> {
-    authorize('volume_extension:volume_type_encryption', api.ctx);
+    api.authorize('volume_extension:volume_type_encryption:delete');
     const t = await this.anyType(id);
     await this.assertNotInUse(t.id);
     if (!(await this.types.deleteEncryption(this.db, t.id))) {
@@ -296,7 +295,7 @@ export class VolumeTypesService implements OnModuleInit {
 
   async accessAction(api: ApiRequest, id: string, body: unknown): Promise<void> {
     const action = parseTypeAccessAction(body);
-    authorize(`volume_extension:volume_type_access:${action.action}`, api.ctx);
+    api.authorize(`volume_extension:volume_type_access:${action.action}`);
     const t = await this.anyType(id);
     if (t.isPublic) throw new InvalidInputError('Invalid volume type: Type access modification is not applicable to public volume type.');
     if (action.action === 'addProjectAccess') {
@@ -309,7 +308,7 @@ export class VolumeTypesService implements OnModuleInit {
   }
 
   async listAccess(api: ApiRequest, id: string): Promise<Record<string, unknown>> {
-    authorize('volume_extension:volume_type_access:get_all_for_type', api.ctx);
+    api.authorize('volume_extension:volume_type_access:get_all_for_type');
     const t = await this.anyType(id);
     if (t.isPublic) throw new NotFoundError('Volume type access', t.id, `Volume type access for public volume type ${t.id} could not be found.`);
     const projects = await this.types.listAccess(this.db, t.id);
@@ -324,7 +323,7 @@ export class VolumeTypesService implements OnModuleInit {
 
   async setDefault(api: ApiRequest, projectId: string, body: unknown): Promise<Record<string, unknown>> {
     this.assertDefaultTypesApi(api);
-    authorize('volume_extension:default_set_or_update', api.ctx);
+    api.authorize('volume_extension:default_set_or_update');
     const { volumeType } = parseSetDefaultType(body);
     const t = await this.types.findAny(this.db, volumeType);
     if (!t) throw new InvalidInputError(`Invalid volume type: Volume type ${volumeType} could not be found.`);
@@ -334,7 +333,7 @@ export class VolumeTypesService implements OnModuleInit {
 
   async getDefault(api: ApiRequest, projectId: string): Promise<Record<string, unknown>> {
     this.assertDefaultTypesApi(api);
-    authorize('volume_extension:default_get', api.ctx);
+    api.authorize('volume_extension:default_get');
     const d = await this.types.getDefault(this.db, projectId);
     if (!d) throw new NotFoundError('Default type', projectId, `Default type for project ${projectId} could not be found.`);
     return { default_type: { project_id: d.projectId, volume_type_id: d.volumeTypeId } };
@@ -342,19 +341,19 @@ export class VolumeTypesService implements OnModuleInit {
 
   async listDefaults(api: ApiRequest): Promise<Record<string, unknown>> {
     this.assertDefaultTypesApi(api);
-    authorize('volume_extension:default_get_all', api.ctx);
+    api.authorize('volume_extension:default_get_all');
     const all = await this.types.listDefaults(this.db);
     return { default_types: all.map((d) => ({ project_id: d.projectId, volume_type_id: d.volumeTypeId })) };
   }
 
   async unsetDefault(api: ApiRequest, projectId: string): Promise<void> {
     this.assertDefaultTypesApi(api);
-    authorize('volume_extension:default_unset', api.ctx);
+    api.authorize('volume_extension:default_unset');
     await this.types.unsetDefault(this.db, projectId);
   }
 
   /** Whether `all_tenants` was asked by an admin (helper shared with volumes). */
   static allTenants(api: ApiRequest): boolean {
-    return api.ctx.isAdmin && isTrueish(queryValue(api.query['all_tenants']));
+    return api.isAdmin && isTrueish(queryValue(api.query['all_tenants']));
   }
 }
