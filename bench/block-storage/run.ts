@@ -5,6 +5,8 @@
  * Writes bench/results/block-storage.json.
  *
  *   node -r @swc-node/register bench/block-storage/run.ts [--modes embedded,distributed] [--seconds 10]
+ *
+ * BENCH_SERVER_NODE_ARGS (space-separated) goes to the server's node, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -29,7 +31,7 @@ const pct = (sorted: number[], p: number): number => Math.round((sorted[Math.min
 
 function startServer(mode: string): Promise<{ child: ChildProcess; port: number }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['-r', '@swc-node/register', path.join(__dirname, 'server.ts'), mode], {
+    const child = spawn(process.execPath, [...(process.env['BENCH_SERVER_NODE_ARGS'] ?? '').split(' ').filter((a) => a.length > 0), '-r', '@swc-node/register', path.join(__dirname, 'server.ts'), mode], {
       cwd: ROOT,
       env: process.env,
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -98,7 +100,26 @@ async function seed(pool: Pool, total: number): Promise<void> {
   for (const id of ids) await waitAvailable(pool, id);
 }
 
-async function throughput(pool: Pool, p: string): Promise<{ requests: number; seconds: number; requestsPerSecond: number; errors: number; latencyMs: { p50: number; p99: number } }> {
+/** CPU time (user + system, ms) the process has used so far, from /proc (Linux); null elsewhere. */
+function cpuMsOf(pid: number | undefined): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Requests/s with CONCURRENCY clients for SECONDS, plus the server's CPU milliseconds per request:
+ * on a shared machine the rate swings with the load, the CPU cost per request much less.
+ */
+async function throughput(
+  pool: Pool,
+  p: string,
+  serverPid?: number,
+): Promise<{ requests: number; seconds: number; requestsPerSecond: number; errors: number; latencyMs: { p50: number; p99: number }; serverCpuMsPerRequest: number | null }> {
+  const cpuBefore = cpuMsOf(serverPid);
   const latencies: number[] = [];
   let errors = 0;
   const end = Date.now() + SECONDS * 1000;
@@ -116,6 +137,7 @@ async function throughput(pool: Pool, p: string): Promise<{ requests: number; se
     }),
   );
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const cpuAfter = cpuMsOf(serverPid);
   latencies.sort((a, b) => a - b);
   return {
     requests: latencies.length,
@@ -123,6 +145,7 @@ async function throughput(pool: Pool, p: string): Promise<{ requests: number; se
     requestsPerSecond: Math.round(latencies.length / seconds),
     errors,
     latencyMs: { p50: pct(latencies, 50), p99: pct(latencies, 99) },
+    serverCpuMsPerRequest: cpuBefore === null || cpuAfter === null ? null : Math.round(((cpuAfter - cpuBefore) / latencies.length) * 1000) / 1000,
   };
 }
 
@@ -145,11 +168,12 @@ async function main(): Promise<void> {
       const latency = await createLatency(pool, LATENCY_VOLUMES);
       process.stderr.write(`[${mode}] create-to-available ${JSON.stringify(latency)}\n`);
       await seed(pool, STORED - LATENCY_VOLUMES);
-      const types = await throughput(pool, '/types');
-      process.stderr.write(`[${mode}] GET /types ${types.requestsPerSecond}/s\n`);
-      const detail = await throughput(pool, '/volumes/detail?limit=100');
-      process.stderr.write(`[${mode}] GET /volumes/detail?limit=100 ${detail.requestsPerSecond}/s\n`);
+      const types = await throughput(pool, '/types', child.pid);
+      process.stderr.write(`[${mode}] GET /types ${types.requestsPerSecond}/s, server ${types.serverCpuMsPerRequest} ms CPU/request\n`);
+      const detail = await throughput(pool, '/volumes/detail?limit=100', child.pid);
+      process.stderr.write(`[${mode}] GET /volumes/detail?limit=100 ${detail.requestsPerSecond}/s, server ${detail.serverCpuMsPerRequest} ms CPU/request\n`);
       results[mode] = {
+        loadAverage1mAtEnd: Math.round(os.loadavg()[0]! * 100) / 100,
         'create-to-available (100 volumes, one at a time)': { latencyMs: latency },
         'GET /types (21 types)': types,
         'GET /volumes/detail?limit=100 (1,000 volumes)': detail,

@@ -177,4 +177,32 @@ export class CreateBlockStorage1763950000000 implements MigrationInterface {
   }
 }
 
-export const blockStorageMigrations = [CreateBlockStorage1763950000000];
+/**
+ * Quota reservations as rows (BS-8.1.3): units moved to `quota_usages.reserved` by an operation
+ * that a back end finishes later (extend) are recorded with the operation's target, so a worker
+ * failure or restart can commit or release exactly those units, once.
+ */
+export class AddQuotaReservations1764000000000 implements MigrationInterface {
+  name = 'AddQuotaReservations1764000000000';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(`
+      CREATE TABLE "quota_reservations" (
+        "id" uuid NOT NULL,
+        "project_id" varchar(255) NOT NULL,
+        "volume_id" uuid NOT NULL,
+        "operation" varchar(32) NOT NULL,
+        "new_size" integer,
+        "deltas" jsonb NOT NULL,
+        "created_at" timestamptz NOT NULL,
+        CONSTRAINT "PK_quota_reservations" PRIMARY KEY ("id")
+      )`);
+    await q.query(`CREATE INDEX "IDX_quota_reservations_volume" ON "quota_reservations" ("volume_id")`);
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(`DROP TABLE "quota_reservations"`);
+  }
+}
+
+export const blockStorageMigrations = [CreateBlockStorage1763950000000, AddQuotaReservations1764000000000];

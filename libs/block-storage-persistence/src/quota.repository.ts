@@ -76,6 +76,49 @@ export class QuotaRepository {
     }
   }
 
+  /**
+   * Reserves `deltas` (checked against the limits) and records the reservation in the same
+   * transaction; `settleReservation` commits or releases it exactly once.
+   */
+  async reserve(
+    db: Queryable,
+    r: { id: string; projectId: string; volumeId: string; operation: string; newSize: number | null; deltas: readonly QuotaDelta[]; now: Date },
+  ): Promise<void> {
+    await this.apply(db, r.projectId, r.deltas, 'reserved');
+    await db.query(
+      `INSERT INTO "quota_reservations" (id, project_id, volume_id, operation, new_size, deltas, created_at) VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7)`,
+      [r.id, r.projectId, r.volumeId, r.operation, r.newSize, JSON.stringify(r.deltas), r.now],
+    );
+  }
+
+  /**
+   * Commits (reserved → in_use) or releases a recorded reservation and forgets it. False when it
+   * was already settled (another run of the job, or recovery, got there first).
+   */
+  async settleReservation(db: Queryable, id: string, commit: boolean): Promise<boolean> {
+    // TypeORM answers a DELETE ... RETURNING with [rows, count].
+    const result: unknown = await db.query(`DELETE FROM "quota_reservations" WHERE id = $1 RETURNING project_id, deltas`, [id]);
+    const rows = Array.isArray(result) && result.length === 2 && typeof result[1] === 'number' ? (result[0] as Row[]) : rowsOf<Row>(result);
+    const row = rows[0];
+    if (!row) return false;
+    const deltas = (typeof row['deltas'] === 'string' ? JSON.parse(row['deltas']) : row['deltas']) as QuotaDelta[];
+    await this.settleReserved(db, row['project_id'], deltas, commit);
+    return true;
+  }
+
+  /** Open reservations of a volume, oldest first. */
+  async reservationsOf(db: Queryable, volumeId: string): Promise<{ id: string; operation: string; newSize: number | null }[]> {
+    const rows = rowsOf<Row>(await db.query(`SELECT id, operation, new_size FROM "quota_reservations" WHERE volume_id = $1 ORDER BY created_at, id`, [volumeId]));
+    return rows.map((r) => ({ id: String(r['id']), operation: String(r['operation']), newSize: r['new_size'] === null ? null : Number(r['new_size']) }));
+  }
+
+  /** Releases every open reservation of a volume (its operation is over without a result). */
+  async releaseReservationsOf(db: Queryable, volumeId: string): Promise<number> {
+    let n = 0;
+    for (const r of await this.reservationsOf(db, volumeId)) if (await this.settleReservation(db, r.id, false)) n++;
+    return n;
+  }
+
   async setLimits(db: Queryable, projectId: string, limits: Readonly<Record<string, number>>): Promise<void> {
     for (const [resource, limit] of Object.entries(limits)) {
       await db.query(

@@ -1,4 +1,4 @@
-import { isUuid, type ListFilter, type Paging, type SnapshotValue, type VolumeStatus, type VolumeValue, type SnapshotStatus } from '@osc/block-storage-domain';
+import { isUuid, type VolumeDetailPlan, type ListFilter, type Paging, type SnapshotValue, type VolumeStatus, type VolumeValue, type SnapshotStatus } from '@osc/block-storage-domain';
 import { afterMarker, orderBy } from './list-sql';
 import { affectedOf, likeEscape, Params, rowsOf, type Queryable } from './sql';
 
@@ -234,6 +234,44 @@ export class VolumeRepository {
   }
 
   /**
+   * The detail list page rendered by the database as JSON text: the comma-joined items of the
+   * `volumes` array, exactly as {@link volumeDetailView} (kind `list`) renders them for `plan`, so
+   * the page reaches the client without being parsed and re-serialised here.
+   */
+  async listDetailJson(
+    db: Queryable,
+    scope: ListScope,
+    filters: readonly ListFilter[],
+    paging: Paging,
+    withCount: boolean,
+    plan: VolumeDetailPlan,
+  ): Promise<{ items: string; size: number; lastId: string | null; count: number | null }> {
+    const p = new Params();
+    const where = ['v.deleted = false'];
+    if (scope.projectId !== null) where.push(`v.project_id = ${p.add(scope.projectId)}`);
+    if (scope.hideMigrationTargets) where.push(`(v.migration_status IS NULL OR v.migration_status NOT LIKE 'target:%')`);
+    where.push(...filterSql(filters, 'v', p));
+    let count: number | null = null;
+    if (withCount) {
+      const c = rowsOf<Row>(await db.query(`SELECT count(*)::int AS n FROM "volumes" v WHERE ${where.join(' AND ')}`, p.values));
+      count = Number(c[0]?.['n'] ?? 0);
+    }
+    if (paging.marker !== null) where.push(afterMarker(paging.sort, sortExpr, 'v', 'volumes', paging.marker, p));
+    const sql = `${VOLUME_SELECT} WHERE ${where.join(' AND ')} ORDER BY ${orderBy(paging.sort, sortExpr, 'v')} LIMIT ${p.add(paging.limit)} OFFSET ${p.add(paging.offset)}`;
+    const item = volumeDetailJsonSql(plan, p);
+    const order = orderBy(paging.sort, sortExpr, 'x');
+    const rows = rowsOf<Row>(
+      await db.query(
+        `SELECT COALESCE(string_agg(${item}, ',' ORDER BY ${order}), '') AS items, count(*)::int AS n,
+                (array_agg(x.id::text ORDER BY ${order}))[count(*)] AS last FROM (${sql}) x`,
+        p.values,
+      ),
+    );
+    const r = rows[0] ?? {};
+    return { items: String(r['items'] ?? ''), size: Number(r['n'] ?? 0), lastId: r['last'] ?? null, count };
+  }
+
+  /**
    * `UPDATE volumes SET status = :to, ... WHERE id = :id AND status IN (:allowed)` (STYLE §2);
    * false when the row was not in an allowed status (or is gone).
    */
@@ -432,4 +470,59 @@ export class SnapshotRepository {
     const first = Array.isArray(rows[0]) ? (rows[0] as Row[])[0] : rows[0];
     return first ? toSnapshot(first) : null;
   }
+}
+
+/** `"key":<json of expr>` (compact, `null` for SQL NULL). */
+const pair = (key: string, expr: string): string => `'${JSON.stringify(key).slice(0, -1)}":' || COALESCE(to_json(${expr})::text, 'null')`;
+
+/**
+ * One volume of the detail view as compact JSON text, from a row of VOLUME_SELECT aliased `x`;
+ * keys in the order volumeDetailView writes them.
+ */
+function volumeDetailJsonSql(plan: VolumeDetailPlan, p: Params): string {
+  const status = `CASE x.status ${Object.entries(plan.displayedStatus).map(([from, to]) => `WHEN ${p.add(from)} THEN ${p.add(to)}`).join(' ')} ELSE x.status END`;
+  const shown = plan.shownAdminMetadata.map((k) => `${p.add(k)}::text, COALESCE(x.admin_metadata, '{}'::jsonb) -> ${p.add(k)}::text`).join(', ');
+  const metadata = `(COALESCE(x.metadata, '{}'::jsonb) || jsonb_strip_nulls(jsonb_build_object(${shown})))`;
+  const links = `json_build_array(json_build_object('rel', 'self', 'href', ${p.add(plan.selfPrefix)}::text || x.id::text), json_build_object('rel', 'bookmark', 'href', ${p.add(plan.bookmarkPrefix)}::text || x.id::text))`;
+  const parts: string[] = [
+    pair('id', 'x.id'),
+    pair('name', 'x.display_name'),
+    pair('description', 'x.display_description'),
+    pair('status', status),
+    pair('size', 'x.size'),
+    pair('availability_zone', 'x.availability_zone'),
+    pair('created_at', 'x.created_at'),
+    pair('updated_at', 'x.updated_at'),
+    pair('volume_type', 'x.type_name'),
+    pair('snapshot_id', 'x.snapshot_id'),
+    pair('source_volid', 'x.source_volid'),
+    pair('metadata', metadata),
+    pair('links', links),
+    pair('user_id', 'x.user_id'),
+    pair('bootable', `CASE WHEN x.bootable THEN 'true' ELSE 'false' END`),
+    pair('encrypted', 'COALESCE(x.encrypted, false)'),
+    pair('replication_status', 'x.replication_status'),
+    pair('consistencygroup_id', 'x.consistencygroup_id'),
+    pair('multiattach', 'COALESCE(x.multiattach, false)'),
+    `'"attachments":[]'`,
+  ];
+  if (plan.isAdmin) parts.push(pair('migration_status', 'x.migration_status'));
+  if (plan.groupId) parts.push(pair('group_id', 'x.group_id'));
+  if (plan.providerId && plan.isAdmin) parts.push(pair('provider_id', 'x.provider_id'));
+  if (plan.sharedTargets) {
+    parts.push(pair('shared_targets', plan.sharedTargetsNullable ? 'x.shared_targets' : 'COALESCE(x.shared_targets, true)'));
+    parts.push(pair('service_uuid', 'x.service_uuid'));
+  }
+  if (plan.clusterName && plan.isAdmin) parts.push(pair('cluster_name', 'x.cluster_name'));
+  if (plan.volumeTypeId) parts.push(pair('volume_type_id', 'x.volume_type_id'));
+  if (plan.encryptionKeyId) parts.push(`CASE WHEN x.encrypted THEN ${pair('encryption_key_id', 'x.encryption_key_id')} ELSE NULL END`);
+  if (plan.consumesQuota) parts.push(pair('consumes_quota', 'COALESCE(x.use_quota, false)'));
+  parts.push(pair('os-vol-tenant-attr:tenant_id', 'x.project_id'));
+  if (plan.isAdmin) {
+    parts.push(pair('os-vol-host-attr:host', 'x.host'));
+    parts.push(pair('os-vol-mig-status-attr:migstat', 'x.migration_status'));
+    parts.push(pair('os-vol-mig-status-attr:name_id', 'x.name_id'));
+  }
+  parts.push(`CASE WHEN x.image_metadata IS NOT NULL AND jsonb_typeof(x.image_metadata) <> 'null' THEN ${pair('volume_image_metadata', 'x.image_metadata')} ELSE NULL END`);
+  return `'{' || concat_ws(',', ${parts.join(', ')}) || '}'`;
 }

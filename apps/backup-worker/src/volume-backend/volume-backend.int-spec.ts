@@ -4,6 +4,8 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { volumeQuotaDeltas } from '@osc/block-storage-domain';
+import { QuotaRepository } from '@osc/block-storage-persistence';
 import { createRuntime, type RunningApp, type Runtime } from '@osc/platform';
 import { loadConfig, SCHEMA_PARTS, startBackupWorker } from '../index';
 import { createSparseFile } from './sparse-file';
@@ -71,5 +73,82 @@ describe('volume back end restart recovery', () => {
     expect(pools).toHaveLength(1);
     expect(pools[0]).toMatchObject({ name: `${backend}#file`, backend, availability_zone: 'nova' });
     expect(pools[0].capabilities).toMatchObject({ thin_provisioning_support: true, storage_protocol: 'file', total_capacity_gb: expect.any(Number) });
+  }, 60000);
+});
+
+/**
+ * An extend's reserved quota is never left behind: the reservation row lets a restarted back end
+ * finish the extend and commit it, and a failed extend releases it.
+ */
+describe('extend reservations across a back-end restart', () => {
+  let runtime: Runtime;
+  let worker: RunningApp | null = null;
+  let dir: string;
+  const backend = 'reserve-host@file';
+  const TYPE = randomUUID();
+  const quotas = new QuotaRepository();
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'osc-reserve-'));
+    runtime = await createRuntime({ mode: 'embedded', dataDir: 'memory://' }, SCHEMA_PARTS);
+    await runtime.dataSource.query(`INSERT INTO volume_types (id, name, created_at) VALUES ($1, 'gold', now())`, [TYPE]);
+  }, 60000);
+
+  afterAll(async () => {
+    await worker?.close();
+    await runtime?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** What volume-api leaves behind when the process dies right after accepting `os-extend`. */
+  const extendingVolume = async (project: string, size: number, newSize: number): Promise<string> => {
+    const id = randomUUID();
+    await runtime.dataSource.transaction(async (em) => {
+      await em.query(
+        `INSERT INTO volumes (id, project_id, size, status, volume_type_id, host, created_at) VALUES ($1, $2, $3, 'extending', $4, $5, now())`,
+        [id, project, size, TYPE, `${backend}#file`],
+      );
+      await quotas.apply(em, project, volumeQuotaDeltas(size, 'gold'), 'in_use');
+      const deltas = volumeQuotaDeltas(newSize - size, 'gold').filter((d) => d.resource.startsWith('gigabytes'));
+      await quotas.reserve(em, { id: randomUUID(), projectId: project, volumeId: id, operation: 'extend', newSize, deltas, now: new Date() });
+    });
+    return id;
+  };
+  const usage = async (project: string): Promise<Record<string, { inUse: number; reserved: number }>> => quotas.usages(runtime.dataSource, project);
+  const volume = async (id: string): Promise<{ status: string; size: number }> => {
+    const r = (await runtime.dataSource.query(`SELECT status, size FROM volumes WHERE id = $1`, [id]))[0];
+    return { status: r.status, size: Number(r.size) };
+  };
+  const until = async (check: () => Promise<boolean>): Promise<void> => {
+    const deadline = Date.now() + 20000;
+    while (!(await check())) {
+      if (Date.now() > deadline) throw new Error('condition not reached');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+
+  it('finishes an interrupted extend and commits its reservation; a failing one releases it', async () => {
+    const finished = await extendingVolume('proj-a', 1, 3);
+    await createSparseFile(path.join(dir, `volume-${finished}`), GIB);
+    const failing = await extendingVolume('proj-b', 2, 5); // no file: growing it fails
+    expect(await usage('proj-a')).toMatchObject({ gigabytes: { inUse: 1, reserved: 2 }, gigabytes_gold: { inUse: 1, reserved: 2 } });
+
+    worker = await startBackupWorker(loadConfig({ VOLUME_BACKEND_DIR: dir, VOLUME_BACKEND_HOST: 'reserve-host', LOG_LEVEL: 'error' }), runtime, { http: false });
+
+    await until(async () => (await volume(finished)).status === 'available');
+    expect(await volume(finished)).toEqual({ status: 'available', size: 3 });
+    expect((await stat(path.join(dir, `volume-${finished}`))).size).toBe(3 * GIB);
+    expect(await usage('proj-a')).toMatchObject({ gigabytes: { inUse: 3, reserved: 0 }, gigabytes_gold: { inUse: 3, reserved: 0 } });
+
+    await until(async () => (await volume(failing)).status === 'error_extending');
+    expect(await volume(failing)).toEqual({ status: 'error_extending', size: 2 });
+    expect(await usage('proj-b')).toMatchObject({ gigabytes: { inUse: 2, reserved: 0 }, gigabytes_gold: { inUse: 2, reserved: 0 } });
+    expect(await runtime.dataSource.query(`SELECT id FROM quota_reservations`)).toEqual([]);
+
+    // Settling is once only: a second run of the same job (or recovery racing it) changes nothing.
+    await worker.close();
+    worker = await startBackupWorker(loadConfig({ VOLUME_BACKEND_DIR: dir, VOLUME_BACKEND_HOST: 'reserve-host', LOG_LEVEL: 'error' }), runtime, { http: false });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await usage('proj-a')).toMatchObject({ gigabytes: { inUse: 3, reserved: 0 } });
   }, 60000);
 });

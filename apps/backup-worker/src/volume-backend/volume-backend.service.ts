@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { snapshotQuotaDeltas, volumeQuotaDeltas } from '@osc/block-storage-domain';
+import { snapshotQuotaDeltas, VOLUME_EXTEND_ATTEMPTS, volumeQuotaDeltas } from '@osc/block-storage-domain';
 import { PoolRepository, QuotaRepository, SnapshotRepository, VolumeRepository, VolumeTypeRepository } from '@osc/block-storage-persistence';
 import {
   BLOCK_STORAGE_SCHEDULER_QUEUE,
@@ -100,9 +100,15 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
       } else if (v.status === 'deleting') {
         await this.jobs.add(queue, { id: `volume-delete-${v.id}`, name: VOLUME_DELETE_JOB, data: { volumeId: v.id } });
       } else if (v.status === 'extending') {
-        await this.volumes.compareAndSetStatus(this.db, v.id, ['extending'], 'error_extending', this.clock.now(), {
-          error_reason: 'The extend was interrupted by a restart of the volume back end.',
-        });
+        // The reservation row carries the target size: drive the extend again (same job id, so a
+        // job still queued is not doubled). Without one the extend cannot be finished.
+        const newSize = (await this.quotas.reservationsOf(this.db, v.id)).find((r) => r.operation === 'extend' && r.newSize !== null)?.newSize ?? null;
+        if (newSize !== null) {
+          const data: VolumeExtendJob = { volumeId: v.id, newSize };
+          await this.jobs.add(queue, { id: `volume-extend-${v.id}-${data.newSize}`, name: VOLUME_EXTEND_JOB, data, attempts: VOLUME_EXTEND_ATTEMPTS, backoff: { type: 'exponential', delayMs: 200 } });
+        } else {
+          await this.failExtend(v.id, 'The extend was interrupted by a restart of the volume back end.');
+        }
       }
     }
     for (const s of await this.volumes.snapshotsOnBackend(this.db, this.backend, ['creating', 'deleting'])) {
@@ -171,7 +177,14 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
       case VOLUME_DELETE_JOB:
         return this.deleteVolume(job.data as VolumeDeleteJob);
       case VOLUME_EXTEND_JOB:
-        return this.extendVolume(job.data as VolumeExtendJob);
+        try {
+          return await this.extendVolume(job.data as VolumeExtendJob);
+        } catch (err) {
+          // Last run: the volume ends in error_extending and its reservation is released rather
+          // than left `extending` with reserved quota nobody settles.
+          if (job.attempt >= VOLUME_EXTEND_ATTEMPTS) await this.failExtend((job.data as VolumeExtendJob).volumeId, `Extending the volume failed: ${String(err)}`);
+          throw err;
+        }
       case SNAPSHOT_CREATE_JOB:
         return this.createSnapshot(job.data as SnapshotJob);
       case SNAPSHOT_DELETE_JOB:
@@ -255,28 +268,42 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
     void this.reportStats().catch(() => undefined);
   }
 
+  /**
+   * Grows the file, then moves the volume out of `extending` and commits its reservation in one
+   * transaction. Reservations recorded before reservation rows existed are settled from the sizes.
+   */
   private async extendVolume(data: VolumeExtendJob): Promise<void> {
     const v = await this.volumes.findById(this.db, data.volumeId, null);
     if (!v || v.status !== 'extending') return;
-    const deltas = volumeQuotaDeltas(data.newSize - v.size, v.volumeTypeName).filter((d) => d.resource.startsWith('gigabytes'));
     try {
       await growFile(this.volumeFile(v.id), data.newSize * GIB);
     } catch (err) {
       this.log.warn(`extending volume ${v.id} failed: ${String(err)}`);
-      await this.db.transaction(async (em) => {
-        if (await this.volumes.compareAndSetStatus(em, v.id, ['extending'], 'error_extending', this.clock.now())) {
-          await this.quotas.settleReserved(em, v.projectId, deltas, false);
-        }
-      });
+      await this.failExtend(v.id, `Extending the volume failed: ${String(err)}`);
       return;
     }
     const back = v.attachments.length > 0 ? 'in-use' : 'available';
     await this.db.transaction(async (em) => {
-      if (await this.volumes.compareAndSetStatus(em, v.id, ['extending'], back, this.clock.now(), { size: data.newSize })) {
+      if (!(await this.volumes.compareAndSetStatus(em, v.id, ['extending'], back, this.clock.now(), { size: data.newSize }))) return;
+      const reservation = (await this.quotas.reservationsOf(em, v.id)).find((r) => r.operation === 'extend' && r.newSize === data.newSize);
+      if (reservation) await this.quotas.settleReservation(em, reservation.id, true);
+      else {
+        const deltas = volumeQuotaDeltas(data.newSize - v.size, v.volumeTypeName).filter((d) => d.resource.startsWith('gigabytes'));
         await this.quotas.settleReserved(em, v.projectId, deltas, true);
       }
+      // Any other reservation of this volume belongs to an extend that can no longer finish.
+      await this.quotas.releaseReservationsOf(em, v.id);
     });
     void this.reportStats().catch(() => undefined);
+  }
+
+  /** `extending` → `error_extending` with the reason, and the volume's reserved quota released, in one transaction. */
+  private async failExtend(volumeId: string, reason: string): Promise<void> {
+    await this.db.transaction(async (em) => {
+      if (await this.volumes.compareAndSetStatus(em, volumeId, ['extending'], 'error_extending', this.clock.now(), { error_reason: reason.slice(0, 1000) })) {
+        await this.quotas.releaseReservationsOf(em, volumeId);
+      }
+    });
   }
 
   private async createSnapshot(data: SnapshotJob): Promise<void> {

@@ -14,9 +14,12 @@ export class VolumesController {
     return this.volumes.list(api, false);
   }
 
+  /** The page arrives as JSON text from the database and is sent as it is. */
   @Get('detail')
-  detail(@Api() api: ApiRequest) {
-    return this.volumes.list(api, true);
+  async detail(@Api() api: ApiRequest, @Res({ passthrough: true }) reply: FastifyReply) {
+    const body = await this.volumes.detailJson(api);
+    void reply.type('application/json; charset=utf-8');
+    return body;
   }
 
   @Get('summary')

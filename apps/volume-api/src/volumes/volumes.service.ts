@@ -4,7 +4,6 @@ import type { DataSource, EntityManager } from 'typeorm';
 import {
   admitFilters,
   allowedVolumeSources,
-  authorize,
   checkPerVolumeSize,
   compileVolumeFilters,
   isTrueish,
@@ -27,6 +26,8 @@ import {
   VOLUME_RESETTABLE_STATUSES,
   VOLUME_SORT_KEYS,
   VOLUME_STATUSES,
+  VOLUME_EXTEND_ATTEMPTS,
+  volumeDetailPlan,
   volumeDetailView,
   volumeQuotaDeltas,
   volumeSummaryView,
@@ -78,7 +79,7 @@ export class VolumesService {
   ) {}
 
   private scope(api: ApiRequest): string | null {
-    return api.ctx.isAdmin ? null : api.ctx.projectId;
+    return api.isAdmin ? null : api.ctx.projectId;
   }
 
   async load(api: ApiRequest, id: string): Promise<StoredVolume> {
@@ -95,7 +96,7 @@ export class VolumesService {
   }
 
   async create(api: ApiRequest, body: unknown): Promise<Record<string, unknown>> {
-    authorize('volume:create', api.ctx);
+    api.authorize('volume:create');
     const input = parseCreateVolume(body, api.mv);
     if (input.imageRef !== null) throw new NotFoundError('Image', input.imageRef, `Image ${input.imageRef} could not be found.`);
     if (input.backupId !== null) throw new NotFoundError('Backup', input.backupId, `Backup ${input.backupId} could not be found.`);
@@ -218,10 +219,44 @@ export class VolumesService {
     return { volume: volumeDetailView(api.view, volume, 'create') };
   }
 
+  /**
+   * The detail list as JSON text, rendered by the database (volumeDetailPlan): the same body as
+   * `list(api, true)` without parsing and re-serialising ~130 KB pages.
+   */
+  async detailJson(api: ApiRequest): Promise<string> {
+    const q = this.listQuery(api);
+    const projectId = await this.checkedListProject(api, q);
+    const page = await this.volumes.listDetailJson(this.db, { projectId, hideMigrationTargets: !api.isAdmin }, q.filters, q.paging, q.withCount, volumeDetailPlan(api.view));
+    let out = `{"volumes":[${page.items}]`;
+    if (page.lastId !== null && page.size === q.paging.limit) out += `,"volumes_links":${JSON.stringify([nextPageLink(api.links, api.collectionPath, api.query, page.lastId)])}`;
+    if (page.count !== null) out += `,"count":${page.count}`;
+    return `${out}}`;
+  }
+
+  private listQuery(api: ApiRequest) {
+    api.authorize('volume:get_all');
+    const allTenants = api.isAdmin && isTrueish(queryValue(api.query['all_tenants']));
+    const admitted = admitFilters('volume', api.query, { mv: api.mv, isAdmin: api.isAdmin });
+    if (!allTenants) delete admitted['project_id'];
+    const filters = compileVolumeFilters(admitted, api.mv);
+    const paging = parsePaging(api.query, { maxLimit: this.config.maxLimit, sortKeys: VOLUME_SORT_KEYS, sortAliases: SORT_ALIASES });
+    const withCountRaw = queryValue(api.query['with_count']);
+    const withCount = supports(api.mv, 'list.with-count') && withCountRaw !== undefined && parseBooleanFilter('with_count', withCountRaw, api.mv);
+    return { allTenants, filters, paging, withCount };
+  }
+
+  private async checkedListProject(api: ApiRequest, q: { allTenants: boolean; paging: { marker: string | null } }): Promise<string | null> {
+    const projectId = q.allTenants ? null : api.ctx.projectId;
+    if (q.paging.marker !== null && !(await this.volumes.findById(this.db, q.paging.marker, projectId))) {
+      throw new NotFoundError('Marker', q.paging.marker, `Marker ${q.paging.marker} could not be found.`);
+    }
+    return projectId;
+  }
+
   async list(api: ApiRequest, detail: boolean): Promise<Record<string, unknown>> {
-    authorize('volume:get_all', api.ctx);
-    const allTenants = api.ctx.isAdmin && isTrueish(queryValue(api.query['all_tenants']));
-    const admitted = admitFilters('volume', api.query, { mv: api.mv, isAdmin: api.ctx.isAdmin });
+    api.authorize('volume:get_all');
+    const allTenants = api.isAdmin && isTrueish(queryValue(api.query['all_tenants']));
+    const admitted = admitFilters('volume', api.query, { mv: api.mv, isAdmin: api.isAdmin });
     if (!allTenants) delete admitted['project_id'];
     const filters = compileVolumeFilters(admitted, api.mv);
     const paging = parsePaging(api.query, { maxLimit: this.config.maxLimit, sortKeys: VOLUME_SORT_KEYS, sortAliases: SORT_ALIASES });
@@ -231,7 +266,7 @@ export class VolumesService {
     if (paging.marker !== null && !(await this.volumes.findById(this.db, paging.marker, projectId))) {
       throw new NotFoundError('Marker', paging.marker, `Marker ${paging.marker} could not be found.`);
     }
-    const page = await this.volumes.list(this.db, { projectId, hideMigrationTargets: !api.ctx.isAdmin }, filters, paging, withCount);
+    const page = await this.volumes.list(this.db, { projectId, hideMigrationTargets: !api.isAdmin }, filters, paging, withCount);
     const out: Record<string, unknown> = {
       volumes: page.items.map((v) => (detail ? volumeDetailView(api.view, v, 'list') : volumeSummaryView(api.view, v))),
     };
@@ -243,8 +278,8 @@ export class VolumesService {
 
   async summary(api: ApiRequest): Promise<Record<string, unknown>> {
     if (!supports(api.mv, 'volume.summary')) throw new NotFoundError('resource', 'summary', 'The resource could not be found.');
-    authorize('volume:get_all', api.ctx);
-    const allTenants = api.ctx.isAdmin && isTrueish(queryValue(api.query['all_tenants']));
+    api.authorize('volume:get_all');
+    const allTenants = api.isAdmin && isTrueish(queryValue(api.query['all_tenants']));
     const s = await this.volumes.summary(this.db, allTenants ? null : api.ctx.projectId);
     const out: Record<string, unknown> = { total_count: s.totalCount, total_size: s.totalSize };
     if (supports(api.mv, 'volume.summary-metadata')) out['metadata'] = s.metadata;
@@ -252,14 +287,14 @@ export class VolumesService {
   }
 
   async show(api: ApiRequest, id: string): Promise<Record<string, unknown>> {
-    authorize('volume:get', api.ctx);
+    api.authorize('volume:get');
     return { volume: volumeDetailView(api.view, await this.load(api, id), 'show') };
   }
 
   async update(api: ApiRequest, id: string, body: unknown): Promise<Record<string, unknown>> {
     const input = parseUpdateVolume(body, api.mv);
     const v = await this.load(api, id);
-    authorize('volume:update', api.ctx, v.projectId);
+    api.authorize('volume:update', v.projectId);
     if (v.status === 'maintenance') throw new InvalidInputError(`Invalid volume: Volume ${id} is in maintenance.`);
     const set: Record<string, unknown> = {};
     if (input.name !== undefined) set['display_name'] = input.name;
@@ -275,7 +310,7 @@ export class VolumesService {
     const cascade = queryValue(api.query['cascade']);
     const cascaded = cascade !== undefined && parseBoolean(cascade, 'cascade');
     const v = await this.load(api, id);
-    authorize(forced ? 'volume:force_delete' : 'volume:delete', api.ctx, v.projectId);
+    api.authorize(forced ? 'volume:force_delete' : 'volume:delete', v.projectId);
     await this.deleteVolume(v, { force: forced, cascade: cascaded });
   }
 
@@ -322,26 +357,26 @@ export class VolumesService {
     const v = await this.load(api, id);
     switch (action) {
       case 'os-extend':
-        authorize('volume:extend', api.ctx, v.projectId);
+        api.authorize('volume:extend', v.projectId);
         await this.extend(api, v, args);
         return { status: 202 };
       case 'os-reset_status':
-        authorize('volume_extension:volume_admin_actions:reset_status', api.ctx, v.projectId);
+        api.authorize('volume_extension:volume_admin_actions:reset_status', v.projectId);
         await this.resetStatus(v, args);
         return { status: 202 };
       case 'os-force_delete':
-        authorize('volume_extension:volume_admin_actions:force_delete', api.ctx, v.projectId);
+        api.authorize('volume_extension:volume_admin_actions:force_delete', v.projectId);
         await this.deleteVolume(v, { force: true, cascade: false });
         return { status: 202 };
       case 'os-set_bootable': {
-        authorize('volume:update', api.ctx, v.projectId);
+        api.authorize('volume:update', v.projectId);
         const a = expectArgs(args, 'os-set_bootable');
         if (!('bootable' in a)) throw new InvalidInputError("Invalid input for field/attribute os-set_bootable. Value: {}. 'bootable' is a required property");
         await this.volumes.update(this.db, v.id, { bootable: parseBoolean(a['bootable'], 'bootable') }, this.clock.now());
         return { status: 200 };
       }
       case 'os-update_readonly_flag': {
-        authorize('volume:update', api.ctx, v.projectId);
+        api.authorize('volume:update', v.projectId);
         const a = expectArgs(args, 'os-update_readonly_flag');
         if (!('readonly' in a)) throw new InvalidInputError("Invalid input for field/attribute os-update_readonly_flag. Value: {}. 'readonly' is a required property");
         const readonly = parseBoolean(a['readonly'], 'readonly');
@@ -367,14 +402,16 @@ export class VolumesService {
     const delta = newSize - v.size;
     const deltas = volumeQuotaDeltas(delta, v.volumeTypeName).filter((d) => d.resource.startsWith('gigabytes'));
     await this.db.transaction(async (em: EntityManager) => {
-      await this.quotas.apply(em, v.projectId, deltas, 'reserved');
+      // The reservation is a row (with the target size) so the back end, its recovery after a
+      // restart, or a final job failure commits or releases exactly these units once.
+      await this.quotas.reserve(em, { id: randomUUID(), projectId: v.projectId, volumeId: v.id, operation: 'extend', newSize, deltas, now: this.clock.now() });
       if (!(await this.volumes.compareAndSetStatus(em, v.id, sources, 'extending', this.clock.now()))) {
         throw new InvalidStateError(`Invalid volume: Volume ${v.id} status must be ${sources.join(' or ')} to extend.`);
       }
       await this.outbox.add(em, {
         destination: 'jobs',
         queue: backendJobQueue(backendOf(v.host ?? '')),
-        job: { id: `volume-extend-${v.id}-${newSize}`, name: VOLUME_EXTEND_JOB, data: { volumeId: v.id, newSize }, attempts: 3, backoff: { type: 'exponential', delayMs: 200 } },
+        job: { id: `volume-extend-${v.id}-${newSize}`, name: VOLUME_EXTEND_JOB, data: { volumeId: v.id, newSize }, attempts: VOLUME_EXTEND_ATTEMPTS, backoff: { type: 'exponential', delayMs: 200 } },
         partitionKey: v.id,
       });
     });
@@ -404,14 +441,18 @@ export class VolumesService {
       if (!['migrating', 'error', 'success', 'completing', 'none', 'starting'].includes(String(ms))) throw new InvalidInputError('Invalid input received: invalid migration_status.');
       set['migration_status'] = ms === 'none' ? null : ms;
     }
-    await this.volumes.update(this.db, v.id, set, this.clock.now());
+    await this.db.transaction(async (em) => {
+      await this.volumes.update(em, v.id, set, this.clock.now());
+      // Resetting a volume out of `extending` abandons the extend: its reserved quota goes back.
+      if (v.status === 'extending' && set['status'] !== undefined && set['status'] !== 'extending') await this.quotas.releaseReservationsOf(em, v.id);
+    });
   }
 
   // ---- metadata (BS-7.7.13) ----
 
   async getMetadata(api: ApiRequest, id: string): Promise<{ body: Record<string, unknown>; etag: string }> {
     const v = await this.load(api, id);
-    authorize('volume:get_volume_metadata', api.ctx, v.projectId);
+    api.authorize('volume:get_volume_metadata', v.projectId);
     const body = { metadata: { ...v.metadata } };
     return { body, etag: createHash('md5').update(JSON.stringify(body)).digest('hex') };
   }
@@ -419,7 +460,7 @@ export class VolumesService {
   async writeMetadata(api: ApiRequest, id: string, body: unknown, replace: boolean): Promise<Record<string, unknown>> {
     const meta = parseMetadataBody(body);
     const v = await this.load(api, id);
-    authorize(replace ? 'volume:update_volume_metadata' : 'volume:create_volume_metadata', api.ctx, v.projectId);
+    api.authorize(replace ? 'volume:update_volume_metadata' : 'volume:create_volume_metadata', v.projectId);
     const next = replace ? meta : { ...v.metadata, ...meta };
     await this.volumes.update(this.db, v.id, { metadata: next }, this.clock.now());
     return { metadata: next };
@@ -427,7 +468,7 @@ export class VolumesService {
 
   async showMetadataItem(api: ApiRequest, id: string, key: string): Promise<Record<string, unknown>> {
     const v = await this.load(api, id);
-    authorize('volume:get_volume_metadata', api.ctx, v.projectId);
+    api.authorize('volume:get_volume_metadata', v.projectId);
     if (!(key in v.metadata)) throw new NotFoundError('Metadata', key, `Metadata item was not found for volume ${id} and key ${key}.`);
     return { meta: { [key]: v.metadata[key] } };
   }
@@ -435,14 +476,14 @@ export class VolumesService {
   async updateMetadataItem(api: ApiRequest, id: string, key: string, body: unknown): Promise<Record<string, unknown>> {
     const pair = parseMetaItemBody(key, body);
     const v = await this.load(api, id);
-    authorize('volume:update_volume_metadata', api.ctx, v.projectId);
+    api.authorize('volume:update_volume_metadata', v.projectId);
     await this.volumes.update(this.db, v.id, { metadata: { ...v.metadata, [key]: pair.value } }, this.clock.now());
     return { meta: { [key]: pair.value } };
   }
 
   async deleteMetadataItem(api: ApiRequest, id: string, key: string): Promise<void> {
     const v = await this.load(api, id);
-    authorize('volume:delete_volume_metadata', api.ctx, v.projectId);
+    api.authorize('volume:delete_volume_metadata', v.projectId);
     if (!(key in v.metadata)) throw new NotFoundError('Metadata', key, `Metadata item was not found for volume ${id} and key ${key}.`);
     const next = { ...v.metadata };
     delete next[key];

@@ -151,3 +151,9 @@ export function parseQuotaUpdate(body: unknown, knownKeys: readonly string[], us
   }
   return out;
 }
+
+/**
+ * Runs of a back-end extend job before it is given up: the last failing run ends the volume in
+ * `error_extending` and releases the reserved quota (volume-api enqueues with this many attempts).
+ */
+export const VOLUME_EXTEND_ATTEMPTS = 3;

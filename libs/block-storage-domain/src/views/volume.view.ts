@@ -92,3 +92,47 @@ export function volumeDetailView(ctx: ViewContext, v: VolumeValue, kind: VolumeV
 
 /** Whether list responses may carry `count` (BS-5.4). */
 export const listsMayCount = (mv: Microversion): boolean => isAtLeast(mv, '3.45');
+
+/**
+ * What {@link volumeDetailView} (kind `list`) shows for one request, as flags and link prefixes,
+ * so a store can render the same view itself (the detail list renders its page in the database).
+ */
+export interface VolumeDetailPlan {
+  readonly isAdmin: boolean;
+  readonly groupId: boolean;
+  readonly providerId: boolean;
+  readonly sharedTargets: boolean;
+  readonly sharedTargetsNullable: boolean;
+  readonly clusterName: boolean;
+  readonly volumeTypeId: boolean;
+  readonly encryptionKeyId: boolean;
+  readonly consumesQuota: boolean;
+  /** `self` and `bookmark` hrefs are these prefixes followed by the volume id. */
+  readonly selfPrefix: string;
+  readonly bookmarkPrefix: string;
+  /** Internal status → displayed status. */
+  readonly displayedStatus: Readonly<Record<string, string>>;
+  /** Admin-metadata keys shown inside `metadata`. */
+  readonly shownAdminMetadata: readonly string[];
+}
+
+export function volumeDetailPlan(ctx: ViewContext): VolumeDetailPlan {
+  const [self, bookmark] = resourceLinks(ctx.links, 'volumes', '');
+  const displayedStatus: Record<string, string> = {};
+  for (const s of ['managing', 'error_managing', 'error_managing_deleting'] as const) displayedStatus[s] = displayVolumeStatus(s);
+  return {
+    isAdmin: ctx.isAdmin,
+    groupId: supports(ctx.mv, 'volume.group-id'),
+    providerId: supports(ctx.mv, 'volume.provider-id'),
+    sharedTargets: supports(ctx.mv, 'volume.shared-targets'),
+    sharedTargetsNullable: supports(ctx.mv, 'volume.shared-targets-nullable'),
+    clusterName: supports(ctx.mv, 'volume.cluster-name'),
+    volumeTypeId: supports(ctx.mv, 'volume.volume-type-id'),
+    encryptionKeyId: supports(ctx.mv, 'volume.encryption-key-id'),
+    consumesQuota: supports(ctx.mv, 'volume.consumes-quota'),
+    selfPrefix: self?.href ?? '',
+    bookmarkPrefix: bookmark?.href ?? '',
+    displayedStatus,
+    shownAdminMetadata: SHOWN_ADMIN_METADATA,
+  };
+}
