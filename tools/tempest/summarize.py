@@ -39,9 +39,10 @@ def strip_attrs(test_id):
     return re.sub(r'\[.*\]$', '', test_id)
 
 
-# Class-level fixtures (setUpClass) report under ids such as "setUpClass (module.Class)".
+# Class-level fixtures (setUpClass) report under ids such as "setUpClass (module.Class)"; tests of a
+# class skipped or failed as a whole are listed but never run ("not run").
 counts = collections.Counter(t['status'] or 'unknown' for t in tests.values())
-label = {'success': 'passed', 'fail': 'failed', 'skip': 'skipped'}
+label = {'success': 'passed', 'fail': 'failed', 'skip': 'skipped', 'unknown': 'not run', None: 'not-run'}
 line = '%s: %s' % (suite, ', '.join('%d %s' % (counts[k], label.get(k, k))
                                      for k in ('success', 'fail', 'skip', 'xfail', 'uxsuccess', 'unknown')
                                      if counts[k]))
