@@ -31,7 +31,15 @@ import {
   newExecution,
   splitSubWorkflowInput,
 } from '@osc/workflow-domain';
-import { SpecCache, applyChanges, findExecutionIdOfTask, findWorkflowForRun, insertExecution, lockSnapshot } from '@osc/workflow-persistence';
+import {
+  SpecCache,
+  applyChanges,
+  findExecutionIdOfTask,
+  findWorkflowForRun,
+  insertExecution,
+  lockSnapshot,
+  lockSnapshots,
+} from '@osc/workflow-persistence';
 import { StandardActionRunner } from '@osc/actions';
 import { decideInline, runInline } from './inline-actions';
 import { batchItemRuns } from './item-run-batches';
@@ -175,28 +183,92 @@ export class EngineCommandHandler {
     }
   }
 
-  private async applyEvents(executionId: string, events: EngineEvent[]): Promise<void> {
-    await this.dataSource.transaction(async (em) => {
-      // only the action rows the events name (plus plain tasks' and failed ones): with-items items are counted in their task
-      const named = events.flatMap((e) => ('actionExecutionId' in e ? [e.actionExecutionId] : []));
-      const snapshot = await lockSnapshot(em, executionId, this.specs, named);
-      if (!snapshot) return; // deleted execution: nothing to do
-      const decideEvents = (s: ExecutionSnapshot, evs: readonly EngineEvent[]): Decision =>
-        evs.length === 1 ? decide(s, evs[0] as EngineEvent, this.now(), this.newId) : decideBatch(s, evs, this.now(), this.newId);
-      const runner = this.inlineRunner;
-      const decision = runner
-        ? await decideInline(snapshot, events, decideEvents, (ex, e) => runInline(runner, ex, e))
-        : decideEvents(snapshot, events);
-      await this.store(em, snapshot, decision);
+  /** Decision requests waiting for a transaction, and the group transactions running. */
+  private readonly queued: GroupMember[] = [];
+  private running = 0;
+
+  /**
+   * Applies `events` to one execution. Requests of different executions that wait at the same time
+   * share a transaction (see {@link runGroup}); at most {@link MAX_GROUP_TRANSACTIONS} run at once.
+   */
+  private applyEvents(executionId: string, events: EngineEvent[]): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.queued.push({ executionId, events, resolve, reject });
+      this.startGroups();
     });
   }
 
-  private async store(em: EntityManager, snapshot: ExecutionSnapshot, decision: Decision): Promise<void> {
+  private startGroups(): void {
+    while (this.running < MAX_GROUP_TRANSACTIONS && this.queued.length > 0) {
+      const group = this.queued.splice(0, MAX_GROUP_SIZE);
+      this.running++;
+      void this.runGroup(group).finally(() => {
+        this.running--;
+        this.startGroups();
+      });
+    }
+  }
+
+  /**
+   * One transaction for the decisions of several executions: lock them all (in id order), load their
+   * snapshots with one statement, decide each, write each, add every outgoing message, commit; the
+   * fixed costs (begin, lock, load, outbox insert, commit) are paid once per group instead of once
+   * per command. If the group fails, each member is retried in a transaction of its own, so one bad
+   * execution cannot hold the others back.
+   */
+  private async runGroup(group: GroupMember[]): Promise<void> {
+    if (group.length > 1) {
+      try {
+        await this.dataSource.transaction(async (em) => {
+          const named = new Map(group.map((m) => [m.executionId, namedActions(m.events)]));
+          const snapshots = await lockSnapshots(em, [...named.keys()], this.specs, named);
+          const items: OutboxItem[] = [];
+          for (const m of group) {
+            const snapshot = snapshots.get(m.executionId);
+            if (snapshot) items.push(...(await this.store(em, snapshot, await this.decideEvents(snapshot, m.events))));
+          }
+          await this.outbox.add(em, items);
+        });
+        for (const m of group) m.resolve();
+        return;
+      } catch {
+        // fall through: each on its own
+      }
+    }
+    for (const m of group) {
+      try {
+        await this.dataSource.transaction(async (em) => {
+          const snapshot = await lockSnapshot(em, m.executionId, this.specs, namedActions(m.events));
+          if (!snapshot) return; // deleted execution: nothing to do
+          await this.outbox.add(em, await this.store(em, snapshot, await this.decideEvents(snapshot, m.events)));
+        });
+        m.resolve();
+      } catch (err) {
+        m.reject(err);
+      }
+    }
+  }
+
+  private async decideEvents(snapshot: ExecutionSnapshot, events: readonly EngineEvent[]): Promise<Decision> {
+    // each inline round is a later moment, at least 1 ms after the previous one: tasks created by
+    // successive rounds keep their order in lists sorted by created_at (Mistral's default sort)
+    let prev = 0;
+    const decideEvents = (s: ExecutionSnapshot, evs: readonly EngineEvent[]): Decision => {
+      prev = Math.max(this.now().getTime(), prev + 1);
+      const now = new Date(prev);
+      return evs.length === 1 ? decide(s, evs[0] as EngineEvent, now, this.newId) : decideBatch(s, evs, now, this.newId);
+    };
+    const runner = this.inlineRunner;
+    return runner ? decideInline(snapshot, events, decideEvents, (ex, e) => runInline(runner, ex, e)) : decideEvents(snapshot, events);
+  }
+
+  /** Writes a decision's rows; returns its outgoing messages for the outbox. */
+  private async store(em: EntityManager, snapshot: ExecutionSnapshot, decision: Decision): Promise<OutboxItem[]> {
     const ex = decision.changes.execution ?? snapshot.execution;
     await applyChanges(em, ex, decision.changes);
     const items: OutboxItem[] = [];
     for (const effect of decision.commands) items.push(...(await this.effectItems(em, ex, decision, effect)));
-    await this.outbox.add(em, batchItemRuns(items));
+    return batchItemRuns(items);
   }
 
   private async effectItems(em: EntityManager, ex: WorkflowExecution, decision: Decision, e: EngineEffect): Promise<OutboxItem[]> {
@@ -405,5 +477,19 @@ export class EngineCommandHandler {
     ];
   }
 }
+
+/** Group transactions one engine runs at once, and executions per group. */
+const MAX_GROUP_TRANSACTIONS = 4;
+const MAX_GROUP_SIZE = 32;
+
+interface GroupMember {
+  executionId: string;
+  events: EngineEvent[];
+  resolve: () => void;
+  reject: (e: unknown) => void;
+}
+
+/** Only the action rows the events name (plus plain tasks' and failed ones): with-items items are counted in their task. */
+const namedActions = (events: readonly EngineEvent[]): string[] => events.flatMap((e) => ('actionExecutionId' in e ? [e.actionExecutionId] : []));
 
 const bus = (message: EngineCommandMessage): OutboxItem => ({ destination: 'bus', queue: ENGINE_COMMAND_QUEUE, message });

@@ -180,7 +180,52 @@ export async function lockSnapshot(
           FROM "workflow_executions" s WHERE s."parent_execution_id" = $1) AS "subs"`,
     actionIds ? [executionId, JSON.stringify(actionIds)] : [executionId],
   );
-  const related = rows[0] ?? {};
+  return toSnapshot(db, exRow, rows[0] ?? {});
+}
+
+/**
+ * {@link lockSnapshot} for several executions in one transaction: the rows are locked in id order (so
+ * two engines locking overlapping sets cannot deadlock), then everything `decide` needs is loaded by
+ * one statement. `actionIds` names, per execution, the action executions its events name. Missing
+ * (deleted) executions are absent from the result.
+ */
+export async function lockSnapshots(
+  db: SqlRunner,
+  executionIds: readonly string[],
+  specs: SpecCache,
+  actionIds: ReadonlyMap<string, readonly string[]>,
+): Promise<Map<string, ExecutionSnapshot>> {
+  const ids = [...new Set(executionIds)].sort();
+  const uncached = ids.filter((id) => !specs.get(id));
+  const columns = EXECUTION_COLUMNS.replace('"spec", ', `CASE WHEN "id" = ANY($2::uuid[]) THEN "spec" END AS "spec", `);
+  const locked: Row[] = await db.query(
+    `SELECT ${columns} FROM "workflow_executions" WHERE "id" = ANY($1::uuid[]) ORDER BY "id" FOR UPDATE`,
+    [ids, uncached],
+  );
+  const out = new Map<string, ExecutionSnapshot>();
+  if (locked.length === 0) return out;
+  const named = Object.fromEntries(ids.map((id) => [id, actionIds.get(id) ?? []]));
+  const rows: Row[] = await db.query(
+    `SELECT x."id",
+       (SELECT COALESCE(json_agg(t ORDER BY t."seq"), '[]') FROM "task_executions" t WHERE t."workflow_execution_id" = x."id") AS "tasks",
+       (${NEEDED_ACTIONS.replaceAll('$1', 'x."id"').replace('$2::jsonb', '($2::jsonb -> x."id"::text)')}) AS "actions",
+       (SELECT COALESCE(json_agg(json_build_object('id', s."id", 'task_execution_id', s."task_execution_id", 'state', s."state")), '[]')
+          FROM "workflow_executions" s WHERE s."parent_execution_id" = x."id") AS "subs"
+     FROM unnest($1::uuid[]) AS x("id")`,
+    [locked.map((r) => String(r['id'])), JSON.stringify(named)],
+  );
+  const related = new Map(rows.map((r) => [String(r['id']), r]));
+  for (const exRow of locked) {
+    const id = String(exRow['id']);
+    const cached = specs.get(id);
+    if (cached) exRow['spec'] = cached;
+    else specs.set(id, parse<WorkflowSpec>(exRow['spec']));
+    out.set(id, await toSnapshot(db, exRow, related.get(id) ?? {}));
+  }
+  return out;
+}
+
+async function toSnapshot(db: SqlRunner, exRow: Row, related: Row): Promise<ExecutionSnapshot> {
   const taskRows = parse<Row[]>(related['tasks']) ?? [];
   const actionRows = parse<Row[]>(related['actions']) ?? [];
   const subRows = parse<Row[]>(related['subs']) ?? [];

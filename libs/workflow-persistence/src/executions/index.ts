@@ -8,6 +8,7 @@ export {
   toActionExecution,
   insertExecution,
   lockSnapshot,
+  lockSnapshots,
   SpecCache,
   applyChanges,
   findExecutionIdOfTask,

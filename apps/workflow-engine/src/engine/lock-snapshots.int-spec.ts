@@ -1,0 +1,88 @@
+import { randomUUID } from 'node:crypto';
+import type { DataSource } from 'typeorm';
+import { SpecCache, lockSnapshot, lockSnapshots } from '@osc/workflow-persistence';
+import { EngineInstance, createEngineDatabase, inProcessMessaging, startExecution, storeWorkflows, taskStates } from '../../test/engine-harness';
+
+const WORKFLOWS = `
+version: '2.0'
+waits:
+  tasks:
+    first:
+      action: std.noop
+      on-success: hold
+    hold:
+      action: std.async_noop
+parent:
+  tasks:
+    call:
+      workflow: waits
+items:
+  tasks:
+    each:
+      with-items: i in <% range(3) %>
+      action: std.async_noop
+`;
+
+/** The engine's group transactions load several executions at once: the same snapshots as one by one. */
+describe('lockSnapshots (PostgreSQL)', () => {
+  let db: Awaited<ReturnType<typeof createEngineDatabase>>;
+  let ds: DataSource;
+  let engine: EngineInstance;
+
+  beforeAll(async () => {
+    db = await createEngineDatabase();
+    ds = db.dataSource;
+    await storeWorkflows(ds, WORKFLOWS);
+    const { bus, jobs } = inProcessMessaging();
+    engine = new EngineInstance(ds, bus, jobs);
+    await engine.start();
+  }, 60_000);
+
+  afterAll(async () => {
+    await engine?.stop();
+    await db?.drop();
+  });
+
+  const waitFor = async (check: () => Promise<boolean>): Promise<void> => {
+    const deadline = Date.now() + 20_000;
+    while (!(await check())) {
+      if (Date.now() > deadline) throw new Error('timed out');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+
+  it('returns, for each execution, what lockSnapshot returns, and skips unknown ids', async () => {
+    const a = await startExecution(ds, engine.outbox, 'waits');
+    const b = await startExecution(ds, engine.outbox, 'parent');
+    const c = await startExecution(ds, engine.outbox, 'items');
+    await waitFor(async () => (await taskStates(ds, a))['hold'] === 'RUNNING');
+    await waitFor(async () => (await taskStates(ds, c))['each'] === 'RUNNING');
+    await waitFor(async () => (await ds.query(`SELECT 1 FROM "workflow_executions" WHERE "parent_execution_id" = $1`, [b])).length === 1);
+    const itemActions: { id: string }[] = await ds.query(
+      `SELECT "id" FROM "action_executions" WHERE "workflow_execution_id" = $1 ORDER BY "item_index"`,
+      [c],
+    );
+    expect(itemActions).toHaveLength(3);
+    const named = new Map([[c, [itemActions[1]!.id]]]);
+    const missing = randomUUID();
+
+    const one = await ds.transaction(async (em) => ({
+      a: await lockSnapshot(em, a),
+      b: await lockSnapshot(em, b, new SpecCache(), []),
+      c: await lockSnapshot(em, c, new SpecCache(), [itemActions[1]!.id]),
+    }));
+    const cache = new SpecCache();
+    const spec = one.a!.execution.spec;
+    cache.set(a, spec); // a cached spec is used as is, an uncached one is loaded
+    const many = await ds.transaction((em) => lockSnapshots(em, [c, missing, b, a], cache, named));
+
+    expect([...many.keys()].sort()).toEqual([a, b, c].sort());
+    expect(many.get(a)).toEqual({ ...one.a, actions: one.a!.actions.map((x) => expect.objectContaining({ ...x })) });
+    expect(many.get(b)).toEqual(one.b);
+    expect(many.get(b)!.subExecutions).toHaveLength(1);
+    expect(many.get(c)).toEqual(one.c);
+    // only the named item action of the with-items task
+    expect(many.get(c)!.actions.map((x) => x.id)).toEqual([itemActions[1]!.id]);
+    expect(many.get(a)!.execution.spec).toBe(spec);
+  });
+});
