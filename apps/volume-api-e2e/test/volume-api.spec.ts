@@ -293,6 +293,12 @@ describe.each(MODES)('block storage v3 over HTTP (%s)', (mode) => {
       expect((await member.get('/limits')).body.limits.absolute.totalVolumesUsed).toBe(0);
       expect((await member.put(`/os-quota-sets/${p}`, { quota_set: { volumes: 5 } })).status).toBe(403);
     });
+    it('answers quota defaults for a project (no 500 on PostgreSQL)', async () => {
+      const p = newProject();
+      const r = await api.get(`/os-quota-sets/${p}/defaults`);
+      expect(r.status).toBe(200);
+      expect(r.body.quota_set).toMatchObject({ id: p, volumes: expect.any(Number), gigabytes: expect.any(Number) });
+    });
     it('lists with filters, sorting, paging and counts', async () => {
       const p = newProject();
       const member = api.as(memberOf(p));

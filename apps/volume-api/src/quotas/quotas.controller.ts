@@ -43,7 +43,7 @@ export class QuotasService {
 
   async defaults(projectId: string): Promise<Record<string, unknown>> {
     const keys = await this.keys();
-    const classLimits = await this.quotas.limits(this.db, '\u0000no-project');
+    const classLimits = await this.quotas.limits(this.db, '');
     return quotaSetView(projectId, keys, { ...DEFAULT_QUOTAS, ...classLimits }, null);
   }
 
