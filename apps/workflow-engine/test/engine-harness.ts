@@ -1,3 +1,5 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
 import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
@@ -187,4 +189,35 @@ export function prefixedJobs(jobs: JobQueue, prefix: string): JobQueue {
     ping: () => jobs.ping(),
     close: () => jobs.close(),
   };
+}
+
+/**
+ * Spawns test/engine-process.ts on the given database, queue and BullMQ prefixes (plus extra env,
+ * e.g. ROLE or EXECUTOR_CONCURRENCY) and resolves once it prints "ready"; rejects if it exits first.
+ * The child joins `opts.children` at once. Short job lock/stall times let a killed process's jobs come back quickly.
+ */
+export async function spawnEngineProcess(
+  opts: { databaseUrl: string; queuePrefix: string; bullPrefix: string; children: ChildProcess[] },
+  extraEnv: Record<string, string> = {},
+): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['-r', '@swc-node/register', path.join(__dirname, 'engine-process.ts')], {
+    env: {
+      ...process.env,
+      DATABASE_URL: opts.databaseUrl,
+      QUEUE_PREFIX: opts.queuePrefix,
+      BULL_PREFIX: opts.bullPrefix,
+      JOB_LOCK_MS: '3000',
+      JOB_STALLED_MS: '1000',
+      DB_POOL: '5',
+      ...extraEnv,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  opts.children.push(child); // tracked before it is ready, so a failed start is still killed at teardown
+  child.stderr!.on('data', () => undefined);
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (d) => String(d).includes('ready') && resolve());
+    child.once('exit', (code) => reject(new Error(`${extraEnv['ROLE'] ?? 'engine'} process exited with ${code}`)));
+  });
+  return child;
 }

@@ -1,12 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { type Server, createServer } from 'node:http';
-import path from 'node:path';
 import type { DataSource } from 'typeorm';
 import { BullMqJobQueue, OutboxRelay, OutboxWriter, RabbitMqCommandBus } from '@osc/messaging';
-import { createEngineDatabase, prefixedBus, prefixedJobs, startExecution, storeWorkflows } from '../../test/engine-harness';
+import { createEngineDatabase, prefixedBus, prefixedJobs, startExecution, storeWorkflows, spawnEngineProcess } from '../../test/engine-harness';
 
-const ENGINE_PROCESS = path.join(__dirname, '../../test/engine-process.ts');
 const N = 6;
 const DELAY_S = 3;
 
@@ -29,19 +27,7 @@ describe('SIGKILL of the engine during a retry delay (distributed)', () => {
   let close: () => Promise<void>;
   const outbox = new OutboxWriter();
 
-  const startEngine = async (): Promise<ChildProcess> => {
-    const child = spawn(process.execPath, ['-r', '@swc-node/register', ENGINE_PROCESS], {
-      env: { ...process.env, DATABASE_URL: db.url, QUEUE_PREFIX: prefix, BULL_PREFIX: bullPrefix, JOB_LOCK_MS: '3000', JOB_STALLED_MS: '1000', DB_POOL: '5' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    children.push(child);
-    child.stderr!.on('data', () => undefined);
-    await new Promise<void>((resolve, reject) => {
-      child.stdout!.on('data', (d) => String(d).includes('ready') && resolve());
-      child.once('exit', (code) => reject(new Error(`engine process exited with ${code}`)));
-    });
-    return child;
-  };
+  const startEngine = (): Promise<ChildProcess> => spawnEngineProcess({ databaseUrl: db.url, queuePrefix: prefix, bullPrefix, children });
 
   beforeAll(async () => {
     receiver = createServer((req, res) => {

@@ -1,12 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { type Server, createServer } from 'node:http';
-import path from 'node:path';
 import type { DataSource } from 'typeorm';
 import { BullMqJobQueue, OutboxRelay, OutboxWriter, RabbitMqCommandBus } from '@osc/messaging';
-import { createEngineDatabase, prefixedBus, prefixedJobs, startExecution, storeWorkflows } from '../../test/engine-harness';
+import { createEngineDatabase, prefixedBus, prefixedJobs, startExecution, storeWorkflows, spawnEngineProcess } from '../../test/engine-harness';
 
-const ENGINE_PROCESS = path.join(__dirname, '../../test/engine-process.ts');
 const ITEMS = 2000;
 
 /**
@@ -30,30 +28,7 @@ describe('SIGKILL of an engine-role process during a with-items run of 2,000 ite
   let close: () => Promise<void>;
   const outbox = new OutboxWriter();
 
-  const startProcess = async (role: 'engine' | 'executor'): Promise<ChildProcess> => {
-    const child = spawn(process.execPath, ['-r', '@swc-node/register', ENGINE_PROCESS], {
-      env: {
-        ...process.env,
-        DATABASE_URL: db.url,
-        QUEUE_PREFIX: prefix,
-        BULL_PREFIX: bullPrefix,
-        JOB_LOCK_MS: '3000',
-        JOB_STALLED_MS: '1000',
-        DB_POOL: '5',
-        ROLE: role,
-        PREFETCH: '100',
-        EXECUTOR_CONCURRENCY: '20',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    children.push(child);
-    child.stderr!.on('data', () => undefined);
-    await new Promise<void>((resolve, reject) => {
-      child.stdout!.on('data', (d) => String(d).includes('ready') && resolve());
-      child.once('exit', (code) => reject(new Error(`${role} process exited with ${code}`)));
-    });
-    return child;
-  };
+  const startProcess = (role: 'engine' | 'executor'): Promise<ChildProcess> => spawnEngineProcess({ databaseUrl: db.url, queuePrefix: prefix, bullPrefix, children }, { ROLE: role, PREFETCH: '100', EXECUTOR_CONCURRENCY: '20' });
 
   beforeAll(async () => {
     receiver = createServer((req, res) => {
