@@ -19,7 +19,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-results="$here/results"
+results="${TEMPEST_RESULTS_DIR:-$here/results}"   # TEMPEST_RESULTS_DIR: partial runs elsewhere
 suites=("$@")
 [ ${#suites[@]} -gt 0 ] || suites=(mistral volume)
 concurrency=${TEMPEST_CONCURRENCY:-2}

@@ -1,5 +1,8 @@
 import { type DynamicModule, Module } from '@nestjs/common';
+import { adminControllers, adminProviders } from './admin';
+import { backupControllers, backupProviders } from './backups';
 import type { VolumeApiConfig } from './config';
+import { groupControllers, groupProviders } from './groups';
 import { ExtensionsController } from './extensions/extensions.controller';
 import { AvailabilityZonesController, PoolsService, SchedulerStatsController } from './pools/pools.controller';
 import { LimitsController, QuotaSetsController, QuotasService } from './quotas/quotas.controller';
@@ -28,6 +31,9 @@ export class VolumeApiModule {
         LimitsController,
         SchedulerStatsController,
         AvailabilityZonesController,
+        ...backupControllers,
+        ...groupControllers,
+        ...adminControllers,
       ],
       providers: [
         { provide: VOLUME_API_CONFIG, useValue: config },
@@ -36,6 +42,9 @@ export class VolumeApiModule {
         SnapshotsService,
         QuotasService,
         PoolsService,
+        ...backupProviders,
+        ...groupProviders,
+        ...adminProviders,
       ],
     };
   }

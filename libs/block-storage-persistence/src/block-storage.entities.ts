@@ -1,4 +1,7 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { adminEntities } from './admin';
+import { backupEntities } from './backups';
+import { groupEntities } from './groups';
 
 /**
  * Row shapes of the block-storage tables (see the migration for indexes). Repositories read and
@@ -157,4 +160,7 @@ export const blockStorageEntities = [
   QuotaClassLimitEntity,
   QuotaUsageEntity,
   StoragePoolEntity,
+  ...backupEntities,
+  ...groupEntities,
+  ...adminEntities,
 ];

@@ -1,4 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { adminMigrations } from './admin';
+import { backupMigrations } from './backups';
+import { groupMigrations } from './groups';
 
 /**
  * The block-storage schema: volume types (with extra specs, access grants, encryption and
@@ -205,4 +208,10 @@ export class AddQuotaReservations1764000000000 implements MigrationInterface {
   }
 }
 
-export const blockStorageMigrations = [CreateBlockStorage1763950000000, AddQuotaReservations1764000000000];
+export const blockStorageMigrations = [
+  CreateBlockStorage1763950000000,
+  AddQuotaReservations1764000000000,
+  ...backupMigrations,
+  ...groupMigrations,
+  ...adminMigrations,
+];

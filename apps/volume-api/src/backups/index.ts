@@ -1,0 +1,5 @@
+import type { Provider, Type } from '@nestjs/common';
+
+// Controllers and providers of this area, registered in VolumeApiModule.
+export const backupControllers: Type[] = [];
+export const backupProviders: Provider[] = [];
