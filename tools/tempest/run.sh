@@ -212,7 +212,12 @@ done
   echo "run: $(date -u +%Y-%m-%dT%H:%MZ), embedded mode, concurrency $concurrency"
   echo "tempest $(dpkg-query -W -f='${Version}' tempest), mistral-tempest-plugin $(dpkg-query -W -f='${Version}' mistral-tempest-plugin), cinder-tempest-plugin $(dpkg-query -W -f='${Version}' cinder-tempest-plugin), keystone $(dpkg-query -W -f='${Version}' keystone)"
   for suite in "${suites[@]}"; do head -1 "$results/$suite.summary.txt"; done
+  # Issue 9: no token or password in the product's log of a whole run. Keystone's Fernet tokens all
+  # begin with gAAAAA; the two passwords are the ones this script generated.
+  leaks=$(grep -c -e 'gAAAAA' -e "$admin_password" -e "$svc_password" "$work/product.log" || true)
+  echo "product log: $(wc -l <"$work/product.log") lines, $leaks containing a token or a password"
 } >"$results/last-run.txt"
+[ "$(grep -c ', 0 containing a token' "$results/last-run.txt")" = 1 ] || { log "secrets found in the product log"; status=1; }
 cat "$results/last-run.txt"
 # The product's log, for the failures' diagnosis (never committed: results/.gitignore).
 cp "$work/product.log" "$results/product.log"
