@@ -13,6 +13,8 @@ export type MessagingConfig =
       amqpUrl: string;
       redisUrl: string;
       redisPrefix?: string;
+      /** Tests only: RabbitMQ queues expire after this long unused (see `RabbitMqCommandBusOptions`). */
+      queueExpiresMs?: number;
       logger?: MessagingLogger;
     };
 
@@ -28,7 +30,7 @@ export function createMessaging(config: MessagingConfig): Messaging {
   const bus: CommandBus =
     config.mode === 'embedded'
       ? new InProcessCommandBus()
-      : new RabbitMqCommandBus({ url: config.amqpUrl, logger: config.logger });
+      : new RabbitMqCommandBus({ url: config.amqpUrl, logger: config.logger, queueExpiresMs: config.queueExpiresMs });
   const jobs: JobQueue =
     config.mode === 'embedded'
       ? new InProcessJobQueue()

@@ -31,6 +31,13 @@ export interface RabbitMqCommandBusOptions {
   publishTimeoutMs?: number;
   /** Shown in the broker's connection list. */
   connectionName?: string;
+  /**
+   * Tests and benchmarks only; production never sets it. Declares every queue with `x-expires`, so
+   * the broker deletes a queue unused (no consumer, no redeclaration) for this long: the queues of a
+   * killed test run do not pile up. Every declarer of a queue must pass the same value (RabbitMQ
+   * refuses a redeclaration with other arguments).
+   */
+  queueExpiresMs?: number;
   logger?: MessagingLogger;
 }
 
@@ -73,6 +80,7 @@ export class RabbitMqCommandBus implements CommandBus {
   private readonly logger: MessagingLogger;
   private readonly reconnectDelayMs: number;
   private readonly connectTimeoutMs: number;
+  private readonly extraArguments: Readonly<Record<string, number>>;
   private publisherChannel?: Channel;
   private closed = false;
 
@@ -80,6 +88,11 @@ export class RabbitMqCommandBus implements CommandBus {
     this.logger = options.logger ?? stderrLogger;
     this.reconnectDelayMs = (options.reconnectTimeInSeconds ?? 1) * 1000;
     this.connectTimeoutMs = options.publishTimeoutMs ?? 30_000;
+    const expires = options.queueExpiresMs;
+    if (expires !== undefined && !(Number.isInteger(expires) && expires > 0)) {
+      throw new TypeError(`queueExpiresMs must be a positive integer, got ${expires}`);
+    }
+    this.extraArguments = expires === undefined ? {} : { 'x-expires': expires };
     const urls = Array.isArray(options.url) ? options.url : [options.url];
     this.connection = amqp.connect(urls, {
       heartbeatIntervalInSeconds: options.heartbeatIntervalInSeconds ?? 5,
@@ -179,7 +192,7 @@ export class RabbitMqCommandBus implements CommandBus {
           this.logger.warn('amqp consumer channel closed', { queue, error: err.message }),
         );
         channel.once('close', () => this.watchConsumerChannel(state, channel));
-        await declareTopology(channel, queue);
+        await declareTopology(channel, queue, this.extraArguments);
         await channel.prefetch(prefetch);
         const { consumerTag } = await channel.consume(
           queue,
@@ -289,7 +302,7 @@ export class RabbitMqCommandBus implements CommandBus {
 
   private async declareOnce(queue: string): Promise<void> {
     try {
-      await this.withShortLivedChannel((channel) => declareTopology(channel, queue));
+      await this.withShortLivedChannel((channel) => declareTopology(channel, queue, this.extraArguments));
     } catch (e) {
       if (e instanceof TransientError) throw e;
       if ((e as { code?: unknown }).code === 406) {
@@ -422,16 +435,21 @@ export class RabbitMqCommandBus implements CommandBus {
   }
 }
 
-async function declareTopology(channel: Channel, queue: string): Promise<void> {
+/** `extra`: further queue arguments (`x-expires` of test buses); empty in production. */
+async function declareTopology(
+  channel: Channel,
+  queue: string,
+  extra: Readonly<Record<string, number>>,
+): Promise<void> {
   if (isDeadLetterQueue(queue)) {
-    await channel.assertQueue(queue, { durable: true, arguments: QUORUM });
+    await channel.assertQueue(queue, { durable: true, arguments: { ...QUORUM, ...extra } });
     return;
   }
   const dlq = deadLetterQueueOf(queue);
-  await channel.assertQueue(dlq, { durable: true, arguments: QUORUM });
+  await channel.assertQueue(dlq, { durable: true, arguments: { ...QUORUM, ...extra } });
   await channel.assertQueue(queue, {
     durable: true,
-    arguments: { ...QUORUM, 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': dlq },
+    arguments: { ...QUORUM, ...extra, 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': dlq },
   });
 }
 

@@ -149,6 +149,41 @@ describeWithServer(
       }
     });
 
+    it('queueExpiresMs (tests only): the broker deletes the queue and its dead-letter queue once unused; without it they stay', async () => {
+      const expiring = uniqueName('expiring');
+      const kept = uniqueName('kept');
+      const exists = async (q: string): Promise<boolean> => {
+        const ch = await admin.createChannel();
+        ch.on('error', () => undefined);
+        try {
+          await ch.checkQueue(q);
+          await ch.close();
+          return true;
+        } catch (e) {
+          if ((e as { code?: number }).code === 404) return false;
+          throw e;
+        }
+      };
+      expect(() => new RabbitMqCommandBus({ url: AMQP_URL, logger: quiet, queueExpiresMs: 0 })).toThrow(TypeError);
+      const bus = new RabbitMqCommandBus({ url: AMQP_URL, logger: quiet, queueExpiresMs: 1000 });
+      const plain = new RabbitMqCommandBus({ url: AMQP_URL, logger: quiet });
+      try {
+        await bus.publish(expiring, { id: 'x', type: 't', payload: null });
+        await plain.publish(kept, { id: 'x', type: 't', payload: null });
+        expect(await exists(expiring)).toBe(true);
+        await bus.close();
+        await waitFor('the expiring queues to go', async () => !(await exists(expiring)) && !(await exists(`${expiring}.dlq`)), 20_000);
+        expect(await exists(kept)).toBe(true);
+        expect(await exists(`${kept}.dlq`)).toBe(true);
+      } finally {
+        await bus.close();
+        await plain.close();
+        const ch = await admin.createChannel();
+        for (const q of [expiring, `${expiring}.dlq`, kept, `${kept}.dlq`]) await ch.deleteQueue(q);
+        await ch.close();
+      }
+    });
+
     it('fails a publish with TransientError when the broker cannot be reached in time', async () => {
       const bus = new RabbitMqCommandBus({
         url: 'amqp://guest:guest@127.0.0.1:1',
