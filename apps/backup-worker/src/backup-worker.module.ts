@@ -1,4 +1,6 @@
 import { type DynamicModule, Module } from '@nestjs/common';
+import { BACKUP_CONFIG } from './backups/backup.config';
+import { BackupService } from './backups/backup.service';
 import type { BackupWorkerConfig } from './config';
 import { VOLUME_BACKEND_CONFIG } from './volume-backend/volume-backend.config';
 import { VolumeBackendService } from './volume-backend/volume-backend.service';
@@ -9,7 +11,12 @@ export class BackupWorkerModule {
   static forRoot(config: BackupWorkerConfig): DynamicModule {
     return {
       module: BackupWorkerModule,
-      providers: [{ provide: VOLUME_BACKEND_CONFIG, useValue: config.volumeBackend }, VolumeBackendService],
+      providers: [
+        { provide: VOLUME_BACKEND_CONFIG, useValue: config.volumeBackend },
+        VolumeBackendService,
+        { provide: BACKUP_CONFIG, useValue: config.backup },
+        BackupService,
+      ],
       exports: [VolumeBackendService],
     };
   }

@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import type { BackupConfig } from './backups/backup.config';
 import type { VolumeBackendConfig } from './volume-backend/volume-backend.config';
 import { type Env, distributedInfraSchema, logLevelSchema, parseConfig, portSchema } from '@osc/http-common';
 
@@ -20,12 +21,21 @@ const schema = z.object({
   VOLUME_BACKEND_RESERVED_PERCENTAGE: z.coerce.number().int().min(0).max(100).default(0),
   VOLUME_BACKEND_STATS_SECONDS: z.coerce.number().int().min(1).default(60),
   VOLUME_BACKEND_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
+  /** Root of the posix backup store; default `<DATA_DIR>/backups`. */
+  BACKUP_STORE_DIR: z.string().min(1).optional(),
+  /** Bytes per backup object (a multiple of the hash block size, BS-11.2). */
+  BACKUP_CHUNK_SIZE: z.coerce.number().int().min(4096).max(1024 * 1024 * 1024).default(32 * 1024 * 1024),
+  BACKUP_HASH_BLOCK_SIZE: z.coerce.number().int().min(512).max(64 * 1024 * 1024).default(32 * 1024),
+  /** zlib (gzip), none (off, no); bz2 and zstd are refused by this worker. */
+  BACKUP_COMPRESSION: z.enum(['zlib', 'gzip', 'none', 'off', 'no']).default('zlib'),
+  BACKUP_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
 });
 
 export interface BackupWorkerConfig {
   readonly health: { port: number; host: string };
   readonly logLevel: string;
   readonly volumeBackend: VolumeBackendConfig;
+  readonly backup: BackupConfig;
 }
 
 export function loadConfig(env: Env): BackupWorkerConfig {
@@ -42,6 +52,13 @@ export function loadConfig(env: Env): BackupWorkerConfig {
       reservedPercentage: c.VOLUME_BACKEND_RESERVED_PERCENTAGE,
       statsIntervalSeconds: c.VOLUME_BACKEND_STATS_SECONDS,
       concurrency: c.VOLUME_BACKEND_CONCURRENCY,
+    }),
+    backup: Object.freeze({
+      directory: path.resolve(c.BACKUP_STORE_DIR ?? path.join(c.DATA_DIR, 'backups')),
+      chunkSize: c.BACKUP_CHUNK_SIZE,
+      blockSize: c.BACKUP_HASH_BLOCK_SIZE,
+      compression: c.BACKUP_COMPRESSION,
+      concurrency: c.BACKUP_CONCURRENCY,
     }),
   });
 }

@@ -18,3 +18,4 @@ export * from './scheduler/placement';
 export * from './lists/list-query';
 export * from './lists/volume-filters';
 export * from './backup/chunk-format';
+export * from './backup/backup';

@@ -4,3 +4,4 @@ export * from './block-storage.migration';
 export * from './volume.repository';
 export * from './volume-type.repository';
 export * from './quota.repository';
+export * from './backups';

@@ -1,3 +1,9 @@
-// Backups: entities and migrations (filled by the backups work; registered in blockStorageEntities/Migrations).
-export const backupEntities: (new (...args: never[]) => unknown)[] = [];
-export const backupMigrations: (new (...args: never[]) => unknown)[] = [];
+import { BackupEntity } from './backup.entity';
+import { CreateBackups1764300000000 } from './backup.migration';
+
+export { BackupEntity } from './backup.entity';
+export * from './backup.repository';
+
+// Backups: entities and migrations (registered in blockStorageEntities/Migrations).
+export const backupEntities: (new (...args: never[]) => unknown)[] = [BackupEntity];
+export const backupMigrations: (new (...args: never[]) => unknown)[] = [CreateBackups1764300000000];

@@ -1,0 +1,11 @@
+/** DI token and shape of the backup engine's configuration (validated in `config.ts`). */
+export const BACKUP_CONFIG = Symbol('BACKUP_CONFIG');
+
+export interface BackupConfig {
+  /** Root of the posix backup store. */
+  readonly directory: string;
+  readonly chunkSize: number;
+  readonly blockSize: number;
+  readonly compression: string;
+  readonly concurrency: number;
+}

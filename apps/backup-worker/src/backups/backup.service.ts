@@ -1,0 +1,333 @@
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import type { DataSource, EntityManager } from 'typeorm';
+import {
+  BACKUP_CREATE_JOB,
+  BACKUP_DELETE_JOB,
+  BACKUP_DRIVER_IDS,
+  BACKUP_IMPORT_JOB,
+  BACKUP_RESTORE_JOB,
+  IMPORT_REQUIRED_FIELDS,
+  backupJobQueue,
+  backupObjectPrefix,
+  backupQuotaDeltas,
+  defaultBackupContainer,
+  parseBackupCodec,
+  type BackupJob,
+  type BackupRestoreJob,
+  type VolumeStatus,
+} from '@osc/block-storage-domain';
+import { BackupRepository, QuotaRepository, SnapshotRepository, VolumeRepository, type StoredBackup } from '@osc/block-storage-persistence';
+import { InvalidInputError } from '@osc/errors';
+import { type Job, type JobQueue, type Worker } from '@osc/messaging';
+import { CLOCK, DATA_SOURCE, JOB_QUEUE, type Clock } from '@osc/platform';
+import { ensureDir, GIB } from '../volume-backend/sparse-file';
+import { VOLUME_BACKEND_CONFIG, type VolumeBackendConfig } from '../volume-backend/volume-backend.config';
+import { VolumeBackendService } from '../volume-backend/volume-backend.service';
+import { BackupCancelledError, readManifest, restoreBackup, writeBackup, type BackupLocation } from './backup-engine';
+import { BACKUP_CONFIG, type BackupConfig } from './backup.config';
+import { PosixBackupStore } from './backup-store';
+
+/** Stored wire timestamps (`YYYY-MM-DDTHH:MM:SS.ffffff`, UTC) back to dates. */
+const toDate = (t: Date | string): Date => (t instanceof Date ? t : new Date(`${t}Z`));
+
+const reasonOf = (err: unknown): string => (err instanceof Error ? err.message : String(err)).slice(0, 1000);
+
+/**
+ * Backup jobs of one back end (spec 7.9, 8.3, 11): create, restore, delete and import, on the
+ * backup queue of the back end whose volume files this worker holds. Every handler first checks
+ * the row is still in the status the job expects, so a redelivered job does nothing; outcomes are
+ * written in one transaction (status, quota settlement, source status) before the job is acked.
+ * On start, work interrupted by a restart is failed or resumed (BS-8.3.6).
+ */
+@Injectable()
+export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly log = new Logger('backup');
+  private readonly backups = new BackupRepository();
+  private readonly volumes = new VolumeRepository();
+  private readonly snapshots = new SnapshotRepository();
+  private readonly quotas = new QuotaRepository();
+  private readonly store: PosixBackupStore;
+  private worker: Worker | null = null;
+
+  constructor(
+    @Inject(DATA_SOURCE) private readonly db: DataSource,
+    @Inject(JOB_QUEUE) private readonly jobs: JobQueue,
+    @Inject(CLOCK) private readonly clock: Clock,
+    @Inject(BACKUP_CONFIG) private readonly config: BackupConfig,
+    @Inject(VOLUME_BACKEND_CONFIG) private readonly volumeBackend: VolumeBackendConfig,
+    private readonly backend: VolumeBackendService,
+  ) {
+    this.store = new PosixBackupStore(config.directory);
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    await ensureDir(this.config.directory);
+    await this.recover();
+    this.worker = await this.jobs.process(backupJobQueue(this.backend.backend), (job) => this.handle(job), { concurrency: this.config.concurrency });
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.worker?.close();
+  }
+
+  /**
+   * BS-8.3.6: a backup left `creating` by a restart fails (its source returns to its previous
+   * status, its quota stays counted until it is deleted); an import or a delete is driven again; a
+   * restore ends with the backup `available` and the target volume `error_restoring`.
+   */
+  async recover(): Promise<void> {
+    const queue = backupJobQueue(this.backend.backend);
+    for (const b of await this.backups.listOnHost(this.db, this.backend.backend, ['creating', 'restoring', 'deleting'])) {
+      if (b.status === 'creating' && b.importRecord !== null) {
+        await this.jobs.add(queue, { id: `backup-import-recover-${b.id}`, name: BACKUP_IMPORT_JOB, data: { backupId: b.id } });
+      } else if (b.status === 'creating') {
+        await this.failCreate(b, 'The backup was interrupted by a restart of the backup service.');
+      } else if (b.status === 'deleting') {
+        await this.jobs.add(queue, { id: `backup-delete-${b.id}`, name: BACKUP_DELETE_JOB, data: { backupId: b.id } });
+      } else {
+        await this.db.transaction(async (em) => {
+          if (!(await this.backups.compareAndSetStatus(em, b.id, ['restoring'], 'available', this.clock.now()))) return;
+          if (b.restoreVolumeId !== null) {
+            await this.volumes.compareAndSetStatus(em, b.restoreVolumeId, ['restoring-backup'], 'error_restoring', this.clock.now(), {
+              error_reason: 'The restore was interrupted by a restart of the backup service.',
+            });
+          }
+        });
+      }
+    }
+  }
+
+  async handle(job: Job): Promise<void> {
+    switch (job.name) {
+      case BACKUP_CREATE_JOB:
+        return this.create(job.data as BackupJob);
+      case BACKUP_RESTORE_JOB:
+        return this.restore(job.data as BackupRestoreJob);
+      case BACKUP_DELETE_JOB:
+        return this.remove(job.data as BackupJob);
+      case BACKUP_IMPORT_JOB:
+        return this.import(job.data as BackupJob);
+      default:
+        throw new InvalidInputError(`backup service has no handler for job ${job.name}`);
+    }
+  }
+
+  private location(b: StoredBackup): BackupLocation | null {
+    if (b.serviceMetadata === null) return null;
+    return { container: b.container ?? defaultBackupContainer('posix', b.id), prefix: b.serviceMetadata };
+  }
+
+  /** The volume (or snapshot) goes back to the status it had before the backup (BS-8.1.5). */
+  private async releaseSource(em: EntityManager, b: StoredBackup): Promise<void> {
+    if (b.snapshotId !== null) await this.snapshots.compareAndSetStatus(em, b.snapshotId, ['backing-up'], 'available', this.clock.now());
+    else {
+      const back: VolumeStatus = b.volumePreviousStatus === 'in-use' ? 'in-use' : 'available';
+      await this.volumes.compareAndSetStatus(em, b.volumeId, ['backing-up'], back, this.clock.now());
+    }
+  }
+
+  private async failCreate(b: StoredBackup, reason: string): Promise<void> {
+    this.log.warn(`backup ${b.id} failed: ${reason}`);
+    await this.db.transaction(async (em) => {
+      if (!(await this.backups.compareAndSetStatus(em, b.id, ['creating'], 'error', this.clock.now(), { fail_reason: reason.slice(0, 1000) }))) return;
+      // The failed backup keeps counting until it is deleted (the delete gives the quota back).
+      await this.quotas.settleReservation(em, b.id, true);
+      await this.releaseSource(em, b);
+    });
+  }
+
+  private async create(data: BackupJob): Promise<void> {
+    const b = await this.backups.findById(this.db, data.backupId, null);
+    if (!b || b.status !== 'creating' || b.importRecord !== null) return;
+    const container = b.container ?? defaultBackupContainer('posix', b.id);
+    const prefix = backupObjectPrefix('posix', { volumeId: b.volumeId, backupId: b.id, availabilityZone: b.availabilityZone, at: toDate(b.createdAt) });
+    let objectCount: number;
+    try {
+      const v = await this.volumes.findById(this.db, b.volumeId, null);
+      if (!v) throw new InvalidInputError(`Volume ${b.volumeId} no longer exists.`);
+      const parent = b.parentId === null ? null : await this.backups.findById(this.db, b.parentId, null);
+      const parentLocation = parent ? this.location(parent) : null;
+      if (b.parentId !== null && parentLocation === null) throw new InvalidInputError('The parent backup is gone or incomplete. Do a full backup.');
+      const volumeMeta = JSON.stringify({
+        version: 2,
+        'volume-base-metadata': { id: v.id, display_name: v.name, display_description: v.description, size: v.size, bootable: v.bootable, availability_zone: v.availabilityZone },
+        'volume-metadata': { ...v.metadata },
+        'volume-glance-metadata': v.imageMetadata ?? {},
+      });
+      ({ objectCount } = await writeBackup({
+        store: this.store,
+        params: { chunkSize: this.config.chunkSize, blockSize: this.config.blockSize },
+        codec: parseBackupCodec(this.config.compression),
+        source: b.snapshotId !== null ? this.backend.snapshotFile(b.snapshotId) : this.backend.volumeFile(b.volumeId),
+        bytes: b.size * GIB,
+        location: { container, prefix },
+        description: { backupId: b.id, volumeId: b.volumeId, name: b.name, description: b.description, createdAt: String(b.createdAt), parentId: b.parentId },
+        volumeMeta,
+        parent: parentLocation,
+        cancelled: async () => (await this.backups.findById(this.db, b.id, null))?.status !== 'creating',
+      }));
+    } catch (err) {
+      if (err instanceof BackupCancelledError) {
+        await this.db.transaction((em) => this.releaseSource(em, b));
+        return;
+      }
+      await this.store.deletePrefix(container, prefix).catch(() => undefined);
+      await this.failCreate(b, `Backup failed: ${reasonOf(err)}`);
+      return;
+    }
+    let done = false;
+    await this.db.transaction(async (em) => {
+      done = await this.backups.compareAndSetStatus(em, b.id, ['creating'], 'available', this.clock.now(), {
+        object_count: objectCount,
+        service_metadata: prefix,
+        container,
+        service: BACKUP_DRIVER_IDS.posix,
+      });
+      if (done) {
+        await this.quotas.settleReservation(em, b.id, true);
+        if (b.parentId !== null) await this.backups.addDependent(em, b.parentId, 1);
+      }
+      await this.releaseSource(em, b);
+    });
+    // Deleted (forced) while the last objects were written: nothing refers to them any more.
+    if (!done && (await this.backups.findById(this.db, b.id, null)) === null) await this.store.deletePrefix(container, prefix);
+  }
+
+  /** The backups to apply for a restore, full first (BS-11.7). */
+  private async chainOf(b: StoredBackup): Promise<BackupLocation[]> {
+    const out: BackupLocation[] = [];
+    let cur: StoredBackup = b;
+    for (let depth = 0; depth < 10_000; depth++) {
+      const loc = this.location(cur);
+      if (loc === null) throw new InvalidInputError(`Invalid backup: backup ${cur.id} has no stored objects.`);
+      out.unshift(loc);
+      if (cur.parentId === null) break;
+      const parentId: string = cur.parentId;
+      const parent = await this.backups.findById(this.db, parentId, null, { withDeleted: true });
+      if (parent === null) throw new InvalidInputError(`Invalid backup: the parent backup ${parentId} is missing.`);
+      cur = parent;
+    }
+    return out;
+  }
+
+  private async restore(data: BackupRestoreJob): Promise<void> {
+    const b = await this.backups.findById(this.db, data.backupId, null);
+    if (!b || b.status !== 'restoring' || b.restoreVolumeId !== data.volumeId) return;
+    const v = await this.volumes.findById(this.db, data.volumeId, null);
+    if (!v || v.status !== 'restoring-backup') {
+      await this.backups.compareAndSetStatus(this.db, b.id, ['restoring'], 'available', this.clock.now());
+      return;
+    }
+    let volumeMeta: string | null = null;
+    try {
+      volumeMeta = await restoreBackup({
+        store: this.store,
+        chain: await this.chainOf(b),
+        target: this.backend.volumeFile(v.id),
+        bytes: b.size * GIB,
+        newVolume: data.newVolume,
+        cancelled: async () => (await this.backups.findById(this.db, b.id, null))?.status !== 'restoring',
+      });
+    } catch (err) {
+      this.log.warn(`restoring backup ${b.id} into volume ${v.id} failed: ${reasonOf(err)}`);
+      await this.db.transaction(async (em) => {
+        await this.volumes.compareAndSetStatus(em, v.id, ['restoring-backup'], data.newVolume ? 'error' : 'error_restoring', this.clock.now(), {
+          error_reason: `Restoring backup ${b.id} failed: ${reasonOf(err)}`.slice(0, 1000),
+        });
+        await this.backups.compareAndSetStatus(em, b.id, ['restoring'], 'available', this.clock.now());
+      });
+      return;
+    }
+    const set: Record<string, unknown> = {};
+    if (data.newVolume && v.name === `restore_backup_${b.id}` && volumeMeta !== null) {
+      // BS-11.7: an auto-created target takes the backed-up volume's name and description.
+      try {
+        const base = (JSON.parse(volumeMeta) as { 'volume-base-metadata'?: { display_name?: unknown; display_description?: unknown } })['volume-base-metadata'];
+        if (typeof base?.display_name === 'string') set['display_name'] = base.display_name;
+        if (typeof base?.display_description === 'string') set['display_description'] = base.display_description;
+      } catch {
+        // A manifest without readable volume_meta keeps the generated name.
+      }
+    }
+    await this.db.transaction(async (em) => {
+      await this.volumes.compareAndSetStatus(em, v.id, ['restoring-backup'], 'available', this.clock.now(), set);
+      await this.backups.compareAndSetStatus(em, b.id, ['restoring'], 'available', this.clock.now());
+    });
+  }
+
+  private async remove(data: BackupJob): Promise<void> {
+    const b = await this.backups.findById(this.db, data.backupId, null);
+    if (!b || b.status !== 'deleting') return;
+    const loc = this.location(b);
+    try {
+      if (loc !== null) await this.store.deletePrefix(loc.container, loc.prefix);
+      else if (b.importRecord === null) {
+        // Never finished: remove whatever a cancelled create left.
+        const prefix = backupObjectPrefix('posix', { volumeId: b.volumeId, backupId: b.id, availabilityZone: b.availabilityZone, at: toDate(b.createdAt) });
+        await this.store.deletePrefix(b.container ?? defaultBackupContainer('posix', b.id), prefix);
+      }
+    } catch (err) {
+      this.log.warn(`deleting backup ${b.id} failed: ${reasonOf(err)}`);
+      await this.backups.compareAndSetStatus(this.db, b.id, ['deleting'], 'error_deleting', this.clock.now(), { fail_reason: reasonOf(err) });
+      return;
+    }
+    await this.db.transaction(async (em) => {
+      const removed = await this.backups.softDelete(em, b.id, ['deleting'], this.clock.now());
+      if (!removed) return;
+      // A reservation still open (force-deleted while creating or importing) is counted first,
+      // so the release below gives back exactly what the backup took.
+      await this.quotas.settleReservation(em, b.id, true);
+      await this.quotas.apply(em, b.projectId, backupQuotaDeltas(b.size, -1), 'in_use', false);
+      if (b.parentId !== null) await this.backups.addDependent(em, b.parentId, -1);
+      if (loc === null && b.importRecord === null) await this.releaseSource(em, b);
+    });
+  }
+
+  private async import(data: BackupJob): Promise<void> {
+    const b = await this.backups.findById(this.db, data.backupId, null);
+    if (!b || b.status !== 'creating' || b.importRecord === null) return;
+    const r = b.importRecord;
+    const str = (k: string): string | null => (typeof r[k] === 'string' ? (r[k] as string) : null);
+    let set: Record<string, unknown>;
+    try {
+      const missing = IMPORT_REQUIRED_FIELDS.filter((k) => !(k in r));
+      if (missing.length > 0) throw new InvalidInputError(`The backup record is missing ${missing.join(', ')}.`);
+      const container = str('container') ?? defaultBackupContainer('posix', String(r['id']));
+      const prefix = str('service_metadata');
+      if (prefix === null) throw new InvalidInputError('The backup record has no service_metadata.');
+      const { objects } = await readManifest(this.store, { container, prefix });
+      const uuidOrNull = (k: string): string | null => {
+        const v = str(k);
+        return v !== null && /^[0-9a-f-]{36}$/i.test(v) ? v : null;
+      };
+      const ts = str('data_timestamp');
+      set = {
+        volume_id: uuidOrNull('volume_id') ?? b.volumeId,
+        display_name: str('display_name'),
+        display_description: str('display_description'),
+        container,
+        service_metadata: prefix,
+        object_count: objects.length,
+        parent_id: uuidOrNull('parent_id'),
+        snapshot_id: uuidOrNull('snapshot_id'),
+        encryption_key_id: uuidOrNull('encryption_key_id'),
+        metadata: typeof r['metadata'] === 'object' && r['metadata'] !== null ? r['metadata'] : {},
+        service: BACKUP_DRIVER_IDS.posix,
+        availability_zone: this.volumeBackend.availabilityZone,
+        host: this.backend.backend,
+        import_record: null,
+      };
+      if (ts !== null && !Number.isNaN(toDate(ts).getTime())) set['data_timestamp'] = toDate(ts);
+    } catch (err) {
+      await this.db.transaction(async (em) => {
+        if (await this.backups.compareAndSetStatus(em, b.id, ['creating'], 'error', this.clock.now(), { fail_reason: `Import failed: ${reasonOf(err)}`.slice(0, 1000), import_record: null })) {
+          await this.quotas.settleReservation(em, b.id, true);
+        }
+      });
+      return;
+    }
+    await this.db.transaction(async (em) => {
+      if (await this.backups.compareAndSetStatus(em, b.id, ['creating'], 'available', this.clock.now(), set)) await this.quotas.settleReservation(em, b.id, true);
+    });
+  }
+}

@@ -1,0 +1,239 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { open, readdir } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { admin, Client, memberOf, MODES, newProject, startBlockStorage, type BlockStorage } from './harness';
+
+const MIB = 1024 * 1024;
+
+async function sha256File(file: string): Promise<string> {
+  const h = createHash('sha256');
+  const fh = await open(file, 'r');
+  try {
+    const buf = Buffer.allocUnsafe(8 * MIB);
+    for (let pos = 0; ; ) {
+      const { bytesRead } = await fh.read(buf, 0, buf.length, pos);
+      if (bytesRead === 0) break;
+      h.update(buf.subarray(0, bytesRead));
+      pos += bytesRead;
+    }
+  } finally {
+    await fh.close();
+  }
+  return h.digest('hex');
+}
+
+async function writeAt(file: string, offset: number, data: Buffer): Promise<void> {
+  const fh = await open(file, 'r+');
+  try {
+    await fh.write(data, 0, data.length, offset);
+  } finally {
+    await fh.close();
+  }
+}
+
+async function filesUnder(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const e of await readdir(dir, { withFileTypes: true, recursive: true })) if (e.isFile()) out.push(e.name);
+  return out;
+}
+
+/**
+ * Backups over HTTP with real bytes (spec 7.9, 8.3, 9, 11): the worker chunks the volume file into
+ * the posix store, incrementals store only changed ranges, restores write the bytes back (sha256
+ * equal), quota is reserved then committed and given back on delete, errors use Cinder's faults.
+ */
+describe.each(MODES)('backups (%s)', (mode) => {
+  let bs: BlockStorage;
+  let api: Client;
+  let member: Client;
+  let project: string;
+  let store: string;
+
+  beforeAll(async () => {
+    store = mkdtempSync(path.join(os.tmpdir(), 'osc-backups-'));
+    bs = await startBlockStorage(mode, { BACKUP_STORE_DIR: store, BACKUP_CHUNK_SIZE: String(4 * MIB) });
+    api = new Client(bs.base, admin);
+    project = newProject();
+    member = api.as(memberOf(project));
+  }, 120000);
+
+  afterAll(async () => {
+    await bs?.close();
+    rmSync(store, { recursive: true, force: true });
+  });
+
+  const volumeFile = (id: string): string => path.join(bs.volumeDir, `volume-${id}`);
+
+  async function newVolume(c: Client, size = 1): Promise<string> {
+    const r = await c.post('/volumes', { volume: { size, name: `bk-src-${randomBytes(3).toString('hex')}` } });
+    expect(r.status).toBe(202);
+    await c.waitFor('volumes', r.body.volume.id, ['available']);
+    return r.body.volume.id;
+  }
+
+  async function waitBackup(c: Client, id: string, statuses: string[], timeoutMs = 60000): Promise<any> {
+    const until = Date.now() + timeoutMs;
+    let last: any = null;
+    while (Date.now() < until) {
+      const r = await c.get(`/backups/${id}`);
+      if (r.status === 404 && statuses.includes('deleted')) return null;
+      last = r.body;
+      if (statuses.includes(r.body?.backup?.status)) return r.body.backup;
+      await new Promise((res) => setTimeout(res, 50));
+    }
+    throw new Error(`backup ${id} did not reach ${statuses.join('|')}: ${JSON.stringify(last)}`);
+  }
+
+  async function usage(p: string): Promise<{ backups: any; backup_gigabytes: any }> {
+    const q = (await api.get(`/os-quota-sets/${p}?usage=true`)).body.quota_set;
+    return { backups: q.backups, backup_gigabytes: q.backup_gigabytes };
+  }
+
+  it('backs up, backs up incrementally, restores to new and existing volumes with identical bytes, and deletes', async () => {
+    const vol = await newVolume(member);
+    await writeAt(volumeFile(vol), 0, randomBytes(MIB + 123));
+    await writeAt(volumeFile(vol), 300 * MIB + 7, randomBytes(5 * MIB));
+    await writeAt(volumeFile(vol), 1024 * MIB - 4096, randomBytes(4096));
+    const original = await sha256File(volumeFile(vol));
+
+    const created = await member.post('/backups', { backup: { volume_id: vol, name: 'full', description: 'first' } });
+    expect(created.status).toBe(202);
+    expect(created.body).toEqual({ backup: { id: expect.any(String), name: 'full', links: expect.any(Array) } });
+    const full = created.body.backup.id;
+    expect(['backing-up', 'available']).toContain((await member.get(`/volumes/${vol}`)).body.volume.status);
+    const fullView = await waitBackup(member, full, ['available', 'error']);
+    expect(fullView).toMatchObject({ status: 'available', size: 1, name: 'full', description: 'first', volume_id: vol, is_incremental: false, has_dependent_backups: false, fail_reason: null, snapshot_id: null, metadata: {} });
+    expect(fullView.object_count).toBeGreaterThan(2);
+    // Zero chunks are not stored: 1 GiB of mostly holes becomes a handful of 4 MiB objects.
+    expect(fullView.object_count).toBeLessThan(10);
+    expect((await member.waitFor('volumes', vol, ['available'])).status).toBe('available');
+    expect(await usage(project)).toEqual({ backups: { limit: 10, in_use: 1, reserved: 0 }, backup_gigabytes: { limit: 1000, in_use: 1, reserved: 0 } });
+
+    await writeAt(volumeFile(vol), 300 * MIB + 100, randomBytes(1000));
+    const changed = await sha256File(volumeFile(vol));
+    const inc = await member.post('/backups', { backup: { volume_id: vol, incremental: true, name: 'inc' } });
+    expect(inc.status).toBe(202);
+    const incView = await waitBackup(member, inc.body.backup.id, ['available', 'error']);
+    expect(incView).toMatchObject({ status: 'available', is_incremental: true, object_count: 1 });
+    expect((await member.get(`/backups/${full}`)).body.backup.has_dependent_backups).toBe(true);
+    const refused = await member.delete(`/backups/${full}`);
+    expect(refused.status).toBe(400);
+    expect(refused.body.badRequest.message).toMatch(/^Invalid backup: /);
+
+    // Restore the incremental into a new volume: full + increment give the changed bytes.
+    const r1 = await member.post(`/backups/${inc.body.backup.id}/restore`, { restore: {} });
+    expect(r1.status).toBe(202);
+    expect(r1.body).toEqual({ restore: { backup_id: inc.body.backup.id, volume_id: expect.any(String), volume_name: `restore_backup_${inc.body.backup.id}` } });
+    await member.waitFor('volumes', r1.body.restore.volume_id, ['available', 'error'], 60000);
+    expect((await member.get(`/volumes/${r1.body.restore.volume_id}`)).body.volume.status).toBe('available');
+    expect(await sha256File(volumeFile(r1.body.restore.volume_id))).toBe(changed);
+    await waitBackup(member, inc.body.backup.id, ['available']);
+
+    // Restore the full backup over the (changed) source volume: the original bytes come back.
+    await writeAt(volumeFile(vol), 700 * MIB, randomBytes(MIB));
+    const r2 = await member.post(`/backups/${full}/restore`, { restore: { volume_id: vol } });
+    expect(r2.status).toBe(202);
+    expect(r2.body.restore).toMatchObject({ backup_id: full, volume_id: vol });
+    await member.waitFor('volumes', vol, ['available', 'error_restoring'], 60000);
+    expect((await member.get(`/volumes/${vol}`)).body.volume.status).toBe('available');
+    expect(await sha256File(volumeFile(vol))).toBe(original);
+
+    // A target smaller than the backup, and a busy backup, are refused.
+    const vol2 = await newVolume(member, 1);
+    expect((await member.post(`/backups/${full}/restore`, { restore: { volume_id: randomUUID() } })).status).toBe(404);
+
+    // Delete the increment, then the full backup: objects and quota are gone.
+    expect((await member.delete(`/backups/${inc.body.backup.id}`)).status).toBe(202);
+    await waitBackup(member, inc.body.backup.id, ['deleted']);
+    expect((await member.delete(`/backups/${full}`)).status).toBe(202);
+    await waitBackup(member, full, ['deleted']);
+    expect(await filesUnder(store)).toEqual([]);
+    expect(await usage(project)).toEqual({ backups: { limit: 10, in_use: 0, reserved: 0 }, backup_gigabytes: { limit: 1000, in_use: 0, reserved: 0 } });
+    expect((await member.delete(`/volumes/${vol2}`)).status).toBe(202);
+  }, 180000);
+
+  it('exports and imports a record (admin), resets status and force-deletes', async () => {
+    const vol = await newVolume(api);
+    await writeAt(volumeFile(vol), 5 * MIB, randomBytes(2 * MIB));
+    const digest = await sha256File(volumeFile(vol));
+    const b = (await api.post('/backups', { backup: { volume_id: vol, name: 'exp' } })).body.backup.id;
+    await waitBackup(api, b, ['available']);
+    expect((await member.get(`/backups/${b}/export_record`)).status).toBe(404);
+    const exp = await api.get(`/backups/${b}/export_record`);
+    expect(exp.status).toBe(200);
+    const rec = exp.body['backup-record'];
+    expect(rec.backup_service).toMatch(/^cinder\.backup\.drivers\./);
+    const doc = JSON.parse(Buffer.from(rec.backup_url, 'base64').toString('utf8'));
+    expect(doc).toMatchObject({ id: b, volume_id: vol, size: 1, display_name: 'exp', status: 'available', driver_info: {} });
+
+    expect((await api.post('/backups/import_record', { 'backup-record': rec })).body).toEqual({ badRequest: { code: 400, message: expect.stringMatching(/already exists/) } });
+    expect((await api.post('/backups/import_record', { 'backup-record': { backup_service: rec.backup_service, backup_url: '!!!' } })).status).toBe(400);
+    const newId = randomUUID();
+    const url = Buffer.from(JSON.stringify({ ...doc, id: newId }), 'utf8').toString('base64');
+    const imp = await api.post('/backups/import_record', { 'backup-record': { backup_service: rec.backup_service, backup_url: url } });
+    expect(imp.status).toBe(201);
+    expect(imp.body.backup).toMatchObject({ id: newId, links: expect.any(Array) });
+    const imported = await waitBackup(api, newId, ['available', 'error']);
+    expect(imported).toMatchObject({ status: 'available', volume_id: vol, name: 'exp', size: 1 });
+
+    const restored = await api.post(`/backups/${newId}/restore`, { restore: { name: 'from-import' } });
+    expect(restored.status).toBe(202);
+    expect(restored.body.restore.volume_name).toBe('from-import');
+    await api.waitFor('volumes', restored.body.restore.volume_id, ['available'], 60000);
+    expect(await sha256File(volumeFile(restored.body.restore.volume_id))).toBe(digest);
+
+    expect((await api.post(`/backups/${b}/action`, { 'os-reset_status': { status: 'creating' } })).status).toBe(400);
+    expect((await api.post(`/backups/${b}/action`, { 'os-reset_status': { status: 'error' } })).status).toBe(202);
+    expect((await api.get(`/backups/${b}`)).body.backup.status).toBe('error');
+    expect((await api.post(`/backups/${b}/action`, { 'os-bogus': {} })).body.badRequest.message).toMatch(/^There is no such action/);
+    expect((await api.post(`/backups/${b}/action`, { 'os-force_delete': {} })).status).toBe(202);
+    await waitBackup(api, b, ['deleted']);
+    expect((await api.delete(`/backups/${newId}`)).status).toBe(202);
+    await waitBackup(api, newId, ['deleted']);
+  }, 180000);
+
+  it('answers Cinder faults for unknown, busy and over-quota requests and hides other projects', async () => {
+    const unknown = randomUUID();
+    expect((await member.post('/backups', { backup: { volume_id: unknown } })).body).toEqual({ itemNotFound: { code: 404, message: `Volume ${unknown} could not be found.` } });
+    expect((await member.get(`/backups/${unknown}`)).body).toEqual({ itemNotFound: { code: 404, message: `Backup ${unknown} could not be found.` } });
+    expect((await member.post('/backups', { backup: { volume_id: 'nope' } })).status).toBe(400);
+    expect((await member.post('/backups', { backup: { volume_id: unknown, bogus: 1 } })).body.badRequest.message).toMatch(/Additional properties are not allowed/);
+    const vol = await newVolume(member);
+    const noParent = await member.post('/backups', { backup: { volume_id: vol, incremental: true } });
+    expect(noParent.status).toBe(400);
+    expect(noParent.body.badRequest.message).toMatch(/^Invalid backup: .*incremental/);
+    const b = (await member.post('/backups', { backup: { volume_id: vol } })).body.backup.id;
+    // While the first backup runs the volume is backing-up: a second one is refused.
+    const busy = await member.post('/backups', { backup: { volume_id: vol } });
+    if (busy.status !== 202) expect(busy.body.badRequest.message).toMatch(/^Invalid volume: /);
+    else await waitBackup(member, busy.body.backup.id, ['available']);
+    await waitBackup(member, b, ['available']);
+    const other = api.as(memberOf(newProject()));
+    expect((await other.get(`/backups/${b}`)).status).toBe(404);
+    expect((await other.get('/backups')).body).toEqual({ backups: [] });
+    const listed = await member.get('/backups');
+    expect(listed.body.backups.map((x: any) => x.id)).toContain(b);
+    expect(Object.keys(listed.body.backups[0]).sort()).toEqual(['id', 'links', 'name']);
+    const v2 = await member.raw('GET', `${bs.base}/v2/${project}/backups/detail?volume_id=${vol}`);
+    expect(v2.status).toBe(200);
+    expect(v2.body.backups[0]).not.toHaveProperty('metadata');
+    const paged = await member.at('3.45').get('/backups/detail?limit=1&with_count=true');
+    expect(paged.body.count).toBeGreaterThanOrEqual(1);
+    expect(paged.body.backups_links[0].rel).toBe('next');
+    expect((await member.at('3.8').put(`/backups/${b}`, { backup: { name: 'x' } })).status).toBe(404);
+    const upd = await member.at('3.43').put(`/backups/${b}`, { backup: { name: 'renamed', metadata: { k: 'v' } } });
+    expect([upd.status, upd.body.backup.name]).toEqual([200, 'renamed']);
+    expect((await member.at('3.43').get(`/backups/${b}`)).body.backup.metadata).toEqual({ k: 'v' });
+
+    const tight = newProject();
+    expect((await api.put(`/os-quota-sets/${tight}`, { quota_set: { backups: 0 } })).status).toBe(200);
+    const tc = api.as(memberOf(tight));
+    const tv = await newVolume(tc);
+    const over = await tc.post('/backups', { backup: { volume_id: tv } });
+    expect(over.status).toBe(413);
+    expect(over.body.overLimit.message).toMatch(/^BackupLimitExceeded: /);
+    expect((await tc.get(`/volumes/${tv}`)).body.volume.status).toBe('available');
+  }, 180000);
+});

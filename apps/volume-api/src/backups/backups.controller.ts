@@ -1,0 +1,64 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
+import { Api, routes, type ApiRequest } from '../http/api-request';
+import { BackupsService } from './backups.service';
+
+/** `/backups` (spec 7.9). Static segments are declared before `:id` so they win the route match. */
+@Controller(routes('backups'))
+export class BackupsController {
+  constructor(private readonly backups: BackupsService) {}
+
+  @Get()
+  list(@Api() api: ApiRequest) {
+    return this.backups.list(api, false);
+  }
+
+  @Get('detail')
+  detail(@Api() api: ApiRequest) {
+    return this.backups.list(api, true);
+  }
+
+  @Post()
+  @HttpCode(202)
+  create(@Api() api: ApiRequest, @Body() body: unknown) {
+    return this.backups.create(api, body);
+  }
+
+  @Post('import_record')
+  @HttpCode(201)
+  importRecord(@Api() api: ApiRequest, @Body() body: unknown) {
+    return this.backups.importRecord(api, body);
+  }
+
+  @Get(':id')
+  show(@Api() api: ApiRequest, @Param('id') id: string) {
+    return this.backups.show(api, id);
+  }
+
+  @Put(':id')
+  update(@Api() api: ApiRequest, @Param('id') id: string, @Body() body: unknown) {
+    return this.backups.update(api, id, body);
+  }
+
+  @Delete(':id')
+  @HttpCode(202)
+  async remove(@Api() api: ApiRequest, @Param('id') id: string): Promise<void> {
+    await this.backups.remove(api, id, false);
+  }
+
+  @Post(':id/restore')
+  @HttpCode(202)
+  restore(@Api() api: ApiRequest, @Param('id') id: string, @Body() body: unknown) {
+    return this.backups.restore(api, id, body);
+  }
+
+  @Get(':id/export_record')
+  exportRecord(@Api() api: ApiRequest, @Param('id') id: string) {
+    return this.backups.exportRecord(api, id);
+  }
+
+  @Post(':id/action')
+  @HttpCode(202)
+  async action(@Api() api: ApiRequest, @Param('id') id: string, @Body() body: unknown): Promise<void> {
+    await this.backups.action(api, id, body);
+  }
+}
