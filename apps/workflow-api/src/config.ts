@@ -23,6 +23,8 @@ const schema = authEnvSchema.extend({
   WORKFLOW_API_PUBLIC_URL: z.string().url().optional(),
   /** oslo.policy-style YAML (or JSON) file whose rules override Mistral's defaults. */
   WORKFLOW_API_POLICY_FILE: z.string().min(1).optional(),
+  /** Mistral's `[api] allow_action_execution_deletion`: DELETE of completed standalone action executions. */
+  WORKFLOW_API_ALLOW_ACTION_EXECUTION_DELETION: z.enum(['true', 'false']).default('false'),
 });
 
 export interface WorkflowApiConfig {
@@ -33,6 +35,8 @@ export interface WorkflowApiConfig {
   readonly logLevel: string;
   /** The deployment's policy rules (from `WORKFLOW_API_POLICY_FILE`) over Mistral's defaults; none: defaults. */
   readonly policyOverrides?: PolicyRules;
+  /** `DELETE /v2/action_executions/{id}` allowed (default false: 403, as Mistral's default). */
+  readonly allowActionExecutionDeletion?: boolean;
 }
 
 /** Settings of workflow-api; `infra` says whether DATABASE_URL/AMQP_URL/REDIS_URL are required. */
@@ -45,6 +49,7 @@ export function loadConfig(env: Env): WorkflowApiConfig {
     keystone: auth.keystone,
     logLevel: c.LOG_LEVEL,
     policyOverrides: loadPolicyOverrides('workflow-api', 'WORKFLOW_API_POLICY_FILE', c.WORKFLOW_API_POLICY_FILE),
+    allowActionExecutionDeletion: c.WORKFLOW_API_ALLOW_ACTION_EXECUTION_DELETION === 'true',
   });
 }
 

@@ -1,5 +1,6 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { type Runtime, RuntimeModule, type RunningApp, startHttpApp } from '@osc/platform';
+import { ActionExecutionSettingsModule } from './action-executions/action-execution-settings';
 import type { WorkflowApiConfig } from './config';
 import { WorkflowApiModule } from './workflow-api.module';
 import { WorkflowPolicySettingsModule } from './policy/authorize';
@@ -11,7 +12,8 @@ export { WorkflowApiModule } from './workflow-api.module';
 class WorkflowApiRoot {
   static with(runtime: Runtime, config: WorkflowApiConfig): DynamicModule {
     const policy = WorkflowPolicySettingsModule.forRoot({ overrides: config.policyOverrides ?? {}, authMode: config.authMode });
-    return { module: WorkflowApiRoot, imports: [RuntimeModule.forRoot(runtime), policy, WorkflowApiModule] };
+    const actionExecutions = ActionExecutionSettingsModule.forRoot({ allowDeletion: config.allowActionExecutionDeletion ?? false });
+    return { module: WorkflowApiRoot, imports: [RuntimeModule.forRoot(runtime), policy, actionExecutions, WorkflowApiModule] };
   }
 }
 

@@ -16,7 +16,7 @@ export interface EngineStack {
 /** `notifyAmqpUrl` / `notifyExchange` configure the engines' `amqp` notification publisher. */
 export async function startEngineStack(
   mode: TestRuntimeMode,
-  opts: { engines?: number; notifyAmqpUrl?: string; notifyExchange?: string; authMode?: 'noauth' | 'headers' } = {},
+  opts: { engines?: number; notifyAmqpUrl?: string; notifyExchange?: string; authMode?: 'noauth' | 'headers'; allowActionExecutionDeletion?: boolean } = {},
 ): Promise<EngineStack> {
   const parts = new Map<string, SchemaPart>();
   for (const p of [...workflowApi.SCHEMA_PARTS, ...workflowEngine.SCHEMA_PARTS]) parts.set(p.name, p);
@@ -28,6 +28,7 @@ export async function startEngineStack(
         http: { port: 0, host: '127.0.0.1', bodyLimit: 1024 * 1024 },
         authMode: opts.authMode ?? 'noauth',
         logLevel: process.env['LOG_LEVEL'] ?? 'silent',
+        ...(opts.allowActionExecutionDeletion ? { allowActionExecutionDeletion: true } : {}),
       },
       testRuntime.runtime,
     );

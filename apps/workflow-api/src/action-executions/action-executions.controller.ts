@@ -1,4 +1,4 @@
-import { Body, Controller, Inject, Get, Param, Put, Query, Req } from '@nestjs/common';
+import { Body, Controller, Delete, Inject, Get, HttpCode, Param, Post, Put, Query, Req } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { InvalidInputError } from '@osc/errors';
 import { Ctx, type RequestContext, requestBaseUrl } from '@osc/http-common';
@@ -9,7 +9,7 @@ import { Authorize, WORKFLOW_POLICY } from '../policy/authorize';
 import { WorkflowPolicy } from '../policy/workflow-policy';
 import { ActionExecutionsService } from './action-executions.service';
 
-/** Mistral v2 `/v2/action_executions` (workflow-api.md §5). */
+/** Mistral v2 `/v2/action_executions` (workflow-api.md §5): list, show, run (POST), complete (PUT), delete. */
 @Controller('v2/action_executions')
 export class ActionExecutionsController {
   constructor(
@@ -28,6 +28,13 @@ export class ActionExecutionsController {
     return next ? { action_executions, next } : { action_executions };
   }
 
+  @Post()
+  @HttpCode(201)
+  @Authorize('action_executions:create')
+  run(@Ctx() ctx: RequestContext, @Body() body: unknown, @Req() req: FastifyRequest) {
+    return this.actions.run(ctx, body, requestBaseUrl(req));
+  }
+
   @Get(':id')
   @Authorize('action_executions:get')
   async get(@Ctx() ctx: RequestContext, @Param('id') id: string, @Query() query: QueryBag) {
@@ -40,5 +47,12 @@ export class ActionExecutionsController {
   update(@Ctx() ctx: RequestContext, @Param('id') id: string, @Body() body: unknown) {
     if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new InvalidInputError('The request body must be a JSON object.');
     return this.actions.update(ctx, id, body as Record<string, unknown>);
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  @Authorize('action_executions:delete')
+  async delete(@Ctx() ctx: RequestContext, @Param('id') id: string): Promise<void> {
+    await this.actions.delete(ctx, id);
   }
 }

@@ -232,7 +232,8 @@ export function actionExecutionView(row: Row, opts: { includeOutput: boolean }):
     workflow_name: row['workflow_name'] ?? null,
     workflow_namespace: row['workflow_namespace'] ?? '',
     task_name: row['task_name'] ?? null,
-    task_execution_id: a.taskExecutionId,
+    // null for a standalone execution (POST /v2/action_executions)
+    task_execution_id: (row['task_execution_id'] as string | null) ?? null,
     state: a.state,
     state_info: a.stateInfo,
     tags: (row['tags'] as string[] | null) ?? [],

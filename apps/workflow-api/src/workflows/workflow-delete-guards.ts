@@ -10,13 +10,14 @@ export interface WorkflowBeingDeleted {
 }
 
 /**
- * A rule that may refuse a workflow deletion by throwing (e.g. cron triggers or running executions
- * still use it: Mistral answers 400 `Can't delete workflow that has cron triggers associated. ...`).
+ * A rule that may refuse a workflow deletion by throwing (e.g. cron or event triggers still use it:
+ * Mistral answers 400 `Can't delete workflow that has cron triggers associated. ...`). Unfinished
+ * executions do not refuse it: they run on the spec snapshot stored with them (as in Mistral).
  */
 export type WorkflowDeleteGuard = (db: SqlRunner, workflow: WorkflowBeingDeleted) => Promise<void>;
 
 /**
- * Features that own resources referring to workflows (executions, cron triggers) register their
+ * Features that own resources referring to workflows (cron triggers, event triggers) register their
  * guard here in `onModuleInit`; the workflows service runs every guard before deleting.
  */
 @Injectable()

@@ -1,12 +1,11 @@
 import { Module } from '@nestjs/common';
-import { RunningExecutionsGuard } from './running-executions.guard';
 import { WorkflowDeleteGuards } from './workflow-delete-guards';
 import { WorkflowsController } from './workflows.controller';
 import { WorkflowsService } from './workflows.service';
 
 @Module({
   controllers: [WorkflowsController],
-  providers: [WorkflowsService, WorkflowDeleteGuards, RunningExecutionsGuard],
+  providers: [WorkflowsService, WorkflowDeleteGuards],
   exports: [WorkflowsService, WorkflowDeleteGuards],
 })
 export class WorkflowsModule {}

@@ -15,7 +15,7 @@ interface Waiter {
  * Claims action runs for an executor, many per statement: the claims asked for while a statement
  * runs go together into the next one, so a with-items task of 10,000 items costs a few hundred
  * commits instead of 10,000. A claim is the same compare-and-set as one at a time: the action must
- * still be RUNNING and accepted; the answer says whether a previous run had claimed it already
+ * still be RUNNING and accepted (a standalone one, outside any workflow, is accepted only once done); the answer says whether a previous run had claimed it already
  * (DSL-6.10). Rows are locked in id order, so two executors' batches cannot deadlock.
  */
 export class ActionClaims {
@@ -46,7 +46,8 @@ export class ActionClaims {
             `WITH p AS (SELECT "id", "claimed_at" AS prev FROM "action_executions"
                          WHERE "id" IN (SELECT (jsonb_array_elements_text($1::jsonb))::uuid) ORDER BY "id" FOR UPDATE),
                   c AS (UPDATE "action_executions" a SET "claimed_at" = now() FROM p
-                         WHERE a."id" = p."id" AND a."state" = 'RUNNING' AND a."accepted" RETURNING a."id", p.prev)
+                         WHERE a."id" = p."id" AND a."state" = 'RUNNING' AND (a."accepted" OR a."workflow_execution_id" IS NULL)
+                         RETURNING a."id", p.prev)
              SELECT "id", prev FROM c`,
             [JSON.stringify(ids)],
           );

@@ -13,7 +13,7 @@ import {
 import { AppError } from '@osc/errors';
 import type { CommandBus, Job } from '@osc/messaging';
 import type { ActionSpec } from '@osc/workflow-domain';
-import { findAdHocActionSpec } from '@osc/workflow-persistence';
+import { completeStandaloneAction, findAdHocActionSpec } from '@osc/workflow-persistence';
 import { ActionClaims } from './action-claims';
 import { RunSlots } from './run-slots';
 
@@ -87,7 +87,7 @@ export class ActionExecutor {
         throw e;
       }
     }
-    await this.bus.publish(ENGINE_COMMAND_QUEUE, engineCommand(`action-completed:${data.actionExecutionId}`, 'engine.action-completed', payload));
+    await this.publish(data, payload);
   }
 
   private async report(data: ActionRunJob, outcome: Pick<ActionCompletedPayload, 'state' | 'result' | 'error'>): Promise<void> {
@@ -97,6 +97,18 @@ export class ActionExecutor {
       actionExecutionId: data.actionExecutionId,
       ...outcome,
     };
+    await this.publish(data, payload);
+  }
+
+  /**
+   * Reports an outcome: to the engine for a workflow's action; a standalone run (`POST
+   * /v2/action_executions`) has no engine to tell, so its row is completed here.
+   */
+  private async publish(data: ActionRunJob, payload: ActionCompletedPayload): Promise<void> {
+    if (data.standalone) {
+      await completeStandaloneAction(this.dataSource, data.actionExecutionId, { state: payload.state, result: payload.result, error: payload.error }, new Date());
+      return;
+    }
     await this.bus.publish(ENGINE_COMMAND_QUEUE, engineCommand(`action-completed:${data.actionExecutionId}`, 'engine.action-completed', payload));
   }
 

@@ -47,6 +47,12 @@ export interface ActionRunJob {
   /** The task's expression data, for ad-hoc base-input evaluation (DSL-7.2) and std.javascript. */
   taskData?: Record<string, unknown>;
   context: Omit<ActionContext, 'signal' | 'data'>;
+  /**
+   * A run of `POST /v2/action_executions` outside any workflow (`executionId` and `taskExecutionId`
+   * are empty): the executor writes the outcome to the action execution row itself instead of
+   * reporting it to the engine.
+   */
+  standalone?: boolean;
 }
 
 /** Payload of an {@link ACTION_RUN_BATCH_JOB} job: item runs of one task, in item order. */

@@ -133,4 +133,28 @@ export class IndexExecutionsByWorkflow1764100000000 implements MigrationInterfac
   }
 }
 
-export const executionMigrations = [CreateExecutions1763950000000, IndexExecutionsByWorkflow1764100000000] as const;
+/**
+ * Standalone action executions (`POST /v2/action_executions`): a run whose result is only returned
+ * (`save_result` false on a synchronous action) still goes through a row, which the executor completes
+ * and the API reads and deletes; `transient` keeps such rows out of every read. The partial index
+ * serves the sweep of transient rows an API crash left behind.
+ */
+export class AddStandaloneActionRuns1764337700000 implements MigrationInterface {
+  name = 'AddStandaloneActionRuns1764337700000';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(`ALTER TABLE "action_executions" ADD COLUMN "transient" boolean NOT NULL DEFAULT false`);
+    await q.query(`CREATE INDEX "IDX_action_executions_transient" ON "action_executions" ("created_at") WHERE "transient"`);
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(`DROP INDEX "IDX_action_executions_transient"`);
+    await q.query(`ALTER TABLE "action_executions" DROP COLUMN "transient"`);
+  }
+}
+
+export const executionMigrations = [
+  CreateExecutions1763950000000,
+  IndexExecutionsByWorkflow1764100000000,
+  AddStandaloneActionRuns1764337700000,
+] as const;

@@ -1,4 +1,12 @@
 export { CreateExecutions1763950000000, executionMigrations } from './executions.migration';
+export {
+  type NewStandaloneAction,
+  type StandaloneOutcome,
+  insertStandaloneAction,
+  completeStandaloneAction,
+  setStandaloneActionState,
+  sweepTransientActions,
+} from './standalone-actions';
 export { workflowExecutionsSchema } from './executions.schema';
 export {
   type SqlRunner as ExecutionSqlRunner,
