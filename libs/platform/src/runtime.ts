@@ -29,6 +29,8 @@ export type RuntimeOptions =
       poolSize?: number;
       /** Prefix of every queue name (e.g. per test run); empty by default. */
       queuePrefix?: string;
+      /** Tests and benchmarks only: RabbitMQ queues expire after this long unused (x-expires). */
+      queueExpiresMs?: number;
     };
 
 /**
@@ -58,7 +60,7 @@ export async function createRuntime(options: RuntimeOptions, parts: readonly Sch
   const messaging =
     options.mode === 'embedded'
       ? createMessaging({ mode: 'embedded' })
-      : createMessaging({ mode: 'distributed', amqpUrl: options.amqpUrl, redisUrl: options.redisUrl });
+      : createMessaging({ mode: 'distributed', amqpUrl: options.amqpUrl, redisUrl: options.redisUrl, queueExpiresMs: options.queueExpiresMs });
   const prefix = options.mode === 'distributed' ? (options.queuePrefix ?? '') : '';
   const bus = namespacedBus(messaging.bus, prefix);
   const jobs = namespacedJobs(messaging.jobs, prefix);

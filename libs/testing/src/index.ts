@@ -1,3 +1,4 @@
 export * from './runtime/test-runtime';
 export * from './http/recording-server';
 export * from './servers/describe-with-server';
+export * from './messaging/test-prefix';

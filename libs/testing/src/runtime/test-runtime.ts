@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { type Runtime, type SchemaPart, createRuntime } from '@osc/platform';
+import { TEST_QUEUE_EXPIRES_MS, purgeTestPrefix } from '../messaging/test-prefix';
 
 /** How a test runs the product: embedded (in-memory PGlite, in-process messaging) or on real servers. */
 export const TEST_RUNTIME_MODES = ['embedded', 'postgres'] as const;
@@ -21,7 +22,9 @@ const testPoolSize = (): number => {
 
 export interface TestRuntime {
   readonly runtime: Runtime;
-  /** Closes the runtime and drops the throw-away database. Safe to call twice. */
+  /** The run's queue prefix on RabbitMQ and in BullMQ's Redis keys (`postgres` mode), else null. */
+  readonly queuePrefix: string | null;
+  /** Closes the runtime, deletes its queues and BullMQ keys and drops the throw-away database. Safe to call twice. */
   cleanup(): Promise<void>;
 }
 
@@ -34,33 +37,48 @@ export interface TestRuntime {
 export async function createTestRuntime(mode: TestRuntimeMode, parts: readonly SchemaPart[]): Promise<TestRuntime> {
   if (mode === 'embedded') {
     const runtime = await createRuntime({ mode: 'embedded', dataDir: 'memory://' }, parts);
-    return { runtime, cleanup: () => runtime.close() };
+    return { runtime, queuePrefix: null, cleanup: () => runtime.close() };
   }
   const servers = testServers();
   const database = `osc_e2e_${process.pid}_${randomBytes(6).toString('hex')}`;
   await adminQuery(servers.postgresUrl, `CREATE DATABASE "${database}"`);
   const url = new URL(servers.postgresUrl);
   url.pathname = `/${database}`;
+  const queuePrefix = `${database}.`;
   let runtime: Runtime;
   try {
     runtime = await createRuntime(
-      { mode: 'distributed', databaseUrl: url.toString(), amqpUrl: servers.amqpUrl, redisUrl: servers.redisUrl, poolSize: testPoolSize(), queuePrefix: `${database}.` },
+      {
+        mode: 'distributed',
+        databaseUrl: url.toString(),
+        amqpUrl: servers.amqpUrl,
+        redisUrl: servers.redisUrl,
+        poolSize: testPoolSize(),
+        queuePrefix,
+        queueExpiresMs: TEST_QUEUE_EXPIRES_MS,
+      },
       parts,
     );
   } catch (err) {
+    await purgeTestPrefix({ queuePrefix }).catch(() => undefined);
     await adminQuery(servers.postgresUrl, `DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
     throw err;
   }
   let cleaned = false;
   return {
     runtime,
+    queuePrefix,
     async cleanup() {
       if (cleaned) return;
       cleaned = true;
       try {
         await runtime.close();
       } finally {
-        await adminQuery(servers.postgresUrl, `DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
+        try {
+          await purgeTestPrefix({ queuePrefix });
+        } finally {
+          await adminQuery(servers.postgresUrl, `DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
+        }
       }
     },
   };
