@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { type Env, distributedInfraSchema, logLevelSchema, parseConfig, portSchema } from '@osc/http-common';
+import { type Env, amqpUrlSchema, distributedInfraSchema, logLevelSchema, parseConfig, portSchema } from '@osc/http-common';
 
 const schema = z.object({
   /** Port of /healthz, /readyz and /metrics when this app runs on its own. */
@@ -12,12 +12,35 @@ const schema = z.object({
   CRON_SCHEDULER_MAX_SLEEP_MS: z.coerce.number().int().min(10).max(60_000).default(500),
   /** Sleep while due triggers are held by another replica, or after a database error. */
   CRON_SCHEDULER_BUSY_SLEEP_MS: z.coerce.number().int().min(1).max(10_000).default(50),
+  /**
+   * Broker whose oslo.messaging notifications fire event triggers; defaults to AMQP_URL. Without
+   * either (embedded mode without a broker) event triggers are stored but never fire.
+   */
+  EVENT_TRIGGERS_AMQP_URL: amqpUrlSchema.optional(),
+  AMQP_URL: amqpUrlSchema.optional(),
+  QUEUE_PREFIX: z
+    .string()
+    .regex(/^([A-Za-z0-9][A-Za-z0-9._-]{0,60})?$/, 'letters, digits, dot, underscore and dash only')
+    .default(''),
+  /** How soon the listener follows triggers created or deleted through the API. */
+  EVENT_TRIGGERS_SYNC_MS: z.coerce.number().int().min(50).max(600_000).default(1000),
+  /** Declare notification exchanges durable (oslo.messaging's `amqp_durable_queues`; default false). */
+  EVENT_TRIGGERS_EXCHANGE_DURABLE: z.enum(['true', 'false']).default('false'),
 });
+
+/** The notification listener of event triggers (absent: event triggers never fire). */
+export interface EventTriggerListenerConfig {
+  readonly amqpUrl: string;
+  readonly queuePrefix: string;
+  readonly syncIntervalMs: number;
+  readonly exchangeDurable: boolean;
+}
 
 export interface CronSchedulerConfig {
   readonly health: { port: number; host: string };
   readonly logLevel: string;
   readonly firing: { batchSize: number; maxSleepMs: number; busySleepMs: number };
+  readonly eventTriggers?: EventTriggerListenerConfig;
 }
 
 /** Defaults of the firing settings (for callers building a config by hand, e.g. the embedded launcher). */
@@ -25,10 +48,14 @@ export const DEFAULT_FIRING: CronSchedulerConfig['firing'] = Object.freeze({ bat
 
 export function loadConfig(env: Env): CronSchedulerConfig {
   const c = parseConfig('cron-scheduler', schema, env);
+  const amqpUrl = c.EVENT_TRIGGERS_AMQP_URL ?? c.AMQP_URL;
   return Object.freeze({
     health: { port: c.CRON_SCHEDULER_HEALTH_PORT, host: c.CRON_SCHEDULER_HEALTH_HOST },
     logLevel: c.LOG_LEVEL,
     firing: { batchSize: c.CRON_SCHEDULER_BATCH_SIZE, maxSleepMs: c.CRON_SCHEDULER_MAX_SLEEP_MS, busySleepMs: c.CRON_SCHEDULER_BUSY_SLEEP_MS },
+    eventTriggers: amqpUrl
+      ? { amqpUrl, queuePrefix: c.QUEUE_PREFIX, syncIntervalMs: c.EVENT_TRIGGERS_SYNC_MS, exchangeDurable: c.EVENT_TRIGGERS_EXCHANGE_DURABLE === 'true' }
+      : undefined,
   });
 }
 

@@ -5,6 +5,7 @@ import { CLOCK, type Clock, DATA_SOURCE, OUTBOX_WRITER } from '@osc/platform';
 import type { CronSchedulerConfig } from './config';
 import { CronPoller } from './firing/cron-poller';
 import { CronTriggerFiring } from './firing/cron-trigger-firing';
+import { EVENT_TRIGGER_LISTENER_CONFIG, EventTriggerListenerRunner } from './event-triggers/event-trigger-listener.runner';
 
 export const CRON_SCHEDULER_CONFIG = Symbol('CRON_SCHEDULER_CONFIG');
 
@@ -35,14 +36,19 @@ export class CronSchedulerRunner implements OnApplicationBootstrap, OnModuleDest
   }
 }
 
-/** Fires due cron triggers exactly once across replicas. */
+/** Fires due cron triggers exactly once across replicas, and event triggers on notifications. */
 @Module({})
 export class CronSchedulerModule {
   static forRoot(config: CronSchedulerConfig): DynamicModule {
     return {
       module: CronSchedulerModule,
-      providers: [{ provide: CRON_SCHEDULER_CONFIG, useValue: config }, CronSchedulerRunner],
-      exports: [CronSchedulerRunner],
+      providers: [
+        { provide: CRON_SCHEDULER_CONFIG, useValue: config },
+        { provide: EVENT_TRIGGER_LISTENER_CONFIG, useValue: config },
+        CronSchedulerRunner,
+        EventTriggerListenerRunner,
+      ],
+      exports: [CronSchedulerRunner, EventTriggerListenerRunner],
     };
   }
 }

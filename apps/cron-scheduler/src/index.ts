@@ -2,10 +2,14 @@ import { type Runtime, type RunningApp, startBackgroundApp } from '@osc/platform
 import type { CronSchedulerConfig } from './config';
 import { CronSchedulerModule } from './cron-scheduler.module';
 
-export { DEFAULT_FIRING, loadConfig, loadInfraConfig, type CronSchedulerConfig } from './config';
+export { DEFAULT_FIRING, loadConfig, loadInfraConfig, type CronSchedulerConfig, type EventTriggerListenerConfig } from './config';
 export { CRON_SCHEDULER_CONFIG, CronSchedulerModule, CronSchedulerRunner } from './cron-scheduler.module';
 export { CronTriggerFiring, type CronFiringOptions, type FiredTrigger } from './firing/cron-trigger-firing';
 export { CronPoller, type CronPollerOptions } from './firing/cron-poller';
+export { EventTriggerListenerRunner } from './event-triggers/event-trigger-listener.runner';
+export { EventTriggerFiring, eventTriggerExecutionDescription } from './event-triggers/event-trigger-firing';
+export { NotificationListener } from './event-triggers/notification-listener';
+export { parseNotification, eventParams } from './event-triggers/notification';
 export { SCHEMA_PARTS } from './schema';
 
 /**

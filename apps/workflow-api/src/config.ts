@@ -25,6 +25,8 @@ const schema = authEnvSchema.extend({
   WORKFLOW_API_POLICY_FILE: z.string().min(1).optional(),
   /** Mistral's `[api] allow_action_execution_deletion`: DELETE of completed standalone action executions. */
   WORKFLOW_API_ALLOW_ACTION_EXECUTION_DELETION: z.enum(['true', 'false']).default('false'),
+  /** Register Mistral's standard workflows (create_instance, delete_instance) at start. */
+  WORKFLOW_API_SYSTEM_WORKFLOWS: z.enum(['true', 'false']).default('true'),
 });
 
 export interface WorkflowApiConfig {
@@ -37,6 +39,8 @@ export interface WorkflowApiConfig {
   readonly policyOverrides?: PolicyRules;
   /** `DELETE /v2/action_executions/{id}` allowed (default false: 403, as Mistral's default). */
   readonly allowActionExecutionDeletion?: boolean;
+  /** Register the standard system workflows at start (on from the environment; off when absent). */
+  readonly systemWorkflows?: boolean;
 }
 
 /** Settings of workflow-api; `infra` says whether DATABASE_URL/AMQP_URL/REDIS_URL are required. */
@@ -50,6 +54,7 @@ export function loadConfig(env: Env): WorkflowApiConfig {
     logLevel: c.LOG_LEVEL,
     policyOverrides: loadPolicyOverrides('workflow-api', 'WORKFLOW_API_POLICY_FILE', c.WORKFLOW_API_POLICY_FILE),
     allowActionExecutionDeletion: c.WORKFLOW_API_ALLOW_ACTION_EXECUTION_DELETION === 'true',
+    systemWorkflows: c.WORKFLOW_API_SYSTEM_WORKFLOWS === 'true',
   });
 }
 

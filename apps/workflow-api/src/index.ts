@@ -4,6 +4,7 @@ import { ActionExecutionSettingsModule } from './action-executions/action-execut
 import type { WorkflowApiConfig } from './config';
 import { WorkflowApiModule } from './workflow-api.module';
 import { WorkflowPolicySettingsModule } from './policy/authorize';
+import { SystemWorkflowsModule } from './system-workflows/system-workflows.module';
 
 export { loadConfig, loadInfraConfig, type WorkflowApiConfig } from './config';
 export { WorkflowApiModule } from './workflow-api.module';
@@ -13,7 +14,8 @@ class WorkflowApiRoot {
   static with(runtime: Runtime, config: WorkflowApiConfig): DynamicModule {
     const policy = WorkflowPolicySettingsModule.forRoot({ overrides: config.policyOverrides ?? {}, authMode: config.authMode });
     const actionExecutions = ActionExecutionSettingsModule.forRoot({ allowDeletion: config.allowActionExecutionDeletion ?? false });
-    return { module: WorkflowApiRoot, imports: [RuntimeModule.forRoot(runtime), policy, actionExecutions, WorkflowApiModule] };
+    const systemWorkflows = SystemWorkflowsModule.forRoot(config.systemWorkflows === true);
+    return { module: WorkflowApiRoot, imports: [RuntimeModule.forRoot(runtime), policy, actionExecutions, WorkflowApiModule, systemWorkflows] };
   }
 }
 

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ActionsModule } from './actions/actions.module';
 import { CronTriggersModule } from './cron-triggers/cron-triggers.module';
+import { EventTriggersModule } from './event-triggers/event-triggers.module';
 import { ExecutionsModule } from './executions/executions.module';
 import { MembersModule } from './members/members.module';
 import { WorkflowPolicyModule } from './policy/authorize';
@@ -8,5 +9,5 @@ import { RootController } from './root/root.controller';
 import { WorkbooksModule } from './workbooks/workbooks.module';
 import { WorkflowsModule } from './workflows/workflows.module';
 
-@Module({ imports: [WorkflowPolicyModule, WorkflowsModule, MembersModule, WorkbooksModule, ActionsModule, ExecutionsModule, CronTriggersModule], controllers: [RootController] })
+@Module({ imports: [WorkflowPolicyModule, WorkflowsModule, MembersModule, WorkbooksModule, ActionsModule, ExecutionsModule, CronTriggersModule, EventTriggersModule], controllers: [RootController] })
 export class WorkflowApiModule {}

@@ -1,3 +1,4 @@
 export * from './definitions';
 export * from './executions';
 export * from './cron';
+export * from './event-triggers';
