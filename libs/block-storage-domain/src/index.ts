@@ -19,3 +19,4 @@ export * from './lists/list-query';
 export * from './lists/volume-filters';
 export * from './backup/chunk-format';
 export * from './backup/backup';
+export * from './groups';

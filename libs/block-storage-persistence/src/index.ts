@@ -5,3 +5,4 @@ export * from './volume.repository';
 export * from './volume-type.repository';
 export * from './quota.repository';
 export * from './backups';
+export * from './groups';

@@ -46,6 +46,7 @@ import { InvalidInputError, InvalidStateError, NotFoundError } from '@osc/errors
 import { PoolRepository, QuotaRepository, SnapshotRepository, VolumeRepository, type StoredVolume } from '@osc/block-storage-persistence';
 import { OutboxWriter } from '@osc/messaging';
 import { CLOCK, DATA_SOURCE, OUTBOX_WRITER, type Clock } from '@osc/platform';
+import { GroupsService } from '../groups/groups.service';
 import type { ApiRequest } from '../http/api-request';
 import { VolumeTypesService } from '../types/volume-types.service';
 import { VOLUME_API_CONFIG, type VolumeApiConfig } from '../volume-api.tokens';
@@ -76,6 +77,7 @@ export class VolumesService {
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(VOLUME_API_CONFIG) private readonly config: VolumeApiConfig,
     private readonly types: VolumeTypesService,
+    private readonly groups: GroupsService,
   ) {}
 
   private scope(api: ApiRequest): string | null {
@@ -95,15 +97,11 @@ export class VolumesService {
     return zones;
   }
 
-  async create(api: ApiRequest, body: unknown): Promise<Record<string, unknown>> {
+  async create(api: ApiRequest, body: unknown, member?: { groupId: string; consistencygroup: boolean }): Promise<Record<string, unknown>> {
     api.authorize('volume:create');
     const input = parseCreateVolume(body, api.mv);
     if (input.imageRef !== null) throw new NotFoundError('Image', input.imageRef, `Image ${input.imageRef} could not be found.`);
     if (input.backupId !== null) throw new NotFoundError('Backup', input.backupId, `Backup ${input.backupId} could not be found.`);
-    if (input.groupId !== null) throw new NotFoundError('Group', input.groupId, `Group ${input.groupId} could not be found.`);
-    if (input.consistencygroupId !== null) {
-      throw new NotFoundError('ConsistencyGroup', input.consistencygroupId, `ConsistencyGroup ${input.consistencygroupId} could not be found.`);
-    }
     const scope = this.scope(api);
     let source: VolumeSourceRef = { kind: 'none' };
     let sourceSize: number | null = null;
@@ -141,6 +139,8 @@ export class VolumesService {
         : sourceTypeId !== null
           ? ((await this.types.visibleType(api, sourceTypeId).catch(() => null)) ?? (await this.types.defaultType(api.ctx.projectId)))
           : await this.types.defaultType(api.ctx.projectId);
+    // Group membership (group_id 3.13, consistencygroup_id): the group must exist and support the type.
+    const membership = member ?? (await this.groups.memberFor(api, input.groupId, input.consistencygroupId, type.id));
     const multiattach = matchesRequirement(type.extraSpecs['multiattach'] ?? undefined, '<is> True');
     const encryption = await this.types.encryptionOf(type.id);
     if (encryption && multiattach) throw new InvalidInputError('Invalid input received: multiattach is not supported for encrypted volume types.');
@@ -187,8 +187,8 @@ export class VolumesService {
       migrationStatus: null,
       nameId: null,
       replicationStatus: 'disabled',
-      consistencygroupId: null,
-      groupId: null,
+      consistencygroupId: membership?.consistencygroup ? membership.groupId : null,
+      groupId: membership?.groupId ?? null,
       consumesQuota: true,
       attachments: [],
       createdAt: now,

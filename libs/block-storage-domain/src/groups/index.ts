@@ -1,0 +1,2 @@
+export * from './transfers';
+export * from './groups';
