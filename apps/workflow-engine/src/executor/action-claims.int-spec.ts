@@ -14,11 +14,13 @@ describe('ActionClaims', () => {
   }, 30_000);
   afterAll(async () => db?.drop());
 
-  const action = async (state = 'RUNNING', accepted = true): Promise<string> => {
+  /** An action row of a workflow execution, or (`standalone`) of POST /v2/action_executions. */
+  const action = async (state = 'RUNNING', accepted = true, standalone = false): Promise<string> => {
     const id = randomUUID();
     await ds.query(
-      `INSERT INTO "action_executions" ("id", "name", "project_id", "state", "accepted", "created_at") VALUES ($1, 'std.echo', 'p', $2, $3, now())`,
-      [id, state, accepted],
+      `INSERT INTO "action_executions" ("id", "name", "workflow_execution_id", "project_id", "state", "accepted", "created_at")
+       VALUES ($1, 'std.echo', $2, 'p', $3, $4, now())`,
+      [id, standalone ? null : randomUUID(), state, accepted],
     );
     return id;
   };
@@ -28,11 +30,14 @@ describe('ActionClaims', () => {
     const free = await Promise.all(Array.from({ length: 120 }, () => action()));
     const done = await action('SUCCESS');
     const superseded = await action('RUNNING', false);
-    const answers = await Promise.all([...free, done, superseded].map((id) => claims.claim(id)));
+    // a standalone run is not accepted until done (as Mistral shows it), yet free to claim
+    const standalone = await action('RUNNING', false, true);
+    const standaloneDone = await action('SUCCESS', true, true);
+    const answers = await Promise.all([...free, done, superseded, standalone, standaloneDone].map((id) => claims.claim(id)));
     expect(answers.slice(0, 120).every((a) => a !== undefined && a.prev === null)).toBe(true);
-    expect(answers.slice(120)).toEqual([undefined, undefined]);
+    expect(answers.slice(120)).toEqual([undefined, undefined, { prev: null }, undefined]);
     const [{ n }] = (await ds.query(`SELECT count(*)::int AS n FROM "action_executions" WHERE "claimed_at" IS NOT NULL`)) as [{ n: number }];
-    expect(n).toBe(120);
+    expect(n).toBe(121);
   });
 
   it('a second claim of the same action finds the first, in the same batch or later', async () => {
