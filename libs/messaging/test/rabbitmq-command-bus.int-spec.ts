@@ -144,7 +144,8 @@ describeWithServer(
         await waitFor('other queue works', () => got.length === 1);
       } finally {
         await bus.close();
-        for (const q of [queue, other, `${other}.dlq`]) await ch.deleteQueue(q);
+        // The bus declares `<queue>.dlq` before it finds `queue` refused: that one is ours to delete too.
+        for (const q of [queue, `${queue}.dlq`, other, `${other}.dlq`]) await ch.deleteQueue(q);
         await ch.close();
       }
     });

@@ -3,7 +3,7 @@
  * before their teardown): queues and BullMQ keys with a test or bench prefix, except those of runs
  * still under way. `.ci/run` calls it before the tests. Never fails: problems are logged.
  *
- *   node -r @swc-node/register libs/testing/tools/purge-test-leftovers.ts
+ *   node -r @swc-node/register libs/testing/tools/purge-test-leftovers.ts [--dry-run]
  *
  * AMQP cannot list queues, so the listing comes from `rabbitmqctl list_queues` (local broker); without
  * it only Redis is swept. TEST_AMQP_URL / TEST_REDIS_URL as for the tests.
@@ -32,9 +32,10 @@ async function main(): Promise<void> {
   const queues = listQueues();
   if (queues) log(`${queues.length} queue(s) on the broker`);
   const { amqpUrl, redisUrl } = testServers();
-  const report = await sweepTestLeftovers({ amqpUrl, redisUrl, queues });
+  const dryRun = process.argv.includes('--dry-run');
+  const report = await sweepTestLeftovers({ amqpUrl, redisUrl, queues, dryRun });
   log(
-    `deleted ${report.queuesDeleted} queue(s) and ${report.keysDeleted} Redis key(s) of earlier test/bench runs; ` +
+    `${dryRun ? 'would delete' : 'deleted'} ${report.queuesDeleted} queue(s) and ${report.keysDeleted} Redis key(s) of earlier test/bench runs; ` +
       `kept ${report.queuesKept} queue(s) of ${report.runsKept.length} run(s) still under way; ${Date.now() - started} ms`,
   );
   for (const f of report.queuesFailed.slice(0, 10)) log(`not deleted: ${f}`);

@@ -8,7 +8,7 @@ import { connectRedis, deleteKeysWith } from './test-prefix';
  * `block-storage.scheduler`, …) match none of them.
  * - `osc_e2e_<pid>_<12 hex>.` createTestRuntime; `osc_dist_<12 hex>.` distributed-start;
  *   `e2e-<8 hex>.` the block-storage e2e harness; `crash…<8 hex>.` the engine crash tests;
- *   `bench<13 digits>.` bench/engine.
+ *   `bench<13 digits>.` bench/engine; `osc-test-et-<pid>-<8 hex>.` the event-trigger e2e listener.
  * - `<words>-<8 base36>-<8 hex>` (and its `.dlq`): a whole queue name from messaging's `uniqueName`.
  */
 const RUN_PREFIXES: readonly RegExp[] = [
@@ -17,6 +17,7 @@ const RUN_PREFIXES: readonly RegExp[] = [
   /^e2e-[0-9a-f]{8}\./,
   /^crash[a-z]*[0-9a-f]{8}\./,
   /^bench\d{13}\./,
+  /^osc-test-et-(\d+)-[0-9a-f]{8}\./,
 ];
 const UNIQUE_NAME = /^([a-z]+(?:-[a-z]+)*-[0-9a-z]{8}-[0-9a-f]{8})(?:\.dlq)?$/;
 /** BullMQ key prefixes owned by one run: messaging's BullMQ tests (`osc-test-…`), the crash tests and bench/engine. */
@@ -119,7 +120,13 @@ export interface SweepReport {
  * broker's listing) that belong to a run, and Redis keys that belong to a run — except those of runs
  * still under way (`liveRuns`). Keys are deleted by SCAN + UNLINK, never a flush.
  */
-export async function sweepTestLeftovers(opts: { amqpUrl: string; redisUrl: string; queues: readonly QueueInfo[] | null }): Promise<SweepReport> {
+export async function sweepTestLeftovers(opts: {
+  amqpUrl: string;
+  redisUrl: string;
+  queues: readonly QueueInfo[] | null;
+  /** Only count what would be deleted. */
+  dryRun?: boolean;
+}): Promise<SweepReport> {
   const redis = connectRedis(opts.redisUrl);
   try {
     const clients = await redisClientNames(redis);
@@ -132,11 +139,16 @@ export async function sweepTestLeftovers(opts: { amqpUrl: string; redisUrl: stri
       if (live.has(run.id)) kept += 1;
       else doomed.push(q.name);
     }
-    const { deleted, failed } = await deleteQueuesTolerant(opts.amqpUrl, doomed);
-    const keysDeleted = await deleteKeysWith(redis, '*', (key) => {
-      const run = testRunOfKey(key);
-      return run !== null && !live.has(run.id) && !(run.pid !== undefined && processAlive(run.pid));
-    });
+    const { deleted, failed } = opts.dryRun ? { deleted: doomed.length, failed: [] } : await deleteQueuesTolerant(opts.amqpUrl, doomed);
+    const keysDeleted = await deleteKeysWith(
+      redis,
+      '*',
+      (key) => {
+        const run = testRunOfKey(key);
+        return run !== null && !live.has(run.id) && !(run.pid !== undefined && processAlive(run.pid));
+      },
+      opts.dryRun,
+    );
     return { queuesDeleted: deleted, queuesFailed: failed, queuesKept: kept, keysDeleted, runsKept: [...live] };
   } finally {
     await redis.quit().catch(() => undefined);

@@ -79,14 +79,15 @@ export async function deleteKeys(redisUrl: string, match: string, filter: (key: 
   }
 }
 
-export async function deleteKeysWith(redis: Redis, match: string, filter: (key: string) => boolean = () => true): Promise<number> {
+/** `dryRun`: only counts the matching keys. */
+export async function deleteKeysWith(redis: Redis, match: string, filter: (key: string) => boolean = () => true, dryRun = false): Promise<number> {
   let cursor = '0';
   let deleted = 0;
   do {
     const [next, keys] = await redis.scan(cursor, 'MATCH', match, 'COUNT', 1000);
     cursor = next;
     const mine = keys.filter(filter);
-    if (mine.length > 0) deleted += await redis.unlink(...mine);
+    if (mine.length > 0) deleted += dryRun ? mine.length : await redis.unlink(...mine);
   } while (cursor !== '0');
   return deleted;
 }
