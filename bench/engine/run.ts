@@ -23,6 +23,7 @@ import path from 'node:path';
 import { InProcessCommandBus, InProcessJobQueue, OutboxRelay, OutboxWriter, RabbitMqCommandBus, BullMqJobQueue } from '@osc/messaging';
 import { PGLITE_MEMORY, closeDataSource, combineMigrations, createDataSource } from '@osc/persistence';
 import { messagingMigrations } from '@osc/messaging';
+import { TEST_QUEUE_EXPIRES_MS, purgeTestPrefix } from '@osc/testing';
 import { definitionMigrations, executionMigrations } from '@osc/workflow-persistence';
 import {
   EngineInstance,
@@ -126,7 +127,7 @@ async function main(): Promise<void> {
       const nodeArgs = (process.env['ENGINE_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
       const child = spawn(process.execPath, [...nodeArgs, '-r', '@swc-node/register', path.join(__dirname, '../../apps/workflow-engine/test/engine-process.ts')], {
         // QUEUE_PREFIX: a RabbitMQ queue of this run only (other runs on the machine share the broker)
-        env: { ...process.env, DATABASE_URL: db.url, BULL_PREFIX: prefix, QUEUE_PREFIX: `${prefix}.`, PREFETCH: arg('prefetch', '64'), EXECUTOR_CONCURRENCY: '64', DB_POOL: '10' },
+        env: { ...process.env, DATABASE_URL: db.url, BULL_PREFIX: prefix, QUEUE_PREFIX: `${prefix}.`, QUEUE_EXPIRES_MS: String(TEST_QUEUE_EXPIRES_MS), PREFETCH: arg('prefetch', '64'), EXECUTOR_CONCURRENCY: '64', DB_POOL: '10' },
         stdio: ['ignore', 'pipe', 'inherit'],
       });
       children.push(child);
@@ -135,7 +136,8 @@ async function main(): Promise<void> {
         child.once('exit', (code) => reject(new Error(`engine exited ${code}`)));
       });
     }
-    const bus = prefixedBus(new RabbitMqCommandBus({ url: 'amqp://guest:guest@127.0.0.1:5672' }), `${prefix}.`);
+    // Queues declared with x-expires (as the engines do): a killed bench leaves nothing for long.
+    const bus = prefixedBus(new RabbitMqCommandBus({ url: 'amqp://guest:guest@127.0.0.1:5672', queueExpiresMs: TEST_QUEUE_EXPIRES_MS }), `${prefix}.`);
     const jobs = prefixedJobs(new BullMqJobQueue({ url: 'redis://127.0.0.1:6379', prefix }), `${prefix}.`);
     relay = new OutboxRelay(ds, bus, jobs, { pollIntervalMs: 100 });
     outbox.onCommitted(() => relay.notify());
@@ -146,6 +148,8 @@ async function main(): Promise<void> {
       await Promise.all(children.map((c) => new Promise((r) => c.once('exit', r))));
       await bus.close();
       await jobs.close();
+      // This run's RabbitMQ queues and BullMQ keys (the broker would otherwise keep them for good).
+      await purgeTestPrefix({ queuePrefix: `${prefix}.`, bullPrefix: prefix });
     };
   }
 

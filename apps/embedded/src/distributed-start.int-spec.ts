@@ -1,8 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
+import { rmSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
+import { purgeTestPrefix } from '@osc/testing';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const POSTGRES = process.env['TEST_POSTGRES_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -68,9 +70,19 @@ describe('distributed mode: the six apps as separate processes', () => {
 
   beforeAll(() => admin(`CREATE DATABASE "${database}"`));
   afterAll(async () => {
-    for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+    await Promise.all(
+      children.map(async (c) => {
+        if (c.exitCode !== null || c.signalCode !== null) return;
+        const gone = new Promise((resolve) => c.once('exit', resolve));
+        c.kill('SIGKILL');
+        await gone;
+      }),
+    );
+    // Only after the apps are gone (a live consumer declares its queue again): the run's queues and BullMQ keys.
+    await purgeTestPrefix({ queuePrefix: `${database}.`, amqpUrl: AMQP, redisUrl: REDIS });
     await admin(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
-  });
+    rmSync(path.join(ROOT, 'tmp', database), { recursive: true, force: true });
+  }, 30_000);
 
   it('start together, answer /readyz and /metrics, and stop on SIGTERM', async () => {
     const prefix = `${database}.`;

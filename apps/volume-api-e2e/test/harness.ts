@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { createRuntime, type RunningApp, type Runtime } from '@osc/platform';
+import { TEST_QUEUE_EXPIRES_MS, purgeTestPrefix } from '@osc/testing';
 import * as backupWorker from '@osc/backup-worker';
 import * as schedulerStats from '@osc/scheduler-stats';
 import * as volumeApi from '@osc/volume-api';
@@ -53,10 +54,27 @@ export async function startBlockStorage(mode: Mode, env: Record<string, string> 
     const url = new URL(POSTGRES_URL);
     url.pathname = `/${database}`;
     runtime = await createRuntime(
-      { mode: 'distributed', databaseUrl: url.toString(), amqpUrl: AMQP_URL, redisUrl: REDIS_URL, poolSize: 8, queuePrefix: `${host}.` },
+      {
+        mode: 'distributed',
+        databaseUrl: url.toString(),
+        amqpUrl: AMQP_URL,
+        redisUrl: REDIS_URL,
+        poolSize: 8,
+        queuePrefix: `${host}.`,
+        queueExpiresMs: TEST_QUEUE_EXPIRES_MS,
+      },
       volumeApi.SCHEMA_PARTS,
     );
   }
+  /** After the runtime is closed: the run's queues and BullMQ keys, then its database. */
+  const dropServerState = async (): Promise<void> => {
+    if (!database) return;
+    try {
+      await purgeTestPrefix({ queuePrefix: `${host}.`, amqpUrl: AMQP_URL, redisUrl: REDIS_URL });
+    } finally {
+      await withAdmin((c) => c.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`));
+    }
+  };
   const fullEnv = {
     VOLUME_API_PORT: '0',
     VOLUME_API_HOST: '127.0.0.1',
@@ -79,14 +97,14 @@ export async function startBlockStorage(mode: Mode, env: Record<string, string> 
       close: async () => {
         for (const a of apps.reverse()) await a.close().catch(() => undefined);
         await runtime.close();
-        if (database) await withAdmin((c) => c.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`));
+        await dropServerState();
         rmSync(volumeDir, { recursive: true, force: true });
       },
     };
   } catch (err) {
     for (const a of apps.reverse()) await a.close().catch(() => undefined);
     await runtime.close();
-    if (database) await withAdmin((c) => c.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`));
+    await dropServerState();
     throw err;
   }
 }

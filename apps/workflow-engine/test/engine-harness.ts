@@ -18,12 +18,14 @@ import {
   type JobQueue,
   OutboxRelay,
   OutboxWriter,
+  RabbitMqCommandBus,
   type Subscription,
   type Worker,
   messagingMigrations,
 } from '@osc/messaging';
 import { type WorkflowExecution, newExecution, parseWorkflows } from '@osc/workflow-domain';
 import { definitionMigrations, executionMigrations, insertExecution } from '@osc/workflow-persistence';
+import { TEST_QUEUE_EXPIRES_MS } from '@osc/testing';
 import { EngineCommandHandler } from '../src/engine/engine-command.handler';
 import { ActionExecutor } from '../src/executor/action-executor';
 
@@ -192,6 +194,26 @@ export function prefixedJobs(jobs: JobQueue, prefix: string): JobQueue {
 }
 
 /**
+ * A RabbitMQ bus for a multi-process test run. Its queues expire when unused for a while, so a run
+ * killed before its teardown leaves nothing for long; the engine processes declare them alike
+ * (`spawnEngineProcess` passes QUEUE_EXPIRES_MS).
+ */
+export const testRabbitBus = (): RabbitMqCommandBus =>
+  new RabbitMqCommandBus({ url: process.env['TEST_AMQP_URL'] ?? 'amqp://guest:guest@127.0.0.1:5672', queueExpiresMs: TEST_QUEUE_EXPIRES_MS });
+
+/** Kills the children still running and waits until they are gone (a live consumer would declare its queue again). */
+export async function killChildren(children: readonly ChildProcess[]): Promise<void> {
+  await Promise.all(
+    children.map(async (c) => {
+      if (c.exitCode !== null || c.signalCode !== null) return;
+      const gone = new Promise((resolve) => c.once('exit', resolve));
+      c.kill('SIGKILL');
+      await gone;
+    }),
+  );
+}
+
+/**
  * Spawns test/engine-process.ts on the given database, queue and BullMQ prefixes (plus extra env,
  * e.g. ROLE or EXECUTOR_CONCURRENCY) and resolves once it prints "ready"; rejects if it exits first.
  * The child joins `opts.children` at once. Short job lock/stall times let a killed process's jobs come back quickly.
@@ -205,6 +227,7 @@ export async function spawnEngineProcess(
       ...process.env,
       DATABASE_URL: opts.databaseUrl,
       QUEUE_PREFIX: opts.queuePrefix,
+      QUEUE_EXPIRES_MS: String(TEST_QUEUE_EXPIRES_MS),
       BULL_PREFIX: opts.bullPrefix,
       JOB_LOCK_MS: '3000',
       JOB_STALLED_MS: '1000',

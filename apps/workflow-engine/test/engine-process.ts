@@ -1,6 +1,6 @@
 /**
  * A standalone engine process for multi-process tests and benchmarks: PostgreSQL from DATABASE_URL,
- * RabbitMQ (AMQP_URL) and BullMQ (REDIS_URL, prefix BULL_PREFIX); ROLE engine, executor or all
+ * RabbitMQ (AMQP_URL, queue prefix QUEUE_PREFIX, x-expires QUEUE_EXPIRES_MS) and BullMQ (REDIS_URL, prefix BULL_PREFIX); ROLE engine, executor or all
  * (default). Prints "ready" once consuming.
  */
 import 'reflect-metadata';
@@ -12,7 +12,12 @@ async function main(): Promise<void> {
   const dataSource = new DataSource({ type: 'postgres', url: process.env['DATABASE_URL'], extra: { max: Number(process.env['DB_POOL'] ?? 20) } });
   await dataSource.initialize();
   const queuePrefix = process.env['QUEUE_PREFIX'] ?? '';
-  const bus = prefixedBus(new RabbitMqCommandBus({ url: process.env['AMQP_URL'] ?? 'amqp://guest:guest@127.0.0.1:5672' }), queuePrefix);
+  // QUEUE_EXPIRES_MS: x-expires of the run's queues (tests and benchmarks), as the parent declares them.
+  const expires = process.env['QUEUE_EXPIRES_MS'];
+  const bus = prefixedBus(
+    new RabbitMqCommandBus({ url: process.env['AMQP_URL'] ?? 'amqp://guest:guest@127.0.0.1:5672', queueExpiresMs: expires ? Number(expires) : undefined }),
+    queuePrefix,
+  );
   const jobs = prefixedJobs(
     new BullMqJobQueue({
       url: process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379',

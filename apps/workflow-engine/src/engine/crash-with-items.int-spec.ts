@@ -2,8 +2,9 @@ import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { type Server, createServer } from 'node:http';
 import type { DataSource } from 'typeorm';
-import { BullMqJobQueue, OutboxRelay, OutboxWriter, RabbitMqCommandBus } from '@osc/messaging';
-import { createEngineDatabase, prefixedBus, prefixedJobs, startExecution, storeWorkflows, spawnEngineProcess } from '../../test/engine-harness';
+import { BullMqJobQueue, OutboxRelay, OutboxWriter } from '@osc/messaging';
+import { purgeTestPrefix } from '@osc/testing';
+import { createEngineDatabase, prefixedBus, prefixedJobs, startExecution, storeWorkflows, spawnEngineProcess, killChildren, testRabbitBus } from '../../test/engine-harness';
 
 const ITEMS = 2000;
 const EXECUTOR_CONCURRENCY = 20;
@@ -51,7 +52,7 @@ items_crash:
       action: std.http url=<% 'http://127.0.0.1:${port}/item/' + str($.i) %>
 `,
     );
-    const bus = prefixedBus(new RabbitMqCommandBus({ url: 'amqp://guest:guest@127.0.0.1:5672' }), prefix);
+    const bus = prefixedBus(testRabbitBus(), prefix);
     const jobs = prefixedJobs(new BullMqJobQueue({ url: 'redis://127.0.0.1:6379', prefix: bullPrefix }), prefix);
     relay = new OutboxRelay(ds, bus, jobs, { pollIntervalMs: 100 });
     outbox.onCommitted(() => relay.notify());
@@ -66,8 +67,10 @@ items_crash:
   }, 60_000);
 
   afterAll(async () => {
-    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    await killChildren(children);
     await close?.();
+    // The run's RabbitMQ queues and BullMQ keys; the killed engines never got to clean up.
+    await purgeTestPrefix({ queuePrefix: prefix, bullPrefix });
     await db?.drop();
     await new Promise((r) => receiver?.close(r));
   }, 60_000);
