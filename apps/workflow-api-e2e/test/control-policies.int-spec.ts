@@ -8,7 +8,8 @@ jest.setTimeout(90_000);
  * Policies in combination, and control operations arriving while a policy timer is pending (DSL-6,
  * DSL-15). Timings assert lower bounds (a delay is never cut short) and generous upper bounds. The
  * receiver counts calls per path: `/hit/<key>?fail=<n>&hang=<n>` answers 500 to the first `fail`
- * calls and holds the first `hang` calls for 3 s before answering.
+ * calls and holds the first `hang` calls for 3 s before answering. `/hold/<key>/<item>` answers
+ * `{"item": <item>}` only once the test releases it (every call is recorded with its time).
  */
 const DEFINITIONS = `
 version: '2.0'
@@ -39,6 +40,17 @@ pol_pause_before_retry:
       action: std.http url=<% $.url %>
       retry: {count: 1, delay: 0}
       publish: {status: <% task().result.status %>}
+pol_items_concurrency:
+  input:
+    - url
+  tasks:
+    t:
+      with-items: x in <% range(6) %>
+      concurrency: 2
+      action: std.http
+      input:
+        url: <% $.url + '/' + str($.x) %>
+      publish: {items: <% task().result.select($.content.item) %>}
 pol_wait_before_timeout:
   tasks:
     t:
@@ -54,12 +66,25 @@ describe.each(e2eModes())('policies with control operations over HTTP (%s)', (mo
   let stack: EngineStack;
   let rx: Awaited<ReturnType<typeof startHttpServer>>;
   const hits = new Map<string, number>();
+  /** `/hold/` calls in arrival order: key, item, arrival time, and how to answer. */
+  const held: { key: string; item: number; at: number; release: () => void }[] = [];
+  const autoRelease = new Set<string>();
   let keyNo = 0;
   const key = (name: string) => `${name}-${mode}-${++keyNo}`;
 
   beforeAll(async () => {
     rx = await startHttpServer((req: RecordedRequest, res) => {
       const u = new URL(req.url, 'http://x');
+      const hold = /^\/hold\/([^/]+)\/(\d+)$/.exec(u.pathname);
+      if (hold) {
+        const [, k, item] = hold;
+        const release = () => {
+          if (!res.destroyed) res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ item: Number(item) }));
+        };
+        held.push({ key: k!, item: Number(item), at: Date.now(), release });
+        if (autoRelease.has(k!)) release();
+        return;
+      }
       const n = (hits.get(u.pathname) ?? 0) + 1;
       hits.set(u.pathname, n);
       const fail = Number(u.searchParams.get('fail') ?? 0);
@@ -154,6 +179,47 @@ describe.each(e2eModes())('policies with control operations over HTTP (%s)', (mo
     expect(done.state).toBe('SUCCESS');
     expect(hits.get(`/hit/${k}`)).toBe(2);
     expect(JSON.parse((await stack.client.get(`/v2/tasks/${t.id}`)).body.runtime_context).retry_task_policy).toEqual({ retry_no: 1 });
+  });
+
+  it('with-items and concurrency: no item starts while PAUSED, running ones finish; resume runs the rest, each once, in item order', async () => {
+    const k = key('items-pause');
+    const calls = () => held.filter((h) => h.key === k);
+    const waitCalls = async (n: number) => {
+      const deadline = Date.now() + 20_000;
+      while (calls().length < n) {
+        if (Date.now() > deadline) throw new Error(`${calls().length} calls, expected ${n}`);
+        await sleep(20);
+      }
+    };
+    const ex = await start('pol_items_concurrency', { url: `${rx.url}/hold/${k}` });
+    await waitCalls(2);
+    expect((await put(`/v2/executions/${ex.id}`, { state: 'PAUSED' })).body.state).toBe('PAUSED');
+    const pausedAt = Date.now();
+    // the two running items finish while PAUSED: recorded, and their slots stay empty
+    for (const c of calls()) c.release();
+    const deadline = Date.now() + 20_000;
+    while ((await actionsOf(ex.id)).some((a) => a.state !== 'SUCCESS')) {
+      if (Date.now() > deadline) throw new Error('the running items did not finish');
+      await sleep(50);
+    }
+    await sleep(1_500);
+    expect(calls().map((c) => c.item)).toEqual([0, 1]);
+    expect((await actionsOf(ex.id)).map((a) => a.state)).toEqual(['SUCCESS', 'SUCCESS']);
+    expect((await stack.client.get(`/v2/executions/${ex.id}`)).body.state).toBe('PAUSED');
+    expect((await stack.client.get(`/v2/executions/${ex.id}/tasks`)).body.tasks[0].state).toBe('RUNNING');
+
+    autoRelease.add(k);
+    const resumedAt = Date.now();
+    expect((await put(`/v2/executions/${ex.id}`, { state: 'RUNNING' })).body.state).toBe('RUNNING');
+    const done = await waitForExecution(stack.client, ex.id);
+    expect(done.state).toBe('SUCCESS');
+    expect(JSON.parse(done.output)).toEqual({ items: [0, 1, 2, 3, 4, 5] });
+    await sleep(300);
+    // each item ran once; none between the pause and the resume
+    expect(calls().map((c) => c.item).sort()).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(calls().filter((c) => c.at > pausedAt && c.at < resumedAt)).toEqual([]);
+    const actions = await actionsOf(ex.id);
+    expect(actions.map((a) => [a.state, a.accepted])).toEqual(Array.from({ length: 6 }, () => ['SUCCESS', true]));
   });
 
   it('wait-before 2 s then timeout 1 s: the timeout starts after the wait, the task succeeds, never sooner than 2 s', async () => {

@@ -1203,6 +1203,61 @@ wf:
     expect(sim.execution(id)).toMatchObject({ state: 'SUCCESS', output: { r: ['one', 'two', 'three'] } });
   });
 
+  it('no item starts while the execution is PAUSED: running items finish and count, the waiting ones start on resume', () => {
+    const sim = simulator(asyncItems);
+    const id = sim.create('wf');
+    sim.run();
+    expect(sim.actionsOf(id).map((a) => a.itemIndex)).toEqual([0, 1]);
+    sim.send(id, { type: 'pause' });
+    complete(sim, id, 1, 'SUCCESS', 'two');
+    // the freed slot stays empty while paused; the result is recorded
+    expect(sim.asyncActions).toHaveLength(2);
+    expect(sim.effects.filter((e) => e.type === 'run-action')).toHaveLength(2);
+    complete(sim, id, 0, 'SUCCESS', 'one');
+    expect(sim.asyncActions).toHaveLength(2);
+    expect(sim.tasksOf(id)[0]).toMatchObject({ state: 'RUNNING', result: null });
+    expect(sim.tasksOf(id)[0]!.runtimeContext['with_items_progress']).toMatchObject({ running: 0, done: 2, results: ['one', 'two', null] });
+    expect(sim.execution(id).state).toBe('PAUSED');
+    sim.send(id, { type: 'resume' });
+    sim.run();
+    expect(sim.actionsOf(id).map((a) => a.itemIndex)).toEqual([0, 1, 2]);
+    complete(sim, id, 2, 'SUCCESS', 'three');
+    expect(sim.actionsOf(id).map((a) => [a.itemIndex, a.state])).toEqual([
+      [0, 'SUCCESS'],
+      [1, 'SUCCESS'],
+      [2, 'SUCCESS'],
+    ]);
+    expect(sim.execution(id)).toMatchObject({ state: 'SUCCESS', output: { r: ['one', 'two', 'three'] } });
+  });
+
+  it('items finishing while PAUSED complete the task; its routing waits for resume', () => {
+    const sim = simulator(asyncItems);
+    const id = sim.create('wf');
+    sim.run();
+    complete(sim, id, 0, 'SUCCESS', 1);
+    expect(sim.asyncActions).toHaveLength(3);
+    sim.send(id, { type: 'pause' });
+    complete(sim, id, 1, 'SUCCESS', 2);
+    complete(sim, id, 2, 'SUCCESS', 3);
+    expect(sim.tasksOf(id)[0]).toMatchObject({ state: 'SUCCESS', processed: false, published: { r: [1, 2, 3] } });
+    expect(sim.execution(id).state).toBe('PAUSED');
+    sim.send(id, { type: 'resume' });
+    sim.run();
+    expect(sim.asyncActions).toHaveLength(3);
+    expect(sim.execution(id)).toMatchObject({ state: 'SUCCESS', output: { r: [1, 2, 3] } });
+  });
+
+  it('a resume starts no item of a with-items task whose items all started', () => {
+    const sim = simulator(asyncItems);
+    const id = sim.create('wf');
+    sim.run();
+    complete(sim, id, 0, 'SUCCESS', 1);
+    sim.send(id, { type: 'pause' });
+    const d = sim.send(id, { type: 'resume' });
+    expect(d.commands.filter((c) => c.type === 'run-action')).toEqual([]);
+    expect(d.changes.tasksUpdated).toEqual([]);
+  });
+
   it('a cancelled item makes the task CANCELLED once every item is done, even with a failed one', () => {
     const sim = simulator(asyncItems);
     const id = sim.create('wf');

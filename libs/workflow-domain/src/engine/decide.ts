@@ -472,9 +472,12 @@ class Decider {
 
   /**
    * Starts the next items of the attempt while fewer than `concurrency` run (DSL-6.9): O(1) per
-   * item, from the task's progress, whatever the number of items.
+   * item, from the task's progress, whatever the number of items. Nothing starts while the execution
+   * is not RUNNING: a paused execution lets its running items finish (their results are counted) and
+   * starts the waiting ones on resume.
    */
   private scheduleItems(task: TaskExecution): void {
+    if (this.ex.state !== 'RUNNING') return;
     const spec = this.spec(task);
     const wi = task.runtimeContext['with_items'] as WithItemsState;
     const p = progressOf(task);
@@ -1272,6 +1275,11 @@ class Decider {
       this.runTask(t);
     }
     for (const t of this.tasks.filter((x) => x.state === 'PAUSED')) this.setTaskState(t, 'RUNNING', null);
+    // with-items tasks whose waiting items were held back by the pause
+    for (const t of this.tasks.filter((x) => x.state === 'RUNNING' && x.runtimeContext['with_items'] !== undefined && x.runtimeContext[PROGRESS] !== undefined)) {
+      if (!this.isRunning()) return;
+      this.scheduleItems(t);
+    }
     this.recheckJoins();
     this.checkCompletion();
   }
