@@ -1,5 +1,6 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { BACKUP_CONFIG } from './backups/backup.config';
+import { BackupRestorer } from './backups/backup-restorer';
 import { BackupService } from './backups/backup.service';
 import type { BackupWorkerConfig } from './config';
 import { VOLUME_BACKEND_CONFIG } from './volume-backend/volume-backend.config';
@@ -15,6 +16,7 @@ export class BackupWorkerModule {
         { provide: VOLUME_BACKEND_CONFIG, useValue: config.volumeBackend },
         VolumeBackendService,
         { provide: BACKUP_CONFIG, useValue: config.backup },
+        BackupRestorer,
         BackupService,
       ],
       exports: [VolumeBackendService],

@@ -23,9 +23,10 @@ import { CLOCK, DATA_SOURCE, JOB_QUEUE, type Clock } from '@osc/platform';
 import { ensureDir, GIB } from '../volume-backend/sparse-file';
 import { VOLUME_BACKEND_CONFIG, type VolumeBackendConfig } from '../volume-backend/volume-backend.config';
 import { VolumeBackendService } from '../volume-backend/volume-backend.service';
-import { BackupCancelledError, readManifest, restoreBackup, writeBackup, type BackupLocation } from './backup-engine';
+import { BackupCancelledError, readManifest, writeBackup, type BackupLocation } from './backup-engine';
+import { BackupRestorer } from './backup-restorer';
 import { BACKUP_CONFIG, type BackupConfig } from './backup.config';
-import { PosixBackupStore } from './backup-store';
+import type { PosixBackupStore } from './backup-store';
 
 /** Stored wire timestamps (`YYYY-MM-DDTHH:MM:SS.ffffff`, UTC) back to dates. */
 const toDate = (t: Date | string): Date => (t instanceof Date ? t : new Date(`${t}Z`));
@@ -56,8 +57,9 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
     @Inject(BACKUP_CONFIG) private readonly config: BackupConfig,
     @Inject(VOLUME_BACKEND_CONFIG) private readonly volumeBackend: VolumeBackendConfig,
     private readonly backend: VolumeBackendService,
+    private readonly restorer: BackupRestorer,
   ) {
-    this.store = new PosixBackupStore(config.directory);
+    this.store = restorer.store;
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -113,8 +115,7 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   private location(b: StoredBackup): BackupLocation | null {
-    if (b.serviceMetadata === null) return null;
-    return { container: b.container ?? defaultBackupContainer('posix', b.id), prefix: b.serviceMetadata };
+    return this.restorer.location(b);
   }
 
   /** The volume (or snapshot) goes back to the status it had before the backup (BS-8.1.5). */
@@ -193,23 +194,6 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
     if (!done && (await this.backups.findById(this.db, b.id, null)) === null) await this.store.deletePrefix(container, prefix);
   }
 
-  /** The backups to apply for a restore, full first (BS-11.7). */
-  private async chainOf(b: StoredBackup): Promise<BackupLocation[]> {
-    const out: BackupLocation[] = [];
-    let cur: StoredBackup = b;
-    for (let depth = 0; depth < 10_000; depth++) {
-      const loc = this.location(cur);
-      if (loc === null) throw new InvalidInputError(`Invalid backup: backup ${cur.id} has no stored objects.`);
-      out.unshift(loc);
-      if (cur.parentId === null) break;
-      const parentId: string = cur.parentId;
-      const parent = await this.backups.findById(this.db, parentId, null, { withDeleted: true });
-      if (parent === null) throw new InvalidInputError(`Invalid backup: the parent backup ${parentId} is missing.`);
-      cur = parent;
-    }
-    return out;
-  }
-
   private async restore(data: BackupRestoreJob): Promise<void> {
     const b = await this.backups.findById(this.db, data.backupId, null);
     if (!b || b.status !== 'restoring' || b.restoreVolumeId !== data.volumeId) return;
@@ -220,14 +204,7 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
     }
     let volumeMeta: string | null = null;
     try {
-      volumeMeta = await restoreBackup({
-        store: this.store,
-        chain: await this.chainOf(b),
-        target: this.backend.volumeFile(v.id),
-        bytes: b.size * GIB,
-        newVolume: data.newVolume,
-        cancelled: async () => (await this.backups.findById(this.db, b.id, null))?.status !== 'restoring',
-      });
+      volumeMeta = await this.restorer.restore(b, this.backend.volumeFile(v.id), data.newVolume, async () => (await this.backups.findById(this.db, b.id, null))?.status !== 'restoring');
     } catch (err) {
       this.log.warn(`restoring backup ${b.id} into volume ${v.id} failed: ${reasonOf(err)}`);
       await this.db.transaction(async (em) => {

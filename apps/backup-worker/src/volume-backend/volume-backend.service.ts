@@ -22,6 +22,7 @@ import {
 import { InvalidInputError } from '@osc/errors';
 import { type Job, type JobQueue, OutboxWriter, type Worker } from '@osc/messaging';
 import { CLOCK, DATA_SOURCE, JOB_QUEUE, OUTBOX_WRITER, type Clock } from '@osc/platform';
+import { BackupRestorer } from '../backups/backup-restorer';
 import { VOLUME_BACKEND_CONFIG, type VolumeBackendConfig } from './volume-backend.config';
 import { createSparseFile, ensureDir, filesystemCapacity, GIB, growFile, removeFile, sparseCopy } from './sparse-file';
 
@@ -51,6 +52,7 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
     @Inject(OUTBOX_WRITER) private readonly outbox: OutboxWriter,
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(VOLUME_BACKEND_CONFIG) private readonly config: VolumeBackendConfig,
+    private readonly restorer: BackupRestorer,
   ) {}
 
   /** `host@backend` */
@@ -203,6 +205,10 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
       const source = data.schedule.source;
       if (source.kind === 'volume') await sparseCopy(this.volumeFile(source.id), file, bytes);
       else if (source.kind === 'snapshot') await sparseCopy(this.snapshotFile(source.id), file, bytes);
+      else if (source.kind === 'backup') {
+        await createSparseFile(file, bytes);
+        await this.restorer.restoreIntoNewVolume(source.id, file);
+      }
       else await createSparseFile(file, bytes);
     } catch (err) {
       await removeFile(file).catch(() => undefined);

@@ -44,6 +44,7 @@ import {
 } from '@osc/contracts';
 import { InvalidInputError, InvalidStateError, NotFoundError } from '@osc/errors';
 import { PoolRepository, QuotaRepository, SnapshotRepository, VolumeRepository, type StoredVolume } from '@osc/block-storage-persistence';
+import { BackupRepository } from '@osc/block-storage-persistence';
 import { OutboxWriter } from '@osc/messaging';
 import { CLOCK, DATA_SOURCE, OUTBOX_WRITER, type Clock } from '@osc/platform';
 import { GroupsService } from '../groups/groups.service';
@@ -101,7 +102,6 @@ export class VolumesService {
     api.authorize('volume:create');
     const input = parseCreateVolume(body, api.mv);
     if (input.imageRef !== null) throw new NotFoundError('Image', input.imageRef, `Image ${input.imageRef} could not be found.`);
-    if (input.backupId !== null) throw new NotFoundError('Backup', input.backupId, `Backup ${input.backupId} could not be found.`);
     const scope = this.scope(api);
     let source: VolumeSourceRef = { kind: 'none' };
     let sourceSize: number | null = null;
@@ -126,6 +126,13 @@ export class VolumesService {
       sourceSize = src.size;
       sourceTypeId = src.volumeTypeId;
       sourceZone = src.availabilityZone;
+    } else if (input.backupId !== null) {
+      // 3.47: the back end restores the backup's bytes into the new volume (BS-7.7.3).
+      const b = await new BackupRepository().findById(this.db, input.backupId, scope);
+      if (!b) throw new NotFoundError('Backup', input.backupId, `Backup ${input.backupId} could not be found.`);
+      if (b.status !== 'available') throw new InvalidInputError(`Invalid volume: Backup status must be available to create a volume from it, but it is ${b.status}.`);
+      source = { kind: 'backup', id: b.id, backend: b.host };
+      sourceSize = b.size;
     }
     const size = input.size ?? sourceSize ?? 0;
     if (sourceSize !== null && size < sourceSize) {

@@ -14,7 +14,9 @@ export const SCHEDULE_VOLUME_COMMAND = 'scheduler.schedule-volume';
 export type VolumeSourceRef =
   | { readonly kind: 'none' }
   | { readonly kind: 'volume'; readonly id: string; readonly backend: string | null }
-  | { readonly kind: 'snapshot'; readonly id: string; readonly backend: string | null };
+  | { readonly kind: 'snapshot'; readonly id: string; readonly backend: string | null }
+  /** Volume create from a backup (3.47): `backend` is the back end whose worker made the backup. */
+  | { readonly kind: 'backup'; readonly id: string; readonly backend: string | null };
 
 export interface ScheduleVolumePayload {
   readonly volumeId: string;

@@ -1,0 +1,63 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import { defaultBackupContainer } from '@osc/block-storage-domain';
+import { BackupRepository, type StoredBackup } from '@osc/block-storage-persistence';
+import { InvalidInputError } from '@osc/errors';
+import { DATA_SOURCE } from '@osc/platform';
+import { GIB } from '../volume-backend/sparse-file';
+import { restoreBackup, type BackupLocation } from './backup-engine';
+import { BACKUP_CONFIG, type BackupConfig } from './backup.config';
+import { PosixBackupStore } from './backup-store';
+
+/**
+ * Reads backups back (BS-11.7): the chain from the full backup to the requested one, applied in
+ * order. Used by restore jobs and by the volume back end when a volume is created from a backup
+ * (3.47); it depends on nothing of the volume back end, so both can hold it.
+ */
+@Injectable()
+export class BackupRestorer {
+  private readonly backups = new BackupRepository();
+  readonly store: PosixBackupStore;
+
+  constructor(
+    @Inject(DATA_SOURCE) private readonly db: DataSource,
+    @Inject(BACKUP_CONFIG) config: BackupConfig,
+  ) {
+    this.store = new PosixBackupStore(config.directory);
+  }
+
+  /** Where a finished backup's objects are (null while it has none). */
+  location(b: StoredBackup): BackupLocation | null {
+    if (b.serviceMetadata === null) return null;
+    return { container: b.container ?? defaultBackupContainer('posix', b.id), prefix: b.serviceMetadata };
+  }
+
+  /** The backups to apply, full first. */
+  async chainOf(b: StoredBackup): Promise<BackupLocation[]> {
+    const out: BackupLocation[] = [];
+    let cur: StoredBackup = b;
+    for (let depth = 0; depth < 10_000; depth++) {
+      const loc = this.location(cur);
+      if (loc === null) throw new InvalidInputError(`Invalid backup: backup ${cur.id} has no stored objects.`);
+      out.unshift(loc);
+      if (cur.parentId === null) return out;
+      const parentId: string = cur.parentId;
+      const parent = await this.backups.findById(this.db, parentId, null, { withDeleted: true });
+      if (parent === null) throw new InvalidInputError(`Invalid backup: the parent backup ${parentId} is missing.`);
+      cur = parent;
+    }
+    throw new InvalidInputError(`Invalid backup: the chain of backup ${b.id} is too long.`);
+  }
+
+  /** Writes backup `b` into `target`; returns the backed-up volume's volume_meta. */
+  async restore(b: StoredBackup, target: string, newVolume: boolean, cancelled: () => Promise<boolean>): Promise<string | null> {
+    return restoreBackup({ store: this.store, chain: await this.chainOf(b), target, bytes: b.size * GIB, newVolume, cancelled });
+  }
+
+  /** Volume create from a backup (3.47): the new sparse file gets the backup's bytes. */
+  async restoreIntoNewVolume(backupId: string, target: string): Promise<void> {
+    const b = await this.backups.findById(this.db, backupId, null);
+    if (!b || (b.status !== 'available' && b.status !== 'restoring')) throw new InvalidInputError(`Invalid backup: backup ${backupId} is not available to create a volume from.`);
+    await this.restore(b, target, true, async () => (await this.backups.findById(this.db, backupId, null)) === null);
+  }
+}
