@@ -88,7 +88,7 @@ describe.each(MODES)('groups and consistency groups (%s)', (mode) => {
     await poll(() => admin.get(`/groups/${g.body.group.id}`), (r) => r.status === 404, 'group deleted');
     expect((await admin.delete(`/group_types/${t.id}`)).status).toBe(202);
     expect((await admin.get(`/group_types/${t.id}`)).status).toBe(404);
-  });
+  }, 180000);
 
   it('creates groups with member volumes, updates membership, snapshots the group, clones it from the snapshot and deletes everything', async () => {
     const vt = await volumeType();
@@ -169,7 +169,7 @@ describe.each(MODES)('groups and consistency groups (%s)', (mode) => {
     for (const v of [...vols, ...cloneVols.map((v: { id: string }) => v.id)]) expect((await c.get(`/volumes/${v}`)).status).toBe(404);
     expect(await usage()).toBe(before - 2);
     expect((await c.get('/groups/detail')).body.groups).toEqual([]);
-  });
+  }, 180000);
 
   it('resets group and group snapshot status (admin, 3.20 / 3.19), refuses unknown actions and answers 413 over the groups quota', async () => {
     const vt = await volumeType();
@@ -195,7 +195,7 @@ describe.each(MODES)('groups and consistency groups (%s)', (mode) => {
     expect((await admin.put(`/os-quota-sets/${project}`, { quota_set: { groups: 1 } })).status).toBe(200);
     const over = await c.post('/groups', { group: { group_type: gt, volume_types: [vt] } });
     expect([over.status, over.body]).toEqual([413, { overLimit: { code: 413, message: "GroupLimitExceeded: Maximum number of groups allowed (1) exceeded for quota 'groups'." } }]);
-  });
+  }, 180000);
 
   it('serves consistency groups and cgsnapshots on v2 and v3: create, member volume, cgsnapshot, create_from_src, delete with force', async () => {
     const vt = await volumeType();
@@ -247,5 +247,5 @@ describe.each(MODES)('groups and consistency groups (%s)', (mode) => {
       await poll(() => c.get(`/consistencygroups/${id}`), (r) => r.status === 404, 'cg deleted');
     }
     expect((await c.get(`/volumes/${vol.body.volume.id}`)).status).toBe(404);
-  });
+  }, 180000);
 });

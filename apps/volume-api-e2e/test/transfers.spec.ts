@@ -83,7 +83,7 @@ describe.each(MODES)('volume transfers (%s)', (mode) => {
     expect(after.recipient['volumes']!.in_use).toBe(before.recipient['volumes']!.in_use + 1);
     expect(after.recipient['gigabytes']!.in_use).toBe(before.recipient['gigabytes']!.in_use + 2);
     expect(after.recipient['snapshots']!.in_use).toBe(before.recipient['snapshots']!.in_use + 1);
-  });
+  }, 180000);
 
   it('serves /volume-transfers from 3.55 with no_snapshots (3.57 project fields), and delete returns the volume', async () => {
     const volumeId = await newVolume(donor);
@@ -101,7 +101,7 @@ describe.each(MODES)('volume transfers (%s)', (mode) => {
     expect((await donor.delete(`/volume-transfers/${t.id}`)).status).toBe(202);
     expect((await donor.get(`/volumes/${volumeId}`)).body.volume.status).toBe('available');
     expect((await donor.get(`/volume-transfers/${t.id}`)).status).toBe(404);
-  });
+  }, 180000);
 
   it('refuses bad bodies and unknown volumes, and an over-quota recipient with 413 Retry-After 0 (nothing moves)', async () => {
     expect((await donor.post('/os-volume-transfer', { transfer: { volume_id: 'x' } })).status).toBe(400);
@@ -121,5 +121,5 @@ describe.each(MODES)('volume transfers (%s)', (mode) => {
     expect(r.body.overLimit.message).not.toMatch(/^VolumeLimitExceeded/);
     expect((await donor.get(`/volumes/${volumeId}`)).body.volume.status).toBe('awaiting-transfer');
     expect((await donor.get(`/os-volume-transfer/${t.id}`)).status).toBe(200);
-  });
+  }, 180000);
 });
