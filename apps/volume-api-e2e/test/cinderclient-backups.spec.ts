@@ -1,0 +1,54 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { MODES, newProject, startBlockStorage, type BlockStorage } from './harness';
+
+const PYTHON = '/usr/bin/python3';
+const hasClient = existsSync(PYTHON) && spawnSync(PYTHON, ['-c', 'import cinderclient'], { stdio: 'ignore' }).status === 0;
+
+const run = (cmd: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { env: { ...process.env, OS_AUTH_TYPE: '', OS_AUTH_URL: '' } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += String(d)));
+    child.stderr.on('data', (d) => (stderr += String(d)));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+
+/** The real python-cinderclient's backups and restores managers in no-auth mode. */
+describe.each(MODES.slice(0, 1))('python-cinderclient backups (%s)', (mode) => {
+  let bs: BlockStorage;
+  let store: string;
+
+  beforeAll(async () => {
+    store = mkdtempSync(path.join(os.tmpdir(), 'osc-backups-'));
+    bs = await startBlockStorage(mode, { AUTH_MODE: 'noauth', BACKUP_STORE_DIR: store });
+  }, 120000);
+  afterAll(async () => {
+    await bs?.close();
+    rmSync(store, { recursive: true, force: true });
+  });
+
+  it('creates, shows, lists, restores and deletes backups', async () => {
+    expect(hasClient).toBe(true);
+    const res = await run(PYTHON, [path.join(__dirname, 'python', 'cinderclient_backups.py'), `${bs.base}/v3`, newProject()]);
+    expect(res.stderr).toBe('');
+    expect(res.code).toBe(0);
+    expect(JSON.parse(res.stdout)).toEqual({
+      created: true,
+      became: 'available',
+      shown: { name: 'pyclient-backup', size: 1, volume_id_matches: true, is_incremental: false, metadata: { k: 'v' } },
+      listed: [['pyclient-backup', 'available']],
+      incremental: true,
+      restore_name: 'pyclient-restored',
+      restored: 'available',
+      delete_parent: 400,
+      inc_deleted: 'gone',
+      deleted: 'gone',
+      after_delete: [],
+    });
+  }, 120000);
+});
