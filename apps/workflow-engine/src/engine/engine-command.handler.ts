@@ -489,7 +489,14 @@ interface GroupMember {
   reject: (e: unknown) => void;
 }
 
-/** Only the action rows the events name (plus plain tasks' and failed ones): with-items items are counted in their task. */
-const namedActions = (events: readonly EngineEvent[]): string[] => events.flatMap((e) => ('actionExecutionId' in e ? [e.actionExecutionId] : []));
+/**
+ * Only the action rows the events name (plus plain tasks' and failed ones): with-items items are
+ * counted in their task. Those completed with ERROR also need their position in the task (the
+ * failure summary's `idx`); the others do not, which spares the store a window over every action.
+ */
+const namedActions = (events: readonly EngineEvent[]): { ids: string[]; failing: string[] } => ({
+  ids: events.flatMap((e) => ('actionExecutionId' in e ? [e.actionExecutionId] : [])),
+  failing: events.flatMap((e) => (e.type === 'action-completed' && e.state === 'ERROR' ? [e.actionExecutionId] : [])),
+});
 
 const bus = (message: EngineCommandMessage): OutboxItem => ({ destination: 'bus', queue: ENGINE_COMMAND_QUEUE, message });

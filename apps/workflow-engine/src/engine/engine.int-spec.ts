@@ -66,6 +66,18 @@ items:
       concurrency: 2
       action: std.echo output=<% $.x * 10 %>
       publish: {all: <% task().result %>}
+items_failing:
+  tasks:
+    each:
+      with-items: x in <% [1, 2] %>
+      action: std.fail
+      retry: {count: 1, delay: 0}
+items_last_fails:
+  tasks:
+    each:
+      with-items: x in <% [1, 2, 3] %>
+      concurrency: 1
+      action: "{{ 'std.fail' if _.x == 3 else 'std.noop' }}"
 bad_input:
   tasks:
     t:
@@ -131,6 +143,18 @@ describe('engine handler on PostgreSQL (in-process bus and jobs)', () => {
     const ex = await waitForState(ds, id);
     expect(ex['state']).toBe('ERROR');
     expect(String(ex['state_info'])).toMatch(/^Failure caused by error in tasks: boom\n\n {2}boom \[task_ex_id=.*\] -> The action raised an exception \[action=.*msg='Fail action expected exception.'\]\n {4}\[action_ex_id=.*, idx=0\]: The action raised/);
+  });
+
+  it('a failed with-items task names every failed item by its position in the task, earlier attempts included', async () => {
+    const id = await startExecution(ds, engine.outbox, 'items_failing');
+    const ex = await waitForState(ds, id);
+    expect(ex['state']).toBe('ERROR');
+    const idx = [...String(ex['state_info']).matchAll(/idx=(\d+)\]/g)].map((m) => Number(m[1]));
+    expect(idx).toEqual([0, 1, 2, 3]);
+    // the last item fails alone: its decision loads no other item, and still knows its position
+    const last = await waitForState(ds, await startExecution(ds, engine.outbox, 'items_last_fails'));
+    expect(last['state']).toBe('ERROR');
+    expect([...String(last['state_info']).matchAll(/idx=(\d+)\]/g)].map((m) => Number(m[1]))).toEqual([2]);
   });
 
   it('runs with-items with concurrency and keeps item order', async () => {

@@ -85,4 +85,34 @@ describe('lockSnapshots (PostgreSQL)', () => {
     expect(many.get(c)!.actions.map((x) => x.id)).toEqual([itemActions[1]!.id]);
     expect(many.get(a)!.execution.spec).toBe(spec);
   });
+
+  it('gives named item actions their position in the task only when an event fails them', async () => {
+    const c = await startExecution(ds, engine.outbox, 'items');
+    await waitFor(async () => (await taskStates(ds, c))['each'] === 'RUNNING');
+    const items: { id: string }[] = await ds.query(`SELECT "id" FROM "action_executions" WHERE "workflow_execution_id" = $1 ORDER BY "item_index"`, [c]);
+    const [, second, third] = items.map((r) => r.id);
+    const load = (named: { ids: string[]; failing: string[] }) =>
+      ds.transaction(async (em) => ({
+        one: await lockSnapshot(em, c, new SpecCache(), named),
+        many: (await lockSnapshots(em, [c], new SpecCache(), new Map([[c, named]]))).get(c),
+      }));
+    const ordinals = (s: Awaited<ReturnType<typeof lockSnapshot>>) => s!.actions.map((x) => [x.id, x.ordinal]);
+
+    const succeeding = await load({ ids: [second!, third!], failing: [] });
+    expect(ordinals(succeeding.one)).toEqual([
+      [second, undefined],
+      [third, undefined],
+    ]);
+    expect(succeeding.many).toEqual(succeeding.one);
+
+    const failing = await load({ ids: [second!, third!], failing: [third!] });
+    expect(ordinals(failing.one)).toEqual([
+      [second, 1],
+      [third, 2],
+    ]);
+    expect(failing.many).toEqual(failing.one);
+    // a plain list counts every named action as failing (the positions are always there)
+    const plain = await ds.transaction((em) => lockSnapshot(em, c, new SpecCache(), [third!]));
+    expect(ordinals(plain)).toEqual([[third, 2]]);
+  });
 });

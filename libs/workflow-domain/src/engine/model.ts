@@ -130,7 +130,9 @@ export interface ActionExecution {
   readonly itemIndex: number | null;
   /**
    * Position among its task's action executions in creation order (the failure summary's `idx`), set
-   * by the store when it loads a snapshot that omits rows; absent, the position in the snapshot counts.
+   * by the store when it loads a snapshot that omits rows, on the with-items rows whose position a
+   * decision may print: those in ERROR and those its events complete with ERROR. Absent, the position
+   * in the snapshot counts.
    */
   readonly ordinal?: number;
   readonly createdAt: Date;

@@ -151,6 +151,19 @@ export class SpecCache {
 }
 
 /**
+ * The action executions the events of a decision name, and among them those the events complete with
+ * ERROR (`failing`: the snapshot carries their position in their task). A plain list counts every named
+ * action as failing.
+ */
+export interface NamedActions {
+  ids: readonly string[];
+  failing: readonly string[];
+}
+
+const namedParams = (named: readonly string[] | NamedActions): { ids: readonly string[]; failing: readonly string[] } =>
+  Array.isArray(named) ? { ids: named, failing: named } : (named as NamedActions);
+
+/**
  * With `actionIds` (the action executions the events of the decision name), the snapshot holds only
  * the action rows `decide` needs (see {@link ExecutionSnapshot.actions}): plain tasks' ones, those in
  * ERROR and the named ones, each with its ordinal; the RUNNING and SUCCESS items of a with-items task
@@ -160,7 +173,7 @@ export async function lockSnapshot(
   db: SqlRunner,
   executionId: string,
   specs?: SpecCache,
-  actionIds?: readonly string[],
+  actionIds?: readonly string[] | NamedActions,
 ): Promise<ExecutionSnapshot | null> {
   // Lock first, in its own statement: under READ COMMITTED a statement that waited for the row lock
   // still reads everything else from the snapshot taken before the wait, so tasks and actions are
@@ -178,7 +191,7 @@ export async function lockSnapshot(
        (${actionIds ? NEEDED_ACTIONS : ALL_ACTIONS}) AS "actions",
        (SELECT COALESCE(json_agg(json_build_object('id', s."id", 'task_execution_id', s."task_execution_id", 'state', s."state")), '[]')
           FROM "workflow_executions" s WHERE s."parent_execution_id" = $1) AS "subs"`,
-    actionIds ? [executionId, JSON.stringify(actionIds)] : [executionId],
+    actionIds ? [executionId, JSON.stringify(namedParams(actionIds).ids), JSON.stringify(namedParams(actionIds).failing)] : [executionId],
   );
   return toSnapshot(db, exRow, rows[0] ?? {});
 }
@@ -193,7 +206,7 @@ export async function lockSnapshots(
   db: SqlRunner,
   executionIds: readonly string[],
   specs: SpecCache,
-  actionIds: ReadonlyMap<string, readonly string[]>,
+  actionIds: ReadonlyMap<string, readonly string[] | NamedActions>,
 ): Promise<Map<string, ExecutionSnapshot>> {
   const ids = [...new Set(executionIds)].sort();
   const uncached = ids.filter((id) => !specs.get(id));
@@ -204,15 +217,17 @@ export async function lockSnapshots(
   );
   const out = new Map<string, ExecutionSnapshot>();
   if (locked.length === 0) return out;
-  const named = Object.fromEntries(ids.map((id) => [id, actionIds.get(id) ?? []]));
+  const named = ids.map((id) => [id, namedParams(actionIds.get(id) ?? [])] as const);
+  const namedIds = Object.fromEntries(named.map(([id, n]) => [id, n.ids]));
+  const failing = Object.fromEntries(named.map(([id, n]) => [id, n.failing]));
   const rows: Row[] = await db.query(
     `SELECT x."id",
        (SELECT COALESCE(json_agg(t ORDER BY t."seq"), '[]') FROM "task_executions" t WHERE t."workflow_execution_id" = x."id") AS "tasks",
-       (${NEEDED_ACTIONS.replaceAll('$1', 'x."id"').replace('$2::jsonb', '($2::jsonb -> x."id"::text)')}) AS "actions",
+       (${NEEDED_ACTIONS.replaceAll('$1', 'x."id"').replaceAll('$2::jsonb', '($2::jsonb -> x."id"::text)').replaceAll('$3::jsonb', '($3::jsonb -> x."id"::text)')}) AS "actions",
        (SELECT COALESCE(json_agg(json_build_object('id', s."id", 'task_execution_id', s."task_execution_id", 'state', s."state")), '[]')
           FROM "workflow_executions" s WHERE s."parent_execution_id" = x."id") AS "subs"
      FROM unnest($1::uuid[]) AS x("id")`,
-    [locked.map((r) => String(r['id'])), JSON.stringify(named)],
+    [locked.map((r) => String(r['id'])), JSON.stringify(namedIds), JSON.stringify(failing)],
   );
   const related = new Map(rows.map((r) => [String(r['id']), r]));
   for (const exRow of locked) {
@@ -260,12 +275,25 @@ export async function loadExpressionWorld(db: SqlRunner, projectId: string): Pro
 
 const ALL_ACTIONS = `SELECT COALESCE(json_agg(a ORDER BY a."seq"), '[]') FROM "action_executions" a WHERE a."workflow_execution_id" = $1`;
 
-/** Plain tasks' action rows, those in ERROR and those named by $2, with their position in their task. */
+/**
+ * Plain tasks' action rows, those in ERROR and those named by $2 (a JSON array of ids, found by their
+ * primary key). `ordinal`, the position in the task, is computed only for the tasks of the with-items
+ * rows that need it: those in ERROR and those named by $3 (the ids the decision's events complete with
+ * ERROR) — the failure summary's `idx`. A batch of successful item results so costs neither a window
+ * over every action of the task nor a scan of the id list per row.
+ */
 const NEEDED_ACTIONS = `SELECT COALESCE(json_agg(a ORDER BY a."seq"), '[]') FROM (
-    SELECT a.*, o."ordinal" FROM "action_executions" a
-      JOIN (SELECT "id", row_number() OVER (PARTITION BY "task_execution_id" ORDER BY "seq") - 1 AS "ordinal"
-              FROM "action_executions" WHERE "workflow_execution_id" = $1) o ON o."id" = a."id"
-     WHERE a."workflow_execution_id" = $1 AND (a."item_index" IS NULL OR a."state" = 'ERROR' OR jsonb_exists($2::jsonb, a."id"::text))) a`;
+    WITH sel AS (
+      SELECT a.* FROM "action_executions" a WHERE a."workflow_execution_id" = $1 AND (a."item_index" IS NULL OR a."state" = 'ERROR')
+      UNION ALL
+      SELECT a.* FROM "action_executions" a
+       WHERE a."id" IN (SELECT (jsonb_array_elements_text($2::jsonb))::uuid) AND a."workflow_execution_id" = $1
+         AND a."item_index" IS NOT NULL AND a."state" <> 'ERROR'),
+    ord AS (
+      SELECT "id", row_number() OVER (PARTITION BY "task_execution_id" ORDER BY "seq") - 1 AS "ordinal" FROM "action_executions"
+       WHERE "task_execution_id" IN (
+         SELECT "task_execution_id" FROM sel WHERE "item_index" IS NOT NULL AND ("state" = 'ERROR' OR jsonb_exists($3::jsonb, "id"::text))))
+    SELECT sel.*, ord."ordinal" FROM sel LEFT JOIN ord ON ord."id" = sel."id") a`;
 
 const TASK_INSERT_COLUMNS = `"id", "name", "workflow_execution_id", "workflow_id", "workflow_name", "workflow_namespace", "project_id",
   "type", "tags", "state", "state_info", "in_context", "published", "published_global", "runtime_context", "result",
