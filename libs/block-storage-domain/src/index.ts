@@ -13,6 +13,7 @@ export * from './views/volume.view';
 export * from './views/volume-type.view';
 export * from './views/snapshot.view';
 export * from './quotas/quota';
+export * from './quotas/quota-class';
 export * from './scheduler/capability-match';
 export * from './scheduler/placement';
 export * from './lists/list-query';

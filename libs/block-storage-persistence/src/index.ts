@@ -6,3 +6,4 @@ export * from './volume-type.repository';
 export * from './quota.repository';
 export * from './backups';
 export * from './groups';
+export * from './admin';

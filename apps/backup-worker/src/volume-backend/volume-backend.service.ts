@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { rename } from 'node:fs/promises';
 import path from 'node:path';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { snapshotQuotaDeltas, VOLUME_EXTEND_ATTEMPTS, volumeQuotaDeltas } from '@osc/block-storage-domain';
-import { PoolRepository, QuotaRepository, SnapshotRepository, VolumeRepository, VolumeTypeRepository } from '@osc/block-storage-persistence';
+import { PoolRepository, QuotaRepository, ServiceRepository, SnapshotRepository, VolumeRepository, VolumeTypeRepository } from '@osc/block-storage-persistence';
 import {
   BLOCK_STORAGE_SCHEDULER_QUEUE,
   MAX_SCHEDULE_ATTEMPTS,
@@ -13,11 +14,13 @@ import {
   VOLUME_CREATE_JOB,
   VOLUME_DELETE_JOB,
   VOLUME_EXTEND_JOB,
+  VOLUME_REVERT_JOB,
   backendJobQueue,
   type SnapshotJob,
   type VolumeCreateJob,
   type VolumeDeleteJob,
   type VolumeExtendJob,
+  type VolumeRevertJob,
 } from '@osc/contracts';
 import { InvalidInputError } from '@osc/errors';
 import { type Job, type JobQueue, OutboxWriter, type Worker } from '@osc/messaging';
@@ -40,6 +43,7 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
   private readonly quotas = new QuotaRepository();
   private readonly pools = new PoolRepository();
   private readonly types = new VolumeTypeRepository();
+  private readonly services = new ServiceRepository();
   private readonly serviceUuid = randomUUID();
   private worker: Worker | null = null;
   private timer: NodeJS.Timeout | null = null;
@@ -90,7 +94,7 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
    */
   async recover(): Promise<void> {
     const queue = backendJobQueue(this.backend);
-    for (const v of await this.volumes.listOnBackend(this.db, this.backend, ['creating', 'deleting', 'extending'])) {
+    for (const v of await this.volumes.listOnBackend(this.db, this.backend, ['creating', 'deleting', 'extending', 'reverting'])) {
       if (v.status === 'creating' && v.host !== null) {
         const source = v.sourceVolid !== null ? { kind: 'volume' as const, id: v.sourceVolid, backend: this.backend } : v.snapshotId !== null ? { kind: 'snapshot' as const, id: v.snapshotId, backend: this.backend } : { kind: 'none' as const };
         const job: VolumeCreateJob = {
@@ -101,6 +105,10 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
         await this.jobs.add(queue, { id: `volume-recover-${v.id}`, name: VOLUME_CREATE_JOB, data: job });
       } else if (v.status === 'deleting') {
         await this.jobs.add(queue, { id: `volume-delete-${v.id}`, name: VOLUME_DELETE_JOB, data: { volumeId: v.id } });
+      } else if (v.status === 'reverting') {
+        const snapshot = (await this.volumes.snapshotsOf(this.db, v.id)).find((s) => s.status === 'restoring');
+        if (snapshot) await this.jobs.add(queue, { id: `volume-revert-recover-${v.id}-${snapshot.id}`, name: VOLUME_REVERT_JOB, data: { volumeId: v.id, snapshotId: snapshot.id } });
+        else await this.volumes.compareAndSetStatus(this.db, v.id, ['reverting'], 'error', this.clock.now(), { error_reason: 'The revert was interrupted and its snapshot is no longer restoring.' });
       } else if (v.status === 'extending') {
         // The reservation row carries the target size: drive the extend again (same job id, so a
         // job still queued is not doubled). Without one the extend cannot be finished.
@@ -165,6 +173,8 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
           ],
           this.clock.now(),
         );
+        // The stats report is this back end's heartbeat as a cinder-volume service (os-services, os-hosts).
+        await this.services.heartbeat(this.db, { binary: 'cinder-volume', host: this.backend, availabilityZone: this.config.availabilityZone, now: this.clock.now() });
       } while (this.reportAgain);
     })().finally(() => {
       this.reporting = null;
@@ -191,6 +201,8 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
         return this.createSnapshot(job.data as SnapshotJob);
       case SNAPSHOT_DELETE_JOB:
         return this.deleteSnapshot(job.data as SnapshotJob);
+      case VOLUME_REVERT_JOB:
+        return this.revertVolume(job.data as VolumeRevertJob);
       default:
         throw new InvalidInputError(`volume back end has no handler for job ${job.name}`);
     }
@@ -309,6 +321,33 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
       if (await this.volumes.compareAndSetStatus(em, volumeId, ['extending'], 'error_extending', this.clock.now(), { error_reason: reason.slice(0, 1000) })) {
         await this.quotas.releaseReservationsOf(em, volumeId);
       }
+    });
+  }
+
+  /**
+   * Revert (3.40): the snapshot's bytes are copied beside the volume file and renamed over it, so
+   * the volume is never half reverted; then volume `reverting` → available and snapshot
+   * `restoring` → available in one transaction. A failed copy leaves the volume in error and the
+   * snapshot available, as Cinder does.
+   */
+  private async revertVolume(data: VolumeRevertJob): Promise<void> {
+    const v = await this.volumes.findById(this.db, data.volumeId, null);
+    const s = await this.snapshots.findById(this.db, data.snapshotId, null);
+    if (!v || v.status !== 'reverting' || !s || s.status !== 'restoring') return;
+    const temp = `${this.volumeFile(v.id)}.revert`;
+    let failure: unknown = null;
+    try {
+      await sparseCopy(this.snapshotFile(s.id), temp, v.size * GIB);
+      await rename(temp, this.volumeFile(v.id));
+    } catch (err) {
+      failure = err;
+      this.log.warn(`reverting volume ${v.id} to snapshot ${s.id} failed: ${String(err)}`);
+      await removeFile(temp).catch(() => undefined);
+    }
+    await this.db.transaction(async (em) => {
+      const now = this.clock.now();
+      await this.volumes.compareAndSetStatus(em, v.id, ['reverting'], failure === null ? 'available' : 'error', now, failure === null ? {} : { error_reason: `Reverting to snapshot ${s.id} failed: ${String(failure)}`.slice(0, 1000) });
+      await this.snapshots.compareAndSetStatus(em, s.id, ['restoring'], 'available', now);
     });
   }
 

@@ -1,7 +1,8 @@
+import os from 'node:os';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { placeVolume, type PoolState } from '@osc/block-storage-domain';
-import { PoolRepository, VolumeRepository } from '@osc/block-storage-persistence';
+import { MessageRepository, PoolRepository, ServiceRepository, VolumeRepository } from '@osc/block-storage-persistence';
 import {
   BLOCK_STORAGE_SCHEDULER_QUEUE,
   VOLUME_CREATE_JOB,
@@ -32,7 +33,12 @@ export class PlacementService implements OnApplicationBootstrap, OnModuleDestroy
   private readonly log = new Logger('placement');
   private readonly volumes = new VolumeRepository();
   private readonly pools = new PoolRepository();
+  private readonly services = new ServiceRepository();
+  private readonly messages = new MessageRepository();
   private subscription: Subscription | null = null;
+  private heartbeatTimer: NodeJS.Timeout | null = null;
+  /** This process as a cinder-scheduler service (os-services, os-hosts). */
+  private readonly serviceHost = os.hostname().replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 100) || 'localhost';
 
   constructor(
     @Inject(DATA_SOURCE) private readonly db: DataSource,
@@ -42,11 +48,19 @@ export class PlacementService implements OnApplicationBootstrap, OnModuleDestroy
     @Inject(PLACEMENT_CONFIG) private readonly config: PlacementConfig,
   ) {}
 
+  private heartbeat(): Promise<void> {
+    return this.services.heartbeat(this.db, { binary: 'cinder-scheduler', host: this.serviceHost, availabilityZone: 'nova', now: this.clock.now() });
+  }
+
   async onApplicationBootstrap(): Promise<void> {
+    await this.heartbeat();
+    this.heartbeatTimer = setInterval(() => void this.heartbeat().catch((e: unknown) => this.log.warn(`service heartbeat failed: ${String(e)}`)), 10000);
+    this.heartbeatTimer.unref();
     this.subscription = await this.bus.consume(BLOCK_STORAGE_SCHEDULER_QUEUE, (msg) => this.handle(msg), { prefetch: this.config.prefetch });
   }
 
   async onModuleDestroy(): Promise<void> {
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     await this.subscription?.cancel();
   }
 
@@ -68,8 +82,14 @@ export class PlacementService implements OnApplicationBootstrap, OnModuleDestroy
         .map(([pool, reason]) => `${pool}: ${reason}`)
         .join('; ');
       this.log.warn(`no valid back end for volume ${v.id}: ${why || 'no pools reported'}`);
-      await this.volumes.compareAndSetStatus(this.db, v.id, ['creating'], 'error', now, {
-        error_reason: `No valid backend was found. ${why || 'No pools are reported.'}`.slice(0, 1000),
+      // Cinder records a user message for the owner (GET /messages): schedule allocate volume, no backend.
+      await this.db.transaction(async (em) => {
+        const failed = await this.volumes.compareAndSetStatus(em, v.id, ['creating'], 'error', now, {
+          error_reason: `No valid backend was found. ${why || 'No pools are reported.'}`.slice(0, 1000),
+        });
+        if (failed) {
+          await this.messages.record(em, { projectId: v.projectId, requestId: req.requestId, resourceType: 'VOLUME', resourceUuid: v.id, action: 'schedule-allocate-volume', detail: 'no-backend', now });
+        }
       });
       return;
     }

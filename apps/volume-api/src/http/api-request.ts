@@ -48,6 +48,7 @@ export async function volumeApiOnRequest(request: FastifyRequest, reply: Fastify
   const path = request.url.split('?', 1)[0] ?? '/';
   const segments = path.split('/').filter((s) => s.length > 0);
   const root = segments[0];
+  rejectTrailingSlash(path, segments);
   if (root === 'v2') {
     assertJsonBody(request);
     request.volumeApiPrefix = 'v2';
@@ -89,6 +90,19 @@ export const volumeApiOnRequestWith =
     request.volumePolicy = policy;
     return volumeApiOnRequest(request, reply);
   };
+
+/**
+ * Cinder's router has no trailing-slash forms: `GET /v3/{project}/volumes/` (or `/types/`,
+ * `/volumes/{id}/`) matches no route and answers 404, where Fastify would otherwise ignore the
+ * slash. The version roots (`/v3/`, `/v3/{project}/`) keep answering.
+ */
+function rejectTrailingSlash(path: string, segments: readonly string[]): void {
+  if (!path.endsWith('/') || (segments[0] !== 'v2' && segments[0] !== 'v3')) return;
+  const second = segments[1];
+  if (segments.length >= 3 || (segments.length === 2 && second !== undefined && COLLECTIONS.has(second))) {
+    throw new NotFoundError('resource', path, 'The resource could not be found.');
+  }
+}
 
 const JSON_TYPES = ['application/json', 'application/vnd.openstack.volume+json'];
 

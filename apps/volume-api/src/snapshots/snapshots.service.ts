@@ -14,8 +14,11 @@ import {
   parsePaging,
   parseUpdateSnapshot,
   queryValue,
+  parseSnapshotStatusUpdate,
   snapshotQuotaDeltas,
+  snapshotStatusUpdateSources,
   snapshotView,
+  SNAPSHOT_STATUSES,
   SNAPSHOT_SORT_KEYS,
   SORT_ALIASES,
   supports,
@@ -54,6 +57,8 @@ export class SnapshotsService {
   async create(api: ApiRequest, body: unknown): Promise<Record<string, unknown>> {
     api.authorize('volume:create_snapshot');
     const input = parseCreateSnapshot(body, api.mv);
+    // Cinder looks the volume up even when volume_id is null: 404 "Volume None could not be found."
+    if (input.volumeId === null) throw volumeNotFound('None');
     const v = await this.volumes.findById(this.db, input.volumeId, api.isAdmin ? null : api.ctx.projectId);
     if (!v) throw volumeNotFound(input.volumeId);
     const migrating = v.migrationStatus !== null && !['none', 'error', 'success'].includes(v.migrationStatus);
@@ -134,10 +139,11 @@ export class SnapshotsService {
     return { snapshot: snapshotView(api.view, await this.load(api, id), false) };
   }
 
+  /** Cinder: a user delete needs available or error; an admin force-delete accepts any status, `deleting` included. */
   async remove(api: ApiRequest, id: string, force = false): Promise<void> {
     const s = await this.load(api, id);
     api.authorize(force ? 'volume_extension:snapshot_admin_actions:force_delete' : 'volume:delete_snapshot', s.projectId);
-    const allowed = force ? (['creating', 'available', 'error', 'error_deleting', 'backing-up', 'restoring'] as const) : allowedSnapshotSources('deleting');
+    const allowed = force ? SNAPSHOT_STATUSES : allowedSnapshotSources('deleting');
     if (s.groupSnapshotId !== null) throw new InvalidStateError('Invalid snapshot: Snapshots in a group snapshot cannot be deleted individually.');
     await this.db.transaction(async (em) => {
       if (!(await this.snapshots.compareAndSetStatus(em, s.id, allowed, 'deleting', this.clock.now()))) {
@@ -146,7 +152,9 @@ export class SnapshotsService {
       await this.outbox.add(em, {
         destination: 'jobs',
         queue: backendJobQueue(backendOf(s.host ?? '')),
-        job: { id: `snapshot-delete-${s.id}`, name: SNAPSHOT_DELETE_JOB, data: { snapshotId: s.id }, attempts: 3, backoff: { type: 'exponential', delayMs: 200 } },
+        // A forced delete gets its own job id: an earlier delete job of this snapshot may be kept
+        // by the queue as completed or failed, and the handler is idempotent anyway.
+        job: { id: force ? `snapshot-delete-${s.id}-forced-${this.clock.now().getTime()}` : `snapshot-delete-${s.id}`, name: SNAPSHOT_DELETE_JOB, data: { snapshotId: s.id }, attempts: 3, backoff: { type: 'exponential', delayMs: 200 } },
         partitionKey: s.volumeId,
       });
     });
@@ -166,7 +174,20 @@ export class SnapshotsService {
       await this.snapshots.update(this.db, s.id, { status }, this.clock.now());
       return;
     }
+    if (keys.length === 1 && keys[0] === 'os-update_snapshot_status') return this.updateStatus(api, id, (body as Record<string, unknown>)['os-update_snapshot_status']);
     throw new InvalidInputError(`There is no such action: ${(keys[0] ?? '(none)').slice(0, 100)}`);
+  }
+
+  /** `os-update_snapshot_status` (BS-7.13): creating → creating|available|error, deleting → deleting|error_deleting. */
+  private async updateStatus(api: ApiRequest, id: string, args: unknown): Promise<void> {
+    const s = await this.load(api, id);
+    api.authorize('snapshot_extension:snapshot_actions:update_snapshot_status', s.projectId);
+    const { status, progress } = parseSnapshotStatusUpdate(args, s.status);
+    const set = progress === null ? {} : { progress };
+    if (!(await this.snapshots.compareAndSetStatus(this.db, s.id, snapshotStatusUpdateSources(status), status, this.clock.now(), set))) {
+      const now = (await this.snapshots.findById(this.db, s.id, null))?.status ?? 'deleted';
+      throw new InvalidInputError(`Provided snapshot status ${status} not allowed for snapshot with status ${now}.`);
+    }
   }
 
   async getMetadata(api: ApiRequest, id: string): Promise<Record<string, unknown>> {

@@ -5,6 +5,7 @@ import {
   admitFilters,
   allowedVolumeSources,
   checkPerVolumeSize,
+  formatMicroversion,
   compileVolumeFilters,
   isTrueish,
   matchesRequirement,
@@ -18,7 +19,13 @@ import {
   parseMetadataBody,
   parsePaging,
   parseUpdateVolume,
+  parseRetypeArgs,
+  parseRevertArgs,
+  poolsForType,
+  isMigrating,
   queryValue,
+  volumeReserveSources,
+  VOLUME_RETYPE_SOURCES,
   SORT_ALIASES,
   supports,
   VOLUME_CLONEABLE_STATUSES,
@@ -38,12 +45,20 @@ import {
   SCHEDULE_VOLUME_COMMAND,
   VOLUME_DELETE_JOB,
   VOLUME_EXTEND_JOB,
+  VOLUME_REVERT_JOB,
   backendJobQueue,
   type ScheduleVolumePayload,
   type VolumeSourceRef,
 } from '@osc/contracts';
-import { InvalidInputError, InvalidStateError, NotFoundError } from '@osc/errors';
-import { PoolRepository, QuotaRepository, SnapshotRepository, VolumeRepository, type StoredVolume } from '@osc/block-storage-persistence';
+import { ConflictError, InvalidInputError, InvalidStateError, NotFoundError, NotImplementedError } from '@osc/errors';
+import {
+  PoolRepository,
+  QuotaRepository,
+  SnapshotRepository,
+  VolumeRepository,
+  VolumeTypeRepository,
+  type StoredVolume,
+} from '@osc/block-storage-persistence';
 import { BackupRepository } from '@osc/block-storage-persistence';
 import { OutboxWriter } from '@osc/messaging';
 import { CLOCK, DATA_SOURCE, OUTBOX_WRITER, type Clock } from '@osc/platform';
@@ -58,7 +73,20 @@ export const volumeNotFound = (id: string): NotFoundError => new NotFoundError('
 export const backendOf = (host: string): string => host.split('#', 1)[0] ?? host;
 
 /** Volume actions this service implements (BS-1.4: anything else is "no such action"). */
-export const VOLUME_ACTIONS = ['os-extend', 'os-reset_status', 'os-force_delete', 'os-set_bootable', 'os-update_readonly_flag'] as const;
+export const VOLUME_ACTIONS = [
+  'os-extend',
+  'os-reset_status',
+  'os-force_delete',
+  'os-set_bootable',
+  'os-update_readonly_flag',
+  'os-reserve',
+  'os-unreserve',
+  'os-begin_detaching',
+  'os-roll_detaching',
+  'os-detach',
+  'os-retype',
+  'revert',
+] as const;
 
 /**
  * The volume lifecycle of spec 7.7: creation records `creating` and the scheduling command in one
@@ -71,6 +99,7 @@ export class VolumesService {
   private readonly snapshots = new SnapshotRepository();
   private readonly quotas = new QuotaRepository();
   private readonly pools = new PoolRepository();
+  private readonly typeRows = new VolumeTypeRepository();
 
   constructor(
     @Inject(DATA_SOURCE) private readonly db: DataSource,
@@ -390,9 +419,154 @@ export class VolumesService {
         await this.volumes.update(this.db, v.id, { admin_metadata: { ...v.adminMetadata, readonly: readonly ? 'True' : 'False' } }, this.clock.now());
         return { status: 202 };
       }
+      case 'os-reserve':
+        api.authorize('volume_extension:volume_actions:reserve', v.projectId);
+        await this.reserve(v);
+        return { status: 202 };
+      case 'os-unreserve':
+        api.authorize('volume_extension:volume_actions:unreserve', v.projectId);
+        await this.volumes.compareAndSetStatus(this.db, v.id, ['attaching'], v.attachments.length > 0 ? 'in-use' : 'available', this.clock.now());
+        return { status: 202 };
+      case 'os-begin_detaching':
+        api.authorize('volume_extension:volume_actions:begin_detaching', v.projectId);
+        await this.beginDetaching(v);
+        return { status: 202 };
+      case 'os-roll_detaching':
+        api.authorize('volume_extension:volume_actions:roll_detaching', v.projectId);
+        await this.volumes.compareAndSetStatus(this.db, v.id, ['detaching'], 'in-use', this.clock.now());
+        return { status: 202 };
+      case 'os-detach':
+        api.authorize('volume_extension:volume_actions:detach', v.projectId);
+        await this.detach(v, args);
+        return { status: 202 };
+      case 'os-retype':
+        api.authorize('volume:retype', v.projectId);
+        await this.retype(v, args);
+        return { status: 202 };
+      case 'revert':
+        if (!supports(api.mv, 'volume.revert')) {
+          throw new NotFoundError('version', formatMicroversion(api.mv), `API version ${formatMicroversion(api.mv)} is not supported on this method.`);
+        }
+        api.authorize('volume:revert_to_snapshot', v.projectId);
+        await this.revert(v, args);
+        return { status: 202 };
       default:
         throw new InvalidInputError(`There is no such action: ${action}`);
     }
+  }
+
+  /** Cinder: available (or in-use for multiattach) → attaching; anything else is 400. */
+  private async reserve(v: StoredVolume): Promise<void> {
+    const sources = volumeReserveSources(v.multiattach);
+    if (!(await this.volumes.compareAndSetStatus(this.db, v.id, sources, 'attaching', this.clock.now()))) {
+      const now = (await this.volumes.findById(this.db, v.id, null))?.status ?? v.status;
+      throw new InvalidStateError(`Invalid volume: Volume status must be ${sources.join(' or ')} to reserve, but the status is ${now}.`);
+    }
+  }
+
+  private async beginDetaching(v: StoredVolume): Promise<void> {
+    const refused = new InvalidStateError("Invalid volume: Unable to detach volume. Volume status must be 'in-use' and attach_status must be 'attached' to detach.");
+    if (v.attachments.length === 0 || isMigrating(v.migrationStatus)) throw refused;
+    if (!(await this.volumes.compareAndSetStatus(this.db, v.id, ['in-use'], 'detaching', this.clock.now()))) throw refused;
+  }
+
+  /**
+   * Legacy detach. This service keeps no attachment records (attaching to instances needs a compute
+   * service), so, like Cinder's manager for a volume without attachments, the volume is simply marked
+   * available and detached; a volume in the middle of another operation is refused.
+   */
+  private async detach(v: StoredVolume, args: unknown): Promise<void> {
+    if (args !== null && args !== undefined) expectArgs(args, 'os-detach');
+    if (v.status === 'maintenance') throw new InvalidStateError('Invalid volume: The volume cannot be detached in maintenance mode.');
+    const sources: VolumeStatus[] = ['available', 'attaching', 'in-use', 'detaching', 'reserved'];
+    if (!(await this.volumes.compareAndSetStatus(this.db, v.id, sources, 'available', this.clock.now(), { attach_status: 'detached' }))) {
+      throw new InvalidStateError(`Invalid volume: Volume status must be ${sources.join(', ')} to detach, but it is ${v.status}.`);
+    }
+  }
+
+  /**
+   * BS-8.1.4. The back end of this service changes a volume's type in place when its pool satisfies
+   * the new type (no data moves), so the change is applied here in one transaction: the
+   * compare-and-set of Cinder's conditions (available or in-use, not migrating, not in a group,
+   * different type) and the per-type quota moved from the old type to the new one (413 when the new
+   * type's quota is full). A pool that does not satisfy the new type needs a migration: with
+   * `migration_policy` never (the default) Cinder's scheduler finds no valid host and leaves the
+   * volume as it was (202, type unchanged); on-demand migration between back ends is not
+   * implemented (501).
+   */
+  private async retype(v: StoredVolume, args: unknown): Promise<void> {
+    const { newType, migrationPolicy } = parseRetypeArgs(args);
+    // Cinder looks the type up elevated (private types too): unknown → 404.
+    const type = await this.typeRows.findAny(this.db, newType);
+    if (!type) {
+      throw isUuidLike(newType)
+        ? new NotFoundError('VolumeType', newType, `Volume type ${newType} could not be found.`)
+        : new NotFoundError('VolumeType', newType, `Volume type with name ${newType} could not be found.`);
+    }
+    const limits = await this.quotas.limits(this.db, v.projectId);
+    checkPerVolumeSize(v.size, limits);
+    const targetMultiattach = matchesRequirement(type.extraSpecs['multiattach'] ?? undefined, '<is> True');
+    if (targetMultiattach !== v.multiattach && v.status !== 'available') {
+      throw new InvalidInputError(
+        `Invalid input received: Invalid volume_type passed, retypes affecting multiattach are only allowed on available volumes, the specified volume however currently has a status of: ${v.status}.`,
+      );
+    }
+    const encryption = await this.types.encryptionOf(type.id);
+    if (targetMultiattach && encryption) throw new InvalidInputError('Invalid input received: Retype requested both encryption and multi-attach, which is not supported.');
+    const refused = new InvalidStateError(
+      'Invalid volume: Retype needs volume to be in available or in-use state, not be part of an active migration or a consistency group, requested type has to be different that the one from the volume, and for in-use volumes front-end qos specs cannot change.',
+    );
+    if (!VOLUME_RETYPE_SOURCES.includes(v.status) || isMigrating(v.migrationStatus) || v.groupId !== null || v.consistencygroupId !== null || v.volumeTypeId === type.id) throw refused;
+    const sameEncryption = (encryption !== null) === v.encrypted;
+    const since = new Date(this.clock.now().getTime() - this.config.serviceDownSeconds * 1000);
+    const pool = (await this.pools.listFresh(this.db, since)).find((p) => p.name === v.host);
+    const fitsInPlace =
+      sameEncryption && pool !== undefined && poolsForType([{ name: pool.name, backend: pool.backend, availabilityZone: pool.availabilityZone, capabilities: pool.capabilities }], type.extraSpecs).length > 0;
+    if (!fitsInPlace) {
+      if (migrationPolicy === 'on-demand') throw new NotImplementedError(`Retyping volume ${v.id} to ${type.name} needs a migration to another back end, which is not supported.`);
+      // Cinder's scheduler finds no valid host, puts the volume back in its previous status and
+      // records no user message for a retype: the type simply stays.
+      return;
+    }
+    await this.db.transaction(async (em) => {
+      const moved = [...volumeQuotaDeltas(v.size, v.volumeTypeName, -1), ...volumeQuotaDeltas(v.size, type.name)].filter((d) => d.resource.includes('_'));
+      await this.quotas.apply(em, v.projectId, moved);
+      // Compare-and-set on the status the checks above saw: a concurrent change makes this a refusal.
+      const done = await this.volumes.compareAndSetStatus(em, v.id, [v.status], v.status, this.clock.now(), { volume_type_id: type.id, multiattach: targetMultiattach });
+      if (!done) throw refused;
+    });
+  }
+
+  /**
+   * BS-8.1.10 (3.40): the snapshot must be the volume's latest and of the volume's size (400);
+   * volume available → reverting and snapshot available → restoring (else 409), then the back end
+   * copies the snapshot's bytes over the volume and returns both to available.
+   */
+  private async revert(v: StoredVolume, args: unknown): Promise<void> {
+    const { snapshotId } = parseRevertArgs(args);
+    const snaps = await this.volumes.snapshotsOf(this.db, v.id);
+    const time = (t: string | Date): number => new Date(t).getTime();
+    const latest = [...snaps].sort((a, b) => time(b.createdAt) - time(a.createdAt) || (b.id < a.id ? -1 : 1))[0];
+    if (!latest) throw new InvalidInputError(`Volume ${v.id} doesn't have any snapshots.`);
+    if (snapshotId === null || snapshotId !== latest.id) throw new InvalidInputError(`Specified snapshot ${snapshotId ?? 'None'} is None or not the latest one of volume ${v.id}.`);
+    if (v.size !== latest.size) {
+      throw new InvalidInputError(`Can't revert volume ${v.id} to its latest snapshot ${latest.id}. The volume size must be equal to the snapshot size.`);
+    }
+    await this.db.transaction(async (em) => {
+      const now = this.clock.now();
+      if (!(await this.volumes.compareAndSetStatus(em, v.id, ['available'], 'reverting', now))) {
+        throw new ConflictError(`Invalid volume: Can't revert volume ${v.id} to its latest snapshot ${latest.id}. Volume's status must be 'available'.`);
+      }
+      if (!(await this.snapshots.compareAndSetStatus(em, latest.id, ['available'], 'restoring', now))) {
+        throw new ConflictError(`Invalid snapshot: Can't revert volume ${v.id} to its latest snapshot ${latest.id}. Snapshot's status must be 'available'.`);
+      }
+      await this.outbox.add(em, {
+        destination: 'jobs',
+        queue: backendJobQueue(backendOf(v.host ?? '')),
+        job: { id: `volume-revert-${v.id}-${latest.id}-${now.getTime()}`, name: VOLUME_REVERT_JOB, data: { volumeId: v.id, snapshotId: latest.id }, attempts: 3, backoff: { type: 'exponential', delayMs: 200 } },
+        partitionKey: v.id,
+      });
+    });
   }
 
   /** BS-7.7.14 / BS-8.1.3: quota for the increase is reserved now and committed by the back end. */
@@ -497,6 +671,8 @@ export class VolumesService {
     await this.volumes.update(this.db, v.id, { metadata: next }, this.clock.now());
   }
 }
+
+const isUuidLike = (s: string): boolean => /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i.test(s);
 
 function expectArgs(args: unknown, action: string): Record<string, unknown> {
   if (typeof args !== 'object' || args === null || Array.isArray(args)) {

@@ -1,13 +1,16 @@
 import { InvalidStateError } from '@osc/errors';
 import { BACKUP_TRANSITIONS, allowedBackupSources, TRANSFER_TRANSITIONS } from './backup-status';
-import { SNAPSHOT_TRANSITIONS, allowedSnapshotSources } from './snapshot-status';
+import { SNAPSHOT_TRANSITIONS, allowedSnapshotSources, parseSnapshotStatusUpdate, snapshotStatusUpdateSources } from './snapshot-status';
 import { assertTransition, canTransition, type TransitionTable } from './transition-table';
 import {
   VOLUME_DELETABLE_STATUSES,
   VOLUME_RESETTABLE_STATUSES,
   VOLUME_TRANSITIONS,
+  VOLUME_RETYPE_SOURCES,
   allowedVolumeSources,
   displayVolumeStatus,
+  isMigrating,
+  volumeReserveSources,
 } from './volume-status';
 
 /** Checks every (from, to) pair of a table against an independently written list of allowed edges. */
@@ -97,5 +100,56 @@ describe('backup and transfer transitions', () => {
   });
   it('allows exactly the documented transfer pairs', () => {
     checkPairs(TRANSFER_TRANSITIONS, 'created>deleted created>accepted');
+  });
+});
+
+describe('os-update_snapshot_status', () => {
+  it.each([
+    ['creating', 'available', null],
+    ['creating', 'error', null],
+    ['creating', 'creating', null],
+    ['deleting', 'error_deleting', null],
+    ['deleting', 'deleting', null],
+    ['creating', 'deleting', 'Provided snapshot status deleting not allowed for snapshot with status creating.'],
+    ['deleting', 'available', 'Provided snapshot status available not allowed for snapshot with status deleting.'],
+    ['available', 'error', 'Snapshot status available not allowed for update_snapshot_status'],
+    ['error', 'available', 'Snapshot status error not allowed for update_snapshot_status'],
+  ] as const)('%s → %s', (from, to, message) => {
+    if (message === null) {
+      expect(parseSnapshotStatusUpdate({ status: to }, from)).toEqual({ status: to, progress: null });
+      expect(snapshotStatusUpdateSources(to)).toContain(from);
+    } else {
+      expect(() => parseSnapshotStatusUpdate({ status: to }, from)).toThrow(message);
+    }
+  });
+  it('validates progress as an integer percentage and the body as strict', () => {
+    expect(parseSnapshotStatusUpdate({ status: 'error', progress: '80%' }, 'creating').progress).toBe('80%');
+    expect(parseSnapshotStatusUpdate({ status: 'error', progress: '' }, 'creating').progress).toBeNull();
+    expect(() => parseSnapshotStatusUpdate({ status: 'error', progress: '101%' }, 'creating')).toThrow('between 0 and 100');
+    expect(() => parseSnapshotStatusUpdate({ status: 'error', progress: 'abc%' }, 'creating')).toThrow('integer percentage');
+    expect(() => parseSnapshotStatusUpdate({ status: 'error', progress: '80' }, 'creating')).toThrow();
+    expect(() => parseSnapshotStatusUpdate({ status: 'error', extra: 1 }, 'creating')).toThrow('Additional properties');
+    expect(() => parseSnapshotStatusUpdate({}, 'creating')).toThrow("'status' is a required property");
+    expect(() => parseSnapshotStatusUpdate(null, 'creating')).toThrow("is not of type 'object'");
+  });
+});
+
+describe('reserve, retype and migration guards', () => {
+  it('reserves from available, and from in-use only for multiattach volumes', () => {
+    expect(volumeReserveSources(false)).toEqual(['available']);
+    expect(volumeReserveSources(true)).toEqual(['available', 'in-use']);
+    for (const s of [...volumeReserveSources(true), ...VOLUME_RETYPE_SOURCES]) expect(allowedVolumeSources('attaching').concat(allowedVolumeSources('retyping'))).toContain(s);
+  });
+  it.each([
+    [null, false],
+    ['none', false],
+    ['success', false],
+    ['error', false],
+    ['deleting', false],
+    ['migrating', true],
+    ['starting', true],
+    ['completing', true],
+  ] as const)('migration_status %p migrating: %p', (status, migrating) => {
+    expect(isMigrating(status)).toBe(migrating);
   });
 });

@@ -93,3 +93,16 @@ export const displayVolumeStatus = (status: VolumeStatus): VolumeStatus => DISPL
 export const VOLUME_RESETTABLE_STATUSES: readonly VolumeStatus[] = VOLUME_STATUSES.filter(
   (s) => !['deleting', 'error_deleting', 'detaching', 'managing', 'error_managing', 'error_managing_deleting', 'unmanaging'].includes(s),
 );
+
+/**
+ * `os-reserve` (BS-8.1.9): Cinder moves an `available` volume (or, when multiattach, an `in-use`
+ * one too) straight to `attaching`; these are the sources.
+ */
+export const volumeReserveSources = (multiattach: boolean): VolumeStatus[] => (multiattach ? ['available', 'in-use'] : ['available']);
+
+/** `os-retype` (BS-8.1.4): the statuses a volume may be retyped from. */
+export const VOLUME_RETYPE_SOURCES: readonly VolumeStatus[] = ['available', 'in-use'];
+
+/** Migration statuses that do not count as an active migration (Cinder's AVAILABLE_MIGRATION_STATUS). */
+export const isMigrating = (migrationStatus: string | null): boolean =>
+  migrationStatus !== null && !['none', 'error', 'success', 'deleting'].includes(migrationStatus);

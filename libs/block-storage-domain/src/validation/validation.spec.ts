@@ -18,6 +18,8 @@ import {
   parseExtendArgs,
   parseMetaItemBody,
   parseMetadataBody,
+  parseRetypeArgs,
+  parseRevertArgs,
   parseUpdateSnapshot,
   parseUpdateVolume,
 } from './volume.validation';
@@ -296,11 +298,12 @@ describe('snapshot bodies', () => {
       metadata: { a: 'b' },
     });
     expect(parseCreateSnapshot({ snapshot: { volume_id: UUID, force: false } }, mv('3.65')).force).toBe(false);
+    // Cinder's schema allows a null volume_id; the lookup answers 404 afterwards.
+    expect(parseCreateSnapshot({ snapshot: { volume_id: null } }, mv('3.0')).volumeId).toBeNull();
   });
   it.each([
     [{ snapshot: {} }, "'volume_id' is a required property", '3.0'],
     [{ snapshot: { volume_id: 'x' } }, /uuid/, '3.0'],
-    [{ snapshot: { volume_id: null } }, /uuid/, '3.0'],
     [{ snapshot: { volume_id: UUID, force: false } }, /force=False is not allowed/, '3.66'],
     [{ snapshot: { volume_id: UUID, size: 1 } }, /Additional properties/, '3.0'],
   ])('create %p → 400', (body, msg, version) => {
@@ -309,5 +312,21 @@ describe('snapshot bodies', () => {
   it('parses update', () => {
     expect(parseUpdateSnapshot({ snapshot: { display_description: 'x' } })).toEqual({ description: 'x' });
     expect(() => parseUpdateSnapshot({ snapshot: {} })).toThrow(/enough properties/);
+  });
+});
+
+describe('retype and revert arguments', () => {
+  it('parses os-retype strictly', () => {
+    expect(parseRetypeArgs({ new_type: 'gold' })).toEqual({ newType: 'gold', migrationPolicy: null });
+    expect(parseRetypeArgs({ new_type: 'gold', migration_policy: 'on-demand' })).toEqual({ newType: 'gold', migrationPolicy: 'on-demand' });
+    expect(() => parseRetypeArgs({})).toThrow("'new_type' is a required property");
+    expect(() => parseRetypeArgs({ new_type: 1 })).toThrow("is not of type 'string'");
+    expect(() => parseRetypeArgs({ new_type: 'gold', migration_policy: 'sometimes' })).toThrow("is not one of ['on-demand', 'never']");
+    expect(() => parseRetypeArgs({ new_type: 'gold', extra: true })).toThrow('Additional properties');
+  });
+  it('parses revert leniently like Cinder (extra keys tolerated, snapshot_id string or null)', () => {
+    expect(parseRevertArgs({ snapshot_id: 'abc', other: 1 })).toEqual({ snapshotId: 'abc' });
+    expect(parseRevertArgs({})).toEqual({ snapshotId: null });
+    expect(() => parseRevertArgs({ snapshot_id: 5 })).toThrow("is not of type 'string', 'null'");
   });
 });

@@ -171,6 +171,27 @@ export function parseExtendArgs(args: unknown): { newSize: number } {
   return { newSize: parseSize(requireKey(a, 'new_size', 'os-extend'), 'new_size') };
 }
 
+/** `{"os-retype": {"new_type", "migration_policy"}}` (strict, Cinder's schema). */
+export function parseRetypeArgs(args: unknown): { newType: string; migrationPolicy: 'never' | 'on-demand' | null } {
+  const a = expectObject(args, 'os-retype');
+  rejectUnknownKeys(a, ['new_type', 'migration_policy'], 'os-retype');
+  const newType = requireKey(a, 'new_type', 'os-retype');
+  if (typeof newType !== 'string') throw fieldError('new_type', newType, `${JSON.stringify(newType)} is not of type 'string'`);
+  const policy = a['migration_policy'] ?? null;
+  if (policy !== null && policy !== 'never' && policy !== 'on-demand') {
+    throw fieldError('migration_policy', policy, `${JSON.stringify(policy)} is not one of ['on-demand', 'never']`);
+  }
+  return { newType, migrationPolicy: policy };
+}
+
+/** `{"revert": {"snapshot_id": string|null}}` (3.40; Cinder's schema tolerates other keys). */
+export function parseRevertArgs(args: unknown): { snapshotId: string | null } {
+  const a = expectObject(args, 'revert');
+  const id = a['snapshot_id'] ?? null;
+  if (id !== null && typeof id !== 'string') throw fieldError('snapshot_id', id, `${JSON.stringify(id)} is not of type 'string', 'null'`);
+  return { snapshotId: id };
+}
+
 /** `{"metadata": {...}}` for POST/PUT of a whole metadata set. */
 export function parseMetadataBody(body: unknown): Record<string, string> {
   const m = requireEnvelope(body, 'metadata');
@@ -187,7 +208,8 @@ export function parseMetaItemBody(key: string, body: unknown): { key: string; va
 }
 
 export interface CreateSnapshotInput {
-  readonly volumeId: string;
+  /** Cinder's schema allows null; the volume lookup then answers 404 "Volume None could not be found." */
+  readonly volumeId: string | null;
   readonly name: string | null;
   readonly description: string | null;
   readonly force: boolean | null;
@@ -199,7 +221,6 @@ export function parseCreateSnapshot(body: unknown, mv: Microversion): CreateSnap
   const s = requireEnvelope(body, 'snapshot');
   rejectUnknownKeys(s, ['volume_id', 'name', 'display_name', 'description', 'display_description', 'force', 'metadata'], 'snapshot');
   const volumeId = parseNullableUuid(requireKey(s, 'volume_id', 'snapshot'), 'volume_id');
-  if (volumeId === null) throw fieldError('volume_id', null, "None is not a 'uuid'");
   const nameEntry = aliased(s, 'name', 'display_name');
   const name = nameEntry === undefined ? null : parseName(nameEntry[1], nameEntry[0], { nullable: true });
   const descEntry = aliased(s, 'description', 'display_description');

@@ -41,6 +41,13 @@ export const VOLUME_DELETE_JOB = 'volume.delete';
 export const VOLUME_EXTEND_JOB = 'volume.extend';
 export const SNAPSHOT_CREATE_JOB = 'snapshot.create';
 export const SNAPSHOT_DELETE_JOB = 'snapshot.delete';
+/** Revert (3.40): the volume (`reverting`) gets the bytes of its latest snapshot (`restoring`). */
+export const VOLUME_REVERT_JOB = 'volume.revert';
+
+export interface VolumeRevertJob {
+  readonly volumeId: string;
+  readonly snapshotId: string;
+}
 
 export interface VolumeCreateJob {
   readonly volumeId: string;
