@@ -1,0 +1,155 @@
+import 'reflect-metadata';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { open, readdir, readFile, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { backupQuotaDeltas } from '@osc/block-storage-domain';
+import { QuotaRepository } from '@osc/block-storage-persistence';
+import { createRuntime, type RunningApp, type Runtime } from '@osc/platform';
+import { loadConfig, SCHEMA_PARTS, startBackupWorker } from '../index';
+import { createSparseFile } from '../volume-backend/sparse-file';
+import { BackupCancelledError, restoreBackup, writeBackup, type BackupLocation } from './backup-engine';
+import { PosixBackupStore } from './backup-store';
+
+const MIB = 1024 * 1024;
+
+const sha = async (file: string): Promise<string> => createHash('sha256').update(await readFile(file)).digest('hex');
+async function writeAt(file: string, offset: number, data: Buffer): Promise<void> {
+  const fh = await open(file, 'r+');
+  await fh.write(data, 0, data.length, offset);
+  await fh.close();
+}
+
+describe('backup engine (posix store)', () => {
+  let dir: string;
+  let store: PosixBackupStore;
+  const params = { chunkSize: 1 * MIB, blockSize: 32 * 1024 };
+  const description = (id: string, parentId: string | null = null) => ({ backupId: id, volumeId: 'v', name: null, description: null, createdAt: 'now', parentId });
+
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'osc-bk-engine-'));
+    store = new PosixBackupStore(path.join(dir, 'store'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  const backup = (source: string, location: BackupLocation, parent: BackupLocation | null, cancelled = async () => false) =>
+    writeBackup({ store, params, codec: 'zlib', source, bytes: 8 * MIB, location, description: description(location.prefix), volumeMeta: '{}', parent, cancelled });
+
+  it('restores full and incremental chains byte for byte; incrementals store only changed ranges', async () => {
+    const vol = path.join(dir, 'vol');
+    await createSparseFile(vol, 8 * MIB);
+    await writeAt(vol, 100, randomBytes(3 * MIB));
+    const v1 = await sha(vol);
+    const full = { container: 'c/full', prefix: 'full' };
+    expect(await backup(vol, full, null)).toEqual({ objectCount: 4 });
+    await writeAt(vol, 6 * MIB + 5, Buffer.from('changed'));
+    const v2 = await sha(vol);
+    const inc = { container: 'c/inc', prefix: 'inc' };
+    expect(await backup(vol, inc, full)).toEqual({ objectCount: 1 });
+    expect((await readdir(path.join(dir, 'store', 'c', 'inc'))).sort()).toEqual(['inc-00001', 'inc_metadata', 'inc_sha256file']);
+
+    const target = path.join(dir, 'target');
+    await createSparseFile(target, 8 * MIB);
+    await restoreBackup({ store, chain: [full, inc], target, bytes: 8 * MIB, newVolume: true, cancelled: async () => false });
+    expect(await sha(target)).toBe(v2);
+    // Over an existing volume with other bytes: ranges the full backup did not store become zeros.
+    await writeAt(target, 7 * MIB, randomBytes(MIB));
+    await restoreBackup({ store, chain: [full], target, bytes: 8 * MIB, newVolume: false, cancelled: async () => false });
+    expect(await sha(target)).toBe(v1);
+  });
+
+  it('refuses a corrupt object and a manifest that does not match the stored objects', async () => {
+    const vol = path.join(dir, 'vol');
+    await createSparseFile(vol, 8 * MIB);
+    await writeAt(vol, 0, randomBytes(MIB));
+    const loc = { container: 'c', prefix: 'b' };
+    await backup(vol, loc, null);
+    const target = path.join(dir, 'target');
+    await createSparseFile(target, 8 * MIB);
+    await writeFile(path.join(dir, 'store', 'c', 'b-00001'), Buffer.alloc(10));
+    await expect(restoreBackup({ store, chain: [loc], target, bytes: 8 * MIB, newVolume: true, cancelled: async () => false })).rejects.toThrow(/corrupt|incorrect|invalid|header/i);
+    await writeFile(path.join(dir, 'store', 'c', 'b-00009'), Buffer.alloc(10));
+    await expect(restoreBackup({ store, chain: [loc], target, bytes: 8 * MIB, newVolume: true, cancelled: async () => false })).rejects.toThrow(/do not match its manifest/);
+  });
+
+  it('removes what it wrote when the backup is cancelled, and refuses containers outside the store', async () => {
+    const vol = path.join(dir, 'vol');
+    await createSparseFile(vol, 8 * MIB);
+    await writeAt(vol, 0, randomBytes(8 * MIB));
+    let checks = 0;
+    await expect(backup(vol, { container: 'x', prefix: 'p' }, null, async () => ++checks > 3)).rejects.toBeInstanceOf(BackupCancelledError);
+    expect(await store.list('x', 'p')).toEqual([]);
+    expect(() => store.containerDir('../escape')).toThrow(/inside the backup store/);
+  });
+});
+
+/** BS-8.3.6 on the embedded engine: a restarted worker leaves nothing stuck in a transitional state. */
+describe('backup worker restart recovery', () => {
+  let runtime: Runtime;
+  let worker: RunningApp | null = null;
+  let dir: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'osc-bk-recover-'));
+    runtime = await createRuntime({ mode: 'embedded', dataDir: 'memory://' }, SCHEMA_PARTS);
+  }, 60000);
+  afterAll(async () => {
+    await worker?.close();
+    await runtime?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const db = () => runtime.dataSource;
+  const until = async (check: () => Promise<boolean>): Promise<void> => {
+    const deadline = Date.now() + 20000;
+    while (!(await check())) {
+      if (Date.now() > deadline) throw new Error('condition not reached');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  const volume = async (status: string): Promise<string> => {
+    const id = randomUUID();
+    await db().query(`INSERT INTO volumes (id, project_id, size, status, volume_type_id, host, created_at) VALUES ($1, 'p', 1, $2, $3, 'rh@file#file', now())`, [id, status, TYPE]);
+    return id;
+  };
+  const backupRow = async (status: string, volumeId: string, extra: { restoreVolumeId?: string } = {}): Promise<string> => {
+    const id = randomUUID();
+    await db().query(
+      `INSERT INTO backups (id, project_id, volume_id, status, size, host, volume_previous_status, restore_volume_id, data_timestamp, created_at)
+       VALUES ($1, 'p', $2, $3, 1, 'rh@file', 'available', $4, now(), now())`,
+      [id, volumeId, status, extra.restoreVolumeId ?? null],
+    );
+    return id;
+  };
+  const row = async (table: string, id: string): Promise<Record<string, unknown>> => (await db().query(`SELECT * FROM ${table} WHERE id = $1`, [id]))[0];
+  const TYPE = randomUUID();
+
+  it('fails interrupted backups, ends interrupted restores, resumes deletes, and settles quota once', async () => {
+    await db().query(`INSERT INTO volume_types (id, name, created_at) VALUES ($1, 'recover-type', now())`, [TYPE]);
+    const quotas = new QuotaRepository();
+    const source = await volume('backing-up');
+    const creating = await backupRow('creating', source);
+    await quotas.reserve(db(), { id: creating, projectId: 'p', volumeId: creating, operation: 'backup', newSize: null, deltas: backupQuotaDeltas(1), now: new Date() });
+    const target = await volume('restoring-backup');
+    const restoring = await backupRow('restoring', await volume('available'), { restoreVolumeId: target });
+    const deleting = await backupRow('deleting', source);
+    await quotas.apply(db(), 'p', [...backupQuotaDeltas(1), ...backupQuotaDeltas(1)], 'in_use');
+
+    worker = await startBackupWorker(
+      loadConfig({ VOLUME_BACKEND_DIR: path.join(dir, 'volumes'), BACKUP_STORE_DIR: path.join(dir, 'backups'), VOLUME_BACKEND_HOST: 'rh', LOG_LEVEL: 'error' }),
+      runtime,
+      { http: false },
+    );
+
+    expect(await row('backups', creating)).toMatchObject({ status: 'error', fail_reason: expect.stringMatching(/interrupted by a restart/) });
+    expect((await row('volumes', source))['status']).toBe('available');
+    expect((await row('backups', restoring))['status']).toBe('available');
+    expect((await row('volumes', target))['status']).toBe('error_restoring');
+    await until(async () => (await row('backups', deleting))['deleted'] === true);
+    // 2 counted before + 1 reserved (committed: the failed backup counts until deleted) - 1 deleted.
+    const usages = await quotas.usages(db(), 'p');
+    expect([usages['backups'], usages['backup_gigabytes']]).toEqual([{ inUse: 2, reserved: 0 }, { inUse: 2, reserved: 0 }]);
+    expect(await quotas.reservationsOf(db(), creating)).toEqual([]);
+  });
+});
