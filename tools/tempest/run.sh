@@ -97,6 +97,7 @@ log "starting the product (embedded, AUTH_MODE=keystone) with data in $work/data
   cd "$repo"
   exec env AUTH_MODE=keystone KEYSTONE_AUTH_URL="$ks_url/v3" KEYSTONE_USERNAME=osc-service \
     KEYSTONE_PASSWORD="$svc_password" KEYSTONE_PROJECT_NAME=service KEYSTONE_TIMEOUT_MS=30000 \
+    WORKFLOW_API_ALLOW_ACTION_EXECUTION_DELETION=true \
     DATA_DIR="$work/data" WORKFLOW_API_PORT="$wf_port" WORKFLOW_API_HOST=127.0.0.1 \
     VOLUME_API_PORT="$vol_port" VOLUME_API_HOST=127.0.0.1 LOG_LEVEL="${LOG_LEVEL:-info}" \
     setsid node -r @swc-node/register apps/embedded/src/main.ts
