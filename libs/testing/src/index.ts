@@ -2,3 +2,4 @@ export * from './runtime/test-runtime';
 export * from './http/recording-server';
 export * from './servers/describe-with-server';
 export * from './messaging/test-prefix';
+export { queueExists } from './messaging/leftovers';
