@@ -10,6 +10,7 @@ describe('test-run leftovers: which queues and keys belong to a test or bench ru
     ['crashretry1a2b3c4d.workflow.engine.dlq', { id: 'crashretry1a2b3c4d.' }],
     ['bench1795455913044.workflow.engine', { id: 'bench1795455913044.' }],
     ['osc-test-et-4242-0a1b2c3d.event-triggers.osc-test-notify-4242-0a1b2c3d', { id: 'osc-test-et-4242-0a1b2c3d.', pid: 4242 }],
+    ['osc_ks_wf_77_0a1b2c3d.workflow.engine', { id: 'osc_ks_wf_77_0a1b2c3d.', pid: 77 }],
     ['cmd-mibx1k2z-0a1b2c3d', { id: 'cmd-mibx1k2z-0a1b2c3d' }],
     ['cmd-mibx1k2z-0a1b2c3d.dlq', { id: 'cmd-mibx1k2z-0a1b2c3d' }],
   ])('queue %s belongs to a run', (name, run) => {

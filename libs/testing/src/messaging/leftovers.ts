@@ -8,7 +8,8 @@ import { connectRedis, deleteKeysWith } from './test-prefix';
  * `block-storage.scheduler`, …) match none of them.
  * - `osc_e2e_<pid>_<12 hex>.` createTestRuntime; `osc_dist_<12 hex>.` distributed-start;
  *   `e2e-<8 hex>.` the block-storage e2e harness; `crash…<8 hex>.` the engine crash tests;
- *   `bench<13 digits>.` bench/engine; `osc-test-et-<pid>-<8 hex>.` the event-trigger e2e listener.
+ *   `bench<13 digits>.` bench/engine; `osc-test-et-<pid>-<8 hex>.` the event-trigger e2e listener;
+ *   `osc_ks_wf_<pid>_<8 hex>.` the Keystone test of tools/keystone.
  * - `<words>-<8 base36>-<8 hex>` (and its `.dlq`): a whole queue name from messaging's `uniqueName`.
  */
 const RUN_PREFIXES: readonly RegExp[] = [
@@ -18,6 +19,7 @@ const RUN_PREFIXES: readonly RegExp[] = [
   /^crash[a-z]*[0-9a-f]{8}\./,
   /^bench\d{13}\./,
   /^osc-test-et-(\d+)-[0-9a-f]{8}\./,
+  /^osc_ks_wf_(\d+)_[0-9a-f]{8}\./,
 ];
 const UNIQUE_NAME = /^([a-z]+(?:-[a-z]+)*-[0-9a-z]{8}-[0-9a-f]{8})(?:\.dlq)?$/;
 /** BullMQ key prefixes owned by one run: messaging's BullMQ tests (`osc-test-…`), the crash tests and bench/engine. */
