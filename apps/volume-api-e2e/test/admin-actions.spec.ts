@@ -118,6 +118,15 @@ describe.each(MODES)('admin surfaces and volume actions (%s)', (mode) => {
       expect((await api.put('/os-services/reboot', { host: backend })).status).toBe(404);
     });
 
+    it('places no new volume on a disabled back end; enabled again, it does', async () => {
+      expect((await api.put('/os-services/disable', { host: backend, binary: 'cinder-volume' })).status).toBe(200);
+      const refused = await member.post('/volumes', { volume: { size: 1 } });
+      expect(refused.status).toBe(202);
+      await member.waitFor('volumes', refused.body.volume.id, ['error']);
+      expect((await api.put('/os-services/enable', { host: backend, binary: 'cinder-volume' })).status).toBe(200);
+      await volume(member);
+    });
+
     it('freezes and thaws a volume host; an unknown host is 400', async () => {
       expect((await api.put('/os-services/freeze', { host: backend })).status).toBe(200);
       expect((await api.get('/os-services?binary=cinder-volume')).body.services[0].frozen).toBe(true);

@@ -70,7 +70,11 @@ export class PlacementService implements OnApplicationBootstrap, OnModuleDestroy
     if (!v || v.status !== 'creating' || v.host !== null) return;
     const now = this.clock.now();
     const fresh = await this.pools.listFresh(this.db, new Date(now.getTime() - this.config.serviceDownSeconds * 1000));
-    let pools: PoolState[] = fresh.map((p) => ({ name: p.name, backend: p.backend, availabilityZone: p.availabilityZone, capabilities: p.capabilities }));
+    // A cinder-volume service an operator disabled (os-services) takes no new volumes.
+    const disabled = new Set((await this.services.list(this.db, { binary: 'cinder-volume' })).filter((svc) => svc.disabled).map((svc) => svc.host));
+    let pools: PoolState[] = fresh
+      .filter((p) => !disabled.has(p.backend))
+      .map((p) => ({ name: p.name, backend: p.backend, availabilityZone: p.availabilityZone, capabilities: p.capabilities }));
     // Clones and volumes from snapshots stay on the source's back end, which holds the bytes.
     const source = req.source;
     if (source.kind !== 'none' && source.backend !== null) pools = pools.filter((p) => p.backend === source.backend);
