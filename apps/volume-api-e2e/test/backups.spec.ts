@@ -67,7 +67,7 @@ describe.each(MODES)('backups (%s)', (mode) => {
   const volumeFile = (id: string): string => path.join(bs.volumeDir, `volume-${id}`);
 
   async function newVolume(c: Client, size = 1): Promise<string> {
-    const r = await c.post('/volumes', { volume: { size, name: `bk-src-${randomBytes(3).toString('hex')}` } });
+    const r = await c.post('/volumes', { volume: { size, name: `bk-src-${randomBytes(3).toString('hex')}`, metadata: { origin: 'source' } } });
     expect(r.status).toBe(202);
     await c.waitFor('volumes', r.body.volume.id, ['available']);
     return r.body.volume.id;
@@ -129,6 +129,8 @@ describe.each(MODES)('backups (%s)', (mode) => {
     await member.waitFor('volumes', r1.body.restore.volume_id, ['available', 'error'], 60000);
     expect((await member.get(`/volumes/${r1.body.restore.volume_id}`)).body.volume.status).toBe('available');
     expect(await sha256File(volumeFile(r1.body.restore.volume_id))).toBe(changed);
+    // The backed-up volume's metadata comes back on the restored volume.
+    expect((await member.get(`/volumes/${r1.body.restore.volume_id}`)).body.volume.metadata).toEqual({ origin: 'source' });
     await waitBackup(member, inc.body.backup.id, ['available']);
 
     // Restore the full backup over the (changed) source volume: the original bytes come back.

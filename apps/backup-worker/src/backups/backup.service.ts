@@ -216,14 +216,25 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
       return;
     }
     const set: Record<string, unknown> = {};
-    if (data.newVolume && v.name === `restore_backup_${b.id}` && volumeMeta !== null) {
-      // BS-11.7: an auto-created target takes the backed-up volume's name and description.
+    if (volumeMeta !== null) {
+      // BS-11.7: the backed-up volume's user metadata and bootable flag come back with its bytes;
+      // an auto-created target also takes its name and description.
       try {
-        const base = (JSON.parse(volumeMeta) as { 'volume-base-metadata'?: { display_name?: unknown; display_description?: unknown } })['volume-base-metadata'];
-        if (typeof base?.display_name === 'string') set['display_name'] = base.display_name;
-        if (typeof base?.display_description === 'string') set['display_description'] = base.display_description;
+        const meta = JSON.parse(volumeMeta) as {
+          'volume-base-metadata'?: { display_name?: unknown; display_description?: unknown; bootable?: unknown };
+          'volume-metadata'?: Record<string, unknown>;
+        };
+        const base = meta['volume-base-metadata'];
+        const restored: Record<string, string> = {};
+        for (const [k, value] of Object.entries(meta['volume-metadata'] ?? {})) if (typeof value === 'string') restored[k] = value;
+        if (Object.keys(restored).length > 0) set['metadata'] = JSON.stringify({ ...v.metadata, ...restored });
+        if (base?.bootable === true) set['bootable'] = true;
+        if (data.newVolume && v.name === `restore_backup_${b.id}`) {
+          if (typeof base?.display_name === 'string') set['display_name'] = base.display_name;
+          if (typeof base?.display_description === 'string') set['display_description'] = base.display_description;
+        }
       } catch {
-        // A manifest without readable volume_meta keeps the generated name.
+        // A manifest without readable volume_meta restores the bytes only.
       }
     }
     await this.db.transaction(async (em) => {

@@ -125,7 +125,7 @@ export class BackupsService {
     await this.requireLive(backend);
     let parentId: string | null = null;
     if (input.incremental) {
-      const parent = await this.backups.latestAvailable(this.db, v.projectId, v.id, input.snapshotId !== null ? dataTimestamp : null);
+      const parent = await this.backups.latestAvailable(this.db, api.ctx.projectId, v.id, input.snapshotId !== null ? dataTimestamp : null);
       if (!parent) throw new InvalidInputError('Invalid backup: No backups available to do an incremental backup.');
       parentId = parent.id;
     }
