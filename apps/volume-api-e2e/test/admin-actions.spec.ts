@@ -119,11 +119,15 @@ describe.each(MODES)('admin surfaces and volume actions (%s)', (mode) => {
     });
 
     it('places no new volume on a disabled back end; enabled again, it does', async () => {
-      expect((await api.put('/os-services/disable', { host: backend, binary: 'cinder-volume' })).status).toBe(200);
+      expect((await api.put('/os-services/disable', { host: backend, binary: 'cinder-volume' })).status).toBe(
+        200,
+      );
       const refused = await member.post('/volumes', { volume: { size: 1 } });
       expect(refused.status).toBe(202);
       await member.waitFor('volumes', refused.body.volume.id, ['error']);
-      expect((await api.put('/os-services/enable', { host: backend, binary: 'cinder-volume' })).status).toBe(200);
+      expect((await api.put('/os-services/enable', { host: backend, binary: 'cinder-volume' })).status).toBe(
+        200,
+      );
       await volume(member);
     });
 
@@ -236,6 +240,18 @@ describe.each(MODES)('admin surfaces and volume actions (%s)', (mode) => {
       expect((await c.get(`/messages/${m.id}`)).body.message).toEqual(m);
       expect((await api.as(memberOf(newProject())).get(`/messages/${m.id}`)).status).toBe(404);
       expect((await c.at('3.0').get('/messages')).status).toBe(404);
+      const second = await c.post('/volumes', { volume: { size: 1, volume_type: t.body.volume_type.id } });
+      await c.waitFor('volumes', second.body.volume.id, ['error']);
+      const page = await c.get('/messages?limit=1');
+      expect(page.body.messages.map((x: any) => x.resource_uuid)).toEqual([second.body.volume.id]);
+      expect(page.body.messages_links[0].href).toContain(`marker=${page.body.messages[0].id}`);
+      const next = await c.get(`/messages?limit=1&marker=${page.body.messages[0].id}`);
+      expect(next.body.messages.map((x: any) => x.id)).toEqual([m.id]);
+      expect(next.body.messages_links).toBeUndefined();
+      expect(
+        (await c.get(`/messages?resource_uuid=${r.body.volume.id}`)).body.messages.map((x: any) => x.id),
+      ).toEqual([m.id]);
+      expect((await c.at('3.4').get('/messages?limit=1')).body.messages).toHaveLength(2);
       expect((await c.delete(`/messages/${m.id}`)).status).toBe(204);
       expect((await c.get(`/messages/${m.id}`)).body).toEqual(
         notFound(`Message ${m.id} could not be found.`),

@@ -1,10 +1,29 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { formatMicroversion, formatTimestamp, resourceLinks, supports } from '@osc/block-storage-domain';
+import {
+  formatMicroversion,
+  formatTimestamp,
+  nextPageLink,
+  parsePaging,
+  queryValue,
+  resourceLinks,
+  supports,
+} from '@osc/block-storage-domain';
 import { NotFoundError } from '@osc/errors';
 import { MessageRepository, type StoredMessage } from '@osc/block-storage-persistence';
 import { CLOCK, DATA_SOURCE, type Clock } from '@osc/platform';
 import type { ApiRequest } from '../http/api-request';
+import { VOLUME_API_CONFIG, type VolumeApiConfig } from '../volume-api.tokens';
+
+const MESSAGE_SORT_KEYS = [
+  'id',
+  'event_id',
+  'message_level',
+  'request_id',
+  'resource_type',
+  'resource_uuid',
+  'created_at',
+] as const;
 
 const messageNotFound = (id: string): NotFoundError =>
   new NotFoundError('Message', id, `Message ${id} could not be found.`);
@@ -17,6 +36,7 @@ export class MessagesService {
   constructor(
     @Inject(DATA_SOURCE) private readonly db: DataSource,
     @Inject(CLOCK) private readonly clock: Clock,
+    @Inject(VOLUME_API_CONFIG) private readonly config: VolumeApiConfig,
   ) {}
 
   private gate(api: ApiRequest): void {
@@ -45,11 +65,54 @@ export class MessagesService {
     return out;
   }
 
+  /**
+   * From 3.5 the list takes Cinder's filters (exact match on the message fields), `sort`,
+   * `limit`, `marker` and `offset`; the default order is newest first. A project holds few
+   * unexpired messages, so they are filtered and paged here.
+   */
   async list(api: ApiRequest): Promise<Record<string, unknown>> {
     this.gate(api);
     api.authorize('message:get_all');
-    const rows = await this.messages.list(this.db, api.isAdmin ? null : api.ctx.projectId, this.clock.now());
-    return { messages: rows.map((m) => this.view(api, m)) };
+    let rows = await this.messages.list(this.db, api.isAdmin ? null : api.ctx.projectId, this.clock.now());
+    if (!supports(api.mv, 'messages.pagination')) return { messages: rows.map((m) => this.view(api, m)) };
+    const paging = parsePaging(api.query, { maxLimit: this.config.maxLimit, sortKeys: MESSAGE_SORT_KEYS });
+    const fields: Record<string, (m: StoredMessage) => string | null> = {
+      id: (m) => m.id,
+      event_id: (m) => m.eventId,
+      message_level: (m) => m.messageLevel,
+      request_id: (m) => m.requestId,
+      resource_type: (m) => m.resourceType,
+      resource_uuid: (m) => m.resourceUuid,
+      created_at: (m) => m.createdAt.toISOString(),
+    };
+    for (const [key, get] of Object.entries(fields)) {
+      const wanted = queryValue(api.query[key]);
+      if (wanted !== undefined && key !== 'created_at') rows = rows.filter((m) => get(m) === wanted);
+    }
+    const sort = paging.sort.length > 0 ? paging.sort : [{ key: 'created_at', dir: 'desc' as const }];
+    const order = [...sort, { key: 'id', dir: 'desc' as const }];
+    rows = [...rows].sort((a, b) => {
+      for (const { key, dir } of order) {
+        const get = fields[key] ?? fields['id'];
+        const x = get?.(a) ?? '';
+        const y = get?.(b) ?? '';
+        if (x !== y) return (x < y ? -1 : 1) * (dir === 'asc' ? 1 : -1);
+      }
+      return 0;
+    });
+    if (paging.marker !== null) {
+      const at = rows.findIndex((m) => m.id === paging.marker);
+      if (at < 0)
+        throw new NotFoundError('Marker', paging.marker, `Marker ${paging.marker} could not be found.`);
+      rows = rows.slice(at + 1);
+    }
+    const page = rows.slice(paging.offset, paging.offset + paging.limit);
+    const out: Record<string, unknown> = { messages: page.map((m) => this.view(api, m)) };
+    const last = page[page.length - 1];
+    if (last && page.length === paging.limit && rows.length > paging.offset + paging.limit) {
+      out['messages_links'] = [nextPageLink(api.links, api.collectionPath, api.query, last.id)];
+    }
+    return out;
   }
 
   async show(api: ApiRequest, id: string): Promise<Record<string, unknown>> {
