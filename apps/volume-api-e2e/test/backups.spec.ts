@@ -203,6 +203,22 @@ describe.each(MODES)('backups (%s)', (mode) => {
     await waitBackup(api, newId, ['deleted']);
   }, 180000);
 
+  it('takes the parent of an incremental from the caller project only', async () => {
+    const vol = await newVolume(member);
+    const byAdmin = (await api.post('/backups', { backup: { volume_id: vol } })).body.backup.id;
+    await waitBackup(api, byAdmin, ['available']);
+    const refused = await member.post('/backups', { backup: { volume_id: vol, incremental: true } });
+    expect([refused.status, refused.body.badRequest?.message]).toEqual([400, expect.stringMatching(/^Invalid backup: /)]);
+    const inc = await api.post('/backups', { backup: { volume_id: vol, incremental: true } });
+    expect(inc.status).toBe(202);
+    await waitBackup(api, inc.body.backup.id, ['available']);
+    expect((await api.get(`/backups/${byAdmin}`)).body.backup.has_dependent_backups).toBe(true);
+    for (const id of [inc.body.backup.id, byAdmin]) {
+      expect((await api.delete(`/backups/${id}`)).status).toBe(202);
+      await waitBackup(api, id, ['deleted']);
+    }
+  }, 120000);
+
   it('answers Cinder faults for unknown, busy and over-quota requests and hides other projects', async () => {
     const unknown = randomUUID();
     expect((await member.post('/backups', { backup: { volume_id: unknown } })).body).toEqual({ itemNotFound: { code: 404, message: `Volume ${unknown} could not be found.` } });
