@@ -3,6 +3,7 @@ import { adminControllers, adminProviders } from './admin';
 import { backupControllers, backupProviders } from './backups';
 import type { VolumeApiConfig } from './config';
 import { groupControllers, groupProviders } from './groups';
+import { qosControllers, qosProviders } from './qos';
 import { ExtensionsController } from './extensions/extensions.controller';
 import { AvailabilityZonesController, PoolsService, SchedulerStatsController } from './pools/pools.controller';
 import { LimitsController, QuotaSetsController, QuotasService } from './quotas/quotas.controller';
@@ -32,6 +33,7 @@ export class VolumeApiModule {
         SchedulerStatsController,
         AvailabilityZonesController,
         ...backupControllers,
+        ...qosControllers,
         ...groupControllers,
         ...adminControllers,
       ],
@@ -43,6 +45,7 @@ export class VolumeApiModule {
         QuotasService,
         PoolsService,
         ...backupProviders,
+        ...qosProviders,
         ...groupProviders,
         ...adminProviders,
       ],

@@ -21,3 +21,4 @@ export * from './lists/volume-filters';
 export * from './backup/chunk-format';
 export * from './backup/backup';
 export * from './groups';
+export * from './qos';

@@ -2,6 +2,7 @@ import { Column, Entity, PrimaryColumn } from 'typeorm';
 import { adminEntities } from './admin';
 import { backupEntities } from './backups';
 import { groupEntities } from './groups';
+import { qosEntities } from './qos';
 
 /**
  * Row shapes of the block-storage tables (see the migration for indexes). Repositories read and
@@ -163,4 +164,5 @@ export const blockStorageEntities = [
   ...backupEntities,
   ...groupEntities,
   ...adminEntities,
+  ...qosEntities,
 ];

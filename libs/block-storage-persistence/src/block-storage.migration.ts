@@ -2,6 +2,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { adminMigrations } from './admin';
 import { backupMigrations } from './backups';
 import { groupMigrations } from './groups';
+import { qosMigrations } from './qos';
 
 /**
  * The block-storage schema: volume types (with extra specs, access grants, encryption and
@@ -214,4 +215,5 @@ export const blockStorageMigrations = [
   ...backupMigrations,
   ...groupMigrations,
   ...adminMigrations,
+  ...qosMigrations,
 ];

@@ -7,3 +7,4 @@ export * from './quota.repository';
 export * from './backups';
 export * from './groups';
 export * from './admin';
+export * from './qos';
