@@ -128,6 +128,8 @@ export async function sweepTestLeftovers(opts: {
   queues: readonly QueueInfo[] | null;
   /** Only count what would be deleted. */
   dryRun?: boolean;
+  /** SCAN glob of the keys looked at; all by default (tests narrow it to their own). */
+  keyMatch?: string;
 }): Promise<SweepReport> {
   const redis = connectRedis(opts.redisUrl);
   try {
@@ -144,7 +146,7 @@ export async function sweepTestLeftovers(opts: {
     const { deleted, failed } = opts.dryRun ? { deleted: doomed.length, failed: [] } : await deleteQueuesTolerant(opts.amqpUrl, doomed);
     const keysDeleted = await deleteKeysWith(
       redis,
-      '*',
+      opts.keyMatch ?? '*',
       (key) => {
         const run = testRunOfKey(key);
         return run !== null && !live.has(run.id) && !(run.pid !== undefined && processAlive(run.pid));

@@ -74,10 +74,12 @@ describe('test runs leave no queues or BullMQ keys behind (RabbitMQ, Redis, Post
     try {
       await aliveBus.consume(`${alive}${ENGINE_COMMAND_QUEUE}`, async () => undefined);
       await (await admin.createChannel()).assertQueue(unrelated, { durable: false, autoDelete: false });
-      // The broker's listing as rabbitmqctl gives it (restricted to this test's queues).
+      // The broker's listing as rabbitmqctl gives it, and the keys, restricted to this test's own:
+      // test files running alongside must not lose theirs.
       const report = await sweepTestLeftovers({
         amqpUrl,
         redisUrl,
+        keyMatch: `${deadBull}:*`,
         queues: [
           { name: `${dead}${ENGINE_COMMAND_QUEUE}`, consumers: 0 },
           { name: `${dead}${ENGINE_COMMAND_QUEUE}.dlq`, consumers: 0 },
