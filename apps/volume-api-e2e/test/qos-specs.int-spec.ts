@@ -48,8 +48,8 @@ describe.each(MODES)('qos specs (%s)', (mode) => {
     expect(listed.status).toBe(200);
     expect(listed.body.qos_specs).toContainEqual(q);
 
-    // consumer defaults to back-end; both is accepted; names are trimmed.
-    const dflt = await createQos({ name: `  ${name}-b  ` });
+    // consumer defaults to back-end (also when null); both is accepted; names are trimmed; null values are not stored.
+    const dflt = await createQos({ name: `  ${name}-b  `, consumer: null, unset: null });
     expect([dflt.name, dflt.consumer, dflt.specs]).toEqual([`${name}-b`, 'back-end', {}]);
     const both = await createQos({ name: `${name}-c`, consumer: 'both' });
     expect(both.consumer).toBe('both');
@@ -81,14 +81,20 @@ describe.each(MODES)('qos specs (%s)', (mode) => {
       const r = await admin.post('/qos-specs', body);
       expect([r.status, r.body]).toEqual([400, { badRequest: { code: 400, message } }]);
     };
-    await bad({}, "Missing required element 'qos_specs' in request body.");
-    await bad({ qos_specs: 'x' }, "Missing required element 'qos_specs' in request body.");
-    await bad({ qos_specs: { consumer: 'both' } }, 'Please specify a name for QoS specs.');
-    await bad({ qos_specs: { name: '   ' } }, 'Invalid input received: name has 0 characters, less than 1.');
-    await bad({ qos_specs: { name: 'x'.repeat(256) } }, 'Invalid input received: name has 256 characters, more than 255.');
-    await bad({ qos_specs: { name: 7 } }, 'Invalid input received: name is not a string or unicode');
+    await bad({}, "'qos_specs' is a required property");
+    await bad({ qos_specs: 'x' }, "Invalid input for field/attribute qos_specs. Value: x. 'x' is not of type 'object'");
+    await bad({ qos_specs: { name: `${name}-x` }, extra: 1 }, "Additional properties are not allowed ('extra' was unexpected)");
+    await bad({ qos_specs: { consumer: 'both' } }, `Invalid input for field/attribute qos_specs. Value: {"consumer":"both"}. 'name' is a required property`);
+    await bad({ qos_specs: { name: '   ' } }, "An invalid 'name' value was provided. The 'name' can not be empty.");
+    await bad({ qos_specs: { name: 'x'.repeat(256) } }, "An invalid 'name' value was provided. The 'name' can not be greater than 255 characters.");
+    await bad({ qos_specs: { name: 7 } }, "Invalid input for field/attribute name. Value: 7. 7 is not of type 'string'");
+    await bad({ qos_specs: { name: `${name}-x`, '': 'v' } }, 'Invalid input received: Key "" has 0 characters, less than 1.');
     await bad({ qos_specs: { name: `${name}-x`, iops: 5 } }, 'Invalid input received: Value for key "iops" is not a string or unicode');
-    await bad({ qos_specs: { name: `${name}-x`, consumer: 'middle' } }, 'Invalid qos specs: Valid consumer of QoS specs are: front-end, back-end, both');
+    await bad({ qos_specs: { name: `${name}-x`, consumer: true } }, 'Invalid input received: Value for key "consumer" is not a string or unicode');
+    await bad(
+      { qos_specs: { name: `${name}-x`, consumer: 'middle' } },
+      "Invalid qos specs: Valid consumer of QoS specs are: QoSConsumerValues(default=<class 'oslo_versionedobjects.fields.UnspecifiedDefault'>,nullable=False,valid_values=('back-end', 'front-end', 'both'))",
+    );
     // nothing was created by the refusals.
     expect((await admin.get('/qos-specs')).body.qos_specs.filter((x: { name: string }) => x.name.startsWith(`${name}-`))).toEqual([]);
 
@@ -135,19 +141,33 @@ describe.each(MODES)('qos specs (%s)', (mode) => {
     const consumer = await admin.put(`/qos-specs/${q.id}`, { qos_specs: { consumer: 'both' } });
     expect([consumer.status, consumer.body]).toEqual([200, { qos_specs: { consumer: 'both' } }]);
     expect((await admin.get(`/qos-specs/${q.id}`)).body.qos_specs).toEqual({ ...q, consumer: 'both', specs: { iops_bytes: '500', read_iops_sec: '3000' } });
-    const badSet = await admin.put(`/qos-specs/${q.id}`, { qos_specs: { consumer: 'nowhere' } });
-    expect(badSet.status).toBe(400);
-    expect((await admin.put(`/qos-specs/${q.id}`, { specs: {} })).body).toEqual({
-      badRequest: { code: 400, message: "Missing required element 'qos_specs' in request body." },
-    });
+    const badSet = async (body: unknown, message: string) => {
+      const r = await admin.put(`/qos-specs/${q.id}`, body);
+      expect([r.status, r.body]).toEqual([400, { badRequest: { code: 400, message } }]);
+    };
+    await badSet({ specs: {} }, "'qos_specs' is a required property");
+    await badSet({ qos_specs: { k: 5 } }, "Invalid input for field/attribute k. Value: 5. 5 is not of type 'string', 'null'");
+    await badSet({ qos_specs: { '': 'v' } }, `Invalid input for field/attribute qos_specs. Value: {"":"v"}. '' does not match any of the regexes: '^[a-zA-Z0-9-_:. /]{1,255}$'`);
+    expect((await admin.put(`/qos-specs/${q.id}`, { qos_specs: { consumer: 'nowhere' } })).body.badRequest.message).toMatch(/^Invalid qos specs: Valid consumer/);
+    // null values are stored; a null consumer leaves it alone.
+    const nulls = await admin.put(`/qos-specs/${q.id}`, { qos_specs: { consumer: null, gone: null } });
+    expect([nulls.status, nulls.body]).toEqual([200, { qos_specs: { consumer: null, gone: null } }]);
+    expect((await admin.get(`/qos-specs/${q.id}`)).body.qos_specs).toEqual({ ...q, consumer: 'both', specs: { iops_bytes: '500', read_iops_sec: '3000', gone: null } });
+    expect((await admin.put(`/qos-specs/${q.id}/delete_keys`, { keys: ['gone'] })).status).toBe(202);
 
     const missing = await admin.put(`/qos-specs/${q.id}/delete_keys`, { keys: ['iops_bytes', 'nope'] });
     expect([missing.status, missing.body]).toEqual([404, { itemNotFound: { code: 404, message: `QoS spec ${q.id} has no spec with key nope.` } }]);
     expect((await admin.get(`/qos-specs/${q.id}`)).body.qos_specs.specs).toEqual({ iops_bytes: '500', read_iops_sec: '3000' });
-    for (const body of [{}, { keys: 'iops_bytes' }, { keys: [1] }]) {
+    for (const [body, message] of [
+      [{}, "'keys' is a required property"],
+      [{ keys: 'iops_bytes' }, "Invalid input for field/attribute keys. Value: iops_bytes. 'iops_bytes' is not of type 'array'"],
+      [{ keys: [1] }, "Invalid input for field/attribute 0. Value: 1. 1 is not of type 'string'"],
+      [{ keys: ['k', 'k'] }, "Invalid input for field/attribute keys. Value: ['k', 'k']. ['k', 'k'] has non-unique elements"],
+    ] as const) {
       const r = await admin.put(`/qos-specs/${q.id}/delete_keys`, body);
-      expect(r.status).toBe(400);
+      expect([r.status, r.body]).toEqual([400, { badRequest: { code: 400, message } }]);
     }
+    expect((await admin.put(`/qos-specs/${q.id}/delete_keys`, { keys: [] })).status).toBe(202);
     const unset = await admin.put(`/qos-specs/${q.id}/delete_keys`, { keys: ['iops_bytes'] });
     expect([unset.status, unset.text]).toEqual([202, '']);
     expect((await admin.get(`/qos-specs/${q.id}`)).body.qos_specs.specs).toEqual({ read_iops_sec: '3000' });
@@ -172,6 +192,8 @@ describe.each(MODES)('qos specs (%s)', (mode) => {
     const noType = randomUUID();
     const missingType = await admin.get(`/qos-specs/${q.id}/associate?vol_type_id=${noType}`);
     expect([missingType.status, missingType.body]).toEqual([404, { itemNotFound: { code: 404, message: `Volume type ${noType} could not be found.` } }]);
+    const notUuid = await admin.get(`/qos-specs/${q.id}/associate?vol_type_id=notauuid`);
+    expect([notUuid.status, notUuid.body]).toEqual([404, { itemNotFound: { code: 404, message: 'Volume type notauuid could not be found.' } }]);
     for (const path of [`/qos-specs/${q.id}/associate`, `/qos-specs/${q.id}/disassociate?vol_type_id=`]) {
       const r = await admin.get(path);
       expect([r.status, r.body]).toEqual([400, { badRequest: { code: 400, message: 'Volume Type id must not be None.' } }]);
@@ -185,8 +207,12 @@ describe.each(MODES)('qos specs (%s)', (mode) => {
     expect((await admin.get(`/types/${types[1]!.id}`)).body.volume_type.qos_specs_id).toBe(q.id);
     expect((await admin.get(`/qos-specs/${other.id}/associations`)).body).toEqual({ qos_associations: [] });
 
-    const inUse = await admin.delete(`/qos-specs/${q.id}`);
-    expect([inUse.status, inUse.body]).toEqual([400, { badRequest: { code: 400, message: 'Qos specs still in use.' } }]);
+    for (const force of ['', '?force=False', '?force=no']) {
+      const inUse = await admin.delete(`/qos-specs/${q.id}${force}`);
+      expect([inUse.status, inUse.body]).toEqual([400, { badRequest: { code: 400, message: 'Qos specs still in use.' } }]);
+    }
+    const maybe = await admin.delete(`/qos-specs/${q.id}?force=maybe`);
+    expect([maybe.status, maybe.body]).toEqual([400, { badRequest: { code: 400, message: "Value 'maybe' for 'force' is not a boolean." } }]);
     expect((await admin.get(`/qos-specs/${q.id}`)).status).toBe(200);
 
     const dis = await admin.get(`/qos-specs/${q.id}/disassociate?vol_type_id=${types[0]!.id}`);

@@ -85,7 +85,7 @@ export class QosSpecsService {
       const qid = await this.locked(em, id);
       await this.repo.update(em, qid, input, this.clock.now());
     });
-    return { qos_specs: input.consumer === undefined ? input.specs : { ...input.specs, consumer: input.consumer } };
+    return { qos_specs: input.echo };
   }
 
   /** All keys or none: a key the spec lacks → 404 naming it. */

@@ -1,5 +1,14 @@
 import { InvalidInputError } from '@osc/errors';
-import { invalidInput, isJsonObject, type JsonObject } from '../validation/primitives';
+import {
+  echoValue,
+  fieldError,
+  invalidInput,
+  isJsonObject,
+  rejectUnknownKeys,
+  requireEnvelope,
+  requireKey,
+  type JsonObject,
+} from '../validation/primitives';
 import { resourceLinks, type Link, type LinkContext } from '../views/links';
 
 /**
@@ -34,14 +43,22 @@ export interface QosUpdateInput {
   readonly specs: Record<string, string | null>;
 }
 
-/** Cinder's `assert_valid_body`: the envelope must be present and an object. */
+const NAME_ERROR = "An invalid 'name' value was provided.";
+const SPEC_KEY = /^[A-Za-z0-9_:. /-]{1,255}$/;
+// Cinder answers an unknown consumer with its enum field's repr.
+const CONSUMER_ERROR =
+  "Invalid qos specs: Valid consumer of QoS specs are: QoSConsumerValues(default=<class 'oslo_versionedobjects.fields.UnspecifiedDefault'>,nullable=False,valid_values=('back-end', 'front-end', 'both'))";
+
+const typeName = (value: unknown): string => (typeof value === 'string' ? `'${value}'` : echoValue(value));
+
+/** The body holds exactly `key`, an object. */
 function envelope(body: unknown, key: string): JsonObject {
-  const inner = isJsonObject(body) ? body[key] : undefined;
-  if (!isJsonObject(inner)) throw new InvalidInputError(`Missing required element '${key}' in request body.`);
+  const inner = requireEnvelope(body, key);
+  rejectUnknownKeys(body as JsonObject, [key], null);
   return inner;
 }
 
-/** Cinder's string-length check (`<name> has N characters, less than 1.`), as `Invalid input received: ...`. */
+/** Cinder's length check of free-form spec items (`Key "k" has 0 characters, less than 1.`). */
 function checkLength(value: unknown, name: string, min: number, max: number): string {
   if (typeof value !== 'string') throw invalidInput(`${name} is not a string or unicode`);
   if (value.length < min) throw invalidInput(`${name} has ${value.length} characters, less than ${min}.`);
@@ -49,55 +66,64 @@ function checkLength(value: unknown, name: string, min: number, max: number): st
   return value;
 }
 
-/** Spec keys 1–255 characters, values strings of at most 255 characters or null. */
-function parseSpecItems(obj: JsonObject): Record<string, string | null> {
-  const out: Record<string, string | null> = {};
-  for (const [k, v] of Object.entries(obj)) {
-    checkLength(k, `Key "${k.slice(0, 120)}"`, 1, 255);
-    out[k] = v === null ? null : checkLength(v, `Value for key "${k.slice(0, 120)}"`, 0, 255);
-  }
-  return out;
+function parseConsumer(value: string): QosConsumer {
+  if ((QOS_CONSUMERS as readonly string[]).includes(value)) return value as QosConsumer;
+  throw new InvalidInputError(CONSUMER_ERROR);
 }
 
-function parseConsumer(value: unknown): QosConsumer {
-  if (typeof value === 'string' && (QOS_CONSUMERS as readonly string[]).includes(value)) return value as QosConsumer;
-  throw new InvalidInputError(`Invalid qos specs: Valid consumer of QoS specs are: ${QOS_CONSUMERS.join(', ')}`);
-}
-
-/** `POST /qos-specs` body: `{"qos_specs": {"name": ..., "consumer"?: ..., <key>: <value>...}}`. */
+/**
+ * `POST /qos-specs` body: `{"qos_specs": {"name": ..., "consumer"?: ..., <key>: <value>...}}`. The
+ * name is trimmed; other keys are free-form strings (null values are not stored); the consumer
+ * defaults to back-end.
+ */
 export function parseCreateQosSpecs(body: unknown): QosCreateInput {
-  const obj = { ...envelope(body, 'qos_specs') };
-  const rawName = obj['name'];
-  delete obj['name'];
-  if (rawName === undefined || rawName === null) throw new InvalidInputError('Please specify a name for QoS specs.');
-  const name = checkLength(typeof rawName === 'string' ? rawName.trim() : rawName, 'name', 1, 255);
-  const specs = parseSpecItems(obj);
+  const obj = envelope(body, 'qos_specs');
+  const rawName = requireKey(obj, 'name', 'qos_specs');
+  if (typeof rawName !== 'string') throw fieldError('name', rawName, `${typeName(rawName)} is not of type 'string'`);
+  const name = rawName.trim();
+  if (name.length === 0) throw new InvalidInputError(`${NAME_ERROR} The 'name' can not be empty.`);
+  if (name.length > 255) throw new InvalidInputError(`${NAME_ERROR} The 'name' can not be greater than 255 characters.`);
+  const specs: Record<string, string | null> = {};
   let consumer = DEFAULT_QOS_CONSUMER;
-  if ('consumer' in specs) {
-    consumer = parseConsumer(specs['consumer']);
-    delete specs['consumer'];
+  for (const [k, v] of Object.entries(obj)) {
+    if (k === 'name') continue;
+    checkLength(k, `Key "${k.slice(0, 255)}"`, 1, 255);
+    if (v === null) continue;
+    const value = checkLength(v, `Value for key "${k.slice(0, 255)}"`, 0, 255);
+    if (k === 'consumer') consumer = parseConsumer(value);
+    else specs[k] = value;
   }
   return { name, consumer, specs };
 }
 
-/** `PUT /qos-specs/{id}` body: keys to set (`consumer` changes the consumer). */
-export function parseUpdateQosSpecs(body: unknown): QosUpdateInput {
-  const specs = parseSpecItems(envelope(body, 'qos_specs'));
-  if (!('consumer' in specs)) return { specs };
-  const consumer = parseConsumer(specs['consumer']);
-  delete specs['consumer'];
-  return { consumer, specs };
+/** `PUT /qos-specs/{id}` body: keys to set (values string or null); `consumer` changes the consumer (null: unchanged). */
+export function parseUpdateQosSpecs(body: unknown): QosUpdateInput & { echo: Record<string, string | null> } {
+  const obj = envelope(body, 'qos_specs');
+  const echo: Record<string, string | null> = {};
+  for (const [k, v] of Object.entries(obj)) {
+    if (!SPEC_KEY.test(k)) throw fieldError('qos_specs', obj, `'${echoValue(k)}' does not match any of the regexes: '^[a-zA-Z0-9-_:. /]{1,255}$'`);
+    if (v !== null && typeof v !== 'string') throw fieldError(k, v, `${typeName(v)} is not of type 'string', 'null'`);
+    if (typeof v === 'string' && v.length > 255) throw fieldError(k, v, `${typeName(v)} is too long`);
+    echo[k] = v;
+  }
+  const { consumer, ...specs } = echo;
+  return { ...(typeof consumer === 'string' ? { consumer: parseConsumer(consumer) } : {}), specs, echo };
 }
 
-/** `PUT /qos-specs/{id}/delete_keys` body: `{"keys": [<key>...]}`. */
+/** `PUT /qos-specs/{id}/delete_keys` body: `{"keys": [<key>...]}`, distinct strings. */
 export function parseQosDeleteKeys(body: unknown): string[] {
-  const keys = isJsonObject(body) ? body['keys'] : undefined;
-  if (!Array.isArray(keys) || keys.some((k) => typeof k !== 'string')) {
-    throw new InvalidInputError(
-      'The server could not comply with the request since it is either malformed or otherwise incapable of performing it.',
-    );
+  if (!isJsonObject(body) || !('keys' in body)) throw new InvalidInputError("'keys' is a required property");
+  const keys = body['keys'];
+  if (!Array.isArray(keys)) throw fieldError('keys', keys, `${typeName(keys)} is not of type 'array'`);
+  keys.forEach((k: unknown, i) => {
+    if (typeof k !== 'string') throw fieldError(String(i), k, `${typeName(k)} is not of type 'string'`);
+  });
+  const list = keys as string[];
+  if (new Set(list).size !== list.length) {
+    const repr = `[${list.map((k) => `'${k}'`).join(', ')}]`;
+    throw fieldError('keys', repr, `${repr} has non-unique elements`);
   }
-  return [...new Set(keys as string[])];
+  return list;
 }
 
 /** `?vol_type_id=` of associate / disassociate: required and non-empty. */
@@ -106,9 +132,17 @@ export function parseQosVolumeTypeId(value: string | undefined): string {
   return value;
 }
 
-/** `?force=` of delete, read like oslo's non-strict `bool_from_string` (anything else is false). */
-export const qosForceFlag = (value: string | undefined): boolean =>
-  value !== undefined && ['1', 't', 'true', 'on', 'y', 'yes'].includes(value.trim().toLowerCase());
+const TRUE = ['1', 't', 'true', 'on', 'y', 'yes'];
+const FALSE = ['0', 'f', 'false', 'off', 'n', 'no'];
+
+/** `?force=` of delete: absent is false; otherwise a boolean spelling, else 400. */
+export function qosForceFlag(value: string | undefined): boolean {
+  if (value === undefined) return false;
+  const v = value.trim().toLowerCase();
+  if (TRUE.includes(v)) return true;
+  if (FALSE.includes(v)) return false;
+  throw new InvalidInputError(`Value '${value}' for 'force' is not a boolean.`);
+}
 
 export function qosSpecsItemView(q: QosSpecsValue): Record<string, unknown> {
   return { id: q.id, name: q.name, consumer: q.consumer, specs: { ...q.specs } };
