@@ -359,4 +359,34 @@ describe.each(e2eModes())('event triggers firing on RabbitMQ notifications (%s)'
     );
     expect(rows[0]!.n).toBe('20');
   });
+  it('acks only after the executions are committed: a failed attempt is delivered again', async () => {
+    // Only this listener consumes now, and its first transaction dies just before committing.
+    await scheduler.close();
+    await direct.stop();
+    let attempts = 0;
+    const rt = stack.testRuntime.runtime;
+    const failing = new EventTriggerFiring(rt.dataSource, rt.outbox, systemClock, {
+      beforeCommit: async () => {
+        attempts += 1;
+        if (attempts === 1) throw new Error('crash before commit');
+      },
+    });
+    direct = new NotificationListener(rt.dataSource, failing, {
+      amqpUrl: testServers().amqpUrl,
+      queuePrefix,
+      syncIntervalMs: 200,
+      exchangeDurable: false,
+      prefetch: 5,
+      retryDelayMs: 200,
+    });
+    await direct.start();
+    const t = await postJson(alice, '/v2/event_triggers', { name: 'retry', workflow_id: wfId, exchange, topic: 'retry', event: 'retry.event', workflow_input: { who: 'r' } });
+    expect(t.status).toBe(201);
+    await direct.sync();
+    ch.publish(exchange, 'retry.info', oslo('retry.event', { project_id: 'proj-a' }));
+    await eventually(async () => ((await triggered(t.body.id)).length === 1 ? true : undefined));
+    expect(attempts).toBe(2);
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(await triggered(t.body.id)).toHaveLength(1);
+  });
 });
