@@ -86,6 +86,7 @@ describe.each(MODES)('admin surfaces and volume actions (%s)', (mode) => {
       expect((await api.get('/os-hosts')).body.hosts.map((h: any) => h.service)).not.toContain(
         'cinder-volume',
       );
+      expect((await api.get(`/os-hosts/${encodeURIComponent(backend)}`)).status).toBe(404);
       const en = await api.put('/os-services/enable', { host: backend, binary: 'cinder-volume' });
       expect([en.status, en.body]).toEqual([
         200,

@@ -181,7 +181,8 @@ export class ServicesService {
   async host(api: ApiRequest, host: string): Promise<Record<string, unknown>> {
     api.authorize('volume_extension:hosts');
     const svc = await this.services.find(this.db, host, 'cinder-volume');
-    if (!svc) throw serviceNotFound(host);
+    // Cinder looks the host up among enabled volume services only.
+    if (!svc || svc.disabled) throw serviceNotFound(host);
     const like = `${host.replace(/[\\%_]/g, (c) => `\\${c}`)}#%`;
     type Usage = { project_id: string; n: string; gb: string };
     const volumes = rowsOf<Usage>(
