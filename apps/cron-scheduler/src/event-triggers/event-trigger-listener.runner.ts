@@ -46,12 +46,13 @@ export class EventTriggerListenerRunner implements OnApplicationBootstrap, OnMod
       : null;
   }
 
-  async onApplicationBootstrap(): Promise<void> {
+  onApplicationBootstrap(): void {
     if (!this.listener) {
       this.logger.log('no broker configured (AMQP_URL): event triggers are stored but do not fire');
       return;
     }
-    await this.listener.start();
+    // Not awaited: a broker that is down at start must not hold the app back (the connection retries).
+    this.listener.start().catch((err: Error) => this.logger.error(`notification listener: ${err.message}`));
     const prune = () => this.firing.prune(DEDUPE_RETENTION_MS).catch((err: Error) => this.logger.warn(`pruning handled notifications: ${err.message}`));
     void prune();
     this.pruneTimer = setInterval(() => void prune(), PRUNE_EVERY_MS);

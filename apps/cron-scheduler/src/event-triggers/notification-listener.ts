@@ -56,7 +56,8 @@ export class NotificationListener {
     this.connection.on('disconnect', ({ err }) => this.options.log?.('warn', `notification listener disconnected: ${err?.message ?? 'closed'}`));
     this.wrapper = this.connection.createChannel({ json: false, confirm: false });
     await this.wrapper.waitForConnect();
-    await this.sync();
+    // A database hiccup now must not stop the listener: the next sync picks the triggers up.
+    await this.sync().catch((err: Error) => this.options.log?.('warn', `event trigger sources not read: ${err.message}`));
     this.schedule();
   }
 
