@@ -172,6 +172,23 @@ describe.each(e2eModes())('event triggers API (%s)', (mode) => {
     expect((await alice.delete(`/v2/event_triggers/${id}`)).status).toBe(204);
   });
 
+  it("shows another project's public trigger read-only", async () => {
+    const wf = await admin.post('/v2/workflows?scope=public', WF.replace('on_event:', 'on_event_pub:'));
+    expect(wf.status).toBe(201);
+    const pub = await postJson(admin, '/v2/event_triggers', body({ name: 'pub', workflow_id: wf.body.workflows[0].id, scope: 'public' }));
+    expect(pub.status).toBe(201);
+    expect(pub.body.scope).toBe('public');
+    const id = pub.body.id as string;
+    expect((await alice.get('/v2/event_triggers')).body.event_triggers.map((t: { id: string }) => t.id)).toEqual([id]);
+    expect((await alice.get(`/v2/event_triggers/${id}`)).body.project_id).toBe('proj-admin');
+    const del = await alice.delete(`/v2/event_triggers/${id}`);
+    expect(del.status).toBe(403);
+    expect(del.body.faultstring).toBe(`Can not access EventTrigger resource of other projects, ID: ${id}`);
+    expect((await putJson(alice, `/v2/event_triggers/${id}`, { name: 'mine' })).status).toBe(403);
+    expect((await admin.delete(`/v2/event_triggers/${id}`)).status).toBe(204);
+    expect((await admin.delete(`/v2/workflows/${wf.body.workflows[0].id}`)).status).toBe(204);
+  });
+
   it('pages, sorts and filters like the other lists; all_projects is admin-only', async () => {
     const ids: string[] = [];
     for (const e of ['e.1', 'e.2', 'e.3']) ids.push((await postJson(alice, '/v2/event_triggers', body({ name: e, event: e }))).body.id);

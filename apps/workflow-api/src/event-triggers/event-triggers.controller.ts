@@ -38,7 +38,7 @@ export class EventTriggersController {
   @Authorize('event_triggers:list')
   async list(@Ctx() ctx: RequestContext, @Query() query: QueryBag, @Req() req: FastifyRequest) {
     const list = parseRunList(EVENT_TRIGGER_LIST, query, ctx, this.policy);
-    const event_triggers = (await this.triggers.list(list)).map((t) => pickFields(t, list.fields));
+    const event_triggers = (await this.triggers.list(ctx, list)).map((t) => pickFields(t, list.fields));
     const next = runNextLink(requestBaseUrl(req), EVENT_TRIGGER_LIST, list, event_triggers);
     return next ? { event_triggers, next } : { event_triggers };
   }

@@ -1,11 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { InvalidInputError, NotFoundError } from '@osc/errors';
+import { ForbiddenError, InvalidInputError, NotFoundError } from '@osc/errors';
 import type { RequestContext } from '@osc/http-common';
 import { CLOCK, type Clock, DATA_SOURCE } from '@osc/platform';
 import { type WorkflowSpec, checkWorkflowInput } from '@osc/workflow-domain';
 import {
   type EventTriggerChanges,
+  type EventTriggerRecord,
   deleteEventTrigger,
   findEventTrigger,
   findWorkflowForRun,
@@ -127,8 +128,11 @@ export class EventTriggersService {
     return eventTriggerView(t);
   }
 
-  async list(req: RunListRequest): Promise<Record<string, unknown>[]> {
-    return (await runList(this.db, EVENT_TRIGGER_LIST, req)).map(eventTriggerRowView);
+  /** Own triggers and public ones of other projects (Mistral's secure query), or all for admins. */
+  async list(ctx: RequestContext, req: RunListRequest): Promise<Record<string, unknown>[]> {
+    const own = `"project_id" = $${req.params.indexOf(ctx.projectId) + 1}`;
+    const where = !req.allProjects && !ctx.isAdmin ? req.where.map((w) => (w === own ? `(${own} OR "scope" = 'public')` : w)) : req.where;
+    return (await runList(this.db, EVENT_TRIGGER_LIST, { ...req, where })).map(eventTriggerRowView);
   }
 
   /** PUT /v2/event_triggers/{id}: name, scope, workflow input and params; never exchange, topic or event. */
@@ -147,8 +151,7 @@ export class EventTriggersService {
       workflowParams: asMap('workflow_params', body['workflow_params']),
     };
     const updated = await this.db.transaction(async (em) => {
-      const t = await findEventTrigger(em, id, ctx.isAdmin ? null : ctx.projectId, { lock: true });
-      if (!t) throw this.notFound(id);
+      const t = this.owned(ctx, await findEventTrigger(em, id, ctx.isAdmin ? null : ctx.projectId, { lock: true }), id);
       if (changes.workflowInput) {
         const wf = await findWorkflowForRun(em, { identifier: t.workflowId, namespace: '', projectId: t.projectId, visibility: { kind: 'all' } });
         if (wf) checkWorkflowInput(wf.spec as WorkflowSpec, changes.workflowInput);
@@ -162,10 +165,18 @@ export class EventTriggersService {
   async delete(ctx: RequestContext, id: string): Promise<void> {
     this.checkId(id);
     await this.db.transaction(async (em) => {
-      const t = await findEventTrigger(em, id, ctx.isAdmin ? null : ctx.projectId, { lock: true });
-      if (!t) throw this.notFound(id);
+      const t = this.owned(ctx, await findEventTrigger(em, id, ctx.isAdmin ? null : ctx.projectId, { lock: true }), id);
       await deleteEventTrigger(em, t.id);
     });
+  }
+
+  /** Another project's public trigger is readable but not changeable (403, as for definitions). */
+  private owned(ctx: RequestContext, t: EventTriggerRecord | null, id: string): EventTriggerRecord {
+    if (!t) throw this.notFound(id);
+    if (!ctx.isAdmin && t.projectId !== ctx.projectId) {
+      throw new ForbiddenError(`Can not access EventTrigger resource of other projects, ID: ${t.id}`);
+    }
+    return t;
   }
 
   private checkId(id: string): void {

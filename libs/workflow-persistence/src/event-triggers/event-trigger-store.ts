@@ -80,8 +80,8 @@ export async function insertEventTrigger(db: EventSqlRunner, t: NewEventTrigger)
 }
 
 /**
- * One trigger by id, visible to `projectId` (own rows; null = any project, for admins). `lock` takes
- * the row lock (delete and update).
+ * One trigger by id, visible to `projectId`: its own rows and public ones (null = any project, for
+ * admins). `lock` takes the row lock (delete and update).
  */
 export async function findEventTrigger(
   db: EventSqlRunner,
@@ -93,7 +93,7 @@ export async function findEventTrigger(
   let where = `"id" = $1::uuid`;
   if (projectId !== null) {
     params.push(projectId);
-    where += ` AND "project_id" = $2`;
+    where += ` AND ("project_id" = $2 OR "scope" = 'public')`;
   }
   const rows: Row[] = await db.query(`SELECT * FROM "event_triggers" WHERE ${where}${opts.lock ? ' FOR UPDATE' : ''}`, params);
   return rows[0] ? toEventTrigger(rows[0]) : null;
