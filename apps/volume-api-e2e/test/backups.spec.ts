@@ -260,5 +260,14 @@ describe.each(MODES)('backups (%s)', (mode) => {
     expect(over.status).toBe(413);
     expect(over.body.overLimit.message).toMatch(/^BackupLimitExceeded: /);
     expect((await tc.get(`/volumes/${tv}`)).body.volume.status).toBe('available');
+
+    // A restore that must create a volume over the volumes quota: 413 with Retry-After: 0 (BS-9.3).
+    expect((await api.put(`/os-quota-sets/${tight}`, { quota_set: { backups: 10, volumes: 1 } })).status).toBe(200);
+    const tb = (await tc.post('/backups', { backup: { volume_id: tv } })).body.backup.id;
+    await waitBackup(tc, tb, ['available']);
+    const noRoom = await tc.post(`/backups/${tb}/restore`, { restore: {} });
+    expect([noRoom.status, noRoom.headers.get('retry-after')]).toEqual([413, '0']);
+    expect(noRoom.body.overLimit.message).not.toMatch(/^VolumeLimitExceeded/);
+    expect((await tc.get(`/backups/${tb}`)).body.backup.status).toBe('available');
   }, 180000);
 });
