@@ -71,6 +71,30 @@ describe.each(MODES)('qos specs (%s)', (mode) => {
     expect((await admin.delete(`/qos-specs/${again.id}`)).status).toBe(202);
   });
 
+  it('lists newest first, with filters, sorting and pages', async () => {
+    const prefix = `ql-${randomUUID().slice(0, 6)}`;
+    const made: any[] = [];
+    for (const [suffix, consumer] of [['a', 'front-end'], ['b', 'both'], ['c', 'front-end']]) {
+      made.push(await createQos({ name: `${prefix}-${suffix}`, consumer }));
+      await new Promise((r) => setTimeout(r, 5)); // distinct created_at, so the default order is known
+    }
+    const ours = (r: { body: { qos_specs: { name: string }[] } }) => r.body.qos_specs.map((x) => x.name).filter((n) => n.startsWith(prefix));
+    expect(ours(await admin.get('/qos-specs'))).toEqual([`${prefix}-c`, `${prefix}-b`, `${prefix}-a`]);
+    expect(ours(await admin.get('/qos-specs?sort=name:asc'))).toEqual([`${prefix}-a`, `${prefix}-b`, `${prefix}-c`]);
+    expect((await admin.get(`/qos-specs?name=${prefix}-b`)).body.qos_specs).toEqual([made[1]]);
+    expect((await admin.get(`/qos-specs?id=${made[2].id}`)).body.qos_specs).toEqual([made[2]]);
+    expect(ours(await admin.get('/qos-specs?consumer=front-end&sort=name:desc'))).toEqual([`${prefix}-c`, `${prefix}-a`]);
+    const page = await admin.get(`/qos-specs?sort=name:asc&limit=1&marker=${made[0].id}`);
+    expect(page.body.qos_specs.map((x: { id: string }) => x.id)).toEqual([made[1].id]);
+    expect(page.body.qos_specs_links).toEqual([
+      { rel: 'next', href: `${bs.base}/v3/${admin.caller.project}/qos-specs?sort=name%3Aasc&limit=1&marker=${made[1].id}` },
+    ]);
+    expect((await admin.get(`/qos-specs?marker=${randomUUID()}`)).status).toBe(404);
+    expect((await admin.get('/qos-specs?sort=specs')).status).toBe(400);
+    expect((await admin.get('/qos-specs?limit=-1')).status).toBe(400);
+    for (const q of made) expect((await admin.delete(`/qos-specs/${q.id}`)).status).toBe(202);
+  });
+
   it('refuses duplicates, bad bodies, unknown ids and non-admins', async () => {
     const name = `qos-${randomUUID().slice(0, 8)}`;
     const q = await createQos({ name });

@@ -2,7 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import {
+  isUuid,
+  nextPageLink,
   parseCreateQosSpecs,
+  parseInteger,
+  parseSort,
   parseQosDeleteKeys,
   parseQosVolumeTypeId,
   parseUpdateQosSpecs,
@@ -14,9 +18,10 @@ import {
   type QosSpecsValue,
 } from '@osc/block-storage-domain';
 import { ConflictError, InvalidInputError, NotFoundError } from '@osc/errors';
-import { QosSpecsRepository, isUniqueViolation, type Queryable } from '@osc/block-storage-persistence';
+import { QosSpecsRepository, isUniqueViolation, type QosListQuery, type Queryable } from '@osc/block-storage-persistence';
 import { CLOCK, DATA_SOURCE, type Clock } from '@osc/platform';
 import type { ApiRequest } from '../http/api-request';
+import { VOLUME_API_CONFIG, type VolumeApiConfig } from '../volume-api.tokens';
 
 const qosNotFound = (id: string): NotFoundError => new NotFoundError('QoS spec', id, `No such QoS spec ${id}.`);
 const typeNotFound = (id: string): NotFoundError => new NotFoundError('Volume type', id, `Volume type ${id} could not be found.`);
@@ -40,6 +45,7 @@ export class QosSpecsService {
   constructor(
     @Inject(DATA_SOURCE) private readonly db: DataSource,
     @Inject(CLOCK) private readonly clock: Clock,
+    @Inject(VOLUME_API_CONFIG) private readonly config: VolumeApiConfig,
   ) {}
 
   private async byId(db: Queryable, id: string): Promise<QosSpecsValue> {
@@ -54,9 +60,35 @@ export class QosSpecsService {
     return id.toLowerCase();
   }
 
+  /** Newest first by default; `sort`/`sort_key`, `limit`, `offset`, `marker`, and exact `id`/`name`/`consumer` filters. */
   async list(api: ApiRequest): Promise<Record<string, unknown>> {
     api.authorize(POLICY.getAll);
-    return { qos_specs: (await this.repo.list(this.db)).map(qosSpecsItemView) };
+    const sort = parseSort(api.query, ['created_at', 'name', 'consumer', 'id'])[0];
+    const limitRaw = queryValue(api.query['limit']);
+    const offsetRaw = queryValue(api.query['offset']);
+    const marker = queryValue(api.query['marker']) ?? null;
+    const limit = limitRaw === undefined ? this.config.maxLimit : Math.min(parseInteger(limitRaw, 'limit', 0), this.config.maxLimit);
+    const filters: { id?: string; name?: string; consumer?: string } = {};
+    for (const key of ['id', 'name', 'consumer'] as const) {
+      const v = queryValue(api.query[key]);
+      if (v !== undefined) filters[key] = v;
+    }
+    const q: QosListQuery = {
+      filters,
+      sortKey: (sort?.key ?? 'created_at') as QosListQuery['sortKey'],
+      desc: sort ? sort.dir === 'desc' : true,
+      marker,
+      limit,
+      offset: offsetRaw === undefined ? 0 : parseInteger(offsetRaw, 'offset', 0),
+    };
+    if (marker !== null && (!isUuid(marker) || !(await this.repo.find(this.db, marker)))) {
+      throw new NotFoundError('Marker', marker, `Marker ${marker} could not be found.`);
+    }
+    const items = await this.repo.list(this.db, q);
+    const out: Record<string, unknown> = { qos_specs: items.map(qosSpecsItemView) };
+    const last = items[items.length - 1];
+    if (last && items.length === limit) out['qos_specs_links'] = [nextPageLink(api.links, api.collectionPath, api.query, last.id)];
+    return out;
   }
 
   async show(api: ApiRequest, id: string): Promise<Record<string, unknown>> {

@@ -1,5 +1,5 @@
 import type { QosAssociation, QosConsumer, QosSpecsValue } from '@osc/block-storage-domain';
-import { affectedOf, rowsOf, type Queryable } from '../sql';
+import { Params, affectedOf, rowsOf, type Queryable } from '../sql';
 
 type Row = Record<string, any>;
 
@@ -18,6 +18,16 @@ const toQos = (r: Row): QosSpecsValue => ({
   consumer: r['consumer'] as QosConsumer,
   specs: parseSpecs(r['specs']),
 });
+
+/** A page of the list: exact-match filters, one sort column before created_at and id, marker, limit, offset. */
+export interface QosListQuery {
+  readonly filters: { readonly id?: string; readonly name?: string; readonly consumer?: string };
+  readonly sortKey: 'created_at' | 'name' | 'consumer' | 'id';
+  readonly desc: boolean;
+  readonly marker: string | null;
+  readonly limit: number;
+  readonly offset: number;
+}
 
 /** Why an association could not be made. */
 export type QosAssociateOutcome = 'associated' | 'no-type' | { readonly otherSpecsId: string };
@@ -45,9 +55,22 @@ export class QosSpecsRepository {
     return rowsOf(await db.query(`SELECT id FROM "qos_specs" WHERE id = $1::uuid AND deleted = false FOR UPDATE`, [id.toLowerCase()])).length > 0;
   }
 
-  /** Cinder's default order: newest first. */
-  async list(db: Queryable): Promise<QosSpecsValue[]> {
-    return rowsOf<Row>(await db.query(`${SELECT} WHERE q.deleted = false ORDER BY q.created_at DESC, q.id DESC`)).map(toQos);
+  /** Undeleted specs in the query's order (Cinder's default: newest first). */
+  async list(db: Queryable, q: QosListQuery): Promise<QosSpecsValue[]> {
+    const p = new Params();
+    const where = ['q.deleted = false'];
+    if (q.filters.id !== undefined) where.push(UUID.test(q.filters.id) ? `q.id = ${p.add(q.filters.id.toLowerCase())}::uuid` : 'false');
+    if (q.filters.name !== undefined) where.push(`q.name = ${p.add(q.filters.name)}`);
+    if (q.filters.consumer !== undefined) where.push(`q.consumer = ${p.add(q.filters.consumer)}`);
+    const cols = (a: string): string[] =>
+      q.sortKey === 'id' ? [`${a}.id`] : [...(q.sortKey === 'created_at' ? [] : [`${a}."${q.sortKey}"`]), `${a}.created_at`, `${a}.id`];
+    if (q.marker !== null) {
+      where.push(`(${cols('q').join(', ')}) ${q.desc ? '<' : '>'} (SELECT ${cols('mk').join(', ')} FROM "qos_specs" mk WHERE mk.id = ${p.add(q.marker)}::uuid)`);
+    }
+    const dir = q.desc ? 'DESC' : 'ASC';
+    const order = cols('q').map((c) => `${c} ${dir}`).join(', ');
+    const sql = `${SELECT} WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ${p.add(q.limit)} OFFSET ${p.add(q.offset)}`;
+    return rowsOf<Row>(await db.query(sql, p.values)).map(toQos);
   }
 
   async setItems(db: Queryable, id: string, specs: Readonly<Record<string, string | null>>): Promise<void> {
