@@ -136,6 +136,17 @@ describe('backup worker restart recovery', () => {
     const deleting = await backupRow('deleting', source);
     await quotas.apply(db(), 'p', [...backupQuotaDeltas(1), ...backupQuotaDeltas(1)], 'in_use');
 
+    // A volume being created from a backup when the back end stopped: the restart restores it again.
+    const bytesFile = path.join(dir, 'bytes');
+    await createSparseFile(bytesFile, 1024 * MIB);
+    await writeAt(bytesFile, 3 * MIB, randomBytes(MIB));
+    const backupStore = new PosixBackupStore(path.join(dir, 'backups'));
+    const from = await backupRow('available', source);
+    await writeBackup({ store: backupStore, params: { chunkSize: 4 * MIB, blockSize: 32 * 1024 }, codec: 'zlib', source: bytesFile, bytes: 1024 * MIB, location: { container: 'c', prefix: 'from' }, description: { backupId: from, volumeId: source, name: null, description: null, createdAt: 'now', parentId: null }, volumeMeta: '{}', parent: null, cancelled: async () => false });
+    await db().query(`UPDATE backups SET container = 'c', service_metadata = 'from' WHERE id = $1`, [from]);
+    const restoring2 = await volume('creating');
+    await db().query(`UPDATE volumes SET admin_metadata = $1::jsonb WHERE id = $2`, [JSON.stringify({ restore_source_backup_id: from }), restoring2]);
+
     worker = await startBackupWorker(
       loadConfig({ VOLUME_BACKEND_DIR: path.join(dir, 'volumes'), BACKUP_STORE_DIR: path.join(dir, 'backups'), VOLUME_BACKEND_HOST: 'rh', LOG_LEVEL: 'error' }),
       runtime,
@@ -151,5 +162,7 @@ describe('backup worker restart recovery', () => {
     const usages = await quotas.usages(db(), 'p');
     expect([usages['backups'], usages['backup_gigabytes']]).toEqual([{ inUse: 2, reserved: 0 }, { inUse: 2, reserved: 0 }]);
     expect(await quotas.reservationsOf(db(), creating)).toEqual([]);
+    await until(async () => (await row('volumes', restoring2))['status'] === 'available');
+    expect(await sha(path.join(dir, 'volumes', `volume-${restoring2}`))).toBe(await sha(bytesFile));
   });
 });

@@ -20,6 +20,7 @@ import {
   type VolumeCreateJob,
   type VolumeDeleteJob,
   type VolumeExtendJob,
+  type VolumeSourceRef,
   type VolumeRevertJob,
 } from '@osc/contracts';
 import { InvalidInputError } from '@osc/errors';
@@ -96,7 +97,15 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
     const queue = backendJobQueue(this.backend);
     for (const v of await this.volumes.listOnBackend(this.db, this.backend, ['creating', 'deleting', 'extending', 'reverting'])) {
       if (v.status === 'creating' && v.host !== null) {
-        const source = v.sourceVolid !== null ? { kind: 'volume' as const, id: v.sourceVolid, backend: this.backend } : v.snapshotId !== null ? { kind: 'snapshot' as const, id: v.snapshotId, backend: this.backend } : { kind: 'none' as const };
+        const fromBackup = v.adminMetadata['restore_source_backup_id'];
+        const source: VolumeSourceRef =
+          v.sourceVolid !== null
+            ? { kind: 'volume', id: v.sourceVolid, backend: this.backend }
+            : v.snapshotId !== null
+              ? { kind: 'snapshot', id: v.snapshotId, backend: this.backend }
+              : typeof fromBackup === 'string'
+                ? { kind: 'backup', id: fromBackup, backend: this.backend }
+                : { kind: 'none' };
         const job: VolumeCreateJob = {
           volumeId: v.id,
           pool: v.host,

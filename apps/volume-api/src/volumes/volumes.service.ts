@@ -209,7 +209,8 @@ export class VolumesService {
       snapshotId: input.snapshotId,
       sourceVolid: input.sourceVolid,
       metadata: input.metadata,
-      adminMetadata: {},
+      // A hidden admin key: a back end restarted mid-create restores the backup again (BS-8.6.2).
+      adminMetadata: source.kind === 'backup' ? { restore_source_backup_id: source.id } : {},
       imageMetadata: null,
       bootable: false,
       encrypted: encryption !== null,
