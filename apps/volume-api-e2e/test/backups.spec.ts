@@ -203,6 +203,23 @@ describe.each(MODES)('backups (%s)', (mode) => {
     await waitBackup(api, newId, ['deleted']);
   }, 180000);
 
+  it('answers 4xx, never 5xx, to malformed backup requests', async () => {
+    const id = randomUUID();
+    const bodies: unknown[] = ['null', '"x"', '[]', '{}', { backup: null }, { backup: [] }, { backup: { volume_id: 123 } }, { backup: { volume_id: id, container: 5, incremental: 'sometimes' } },
+      { restore: 5 }, { restore: { volume_id: 'x' } }, { 'backup-record': { backup_service: 1, backup_url: 2 } }, { 'backup-record': { backup_service: 's', backup_url: 'e30=' } },
+      { 'os-reset_status': null }, { 'os-reset_status': { status: 7 } }, { 'os-force_delete': {}, 'os-reset_status': {} }, 'not json'];
+    for (const body of bodies) {
+      for (const [method, url] of [['POST', '/backups'], ['PUT', `/backups/${id}`], ['POST', `/backups/${id}/restore`], ['POST', '/backups/import_record'], ['POST', `/backups/${id}/action`]] as const) {
+        const r = await api.raw(method, api.url(url), typeof body === 'string' ? body : JSON.stringify(body), { 'content-type': 'application/json' });
+        expect([method, url, body, r.status < 500 && r.status >= 400]).toEqual([method, url, body, true]);
+      }
+    }
+    for (const url of ['/backups?limit=x', '/backups/detail?sort=bogus', '/backups?marker=nope', '/backups/nope', '/backups/nope/export_record', `/backups/detail?status=${'x'.repeat(300)}`]) {
+      const r = await api.get(url);
+      expect([url, r.status < 500]).toEqual([url, true]);
+    }
+  }, 120000);
+
   it('takes the parent of an incremental from the caller project only', async () => {
     const vol = await newVolume(member);
     const byAdmin = (await api.post('/backups', { backup: { volume_id: vol } })).body.backup.id;
