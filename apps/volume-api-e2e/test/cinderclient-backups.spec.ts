@@ -5,7 +5,8 @@ import path from 'node:path';
 import { MODES, newProject, startBlockStorage, type BlockStorage } from './harness';
 
 const PYTHON = '/usr/bin/python3';
-const hasClient = existsSync(PYTHON) && spawnSync(PYTHON, ['-c', 'import cinderclient'], { stdio: 'ignore' }).status === 0;
+const hasClient =
+  existsSync(PYTHON) && spawnSync(PYTHON, ['-c', 'import cinderclient'], { stdio: 'ignore' }).status === 0;
 
 const run = (cmd: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> =>
   new Promise((resolve, reject) => {
@@ -34,13 +35,23 @@ describe.each(MODES.slice(0, 1))('python-cinderclient backups (%s)', (mode) => {
 
   it('creates, shows, lists, restores and deletes backups', async () => {
     expect(hasClient).toBe(true);
-    const res = await run(PYTHON, [path.join(__dirname, 'python', 'cinderclient_backups.py'), `${bs.base}/v3`, newProject()]);
+    const res = await run(PYTHON, [
+      path.join(__dirname, 'python', 'cinderclient_backups.py'),
+      `${bs.base}/v3`,
+      newProject(),
+    ]);
     expect(res.stderr).toBe('');
     expect(res.code).toBe(0);
     expect(JSON.parse(res.stdout)).toEqual({
       created: true,
       became: 'available',
-      shown: { name: 'pyclient-backup', size: 1, volume_id_matches: true, is_incremental: false, metadata: { k: 'v' } },
+      shown: {
+        name: 'pyclient-backup',
+        size: 1,
+        volume_id_matches: true,
+        is_incremental: false,
+        metadata: { k: 'v' },
+      },
       listed: [['pyclient-backup', 'available']],
       incremental: true,
       restore_name: 'pyclient-restored',

@@ -92,8 +92,15 @@ export async function writeBackup(o: CreateBackupOptions): Promise<{ objectCount
   const { chunkSize, blockSize } = o.params;
   let parentHashes: string[] | null = null;
   if (o.parent) {
-    const doc = JSON.parse((await o.store.read(o.parent.container, hashFileObjectName(o.parent.prefix))).toString('utf8')) as { chunk_size: number; sha256s: string[] };
-    assertIncrementalCompatible({ parentBlockSize: doc.chunk_size, blockSize, parentVolumeBytes: doc.sha256s.length * blockSize, volumeBytes: Math.ceil(o.bytes / blockSize) * blockSize });
+    const doc = JSON.parse(
+      (await o.store.read(o.parent.container, hashFileObjectName(o.parent.prefix))).toString('utf8'),
+    ) as { chunk_size: number; sha256s: string[] };
+    assertIncrementalCompatible({
+      parentBlockSize: doc.chunk_size,
+      blockSize,
+      parentVolumeBytes: doc.sha256s.length * blockSize,
+      volumeBytes: Math.ceil(o.bytes / blockSize) * blockSize,
+    });
     parentHashes = doc.sha256s;
   }
   await o.store.ensureContainer(o.location.container);
@@ -119,34 +126,62 @@ export async function writeBackup(o: CreateBackupOptions): Promise<{ objectCount
       let allZero = true;
       for (let off = 0; off < data.length; off += blockSize) {
         const block = data.subarray(off, Math.min(off + blockSize, data.length));
-        const zero = block.length === blockSize ? block.equals(zeroBlock) : block.equals(zeroBlock.subarray(0, block.length));
+        const zero =
+          block.length === blockSize
+            ? block.equals(zeroBlock)
+            : block.equals(zeroBlock.subarray(0, block.length));
         if (!zero) allZero = false;
         hashes.push(zero && block.length === blockSize ? zeroHash : sha256(block));
       }
       let ranges: ChunkRange[];
       if (parentHashes === null) ranges = allZero ? [] : [{ offset: 0, length: data.length }];
-      else ranges = changedRanges(parentHashes.slice(first, hashes.length), hashes.slice(first), blockSize, data.length, chunkSize);
+      else
+        ranges = changedRanges(
+          parentHashes.slice(first, hashes.length),
+          hashes.slice(first),
+          blockSize,
+          data.length,
+          chunkSize,
+        );
       for (const r of ranges) {
         const piece = data.subarray(r.offset, r.offset + r.length);
         const packed = await compress(o.codec, piece);
         const name = dataObjectName(o.location.prefix, objects.length + 1);
         await o.store.write(o.location.container, name, packed.bytes);
-        objects.push({ name, offset: chunk.offset + r.offset, length: r.length, compression: packed.codec, md5: md5(piece) });
+        objects.push({
+          name,
+          offset: chunk.offset + r.offset,
+          length: r.length,
+          compression: packed.codec,
+          md5: md5(piece),
+        });
       }
     }
   } catch (err) {
     await input.close();
-    if (err instanceof BackupCancelledError) await o.store.deletePrefix(o.location.container, o.location.prefix);
+    if (err instanceof BackupCancelledError)
+      await o.store.deletePrefix(o.location.container, o.location.prefix);
     throw err;
   }
   await input.close();
-  await o.store.write(o.location.container, hashFileObjectName(o.location.prefix), Buffer.from(hashFileDocument(o.description, blockSize, hashes), 'utf8'));
-  await o.store.write(o.location.container, manifestObjectName(o.location.prefix), Buffer.from(manifestDocument(o.description, objects, o.volumeMeta), 'utf8'));
+  await o.store.write(
+    o.location.container,
+    hashFileObjectName(o.location.prefix),
+    Buffer.from(hashFileDocument(o.description, blockSize, hashes), 'utf8'),
+  );
+  await o.store.write(
+    o.location.container,
+    manifestObjectName(o.location.prefix),
+    Buffer.from(manifestDocument(o.description, objects, o.volumeMeta), 'utf8'),
+  );
   return { objectCount: objects.length };
 }
 
 /** Reads a backup's manifest and checks the stored data objects are exactly the listed ones (BS-11.7). */
-export async function readManifest(store: PosixBackupStore, loc: BackupLocation): Promise<{ objects: ManifestObject[]; volumeMeta: string | null }> {
+export async function readManifest(
+  store: PosixBackupStore,
+  loc: BackupLocation,
+): Promise<{ objects: ManifestObject[]; volumeMeta: string | null }> {
   let text: string;
   try {
     text = (await store.read(loc.container, manifestObjectName(loc.prefix))).toString('utf8');
@@ -154,10 +189,12 @@ export async function readManifest(store: PosixBackupStore, loc: BackupLocation)
     throw new InvalidInputError(`Invalid backup: the manifest ${manifestObjectName(loc.prefix)} is missing.`);
   }
   const objects = parseManifestObjects(text);
-  const stored = new Set((await store.list(loc.container, `${loc.prefix}-`)));
+  const stored = new Set(await store.list(loc.container, `${loc.prefix}-`));
   const listed = new Set(objects.map((x) => x.name));
   if (stored.size !== listed.size || [...listed].some((n) => !stored.has(n))) {
-    throw new InvalidInputError(`Invalid backup: the stored objects of ${loc.prefix} do not match its manifest.`);
+    throw new InvalidInputError(
+      `Invalid backup: the stored objects of ${loc.prefix} do not match its manifest.`,
+    );
   }
   const doc = JSON.parse(text) as { volume_meta?: unknown };
   return { objects, volumeMeta: typeof doc.volume_meta === 'string' ? doc.volume_meta : null };
@@ -200,14 +237,16 @@ export async function restoreBackup(o: RestoreOptions): Promise<string | null> {
           for (let p = g.offset; p < g.offset + g.length; p += MIB) {
             const len = Math.min(MIB, g.offset + g.length - p);
             const { bytesRead } = await out.read(buf, 0, len, p);
-            if (bytesRead > 0 && !buf.subarray(0, bytesRead).equals(zero.subarray(0, bytesRead))) await out.write(zero, 0, len, p);
+            if (bytesRead > 0 && !buf.subarray(0, bytesRead).equals(zero.subarray(0, bytesRead)))
+              await out.write(zero, 0, len, p);
           }
         }
       }
       for (const x of m.objects) {
         if (await o.cancelled()) throw new BackupCancelledError('The restore was cancelled.');
         const data = await decompress(x.compression, await o.store.read(m.loc.container, x.name));
-        if (data.length !== x.length || md5(data) !== x.md5) throw new InvalidInputError(`Invalid backup: object ${x.name} is corrupt (checksum mismatch).`);
+        if (data.length !== x.length || md5(data) !== x.md5)
+          throw new InvalidInputError(`Invalid backup: object ${x.name} is corrupt (checksum mismatch).`);
         for (let p = 0; p < data.length; p += MIB) {
           const piece = data.subarray(p, Math.min(p + MIB, data.length));
           if (o.newVolume && i === 0 && piece.equals(zero.subarray(0, piece.length))) continue;

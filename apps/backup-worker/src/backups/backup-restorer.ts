@@ -38,26 +38,48 @@ export class BackupRestorer {
     let cur: StoredBackup = b;
     for (let depth = 0; depth < 10_000; depth++) {
       const loc = this.location(cur);
-      if (loc === null) throw new InvalidInputError(`Invalid backup: backup ${cur.id} has no stored objects.`);
+      if (loc === null)
+        throw new InvalidInputError(`Invalid backup: backup ${cur.id} has no stored objects.`);
       out.unshift(loc);
       if (cur.parentId === null) return out;
       const parentId: string = cur.parentId;
       const parent = await this.backups.findById(this.db, parentId, null, { withDeleted: true });
-      if (parent === null) throw new InvalidInputError(`Invalid backup: the parent backup ${parentId} is missing.`);
+      if (parent === null)
+        throw new InvalidInputError(`Invalid backup: the parent backup ${parentId} is missing.`);
       cur = parent;
     }
     throw new InvalidInputError(`Invalid backup: the chain of backup ${b.id} is too long.`);
   }
 
   /** Writes backup `b` into `target`; returns the backed-up volume's volume_meta. */
-  async restore(b: StoredBackup, target: string, newVolume: boolean, cancelled: () => Promise<boolean>): Promise<string | null> {
-    return restoreBackup({ store: this.store, chain: await this.chainOf(b), target, bytes: b.size * GIB, newVolume, cancelled });
+  async restore(
+    b: StoredBackup,
+    target: string,
+    newVolume: boolean,
+    cancelled: () => Promise<boolean>,
+  ): Promise<string | null> {
+    return restoreBackup({
+      store: this.store,
+      chain: await this.chainOf(b),
+      target,
+      bytes: b.size * GIB,
+      newVolume,
+      cancelled,
+    });
   }
 
   /** Volume create from a backup (3.47): the new sparse file gets the backup's bytes. */
   async restoreIntoNewVolume(backupId: string, target: string): Promise<void> {
     const b = await this.backups.findById(this.db, backupId, null);
-    if (!b || (b.status !== 'available' && b.status !== 'restoring')) throw new InvalidInputError(`Invalid backup: backup ${backupId} is not available to create a volume from.`);
-    await this.restore(b, target, true, async () => (await this.backups.findById(this.db, backupId, null)) === null);
+    if (!b || (b.status !== 'available' && b.status !== 'restoring'))
+      throw new InvalidInputError(
+        `Invalid backup: backup ${backupId} is not available to create a volume from.`,
+      );
+    await this.restore(
+      b,
+      target,
+      true,
+      async () => (await this.backups.findById(this.db, backupId, null)) === null,
+    );
   }
 }

@@ -13,8 +13,14 @@ export class PosixBackupStore {
   /** The container's directory; names that would leave the root are refused. */
   containerDir(container: string): string {
     const dir = path.resolve(this.root, container);
-    if (container.length === 0 || path.isAbsolute(container) || !dir.startsWith(`${path.resolve(this.root)}${path.sep}`)) {
-      throw new InvalidInputError(`Invalid backup: container ${container.slice(0, 100)} is not a relative path inside the backup store.`);
+    if (
+      container.length === 0 ||
+      path.isAbsolute(container) ||
+      !dir.startsWith(`${path.resolve(this.root)}${path.sep}`)
+    ) {
+      throw new InvalidInputError(
+        `Invalid backup: container ${container.slice(0, 100)} is not a relative path inside the backup store.`,
+      );
     }
     return dir;
   }
@@ -52,7 +58,9 @@ export class PosixBackupStore {
   /** Object names starting with `prefix` (finished objects only). */
   async list(container: string, prefix: string): Promise<string[]> {
     try {
-      return (await readdir(this.containerDir(container))).filter((n) => n.startsWith(prefix) && !n.endsWith('.part')).sort();
+      return (await readdir(this.containerDir(container)))
+        .filter((n) => n.startsWith(prefix) && !n.endsWith('.part'))
+        .sort();
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw err;

@@ -14,7 +14,10 @@ import { PosixBackupStore } from './backup-store';
 
 const MIB = 1024 * 1024;
 
-const sha = async (file: string): Promise<string> => createHash('sha256').update(await readFile(file)).digest('hex');
+const sha = async (file: string): Promise<string> =>
+  createHash('sha256')
+    .update(await readFile(file))
+    .digest('hex');
 async function writeAt(file: string, offset: number, data: Buffer): Promise<void> {
   const fh = await open(file, 'r+');
   await fh.write(data, 0, data.length, offset);
@@ -25,7 +28,14 @@ describe('backup engine (posix store)', () => {
   let dir: string;
   let store: PosixBackupStore;
   const params = { chunkSize: 1 * MIB, blockSize: 32 * 1024 };
-  const description = (id: string, parentId: string | null = null) => ({ backupId: id, volumeId: 'v', name: null, description: null, createdAt: 'now', parentId });
+  const description = (id: string, parentId: string | null = null) => ({
+    backupId: id,
+    volumeId: 'v',
+    name: null,
+    description: null,
+    createdAt: 'now',
+    parentId,
+  });
 
   beforeEach(() => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'osc-bk-engine-'));
@@ -33,8 +43,24 @@ describe('backup engine (posix store)', () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  const backup = (source: string, location: BackupLocation, parent: BackupLocation | null, cancelled = async () => false) =>
-    writeBackup({ store, params, codec: 'zlib', source, bytes: 8 * MIB, location, description: description(location.prefix), volumeMeta: '{}', parent, cancelled });
+  const backup = (
+    source: string,
+    location: BackupLocation,
+    parent: BackupLocation | null,
+    cancelled = async () => false,
+  ) =>
+    writeBackup({
+      store,
+      params,
+      codec: 'zlib',
+      source,
+      bytes: 8 * MIB,
+      location,
+      description: description(location.prefix),
+      volumeMeta: '{}',
+      parent,
+      cancelled,
+    });
 
   it('restores full and incremental chains byte for byte; incrementals store only changed ranges', async () => {
     const vol = path.join(dir, 'vol');
@@ -47,15 +73,33 @@ describe('backup engine (posix store)', () => {
     const v2 = await sha(vol);
     const inc = { container: 'c/inc', prefix: 'inc' };
     expect(await backup(vol, inc, full)).toEqual({ objectCount: 1 });
-    expect((await readdir(path.join(dir, 'store', 'c', 'inc'))).sort()).toEqual(['inc-00001', 'inc_metadata', 'inc_sha256file']);
+    expect((await readdir(path.join(dir, 'store', 'c', 'inc'))).sort()).toEqual([
+      'inc-00001',
+      'inc_metadata',
+      'inc_sha256file',
+    ]);
 
     const target = path.join(dir, 'target');
     await createSparseFile(target, 8 * MIB);
-    await restoreBackup({ store, chain: [full, inc], target, bytes: 8 * MIB, newVolume: true, cancelled: async () => false });
+    await restoreBackup({
+      store,
+      chain: [full, inc],
+      target,
+      bytes: 8 * MIB,
+      newVolume: true,
+      cancelled: async () => false,
+    });
     expect(await sha(target)).toBe(v2);
     // Over an existing volume with other bytes: ranges the full backup did not store become zeros.
     await writeAt(target, 7 * MIB, randomBytes(MIB));
-    await restoreBackup({ store, chain: [full], target, bytes: 8 * MIB, newVolume: false, cancelled: async () => false });
+    await restoreBackup({
+      store,
+      chain: [full],
+      target,
+      bytes: 8 * MIB,
+      newVolume: false,
+      cancelled: async () => false,
+    });
     expect(await sha(target)).toBe(v1);
   });
 
@@ -68,9 +112,27 @@ describe('backup engine (posix store)', () => {
     const target = path.join(dir, 'target');
     await createSparseFile(target, 8 * MIB);
     await writeFile(path.join(dir, 'store', 'c', 'b-00001'), Buffer.alloc(10));
-    await expect(restoreBackup({ store, chain: [loc], target, bytes: 8 * MIB, newVolume: true, cancelled: async () => false })).rejects.toThrow(/corrupt|incorrect|invalid|header/i);
+    await expect(
+      restoreBackup({
+        store,
+        chain: [loc],
+        target,
+        bytes: 8 * MIB,
+        newVolume: true,
+        cancelled: async () => false,
+      }),
+    ).rejects.toThrow(/corrupt|incorrect|invalid|header/i);
     await writeFile(path.join(dir, 'store', 'c', 'b-00009'), Buffer.alloc(10));
-    await expect(restoreBackup({ store, chain: [loc], target, bytes: 8 * MIB, newVolume: true, cancelled: async () => false })).rejects.toThrow(/do not match its manifest/);
+    await expect(
+      restoreBackup({
+        store,
+        chain: [loc],
+        target,
+        bytes: 8 * MIB,
+        newVolume: true,
+        cancelled: async () => false,
+      }),
+    ).rejects.toThrow(/do not match its manifest/);
   });
 
   it('removes what it wrote when the backup is cancelled, and refuses containers outside the store', async () => {
@@ -78,7 +140,9 @@ describe('backup engine (posix store)', () => {
     await createSparseFile(vol, 8 * MIB);
     await writeAt(vol, 0, randomBytes(8 * MIB));
     let checks = 0;
-    await expect(backup(vol, { container: 'x', prefix: 'p' }, null, async () => ++checks > 3)).rejects.toBeInstanceOf(BackupCancelledError);
+    await expect(
+      backup(vol, { container: 'x', prefix: 'p' }, null, async () => ++checks > 3),
+    ).rejects.toBeInstanceOf(BackupCancelledError);
     expect(await store.list('x', 'p')).toEqual([]);
     expect(() => store.containerDir('../escape')).toThrow(/inside the backup store/);
   });
@@ -110,10 +174,17 @@ describe('backup worker restart recovery', () => {
   };
   const volume = async (status: string): Promise<string> => {
     const id = randomUUID();
-    await db().query(`INSERT INTO volumes (id, project_id, size, status, volume_type_id, host, created_at) VALUES ($1, 'p', 1, $2, $3, 'rh@file#file', now())`, [id, status, TYPE]);
+    await db().query(
+      `INSERT INTO volumes (id, project_id, size, status, volume_type_id, host, created_at) VALUES ($1, 'p', 1, $2, $3, 'rh@file#file', now())`,
+      [id, status, TYPE],
+    );
     return id;
   };
-  const backupRow = async (status: string, volumeId: string, extra: { restoreVolumeId?: string } = {}): Promise<string> => {
+  const backupRow = async (
+    status: string,
+    volumeId: string,
+    extra: { restoreVolumeId?: string } = {},
+  ): Promise<string> => {
     const id = randomUUID();
     await db().query(
       `INSERT INTO backups (id, project_id, volume_id, status, size, host, volume_previous_status, restore_volume_id, data_timestamp, created_at)
@@ -122,15 +193,26 @@ describe('backup worker restart recovery', () => {
     );
     return id;
   };
-  const row = async (table: string, id: string): Promise<Record<string, unknown>> => (await db().query(`SELECT * FROM ${table} WHERE id = $1`, [id]))[0];
+  const row = async (table: string, id: string): Promise<Record<string, unknown>> =>
+    (await db().query(`SELECT * FROM ${table} WHERE id = $1`, [id]))[0];
   const TYPE = randomUUID();
 
   it('fails interrupted backups, ends interrupted restores, resumes deletes, and settles quota once', async () => {
-    await db().query(`INSERT INTO volume_types (id, name, created_at) VALUES ($1, 'recover-type', now())`, [TYPE]);
+    await db().query(`INSERT INTO volume_types (id, name, created_at) VALUES ($1, 'recover-type', now())`, [
+      TYPE,
+    ]);
     const quotas = new QuotaRepository();
     const source = await volume('backing-up');
     const creating = await backupRow('creating', source);
-    await quotas.reserve(db(), { id: creating, projectId: 'p', volumeId: creating, operation: 'backup', newSize: null, deltas: backupQuotaDeltas(1), now: new Date() });
+    await quotas.reserve(db(), {
+      id: creating,
+      projectId: 'p',
+      volumeId: creating,
+      operation: 'backup',
+      newSize: null,
+      deltas: backupQuotaDeltas(1),
+      now: new Date(),
+    });
     const target = await volume('restoring-backup');
     const restoring = await backupRow('restoring', await volume('available'), { restoreVolumeId: target });
     const deleting = await backupRow('deleting', source);
@@ -142,25 +224,57 @@ describe('backup worker restart recovery', () => {
     await writeAt(bytesFile, 3 * MIB, randomBytes(MIB));
     const backupStore = new PosixBackupStore(path.join(dir, 'backups'));
     const from = await backupRow('available', source);
-    await writeBackup({ store: backupStore, params: { chunkSize: 4 * MIB, blockSize: 32 * 1024 }, codec: 'zlib', source: bytesFile, bytes: 1024 * MIB, location: { container: 'c', prefix: 'from' }, description: { backupId: from, volumeId: source, name: null, description: null, createdAt: 'now', parentId: null }, volumeMeta: '{}', parent: null, cancelled: async () => false });
+    await writeBackup({
+      store: backupStore,
+      params: { chunkSize: 4 * MIB, blockSize: 32 * 1024 },
+      codec: 'zlib',
+      source: bytesFile,
+      bytes: 1024 * MIB,
+      location: { container: 'c', prefix: 'from' },
+      description: {
+        backupId: from,
+        volumeId: source,
+        name: null,
+        description: null,
+        createdAt: 'now',
+        parentId: null,
+      },
+      volumeMeta: '{}',
+      parent: null,
+      cancelled: async () => false,
+    });
     await db().query(`UPDATE backups SET container = 'c', service_metadata = 'from' WHERE id = $1`, [from]);
     const restoring2 = await volume('creating');
-    await db().query(`UPDATE volumes SET admin_metadata = $1::jsonb WHERE id = $2`, [JSON.stringify({ restore_source_backup_id: from }), restoring2]);
+    await db().query(`UPDATE volumes SET admin_metadata = $1::jsonb WHERE id = $2`, [
+      JSON.stringify({ restore_source_backup_id: from }),
+      restoring2,
+    ]);
 
     worker = await startBackupWorker(
-      loadConfig({ VOLUME_BACKEND_DIR: path.join(dir, 'volumes'), BACKUP_STORE_DIR: path.join(dir, 'backups'), VOLUME_BACKEND_HOST: 'rh', LOG_LEVEL: 'error' }),
+      loadConfig({
+        VOLUME_BACKEND_DIR: path.join(dir, 'volumes'),
+        BACKUP_STORE_DIR: path.join(dir, 'backups'),
+        VOLUME_BACKEND_HOST: 'rh',
+        LOG_LEVEL: 'error',
+      }),
       runtime,
       { http: false },
     );
 
-    expect(await row('backups', creating)).toMatchObject({ status: 'error', fail_reason: expect.stringMatching(/interrupted by a restart/) });
+    expect(await row('backups', creating)).toMatchObject({
+      status: 'error',
+      fail_reason: expect.stringMatching(/interrupted by a restart/),
+    });
     expect((await row('volumes', source))['status']).toBe('available');
     expect((await row('backups', restoring))['status']).toBe('available');
     expect((await row('volumes', target))['status']).toBe('error_restoring');
     await until(async () => (await row('backups', deleting))['deleted'] === true);
     // 2 counted before + 1 reserved (committed: the failed backup counts until deleted) - 1 deleted.
     const usages = await quotas.usages(db(), 'p');
-    expect([usages['backups'], usages['backup_gigabytes']]).toEqual([{ inUse: 2, reserved: 0 }, { inUse: 2, reserved: 0 }]);
+    expect([usages['backups'], usages['backup_gigabytes']]).toEqual([
+      { inUse: 2, reserved: 0 },
+      { inUse: 2, reserved: 0 },
+    ]);
     expect(await quotas.reservationsOf(db(), creating)).toEqual([]);
     await until(async () => (await row('volumes', restoring2))['status'] === 'available');
     expect(await sha(path.join(dir, 'volumes', `volume-${restoring2}`))).toBe(await sha(bytesFile));

@@ -1,4 +1,10 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+} from '@nestjs/common';
 import type { DataSource, EntityManager } from 'typeorm';
 import {
   BACKUP_CREATE_JOB,
@@ -16,7 +22,13 @@ import {
   type BackupRestoreJob,
   type VolumeStatus,
 } from '@osc/block-storage-domain';
-import { BackupRepository, QuotaRepository, SnapshotRepository, VolumeRepository, type StoredBackup } from '@osc/block-storage-persistence';
+import {
+  BackupRepository,
+  QuotaRepository,
+  SnapshotRepository,
+  VolumeRepository,
+  type StoredBackup,
+} from '@osc/block-storage-persistence';
 import { InvalidInputError } from '@osc/errors';
 import { type Job, type JobQueue, type Worker } from '@osc/messaging';
 import { CLOCK, DATA_SOURCE, JOB_QUEUE, type Clock } from '@osc/platform';
@@ -65,7 +77,9 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
   async onApplicationBootstrap(): Promise<void> {
     await ensureDir(this.config.directory);
     await this.recover();
-    this.worker = await this.jobs.process(backupJobQueue(this.backend.backend), (job) => this.handle(job), { concurrency: this.config.concurrency });
+    this.worker = await this.jobs.process(backupJobQueue(this.backend.backend), (job) => this.handle(job), {
+      concurrency: this.config.concurrency,
+    });
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -79,20 +93,42 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
    */
   async recover(): Promise<void> {
     const queue = backupJobQueue(this.backend.backend);
-    for (const b of await this.backups.listOnHost(this.db, this.backend.backend, ['creating', 'restoring', 'deleting'])) {
+    for (const b of await this.backups.listOnHost(this.db, this.backend.backend, [
+      'creating',
+      'restoring',
+      'deleting',
+    ])) {
       if (b.status === 'creating' && b.importRecord !== null) {
-        await this.jobs.add(queue, { id: `backup-import-recover-${b.id}`, name: BACKUP_IMPORT_JOB, data: { backupId: b.id } });
+        await this.jobs.add(queue, {
+          id: `backup-import-recover-${b.id}`,
+          name: BACKUP_IMPORT_JOB,
+          data: { backupId: b.id },
+        });
       } else if (b.status === 'creating') {
         await this.failCreate(b, 'The backup was interrupted by a restart of the backup service.');
       } else if (b.status === 'deleting') {
-        await this.jobs.add(queue, { id: `backup-delete-${b.id}`, name: BACKUP_DELETE_JOB, data: { backupId: b.id } });
+        await this.jobs.add(queue, {
+          id: `backup-delete-${b.id}`,
+          name: BACKUP_DELETE_JOB,
+          data: { backupId: b.id },
+        });
       } else {
         await this.db.transaction(async (em) => {
-          if (!(await this.backups.compareAndSetStatus(em, b.id, ['restoring'], 'available', this.clock.now()))) return;
+          if (
+            !(await this.backups.compareAndSetStatus(em, b.id, ['restoring'], 'available', this.clock.now()))
+          )
+            return;
           if (b.restoreVolumeId !== null) {
-            await this.volumes.compareAndSetStatus(em, b.restoreVolumeId, ['restoring-backup'], 'error_restoring', this.clock.now(), {
-              error_reason: 'The restore was interrupted by a restart of the backup service.',
-            });
+            await this.volumes.compareAndSetStatus(
+              em,
+              b.restoreVolumeId,
+              ['restoring-backup'],
+              'error_restoring',
+              this.clock.now(),
+              {
+                error_reason: 'The restore was interrupted by a restart of the backup service.',
+              },
+            );
           }
         });
       }
@@ -120,7 +156,14 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
 
   /** The volume (or snapshot) goes back to the status it had before the backup (BS-8.1.5). */
   private async releaseSource(em: EntityManager, b: StoredBackup): Promise<void> {
-    if (b.snapshotId !== null) await this.snapshots.compareAndSetStatus(em, b.snapshotId, ['backing-up'], 'available', this.clock.now());
+    if (b.snapshotId !== null)
+      await this.snapshots.compareAndSetStatus(
+        em,
+        b.snapshotId,
+        ['backing-up'],
+        'available',
+        this.clock.now(),
+      );
     else {
       const back: VolumeStatus = b.volumePreviousStatus === 'in-use' ? 'in-use' : 'available';
       await this.volumes.compareAndSetStatus(em, b.volumeId, ['backing-up'], back, this.clock.now());
@@ -130,7 +173,12 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
   private async failCreate(b: StoredBackup, reason: string): Promise<void> {
     this.log.warn(`backup ${b.id} failed: ${reason}`);
     await this.db.transaction(async (em) => {
-      if (!(await this.backups.compareAndSetStatus(em, b.id, ['creating'], 'error', this.clock.now(), { fail_reason: reason.slice(0, 1000) }))) return;
+      if (
+        !(await this.backups.compareAndSetStatus(em, b.id, ['creating'], 'error', this.clock.now(), {
+          fail_reason: reason.slice(0, 1000),
+        }))
+      )
+        return;
       // The failed backup keeps counting until it is deleted (the delete gives the quota back).
       await this.quotas.settleReservation(em, b.id, true);
       await this.releaseSource(em, b);
@@ -141,17 +189,30 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
     const b = await this.backups.findById(this.db, data.backupId, null);
     if (!b || b.status !== 'creating' || b.importRecord !== null) return;
     const container = b.container ?? defaultBackupContainer('posix', b.id);
-    const prefix = backupObjectPrefix('posix', { volumeId: b.volumeId, backupId: b.id, availabilityZone: b.availabilityZone, at: toDate(b.createdAt) });
+    const prefix = backupObjectPrefix('posix', {
+      volumeId: b.volumeId,
+      backupId: b.id,
+      availabilityZone: b.availabilityZone,
+      at: toDate(b.createdAt),
+    });
     let objectCount: number;
     try {
       const v = await this.volumes.findById(this.db, b.volumeId, null);
       if (!v) throw new InvalidInputError(`Volume ${b.volumeId} no longer exists.`);
       const parent = b.parentId === null ? null : await this.backups.findById(this.db, b.parentId, null);
       const parentLocation = parent ? this.location(parent) : null;
-      if (b.parentId !== null && parentLocation === null) throw new InvalidInputError('The parent backup is gone or incomplete. Do a full backup.');
+      if (b.parentId !== null && parentLocation === null)
+        throw new InvalidInputError('The parent backup is gone or incomplete. Do a full backup.');
       const volumeMeta = JSON.stringify({
         version: 2,
-        'volume-base-metadata': { id: v.id, display_name: v.name, display_description: v.description, size: v.size, bootable: v.bootable, availability_zone: v.availabilityZone },
+        'volume-base-metadata': {
+          id: v.id,
+          display_name: v.name,
+          display_description: v.description,
+          size: v.size,
+          bootable: v.bootable,
+          availability_zone: v.availabilityZone,
+        },
         'volume-metadata': { ...v.metadata },
         'volume-glance-metadata': v.imageMetadata ?? {},
       });
@@ -159,10 +220,20 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
         store: this.store,
         params: { chunkSize: this.config.chunkSize, blockSize: this.config.blockSize },
         codec: parseBackupCodec(this.config.compression),
-        source: b.snapshotId !== null ? this.backend.snapshotFile(b.snapshotId) : this.backend.volumeFile(b.volumeId),
+        source:
+          b.snapshotId !== null
+            ? this.backend.snapshotFile(b.snapshotId)
+            : this.backend.volumeFile(b.volumeId),
         bytes: b.size * GIB,
         location: { container, prefix },
-        description: { backupId: b.id, volumeId: b.volumeId, name: b.name, description: b.description, createdAt: String(b.createdAt), parentId: b.parentId },
+        description: {
+          backupId: b.id,
+          volumeId: b.volumeId,
+          name: b.name,
+          description: b.description,
+          createdAt: String(b.createdAt),
+          parentId: b.parentId,
+        },
         volumeMeta,
         parent: parentLocation,
         cancelled: async () => (await this.backups.findById(this.db, b.id, null))?.status !== 'creating',
@@ -191,7 +262,8 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
       await this.releaseSource(em, b);
     });
     // Deleted (forced) while the last objects were written: nothing refers to them any more.
-    if (!done && (await this.backups.findById(this.db, b.id, null)) === null) await this.store.deletePrefix(container, prefix);
+    if (!done && (await this.backups.findById(this.db, b.id, null)) === null)
+      await this.store.deletePrefix(container, prefix);
   }
 
   private async restore(data: BackupRestoreJob): Promise<void> {
@@ -204,13 +276,25 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
     }
     let volumeMeta: string | null = null;
     try {
-      volumeMeta = await this.restorer.restore(b, this.backend.volumeFile(v.id), data.newVolume, async () => (await this.backups.findById(this.db, b.id, null))?.status !== 'restoring');
+      volumeMeta = await this.restorer.restore(
+        b,
+        this.backend.volumeFile(v.id),
+        data.newVolume,
+        async () => (await this.backups.findById(this.db, b.id, null))?.status !== 'restoring',
+      );
     } catch (err) {
       this.log.warn(`restoring backup ${b.id} into volume ${v.id} failed: ${reasonOf(err)}`);
       await this.db.transaction(async (em) => {
-        await this.volumes.compareAndSetStatus(em, v.id, ['restoring-backup'], data.newVolume ? 'error' : 'error_restoring', this.clock.now(), {
-          error_reason: `Restoring backup ${b.id} failed: ${reasonOf(err)}`.slice(0, 1000),
-        });
+        await this.volumes.compareAndSetStatus(
+          em,
+          v.id,
+          ['restoring-backup'],
+          data.newVolume ? 'error' : 'error_restoring',
+          this.clock.now(),
+          {
+            error_reason: `Restoring backup ${b.id} failed: ${reasonOf(err)}`.slice(0, 1000),
+          },
+        );
         await this.backups.compareAndSetStatus(em, b.id, ['restoring'], 'available', this.clock.now());
       });
       return;
@@ -221,24 +305,38 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
       // an auto-created target also takes its name and description.
       try {
         const meta = JSON.parse(volumeMeta) as {
-          'volume-base-metadata'?: { display_name?: unknown; display_description?: unknown; bootable?: unknown };
+          'volume-base-metadata'?: {
+            display_name?: unknown;
+            display_description?: unknown;
+            bootable?: unknown;
+          };
           'volume-metadata'?: Record<string, unknown>;
         };
         const base = meta['volume-base-metadata'];
         const restored: Record<string, string> = {};
-        for (const [k, value] of Object.entries(meta['volume-metadata'] ?? {})) if (typeof value === 'string') restored[k] = value;
-        if (Object.keys(restored).length > 0) set['metadata'] = JSON.stringify({ ...v.metadata, ...restored });
+        for (const [k, value] of Object.entries(meta['volume-metadata'] ?? {}))
+          if (typeof value === 'string') restored[k] = value;
+        if (Object.keys(restored).length > 0)
+          set['metadata'] = JSON.stringify({ ...v.metadata, ...restored });
         if (base?.bootable === true) set['bootable'] = true;
         if (data.newVolume && v.name === `restore_backup_${b.id}`) {
           if (typeof base?.display_name === 'string') set['display_name'] = base.display_name;
-          if (typeof base?.display_description === 'string') set['display_description'] = base.display_description;
+          if (typeof base?.display_description === 'string')
+            set['display_description'] = base.display_description;
         }
       } catch {
         // A manifest without readable volume_meta restores the bytes only.
       }
     }
     await this.db.transaction(async (em) => {
-      await this.volumes.compareAndSetStatus(em, v.id, ['restoring-backup'], 'available', this.clock.now(), set);
+      await this.volumes.compareAndSetStatus(
+        em,
+        v.id,
+        ['restoring-backup'],
+        'available',
+        this.clock.now(),
+        set,
+      );
       await this.backups.compareAndSetStatus(em, b.id, ['restoring'], 'available', this.clock.now());
     });
   }
@@ -251,12 +349,24 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
       if (loc !== null) await this.store.deletePrefix(loc.container, loc.prefix);
       else if (b.importRecord === null) {
         // Never finished: remove whatever a cancelled create left.
-        const prefix = backupObjectPrefix('posix', { volumeId: b.volumeId, backupId: b.id, availabilityZone: b.availabilityZone, at: toDate(b.createdAt) });
+        const prefix = backupObjectPrefix('posix', {
+          volumeId: b.volumeId,
+          backupId: b.id,
+          availabilityZone: b.availabilityZone,
+          at: toDate(b.createdAt),
+        });
         await this.store.deletePrefix(b.container ?? defaultBackupContainer('posix', b.id), prefix);
       }
     } catch (err) {
       this.log.warn(`deleting backup ${b.id} failed: ${reasonOf(err)}`);
-      await this.backups.compareAndSetStatus(this.db, b.id, ['deleting'], 'error_deleting', this.clock.now(), { fail_reason: reasonOf(err) });
+      await this.backups.compareAndSetStatus(
+        this.db,
+        b.id,
+        ['deleting'],
+        'error_deleting',
+        this.clock.now(),
+        { fail_reason: reasonOf(err) },
+      );
       return;
     }
     await this.db.transaction(async (em) => {
@@ -279,7 +389,8 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
     let set: Record<string, unknown>;
     try {
       const missing = IMPORT_REQUIRED_FIELDS.filter((k) => !(k in r));
-      if (missing.length > 0) throw new InvalidInputError(`The backup record is missing ${missing.join(', ')}.`);
+      if (missing.length > 0)
+        throw new InvalidInputError(`The backup record is missing ${missing.join(', ')}.`);
       const container = str('container') ?? defaultBackupContainer('posix', String(r['id']));
       const prefix = str('service_metadata');
       if (prefix === null) throw new InvalidInputError('The backup record has no service_metadata.');
@@ -308,14 +419,20 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
       if (ts !== null && !Number.isNaN(toDate(ts).getTime())) set['data_timestamp'] = toDate(ts);
     } catch (err) {
       await this.db.transaction(async (em) => {
-        if (await this.backups.compareAndSetStatus(em, b.id, ['creating'], 'error', this.clock.now(), { fail_reason: `Import failed: ${reasonOf(err)}`.slice(0, 1000), import_record: null })) {
+        if (
+          await this.backups.compareAndSetStatus(em, b.id, ['creating'], 'error', this.clock.now(), {
+            fail_reason: `Import failed: ${reasonOf(err)}`.slice(0, 1000),
+            import_record: null,
+          })
+        ) {
           await this.quotas.settleReservation(em, b.id, true);
         }
       });
       return;
     }
     await this.db.transaction(async (em) => {
-      if (await this.backups.compareAndSetStatus(em, b.id, ['creating'], 'available', this.clock.now(), set)) await this.quotas.settleReservation(em, b.id, true);
+      if (await this.backups.compareAndSetStatus(em, b.id, ['creating'], 'available', this.clock.now(), set))
+        await this.quotas.settleReservation(em, b.id, true);
     });
   }
 }

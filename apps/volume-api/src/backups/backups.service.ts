@@ -34,15 +34,29 @@ import {
   type BackupStatus,
   type VolumeStatus,
 } from '@osc/block-storage-domain';
-import { BackupRepository, PoolRepository, QuotaRepository, SnapshotRepository, VolumeRepository, type StoredBackup } from '@osc/block-storage-persistence';
-import { InvalidInputError, InvalidStateError, NotFoundError, OverLimitError, TransientError } from '@osc/errors';
+import {
+  BackupRepository,
+  PoolRepository,
+  QuotaRepository,
+  SnapshotRepository,
+  VolumeRepository,
+  type StoredBackup,
+} from '@osc/block-storage-persistence';
+import {
+  InvalidInputError,
+  InvalidStateError,
+  NotFoundError,
+  OverLimitError,
+  TransientError,
+} from '@osc/errors';
 import { OutboxWriter } from '@osc/messaging';
 import { CLOCK, DATA_SOURCE, OUTBOX_WRITER, type Clock } from '@osc/platform';
 import type { ApiRequest } from '../http/api-request';
 import { VOLUME_API_CONFIG, type VolumeApiConfig } from '../volume-api.tokens';
 import { backendOf, volumeNotFound, VolumesService } from '../volumes/volumes.service';
 
-const backupNotFound = (id: string): NotFoundError => new NotFoundError('Backup', id, `Backup ${id} could not be found.`);
+const backupNotFound = (id: string): NotFoundError =>
+  new NotFoundError('Backup', id, `Backup ${id} could not be found.`);
 
 const BACKUP_ACTIONS = ['os-reset_status', 'os-force_delete'] as const;
 
@@ -87,14 +101,27 @@ export class BackupsService {
   }
 
   private async requireLive(backend: string): Promise<void> {
-    if (!(await this.liveBackends()).includes(backend)) throw new TransientError('Service cinder-backup could not be found.');
+    if (!(await this.liveBackends()).includes(backend))
+      throw new TransientError('Service cinder-backup could not be found.');
   }
 
-  private job(backend: string, name: string, id: string, data: BackupJob | BackupRestoreJob, partitionKey: string) {
+  private job(
+    backend: string,
+    name: string,
+    id: string,
+    data: BackupJob | BackupRestoreJob,
+    partitionKey: string,
+  ) {
     return {
       destination: 'jobs' as const,
       queue: backupJobQueue(backend),
-      job: { id: `${name.replace('.', '-')}-${id}`, name, data, attempts: 3, backoff: { type: 'exponential' as const, delayMs: 500 } },
+      job: {
+        id: `${name.replace('.', '-')}-${id}`,
+        name,
+        data,
+        attempts: 3,
+        backoff: { type: 'exponential' as const, delayMs: 500 },
+      },
       partitionKey,
     };
   }
@@ -107,7 +134,9 @@ export class BackupsService {
     if (!v) throw volumeNotFound(input.volumeId);
     const allowed: VolumeStatus[] = input.force ? ['available', 'in-use'] : ['available'];
     if (!['available', 'in-use'].includes(v.status)) {
-      throw new InvalidStateError(`Invalid volume: Volume to be backed up must be available or in-use, but the current status is "${v.status}".`);
+      throw new InvalidStateError(
+        `Invalid volume: Volume to be backed up must be available or in-use, but the current status is "${v.status}".`,
+      );
     }
     if (v.status === 'in-use' && !input.force) {
       throw new InvalidStateError('Invalid volume: Backing up an in-use volume must use the force flag.');
@@ -115,18 +144,36 @@ export class BackupsService {
     let dataTimestamp: Date | string = this.clock.now();
     if (input.snapshotId !== null) {
       const s = await this.snapshots.findById(this.db, input.snapshotId, scope);
-      if (!s) throw new NotFoundError('Snapshot', input.snapshotId, `Snapshot ${input.snapshotId} could not be found.`);
-      if (s.volumeId !== v.id) throw new InvalidInputError(`Invalid input received: Snapshot ${s.id} does not belong to volume ${v.id}.`);
-      if (s.status !== 'available') throw new InvalidStateError(`Invalid snapshot: Snapshot to be backed up must be available, but the current status is "${s.status}".`);
+      if (!s)
+        throw new NotFoundError(
+          'Snapshot',
+          input.snapshotId,
+          `Snapshot ${input.snapshotId} could not be found.`,
+        );
+      if (s.volumeId !== v.id)
+        throw new InvalidInputError(
+          `Invalid input received: Snapshot ${s.id} does not belong to volume ${v.id}.`,
+        );
+      if (s.status !== 'available')
+        throw new InvalidStateError(
+          `Invalid snapshot: Snapshot to be backed up must be available, but the current status is "${s.status}".`,
+        );
       dataTimestamp = new Date(`${String(s.createdAt)}Z`);
     }
-    if (v.host === null) throw new InvalidStateError(`Invalid volume: Volume ${v.id} is not placed on a back end.`);
+    if (v.host === null)
+      throw new InvalidStateError(`Invalid volume: Volume ${v.id} is not placed on a back end.`);
     const backend = backendOf(v.host);
     await this.requireLive(backend);
     let parentId: string | null = null;
     if (input.incremental) {
-      const parent = await this.backups.latestAvailable(this.db, api.ctx.projectId, v.id, input.snapshotId !== null ? dataTimestamp : null);
-      if (!parent) throw new InvalidInputError('Invalid backup: No backups available to do an incremental backup.');
+      const parent = await this.backups.latestAvailable(
+        this.db,
+        api.ctx.projectId,
+        v.id,
+        input.snapshotId !== null ? dataTimestamp : null,
+      );
+      if (!parent)
+        throw new InvalidInputError('Invalid backup: No backups available to do an incremental backup.');
       parentId = parent.id;
     }
     const now = this.clock.now();
@@ -162,13 +209,33 @@ export class BackupsService {
     };
     await this.db.transaction(async (em) => {
       if (input.snapshotId !== null) {
-        if (!(await this.snapshots.compareAndSetStatus(em, input.snapshotId, ['available'], 'backing-up', now))) {
+        if (
+          !(await this.snapshots.compareAndSetStatus(em, input.snapshotId, ['available'], 'backing-up', now))
+        ) {
           throw new InvalidStateError('Invalid snapshot: Snapshot to be backed up must be available.');
         }
-      } else if (!(await this.volumes.compareAndSetStatus(em, v.id, [v.status].filter((s) => allowed.includes(s)), 'backing-up', now))) {
-        throw new InvalidStateError(`Invalid volume: Volume to be backed up must be ${allowed.join(' or ')}.`);
+      } else if (
+        !(await this.volumes.compareAndSetStatus(
+          em,
+          v.id,
+          [v.status].filter((s) => allowed.includes(s)),
+          'backing-up',
+          now,
+        ))
+      ) {
+        throw new InvalidStateError(
+          `Invalid volume: Volume to be backed up must be ${allowed.join(' or ')}.`,
+        );
       }
-      await this.quotas.reserve(em, { id, projectId: api.ctx.projectId, volumeId: id, operation: 'backup', newSize: null, deltas: backupQuotaDeltas(v.size), now });
+      await this.quotas.reserve(em, {
+        id,
+        projectId: api.ctx.projectId,
+        volumeId: id,
+        operation: 'backup',
+        newSize: null,
+        deltas: backupQuotaDeltas(v.size),
+        now,
+      });
       await this.backups.insert(em, backup);
       await this.outbox.add(em, this.job(backend, BACKUP_CREATE_JOB, id, { backupId: id }, v.id));
     });
@@ -181,18 +248,31 @@ export class BackupsService {
     const admitted = admitFilters('backup', api.query, { mv: api.mv, isAdmin: api.isAdmin });
     if (!allTenants) delete admitted['project_id'];
     const filters: Record<string, string> = {};
-    for (const [k, v] of Object.entries(admitted)) filters[(BACKUP_FILTER_FIELDS as readonly string[]).includes(k) ? k : `?${k}`] = v;
-    const paging = parsePaging(api.query, { maxLimit: this.config.maxLimit, sortKeys: backupSortKeys(api.mv), sortAliases: SORT_ALIASES });
+    for (const [k, v] of Object.entries(admitted))
+      filters[(BACKUP_FILTER_FIELDS as readonly string[]).includes(k) ? k : `?${k}`] = v;
+    const paging = parsePaging(api.query, {
+      maxLimit: this.config.maxLimit,
+      sortKeys: backupSortKeys(api.mv),
+      sortAliases: SORT_ALIASES,
+    });
     const withCountRaw = queryValue(api.query['with_count']);
-    const withCount = supports(api.mv, 'list.with-count') && withCountRaw !== undefined && parseBooleanFilter('with_count', withCountRaw, api.mv);
+    const withCount =
+      supports(api.mv, 'list.with-count') &&
+      withCountRaw !== undefined &&
+      parseBooleanFilter('with_count', withCountRaw, api.mv);
     const projectId = allTenants ? null : api.ctx.projectId;
     if (paging.marker !== null && !(await this.backups.findById(this.db, paging.marker, projectId))) {
       throw new NotFoundError('Marker', paging.marker, `Marker ${paging.marker} could not be found.`);
     }
     const page = await this.backups.list(this.db, projectId, filters, paging, withCount);
-    const out: Record<string, unknown> = { backups: page.items.map((b) => (detail ? backupDetailView(api.view, b) : backupSummaryView(api.view, b))) };
+    const out: Record<string, unknown> = {
+      backups: page.items.map((b) =>
+        detail ? backupDetailView(api.view, b) : backupSummaryView(api.view, b),
+      ),
+    };
     const last = page.items[page.items.length - 1];
-    if (last && page.items.length === paging.limit) out['backups_links'] = [nextPageLink(api.links, api.collectionPath, api.query, last.id)];
+    if (last && page.items.length === paging.limit)
+      out['backups_links'] = [nextPageLink(api.links, api.collectionPath, api.query, last.id)];
     if (page.count !== null) out['count'] = page.count;
     return out;
   }
@@ -204,7 +284,8 @@ export class BackupsService {
   }
 
   async update(api: ApiRequest, id: string, body: unknown): Promise<Record<string, unknown>> {
-    if (!supports(api.mv, 'backup.update')) throw new NotFoundError('resource', id, 'The resource could not be found.');
+    if (!supports(api.mv, 'backup.update'))
+      throw new NotFoundError('resource', id, 'The resource could not be found.');
     const input = parseUpdateBackup(body, api.mv);
     const b = await this.load(api, id);
     api.authorize('backup:update', b.projectId);
@@ -213,17 +294,27 @@ export class BackupsService {
     if (input.description !== undefined) set['display_description'] = input.description;
     if (input.metadata !== undefined) set['metadata'] = input.metadata;
     await this.backups.update(this.db, b.id, set, this.clock.now());
-    return { backup: backupSummaryView(api.view, { id: b.id, name: input.name !== undefined ? input.name : b.name }) };
+    return {
+      backup: backupSummaryView(api.view, { id: b.id, name: input.name !== undefined ? input.name : b.name }),
+    };
   }
 
   async remove(api: ApiRequest, id: string, force: boolean): Promise<void> {
     const b = await this.load(api, id);
-    api.authorize(force ? 'volume_extension:backup_admin_actions:force_delete' : 'backup:delete', b.projectId);
-    const allowed: BackupStatus[] = force ? ['creating', 'available', 'error', 'error_deleting', 'restoring', 'deleting'] : allowedBackupSources('deleting');
+    api.authorize(
+      force ? 'volume_extension:backup_admin_actions:force_delete' : 'backup:delete',
+      b.projectId,
+    );
+    const allowed: BackupStatus[] = force
+      ? ['creating', 'available', 'error', 'error_deleting', 'restoring', 'deleting']
+      : allowedBackupSources('deleting');
     if (!allowed.includes(b.status)) {
-      throw new InvalidStateError(`Invalid backup: Backup status must be available or error and not ${b.status}.`);
+      throw new InvalidStateError(
+        `Invalid backup: Backup status must be available or error and not ${b.status}.`,
+      );
     }
-    if (b.numDependentBackups > 0) throw new InvalidStateError('Invalid backup: Incremental backups exist for this backup.');
+    if (b.numDependentBackups > 0)
+      throw new InvalidStateError('Invalid backup: Incremental backups exist for this backup.');
     await this.db.transaction(async (em) => {
       if (!(await this.backups.compareAndSetStatus(em, b.id, allowed, 'deleting', this.clock.now()))) {
         throw new InvalidStateError(`Invalid backup: Backup status must be ${allowed.join(' or ')}.`);
@@ -245,16 +336,25 @@ export class BackupsService {
     const input = parseRestoreBackup(body);
     const b = await this.load(api, id);
     api.authorize('backup:restore', b.projectId);
-    if (b.status !== 'available') throw new InvalidStateError(`Invalid backup: Backup status must be available, but it is ${b.status}.`);
+    if (b.status !== 'available')
+      throw new InvalidStateError(`Invalid backup: Backup status must be available, but it is ${b.status}.`);
     let volumeId = input.volumeId;
     let newVolume = false;
     if (volumeId === null) {
       const name = input.name ?? `restore_backup_${b.id}`;
       let created: Record<string, unknown>;
       try {
-        created = await this.volumesService.create(api, { volume: { size: b.size, name, description: 'auto-created_from_restore_from_backup', availability_zone: b.availabilityZone ?? undefined } });
+        created = await this.volumesService.create(api, {
+          volume: {
+            size: b.size,
+            name,
+            description: 'auto-created_from_restore_from_backup',
+            availability_zone: b.availabilityZone ?? undefined,
+          },
+        });
       } catch (err) {
-        if (err instanceof OverLimitError) throw new OverLimitError(err.message.replace(/^[A-Za-z]+: /, ''), 0);
+        if (err instanceof OverLimitError)
+          throw new OverLimitError(err.message.replace(/^[A-Za-z]+: /, ''), 0);
         throw err;
       }
       volumeId = String((created['volume'] as Record<string, unknown>)['id']);
@@ -263,21 +363,34 @@ export class BackupsService {
     }
     const v = await this.volumes.findById(this.db, volumeId, api.isAdmin ? null : api.ctx.projectId);
     if (!v) throw volumeNotFound(volumeId);
-    if (v.status !== 'available') throw new InvalidStateError(`Invalid volume: Volume to be restored to must be available, but the current status is "${v.status}".`);
-    if (v.size < b.size) throw new InvalidInputError(`Invalid volume: volume size ${v.size}GB is too small to restore backup of size ${b.size}GB.`);
-    if (v.host === null) throw new InvalidStateError(`Invalid volume: Volume ${v.id} is not placed on a back end.`);
+    if (v.status !== 'available')
+      throw new InvalidStateError(
+        `Invalid volume: Volume to be restored to must be available, but the current status is "${v.status}".`,
+      );
+    if (v.size < b.size)
+      throw new InvalidInputError(
+        `Invalid volume: volume size ${v.size}GB is too small to restore backup of size ${b.size}GB.`,
+      );
+    if (v.host === null)
+      throw new InvalidStateError(`Invalid volume: Volume ${v.id} is not placed on a back end.`);
     const backend = backendOf(v.host);
     await this.requireLive(backend);
     const now = this.clock.now();
     await this.db.transaction(async (em) => {
-      if (!(await this.backups.compareAndSetStatus(em, b.id, ['available'], 'restoring', now, { restore_volume_id: v.id }))) {
+      if (
+        !(await this.backups.compareAndSetStatus(em, b.id, ['available'], 'restoring', now, {
+          restore_volume_id: v.id,
+        }))
+      ) {
         throw new InvalidStateError('Invalid backup: Backup status must be available.');
       }
       if (!(await this.volumes.compareAndSetStatus(em, v.id, ['available'], 'restoring-backup', now))) {
         throw new InvalidStateError('Invalid volume: Volume to be restored to must be available.');
       }
       const data: BackupRestoreJob = { backupId: b.id, volumeId: v.id, newVolume };
-      await this.outbox.add(em, { ...this.job(backend, BACKUP_RESTORE_JOB, `${b.id}-${v.id}-${now.getTime()}`, data, v.id) });
+      await this.outbox.add(em, {
+        ...this.job(backend, BACKUP_RESTORE_JOB, `${b.id}-${v.id}-${now.getTime()}`, data, v.id),
+      });
     });
     return { restore: { backup_id: b.id, volume_id: v.id, volume_name: v.name } };
   }
@@ -289,8 +402,12 @@ export class BackupsService {
       const v = await this.volumes.findById(this.db, volumeId, null);
       if (!v) throw volumeNotFound(volumeId);
       if (v.status === 'available') return;
-      if (v.status !== 'creating') throw new InvalidStateError(`Invalid volume: The volume created for the restore ended in ${v.status}.`);
-      if (Date.now() > until) throw new TransientError('The volume created for the restore did not become available in time.');
+      if (v.status !== 'creating')
+        throw new InvalidStateError(
+          `Invalid volume: The volume created for the restore ended in ${v.status}.`,
+        );
+      if (Date.now() > until)
+        throw new TransientError('The volume created for the restore did not become available in time.');
       await new Promise((r) => setTimeout(r, 50));
     }
   }
@@ -298,7 +415,8 @@ export class BackupsService {
   async exportRecord(api: ApiRequest, id: string): Promise<Record<string, unknown>> {
     const b = await this.load(api, id);
     api.authorize('backup:export-import', b.projectId);
-    if (b.status !== 'available') throw new InvalidStateError(`Invalid backup: Backup status must be available and not ${b.status}.`);
+    if (b.status !== 'available')
+      throw new InvalidStateError(`Invalid backup: Backup status must be available and not ${b.status}.`);
     return exportRecordView(b.service ?? DRIVER, b);
   }
 
@@ -307,9 +425,11 @@ export class BackupsService {
     const input = parseImportRecord(body);
     const live = await this.liveBackends();
     const backend = live.sort()[0];
-    if (backend === undefined || !DRIVER.startsWith(input.backupService)) throw new TransientError(`Service ${input.backupService.slice(0, 100)} could not be found.`);
+    if (backend === undefined || !DRIVER.startsWith(input.backupService))
+      throw new TransientError(`Service ${input.backupService.slice(0, 100)} could not be found.`);
     const existing = await this.backups.findById(this.db, input.id, null, { withDeleted: true });
-    if (existing && !existing.deleted) throw new InvalidInputError(`Invalid backup: Backup ${input.id} already exists.`);
+    if (existing && !existing.deleted)
+      throw new InvalidInputError(`Invalid backup: Backup ${input.id} already exists.`);
     const now = this.clock.now();
     const backup: StoredBackup = {
       id: input.id,
@@ -342,9 +462,26 @@ export class BackupsService {
     };
     await this.db.transaction(async (em) => {
       if (existing) await this.backups.purgeDeleted(em, input.id);
-      await this.quotas.reserve(em, { id: input.id, projectId: api.ctx.projectId, volumeId: input.id, operation: 'backup', newSize: null, deltas: backupQuotaDeltas(input.size), now });
+      await this.quotas.reserve(em, {
+        id: input.id,
+        projectId: api.ctx.projectId,
+        volumeId: input.id,
+        operation: 'backup',
+        newSize: null,
+        deltas: backupQuotaDeltas(input.size),
+        now,
+      });
       await this.backups.insert(em, backup);
-      await this.outbox.add(em, this.job(backend, BACKUP_IMPORT_JOB, `${input.id}-${now.getTime()}`, { backupId: input.id }, input.id));
+      await this.outbox.add(
+        em,
+        this.job(
+          backend,
+          BACKUP_IMPORT_JOB,
+          `${input.id}-${now.getTime()}`,
+          { backupId: input.id },
+          input.id,
+        ),
+      );
     });
     return { backup: backupSummaryView(api.view, backup) };
   }

@@ -55,7 +55,10 @@ export interface BackupValue {
 }
 
 /** Summary view `{id, name, links}` (create, import, update, plain list; BS-7.9.2). */
-export const backupSummaryView = (ctx: ViewContext, b: Pick<BackupValue, 'id' | 'name'>): Record<string, unknown> => ({
+export const backupSummaryView = (
+  ctx: ViewContext,
+  b: Pick<BackupValue, 'id' | 'name'>,
+): Record<string, unknown> => ({
   id: b.id,
   name: b.name,
   links: resourceLinks(ctx.links, 'backups', b.id),
@@ -83,9 +86,11 @@ export function backupDetailView(ctx: ViewContext, b: BackupValue): Record<strin
     data_timestamp: formatTimestamp(b.dataTimestamp),
   };
   if (supports(ctx.mv, 'backup.metadata')) out['metadata'] = { ...b.metadata };
-  if (ctx.isAdmin && supports(ctx.mv, 'backup.project-id')) out['os-backup-project-attr:project_id'] = b.projectId;
+  if (ctx.isAdmin && supports(ctx.mv, 'backup.project-id'))
+    out['os-backup-project-attr:project_id'] = b.projectId;
   if (ctx.isAdmin && supports(ctx.mv, 'backup.user-id')) out['user_id'] = b.userId;
-  if (supports(ctx.mv, 'volume.encryption-key-id') && b.encryptionKeyId !== null) out['encryption_key_id'] = b.encryptionKeyId;
+  if (supports(ctx.mv, 'volume.encryption-key-id') && b.encryptionKeyId !== null)
+    out['encryption_key_id'] = b.encryptionKeyId;
   return out;
 }
 
@@ -101,7 +106,8 @@ export interface CreateBackupInput {
   readonly availabilityZone: string | null;
 }
 
-const optionalBool = (o: Record<string, unknown>, key: string): boolean => (has(o, key) && o[key] !== null ? parseBoolean(o[key], key) : false);
+const optionalBool = (o: Record<string, unknown>, key: string): boolean =>
+  has(o, key) && o[key] !== null ? parseBoolean(o[key], key) : false;
 
 /** `POST /backups` body (strict; BS-7.9.3). `metadata` from 3.43, `availability_zone` from 3.51. */
 export function parseCreateBackup(body: unknown, mv: Microversion): CreateBackupInput {
@@ -114,14 +120,18 @@ export function parseCreateBackup(body: unknown, mv: Microversion): CreateBackup
   if (volumeId === null) throw fieldError('volume_id', null, "None is not a 'uuid'");
   return {
     volumeId,
-    container: has(b, 'container') ? parseString(b['container'], 'container', { max: 255, nullable: true }) : null,
+    container: has(b, 'container')
+      ? parseString(b['container'], 'container', { max: 255, nullable: true })
+      : null,
     name: has(b, 'name') ? parseName(b['name'], 'name', { nullable: true }) : null,
     description: has(b, 'description') ? parseDescription(b['description']) : null,
     incremental: optionalBool(b, 'incremental'),
     force: optionalBool(b, 'force'),
     snapshotId: has(b, 'snapshot_id') ? parseNullableUuid(b['snapshot_id'], 'snapshot_id') : null,
     metadata: has(b, 'metadata') && b['metadata'] !== null ? parseMetadata(b['metadata']) : {},
-    availabilityZone: has(b, 'availability_zone') ? parseString(b['availability_zone'], 'availability_zone', { min: 1, max: 255, nullable: true }) : null,
+    availabilityZone: has(b, 'availability_zone')
+      ? parseString(b['availability_zone'], 'availability_zone', { min: 1, max: 255, nullable: true })
+      : null,
   };
 }
 
@@ -160,7 +170,11 @@ export function parseBackupResetStatus(args: unknown): 'available' | 'error' {
   rejectUnknownKeys(a, ['status'], 'os-reset_status');
   const status = requireKey(a, 'status', 'os-reset_status');
   if (status !== 'available' && status !== 'error') {
-    throw fieldError('status', status, "'available' or 'error' is expected: the valid statuses are available and error");
+    throw fieldError(
+      'status',
+      status,
+      "'available' or 'error' is expected: the valid statuses are available and error",
+    );
   }
   return status;
 }
@@ -241,7 +255,10 @@ export function backupRecordFields(b: BackupValue): BackupRecordFields {
 
 /** `{"backup-record": {backup_service, backup_url}}` for an export (base64 of the record's JSON). */
 export const exportRecordView = (service: string, b: BackupValue): Record<string, unknown> => ({
-  'backup-record': { backup_service: service, backup_url: Buffer.from(JSON.stringify(backupRecordFields(b)), 'utf8').toString('base64') },
+  'backup-record': {
+    backup_service: service,
+    backup_url: Buffer.from(JSON.stringify(backupRecordFields(b)), 'utf8').toString('base64'),
+  },
 });
 
 /** What an import carries, already checked. */
@@ -262,33 +279,74 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 export function parseImportRecord(body: unknown): ImportedBackupRecord {
   const r = requireEnvelope(body, 'backup-record');
   rejectUnknownKeys(r, ['backup_service', 'backup_url'], 'backup-record');
-  const backupService = parseString(requireKey(r, 'backup_service', 'backup-record'), 'backup_service', { max: 255 }) ?? '';
-  const url = parseString(requireKey(r, 'backup_url', 'backup-record'), 'backup_url', { min: 1, max: Number.MAX_SAFE_INTEGER }) ?? '';
+  const backupService =
+    parseString(requireKey(r, 'backup_service', 'backup-record'), 'backup_service', { max: 255 }) ?? '';
+  const url =
+    parseString(requireKey(r, 'backup_url', 'backup-record'), 'backup_url', {
+      min: 1,
+      max: Number.MAX_SAFE_INTEGER,
+    }) ?? '';
   const compact = url.replace(/\s+/g, '');
-  if (compact.length === 0 || compact.length % 4 === 1 || !BASE64.test(compact)) throw new InvalidInputError('Invalid input received: Can\'t parse backup record: backup_url is not base64.');
+  if (compact.length === 0 || compact.length % 4 === 1 || !BASE64.test(compact))
+    throw new InvalidInputError(
+      "Invalid input received: Can't parse backup record: backup_url is not base64.",
+    );
   let record: unknown;
   try {
     record = JSON.parse(Buffer.from(compact, 'base64').toString('utf8'));
   } catch {
-    throw new InvalidInputError("Invalid input received: Can't parse backup record: backup_url does not hold a JSON object.");
+    throw new InvalidInputError(
+      "Invalid input received: Can't parse backup record: backup_url does not hold a JSON object.",
+    );
   }
-  if (!isJsonObject(record)) throw new InvalidInputError("Invalid input received: Can't parse backup record: backup_url does not hold a JSON object.");
+  if (!isJsonObject(record))
+    throw new InvalidInputError(
+      "Invalid input received: Can't parse backup record: backup_url does not hold a JSON object.",
+    );
   const id = record['id'];
   const size = record['size'];
   if (typeof id !== 'string' || !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) {
     throw new InvalidInputError('Invalid input received: Backup record is missing a valid id.');
   }
-  if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0) throw new InvalidInputError('Invalid input received: Backup record is missing a valid size.');
+  if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 0)
+    throw new InvalidInputError('Invalid input received: Backup record is missing a valid size.');
   return { backupService, id: id.toLowerCase(), size, record };
 }
 
 /** The record fields an importing worker requires (BS-7.9.9). */
-export const IMPORT_REQUIRED_FIELDS = ['display_name', 'display_description', 'container', 'size', 'service_metadata', 'object_count', 'id'] as const;
+export const IMPORT_REQUIRED_FIELDS = [
+  'display_name',
+  'display_description',
+  'container',
+  'size',
+  'service_metadata',
+  'object_count',
+  'id',
+] as const;
 
 /** Backup list filters admitted to everyone (BS-5.8), and the sort keys (`name` from 3.37). */
-export const BACKUP_FILTER_FIELDS = ['name', 'status', 'volume_id', 'project_id', 'availability_zone', 'container', 'snapshot_id', 'id'] as const;
-export const backupSortKeys = (mv: Microversion): string[] =>
-  ['id', 'status', 'size', 'volume_id', 'created_at', 'updated_at', 'project_id', 'container', 'availability_zone', ...(supports(mv, 'backup.sort-by-name') ? ['name'] : [])];
+export const BACKUP_FILTER_FIELDS = [
+  'name',
+  'status',
+  'volume_id',
+  'project_id',
+  'availability_zone',
+  'container',
+  'snapshot_id',
+  'id',
+] as const;
+export const backupSortKeys = (mv: Microversion): string[] => [
+  'id',
+  'status',
+  'size',
+  'volume_id',
+  'created_at',
+  'updated_at',
+  'project_id',
+  'container',
+  'availability_zone',
+  ...(supports(mv, 'backup.sort-by-name') ? ['name'] : []),
+];
 
 /** Job names of the backup worker and their payloads. The queue is the one of the back end holding the bytes. */
 export const BACKUP_CREATE_JOB = 'backup.create';
@@ -308,4 +366,5 @@ export interface BackupRestoreJob {
 }
 
 /** Job queue of the backup side of one back end (`host@backend`). */
-export const backupJobQueue = (backend: string): string => `block-storage.backup.${backend.replace(/[^A-Za-z0-9._-]/g, '_')}`;
+export const backupJobQueue = (backend: string): string =>
+  `block-storage.backup.${backend.replace(/[^A-Za-z0-9._-]/g, '_')}`;

@@ -41,10 +41,14 @@ export class CreateBackups1764300000000 implements MigrationInterface {
         "deleted_at" timestamptz,
         CONSTRAINT "PK_backups" PRIMARY KEY ("id")
       )`);
-    await q.query(`CREATE INDEX "IDX_backups_project_list" ON "backups" ("project_id", "deleted", "created_at", "id")`);
+    await q.query(
+      `CREATE INDEX "IDX_backups_project_list" ON "backups" ("project_id", "deleted", "created_at", "id")`,
+    );
     await q.query(`CREATE INDEX "IDX_backups_list" ON "backups" ("deleted", "created_at", "id")`);
     await q.query(`CREATE INDEX "IDX_backups_volume" ON "backups" ("volume_id") WHERE "deleted" = false`);
-    await q.query(`CREATE INDEX "IDX_backups_host_status" ON "backups" ("host", "status") WHERE "deleted" = false`);
+    await q.query(
+      `CREATE INDEX "IDX_backups_host_status" ON "backups" ("host", "status") WHERE "deleted" = false`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

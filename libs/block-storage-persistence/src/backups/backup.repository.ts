@@ -74,13 +74,23 @@ const JSON_COLUMNS = new Set(['metadata', 'import_record']);
 
 /** Backup rows: lookups, keyset lists, compare-and-set status changes, dependent counts. */
 export class BackupRepository {
-  async findById(db: Queryable, id: string, projectId: string | null, opts: { forUpdate?: boolean; withDeleted?: boolean } = {}): Promise<StoredBackup | null> {
+  async findById(
+    db: Queryable,
+    id: string,
+    projectId: string | null,
+    opts: { forUpdate?: boolean; withDeleted?: boolean } = {},
+  ): Promise<StoredBackup | null> {
     if (!isUuid(id)) return null;
     const p = new Params();
     const where = [`b.id = ${p.add(id)}::uuid`];
     if (!opts.withDeleted) where.push('b.deleted = false');
     if (projectId !== null) where.push(`b.project_id = ${p.add(projectId)}`);
-    const rows = rowsOf<Row>(await db.query(`${SELECT} WHERE ${where.join(' AND ')}${opts.forUpdate ? ' FOR UPDATE OF b' : ''}`, p.values));
+    const rows = rowsOf<Row>(
+      await db.query(
+        `${SELECT} WHERE ${where.join(' AND ')}${opts.forUpdate ? ' FOR UPDATE OF b' : ''}`,
+        p.values,
+      ),
+    );
     return rows[0] ? toBackup(rows[0]) : null;
   }
 
@@ -91,9 +101,32 @@ export class BackupRepository {
         "metadata","encryption_key_id","restore_volume_id","volume_previous_status","import_record","data_timestamp","created_at","updated_at")
        VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19::jsonb,$20,$21,$22,$23::jsonb,$24,$25,$26)`,
       [
-        b.id, b.projectId, b.userId, b.volumeId, b.snapshotId, b.parentId, b.name, b.description, b.status, b.failReason, b.size, b.objectCount,
-        b.availabilityZone, b.container, b.host, b.service, b.serviceMetadata, b.numDependentBackups, JSON.stringify(b.metadata), b.encryptionKeyId,
-        b.restoreVolumeId, b.volumePreviousStatus, b.importRecord === null ? null : JSON.stringify(b.importRecord), b.dataTimestamp, b.createdAt, b.updatedAt,
+        b.id,
+        b.projectId,
+        b.userId,
+        b.volumeId,
+        b.snapshotId,
+        b.parentId,
+        b.name,
+        b.description,
+        b.status,
+        b.failReason,
+        b.size,
+        b.objectCount,
+        b.availabilityZone,
+        b.container,
+        b.host,
+        b.service,
+        b.serviceMetadata,
+        b.numDependentBackups,
+        JSON.stringify(b.metadata),
+        b.encryptionKeyId,
+        b.restoreVolumeId,
+        b.volumePreviousStatus,
+        b.importRecord === null ? null : JSON.stringify(b.importRecord),
+        b.dataTimestamp,
+        b.createdAt,
+        b.updatedAt,
       ],
     );
   }
@@ -104,7 +137,13 @@ export class BackupRepository {
   }
 
   /** A page of backups: `filters` are exact matches on known fields (an unknown field matches nothing). */
-  async list(db: Queryable, projectId: string | null, filters: Readonly<Record<string, string>>, paging: Paging, withCount: boolean): Promise<{ items: StoredBackup[]; count: number | null }> {
+  async list(
+    db: Queryable,
+    projectId: string | null,
+    filters: Readonly<Record<string, string>>,
+    paging: Paging,
+    withCount: boolean,
+  ): Promise<{ items: StoredBackup[]; count: number | null }> {
     const p = new Params();
     const where = ['b.deleted = false'];
     if (projectId !== null) where.push(`b.project_id = ${p.add(projectId)}`);
@@ -115,10 +154,13 @@ export class BackupRepository {
     }
     let count: number | null = null;
     if (withCount) {
-      const c = rowsOf<Row>(await db.query(`SELECT count(*)::int AS n FROM "backups" b WHERE ${where.join(' AND ')}`, p.values));
+      const c = rowsOf<Row>(
+        await db.query(`SELECT count(*)::int AS n FROM "backups" b WHERE ${where.join(' AND ')}`, p.values),
+      );
       count = Number(c[0]?.['n'] ?? 0);
     }
-    if (paging.marker !== null) where.push(afterMarker(paging.sort, sortExpr, 'b', 'backups', paging.marker, p));
+    if (paging.marker !== null)
+      where.push(afterMarker(paging.sort, sortExpr, 'b', 'backups', paging.marker, p));
     const sql = `${SELECT} WHERE ${where.join(' AND ')} ORDER BY ${orderBy(paging.sort, sortExpr, 'b')} LIMIT ${p.add(paging.limit)} OFFSET ${p.add(paging.offset)}`;
     return { items: rowsOf<Row>(await db.query(sql, p.values)).map(toBackup), count };
   }
@@ -127,55 +169,115 @@ export class BackupRepository {
    * The parent of a new incremental backup (BS-7.9.4): the project's `available` backup of the
    * volume with the newest data_timestamp, older than `before` when given (snapshot sources).
    */
-  async latestAvailable(db: Queryable, projectId: string, volumeId: string, before: Date | string | null): Promise<StoredBackup | null> {
+  async latestAvailable(
+    db: Queryable,
+    projectId: string,
+    volumeId: string,
+    before: Date | string | null,
+  ): Promise<StoredBackup | null> {
     const p = new Params();
-    const where = ['b.deleted = false', `b.status = 'available'`, `b.project_id = ${p.add(projectId)}`, `b.volume_id = ${p.add(volumeId)}::uuid`];
+    const where = [
+      'b.deleted = false',
+      `b.status = 'available'`,
+      `b.project_id = ${p.add(projectId)}`,
+      `b.volume_id = ${p.add(volumeId)}::uuid`,
+    ];
     if (before !== null) where.push(`b.data_timestamp < ${p.add(before)}::timestamptz`);
-    const rows = rowsOf<Row>(await db.query(`${SELECT} WHERE ${where.join(' AND ')} ORDER BY b.data_timestamp DESC, b.created_at DESC LIMIT 1`, p.values));
+    const rows = rowsOf<Row>(
+      await db.query(
+        `${SELECT} WHERE ${where.join(' AND ')} ORDER BY b.data_timestamp DESC, b.created_at DESC LIMIT 1`,
+        p.values,
+      ),
+    );
     return rows[0] ? toBackup(rows[0]) : null;
   }
 
   /** `UPDATE backups SET status = :to ... WHERE id = :id AND status IN (:allowed)` (STYLE §2). */
-  async compareAndSetStatus(db: Queryable, id: string, allowed: readonly BackupStatus[], to: BackupStatus, now: Date, set: Readonly<Record<string, unknown>> = {}): Promise<boolean> {
+  async compareAndSetStatus(
+    db: Queryable,
+    id: string,
+    allowed: readonly BackupStatus[],
+    to: BackupStatus,
+    now: Date,
+    set: Readonly<Record<string, unknown>> = {},
+  ): Promise<boolean> {
     const p = new Params();
     const sets = [`"status" = ${p.add(to)}`, `"updated_at" = ${p.add(now)}`];
-    for (const [col, value] of Object.entries(set)) sets.push(`"${col}" = ${p.add(JSON_COLUMNS.has(col) && value !== null ? JSON.stringify(value) : value)}${JSON_COLUMNS.has(col) ? '::jsonb' : ''}`);
-    const r = await db.query(`UPDATE "backups" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false AND status = ANY(${p.add([...allowed])}::varchar[])`, p.values);
+    for (const [col, value] of Object.entries(set))
+      sets.push(
+        `"${col}" = ${p.add(JSON_COLUMNS.has(col) && value !== null ? JSON.stringify(value) : value)}${JSON_COLUMNS.has(col) ? '::jsonb' : ''}`,
+      );
+    const r = await db.query(
+      `UPDATE "backups" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false AND status = ANY(${p.add([...allowed])}::varchar[])`,
+      p.values,
+    );
     return affectedOf(r) > 0;
   }
 
-  async update(db: Queryable, id: string, set: Readonly<Record<string, unknown>>, now: Date): Promise<boolean> {
+  async update(
+    db: Queryable,
+    id: string,
+    set: Readonly<Record<string, unknown>>,
+    now: Date,
+  ): Promise<boolean> {
     const p = new Params();
     const sets = [`"updated_at" = ${p.add(now)}`];
-    for (const [col, value] of Object.entries(set)) sets.push(`"${col}" = ${p.add(JSON_COLUMNS.has(col) && value !== null ? JSON.stringify(value) : value)}${JSON_COLUMNS.has(col) ? '::jsonb' : ''}`);
-    const r = await db.query(`UPDATE "backups" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false`, p.values);
+    for (const [col, value] of Object.entries(set))
+      sets.push(
+        `"${col}" = ${p.add(JSON_COLUMNS.has(col) && value !== null ? JSON.stringify(value) : value)}${JSON_COLUMNS.has(col) ? '::jsonb' : ''}`,
+      );
+    const r = await db.query(
+      `UPDATE "backups" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false`,
+      p.values,
+    );
     return affectedOf(r) > 0;
   }
 
   /** Moves the dependent count of a parent by `delta` (BS-8.3.1, 8.3.2). */
   async addDependent(db: Queryable, parentId: string, delta: 1 | -1): Promise<void> {
-    await db.query(`UPDATE "backups" SET num_dependent_backups = GREATEST(num_dependent_backups + $1, 0) WHERE id = $2`, [delta, parentId]);
+    await db.query(
+      `UPDATE "backups" SET num_dependent_backups = GREATEST(num_dependent_backups + $1, 0) WHERE id = $2`,
+      [delta, parentId],
+    );
   }
 
   /** Soft-deletes the row if it is still in one of `allowed`; returns it as it was. */
-  async softDelete(db: Queryable, id: string, allowed: readonly BackupStatus[], now: Date): Promise<StoredBackup | null> {
+  async softDelete(
+    db: Queryable,
+    id: string,
+    allowed: readonly BackupStatus[],
+    now: Date,
+  ): Promise<StoredBackup | null> {
     const result: unknown = await db.query(
       `UPDATE "backups" SET deleted = true, deleted_at = $1, updated_at = $1, status = 'deleted'
        WHERE id = $2 AND deleted = false AND status = ANY($3::varchar[]) RETURNING *`,
       [now, id, [...allowed]],
     );
-    const rows = Array.isArray(result) && result.length === 2 && typeof result[1] === 'number' ? (result[0] as Row[]) : rowsOf<Row>(result);
+    const rows =
+      Array.isArray(result) && result.length === 2 && typeof result[1] === 'number'
+        ? (result[0] as Row[])
+        : rowsOf<Row>(result);
     return rows[0] ? toBackup(rows[0]) : null;
   }
 
   /** Live backups a back end owns in one of `statuses` (restart recovery, BS-8.3.6). */
   async listOnHost(db: Queryable, host: string, statuses: readonly BackupStatus[]): Promise<StoredBackup[]> {
-    return rowsOf<Row>(await db.query(`${SELECT} WHERE b.deleted = false AND b.host = $1 AND b.status = ANY($2::varchar[])`, [host, [...statuses]])).map(toBackup);
+    return rowsOf<Row>(
+      await db.query(`${SELECT} WHERE b.deleted = false AND b.host = $1 AND b.status = ANY($2::varchar[])`, [
+        host,
+        [...statuses],
+      ]),
+    ).map(toBackup);
   }
 
   /** Live backups of a volume whose bytes are still being read (a volume delete must wait). */
   async activeOnVolume(db: Queryable, volumeId: string): Promise<number> {
-    const r = rowsOf<Row>(await db.query(`SELECT count(*)::int AS n FROM "backups" WHERE volume_id = $1 AND deleted = false AND status IN ('creating', 'restoring')`, [volumeId]));
+    const r = rowsOf<Row>(
+      await db.query(
+        `SELECT count(*)::int AS n FROM "backups" WHERE volume_id = $1 AND deleted = false AND status IN ('creating', 'restoring')`,
+        [volumeId],
+      ),
+    );
     return Number(r[0]?.['n'] ?? 0);
   }
 }
