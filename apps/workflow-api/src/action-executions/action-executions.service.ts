@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { AD_HOC_ACTION_CLASS, StandardActionRunner, validateActionInput } from '@osc/actions';
 import { ACTION_JOB_QUEUE, ACTION_RUN_JOB, ENGINE_COMMAND_QUEUE, type ActionRunJob, type EngineCommandMessage, engineCommand } from '@osc/contracts';
@@ -17,7 +17,7 @@ import {
 } from '@osc/workflow-persistence';
 import { type RunListRequest, type RunListSpec, runList } from '../executions/run-list';
 import { type Row, actionExecutionView } from '../executions/run-views';
-import { ACTION_EXECUTION_SETTINGS, type ActionExecutionSettings } from './action-execution-settings';
+import { ACTION_EXECUTION_SETTINGS, type ActionExecutionSettings, DEFAULT_ACTION_EXECUTION_SETTINGS } from './action-execution-settings';
 import { type ActionRunRequest, parseActionRunRequest, planActionRun } from './action-run-request';
 
 const APPLY_WAIT_MS = 10_000;
@@ -39,13 +39,17 @@ interface ResolvedAction {
 @Injectable()
 export class ActionExecutionsService {
   private readonly standard = new StandardActionRunner();
+  private readonly settings: ActionExecutionSettings;
 
   constructor(
     @Inject(DATA_SOURCE) private readonly db: DataSource,
     @Inject(OUTBOX_WRITER) private readonly outbox: OutboxWriter,
     @Inject(CLOCK) private readonly clock: Clock,
-    @Inject(ACTION_EXECUTION_SETTINGS) private readonly settings: ActionExecutionSettings,
-  ) {}
+    // Mistral's defaults when the embedding module configures nothing (tests mounting WorkflowApiModule alone).
+    @Optional() @Inject(ACTION_EXECUTION_SETTINGS) settings?: ActionExecutionSettings,
+  ) {
+    this.settings = settings ?? DEFAULT_ACTION_EXECUTION_SETTINGS;
+  }
 
   async findRow(ctx: RequestContext, id: string): Promise<Row> {
     const rows: Row[] = await this.db.query(
