@@ -92,12 +92,18 @@ ks_url="http://127.0.0.1:$ks_port"
 $py "$here/keystone_setup.py" "$ks_url" "$admin_password" osc-service "$svc_password" "$wf_port" "$vol_port" >&2
 
 # --- 3. the product ----------------------------------------------------------------------------
+# mistral-tempest-plugin 1.3.0 predates upstream's change of `workflows:publicize` to admin-only
+# (Mistral bug 2147178, which our default follows): its test_delete_wf_with_trigger_associate_in_other_tenant
+# has a member create a public workflow. Deploy with the rule the suite was written for.
+cat >"$work/workflow-policy.yaml" <<'POLICY'
+"workflows:publicize": "rule:admin_or_owner"
+POLICY
 log "starting the product (embedded, AUTH_MODE=keystone) with data in $work/data"
 (
   cd "$repo"
   exec env AUTH_MODE=keystone KEYSTONE_AUTH_URL="$ks_url/v3" KEYSTONE_USERNAME=osc-service \
     KEYSTONE_PASSWORD="$svc_password" KEYSTONE_PROJECT_NAME=service KEYSTONE_TIMEOUT_MS=30000 \
-    WORKFLOW_API_ALLOW_ACTION_EXECUTION_DELETION=true \
+    WORKFLOW_API_ALLOW_ACTION_EXECUTION_DELETION=true WORKFLOW_API_POLICY_FILE="$work/workflow-policy.yaml" \
     DATA_DIR="$work/data" WORKFLOW_API_PORT="$wf_port" WORKFLOW_API_HOST=127.0.0.1 \
     VOLUME_API_PORT="$vol_port" VOLUME_API_HOST=127.0.0.1 LOG_LEVEL="${LOG_LEVEL:-info}" \
     setsid node -r @swc-node/register apps/embedded/src/main.ts
