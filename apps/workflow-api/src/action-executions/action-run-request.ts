@@ -1,26 +1,9 @@
 import { InvalidInputError } from '@osc/errors';
 import { pyRepr } from '@osc/workflow-domain';
+import { ACTION_EXECUTION_FIELDS } from '../executions/run-views';
 
-/** Attributes of Mistral's ActionExecution resource: the only keys a POST body may have. */
-const RESOURCE_ATTRIBUTES = new Set([
-  'id',
-  'workflow_name',
-  'workflow_namespace',
-  'task_name',
-  'task_execution_id',
-  'state',
-  'state_info',
-  'tags',
-  'name',
-  'description',
-  'project_id',
-  'accepted',
-  'input',
-  'output',
-  'created_at',
-  'updated_at',
-  'params',
-]);
+/** Attributes of Mistral's ActionExecution resource (the fields its views show): the only keys a POST body may have. */
+const RESOURCE_ATTRIBUTES: ReadonlySet<string> = new Set(ACTION_EXECUTION_FIELDS);
 
 /** A validated `POST /v2/action_executions` body. */
 export interface ActionRunRequest {
