@@ -16,6 +16,22 @@ const schema = z.object({
   /** Host part of this back end's name (`host@backend#pool`). */
   VOLUME_BACKEND_HOST: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/).default(os.hostname().replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 100) || 'localhost'),
   VOLUME_BACKEND_NAME: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/).default('file'),
+  /**
+   * Several back ends served by this process (Cinder's `enabled_backends`), comma-separated names;
+   * replaces VOLUME_BACKEND_NAME. The first keeps VOLUME_BACKEND_DIR, each other one gets the
+   * sibling directory `<VOLUME_BACKEND_DIR>-<name>`.
+   */
+  VOLUME_BACKENDS: z
+    .string()
+    .transform((s) => s.split(',').map((n) => n.trim()).filter((n) => n !== ''))
+    .pipe(
+      z
+        .array(z.string().regex(/^[A-Za-z0-9._-]{1,100}$/, 'back-end names use letters, digits, dot, underscore and dash'))
+        .min(1)
+        .max(16)
+        .refine((names) => new Set(names).size === names.length, 'back-end names must be unique'),
+    )
+    .optional(),
   VOLUME_BACKEND_AVAILABILITY_ZONE: z.string().min(1).max(255).default('nova'),
   VOLUME_BACKEND_MAX_OVER_SUBSCRIPTION_RATIO: z.coerce.number().min(0).default(20),
   VOLUME_BACKEND_RESERVED_PERCENTAGE: z.coerce.number().int().min(0).max(100).default(0),
@@ -38,15 +54,27 @@ export interface BackupWorkerConfig {
   readonly backup: BackupConfig;
 }
 
+/** The configuration of this process's first (or only) back end. */
 export function loadConfig(env: Env): BackupWorkerConfig {
+  return loadConfigs(env)[0] as BackupWorkerConfig;
+}
+
+/** One configuration per back end this process serves (VOLUME_BACKENDS, else VOLUME_BACKEND_NAME). */
+export function loadConfigs(env: Env): BackupWorkerConfig[] {
   const c = parseConfig('backup-worker', schema, env);
+  const base = path.resolve(c.VOLUME_BACKEND_DIR ?? path.join(c.DATA_DIR, 'volumes'));
+  const names = c.VOLUME_BACKENDS ?? [c.VOLUME_BACKEND_NAME];
+  return names.map((name, i) => configFor(c, name, i === 0 ? base : `${base}-${name}`));
+}
+
+function configFor(c: z.infer<typeof schema>, backendName: string, directory: string): BackupWorkerConfig {
   return Object.freeze({
     health: { port: c.BACKUP_WORKER_HEALTH_PORT, host: c.BACKUP_WORKER_HEALTH_HOST },
     logLevel: c.LOG_LEVEL,
     volumeBackend: Object.freeze({
-      directory: path.resolve(c.VOLUME_BACKEND_DIR ?? path.join(c.DATA_DIR, 'volumes')),
+      directory,
       host: c.VOLUME_BACKEND_HOST,
-      backendName: c.VOLUME_BACKEND_NAME,
+      backendName,
       availabilityZone: c.VOLUME_BACKEND_AVAILABILITY_ZONE,
       maxOverSubscriptionRatio: c.VOLUME_BACKEND_MAX_OVER_SUBSCRIPTION_RATIO,
       reservedPercentage: c.VOLUME_BACKEND_RESERVED_PERCENTAGE,

@@ -2,7 +2,7 @@ import { type Runtime, type RunningApp, startBackgroundApp } from '@osc/platform
 import type { BackupWorkerConfig } from './config';
 import { BackupWorkerModule } from './backup-worker.module';
 
-export { loadConfig, loadInfraConfig, type BackupWorkerConfig } from './config';
+export { loadConfig, loadConfigs, loadInfraConfig, type BackupWorkerConfig } from './config';
 export { BackupWorkerModule } from './backup-worker.module';
 export { SCHEMA_PARTS } from './schema';
 

@@ -1,17 +1,25 @@
 import 'reflect-metadata';
-import { closeAll, createRuntime, runProcess } from '@osc/platform';
-import { loadConfig, loadInfraConfig, startBackupWorker } from './index';
+import { type RunningApp, closeAll, createRuntime, runProcess } from '@osc/platform';
+import { loadConfigs, loadInfraConfig, startBackupWorker } from './index';
 import { SCHEMA_PARTS } from './schema';
 
 /** Distributed mode: this app alone, on PostgreSQL, RabbitMQ and Redis from the environment. */
 runProcess(async () => {
-  const config = loadConfig(process.env);
+  const configs = loadConfigs(process.env);
   const infra = loadInfraConfig(process.env);
   const runtime = await createRuntime(
     { mode: 'distributed', databaseUrl: infra.DATABASE_URL, amqpUrl: infra.AMQP_URL, redisUrl: infra.REDIS_URL, poolSize: infra.DB_POOL_SIZE, queuePrefix: infra.QUEUE_PREFIX },
     SCHEMA_PARTS,
   );
-  const app = await startBackupWorker(config, runtime, { http: true });
-  process.stderr.write(`backup-worker running; health on ${config.health.host}:${config.health.port}\n`);
-  return { close: () => closeAll([app], runtime) };
+  // One worker per back end (VOLUME_BACKENDS); the first serves the health port for all of them.
+  const apps: RunningApp[] = [];
+  try {
+    for (const [i, config] of configs.entries()) apps.push(await startBackupWorker(config, runtime, { http: i === 0 }));
+  } catch (err) {
+    await closeAll(apps, runtime);
+    throw err;
+  }
+  const first = configs[0];
+  process.stderr.write(`backup-worker running ${configs.map((c) => c.volumeBackend.backendName).join(', ')}; health on ${first?.health.host}:${first?.health.port}\n`);
+  return { close: () => closeAll(apps, runtime) };
 });

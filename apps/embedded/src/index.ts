@@ -43,7 +43,7 @@ export async function startEmbedded(env: Env): Promise<EmbeddedProduct> {
   const engine = workflowEngine.loadConfig(env);
   const cron = cronScheduler.loadConfig(env);
   const sched = schedulerStats.loadConfig(env);
-  const backup = backupWorker.loadConfig(env);
+  const backups = backupWorker.loadConfigs(env);
 
   const root = path.resolve(dataDir);
   mkdirSync(root, { recursive: true });
@@ -53,7 +53,7 @@ export async function startEmbedded(env: Env): Promise<EmbeddedProduct> {
     apps.push(await workflowEngine.startWorkflowEngine(engine, runtime, { http: false }));
     apps.push(await cronScheduler.startCronScheduler(cron, runtime, { http: false }));
     apps.push(await schedulerStats.startSchedulerStats(sched, runtime, { http: false }));
-    apps.push(await backupWorker.startBackupWorker(backup, runtime, { http: false }));
+    for (const backup of backups) apps.push(await backupWorker.startBackupWorker(backup, runtime, { http: false }));
     const wf = await workflowApi.startWorkflowApi(wfApi, runtime);
     apps.push(wf);
     const vol = await volumeApi.startVolumeApi(volApi, runtime);

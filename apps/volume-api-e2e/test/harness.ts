@@ -87,7 +87,7 @@ export async function startBlockStorage(mode: Mode, env: Record<string, string> 
   const apps: RunningApp[] = [];
   try {
     apps.push(await schedulerStats.startSchedulerStats(schedulerStats.loadConfig(fullEnv), runtime, { http: false }));
-    apps.push(await backupWorker.startBackupWorker(backupWorker.loadConfig(fullEnv), runtime, { http: false }));
+    for (const config of backupWorker.loadConfigs(fullEnv)) apps.push(await backupWorker.startBackupWorker(config, runtime, { http: false }));
     const api = await volumeApi.startVolumeApi(volumeApi.loadConfig(fullEnv), runtime);
     apps.push(api);
     return {
@@ -99,6 +99,8 @@ export async function startBlockStorage(mode: Mode, env: Record<string, string> 
         await runtime.close();
         await dropServerState();
         rmSync(volumeDir, { recursive: true, force: true });
+        // Other back ends of VOLUME_BACKENDS live in sibling directories `<volumeDir>-<name>`.
+        for (const name of (fullEnv as Record<string, string>)['VOLUME_BACKENDS']?.split(',') ?? []) rmSync(`${volumeDir}-${name.trim()}`, { recursive: true, force: true });
       },
     };
   } catch (err) {

@@ -293,6 +293,52 @@ export class VolumeRepository {
     return affectedOf(r) > 0;
   }
 
+  /**
+   * Compare-and-set on status and migration status together (a migration's start, end or failure):
+   * `migration_status` must be one of `migrations` (null matches null), and JSON columns are cast.
+   */
+  async compareAndSetMigration(
+    db: Queryable,
+    id: string,
+    allowed: readonly VolumeStatus[],
+    migrations: readonly (string | null)[],
+    to: VolumeStatus,
+    now: Date,
+    set: Readonly<Record<string, unknown>> = {},
+  ): Promise<boolean> {
+    const p = new Params();
+    const sets = [`"status" = ${p.add(to)}`, `"updated_at" = ${p.add(now)}`];
+    for (const [col, value] of Object.entries(set)) {
+      const jsonCol = col === 'metadata' || col === 'admin_metadata';
+      sets.push(`"${col}" = ${p.add(jsonCol ? JSON.stringify(value) : value)}${jsonCol ? '::jsonb' : ''}`);
+    }
+    const named = migrations.filter((m): m is string => m !== null);
+    const orNull = migrations.includes(null) ? ' OR migration_status IS NULL' : '';
+    const r = await db.query(
+      `UPDATE "volumes" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false AND status = ANY(${p.add([...allowed])}::varchar[]) AND (migration_status = ANY(${p.add(named)}::varchar[])${orNull})`,
+      p.values,
+    );
+    return affectedOf(r) > 0;
+  }
+
+  /** Where each of these volumes is (deleted ones included; unknown ids are absent). */
+  async placementsOf(db: Queryable, ids: readonly string[]): Promise<Map<string, { host: string | null; deleted: boolean; migrationStatus: string | null }>> {
+    if (ids.length === 0) return new Map();
+    const rows = rowsOf<Row>(await db.query(`SELECT id, host, deleted, migration_status FROM "volumes" WHERE id = ANY($1::uuid[])`, [[...ids]]));
+    return new Map(rows.map((r) => [String(r['id']), { host: r['host'] ?? null, deleted: r['deleted'] === true, migrationStatus: r['migration_status'] ?? null }]));
+  }
+
+  /** Live volumes with a migration under way whose job (admin metadata) moves them to `backend`. */
+  async listMigratingTo(db: Queryable, backend: string, metadataKey: string): Promise<StoredVolume[]> {
+    const rows = rowsOf<Row>(
+      await db.query(
+        `${VOLUME_SELECT} WHERE v.deleted = false AND v.migration_status IN ('starting', 'migrating') AND (v.admin_metadata ->> $1)::jsonb ->> 'destination' LIKE $2`,
+        [metadataKey, `${likeEscape(backend)}#%`],
+      ),
+    );
+    return rows.map(toVolume);
+  }
+
   async update(db: Queryable, id: string, set: Readonly<Record<string, unknown>>, now: Date): Promise<boolean> {
     const p = new Params();
     const sets = [`"updated_at" = ${p.add(now)}`];

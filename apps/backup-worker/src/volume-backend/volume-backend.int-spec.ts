@@ -1,13 +1,13 @@
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { volumeQuotaDeltas } from '@osc/block-storage-domain';
 import { QuotaRepository } from '@osc/block-storage-persistence';
 import { createRuntime, type RunningApp, type Runtime } from '@osc/platform';
-import { loadConfig, SCHEMA_PARTS, startBackupWorker } from '../index';
+import { loadConfig, loadConfigs, SCHEMA_PARTS, startBackupWorker } from '../index';
 import { createSparseFile } from './sparse-file';
 
 const GIB = 1024 ** 3;
@@ -150,5 +150,115 @@ describe('extend reservations across a back-end restart', () => {
     worker = await startBackupWorker(loadConfig({ VOLUME_BACKEND_DIR: dir, VOLUME_BACKEND_HOST: 'reserve-host', LOG_LEVEL: 'error' }), runtime, { http: false });
     await new Promise((r) => setTimeout(r, 300));
     expect(await usage('proj-a')).toMatchObject({ gigabytes: { inUse: 3, reserved: 0 } });
+  }, 60000);
+});
+
+/**
+ * A migration survives a restart of the back ends: the destination finds the job kept in the
+ * volume's admin metadata and finishes it (bytes, host, type, quota once), and stray copies — the
+ * source file of a volume that already moved, the partial copy of an interrupted one — are removed
+ * while files of volumes a back end still owns stay.
+ */
+describe('volume migration across a back-end restart', () => {
+  let runtime: Runtime;
+  let workers: RunningApp[] = [];
+  let dir: string;
+  const host = 'migrate-host';
+  const OLD = randomUUID();
+  const NEW = randomUUID();
+  const quotas = new QuotaRepository();
+  const env = (): Record<string, string> => ({ VOLUME_BACKEND_DIR: dir, VOLUME_BACKEND_HOST: host, VOLUME_BACKENDS: 'alpha,beta', LOG_LEVEL: 'error' });
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'osc-migrate-'));
+    runtime = await createRuntime({ mode: 'embedded', dataDir: 'memory://' }, SCHEMA_PARTS);
+    await runtime.dataSource.query(`INSERT INTO volume_types (id, name, created_at) VALUES ($1, 'on-alpha', now()), ($2, 'on-beta', now())`, [OLD, NEW]);
+    await runtime.dataSource.query(`INSERT INTO volume_type_extra_specs (volume_type_id, key, value) VALUES ($1, 'volume_backend_name', 'alpha'), ($2, 'volume_backend_name', 'beta')`, [OLD, NEW]);
+  }, 60000);
+
+  afterAll(async () => {
+    for (const w of workers) await w.close();
+    await runtime?.close();
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(`${dir}-beta`, { recursive: true, force: true });
+  });
+
+  const until = async (check: () => Promise<boolean>): Promise<void> => {
+    const deadline = Date.now() + 20000;
+    while (!(await check())) {
+      if (Date.now() > deadline) throw new Error('condition not reached');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  const row = async (id: string) => (await runtime.dataSource.query(`SELECT status, host, migration_status, volume_type_id, admin_metadata FROM volumes WHERE id = $1`, [id]))[0];
+  const startAll = async (): Promise<void> => {
+    for (const config of loadConfigs(env())) workers.push(await startBackupWorker(config, runtime, { http: false }));
+  };
+  const stopAll = async (): Promise<void> => {
+    for (const w of workers) await w.close();
+    workers = [];
+  };
+
+  it('finishes an interrupted retype-with-migration once and sweeps stray copies', async () => {
+    // The pools must have reported (the source's location is read from its pool).
+    await startAll();
+    await stopAll();
+    const project = 'proj-m';
+    const id = randomUUID();
+    const reservation = randomUUID();
+    const job = {
+      volumeId: id,
+      source: `${host}@alpha#alpha`,
+      destination: `${host}@beta#beta`,
+      newTypeId: NEW,
+      reservationId: reservation,
+      holdStatus: 'retyping',
+      previousStatus: 'available',
+      startedAt: Date.now(),
+    };
+    // What volume-api leaves when the process dies right after accepting the retype.
+    await runtime.dataSource.transaction(async (em) => {
+      await em.query(
+        `INSERT INTO volumes (id, project_id, size, status, volume_type_id, host, migration_status, admin_metadata, created_at) VALUES ($1, $2, 1, 'retyping', $3, $4, 'starting', $5::jsonb, now())`,
+        [id, project, OLD, job.source, JSON.stringify({ migration_job: JSON.stringify(job) })],
+      );
+      await quotas.apply(em, project, volumeQuotaDeltas(1, 'on-alpha'), 'in_use');
+      await quotas.reserve(em, { id: reservation, projectId: project, volumeId: id, operation: 'migrate', newSize: null, deltas: volumeQuotaDeltas(1, 'on-beta').filter((d) => d.resource.includes('_')), now: new Date() });
+    });
+    const source = path.join(dir, `volume-${id}`);
+    await createSparseFile(source, GIB);
+    await writeFile(source, Buffer.from('migrating bytes'), { flag: 'r+' });
+    // A partial copy of that interrupted migration at the destination, and stray files of volumes
+    // that moved away or were deleted; a file of a volume still here stays.
+    await createSparseFile(path.join(`${dir}-beta`, `volume-${id}.migrating`), GIB);
+    const movedAway = randomUUID();
+    await runtime.dataSource.query(`INSERT INTO volumes (id, project_id, size, status, volume_type_id, host, migration_status, created_at) VALUES ($1, 'p', 1, 'available', $2, $3, 'success', now())`, [movedAway, NEW, `${host}@beta#beta`]);
+    await createSparseFile(path.join(dir, `volume-${movedAway}`), GIB);
+    const staying = randomUUID();
+    await runtime.dataSource.query(`INSERT INTO volumes (id, project_id, size, status, volume_type_id, host, created_at) VALUES ($1, 'p', 1, 'available', $2, $3, now())`, [staying, OLD, `${host}@alpha#alpha`]);
+    await createSparseFile(path.join(dir, `volume-${staying}`), GIB);
+    const unknown = path.join(dir, `volume-${randomUUID()}`);
+    await createSparseFile(unknown, 1024);
+
+    await startAll();
+    await until(async () => (await row(id)).migration_status === 'success');
+    expect(await row(id)).toEqual({ status: 'available', host: `${host}@beta#beta`, migration_status: 'success', volume_type_id: NEW, admin_metadata: {} });
+    const moved = await readFile(path.join(`${dir}-beta`, `volume-${id}`));
+    expect(moved.subarray(0, 15).toString()).toBe('migrating bytes');
+    expect(moved.length).toBe(GIB);
+    await until(async () => !existsSync(source));
+    expect(existsSync(path.join(`${dir}-beta`, `volume-${id}.migrating`))).toBe(false);
+    expect(existsSync(path.join(dir, `volume-${movedAway}`))).toBe(false);
+    expect(existsSync(path.join(dir, `volume-${staying}`))).toBe(true);
+    expect(existsSync(unknown)).toBe(true);
+    const usage = await quotas.usages(runtime.dataSource, project);
+    expect(usage).toMatchObject({ volumes: { inUse: 1, reserved: 0 }, 'volumes_on-alpha': { inUse: 0, reserved: 0 }, 'volumes_on-beta': { inUse: 1, reserved: 0 }, 'gigabytes_on-beta': { inUse: 1, reserved: 0 } });
+
+    // Once only: another restart changes nothing.
+    await stopAll();
+    await startAll();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await quotas.usages(runtime.dataSource, project)).toMatchObject({ 'volumes_on-beta': { inUse: 1, reserved: 0 }, 'volumes_on-alpha': { inUse: 0, reserved: 0 } });
+    expect(existsSync(path.join(`${dir}-beta`, `volume-${id}`))).toBe(true);
   }, 60000);
 });

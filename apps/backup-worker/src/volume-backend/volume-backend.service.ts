@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { rename } from 'node:fs/promises';
+import { access, readdir, rename } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { snapshotQuotaDeltas, VOLUME_EXTEND_ATTEMPTS, volumeQuotaDeltas } from '@osc/block-storage-domain';
+import { matchesRequirement, placeVolume, snapshotQuotaDeltas, VOLUME_EXTEND_ATTEMPTS, volumeQuotaDeltas } from '@osc/block-storage-domain';
 import { PoolRepository, QuotaRepository, ServiceRepository, SnapshotRepository, VolumeRepository, VolumeTypeRepository } from '@osc/block-storage-persistence';
 import {
   BLOCK_STORAGE_SCHEDULER_QUEUE,
@@ -15,7 +16,11 @@ import {
   VOLUME_DELETE_JOB,
   VOLUME_EXTEND_JOB,
   VOLUME_REVERT_JOB,
+  VOLUME_MIGRATE_JOB,
+  MIGRATION_JOB_METADATA_KEY,
   backendJobQueue,
+  volumeMigrateJobId,
+  type VolumeMigrateJob,
   type SnapshotJob,
   type VolumeCreateJob,
   type VolumeDeleteJob,
@@ -29,6 +34,23 @@ import { CLOCK, DATA_SOURCE, JOB_QUEUE, OUTBOX_WRITER, type Clock } from '@osc/p
 import { BackupRestorer } from '../backups/backup-restorer';
 import { VOLUME_BACKEND_CONFIG, type VolumeBackendConfig } from './volume-backend.config';
 import { createSparseFile, ensureDir, filesystemCapacity, GIB, growFile, removeFile, sparseCopy } from './sparse-file';
+
+/**
+ * `location_info` of a file back end's pool: `file:<machine>:<directory>`. Another back end on the
+ * same machine reads a volume's bytes from that directory when the volume migrates to it.
+ */
+export const fileLocationInfo = (directory: string): string => `file:${os.hostname()}:${directory}`;
+
+export function parseFileLocationInfo(value: unknown): { machine: string; directory: string } | null {
+  if (typeof value !== 'string' || !value.startsWith('file:')) return null;
+  const rest = value.slice('file:'.length);
+  const colon = rest.indexOf(':');
+  if (colon <= 0 || colon === rest.length - 1) return null;
+  return { machine: rest.slice(0, colon), directory: rest.slice(colon + 1) };
+}
+
+/** A migration that cannot go on; the volume returns to its previous status with migration_status error. */
+class MigrationRefused extends Error {}
 
 /**
  * The default volume back end: each volume is a sparse file `volume-<id>` under a configured
@@ -130,9 +152,43 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
         }
       }
     }
+    await this.sweepStrayFiles();
+    // Migrations to this back end: their job is kept in the volume's admin metadata.
+    for (const v of await this.volumes.listMigratingTo(this.db, this.backend, MIGRATION_JOB_METADATA_KEY)) {
+      const job = migrationJobOf(v.adminMetadata);
+      if (job) await this.jobs.add(queue, { id: volumeMigrateJobId(job), name: VOLUME_MIGRATE_JOB, data: job, attempts: 3, backoff: { type: 'exponential', delayMs: 500 } });
+    }
     for (const s of await this.volumes.snapshotsOnBackend(this.db, this.backend, ['creating', 'deleting'])) {
       const name = s.status === 'creating' ? SNAPSHOT_CREATE_JOB : SNAPSHOT_DELETE_JOB;
       await this.jobs.add(queue, { id: `snapshot-${s.status === 'creating' ? 'create' : 'delete'}-${s.id}`, name, data: { snapshotId: s.id } });
+    }
+  }
+
+  /**
+   * Removes volume files this back end no longer owns: the source copy of a volume that migrated
+   * away (a restart between the migration's commit and the removal) and the partial copy of an
+   * interrupted migration to here. A file stays while its volume is on this back end, or while a
+   * migration of it is still under way (it is driven again below).
+   */
+  private async sweepStrayFiles(): Promise<void> {
+    const files = new Map<string, string[]>();
+    for (const name of await readdir(this.config.directory)) {
+      const m = /^volume-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(\.migrating)?$/.exec(name);
+      if (m?.[1]) files.set(m[1], [...(files.get(m[1]) ?? []), name]);
+    }
+    const placements = await this.volumes.placementsOf(this.db, [...files.keys()]);
+    const mine = `${this.backend}#`;
+    for (const [id, names] of files) {
+      const p = placements.get(id);
+      if (!p) continue; // not a volume this service knows: leave the operator's file alone
+      const migrating = p.migrationStatus === 'starting' || p.migrationStatus === 'migrating';
+      for (const name of names) {
+        const partial = name.endsWith('.migrating');
+        const stray = partial ? !migrating : !migrating && (p.deleted || !(p.host ?? '').startsWith(mine));
+        if (!stray) continue;
+        this.log.log(`removing ${name}: volume ${id} is ${p.deleted ? 'deleted' : `on ${p.host ?? 'no back end'}`}`);
+        await removeFile(path.join(this.config.directory, name)).catch(() => undefined);
+      }
     }
   }
 
@@ -177,6 +233,7 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
                 QoS_support: false,
                 multiattach: true,
                 online_extend_support: true,
+                location_info: fileLocationInfo(this.config.directory),
               },
             },
           ],
@@ -212,6 +269,8 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
         return this.deleteSnapshot(job.data as SnapshotJob);
       case VOLUME_REVERT_JOB:
         return this.revertVolume(job.data as VolumeRevertJob);
+      case VOLUME_MIGRATE_JOB:
+        return this.migrateVolume(job.data as VolumeMigrateJob);
       default:
         throw new InvalidInputError(`volume back end has no handler for job ${job.name}`);
     }
@@ -360,6 +419,93 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
     });
   }
 
+  /**
+   * Runs on the destination back end. Checks the destination against the volume's (new) type and
+   * size as Cinder's scheduler does, reads the source back end's directory from its pool's
+   * `location_info`, copies the bytes beside the destination file and renames it into place, then in
+   * one transaction moves the row (host; type, multiattach and the per-type quota for a retype),
+   * returns the volume to its previous status with migration_status `success` and forgets the job;
+   * only then is the source copy removed. A redelivered job finds the row moved and only finishes
+   * the removal. Any refusal or failure ends in migration_status `error`, the volume back where it
+   * was, the reservation released.
+   */
+  private async migrateVolume(job: VolumeMigrateJob): Promise<void> {
+    const v = await this.volumes.findById(this.db, job.volumeId, null);
+    if (!v) return;
+    const sourceDir = async (): Promise<string> => {
+      const since = new Date(this.clock.now().getTime() - 24 * 3600 * 1000);
+      const sourcePool = (await this.pools.listFresh(this.db, since)).find((p) => p.name === job.source);
+      const location = parseFileLocationInfo(sourcePool?.capabilities['location_info']);
+      if (!location) throw new MigrationRefused(`The source back end ${job.source} reports no file location.`);
+      if (location.machine !== os.hostname()) throw new MigrationRefused(`The source back end ${job.source} is on ${location.machine}; its bytes cannot be read from ${os.hostname()}.`);
+      return location.directory;
+    };
+    if (v.host === job.destination && v.migrationStatus === 'success') {
+      // Committed by an earlier run: only the source copy may be left.
+      await removeFile(path.join(await sourceDir(), `volume-${v.id}`)).catch(() => undefined);
+      return;
+    }
+    if (v.host !== job.source || v.status !== job.holdStatus || !['starting', 'migrating'].includes(v.migrationStatus ?? '')) return;
+    const file = this.volumeFile(v.id);
+    const temp = `${file}.migrating`;
+    let source: string;
+    try {
+      if (job.destination !== this.poolName) throw new MigrationRefused(`The destination pool ${job.destination} is not served by ${this.backend}.`);
+      const typeId = job.newTypeId ?? v.volumeTypeId;
+      const type = await this.types.findAny(this.db, typeId);
+      if (!type) throw new MigrationRefused(`Volume type ${typeId} could not be found.`);
+      const since = new Date(this.clock.now().getTime() - 180 * 1000);
+      const here = (await this.pools.listFresh(this.db, since)).find((p) => p.name === this.poolName);
+      if (!here) throw new MigrationRefused(`The destination pool ${this.poolName} has not reported its capacity.`);
+      const placed = placeVolume([here], { size: v.size, availabilityZone: null, extraSpecs: type.extraSpecs });
+      if (placed.kind !== 'placed') throw new MigrationRefused(`No valid back end: ${Object.values(placed.reasons).join('; ')}`);
+      source = path.join(await sourceDir(), `volume-${v.id}`);
+      await access(source);
+      if (!(await this.volumes.compareAndSetMigration(this.db, v.id, [job.holdStatus], ['starting', 'migrating'], job.holdStatus, this.clock.now(), { migration_status: 'migrating' }))) return;
+      await sparseCopy(source, temp, v.size * GIB);
+      await rename(temp, file);
+    } catch (err) {
+      await removeFile(temp).catch(() => undefined);
+      this.log.warn(`migrating volume ${v.id} from ${job.source} to ${job.destination} failed: ${String(err)}`);
+      // Refused or failed alike: the volume goes back to where it was (a retry would find it no
+      // longer migrating); only a failure to record that makes the job run again.
+      await this.failMigration(v.id, job, v.adminMetadata);
+      return;
+    }
+    const type = job.newTypeId === null ? null : await this.types.findAny(this.db, job.newTypeId);
+    const done = await this.db.transaction(async (em) => {
+      const set: Record<string, unknown> = { host: job.destination, migration_status: 'success', admin_metadata: withoutMigrationJob(v.adminMetadata) };
+      if (type) {
+        set['volume_type_id'] = type.id;
+        set['multiattach'] = matchesRequirement(type.extraSpecs['multiattach'] ?? undefined, '<is> True');
+      }
+      if (!(await this.volumes.compareAndSetMigration(em, v.id, [job.holdStatus], ['migrating'], job.previousStatus, this.clock.now(), set))) return false;
+      if (type && job.reservationId !== null) {
+        await this.quotas.settleReservation(em, job.reservationId, true);
+        const old = volumeQuotaDeltas(v.size, v.volumeTypeName, -1).filter((d) => d.resource.includes('_'));
+        await this.quotas.apply(em, v.projectId, old, 'in_use', false);
+      }
+      return true;
+    });
+    if (!done) {
+      // The volume changed under the copy (reset or deleted): the copy here is not its data.
+      await removeFile(file).catch(() => undefined);
+      return;
+    }
+    await removeFile(source).catch((e: unknown) => this.log.warn(`removing the source copy of migrated volume ${v.id} failed: ${String(e)}`));
+    void this.reportStats().catch(() => undefined);
+  }
+
+  private async failMigration(volumeId: string, job: VolumeMigrateJob, adminMetadata: Readonly<Record<string, string>>): Promise<void> {
+    await this.db.transaction(async (em) => {
+      const undone = await this.volumes.compareAndSetMigration(em, volumeId, [job.holdStatus], ['starting', 'migrating'], job.previousStatus, this.clock.now(), {
+        migration_status: 'error',
+        admin_metadata: withoutMigrationJob(adminMetadata),
+      });
+      if (undone && job.reservationId !== null) await this.quotas.settleReservation(em, job.reservationId, false);
+    });
+  }
+
   private async createSnapshot(data: SnapshotJob): Promise<void> {
     const s = await this.snapshots.findById(this.db, data.snapshotId, null);
     if (!s || s.status !== 'creating') return;
@@ -392,4 +538,19 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
       if (removed && removed.consumesQuota) await this.quotas.apply(em, removed.projectId, snapshotQuotaDeltas(removed.size, typeName, -1), 'in_use', false);
     });
   }
+}
+
+function migrationJobOf(adminMetadata: Readonly<Record<string, string>>): VolumeMigrateJob | null {
+  const text = adminMetadata[MIGRATION_JOB_METADATA_KEY];
+  if (text === undefined) return null;
+  try {
+    return JSON.parse(text) as VolumeMigrateJob;
+  } catch {
+    return null;
+  }
+}
+
+function withoutMigrationJob(adminMetadata: Readonly<Record<string, string>>): Record<string, string> {
+  const { [MIGRATION_JOB_METADATA_KEY]: _job, ...rest } = adminMetadata;
+  return rest;
 }

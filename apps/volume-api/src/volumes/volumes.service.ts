@@ -19,8 +19,10 @@ import {
   parseMetadataBody,
   parsePaging,
   parseUpdateVolume,
+  parseMigrateArgs,
   parseRetypeArgs,
   parseRevertArgs,
+  placeVolume,
   poolsForType,
   isMigrating,
   queryValue,
@@ -46,11 +48,15 @@ import {
   VOLUME_DELETE_JOB,
   VOLUME_EXTEND_JOB,
   VOLUME_REVERT_JOB,
+  VOLUME_MIGRATE_JOB,
+  MIGRATION_JOB_METADATA_KEY,
   backendJobQueue,
+  volumeMigrateJobId,
   type ScheduleVolumePayload,
+  type VolumeMigrateJob,
   type VolumeSourceRef,
 } from '@osc/contracts';
-import { ConflictError, InvalidInputError, InvalidStateError, NotFoundError, NotImplementedError } from '@osc/errors';
+import { ConflictError, InvalidInputError, InvalidStateError, NotFoundError } from '@osc/errors';
 import {
   PoolRepository,
   QuotaRepository,
@@ -85,6 +91,7 @@ export const VOLUME_ACTIONS = [
   'os-roll_detaching',
   'os-detach',
   'os-retype',
+  'os-migrate_volume',
   'revert',
 ] as const;
 
@@ -444,6 +451,10 @@ export class VolumesService {
         api.authorize('volume:retype', v.projectId);
         await this.retype(v, args);
         return { status: 202 };
+      case 'os-migrate_volume':
+        api.authorize('volume_extension:volume_admin_actions:migrate_volume', v.projectId);
+        await this.migrate(api, v, args);
+        return { status: 202 };
       case 'revert':
         if (!supports(api.mv, 'volume.revert')) {
           throw new NotFoundError('version', formatMicroversion(api.mv), `API version ${formatMicroversion(api.mv)} is not supported on this method.`);
@@ -486,14 +497,15 @@ export class VolumesService {
   }
 
   /**
-   * BS-8.1.4. The back end of this service changes a volume's type in place when its pool satisfies
-   * the new type (no data moves), so the change is applied here in one transaction: the
-   * compare-and-set of Cinder's conditions (available or in-use, not migrating, not in a group,
-   * different type) and the per-type quota moved from the old type to the new one (413 when the new
-   * type's quota is full). A pool that does not satisfy the new type needs a migration: with
+   * BS-8.1.4. When the volume's pool satisfies the new type the type changes in place (no data
+   * moves), in one transaction: the compare-and-set of Cinder's conditions (available or in-use,
+   * not migrating, not in a group, different type) and the per-type quota moved from the old type to
+   * the new one (413 when the new type's quota is full). Otherwise the volume must move: with
    * `migration_policy` never (the default) Cinder's scheduler finds no valid host and leaves the
-   * volume as it was (202, type unchanged); on-demand migration between back ends is not
-   * implemented (501).
+   * volume as it was (202, type unchanged); with on-demand the scheduler's filters and weigher pick
+   * another pool for the new type and the volume migrates there (`retyping`, migration_status
+   * starting → migrating → success), the type changing when the bytes have moved. No pool fits:
+   * 202 and the type stays, as in Cinder.
    */
   private async retype(v: StoredVolume, args: unknown): Promise<void> {
     const { newType, migrationPolicy } = parseRetypeArgs(args);
@@ -519,14 +531,18 @@ export class VolumesService {
     );
     if (!VOLUME_RETYPE_SOURCES.includes(v.status) || isMigrating(v.migrationStatus) || v.groupId !== null || v.consistencygroupId !== null || v.volumeTypeId === type.id) throw refused;
     const sameEncryption = (encryption !== null) === v.encrypted;
-    const since = new Date(this.clock.now().getTime() - this.config.serviceDownSeconds * 1000);
-    const pool = (await this.pools.listFresh(this.db, since)).find((p) => p.name === v.host);
-    const fitsInPlace =
-      sameEncryption && pool !== undefined && poolsForType([{ name: pool.name, backend: pool.backend, availabilityZone: pool.availabilityZone, capabilities: pool.capabilities }], type.extraSpecs).length > 0;
+    const pools = await this.freshPools();
+    const pool = pools.find((p) => p.name === v.host);
+    const fitsInPlace = sameEncryption && pool !== undefined && poolsForType([pool], type.extraSpecs).length > 0;
     if (!fitsInPlace) {
-      if (migrationPolicy === 'on-demand') throw new NotImplementedError(`Retyping volume ${v.id} to ${type.name} needs a migration to another back end, which is not supported.`);
-      // Cinder's scheduler finds no valid host, puts the volume back in its previous status and
-      // records no user message for a retype: the type simply stays.
+      // Cinder's scheduler finds no valid host (policy never, or no other pool fits the type), puts
+      // the volume back in its previous status and records no user message: the type simply stays.
+      if (migrationPolicy !== 'on-demand' || !sameEncryption) return;
+      const placed = placeVolume(pools, { size: v.size, availabilityZone: v.availabilityZone, extraSpecs: type.extraSpecs, excludedPools: v.host === null ? [] : [v.host] });
+      if (placed.kind !== 'placed') return;
+      if ((await this.volumes.snapshotsOf(this.db, v.id)).length > 0) throw new InvalidStateError(`Invalid volume: Volume ${v.id} must not have snapshots to be retyped with a migration.`);
+      const deltas = [...volumeQuotaDeltas(v.size, v.volumeTypeName, -1), ...volumeQuotaDeltas(v.size, type.name)].filter((d) => d.resource.includes('_') && d.delta > 0);
+      await this.startMigration(v, placed.pool.name, { newTypeId: type.id, holdStatus: 'retyping', deltas }, refused);
       return;
     }
     await this.db.transaction(async (em) => {
@@ -536,6 +552,75 @@ export class VolumesService {
       const done = await this.volumes.compareAndSetStatus(em, v.id, [v.status], v.status, this.clock.now(), { volume_type_id: type.id, multiattach: targetMultiattach });
       if (!done) throw refused;
     });
+  }
+
+  /**
+   * `os-migrate_volume` (admin): Cinder's API checks — available or in-use, not migrating, no
+   * snapshots, not in a group, a destination back end that is up and not the current one — then
+   * migration_status `starting` (status `maintenance` with lock_volume) and the migration job on the
+   * destination back end, in one transaction. Whether the destination satisfies the volume's type
+   * and has room is decided there, as Cinder's scheduler does after the 202: if not, the migration
+   * ends in migration_status `error`. Without a compute service there is no attached copy to move,
+   * so force_host_copy changes nothing: every migration here copies the bytes.
+   */
+  private async migrate(api: ApiRequest, v: StoredVolume, args: unknown): Promise<void> {
+    const { host, cluster, lockVolume } = parseMigrateArgs(args, api.mv);
+    if (!VOLUME_RETYPE_SOURCES.includes(v.status)) {
+      throw new InvalidStateError(`Invalid volume: Volume ${v.id} status must be available or in-use, but current status is: ${v.status}.`);
+    }
+    if (isMigrating(v.migrationStatus)) throw new InvalidStateError(`Invalid volume: Volume ${v.id} is already part of an active migration.`);
+    if ((await this.volumes.snapshotsOf(this.db, v.id)).length > 0) throw new InvalidStateError(`Invalid volume: Volume ${v.id} must not have snapshots.`);
+    if (v.groupId !== null || v.consistencygroupId !== null) throw new InvalidStateError(`Invalid volume: Volume ${v.id} must not be part of a group.`);
+    // Clusters are not used by this service: a named cluster never has a service.
+    const target = host === null ? undefined : (await this.freshPools()).find((p) => p.name === host || p.backend === host);
+    if (!target) throw new InvalidInputError(`Invalid host: No available service named ${host ?? cluster ?? ''}`);
+    if (v.host !== null && target.backend === backendOf(v.host)) throw new InvalidInputError('Invalid host: Destination host must be different than the current host.');
+    const refused = new InvalidStateError(`Invalid volume: Volume ${v.id} status must be available or in-use and it must not be part of an active migration.`);
+    await this.startMigration(v, target.name, { newTypeId: null, holdStatus: lockVolume ? 'maintenance' : (v.status as 'available' | 'in-use'), deltas: [] }, refused);
+  }
+
+  /**
+   * Records the start of a migration and its job on the destination back end in one transaction:
+   * status → `holdStatus`, migration_status `starting`, the job kept in admin metadata (so the
+   * destination can drive it again after a restart) and the per-type quota of a retype reserved.
+   */
+  private async startMigration(
+    v: StoredVolume,
+    destination: string,
+    opts: { newTypeId: string | null; holdStatus: VolumeMigrateJob['holdStatus']; deltas: ReturnType<typeof volumeQuotaDeltas> },
+    refused: Error,
+  ): Promise<void> {
+    const now = this.clock.now();
+    const reservationId = opts.deltas.length > 0 ? randomUUID() : null;
+    const job: VolumeMigrateJob = {
+      volumeId: v.id,
+      source: v.host ?? '',
+      destination,
+      newTypeId: opts.newTypeId,
+      reservationId,
+      holdStatus: opts.holdStatus,
+      previousStatus: v.status as 'available' | 'in-use',
+      startedAt: now.getTime(),
+    };
+    await this.db.transaction(async (em) => {
+      if (reservationId !== null) await this.quotas.reserve(em, { id: reservationId, projectId: v.projectId, volumeId: v.id, operation: 'migrate', newSize: null, deltas: opts.deltas, now });
+      const started = await this.volumes.compareAndSetMigration(em, v.id, [v.status], ['none', 'error', 'success', 'deleting', null], opts.holdStatus, now, {
+        migration_status: 'starting',
+        admin_metadata: { ...v.adminMetadata, [MIGRATION_JOB_METADATA_KEY]: JSON.stringify(job) },
+      });
+      if (!started) throw refused;
+      await this.outbox.add(em, {
+        destination: 'jobs',
+        queue: backendJobQueue(backendOf(destination)),
+        job: { id: volumeMigrateJobId(job), name: VOLUME_MIGRATE_JOB, data: job, attempts: 3, backoff: { type: 'exponential', delayMs: 500 } },
+        partitionKey: v.id,
+      });
+    });
+  }
+
+  private async freshPools() {
+    const since = new Date(this.clock.now().getTime() - this.config.serviceDownSeconds * 1000);
+    return (await this.pools.listFresh(this.db, since)).map((p) => ({ name: p.name, backend: p.backend, availabilityZone: p.availabilityZone, capabilities: p.capabilities }));
   }
 
   /**
@@ -577,6 +662,8 @@ export class VolumesService {
     if (!sources.includes(v.status)) {
       throw new InvalidStateError(`Invalid volume: Volume ${v.id} status must be ${sources.join(' or ')} to extend, currently ${v.status}.`);
     }
+    // The bytes being copied to another back end must not change under the copy.
+    if (isMigrating(v.migrationStatus)) throw new InvalidStateError(`Invalid volume: Volume ${v.id} is part of an active migration and cannot be extended.`);
     if (newSize <= v.size) {
       throw new InvalidInputError(`Invalid input received: New size for extend must be greater than current size. (current: ${v.size}, extended: ${newSize}).`);
     }

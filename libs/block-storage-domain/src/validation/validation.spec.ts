@@ -18,6 +18,7 @@ import {
   parseExtendArgs,
   parseMetaItemBody,
   parseMetadataBody,
+  parseMigrateArgs,
   parseRetypeArgs,
   parseRevertArgs,
   parseUpdateSnapshot,
@@ -323,6 +324,18 @@ describe('retype and revert arguments', () => {
     expect(() => parseRetypeArgs({ new_type: 1 })).toThrow("is not of type 'string'");
     expect(() => parseRetypeArgs({ new_type: 'gold', migration_policy: 'sometimes' })).toThrow("is not one of ['on-demand', 'never']");
     expect(() => parseRetypeArgs({ new_type: 'gold', extra: true })).toThrow('Additional properties');
+  });
+  it('parses os-migrate_volume: host required before 3.16, host or cluster (one of them) from 3.16', () => {
+    expect(parseMigrateArgs({ host: 'h@b#p' }, mv('3.0'))).toEqual({ host: 'h@b#p', cluster: null, forceHostCopy: false, lockVolume: false });
+    expect(parseMigrateArgs({ host: 'h@b', force_host_copy: 'True', lock_volume: true }, mv('3.15'))).toEqual({ host: 'h@b', cluster: null, forceHostCopy: true, lockVolume: true });
+    expect(() => parseMigrateArgs({}, mv('3.15'))).toThrow("'host' is a required property");
+    expect(() => parseMigrateArgs({ host: 'h', cluster: 'c' }, mv('3.15'))).toThrow('Additional properties');
+    expect(() => parseMigrateArgs({ host: null }, mv('3.15'))).toThrow("is not of type 'string'");
+    expect(() => parseMigrateArgs({ host: 'x'.repeat(256) }, mv('3.0'))).toThrow('is too long');
+    expect(() => parseMigrateArgs({ host: 'h', lock_volume: 'maybe' }, mv('3.0'))).toThrow(InvalidInputError);
+    expect(parseMigrateArgs({ cluster: 'c1', host: null }, mv('3.16'))).toMatchObject({ host: null, cluster: 'c1' });
+    expect(() => parseMigrateArgs({}, mv('3.16'))).toThrow('Must specify host or cluster');
+    expect(() => parseMigrateArgs({ host: 'h', cluster: 'c' }, mv('3.16'))).toThrow('Only one of host and cluster may be given');
   });
   it('parses revert leniently like Cinder (extra keys tolerated, snapshot_id string or null)', () => {
     expect(parseRevertArgs({ snapshot_id: 'abc', other: 1 })).toEqual({ snapshotId: 'abc' });

@@ -184,6 +184,40 @@ export function parseRetypeArgs(args: unknown): { newType: string; migrationPoli
   return { newType, migrationPolicy: policy };
 }
 
+export interface MigrateArgs {
+  /** `host@backend[#pool]`, or null when a cluster is named (3.16). */
+  readonly host: string | null;
+  readonly cluster: string | null;
+  readonly forceHostCopy: boolean;
+  readonly lockVolume: boolean;
+}
+
+/**
+ * `{"os-migrate_volume": {"host", "force_host_copy", "lock_volume"}}`; from 3.16 `cluster` may be
+ * given instead of `host` (exactly one of them).
+ */
+export function parseMigrateArgs(args: unknown, mv: Microversion): MigrateArgs {
+  const a = expectObject(args, 'os-migrate_volume');
+  const withCluster = supports(mv, 'volume.migrate-cluster');
+  rejectUnknownKeys(a, withCluster ? ['host', 'cluster', 'force_host_copy', 'lock_volume'] : ['host', 'force_host_copy', 'lock_volume'], 'os-migrate_volume');
+  const text = (key: string): string | null => {
+    const value = a[key];
+    if (value === undefined || (withCluster && value === null)) return null;
+    if (typeof value !== 'string') throw fieldError(key, value, `${JSON.stringify(value)} is not of type 'string'`);
+    if (value.length > 255) throw fieldError(key, value, `${JSON.stringify(value)} is too long`);
+    return value;
+  };
+  const host = text('host');
+  const cluster = withCluster ? text('cluster') : null;
+  if (host === null && cluster === null) {
+    if (!withCluster) requireKey(a, 'host', 'os-migrate_volume');
+    throw new InvalidInputError('Invalid input received: Must specify host or cluster.');
+  }
+  if (host !== null && cluster !== null) throw new InvalidInputError('Invalid input received: Only one of host and cluster may be given.');
+  const flag = (key: string): boolean => (a[key] === undefined ? false : parseBoolean(a[key], key));
+  return { host, cluster, forceHostCopy: flag('force_host_copy'), lockVolume: flag('lock_volume') };
+}
+
 /** `{"revert": {"snapshot_id": string|null}}` (3.40; Cinder's schema tolerates other keys). */
 export function parseRevertArgs(args: unknown): { snapshotId: string | null } {
   const a = expectObject(args, 'revert');

@@ -68,3 +68,33 @@ export interface VolumeExtendJob {
 export interface SnapshotJob {
   readonly snapshotId: string;
 }
+
+/**
+ * Migration of a volume to another back end (`os-migrate_volume`, `os-retype` with
+ * `migration_policy: on-demand`). The job runs on the destination back end: it copies the bytes
+ * from the source back end, then moves the volume row (host, and the type for a retype) and clears
+ * the migration in one transaction, then removes the source copy.
+ */
+export const VOLUME_MIGRATE_JOB = 'volume.migrate';
+
+/** Admin-metadata key holding the running migration's job (JSON), for recovery after a restart. */
+export const MIGRATION_JOB_METADATA_KEY = 'migration_job';
+
+export interface VolumeMigrateJob {
+  readonly volumeId: string;
+  /** Pool the volume is on when the migration starts (`host@backend#pool`). */
+  readonly source: string;
+  /** Pool it moves to. */
+  readonly destination: string;
+  /** Retype: the new type (and the quota reservation moving the per-type usage); null for a plain migration. */
+  readonly newTypeId: string | null;
+  readonly reservationId: string | null;
+  /** Status while the migration runs: `retyping` for a retype, `maintenance` with lock_volume, else the volume's own. */
+  readonly holdStatus: 'available' | 'in-use' | 'retyping' | 'maintenance';
+  /** Status the volume returns to. */
+  readonly previousStatus: 'available' | 'in-use';
+  /** Unique per migration (job id). */
+  readonly startedAt: number;
+}
+
+export const volumeMigrateJobId = (job: VolumeMigrateJob): string => `volume-migrate-${job.volumeId}-${job.startedAt}`;
