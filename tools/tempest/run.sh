@@ -104,6 +104,7 @@ log "starting the product (embedded, AUTH_MODE=keystone) with data in $work/data
   exec env AUTH_MODE=keystone KEYSTONE_AUTH_URL="$ks_url/v3" KEYSTONE_USERNAME=osc-service \
     KEYSTONE_PASSWORD="$svc_password" KEYSTONE_PROJECT_NAME=service KEYSTONE_TIMEOUT_MS=30000 \
     WORKFLOW_API_ALLOW_ACTION_EXECUTION_DELETION=true WORKFLOW_API_POLICY_FILE="$work/workflow-policy.yaml" \
+    VOLUME_BACKENDS=file,file2 \
     DATA_DIR="$work/data" WORKFLOW_API_PORT="$wf_port" WORKFLOW_API_HOST=127.0.0.1 \
     VOLUME_API_PORT="$vol_port" VOLUME_API_HOST=127.0.0.1 LOG_LEVEL="${LOG_LEVEL:-info}" \
     setsid node -r @swc-node/register apps/embedded/src/main.ts
@@ -175,13 +176,13 @@ build_interval = 1
 build_timeout = 120
 min_microversion = 3.0
 max_microversion = 3.71
-backend_names = file
+backend_names = file,file2
 storage_protocol = file
 vendor_name = Open Source
 volume_size = 1
 
 [volume-feature-enabled]
-multi_backend = false
+multi_backend = true
 backup = true
 snapshot = true
 clone = true
