@@ -3,6 +3,7 @@ import { adminControllers, adminProviders } from './admin';
 import { backupControllers, backupProviders } from './backups';
 import type { VolumeApiConfig } from './config';
 import { groupControllers, groupProviders } from './groups';
+import { manageControllers, manageProviders } from './manage';
 import { qosControllers, qosProviders } from './qos';
 import { ExtensionsController } from './extensions/extensions.controller';
 import { AvailabilityZonesController, PoolsService, SchedulerStatsController } from './pools/pools.controller';
@@ -36,6 +37,7 @@ export class VolumeApiModule {
         ...qosControllers,
         ...groupControllers,
         ...adminControllers,
+        ...manageControllers,
       ],
       providers: [
         { provide: VOLUME_API_CONFIG, useValue: config },
@@ -48,6 +50,7 @@ export class VolumeApiModule {
         ...qosProviders,
         ...groupProviders,
         ...adminProviders,
+        ...manageProviders,
       ],
     };
   }

@@ -7,6 +7,7 @@ export * from './state/backup-status';
 export * from './validation/primitives';
 export * from './validation/volume-type.validation';
 export * from './validation/volume.validation';
+export * from './validation/manage.validation';
 export * from './model/resources';
 export * from './views/links';
 export * from './views/volume.view';

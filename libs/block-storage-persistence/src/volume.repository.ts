@@ -12,6 +12,8 @@ export interface StoredVolume extends VolumeValue {
 export interface StoredSnapshot extends SnapshotValue {
   readonly volumeTypeId: string | null;
   readonly host: string | null;
+  /** While a managed snapshot is `creating`: the back-end file it adopts (os-snapshot-manage). */
+  readonly manageSource?: string | null;
 }
 
 type Row = Record<string, any>;
@@ -74,6 +76,7 @@ export function toSnapshot(r: Row): StoredSnapshot {
     groupSnapshotId: r['group_snapshot_id'] ?? null,
     consumesQuota: bool(r['use_quota']),
     host: r['host'] ?? null,
+    manageSource: r['manage_source'] ?? null,
     createdAt: r['created_at'],
     updatedAt: r['updated_at'] ?? null,
   };
@@ -321,10 +324,19 @@ export class VolumeRepository {
     return affectedOf(r) > 0;
   }
 
-  /** Where each of these volumes is (deleted ones included; unknown ids are absent). */
+  /**
+   * Where each of these volumes is (deleted ones included; unknown ids are absent). An unmanaged
+   * volume (its deleted row marked `unmanaged` in admin metadata) is absent too: its file belongs
+   * to the operator again.
+   */
   async placementsOf(db: Queryable, ids: readonly string[]): Promise<Map<string, { host: string | null; deleted: boolean; migrationStatus: string | null }>> {
     if (ids.length === 0) return new Map();
-    const rows = rowsOf<Row>(await db.query(`SELECT id, host, deleted, migration_status FROM "volumes" WHERE id = ANY($1::uuid[])`, [[...ids]]));
+    const rows = rowsOf<Row>(
+      await db.query(
+        `SELECT id, host, deleted, migration_status FROM "volumes" WHERE id = ANY($1::uuid[]) AND NOT (deleted AND (admin_metadata ->> 'unmanaged') IS NOT NULL)`,
+        [[...ids]],
+      ),
+    );
     return new Map(rows.map((r) => [String(r['id']), { host: r['host'] ?? null, deleted: r['deleted'] === true, migrationStatus: r['migration_status'] ?? null }]));
   }
 
@@ -357,6 +369,23 @@ export class VolumeRepository {
         `UPDATE "volumes" SET deleted = true, deleted_at = $1, updated_at = $1, status = 'deleted'
          WHERE id = $2 AND deleted = false AND status = ANY($3::varchar[]) RETURNING *`,
         [now, id, [...allowed]],
+      ),
+    );
+    const first = Array.isArray(rows[0]) ? (rows[0] as Row[])[0] : rows[0];
+    return first ? toVolume(first) : null;
+  }
+
+  /**
+   * Unmanage: soft-deletes the row if it is still `unmanaging` and marks it `unmanaged` in admin
+   * metadata, so the back end never takes its file (kept on disk) for a stray copy.
+   */
+  async softDeleteUnmanaged(db: Queryable, id: string, now: Date): Promise<StoredVolume | null> {
+    const rows = rowsOf<Row>(
+      await db.query(
+        `UPDATE "volumes" SET deleted = true, deleted_at = $1, updated_at = $1, status = 'deleted',
+                admin_metadata = COALESCE(admin_metadata, '{}'::jsonb) || '{"unmanaged": "True"}'::jsonb
+         WHERE id = $2 AND deleted = false AND status = 'unmanaging' RETURNING *`,
+        [now, id],
       ),
     );
     const first = Array.isArray(rows[0]) ? (rows[0] as Row[])[0] : rows[0];
@@ -458,8 +487,8 @@ export class SnapshotRepository {
   async insert(db: Queryable, s: StoredSnapshot): Promise<void> {
     await db.query(
       `INSERT INTO "snapshots" ("id","project_id","user_id","volume_id","volume_type_id","display_name","display_description","size","status",
-        "progress","metadata","use_quota","host","created_at","updated_at") VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11::jsonb,$12,$13,$14,$15)`,
-      [s.id, s.projectId, s.userId, s.volumeId, s.volumeTypeId, s.name, s.description, s.size, s.status, s.progress, JSON.stringify(s.metadata), s.consumesQuota, s.host, s.createdAt, s.updatedAt],
+        "progress","metadata","use_quota","host","created_at","updated_at","manage_source") VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11::jsonb,$12,$13,$14,$15,$16)`,
+      [s.id, s.projectId, s.userId, s.volumeId, s.volumeTypeId, s.name, s.description, s.size, s.status, s.progress, JSON.stringify(s.metadata), s.consumesQuota, s.host, s.createdAt, s.updatedAt, s.manageSource ?? null],
     );
   }
 

@@ -1,11 +1,29 @@
 import { randomUUID } from 'node:crypto';
-import { access, readdir, rename } from 'node:fs/promises';
+import { access, readdir, rename, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { matchesRequirement, placeVolume, snapshotQuotaDeltas, VOLUME_EXTEND_ATTEMPTS, volumeQuotaDeltas } from '@osc/block-storage-domain';
-import { PoolRepository, QuotaRepository, ServiceRepository, SnapshotRepository, VolumeRepository, VolumeTypeRepository } from '@osc/block-storage-persistence';
+import {
+  checkPerVolumeSize,
+  invalidReferenceReason,
+  managedIdOf,
+  matchesRequirement,
+  placeVolume,
+  snapshotQuotaDeltas,
+  VOLUME_EXTEND_ATTEMPTS,
+  volumeQuotaDeltas,
+} from '@osc/block-storage-domain';
+import {
+  PoolRepository,
+  QuotaRepository,
+  ServiceRepository,
+  SnapshotRepository,
+  VolumeRepository,
+  VolumeTypeRepository,
+  type StoredSnapshot,
+  type StoredVolume,
+} from '@osc/block-storage-persistence';
 import {
   BLOCK_STORAGE_SCHEDULER_QUEUE,
   MAX_SCHEDULE_ATTEMPTS,
@@ -17,9 +35,20 @@ import {
   VOLUME_EXTEND_JOB,
   VOLUME_REVERT_JOB,
   VOLUME_MIGRATE_JOB,
+  VOLUME_MANAGE_JOB,
+  VOLUME_UNMANAGE_JOB,
+  SNAPSHOT_MANAGE_JOB,
+  SNAPSHOT_UNMANAGE_JOB,
+  MANAGE_SOURCE_METADATA_KEY,
   MIGRATION_JOB_METADATA_KEY,
   backendJobQueue,
+  snapshotManageJobId,
+  snapshotUnmanageJobId,
+  volumeManageJobId,
   volumeMigrateJobId,
+  volumeUnmanageJobId,
+  type SnapshotManageJob,
+  type VolumeManageJob,
   type VolumeMigrateJob,
   type SnapshotJob,
   type VolumeCreateJob,
@@ -51,6 +80,9 @@ export function parseFileLocationInfo(value: unknown): { machine: string; direct
 
 /** A migration that cannot go on; the volume returns to its previous status with migration_status error. */
 class MigrationRefused extends Error {}
+
+/** A manage whose reference cannot be adopted (no such file, not this back end's name, already managed). */
+class ManageRefused extends Error {}
 
 /**
  * The default volume back end: each volume is a sparse file `volume-<id>` under a configured
@@ -117,7 +149,7 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
    */
   async recover(): Promise<void> {
     const queue = backendJobQueue(this.backend);
-    for (const v of await this.volumes.listOnBackend(this.db, this.backend, ['creating', 'deleting', 'extending', 'reverting'])) {
+    for (const v of await this.volumes.listOnBackend(this.db, this.backend, ['creating', 'deleting', 'extending', 'reverting', 'managing', 'unmanaging'])) {
       if (v.status === 'creating' && v.host !== null) {
         const fromBackup = v.adminMetadata['restore_source_backup_id'];
         const source: VolumeSourceRef =
@@ -136,6 +168,11 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
         await this.jobs.add(queue, { id: `volume-recover-${v.id}`, name: VOLUME_CREATE_JOB, data: job });
       } else if (v.status === 'deleting') {
         await this.jobs.add(queue, { id: `volume-delete-${v.id}`, name: VOLUME_DELETE_JOB, data: { volumeId: v.id } });
+      } else if (v.status === 'managing') {
+        const data: VolumeManageJob = { volumeId: v.id, source: v.adminMetadata[MANAGE_SOURCE_METADATA_KEY] ?? '' };
+        await this.jobs.add(queue, { id: volumeManageJobId(v.id), name: VOLUME_MANAGE_JOB, data });
+      } else if (v.status === 'unmanaging') {
+        await this.jobs.add(queue, { id: volumeUnmanageJobId(v.id), name: VOLUME_UNMANAGE_JOB, data: { volumeId: v.id } });
       } else if (v.status === 'reverting') {
         const snapshot = (await this.volumes.snapshotsOf(this.db, v.id)).find((s) => s.status === 'restoring');
         if (snapshot) await this.jobs.add(queue, { id: `volume-revert-recover-${v.id}-${snapshot.id}`, name: VOLUME_REVERT_JOB, data: { volumeId: v.id, snapshotId: snapshot.id } });
@@ -158,7 +195,16 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
       const job = migrationJobOf(v.adminMetadata);
       if (job) await this.jobs.add(queue, { id: volumeMigrateJobId(job), name: VOLUME_MIGRATE_JOB, data: job, attempts: 3, backoff: { type: 'exponential', delayMs: 500 } });
     }
-    for (const s of await this.volumes.snapshotsOnBackend(this.db, this.backend, ['creating', 'deleting'])) {
+    for (const s of await this.volumes.snapshotsOnBackend(this.db, this.backend, ['creating', 'deleting', 'unmanaging'])) {
+      if (s.status === 'unmanaging') {
+        await this.jobs.add(queue, { id: snapshotUnmanageJobId(s.id), name: SNAPSHOT_UNMANAGE_JOB, data: { snapshotId: s.id } });
+        continue;
+      }
+      if (s.status === 'creating' && (s.manageSource ?? null) !== null) {
+        const data: SnapshotManageJob = { snapshotId: s.id, source: s.manageSource ?? '' };
+        await this.jobs.add(queue, { id: snapshotManageJobId(s.id), name: SNAPSHOT_MANAGE_JOB, data });
+        continue;
+      }
       const name = s.status === 'creating' ? SNAPSHOT_CREATE_JOB : SNAPSHOT_DELETE_JOB;
       await this.jobs.add(queue, { id: `snapshot-${s.status === 'creating' ? 'create' : 'delete'}-${s.id}`, name, data: { snapshotId: s.id } });
     }
@@ -271,6 +317,14 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
         return this.revertVolume(job.data as VolumeRevertJob);
       case VOLUME_MIGRATE_JOB:
         return this.migrateVolume(job.data as VolumeMigrateJob);
+      case VOLUME_MANAGE_JOB:
+        return this.manageVolume(job.data as VolumeManageJob);
+      case VOLUME_UNMANAGE_JOB:
+        return this.unmanageVolume(job.data as VolumeDeleteJob);
+      case SNAPSHOT_MANAGE_JOB:
+        return this.manageSnapshot(job.data as SnapshotManageJob);
+      case SNAPSHOT_UNMANAGE_JOB:
+        return this.unmanageSnapshot(job.data as SnapshotJob);
       default:
         throw new InvalidInputError(`volume back end has no handler for job ${job.name}`);
     }
@@ -508,7 +562,8 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
 
   private async createSnapshot(data: SnapshotJob): Promise<void> {
     const s = await this.snapshots.findById(this.db, data.snapshotId, null);
-    if (!s || s.status !== 'creating') return;
+    // A managed snapshot adopts a file instead (manageSnapshot).
+    if (!s || s.status !== 'creating' || (s.manageSource ?? null) !== null) return;
     try {
       await sparseCopy(this.volumeFile(s.volumeId), this.snapshotFile(s.id), s.size * GIB);
     } catch (err) {
@@ -538,6 +593,133 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
       if (removed && removed.consumesQuota) await this.quotas.apply(em, removed.projectId, snapshotQuotaDeltas(removed.size, typeName, -1), 'in_use', false);
     });
   }
+
+  // ---- manage / unmanage ----
+
+  /**
+   * Checks that `source` names a `<kind>-<uuid>` file in this back end's directory that no live
+   * volume (snapshot) owns, and returns its size in GiB (rounded up, at least 1) and its path. When
+   * the file is gone but `target` exists, an earlier run already renamed it (a restart between the
+   * rename and the commit): the size comes from `target` and there is nothing left to rename.
+   */
+  private async adoptable(kind: 'volume' | 'snapshot', source: string, target: string): Promise<{ size: number; from: string | null }> {
+    if (source === '') throw new ManageRefused(invalidReferenceReason(kind, '{}', 'the reference must name the file with source-name or source-id'));
+    const owner = managedIdOf(source, kind);
+    if (owner === null || source !== `${kind}-${owner}`) {
+      throw new ManageRefused(invalidReferenceReason(kind, source, `the files of back end ${this.backend} are named ${kind}-<uuid>`));
+    }
+    const from = path.join(this.config.directory, source);
+    const found = await stat(from).catch(() => null);
+    if (found === null) {
+      const adopted = await stat(target).catch(() => null);
+      if (adopted?.isFile()) return { size: Math.max(1, Math.ceil(adopted.size / GIB)), from: null };
+      throw new ManageRefused(invalidReferenceReason(kind, source, `no such file on back end ${this.backend}`));
+    }
+    if (!found.isFile()) throw new ManageRefused(invalidReferenceReason(kind, source, 'not a regular file'));
+    const live = kind === 'volume' ? await this.volumes.findById(this.db, owner, null) : await this.snapshots.findById(this.db, owner, null);
+    if (live) throw new ManageRefused(invalidReferenceReason(kind, source, `it is already managed as ${kind} ${owner}`));
+    return { size: Math.max(1, Math.ceil(found.size / GIB)), from };
+  }
+
+  /**
+   * Adopts the file of a `managing` volume: in one transaction the gigabytes of the size found are
+   * charged (the count was charged by the API), the volume becomes available with that size and
+   * the file is renamed to `volume-<id>` (a failed rename rolls the rest back). A bad reference or
+   * a quota that does not fit ends in `error_managing`, the file untouched.
+   */
+  private async manageVolume(data: VolumeManageJob): Promise<void> {
+    const v = await this.volumes.findById(this.db, data.volumeId, null);
+    if (!v || v.status !== 'managing' || !(v.host ?? '').startsWith(`${this.backend}#`)) return;
+    const target = this.volumeFile(v.id);
+    try {
+      const { size, from } = await this.adoptable('volume', data.source, target);
+      await this.db.transaction(async (em) => {
+        const now = this.clock.now();
+        checkPerVolumeSize(size, await this.quotas.limits(em, v.projectId));
+        await this.quotas.apply(em, v.projectId, volumeQuotaDeltas(size, v.volumeTypeName).filter((d) => d.resource.startsWith('gigabytes')));
+        if (!(await this.volumes.compareAndSetStatus(em, v.id, ['managing'], 'available', now, { size, service_uuid: this.serviceUuid }))) {
+          throw new ManageRefused('the volume is no longer managing');
+        }
+        await this.volumes.update(em, v.id, { admin_metadata: withoutKey(v.adminMetadata, MANAGE_SOURCE_METADATA_KEY) }, now);
+        if (from !== null) await rename(from, target);
+      });
+    } catch (err) {
+      this.log.warn(`managing ${data.source || '(no reference)'} as volume ${v.id} failed: ${String(err)}`);
+      await this.failVolumeManage(v, err instanceof Error ? err.message : String(err));
+      return;
+    }
+    void this.reportStats().catch(() => undefined);
+  }
+
+  /** `managing` → `error_managing` with the reason; the volume gives back its count and consumes no quota (Cinder). */
+  private async failVolumeManage(v: StoredVolume, reason: string): Promise<void> {
+    await this.db.transaction(async (em) => {
+      const now = this.clock.now();
+      if (!(await this.volumes.compareAndSetStatus(em, v.id, ['managing'], 'error_managing', now, { error_reason: reason.slice(0, 1000), use_quota: false }))) return;
+      await this.volumes.update(em, v.id, { admin_metadata: withoutKey(v.adminMetadata, MANAGE_SOURCE_METADATA_KEY) }, now);
+      if (v.consumesQuota) await this.quotas.apply(em, v.projectId, volumeQuotaDeltas(v.size, v.volumeTypeName, -1), 'in_use', false);
+    });
+  }
+
+  /** `unmanaging` → the row is removed (marked unmanaged) and its quota released; the file stays. */
+  private async unmanageVolume(data: VolumeDeleteJob): Promise<void> {
+    const v = await this.volumes.findById(this.db, data.volumeId, null);
+    if (!v || v.status !== 'unmanaging') return;
+    await this.db.transaction(async (em) => {
+      const removed = await this.volumes.softDeleteUnmanaged(em, v.id, this.clock.now());
+      if (removed && removed.consumesQuota) await this.quotas.apply(em, removed.projectId, volumeQuotaDeltas(removed.size, v.volumeTypeName, -1), 'in_use', false);
+    });
+    void this.reportStats().catch(() => undefined);
+  }
+
+  /**
+   * Adopts the file of a managed snapshot (`creating` with a manage source): the API charged the
+   * volume's size; the gigabytes are corrected to the file's size, the snapshot becomes available
+   * and the file is renamed to `snapshot-<id>`, in one transaction. Failure → `error`.
+   */
+  private async manageSnapshot(data: SnapshotManageJob): Promise<void> {
+    const s = await this.snapshots.findById(this.db, data.snapshotId, null);
+    if (!s || s.status !== 'creating' || (s.manageSource ?? null) === null || !(s.host ?? '').startsWith(`${this.backend}#`)) return;
+    const target = this.snapshotFile(s.id);
+    const typeName = s.volumeTypeId === null ? null : ((await this.types.findAny(this.db, s.volumeTypeId))?.name ?? null);
+    try {
+      const { size, from } = await this.adoptable('snapshot', data.source, target);
+      await this.db.transaction(async (em) => {
+        const now = this.clock.now();
+        if (s.consumesQuota && size !== s.size) {
+          await this.quotas.apply(em, s.projectId, snapshotQuotaDeltas(size - s.size, typeName).filter((d) => d.resource.startsWith('gigabytes')));
+        }
+        if (!(await this.snapshots.compareAndSetStatus(em, s.id, ['creating'], 'available', now, { size, progress: '100%', manage_source: null }))) {
+          throw new ManageRefused('the snapshot is no longer creating');
+        }
+        if (from !== null) await rename(from, target);
+      });
+    } catch (err) {
+      this.log.warn(`managing ${data.source || '(no reference)'} as snapshot ${s.id} failed: ${String(err)}`);
+      await this.failSnapshotManage(s, err instanceof Error ? err.message : String(err));
+    }
+  }
+
+  /** `creating` → `error` with the reason; the snapshot keeps the quota charged for it until it is deleted. */
+  private async failSnapshotManage(s: StoredSnapshot, reason: string): Promise<void> {
+    await this.snapshots.compareAndSetStatus(this.db, s.id, ['creating'], 'error', this.clock.now(), { error_reason: reason.slice(0, 1000), manage_source: null });
+  }
+
+  /** `unmanaging` → the row is removed and its quota released; the file stays. */
+  private async unmanageSnapshot(data: SnapshotJob): Promise<void> {
+    const s = await this.snapshots.findById(this.db, data.snapshotId, null);
+    if (!s || s.status !== 'unmanaging') return;
+    const typeName = s.volumeTypeId === null ? null : ((await this.types.findAny(this.db, s.volumeTypeId))?.name ?? null);
+    await this.db.transaction(async (em) => {
+      const removed = await this.snapshots.softDelete(em, s.id, ['unmanaging'], this.clock.now());
+      if (removed && removed.consumesQuota) await this.quotas.apply(em, removed.projectId, snapshotQuotaDeltas(removed.size, typeName, -1), 'in_use', false);
+    });
+  }
+}
+
+function withoutKey(metadata: Readonly<Record<string, string>>, key: string): Record<string, string> {
+  const { [key]: _dropped, ...rest } = metadata;
+  return rest;
 }
 
 function migrationJobOf(adminMetadata: Readonly<Record<string, string>>): VolumeMigrateJob | null {

@@ -23,7 +23,7 @@ import {
   SORT_ALIASES,
   supports,
 } from '@osc/block-storage-domain';
-import { SNAPSHOT_CREATE_JOB, SNAPSHOT_DELETE_JOB, backendJobQueue } from '@osc/contracts';
+import { SNAPSHOT_CREATE_JOB, SNAPSHOT_DELETE_JOB, SNAPSHOT_UNMANAGE_JOB, backendJobQueue, snapshotUnmanageJobId } from '@osc/contracts';
 import { InvalidInputError, InvalidStateError, NotFoundError } from '@osc/errors';
 import { QuotaRepository, SnapshotRepository, VolumeRepository, type StoredSnapshot } from '@osc/block-storage-persistence';
 import { OutboxWriter } from '@osc/messaging';
@@ -174,8 +174,31 @@ export class SnapshotsService {
       await this.snapshots.update(this.db, s.id, { status }, this.clock.now());
       return;
     }
+    if (keys.length === 1 && keys[0] === 'os-unmanage') return this.unmanage(api, id);
     if (keys.length === 1 && keys[0] === 'os-update_snapshot_status') return this.updateStatus(api, id, (body as Record<string, unknown>)['os-update_snapshot_status']);
     throw new InvalidInputError(`There is no such action: ${(keys[0] ?? '(none)').slice(0, 100)}`);
+  }
+
+  /**
+   * `os-unmanage` (admin): Cinder's delete conditions (available or error, not in a group
+   * snapshot); → `unmanaging`, and the owning back end removes the row and releases the quota while
+   * the snapshot's file stays where it is.
+   */
+  private async unmanage(api: ApiRequest, id: string): Promise<void> {
+    const s = await this.load(api, id);
+    api.authorize('snapshot_extension:snapshot_unmanage', s.projectId);
+    const refuse = (): InvalidStateError =>
+      new InvalidStateError(`Invalid snapshot: Snapshot status must be available or error and must not be part of a group, but it is ${s.status}.`);
+    if (s.groupSnapshotId !== null) throw refuse();
+    await this.db.transaction(async (em) => {
+      if (!(await this.snapshots.compareAndSetStatus(em, s.id, ['available', 'error'], 'unmanaging', this.clock.now()))) throw refuse();
+      await this.outbox.add(em, {
+        destination: 'jobs',
+        queue: backendJobQueue(backendOf(s.host ?? '')),
+        job: { id: snapshotUnmanageJobId(s.id), name: SNAPSHOT_UNMANAGE_JOB, data: { snapshotId: s.id }, attempts: 3, backoff: { type: 'exponential', delayMs: 200 } },
+        partitionKey: s.volumeId,
+      });
+    });
   }
 
   /** `os-update_snapshot_status` (BS-7.13): creating → creating|available|error, deleting → deleting|error_deleting. */

@@ -49,7 +49,9 @@ import {
   VOLUME_EXTEND_JOB,
   VOLUME_REVERT_JOB,
   VOLUME_MIGRATE_JOB,
+  VOLUME_UNMANAGE_JOB,
   MIGRATION_JOB_METADATA_KEY,
+  volumeUnmanageJobId,
   backendJobQueue,
   volumeMigrateJobId,
   type ScheduleVolumePayload,
@@ -92,6 +94,7 @@ export const VOLUME_ACTIONS = [
   'os-detach',
   'os-retype',
   'os-migrate_volume',
+  'os-unmanage',
   'revert',
 ] as const;
 
@@ -396,6 +399,33 @@ export class VolumesService {
     });
   }
 
+  /**
+   * `os-unmanage` (admin): Cinder's delete conditions (status available, error, error_restoring,
+   * error_extending or error_managing; not attached, migrating, in a group or with snapshots) and
+   * no encryption; → `unmanaging`, and the owning back end removes the row and releases the quota
+   * while the file stays where it is. A volume no back end ever received has nothing to keep: it
+   * is removed as by a delete.
+   */
+  private async unmanage(v: StoredVolume): Promise<void> {
+    if (v.host === null) return this.deleteVolume(v, { force: false, cascade: false });
+    if (v.encryptionKeyId !== null) throw new InvalidInputError('Invalid volume: Unmanaging encrypted volumes is not supported.');
+    const refuse = (): InvalidStateError =>
+      new InvalidStateError(
+        `Invalid volume: Volume status must be ${VOLUME_DELETABLE_STATUSES.join(', ')} and must not be migrating, attached, belong to a group or have snapshots (it is ${v.status}).`,
+      );
+    if (v.attachments.length > 0 || isMigrating(v.migrationStatus) || v.groupId !== null || v.consistencygroupId !== null) throw refuse();
+    if ((await this.volumes.countActiveSnapshots(this.db, v.id)) > 0) throw refuse();
+    await this.db.transaction(async (em) => {
+      if (!(await this.volumes.compareAndSetStatus(em, v.id, VOLUME_DELETABLE_STATUSES, 'unmanaging', this.clock.now()))) throw refuse();
+      await this.outbox.add(em, {
+        destination: 'jobs',
+        queue: backendJobQueue(backendOf(v.host ?? '')),
+        job: { id: volumeUnmanageJobId(v.id), name: VOLUME_UNMANAGE_JOB, data: { volumeId: v.id }, attempts: 3, backoff: { type: 'exponential', delayMs: 200 } },
+        partitionKey: v.id,
+      });
+    });
+  }
+
   async action(api: ApiRequest, id: string, body: unknown): Promise<{ status: number; body?: unknown }> {
     const { action, args } = parseActionBody(body, VOLUME_ACTIONS);
     const v = await this.load(api, id);
@@ -454,6 +484,10 @@ export class VolumesService {
       case 'os-migrate_volume':
         api.authorize('volume_extension:volume_admin_actions:migrate_volume', v.projectId);
         await this.migrate(api, v, args);
+        return { status: 202 };
+      case 'os-unmanage':
+        api.authorize('volume_extension:volume_unmanage', v.projectId);
+        await this.unmanage(v);
         return { status: 202 };
       case 'revert':
         if (!supports(api.mv, 'volume.revert')) {

@@ -98,3 +98,38 @@ export interface VolumeMigrateJob {
 }
 
 export const volumeMigrateJobId = (job: VolumeMigrateJob): string => `volume-migrate-${job.volumeId}-${job.startedAt}`;
+
+/**
+ * Manage (adopt a file already in a back end's directory) and unmanage (forget a volume or
+ * snapshot, keep its file). The API records the row (`managing` volume, `creating` snapshot, or
+ * `unmanaging`) and the job in one transaction; the back end that owns the directory finishes it.
+ */
+export const VOLUME_MANAGE_JOB = 'volume.manage';
+export const VOLUME_UNMANAGE_JOB = 'volume.unmanage';
+export const SNAPSHOT_MANAGE_JOB = 'snapshot.manage';
+export const SNAPSHOT_UNMANAGE_JOB = 'snapshot.unmanage';
+
+/**
+ * Admin-metadata key of a `managing` volume: the name of the file it adopts (recovery after a
+ * restart reads it; the key goes when the manage ends).
+ */
+export const MANAGE_SOURCE_METADATA_KEY = 'manage_source';
+/** Admin-metadata key set on the deleted row of an unmanaged volume: its file is not stray. */
+export const UNMANAGED_METADATA_KEY = 'unmanaged';
+
+export interface VolumeManageJob {
+  readonly volumeId: string;
+  /** File name in the back end's directory (`volume-<uuid>`); empty when the reference named none. */
+  readonly source: string;
+}
+
+export interface SnapshotManageJob {
+  readonly snapshotId: string;
+  /** File name in the back end's directory (`snapshot-<uuid>`); empty when the reference named none. */
+  readonly source: string;
+}
+
+export const volumeManageJobId = (volumeId: string): string => `volume-manage-${volumeId}`;
+export const volumeUnmanageJobId = (volumeId: string): string => `volume-unmanage-${volumeId}`;
+export const snapshotManageJobId = (snapshotId: string): string => `snapshot-manage-${snapshotId}`;
+export const snapshotUnmanageJobId = (snapshotId: string): string => `snapshot-unmanage-${snapshotId}`;

@@ -1,0 +1,204 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import {
+  managedIdOf,
+  manageRefFile,
+  matchesRequirement,
+  parseManageSnapshot,
+  parseManageVolume,
+  snapshotQuotaDeltas,
+  snapshotView,
+  volumeDetailView,
+  volumeQuotaDeltas,
+} from '@osc/block-storage-domain';
+import {
+  MANAGE_SOURCE_METADATA_KEY,
+  SNAPSHOT_MANAGE_JOB,
+  VOLUME_MANAGE_JOB,
+  backendJobQueue,
+  snapshotManageJobId,
+  volumeManageJobId,
+  type SnapshotManageJob,
+  type VolumeManageJob,
+} from '@osc/contracts';
+import { InvalidInputError, InvalidStateError } from '@osc/errors';
+import { PoolRepository, QuotaRepository, SnapshotRepository, VolumeRepository, type StoredSnapshot, type StoredVolume } from '@osc/block-storage-persistence';
+import { OutboxWriter } from '@osc/messaging';
+import { CLOCK, DATA_SOURCE, OUTBOX_WRITER, type Clock } from '@osc/platform';
+import type { ApiRequest } from '../http/api-request';
+import { VolumeTypesService } from '../types/volume-types.service';
+import { VOLUME_API_CONFIG, type VolumeApiConfig } from '../volume-api.tokens';
+import { backendOf, volumeNotFound } from '../volumes/volumes.service';
+
+/**
+ * Manage: an admin hands an object already on a back end (for the file back end, a file
+ * `volume-<uuid>` / `snapshot-<uuid>` in its directory) to this service. The API records the new
+ * row and the back end's job in one transaction and answers 202; the back end that owns the
+ * directory checks the reference, renames the file to the new id and settles the status.
+ *
+ * Quota: a managed volume's size is known only once its back end has looked at the file. The API
+ * charges the volume count (and the per-type count) at once, so a project over its volume quota
+ * gets 413 as for a create; the back end charges the gigabytes of the size it finds when it
+ * adopts the file, in the transaction that makes the volume available. If the reference is bad or
+ * the gigabytes do not fit, the volume ends in `error_managing` and gives its count back (it
+ * consumes no quota, as in Cinder). A managed snapshot is charged like a new snapshot of its
+ * volume (the volume's size) at once, and the back end corrects the gigabytes to the file's size.
+ */
+@Injectable()
+export class ManageService {
+  private readonly volumes = new VolumeRepository();
+  private readonly snapshots = new SnapshotRepository();
+  private readonly quotas = new QuotaRepository();
+  private readonly pools = new PoolRepository();
+
+  constructor(
+    @Inject(DATA_SOURCE) private readonly db: DataSource,
+    @Inject(OUTBOX_WRITER) private readonly outbox: OutboxWriter,
+    @Inject(CLOCK) private readonly clock: Clock,
+    @Inject(VOLUME_API_CONFIG) private readonly config: VolumeApiConfig,
+    private readonly types: VolumeTypesService,
+  ) {}
+
+  private async freshPools() {
+    const since = new Date(this.clock.now().getTime() - this.config.serviceDownSeconds * 1000);
+    return this.pools.listFresh(this.db, since);
+  }
+
+  /**
+   * The pool a manage targets: `host@backend#pool` names a pool, `host@backend` the back end's
+   * (first) pool. A back end that is unknown or not reporting is Cinder's 400.
+   */
+  private async poolFor(host: string | null, cluster: string | null) {
+    const pools = await this.freshPools();
+    // Clusters are not used by this service: a named cluster never has a service.
+    const pool = host === null ? undefined : host.includes('#') ? pools.find((p) => p.name === host) : pools.filter((p) => p.backend === host).sort((a, b) => (a.name < b.name ? -1 : 1))[0];
+    if (!pool) throw new InvalidInputError(host !== null ? `Host '${host}' not found` : `Cluster '${cluster ?? ''}' not found`);
+    return pool;
+  }
+
+  async manageVolume(api: ApiRequest, body: unknown): Promise<Record<string, unknown>> {
+    api.authorize('volume_extension:volume_manage');
+    const input = parseManageVolume(body, api.mv);
+    const file = manageRefFile(input.ref, 'volume');
+    // Cinder refuses at once a reference naming a volume it already manages.
+    const existing = file === null ? null : managedIdOf(file, 'volume');
+    if (existing !== null && (await this.volumes.findById(this.db, existing, null))) {
+      throw new InvalidStateError('Invalid volume: Unable to manage existing volume. The volume is already managed');
+    }
+    const type = input.volumeType !== null ? await this.types.visibleType(api, input.volumeType) : await this.types.defaultType(api.ctx.projectId);
+    if ((await this.types.encryptionOf(type.id)) !== null) {
+      throw new InvalidInputError('Invalid input received: Managing a volume of an encrypted volume type is not supported.');
+    }
+    const pool = await this.poolFor(input.host, input.cluster);
+    const zone = input.availabilityZone ?? pool.availabilityZone;
+    const zones = new Set([...(await this.freshPools()).map((p) => p.availabilityZone), this.config.defaultAvailabilityZone]);
+    if (!zones.has(zone)) throw new InvalidInputError(`Invalid input received: Availability zone '${zone.slice(0, 100)}' is invalid.`);
+
+    const now = this.clock.now();
+    const id = randomUUID();
+    const volume: StoredVolume = {
+      id,
+      projectId: api.ctx.projectId,
+      userId: api.ctx.userId,
+      name: input.name,
+      description: input.description,
+      size: 0,
+      status: 'managing',
+      availabilityZone: zone,
+      volumeTypeId: type.id,
+      volumeTypeName: type.name,
+      snapshotId: null,
+      sourceVolid: null,
+      metadata: input.metadata,
+      // Hidden admin key: a back end restarted mid-manage adopts the same file again.
+      adminMetadata: { [MANAGE_SOURCE_METADATA_KEY]: file ?? '' },
+      imageMetadata: null,
+      bootable: input.bootable,
+      encrypted: false,
+      encryptionKeyId: null,
+      multiattach: matchesRequirement(type.extraSpecs['multiattach'] ?? undefined, '<is> True'),
+      host: pool.name,
+      clusterName: null,
+      providerId: null,
+      serviceUuid: null,
+      sharedTargets: false,
+      migrationStatus: null,
+      nameId: null,
+      replicationStatus: 'disabled',
+      consistencygroupId: null,
+      groupId: null,
+      consumesQuota: true,
+      attachments: [],
+      createdAt: now,
+      updatedAt: null,
+      errorReason: null,
+      deleted: false,
+    };
+    const job: VolumeManageJob = { volumeId: id, source: file ?? '' };
+    await this.db.transaction(async (em) => {
+      // The count now (413 when over); the gigabytes when the back end knows the size.
+      await this.quotas.apply(em, api.ctx.projectId, volumeQuotaDeltas(0, type.name));
+      await this.volumes.insert(em, volume);
+      await this.outbox.add(em, {
+        destination: 'jobs',
+        queue: backendJobQueue(pool.backend),
+        job: { id: volumeManageJobId(id), name: VOLUME_MANAGE_JOB, data: job, attempts: 3, backoff: { type: 'exponential', delayMs: 200 } },
+        partitionKey: id,
+      });
+    });
+    return { volume: volumeDetailView(api.view, volume, 'create') };
+  }
+
+  async manageSnapshot(api: ApiRequest, body: unknown): Promise<Record<string, unknown>> {
+    api.authorize('snapshot_extension:snapshot_manage');
+    const input = parseManageSnapshot(body);
+    const v = await this.volumes.findById(this.db, input.volumeId, null);
+    if (!v) throw volumeNotFound(input.volumeId);
+    const file = manageRefFile(input.ref, 'snapshot');
+    const existing = file === null ? null : managedIdOf(file, 'snapshot');
+    if (existing !== null && (await this.snapshots.findById(this.db, existing, null))) {
+      throw new InvalidStateError('Invalid snapshot: Unable to manage existing snapshot. The snapshot is already managed');
+    }
+    // Cinder: the volume's service must be up; the snapshot is created as a forced one.
+    const pools = await this.freshPools();
+    if (v.host === null || !pools.some((p) => p.backend === backendOf(v.host ?? ''))) throw new InvalidInputError('Service is unavailable at this time.');
+    if (v.status === 'maintenance') throw new InvalidStateError('Invalid volume: The volume cannot be updated during maintenance.');
+    if (v.migrationStatus !== null && !['none', 'error', 'success'].includes(v.migrationStatus)) {
+      throw new InvalidStateError('Invalid volume: Snapshot cannot be created while volume is migrating.');
+    }
+    const now = this.clock.now();
+    const snapshot: StoredSnapshot = {
+      id: randomUUID(),
+      // As in Cinder, the managed snapshot (and its quota) belongs to the caller's project.
+      projectId: api.ctx.projectId,
+      userId: api.ctx.userId,
+      volumeId: v.id,
+      volumeTypeId: v.volumeTypeId,
+      name: input.name,
+      description: input.description,
+      size: v.size,
+      status: 'creating',
+      progress: '0%',
+      metadata: input.metadata,
+      groupSnapshotId: null,
+      consumesQuota: true,
+      host: v.host,
+      manageSource: file ?? '',
+      createdAt: now,
+      updatedAt: null,
+    };
+    const job: SnapshotManageJob = { snapshotId: snapshot.id, source: file ?? '' };
+    await this.db.transaction(async (em) => {
+      await this.quotas.apply(em, api.ctx.projectId, snapshotQuotaDeltas(v.size, v.volumeTypeName));
+      await this.snapshots.insert(em, snapshot);
+      await this.outbox.add(em, {
+        destination: 'jobs',
+        queue: backendJobQueue(backendOf(v.host ?? '')),
+        job: { id: snapshotManageJobId(snapshot.id), name: SNAPSHOT_MANAGE_JOB, data: job, attempts: 3, backoff: { type: 'exponential', delayMs: 200 } },
+        partitionKey: v.id,
+      });
+    });
+    return { snapshot: snapshotView(api.view, snapshot, false) };
+  }
+}
