@@ -161,7 +161,7 @@ describe.each(MODES)('manage and unmanage (%s)', (mode) => {
     expect((await usage(c))['gigabytes']?.in_use).toBe(2);
   });
 
-  it('unmanage refuses a volume with snapshots or in a transitional status', async () => {
+  it('unmanage refuses a volume with snapshots', async () => {
     const v = await volume(api);
     const s = await api.post('/snapshots', { snapshot: { volume_id: v.id } });
     await api.waitFor('snapshots', s.body.snapshot.id, ['available']);
@@ -169,6 +169,57 @@ describe.each(MODES)('manage and unmanage (%s)', (mode) => {
     expect(r.status).toBe(400);
     expect(r.body.badRequest.message).toContain('Invalid volume');
     expect((await api.get(`/volumes/${v.id}`)).body.volume.status).toBe('available');
+  });
+
+  it('lists the manageable volumes and snapshots of a back end (3.8), as the back end last reported its files', async () => {
+    const c = freshAdmin();
+    const kept = await volume(c);
+    const gone = await volume(c);
+    const snap = await c.waitFor('snapshots', (await c.post('/snapshots', { snapshot: { volume_id: kept.id } })).body.snapshot.id, ['available']);
+    expect((await c.post(`/volumes/${gone.id}/action`, { 'os-unmanage': {} })).status).toBe(202);
+    expect((await c.post(`/snapshots/${snap.id}/action`, { 'os-unmanage': {} })).status).toBe(202);
+    await c.waitFor('volumes', gone.id, ['deleted']);
+    await c.waitFor('snapshots', snap.id, ['deleted']);
+    const q = `host=${encodeURIComponent(pool)}`;
+    const until = Date.now() + 15000;
+    let vols: any[] = [];
+    let snaps: any[] = [];
+    while (Date.now() < until) {
+      vols = (await c.get(`/manageable_volumes/detail?${q}`)).body['manageable-volumes'];
+      snaps = (await c.get(`/manageable_snapshots/detail?${q}`)).body['manageable-snapshots'];
+      const goneSafe = vols.find((e) => e.reference['source-name'] === `volume-${gone.id}`)?.safe_to_manage === true;
+      if (goneSafe && snaps.some((e) => e.reference['source-name'] === `snapshot-${snap.id}` && e.safe_to_manage)) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(vols.find((e) => e.reference['source-name'] === `volume-${gone.id}`)).toEqual({
+      reference: { 'source-name': `volume-${gone.id}` }, size: 1, safe_to_manage: true, reason_not_safe: null, cinder_id: null, extra_info: null,
+    });
+    expect(vols.find((e) => e.reference['source-name'] === `volume-${kept.id}`)).toEqual({
+      reference: { 'source-name': `volume-${kept.id}` }, size: 1, safe_to_manage: false, reason_not_safe: 'already managed', cinder_id: kept.id, extra_info: null,
+    });
+    expect(snaps.find((e) => e.reference['source-name'] === `snapshot-${snap.id}`)).toEqual({
+      reference: { 'source-name': `snapshot-${snap.id}` }, size: 1, safe_to_manage: true, source_reference: { 'source-name': `volume-${kept.id}` },
+      reason_not_safe: null, cinder_id: null, extra_info: null,
+    });
+    const summary = (await c.get(`/manageable_volumes?${q}`)).body['manageable-volumes'];
+    expect(Object.keys(summary[0]).sort()).toEqual(['reference', 'safe_to_manage', 'size']);
+    const names = (entries: any[]): string[] => entries.map((e) => e.reference['source-name']);
+    expect(names(summary)).toEqual([...names(summary)].sort().reverse());
+    const asc = names((await c.get(`/manageable_volumes?${q}&sort=reference:asc`)).body['manageable-volumes']);
+    expect(asc).toEqual([...asc].sort());
+    const second = (await c.get(`/manageable_volumes?${q}&sort=reference:asc&limit=1&marker=${asc[0]}`)).body['manageable-volumes'];
+    expect(names(second)).toEqual([asc[1]]);
+    expect(names((await c.get(`/manageable_volumes?${q}&sort=reference:asc&offset=1&limit=1`)).body['manageable-volumes'])).toEqual([asc[1]]);
+    const v2 = await c.raw('GET', `${bs.base}/v2/${c.caller.project}/os-volume-manage?${q}`);
+    expect(v2.status).toBe(200);
+    expect(names(v2.body['manageable-volumes'])).toContain(`volume-${gone.id}`);
+
+    expect((await c.get('/manageable_volumes')).status).toBe(400);
+    expect((await c.get('/manageable_volumes?host=nowhere@none')).status).toBe(404);
+    expect((await c.get(`/manageable_volumes?${q}&sort=name`)).status).toBe(400);
+    expect((await c.get(`/manageable_volumes?${q}&marker=volume-none`)).status).toBe(400);
+    expect((await c.at('3.7').get(`/manageable_volumes?${q}`)).status).toBe(404);
+    expect((await new Client(bs.base, memberOf(c.caller.project)).get(`/manageable_snapshots?${q}`)).status).toBe(403);
   });
 
   it('snapshots: unmanage keeps the file; manage adopts it with name, description, metadata, size and quota', async () => {

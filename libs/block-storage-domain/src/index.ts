@@ -13,6 +13,7 @@ export * from './views/links';
 export * from './views/volume.view';
 export * from './views/volume-type.view';
 export * from './views/snapshot.view';
+export * from './views/manageable.view';
 export * from './quotas/quota';
 export * from './quotas/quota-class';
 export * from './scheduler/capability-match';

@@ -2,7 +2,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { adminMigrations } from './admin';
 import { backupMigrations } from './backups';
 import { groupMigrations } from './groups';
-import { AddSnapshotManageSource1764800000000 } from './manage.migration';
+import { manageMigrations } from './manage.migration';
 import { qosMigrations } from './qos';
 
 /**
@@ -217,5 +217,5 @@ export const blockStorageMigrations = [
   ...groupMigrations,
   ...adminMigrations,
   ...qosMigrations,
-  AddSnapshotManageSource1764800000000,
+  ...manageMigrations,
 ];

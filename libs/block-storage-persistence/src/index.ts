@@ -4,6 +4,7 @@ export * from './block-storage.migration';
 export * from './volume.repository';
 export * from './volume-type.repository';
 export * from './quota.repository';
+export * from './manage.repository';
 export * from './backups';
 export * from './groups';
 export * from './admin';

@@ -15,6 +15,7 @@ import {
   volumeQuotaDeltas,
 } from '@osc/block-storage-domain';
 import {
+  BackendFileRepository,
   PoolRepository,
   QuotaRepository,
   ServiceRepository,
@@ -99,6 +100,7 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
   private readonly pools = new PoolRepository();
   private readonly types = new VolumeTypeRepository();
   private readonly services = new ServiceRepository();
+  private readonly files = new BackendFileRepository();
   private readonly serviceUuid = randomUUID();
   private worker: Worker | null = null;
   private timer: NodeJS.Timeout | null = null;
@@ -287,6 +289,7 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
         );
         // The stats report is this back end's heartbeat as a cinder-volume service (os-services, os-hosts).
         await this.services.heartbeat(this.db, { binary: 'cinder-volume', host: this.backend, availabilityZone: this.config.availabilityZone, now: this.clock.now() });
+        await this.reportFiles();
       } while (this.reportAgain);
     })().finally(() => {
       this.reporting = null;
@@ -596,6 +599,17 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
 
   // ---- manage / unmanage ----
 
+  /** The volume and snapshot files in the directory, for the manageable lists (with every stats report). */
+  private async reportFiles(): Promise<void> {
+    const found: { name: string; bytes: number }[] = [];
+    for (const name of await readdir(this.config.directory)) {
+      if (managedIdOf(name, 'volume') === null && managedIdOf(name, 'snapshot') === null) continue;
+      const st = await stat(path.join(this.config.directory, name)).catch(() => null);
+      if (st?.isFile()) found.push({ name, bytes: st.size });
+    }
+    await this.db.transaction((em) => this.files.replace(em, this.backend, found, this.clock.now()));
+  }
+
   /**
    * Checks that `source` names a `<kind>-<uuid>` file in this back end's directory that no live
    * volume (snapshot) owns, and returns its size in GiB (rounded up, at least 1) and its path. When
@@ -697,7 +711,9 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
     } catch (err) {
       this.log.warn(`managing ${data.source || '(no reference)'} as snapshot ${s.id} failed: ${String(err)}`);
       await this.failSnapshotManage(s, err instanceof Error ? err.message : String(err));
+      return;
     }
+    void this.reportStats().catch(() => undefined);
   }
 
   /** `creating` → `error` with the reason; the snapshot keeps the quota charged for it until it is deleted. */
@@ -714,6 +730,7 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
       const removed = await this.snapshots.softDelete(em, s.id, ['unmanaging'], this.clock.now());
       if (removed && removed.consumesQuota) await this.quotas.apply(em, removed.projectId, snapshotQuotaDeltas(removed.size, typeName, -1), 'in_use', false);
     });
+    void this.reportStats().catch(() => undefined);
   }
 }
 

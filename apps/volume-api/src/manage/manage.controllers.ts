@@ -1,11 +1,21 @@
-import { Body, Controller, HttpCode, Post } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Post } from '@nestjs/common';
 import { Api, routes, type ApiRequest } from '../http/api-request';
 import { ManageService } from './manage.service';
 
-/** `POST /manageable_volumes` (v3) and the legacy `POST /os-volume-manage` (v2 and v3): 202 with the volume. */
+/** `/manageable_volumes` (v3) and the legacy `/os-volume-manage` (v2, v3): POST manages (202), GET lists (3.8). */
 @Controller([...routes('manageable_volumes', { v2: false }), ...routes('os-volume-manage')])
 export class VolumeManageController {
   constructor(private readonly manage: ManageService) {}
+
+  @Get()
+  list(@Api() api: ApiRequest) {
+    return this.manage.listVolumes(api, false);
+  }
+
+  @Get('detail')
+  detail(@Api() api: ApiRequest) {
+    return this.manage.listVolumes(api, true);
+  }
 
   @Post()
   @HttpCode(202)
@@ -14,10 +24,20 @@ export class VolumeManageController {
   }
 }
 
-/** `POST /manageable_snapshots` (v3) and the legacy `POST /os-snapshot-manage` (v2 and v3): 202 with the snapshot. */
+/** `/manageable_snapshots` (v3) and the legacy `/os-snapshot-manage` (v2, v3): POST manages (202), GET lists (3.8). */
 @Controller([...routes('manageable_snapshots', { v2: false }), ...routes('os-snapshot-manage')])
 export class SnapshotManageController {
   constructor(private readonly manage: ManageService) {}
+
+  @Get()
+  list(@Api() api: ApiRequest) {
+    return this.manage.listSnapshots(api, false);
+  }
+
+  @Get('detail')
+  detail(@Api() api: ApiRequest) {
+    return this.manage.listSnapshots(api, true);
+  }
 
   @Post()
   @HttpCode(202)

@@ -2,7 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import {
+  formatMicroversion,
+  MANAGEABLE_SORT_KEYS,
+  manageableView,
   managedIdOf,
+  pageManageable,
+  parsePaging,
+  queryValue,
+  supports,
+  type ManageableEntry,
   manageRefFile,
   matchesRequirement,
   parseManageSnapshot,
@@ -22,8 +30,8 @@ import {
   type SnapshotManageJob,
   type VolumeManageJob,
 } from '@osc/contracts';
-import { InvalidInputError, InvalidStateError } from '@osc/errors';
-import { PoolRepository, QuotaRepository, SnapshotRepository, VolumeRepository, type StoredSnapshot, type StoredVolume } from '@osc/block-storage-persistence';
+import { InvalidInputError, InvalidStateError, NotFoundError } from '@osc/errors';
+import { BackendFileRepository, PoolRepository, QuotaRepository, SnapshotRepository, VolumeRepository, type StoredSnapshot, type StoredVolume } from '@osc/block-storage-persistence';
 import { OutboxWriter } from '@osc/messaging';
 import { CLOCK, DATA_SOURCE, OUTBOX_WRITER, type Clock } from '@osc/platform';
 import type { ApiRequest } from '../http/api-request';
@@ -51,6 +59,7 @@ export class ManageService {
   private readonly snapshots = new SnapshotRepository();
   private readonly quotas = new QuotaRepository();
   private readonly pools = new PoolRepository();
+  private readonly files = new BackendFileRepository();
 
   constructor(
     @Inject(DATA_SOURCE) private readonly db: DataSource,
@@ -75,6 +84,68 @@ export class ManageService {
     const pool = host === null ? undefined : host.includes('#') ? pools.find((p) => p.name === host) : pools.filter((p) => p.backend === host).sort((a, b) => (a.name < b.name ? -1 : 1))[0];
     if (!pool) throw new InvalidInputError(host !== null ? `Host '${host}' not found` : `Cluster '${cluster ?? ''}' not found`);
     return pool;
+  }
+
+  /**
+   * `GET /manageable_volumes[/detail]` (3.8; also v2 `/os-volume-manage`): the `volume-<uuid>`
+   * files of the back end named by `host` (as it last reported them), each safe to manage unless
+   * a live volume has its id.
+   */
+  async listVolumes(api: ApiRequest, detail: boolean): Promise<Record<string, unknown>> {
+    const { backend, paging } = await this.listQuery(api);
+    const files = (await this.files.list(this.db, backend, 'volume-')).filter((f) => managedIdOf(f.name, 'volume') === f.name.slice('volume-'.length));
+    const live = await this.files.liveVolumes(this.db, files.map((f) => f.name.slice('volume-'.length)));
+    const entries: ManageableEntry[] = files.map((f) => {
+      const id = f.name.slice('volume-'.length);
+      const managed = live.has(id);
+      return { reference: { 'source-name': f.name }, size: gib(f.bytes), safeToManage: !managed, reasonNotSafe: managed ? 'already managed' : null, cinderId: managed ? id : null };
+    });
+    return { 'manageable-volumes': pageManageable(entries, paging).map((e) => manageableView(e, detail)) };
+  }
+
+  /**
+   * `GET /manageable_snapshots[/detail]` (3.8; also v2 `/os-snapshot-manage`): the
+   * `snapshot-<uuid>` files of the back end, with the volume a (now unmanaged) snapshot was of.
+   */
+  async listSnapshots(api: ApiRequest, detail: boolean): Promise<Record<string, unknown>> {
+    const { backend, paging } = await this.listQuery(api);
+    const files = (await this.files.list(this.db, backend, 'snapshot-')).filter((f) => managedIdOf(f.name, 'snapshot') === f.name.slice('snapshot-'.length));
+    const rows = await this.files.snapshotsOf(this.db, files.map((f) => f.name.slice('snapshot-'.length)));
+    const entries: ManageableEntry[] = files.map((f) => {
+      const id = f.name.slice('snapshot-'.length);
+      const row = rows.get(id);
+      const managed = row?.live === true;
+      const sourceReference: Record<string, string> = row ? { 'source-name': `volume-${row.volumeId}` } : {};
+      return {
+        reference: { 'source-name': f.name },
+        size: gib(f.bytes),
+        safeToManage: !managed,
+        reasonNotSafe: managed ? 'already managed' : null,
+        cinderId: managed ? id : null,
+        sourceReference,
+      };
+    });
+    return { 'manageable-snapshots': pageManageable(entries, paging).map((e) => manageableView(e, detail)) };
+  }
+
+  /** The admin check, `host` (or `cluster`, 3.17) → the back end, and paging of a manageable list. */
+  private async listQuery(api: ApiRequest) {
+    if (api.links.apiPrefix === 'v3' && !supports(api.mv, 'manageable.lists')) {
+      throw new NotFoundError('version', formatMicroversion(api.mv), `API version ${formatMicroversion(api.mv)} is not supported on this method.`);
+    }
+    api.authorize('volume_extension:list_manageable');
+    const withCluster = supports(api.mv, 'manage.cluster');
+    const host = queryValue(api.query['host']) || null;
+    const cluster = withCluster ? queryValue(api.query['cluster']) || null : null;
+    if ((host === null) === (cluster === null)) {
+      throw new InvalidInputError(`Invalid input received: ${withCluster ? 'One and only one of cluster and host must be set.' : 'Host field is missing.'}`);
+    }
+    const paging = parsePaging(api.query, { maxLimit: this.config.maxLimit, sortKeys: MANAGEABLE_SORT_KEYS });
+    const backend = host?.split('#', 1)[0] ?? '';
+    if (host === null || !(await this.freshPools()).some((p) => p.backend === backend)) {
+      throw new NotFoundError('Service', host ?? cluster ?? '', `Service ${host ?? cluster ?? ''} could not be found.`);
+    }
+    return { backend, paging };
   }
 
   async manageVolume(api: ApiRequest, body: unknown): Promise<Record<string, unknown>> {
@@ -202,3 +273,7 @@ export class ManageService {
     return { snapshot: snapshotView(api.view, snapshot, false) };
   }
 }
+
+const GIB = 1024 ** 3;
+/** Size in GiB of a file of `bytes`, rounded up (at least 1), as the back end sizes a managed volume. */
+const gib = (bytes: number): number => Math.max(1, Math.ceil(bytes / GIB));
