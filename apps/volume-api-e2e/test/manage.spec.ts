@@ -122,6 +122,12 @@ describe.each(MODES)('manage and unmanage (%s)', (mode) => {
     expect(twice.status).toBe(400);
     expect(twice.body.badRequest.message).toContain('already managed');
     expect((await api.post('/os-volume-manage', { volume: { host: pool, ref: { 'source-name': 'volume-x' }, volume_type: 'no-such-type' } })).status).toBe(404);
+    // A disabled cinder-volume service manages nothing.
+    const backend = pool.split('#')[0];
+    expect((await api.put('/os-services/disable', { host: backend, binary: 'cinder-volume' })).status).toBe(200);
+    const disabled = await api.post('/os-volume-manage', { volume: { host: pool, ref: { 'source-name': 'volume-x' } } });
+    expect((await api.put('/os-services/enable', { host: backend, binary: 'cinder-volume' })).status).toBe(200);
+    expect([disabled.status, disabled.body.badRequest?.message]).toEqual([400, 'Service is unavailable at this time.']);
   });
 
   it('a reference the back end cannot adopt ends in error (error_managing) without quota and without touching files', async () => {

@@ -31,7 +31,7 @@ import {
   type VolumeManageJob,
 } from '@osc/contracts';
 import { InvalidInputError, InvalidStateError, NotFoundError } from '@osc/errors';
-import { BackendFileRepository, PoolRepository, QuotaRepository, SnapshotRepository, VolumeRepository, type StoredSnapshot, type StoredVolume } from '@osc/block-storage-persistence';
+import { BackendFileRepository, PoolRepository, ServiceRepository, QuotaRepository, SnapshotRepository, VolumeRepository, type StoredSnapshot, type StoredVolume } from '@osc/block-storage-persistence';
 import { OutboxWriter } from '@osc/messaging';
 import { CLOCK, DATA_SOURCE, OUTBOX_WRITER, type Clock } from '@osc/platform';
 import type { ApiRequest } from '../http/api-request';
@@ -60,6 +60,7 @@ export class ManageService {
   private readonly quotas = new QuotaRepository();
   private readonly pools = new PoolRepository();
   private readonly files = new BackendFileRepository();
+  private readonly services = new ServiceRepository();
 
   constructor(
     @Inject(DATA_SOURCE) private readonly db: DataSource,
@@ -83,7 +84,14 @@ export class ManageService {
     // Clusters are not used by this service: a named cluster never has a service.
     const pool = host === null ? undefined : host.includes('#') ? pools.find((p) => p.name === host) : pools.filter((p) => p.backend === host).sort((a, b) => (a.name < b.name ? -1 : 1))[0];
     if (!pool) throw new InvalidInputError(host !== null ? `Host '${host}' not found` : `Cluster '${cluster ?? ''}' not found`);
+    await this.assertEnabled(pool.backend);
     return pool;
+  }
+
+  /** Cinder refuses to manage on a cinder-volume service an operator disabled (400). */
+  private async assertEnabled(backend: string): Promise<void> {
+    const svc = (await this.services.list(this.db, { binary: 'cinder-volume' })).find((s) => s.host === backend);
+    if (svc?.disabled) throw new InvalidInputError('Service is unavailable at this time.');
   }
 
   /**
@@ -92,7 +100,7 @@ export class ManageService {
    * a live volume has its id.
    */
   async listVolumes(api: ApiRequest, detail: boolean): Promise<Record<string, unknown>> {
-    const { backend, paging } = await this.listQuery(api);
+    const { backend, paging } = await this.listQuery(api, 'volume_extension:list_manageable');
     const files = (await this.files.list(this.db, backend, 'volume-')).filter((f) => managedIdOf(f.name, 'volume') === f.name.slice('volume-'.length));
     const live = await this.files.liveVolumes(this.db, files.map((f) => f.name.slice('volume-'.length)));
     const entries: ManageableEntry[] = files.map((f) => {
@@ -108,7 +116,7 @@ export class ManageService {
    * `snapshot-<uuid>` files of the back end, with the volume a (now unmanaged) snapshot was of.
    */
   async listSnapshots(api: ApiRequest, detail: boolean): Promise<Record<string, unknown>> {
-    const { backend, paging } = await this.listQuery(api);
+    const { backend, paging } = await this.listQuery(api, 'snapshot_extension:list_manageable');
     const files = (await this.files.list(this.db, backend, 'snapshot-')).filter((f) => managedIdOf(f.name, 'snapshot') === f.name.slice('snapshot-'.length));
     const rows = await this.files.snapshotsOf(this.db, files.map((f) => f.name.slice('snapshot-'.length)));
     const entries: ManageableEntry[] = files.map((f) => {
@@ -129,11 +137,11 @@ export class ManageService {
   }
 
   /** The admin check, `host` (or `cluster`, 3.17) → the back end, and paging of a manageable list. */
-  private async listQuery(api: ApiRequest) {
+  private async listQuery(api: ApiRequest, rule: string) {
     if (api.links.apiPrefix === 'v3' && !supports(api.mv, 'manageable.lists')) {
       throw new NotFoundError('version', formatMicroversion(api.mv), `API version ${formatMicroversion(api.mv)} is not supported on this method.`);
     }
-    api.authorize('volume_extension:list_manageable');
+    api.authorize(rule);
     const withCluster = supports(api.mv, 'manage.cluster');
     const host = queryValue(api.query['host']) || null;
     const cluster = withCluster ? queryValue(api.query['cluster']) || null : null;
@@ -234,6 +242,7 @@ export class ManageService {
     // Cinder: the volume's service must be up; the snapshot is created as a forced one.
     const pools = await this.freshPools();
     if (v.host === null || !pools.some((p) => p.backend === backendOf(v.host ?? ''))) throw new InvalidInputError('Service is unavailable at this time.');
+    await this.assertEnabled(backendOf(v.host));
     if (v.status === 'maintenance') throw new InvalidStateError('Invalid volume: The volume cannot be updated during maintenance.');
     if (v.migrationStatus !== null && !['none', 'error', 'success'].includes(v.migrationStatus)) {
       throw new InvalidStateError('Invalid volume: Snapshot cannot be created while volume is migrating.');
