@@ -9,5 +9,7 @@ for (const group of ['apps', 'libs']) {
     if (fs.existsSync(path.join(dir, name, 'jest.config.js'))) projects.push(`<rootDir>/${group}/${name}`);
   }
 }
+// Static checks of docker/ and k8s/ against the apps' configuration (tools/deploy/deploy.spec.ts).
+projects.push('<rootDir>/tools/deploy');
 // testTimeout is a global setting (ignored inside projects): integration tests start servers.
 module.exports = { projects, testTimeout: 30_000 };
