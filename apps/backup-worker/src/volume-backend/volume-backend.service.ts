@@ -106,6 +106,7 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
   private timer: NodeJS.Timeout | null = null;
   private reporting: Promise<void> | null = null;
   private reportAgain = false;
+  private filesReport: Promise<void> = Promise.resolve();
 
   constructor(
     @Inject(DATA_SOURCE) private readonly db: DataSource,
@@ -137,7 +138,11 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
   async onApplicationBootstrap(): Promise<void> {
     await ensureDir(this.config.directory);
     await this.reportStats();
-    this.timer = setInterval(() => void this.reportStats().catch((e: unknown) => this.log.warn(`stats report failed: ${String(e)}`)), this.config.statsIntervalSeconds * 1000);
+    await this.reportFiles();
+    this.timer = setInterval(() => {
+      void this.reportStats().catch((e: unknown) => this.log.warn(`stats report failed: ${String(e)}`));
+      void this.reportFiles().catch((e: unknown) => this.log.warn(`file report failed: ${String(e)}`));
+    }, this.config.statsIntervalSeconds * 1000);
     this.timer.unref();
     this.worker = await this.jobs.process(backendJobQueue(this.backend), (job) => this.handle(job), { concurrency: this.config.concurrency });
     await this.recover();
@@ -244,6 +249,7 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
     if (this.timer) clearInterval(this.timer);
     await this.worker?.close();
     await this.reporting?.catch(() => undefined);
+    await this.filesReport.catch(() => undefined);
   }
 
   /** Reports pool stats now (and on every change), coalescing concurrent requests. */
@@ -289,7 +295,6 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
         );
         // The stats report is this back end's heartbeat as a cinder-volume service (os-services, os-hosts).
         await this.services.heartbeat(this.db, { binary: 'cinder-volume', host: this.backend, availabilityZone: this.config.availabilityZone, now: this.clock.now() });
-        await this.reportFiles();
       } while (this.reportAgain);
     })().finally(() => {
       this.reporting = null;
@@ -599,8 +604,18 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
 
   // ---- manage / unmanage ----
 
-  /** The volume and snapshot files in the directory, for the manageable lists (with every stats report). */
-  private async reportFiles(): Promise<void> {
+  /**
+   * Records the volume and snapshot files in the directory for the manageable lists: at start, with
+   * the periodic stats report and after each manage or unmanage (not after every create or delete,
+   * whose files are listed as managed anyway). Reports run one after another.
+   */
+  private reportFiles(): Promise<void> {
+    const next = this.filesReport.catch(() => undefined).then(() => this.writeFilesReport());
+    this.filesReport = next;
+    return next;
+  }
+
+  private async writeFilesReport(): Promise<void> {
     const found: { name: string; bytes: number }[] = [];
     for (const name of await readdir(this.config.directory)) {
       if (managedIdOf(name, 'volume') === null && managedIdOf(name, 'snapshot') === null) continue;
@@ -663,6 +678,7 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
       return;
     }
     void this.reportStats().catch(() => undefined);
+    void this.reportFiles().catch(() => undefined);
   }
 
   /** `managing` → `error_managing` with the reason; the volume gives back its count and consumes no quota (Cinder). */
@@ -684,6 +700,7 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
       if (removed && removed.consumesQuota) await this.quotas.apply(em, removed.projectId, volumeQuotaDeltas(removed.size, v.volumeTypeName, -1), 'in_use', false);
     });
     void this.reportStats().catch(() => undefined);
+    void this.reportFiles().catch(() => undefined);
   }
 
   /**
@@ -714,6 +731,7 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
       return;
     }
     void this.reportStats().catch(() => undefined);
+    void this.reportFiles().catch(() => undefined);
   }
 
   /** `creating` → `error` with the reason; the snapshot keeps the quota charged for it until it is deleted. */
@@ -731,6 +749,7 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
       if (removed && removed.consumesQuota) await this.quotas.apply(em, removed.projectId, snapshotQuotaDeltas(removed.size, typeName, -1), 'in_use', false);
     });
     void this.reportStats().catch(() => undefined);
+    void this.reportFiles().catch(() => undefined);
   }
 }
 
