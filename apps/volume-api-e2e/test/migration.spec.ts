@@ -196,4 +196,15 @@ describe.each(MODES)('multiple back ends and volume migration (%s)', (mode) => {
       bad(`Invalid volume: Volume ${v.id} is part of an active migration and cannot be extended.`),
     );
   });
+  it('moves nothing to a back end whose service an operator disabled', async () => {
+    const v = await volume(api, { volume_type: typeOn['alpha']?.name });
+    expect((await api.put('/os-services/disable', { host: `${host}@beta`, binary: 'cinder-volume' })).status).toBe(200);
+    try {
+      expect((await api.post(`/volumes/${v.id}/action`, { 'os-migrate_volume': { host: `${host}@beta` } })).body).toEqual(bad(`Invalid host: No available service named ${host}@beta`));
+      expect((await api.post(`/volumes/${v.id}/action`, { 'os-retype': { new_type: typeOn['beta']?.name, migration_policy: 'on-demand' } })).status).toBe(202);
+      expect((await api.get(`/volumes/${v.id}`)).body.volume).toMatchObject({ volume_type: typeOn['alpha']?.name, status: 'available', migration_status: null });
+    } finally {
+      expect((await api.put('/os-services/enable', { host: `${host}@beta`, binary: 'cinder-volume' })).status).toBe(200);
+    }
+  });
 });

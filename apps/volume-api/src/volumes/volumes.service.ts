@@ -62,6 +62,7 @@ import { ConflictError, InvalidInputError, InvalidStateError, NotFoundError } fr
 import {
   PoolRepository,
   QuotaRepository,
+  ServiceRepository,
   SnapshotRepository,
   VolumeRepository,
   VolumeTypeRepository,
@@ -110,6 +111,7 @@ export class VolumesService {
   private readonly quotas = new QuotaRepository();
   private readonly pools = new PoolRepository();
   private readonly typeRows = new VolumeTypeRepository();
+  private readonly services = new ServiceRepository();
 
   constructor(
     @Inject(DATA_SOURCE) private readonly db: DataSource,
@@ -572,7 +574,9 @@ export class VolumesService {
       // Cinder's scheduler finds no valid host (policy never, or no other pool fits the type), puts
       // the volume back in its previous status and records no user message: the type simply stays.
       if (migrationPolicy !== 'on-demand' || !sameEncryption) return;
-      const placed = placeVolume(pools, { size: v.size, availabilityZone: v.availabilityZone, extraSpecs: type.extraSpecs, excludedPools: v.host === null ? [] : [v.host] });
+      const disabled = await this.disabledBackends();
+      const candidates = pools.filter((p) => !disabled.has(p.backend));
+      const placed = placeVolume(candidates, { size: v.size, availabilityZone: v.availabilityZone, extraSpecs: type.extraSpecs, excludedPools: v.host === null ? [] : [v.host] });
       if (placed.kind !== 'placed') return;
       if ((await this.volumes.snapshotsOf(this.db, v.id)).length > 0) throw new InvalidStateError(`Invalid volume: Volume ${v.id} must not have snapshots to be retyped with a migration.`);
       const deltas = [...volumeQuotaDeltas(v.size, v.volumeTypeName, -1), ...volumeQuotaDeltas(v.size, type.name)].filter((d) => d.resource.includes('_') && d.delta > 0);
@@ -606,7 +610,9 @@ export class VolumesService {
     if ((await this.volumes.snapshotsOf(this.db, v.id)).length > 0) throw new InvalidStateError(`Invalid volume: Volume ${v.id} must not have snapshots.`);
     if (v.groupId !== null || v.consistencygroupId !== null) throw new InvalidStateError(`Invalid volume: Volume ${v.id} must not be part of a group.`);
     // Clusters are not used by this service: a named cluster never has a service.
-    const target = host === null ? undefined : (await this.freshPools()).find((p) => p.name === host || p.backend === host);
+    // Cinder looks among the enabled cinder-volume services that are up.
+    const disabled = await this.disabledBackends();
+    const target = host === null ? undefined : (await this.freshPools()).find((p) => (p.name === host || p.backend === host) && !disabled.has(p.backend));
     if (!target) throw new InvalidInputError(`Invalid host: No available service named ${host ?? cluster ?? ''}`);
     if (v.host !== null && target.backend === backendOf(v.host)) throw new InvalidInputError('Invalid host: Destination host must be different than the current host.');
     const refused = new InvalidStateError(`Invalid volume: Volume ${v.id} status must be available or in-use and it must not be part of an active migration.`);
@@ -650,6 +656,11 @@ export class VolumesService {
         partitionKey: v.id,
       });
     });
+  }
+
+  /** Back ends whose cinder-volume service an operator disabled (os-services): no volume moves there. */
+  private async disabledBackends(): Promise<Set<string>> {
+    return new Set((await this.services.list(this.db, { binary: 'cinder-volume' })).filter((svc) => svc.disabled).map((svc) => svc.host));
   }
 
   private async freshPools() {
