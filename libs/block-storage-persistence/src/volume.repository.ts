@@ -340,6 +340,12 @@ export class VolumeRepository {
     return new Map(rows.map((r) => [String(r['id']), { host: r['host'] ?? null, deleted: r['deleted'] === true, migrationStatus: r['migration_status'] ?? null }]));
   }
 
+  /** Sets (or, with null, removes) one admin-metadata key in place, leaving the other keys as they are now. */
+  async setAdminMetadataKey(db: Queryable, id: string, key: string, value: string | null): Promise<void> {
+    if (value === null) await db.query(`UPDATE "volumes" SET admin_metadata = admin_metadata - $2::text WHERE id = $1`, [id, key]);
+    else await db.query(`UPDATE "volumes" SET admin_metadata = admin_metadata || jsonb_build_object($2::text, $3::text) WHERE id = $1`, [id, key, value]);
+  }
+
   /** Live volumes with a migration under way whose job (admin metadata) moves them to `backend`. */
   async listMigratingTo(db: Queryable, backend: string, metadataKey: string): Promise<StoredVolume[]> {
     const rows = rowsOf<Row>(

@@ -531,17 +531,18 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
       this.log.warn(`migrating volume ${v.id} from ${job.source} to ${job.destination} failed: ${String(err)}`);
       // Refused or failed alike: the volume goes back to where it was (a retry would find it no
       // longer migrating); only a failure to record that makes the job run again.
-      await this.failMigration(v.id, job, v.adminMetadata);
+      await this.failMigration(v.id, job);
       return;
     }
     const type = job.newTypeId === null ? null : await this.types.findAny(this.db, job.newTypeId);
     const done = await this.db.transaction(async (em) => {
-      const set: Record<string, unknown> = { host: job.destination, migration_status: 'success', admin_metadata: withoutMigrationJob(v.adminMetadata) };
+      const set: Record<string, unknown> = { host: job.destination, migration_status: 'success' };
       if (type) {
         set['volume_type_id'] = type.id;
         set['multiattach'] = matchesRequirement(type.extraSpecs['multiattach'] ?? undefined, '<is> True');
       }
       if (!(await this.volumes.compareAndSetMigration(em, v.id, [job.holdStatus], ['migrating'], job.previousStatus, this.clock.now(), set))) return false;
+      await this.volumes.setAdminMetadataKey(em, v.id, MIGRATION_JOB_METADATA_KEY, null);
       if (type && job.reservationId !== null) {
         await this.quotas.settleReservation(em, job.reservationId, true);
         const old = volumeQuotaDeltas(v.size, v.volumeTypeName, -1).filter((d) => d.resource.includes('_'));
@@ -558,13 +559,12 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
     void this.reportStats().catch(() => undefined);
   }
 
-  private async failMigration(volumeId: string, job: VolumeMigrateJob, adminMetadata: Readonly<Record<string, string>>): Promise<void> {
+  private async failMigration(volumeId: string, job: VolumeMigrateJob): Promise<void> {
     await this.db.transaction(async (em) => {
-      const undone = await this.volumes.compareAndSetMigration(em, volumeId, [job.holdStatus], ['starting', 'migrating'], job.previousStatus, this.clock.now(), {
-        migration_status: 'error',
-        admin_metadata: withoutMigrationJob(adminMetadata),
-      });
-      if (undone && job.reservationId !== null) await this.quotas.settleReservation(em, job.reservationId, false);
+      const undone = await this.volumes.compareAndSetMigration(em, volumeId, [job.holdStatus], ['starting', 'migrating'], job.previousStatus, this.clock.now(), { migration_status: 'error' });
+      if (!undone) return;
+      await this.volumes.setAdminMetadataKey(em, volumeId, MIGRATION_JOB_METADATA_KEY, null);
+      if (job.reservationId !== null) await this.quotas.settleReservation(em, job.reservationId, false);
     });
   }
 
@@ -669,7 +669,7 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
         if (!(await this.volumes.compareAndSetStatus(em, v.id, ['managing'], 'available', now, { size, service_uuid: this.serviceUuid }))) {
           throw new ManageRefused('the volume is no longer managing');
         }
-        await this.volumes.update(em, v.id, { admin_metadata: withoutKey(v.adminMetadata, MANAGE_SOURCE_METADATA_KEY) }, now);
+        await this.volumes.setAdminMetadataKey(em, v.id, MANAGE_SOURCE_METADATA_KEY, null);
         if (from !== null) await rename(from, target);
       });
     } catch (err) {
@@ -686,7 +686,7 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
     await this.db.transaction(async (em) => {
       const now = this.clock.now();
       if (!(await this.volumes.compareAndSetStatus(em, v.id, ['managing'], 'error_managing', now, { error_reason: reason.slice(0, 1000), use_quota: false }))) return;
-      await this.volumes.update(em, v.id, { admin_metadata: withoutKey(v.adminMetadata, MANAGE_SOURCE_METADATA_KEY) }, now);
+      await this.volumes.setAdminMetadataKey(em, v.id, MANAGE_SOURCE_METADATA_KEY, null);
       if (v.consumesQuota) await this.quotas.apply(em, v.projectId, volumeQuotaDeltas(v.size, v.volumeTypeName, -1), 'in_use', false);
     });
   }
@@ -753,11 +753,6 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
   }
 }
 
-function withoutKey(metadata: Readonly<Record<string, string>>, key: string): Record<string, string> {
-  const { [key]: _dropped, ...rest } = metadata;
-  return rest;
-}
-
 function migrationJobOf(adminMetadata: Readonly<Record<string, string>>): VolumeMigrateJob | null {
   const text = adminMetadata[MIGRATION_JOB_METADATA_KEY];
   if (text === undefined) return null;
@@ -766,9 +761,4 @@ function migrationJobOf(adminMetadata: Readonly<Record<string, string>>): Volume
   } catch {
     return null;
   }
-}
-
-function withoutMigrationJob(adminMetadata: Readonly<Record<string, string>>): Record<string, string> {
-  const { [MIGRATION_JOB_METADATA_KEY]: _job, ...rest } = adminMetadata;
-  return rest;
 }

@@ -644,11 +644,9 @@ export class VolumesService {
     };
     await this.db.transaction(async (em) => {
       if (reservationId !== null) await this.quotas.reserve(em, { id: reservationId, projectId: v.projectId, volumeId: v.id, operation: 'migrate', newSize: null, deltas: opts.deltas, now });
-      const started = await this.volumes.compareAndSetMigration(em, v.id, [v.status], ['none', 'error', 'success', 'deleting', null], opts.holdStatus, now, {
-        migration_status: 'starting',
-        admin_metadata: { ...v.adminMetadata, [MIGRATION_JOB_METADATA_KEY]: JSON.stringify(job) },
-      });
+      const started = await this.volumes.compareAndSetMigration(em, v.id, [v.status], ['none', 'error', 'success', 'deleting', null], opts.holdStatus, now, { migration_status: 'starting' });
       if (!started) throw refused;
+      await this.volumes.setAdminMetadataKey(em, v.id, MIGRATION_JOB_METADATA_KEY, JSON.stringify(job));
       await this.outbox.add(em, {
         destination: 'jobs',
         queue: backendJobQueue(backendOf(destination)),
