@@ -1,23 +1,8 @@
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { MODES, newProject, startBlockStorage, type BlockStorage } from './harness';
-
-const PYTHON = '/usr/bin/python3';
-const hasClient =
-  existsSync(PYTHON) && spawnSync(PYTHON, ['-c', 'import cinderclient'], { stdio: 'ignore' }).status === 0;
-
-const run = (cmd: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> =>
-  new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { env: { ...process.env, OS_AUTH_TYPE: '', OS_AUTH_URL: '' } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += String(d)));
-    child.stderr.on('data', (d) => (stderr += String(d)));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+import { hasCinderClient, runPythonScript } from './python-client';
 
 /** The real python-cinderclient's backups and restores managers in no-auth mode. */
 describe.each(MODES.slice(0, 1))('python-cinderclient backups (%s)', (mode) => {
@@ -34,12 +19,8 @@ describe.each(MODES.slice(0, 1))('python-cinderclient backups (%s)', (mode) => {
   });
 
   it('creates, shows, lists, restores and deletes backups', async () => {
-    expect(hasClient).toBe(true);
-    const res = await run(PYTHON, [
-      path.join(__dirname, 'python', 'cinderclient_backups.py'),
-      `${bs.base}/v3`,
-      newProject(),
-    ]);
+    expect(hasCinderClient).toBe(true);
+    const res = await runPythonScript('cinderclient_backups.py', [`${bs.base}/v3`, newProject()]);
     expect(res.stderr).toBe('');
     expect(res.code).toBe(0);
     expect(JSON.parse(res.stdout)).toEqual({

@@ -1,22 +1,5 @@
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { MODES, newProject, startBlockStorage, type BlockStorage } from './harness';
-
-const PYTHON = '/usr/bin/python3';
-const hasClient = existsSync(PYTHON) && spawnSync(PYTHON, ['-c', 'import cinderclient'], { stdio: 'ignore' }).status === 0;
-// The real client must be installed (.ci/run installs it): a missing client fails, never skips.
-
-const run = (cmd: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> =>
-  new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { env: { ...process.env, OS_AUTH_TYPE: '', OS_AUTH_URL: '' } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += String(d)));
-    child.stderr.on('data', (d) => (stderr += String(d)));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+import { hasCinderClient, runPythonScript } from './python-client';
 
 /** The real python-cinderclient in no-auth mode against the running service. */
 describe.each(MODES.slice(0, 1))('python-cinderclient compatibility (%s)', (mode) => {
@@ -30,9 +13,9 @@ describe.each(MODES.slice(0, 1))('python-cinderclient compatibility (%s)', (mode
   });
 
   it('lists and creates types with extra specs, creates, lists, extends and deletes volumes', async () => {
-    expect(hasClient).toBe(true);
+    expect(hasCinderClient).toBe(true);
     const project = newProject();
-    const res = await run(PYTHON, [path.join(__dirname, 'python', 'cinderclient_check.py'), `${bs.base}/v3`, project]);
+    const res = await runPythonScript('cinderclient_check.py', [`${bs.base}/v3`, project]);
     expect(res.stderr).toBe('');
     expect(res.code).toBe(0);
     expect(JSON.parse(res.stdout)).toEqual({

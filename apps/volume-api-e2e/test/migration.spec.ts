@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { admin, Client, memberOf, MODES, newProject, startBlockStorage, type BlockStorage } from './harness';
+import { hasCinderClient, runPythonScript } from './python-client';
 
 const bad = (message: string) => ({ badRequest: { code: 400, message } });
 
@@ -207,4 +208,26 @@ describe.each(MODES)('multiple back ends and volume migration (%s)', (mode) => {
       expect((await api.put('/os-services/enable', { host: `${host}@beta`, binary: 'cinder-volume' })).status).toBe(200);
     }
   });
+});
+
+/** The real python-cinderclient (no-auth) migrating and retyping between two back ends. */
+describe.each(MODES.slice(0, 1))('python-cinderclient migrate_volume and retype on-demand (%s)', (mode) => {
+  let bs: BlockStorage;
+  const host = `py-${randomBytes(3).toString('hex')}`;
+
+  beforeAll(async () => {
+    bs = await startBlockStorage(mode, { AUTH_MODE: 'noauth', VOLUME_BACKENDS: 'alpha,beta', VOLUME_BACKEND_HOST: host });
+  }, 120000);
+  afterAll(async () => {
+    await bs?.close();
+  });
+
+  it('moves a volume with cinder migrate (3.0 and 3.71) and back with cinder retype --migration-policy on-demand', async () => {
+    expect(hasCinderClient).toBe(true);
+    const res = await runPythonScript('cinderclient_migrate.py', [`${bs.base}/v3`, newProject(), host]);
+    expect(res.stderr).toBe('');
+    expect(res.code).toBe(0);
+    const each = { migrated: [true, 'success', 'available'], retyped: [true, 'success'] };
+    expect(JSON.parse(res.stdout)).toEqual({ '3.0': each, '3.71': each });
+  }, 120000);
 });
