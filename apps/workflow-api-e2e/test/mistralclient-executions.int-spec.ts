@@ -1,23 +1,9 @@
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { hasPythonModule, runClient, SYSTEM_PYTHON } from '@osc/testing';
 import { e2eModes } from './support/api-server';
 import { type EngineStack, startEngineStack } from './support/engine-stack';
 
-const PYTHON = '/usr/bin/python3';
-const hasClient = existsSync(PYTHON) && spawnSync(PYTHON, ['-c', 'import mistralclient'], { stdio: 'ignore' }).status === 0;
-// The real client must be installed (.ci/run installs it): a missing client fails, never skips.
-
-const run = (args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> =>
-  new Promise((resolve, reject) => {
-    const child = spawn(PYTHON, args, { env: { ...process.env, OS_AUTH_TYPE: '', OS_AUTH_URL: '' } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += String(d)));
-    child.stderr.on('data', (d) => (stderr += String(d)));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+const hasClient = hasPythonModule('mistralclient');
 
 /** The real python-mistralclient starts, waits for, lists, shows, reruns and deletes executions. */
 describe.each(e2eModes())('python-mistralclient executions and tasks (%s)', (mode) => {
@@ -33,7 +19,7 @@ describe.each(e2eModes())('python-mistralclient executions and tasks (%s)', (mod
     'runs the execution lifecycle through the Python API',
     async () => {
       expect(hasClient).toBe(true);
-      const res = await run([path.join(__dirname, 'python', 'mistralclient_executions.py'), `${stack.baseUrl}/v2`]);
+      const res = await runClient(SYSTEM_PYTHON, [path.join(__dirname, 'python', 'mistralclient_executions.py'), `${stack.baseUrl}/v2`]);
       expect(res.stderr).toBe('');
       expect(res.code).toBe(0);
       expect(JSON.parse(res.stdout)).toEqual({

@@ -3,3 +3,4 @@ export * from './http/recording-server';
 export * from './servers/describe-with-server';
 export * from './messaging/test-prefix';
 export { queueExists } from './messaging/leftovers';
+export * from './clients/openstack-clients';
