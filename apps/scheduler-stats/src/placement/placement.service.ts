@@ -71,7 +71,7 @@ export class PlacementService implements OnApplicationBootstrap, OnModuleDestroy
     const now = this.clock.now();
     const fresh = await this.pools.listFresh(this.db, new Date(now.getTime() - this.config.serviceDownSeconds * 1000));
     // A cinder-volume service an operator disabled (os-services) takes no new volumes.
-    const disabled = new Set((await this.services.list(this.db, { binary: 'cinder-volume' })).filter((svc) => svc.disabled).map((svc) => svc.host));
+    const disabled = await this.services.disabledHosts(this.db, 'cinder-volume');
     let pools: PoolState[] = fresh
       .filter((p) => !disabled.has(p.backend))
       .map((p) => ({ name: p.name, backend: p.backend, availabilityZone: p.availabilityZone, capabilities: p.capabilities }));

@@ -31,10 +31,11 @@ import {
   type VolumeManageJob,
 } from '@osc/contracts';
 import { InvalidInputError, InvalidStateError, NotFoundError } from '@osc/errors';
-import { BackendFileRepository, PoolRepository, ServiceRepository, QuotaRepository, SnapshotRepository, VolumeRepository, type StoredSnapshot, type StoredVolume } from '@osc/block-storage-persistence';
+import { BackendFileRepository, QuotaRepository, SnapshotRepository, VolumeRepository, type StoredSnapshot, type StoredVolume } from '@osc/block-storage-persistence';
 import { OutboxWriter } from '@osc/messaging';
 import { CLOCK, DATA_SOURCE, OUTBOX_WRITER, type Clock } from '@osc/platform';
 import type { ApiRequest } from '../http/api-request';
+import { PoolsService } from '../pools/pools.controller';
 import { VolumeTypesService } from '../types/volume-types.service';
 import { VOLUME_API_CONFIG, type VolumeApiConfig } from '../volume-api.tokens';
 import { backendOf, volumeNotFound } from '../volumes/volumes.service';
@@ -58,9 +59,7 @@ export class ManageService {
   private readonly volumes = new VolumeRepository();
   private readonly snapshots = new SnapshotRepository();
   private readonly quotas = new QuotaRepository();
-  private readonly pools = new PoolRepository();
   private readonly files = new BackendFileRepository();
-  private readonly services = new ServiceRepository();
 
   constructor(
     @Inject(DATA_SOURCE) private readonly db: DataSource,
@@ -68,19 +67,15 @@ export class ManageService {
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(VOLUME_API_CONFIG) private readonly config: VolumeApiConfig,
     private readonly types: VolumeTypesService,
+    private readonly livePools: PoolsService,
   ) {}
-
-  private async freshPools() {
-    const since = new Date(this.clock.now().getTime() - this.config.serviceDownSeconds * 1000);
-    return this.pools.listFresh(this.db, since);
-  }
 
   /**
    * The pool a manage targets: `host@backend#pool` names a pool, `host@backend` the back end's
    * (first) pool. A back end that is unknown or not reporting is Cinder's 400.
    */
   private async poolFor(host: string | null, cluster: string | null) {
-    const pools = await this.freshPools();
+    const pools = await this.livePools.fresh();
     // Clusters are not used by this service: a named cluster never has a service.
     const pool = host === null ? undefined : host.includes('#') ? pools.find((p) => p.name === host) : pools.filter((p) => p.backend === host).sort((a, b) => (a.name < b.name ? -1 : 1))[0];
     if (!pool) throw new InvalidInputError(host !== null ? `Host '${host}' not found` : `Cluster '${cluster ?? ''}' not found`);
@@ -90,8 +85,7 @@ export class ManageService {
 
   /** Cinder refuses to manage on a cinder-volume service an operator disabled (400). */
   private async assertEnabled(backend: string): Promise<void> {
-    const svc = (await this.services.list(this.db, { binary: 'cinder-volume' })).find((s) => s.host === backend);
-    if (svc?.disabled) throw new InvalidInputError('Service is unavailable at this time.');
+    if ((await this.livePools.disabledBackends()).has(backend)) throw new InvalidInputError('Service is unavailable at this time.');
   }
 
   /**
@@ -150,7 +144,7 @@ export class ManageService {
     }
     const paging = parsePaging(api.query, { maxLimit: this.config.maxLimit, sortKeys: MANAGEABLE_SORT_KEYS });
     const backend = host?.split('#', 1)[0] ?? '';
-    if (host === null || !(await this.freshPools()).some((p) => p.backend === backend)) {
+    if (host === null || !(await this.livePools.fresh()).some((p) => p.backend === backend)) {
       throw new NotFoundError('Service', host ?? cluster ?? '', `Service ${host ?? cluster ?? ''} could not be found.`);
     }
     return { backend, paging };
@@ -171,7 +165,7 @@ export class ManageService {
     }
     const pool = await this.poolFor(input.host, input.cluster);
     const zone = input.availabilityZone ?? pool.availabilityZone;
-    const zones = new Set([...(await this.freshPools()).map((p) => p.availabilityZone), this.config.defaultAvailabilityZone]);
+    const zones = await this.livePools.knownZones();
     if (!zones.has(zone)) throw new InvalidInputError(`Invalid input received: Availability zone '${zone.slice(0, 100)}' is invalid.`);
 
     const now = this.clock.now();
@@ -240,7 +234,7 @@ export class ManageService {
       throw new InvalidStateError('Invalid snapshot: Unable to manage existing snapshot. The snapshot is already managed');
     }
     // Cinder: the volume's service must be up; the snapshot is created as a forced one.
-    const pools = await this.freshPools();
+    const pools = await this.livePools.fresh();
     if (v.host === null || !pools.some((p) => p.backend === backendOf(v.host ?? ''))) throw new InvalidInputError('Service is unavailable at this time.');
     await this.assertEnabled(backendOf(v.host));
     if (v.status === 'maintenance') throw new InvalidStateError('Invalid volume: The volume cannot be updated during maintenance.');

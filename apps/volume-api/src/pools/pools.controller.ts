@@ -1,16 +1,20 @@
 import { Controller, Get, Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { admitFilters, capabilityText, isTrueish, poolsForType, queryValue, supports, type PoolState } from '@osc/block-storage-domain';
-import { PoolRepository } from '@osc/block-storage-persistence';
+import { PoolRepository, ServiceRepository, type StoredPool } from '@osc/block-storage-persistence';
 import { CLOCK, DATA_SOURCE, type Clock } from '@osc/platform';
 import { Api, routes, type ApiRequest } from '../http/api-request';
 import { VolumeTypesService } from '../types/volume-types.service';
 import { VOLUME_API_CONFIG, type VolumeApiConfig } from '../volume-api.tokens';
 
-/** Pools and zones as the back ends report them (BS-7.12.4, BS-7.1.2). */
+/**
+ * Pools and zones as the back ends report them (BS-7.12.4, BS-7.1.2); also the live view other
+ * services place and move volumes by.
+ */
 @Injectable()
 export class PoolsService {
   private readonly pools = new PoolRepository();
+  private readonly services = new ServiceRepository();
 
   constructor(
     @Inject(DATA_SOURCE) private readonly db: DataSource,
@@ -19,8 +23,21 @@ export class PoolsService {
     private readonly types: VolumeTypesService,
   ) {}
 
-  private fresh() {
+  /** Pools whose back end reported within the service-down interval (BS-10.1). */
+  fresh(): Promise<StoredPool[]> {
     return this.pools.listFresh(this.db, new Date(this.clock.now().getTime() - this.config.serviceDownSeconds * 1000));
+  }
+
+  /** Zones of the live pools plus the installation default (BS-7.7.6). */
+  async knownZones(): Promise<Set<string>> {
+    const zones = new Set((await this.fresh()).map((p) => p.availabilityZone));
+    zones.add(this.config.defaultAvailabilityZone);
+    return zones;
+  }
+
+  /** Back ends whose cinder-volume service an operator disabled: no volume is placed or moved there. */
+  disabledBackends(): Promise<Set<string>> {
+    return this.services.disabledHosts(this.db, 'cinder-volume');
   }
 
   async getPools(api: ApiRequest): Promise<Record<string, unknown>> {
@@ -46,8 +63,7 @@ export class PoolsService {
   }
 
   async zones(): Promise<Record<string, unknown>> {
-    const zones = new Set((await this.fresh()).map((p) => p.availabilityZone));
-    zones.add(this.config.defaultAvailabilityZone);
+    const zones = await this.knownZones();
     return { availabilityZoneInfo: [...zones].sort().map((zoneName) => ({ zoneName, zoneState: { available: true } })) };
   }
 }

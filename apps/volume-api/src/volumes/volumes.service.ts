@@ -60,9 +60,7 @@ import {
 } from '@osc/contracts';
 import { ConflictError, InvalidInputError, InvalidStateError, NotFoundError } from '@osc/errors';
 import {
-  PoolRepository,
   QuotaRepository,
-  ServiceRepository,
   SnapshotRepository,
   VolumeRepository,
   VolumeTypeRepository,
@@ -72,6 +70,7 @@ import { BackupRepository } from '@osc/block-storage-persistence';
 import { OutboxWriter } from '@osc/messaging';
 import { CLOCK, DATA_SOURCE, OUTBOX_WRITER, type Clock } from '@osc/platform';
 import { GroupsService } from '../groups/groups.service';
+import { PoolsService } from '../pools/pools.controller';
 import type { ApiRequest } from '../http/api-request';
 import { VolumeTypesService } from '../types/volume-types.service';
 import { VOLUME_API_CONFIG, type VolumeApiConfig } from '../volume-api.tokens';
@@ -109,9 +108,7 @@ export class VolumesService {
   private readonly volumes = new VolumeRepository();
   private readonly snapshots = new SnapshotRepository();
   private readonly quotas = new QuotaRepository();
-  private readonly pools = new PoolRepository();
   private readonly typeRows = new VolumeTypeRepository();
-  private readonly services = new ServiceRepository();
 
   constructor(
     @Inject(DATA_SOURCE) private readonly db: DataSource,
@@ -120,6 +117,7 @@ export class VolumesService {
     @Inject(VOLUME_API_CONFIG) private readonly config: VolumeApiConfig,
     private readonly types: VolumeTypesService,
     private readonly groups: GroupsService,
+    private readonly livePools: PoolsService,
   ) {}
 
   private scope(api: ApiRequest): string | null {
@@ -130,13 +128,6 @@ export class VolumesService {
     const v = await this.volumes.findById(this.db, id, this.scope(api));
     if (!v) throw volumeNotFound(id);
     return v;
-  }
-
-  private async knownZones(): Promise<Set<string>> {
-    const since = new Date(this.clock.now().getTime() - this.config.serviceDownSeconds * 1000);
-    const zones = new Set((await this.pools.listFresh(this.db, since)).map((p) => p.availabilityZone));
-    zones.add(this.config.defaultAvailabilityZone);
-    return zones;
   }
 
   async create(api: ApiRequest, body: unknown, member?: { groupId: string; consistencygroup: boolean }): Promise<Record<string, unknown>> {
@@ -198,7 +189,7 @@ export class VolumesService {
       .map((z) => z.trim())
       .filter((z) => z.length > 0);
     const zone = input.availabilityZone ?? sourceZone ?? (typeZones.length > 0 && !typeZones.includes(this.config.defaultAvailabilityZone) ? (typeZones[0] ?? this.config.defaultAvailabilityZone) : this.config.defaultAvailabilityZone);
-    const known = await this.knownZones();
+    const known = await this.livePools.knownZones();
     if (!known.has(zone) || (typeZones.length > 0 && !typeZones.includes(zone))) {
       throw new InvalidInputError(`Invalid input received: Availability zone '${zone.slice(0, 100)}' is invalid.`);
     }
@@ -567,14 +558,14 @@ export class VolumesService {
     );
     if (!VOLUME_RETYPE_SOURCES.includes(v.status) || isMigrating(v.migrationStatus) || v.groupId !== null || v.consistencygroupId !== null || v.volumeTypeId === type.id) throw refused;
     const sameEncryption = (encryption !== null) === v.encrypted;
-    const pools = await this.freshPools();
+    const pools = await this.livePools.fresh();
     const pool = pools.find((p) => p.name === v.host);
     const fitsInPlace = sameEncryption && pool !== undefined && poolsForType([pool], type.extraSpecs).length > 0;
     if (!fitsInPlace) {
       // Cinder's scheduler finds no valid host (policy never, or no other pool fits the type), puts
       // the volume back in its previous status and records no user message: the type simply stays.
       if (migrationPolicy !== 'on-demand' || !sameEncryption) return;
-      const disabled = await this.disabledBackends();
+      const disabled = await this.livePools.disabledBackends();
       const candidates = pools.filter((p) => !disabled.has(p.backend));
       const placed = placeVolume(candidates, { size: v.size, availabilityZone: v.availabilityZone, extraSpecs: type.extraSpecs, excludedPools: v.host === null ? [] : [v.host] });
       if (placed.kind !== 'placed') return;
@@ -611,8 +602,8 @@ export class VolumesService {
     if (v.groupId !== null || v.consistencygroupId !== null) throw new InvalidStateError(`Invalid volume: Volume ${v.id} must not be part of a group.`);
     // Clusters are not used by this service: a named cluster never has a service.
     // Cinder looks among the enabled cinder-volume services that are up.
-    const disabled = await this.disabledBackends();
-    const target = host === null ? undefined : (await this.freshPools()).find((p) => (p.name === host || p.backend === host) && !disabled.has(p.backend));
+    const disabled = await this.livePools.disabledBackends();
+    const target = host === null ? undefined : (await this.livePools.fresh()).find((p) => (p.name === host || p.backend === host) && !disabled.has(p.backend));
     if (!target) throw new InvalidInputError(`Invalid host: No available service named ${host ?? cluster ?? ''}`);
     if (v.host !== null && target.backend === backendOf(v.host)) throw new InvalidInputError('Invalid host: Destination host must be different than the current host.');
     const refused = new InvalidStateError(`Invalid volume: Volume ${v.id} status must be available or in-use and it must not be part of an active migration.`);
@@ -656,15 +647,6 @@ export class VolumesService {
     });
   }
 
-  /** Back ends whose cinder-volume service an operator disabled (os-services): no volume moves there. */
-  private async disabledBackends(): Promise<Set<string>> {
-    return new Set((await this.services.list(this.db, { binary: 'cinder-volume' })).filter((svc) => svc.disabled).map((svc) => svc.host));
-  }
-
-  private async freshPools() {
-    const since = new Date(this.clock.now().getTime() - this.config.serviceDownSeconds * 1000);
-    return (await this.pools.listFresh(this.db, since)).map((p) => ({ name: p.name, backend: p.backend, availabilityZone: p.availabilityZone, capabilities: p.capabilities }));
-  }
 
   /**
    * BS-8.1.10 (3.40): the snapshot must be the volume's latest and of the volume's size (400);

@@ -49,6 +49,11 @@ export class ServiceRepository {
   }
 
   /** Rows ordered by binary, host; `host` matches the host part too (`vm` finds `vm@file`), as Cinder's filter does. */
+  /** Hosts of the `binary` services an operator disabled (os-services): they take no new work. */
+  async disabledHosts(db: Queryable, binary: string): Promise<Set<string>> {
+    return new Set((await this.list(db, { binary })).filter((svc) => svc.disabled).map((svc) => svc.host));
+  }
+
   async list(db: Queryable, filter: { host?: string; binary?: string } = {}): Promise<StoredService[]> {
     const where: string[] = [];
     const values: unknown[] = [];
