@@ -94,6 +94,14 @@ const VOLUME_COLUMNS_SQL = [
   .map((c) => `v."${c}"`)
   .join(', ');
 
+/** `"col" = $n` assignments of a volume update; the JSON columns are sent as text and cast. */
+function volumeSets(p: Params, set: Readonly<Record<string, unknown>>): string[] {
+  return Object.entries(set).map(([col, value]) => {
+    const jsonCol = col === 'metadata' || col === 'admin_metadata';
+    return `"${col}" = ${p.add(jsonCol ? JSON.stringify(value) : value)}${jsonCol ? '::jsonb' : ''}`;
+  });
+}
+
 const VOLUME_SELECT = `SELECT ${VOLUME_COLUMNS_SQL}, ${wireTime('v.created_at')} AS created_at, ${wireTime('v.updated_at')} AS updated_at, t.name AS type_name
   FROM "volumes" v LEFT JOIN "volume_types" t ON t.id = v.volume_type_id`;
 
@@ -287,8 +295,7 @@ export class VolumeRepository {
     set: Readonly<Record<string, unknown>> = {},
   ): Promise<boolean> {
     const p = new Params();
-    const sets = [`"status" = ${p.add(to)}`, `"updated_at" = ${p.add(now)}`];
-    for (const [col, value] of Object.entries(set)) sets.push(`"${col}" = ${p.add(value)}`);
+    const sets = [`"status" = ${p.add(to)}`, `"updated_at" = ${p.add(now)}`, ...volumeSets(p, set)];
     const r = await db.query(
       `UPDATE "volumes" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false AND status = ANY(${p.add([...allowed])}::varchar[])`,
       p.values,
@@ -310,11 +317,7 @@ export class VolumeRepository {
     set: Readonly<Record<string, unknown>> = {},
   ): Promise<boolean> {
     const p = new Params();
-    const sets = [`"status" = ${p.add(to)}`, `"updated_at" = ${p.add(now)}`];
-    for (const [col, value] of Object.entries(set)) {
-      const jsonCol = col === 'metadata' || col === 'admin_metadata';
-      sets.push(`"${col}" = ${p.add(jsonCol ? JSON.stringify(value) : value)}${jsonCol ? '::jsonb' : ''}`);
-    }
+    const sets = [`"status" = ${p.add(to)}`, `"updated_at" = ${p.add(now)}`, ...volumeSets(p, set)];
     const named = migrations.filter((m): m is string => m !== null);
     const orNull = migrations.includes(null) ? ' OR migration_status IS NULL' : '';
     const r = await db.query(
@@ -359,11 +362,7 @@ export class VolumeRepository {
 
   async update(db: Queryable, id: string, set: Readonly<Record<string, unknown>>, now: Date): Promise<boolean> {
     const p = new Params();
-    const sets = [`"updated_at" = ${p.add(now)}`];
-    for (const [col, value] of Object.entries(set)) {
-      const jsonCol = col === 'metadata' || col === 'admin_metadata';
-      sets.push(`"${col}" = ${p.add(jsonCol ? JSON.stringify(value) : value)}${jsonCol ? '::jsonb' : ''}`);
-    }
+    const sets = [`"updated_at" = ${p.add(now)}`, ...volumeSets(p, set)];
     const r = await db.query(`UPDATE "volumes" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false`, p.values);
     return affectedOf(r) > 0;
   }

@@ -24,6 +24,7 @@ import {
   VolumeTypeRepository,
   type StoredSnapshot,
   type StoredVolume,
+  type StoredVolumeType,
 } from '@osc/block-storage-persistence';
 import {
   BLOCK_STORAGE_SCHEDULER_QUEUE,
@@ -494,34 +495,35 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
   private async migrateVolume(job: VolumeMigrateJob): Promise<void> {
     const v = await this.volumes.findById(this.db, job.volumeId, null);
     if (!v) return;
-    const sourceDir = async (): Promise<string> => {
-      const since = new Date(this.clock.now().getTime() - 24 * 3600 * 1000);
-      const sourcePool = (await this.pools.listFresh(this.db, since)).find((p) => p.name === job.source);
-      const location = parseFileLocationInfo(sourcePool?.capabilities['location_info']);
+    // One read of the pools: the source's location (however old its report) and this pool's stats.
+    const pools = await this.pools.listFresh(this.db, new Date(this.clock.now().getTime() - 24 * 3600 * 1000));
+    const sourceDir = (): string => {
+      const location = parseFileLocationInfo(pools.find((p) => p.name === job.source)?.capabilities['location_info']);
       if (!location) throw new MigrationRefused(`The source back end ${job.source} reports no file location.`);
       if (location.machine !== os.hostname()) throw new MigrationRefused(`The source back end ${job.source} is on ${location.machine}; its bytes cannot be read from ${os.hostname()}.`);
       return location.directory;
     };
     if (v.host === job.destination && v.migrationStatus === 'success') {
       // Committed by an earlier run: only the source copy may be left.
-      await removeFile(path.join(await sourceDir(), `volume-${v.id}`)).catch(() => undefined);
+      await removeFile(path.join(sourceDir(), `volume-${v.id}`)).catch(() => undefined);
       return;
     }
     if (v.host !== job.source || v.status !== job.holdStatus || !['starting', 'migrating'].includes(v.migrationStatus ?? '')) return;
     const file = this.volumeFile(v.id);
     const temp = `${file}.migrating`;
     let source: string;
+    let type: StoredVolumeType | null;
     try {
       if (job.destination !== this.poolName) throw new MigrationRefused(`The destination pool ${job.destination} is not served by ${this.backend}.`);
       const typeId = job.newTypeId ?? v.volumeTypeId;
-      const type = await this.types.findAny(this.db, typeId);
+      type = await this.types.findAny(this.db, typeId);
       if (!type) throw new MigrationRefused(`Volume type ${typeId} could not be found.`);
-      const since = new Date(this.clock.now().getTime() - 180 * 1000);
-      const here = (await this.pools.listFresh(this.db, since)).find((p) => p.name === this.poolName);
+      const freshSince = this.clock.now().getTime() - 180 * 1000;
+      const here = pools.find((p) => p.name === this.poolName && new Date(p.updatedAt).getTime() >= freshSince);
       if (!here) throw new MigrationRefused(`The destination pool ${this.poolName} has not reported its capacity.`);
       const placed = placeVolume([here], { size: v.size, availabilityZone: null, extraSpecs: type.extraSpecs });
       if (placed.kind !== 'placed') throw new MigrationRefused(`No valid back end: ${Object.values(placed.reasons).join('; ')}`);
-      source = path.join(await sourceDir(), `volume-${v.id}`);
+      source = path.join(sourceDir(), `volume-${v.id}`);
       await access(source);
       if (!(await this.volumes.compareAndSetMigration(this.db, v.id, [job.holdStatus], ['starting', 'migrating'], job.holdStatus, this.clock.now(), { migration_status: 'migrating' }))) return;
       await sparseCopy(source, temp, v.size * GIB);
@@ -534,16 +536,16 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
       await this.failMigration(v.id, job);
       return;
     }
-    const type = job.newTypeId === null ? null : await this.types.findAny(this.db, job.newTypeId);
+    const newType = job.newTypeId === null ? null : type;
     const done = await this.db.transaction(async (em) => {
       const set: Record<string, unknown> = { host: job.destination, migration_status: 'success' };
-      if (type) {
-        set['volume_type_id'] = type.id;
-        set['multiattach'] = matchesRequirement(type.extraSpecs['multiattach'] ?? undefined, '<is> True');
+      if (newType) {
+        set['volume_type_id'] = newType.id;
+        set['multiattach'] = matchesRequirement(newType.extraSpecs['multiattach'] ?? undefined, '<is> True');
       }
       if (!(await this.volumes.compareAndSetMigration(em, v.id, [job.holdStatus], ['migrating'], job.previousStatus, this.clock.now(), set))) return false;
       await this.volumes.setAdminMetadataKey(em, v.id, MIGRATION_JOB_METADATA_KEY, null);
-      if (type && job.reservationId !== null) {
+      if (newType && job.reservationId !== null) {
         await this.quotas.settleReservation(em, job.reservationId, true);
         const old = volumeQuotaDeltas(v.size, v.volumeTypeName, -1).filter((d) => d.resource.includes('_'));
         await this.quotas.apply(em, v.projectId, old, 'in_use', false);
