@@ -94,11 +94,14 @@ const VOLUME_COLUMNS_SQL = [
   .map((c) => `v."${c}"`)
   .join(', ');
 
-/** `"col" = $n` assignments of a volume update; the JSON columns are sent as text and cast. */
+/**
+ * `"col" = $n` assignments of a volume update. The JSON columns are sent as text and cast; a value
+ * given as a string is taken as JSON text already serialised by the caller.
+ */
 function volumeSets(p: Params, set: Readonly<Record<string, unknown>>): string[] {
   return Object.entries(set).map(([col, value]) => {
-    const jsonCol = col === 'metadata' || col === 'admin_metadata';
-    return `"${col}" = ${p.add(jsonCol ? JSON.stringify(value) : value)}${jsonCol ? '::jsonb' : ''}`;
+    if (col !== 'metadata' && col !== 'admin_metadata') return `"${col}" = ${p.add(value)}`;
+    return `"${col}" = ${p.add(typeof value === 'string' ? value : JSON.stringify(value))}::jsonb`;
   });
 }
 
