@@ -200,6 +200,12 @@ export class ExecutionsService {
                   });
         await this.db.transaction((em) => this.send(em, cmd));
         await this.waitFor(id, (s) => s === to || (to === 'RUNNING' && isCompleted(s)));
+        const view = await this.get(ctx, id);
+        // Mistral answers a resume with the execution as its engine left it when resuming: RUNNING.
+        // Ours is read back after the engine's transaction, and a quick engine may have finished the
+        // execution meanwhile; the reply still carries the state the request set, as clients expect.
+        if (to === 'RUNNING' && isCompleted(String(view['state']))) view['state'] = 'RUNNING';
+        return view;
       }
     }
     return this.get(ctx, id);
