@@ -128,3 +128,46 @@ describe('createHttpApp for the workflow service', () => {
     expect(xml.statusCode).toBe(415);
   });
 });
+
+describe('createHttpApp logs', () => {
+  const lines: Record<string, unknown>[] = [];
+  let app: NestFastifyApplication;
+  beforeAll(async () => {
+    app = await createHttpApp(ProbeModule, {
+      app: 'probe',
+      service: 'block-storage',
+      authMode: 'noauth',
+      bodyLimit: 1024,
+      logLevel: 'info',
+      logStream: { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) },
+      readiness: [],
+    });
+    await app.init();
+    await app.getHttpAdapter().getInstance().ready();
+  });
+  afterAll(async () => app.close());
+
+  it('writes one JSON line per request with method, route, status, duration and the request id', async () => {
+    lines.length = 0;
+    const ok = await app.inject({ method: 'GET', url: '/v3/whoami', headers: { 'x-auth-token': 'u:p1' } });
+    const missing = await app.inject({ method: 'GET', url: '/v3/missing', headers: { 'x-auth-token': 'u:p1' } });
+    await app.inject({ method: 'GET', url: '/healthz' });
+    const done = lines.filter((l) => l['msg'] === 'request completed');
+    expect(done).toHaveLength(2);
+    expect(done[0]).toEqual({
+      level: 'info',
+      time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      app: 'probe',
+      reqId: ok.headers['x-openstack-request-id'],
+      method: 'GET',
+      route: '/v3/whoami',
+      status: 200,
+      durationMs: expect.any(Number),
+      msg: 'request completed',
+    });
+    expect(done[1]).toMatchObject({ reqId: missing.headers['x-openstack-request-id'], route: '/v3/missing', status: 404 });
+    // the 4xx also has its warn line with the same request id, and every line has the same shape
+    expect(lines.find((l) => l['level'] === 'warn')).toMatchObject({ reqId: missing.headers['x-openstack-request-id'], status: 404 });
+    for (const l of lines) expect(Object.keys(l).slice(0, 3)).toEqual(['level', 'time', 'app']);
+  });
+});

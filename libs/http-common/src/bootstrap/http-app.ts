@@ -16,6 +16,7 @@ import type { KeystoneSettings } from '../auth/keystone-settings';
 import { type AuthMode, type AuthOutcome, type RequestContext, type ServiceKind, authenticate } from '../context/request-context';
 import { type MistralErrorShape, toWireError } from '../errors/error-bodies';
 import { AppMetrics, type ReadinessCheck, runReadiness } from '../health/metrics';
+import { createJsonLogger, NestJsonLogger } from '../logging/json-logger';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -99,17 +100,19 @@ function sendError(service: ServiceKind, exception: unknown, request: FastifyReq
  * `/healthz`, `/readyz` and `/metrics`. The caller adds routes through `module` and listens.
  */
 export async function createHttpApp(module: unknown, opts: HttpAppOptions): Promise<NestFastifyApplication> {
+  const logger = createJsonLogger({ app: opts.app, level: opts.logLevel, stream: opts.logStream });
   const adapter = new FastifyAdapter({
     bodyLimit: opts.bodyLimit,
     genReqId: () => `req-${randomUUID()}`,
-    // We log responses ourselves (4xx warn, 5xx error) instead of two lines per request.
+    // One info line per request, written by our onResponse hook (method, route, status, duration),
+    // instead of Fastify's two (incoming, completed).
     logController: new LogController({ disableRequestLogging: true }),
-    logger: { level: opts.logLevel, base: { app: opts.app }, ...(opts.logStream ? { stream: opts.logStream } : {}) },
+    loggerInstance: logger,
     // Clients send odd but valid URLs (double slashes, trailing slashes); be lenient like upstream.
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 1000 },
   } as ConstructorParameters<typeof FastifyAdapter>[0]);
   const app = await NestFactory.create<NestFastifyApplication>(module as never, adapter, {
-    logger: ['error', 'warn'],
+    logger: new NestJsonLogger(logger.child({ lib: 'nest' }, { level: 'warn' })),
     // Our own JSON parser below gives every malformed body the same 400.
     bodyParser: false,
   });
@@ -187,6 +190,12 @@ function installHooks(fastify: FastifyInstance, opts: HttpAppOptions): void {
     const route = request.routeOptions?.url ?? 'unmatched';
     metrics.httpDuration.labels(request.method, route, String(reply.statusCode)).observe(reply.elapsedTime / 1000);
     if (reply.statusCode >= 500) metrics.httpErrors.labels(String(reply.statusCode)).inc();
+    if (!ALWAYS_PUBLIC.has(route)) {
+      request.log.info(
+        { method: request.method, route, status: reply.statusCode, durationMs: Math.round(reply.elapsedTime * 100) / 100 },
+        'request completed',
+      );
+    }
   });
 
   // NestJS installs the Fastify error handler and hands lifecycle errors (body parsing, limits) to
