@@ -4,6 +4,7 @@ import type { OutboxWriter } from '@osc/messaging';
 import { CLOCK, type Clock, DATA_SOURCE, OUTBOX_WRITER } from '@osc/platform';
 import type { CronSchedulerConfig } from './config';
 import { CronPoller } from './firing/cron-poller';
+import { EXPIRATION_OFF, ExpirationPolicy } from './expiration/expiration-policy';
 import { CronTriggerFiring } from './firing/cron-trigger-firing';
 import { EVENT_TRIGGER_LISTENER_CONFIG, EventTriggerListenerRunner } from './event-triggers/event-trigger-listener.runner';
 
@@ -25,14 +26,21 @@ export class CronSchedulerRunner implements OnApplicationBootstrap, OnModuleDest
     const log = (level: 'warn' | 'error', message: string) => (level === 'warn' ? this.logger.warn(message) : this.logger.error(message));
     this.firing = new CronTriggerFiring(db, outbox, clock, { batchSize: config.firing.batchSize, log });
     this.poller = new CronPoller(db, this.firing, clock, { maxSleepMs: config.firing.maxSleepMs, busySleepMs: config.firing.busySleepMs, log });
+    this.expiration = new ExpirationPolicy(db, clock, config.expiration ?? EXPIRATION_OFF, {
+      info: (fields, msg) => this.logger.log({ ...fields, msg }),
+      warn: (fields, msg) => this.logger.warn({ ...fields, msg }),
+    });
   }
+
+  readonly expiration: ExpirationPolicy;
 
   onApplicationBootstrap(): void {
     this.poller.start();
+    this.expiration.start();
   }
 
   async onModuleDestroy(): Promise<void> {
-    await this.poller.stop();
+    await Promise.all([this.poller.stop(), this.expiration.stop()]);
   }
 }
 

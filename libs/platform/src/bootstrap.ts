@@ -22,8 +22,8 @@ export async function startHttpApp(
 }
 
 /** Start a background app with no HTTP surface of its own (embedded mode workers). */
-export async function startWorkerContext(name: string, module: unknown, logLevel = 'warn'): Promise<RunningApp & { app: INestApplicationContext }> {
-  const logger = createJsonLogger({ app: name, level: logLevel }).child({ lib: 'nest' }, { level: 'warn' });
+export async function startWorkerContext(name: string, module: unknown, logLevel = 'info'): Promise<RunningApp & { app: INestApplicationContext }> {
+  const logger = createJsonLogger({ app: name, level: logLevel });
   const app = await NestFactory.createApplicationContext(module as never, { logger: new NestJsonLogger(logger) });
   await app.init();
   return { name, app, close: () => app.close() };

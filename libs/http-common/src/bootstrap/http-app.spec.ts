@@ -2,6 +2,7 @@ import { Body, Controller, Get, Module, Post } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { ConflictError, NotFoundError } from '@osc/errors';
 import type { RequestContext } from '../context/request-context';
+import { createJsonLogger, NestJsonLogger } from '../logging/json-logger';
 import { Ctx, createHttpApp } from './http-app';
 
 @Controller()
@@ -169,5 +170,21 @@ describe('createHttpApp logs', () => {
     // the 4xx also has its warn line with the same request id, and every line has the same shape
     expect(lines.find((l) => l['level'] === 'warn')).toMatchObject({ reqId: missing.headers['x-openstack-request-id'], status: 404 });
     for (const l of lines) expect(Object.keys(l).slice(0, 3)).toEqual(['level', 'time', 'app']);
+  });
+});
+
+describe('NestJsonLogger', () => {
+  it('turns an object message into keys and drops Nest start-up chatter', () => {
+    const lines: Record<string, unknown>[] = [];
+    const nest = new NestJsonLogger(createJsonLogger({ app: 'x', level: 'info', stream: { write: (l: string) => lines.push(JSON.parse(l) as Record<string, unknown>) } }));
+    nest.log({ msg: 'execution finished', executionId: 'e1' }, 'Engine');
+    nest.log('Mapped {/v2, GET} route', 'RouterExplorer');
+    nest.warn('careful', 'Engine');
+    nest.error('boom', 'Error: boom\n    at x', 'Engine');
+    expect(lines.map(({ time: _t, ...rest }) => rest)).toEqual([
+      { level: 'info', app: 'x', context: 'Engine', executionId: 'e1', msg: 'execution finished' },
+      { level: 'warn', app: 'x', context: 'Engine', msg: 'careful' },
+      { level: 'error', app: 'x', context: 'Engine', stack: 'Error: boom\n    at x', msg: 'boom' },
+    ]);
   });
 });

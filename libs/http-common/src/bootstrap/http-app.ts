@@ -112,7 +112,7 @@ export async function createHttpApp(module: unknown, opts: HttpAppOptions): Prom
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 1000 },
   } as ConstructorParameters<typeof FastifyAdapter>[0]);
   const app = await NestFactory.create<NestFastifyApplication>(module as never, adapter, {
-    logger: new NestJsonLogger(logger.child({ lib: 'nest' }, { level: 'warn' })),
+    logger: new NestJsonLogger(logger),
     // Our own JSON parser below gives every malformed body the same 400.
     bodyParser: false,
   });

@@ -28,12 +28,19 @@ export function createJsonLogger(opts: JsonLoggerOptions): AppLogger {
   return opts.stream ? pino(options, opts.stream as pino.DestinationStream) : pino(options);
 }
 
-/** NestJS's own messages (start-up, module errors) through the same JSON logger. */
+/**
+ * NestJS's own messages (start-up, module errors) through the same JSON logger. Our code logs
+ * through Nest's `Logger` too: a plain object as the message becomes the line's keys, its `msg` the
+ * message (`logger.log({ msg: 'execution finished', executionId })`).
+ */
 export class NestJsonLogger implements LoggerService {
   constructor(private readonly logger: AppLogger) {}
 
   log(message: unknown, ...rest: unknown[]): void {
-    this.logger.info(contextOf(rest), text(message));
+    const ctx = contextOf(rest);
+    // Nest's own start-up chatter (every module and route at info) is left out; ours is kept
+    if (typeof ctx['context'] === 'string' && NEST_INTERNALS.has(ctx['context'])) return;
+    this.logger.info(...line(ctx, message));
   }
 
   error(message: unknown, ...rest: unknown[]): void {
@@ -45,11 +52,11 @@ export class NestJsonLogger implements LoggerService {
   }
 
   warn(message: unknown, ...rest: unknown[]): void {
-    this.logger.warn(contextOf(rest), text(message));
+    this.logger.warn(...line(contextOf(rest), message));
   }
 
   debug(message: unknown, ...rest: unknown[]): void {
-    this.logger.debug(contextOf(rest), text(message));
+    this.logger.debug(...line(contextOf(rest), message));
   }
 
   verbose(message: unknown, ...rest: unknown[]): void {
@@ -59,6 +66,16 @@ export class NestJsonLogger implements LoggerService {
   fatal(message: unknown, ...rest: unknown[]): void {
     this.logger.fatal(contextOf(rest), text(message));
   }
+}
+
+const NEST_INTERNALS = new Set(['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication', 'NestMicroservice']);
+
+function line(ctx: Record<string, unknown>, message: unknown): [Record<string, unknown>, string] {
+  if (message !== null && typeof message === 'object' && !(message instanceof Error) && !Array.isArray(message)) {
+    const { msg, ...fields } = message as Record<string, unknown>;
+    return [{ ...ctx, ...fields }, typeof msg === 'string' ? msg : ''];
+  }
+  return [ctx, text(message)];
 }
 
 function text(message: unknown): string {

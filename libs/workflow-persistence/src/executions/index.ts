@@ -21,3 +21,4 @@ export {
   applyChanges,
   findExecutionIdOfTask,
 } from './execution-store';
+export { type ExpirationSettings, EXPIRABLE_STATES, expireExecutionsBatch } from './expiration';
