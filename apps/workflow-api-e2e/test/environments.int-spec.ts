@@ -226,3 +226,35 @@ describe.each(e2eModes())('environments API (%s)', (mode) => {
     }
   });
 });
+
+/** The `environments:*` rules are enforced before anything else, and a deployment's file replaces them. */
+describe.each(e2eModes())('environments policy (%s)', (mode) => {
+  let server: ApiServer;
+
+  beforeAll(async () => {
+    server = await startApiServer(mode, {
+      authMode: 'headers',
+      policyOverrides: { 'environments:create': 'rule:admin_only', 'environments:delete': 'rule:admin_only', 'environments:publicize': 'role:member' },
+    });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('denies what the rules deny with Mistral\'s 403, whatever the request', async () => {
+    const base = new Client(server.baseUrl);
+    const member = base.as({ 'x-project-id': 'proj-m', 'x-user-id': 'mia', 'x-roles': 'member' });
+    const reader = base.as({ 'x-project-id': 'proj-m', 'x-user-id': 'rex', 'x-roles': 'reader' });
+    const admin = base.as({ 'x-project-id': 'proj-m', 'x-user-id': 'ada', 'x-roles': 'admin' });
+    const denied = fault('Operation forbidden (insufficient permissions)');
+    expect(await json(member, 'POST', '/v2/environments', { name: 'p', variables: {} })).toMatchObject({ status: 403, body: denied });
+    // The rule comes first: even an invalid body is refused with the 403.
+    expect(await json(member, 'POST', '/v2/environments', { bogus: true })).toMatchObject({ status: 403, body: denied });
+    expect((await json(admin, 'POST', '/v2/environments', { name: 'p', variables: {} })).status).toBe(201);
+    // Members may publish under this file; readers may read but not delete.
+    expect((await json(member, 'PUT', '/v2/environments', { name: 'p', scope: 'public' })).body).toMatchObject({ scope: 'public' });
+    expect((await reader.get('/v2/environments/p')).status).toBe(200);
+    expect(await member.delete('/v2/environments/p')).toMatchObject({ status: 403, body: denied });
+    expect((await admin.delete('/v2/environments/p')).status).toBe(204);
+  });
+});
