@@ -20,7 +20,8 @@ describe.each(e2eModes().slice(0, 1))('mistral CLI environments (%s)', (mode) =>
     await server?.close();
   });
 
-  const mistral = (...args: string[]) => runClient('mistral', ['--os-mistral-url', `${server.baseUrl}/v2`, ...args]);
+  const mistral = (...args: string[]) =>
+    runClient('mistral', ['--os-mistral-url', `${server.baseUrl}/v2`, ...args]);
   const file = (name: string, text: string) => {
     const p = path.join(dir, name);
     writeFileSync(p, text);
@@ -29,7 +30,10 @@ describe.each(e2eModes().slice(0, 1))('mistral CLI environments (%s)', (mode) =>
 
   it('creates, lists, shows, exports, updates and deletes an environment', async () => {
     expect(hasClient).toBe(true);
-    const yaml = file('env.yaml', 'name: cli_env\ndescription: from the CLI\nvariables:\n  host: localhost\n  port: 8080\nscope: private\n');
+    const yaml = file(
+      'env.yaml',
+      'name: cli_env\ndescription: from the CLI\nvariables:\n  host: localhost\n  port: 8080\nscope: private\n',
+    );
 
     const created = await mistral('environment-create', yaml, '-f', 'json');
     expect(created.stderr).toBe('');
@@ -48,7 +52,13 @@ describe.each(e2eModes().slice(0, 1))('mistral CLI environments (%s)', (mode) =>
     const listed = await mistral('environment-list', '-f', 'json');
     expect(listed.code).toBe(0);
     expect(JSON.parse(listed.stdout)).toEqual([
-      { Name: 'cli_env', Description: 'from the CLI', Scope: 'private', 'Created at': shownCreated['Created at'], 'Updated at': '<none>' },
+      {
+        Name: 'cli_env',
+        Description: 'from the CLI',
+        Scope: 'private',
+        'Created at': shownCreated['Created at'],
+        'Updated at': '<none>',
+      },
     ]);
 
     const shown = await mistral('environment-get', 'cli_env', '-f', 'json');
@@ -65,18 +75,28 @@ describe.each(e2eModes().slice(0, 1))('mistral CLI environments (%s)', (mode) =>
     });
 
     // An update from a JSON file: only what it names changes.
-    const json = file('env.json', JSON.stringify({ name: 'cli_env', variables: { host: '10.0.0.1', port: 9090, debug: true } }));
+    const json = file(
+      'env.json',
+      JSON.stringify({ name: 'cli_env', variables: { host: '10.0.0.1', port: 9090, debug: true } }),
+    );
     const updated = await mistral('environment-update', json, '-f', 'json');
     expect(updated.stderr).toBe('');
     expect(updated.code).toBe(0);
     const shownUpdated = JSON.parse(updated.stdout);
-    expect(shownUpdated).toMatchObject({ Name: 'cli_env', Description: 'from the CLI', Scope: 'private', 'Created at': shownCreated['Created at'] });
+    expect(shownUpdated).toMatchObject({
+      Name: 'cli_env',
+      Description: 'from the CLI',
+      Scope: 'private',
+      'Created at': shownCreated['Created at'],
+    });
     expect(shownUpdated['Updated at']).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
     expect(JSON.parse(shownUpdated.Variables)).toEqual({ host: '10.0.0.1', port: 9090, debug: true });
 
     const duplicate = await mistral('environment-create', yaml);
     expect(duplicate.code).not.toBe(0);
-    expect(duplicate.stderr).toContain("Duplicate entry for Environment ['name', 'project_id']: cli_env, <default-project>");
+    expect(duplicate.stderr).toContain(
+      "Duplicate entry for Environment ['name', 'project_id']: cli_env, <default-project>",
+    );
 
     const deleted = await mistral('environment-delete', 'cli_env');
     expect(deleted.code).toBe(0);
@@ -86,6 +106,8 @@ describe.each(e2eModes().slice(0, 1))('mistral CLI environments (%s)', (mode) =>
     expect(gone.stderr).toContain('Environment not found [name=cli_env]');
     const emptyList = await mistral('environment-list', '-f', 'json');
     // The client prints an empty list as one blank row.
-    expect(JSON.parse(emptyList.stdout)).toEqual([{ Name: '', Description: '', Scope: '', 'Created at': '', 'Updated at': '' }]);
+    expect(JSON.parse(emptyList.stdout)).toEqual([
+      { Name: '', Description: '', Scope: '', 'Created at': '', 'Updated at': '' },
+    ]);
   });
 });

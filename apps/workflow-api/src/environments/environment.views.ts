@@ -3,7 +3,16 @@ import { type EnvironmentRecord, toEnvironment } from '@osc/workflow-persistence
 import type { RunListSpec } from '../executions/run-list';
 
 /** Wire fields of an environment, in Mistral's order (resources.Environment). */
-export const ENVIRONMENT_FIELDS = ['id', 'name', 'description', 'variables', 'scope', 'project_id', 'created_at', 'updated_at'] as const;
+export const ENVIRONMENT_FIELDS = [
+  'id',
+  'name',
+  'description',
+  'variables',
+  'scope',
+  'project_id',
+  'created_at',
+  'updated_at',
+] as const;
 
 /**
  * `GET /v2/environments` in the shared list dialect (workflow-api.md §4): filters `name`,
@@ -45,4 +54,5 @@ export function environmentView(e: EnvironmentRecord): Record<string, unknown> {
   };
 }
 
-export const environmentRowView = (row: Record<string, unknown>): Record<string, unknown> => environmentView(toEnvironment(row));
+export const environmentRowView = (row: Record<string, unknown>): Record<string, unknown> =>
+  environmentView(toEnvironment(row));

@@ -23,7 +23,16 @@ import { ENVIRONMENT_LIST, environmentRowView, environmentView } from './environ
 type Scope = 'private' | 'public';
 
 /** Attributes of Mistral's Environment resource, in its order; `project_id` is read-only. */
-const ATTRIBUTES = ['id', 'name', 'description', 'variables', 'scope', 'project_id', 'created_at', 'updated_at'];
+const ATTRIBUTES = [
+  'id',
+  'name',
+  'description',
+  'variables',
+  'scope',
+  'project_id',
+  'created_at',
+  'updated_at',
+];
 const TEXT_ATTRIBUTES = ['id', 'name', 'description', 'created_at', 'updated_at'];
 /** What Mistral's `_validate_environment` lets a POST and a PUT (besides `name`) carry. */
 const CREATE_KEYS = ['name', 'description', 'variables', 'scope'];
@@ -32,7 +41,17 @@ const UPDATE_KEYS = ['description', 'variables', 'scope'];
 const NO_NAME = 'Name of the environment is not provided.';
 
 const pyType = (v: unknown): string =>
-  typeof v === 'number' ? (Number.isInteger(v) ? 'int' : 'float') : typeof v === 'boolean' ? 'bool' : Array.isArray(v) ? 'list' : typeof v === 'object' ? 'dict' : 'str';
+  typeof v === 'number'
+    ? Number.isInteger(v)
+      ? 'int'
+      : 'float'
+    : typeof v === 'boolean'
+      ? 'bool'
+      : Array.isArray(v)
+        ? 'list'
+        : typeof v === 'object'
+          ? 'dict'
+          : 'str';
 const shown = (v: unknown): string => (typeof v === 'string' ? v : pyRepr(v));
 
 /**
@@ -51,7 +70,14 @@ const parseVariables = (v: unknown): Record<string, unknown> | null => {
     }
   }
   // JsonType: any empty value is an empty dictionary.
-  if (value === null || value === '' || value === false || value === 0 || (Array.isArray(value) && value.length === 0)) return {};
+  if (
+    value === null ||
+    value === '' ||
+    value === false ||
+    value === 0 ||
+    (Array.isArray(value) && value.length === 0)
+  )
+    return {};
   if (typeof value !== 'object' || Array.isArray(value)) {
     throw new InvalidInputError(`JsonType field value must be a dictionary [actual=${shown(value)}]`);
   }
@@ -73,7 +99,11 @@ function readBody(body: Record<string, unknown>): EnvironmentBody {
     const v = body[attr];
     if (attr === 'project_id') throw invalidField(attr, shown(v), 'Cannot set read only field.');
     if (TEXT_ATTRIBUTES.includes(attr) && v !== null && typeof v !== 'string') {
-      throw invalidField(attr, shown(v), `Wrong type. Expected '<class 'str'>', got '<class '${pyType(v)}'>'`);
+      throw invalidField(
+        attr,
+        shown(v),
+        `Wrong type. Expected '<class 'str'>', got '<class '${pyType(v)}'>'`,
+      );
     }
     if (attr === 'scope' && v !== null && v !== 'private' && v !== 'public') {
       throw invalidField(attr, shown(v), 'Value should be one of: private, public');
@@ -84,7 +114,8 @@ function readBody(body: Record<string, unknown>): EnvironmentBody {
     else if (attr === 'scope') out.scope = v as Scope | null;
   }
   const unknown = Object.keys(body).filter((k) => !ATTRIBUTES.includes(k));
-  if (unknown.length) throw new InvalidInputError(`Unknown attribute for argument env: ${unknown.join(', ')}`);
+  if (unknown.length)
+    throw new InvalidInputError(`Unknown attribute for argument env: ${unknown.join(', ')}`);
   rejectNul('An environment', out.name, out.description, out.variables);
   return out;
 }
@@ -92,7 +123,9 @@ function readBody(body: Record<string, unknown>): EnvironmentBody {
 /** Mistral's `_validate_environment`: only these keys may be given (a known but other one such as `id` is refused). */
 function checkKeys(keys: readonly string[], legalKeys: readonly string[]): void {
   if (keys.some((k) => !legalKeys.includes(k))) {
-    throw new InvalidInputError(`Please, check your environment definition. Only: ${pyRepr(legalKeys)} are allowed as definition keys.`);
+    throw new InvalidInputError(
+      `Please, check your environment definition. Only: ${pyRepr(legalKeys)} are allowed as definition keys.`,
+    );
   }
 }
 
@@ -118,15 +151,17 @@ export class EnvironmentsService {
     if (!body.name) throw new InvalidInputError(NO_NAME);
     if (body.scope === 'public') this.policy.enforce('environments:publicize', ctx);
     const name = body.name;
-    const created = await this.guard(`Duplicate entry for Environment ['name', 'project_id']: ${name}, ${ctx.projectId}`, () =>
-      insertEnvironment(this.db, {
-        name,
-        description: body.description ?? null,
-        variables: body.variables === undefined ? null : body.variables,
-        scope: body.scope ?? 'private',
-        projectId: ctx.projectId,
-        createdAt: toSeconds(this.clock.now()),
-      }),
+    const created = await this.guard(
+      `Duplicate entry for Environment ['name', 'project_id']: ${name}, ${ctx.projectId}`,
+      () =>
+        insertEnvironment(this.db, {
+          name,
+          description: body.description ?? null,
+          variables: body.variables === undefined ? null : body.variables,
+          scope: body.scope ?? 'private',
+          projectId: ctx.projectId,
+          createdAt: toSeconds(this.clock.now()),
+        }),
     );
     return environmentView(created);
   }
@@ -163,11 +198,13 @@ export class EnvironmentsService {
       ...(body.variables !== undefined ? { variables: body.variables } : {}),
       ...(body.scope ? { scope: body.scope } : {}),
     };
-    const updated = await this.guard(`Duplicate entry for Environment ['name', 'project_id']: ${name}, ${ctx.projectId}`, () =>
-      this.db.transaction(async (em) => {
-        const e = this.owned(ctx, await findEnvironment(em, name, ctx.projectId, { lock: true }), name);
-        return updateEnvironment(em, e.id, changes, toSeconds(this.clock.now()));
-      }),
+    const updated = await this.guard(
+      `Duplicate entry for Environment ['name', 'project_id']: ${name}, ${ctx.projectId}`,
+      () =>
+        this.db.transaction(async (em) => {
+          const e = this.owned(ctx, await findEnvironment(em, name, ctx.projectId, { lock: true }), name);
+          return updateEnvironment(em, e.id, changes, toSeconds(this.clock.now()));
+        }),
     );
     return environmentView(updated);
   }

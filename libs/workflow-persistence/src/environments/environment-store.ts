@@ -28,11 +28,15 @@ export interface EnvironmentChanges {
 }
 
 type Row = Record<string, unknown>;
-const date = (v: unknown): Date | null => (v === null || v === undefined ? null : v instanceof Date ? v : new Date(String(v)));
+const date = (v: unknown): Date | null =>
+  v === null || v === undefined ? null : v instanceof Date ? v : new Date(String(v));
 const objOrNull = (v: unknown): Record<string, unknown> | null =>
-  v === null || v === undefined ? null : ((typeof v === 'string' ? JSON.parse(v) : v) as Record<string, unknown>);
+  v === null || v === undefined
+    ? null
+    : ((typeof v === 'string' ? JSON.parse(v) : v) as Record<string, unknown>);
 /** TypeORM's PostgreSQL drivers answer UPDATE/DELETE … RETURNING with `[rows, count]`. */
-const returned = (result: unknown): Row[] => (Array.isArray(result) && Array.isArray(result[0]) ? (result[0] as Row[]) : (result as Row[]));
+const returned = (result: unknown): Row[] =>
+  Array.isArray(result) && Array.isArray(result[0]) ? (result[0] as Row[]) : (result as Row[]);
 const sqlCode = (err: unknown): unknown => {
   const e = err as { code?: unknown; driverError?: { code?: unknown } } | null;
   return e?.code ?? e?.driverError?.code;
@@ -51,18 +55,30 @@ export const toEnvironment = (r: Row): EnvironmentRecord => ({
 });
 
 /** Inserts an environment; the same name twice in one project is Mistral's 409. */
-export async function insertEnvironment(db: EnvironmentSqlRunner, e: NewEnvironment): Promise<EnvironmentRecord> {
+export async function insertEnvironment(
+  db: EnvironmentSqlRunner,
+  e: NewEnvironment,
+): Promise<EnvironmentRecord> {
   try {
     const rows: Row[] = await db.query(
       `INSERT INTO "environments" ("name", "description", "variables", "scope", "project_id", "created_at")
        VALUES ($1, $2, $3::jsonb, $4, $5, $6::timestamptz)
        RETURNING *`,
-      [e.name, e.description, e.variables === null ? null : JSON.stringify(e.variables), e.scope, e.projectId, e.createdAt.toISOString()],
+      [
+        e.name,
+        e.description,
+        e.variables === null ? null : JSON.stringify(e.variables),
+        e.scope,
+        e.projectId,
+        e.createdAt.toISOString(),
+      ],
     );
     return toEnvironment(rows[0] as Row);
   } catch (err) {
     if (sqlCode(err) === '23505') {
-      throw new ConflictError(`Duplicate entry for Environment ['name', 'project_id']: ${e.name}, ${e.projectId}`);
+      throw new ConflictError(
+        `Duplicate entry for Environment ['name', 'project_id']: ${e.name}, ${e.projectId}`,
+      );
     }
     throw err;
   }
@@ -88,7 +104,12 @@ export async function findEnvironment(
 }
 
 /** Applies `changes` to the environment `id` and stamps `updated_at`. */
-export async function updateEnvironment(db: EnvironmentSqlRunner, id: string, changes: EnvironmentChanges, now: Date): Promise<EnvironmentRecord> {
+export async function updateEnvironment(
+  db: EnvironmentSqlRunner,
+  id: string,
+  changes: EnvironmentChanges,
+  now: Date,
+): Promise<EnvironmentRecord> {
   const sets: string[] = [];
   const params: unknown[] = [id];
   const set = (column: string, value: unknown, cast = '') => {
@@ -96,10 +117,13 @@ export async function updateEnvironment(db: EnvironmentSqlRunner, id: string, ch
     sets.push(`"${column}" = $${params.length}${cast}`);
   };
   if (changes.description !== undefined) set('description', changes.description);
-  if (changes.variables !== undefined) set('variables', changes.variables === null ? null : JSON.stringify(changes.variables), '::jsonb');
+  if (changes.variables !== undefined)
+    set('variables', changes.variables === null ? null : JSON.stringify(changes.variables), '::jsonb');
   if (changes.scope !== undefined) set('scope', changes.scope);
   set('updated_at', now.toISOString(), '::timestamptz');
-  const rows = returned(await db.query(`UPDATE "environments" SET ${sets.join(', ')} WHERE "id" = $1::uuid RETURNING *`, params));
+  const rows = returned(
+    await db.query(`UPDATE "environments" SET ${sets.join(', ')} WHERE "id" = $1::uuid RETURNING *`, params),
+  );
   return toEnvironment(rows[0] as Row);
 }
 

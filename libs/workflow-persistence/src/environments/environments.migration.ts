@@ -24,9 +24,13 @@ export class CreateEnvironments1764420000000 implements MigrationInterface {
         CONSTRAINT "PK_environments" PRIMARY KEY ("id"),
         CONSTRAINT "CHK_environments_scope" CHECK ("scope" IN ('private', 'public'))
       )`);
-    await queryRunner.query(`CREATE UNIQUE INDEX "UQ_environments_name_project" ON "environments" ("name", "project_id")`);
+    await queryRunner.query(
+      `CREATE UNIQUE INDEX "UQ_environments_name_project" ON "environments" ("name", "project_id")`,
+    );
     await queryRunner.query(`CREATE INDEX "IDX_environments_scope_name" ON "environments" ("scope", "name")`);
-    await queryRunner.query(`CREATE INDEX "IDX_environments_project_created" ON "environments" ("project_id", "created_at", "id")`);
+    await queryRunner.query(
+      `CREATE INDEX "IDX_environments_project_created" ON "environments" ("project_id", "created_at", "id")`,
+    );
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
