@@ -101,9 +101,11 @@ export class CronTriggersService {
       visibility: { kind: 'project', projectId: ctx.projectId },
     });
     if (!wf) throw new NotFoundError('Workflow', identifier, `Workflow not found [workflow_identifier=${identifier}, namespace=]`);
-    // The same checks the trigger's executions will meet: declared input, env, reverse task_name.
+    // The same checks the trigger's executions will meet: declared input, env, reverse task_name. An env
+    // naming a stored environment is resolved only when the trigger fires (Mistral), so it is not checked here.
+    const checkedParams = typeof params['env'] === 'string' ? { ...params, env: {} } : params;
     newExecution(
-      { id: randomUUID(), spec: wf.spec as WorkflowSpec, workflowId: wf.id, workflowNamespace: wf.namespace, projectId: ctx.projectId, input, params },
+      { id: randomUUID(), spec: wf.spec as WorkflowSpec, workflowId: wf.id, workflowNamespace: wf.namespace, projectId: ctx.projectId, input, params: checkedParams },
       now,
     );
     const created = await insertCronTrigger(this.db, {

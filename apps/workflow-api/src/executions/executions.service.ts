@@ -14,7 +14,7 @@ import {
   isValidExecutionTransition,
   newExecution,
 } from '@osc/workflow-domain';
-import { findWorkflowForRun, insertExecution, toWorkflowExecution } from '@osc/workflow-persistence';
+import { findWorkflowForRun, insertExecution, resolveNamedEnvironment, toWorkflowExecution } from '@osc/workflow-persistence';
 import { type ReportFilters, buildExecutionReport } from './execution-report';
 import { type RunListRequest, runList } from './run-list';
 import { EXECUTION_LIST, type Row, executionView } from './run-views';
@@ -111,6 +111,8 @@ export class ExecutionsService {
       const existing: Row[] = await this.db.query(`SELECT * FROM "workflow_executions" WHERE "id"::text = $1`, [requestedId]);
       if (existing[0]) return executionView(existing[0], { detail: false, includeOutput: true });
     }
+    // Mistral: `params.env` may name a stored environment (own or public); its variables are used.
+    params = await resolveNamedEnvironment(this.db, ctx.projectId, params);
     const ex = newExecution(
       {
         id: requestedId ?? randomUUID(),
