@@ -46,10 +46,14 @@ async function startProduct(dataDir: string): Promise<Product> {
       child.kill('SIGKILL');
       throw new Error(`workflow API not ready in time:\n${out}`);
     }
-    try {
-      if ((await fetch(`${base}/readyz`)).status === 200) break;
-    } catch {
-      // not listening yet
+    // Our own child must say it is ready on that port: a port found free may be taken meanwhile by
+    // another process on this shared machine, whose /readyz would answer for us.
+    if (out.includes(`embedded mode ready: workflow API ${base}/`)) {
+      try {
+        if ((await fetch(`${base}/readyz`)).status === 200) break;
+      } catch {
+        // not listening yet
+      }
     }
     await new Promise((r) => setTimeout(r, 250));
   }
@@ -75,7 +79,7 @@ async function stop(p: Product): Promise<number | null> {
   return code;
 }
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;
 
 async function api(base: string, method: string, url: string, body?: unknown, text = false): Promise<Json> {
   const res = await fetch(`${base}${url}`, {
