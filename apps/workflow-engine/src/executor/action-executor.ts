@@ -69,7 +69,7 @@ export class ActionExecutor {
     if (claim.prev !== null && !data.safeRerun) {
       await this.report(data, {
         state: 'ERROR',
-        error: `Action execution ${data.actionExecutionId} was interrupted: its executor stopped before reporting a result and the task is not safe-rerun.`,
+        error: `Action execution ${data.actionExecutionId} was interrupted: the executor running this action stopped before reporting a result and the task is not safe-rerun.`,
       });
       return;
     }
