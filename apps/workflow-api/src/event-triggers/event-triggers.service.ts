@@ -132,7 +132,7 @@ export class EventTriggersService {
   async list(ctx: RequestContext, req: RunListRequest): Promise<Record<string, unknown>[]> {
     const own = `"project_id" = $${req.params.indexOf(ctx.projectId) + 1}`;
     const where = !req.allProjects && !ctx.isAdmin ? req.where.map((w) => (w === own ? `(${own} OR "scope" = 'public')` : w)) : req.where;
-    return (await runList(this.db, EVENT_TRIGGER_LIST, { ...req, where })).map(eventTriggerRowView);
+    return (await runList(this.db, EVENT_TRIGGER_LIST, { ...req, where, markerPublicToo: true })).map(eventTriggerRowView);
   }
 
   /** PUT /v2/event_triggers/{id}: name, scope, workflow input and params; never exchange, topic or event. */
