@@ -15,6 +15,7 @@ import {
   newExecution,
 } from '@osc/workflow-domain';
 import { findWorkflowForRun, insertExecution, toWorkflowExecution } from '@osc/workflow-persistence';
+import { isUuid } from '../definitions/list-params';
 import { type ReportFilters, buildExecutionReport } from './execution-report';
 import { type RunListRequest, runList } from './run-list';
 import { EXECUTION_LIST, type Row, executionView } from './run-views';
@@ -96,6 +97,10 @@ export class ExecutionsService {
     let description = optString(body, 'description');
     const sourceId = optString(body, 'source_execution_id');
     const requestedId = optString(body, 'id');
+    // Mistral stores any string as an id; ids here are UUIDs (the column's type), so others are refused.
+    if (requestedId !== undefined && !isUuid(requestedId)) {
+      throw new InvalidInputError(`Invalid input for field/attribute id. Value: '${requestedId}'. Invalid UUID`);
+    }
     if (requestedId !== undefined) {
       // Mistral: an id the caller can already see returns that execution (an idempotent retry).
       // An id of another project's execution is not visible: creation goes on and then fails below.
