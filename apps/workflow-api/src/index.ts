@@ -1,4 +1,5 @@
 import { type DynamicModule, Module } from '@nestjs/common';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { type Runtime, RuntimeModule, type RunningApp, startHttpApp } from '@osc/platform';
 import { ActionExecutionSettingsModule } from './action-executions/action-execution-settings';
 import type { WorkflowApiConfig } from './config';
@@ -20,7 +21,7 @@ class WorkflowApiRoot {
 }
 
 /** Start the Mistral v2 API on the configured port, on the given runtime. */
-export function startWorkflowApi(config: WorkflowApiConfig, runtime: Runtime): Promise<RunningApp & { port: number }> {
+export function startWorkflowApi(config: WorkflowApiConfig, runtime: Runtime): Promise<RunningApp & { port: number; app: NestFastifyApplication }> {
   return startHttpApp(WorkflowApiRoot.with(runtime, config), {
     app: 'workflow-api',
     service: 'workflow',

@@ -13,6 +13,7 @@ import {
   toSeconds,
 } from '@osc/workflow-persistence';
 import { type RunListRequest, runList } from '../executions/run-list';
+import { NAME_MAX, checkLength } from '../definitions/db-errors';
 import { CRON_TRIGGER_LIST, cronTriggerRowView, cronTriggerView } from './cron-trigger.views';
 
 const BODY_FIELDS = [
@@ -79,6 +80,7 @@ export class CronTriggersService {
     }
     const name = optString(body, 'name');
     if (!name || !name.trim()) throw new InvalidInputError('Invalid input for field/attribute name. Value: \'None\'. Mandatory field missing.');
+    checkLength('name', name, NAME_MAX.trigger);
     const workflowId = optString(body, 'workflow_id');
     const workflowName = optString(body, 'workflow_name');
     const input = asMap('workflow_input', body['workflow_input']);

@@ -15,6 +15,7 @@ import {
   newExecution,
 } from '@osc/workflow-domain';
 import { findWorkflowForRun, insertExecution, resolveNamedEnvironment, toWorkflowExecution } from '@osc/workflow-persistence';
+import { isUuid } from '../definitions/list-params';
 import { type ReportFilters, buildExecutionReport } from './execution-report';
 import { type RunListRequest, runList } from './run-list';
 import { EXECUTION_LIST, type Row, executionView } from './run-views';
@@ -67,6 +68,16 @@ export class ExecutionsService {
     return row;
   }
 
+  /** The execution `id` if the caller may see it (own project, or any for admins), else null. */
+  private async findVisibleRow(ctx: RequestContext, id: string): Promise<Row | null> {
+    try {
+      return await this.findRow(ctx, id);
+    } catch (err) {
+      if (err instanceof NotFoundError) return null;
+      throw err;
+    }
+  }
+
   async get(ctx: RequestContext, id: string): Promise<Row> {
     return executionView(await this.findRow(ctx, id), { detail: true, includeOutput: true });
   }
@@ -86,6 +97,16 @@ export class ExecutionsService {
     let description = optString(body, 'description');
     const sourceId = optString(body, 'source_execution_id');
     const requestedId = optString(body, 'id');
+    // Mistral stores any string as an id; ids here are UUIDs (the column's type), so others are refused.
+    if (requestedId !== undefined && !isUuid(requestedId)) {
+      throw new InvalidInputError(`Invalid input for field/attribute id. Value: '${requestedId}'. Invalid UUID`);
+    }
+    if (requestedId !== undefined) {
+      // Mistral: an id the caller can already see returns that execution (an idempotent retry).
+      // An id of another project's execution is not visible: creation goes on and then fails below.
+      const visible = await this.findVisibleRow(ctx, requestedId);
+      if (visible) return executionView(visible, { detail: false, includeOutput: true });
+    }
     if (sourceId) {
       const src = toWorkflowExecution(await this.findRow(ctx, sourceId));
       workflowId ??= src.workflowId;
@@ -107,10 +128,6 @@ export class ExecutionsService {
     });
     if (!stored) throw new NotFoundError('Workflow', identifier, `Workflow not found [workflow_identifier=${identifier}, namespace=${namespace}]`);
     workflowName = stored.name;
-    if (requestedId) {
-      const existing: Row[] = await this.db.query(`SELECT * FROM "workflow_executions" WHERE "id"::text = $1`, [requestedId]);
-      if (existing[0]) return executionView(existing[0], { detail: false, includeOutput: true });
-    }
     // Mistral: `params.env` may name a stored environment (own or public); its variables are used.
     params = await resolveNamedEnvironment(this.db, ctx.projectId, params);
     const ex = newExecution(
@@ -126,10 +143,14 @@ export class ExecutionsService {
       },
       this.clock.now(),
     );
-    await this.db.transaction(async (em) => {
-      await insertExecution(em, ex, { sourceExecutionId: sourceId ?? null });
+    const inserted = await this.db.transaction(async (em) => {
+      if (!(await insertExecution(em, ex, { sourceExecutionId: sourceId ?? null }))) return false;
       await this.send(em, engineCommand(`start:${ex.id}`, 'engine.start-execution', { executionId: ex.id }));
+      return true;
     });
+    // Mistral's engine, on a duplicate id, reads the execution back through the project-scoped
+    // query: the caller's own (a concurrent retry) is returned, another project's is a 404.
+    if (!inserted) return executionView(await this.findRow(ctx, ex.id), { detail: false, includeOutput: true });
     return this.get(ctx, ex.id).then((v) => {
       delete v['published_global'];
       delete v['source_execution_id'];

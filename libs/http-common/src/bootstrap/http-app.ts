@@ -47,6 +47,9 @@ export interface HttpAppOptions {
 
 const ALWAYS_PUBLIC = new Set(['/healthz', '/readyz', '/metrics']);
 
+/** Most body bytes read and dropped after an early answer before the connection is cut. */
+const DRAIN_LIMIT = 64 * 1024 * 1024;
+
 /** One registered route: method and URL pattern (`/v3/:project_id/volumes`). */
 export interface RouteInfo {
   readonly method: string;
@@ -184,6 +187,28 @@ function installHooks(fastify: FastifyInstance, opts: HttpAppOptions): void {
     }
     if (opts.onRequest) await opts.onRequest(request, reply);
     return undefined;
+  });
+
+  // An answer given before the request body was read (a body over the limit; Fastify then asks
+  // for `Connection: close`) must reach a client that is still sending. Closing a socket with
+  // unread bytes makes the kernel reset the connection, which fails the client's writes and drops
+  // the answer from its buffers. So the connection stays open and the rest of the body is read
+  // and dropped (after it the connection serves the next request); a client sending more than
+  // DRAIN_LIMIT bytes beyond the answer is cut off.
+  fastify.addHook('onSend', async (request, reply, payload) => {
+    const raw = request.raw;
+    if (raw.complete || raw.readableEnded) return payload;
+    reply.removeHeader('connection');
+    let drained = 0;
+    const limit = Math.max(DRAIN_LIMIT, 4 * opts.bodyLimit);
+    const onData = (chunk: Buffer | string) => {
+      drained += chunk.length;
+      if (drained > limit) raw.socket?.destroy();
+    };
+    raw.on('data', onData);
+    raw.once('end', () => raw.off('data', onData));
+    raw.resume();
+    return payload;
   });
 
   fastify.addHook('onResponse', async (request, reply) => {
