@@ -22,6 +22,7 @@ import {
   PoolRepository,
   QuotaRepository,
   ServiceRepository,
+  Settlements,
   SnapshotRepository,
   VolumeRepository,
   VolumeTypeRepository,
@@ -99,6 +100,7 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
   private readonly types = new VolumeTypeRepository();
   private readonly services = new ServiceRepository();
   private readonly files = new BackendFileRepository();
+  private readonly settlements = new Settlements();
   private readonly serviceUuid = randomUUID();
   private worker: Worker | null = null;
   private timer: NodeJS.Timeout | null = null;
@@ -406,11 +408,7 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
 
   /** `extending` → `error_extending` with the reason, and the volume's reserved quota released, in one transaction. */
   private async failExtend(volumeId: string, reason: string): Promise<void> {
-    await this.db.transaction(async (em) => {
-      if (await this.volumes.compareAndSetStatus(em, volumeId, ['extending'], 'error_extending', this.clock.now(), { error_reason: reason.slice(0, 1000) })) {
-        await this.quotas.releaseReservationsOf(em, volumeId);
-      }
-    });
+    await this.db.transaction((em) => this.settlements.failVolumeExtend(em, volumeId, reason, this.clock.now()));
   }
 
   /**
@@ -520,12 +518,7 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
   }
 
   private async failMigration(volumeId: string, job: VolumeMigrateJob): Promise<void> {
-    await this.db.transaction(async (em) => {
-      const undone = await this.volumes.compareAndSetMigration(em, volumeId, [job.holdStatus], ['starting', 'migrating'], job.previousStatus, this.clock.now(), { migration_status: 'error' });
-      if (!undone) return;
-      await this.volumes.setAdminMetadataKey(em, volumeId, MIGRATION_JOB_METADATA_KEY, null);
-      if (job.reservationId !== null) await this.quotas.settleReservation(em, job.reservationId, false);
-    });
+    await this.db.transaction((em) => this.settlements.failMigration(em, volumeId, job, this.clock.now()));
   }
 
   private async createSnapshot(data: SnapshotJob): Promise<void> {
