@@ -11,6 +11,7 @@ import { TEST_QUEUE_EXPIRES_MS, purgeTestPrefix } from '@osc/testing';
 import * as backupWorker from '@osc/backup-worker';
 import { createSparseFile } from '../../../backup-worker/src/volume-backend/sparse-file';
 import { loadConfig, SCHEMA_PARTS, startSchedulerStats } from '../index';
+import { ReconcilerService } from './reconciler.service';
 
 const POSTGRES_URL = process.env['TEST_POSTGRES_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const AMQP_URL = process.env['TEST_AMQP_URL'] ?? 'amqp://guest:guest@127.0.0.1:5672';
@@ -138,6 +139,33 @@ describe.each(MODES)('block-storage reconciler (%s)', (mode) => {
     expect(messages.map((m) => [m.eventId, m.resourceType, m.userMessage])).toEqual([
       ['VOLUME_VOLUME_008_002', 'VOLUME', 'create volume from backend storage:Driver is not initialized at present.'],
     ]);
+  });
+
+  // Replicas are separate processes on one database only in distributed mode; embedded is one process.
+  if (mode === 'distributed') it('(e) a replica does not act on a row another transaction holds, and acts once it is free', async () => {
+    const config = { ...loadConfig(RECONCILER_ENV).reconcile, intervalSeconds: 0 };
+    const replica = new ReconcilerService(runtimes[1]!.dataSource, runtimes[1]!.outbox, { now: () => new Date() }, config);
+    const url = new URL(POSTGRES_URL);
+    url.pathname = `/${database ?? ''}`;
+    const other = new pg.Client({ connectionString: url.toString() });
+    await other.connect();
+    try {
+      // Another replica (or a request) holds the row from before it is due: passes go by it
+      // instead of waiting, the running replicas' and this one's.
+      const id = await volume('creating', dead);
+      await other.query('BEGIN');
+      await other.query('SELECT id FROM volumes WHERE id = $1 FOR UPDATE', [id]);
+      await until('row past the bound', async () => (await db().query(`SELECT created_at < now() - $2::interval AS due FROM volumes WHERE id = $1`, [id, `${STUCK_AFTER_SECONDS + 0.5} seconds`]))[0].due === true);
+      expect((await replica.runPass()).ended).toBe(0);
+      expect((await row('volumes', id))['status']).toBe('creating');
+      await other.query('COMMIT');
+      // Free again: this replica and the two running ones race for it; exactly one acts.
+      await Promise.all([replica.runPass(), until('volume in error', async () => (await row('volumes', id))['status'] === 'error')]);
+      await new Promise((r) => setTimeout(r, 1000));
+      expect((await messagesOf(id)).length).toBe(1);
+    } finally {
+      await other.end();
+    }
   });
 
   it('(b) resumes a stuck delete on a live back end, and ends one on a dead back end in error_deleting', async () => {

@@ -4,9 +4,6 @@ import { Params, rowsOf, type Queryable } from '../sql';
 
 type Row = Record<string, any>;
 
-/** Key of the advisory lock one reconciler pass holds (any number of replicas: one acts at a time). */
-export const RECONCILE_LOCK_KEY = 7_150_015_003;
-
 /** What the reconciler last did to a row (its resumes in the current status). */
 export interface ReconcileMark {
   readonly status: string;
@@ -67,6 +64,20 @@ export interface StuckGroupRow extends Idle {
   readonly members: string[];
 }
 
+/**
+ * A scan (no locks: rows left alone are never locked) or the claim of one row before acting on it
+ * (`FOR UPDATE SKIP LOCKED`: a row another replica, a request or a worker holds is not waited for).
+ */
+export interface StuckQuery {
+  readonly statuses: readonly string[];
+  readonly before: Date;
+  readonly limit: number;
+  readonly claim?: string;
+}
+
+const claimSql = (q: StuckQuery, p: Params): { where: string; lock: string } =>
+  q.claim === undefined ? { where: '', lock: '' } : { where: ` AND x.id = ${p.add(q.claim)}`, lock: ' FOR UPDATE OF x SKIP LOCKED' };
+
 /** `GREATEST(changed, resumed)` of a row aliased `x` joined to its mark `m`. */
 const SINCE = `GREATEST(COALESCE(x.updated_at, x.created_at), COALESCE(m.resumed_at, x.created_at))`;
 const markJoin = (resource: string): string => `LEFT JOIN "reconcile_marks" m ON m.resource = '${resource}' AND m.resource_id = x.id`;
@@ -74,18 +85,17 @@ const markOf = (r: Row): ReconcileMark | null => (r['mark_status'] === null || r
 const json = (v: unknown): any => (typeof v === 'string' ? JSON.parse(v) : v);
 
 /**
- * The reconciler's SQL: rows in a transitional status idle since before a cutoff, locked
- * `FOR UPDATE SKIP LOCKED` in the caller's transaction (a row an API request or a worker holds is
- * left for the next pass), the resume marks, and the quota recount.
+ * The reconciler's SQL: rows in a transitional status idle since before a cutoff (scanned without
+ * locks, then claimed one at a time `FOR UPDATE SKIP LOCKED` in the transaction that acts on it),
+ * the resume marks, and the quota recount.
  */
 export class ReconcileRepository {
-  /** `pg_try_advisory_xact_lock`: false when another replica's pass holds it (skip this pass). */
-  async tryLockPass(em: Queryable): Promise<boolean> {
-    const r = rowsOf<Row>(await em.query(`SELECT pg_try_advisory_xact_lock($1::bigint) AS ok`, [RECONCILE_LOCK_KEY]))[0];
-    return r?.['ok'] === true || r?.['ok'] === 't';
-  }
-
-  async stuckVolumes(em: Queryable, statuses: readonly string[], before: Date, limit: number): Promise<StuckVolumeRow[]> {
+  async stuckVolumes(em: Queryable, q: StuckQuery): Promise<StuckVolumeRow[]> {
+    const p = new Params();
+    p.add([...q.statuses]);
+    p.add(q.before);
+    p.add(q.limit);
+    const c = claimSql(q, p);
     const rows = rowsOf<Row>(
       await em.query(
         `SELECT x.id, x.project_id, x.status, x.host, x.size, x.availability_zone, x.source_volid, x.snapshot_id, x.migration_status,
@@ -95,9 +105,9 @@ export class ReconcileRepository {
                 (SELECT r.new_size FROM "quota_reservations" r WHERE r.volume_id = x.id AND r.operation = 'extend' AND r.new_size IS NOT NULL ORDER BY r.created_at, r.id LIMIT 1) AS extend_new_size,
                 (SELECT s.id FROM "snapshots" s WHERE s.volume_id = x.id AND s.status = 'restoring' AND s.deleted = false ORDER BY s.created_at LIMIT 1) AS restoring_snapshot_id
          FROM "volumes" x ${markJoin('volume')}
-         WHERE x.deleted = false AND (x.status = ANY($1::varchar[]) OR x.migration_status IN ('starting', 'migrating')) AND ${SINCE} < $2
-         ORDER BY since, x.id LIMIT $3 FOR UPDATE OF x SKIP LOCKED`,
-        [[...statuses], before, limit],
+         WHERE x.deleted = false AND (x.status = ANY($1::varchar[]) OR x.migration_status IN ('starting', 'migrating')) AND ${SINCE} < $2${c.where}
+         ORDER BY since, x.id LIMIT $3${c.lock}`,
+        p.values,
       ),
     );
     return rows.map((r) => ({
@@ -121,16 +131,21 @@ export class ReconcileRepository {
     }));
   }
 
-  async stuckSnapshots(em: Queryable, statuses: readonly string[], before: Date, limit: number): Promise<StuckSnapshotRow[]> {
+  async stuckSnapshots(em: Queryable, q: StuckQuery): Promise<StuckSnapshotRow[]> {
+    const p = new Params();
+    p.add([...q.statuses]);
+    p.add(q.before);
+    p.add(q.limit);
+    const c = claimSql(q, p);
     const rows = rowsOf<Row>(
       await em.query(
         `SELECT x.id, x.project_id, x.volume_id, x.status, x.host, x.manage_source, ${SINCE} AS since, m.status AS mark_status, m.resumes AS mark_resumes,
                 EXISTS (SELECT 1 FROM "backups" b WHERE b.snapshot_id = x.id AND b.status = 'creating' AND b.deleted = false) AS backup_live,
                 EXISTS (SELECT 1 FROM "volumes" v WHERE v.id = x.volume_id AND v.status = 'reverting' AND v.deleted = false) AS revert_live
          FROM "snapshots" x ${markJoin('snapshot')}
-         WHERE x.deleted = false AND x.status = ANY($1::varchar[]) AND ${SINCE} < $2
-         ORDER BY since, x.id LIMIT $3 FOR UPDATE OF x SKIP LOCKED`,
-        [[...statuses], before, limit],
+         WHERE x.deleted = false AND x.status = ANY($1::varchar[]) AND ${SINCE} < $2${c.where}
+         ORDER BY since, x.id LIMIT $3${c.lock}`,
+        p.values,
       ),
     );
     return rows.map((r) => ({
@@ -147,14 +162,19 @@ export class ReconcileRepository {
     }));
   }
 
-  async stuckBackups(em: Queryable, statuses: readonly string[], before: Date, limit: number): Promise<StuckBackupRow[]> {
+  async stuckBackups(em: Queryable, q: StuckQuery): Promise<StuckBackupRow[]> {
+    const p = new Params();
+    p.add([...q.statuses]);
+    p.add(q.before);
+    p.add(q.limit);
+    const c = claimSql(q, p);
     const rows = rowsOf<Row>(
       await em.query(
         `SELECT x.*, ${SINCE} AS since, m.status AS mark_status, m.resumes AS mark_resumes
          FROM "backups" x ${markJoin('backup')}
-         WHERE x.deleted = false AND x.status = ANY($1::varchar[]) AND ${SINCE} < $2
-         ORDER BY since, x.id LIMIT $3 FOR UPDATE OF x SKIP LOCKED`,
-        [[...statuses], before, limit],
+         WHERE x.deleted = false AND x.status = ANY($1::varchar[]) AND ${SINCE} < $2${c.where}
+         ORDER BY since, x.id LIMIT $3${c.lock}`,
+        p.values,
       ),
     );
     return rows.map((r) => ({ backup: toBackup(r), since: new Date(r['since']), mark: markOf(r) }));
@@ -164,19 +184,24 @@ export class ReconcileRepository {
    * Groups (`group`) or group snapshots (`group_snapshot`) in a transitional status idle since
    * before the cutoff, with their members' statuses.
    */
-  async stuckGroups(em: Queryable, resource: 'group' | 'group_snapshot', statuses: readonly string[], before: Date, limit: number): Promise<StuckGroupRow[]> {
+  async stuckGroups(em: Queryable, resource: 'group' | 'group_snapshot', q: StuckQuery): Promise<StuckGroupRow[]> {
     const [table, members] =
       resource === 'group'
         ? ['groups', `SELECT v.status FROM "volumes" v WHERE v.group_id = x.id AND v.deleted = false`]
         : ['group_snapshots', `SELECT s.status FROM "snapshots" s WHERE s.group_snapshot_id = x.id AND s.deleted = false`];
+    const p = new Params();
+    p.add([...q.statuses]);
+    p.add(q.before);
+    p.add(q.limit);
+    const c = claimSql(q, p);
     const rows = rowsOf<Row>(
       await em.query(
         `SELECT x.id, x.project_id, x.status, x.pending, ${SINCE} AS since, m.status AS mark_status, m.resumes AS mark_resumes,
                 ARRAY(${members}) AS members
          FROM "${table}" x ${markJoin(resource)}
-         WHERE x.deleted = false AND x.status = ANY($1::varchar[]) AND ${SINCE} < $2
-         ORDER BY since, x.id LIMIT $3 FOR UPDATE OF x SKIP LOCKED`,
-        [[...statuses], before, limit],
+         WHERE x.deleted = false AND x.status = ANY($1::varchar[]) AND ${SINCE} < $2${c.where}
+         ORDER BY since, x.id LIMIT $3${c.lock}`,
+        p.values,
       ),
     );
     return rows.map((r) => ({
