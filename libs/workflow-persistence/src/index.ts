@@ -2,3 +2,4 @@ export * from './definitions';
 export * from './executions';
 export * from './cron';
 export * from './event-triggers';
+export * from './reconciliation';

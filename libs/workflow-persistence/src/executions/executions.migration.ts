@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { AddExecutorHeartbeats1764900000000 } from '../reconciliation/reconciliation.migration';
 
 /**
  * Workflow executions, task executions and action executions. JSON values are jsonb; `seq` columns
@@ -157,4 +158,5 @@ export const executionMigrations = [
   CreateExecutions1763950000000,
   IndexExecutionsByWorkflow1764100000000,
   AddStandaloneActionRuns1764337700000,
+  AddExecutorHeartbeats1764900000000,
 ] as const;
