@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import { ACTION_RUN_JOB, type ActionRunJob } from '@osc/contracts';
+import type { ActionRunJob } from '@osc/contracts';
 import { EXECUTOR_LOST } from '@osc/workflow-domain';
 import { heartbeatServiceInstance } from '@osc/workflow-persistence';
 import {
