@@ -28,6 +28,7 @@ import { definitionMigrations, executionMigrations, insertExecution } from '@osc
 import { TEST_QUEUE_EXPIRES_MS } from '@osc/testing';
 import { EngineCommandHandler } from '../src/engine/engine-command.handler';
 import { ActionExecutor } from '../src/executor/action-executor';
+import { ServiceHeartbeat } from '../src/reconciler/service-heartbeat';
 
 export const POSTGRES_URL = process.env['TEST_POSTGRES_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const PROJECT = 'project-1';
@@ -75,6 +76,7 @@ export async function storeWorkflows(ds: DataSource, yaml: string): Promise<void
 /** One engine "instance": command consumer, timer worker and executor on the given bus and queue. */
 export class EngineInstance {
   private sub?: Subscription;
+  private heartbeat?: ServiceHeartbeat;
   private readonly workers: Worker[] = [];
   readonly relay: OutboxRelay;
   readonly outbox = new OutboxWriter();
@@ -84,7 +86,8 @@ export class EngineInstance {
     readonly bus: CommandBus,
     readonly jobs: JobQueue,
     /** `role`: as the app's WORKFLOW_ENGINE_ROLE — engine (commands, timers, relay), executor (action runs) or all. */
-    private readonly options: { prefetch?: number; executorConcurrency?: number; role?: 'all' | 'engine' | 'executor' } = {},
+    /** `heartbeatMs`: register the executor in workflow_service_instances and heartbeat it (issue #15). */
+    private readonly options: { prefetch?: number; executorConcurrency?: number; role?: 'all' | 'engine' | 'executor'; heartbeatMs?: number } = {},
   ) {
     this.relay = new OutboxRelay(dataSource, bus, jobs, { pollIntervalMs: 200 });
     this.outbox.onCommitted(() => this.relay.notify());
@@ -94,7 +97,11 @@ export class EngineInstance {
     const role = this.options.role ?? 'all';
     if (role !== 'engine') {
       const concurrency = this.options.executorConcurrency ?? 20;
-      const executor = new ActionExecutor(this.dataSource, this.bus, new StandardActionRunner(), concurrency);
+      if (this.options.heartbeatMs !== undefined) {
+        this.heartbeat = new ServiceHeartbeat(this.dataSource, ['executor'], this.options.heartbeatMs);
+        await this.heartbeat.start();
+      }
+      const executor = new ActionExecutor(this.dataSource, this.bus, new StandardActionRunner(), concurrency, this.heartbeat?.ids.executor ?? null);
       this.workers.push(await this.jobs.process(ACTION_JOB_QUEUE, (job) => executor.run(job), { concurrency }));
     }
     if (role === 'executor') return;
@@ -117,6 +124,7 @@ export class EngineInstance {
     await this.sub?.cancel();
     for (const w of this.workers.splice(0)) await w.close();
     await this.relay.stop();
+    await this.heartbeat?.stop();
   }
 }
 

@@ -3,3 +3,4 @@ export * from './executions';
 export * from './cron';
 export * from './event-triggers';
 export * from './environments';
+export * from './reconciliation';

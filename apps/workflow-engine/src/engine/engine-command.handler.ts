@@ -78,7 +78,13 @@ export function toEngineEvent(msg: EngineCommandMessage): { executionId: string;
     case 'engine.force-execution-state':
       return {
         executionId: msg.payload.executionId,
-        event: { type: 'force-state', state: msg.payload.state, message: msg.payload.message ?? null },
+        event: {
+          type: 'force-state',
+          state: msg.payload.state,
+          message: msg.payload.message ?? null,
+          ...(msg.payload.taskExecutionId !== undefined ? { taskExecutionId: msg.payload.taskExecutionId } : {}),
+          ...(msg.payload.taskUpdatedAt !== undefined ? { taskUpdatedAt: msg.payload.taskUpdatedAt } : {}),
+        },
       };
     case 'engine.rerun-task': {
       const { executionId, ...rest } = msg.payload;

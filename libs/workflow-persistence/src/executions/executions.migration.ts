@@ -1,5 +1,6 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { IndexCompletedRootExecutions1764500000000 } from './expiration';
+import { AddExecutorHeartbeats1764900000000 } from '../reconciliation/reconciliation.migration';
 
 /**
  * Workflow executions, task executions and action executions. JSON values are jsonb; `seq` columns
@@ -159,4 +160,5 @@ export const executionMigrations = [
   IndexExecutionsByWorkflow1764100000000,
   AddStandaloneActionRuns1764337700000,
   IndexCompletedRootExecutions1764500000000,
+  AddExecutorHeartbeats1764900000000,
 ] as const;

@@ -1,0 +1,29 @@
+export { AddExecutorHeartbeats1764900000000 } from './reconciliation.migration';
+export {
+  SERVICE_KINDS,
+  type ServiceKind,
+  type ServiceInstance,
+  heartbeatServiceInstance,
+  removeServiceInstance,
+  listServiceInstances,
+  deleteDeadServiceInstances,
+} from './service-instances';
+export {
+  type LostExecutorAction,
+  type ActionGroup,
+  type SubExecutionFacts,
+  type TaskFactsRow,
+  type ExecutionFactsRow,
+  tryLockReconciler,
+  databaseNow,
+  executionsWithPendingOutbox,
+  findLostExecutorActions,
+  claimUnpickedAction,
+  failExecutionWithoutEngine,
+  releaseLostClaim,
+  lockRunningExecution,
+  findStuckTaskCandidates,
+  loadTaskFacts,
+  findIdleRunningExecutions,
+  loadIdleExecutionFacts,
+} from './reconciler-scans';
