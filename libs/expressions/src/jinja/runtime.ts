@@ -522,7 +522,7 @@ function selectOrRejectNow(env: Evaluator, value: unknown, args: unknown[], kwar
   });
 }
 
-const FILTERS: Record<string, Filter> = {
+export const FILTERS: Record<string, Filter> = {
   abs: (_e, v) => (isFloat(v) ? mkFloat(Math.abs(nv(use(v)))) : isNum(v) ? Math.abs(nv(v)) : typeErr(`bad operand type for abs(): '${pyName(v)}'`)),
   attr: (_e, v, a) => getattr(v, String(a[0])),
   batch: (_e, v, a) => lazy(() => batchNow(v, a), 'generator object do_batch'),
@@ -812,7 +812,7 @@ function minMax(e: Evaluator, v: unknown, a: unknown[], k: Map<string, unknown>,
 type Test = (value: unknown, args: unknown[]) => boolean;
 /** Jinja's tests; type and identity tests look at an undefined value without failing, as Jinja2's do. */
 const isUndef = (v: unknown) => v instanceof JUndefined;
-const TESTS: Record<string, Test> = {
+export const TESTS: Record<string, Test> = {
   defined: (v) => !isUndef(v),
   undefined: (v) => isUndef(v),
   none: (v) => v === null,
