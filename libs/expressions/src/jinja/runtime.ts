@@ -1,6 +1,6 @@
 import { fail } from '../errors';
 import type { ExpressionHost } from '../host';
-import { mistralFunctions, pyJsonDumps } from '../mistral-functions';
+import { type MistralCall, mistralFunctions, pyJsonDumps } from '../mistral-functions';
 import { compilePyRegex, pyFormat, pyRound, pySplit, pyStrip } from '../python';
 import {
   checkSize,
@@ -894,9 +894,9 @@ export class Evaluator {
   }
 
   private mistral(name: keyof typeof mistralFunctions, ctx: unknown, args: unknown[]): unknown {
-    const fn = mistralFunctions[name] as (c: { host: ExpressionHost; ctx: unknown }, ...a: unknown[]) => unknown;
+    const fn = mistralFunctions[name] as (c: MistralCall, ...a: unknown[]) => unknown;
     if (args.length < (own(MISTRAL_REQUIRED, name) ?? 0)) typeErr(`${name}() missing 1 required positional argument`);
-    return fn({ host: this.env.host, ctx }, ...args);
+    return fn({ host: this.env.host, ctx, language: 'jinja' }, ...args);
   }
 
   private global(name: string): unknown {
