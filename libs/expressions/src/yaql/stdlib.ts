@@ -946,7 +946,11 @@ reg('characters', 'F', 'digits?, hexdigits?, asciiLowercase?, asciiUppercase?, a
   });
   return out;
 });
-reg('split', 'M', 'string, separator?, maxSplits?', ([s, sep, max]) => {
+reg('split', 'M', 'string, separator?, maxSplits?, **kwargs', ([s, sep, max], inv) => {
+  // regexp.split(string, maxSplit => 0) and string.split(regexp, maxSplit => 0)
+  if (!given(max) && inv.kwargs.has('maxSplit')) max = inv.kwargs.get('maxSplit');
+  if ([...inv.kwargs.keys()].some((k) => k !== 'maxSplit')) noMatch('split');
+  if (s instanceof YaqlRegex) return regexSplit(needStr(sep, 'split'), s.re, given(max) ? needInt(max, 'split') : 0);
   const str = needStr(s, 'split');
   const m = given(max) ? needInt(max, 'split') : -1;
   if (sep instanceof YaqlRegex) return regexSplit(str, sep.re, given(max) ? m : 0);
