@@ -10,3 +10,4 @@ export {
   executionPublishedGlobal,
   type NewExecutionArgs,
 } from './new-execution';
+export * from './history';

@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { CreateExecutionEvents1764600000000 } from './execution-events';
 import { IndexCompletedRootExecutions1764500000000 } from './expiration';
 
 /**
@@ -159,4 +160,5 @@ export const executionMigrations = [
   IndexExecutionsByWorkflow1764100000000,
   AddStandaloneActionRuns1764337700000,
   IndexCompletedRootExecutions1764500000000,
+  CreateExecutionEvents1764600000000,
 ] as const;
