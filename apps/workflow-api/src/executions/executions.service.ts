@@ -52,7 +52,7 @@ export const UPDATABLE_STATES = ['RUNNING', 'PAUSED', 'SUCCESS', 'ERROR', 'CANCE
 @Injectable()
 export class ExecutionsService {
   constructor(
-    @Inject(DATA_SOURCE) private readonly db: DataSource,
+    @Inject(DATA_SOURCE) readonly db: DataSource,
     @Inject(OUTBOX_WRITER) private readonly outbox: OutboxWriter,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}

@@ -27,13 +27,16 @@ import {
   type WorkflowSpec,
   decide,
   decideBatch,
+  historyEvents,
   formatTimestamp,
   newExecution,
   splitSubWorkflowInput,
 } from '@osc/workflow-domain';
 import {
   SpecCache,
+  appendExecutionEvents,
   applyChanges,
+  localExecutionEvents,
   findExecutionIdOfTask,
   findWorkflowForRun,
   insertExecution,
@@ -225,16 +228,19 @@ export class EngineCommandHandler {
   private async runGroup(group: GroupMember[]): Promise<void> {
     if (group.length > 1) {
       try {
+        const touched = new Set<WorkflowExecution>();
         await this.dataSource.transaction(async (em) => {
+          touched.clear();
           const named = new Map(group.map((m) => [m.executionId, namedActions(m.events)]));
           const snapshots = await lockSnapshots(em, [...named.keys()], this.specs, named);
           const items: OutboxItem[] = [];
           for (const m of group) {
             const snapshot = snapshots.get(m.executionId);
-            if (snapshot) items.push(...(await this.store(em, snapshot, await this.decideEvents(snapshot, m.events))));
+            if (snapshot) items.push(...(await this.store(em, snapshot, await this.decideEvents(snapshot, m.events), touched)));
           }
           await this.outbox.add(em, items);
         });
+        announceHistory(touched);
         for (const m of group) m.resolve();
         return;
       } catch {
@@ -243,11 +249,14 @@ export class EngineCommandHandler {
     }
     for (const m of group) {
       try {
+        const touched = new Set<WorkflowExecution>();
         await this.dataSource.transaction(async (em) => {
+          touched.clear();
           const snapshot = await lockSnapshot(em, m.executionId, this.specs, namedActions(m.events));
           if (!snapshot) return; // deleted execution: nothing to do
-          await this.outbox.add(em, await this.store(em, snapshot, await this.decideEvents(snapshot, m.events)));
+          await this.outbox.add(em, await this.store(em, snapshot, await this.decideEvents(snapshot, m.events), touched));
         });
+        announceHistory(touched);
         m.resolve();
       } catch (err) {
         m.reject(err);
@@ -269,9 +278,11 @@ export class EngineCommandHandler {
   }
 
   /** Writes a decision's rows; returns its outgoing messages for the outbox. */
-  private async store(em: EntityManager, snapshot: ExecutionSnapshot, decision: Decision): Promise<OutboxItem[]> {
+  /** `touched`: executions that got history entries, announced in this process after the commit. */
+  private async store(em: EntityManager, snapshot: ExecutionSnapshot, decision: Decision, touched: Set<WorkflowExecution>): Promise<OutboxItem[]> {
     const ex = decision.changes.execution ?? snapshot.execution;
     await applyChanges(em, ex, decision.changes);
+    if ((await appendExecutionEvents(em, ex, historyEvents(snapshot, decision.changes), this.now())) > 0) touched.add(ex);
     const items: OutboxItem[] = [];
     for (const effect of decision.commands) items.push(...(await this.effectItems(em, ex, decision, effect)));
     return batchItemRuns(items);
@@ -506,3 +517,8 @@ const namedActions = (events: readonly EngineEvent[]): { ids: string[]; failing:
 });
 
 const bus = (message: EngineCommandMessage): OutboxItem => ({ destination: 'bus', queue: ENGINE_COMMAND_QUEUE, message });
+
+/** Tells this process's event streams (embedded mode, or an API beside the engine) that history grew. */
+function announceHistory(touched: ReadonlySet<WorkflowExecution>): void {
+  for (const ex of touched) localExecutionEvents.emit('events', { projectId: ex.projectId, rootExecutionId: ex.rootExecutionId ?? ex.id });
+}

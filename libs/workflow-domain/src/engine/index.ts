@@ -26,3 +26,4 @@ export {
   type IdleExecutionFacts,
   type IdleExecutionDecision,
 } from './reconciliation';
+export * from './history';

@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { CreateExecutionEvents1764600000000 } from './execution-events';
 import { IndexCompletedRootExecutions1764500000000 } from './expiration';
 import { AddExecutorHeartbeats1764900000000 } from '../reconciliation/reconciliation.migration';
 
@@ -161,4 +162,5 @@ export const executionMigrations = [
   AddStandaloneActionRuns1764337700000,
   IndexCompletedRootExecutions1764500000000,
   AddExecutorHeartbeats1764900000000,
+  CreateExecutionEvents1764600000000,
 ] as const;
