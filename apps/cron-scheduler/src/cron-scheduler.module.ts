@@ -24,7 +24,15 @@ export class CronSchedulerRunner implements OnApplicationBootstrap, OnModuleDest
     @Inject(CRON_SCHEDULER_CONFIG) config: CronSchedulerConfig,
   ) {
     const log = (level: 'warn' | 'error', message: string) => (level === 'warn' ? this.logger.warn(message) : this.logger.error(message));
-    this.firing = new CronTriggerFiring(db, outbox, clock, { batchSize: config.firing.batchSize, log });
+    this.firing = new CronTriggerFiring(db, outbox, clock, {
+      batchSize: config.firing.batchSize,
+      log,
+      onFired: (fired) => {
+        for (const f of fired) {
+          this.logger.log({ msg: 'cron trigger fired', cronTriggerId: f.triggerId, cronTrigger: f.triggerName, scheduledAt: f.scheduledAt.toISOString(), executionId: f.executionId });
+        }
+      },
+    });
     this.poller = new CronPoller(db, this.firing, clock, { maxSleepMs: config.firing.maxSleepMs, busySleepMs: config.firing.busySleepMs, log });
     this.expiration = new ExpirationPolicy(db, clock, config.expiration ?? EXPIRATION_OFF, {
       info: (fields, msg) => this.logger.log({ ...fields, msg }),

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { DataSource, EntityManager } from 'typeorm';
 import { ENGINE_COMMAND_QUEUE, type EngineCommandMessage, engineCommand } from '@osc/contracts';
 import { ForbiddenError, InvalidInputError, NotFoundError } from '@osc/errors';
@@ -51,6 +51,7 @@ export const UPDATABLE_STATES = ['RUNNING', 'PAUSED', 'SUCCESS', 'ERROR', 'CANCE
 /** Executions: create (then the engine runs it), read, state changes through engine commands, delete. */
 @Injectable()
 export class ExecutionsService {
+  private readonly logger = new Logger('executions');
   constructor(
     @Inject(DATA_SOURCE) readonly db: DataSource,
     @Inject(OUTBOX_WRITER) private readonly outbox: OutboxWriter,
@@ -151,6 +152,7 @@ export class ExecutionsService {
     // Mistral's engine, on a duplicate id, reads the execution back through the project-scoped
     // query: the caller's own (a concurrent retry) is returned, another project's is a 404.
     if (!inserted) return executionView(await this.findRow(ctx, ex.id), { detail: false, includeOutput: true });
+    this.logger.log({ msg: 'execution started', executionId: ex.id, workflow: ex.workflowName, workflowId: ex.workflowId, projectId: ex.projectId, state: ex.state });
     return this.get(ctx, ex.id).then((v) => {
       delete v['published_global'];
       delete v['source_execution_id'];

@@ -27,6 +27,7 @@ import {
   type WorkflowSpec,
   decide,
   decideBatch,
+  type HistoryEvent,
   historyEvents,
   formatTimestamp,
   newExecution,
@@ -114,6 +115,8 @@ export interface EngineHandlerOptions {
    * the engine's transaction instead of through an executor job (see `inline-actions.ts`); default true.
    */
   inlineActions?: boolean;
+  /** Where the story of executions is told: one info line per execution and task state change. */
+  log?: (fields: Record<string, unknown>, message: string) => void;
 }
 
 /**
@@ -228,7 +231,7 @@ export class EngineCommandHandler {
   private async runGroup(group: GroupMember[]): Promise<void> {
     if (group.length > 1) {
       try {
-        const touched = new Set<WorkflowExecution>();
+        const touched = new Map<WorkflowExecution, HistoryEvent[]>();
         await this.dataSource.transaction(async (em) => {
           touched.clear();
           const named = new Map(group.map((m) => [m.executionId, namedActions(m.events)]));
@@ -240,7 +243,7 @@ export class EngineCommandHandler {
           }
           await this.outbox.add(em, items);
         });
-        announceHistory(touched);
+        announceHistory(touched, this.options.log);
         for (const m of group) m.resolve();
         return;
       } catch {
@@ -249,14 +252,14 @@ export class EngineCommandHandler {
     }
     for (const m of group) {
       try {
-        const touched = new Set<WorkflowExecution>();
+        const touched = new Map<WorkflowExecution, HistoryEvent[]>();
         await this.dataSource.transaction(async (em) => {
           touched.clear();
           const snapshot = await lockSnapshot(em, m.executionId, this.specs, namedActions(m.events));
           if (!snapshot) return; // deleted execution: nothing to do
           await this.outbox.add(em, await this.store(em, snapshot, await this.decideEvents(snapshot, m.events), touched));
         });
-        announceHistory(touched);
+        announceHistory(touched, this.options.log);
         m.resolve();
       } catch (err) {
         m.reject(err);
@@ -279,10 +282,11 @@ export class EngineCommandHandler {
 
   /** Writes a decision's rows; returns its outgoing messages for the outbox. */
   /** `touched`: executions that got history entries, announced in this process after the commit. */
-  private async store(em: EntityManager, snapshot: ExecutionSnapshot, decision: Decision, touched: Set<WorkflowExecution>): Promise<OutboxItem[]> {
+  private async store(em: EntityManager, snapshot: ExecutionSnapshot, decision: Decision, touched: Map<WorkflowExecution, HistoryEvent[]>): Promise<OutboxItem[]> {
     const ex = decision.changes.execution ?? snapshot.execution;
     await applyChanges(em, ex, decision.changes);
-    if ((await appendExecutionEvents(em, ex, historyEvents(snapshot, decision.changes), this.now())) > 0) touched.add(ex);
+    const history = historyEvents(snapshot, decision.changes);
+    if ((await appendExecutionEvents(em, ex, history, this.now())) > 0) touched.set(ex, history);
     const items: OutboxItem[] = [];
     for (const effect of decision.commands) items.push(...(await this.effectItems(em, ex, decision, effect)));
     return batchItemRuns(items);
@@ -519,6 +523,18 @@ const namedActions = (events: readonly EngineEvent[]): { ids: string[]; failing:
 const bus = (message: EngineCommandMessage): OutboxItem => ({ destination: 'bus', queue: ENGINE_COMMAND_QUEUE, message });
 
 /** Tells this process's event streams (embedded mode, or an API beside the engine) that history grew. */
-function announceHistory(touched: ReadonlySet<WorkflowExecution>): void {
-  for (const ex of touched) localExecutionEvents.emit('events', { projectId: ex.projectId, rootExecutionId: ex.rootExecutionId ?? ex.id });
+function announceHistory(touched: ReadonlyMap<WorkflowExecution, HistoryEvent[]>, log: EngineHandlerOptions['log']): void {
+  for (const [ex, history] of touched) {
+    localExecutionEvents.emit('events', { projectId: ex.projectId, rootExecutionId: ex.rootExecutionId ?? ex.id });
+    if (!log) continue;
+    for (const e of history) {
+      if (e.subject === 'action' || e.state === e.previousState) continue;
+      const ids = { executionId: e.executionId, rootExecutionId: ex.rootExecutionId ?? ex.id, projectId: ex.projectId };
+      if (e.subject === 'execution') {
+        log({ ...ids, workflow: e.name, state: e.state, previousState: e.previousState, stateInfo: e.stateInfo ?? undefined }, `execution ${e.state}`);
+      } else {
+        log({ ...ids, taskExecutionId: e.taskExecutionId, task: e.name, state: e.state, previousState: e.previousState, ...(e.details.retryNo ? { retryNo: e.details.retryNo } : {}), stateInfo: e.stateInfo ?? undefined }, `task ${e.state}`);
+      }
+    }
+  }
 }

@@ -45,7 +45,11 @@ export class EngineRunner implements OnModuleInit, OnModuleDestroy {
     @Inject(OUTBOX_WRITER) outbox: OutboxWriter,
     @Inject(ENGINE_CONFIG) private readonly config: WorkflowEngineConfig,
   ) {
-    this.handler = new EngineCommandHandler(dataSource, outbox, { apiUrl: config.apiUrl, inlineActions: config.inlineActions });
+    this.handler = new EngineCommandHandler(dataSource, outbox, {
+      apiUrl: config.apiUrl,
+      inlineActions: config.inlineActions,
+      log: (fields, msg) => this.logger.log({ ...fields, msg }),
+    });
     const r = config.reconcile ?? DEFAULT_RECONCILE;
     const engine = config.role === 'all' || config.role === 'engine';
     const executor = config.role === 'all' || config.role === 'executor';
