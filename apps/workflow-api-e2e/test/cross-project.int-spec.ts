@@ -77,6 +77,7 @@ interface Ids {
   cron: string;
   cronId: string;
   eventTrigger: string;
+  environment: string;
 }
 
 /** One request B makes and what it must get. `body` (exact) or `list` (the key whose array must be empty of A's rows). */
@@ -133,6 +134,8 @@ describe.each(e2eModes())('cross-project safety of the workflow API (%s)', (mode
       `/v2/action_executions/${ids.adhocActionExecution}`,
       '/v2/cron_triggers/iso_cron',
       `/v2/event_triggers/${ids.eventTrigger}`,
+      '/v2/environments/iso_env',
+      '/v2/environments',
       `/v2/workflows/${ids.subWf}/members`,
       '/v2/workflows?sort_keys=name',
       '/v2/executions?include_output=true',
@@ -178,8 +181,9 @@ describe.each(e2eModes())('cross-project safety of the workflow API (%s)', (mode
       await ok(alice, 'POST', '/v2/event_triggers', json({ name: 'iso_event', workflow_id: ids.subWf, workflow_input: { secret: SECRET }, exchange: 'x', topic: 't', event: 'e' }))
     ).id;
     await ok(alice, 'POST', `/v2/workflows/${ids.subWf}/members`, json({ member_id: 'proj-c' }));
-    privateIds = [ids.subWf, ids.parentWf, ids.wb, ids.action, ids.execution, ids.subExecution, ids.parentTask, ids.subTask, ids.actionExecution, ids.adhocActionExecution, ids.cronId, ids.eventTrigger];
-  });
+    ids.environment = (await ok(alice, 'POST', '/v2/environments', json({ name: 'iso_env', variables: { secret: SECRET } }))).id;
+    privateIds = [ids.subWf, ids.parentWf, ids.wb, ids.action, ids.execution, ids.subExecution, ids.parentTask, ids.subTask, ids.actionExecution, ids.adhocActionExecution, ids.cronId, ids.eventTrigger, ids.environment];
+  }, 120_000);
   afterAll(async () => {
     await stack?.close();
   });
@@ -371,6 +375,30 @@ describe.each(e2eModes())('cross-project safety of the workflow API (%s)', (mode
         { method: 'GET', path: `/v2/cron_triggers/${ids.cronId}`, status: 404, body: notFound.cron(ids.cronId) },
       ],
       'DELETE /v2/cron_triggers/:identifier': [{ method: 'DELETE', path: `/v2/cron_triggers/${ids.cronId}`, status: 404, body: notFound.cron(ids.cronId) }],
+
+      // environments are found by name within the caller's project (and public ones): B has none named iso_env
+      'GET /v2/environments': [
+        { method: 'GET', path: '/v2/environments', status: 200, body: { environments: [] } },
+        { method: 'GET', path: '/v2/environments?name=iso_env', status: 200, body: { environments: [] } },
+        { method: 'GET', path: `/v2/environments?marker=${ids.environment}`, status: 404 },
+      ],
+      'GET /v2/environments/:name': [
+        { method: 'GET', path: '/v2/environments/iso_env', status: 404, body: wsme('Environment not found [name=iso_env]') },
+        { method: 'GET', path: `/v2/environments/${ids.environment}`, status: 404, body: wsme(`Environment not found [name=${ids.environment}]`) },
+      ],
+      'PUT /v2/environments': [
+        { method: 'PUT', path: '/v2/environments', send: json({ name: 'iso_env', variables: { secret: 'b' } }), status: 404, body: wsme('Environment not found [name=iso_env]') },
+      ],
+      'DELETE /v2/environments/:name': [{ method: 'DELETE', path: '/v2/environments/iso_env', status: 404, body: wsme('Environment not found [name=iso_env]') }],
+      // (names are per project: B may have its own iso_env; the walk's order is not this table's, so B's
+      // own gets another name here and the lookups above keep meaning "A's is not reachable")
+      'POST /v2/environments': [{ method: 'POST', path: '/v2/environments', send: json({ name: 'iso_env_of_b', variables: { mine: true } }), status: 201 }],
+
+      // the history of another project's execution is as hidden as the execution
+      'GET /v2/executions/:id/events': [
+        { method: 'GET', path: `/v2/executions/${ex}/events`, status: 404, body: notFound.execution(ex) },
+        { method: 'GET', path: `/v2/executions/${ids.subExecution}/events?marker=0&limit=5`, status: 404, body: notFound.execution(ids.subExecution) },
+      ],
 
       'GET /v2/event_triggers': [
         { method: 'GET', path: '/v2/event_triggers', status: 200, body: { event_triggers: [] } },
