@@ -325,5 +325,6 @@ describe('durable in-process adapters on PGlite', () => {
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
-  });
+    // a child that compiles its sources and creates a fresh PGlite takes long on a loaded machine
+  }, 240_000);
 });
