@@ -152,14 +152,14 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
 
     // Chaos: SIGKILL one process, start it again, repeat. Distributed: only a process whose
     // sibling replica is up, so the service as a whole stays available.
+    const order: string[] = [];
     const restarts: Promise<void>[] = [];
     const restartErrors: Error[] = [];
     const done = () => (o.mode === 'distributed' ? Date.now() - loadStart >= o.durationS * 1000 : kills.length >= o.kills);
     while (!done()) {
       await sleep(o.killEveryS * 1000);
       if (done() && o.mode === 'distributed') break;
-      const candidates = supervisor.slots.filter((s) => s.up && (o.mode === 'embedded' || supervisor.slots.some((t) => t !== s && t.app === s.app && t.up)));
-      const victim: ProcessSlot | undefined = candidates[Math.floor(Math.random() * candidates.length)];
+      const victim = pickVictim(supervisor.slots, order);
       if (!victim) continue;
       kills.push({ at: Date.now(), slot: victim.name, app: victim.app });
       o.log(`kill ${kills.length}: ${victim.name} (pid ${victim.child?.pid})`);
@@ -239,6 +239,23 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     }
     rmSync(workDir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The next process to kill: apps take turns in a shuffled order (every app is hit once per round,
+ * so a short run still kills an engine and a backup worker), a random replica of the app whose turn
+ * it is. Only a process that is up and, when it has a sibling, whose sibling is up too.
+ */
+function pickVictim(slots: readonly ProcessSlot[], order: string[]): ProcessSlot | undefined {
+  const killable = (s: ProcessSlot) => s.up && slots.every((t) => t === s || t.app !== s.app || t.up);
+  const apps = [...new Set(slots.map((s) => s.app))];
+  for (let tries = 0; tries < apps.length * 2; tries++) {
+    if (order.length === 0) order.push(...apps.sort(() => Math.random() - 0.5));
+    const app = order.shift()!;
+    const candidates = slots.filter((s) => s.app === app && killable(s));
+    if (candidates.length > 0) return candidates[Math.floor(Math.random() * candidates.length)];
+  }
+  return undefined;
 }
 
 /** Executions not terminal plus block-storage resources in a transitional status, as the APIs list them. */

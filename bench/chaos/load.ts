@@ -102,6 +102,11 @@ export class ApiClient {
     readonly stats: LoadStats,
   ) {}
 
+  /** Whether any replica of this API is up now. */
+  available(): boolean {
+    return this.bases().length > 0;
+  }
+
   async request(method: string, pathname: string, body?: unknown, contentType = 'application/json'): Promise<Reply | null> {
     for (let attempt = 0; attempt < 6; attempt++) {
       const bases = this.bases();
@@ -241,6 +246,11 @@ export class MixedLoad {
     let i = 0;
     const pending = new Set<Promise<void>>();
     while (this.running) {
+      if (!this.workflow.available()) {
+        // The API is down (embedded mode between a kill and the restart): nothing to start.
+        await sleep(250);
+        continue;
+      }
       const kind = kinds[i++ % kinds.length]!;
       const input: Record<string, unknown> = { base: this.options.callBase };
       if (kind === 'chaos_items') input['items'] = Array.from({ length: this.options.withItems }, (_, k) => k);
@@ -336,18 +346,22 @@ export class MixedLoad {
     return until.includes((await this.waitStatus(`${p}/volumes/${id}`, 'volume', [...until, 'error', 'error_extending'])) ?? '');
   }
 
-  /** Polls a resource until its status is one of `statuses` (`gone` = 404), at most 90 s; returns the last status seen. */
+  /**
+   * Polls a resource until its status is one of `statuses` (`gone` = 404), at most 90 s, or until
+   * the load stops (what is still in flight is then the settle phase's business); returns the last
+   * status seen.
+   */
   private async waitStatus(url: string, key: string, statuses: string[]): Promise<string | null> {
     const deadline = Date.now() + 90_000;
     let last: string | null = null;
-    while (Date.now() < deadline) {
+    while (Date.now() < deadline && this.running) {
       const r = await this.volume.request('GET', url);
       if (r?.status === 404) last = 'gone';
       else if (r?.status === 200) last = r.body[key]?.status ?? null;
       if (last !== null && statuses.includes(last)) return last;
       await sleep(500);
     }
-    this.note(`${url} still ${last} after 90 s (wanted ${statuses.join('|')})`);
+    if (this.running) this.note(`${url} still ${last} after 90 s (wanted ${statuses.join('|')})`);
     return last;
   }
 
