@@ -83,7 +83,20 @@ export async function judge(db: Sql, input: {
     lostExamples: lost.slice(0, 5).map((e) => `${e.id} ${e.workflow_name} ${e.state}`),
     errorExamples: errored.slice(0, 5).map((e) => `${e.id} ${e.workflow_name}: ${(e.state_info ?? '').slice(0, 300)}`),
   };
-  if (lost.length > 0) failures.push(`${lost.length} execution(s) not terminal, e.g. ${executions.lostExamples.join('; ')}`);
+  if (lost.length > 0) {
+    // Where each of the first lost executions stopped: its unfinished tasks and their action executions.
+    for (const [i, e] of lost.slice(0, 5).entries()) {
+      const tasks: { name: string; state: string; actions: string | null }[] = await db.query(
+        `SELECT t."name", t."state", string_agg(a."state" || coalesce('#' || a."item_index", ''), ',') AS "actions"
+           FROM "task_executions" t LEFT JOIN "action_executions" a ON a."task_execution_id" = t."id"
+          WHERE t."workflow_execution_id" = $1 AND t."state" NOT IN ('SUCCESS', 'ERROR', 'CANCELLED') GROUP BY 1, 2`,
+        [e.id],
+      );
+      const where = tasks.map((t) => `task ${t.name} ${t.state} (actions: ${t.actions ?? 'none'})`).join(', ');
+      executions.lostExamples[i] += where ? `: ${where}` : ': no unfinished task';
+    }
+    failures.push(`${lost.length} execution(s) not terminal, e.g. ${executions.lostExamples.join('; ')}`);
+  }
 
   const [{ n: tasksStuck }] = (await db.query(
     `SELECT count(*)::int AS n FROM "task_executions" WHERE "state" NOT IN ('SUCCESS', 'ERROR', 'CANCELLED')`,

@@ -8,7 +8,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** The workflows of the load. Every std.http call names its execution, task and item in its path. */
 export const WORKFLOWS = `version: '2.0'
 chaos_seq:
-  input: [base]
+  input:
+    - base
+    - tag: null
   tasks:
     a:
       action: std.http
@@ -92,8 +94,8 @@ interface Reply {
 
 /**
  * Speaks to the product's public APIs as a client does, over plain fetch, in noauth mode (token
- * `user:project`). Each request goes to one of the API replicas that are up; a transport error
- * moves to another one, a few times.
+ * `user:project`). Each request goes to one of the API replicas that are up (waiting up to 30 s
+ * for one); a transport error moves to another one, a few times.
  */
 export class ApiClient {
   constructor(
@@ -108,13 +110,16 @@ export class ApiClient {
   }
 
   async request(method: string, pathname: string, body?: unknown, contentType = 'application/json'): Promise<Reply | null> {
-    for (let attempt = 0; attempt < 6; attempt++) {
+    // While no replica is up (embedded mode between a kill and the restart) wait for one, up to 30 s.
+    const deadline = Date.now() + 30_000;
+    for (let attempt = 0; attempt < 6 && Date.now() < deadline; ) {
       const bases = this.bases();
       const base = bases[Math.floor(Math.random() * bases.length)];
       if (!base) {
         await sleep(500);
         continue;
       }
+      attempt += 1;
       this.stats.requests += 1;
       try {
         const res = await fetch(`${base}${pathname}`, {
@@ -199,7 +204,8 @@ export class MixedLoad {
       const r = await this.workflow.request('POST', '/v2/cron_triggers', {
         name: `chaos-cron-${i}`,
         workflow_name: 'chaos_seq',
-        workflow_input: { base: this.options.callBase },
+        // Mistral refuses two triggers with the same workflow, input and pattern.
+        workflow_input: { base: this.options.callBase, tag: `cron-${i}` },
         pattern: '* * * * *',
       });
       if (r?.status !== 201) throw new Error(`creating a cron trigger: ${JSON.stringify(r)}`);
