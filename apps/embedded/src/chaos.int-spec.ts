@@ -44,5 +44,5 @@ describeChaos('chaos: SIGKILLed processes under a mixed load', () => {
 
   it('embedded, the single process killed 3 times', async () => {
     expectAllChecksHold(await runChaos({ ...ci, mode: 'embedded' }));
-  }, 240_000);
+  }, 330_000);
 });
