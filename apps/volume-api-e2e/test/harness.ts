@@ -185,7 +185,7 @@ export class Client {
   delete = (path: string, headers?: Record<string, string>) => this.raw('DELETE', this.url(path), undefined, headers);
 
   /** Polls a volume (or snapshot) until its status is one of `statuses` (or it is gone: `deleted`). */
-  async waitFor(kind: 'volumes' | 'snapshots', id: string, statuses: string[], timeoutMs = 20000): Promise<any> {
+  async waitFor(kind: 'volumes' | 'snapshots', id: string, statuses: string[], timeoutMs = 60000): Promise<any> {
     const until = Date.now() + timeoutMs;
     let last: Reply | null = null;
     while (Date.now() < until) {
