@@ -24,7 +24,7 @@ import { InProcessCommandBus, InProcessJobQueue, MessageJournal, OutboxRelay, Ou
 import { PGLITE_MEMORY, closeDataSource, combineMigrations, createDataSource } from '@osc/persistence';
 import { messagingMigrations } from '@osc/messaging';
 import { TEST_QUEUE_EXPIRES_MS, purgeTestPrefix } from '@osc/testing';
-import { definitionMigrations, executionMigrations } from '@osc/workflow-persistence';
+import { definitionMigrations, dynamicActionMigrations, executionMigrations } from '@osc/workflow-persistence';
 import {
   EngineInstance,
   createEngineDatabase,
@@ -83,6 +83,7 @@ async function createEmbeddedDatabase(): Promise<Awaited<ReturnType<typeof creat
     messagingMigrations,
     definitionMigrations,
     executionMigrations,
+    dynamicActionMigrations,
   ) as never);
   return { dataSource, url: 'memory://', drop: () => closeDataSource(dataSource) };
 }

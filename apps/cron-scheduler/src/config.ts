@@ -25,6 +25,8 @@ const schema = z.object({
     .regex(/^([A-Za-z0-9][A-Za-z0-9._-]{0,60})?$/, 'letters, digits, dot, underscore and dash only')
     .default(''),
   /** How soon the listener follows triggers created or deleted through the API. */
+  /** How often this process records its `cron_scheduler` instance (`GET /v2/services`), as the engine's heartbeat. */
+  WORKFLOW_EXECUTOR_HEARTBEAT_SECONDS: z.coerce.number().min(0.1).max(3600).default(10),
   EVENT_TRIGGERS_SYNC_MS: z.coerce.number().int().min(50).max(600_000).default(1000),
   /** Declare notification exchanges durable (oslo.messaging's `amqp_durable_queues`; default false). */
   EVENT_TRIGGERS_EXCHANGE_DURABLE: z.enum(['true', 'false']).default('false'),
@@ -60,6 +62,8 @@ export interface CronSchedulerConfig {
   readonly eventTriggers?: EventTriggerListenerConfig;
   /** The execution expiration policy (absent: off). */
   readonly expiration?: ExpirationPolicyConfig;
+  /** Seconds between heartbeats of this process's `cron_scheduler` instance (absent: 10). */
+  readonly heartbeatSeconds?: number;
 }
 
 /** Defaults of the firing settings (for callers building a config by hand, e.g. the embedded launcher). */
@@ -71,6 +75,7 @@ export function loadConfig(env: Env): CronSchedulerConfig {
   return Object.freeze({
     health: { port: c.CRON_SCHEDULER_HEALTH_PORT, host: c.CRON_SCHEDULER_HEALTH_HOST },
     logLevel: c.LOG_LEVEL,
+    heartbeatSeconds: c.WORKFLOW_EXECUTOR_HEARTBEAT_SECONDS,
     firing: { batchSize: c.CRON_SCHEDULER_BATCH_SIZE, maxSleepMs: c.CRON_SCHEDULER_MAX_SLEEP_MS, busySleepMs: c.CRON_SCHEDULER_BUSY_SLEEP_MS },
     expiration: {
       evaluationIntervalMinutes: c.EXECUTION_EXPIRATION_POLICY_EVALUATION_INTERVAL,

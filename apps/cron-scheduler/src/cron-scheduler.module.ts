@@ -1,6 +1,7 @@
 import { type DynamicModule, Inject, Injectable, Logger, Module, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import type { OutboxWriter } from '@osc/messaging';
+import { ServiceHeartbeat } from '@osc/workflow-persistence';
 import { CLOCK, type Clock, DATA_SOURCE, OUTBOX_WRITER } from '@osc/platform';
 import type { CronSchedulerConfig } from './config';
 import { CronPoller } from './firing/cron-poller';
@@ -16,6 +17,8 @@ export class CronSchedulerRunner implements OnApplicationBootstrap, OnModuleDest
   private readonly logger = new Logger('cron-scheduler');
   readonly firing: CronTriggerFiring;
   readonly poller: CronPoller;
+  /** This process's `cron_scheduler` instance in `workflow_service_instances` (`GET /v2/services`). */
+  readonly heartbeat: ServiceHeartbeat;
 
   constructor(
     @Inject(DATA_SOURCE) db: DataSource,
@@ -34,6 +37,9 @@ export class CronSchedulerRunner implements OnApplicationBootstrap, OnModuleDest
       },
     });
     this.poller = new CronPoller(db, this.firing, clock, { maxSleepMs: config.firing.maxSleepMs, busySleepMs: config.firing.busySleepMs, log });
+    this.heartbeat = new ServiceHeartbeat(db, ['cron_scheduler'], (config.heartbeatSeconds ?? 10) * 1000, (level, msg, fields) =>
+      level === 'warn' ? this.logger.warn({ ...fields, msg }) : this.logger.error({ ...fields, msg }),
+    );
     this.expiration = new ExpirationPolicy(db, clock, config.expiration ?? EXPIRATION_OFF, {
       info: (fields, msg) => this.logger.log({ ...fields, msg }),
       warn: (fields, msg) => this.logger.warn({ ...fields, msg }),
@@ -42,13 +48,14 @@ export class CronSchedulerRunner implements OnApplicationBootstrap, OnModuleDest
 
   readonly expiration: ExpirationPolicy;
 
-  onApplicationBootstrap(): void {
+  async onApplicationBootstrap(): Promise<void> {
+    await this.heartbeat.start();
     this.poller.start();
     this.expiration.start();
   }
 
   async onModuleDestroy(): Promise<void> {
-    await Promise.all([this.poller.stop(), this.expiration.stop()]);
+    await Promise.all([this.poller.stop(), this.expiration.stop(), this.heartbeat.stop()]);
   }
 }
 

@@ -5,6 +5,7 @@ import { ActionExecutionSettingsModule } from './action-executions/action-execut
 import type { WorkflowApiConfig } from './config';
 import { WorkflowApiModule } from './workflow-api.module';
 import { WorkflowPolicySettingsModule } from './policy/authorize';
+import { ServicesModule } from './services/services.module';
 import { SystemWorkflowsModule } from './system-workflows/system-workflows.module';
 
 export { loadConfig, loadInfraConfig, type WorkflowApiConfig } from './config';
@@ -16,7 +17,11 @@ class WorkflowApiRoot {
     const policy = WorkflowPolicySettingsModule.forRoot({ overrides: config.policyOverrides ?? {}, authMode: config.authMode });
     const actionExecutions = ActionExecutionSettingsModule.forRoot({ allowDeletion: config.allowActionExecutionDeletion ?? false });
     const systemWorkflows = SystemWorkflowsModule.forRoot(config.systemWorkflows === true);
-    return { module: WorkflowApiRoot, imports: [RuntimeModule.forRoot(runtime), policy, actionExecutions, WorkflowApiModule, systemWorkflows] };
+    const services = ServicesModule.forRoot(config.services ?? { heartbeatSeconds: 10, aliveWithinSeconds: 120 });
+    return {
+      module: WorkflowApiRoot,
+      imports: [RuntimeModule.forRoot(runtime), policy, actionExecutions, WorkflowApiModule, systemWorkflows, services],
+    };
   }
 }
 

@@ -2,6 +2,7 @@ import type { SchemaPart } from '@osc/platform';
 import {
   workflowCronTriggersSchema,
   workflowDefinitionsSchema,
+  workflowDynamicActionsSchema,
   workflowEnvironmentsSchema,
   workflowEventTriggersSchema,
   workflowExecutionsSchema,
@@ -14,4 +15,5 @@ export const SCHEMA_PARTS: readonly SchemaPart[] = [
   workflowCronTriggersSchema,
   workflowEventTriggersSchema,
   workflowEnvironmentsSchema,
+  workflowDynamicActionsSchema,
 ];

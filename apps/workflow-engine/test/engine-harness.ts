@@ -24,11 +24,10 @@ import {
   messagingMigrations,
 } from '@osc/messaging';
 import { type WorkflowExecution, newExecution, parseWorkflows } from '@osc/workflow-domain';
-import { definitionMigrations, executionMigrations, insertExecution } from '@osc/workflow-persistence';
+import { ServiceHeartbeat, definitionMigrations, dynamicActionMigrations, executionMigrations, insertExecution } from '@osc/workflow-persistence';
 import { TEST_QUEUE_EXPIRES_MS } from '@osc/testing';
 import { EngineCommandHandler } from '../src/engine/engine-command.handler';
 import { ActionExecutor } from '../src/executor/action-executor';
-import { ServiceHeartbeat } from '../src/reconciler/service-heartbeat';
 
 export const POSTGRES_URL = process.env['TEST_POSTGRES_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const PROJECT = 'project-1';
@@ -44,7 +43,7 @@ export async function createEngineDatabase(): Promise<{ dataSource: DataSource; 
   const dataSource = new DataSource({
     type: 'postgres',
     url,
-    migrations: [...messagingMigrations, ...definitionMigrations, ...executionMigrations] as never,
+    migrations: [...messagingMigrations, ...definitionMigrations, ...executionMigrations, ...dynamicActionMigrations] as never,
     extra: { max: 20 },
   });
   await dataSource.initialize();

@@ -4,3 +4,4 @@ export * from './cron';
 export * from './event-triggers';
 export * from './environments';
 export * from './reconciliation';
+export * from './dynamic-actions';

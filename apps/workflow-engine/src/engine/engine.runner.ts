@@ -16,7 +16,8 @@ import { COMMAND_BUS, DATA_SOURCE, JOB_QUEUE, OUTBOX_WRITER } from '@osc/platfor
 import type { WorkflowEngineConfig } from '../config';
 import { ActionExecutor } from '../executor/action-executor';
 import { DeadLetters } from '../reconciler/dead-letters';
-import { ServiceHeartbeat } from '../reconciler/service-heartbeat';
+import { ServiceHeartbeat } from '@osc/workflow-persistence';
+import { jsonLineLog } from '../reconciler/reconciler-log';
 import { WorkflowReconciler } from '../reconciler/workflow-reconciler';
 import { EngineCommandHandler } from './engine-command.handler';
 
@@ -57,6 +58,7 @@ export class EngineRunner implements OnModuleInit, OnModuleDestroy {
       dataSource,
       [...(engine ? (['engine', 'notifier'] as const) : []), ...(executor ? (['executor'] as const) : [])],
       r.heartbeatSeconds * 1000,
+      jsonLineLog,
     );
     this.reconciler = new WorkflowReconciler(dataSource, outbox, {
       stuckAfterSeconds: r.stuckAfterSeconds,

@@ -13,7 +13,7 @@ import {
 import { AppError } from '@osc/errors';
 import type { CommandBus, Job } from '@osc/messaging';
 import { type ActionSpec, executorLostMessage } from '@osc/workflow-domain';
-import { completeStandaloneAction, findAdHocActionSpec } from '@osc/workflow-persistence';
+import { completeStandaloneAction, findAdHocActionSpec, findRunnableDynamicAction } from '@osc/workflow-persistence';
 import { ActionClaims } from './action-claims';
 import { RunSlots } from './run-slots';
 
@@ -26,7 +26,9 @@ class FatalActionError extends Error {}
  * twice after a crash reports once as far as the engine is concerned). Ad-hoc actions are resolved
  * here (DSL-7.2): declared input checked and defaulted, `base-input` evaluated over the action input
  * layered on the task context, repeated down to a standard action, whose result the ad-hoc `output`
- * may transform.
+ * may transform. An action name that is neither standard nor ad-hoc may be a dynamic action
+ * (`/v2/dynamic_actions`, same namespace rules): its code source's class runs in the JavaScript
+ * sandbox (docs/workflow-dynamic-actions.md).
  */
 export class ActionExecutor {
   private readonly claims: ActionClaims;
@@ -119,8 +121,17 @@ export class ActionExecutor {
     if (this.runner.has(job.actionName)) return this.runner.run(job.actionName, job.input, ctx);
     const resolve = async (name: string) => (await this.findAdHoc(name, job)) ?? undefined;
     const action = await resolve(job.actionName);
-    if (!action) throw new FatalActionError(`Failed to find action [action_name=${job.actionName}, namespace=${job.namespace}]`);
-    return runAdHocAction(action, job.input, ctx, this.runner, { resolve, namespace: job.namespace });
+    if (action) return runAdHocAction(action, job.input, ctx, this.runner, { resolve, namespace: job.namespace });
+    const dynamic = await findRunnableDynamicAction(this.dataSource, {
+      name: job.actionName,
+      namespace: job.namespace,
+      projectId: job.context.projectId,
+    });
+    if (dynamic) {
+      const { action: def, codeSource } = dynamic;
+      return this.runner.runDynamic({ name: def.name, className: def.className, codeSource }, job.input, ctx);
+    }
+    throw new FatalActionError(`Failed to find action [action_name=${job.actionName}, namespace=${job.namespace}]`);
   }
 
   private async findAdHoc(name: string, job: ActionRunJob): Promise<ActionSpec | null> {

@@ -1,4 +1,4 @@
-export { AddExecutorHeartbeats1764900000000 } from './reconciliation.migration';
+export { AddExecutorHeartbeats1764900000000, AllowApiServiceInstances1765100000000 } from './reconciliation.migration';
 export {
   SERVICE_KINDS,
   type ServiceKind,
@@ -27,3 +27,4 @@ export {
   findIdleRunningExecutions,
   loadIdleExecutionFacts,
 } from './reconciler-scans';
+export { ServiceHeartbeat, type HeartbeatLog } from './service-heartbeat';

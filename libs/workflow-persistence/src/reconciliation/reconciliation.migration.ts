@@ -47,3 +47,26 @@ export class AddExecutorHeartbeats1764900000000 implements MigrationInterface {
     await q.query(`DROP TABLE "workflow_service_instances"`);
   }
 }
+
+/**
+ * `GET /v2/services` lists workflow-api processes too (Mistral's `api_group`): the `api` kind joins
+ * the instance kinds.
+ */
+export class AllowApiServiceInstances1765100000000 implements MigrationInterface {
+  name = 'AllowApiServiceInstances1765100000000';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(`ALTER TABLE "workflow_service_instances" DROP CONSTRAINT "CHK_workflow_service_instances_kind"`);
+    await q.query(
+      `ALTER TABLE "workflow_service_instances" ADD CONSTRAINT "CHK_workflow_service_instances_kind" CHECK ("kind" IN ('api', 'engine', 'executor', 'notifier', 'cron_scheduler'))`,
+    );
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(`DELETE FROM "workflow_service_instances" WHERE "kind" = 'api'`);
+    await q.query(`ALTER TABLE "workflow_service_instances" DROP CONSTRAINT "CHK_workflow_service_instances_kind"`);
+    await q.query(
+      `ALTER TABLE "workflow_service_instances" ADD CONSTRAINT "CHK_workflow_service_instances_kind" CHECK ("kind" IN ('engine', 'executor', 'notifier', 'cron_scheduler'))`,
+    );
+  }
+}

@@ -1,7 +1,7 @@
 import type { SqlRunner } from '../executions/execution-store';
 
 /** Kinds of running service instances, as Mistral's `GET /v2/services` names them (`type`). */
-export const SERVICE_KINDS = ['engine', 'executor', 'notifier', 'cron_scheduler'] as const;
+export const SERVICE_KINDS = ['api', 'engine', 'executor', 'notifier', 'cron_scheduler'] as const;
 export type ServiceKind = (typeof SERVICE_KINDS)[number];
 
 /** One running instance of a workflow service in some process. */
@@ -35,10 +35,16 @@ export async function removeServiceInstance(db: SqlRunner, id: string): Promise<
   await db.query(`DELETE FROM "workflow_service_instances" WHERE "id" = $1`, [id]);
 }
 
-/** Every registered instance (the shape of `GET /v2/services`), oldest first. */
-export async function listServiceInstances(db: SqlRunner): Promise<ServiceInstance[]> {
+/**
+ * Every registered instance (the shape of `GET /v2/services`), oldest first; with `aliveWithinSeconds`
+ * only those whose last heartbeat is at most that old by the database clock (a coordination backend
+ * forgets silent members the same way).
+ */
+export async function listServiceInstances(db: SqlRunner, aliveWithinSeconds?: number): Promise<ServiceInstance[]> {
+  const alive = aliveWithinSeconds === undefined ? '' : ` WHERE "heartbeat_at" >= now() - make_interval(secs => $1)`;
   const rows: Row[] = await db.query(
-    `SELECT "id", "kind", "host", "pid", "started_at", "heartbeat_at" FROM "workflow_service_instances" ORDER BY "started_at", "id"`,
+    `SELECT "id", "kind", "host", "pid", "started_at", "heartbeat_at" FROM "workflow_service_instances"${alive} ORDER BY "started_at", "id"`,
+    aliveWithinSeconds === undefined ? [] : [aliveWithinSeconds],
   );
   return rows.map((r) => ({
     id: String(r['id']),

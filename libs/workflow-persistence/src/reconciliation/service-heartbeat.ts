@@ -1,11 +1,17 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import type { DataSource } from 'typeorm';
-import { type ServiceKind, heartbeatServiceInstance, removeServiceInstance } from '@osc/workflow-persistence';
-import { type ReconcilerLog, jsonLineLog } from './reconciler-log';
+import type { SqlRunner } from '../executions/execution-store';
+import { type ServiceKind, heartbeatServiceInstance, removeServiceInstance } from './service-instances';
+
+/** Where heartbeat failures are reported (the apps pass their structured logger). */
+export type HeartbeatLog = (level: 'warn' | 'error', msg: string, fields: Record<string, unknown>) => void;
+
+const stderrJsonLine: HeartbeatLog = (level, msg, fields) => {
+  process.stderr.write(`${JSON.stringify({ level, time: new Date().toISOString(), msg, ...fields })}\n`);
+};
 
 /**
- * Registers this process's service instances (engine, executor, notifier) in
+ * Registers this process's service instances (api, engine, executor, notifier, cron_scheduler) in
  * `workflow_service_instances` and heartbeats them every `intervalMs` (Mistral's executor
  * heartbeats): an executor whose heartbeat is older than the dead bound lost its RUNNING actions. A
  * clean stop removes the rows; a killed process leaves them to go stale.
@@ -17,10 +23,10 @@ export class ServiceHeartbeat {
   private beating?: Promise<void>;
 
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly dataSource: SqlRunner,
     kinds: readonly ServiceKind[],
     private readonly intervalMs: number,
-    private readonly log: ReconcilerLog = jsonLineLog,
+    private readonly log: HeartbeatLog = stderrJsonLine,
   ) {
     this.ids = Object.fromEntries(kinds.map((k) => [k, randomUUID()]));
   }
