@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { z } from 'zod';
 import type { PolicyRules } from '@osc/policy';
 import {
@@ -27,7 +28,14 @@ const schema = authEnvSchema.extend({
   WORKFLOW_API_ALLOW_ACTION_EXECUTION_DELETION: z.enum(['true', 'false']).default('false'),
   /** Register Mistral's standard workflows (create_instance, delete_instance) at start. */
   WORKFLOW_API_SYSTEM_WORKFLOWS: z.enum(['true', 'false']).default('true'),
+  /** Built operator console served at /console (default: the repository's `dist/console`). */
+  CONSOLE_DIR: z.string().min(1).optional(),
+  /** Block-storage API base URL as this process reaches it, for the console's block-storage pages. */
+  CONSOLE_VOLUME_API_URL: z.string().url().optional(),
 });
+
+/** Where `apps/console/tools/build.mjs` writes the console: `<repository>/dist/console`. */
+export const DEFAULT_CONSOLE_DIR = path.resolve(__dirname, '../../../dist/console');
 
 export interface WorkflowApiConfig {
   readonly http: { port: number; host: string; bodyLimit: number; publicUrl?: string };
@@ -41,6 +49,8 @@ export interface WorkflowApiConfig {
   readonly allowActionExecutionDeletion?: boolean;
   /** Register the standard system workflows at start (on from the environment; off when absent). */
   readonly systemWorkflows?: boolean;
+  /** The operator console at /console (absent: the repository's build, no block-storage pages). */
+  readonly console?: { readonly dir: string; readonly volumeApiUrl?: string };
 }
 
 /** Settings of workflow-api; `infra` says whether DATABASE_URL/AMQP_URL/REDIS_URL are required. */
@@ -55,6 +65,7 @@ export function loadConfig(env: Env): WorkflowApiConfig {
     policyOverrides: loadPolicyOverrides('workflow-api', 'WORKFLOW_API_POLICY_FILE', c.WORKFLOW_API_POLICY_FILE),
     allowActionExecutionDeletion: c.WORKFLOW_API_ALLOW_ACTION_EXECUTION_DELETION === 'true',
     systemWorkflows: c.WORKFLOW_API_SYSTEM_WORKFLOWS === 'true',
+    console: { dir: c.CONSOLE_DIR ?? DEFAULT_CONSOLE_DIR, volumeApiUrl: c.CONSOLE_VOLUME_API_URL?.replace(/\/+$/, '') },
   });
 }
 

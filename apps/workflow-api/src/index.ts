@@ -2,12 +2,14 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { type Runtime, RuntimeModule, type RunningApp, startHttpApp } from '@osc/platform';
 import { ActionExecutionSettingsModule } from './action-executions/action-execution-settings';
-import type { WorkflowApiConfig } from './config';
+import { DEFAULT_CONSOLE_DIR, type WorkflowApiConfig } from './config';
+import { ConsoleModule } from './console/console.module';
+import { ConsoleSettingsModule } from './console/console-settings';
 import { WorkflowApiModule } from './workflow-api.module';
 import { WorkflowPolicySettingsModule } from './policy/authorize';
 import { SystemWorkflowsModule } from './system-workflows/system-workflows.module';
 
-export { loadConfig, loadInfraConfig, type WorkflowApiConfig } from './config';
+export { DEFAULT_CONSOLE_DIR, loadConfig, loadInfraConfig, type WorkflowApiConfig } from './config';
 export { WorkflowApiModule } from './workflow-api.module';
 
 @Module({})
@@ -16,7 +18,15 @@ class WorkflowApiRoot {
     const policy = WorkflowPolicySettingsModule.forRoot({ overrides: config.policyOverrides ?? {}, authMode: config.authMode });
     const actionExecutions = ActionExecutionSettingsModule.forRoot({ allowDeletion: config.allowActionExecutionDeletion ?? false });
     const systemWorkflows = SystemWorkflowsModule.forRoot(config.systemWorkflows === true);
-    return { module: WorkflowApiRoot, imports: [RuntimeModule.forRoot(runtime), policy, actionExecutions, WorkflowApiModule, systemWorkflows] };
+    const consoleSettings = ConsoleSettingsModule.forRoot({
+      dir: config.console?.dir ?? DEFAULT_CONSOLE_DIR,
+      volumeApiUrl: config.console?.volumeApiUrl,
+      authMode: config.authMode,
+    });
+    return {
+      module: WorkflowApiRoot,
+      imports: [RuntimeModule.forRoot(runtime), policy, actionExecutions, WorkflowApiModule, systemWorkflows, consoleSettings, ConsoleModule],
+    };
   }
 }
 
@@ -32,7 +42,9 @@ export function startWorkflowApi(config: WorkflowApiConfig, runtime: Runtime): P
     readiness: runtime.readiness,
     port: config.http.port,
     host: config.http.host,
-    isPublicPath: (path, method) => method === 'GET' && (path === '/' || path === '/v2' || path === '/v2/'),
+    // The console's page loads without a token; the API calls it makes carry one.
+    isPublicPath: (path, method) =>
+      method === 'GET' && (path === '/' || path === '/v2' || path === '/v2/' || path === '/console' || path.startsWith('/console/')),
   });
 }
 export { SCHEMA_PARTS } from './schema';
