@@ -1,6 +1,6 @@
 import dagre from '@dagrejs/dagre';
-import { Background, Controls, type Edge, Handle, MarkerType, type Node, type NodeProps, Position, ReactFlow } from '@xyflow/react';
-import { useMemo } from 'react';
+import { Background, Controls, type Edge, Handle, MarkerType, type Node, type NodeProps, Position, ReactFlow, useNodesState } from '@xyflow/react';
+import { useEffect, useMemo } from 'react';
 import type { TaskGraph } from '../model/task-graph';
 import type { TaskStatus } from '../model/task-states';
 import { Link } from '../router';
@@ -96,6 +96,13 @@ export function TaskGraphView({
       },
     };
   });
+  // React Flow keeps each node's measured size on the node objects it holds: new states replace
+  // the data of the nodes it has, never the nodes themselves (a node without a size is hidden).
+  const [flowNodes, setFlowNodes, onNodesChange] = useNodesState<Node<TaskNodeData>>(nodes);
+  const nodesKey = JSON.stringify(nodes.map((n) => [n.id, n.position, n.data.status?.state, n.data.status?.withItems, n.data.status?.retryNo, n.data.childExecutionId, n.data.selected]));
+  useEffect(() => {
+    setFlowNodes((prev) => nodes.map((n) => ({ ...prev.find((p) => p.id === n.id), ...n })));
+  }, [nodesKey]); // `nodes` is new on every render; its content is nodesKey
   const edges: Edge[] = graph.edges.map((e, i) => ({
     id: `${e.from}-${e.to}-${e.kind}-${i}`,
     source: e.from,
@@ -109,7 +116,8 @@ export function TaskGraphView({
   return (
     <div className="graph" aria-label="task graph">
       <ReactFlow
-        nodes={nodes}
+        nodes={flowNodes}
+        onNodesChange={onNodesChange}
         edges={edges}
         nodeTypes={NODE_TYPES}
         fitView

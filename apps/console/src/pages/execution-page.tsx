@@ -316,7 +316,7 @@ export function ExecutionPage({ id }: { id: string }) {
                   e.details.retryNo ? `retry ${e.details.retryNo}` : null,
                   e.details.published?.length ? `published ${e.details.published.join(', ')}` : null,
                   e.details.itemIndex !== undefined ? `item ${e.details.itemIndex}` : null,
-                  e.state_info,
+                  e.state_info && e.state_info.length > 240 ? `${e.state_info.slice(0, 240)}…` : e.state_info,
                 ]
                   .filter(Boolean)
                   .join(' · ')}
