@@ -192,7 +192,7 @@ describe('operator console in chromium (embedded product)', () => {
     await page.waitForURL(/\/console\/executions\/[0-9a-f-]{36}$/);
     const executionId = page.url().split('/').pop() ?? '';
     // A mark in the page's window: still there at the end means the page was never reloaded.
-    await page.evaluate(() => ((window as unknown as { consoleMark: string }).consoleMark = 'same page'));
+    await page.evaluate(() => ((globalThis as unknown as { consoleMark: string }).consoleMark = 'same page'));
 
     // Task states change live: with-items done (3/3), the async task running, later tasks not reached.
     await expectText('task-state-items', 'SUCCESS');
@@ -233,7 +233,7 @@ describe('operator console in chromium (embedded product)', () => {
     await expectText('task-state-child', 'SUCCESS');
     await expectText('execution-state', 'SUCCESS');
     expect(flaky.calls).toBe(3);
-    expect(await page.evaluate(() => (window as unknown as { consoleMark?: string }).consoleMark)).toBe('same page');
+    expect(await page.evaluate(() => (globalThis as unknown as { consoleMark?: string }).consoleMark)).toBe('same page');
     await page.getByRole('table', { name: 'event history' }).getByText('items 3/3').first().waitFor();
     await page.getByTestId('task-row-call').getByRole('button', { name: 'call' }).click();
     await page.getByTestId('panel-state').filter({ hasText: 'SUCCESS' }).waitFor();
