@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { z } from 'zod';
 import type { PolicyRules } from '@osc/policy';
 import {
@@ -31,7 +32,14 @@ const schema = authEnvSchema.extend({
   WORKFLOW_EXECUTOR_HEARTBEAT_SECONDS: z.coerce.number().min(0.1).max(3600).default(10),
   /** `GET /v2/services` leaves out instances silent for longer (the engine's dead bound). */
   WORKFLOW_EXECUTOR_DEAD_AFTER_SECONDS: z.coerce.number().min(1).max(86400).default(120),
+  /** Built operator console served at /console (default: the repository's `dist/console`). */
+  CONSOLE_DIR: z.string().min(1).optional(),
+  /** Block-storage API base URL as this process reaches it, for the console's block-storage pages. */
+  CONSOLE_VOLUME_API_URL: z.string().url().optional(),
 });
+
+/** Where `apps/console/tools/build.mjs` writes the console: `<repository>/dist/console`. */
+export const DEFAULT_CONSOLE_DIR = path.resolve(__dirname, '../../../dist/console');
 
 export interface WorkflowApiConfig {
   readonly http: { port: number; host: string; bodyLimit: number; publicUrl?: string };
@@ -47,6 +55,8 @@ export interface WorkflowApiConfig {
   readonly systemWorkflows?: boolean;
   /** `GET /v2/services`: this process's heartbeat and how long a silent instance is still listed. */
   readonly services?: { heartbeatSeconds: number; aliveWithinSeconds: number };
+  /** The operator console at /console (absent: the repository's build, no block-storage pages). */
+  readonly console?: { readonly dir: string; readonly volumeApiUrl?: string };
 }
 
 /** Settings of workflow-api; `infra` says whether DATABASE_URL/AMQP_URL/REDIS_URL are required. */
@@ -65,6 +75,7 @@ export function loadConfig(env: Env): WorkflowApiConfig {
       heartbeatSeconds: c.WORKFLOW_EXECUTOR_HEARTBEAT_SECONDS,
       aliveWithinSeconds: c.WORKFLOW_EXECUTOR_DEAD_AFTER_SECONDS,
     },
+    console: { dir: c.CONSOLE_DIR ?? DEFAULT_CONSOLE_DIR, volumeApiUrl: c.CONSOLE_VOLUME_API_URL?.replace(/\/+$/, '') },
   });
 }
 

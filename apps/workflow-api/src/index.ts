@@ -2,13 +2,15 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { type Runtime, RuntimeModule, type RunningApp, startHttpApp } from '@osc/platform';
 import { ActionExecutionSettingsModule } from './action-executions/action-execution-settings';
-import type { WorkflowApiConfig } from './config';
+import { DEFAULT_CONSOLE_DIR, type WorkflowApiConfig } from './config';
+import { ConsoleModule } from './console/console.module';
+import { ConsoleSettingsModule } from './console/console-settings';
 import { WorkflowApiModule } from './workflow-api.module';
 import { WorkflowPolicySettingsModule } from './policy/authorize';
 import { ServicesModule } from './services/services.module';
 import { SystemWorkflowsModule } from './system-workflows/system-workflows.module';
 
-export { loadConfig, loadInfraConfig, type WorkflowApiConfig } from './config';
+export { DEFAULT_CONSOLE_DIR, loadConfig, loadInfraConfig, type WorkflowApiConfig } from './config';
 export { WorkflowApiModule } from './workflow-api.module';
 
 @Module({})
@@ -18,9 +20,14 @@ class WorkflowApiRoot {
     const actionExecutions = ActionExecutionSettingsModule.forRoot({ allowDeletion: config.allowActionExecutionDeletion ?? false });
     const systemWorkflows = SystemWorkflowsModule.forRoot(config.systemWorkflows === true);
     const services = ServicesModule.forRoot(config.services ?? { heartbeatSeconds: 10, aliveWithinSeconds: 120 });
+    const consoleSettings = ConsoleSettingsModule.forRoot({
+      dir: config.console?.dir ?? DEFAULT_CONSOLE_DIR,
+      volumeApiUrl: config.console?.volumeApiUrl,
+      authMode: config.authMode,
+    });
     return {
       module: WorkflowApiRoot,
-      imports: [RuntimeModule.forRoot(runtime), policy, actionExecutions, WorkflowApiModule, systemWorkflows, services],
+      imports: [RuntimeModule.forRoot(runtime), policy, actionExecutions, WorkflowApiModule, systemWorkflows, services, consoleSettings, ConsoleModule],
     };
   }
 }
@@ -37,7 +44,9 @@ export function startWorkflowApi(config: WorkflowApiConfig, runtime: Runtime): P
     readiness: runtime.readiness,
     port: config.http.port,
     host: config.http.host,
-    isPublicPath: (path, method) => method === 'GET' && (path === '/' || path === '/v2' || path === '/v2/'),
+    // The console's page loads without a token; the API calls it makes carry one.
+    isPublicPath: (path, method) =>
+      method === 'GET' && (path === '/' || path === '/v2' || path === '/v2/' || path === '/console' || path.startsWith('/console/')),
   });
 }
 export { SCHEMA_PARTS } from './schema';
