@@ -23,15 +23,6 @@ describe('distributed mode: the six apps as separate processes', () => {
     }
     const versions = await fetch(`http://127.0.0.1:${stack.port('workflow-api')}/`);
     expect(versions.status).toBe(200);
-    const codes = await Promise.all(
-      started.map(
-        (s) =>
-          new Promise<number | null>((resolve) => {
-            s.child.once('exit', (code) => resolve(code));
-            s.child.kill('SIGTERM');
-          }),
-      ),
-    );
-    expect(codes).toEqual(APPS.map(() => 0));
+    expect(await stack.terminate()).toEqual(APPS.map(() => 0));
   }, 180_000);
 });

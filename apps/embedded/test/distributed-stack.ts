@@ -73,7 +73,18 @@ export async function waitReady(url: string, child: ChildProcess, output: () => 
   }
 }
 
+/** One process to start: `name` tells processes of one app apart (an engine and an executor). */
+export interface ProcessSpec {
+  name: string;
+  app: string;
+  portVar: string;
+  env?: Record<string, string>;
+}
+
+export const SIX_APPS: readonly ProcessSpec[] = APPS.map(([app, portVar]) => ({ name: app, app, portVar }));
+
 export interface StartedApp {
+  name: string;
   app: string;
   port: number;
   child: ChildProcess;
@@ -82,7 +93,7 @@ export interface StartedApp {
 
 /**
  * The six apps as separate processes on one fresh PostgreSQL database and a queue prefix of their
- * own (RabbitMQ and Redis). `env(app)` adds variables per app. `stop()` kills what still runs,
+ * own (RabbitMQ and Redis); `processes` and their `env` choose what runs. `stop()` kills what still runs,
  * removes the run's queues and keys, and drops the database.
  */
 export class DistributedStack {
@@ -94,11 +105,11 @@ export class DistributedStack {
     await admin(`CREATE DATABASE "${this.database}"`);
   }
 
-  async start(env: (app: string) => Record<string, string> = () => ({})): Promise<StartedApp[]> {
+  async start(processes: readonly ProcessSpec[] = SIX_APPS): Promise<StartedApp[]> {
     const url = new URL(POSTGRES);
     url.pathname = `/${this.database}`;
     const started = await Promise.all(
-      APPS.map(async ([app, portVar]) => {
+      processes.map(async ({ name, app, portVar, env }) => {
         const port = await freePort();
         let out = '';
         const child = spawn(process.execPath, appCommand(app), {
@@ -114,13 +125,13 @@ export class DistributedStack {
             [portVar]: String(port),
             VOLUME_BACKEND_DIR: path.join(ROOT, 'tmp', this.database, 'volumes'),
             BACKUP_STORE_DIR: path.join(ROOT, 'tmp', this.database, 'backups'),
-            ...env(app),
+            ...env,
           },
           stdio: ['ignore', 'pipe', 'pipe'],
         });
         child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
         child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
-        const started: StartedApp = { app, port, child, output: () => out };
+        const started: StartedApp = { name, app, port, child, output: () => out };
         this.apps.push(started);
         return started;
       }),
@@ -129,10 +140,24 @@ export class DistributedStack {
     return started;
   }
 
-  port(app: string): number {
-    const found = this.apps.find((a) => a.app === app);
-    if (!found) throw new Error(`${app} is not started`);
+  port(name: string): number {
+    const found = this.apps.find((a) => a.name === name);
+    if (!found) throw new Error(`${name} is not started`);
     return found.port;
+  }
+
+  /** SIGTERM to every process; resolves with their exit codes once all have exited. */
+  async terminate(): Promise<(number | null)[]> {
+    return Promise.all(
+      this.apps.map(
+        (s) =>
+          new Promise<number | null>((resolve) => {
+            if (s.child.exitCode !== null || s.child.signalCode !== null) return resolve(s.child.exitCode);
+            s.child.once('exit', (code) => resolve(code));
+            s.child.kill('SIGTERM');
+          }),
+      ),
+    );
   }
 
   async stop(): Promise<void> {
