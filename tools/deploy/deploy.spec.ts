@@ -423,8 +423,8 @@ describe('k8s manifests', () => {
     }
   });
 
-  it('PodDisruptionBudgets and HorizontalPodAutoscalers cover the APIs', () => {
-    for (const api of ['workflow-api', 'volume-api']) {
+  it('PodDisruptionBudgets and HorizontalPodAutoscalers cover the APIs and the engine', () => {
+    for (const api of ['workflow-api', 'volume-api', 'workflow-engine']) {
       const d = find('Deployment', api)!;
       const labels = d.body['spec']['template']['metadata']['labels'];
       const pdb = ofKind('PodDisruptionBudget').find((p) =>
@@ -621,4 +621,45 @@ describe('docker/Dockerfile', () => {
     expect(byEnv.stderr).toContain('scheduler-stats: invalid configuration');
     expect(byEnv.stderr).toContain('DATABASE_URL');
   }, 60_000);
+});
+
+// ---------------------------------------------------------------------------------------------
+// Kubernetes OpenAPI schemas
+
+/** The rendered manifests (`kubectl kustomize`, offline), as a cluster would receive them. */
+function kustomize(dir: string): Obj[] {
+  const out = spawnSync('kubectl', ['kustomize', dir], { encoding: 'utf8', timeout: 60_000 });
+  if (out.error || out.status !== 0) throw new Error(`kubectl kustomize ${dir} failed: ${out.error?.message ?? out.stderr}`);
+  return parseAllDocuments(out.stdout).map((d) => d.toJS() as Obj);
+}
+
+/** Per object, null when it is valid against its Kubernetes OpenAPI schema, else the error (validate-manifests.mjs). */
+function schemaErrors(objects: Obj[]): (string | null)[] {
+  const out = spawnSync(process.execPath, [path.join(__dirname, 'validate-manifests.mjs')], {
+    input: JSON.stringify(objects),
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  if (out.status !== 0) throw new Error(`validate-manifests.mjs failed: ${out.stderr}`);
+  return JSON.parse(out.stdout) as (string | null)[];
+}
+
+describe('k8s/ rendered with kubectl kustomize', () => {
+  it('every object is valid against its Kubernetes OpenAPI schema', () => {
+    const objects = kustomize(K8S);
+    expect(objects.length).toBe(manifests.length);
+    expect(schemaErrors(objects).filter((e) => e !== null)).toEqual([]);
+  });
+
+  it('the schema check rejects an invalid object', () => {
+    const d = structuredClone(find('Deployment', 'workflow-engine')!.body);
+    const wrongType = structuredClone(d);
+    wrongType['spec']['replicas'] = 'two';
+    const missing = structuredClone(d);
+    delete missing['spec']['selector'];
+    const [valid, badReplicas, noSelector] = schemaErrors([d, wrongType, missing]);
+    expect(valid).toBeNull();
+    expect(badReplicas).toMatch(/replicas/);
+    expect(noSelector).toMatch(/selector/);
+  });
 });
