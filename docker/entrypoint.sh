@@ -1,5 +1,6 @@
 #!/bin/sh
-# Start one app of the product: `osc-entrypoint <app>`, or the APP variable (node flags: NODE_OPTIONS).
+# Start one app of the product from its bundle: `osc-entrypoint <app>`, or the APP variable (node
+# flags: NODE_OPTIONS). Run from the image's /app, or from a checkout after `npm run build`.
 # exec: node is PID 1 and gets SIGTERM itself (every main.ts closes cleanly on it).
 set -eu
 app="${1:-${APP:-}}"
@@ -10,4 +11,4 @@ case "$app" in
     exit 64
     ;;
 esac
-exec node -r @swc-node/register "apps/${app}/src/main.ts"
+exec node --enable-source-maps "dist/apps/${app}/main.js"

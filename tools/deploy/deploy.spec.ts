@@ -423,8 +423,8 @@ describe('k8s manifests', () => {
     }
   });
 
-  it('PodDisruptionBudgets and HorizontalPodAutoscalers cover the APIs', () => {
-    for (const api of ['workflow-api', 'volume-api']) {
+  it('PodDisruptionBudgets and HorizontalPodAutoscalers cover the APIs and the engine', () => {
+    for (const api of ['workflow-api', 'volume-api', 'workflow-engine']) {
       const d = find('Deployment', api)!;
       const labels = d.body['spec']['template']['metadata']['labels'];
       const pdb = ofKind('PodDisruptionBudget').find((p) =>
@@ -547,6 +547,28 @@ describe('docker/Dockerfile', () => {
       expect(`${f}: ${included(f)}`).toBe(`${f}: false`);
   });
 
+  it('runs bundles with production dependencies only, from a base image given as a build argument, with a HEALTHCHECK', () => {
+    const froms = instructions.filter((i) => i.op === 'FROM').map((i) => i.args.split(/\s+/)[0]);
+    expect(new Set(froms)).toEqual(new Set(['${NODE_IMAGE}']));
+    expect(Object.keys(args)).toContain('NODE_IMAGE');
+    const runtime = instructions.filter((i) => i.stage === last);
+    const copied = runtime.filter((i) => i.op === 'COPY').map((i) => i.args);
+    expect(copied.filter((c) => !c.includes('--from=')).flatMap((c) => c.split(/\s+/).filter((w) => !w.startsWith('--')).slice(0, -1))).toEqual([
+      'package.json',
+      'docker/entrypoint.sh',
+      'docker/healthcheck.js',
+    ]);
+    const depsStage = stages.indexOf(/--from=(\S+) \/app\/node_modules/.exec(copied.join('\n'))?.[1] ?? '');
+    const depsRun = instructions.filter((i) => i.stage === depsStage && i.op === 'RUN').map((i) => i.args);
+    expect(depsRun.some((r) => /npm ci\b.*--omit=dev/.test(r))).toBe(true);
+    expect(copied.some((c) => /--from=build \/src\/dist\/apps \.\/dist\/apps/.test(c))).toBe(true);
+    const buildStage = stages.indexOf('build');
+    expect(instructions.some((i) => i.stage === buildStage && i.op === 'RUN' && /npm run build/.test(i.args))).toBe(true);
+    const health = runtime.filter((i) => i.op === 'HEALTHCHECK');
+    expect(health).toHaveLength(1);
+    expect(health[0]!.args).toContain('/usr/local/bin/osc-healthcheck');
+  });
+
   it('runs as a numeric non-root user, through the entrypoint script', () => {
     const users = instructions.filter((i) => i.op === 'USER' && i.stage === last).map((i) => i.args);
     expect(users.length).toBeGreaterThan(0);
@@ -565,7 +587,7 @@ describe('docker/Dockerfile', () => {
     expect(statSync(path.join(ROOT, script)).mode & 0o111).not.toBe(0);
   });
 
-  it('the entrypoint knows exactly the apps that have a main.ts, and starts them through swc-node', () => {
+  it('the entrypoint knows exactly the apps that have a main.ts, and starts their bundles', () => {
     const text = readFileSync(path.join(ROOT, 'docker/entrypoint.sh'), 'utf8');
     const listed = /^\s*([\w-]+(?:\s*\|\s*[\w-]+)*)\)\s*;;/m
       .exec(text)![1]!
@@ -575,7 +597,7 @@ describe('docker/Dockerfile', () => {
       existsSync(path.join(ROOT, 'apps', a, 'src/main.ts')),
     );
     expect(listed.sort()).toEqual(withMain.sort());
-    expect(text).toMatch(/exec node -r @swc-node\/register "apps\/\$\{app\}\/src\/main\.ts"/);
+    expect(text).toMatch(/exec node --enable-source-maps "dist\/apps\/\$\{app\}\/main\.js"/);
   });
 
   it('the entrypoint refuses an unknown app and starts a known one (which then checks its configuration)', () => {
@@ -586,6 +608,11 @@ describe('docker/Dockerfile', () => {
         encoding: 'utf8',
         timeout: 60_000,
       });
+    // The entrypoint starts bundles: build the one it is asked for here when `npm run build` has not run.
+    if (!existsSync(path.join(ROOT, 'dist/apps/scheduler-stats/main.js'))) {
+      const built = spawnSync(process.execPath, ['-r', '@swc-node/register', 'tools/build/bundle.ts', 'scheduler-stats'], { cwd: ROOT, encoding: 'utf8' });
+      expect(built.stderr).toBe('');
+    }
     const unknown = run(['nope'], {});
     expect(unknown.status).toBe(64);
     expect(unknown.stderr).toContain('workflow-api');
@@ -594,4 +621,45 @@ describe('docker/Dockerfile', () => {
     expect(byEnv.stderr).toContain('scheduler-stats: invalid configuration');
     expect(byEnv.stderr).toContain('DATABASE_URL');
   }, 60_000);
+});
+
+// ---------------------------------------------------------------------------------------------
+// Kubernetes OpenAPI schemas
+
+/** The rendered manifests (`kubectl kustomize`, offline), as a cluster would receive them. */
+function kustomize(dir: string): Obj[] {
+  const out = spawnSync('kubectl', ['kustomize', dir], { encoding: 'utf8', timeout: 60_000 });
+  if (out.error || out.status !== 0) throw new Error(`kubectl kustomize ${dir} failed: ${out.error?.message ?? out.stderr}`);
+  return parseAllDocuments(out.stdout).map((d) => d.toJS() as Obj);
+}
+
+/** Per object, null when it is valid against its Kubernetes OpenAPI schema, else the error (validate-manifests.mjs). */
+function schemaErrors(objects: Obj[]): (string | null)[] {
+  const out = spawnSync(process.execPath, [path.join(__dirname, 'validate-manifests.mjs')], {
+    input: JSON.stringify(objects),
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  if (out.status !== 0) throw new Error(`validate-manifests.mjs failed: ${out.stderr}`);
+  return JSON.parse(out.stdout) as (string | null)[];
+}
+
+describe('k8s/ rendered with kubectl kustomize', () => {
+  it('every object is valid against its Kubernetes OpenAPI schema', () => {
+    const objects = kustomize(K8S);
+    expect(objects.length).toBe(manifests.length);
+    expect(schemaErrors(objects).filter((e) => e !== null)).toEqual([]);
+  });
+
+  it('the schema check rejects an invalid object', () => {
+    const d = structuredClone(find('Deployment', 'workflow-engine')!.body);
+    const wrongType = structuredClone(d);
+    wrongType['spec']['replicas'] = 'two';
+    const missing = structuredClone(d);
+    delete missing['spec']['selector'];
+    const [valid, badReplicas, noSelector] = schemaErrors([d, wrongType, missing]);
+    expect(valid).toBeNull();
+    expect(badReplicas).toMatch(/replicas/);
+    expect(noSelector).toMatch(/selector/);
+  });
 });

@@ -36,3 +36,4 @@ export { createMessaging, type Messaging, type MessagingConfig } from './create-
 export { type AfterCommit } from './command-bus';
 export { MessageJournal, type JournalEntry, type JournalChange } from './journal/message-journal';
 export { CreateMessageJournal1765000000000 } from './journal/message-journal.migration';
+export { tracedBus, tracedJobs, withTraceHeaders, withTraceData } from './tracing';

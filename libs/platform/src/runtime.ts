@@ -8,6 +8,8 @@ import {
   createMessaging,
   messagingMigrations,
   outboxEntities,
+  tracedBus,
+  tracedJobs,
 } from '@osc/messaging';
 import type { ReadinessCheck } from '@osc/http-common';
 import { namespacedBus, namespacedJobs } from './namespaced-messaging';
@@ -72,8 +74,9 @@ export async function createRuntime(options: RuntimeOptions, parts: readonly Sch
     throw err;
   }
   const prefix = options.mode === 'distributed' ? (options.queuePrefix ?? '') : '';
-  const bus = namespacedBus(messaging.bus, prefix);
-  const jobs = namespacedJobs(messaging.jobs, prefix);
+  // Trace context rides on every message and job (a no-op unless tracing is configured).
+  const bus = tracedBus(namespacedBus(messaging.bus, prefix));
+  const jobs = tracedJobs(namespacedJobs(messaging.jobs, prefix));
   const outbox = new OutboxWriter();
   const relay = new OutboxRelay(dataSource, bus, jobs);
   outbox.onCommitted(() => relay.notify());

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { type Context, type Span, SpanStatusCode, context, trace } from '@opentelemetry/api';
+import { tracer } from '@osc/telemetry';
 import type { DataSource, EntityManager } from 'typeorm';
 import {
   ACTION_JOB_QUEUE,
@@ -16,7 +18,7 @@ import {
   isEngineCommandType,
 } from '@osc/contracts';
 import { AppError, InvalidInputError } from '@osc/errors';
-import type { CommandMessage, OutboxItem, OutboxWriter } from '@osc/messaging';
+import { type CommandMessage, type OutboxItem, type OutboxWriter, withTraceData, withTraceHeaders } from '@osc/messaging';
 import { notifyQueueOf } from '@osc/notify';
 import {
   type Decision,
@@ -141,7 +143,10 @@ export class EngineCommandHandler {
   }
 
   /** Events waiting for the batch in progress of their execution, by execution id. */
-  private readonly pending = new Map<string, { events: EngineEvent[]; waiters: { resolve: () => void; reject: (e: unknown) => void }[] }>();
+  private readonly pending = new Map<
+    string,
+    { events: EngineEvent[]; waiters: { resolve: () => void; reject: (e: unknown) => void }[]; ctx: Context }
+  >();
   private readonly draining = new Set<string>();
 
   /**
@@ -156,7 +161,8 @@ export class EngineCommandHandler {
     return new Promise<void>((resolve, reject) => {
       let batch = this.pending.get(executionId);
       if (!batch) {
-        batch = { events: [], waiters: [] };
+        // The trace of the first message of a batch continues into its transaction and what it sends.
+        batch = { events: [], waiters: [], ctx: context.active() };
         this.pending.set(executionId, batch);
       }
       batch.events.push(event);
@@ -171,7 +177,7 @@ export class EngineCommandHandler {
       for (let batch = this.pending.get(executionId); batch; batch = this.pending.get(executionId)) {
         this.pending.delete(executionId);
         try {
-          await this.applyEvents(executionId, batch.events);
+          await this.applyEvents(executionId, batch.events, batch.ctx);
           for (const w of batch.waiters) w.resolve();
         } catch (err) {
           if (batch.events.length === 1) {
@@ -182,7 +188,7 @@ export class EngineCommandHandler {
           for (let i = 0; i < batch.events.length; i++) {
             const w = batch.waiters[i];
             try {
-              await this.applyEvents(executionId, [batch.events[i] as EngineEvent]);
+              await this.applyEvents(executionId, [batch.events[i] as EngineEvent], batch.ctx);
               w?.resolve();
             } catch (one) {
               w?.reject(one);
@@ -203,9 +209,9 @@ export class EngineCommandHandler {
    * Applies `events` to one execution. Requests of different executions that wait at the same time
    * share a transaction (see {@link runGroup}); at most {@link MAX_GROUP_TRANSACTIONS} run at once.
    */
-  private applyEvents(executionId: string, events: EngineEvent[]): Promise<void> {
+  private applyEvents(executionId: string, events: EngineEvent[], ctx: Context): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.queued.push({ executionId, events, resolve, reject });
+      this.queued.push({ executionId, events, ctx, resolve, reject });
       this.startGroups();
     });
   }
@@ -230,6 +236,7 @@ export class EngineCommandHandler {
    */
   private async runGroup(group: GroupMember[]): Promise<void> {
     if (group.length > 1) {
+      const spans = group.map((m) => transactionSpan(m, group.length));
       try {
         const touched = new Map<WorkflowExecution, HistoryEvent[]>();
         await this.dataSource.transaction(async (em) => {
@@ -237,32 +244,45 @@ export class EngineCommandHandler {
           const named = new Map(group.map((m) => [m.executionId, namedActions(m.events)]));
           const snapshots = await lockSnapshots(em, [...named.keys()], this.specs, named);
           const items: OutboxItem[] = [];
-          for (const m of group) {
+          for (const [i, m] of group.entries()) {
             const snapshot = snapshots.get(m.executionId);
-            if (snapshot) items.push(...(await this.store(em, snapshot, await this.decideEvents(snapshot, m.events), touched)));
+            if (!snapshot) continue;
+            const out = await this.store(em, snapshot, await this.decideEvents(snapshot, m.events), touched);
+            items.push(...inTrace(spans[i], m.ctx, out));
           }
           await this.outbox.add(em, items);
         });
         announceHistory(touched, this.options.log);
+        for (const span of spans) span.end();
         for (const m of group) m.resolve();
         return;
       } catch {
         // fall through: each on its own
+        for (const span of spans) {
+          span.setAttribute('osc.engine.group_failed', true);
+          span.end();
+        }
       }
     }
     for (const m of group) {
+      const span = transactionSpan(m, 1);
       try {
         const touched = new Map<WorkflowExecution, HistoryEvent[]>();
         await this.dataSource.transaction(async (em) => {
           touched.clear();
           const snapshot = await lockSnapshot(em, m.executionId, this.specs, namedActions(m.events));
           if (!snapshot) return; // deleted execution: nothing to do
-          await this.outbox.add(em, await this.store(em, snapshot, await this.decideEvents(snapshot, m.events), touched));
+          const out = await this.store(em, snapshot, await this.decideEvents(snapshot, m.events), touched);
+          await this.outbox.add(em, inTrace(span, m.ctx, out));
         });
         announceHistory(touched, this.options.log);
         m.resolve();
       } catch (err) {
+        span.recordException(err instanceof Error ? err : String(err));
+        span.setStatus({ code: SpanStatusCode.ERROR });
         m.reject(err);
+      } finally {
+        span.end();
       }
     }
   }
@@ -506,8 +526,32 @@ const MAX_GROUP_SIZE = 32;
 interface GroupMember {
   executionId: string;
   events: EngineEvent[];
+  /** The trace context of the message that brought the events. */
+  ctx: Context;
   resolve: () => void;
   reject: (e: unknown) => void;
+}
+
+/**
+ * One span per execution and transaction, under the trace of the message that brought its events
+ * (a transaction shared by several executions has one span in each of their traces).
+ */
+function transactionSpan(m: GroupMember, groupSize: number): Span {
+  return tracer().startSpan(
+    'engine transaction',
+    { attributes: { 'osc.execution.id': m.executionId, 'osc.engine.events': m.events.length, 'osc.engine.group_size': groupSize } },
+    m.ctx,
+  );
+}
+
+/** The outgoing items carrying the trace of this execution's transaction span (not another member's). */
+function inTrace(span: Span | undefined, ctx: Context, items: OutboxItem[]): OutboxItem[] {
+  if (!span) return items;
+  return context.with(trace.setSpan(ctx, span), () =>
+    items.map((item) =>
+      item.destination === 'bus' ? { ...item, message: withTraceHeaders(item.message) } : { ...item, job: withTraceData(item.job) },
+    ),
+  );
 }
 
 /**

@@ -12,6 +12,7 @@ import {
 } from '@osc/contracts';
 import { AppError } from '@osc/errors';
 import type { CommandBus, Job } from '@osc/messaging';
+import { inSpan } from '@osc/telemetry';
 import { type ActionSpec, executorLostMessage } from '@osc/workflow-domain';
 import { completeStandaloneAction, findAdHocActionSpec, findRunnableDynamicAction } from '@osc/workflow-persistence';
 import { ActionClaims } from './action-claims';
@@ -68,7 +69,16 @@ export class ActionExecutor {
     );
   }
 
-  private async runOne(data: ActionRunJob): Promise<void> {
+  /** One span per action run (inside the job's span), named after the action. */
+  private runOne(data: ActionRunJob): Promise<void> {
+    return inSpan(
+      `action ${data.actionName}`,
+      { attributes: { 'osc.action.name': data.actionName, 'osc.execution.id': data.executionId, 'osc.action_execution.id': data.actionExecutionId } },
+      () => this.runClaimed(data),
+    );
+  }
+
+  private async runClaimed(data: ActionRunJob): Promise<void> {
     // Claim the run: at most one executor starts an action. A claim found already taken means a
     // previous run may have started and died (DSL-6.10): rerun only when the task is safe-rerun.
     const claim = await this.claims.claim(data.actionExecutionId, data.safeRerun && !data.standalone ? data : undefined);

@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { type Dispatcher } from 'undici';
+import { SpanKind } from '@opentelemetry/api';
+import { inSpan, injectHeaders } from '@osc/telemetry';
 import { ActionException, type ActionImplementation, type ActionScope, failure, success } from '../action';
 import { isTruthy, pyFloat, pyFormat } from '../python-values';
 import { type EgressPolicy } from './egress';
@@ -73,13 +75,30 @@ async function sendHttpAction(
   extraHeaders: Record<string, string>,
 ): ReturnType<ActionImplementation['run']> {
   const request = prepare(input, scope, extraHeaders);
-  try {
-    return await exchange(request, scope);
-  } finally {
-    if (!scope.config.http.egress.isShared(request.dispatcher)) {
-      await request.dispatcher.close().catch(() => undefined);
-    }
-  }
+  // A CLIENT span per call; the called service continues the trace from `traceparent` (unless the
+  // workflow set its own). The span names the host and path, never the query or credentials.
+  return inSpan(
+    `std.http ${request.method}`,
+    {
+      kind: SpanKind.CLIENT,
+      attributes: { 'http.request.method': request.method, 'server.address': request.url.hostname, 'url.path': request.url.pathname },
+    },
+    async (span) => {
+      if (!findKey(request.headers, 'traceparent')) request.headers = injectHeaders(request.headers) ?? request.headers;
+      try {
+        const outcome = await exchange(request, scope);
+        const answer = (outcome.kind === 'success' ? outcome.result : outcome.kind === 'error' ? outcome.error : undefined) as
+          | { status?: unknown }
+          | undefined;
+        if (typeof answer?.status === 'number') span.setAttribute('http.response.status_code', answer.status);
+        return outcome;
+      } finally {
+        if (!scope.config.http.egress.isShared(request.dispatcher)) {
+          await request.dispatcher.close().catch(() => undefined);
+        }
+      }
+    },
+  );
 }
 
 async function exchange(

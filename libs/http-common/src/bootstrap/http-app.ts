@@ -11,6 +11,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import { UnauthorizedError } from '@osc/errors';
+import { nameHttpSpan, tracedServerFactory } from '@osc/telemetry';
 import { KeystoneAuthenticator } from '../auth/keystone-authenticator';
 import type { KeystoneSettings } from '../auth/keystone-settings';
 import { type AuthMode, type AuthOutcome, type RequestContext, type ServiceKind, authenticate } from '../context/request-context';
@@ -113,6 +114,8 @@ export async function createHttpApp(module: unknown, opts: HttpAppOptions): Prom
     loggerInstance: logger,
     // Clients send odd but valid URLs (double slashes, trailing slashes); be lenient like upstream.
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 1000 },
+    // A SERVER span per request (OpenTelemetry; a no-op unless tracing is configured).
+    serverFactory: tracedServerFactory(opts.app),
   } as ConstructorParameters<typeof FastifyAdapter>[0]);
   const app = await NestFactory.create<NestFastifyApplication>(module as never, adapter, {
     logger: new NestJsonLogger(logger),
@@ -162,6 +165,7 @@ function installHooks(fastify: FastifyInstance, opts: HttpAppOptions): void {
   });
 
   fastify.addHook('onRequest', async (request, reply) => {
+    nameHttpSpan(request.raw, request.method, request.routeOptions.url);
     void reply.header('x-openstack-request-id', request.id);
     if (opts.service === 'block-storage') void reply.header('x-compute-request-id', request.id);
     const path = request.url.split('?', 1)[0] ?? '/';

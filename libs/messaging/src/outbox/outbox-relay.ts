@@ -3,6 +3,8 @@ import type { AfterCommit, CommandBus, CommandMessage } from '../command-bus';
 import type { JobQueue, NewJob } from '../job-queue';
 import { type MessagingLogger, stderrLogger } from '../logger';
 import { describeError, isRetryableError } from '../retryable';
+import { type Span, SpanKind, trace } from '@opentelemetry/api';
+import { contextFromHeaders, injectHeaders, tracer, unwrapJobData, wrapJobData } from '@osc/telemetry';
 
 export interface OutboxRelayOptions {
   /** Rows claimed per transaction. Default 500. */
@@ -206,14 +208,42 @@ export class OutboxRelay {
   private async send(em: EntityManager, group: OutboxRow[], afterCommit: AfterCommit[]): Promise<void> {
     const first = group[0];
     if (!first) return;
-    if (first.destination === 'bus') {
-      const messages = group.map((r) => r.payload as CommandMessage);
-      if (this.bus.publishInTransaction) afterCommit.push(await this.bus.publishInTransaction(em, first.queue, messages));
-      else await this.bus.publish(first.queue, messages);
-    } else {
-      const jobs = group.map((r) => r.payload as NewJob);
-      if (this.jobs.addInTransaction) afterCommit.push(await this.jobs.addInTransaction(em, first.queue, jobs));
-      else await this.jobs.add(first.queue, jobs);
+    // One PRODUCER span per row, child of the transaction that wrote it; the message carries the
+    // span's context on, so the consumer's span hangs under the publish.
+    const spans: Span[] = [];
+    const publishSpan = (headers: Record<string, string> | undefined, id: string) => {
+      const span = tracer().startSpan(
+        `publish ${first.queue}`,
+        {
+          kind: SpanKind.PRODUCER,
+          attributes: { 'messaging.operation.type': 'send', 'messaging.destination.name': first.queue, 'osc.outbox.row': id },
+        },
+        contextFromHeaders(headers),
+      );
+      spans.push(span);
+      return trace.setSpan(contextFromHeaders(headers), span);
+    };
+    try {
+      if (first.destination === 'bus') {
+        const messages = group.map((r) => {
+          const m = r.payload as CommandMessage;
+          if (!m.headers?.['traceparent']) return m;
+          return { ...m, headers: injectHeaders(m.headers, publishSpan(m.headers, r.id), true) };
+        });
+        if (this.bus.publishInTransaction) afterCommit.push(await this.bus.publishInTransaction(em, first.queue, messages));
+        else await this.bus.publish(first.queue, messages);
+      } else {
+        const jobs = group.map((r) => {
+          const j = r.payload as NewJob;
+          const { trace: carrier } = unwrapJobData(j.data);
+          if (!carrier?.['traceparent']) return j;
+          return { ...j, data: wrapJobData(j.data, publishSpan(carrier, r.id), true) };
+        });
+        if (this.jobs.addInTransaction) afterCommit.push(await this.jobs.addInTransaction(em, first.queue, jobs));
+        else await this.jobs.add(first.queue, jobs);
+      }
+    } finally {
+      for (const span of spans) span.end();
     }
   }
 }

@@ -9,6 +9,7 @@ import type {
 import { InvalidInputError } from '@osc/errors';
 import { type CommandMessage, assertQueueName, encodeCommand } from '../command-bus';
 import { type NewJob, normalizeJob } from '../job-queue';
+import { withTraceData, withTraceHeaders } from '../tracing';
 
 /** One thing to send after commit. Items with the same `partitionKey` are delivered in the order added. */
 export type OutboxItem =
@@ -112,7 +113,8 @@ function toRow(item: OutboxItem): {
   switch (item.destination) {
     case 'bus': {
       encodeCommand(item.message);
-      const m = item.message;
+      // The row remembers the trace of the transaction that wrote it; the relay continues it.
+      const m = withTraceHeaders(item.message);
       const payload = JSON.stringify({
         id: m.id,
         type: m.type,
@@ -123,7 +125,7 @@ function toRow(item: OutboxItem): {
     }
     case 'jobs': {
       normalizeJob(item.queue, item.job);
-      return { destination: 'jobs', queue: item.queue, payload: JSON.stringify(item.job), partitionKey };
+      return { destination: 'jobs', queue: item.queue, payload: JSON.stringify(withTraceData(item.job)), partitionKey };
     }
     default:
       throw new InvalidInputError(
