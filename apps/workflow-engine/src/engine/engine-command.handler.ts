@@ -284,7 +284,7 @@ export class EngineCommandHandler {
           ...(ex.workflowName.includes('.') ? { workbookName: ex.workflowName.slice(0, ex.workflowName.lastIndexOf('.')) } : {}),
           ...(e.itemIndex !== null ? { itemIndex: e.itemIndex } : {}),
           safeRerun: e.safeRerun,
-          taskData: e.taskData,
+          ...(e.taskData ? { taskData: e.taskData } : {}),
           context: {
             workflowName: ex.workflowName,
             workflowNamespace: ex.workflowNamespace,
