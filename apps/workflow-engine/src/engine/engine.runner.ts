@@ -38,13 +38,20 @@ export class EngineRunner implements OnModuleInit, OnModuleDestroy {
     @Inject(OUTBOX_WRITER) outbox: OutboxWriter,
     @Inject(ENGINE_CONFIG) private readonly config: WorkflowEngineConfig,
   ) {
-    this.handler = new EngineCommandHandler(dataSource, outbox, { apiUrl: config.apiUrl, inlineActions: config.inlineActions });
+    this.handler = new EngineCommandHandler(dataSource, outbox, {
+      apiUrl: config.apiUrl,
+      inlineActions: config.inlineActions,
+      logger: {
+        warn: (message, context) => this.logger.warn({ ...context, msg: message }),
+        error: (message, context) => this.logger.error({ ...context, msg: message }),
+      },
+    });
   }
 
   async onModuleInit(): Promise<void> {
     const { role } = this.config;
     if (role === 'all' || role === 'engine') {
-      this.subscription = await this.bus.consume(ENGINE_COMMAND_QUEUE, (msg) => this.handler.handle(msg), {
+      this.subscription = await this.bus.consume(ENGINE_COMMAND_QUEUE, (msg, info) => this.handler.handle(msg, info), {
         prefetch: this.config.prefetch,
       });
       this.workers.push(
