@@ -109,9 +109,11 @@ class Decider {
     private readonly now: Date,
     private readonly newId: () => string,
   ) {
-    // The spec is immutable: shared, not copied, and left out of the change detection.
-    this.ex = { ...clone({ ...snapshot.execution, spec: null }), spec: snapshot.execution.spec };
-    this.initialEx = JSON.stringify({ ...snapshot.execution, spec: null });
+    // The spec and the input are immutable: shared, not copied, and left out of the change detection
+    // (an input holding a with-items list would otherwise be copied and serialised twice per decision).
+    const { spec, input } = snapshot.execution;
+    this.ex = { ...clone({ ...snapshot.execution, spec: null, input: null }), spec, input };
+    this.initialEx = JSON.stringify({ ...snapshot.execution, spec: null, input: null });
     this.tasks = snapshot.tasks.map(clone);
     this.actions = snapshot.actions.map(clone);
     this.actionsById = new Map(this.actions.map((a) => [a.id, a]));
@@ -120,7 +122,7 @@ class Decider {
   }
 
   decision(): Decision {
-    const exChanged = JSON.stringify({ ...this.ex, spec: null }) !== this.initialEx;
+    const exChanged = JSON.stringify({ ...this.ex, spec: null, input: null }) !== this.initialEx;
     if (exChanged) this.ex.updatedAt = this.now;
     return {
       changes: {
