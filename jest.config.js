@@ -12,4 +12,4 @@ for (const group of ['apps', 'libs']) {
 // Static checks of docker/ and k8s/ against the apps' configuration (tools/deploy/deploy.spec.ts).
 projects.push('<rootDir>/tools/deploy');
 // testTimeout is a global setting (ignored inside projects): integration tests start servers.
-module.exports = { projects, testTimeout: 30_000 };
+module.exports = { projects, testTimeout: 90_000 };

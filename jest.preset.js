@@ -24,7 +24,7 @@ const swc = [
 module.exports = {
   testEnvironment: 'node',
   // Integration tests start real servers and databases; unit tests finish far below this.
-  testTimeout: 30_000,
+  testTimeout: 90_000,
   transform: {
     '^.+\\.[tj]s$': swc,
     // PGlite's CommonJS build loads Node built-ins with `import()`, which jest's CommonJS runtime

@@ -13,7 +13,7 @@
  * Modes:
  *   distributed — PostgreSQL + RabbitMQ + BullMQ, engines in E separate processes;
  *   inprocess   — PostgreSQL + in-process bus and job queue, one engine in this process;
- *   embedded    — in-memory PGlite + in-process bus and job queue (the embedded product's stack).
+ *   embedded    — in-memory PGlite + in-process bus and job queue journaled in it (the embedded product's stack).
  * Executions are created as POST /v2/executions does (row + start command in one transaction).
  *
  *   node -r @swc-node/register bench/engine/run.ts --mode=distributed --n=500 --clients=8 --engines=2 --rate=100
@@ -22,11 +22,11 @@ import 'reflect-metadata';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
-import { InProcessCommandBus, InProcessJobQueue, OutboxRelay, OutboxWriter, RabbitMqCommandBus, BullMqJobQueue } from '@osc/messaging';
+import { InProcessCommandBus, InProcessJobQueue, MessageJournal, OutboxRelay, OutboxWriter, RabbitMqCommandBus, BullMqJobQueue } from '@osc/messaging';
 import { PGLITE_MEMORY, closeDataSource, combineMigrations, createDataSource } from '@osc/persistence';
 import { messagingMigrations } from '@osc/messaging';
 import { TEST_QUEUE_EXPIRES_MS, purgeTestPrefix } from '@osc/testing';
-import { definitionMigrations, executionMigrations } from '@osc/workflow-persistence';
+import { definitionMigrations, dynamicActionMigrations, executionMigrations } from '@osc/workflow-persistence';
 import {
   EngineInstance,
   createEngineDatabase,
@@ -99,6 +99,7 @@ async function createEmbeddedDatabase(): Promise<Awaited<ReturnType<typeof creat
     messagingMigrations,
     definitionMigrations,
     executionMigrations,
+    dynamicActionMigrations,
   ) as never);
   return { dataSource, url: 'memory://', drop: () => closeDataSource(dataSource) };
 }
@@ -126,8 +127,11 @@ async function main(): Promise<void> {
   const outbox = new OutboxWriter();
   let relay: OutboxRelay;
   if (mode === 'inprocess' || mode === 'embedded') {
-    const bus = new InProcessCommandBus();
-    const jobs = new InProcessJobQueue();
+    // embedded: the product's adapters, which journal messages and jobs in the embedded database
+    // (`--journal=off`: without the journal, as embedded mode was before it, to see what it costs)
+    const journal = mode === 'embedded' && arg('journal', 'on') !== 'off' ? new MessageJournal(ds) : undefined;
+    const bus = new InProcessCommandBus({ journal });
+    const jobs = new InProcessJobQueue({ journal });
     local = new EngineInstance(ds, bus, jobs, { prefetch: 64, executorConcurrency: 50 });
     await local.start();
     relay = local.relay;

@@ -4,7 +4,7 @@ import { loadConfigs, loadInfraConfig, startBackupWorker } from './index';
 import { SCHEMA_PARTS } from './schema';
 
 /** Distributed mode: this app alone, on PostgreSQL, RabbitMQ and Redis from the environment. */
-runProcess(async () => {
+runProcess('backup-worker', async (log) => {
   const configs = loadConfigs(process.env);
   const infra = loadInfraConfig(process.env);
   const runtime = await createRuntime(
@@ -20,6 +20,6 @@ runProcess(async () => {
     throw err;
   }
   const first = configs[0];
-  process.stderr.write(`backup-worker running ${configs.map((c) => c.volumeBackend.backendName).join(', ')}; health on ${first?.health.host}:${first?.health.port}\n`);
+  log.info(`backup-worker running ${configs.map((c) => c.volumeBackend.backendName).join(', ')}; health on ${first?.health.host}:${first?.health.port}`);
   return { close: () => closeAll(apps, runtime) };
 });

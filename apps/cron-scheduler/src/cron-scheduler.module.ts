@@ -1,9 +1,11 @@
 import { type DynamicModule, Inject, Injectable, Logger, Module, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import type { OutboxWriter } from '@osc/messaging';
+import { ServiceHeartbeat } from '@osc/workflow-persistence';
 import { CLOCK, type Clock, DATA_SOURCE, OUTBOX_WRITER } from '@osc/platform';
 import type { CronSchedulerConfig } from './config';
 import { CronPoller } from './firing/cron-poller';
+import { EXPIRATION_OFF, ExpirationPolicy } from './expiration/expiration-policy';
 import { CronTriggerFiring } from './firing/cron-trigger-firing';
 import { EVENT_TRIGGER_LISTENER_CONFIG, EventTriggerListenerRunner } from './event-triggers/event-trigger-listener.runner';
 
@@ -15,6 +17,8 @@ export class CronSchedulerRunner implements OnApplicationBootstrap, OnModuleDest
   private readonly logger = new Logger('cron-scheduler');
   readonly firing: CronTriggerFiring;
   readonly poller: CronPoller;
+  /** This process's `cron_scheduler` instance in `workflow_service_instances` (`GET /v2/services`). */
+  readonly heartbeat: ServiceHeartbeat;
 
   constructor(
     @Inject(DATA_SOURCE) db: DataSource,
@@ -23,16 +27,35 @@ export class CronSchedulerRunner implements OnApplicationBootstrap, OnModuleDest
     @Inject(CRON_SCHEDULER_CONFIG) config: CronSchedulerConfig,
   ) {
     const log = (level: 'warn' | 'error', message: string) => (level === 'warn' ? this.logger.warn(message) : this.logger.error(message));
-    this.firing = new CronTriggerFiring(db, outbox, clock, { batchSize: config.firing.batchSize, log });
+    this.firing = new CronTriggerFiring(db, outbox, clock, {
+      batchSize: config.firing.batchSize,
+      log,
+      onFired: (fired) => {
+        for (const f of fired) {
+          this.logger.log({ msg: 'cron trigger fired', cronTriggerId: f.triggerId, cronTrigger: f.triggerName, scheduledAt: f.scheduledAt.toISOString(), executionId: f.executionId });
+        }
+      },
+    });
     this.poller = new CronPoller(db, this.firing, clock, { maxSleepMs: config.firing.maxSleepMs, busySleepMs: config.firing.busySleepMs, log });
+    this.heartbeat = new ServiceHeartbeat(db, ['cron_scheduler'], (config.heartbeatSeconds ?? 10) * 1000, (level, msg, fields) =>
+      level === 'warn' ? this.logger.warn({ ...fields, msg }) : this.logger.error({ ...fields, msg }),
+    );
+    this.expiration = new ExpirationPolicy(db, clock, config.expiration ?? EXPIRATION_OFF, {
+      info: (fields, msg) => this.logger.log({ ...fields, msg }),
+      warn: (fields, msg) => this.logger.warn({ ...fields, msg }),
+    });
   }
 
-  onApplicationBootstrap(): void {
+  readonly expiration: ExpirationPolicy;
+
+  async onApplicationBootstrap(): Promise<void> {
+    await this.heartbeat.start();
     this.poller.start();
+    this.expiration.start();
   }
 
   async onModuleDestroy(): Promise<void> {
-    await this.poller.stop();
+    await Promise.all([this.poller.stop(), this.expiration.stop(), this.heartbeat.stop()]);
   }
 }
 

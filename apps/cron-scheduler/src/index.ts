@@ -6,6 +6,7 @@ export { DEFAULT_FIRING, loadConfig, loadInfraConfig, type CronSchedulerConfig, 
 export { CRON_SCHEDULER_CONFIG, CronSchedulerModule, CronSchedulerRunner } from './cron-scheduler.module';
 export { CronTriggerFiring, type CronFiringOptions, type FiredTrigger } from './firing/cron-trigger-firing';
 export { CronPoller, type CronPollerOptions } from './firing/cron-poller';
+export { ExpirationPolicy, type ExpirationPolicyConfig, isExpirationEnabled } from './expiration/expiration-policy';
 export { EventTriggerListenerRunner } from './event-triggers/event-trigger-listener.runner';
 export { EventTriggerFiring, eventTriggerExecutionDescription } from './event-triggers/event-trigger-firing';
 export { NotificationListener } from './event-triggers/notification-listener';

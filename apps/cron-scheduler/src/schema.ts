@@ -2,6 +2,7 @@ import type { SchemaPart } from '@osc/platform';
 import {
   workflowCronTriggersSchema,
   workflowDefinitionsSchema,
+  workflowEnvironmentsSchema,
   workflowEventTriggersSchema,
   workflowExecutionsSchema,
 } from '@osc/workflow-persistence';
@@ -12,4 +13,5 @@ export const SCHEMA_PARTS: readonly SchemaPart[] = [
   workflowExecutionsSchema,
   workflowCronTriggersSchema,
   workflowEventTriggersSchema,
+  workflowEnvironmentsSchema,
 ];

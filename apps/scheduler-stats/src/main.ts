@@ -4,7 +4,7 @@ import { loadConfig, loadInfraConfig, startSchedulerStats } from './index';
 import { SCHEMA_PARTS } from './schema';
 
 /** Distributed mode: this app alone, on PostgreSQL, RabbitMQ and Redis from the environment. */
-runProcess(async () => {
+runProcess('scheduler-stats', async (log) => {
   const config = loadConfig(process.env);
   const infra = loadInfraConfig(process.env);
   const runtime = await createRuntime(
@@ -12,6 +12,6 @@ runProcess(async () => {
     SCHEMA_PARTS,
   );
   const app = await startSchedulerStats(config, runtime, { http: true });
-  process.stderr.write(`scheduler-stats running; health on ${config.health.host}:${config.health.port}\n`);
+  log.info(`scheduler-stats running; health on ${config.health.host}:${config.health.port}`);
   return { close: () => closeAll([app], runtime) };
 });

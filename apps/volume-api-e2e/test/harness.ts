@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { type RouteInfo, listRoutes } from '@osc/http-common';
 import { createRuntime, type RunningApp, type Runtime } from '@osc/platform';
 import { TEST_QUEUE_EXPIRES_MS, purgeTestPrefix } from '@osc/testing';
 import * as backupWorker from '@osc/backup-worker';
@@ -23,6 +24,8 @@ export interface BlockStorage {
   readonly base: string;
   readonly volumeDir: string;
   readonly mode: Mode;
+  /** Every route volume-api registered (HEAD left out), for suites that walk the whole surface. */
+  readonly routes: readonly RouteInfo[];
   close(): Promise<void>;
 }
 
@@ -94,6 +97,7 @@ export async function startBlockStorage(mode: Mode, env: Record<string, string> 
       base: `http://127.0.0.1:${api.port}`,
       volumeDir,
       mode,
+      routes: listRoutes(api.app),
       close: async () => {
         for (const a of apps.reverse()) await a.close().catch(() => undefined);
         await runtime.close();
@@ -181,7 +185,7 @@ export class Client {
   delete = (path: string, headers?: Record<string, string>) => this.raw('DELETE', this.url(path), undefined, headers);
 
   /** Polls a volume (or snapshot) until its status is one of `statuses` (or it is gone: `deleted`). */
-  async waitFor(kind: 'volumes' | 'snapshots', id: string, statuses: string[], timeoutMs = 20000): Promise<any> {
+  async waitFor(kind: 'volumes' | 'snapshots', id: string, statuses: string[], timeoutMs = 60000): Promise<any> {
     const until = Date.now() + timeoutMs;
     let last: Reply | null = null;
     while (Date.now() < until) {

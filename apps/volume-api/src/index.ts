@@ -1,4 +1,5 @@
 import { type DynamicModule, Module } from '@nestjs/common';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { type Runtime, RuntimeModule, type RunningApp, startHttpApp } from '@osc/platform';
 import type { VolumeApiConfig } from './config';
 import { cinderPolicy } from '@osc/policy';
@@ -16,7 +17,7 @@ class VolumeApiRoot {
 }
 
 /** Start the Cinder v2/v3 API on the configured port, on the given runtime. */
-export function startVolumeApi(config: VolumeApiConfig, runtime: Runtime): Promise<RunningApp & { port: number }> {
+export function startVolumeApi(config: VolumeApiConfig, runtime: Runtime): Promise<RunningApp & { port: number; app: NestFastifyApplication }> {
   setPublicUrl(config.http.publicUrl);
   return startHttpApp(VolumeApiRoot.with(runtime, config), {
     app: 'volume-api',

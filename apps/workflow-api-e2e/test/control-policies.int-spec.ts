@@ -145,9 +145,8 @@ describe.each(e2eModes())('policies with control operations over HTTP (%s)', (mo
     await sleep(3_000);
     expect(hits.get(`/hit/${k}`)).toBe(1);
     expect((await stack.client.get(`/v2/executions/${ex.id}`)).body.state).toBe('PAUSED');
-    // The reply is read after the resume: on a busy machine the engine may already have run the
-    // retry and finished the execution by then.
-    expect(['RUNNING', 'SUCCESS']).toContain((await put(`/v2/executions/${ex.id}`, { state: 'RUNNING' })).body.state);
+    // Mistral answers a resume with the state it set, even when the engine is quick to finish.
+    expect((await put(`/v2/executions/${ex.id}`, { state: 'RUNNING' })).body.state).toBe('RUNNING');
     const done = await waitForExecution(stack.client, ex.id);
     expect(done.state).toBe('SUCCESS');
     expect(Date.now() - pausedAt).toBeGreaterThanOrEqual(3_000);

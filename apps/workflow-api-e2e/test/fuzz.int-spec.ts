@@ -75,16 +75,27 @@ const queryString = fc
   .map((pairs) => pairs.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&'));
 const READS = ['/v2/workflows', '/v2/workbooks', '/v2/actions', '/v2/workflows/wf_a', '/v2/workbooks/my_wb', '/v2/actions/std.echo', '/v2/workflows/%00', '/v2/actions/' + 'x'.repeat(300)];
 
-const RUNS = Number(process.env['FUZZ_RUNS'] ?? 900);
+/**
+ * 4,000 runs give about 10,000 requests in embedded mode (issue #15 item 6); PostgreSQL mode runs a
+ * quarter of them (about 2,500 requests) to stay within the CI budget (the full count there takes
+ * another minute on the shared CI machine). The seed is fixed and printed; FUZZ_SEED=<n> replays a
+ * run, FUZZ_RUNS=<n> sets the embedded count (the other mode takes a quarter).
+ */
+const FULL_RUNS = Number(process.env['FUZZ_RUNS'] ?? 4000);
+const SEED = Number(process.env['FUZZ_SEED'] ?? 20150415);
 
 describe.each(e2eModes())('fuzzing the definitions API (%s)', (mode) => {
+  const RUNS = mode === 'embedded' ? FULL_RUNS : Math.ceil(FULL_RUNS / 4);
   let server: ApiServer;
   let api: Client;
   const statuses = new Map<number, number>();
   let sent = 0;
 
   const expectNo5xx = async (method: string, path: string, body?: string) => {
-    const res = await api.send(method, path, body);
+    const res = await api.send(method, path, body).catch((err: unknown) => {
+      // fetch rejects on a reset or closed connection: that is a finding too.
+      throw new Error(`${method} ${path} got no answer (${String((err as Error)?.cause ?? err)})\nbody: ${JSON.stringify(body)}`);
+    });
     sent++;
     statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
     if (res.status >= 500 || res.status < 200) {
@@ -93,6 +104,7 @@ describe.each(e2eModes())('fuzzing the definitions API (%s)', (mode) => {
   };
 
   beforeAll(async () => {
+    process.stdout.write(`workflow-api fuzz (${mode}): seed ${SEED}, ${RUNS} runs (FUZZ_SEED / FUZZ_RUNS to change)\n`);
     server = await startApiServer(mode, { bodyLimit: 64 * 1024 });
     api = new Client(server.baseUrl);
     await api.post('/v2/workflows', TWO_WORKFLOWS);
@@ -107,30 +119,30 @@ describe.each(e2eModes())('fuzzing the definitions API (%s)', (mode) => {
       fc.asyncProperty(mutatedYaml, fc.constantFrom(...UPLOADS), fc.constantFrom('', '?skip_validation', '?namespace=fz', '?scope=public'), async (text, [method, path], q) => {
         await expectNo5xx(method, path + q, text);
       }),
-      { numRuns: RUNS },
+      { numRuns: RUNS, seed: SEED },
     );
-  });
+  }, 600_000);
 
   it('answers random YAML documents with 2xx or 4xx only', async () => {
     await fc.assert(
       fc.asyncProperty(randomYaml, fc.constantFrom(...UPLOADS), async (text, [method, path]) => {
         await expectNo5xx(method, path, text);
       }),
-      { numRuns: Math.ceil(RUNS / 2) },
+      { numRuns: Math.ceil(RUNS / 2), seed: SEED + 1 },
     );
-  });
+  }, 600_000);
 
   it('answers random query strings with 2xx or 4xx only', async () => {
     await fc.assert(
       fc.asyncProperty(queryString, fc.constantFrom(...READS), fc.constantFrom('GET', 'GET', 'GET', 'DELETE'), async (qs, path, method) => {
         await expectNo5xx(method, `${path}?${qs}`);
       }),
-      { numRuns: RUNS },
+      { numRuns: RUNS, seed: SEED + 2 },
     );
-  });
+  }, 600_000);
 
-  it('sent at least 2,000 requests in this mode', () => {
-    expect(sent).toBeGreaterThanOrEqual(Math.min(2000, Math.floor(RUNS * 2.5)));
+  it('sent 2.5 requests per run (10,000 in embedded mode by default)', () => {
+    expect(sent).toBeGreaterThanOrEqual(Math.floor(RUNS * 2.5));
     expect([...statuses.keys()].every((s) => s < 500)).toBe(true);
   });
 });

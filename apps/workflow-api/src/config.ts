@@ -27,6 +27,10 @@ const schema = authEnvSchema.extend({
   WORKFLOW_API_ALLOW_ACTION_EXECUTION_DELETION: z.enum(['true', 'false']).default('false'),
   /** Register Mistral's standard workflows (create_instance, delete_instance) at start. */
   WORKFLOW_API_SYSTEM_WORKFLOWS: z.enum(['true', 'false']).default('true'),
+  /** How often this process records its `api` instance for `GET /v2/services` (as the engine's heartbeat). */
+  WORKFLOW_EXECUTOR_HEARTBEAT_SECONDS: z.coerce.number().min(0.1).max(3600).default(10),
+  /** `GET /v2/services` leaves out instances silent for longer (the engine's dead bound). */
+  WORKFLOW_EXECUTOR_DEAD_AFTER_SECONDS: z.coerce.number().min(1).max(86400).default(120),
 });
 
 export interface WorkflowApiConfig {
@@ -41,6 +45,8 @@ export interface WorkflowApiConfig {
   readonly allowActionExecutionDeletion?: boolean;
   /** Register the standard system workflows at start (on from the environment; off when absent). */
   readonly systemWorkflows?: boolean;
+  /** `GET /v2/services`: this process's heartbeat and how long a silent instance is still listed. */
+  readonly services?: { heartbeatSeconds: number; aliveWithinSeconds: number };
 }
 
 /** Settings of workflow-api; `infra` says whether DATABASE_URL/AMQP_URL/REDIS_URL are required. */
@@ -55,6 +61,10 @@ export function loadConfig(env: Env): WorkflowApiConfig {
     policyOverrides: loadPolicyOverrides('workflow-api', 'WORKFLOW_API_POLICY_FILE', c.WORKFLOW_API_POLICY_FILE),
     allowActionExecutionDeletion: c.WORKFLOW_API_ALLOW_ACTION_EXECUTION_DELETION === 'true',
     systemWorkflows: c.WORKFLOW_API_SYSTEM_WORKFLOWS === 'true',
+    services: {
+      heartbeatSeconds: c.WORKFLOW_EXECUTOR_HEARTBEAT_SECONDS,
+      aliveWithinSeconds: c.WORKFLOW_EXECUTOR_DEAD_AFTER_SECONDS,
+    },
   });
 }
 

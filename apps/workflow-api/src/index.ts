@@ -1,9 +1,11 @@
 import { type DynamicModule, Module } from '@nestjs/common';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { type Runtime, RuntimeModule, type RunningApp, startHttpApp } from '@osc/platform';
 import { ActionExecutionSettingsModule } from './action-executions/action-execution-settings';
 import type { WorkflowApiConfig } from './config';
 import { WorkflowApiModule } from './workflow-api.module';
 import { WorkflowPolicySettingsModule } from './policy/authorize';
+import { ServicesModule } from './services/services.module';
 import { SystemWorkflowsModule } from './system-workflows/system-workflows.module';
 
 export { loadConfig, loadInfraConfig, type WorkflowApiConfig } from './config';
@@ -15,12 +17,16 @@ class WorkflowApiRoot {
     const policy = WorkflowPolicySettingsModule.forRoot({ overrides: config.policyOverrides ?? {}, authMode: config.authMode });
     const actionExecutions = ActionExecutionSettingsModule.forRoot({ allowDeletion: config.allowActionExecutionDeletion ?? false });
     const systemWorkflows = SystemWorkflowsModule.forRoot(config.systemWorkflows === true);
-    return { module: WorkflowApiRoot, imports: [RuntimeModule.forRoot(runtime), policy, actionExecutions, WorkflowApiModule, systemWorkflows] };
+    const services = ServicesModule.forRoot(config.services ?? { heartbeatSeconds: 10, aliveWithinSeconds: 120 });
+    return {
+      module: WorkflowApiRoot,
+      imports: [RuntimeModule.forRoot(runtime), policy, actionExecutions, WorkflowApiModule, systemWorkflows, services],
+    };
   }
 }
 
 /** Start the Mistral v2 API on the configured port, on the given runtime. */
-export function startWorkflowApi(config: WorkflowApiConfig, runtime: Runtime): Promise<RunningApp & { port: number }> {
+export function startWorkflowApi(config: WorkflowApiConfig, runtime: Runtime): Promise<RunningApp & { port: number; app: NestFastifyApplication }> {
   return startHttpApp(WorkflowApiRoot.with(runtime, config), {
     app: 'workflow-api',
     service: 'workflow',

@@ -4,7 +4,7 @@ import { loadConfig, loadInfraConfig, startWorkflowApi } from './index';
 import { SCHEMA_PARTS } from './schema';
 
 /** Distributed mode: this app alone, on PostgreSQL, RabbitMQ and Redis from the environment. */
-runProcess(async () => {
+runProcess('workflow-api', async (log) => {
   const config = loadConfig(process.env);
   const infra = loadInfraConfig(process.env);
   const runtime = await createRuntime(
@@ -12,6 +12,6 @@ runProcess(async () => {
     SCHEMA_PARTS,
   );
   const app = await startWorkflowApi(config, runtime);
-  process.stderr.write(`workflow-api listening on ${config.http.host}:${config.http.port}\n`);
+  log.info(`workflow-api listening on ${config.http.host}:${config.http.port}`);
   return { close: () => closeAll([app], runtime) };
 });

@@ -2,6 +2,8 @@ import type { SchemaPart } from '@osc/platform';
 import {
   workflowCronTriggersSchema,
   workflowDefinitionsSchema,
+  workflowDynamicActionsSchema,
+  workflowEnvironmentsSchema,
   workflowEventTriggersSchema,
   workflowExecutionsSchema,
 } from '@osc/workflow-persistence';
@@ -12,4 +14,6 @@ export const SCHEMA_PARTS: readonly SchemaPart[] = [
   workflowExecutionsSchema,
   workflowCronTriggersSchema,
   workflowEventTriggersSchema,
+  workflowEnvironmentsSchema,
+  workflowDynamicActionsSchema,
 ];

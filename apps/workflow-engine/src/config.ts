@@ -22,6 +22,20 @@ const schema = z.object({
   /** Broker for `amqp` notification publishers (DSL-16.2); absent = amqp publishers are not configured. */
   WORKFLOW_NOTIFY_AMQP_URL: z.string().optional(),
   WORKFLOW_NOTIFY_EXCHANGE: z.string().default('mistral'),
+  /** How often the reconciler looks for lost and stuck work (issue #15); 0 turns it off. */
+  WORKFLOW_RECONCILE_INTERVAL_SECONDS: z.coerce.number().min(0).max(86_400).default(30),
+  /** A task or execution RUNNING unchanged this long with nothing pending is re-driven or failed. */
+  WORKFLOW_STUCK_AFTER_SECONDS: z.coerce.number().min(1).max(30 * 86_400).default(300),
+  /** How often each engine and executor records that it is alive (Mistral `[action_heartbeat] check_interval`). */
+  WORKFLOW_EXECUTOR_HEARTBEAT_SECONDS: z.coerce.number().min(0.1).max(3600).default(10),
+  /**
+   * An executor whose last heartbeat is older is dead and its RUNNING actions are handled (Mistral
+   * `max_missed_heartbeats` × `check_interval`); at least twice the heartbeat.
+   */
+  WORKFLOW_EXECUTOR_DEAD_AFTER_SECONDS: z.coerce.number().min(1).max(86_400).default(120),
+}).refine((c) => c.WORKFLOW_EXECUTOR_DEAD_AFTER_SECONDS >= 2 * c.WORKFLOW_EXECUTOR_HEARTBEAT_SECONDS, {
+  message: 'must be at least twice WORKFLOW_EXECUTOR_HEARTBEAT_SECONDS',
+  path: ['WORKFLOW_EXECUTOR_DEAD_AFTER_SECONDS'],
 });
 
 export interface WorkflowEngineConfig {
@@ -35,6 +49,13 @@ export interface WorkflowEngineConfig {
   readonly apiUrl?: string;
   readonly notifyAmqpUrl?: string;
   readonly notifyExchange: string;
+  /** Lost and stuck work (issue #15; seconds). Defaults apply when absent (tests). */
+  readonly reconcile?: {
+    readonly intervalSeconds: number;
+    readonly stuckAfterSeconds: number;
+    readonly heartbeatSeconds: number;
+    readonly executorDeadAfterSeconds: number;
+  };
 }
 
 export function loadConfig(env: Env): WorkflowEngineConfig {
@@ -47,6 +68,12 @@ export function loadConfig(env: Env): WorkflowEngineConfig {
     executorConcurrency: c.WORKFLOW_EXECUTOR_CONCURRENCY,
     inlineActions: c.WORKFLOW_ENGINE_INLINE_ACTIONS === 'true',
     notifyExchange: c.WORKFLOW_NOTIFY_EXCHANGE,
+    reconcile: {
+      intervalSeconds: c.WORKFLOW_RECONCILE_INTERVAL_SECONDS,
+      stuckAfterSeconds: c.WORKFLOW_STUCK_AFTER_SECONDS,
+      heartbeatSeconds: c.WORKFLOW_EXECUTOR_HEARTBEAT_SECONDS,
+      executorDeadAfterSeconds: c.WORKFLOW_EXECUTOR_DEAD_AFTER_SECONDS,
+    },
     ...(c.WORKFLOW_NOTIFY_AMQP_URL ? { notifyAmqpUrl: c.WORKFLOW_NOTIFY_AMQP_URL } : {}),
     ...(c.WORKFLOW_API_PUBLIC_URL ? { apiUrl: c.WORKFLOW_API_PUBLIC_URL.replace(/\/$/, '') } : {}),
   });

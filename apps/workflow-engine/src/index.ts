@@ -22,7 +22,7 @@ class WorkflowEngineRoot {
  */
 export function startWorkflowEngine(config: WorkflowEngineConfig, runtime: Runtime, opts: { http: boolean }): Promise<RunningApp> {
   const root = WorkflowEngineRoot.with(runtime, config);
-  if (!opts.http) return startWorkerContext('workflow-engine', root);
+  if (!opts.http) return startWorkerContext('workflow-engine', root, config.logLevel);
   return startHttpApp(root, {
     app: 'workflow-engine',
     service: 'workflow',

@@ -4,7 +4,7 @@ import { loadConfig, loadInfraConfig, startWorkflowEngine } from './index';
 import { SCHEMA_PARTS } from './schema';
 
 /** Distributed mode: this app alone, on PostgreSQL, RabbitMQ and Redis from the environment. */
-runProcess(async () => {
+runProcess('workflow-engine', async (log) => {
   const config = loadConfig(process.env);
   const infra = loadInfraConfig(process.env);
   const runtime = await createRuntime(
@@ -12,6 +12,6 @@ runProcess(async () => {
     SCHEMA_PARTS,
   );
   const app = await startWorkflowEngine(config, runtime, { http: true });
-  process.stderr.write(`workflow-engine running; health on ${config.health.host}:${config.health.port}\n`);
+  log.info(`workflow-engine running; health on ${config.health.host}:${config.health.port}`);
   return { close: () => closeAll([app], runtime) };
 });

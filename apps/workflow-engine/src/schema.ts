@@ -1,5 +1,15 @@
 import type { SchemaPart } from '@osc/platform';
-import { workflowCronTriggersSchema, workflowDefinitionsSchema, workflowExecutionsSchema } from '@osc/workflow-persistence';
+import {
+  workflowCronTriggersSchema,
+  workflowDefinitionsSchema,
+  workflowDynamicActionsSchema,
+  workflowExecutionsSchema,
+} from '@osc/workflow-persistence';
 
 /** The database tables this app reads and writes (the workflow side's schema parts). */
-export const SCHEMA_PARTS: readonly SchemaPart[] = [workflowDefinitionsSchema, workflowExecutionsSchema, workflowCronTriggersSchema];
+export const SCHEMA_PARTS: readonly SchemaPart[] = [
+  workflowDefinitionsSchema,
+  workflowExecutionsSchema,
+  workflowCronTriggersSchema,
+  workflowDynamicActionsSchema,
+];

@@ -25,7 +25,7 @@ import {
   messagingMigrations,
 } from '@osc/messaging';
 import { type WorkflowExecution, newExecution, parseWorkflows } from '@osc/workflow-domain';
-import { definitionMigrations, executionMigrations, insertExecution } from '@osc/workflow-persistence';
+import { ServiceHeartbeat, definitionMigrations, dynamicActionMigrations, executionMigrations, insertExecution } from '@osc/workflow-persistence';
 import { TEST_QUEUE_EXPIRES_MS } from '@osc/testing';
 import { EngineCommandHandler } from '../src/engine/engine-command.handler';
 import { ActionExecutor } from '../src/executor/action-executor';
@@ -44,7 +44,7 @@ export async function createEngineDatabase(): Promise<{ dataSource: DataSource; 
   const dataSource = new DataSource({
     type: 'postgres',
     url,
-    migrations: [...messagingMigrations, ...definitionMigrations, ...executionMigrations] as never,
+    migrations: [...messagingMigrations, ...definitionMigrations, ...executionMigrations, ...dynamicActionMigrations] as never,
     extra: { max: 20 },
   });
   await dataSource.initialize();
@@ -76,6 +76,7 @@ export async function storeWorkflows(ds: DataSource, yaml: string): Promise<void
 /** One engine "instance": command consumer, timer worker and executor on the given bus and queue. */
 export class EngineInstance {
   private sub?: Subscription;
+  private heartbeat?: ServiceHeartbeat;
   private readonly workers: Worker[] = [];
   readonly relay: OutboxRelay;
   readonly outbox = new OutboxWriter();
@@ -91,6 +92,8 @@ export class EngineInstance {
       role?: 'all' | 'engine' | 'executor';
       /** Where the engine reports commands it cannot apply (default: stderr). */
       logger?: MessagingLogger;
+      /** `heartbeatMs`: register the executor in workflow_service_instances and heartbeat it (issue #15). */
+      heartbeatMs?: number;
     } = {},
   ) {
     this.relay = new OutboxRelay(dataSource, bus, jobs, { pollIntervalMs: 200 });
@@ -101,7 +104,11 @@ export class EngineInstance {
     const role = this.options.role ?? 'all';
     if (role !== 'engine') {
       const concurrency = this.options.executorConcurrency ?? 20;
-      const executor = new ActionExecutor(this.dataSource, this.bus, new StandardActionRunner(), concurrency);
+      if (this.options.heartbeatMs !== undefined) {
+        this.heartbeat = new ServiceHeartbeat(this.dataSource, ['executor'], this.options.heartbeatMs);
+        await this.heartbeat.start();
+      }
+      const executor = new ActionExecutor(this.dataSource, this.bus, new StandardActionRunner(), concurrency, this.heartbeat?.ids.executor ?? null);
       this.workers.push(await this.jobs.process(ACTION_JOB_QUEUE, (job) => executor.run(job), { concurrency }));
     }
     if (role === 'executor') return;
@@ -124,6 +131,7 @@ export class EngineInstance {
     await this.sub?.cancel();
     for (const w of this.workers.splice(0)) await w.close();
     await this.relay.stop();
+    await this.heartbeat?.stop();
   }
 }
 

@@ -1,7 +1,7 @@
 /**
  * A standalone engine process for multi-process tests and benchmarks: PostgreSQL from DATABASE_URL,
  * RabbitMQ (AMQP_URL, queue prefix QUEUE_PREFIX, x-expires QUEUE_EXPIRES_MS) and BullMQ (REDIS_URL, prefix BULL_PREFIX); ROLE engine, executor or all
- * (default). Prints "ready" once consuming.
+ * (default); HEARTBEAT_MS registers the executor and heartbeats it. Prints "ready" once consuming.
  */
 import 'reflect-metadata';
 import { DataSource } from 'typeorm';
@@ -31,6 +31,7 @@ async function main(): Promise<void> {
     prefetch: Number(process.env['PREFETCH'] ?? 32),
     executorConcurrency: Number(process.env['EXECUTOR_CONCURRENCY'] ?? 50),
     role: (process.env['ROLE'] ?? 'all') as 'all' | 'engine' | 'executor',
+    ...(process.env['HEARTBEAT_MS'] ? { heartbeatMs: Number(process.env['HEARTBEAT_MS']) } : {}),
   });
   await engine.start();
   process.stdout.write('ready\n');

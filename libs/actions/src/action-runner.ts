@@ -13,6 +13,7 @@ import {
   systemClock,
 } from './action';
 import { validateActionInput } from './action-input';
+import { type DynamicActionDefinition, dynamicActionImplementation } from './dynamic-action';
 import { STANDARD_ACTION_IMPLEMENTATIONS } from './std';
 
 /** Python's default repr of an action object; the address is derived from the action execution id. */
@@ -86,8 +87,25 @@ export class StandardActionRunner implements ActionRunner {
         actionExceptionText(impl, ctx.actionExecutionId, `Action ${name} is disabled by configuration.`),
       );
     }
-    if (ctx.signal?.aborted) throw new ActionAbortedError(name);
+    return this.execute(impl, filled, ctx);
+  }
 
+  /**
+   * Runs a dynamic action (code source + class, see dynamic-action.ts) under the same timeout, abort
+   * and error rules as a standard action. The input is passed whole to the class's constructor: a
+   * JavaScript class declares no parameters to check it against.
+   */
+  runDynamic(def: DynamicActionDefinition, input: Record<string, unknown>, ctx: ActionContext): Promise<ActionOutcome> {
+    return this.execute(dynamicActionImplementation(def, this.config), input ?? {}, ctx);
+  }
+
+  private async execute(
+    impl: ActionImplementation,
+    filled: Record<string, unknown>,
+    ctx: ActionContext,
+  ): Promise<ActionOutcome> {
+    const name = impl.name;
+    if (ctx.signal?.aborted) throw new ActionAbortedError(name);
     const controller = new AbortController();
     let timedOut = false;
     const onCallerAbort = (): void => controller.abort(ctx.signal?.reason);

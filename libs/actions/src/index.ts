@@ -37,3 +37,10 @@ export {
   type AdHocCall,
 } from './ad-hoc';
 export { EgressPolicy } from './std/egress';
+export {
+  DYNAMIC_ACTION_CLASS,
+  type DynamicActionDefinition,
+  checkCodeSource,
+  codeSourceFileName,
+  dynamicActionImplementation,
+} from './dynamic-action';

@@ -24,3 +24,6 @@ export * from './backup/chunk-format';
 export * from './backup/backup';
 export * from './groups';
 export * from './qos';
+export * from './reconcile/message-fields';
+export * from './reconcile/stuck-work';
+export * from './reconcile/recovery-jobs';

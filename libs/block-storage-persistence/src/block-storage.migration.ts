@@ -4,6 +4,7 @@ import { backupMigrations } from './backups';
 import { groupMigrations } from './groups';
 import { manageMigrations } from './manage.migration';
 import { qosMigrations } from './qos';
+import { reconcileMigrations } from './reconcile/reconcile.migration';
 
 /**
  * The block-storage schema: volume types (with extra specs, access grants, encryption and
@@ -218,4 +219,5 @@ export const blockStorageMigrations = [
   ...adminMigrations,
   ...qosMigrations,
   ...manageMigrations,
+  ...reconcileMigrations,
 ];

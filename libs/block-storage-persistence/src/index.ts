@@ -9,3 +9,4 @@ export * from './backups';
 export * from './groups';
 export * from './admin';
 export * from './qos';
+export * from './reconcile';

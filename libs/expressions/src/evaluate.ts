@@ -1,7 +1,7 @@
 import { ExpressionError } from './errors';
 import type { ExpressionHost } from './host';
 import { evaluateJinjaString, jinjaSyntaxError } from './jinja/engine';
-import { fromHost, isDict, PreparedContext, pyStr, toHost } from './values';
+import { fromHost, isDict, PreparedContext, pyStr, toHost, truthy } from './values';
 import { evaluateYaqlNative, fromHostSafe, yaqlSyntaxError } from './yaql/engine';
 
 /** `<% … %>`: shortest match, no line breaks inside (Mistral's INLINE_YAQL_REGEXP). */
@@ -89,9 +89,20 @@ export function prepareLayeredContext(...layers: unknown[]): PreparedContext {
   return new PreparedContext(merged);
 }
 
-/** Whole-structure evaluation in the internal value model (floats stay floats); for tools. */
-export function evaluateNative(value: unknown, data: unknown, host: ExpressionHost = {}): unknown {
+/**
+ * Whole-structure evaluation in the internal value model (floats stay floats); for tools.
+ * `recursive` is Mistral's evaluate_recursively (task input, publish) to the letter: with an empty
+ * data context (`{}`, `[]`, null, '') nothing is evaluated and the value comes back as written.
+ */
+export function evaluateNative(value: unknown, data: unknown, host: ExpressionHost = {}, options: { recursive?: boolean } = {}): unknown {
   const ctx = fromHostSafe('', 'yaql', data);
+  if (options.recursive && !truthy(ctx)) {
+    try {
+      return fromHost(value);
+    } catch {
+      throw new ExpressionError('yaql', '', 'unsupported value', 'evaluation');
+    }
+  }
   let input: unknown;
   try {
     input = fromHost(value);

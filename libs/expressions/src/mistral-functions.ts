@@ -16,6 +16,8 @@ export interface MistralCall {
   host: ExpressionHost;
   /** The data context (`$` / `_`), in the internal value model. */
   ctx: unknown;
+  /** Jinja reads `__env` from the data itself (`context['__env']` on the data dict). */
+  language?: 'yaql' | 'jinja';
 }
 
 const ctxValue = (ctx: unknown, key: string): unknown => (isDict(ctx) && ctx.has(key) ? ctx.get(key) : null);
@@ -31,8 +33,13 @@ const optStr = (v: unknown): string | null => (v === null || v === undefined || 
 export const mistralFunctions = {
   env(c: MistralCall): unknown {
     if (c.host.env) return fromHost(c.host.env());
-    const e = ctxValue(c.ctx, '__env');
-    return e ?? new Map();
+    // Mistral: `context['__env']`. In YAQL the context always holds `__env` (null when the data
+    // has none); in Jinja the context is the data, so data without `__env` raises.
+    if (c.language === 'jinja') {
+      if (!isDict(c.ctx)) return fail(c.ctx === null ? "'NoneType' object is not subscriptable" : 'list indices must be integers or slices, not str', 'TypeError');
+      if (!c.ctx.has('__env')) return fail("'__env'", 'KeyError');
+    }
+    return ctxValue(c.ctx, '__env');
   },
   execution(c: MistralCall): unknown {
     return fromHost(need(c.host, 'execution', 'execution')());

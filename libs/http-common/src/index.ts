@@ -12,3 +12,4 @@ export { loadPolicyOverrides } from './auth/policy-file';
 /** Test double of Keystone v3 (password auth and token validation) for tests of keystone mode; never used by production code. */
 export { FakeKeystone } from './auth/fake-keystone';
 export { KeystoneProjects } from './auth/keystone-projects';
+export * from './logging/json-logger';

@@ -1,3 +1,4 @@
+import type { EntityManager } from 'typeorm';
 import { InvalidInputError } from '@osc/errors';
 
 /**
@@ -55,11 +56,21 @@ export interface Subscription {
  */
 export interface CommandBus {
   publish(queue: string, msg: CommandMessage | CommandMessage[]): Promise<void>;
+  /**
+   * Optional (in-process adapters): publish as part of the caller's database transaction `em`.
+   * The messages become durable with its commit; the returned function, called by the
+   * transaction's owner once it has committed, hands them to consumers. Not calling it (a
+   * rollback) sends nothing. The outbox relay uses it when present.
+   */
+  publishInTransaction?(em: EntityManager, queue: string, msg: CommandMessage | CommandMessage[]): Promise<AfterCommit>;
   consume(queue: string, handler: CommandHandler, opts?: ConsumeOptions): Promise<Subscription>;
   /** Health check for /readyz: true when the bus can currently reach its broker. */
   ping(): Promise<boolean>;
   close(): Promise<void>;
 }
+
+/** Called once the transaction a transactional publish or add joined has committed. */
+export type AfterCommit = () => void;
 
 export const DEFAULT_PREFETCH = 20;
 export const DEFAULT_MAX_DELIVERIES = 5;

@@ -1,5 +1,8 @@
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from 'typeorm';
 import { TransientError } from '@osc/errors';
 import {
+  type AfterCommit,
   type CommandBus,
   type CommandHandler,
   type CommandMessage,
@@ -16,6 +19,7 @@ import {
   retryDelay,
 } from './command-bus';
 import { FifoQueue } from './fifo-queue';
+import type { JournalEntry, MessageJournal } from './journal/message-journal';
 import { describeError, isRetryableError } from './retryable';
 
 interface Envelope {
@@ -23,6 +27,17 @@ interface Envelope {
   headers: Record<string, string>;
   /** Deliveries so far. */
   deliveries: number;
+  /** Its `message_journal` row (durable mode). */
+  journalId?: string;
+}
+
+export interface InProcessCommandBusOptions {
+  /**
+   * Durable mode (embedded product): every message is journaled in the database before it can be
+   * delivered and forgotten once acked or dropped; `restore()` brings back what a previous process
+   * left unfinished. Without it messages live in memory only.
+   */
+  journal?: MessageJournal;
 }
 
 interface Delivery {
@@ -53,18 +68,63 @@ interface QueueState {
  * The command bus of embedded mode: queues live in this process's memory, with the same
  * semantics as the RabbitMQ adapter (manual ack, prefetch, bounded redelivery, dead-letter queue,
  * poison detection). Messages are serialized on publish, so handlers never share objects with
- * publishers. Nothing survives a restart: durability in embedded mode comes from the outbox.
+ * publishers.
+ *
+ * With a journal (`options.journal`, the embedded product) every message is also stored in the
+ * database until it is acked, dead-lettered messages included, and `restore()` redelivers after a
+ * restart what was left (`redelivered: true`, the delivery count continued: a message that was
+ * perhaps being handled when the process died counts that delivery). Without one, nothing
+ * survives a restart.
  */
 export class InProcessCommandBus implements CommandBus {
   private readonly queues = new Map<string, QueueState>();
+  private readonly journal?: MessageJournal;
   private closed = false;
+
+  constructor(options: InProcessCommandBusOptions = {}) {
+    this.journal = options.journal;
+  }
 
   async publish(queue: string, msg: CommandMessage | CommandMessage[]): Promise<void> {
     this.assertOpen();
     assertQueueName(queue);
-    const list = Array.isArray(msg) ? msg : [msg];
-    const envelopes = list.map((m) => ({ body: encodeCommand(m), headers: { ...m.headers }, deliveries: 0 }));
+    const envelopes = this.envelopes(msg);
+    if (this.journal) await this.journal.insert(envelopes.map((e) => journalEntry(queue, e)));
     this.enqueue(queue, envelopes);
+  }
+
+  /** Journals the messages with `em` (durable mode); they are enqueued when the returned function runs after the commit. */
+  async publishInTransaction(em: EntityManager, queue: string, msg: CommandMessage | CommandMessage[]): Promise<AfterCommit> {
+    this.assertOpen();
+    assertQueueName(queue);
+    const envelopes = this.envelopes(msg);
+    if (this.journal) await this.journal.insertIn(em, envelopes.map((e) => journalEntry(queue, e)));
+    return () => this.enqueue(queue, envelopes);
+  }
+
+  /**
+   * Durable mode: enqueues, in publish order, the messages a previous process journaled and never
+   * finished, each as a redelivery. Call once, before the first publish.
+   */
+  async restore(): Promise<number> {
+    if (!this.journal) return 0;
+    const entries = (await this.journal.load()).filter((e) => e.kind === 'bus');
+    for (const e of entries) {
+      const headers = (e.meta ?? {}) as Record<string, string>;
+      // Perhaps delivered when the process died: that delivery counts (as a broker counts a consumer's crash).
+      this.enqueue(e.queue, [{ body: e.body, headers, deliveries: e.deliveries + 1, journalId: e.id }]);
+    }
+    return entries.length;
+  }
+
+  private envelopes(msg: CommandMessage | CommandMessage[]): Envelope[] {
+    const list = Array.isArray(msg) ? msg : [msg];
+    return list.map((m) => ({
+      body: encodeCommand(m),
+      headers: { ...m.headers },
+      deliveries: 0,
+      journalId: this.journal ? randomUUID() : undefined,
+    }));
   }
 
   /**
@@ -74,7 +134,9 @@ export class InProcessCommandBus implements CommandBus {
   async publishRaw(queue: string, body: string, headers: Record<string, string> = {}): Promise<void> {
     this.assertOpen();
     assertQueueName(queue);
-    this.enqueue(queue, [{ body, headers: { ...headers }, deliveries: 0 }]);
+    const envelope: Envelope = { body, headers: { ...headers }, deliveries: 0, journalId: this.journal ? randomUUID() : undefined };
+    if (this.journal) await this.journal.insert([journalEntry(queue, envelope)]);
+    this.enqueue(queue, [envelope]);
   }
 
   async consume(queue: string, handler: CommandHandler, opts?: ConsumeOptions): Promise<Subscription> {
@@ -131,6 +193,7 @@ export class InProcessCommandBus implements CommandBus {
     const consumers = [...this.queues.values()].flatMap((q) => q.consumers);
     await Promise.all(consumers.map((c) => this.cancelConsumer(c)));
     this.closed = true;
+    await this.journal?.flush();
   }
 
   private assertOpen(): void {
@@ -234,6 +297,7 @@ export class InProcessCommandBus implements CommandBus {
       // The message keeps its place among the consumer's unacked ones until it is given back.
       const giveBack = () => {
         if (!consumer.inFlight.delete(delivery)) return;
+        if (envelope.journalId) this.journal?.change(envelope.journalId, { queue: consumer.queue, meta: envelope.headers, deliveries: envelope.deliveries, readyAt: null });
         this.queue(consumer.queue).ready.push(envelope);
         this.notifyIdle(consumer);
         this.scheduleDispatch(consumer.queue);
@@ -246,6 +310,8 @@ export class InProcessCommandBus implements CommandBus {
     if (failed) {
       const reason: DeadLetterReason = isRetryableError(error) ? 'delivery-limit' : 'rejected';
       this.deadLetter(consumer.queue, envelope, reason, describeError(error));
+    } else if (envelope.journalId) {
+      this.journal?.remove(envelope.journalId);
     }
     this.notifyIdle(consumer);
     this.scheduleDispatch(consumer.queue);
@@ -254,19 +320,24 @@ export class InProcessCommandBus implements CommandBus {
   private deadLetter(queue: string, envelope: Envelope, reason: DeadLetterReason, error: string): void {
     // A dead-letter queue has no dead-letter queue of its own: what its consumer rejects is dropped,
     // as RabbitMQ drops a message nacked on a queue without a dead-letter exchange.
-    if (isDeadLetterQueue(queue)) return;
-    this.enqueue(deadLetterQueueOf(queue), [
-      {
-        body: envelope.body,
-        headers: {
-          ...envelope.headers,
-          'x-dead-letter-reason': reason,
-          'x-error': error,
-          'x-original-queue': queue,
-        },
-        deliveries: 0,
+    if (isDeadLetterQueue(queue)) {
+      if (envelope.journalId) this.journal?.remove(envelope.journalId);
+      return;
+    }
+    const dead: Envelope = {
+      body: envelope.body,
+      headers: {
+        ...envelope.headers,
+        'x-dead-letter-reason': reason,
+        'x-error': error,
+        'x-original-queue': queue,
       },
-    ]);
+      deliveries: 0,
+      journalId: envelope.journalId,
+    };
+    // The journal row moves with the message: dead letters persist until a consumer of the DLQ acks them.
+    if (dead.journalId) this.journal?.change(dead.journalId, { queue: deadLetterQueueOf(queue), meta: dead.headers, deliveries: 0, readyAt: null });
+    this.enqueue(deadLetterQueueOf(queue), [dead]);
   }
 
   private notifyIdle(consumer: Consumer): void {
@@ -286,4 +357,8 @@ export class InProcessCommandBus implements CommandBus {
       await new Promise<void>((resolve) => consumer.idleWaiters.push(resolve));
     }
   }
+}
+
+function journalEntry(queue: string, e: Envelope): JournalEntry {
+  return { id: e.journalId as string, kind: 'bus', queue, body: e.body, meta: e.headers, deliveries: e.deliveries, readyAt: null };
 }

@@ -24,7 +24,7 @@ export {
 } from './job-queue';
 export { isRetryableError } from './retryable';
 export { type MessagingLogger } from './logger';
-export { InProcessCommandBus } from './in-process-command-bus';
+export { InProcessCommandBus, type InProcessCommandBusOptions } from './in-process-command-bus';
 export { RabbitMqCommandBus, type RabbitMqCommandBusOptions } from './rabbitmq-command-bus';
 export { InProcessJobQueue, type InProcessJobQueueOptions } from './in-process-job-queue';
 export { BullMqJobQueue, type BullMqJobQueueOptions } from './bullmq-job-queue';
@@ -33,3 +33,6 @@ export { messagingMigrations, CreateOutbox1763856000000 } from './outbox/outbox.
 export { OutboxWriter, type OutboxItem } from './outbox/outbox-writer';
 export { OutboxRelay, type OutboxRelayOptions } from './outbox/outbox-relay';
 export { createMessaging, type Messaging, type MessagingConfig } from './create-messaging';
+export { type AfterCommit } from './command-bus';
+export { MessageJournal, type JournalEntry, type JournalChange } from './journal/message-journal';
+export { CreateMessageJournal1765000000000 } from './journal/message-journal.migration';

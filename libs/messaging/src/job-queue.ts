@@ -1,5 +1,6 @@
 import { InvalidInputError } from '@osc/errors';
-import { assertQueueName } from './command-bus';
+import type { EntityManager } from 'typeorm';
+import { type AfterCommit, assertQueueName } from './command-bus';
 
 export type BackoffType = 'fixed' | 'exponential';
 
@@ -69,6 +70,12 @@ export interface Worker {
  */
 export interface JobQueue {
   add(queue: string, job: NewJob | NewJob[]): Promise<void>;
+  /**
+   * Optional (in-process adapters): add as part of the caller's database transaction `em`; the
+   * jobs become durable with its commit and runnable when the returned function is called after
+   * it. Not calling it (a rollback) adds nothing. The outbox relay uses it when present.
+   */
+  addInTransaction?(em: EntityManager, queue: string, job: NewJob | NewJob[]): Promise<AfterCommit>;
   process(queue: string, handler: JobHandler, opts?: ProcessOptions): Promise<Worker>;
   /** Health check for /readyz. */
   ping(): Promise<boolean>;

@@ -26,7 +26,7 @@ export interface BackgroundAppOptions {
 /** Start a background app (engine, scheduler, worker). */
 export function startBackgroundApp(opts: BackgroundAppOptions): Promise<RunningApp> {
   const root = appRoot(opts.runtime, opts.feature);
-  if (!opts.http) return startWorkerContext(opts.app, root);
+  if (!opts.http) return startWorkerContext(opts.app, root, opts.logLevel);
   return startHttpApp(root, {
     app: opts.app,
     service: opts.service,

@@ -1,7 +1,7 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { type HttpAppOptions, createHttpApp, exitOnConfigError } from '@osc/http-common';
+import { type AppLogger, type HttpAppOptions, createHttpApp, createJsonLogger, exitOnConfigError, NestJsonLogger } from '@osc/http-common';
 
 /** A started app: something to close on shutdown. */
 export interface RunningApp {
@@ -22,31 +22,34 @@ export async function startHttpApp(
 }
 
 /** Start a background app with no HTTP surface of its own (embedded mode workers). */
-export async function startWorkerContext(name: string, module: unknown): Promise<RunningApp & { app: INestApplicationContext }> {
-  const app = await NestFactory.createApplicationContext(module as never, { logger: ['error', 'warn'] });
+export async function startWorkerContext(name: string, module: unknown, logLevel = 'info'): Promise<RunningApp & { app: INestApplicationContext }> {
+  const logger = createJsonLogger({ app: name, level: logLevel });
+  const app = await NestFactory.createApplicationContext(module as never, { logger: new NestJsonLogger(logger) });
   await app.init();
   return { name, app, close: () => app.close() };
 }
 
 /**
  * Run a process entry point: start, then close everything in reverse order on SIGINT/SIGTERM.
- * Configuration errors print their message and exit with status 2.
+ * Configuration errors print their message and exit with status 2. Lifecycle lines are JSON, as
+ * every other line the product writes.
  */
-export function runProcess(start: () => Promise<{ close(): Promise<void> }>): void {
-  start()
+export function runProcess(app: string, start: (log: AppLogger) => Promise<{ close(): Promise<void> }>): void {
+  const log = createJsonLogger({ app, level: 'info' });
+  start(log)
     .then((running) => {
       let stopping = false;
       const stop = (signal: string) => {
         if (stopping) return;
         stopping = true;
-        process.stderr.write(`received ${signal}, shutting down\n`);
+        log.info({ signal }, 'shutting down');
         const force = setTimeout(() => process.exit(1), 10_000);
         force.unref();
         running
           .close()
           .then(() => process.exit(0))
           .catch((err: unknown) => {
-            process.stderr.write(`shutdown failed: ${String(err)}\n`);
+            log.error({ err }, 'shutdown failed');
             process.exit(1);
           });
       };
@@ -57,8 +60,9 @@ export function runProcess(start: () => Promise<{ close(): Promise<void> }>): vo
       try {
         exitOnConfigError(err);
       } catch (e) {
-        process.stderr.write(`failed to start: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
-        process.exit(1);
+        log.fatal({ err: e }, 'failed to start');
+        // pino writes asynchronously to stdout: leave the line time to reach it
+        setTimeout(() => process.exit(1), 100);
       }
     });
 }

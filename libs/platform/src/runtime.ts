@@ -35,7 +35,8 @@ export type RuntimeOptions =
 
 /**
  * Everything an app needs from the outside world: the database, the command bus, the job queue
- * and the outbox. Embedded mode builds it on PGlite and in-process adapters; distributed mode on
+ * and the outbox. Embedded mode builds it on PGlite and in-process adapters that journal their
+ * messages and jobs in PGlite (docs/runtime.md, "Embedded durability"); distributed mode on
  * PostgreSQL, RabbitMQ and BullMQ. Apps never know which.
  */
 export interface Runtime {
@@ -57,10 +58,19 @@ export async function createRuntime(options: RuntimeOptions, parts: readonly Sch
       ? { kind: 'pglite', dataDir: options.dataDir }
       : { kind: 'postgres', url: options.databaseUrl, poolSize: options.poolSize };
   const dataSource = await createDataSource(db, entities as never, migrations as never);
+  // Embedded: the in-process bus and queue journal their messages and jobs in the embedded
+  // database, and take back what a previous process left unfinished before anything starts.
   const messaging =
     options.mode === 'embedded'
-      ? createMessaging({ mode: 'embedded' })
+      ? createMessaging({ mode: 'embedded', journal: dataSource })
       : createMessaging({ mode: 'distributed', amqpUrl: options.amqpUrl, redisUrl: options.redisUrl, queueExpiresMs: options.queueExpiresMs });
+  try {
+    await messaging.restore();
+  } catch (err) {
+    await messaging.close();
+    await closeDataSource(dataSource);
+    throw err;
+  }
   const prefix = options.mode === 'distributed' ? (options.queuePrefix ?? '') : '';
   const bus = namespacedBus(messaging.bus, prefix);
   const jobs = namespacedJobs(messaging.jobs, prefix);

@@ -111,7 +111,9 @@ describe('Mistral defaults', () => {
     ['workflows:publicize', ['admin'], true],
     ['executions:list:all_projects', ['member'], false],
     ['executions:list:all_projects', ['admin'], true],
-    ['code_sources:create', ['member'], false],
+    ['code_sources:create', ['member'], true],
+    ['code_sources:publicize', ['member'], false],
+    ['dynamic_actions:list:all_projects', ['member'], false],
     ['no:such:rule', ['admin'], false],
   ])('%s for %j → %s', (action, roles, allowed) => {
     expect(p.check(action, { project_id: 'p1' }, creds(roles))).toBe(allowed);

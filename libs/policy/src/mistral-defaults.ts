@@ -1,8 +1,9 @@
 import type { PolicyRules } from './enforcer';
 
 /**
- * Mistral's default policy as data: owner-or-admin for every resource operation, admin-only for
- * publishing (`*:publicize`, scope public), `*:list:all_projects`, code sources and dynamic actions.
+ * Mistral's default policy as data: owner-or-admin for every resource operation (code sources and
+ * dynamic actions included, as in Mistral 15), admin-only for publishing (`*:publicize`, scope
+ * public; Mistral 15 has no such rule for code sources and dynamic actions) and `*:list:all_projects`.
  * Mistral evaluates rules against a target holding the caller's own project unless the service
  * passes the resource's, so `admin_or_owner` mostly reduces to being authenticated.
  */
@@ -20,18 +21,20 @@ export const MISTRAL_DEFAULT_POLICY: PolicyRules = Object.freeze({
   'action_executions:update': 'rule:admin_or_owner',
   admin_only: 'is_admin:True',
   admin_or_owner: 'is_admin:True or project_id:%(project_id)s',
-  'code_sources:create': 'rule:admin_only',
-  'code_sources:delete': 'rule:admin_only',
-  'code_sources:get': 'rule:admin_only',
-  'code_sources:list': 'rule:admin_only',
+  'code_sources:create': 'rule:admin_or_owner',
+  'code_sources:delete': 'rule:admin_or_owner',
+  'code_sources:get': 'rule:admin_or_owner',
+  'code_sources:list': 'rule:admin_or_owner',
+  'code_sources:list:all_projects': 'rule:admin_only',
   'code_sources:publicize': 'rule:admin_only',
-  'code_sources:update': 'rule:admin_only',
-  'dynamic_actions:create': 'rule:admin_only',
-  'dynamic_actions:delete': 'rule:admin_only',
-  'dynamic_actions:get': 'rule:admin_only',
-  'dynamic_actions:list': 'rule:admin_only',
+  'code_sources:update': 'rule:admin_or_owner',
+  'dynamic_actions:create': 'rule:admin_or_owner',
+  'dynamic_actions:delete': 'rule:admin_or_owner',
+  'dynamic_actions:get': 'rule:admin_or_owner',
+  'dynamic_actions:list': 'rule:admin_or_owner',
+  'dynamic_actions:list:all_projects': 'rule:admin_only',
   'dynamic_actions:publicize': 'rule:admin_only',
-  'dynamic_actions:update': 'rule:admin_only',
+  'dynamic_actions:update': 'rule:admin_or_owner',
   'cron_triggers:create': 'rule:admin_or_owner',
   'cron_triggers:delete': 'rule:admin_or_owner',
   'cron_triggers:get': 'rule:admin_or_owner',

@@ -4,3 +4,4 @@ export * from './servers/describe-with-server';
 export * from './messaging/test-prefix';
 export { queueExists } from './messaging/leftovers';
 export * from './clients/openstack-clients';
+export * from './http/raw-upload';

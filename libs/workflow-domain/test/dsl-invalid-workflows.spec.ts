@@ -838,6 +838,13 @@ const rows: Row[] = [
     'semantic',
   ],
   [
+    'reverse tasks that require each other in a cycle',
+    wf(`type: reverse\ntasks:\n  t0: {action: std.noop}\n  t1:\n    requires: [t0, t2]\n  t2:\n    requires: t3\n  t3:\n    requires: [t1]\n`),
+    'workflows.wf.tasks.t1.requires',
+    'Tasks require each other in a cycle: t1 -> t2 -> t3 -> t1',
+    'semantic',
+  ],
+  [
     'reverse requires list with an undefined task',
     wf(`type: reverse\ntasks:\n  t1:\n    requires: [t2, t9]\n  t2: {action: std.noop}\n`),
     'workflows.wf.tasks.t1.requires[1]',

@@ -2,3 +2,6 @@ export * from './definitions';
 export * from './executions';
 export * from './cron';
 export * from './event-triggers';
+export * from './environments';
+export * from './reconciliation';
+export * from './dynamic-actions';

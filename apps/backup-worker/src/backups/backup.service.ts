@@ -20,12 +20,11 @@ import {
   parseBackupCodec,
   type BackupJob,
   type BackupRestoreJob,
-  type VolumeStatus,
 } from '@osc/block-storage-domain';
 import {
   BackupRepository,
   QuotaRepository,
-  SnapshotRepository,
+  Settlements,
   VolumeRepository,
   type StoredBackup,
 } from '@osc/block-storage-persistence';
@@ -57,7 +56,7 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly log = new Logger('backup');
   private readonly backups = new BackupRepository();
   private readonly volumes = new VolumeRepository();
-  private readonly snapshots = new SnapshotRepository();
+  private readonly settlements = new Settlements();
   private readonly quotas = new QuotaRepository();
   private readonly store: PosixBackupStore;
   private worker: Worker | null = null;
@@ -113,24 +112,9 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
           data: { backupId: b.id },
         });
       } else {
-        await this.db.transaction(async (em) => {
-          if (
-            !(await this.backups.compareAndSetStatus(em, b.id, ['restoring'], 'available', this.clock.now()))
-          )
-            return;
-          if (b.restoreVolumeId !== null) {
-            await this.volumes.compareAndSetStatus(
-              em,
-              b.restoreVolumeId,
-              ['restoring-backup'],
-              'error_restoring',
-              this.clock.now(),
-              {
-                error_reason: 'The restore was interrupted by a restart of the backup service.',
-              },
-            );
-          }
-        });
+        await this.db.transaction((em) =>
+          this.settlements.endBackupRestore(em, b, 'The restore was interrupted by a restart of the backup service.', this.clock.now()),
+        );
       }
     }
   }
@@ -155,34 +139,13 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   /** The volume (or snapshot) goes back to the status it had before the backup (BS-8.1.5). */
-  private async releaseSource(em: EntityManager, b: StoredBackup): Promise<void> {
-    if (b.snapshotId !== null)
-      await this.snapshots.compareAndSetStatus(
-        em,
-        b.snapshotId,
-        ['backing-up'],
-        'available',
-        this.clock.now(),
-      );
-    else {
-      const back: VolumeStatus = b.volumePreviousStatus === 'in-use' ? 'in-use' : 'available';
-      await this.volumes.compareAndSetStatus(em, b.volumeId, ['backing-up'], back, this.clock.now());
-    }
+  private releaseSource(em: EntityManager, b: StoredBackup): Promise<void> {
+    return this.settlements.releaseBackupSource(em, b, this.clock.now());
   }
 
   private async failCreate(b: StoredBackup, reason: string): Promise<void> {
     this.log.warn(`backup ${b.id} failed: ${reason}`);
-    await this.db.transaction(async (em) => {
-      if (
-        !(await this.backups.compareAndSetStatus(em, b.id, ['creating'], 'error', this.clock.now(), {
-          fail_reason: reason.slice(0, 1000),
-        }))
-      )
-        return;
-      // The failed backup keeps counting until it is deleted (the delete gives the quota back).
-      await this.quotas.settleReservation(em, b.id, true);
-      await this.releaseSource(em, b);
-    });
+    await this.db.transaction((em) => this.settlements.failBackupCreate(em, b, reason, this.clock.now()));
   }
 
   private async create(data: BackupJob): Promise<void> {
@@ -236,7 +199,9 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
         },
         volumeMeta,
         parent: parentLocation,
-        cancelled: async () => (await this.backups.findById(this.db, b.id, null))?.status !== 'creating',
+        // Each chunk reports progress (the reconciler leaves a moving backup alone); a backup no
+        // longer `creating` was cancelled (force-deleted or ended by the reconciler).
+        cancelled: async () => !(await this.backups.reportProgress(this.db, b.id, 'creating', this.clock.now())),
       }));
     } catch (err) {
       if (err instanceof BackupCancelledError) {
@@ -280,7 +245,7 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
         b,
         this.backend.volumeFile(v.id),
         data.newVolume,
-        async () => (await this.backups.findById(this.db, b.id, null))?.status !== 'restoring',
+        async () => !(await this.backups.reportProgress(this.db, b.id, 'restoring', this.clock.now())),
       );
     } catch (err) {
       this.log.warn(`restoring backup ${b.id} into volume ${v.id} failed: ${reasonOf(err)}`);

@@ -9,16 +9,20 @@ import {
   invalidReferenceReason,
   managedIdOf,
   matchesRequirement,
+  migrationRecoveryJob,
   placeVolume,
   snapshotQuotaDeltas,
   VOLUME_EXTEND_ATTEMPTS,
+  snapshotRecoveryJob,
   volumeQuotaDeltas,
+  volumeRecoveryJob,
 } from '@osc/block-storage-domain';
 import {
   BackendFileRepository,
   PoolRepository,
   QuotaRepository,
   ServiceRepository,
+  Settlements,
   SnapshotRepository,
   VolumeRepository,
   VolumeTypeRepository,
@@ -44,11 +48,6 @@ import {
   MANAGE_SOURCE_METADATA_KEY,
   MIGRATION_JOB_METADATA_KEY,
   backendJobQueue,
-  snapshotManageJobId,
-  snapshotUnmanageJobId,
-  volumeManageJobId,
-  volumeMigrateJobId,
-  volumeUnmanageJobId,
   type SnapshotManageJob,
   type VolumeManageJob,
   type VolumeMigrateJob,
@@ -56,7 +55,6 @@ import {
   type VolumeCreateJob,
   type VolumeDeleteJob,
   type VolumeExtendJob,
-  type VolumeSourceRef,
   type VolumeRevertJob,
 } from '@osc/contracts';
 import { InvalidInputError } from '@osc/errors';
@@ -102,6 +100,7 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
   private readonly types = new VolumeTypeRepository();
   private readonly services = new ServiceRepository();
   private readonly files = new BackendFileRepository();
+  private readonly settlements = new Settlements();
   private readonly serviceUuid = randomUUID();
   private worker: Worker | null = null;
   private timer: NodeJS.Timeout | null = null;
@@ -156,65 +155,26 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
    * lost job) ends in `error_extending`.
    */
   async recover(): Promise<void> {
-    const queue = backendJobQueue(this.backend);
     for (const v of await this.volumes.listOnBackend(this.db, this.backend, ['creating', 'deleting', 'extending', 'reverting', 'managing', 'unmanaging'])) {
-      if (v.status === 'creating' && v.host !== null) {
-        const fromBackup = v.adminMetadata['restore_source_backup_id'];
-        const source: VolumeSourceRef =
-          v.sourceVolid !== null
-            ? { kind: 'volume', id: v.sourceVolid, backend: this.backend }
-            : v.snapshotId !== null
-              ? { kind: 'snapshot', id: v.snapshotId, backend: this.backend }
-              : typeof fromBackup === 'string'
-                ? { kind: 'backup', id: fromBackup, backend: this.backend }
-                : { kind: 'none' };
-        const job: VolumeCreateJob = {
-          volumeId: v.id,
-          pool: v.host,
-          schedule: { volumeId: v.id, size: v.size, availabilityZone: v.availabilityZone, extraSpecs: {}, source, excludedPools: [], attempt: MAX_SCHEDULE_ATTEMPTS },
-        };
-        await this.jobs.add(queue, { id: `volume-recover-${v.id}`, name: VOLUME_CREATE_JOB, data: job });
-      } else if (v.status === 'deleting') {
-        await this.jobs.add(queue, { id: `volume-delete-${v.id}`, name: VOLUME_DELETE_JOB, data: { volumeId: v.id } });
-      } else if (v.status === 'managing') {
-        const data: VolumeManageJob = { volumeId: v.id, source: v.adminMetadata[MANAGE_SOURCE_METADATA_KEY] ?? '' };
-        await this.jobs.add(queue, { id: volumeManageJobId(v.id), name: VOLUME_MANAGE_JOB, data });
-      } else if (v.status === 'unmanaging') {
-        await this.jobs.add(queue, { id: volumeUnmanageJobId(v.id), name: VOLUME_UNMANAGE_JOB, data: { volumeId: v.id } });
-      } else if (v.status === 'reverting') {
-        const snapshot = (await this.volumes.snapshotsOf(this.db, v.id)).find((s) => s.status === 'restoring');
-        if (snapshot) await this.jobs.add(queue, { id: `volume-revert-recover-${v.id}-${snapshot.id}`, name: VOLUME_REVERT_JOB, data: { volumeId: v.id, snapshotId: snapshot.id } });
-        else await this.volumes.compareAndSetStatus(this.db, v.id, ['reverting'], 'error', this.clock.now(), { error_reason: 'The revert was interrupted and its snapshot is no longer restoring.' });
-      } else if (v.status === 'extending') {
-        // The reservation row carries the target size: drive the extend again (same job id, so a
-        // job still queued is not doubled). Without one the extend cannot be finished.
-        const newSize = (await this.quotas.reservationsOf(this.db, v.id)).find((r) => r.operation === 'extend' && r.newSize !== null)?.newSize ?? null;
-        if (newSize !== null) {
-          const data: VolumeExtendJob = { volumeId: v.id, newSize };
-          await this.jobs.add(queue, { id: `volume-extend-${v.id}-${data.newSize}`, name: VOLUME_EXTEND_JOB, data, attempts: VOLUME_EXTEND_ATTEMPTS, backoff: { type: 'exponential', delayMs: 200 } });
-        } else {
-          await this.failExtend(v.id, 'The extend was interrupted by a restart of the volume back end.');
-        }
-      }
+      if (v.status === 'creating' && v.host === null) continue;
+      const inputs = {
+        extendNewSize: v.status === 'extending' ? ((await this.quotas.reservationsOf(this.db, v.id)).find((r) => r.operation === 'extend' && r.newSize !== null)?.newSize ?? null) : null,
+        restoringSnapshotId: v.status === 'reverting' ? ((await this.volumes.snapshotsOf(this.db, v.id)).find((s) => s.status === 'restoring')?.id ?? null) : null,
+      };
+      const job = volumeRecoveryJob(v, inputs);
+      if (job !== null) await this.jobs.add(job.queue, job);
+      else if (v.status === 'reverting') await this.volumes.compareAndSetStatus(this.db, v.id, ['reverting'], 'error', this.clock.now(), { error_reason: 'The revert was interrupted and its snapshot is no longer restoring.' });
+      else if (v.status === 'extending') await this.failExtend(v.id, 'The extend was interrupted by a restart of the volume back end.');
     }
     await this.sweepStrayFiles();
     // Migrations to this back end: their job is kept in the volume's admin metadata.
     for (const v of await this.volumes.listMigratingTo(this.db, this.backend, MIGRATION_JOB_METADATA_KEY)) {
-      const job = migrationJobOf(v.adminMetadata);
-      if (job) await this.jobs.add(queue, { id: volumeMigrateJobId(job), name: VOLUME_MIGRATE_JOB, data: job, attempts: 3, backoff: { type: 'exponential', delayMs: 500 } });
+      const job = migrationRecoveryJob(v);
+      if (job) await this.jobs.add(job.queue, job);
     }
     for (const s of await this.volumes.snapshotsOnBackend(this.db, this.backend, ['creating', 'deleting', 'unmanaging'])) {
-      if (s.status === 'unmanaging') {
-        await this.jobs.add(queue, { id: snapshotUnmanageJobId(s.id), name: SNAPSHOT_UNMANAGE_JOB, data: { snapshotId: s.id } });
-        continue;
-      }
-      if (s.status === 'creating' && (s.manageSource ?? null) !== null) {
-        const data: SnapshotManageJob = { snapshotId: s.id, source: s.manageSource ?? '' };
-        await this.jobs.add(queue, { id: snapshotManageJobId(s.id), name: SNAPSHOT_MANAGE_JOB, data });
-        continue;
-      }
-      const name = s.status === 'creating' ? SNAPSHOT_CREATE_JOB : SNAPSHOT_DELETE_JOB;
-      await this.jobs.add(queue, { id: `snapshot-${s.status === 'creating' ? 'create' : 'delete'}-${s.id}`, name, data: { snapshotId: s.id } });
+      const job = snapshotRecoveryJob({ ...s, manageSource: s.manageSource ?? null });
+      if (job) await this.jobs.add(job.queue, job);
     }
   }
 
@@ -448,11 +408,7 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
 
   /** `extending` → `error_extending` with the reason, and the volume's reserved quota released, in one transaction. */
   private async failExtend(volumeId: string, reason: string): Promise<void> {
-    await this.db.transaction(async (em) => {
-      if (await this.volumes.compareAndSetStatus(em, volumeId, ['extending'], 'error_extending', this.clock.now(), { error_reason: reason.slice(0, 1000) })) {
-        await this.quotas.releaseReservationsOf(em, volumeId);
-      }
-    });
+    await this.db.transaction((em) => this.settlements.failVolumeExtend(em, volumeId, reason, this.clock.now()));
   }
 
   /**
@@ -562,12 +518,7 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
   }
 
   private async failMigration(volumeId: string, job: VolumeMigrateJob): Promise<void> {
-    await this.db.transaction(async (em) => {
-      const undone = await this.volumes.compareAndSetMigration(em, volumeId, [job.holdStatus], ['starting', 'migrating'], job.previousStatus, this.clock.now(), { migration_status: 'error' });
-      if (!undone) return;
-      await this.volumes.setAdminMetadataKey(em, volumeId, MIGRATION_JOB_METADATA_KEY, null);
-      if (job.reservationId !== null) await this.quotas.settleReservation(em, job.reservationId, false);
-    });
+    await this.db.transaction((em) => this.settlements.failMigration(em, volumeId, job, this.clock.now()));
   }
 
   private async createSnapshot(data: SnapshotJob): Promise<void> {
@@ -752,15 +703,5 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
     });
     void this.reportStats().catch(() => undefined);
     void this.reportFiles().catch(() => undefined);
-  }
-}
-
-function migrationJobOf(adminMetadata: Readonly<Record<string, string>>): VolumeMigrateJob | null {
-  const text = adminMetadata[MIGRATION_JOB_METADATA_KEY];
-  if (text === undefined) return null;
-  try {
-    return JSON.parse(text) as VolumeMigrateJob;
-  } catch {
-    return null;
   }
 }

@@ -11,6 +11,7 @@ import {
   insertExecution,
   loadTriggerWorkflows,
   pruneNotifications,
+  resolveNamedEnvironment,
 } from '@osc/workflow-persistence';
 import { type Notification, eventParams } from './notification';
 
@@ -90,7 +91,8 @@ export class EventTriggerFiring {
               projectId: t.projectId,
               description: eventTriggerExecutionDescription(t),
               input: t.workflowInput,
-              params: { ...t.workflowParams, event_params: eventParams(n) },
+              // An environment named in the params is resolved now, in the trigger's project (as Mistral's engine does).
+              params: { ...(await resolveNamedEnvironment(em, t.projectId, t.workflowParams)), event_params: eventParams(n) },
             },
             now,
           );

@@ -16,6 +16,7 @@ import {
   claimDueCronTriggers,
   insertExecution,
   loadTriggerWorkflows,
+  resolveNamedEnvironment,
 } from '@osc/workflow-persistence';
 
 /** One firing, as reported after its transaction committed. */
@@ -94,7 +95,8 @@ export class CronTriggerFiring {
                 projectId: t.projectId,
                 description: cronTriggerExecutionDescription(t),
                 input: t.workflowInput,
-                params: t.workflowParams,
+                // Mistral resolves an environment named in the params when the trigger fires, in its project.
+                params: await resolveNamedEnvironment(em, t.projectId, t.workflowParams),
               },
               this.clock.now(),
             );

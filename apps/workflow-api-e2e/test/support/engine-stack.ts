@@ -1,3 +1,4 @@
+import { type RouteInfo, listRoutes } from '@osc/http-common';
 import { type RunningApp, type SchemaPart } from '@osc/platform';
 import { createTestRuntime, type TestRuntime, type TestRuntimeMode } from '@osc/testing';
 import * as workflowApi from '@osc/workflow-api';
@@ -10,6 +11,8 @@ export interface EngineStack {
   readonly baseUrl: string;
   readonly client: Client;
   readonly testRuntime: TestRuntime;
+  /** Every route the API registered (HEAD left out), for suites that must walk the whole surface. */
+  readonly routes: readonly RouteInfo[];
   close(): Promise<void>;
 }
 
@@ -57,6 +60,7 @@ export async function startEngineStack(
       baseUrl,
       client: new Client(baseUrl),
       testRuntime,
+      routes: listRoutes(api.app),
       async close() {
         for (const a of apps.reverse()) await a.close().catch(() => undefined);
         await testRuntime.cleanup();

@@ -21,7 +21,7 @@ import {
   updateDefinition,
 } from '@osc/workflow-persistence';
 import { checkOwner, visibilityOf } from '../definitions/access';
-import { rejectNul, translateDbError } from '../definitions/db-errors';
+import { NAME_MAX, checkLength, rejectNul, translateDbError } from '../definitions/db-errors';
 import { type ListRequest, isUuid } from '../definitions/list-params';
 import type { UploadParams } from '../definitions/upload-params';
 import { isStandardActionName, systemActionRows } from './system-actions';
@@ -142,6 +142,7 @@ export class ActionsService implements OnModuleInit {
   private parse(text: string): ActionSpec[] {
     const actions = parseActions(text);
     rejectNul('The action definition', text, actions);
+    for (const a of actions) checkLength('name', a.name, NAME_MAX.definition);
     return actions;
   }
 

@@ -13,6 +13,7 @@ import {
   toSeconds,
 } from '@osc/workflow-persistence';
 import { type RunListRequest, runList } from '../executions/run-list';
+import { NAME_MAX, checkLength } from '../definitions/db-errors';
 import { CRON_TRIGGER_LIST, cronTriggerRowView, cronTriggerView } from './cron-trigger.views';
 
 const BODY_FIELDS = [
@@ -79,6 +80,7 @@ export class CronTriggersService {
     }
     const name = optString(body, 'name');
     if (!name || !name.trim()) throw new InvalidInputError('Invalid input for field/attribute name. Value: \'None\'. Mandatory field missing.');
+    checkLength('name', name, NAME_MAX.trigger);
     const workflowId = optString(body, 'workflow_id');
     const workflowName = optString(body, 'workflow_name');
     const input = asMap('workflow_input', body['workflow_input']);
@@ -101,9 +103,11 @@ export class CronTriggersService {
       visibility: { kind: 'project', projectId: ctx.projectId },
     });
     if (!wf) throw new NotFoundError('Workflow', identifier, `Workflow not found [workflow_identifier=${identifier}, namespace=]`);
-    // The same checks the trigger's executions will meet: declared input, env, reverse task_name.
+    // The same checks the trigger's executions will meet: declared input, env, reverse task_name. An env
+    // naming a stored environment is resolved only when the trigger fires (Mistral), so it is not checked here.
+    const checkedParams = typeof params['env'] === 'string' ? { ...params, env: {} } : params;
     newExecution(
-      { id: randomUUID(), spec: wf.spec as WorkflowSpec, workflowId: wf.id, workflowNamespace: wf.namespace, projectId: ctx.projectId, input, params },
+      { id: randomUUID(), spec: wf.spec as WorkflowSpec, workflowId: wf.id, workflowNamespace: wf.namespace, projectId: ctx.projectId, input, params: checkedParams },
       now,
     );
     const created = await insertCronTrigger(this.db, {

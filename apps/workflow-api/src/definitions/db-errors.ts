@@ -23,3 +23,16 @@ export function rejectNul(what: string, ...values: readonly unknown[]): void {
     if (s.includes(NUL) || s.includes('\\u0000')) throw new InvalidInputError(`${what} must not contain NUL characters.`);
   }
 }
+
+/**
+ * Mistral's column widths (mistral/db/v2/sqlalchemy/models.py): definition names 255 characters,
+ * cron and event trigger names 200. A longer value is refused before it reaches the database,
+ * naming the field the way WSME's string type does.
+ */
+export const NAME_MAX = { definition: 255, trigger: 200 } as const;
+
+export function checkLength(field: string, value: string | undefined, max: number): void {
+  if (value !== undefined && value.length > max) {
+    throw new InvalidInputError(`Invalid input for field/attribute ${field}. Value: '${value}'. Value should have a maximum character requirement of ${max}`);
+  }
+}

@@ -14,6 +14,7 @@ import {
   toSeconds,
   updateEventTrigger,
 } from '@osc/workflow-persistence';
+import { NAME_MAX, checkLength } from '../definitions/db-errors';
 import { isUuid } from '../definitions/list-params';
 import { type RunListRequest, runList } from '../executions/run-list';
 import { WORKFLOW_POLICY } from '../policy/authorize';
@@ -95,7 +96,7 @@ export class EventTriggersService {
     for (const [field, v] of [['exchange', exchange], ['topic', topic], ['event', event]] as const) {
       if (v.length > 80) throw wrongType(field, v, 'Value should have a maximum character requirement of 80');
     }
-    if (name.length > 200) throw wrongType('name', name, 'Value should have a maximum character requirement of 200');
+    checkLength('name', name, NAME_MAX.trigger);
 
     const wf = await findWorkflowForRun(this.db, {
       identifier: workflowId,
@@ -132,7 +133,7 @@ export class EventTriggersService {
   async list(ctx: RequestContext, req: RunListRequest): Promise<Record<string, unknown>[]> {
     const own = `"project_id" = $${req.params.indexOf(ctx.projectId) + 1}`;
     const where = !req.allProjects && !ctx.isAdmin ? req.where.map((w) => (w === own ? `(${own} OR "scope" = 'public')` : w)) : req.where;
-    return (await runList(this.db, EVENT_TRIGGER_LIST, { ...req, where })).map(eventTriggerRowView);
+    return (await runList(this.db, EVENT_TRIGGER_LIST, { ...req, where, markerPublicToo: true })).map(eventTriggerRowView);
   }
 
   /** PUT /v2/event_triggers/{id}: name, scope, workflow input and params; never exchange, topic or event. */
@@ -150,6 +151,7 @@ export class EventTriggersService {
       workflowInput: asMap('workflow_input', body['workflow_input']),
       workflowParams: asMap('workflow_params', body['workflow_params']),
     };
+    checkLength('name', changes.name, NAME_MAX.trigger);
     const updated = await this.db.transaction(async (em) => {
       const t = this.owned(ctx, await findEventTrigger(em, id, ctx.isAdmin ? null : ctx.projectId, { lock: true }), id);
       if (changes.workflowInput) {

@@ -3,13 +3,15 @@ import { ActionExecutionsController } from '../action-executions/action-executio
 import { ActionExecutionsService } from '../action-executions/action-executions.service';
 import { TasksController } from '../tasks/tasks.controller';
 import { TasksService } from '../tasks/tasks.service';
+import { ExecutionEventHub } from './execution-event-hub';
+import { ExecutionEventsController } from './execution-events.controller';
 import { ExecutionsController } from './executions.controller';
 import { ExecutionsService } from './executions.service';
 
 /** Run-time resources: executions, tasks and action executions (one module: they reference each other). */
 @Module({
-  controllers: [ExecutionsController, TasksController, ActionExecutionsController],
-  providers: [ExecutionsService, TasksService, ActionExecutionsService],
+  controllers: [ExecutionsController, ExecutionEventsController, TasksController, ActionExecutionsController],
+  providers: [ExecutionsService, TasksService, ActionExecutionsService, ExecutionEventHub],
   exports: [ExecutionsService, TasksService, ActionExecutionsService],
 })
 export class ExecutionsModule {}

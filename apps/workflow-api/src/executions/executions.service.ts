@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { DataSource, EntityManager } from 'typeorm';
 import { ENGINE_COMMAND_QUEUE, type EngineCommandMessage, engineCommand } from '@osc/contracts';
 import { ForbiddenError, InvalidInputError, NotFoundError } from '@osc/errors';
@@ -14,7 +14,8 @@ import {
   isValidExecutionTransition,
   newExecution,
 } from '@osc/workflow-domain';
-import { findWorkflowForRun, insertExecution, toWorkflowExecution } from '@osc/workflow-persistence';
+import { findWorkflowForRun, insertExecution, resolveNamedEnvironment, toWorkflowExecution } from '@osc/workflow-persistence';
+import { isUuid } from '../definitions/list-params';
 import { type ReportFilters, buildExecutionReport } from './execution-report';
 import { type RunListRequest, runList } from './run-list';
 import { EXECUTION_LIST, type Row, executionView } from './run-views';
@@ -50,8 +51,9 @@ export const UPDATABLE_STATES = ['RUNNING', 'PAUSED', 'SUCCESS', 'ERROR', 'CANCE
 /** Executions: create (then the engine runs it), read, state changes through engine commands, delete. */
 @Injectable()
 export class ExecutionsService {
+  private readonly logger = new Logger('executions');
   constructor(
-    @Inject(DATA_SOURCE) private readonly db: DataSource,
+    @Inject(DATA_SOURCE) readonly db: DataSource,
     @Inject(OUTBOX_WRITER) private readonly outbox: OutboxWriter,
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
@@ -65,6 +67,16 @@ export class ExecutionsService {
     const row = rows[0];
     if (!row) throw new NotFoundError('WorkflowExecution', id, `WorkflowExecution not found [id=${id}]`);
     return row;
+  }
+
+  /** The execution `id` if the caller may see it (own project, or any for admins), else null. */
+  private async findVisibleRow(ctx: RequestContext, id: string): Promise<Row | null> {
+    try {
+      return await this.findRow(ctx, id);
+    } catch (err) {
+      if (err instanceof NotFoundError) return null;
+      throw err;
+    }
   }
 
   async get(ctx: RequestContext, id: string): Promise<Row> {
@@ -86,6 +98,16 @@ export class ExecutionsService {
     let description = optString(body, 'description');
     const sourceId = optString(body, 'source_execution_id');
     const requestedId = optString(body, 'id');
+    // Mistral stores any string as an id; ids here are UUIDs (the column's type), so others are refused.
+    if (requestedId !== undefined && !isUuid(requestedId)) {
+      throw new InvalidInputError(`Invalid input for field/attribute id. Value: '${requestedId}'. Invalid UUID`);
+    }
+    if (requestedId !== undefined) {
+      // Mistral: an id the caller can already see returns that execution (an idempotent retry).
+      // An id of another project's execution is not visible: creation goes on and then fails below.
+      const visible = await this.findVisibleRow(ctx, requestedId);
+      if (visible) return executionView(visible, { detail: false, includeOutput: true });
+    }
     if (sourceId) {
       const src = toWorkflowExecution(await this.findRow(ctx, sourceId));
       workflowId ??= src.workflowId;
@@ -107,10 +129,8 @@ export class ExecutionsService {
     });
     if (!stored) throw new NotFoundError('Workflow', identifier, `Workflow not found [workflow_identifier=${identifier}, namespace=${namespace}]`);
     workflowName = stored.name;
-    if (requestedId) {
-      const existing: Row[] = await this.db.query(`SELECT * FROM "workflow_executions" WHERE "id"::text = $1`, [requestedId]);
-      if (existing[0]) return executionView(existing[0], { detail: false, includeOutput: true });
-    }
+    // Mistral: `params.env` may name a stored environment (own or public); its variables are used.
+    params = await resolveNamedEnvironment(this.db, ctx.projectId, params);
     const ex = newExecution(
       {
         id: requestedId ?? randomUUID(),
@@ -124,10 +144,15 @@ export class ExecutionsService {
       },
       this.clock.now(),
     );
-    await this.db.transaction(async (em) => {
-      await insertExecution(em, ex, { sourceExecutionId: sourceId ?? null });
+    const inserted = await this.db.transaction(async (em) => {
+      if (!(await insertExecution(em, ex, { sourceExecutionId: sourceId ?? null }))) return false;
       await this.send(em, engineCommand(`start:${ex.id}`, 'engine.start-execution', { executionId: ex.id }));
+      return true;
     });
+    // Mistral's engine, on a duplicate id, reads the execution back through the project-scoped
+    // query: the caller's own (a concurrent retry) is returned, another project's is a 404.
+    if (!inserted) return executionView(await this.findRow(ctx, ex.id), { detail: false, includeOutput: true });
+    this.logger.log({ msg: 'execution started', executionId: ex.id, workflow: ex.workflowName, workflowId: ex.workflowId, projectId: ex.projectId, state: ex.state });
     return this.get(ctx, ex.id).then((v) => {
       delete v['published_global'];
       delete v['source_execution_id'];
@@ -200,6 +225,12 @@ export class ExecutionsService {
                   });
         await this.db.transaction((em) => this.send(em, cmd));
         await this.waitFor(id, (s) => s === to || (to === 'RUNNING' && isCompleted(s)));
+        const view = await this.get(ctx, id);
+        // Mistral answers a resume with the execution as its engine left it when resuming: RUNNING.
+        // Ours is read back after the engine's transaction, and a quick engine may have finished the
+        // execution meanwhile; the reply still carries the state the request set, as clients expect.
+        if (to === 'RUNNING' && isCompleted(String(view['state']))) view['state'] = 'RUNNING';
+        return view;
       }
     }
     return this.get(ctx, id);

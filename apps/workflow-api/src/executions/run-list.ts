@@ -46,6 +46,13 @@ export interface RunListRequest {
   readonly sort: { key: string; dir: 'asc' | 'desc' }[];
   readonly limit: number;
   readonly marker?: string;
+  /**
+   * Whose rows a marker may name: the caller's project (or also public rows), or any when null
+   * (admins, all_projects). Mistral loads the marker through the project-scoped query, so another
+   * project's id is a 404 and its sort values never steer this project's page.
+   */
+  readonly markerProject: string | null;
+  readonly markerPublicToo?: boolean;
   readonly fields: string[];
   readonly link: [string, string][];
 }
@@ -217,7 +224,8 @@ export function parseRunList(spec: RunListSpec, query: QueryBag, ctx: RequestCon
     }
     if (fields.length && !fields.includes('id')) fields.unshift('id');
   }
-  return { allProjects, where, params: p.values, sort, limit, marker: marker?.trim(), fields, link };
+  const markerProject = allProjects || ctx.isAdmin ? null : ctx.projectId;
+  return { allProjects, where, params: p.values, sort, limit, marker: marker?.trim(), markerProject, fields, link };
 }
 
 export interface SqlRunner {
@@ -232,7 +240,11 @@ export async function runList(db: SqlRunner, spec: RunListSpec, req: RunListRequ
   const cols = req.sort.map((s) => ({ ...s, c: spec.columns[s.key]! }));
   if (req.marker) {
     const select = cols.map((k, i) => `${sortExpr(k.c)} AS "k${i}"`).join(', ');
-    const rows: Record<string, unknown>[] = await db.query(`SELECT ${select} FROM ${q(spec.table)} WHERE "id" = $1::uuid`, [req.marker]);
+    const visible = req.markerProject === null ? '' : ` AND ("project_id" = $2${req.markerPublicToo ? ` OR "scope" = 'public'` : ''})`;
+    const rows: Record<string, unknown>[] = await db.query(
+      `SELECT ${select} FROM ${q(spec.table)} WHERE "id" = $1::uuid${visible}`,
+      req.markerProject === null ? [req.marker] : [req.marker, req.markerProject],
+    );
     const m = rows[0];
     if (!m) throw new NotFoundError(spec.model, req.marker, `${spec.model} not found [id=${req.marker}]`);
     const ors: string[] = [];

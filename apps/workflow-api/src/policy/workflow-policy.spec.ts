@@ -27,6 +27,12 @@ describe('WorkflowPolicy', () => {
     ['workflows:list:all_projects', true, false, false],
     ['executions:list:all_projects', true, false, false],
     ['cron_triggers:list:all_projects', true, false, false],
+    ['environments:create', true, true, true],
+    ['environments:get', true, true, true],
+    ['environments:list', true, true, true],
+    ['environments:update', true, true, true],
+    ['environments:delete', true, true, true],
+    ['environments:publicize', true, false, false],
     ['no_such:rule', false, false, false],
   ])('Mistral defaults: %s → admin %s, member %s, reader %s', (action, a, m, r) => {
     expect(defaults.allows(action, admin)).toBe(a);

@@ -32,7 +32,7 @@ import {
   upsertDefinition,
 } from '@osc/workflow-persistence';
 import { checkOwner, visibilityOf } from '../definitions/access';
-import { rejectNul, translateDbError } from '../definitions/db-errors';
+import { NAME_MAX, checkLength, rejectNul, translateDbError } from '../definitions/db-errors';
 import { definitionChecksum } from '../definitions/definition-text';
 import type { ListRequest } from '../definitions/list-params';
 import type { UploadParams } from '../definitions/upload-params';
@@ -153,6 +153,8 @@ export class WorkbooksService {
 
   private check(text: string, wb: WorkbookSpec): void {
     rejectNul('The workbook definition', text, wb);
+    // The workbook's own name and the `<workbook>.<name>` names its workflows and actions are stored under.
+    for (const name of [wb.name, ...wb.workflows.map((w) => w.name), ...wb.actions.map((x) => x.name)]) checkLength('name', name, NAME_MAX.definition);
     for (const a of wb.actions) {
       if (isStandardActionName(a.name)) throw new InvalidInputError(`Attempt to modify a system action: ${a.name}`);
     }

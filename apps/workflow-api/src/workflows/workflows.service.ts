@@ -29,7 +29,7 @@ import {
 } from '@osc/workflow-persistence';
 import { checkOwner, visibilityOf } from '../definitions/access';
 import { definitionChecksum } from '../definitions/definition-text';
-import { rejectNul, translateDbError } from '../definitions/db-errors';
+import { NAME_MAX, checkLength, rejectNul, translateDbError } from '../definitions/db-errors';
 import { type ListRequest, isUuid } from '../definitions/list-params';
 import type { UploadParams } from '../definitions/upload-params';
 import { toWriteResponse } from './workflow.mapper';
@@ -49,6 +49,7 @@ const workflowValues = (parsed: ParsedWorkflows, index: number, scope: string, n
   const definition = parsed.definitions[wf.name] ?? '';
   const iface = workflowInterface(wf);
   rejectNul('The workflow definition', definition, wf);
+  checkLength('name', wf.name, NAME_MAX.definition);
   const values: Record<string, { value: unknown; kind?: 'json' | 'timestamp' }> = {
     name: { value: wf.name },
     definition: { value: definition },

@@ -35,14 +35,18 @@ import {
   type WorkflowSpec,
   decide,
   decideBatch,
+  type HistoryEvent,
+  historyEvents,
   formatTimestamp,
   newExecution,
   splitSubWorkflowInput,
 } from '@osc/workflow-domain';
 import {
   SpecCache,
+  appendExecutionEvents,
   applyChanges,
   failExecutionRow,
+  localExecutionEvents,
   findExecutionIdOfTask,
   findWorkflowForRun,
   insertExecution,
@@ -87,7 +91,13 @@ export function toEngineEvent(msg: EngineCommandMessage): { executionId: string;
     case 'engine.force-execution-state':
       return {
         executionId: msg.payload.executionId,
-        event: { type: 'force-state', state: msg.payload.state, message: msg.payload.message ?? null },
+        event: {
+          type: 'force-state',
+          state: msg.payload.state,
+          message: msg.payload.message ?? null,
+          ...(msg.payload.taskExecutionId !== undefined ? { taskExecutionId: msg.payload.taskExecutionId } : {}),
+          ...(msg.payload.taskUpdatedAt !== undefined ? { taskUpdatedAt: msg.payload.taskUpdatedAt } : {}),
+        },
       };
     case 'engine.rerun-task': {
       const { executionId, ...rest } = msg.payload;
@@ -118,6 +128,8 @@ export interface EngineHandlerOptions {
   maxDeliveries?: number;
   /** Where failures to apply a command are reported; default one JSON line on stderr. */
   logger?: MessagingLogger;
+  /** Where the story of executions is told: one info line per execution and task state change. */
+  log?: (fields: Record<string, unknown>, message: string) => void;
 }
 
 /**
@@ -279,12 +291,15 @@ export class EngineCommandHandler {
    */
   private async failExecution(executionId: string, stateInfo: string): Promise<void> {
     try {
+      const touched = new Map<WorkflowExecution, HistoryEvent[]>();
       await this.dataSource.transaction(async (em) => {
+        touched.clear();
         const snapshot = await lockSnapshot(em, executionId, this.specs, []);
         if (!snapshot) return;
         const decision = decide(snapshot, { type: 'force-state', state: 'ERROR', message: stateInfo }, this.now(), this.newId);
-        await this.outbox.add(em, await this.store(em, snapshot, decision));
+        await this.outbox.add(em, await this.store(em, snapshot, decision, touched));
       });
+      announceHistory(touched, this.options.log);
     } catch (err) {
       this.logger.warn(`engine could not end execution ${executionId} through its snapshot; setting its row to ERROR`, {
         executionId,
@@ -330,16 +345,19 @@ export class EngineCommandHandler {
   private async runGroup(group: GroupMember[]): Promise<void> {
     if (group.length > 1) {
       try {
+        const touched = new Map<WorkflowExecution, HistoryEvent[]>();
         await this.dataSource.transaction(async (em) => {
+          touched.clear();
           const named = new Map(group.map((m) => [m.executionId, namedActions(m.events)]));
           const snapshots = await lockSnapshots(em, [...named.keys()], this.specs, named);
           const items: OutboxItem[] = [];
           for (const m of group) {
             const snapshot = snapshots.get(m.executionId);
-            if (snapshot) items.push(...(await this.store(em, snapshot, await this.decideEvents(snapshot, m.events))));
+            if (snapshot) items.push(...(await this.store(em, snapshot, await this.decideEvents(snapshot, m.events), touched)));
           }
           await this.outbox.add(em, items);
         });
+        announceHistory(touched, this.options.log);
         for (const m of group) m.resolve();
         return;
       } catch {
@@ -348,11 +366,14 @@ export class EngineCommandHandler {
     }
     for (const m of group) {
       try {
+        const touched = new Map<WorkflowExecution, HistoryEvent[]>();
         await this.dataSource.transaction(async (em) => {
+          touched.clear();
           const snapshot = await lockSnapshot(em, m.executionId, this.specs, namedActions(m.events));
           if (!snapshot) return; // deleted execution: nothing to do
-          await this.outbox.add(em, await this.store(em, snapshot, await this.decideEvents(snapshot, m.events)));
+          await this.outbox.add(em, await this.store(em, snapshot, await this.decideEvents(snapshot, m.events), touched));
         });
+        announceHistory(touched, this.options.log);
         m.resolve();
       } catch (err) {
         m.reject(err);
@@ -379,9 +400,12 @@ export class EngineCommandHandler {
   }
 
   /** Writes a decision's rows; returns its outgoing messages for the outbox. */
-  private async store(em: EntityManager, snapshot: ExecutionSnapshot, decision: Decision): Promise<OutboxItem[]> {
+  /** `touched`: executions that got history entries, announced in this process after the commit. */
+  private async store(em: EntityManager, snapshot: ExecutionSnapshot, decision: Decision, touched: Map<WorkflowExecution, HistoryEvent[]>): Promise<OutboxItem[]> {
     const ex = decision.changes.execution ?? snapshot.execution;
     await applyChanges(em, ex, decision.changes);
+    const history = historyEvents(snapshot, decision.changes);
+    if ((await appendExecutionEvents(em, ex, history, this.now())) > 0) touched.set(ex, history);
     const items: OutboxItem[] = [];
     for (const effect of decision.commands) items.push(...(await this.effectItems(em, ex, decision, effect)));
     return batchItemRuns(items);
@@ -616,3 +640,20 @@ const namedActions = (events: readonly EngineEvent[]): { ids: string[]; failing:
 });
 
 const bus = (message: EngineCommandMessage): OutboxItem => ({ destination: 'bus', queue: ENGINE_COMMAND_QUEUE, message });
+
+/** Tells this process's event streams (embedded mode, or an API beside the engine) that history grew. */
+function announceHistory(touched: ReadonlyMap<WorkflowExecution, HistoryEvent[]>, log: EngineHandlerOptions['log']): void {
+  for (const [ex, history] of touched) {
+    localExecutionEvents.emit('events', { projectId: ex.projectId, rootExecutionId: ex.rootExecutionId ?? ex.id });
+    if (!log) continue;
+    for (const e of history) {
+      if (e.subject === 'action' || e.state === e.previousState) continue;
+      const ids = { executionId: e.executionId, rootExecutionId: ex.rootExecutionId ?? ex.id, projectId: ex.projectId };
+      if (e.subject === 'execution') {
+        log({ ...ids, workflow: e.name, state: e.state, previousState: e.previousState, stateInfo: e.stateInfo ?? undefined }, `execution ${e.state}`);
+      } else {
+        log({ ...ids, taskExecutionId: e.taskExecutionId, task: e.name, state: e.state, previousState: e.previousState, ...(e.details.retryNo ? { retryNo: e.details.retryNo } : {}), stateInfo: e.stateInfo ?? undefined }, `task ${e.state}`);
+      }
+    }
+  }
+}

@@ -1,12 +1,19 @@
 import type { DataSource } from 'typeorm';
 
-/** The outcome of a claim: `null` when the action was free, the previous claim time when it was not. */
+/**
+ * The outcome of a claim: `prev` is `null` when the action was free, the previous claim time when it
+ * was not; then `prevExecutorId` names the executor instance that held it (null if unknown or if it
+ * was an async action handed over) and `prevHeartbeat` its last heartbeat (null when gone).
+ */
 export interface Claim {
   prev: Date | string | null;
+  prevExecutorId?: string | null;
+  prevHeartbeat?: Date | null;
 }
 
 interface Waiter {
   id: string;
+  rerunJob?: unknown;
   resolve: (claim: Claim | undefined) => void;
   reject: (e: unknown) => void;
 }
@@ -22,15 +29,24 @@ export class ActionClaims {
   private queue: Waiter[] = [];
   private busy = false;
 
+  /**
+   * `executorId`: the executor instance whose heartbeat vouches for the claimed runs (issue #15); the
+   * reconciler judges a RUNNING action by it. Null leaves claims without an owner (tests).
+   */
   constructor(
     private readonly dataSource: DataSource,
     private readonly maxPerStatement = 500,
+    private readonly executorId: string | null = null,
   ) {}
 
-  /** Resolves to the claim, or undefined when the action is completed or superseded. */
-  claim(actionExecutionId: string): Promise<Claim | undefined> {
+  /**
+   * Resolves to the claim, or undefined when the action is completed or superseded. `rerunJob`, the
+   * job of a `safe-rerun` task, is stored with the claim so that the action can be enqueued again if
+   * this executor dies.
+   */
+  claim(actionExecutionId: string, rerunJob?: unknown): Promise<Claim | undefined> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ id: actionExecutionId, resolve, reject });
+      this.queue.push({ id: actionExecutionId, rerunJob, resolve, reject });
       if (!this.busy) void this.drain();
     });
   }
@@ -42,22 +58,29 @@ export class ActionClaims {
         const batch = this.queue.splice(0, this.maxPerStatement);
         try {
           const ids = [...new Set(batch.map((w) => w.id))];
-          const rows: { id: string; prev: Date | string | null }[] = await this.dataSource.query(
-            `WITH p AS (SELECT "id", "claimed_at" AS prev FROM "action_executions"
-                         WHERE "id" IN (SELECT (jsonb_array_elements_text($1::jsonb))::uuid) ORDER BY "id" FOR UPDATE),
-                  c AS (UPDATE "action_executions" a SET "claimed_at" = now() FROM p
-                         WHERE a."id" = p."id" AND a."state" = 'RUNNING' AND (a."accepted" OR a."workflow_execution_id" IS NULL)
-                         RETURNING a."id", p.prev)
-             SELECT "id", prev FROM c`,
-            [JSON.stringify(ids)],
-          );
-          const byId = new Map(rows.map((r) => [String(r.id), r.prev]));
+          const rerunJobs: Record<string, unknown> = {};
+          for (const w of batch) if (w.rerunJob !== undefined) rerunJobs[w.id] = w.rerunJob;
+          const rows: { id: string; prev: Date | string | null; prev_executor: string | null; prev_heartbeat: Date | null }[] =
+            await this.dataSource.query(
+              `WITH p AS (SELECT "id", "claimed_at" AS prev, "executor_id" AS prev_executor FROM "action_executions"
+                           WHERE "id" IN (SELECT (jsonb_array_elements_text($1::jsonb))::uuid) ORDER BY "id" FOR UPDATE),
+                    c AS (UPDATE "action_executions" a SET "claimed_at" = now(), "executor_id" = $2::uuid, "rerun_job" = $3::jsonb -> a."id"::text
+                           FROM p
+                           WHERE a."id" = p."id" AND a."state" = 'RUNNING' AND (a."accepted" OR a."workflow_execution_id" IS NULL)
+                           RETURNING a."id", p.prev, p.prev_executor)
+               SELECT c."id", c.prev, c.prev_executor, s."heartbeat_at" AS prev_heartbeat
+                 FROM c LEFT JOIN "workflow_service_instances" s ON s."id" = c.prev_executor`,
+              [JSON.stringify(ids), this.executorId, JSON.stringify(rerunJobs)],
+            );
+          const byId = new Map(rows.map((r) => [String(r.id), r]));
           const seen = new Set<string>();
           for (const w of batch) {
-            if (!byId.has(w.id)) w.resolve(undefined);
+            const row = byId.get(w.id);
+            if (!row) w.resolve(undefined);
             // the same action twice in one batch: the second finds it claimed, as it would one statement later
-            else if (seen.has(w.id)) w.resolve({ prev: 'claimed in the same batch' });
-            else w.resolve({ prev: byId.get(w.id) ?? null });
+            else if (seen.has(w.id)) w.resolve({ prev: 'claimed in the same batch', prevExecutorId: this.executorId, prevHeartbeat: null });
+            else if (row.prev === null) w.resolve({ prev: null });
+            else w.resolve({ prev: row.prev, prevExecutorId: row.prev_executor, prevHeartbeat: row.prev_heartbeat ? new Date(row.prev_heartbeat) : null });
             seen.add(w.id);
           }
         } catch (e) {
@@ -67,5 +90,17 @@ export class ActionClaims {
     } finally {
       this.busy = false;
     }
+  }
+
+  /**
+   * An async action left this executor's hands: its result comes from an external system, so the
+   * executor's heartbeat no longer vouches for it (Mistral checks heartbeats of sync actions only).
+   */
+  async release(actionExecutionId: string): Promise<void> {
+    if (this.executorId === null) return;
+    await this.dataSource.query(`UPDATE "action_executions" SET "executor_id" = NULL WHERE "id" = $1 AND "executor_id" = $2`, [
+      actionExecutionId,
+      this.executorId,
+    ]);
   }
 }

@@ -12,8 +12,8 @@ import {
 } from '@osc/contracts';
 import { AppError } from '@osc/errors';
 import type { CommandBus, Job } from '@osc/messaging';
-import type { ActionSpec } from '@osc/workflow-domain';
-import { completeStandaloneAction, findAdHocActionSpec } from '@osc/workflow-persistence';
+import { type ActionSpec, executorLostMessage } from '@osc/workflow-domain';
+import { completeStandaloneAction, findAdHocActionSpec, findRunnableDynamicAction } from '@osc/workflow-persistence';
 import { ActionClaims } from './action-claims';
 import { RunSlots } from './run-slots';
 
@@ -26,20 +26,27 @@ class FatalActionError extends Error {}
  * twice after a crash reports once as far as the engine is concerned). Ad-hoc actions are resolved
  * here (DSL-7.2): declared input checked and defaulted, `base-input` evaluated over the action input
  * layered on the task context, repeated down to a standard action, whose result the ad-hoc `output`
- * may transform.
+ * may transform. An action name that is neither standard nor ad-hoc may be a dynamic action
+ * (`/v2/dynamic_actions`, same namespace rules): its code source's class runs in the JavaScript
+ * sandbox (docs/workflow-dynamic-actions.md).
  */
 export class ActionExecutor {
   private readonly claims: ActionClaims;
   private readonly slots: RunSlots;
 
-  /** `maxRunning`: the executor's job concurrency, which also bounds the runs of batch jobs. */
+  /**
+   * `maxRunning`: the executor's job concurrency, which also bounds the runs of batch jobs.
+   * `executorId`: this executor's instance in `workflow_service_instances`, recorded with every claim
+   * so that the reconciler can tell a run whose executor died (issue #15).
+   */
   constructor(
     private readonly dataSource: DataSource,
     private readonly bus: CommandBus,
     private readonly runner: StandardActionRunner,
     maxRunning = 50,
+    executorId: string | null = null,
   ) {
-    this.claims = new ActionClaims(dataSource);
+    this.claims = new ActionClaims(dataSource, undefined, executorId);
     this.slots = new RunSlots(maxRunning);
   }
 
@@ -64,13 +71,11 @@ export class ActionExecutor {
   private async runOne(data: ActionRunJob): Promise<void> {
     // Claim the run: at most one executor starts an action. A claim found already taken means a
     // previous run may have started and died (DSL-6.10): rerun only when the task is safe-rerun.
-    const claim = await this.claims.claim(data.actionExecutionId);
+    const claim = await this.claims.claim(data.actionExecutionId, data.safeRerun && !data.standalone ? data : undefined);
     if (!claim) return; // already completed or superseded
     if (claim.prev !== null && !data.safeRerun) {
-      await this.report(data, {
-        state: 'ERROR',
-        error: `Action execution ${data.actionExecutionId} was interrupted: its executor stopped before reporting a result and the task is not safe-rerun.`,
-      });
+      const lost = executorLostMessage(claim.prevExecutorId ?? null, claim.prevHeartbeat ?? null);
+      await this.report(data, { state: 'ERROR', error: `${lost}: the action was interrupted and the task is not safe-rerun` });
       return;
     }
     const ctx: ActionContext = { ...data.context, data: data.taskData ?? {} };
@@ -78,7 +83,7 @@ export class ActionExecutor {
     const base = { executionId: data.executionId, taskExecutionId: data.taskExecutionId, actionExecutionId: data.actionExecutionId };
     try {
       const outcome = await this.execute(data, ctx);
-      if (outcome.kind === 'async') return;
+      if (outcome.kind === 'async') return await this.claims.release(data.actionExecutionId);
       payload = outcome.kind === 'success' ? { ...base, state: 'SUCCESS', result: outcome.result } : { ...base, state: 'ERROR', error: outcome.error };
     } catch (e) {
       if (e instanceof FatalActionError || (e instanceof AppError && (e.kind === 'not-found' || e.kind === 'invalid'))) {
@@ -116,8 +121,17 @@ export class ActionExecutor {
     if (this.runner.has(job.actionName)) return this.runner.run(job.actionName, job.input, ctx);
     const resolve = async (name: string) => (await this.findAdHoc(name, job)) ?? undefined;
     const action = await resolve(job.actionName);
-    if (!action) throw new FatalActionError(`Failed to find action [action_name=${job.actionName}, namespace=${job.namespace}]`);
-    return runAdHocAction(action, job.input, ctx, this.runner, { resolve, namespace: job.namespace });
+    if (action) return runAdHocAction(action, job.input, ctx, this.runner, { resolve, namespace: job.namespace });
+    const dynamic = await findRunnableDynamicAction(this.dataSource, {
+      name: job.actionName,
+      namespace: job.namespace,
+      projectId: job.context.projectId,
+    });
+    if (dynamic) {
+      const { action: def, codeSource } = dynamic;
+      return this.runner.runDynamic({ name: def.name, className: def.className, codeSource }, job.input, ctx);
+    }
+    throw new FatalActionError(`Failed to find action [action_name=${job.actionName}, namespace=${job.namespace}]`);
   }
 
   private async findAdHoc(name: string, job: ActionRunJob): Promise<ActionSpec | null> {

@@ -22,9 +22,14 @@ type Reply =
   | { id: number; ok: true; json: string }
   | { id: number; ok: false; reason: JavaScriptError['reason']; message: string };
 
+/** What a worker is asked to do (see quickjs-worker.js). */
+type Request =
+  | { kind: 'script'; script: string; context: unknown }
+  | { kind: 'module-check'; source: string; filename: string }
+  | { kind: 'module-run'; source: string; filename: string; className: string; input: unknown; context: unknown };
+
 interface Job {
-  script: string;
-  context: unknown;
+  request: Request;
   limits: JavaScriptLimits;
   signal?: AbortSignal;
   resolve(value: unknown): void;
@@ -40,7 +45,7 @@ interface Slot {
 const WATCHDOG_GRACE_MS = 2_000;
 
 /**
- * Runs std.javascript scripts in QuickJS (WASM) on worker threads, so a script never blocks the event
+ * Runs std.javascript scripts and dynamic actions in QuickJS (WASM) on worker threads, so a script never blocks the event
  * loop of the executor. Each worker runs one script at a time in a fresh QuickJS runtime (see
  * quickjs-worker.js); up to `maxWorkers` run at once and further scripts wait. Three fences bound a
  * script: QuickJS's interrupt deadline (time), its heap limit (memory) and stack limit, plus a
@@ -61,11 +66,38 @@ export class JavaScriptSandbox {
     limits: JavaScriptLimits,
     signal?: AbortSignal,
   ): Promise<unknown> {
+    return this.submit({ kind: 'script', script, context }, limits, signal);
+  }
+
+  /**
+   * Compiles `source` as an ES module without running any of it. Rejects with a {@link JavaScriptError}
+   * whose message names the error and, for a syntax error, its `(line L, column C)`; an `import` of
+   * anything is refused too (the sandbox has no modules to give).
+   */
+  async checkModule(source: string, filename: string, limits: JavaScriptLimits): Promise<void> {
+    await this.submit({ kind: 'module-check', source, filename }, limits);
+  }
+
+  /**
+   * Loads `source` as an ES module, constructs its export `className` with `input` (a JSON copy) and
+   * returns the JSON copy of what `run(context)` returns or resolves to. Rejects with
+   * {@link JavaScriptError} when loading, the constructor or `run` throw, the export is not a class with
+   * a `run` method, or a limit is hit.
+   */
+  runModule(
+    call: { source: string; filename: string; className: string; input: unknown; context: unknown },
+    limits: JavaScriptLimits,
+    signal?: AbortSignal,
+  ): Promise<unknown> {
+    return this.submit({ kind: 'module-run', ...call }, limits, signal);
+  }
+
+  private submit(request: Request, limits: JavaScriptLimits, signal?: AbortSignal): Promise<unknown> {
     if (this.closed)
       return Promise.reject(new JavaScriptError('aborted', 'the JavaScript sandbox is closed'));
     if (signal?.aborted) return Promise.reject(new JavaScriptError('aborted', 'the script was aborted'));
     return new Promise<unknown>((resolve, reject) => {
-      this.waiting.push({ script, context, limits, signal, resolve, reject });
+      this.waiting.push({ request, limits, signal, resolve, reject });
       this.pump();
     });
   }
@@ -145,7 +177,7 @@ export class JavaScriptSandbox {
       },
     };
     slot.worker.ref();
-    slot.worker.postMessage({ id, script: job.script, context: job.context, limits: job.limits });
+    slot.worker.postMessage({ id, ...job.request, limits: job.limits });
   }
 
   private onReply(slot: Slot, reply: Reply): void {

@@ -66,6 +66,8 @@ describe('quota views and updates', () => {
   it.each([
     [{ quota_set: { volumes: 5, gigabytes: '-1' } }, { volumes: 5, gigabytes: -1 }],
     [{ quota_set: { bogus: 1, volumes: 1 } }, /Bad key\(s\) in quota set: bogus/],
+    // python-cinderclient's quota-update always sends tenant_id; Cinder ignores it and id
+    [{ quota_set: { tenant_id: 'p', id: 'p', volumes: 5 } }, { volumes: 5 }],
     [{ quota_set: { volumes: -2 } }, /minimum of -1/],
     [{ quota_set: { volumes: 3 } }, /volumes has 4 in use, limit 3/],
     [{ quota_set: { volumes: 'x' } }, InvalidInputError],

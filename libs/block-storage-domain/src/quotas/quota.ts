@@ -132,12 +132,17 @@ export function quotaSetView(projectId: string, keys: readonly string[], limits:
   return { quota_set: set };
 }
 
+/** Keys of a quota-set body that name the project, not a limit: ignored on update. */
+export const NON_QUOTA_KEYS = ['tenant_id', 'id'] as const;
+
 /**
  * `PUT /os-quota-sets/{p}` body (BS-9.4): every key known, integers ≥ -1, and no limit below the
  * current usage. Returns the new limits.
  */
 export function parseQuotaUpdate(body: unknown, knownKeys: readonly string[], usages: QuotaUsages): Record<string, number> {
-  const set = expectObject(requireEnvelope(body, 'quota_set'), 'quota_set');
+  const set = { ...expectObject(requireEnvelope(body, 'quota_set'), 'quota_set') };
+  // Cinder skips these (its NON_QUOTA_KEYS): python-cinderclient always sends `tenant_id`.
+  for (const k of NON_QUOTA_KEYS) delete set[k];
   const bad = Object.keys(set).filter((k) => !knownKeys.includes(k));
   if (bad.length > 0) throw new InvalidInputError(`Bad key(s) in quota set: ${bad.map((k) => k.slice(0, 60)).join(', ')}`);
   const out: Record<string, number> = {};

@@ -1,29 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { MESSAGE_ACTIONS, MESSAGE_DETAILS, type MessageAction, type MessageDetail, type MessageResourceType } from '@osc/block-storage-domain';
 import { Params, affectedOf, rowsOf, type Queryable } from '../sql';
 
 type Row = Record<string, any>;
 
-/**
- * Cinder's message fields: an action (what was being done) and a detail (what went wrong); the
- * event id is `VOLUME_<resource type>_<action id>_<detail id>` and the text shown to users is
- * `<action>:<detail>`.
- */
-export const MESSAGE_ACTIONS = {
-  'schedule-allocate-volume': ['001', 'schedule allocate volume'],
-  'extend-volume': ['007', 'extend volume'],
-  'create-volume-from-backend': ['008', 'create volume from backend storage'],
-  'snapshot-create': ['009', 'create snapshot'],
-  'snapshot-delete': ['010', 'delete snapshot'],
-  'backup-create': ['013', 'create backup'],
-  'backup-delete': ['014', 'delete backup'],
-  'backup-restore': ['015', 'restore backup'],
-} as const;
-export const MESSAGE_DETAILS = {
-  'unknown-error': ['001', 'An unknown error occurred.'],
-  'no-backend': ['003', 'Could not find any available weighted backend.'],
-} as const;
-export type MessageAction = keyof typeof MESSAGE_ACTIONS;
-export type MessageDetail = keyof typeof MESSAGE_DETAILS;
+export { MESSAGE_ACTIONS, MESSAGE_DETAILS, type MessageAction, type MessageDetail } from '@osc/block-storage-domain';
 
 export interface StoredMessage {
   readonly id: string;
@@ -64,7 +45,7 @@ export class MessageRepository {
     m: {
       projectId: string;
       requestId: string | null | undefined;
-      resourceType: 'VOLUME' | 'SNAPSHOT' | 'BACKUP';
+      resourceType: MessageResourceType;
       resourceUuid: string;
       action: MessageAction;
       detail: MessageDetail;

@@ -233,6 +233,16 @@ export class BackupRepository {
     return affectedOf(r) > 0;
   }
 
+  /**
+   * A running job's progress report: bumps `updated_at` while the backup is still in `status` (the
+   * reconciler leaves a backup alone while it moves). False when the backup left that status or is
+   * gone: the job was cancelled or ended by someone else.
+   */
+  async reportProgress(db: Queryable, id: string, status: BackupStatus, now: Date): Promise<boolean> {
+    const r = await db.query(`UPDATE "backups" SET updated_at = $1 WHERE id = $2 AND deleted = false AND status = $3`, [now, id, status]);
+    return affectedOf(r) > 0;
+  }
+
   /** Moves the dependent count of a parent by `delta` (BS-8.3.1, 8.3.2). */
   async addDependent(db: Queryable, parentId: string, delta: 1 | -1): Promise<void> {
     await db.query(

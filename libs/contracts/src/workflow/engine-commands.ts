@@ -99,11 +99,18 @@ export interface CancelExecutionPayload {
   message?: string | null;
 }
 
-/** Force SUCCESS or ERROR (DSL-15.4); `message` becomes state_info. */
+/**
+ * Force SUCCESS or ERROR (DSL-15.4); `message` becomes state_info. With `taskExecutionId` (the
+ * reconciler, ERROR only) that task fails with the message and the execution with it (DSL-13.6),
+ * provided the task is unfinished and unchanged since `taskUpdatedAt` (ISO time): a task that moved
+ * on meanwhile was not stuck after all.
+ */
 export interface ForceExecutionStatePayload {
   executionId: string;
   state: 'SUCCESS' | 'ERROR';
   message?: string | null;
+  taskExecutionId?: string;
+  taskUpdatedAt?: string;
 }
 
 /** Rerun a task in ERROR (DSL-15.6). `reset: false` reruns only failed with-items items. */

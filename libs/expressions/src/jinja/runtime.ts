@@ -1,6 +1,6 @@
 import { fail } from '../errors';
 import type { ExpressionHost } from '../host';
-import { mistralFunctions, pyJsonDumps } from '../mistral-functions';
+import { type MistralCall, mistralFunctions, pyJsonDumps } from '../mistral-functions';
 import { compilePyRegex, pyFormat, pyRound, pySplit, pyStrip } from '../python';
 import {
   checkSize,
@@ -522,7 +522,7 @@ function selectOrRejectNow(env: Evaluator, value: unknown, args: unknown[], kwar
   });
 }
 
-const FILTERS: Record<string, Filter> = {
+export const FILTERS: Record<string, Filter> = {
   abs: (_e, v) => (isFloat(v) ? mkFloat(Math.abs(nv(use(v)))) : isNum(v) ? Math.abs(nv(v)) : typeErr(`bad operand type for abs(): '${pyName(v)}'`)),
   attr: (_e, v, a) => getattr(v, String(a[0])),
   batch: (_e, v, a) => lazy(() => batchNow(v, a), 'generator object do_batch'),
@@ -812,7 +812,7 @@ function minMax(e: Evaluator, v: unknown, a: unknown[], k: Map<string, unknown>,
 type Test = (value: unknown, args: unknown[]) => boolean;
 /** Jinja's tests; type and identity tests look at an undefined value without failing, as Jinja2's do. */
 const isUndef = (v: unknown) => v instanceof JUndefined;
-const TESTS: Record<string, Test> = {
+export const TESTS: Record<string, Test> = {
   defined: (v) => !isUndef(v),
   undefined: (v) => isUndef(v),
   none: (v) => v === null,
@@ -894,9 +894,9 @@ export class Evaluator {
   }
 
   private mistral(name: keyof typeof mistralFunctions, ctx: unknown, args: unknown[]): unknown {
-    const fn = mistralFunctions[name] as (c: { host: ExpressionHost; ctx: unknown }, ...a: unknown[]) => unknown;
+    const fn = mistralFunctions[name] as (c: MistralCall, ...a: unknown[]) => unknown;
     if (args.length < (own(MISTRAL_REQUIRED, name) ?? 0)) typeErr(`${name}() missing 1 required positional argument`);
-    return fn({ host: this.env.host, ctx }, ...args);
+    return fn({ host: this.env.host, ctx, language: 'jinja' }, ...args);
   }
 
   private global(name: string): unknown {

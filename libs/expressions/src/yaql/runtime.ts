@@ -7,6 +7,11 @@ import type { Arg, Node } from './parser';
 /** A YAQL context frame: `$` is stored under '' and `$name` under `name`. */
 export class Scope {
   readonly vars = new Map<string, unknown>();
+  /** Functions defined with `def(name, lambda)` in this frame (yaql registers them on the context). */
+  fns?: Map<string, Lambda>;
+  userFunction(name: string): Lambda | undefined {
+    return this.fns?.get(name) ?? this.parent?.userFunction(name);
+  }
   constructor(
     readonly parent: Scope | null,
     readonly rt: Runtime,
@@ -177,6 +182,11 @@ function invoke(name: string, def: FnDef, scope: Scope, args: CArg[], receiver: 
 }
 
 function callFunction(name: string, scope: Scope, args: CArg[]): unknown {
+  const user = scope.userFunction(name);
+  if (user) {
+    if (args.some((a) => a.kind !== 'pos')) fail(`No function "${name}" matches supplied arguments`, 'NoMatchingFunctionException');
+    return user(...args.map((a) => a.value(scope)));
+  }
   const slot = scope.rt.functions.get(name);
   if (!slot?.fn) return fail(`Unknown function "${name}"`, 'NoFunctionRegisteredException');
   return invoke(name, slot.fn, scope, args);

@@ -271,6 +271,14 @@ reg('let', 'F', '*args, **kwargs', (args, inv) => {
   for (const [k, v] of inv.kwargs) s.vars.set(k, v);
   return new LetFrame(s);
 });
+reg('def', 'F', 'name, func:λ', ([name, func], inv) => {
+  if (typeof name !== 'string') noMatch('def');
+  const s = inv.scope.child();
+  s.fns = new Map<string, Lambda>([[name as string, func as Lambda]]);
+  return new LetFrame(s);
+});
+/** examine(*lambdas): whether each argument evaluates to something true, as a list. */
+reg('examine', 'F', '*args:λ', (args: Lambda[]) => markPyList(args.map((f) => truthy(f()))));
 reg('with', 'F', '*args', (args, inv) => {
   const s = inv.scope.child();
   args.forEach((v, i) => s.vars.set(String(i + 1), v));
@@ -512,12 +520,21 @@ reg('single', 'M', 'collection', ([c]) => {
   if (a.length !== 1) fail(a.length === 0 ? 'Collection is empty' : 'Collection contains more than one item', 'StopIteration');
   return a[0];
 });
-reg('skip', 'M', 'collection, count', ([c, n]) => needIter(c, 'skip').slice(Math.max(0, needInt(n, 'skip'))));
+/** yaql's skip/take are itertools.islice, which refuses negative counts (message as CPython's). */
+const ISLICE_START = 'Indices for islice() must be None or an integer: 0 <= x <= sys.maxsize.';
+const ISLICE_STOP = 'Stop argument for islice() must be None or an integer: 0 <= x <= sys.maxsize.';
+reg('skip', 'M', 'collection, count', ([c, n]) => {
+  const k = needInt(n, 'skip');
+  const items = needIter(c, 'skip');
+  if (k < 0) fail(ISLICE_START, 'ValueError');
+  return items.slice(k);
+});
 reg(['take', 'limit'], 'M', 'collection, count', ([c, n]) => {
   if (!isSeq(c)) noMatch('take');
   const k = needInt(n, 'take');
+  if (k < 0) fail(ISLICE_STOP, 'ValueError');
   const out: unknown[] = [];
-  if (k <= 0) return out;
+  if (k === 0) return out;
   for (const x of iterate(c)) {
     out.push(x);
     if (out.length >= k) break;
@@ -929,23 +946,56 @@ reg('characters', 'F', 'digits?, hexdigits?, asciiLowercase?, asciiUppercase?, a
   });
   return out;
 });
-reg('split', 'M', 'string, separator?, maxSplits?', ([s, sep, max]) => {
+reg('split', 'M', 'string, separator?, maxSplits?, **kwargs', ([s, sep, max], inv) => {
+  // regexp.split(string, maxSplit => 0) and string.split(regexp, maxSplit => 0)
+  if (!given(max) && inv.kwargs.has('maxSplit')) max = inv.kwargs.get('maxSplit');
+  if ([...inv.kwargs.keys()].some((k) => k !== 'maxSplit')) noMatch('split');
+  if (s instanceof YaqlRegex) return regexSplit(needStr(sep, 'split'), s.re, given(max) ? needInt(max, 'split') : 0);
   const str = needStr(s, 'split');
   const m = given(max) ? needInt(max, 'split') : -1;
-  if (sep instanceof YaqlRegex) return regexSplit(str, sep.re, m);
+  if (sep instanceof YaqlRegex) return regexSplit(str, sep.re, given(max) ? m : 0);
   return pySplit(str, given(sep) ? (sep === null ? null : needStr(sep, 'split')) : null, m, false);
 });
 reg('rightSplit', 'M', 'string, separator?, maxSplits?', ([s, sep, max]) =>
   pySplit(needStr(s, 'rightSplit'), given(sep) ? (sep === null ? null : needStr(sep, 'rightSplit')) : null, given(max) ? needInt(max, 'rightSplit') : -1, true),
 );
-reg('join', 'M', 'a, b, c?, d?', ([a, b, c, d]) => {
-  if (given(c) || given(d)) return noMatch('join');
+reg('join', 'M', 'a, b, c?:λ, d?:λ', ([a, b, c, d]) => {
+  if (given(c) || given(d)) {
+    // collection1.join(collection2, predicate, selector): selector($1, $2) for every pair whose
+    // predicate($1, $2) holds, collection1 in the outer loop.
+    if (!given(c) || !given(d) || !isSeq(a) || !isSeq(b)) return noMatch('join');
+    const right = toArray(b);
+    const out: unknown[] = [];
+    for (const x of toArray(a)) for (const y of right) if (truthy(c(x, y))) out.push(d(x, y));
+    return markIter(out);
+  }
   const render = (x: unknown) => yaqlStr(x);
   if (typeof a === 'string' && isSeq(b)) return toArray(b).map(render).join(a);
   if (isSeq(a) && typeof b === 'string') return toArray(a).map(render).join(b);
   return noMatch('join');
 });
 reg('replace', 'M', 'string, old, new?, count?', ([s, old, nw, cnt]) => {
+  if (s instanceof YaqlRegex) {
+    // regexp.replace(string, repl, count => 0)
+    if (!given(nw)) noMethod('replace', s);
+    const count = given(cnt) ? needInt(cnt, 'replace') : 0;
+    return regexReplace(needStr(old, 'replace'), s.re, needStr(nw, 'replace'), count === 0 ? -1 : count);
+  }
+  if (isSeq(s)) {
+    // collection.replace(position, value, count => 1): count items from position become value
+    // (a negative count replaces to the end); positions outside the collection change nothing.
+    const items = needIter(s, 'replace');
+    const pos = needInt(old, 'replace');
+    if (!given(nw)) noMatch('replace');
+    const count = given(cnt) ? needInt(cnt, 'replace') : 1;
+    const out: unknown[] = [];
+    items.forEach((x, i) => {
+      const hit = i >= pos && (count < 0 || i < pos + count);
+      if (!hit) out.push(x);
+      else if (i === pos) out.push(nw);
+    });
+    return markIter(out);
+  }
   const str = needStr(s, 'replace');
   if (isDict(old)) {
     let out = str;
@@ -955,7 +1005,8 @@ reg('replace', 'M', 'string, old, new?, count?', ([s, old, nw, cnt]) => {
   }
   const count = given(cnt) ? needInt(cnt, 'replace') : -1;
   if (!given(nw)) return noMatch('replace');
-  if (old instanceof YaqlRegex) return regexReplace(str, old.re, needStr(nw, 'replace'), count);
+  // re.sub's count: 0 replaces every match.
+  if (old instanceof YaqlRegex) return regexReplace(str, old.re, needStr(nw, 'replace'), count === 0 ? -1 : count);
   return replaceCount(str, needStr(old, 'replace'), needStr(nw, 'replace'), count);
 });
 function replaceCount(s: string, old: string, nw: string, count: number): string {
@@ -1009,11 +1060,23 @@ function matchToDict(m: RegExpExecArray, s: string): Map<unknown, unknown> {
   res.set('end', m.index + m[0].length);
   return res;
 }
+/**
+ * yaql's _publish_match: the selector sees the whole match as `$` and `$1`, group i as `$<i+1>`,
+ * each as {value, start, end} (an unmatched group: value null, start and end -1).
+ */
+function publishedMatch(m: RegExpExecArray): Map<unknown, unknown>[] {
+  const recs: Map<unknown, unknown>[] = [];
+  for (let i = 0; i < m.length; i++) {
+    const span = m.indices?.[i];
+    recs.push(new Map<unknown, unknown>([['value', m[i] ?? null], ['start', span ? span[0] : -1], ['end', span ? span[1] : -1]]));
+  }
+  return recs;
+}
 function searchImpl(re: RegExp, s: string, selector: unknown, all: boolean): unknown {
-  const g = new RegExp(re.source, re.flags.includes('g') ? re.flags : `${re.flags}g`);
+  const g = new RegExp(re.source, `${re.flags.replace(/[gd]/g, '')}gd`);
   const results: unknown[] = [];
   for (let m = g.exec(s); m; m = g.exec(s)) {
-    const r = given(selector) ? (selector as Lambda)(matchToDict(m, s)) : m[0];
+    const r = given(selector) ? (selector as Lambda)(...publishedMatch(m)) : m[0];
     if (!all) return r;
     results.push(r);
     if (m[0] === '') g.lastIndex++;
@@ -1028,7 +1091,10 @@ reg('search', 'M', 'regexp, string, selector?:λ', ([a, b, sel]) =>
 reg('searchAll', 'M', 'regexp, string, selector?:λ', ([a, b, sel]) =>
   a instanceof YaqlRegex ? searchImpl(a.re, needStr(b, 'searchAll'), sel, true) : noMethod('searchAll', a),
 );
+/** Python's re.split(string, maxsplit): 0 splits at every match, a negative count not at all. */
 function regexSplit(s: string, re: RegExp, max: number): string[] {
+  if (max < 0) return [s];
+  if (max === 0) max = -1;
   const g = new RegExp(re.source, `${re.flags.replace('g', '')}g`);
   const out: string[] = [];
   let last = 0;
@@ -1047,6 +1113,11 @@ function regexSplit(s: string, re: RegExp, max: number): string[] {
 }
 function regexReplace(s: string, re: RegExp, repl: string, count: number): string {
   const g = new RegExp(re.source, `${re.flags.replace('g', '')}g`);
+  const groups = new RegExp(`${re.source}|`, re.flags.replace('g', '')).exec('')!.length - 1;
+  for (const ref of repl.matchAll(/\\(\d+)|\\g<(\d+)>/g)) {
+    const n = Number(ref[1] ?? ref[2]);
+    if (n > groups) fail(`invalid group reference ${n} at position ${(ref.index ?? 0) + 1}`, 'error');
+  }
   let n = 0;
   const jsRepl = repl.replace(/\$/g, '$$$$').replace(/\\(\d+)|\\g<(\w+)>/g, (_m, d: string, name: string) => (d ? `$${d}` : /^\d+$/.test(name) ? `$${name}` : `$<${name}>`));
   return s.replace(g, (...m) => {

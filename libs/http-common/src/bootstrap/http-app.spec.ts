@@ -2,6 +2,7 @@ import { Body, Controller, Get, Module, Post } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { ConflictError, NotFoundError } from '@osc/errors';
 import type { RequestContext } from '../context/request-context';
+import { createJsonLogger, NestJsonLogger } from '../logging/json-logger';
 import { Ctx, createHttpApp } from './http-app';
 
 @Controller()
@@ -126,5 +127,64 @@ describe('createHttpApp for the workflow service', () => {
       payload: '<a/>',
     });
     expect(xml.statusCode).toBe(415);
+  });
+});
+
+describe('createHttpApp logs', () => {
+  const lines: Record<string, unknown>[] = [];
+  let app: NestFastifyApplication;
+  beforeAll(async () => {
+    app = await createHttpApp(ProbeModule, {
+      app: 'probe',
+      service: 'block-storage',
+      authMode: 'noauth',
+      bodyLimit: 1024,
+      logLevel: 'info',
+      logStream: { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) },
+      readiness: [],
+    });
+    await app.init();
+    await app.getHttpAdapter().getInstance().ready();
+  });
+  afterAll(async () => app.close());
+
+  it('writes one JSON line per request with method, route, status, duration and the request id', async () => {
+    lines.length = 0;
+    const ok = await app.inject({ method: 'GET', url: '/v3/whoami', headers: { 'x-auth-token': 'u:p1' } });
+    const missing = await app.inject({ method: 'GET', url: '/v3/missing', headers: { 'x-auth-token': 'u:p1' } });
+    await app.inject({ method: 'GET', url: '/healthz' });
+    const done = lines.filter((l) => l['msg'] === 'request completed');
+    expect(done).toHaveLength(2);
+    expect(done[0]).toEqual({
+      level: 'info',
+      time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      app: 'probe',
+      reqId: ok.headers['x-openstack-request-id'],
+      method: 'GET',
+      route: '/v3/whoami',
+      status: 200,
+      durationMs: expect.any(Number),
+      msg: 'request completed',
+    });
+    expect(done[1]).toMatchObject({ reqId: missing.headers['x-openstack-request-id'], route: '/v3/missing', status: 404 });
+    // the 4xx also has its warn line with the same request id, and every line has the same shape
+    expect(lines.find((l) => l['level'] === 'warn')).toMatchObject({ reqId: missing.headers['x-openstack-request-id'], status: 404 });
+    for (const l of lines) expect(Object.keys(l).slice(0, 3)).toEqual(['level', 'time', 'app']);
+  });
+});
+
+describe('NestJsonLogger', () => {
+  it('turns an object message into keys and drops Nest start-up chatter', () => {
+    const lines: Record<string, unknown>[] = [];
+    const nest = new NestJsonLogger(createJsonLogger({ app: 'x', level: 'info', stream: { write: (l: string) => lines.push(JSON.parse(l) as Record<string, unknown>) } }));
+    nest.log({ msg: 'execution finished', executionId: 'e1' }, 'Engine');
+    nest.log('Mapped {/v2, GET} route', 'RouterExplorer');
+    nest.warn('careful', 'Engine');
+    nest.error('boom', 'Error: boom\n    at x', 'Engine');
+    expect(lines.map(({ time: _t, ...rest }) => rest)).toEqual([
+      { level: 'info', app: 'x', context: 'Engine', executionId: 'e1', msg: 'execution finished' },
+      { level: 'warn', app: 'x', context: 'Engine', msg: 'careful' },
+      { level: 'error', app: 'x', context: 'Engine', stack: 'Error: boom\n    at x', msg: 'boom' },
+    ]);
   });
 });

@@ -16,6 +16,7 @@ import type { KeystoneSettings } from '../auth/keystone-settings';
 import { type AuthMode, type AuthOutcome, type RequestContext, type ServiceKind, authenticate } from '../context/request-context';
 import { type MistralErrorShape, toWireError } from '../errors/error-bodies';
 import { AppMetrics, type ReadinessCheck, runReadiness } from '../health/metrics';
+import { createJsonLogger, NestJsonLogger } from '../logging/json-logger';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -45,6 +46,9 @@ export interface HttpAppOptions {
 }
 
 const ALWAYS_PUBLIC = new Set(['/healthz', '/readyz', '/metrics']);
+
+/** Most body bytes read and dropped after an early answer before the connection is cut. */
+const DRAIN_LIMIT = 64 * 1024 * 1024;
 
 /** One registered route: method and URL pattern (`/v3/:project_id/volumes`). */
 export interface RouteInfo {
@@ -99,17 +103,19 @@ function sendError(service: ServiceKind, exception: unknown, request: FastifyReq
  * `/healthz`, `/readyz` and `/metrics`. The caller adds routes through `module` and listens.
  */
 export async function createHttpApp(module: unknown, opts: HttpAppOptions): Promise<NestFastifyApplication> {
+  const logger = createJsonLogger({ app: opts.app, level: opts.logLevel, stream: opts.logStream });
   const adapter = new FastifyAdapter({
     bodyLimit: opts.bodyLimit,
     genReqId: () => `req-${randomUUID()}`,
-    // We log responses ourselves (4xx warn, 5xx error) instead of two lines per request.
+    // One info line per request, written by our onResponse hook (method, route, status, duration),
+    // instead of Fastify's two (incoming, completed).
     logController: new LogController({ disableRequestLogging: true }),
-    logger: { level: opts.logLevel, base: { app: opts.app }, ...(opts.logStream ? { stream: opts.logStream } : {}) },
+    loggerInstance: logger,
     // Clients send odd but valid URLs (double slashes, trailing slashes); be lenient like upstream.
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 1000 },
   } as ConstructorParameters<typeof FastifyAdapter>[0]);
   const app = await NestFactory.create<NestFastifyApplication>(module as never, adapter, {
-    logger: ['error', 'warn'],
+    logger: new NestJsonLogger(logger),
     // Our own JSON parser below gives every malformed body the same 400.
     bodyParser: false,
   });
@@ -183,10 +189,38 @@ function installHooks(fastify: FastifyInstance, opts: HttpAppOptions): void {
     return undefined;
   });
 
+  // An answer given before the request body was read (a body over the limit; Fastify then asks
+  // for `Connection: close`) must reach a client that is still sending. Closing a socket with
+  // unread bytes makes the kernel reset the connection, which fails the client's writes and drops
+  // the answer from its buffers. So the connection stays open and the rest of the body is read
+  // and dropped (after it the connection serves the next request); a client sending more than
+  // DRAIN_LIMIT bytes beyond the answer is cut off.
+  fastify.addHook('onSend', async (request, reply, payload) => {
+    const raw = request.raw;
+    if (raw.complete || raw.readableEnded) return payload;
+    reply.removeHeader('connection');
+    let drained = 0;
+    const limit = Math.max(DRAIN_LIMIT, 4 * opts.bodyLimit);
+    const onData = (chunk: Buffer | string) => {
+      drained += chunk.length;
+      if (drained > limit) raw.socket?.destroy();
+    };
+    raw.on('data', onData);
+    raw.once('end', () => raw.off('data', onData));
+    raw.resume();
+    return payload;
+  });
+
   fastify.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions?.url ?? 'unmatched';
     metrics.httpDuration.labels(request.method, route, String(reply.statusCode)).observe(reply.elapsedTime / 1000);
     if (reply.statusCode >= 500) metrics.httpErrors.labels(String(reply.statusCode)).inc();
+    if (!ALWAYS_PUBLIC.has(route)) {
+      request.log.info(
+        { method: request.method, route, status: reply.statusCode, durationMs: Math.round(reply.elapsedTime * 100) / 100 },
+        'request completed',
+      );
+    }
   });
 
   // NestJS installs the Fastify error handler and hands lifecycle errors (body parsing, limits) to

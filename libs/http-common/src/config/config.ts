@@ -69,7 +69,8 @@ export const distributedInfraSchema = z.object({
 /** Print the problem and exit: used by every main.ts so a bad setting stops the process clearly. */
 export function exitOnConfigError(err: unknown): never {
   if (err instanceof ConfigError) {
-    process.stderr.write(`${err.message}\n`);
+    // one JSON line like every other, written synchronously before the exit
+    process.stderr.write(`${JSON.stringify({ level: 'fatal', time: new Date().toISOString(), msg: err.message })}\n`);
     process.exit(2);
   }
   throw err;

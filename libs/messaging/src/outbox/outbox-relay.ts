@@ -1,5 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import type { CommandBus, CommandMessage } from '../command-bus';
+import type { AfterCommit, CommandBus, CommandMessage } from '../command-bus';
 import type { JobQueue, NewJob } from '../job-queue';
 import { type MessagingLogger, stderrLogger } from '../logger';
 import { describeError, isRetryableError } from '../retryable';
@@ -35,6 +35,11 @@ interface OutboxRow {
  *
  * Wake-ups: `notify()` (after a commit), and polling every `pollIntervalMs` as the fallback for
  * rows written by other processes or left by a crash.
+ *
+ * Adapters with a transactional publish (`publishInTransaction` / `addInTransaction`: embedded
+ * mode's journaled in-process bus and queue) get the claim transaction's EntityManager: the
+ * messages are journaled in the same transaction that deletes the rows (on PGlite a write outside
+ * it would wait for it forever, STACK.md trap 4) and handed to consumers only after the commit.
  */
 export class OutboxRelay {
   private readonly batchSize: number;
@@ -94,13 +99,16 @@ export class OutboxRelay {
 
   /** One transaction: claim, publish, delete. Returns the number of rows relayed. */
   async relayBatch(): Promise<number> {
-    return this.dataSource.transaction(async (em) => {
+    const afterCommit: AfterCommit[] = [];
+    const n = await this.dataSource.transaction(async (em) => {
       const rows = await this.claim(em);
       if (rows.length === 0) return 0;
-      const delivered = await this.publish(rows);
+      const delivered = await this.publish(em, rows, afterCommit);
       await deleteRows(em, delivered);
       return rows.length;
     });
+    for (const handOver of afterCommit) handOver();
+    return n;
   }
 
   private async loop(): Promise<void> {
@@ -163,7 +171,7 @@ export class OutboxRelay {
    * to delete. A row that can never be published (a non-retryable error such as an invalid message)
    * is logged and deleted rather than blocking its partition forever.
    */
-  private async publish(rows: OutboxRow[]): Promise<string[]> {
+  private async publish(em: EntityManager, rows: OutboxRow[], afterCommit: AfterCommit[]): Promise<string[]> {
     const groups = new Map<string, OutboxRow[]>();
     for (const r of rows) {
       const key = `${r.destination}\u0000${r.queue}`;
@@ -174,12 +182,12 @@ export class OutboxRelay {
     await Promise.all(
       [...groups.values()].map(async (group) => {
         try {
-          await this.send(group);
+          await this.send(em, group, afterCommit);
         } catch (e) {
           if (isRetryableError(e)) throw e;
           for (const row of group) {
             try {
-              await this.send([row]);
+              await this.send(em, [row], afterCommit);
             } catch (err) {
               if (isRetryableError(err)) throw err;
               this.logger.error('dropping an outbox row that cannot be published', {
@@ -195,19 +203,17 @@ export class OutboxRelay {
     return rows.map((r) => r.id);
   }
 
-  private async send(group: OutboxRow[]): Promise<void> {
+  private async send(em: EntityManager, group: OutboxRow[], afterCommit: AfterCommit[]): Promise<void> {
     const first = group[0];
     if (!first) return;
     if (first.destination === 'bus') {
-      await this.bus.publish(
-        first.queue,
-        group.map((r) => r.payload as CommandMessage),
-      );
+      const messages = group.map((r) => r.payload as CommandMessage);
+      if (this.bus.publishInTransaction) afterCommit.push(await this.bus.publishInTransaction(em, first.queue, messages));
+      else await this.bus.publish(first.queue, messages);
     } else {
-      await this.jobs.add(
-        first.queue,
-        group.map((r) => r.payload as NewJob),
-      );
+      const jobs = group.map((r) => r.payload as NewJob);
+      if (this.jobs.addInTransaction) afterCommit.push(await this.jobs.addInTransaction(em, first.queue, jobs));
+      else await this.jobs.add(first.queue, jobs);
     }
   }
 }

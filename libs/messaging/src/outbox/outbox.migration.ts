@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { CreateMessageJournal1765000000000 } from '../journal/message-journal.migration';
 
 /** Creates the `outbox` table. SQL that runs the same on PostgreSQL and PGlite. */
 export class CreateOutbox1763856000000 implements MigrationInterface {
@@ -25,5 +26,8 @@ export class CreateOutbox1763856000000 implements MigrationInterface {
   }
 }
 
-/** Register with the app's migrations (order does not matter: nothing else refers to `outbox`). */
-export const messagingMigrations = [CreateOutbox1763856000000];
+/**
+ * Register with the app's migrations (order does not matter: nothing else refers to `outbox` or
+ * `message_journal`).
+ */
+export const messagingMigrations = [CreateOutbox1763856000000, CreateMessageJournal1765000000000];

@@ -141,7 +141,40 @@ const checkReverse = (
     if (!names.has(req))
       ctx.semantic(requiresPath([...path, 'task-defaults'], rawDefaults, i), `Task '${req}' not found.`);
   });
+  const cycle = findRequiresCycle(tasks, names);
+  if (cycle) {
+    const first = cycle[0] as string;
+    ctx.semantic([...path, 'tasks', first, 'requires'], `Tasks require each other in a cycle: ${cycle.join(' -> ')}`);
+  }
   return tasks.filter((t) => t.requires.length === 0).map((t) => t.name);
+};
+
+/**
+ * The first cycle of `requires` edges (a reverse workflow could never run any of its tasks), as
+ * task names from a task back to itself, in definition order; undefined when there is none.
+ */
+const findRequiresCycle = (tasks: readonly TaskSpec[], names: ReadonlySet<string>): string[] | undefined => {
+  const requires = new Map(tasks.map((t) => [t.name, t.requires.filter((r) => names.has(r))]));
+  const done = new Set<string>();
+  const onPath: string[] = [];
+  const visit = (name: string): string[] | undefined => {
+    const at = onPath.indexOf(name);
+    if (at >= 0) return [...onPath.slice(at), name];
+    if (done.has(name)) return undefined;
+    onPath.push(name);
+    for (const req of requires.get(name) ?? []) {
+      const found = visit(req);
+      if (found) return found;
+    }
+    onPath.pop();
+    done.add(name);
+    return undefined;
+  };
+  for (const t of tasks) {
+    const found = visit(t.name);
+    if (found) return found;
+  }
+  return undefined;
 };
 
 /**

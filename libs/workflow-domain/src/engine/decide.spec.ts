@@ -598,6 +598,21 @@ wf:
     expect(sim.taskStates(id)).toEqual({ a: 'SUCCESS' });
   });
 
+  it('the reconciler fails a stuck task and its execution (DSL-13.6), unless the task changed since it looked', () => {
+    const sim = new EngineSimulator(seq);
+    const id = sim.create('wf');
+    sim.run();
+    const [task] = sim.tasksOf(id);
+    const seen = (task!.updatedAt ?? task!.createdAt).toISOString();
+    const message = 'reconciler: task a was RUNNING with no action, timer or pending command for 301 s';
+    sim.send(id, { type: 'force-state', state: 'ERROR', message, taskExecutionId: task!.id, taskUpdatedAt: '2000-01-01T00:00:00.000Z' });
+    expect(sim.execution(id).state).toBe('RUNNING');
+    expect(sim.taskStates(id)).toEqual({ a: 'RUNNING' });
+    sim.send(id, { type: 'force-state', state: 'ERROR', message, taskExecutionId: task!.id, taskUpdatedAt: seen });
+    expect(sim.execution(id)).toMatchObject({ state: 'ERROR', stateInfo: message });
+    expect(sim.tasksOf(id)[0]).toMatchObject({ state: 'ERROR', stateInfo: message });
+  });
+
   it('a task event carries the task times of its moment, even when one decision takes the task further', () => {
     const cat = catalog(`
 version: '2.0'

@@ -170,6 +170,7 @@ class Decider {
       case 'cancel':
         return this.cancel(event.message ?? null);
       case 'force-state':
+        if (event.taskExecutionId !== undefined) return this.failStuckTask(event.taskExecutionId, event.taskUpdatedAt, event.message ?? null);
         if (isCompleted(this.ex.state) || !isValidExecutionTransition(this.ex.state, event.state)) return;
         return this.finish(event.state, event.message ?? null);
       case 'rerun-task':
@@ -1220,6 +1221,17 @@ class Decider {
         stateInfo: this.ex.stateInfo,
       });
     }
+  }
+
+  /**
+   * The reconciler found the task stuck (issue #15): it fails as a fatal task error (DSL-13.6), unless
+   * it finished or changed since the reconciler looked.
+   */
+  private failStuckTask(taskId: string, updatedAt: string | undefined, message: string | null): void {
+    const task = this.task(taskId);
+    if (!task || isCompleted(task.state) || isCompleted(this.ex.state)) return;
+    if (updatedAt !== undefined && (task.updatedAt ?? task.createdAt).getTime() !== Date.parse(updatedAt)) return;
+    this.failFatally(task, message ?? 'reconciler: the task was stuck');
   }
 
   /** DSL-13.6: the task fails and the execution is forced to ERROR with the same text. */

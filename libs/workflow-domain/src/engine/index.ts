@@ -10,3 +10,20 @@ export {
   executionPublishedGlobal,
   type NewExecutionArgs,
 } from './new-execution';
+export {
+  EXECUTOR_LOST,
+  executorLostMessage,
+  judgeClaimedAction,
+  judgeStuckTask,
+  judgeIdleExecution,
+  type ReconcileBounds,
+  type ClaimedAction,
+  type LostActionDecision,
+  type TaskActionGroup,
+  type TaskSubExecution,
+  type TaskFacts,
+  type StuckTaskDecision,
+  type IdleExecutionFacts,
+  type IdleExecutionDecision,
+} from './reconciliation';
+export * from './history';

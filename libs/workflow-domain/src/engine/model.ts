@@ -203,7 +203,7 @@ export type EngineEvent =
   | { type: 'pause'; message?: string | null }
   | { type: 'resume'; env?: JsonMap }
   | { type: 'cancel'; message?: string | null }
-  | { type: 'force-state'; state: 'SUCCESS' | 'ERROR'; message?: string | null }
+  | { type: 'force-state'; state: 'SUCCESS' | 'ERROR'; message?: string | null; taskExecutionId?: string; taskUpdatedAt?: string }
   | { type: 'rerun-task'; taskExecutionId: string; reset: boolean; env?: JsonMap }
   | { type: 'skip-task'; taskExecutionId: string }
   | { type: 'timer-fired'; taskExecutionId: string; timerId: string; kind: TaskTimer['kind'] };

@@ -1,5 +1,6 @@
 import type { WorkflowSpec } from '../dsl/model';
 import { decide } from './decide';
+import { type HistoryEvent, historyEvents } from './history';
 import type {
   ActionExecution,
   Decision,
@@ -56,6 +57,8 @@ export class EngineSimulator {
   readonly timers: { executionId: string; taskExecutionId: string; timerId: string; kind: 'wait-before' | 'wait-after' | 'retry' | 'timeout'; delayMs: number }[] = [];
   readonly effects: EngineEffect[] = [];
   readonly asyncActions: { executionId: string; taskExecutionId: string; actionExecutionId: string }[] = [];
+  /** The history entries of every decision so far, in order (what the store appends). */
+  readonly history: HistoryEvent[] = [];
   private seq = 0;
   now = new Date('2026-01-01T00:00:00Z');
   /**
@@ -132,7 +135,9 @@ export class EngineSimulator {
 
   /** Feeds one event to `decide` and applies the decision. */
   send(executionId: string, event: EngineEvent): Decision {
-    const d = decide(this.snapshotFor(executionId, event), event, this.now, this.newId);
+    const snapshot = this.snapshotFor(executionId, event);
+    const d = decide(snapshot, event, this.now, this.newId);
+    this.history.push(...historyEvents(snapshot, d.changes));
     this.apply(executionId, d);
     return d;
   }

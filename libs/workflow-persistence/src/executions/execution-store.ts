@@ -3,12 +3,15 @@ import {
   type EngineChanges,
   type ExecutionSnapshot,
   type ExpressionWorld,
+  type HistoryEvent,
   type SubExecutionRef,
   type TaskExecution,
   type WorkflowExecution,
   type WorkflowSpec,
   usesQueryFunctions,
 } from '@osc/workflow-domain';
+
+import { appendExecutionEvents } from './execution-events';
 
 /** Anything that runs SQL: a transaction's EntityManager, a QueryRunner or a DataSource. */
 export interface SqlRunner {
@@ -126,7 +129,20 @@ export async function insertExecution(db: SqlRunner, ex: WorkflowExecution, extr
       iso(ex.updatedAt),
     ],
   );
-  return rows.length > 0;
+  if (rows.length === 0) return false;
+  const created: HistoryEvent = {
+    subject: 'execution',
+    executionId: ex.id,
+    taskExecutionId: null,
+    actionExecutionId: null,
+    name: ex.workflowName,
+    state: ex.state,
+    previousState: null,
+    stateInfo: ex.stateInfo,
+    details: {},
+  };
+  await appendExecutionEvents(db, ex, [created], ex.createdAt);
+  return true;
 }
 
 /**

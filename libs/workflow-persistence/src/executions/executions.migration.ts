@@ -1,4 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { CreateExecutionEvents1764600000000 } from './execution-events';
+import { IndexCompletedRootExecutions1764500000000 } from './expiration';
+import { AddExecutorHeartbeats1764900000000, AllowApiServiceInstances1765100000000 } from '../reconciliation/reconciliation.migration';
 
 /**
  * Workflow executions, task executions and action executions. JSON values are jsonb; `seq` columns
@@ -157,4 +160,8 @@ export const executionMigrations = [
   CreateExecutions1763950000000,
   IndexExecutionsByWorkflow1764100000000,
   AddStandaloneActionRuns1764337700000,
+  IndexCompletedRootExecutions1764500000000,
+  AddExecutorHeartbeats1764900000000,
+  AllowApiServiceInstances1765100000000,
+  CreateExecutionEvents1764600000000,
 ] as const;

@@ -22,3 +22,12 @@ export {
   applyChanges,
   findExecutionIdOfTask,
 } from './execution-store';
+export { type ExpirationSettings, EXPIRABLE_STATES, expireExecutionsBatch } from './expiration';
+export {
+  EXECUTION_EVENTS_CHANNEL,
+  type ExecutionEventSignal,
+  type StoredExecutionEvent,
+  appendExecutionEvents,
+  listExecutionEvents,
+  localExecutionEvents,
+} from './execution-events';

@@ -1,0 +1,48 @@
+import { type ChaosOptions, type ChaosResult, DEFAULT_OPTIONS, runChaos } from '../../../bench/chaos/chaos';
+import { summaryTable } from '../../../bench/chaos/summary';
+
+/**
+ * The short chaos run (bench/chaos, issue #15 item 6): the product keeps its promises while its
+ * processes are SIGKILLed under load — every execution terminal, one std.http call per action
+ * execution (duplicates only where a kill explains them), no volume, snapshot or backup left in a
+ * transitional status, quota equal to a recount from the rows, restored bytes equal to the source.
+ *
+ * Off by default: it fails on the code before the durable embedded messaging, executor
+ * heartbeats / workflow reconciler and block-storage reconciler land (bench/chaos/README.md says
+ * which check fails and why). `CHAOS_TEST=1` runs it; CI enables it by exporting that in `.ci/run`.
+ * About 4 minutes on the 2-core machine.
+ */
+const enabled = process.env['CHAOS_TEST'] === '1';
+const describeChaos = enabled ? describe : describe.skip;
+
+const log = (msg: string) => void process.stderr.write(`[chaos] ${msg}\n`);
+const ci: Omit<ChaosOptions, 'mode'> = {
+  ...DEFAULT_OPTIONS,
+  durationS: 60,
+  kills: 3,
+  killEveryS: 8,
+  settleS: 40,
+  workflowStuckAfterS: 15,
+  blockStorageStuckAfterS: 15,
+  cronTriggers: 1,
+  log,
+};
+
+/** The verdict's failures, empty when every check held: the assertion names what broke. */
+function expectAllChecksHold(result: ChaosResult): void {
+  log(`\n${summaryTable([result])}`);
+  expect(result.kills.length).toBeGreaterThan(0);
+  expect(result.verdict.executions.total).toBeGreaterThan(0);
+  expect(result.verdict.calls.calls).toBeGreaterThan(0);
+  expect(result.verdict.failures).toEqual([]);
+}
+
+describeChaos('chaos: SIGKILLed processes under a mixed load', () => {
+  it('distributed, two replicas of each app', async () => {
+    expectAllChecksHold(await runChaos({ ...ci, mode: 'distributed' }));
+  }, 330_000);
+
+  it('embedded, the single process killed 3 times', async () => {
+    expectAllChecksHold(await runChaos({ ...ci, mode: 'embedded' }));
+  }, 330_000);
+});

@@ -1,0 +1,106 @@
+import { Controller, Get, Headers, Inject, Param, Query, Req, Res } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Ctx, type RequestContext, requestBaseUrl } from '@osc/http-common';
+import { type StoredExecutionEvent, listExecutionEvents } from '@osc/workflow-persistence';
+import { type QueryBag, checkKnownParams, invalidField, queryValue } from '../definitions/query-values';
+import { Authorize } from '../policy/authorize';
+import { ExecutionEventHub } from './execution-event-hub';
+import { ExecutionsService } from './executions.service';
+
+const DEFAULT_LIMIT = 100;
+const MAX_LIMIT = 1000;
+/** A comment line this often keeps proxies from closing an idle stream. */
+export const HEARTBEAT_MS = 15_000;
+const TERMINAL = new Set(['SUCCESS', 'ERROR', 'CANCELLED']);
+
+const nonNegative = (name: string, raw: string | undefined, fallback: number, max = Number.MAX_SAFE_INTEGER): number => {
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw.trim())) throw invalidField(name, raw, 'must be a non-negative integer');
+  return Math.min(Number(raw.trim()), max);
+};
+
+const wantsStream = (accept: string | undefined): boolean => (accept ?? '').split(',').some((a) => a.trim().startsWith('text/event-stream'));
+
+/**
+ * Execution event history, our extension of the Mistral API (docs/workflow-events.md):
+ * `GET /v2/executions/{id}/events` as a JSON page (`marker` = the last `seq` seen, `limit`), or with
+ * `Accept: text/event-stream` as Server-Sent Events that resume after `Last-Event-ID` and end after
+ * the execution's terminal entry. Same policy and project scoping as `GET /v2/executions/{id}`.
+ */
+@Controller('v2/executions')
+export class ExecutionEventsController {
+  constructor(
+    private readonly executions: ExecutionsService,
+    @Inject(ExecutionEventHub) private readonly hub: ExecutionEventHub,
+  ) {}
+
+  @Get(':id/events')
+  @Authorize('executions:get')
+  async events(
+    @Ctx() ctx: RequestContext,
+    @Param('id') id: string,
+    @Query() query: QueryBag,
+    @Headers('accept') accept: string | undefined,
+    @Headers('last-event-id') lastEventId: string | undefined,
+    @Req() req: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    checkKnownParams(query, ['marker', 'limit']);
+    const marker = nonNegative('marker', queryValue(query, 'marker'), 0);
+    const row = await this.executions.findRow(ctx, id);
+    const execution = { id: String(row['id']), rootExecutionId: (row['root_execution_id'] as string | null) ?? null };
+    if (wantsStream(accept)) {
+      const after = nonNegative('Last-Event-ID', lastEventId, marker);
+      // a finished execution whose history the client has read to the end: nothing will come
+      const finished = TERMINAL.has(String(row['state'])) && (await listExecutionEvents(this.executions.db, execution, after, 1)).length === 0;
+      this.stream(execution, after, req, reply, finished);
+      return;
+    }
+    const limit = Math.max(1, nonNegative('limit', queryValue(query, 'limit'), DEFAULT_LIMIT, MAX_LIMIT));
+    const events = await listExecutionEvents(this.executions.db, execution, marker, limit);
+    const last = events.at(-1);
+    const body: Record<string, unknown> = { events };
+    if (events.length === limit && last) body['next'] = `${requestBaseUrl(req)}/v2/executions/${id}/events?marker=${last.seq}&limit=${limit}`;
+    await reply.code(200).type('application/json').send(body);
+  }
+
+  private stream(execution: { id: string; rootExecutionId: string | null }, after: number, req: FastifyRequest, reply: FastifyReply, finished: boolean): void {
+    reply.hijack();
+    const raw = reply.raw;
+    raw.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+      'x-openstack-request-id': String(req.id),
+    });
+    raw.write(`retry: 2000\n\n`);
+    if (finished) {
+      raw.end();
+      return;
+    }
+    let open = true;
+    const close = () => {
+      if (!open) return;
+      open = false;
+      clearInterval(heartbeat);
+      stop();
+      raw.end();
+    };
+    const heartbeat = setInterval(() => raw.write(`: heartbeat\n\n`), HEARTBEAT_MS);
+    const stop = this.hub.watch({
+      after,
+      execution,
+      deliver: (events: StoredExecutionEvent[]) => {
+        if (!open) return;
+        let end = false;
+        for (const e of events) {
+          raw.write(`id: ${e.seq}\nevent: ${e.subject}\ndata: ${JSON.stringify(e)}\n\n`);
+          if (e.subject === 'execution' && e.execution_id === execution.id && TERMINAL.has(e.state)) end = true;
+        }
+        if (end) close();
+      },
+    });
+    raw.on('close', close);
+  }
+}

@@ -1,0 +1,3 @@
+export * from './reconcile.repository';
+export * from './settlements';
+export { reconcileMigrations } from './reconcile.migration';
