@@ -6,7 +6,9 @@
  *     IDLE→RUNNING→SUCCESS: 2 transitions), and latency from creation to SUCCESS (a queueing figure);
  *   paced — the same clients offer `--rate` executions/s together (evenly spaced arrivals) for
  *     `--paced-seconds`: p50/p95 latency from the scheduled arrival to SUCCESS at that load.
- * Also fanout — a 100-way parallel fan-out joined by one task — and with-items sizes (`--items`).
+ * Also fanout — a 100-way parallel fan-out joined by one task — and with-items sizes (`--items`), the
+ * list from `range($.n)` or, with `--source=input`, passed as the execution's input (`--items-timeout=<s>`
+ * gives up on a run that has not finished and records it RUNNING).
  *
  * Modes:
  *   distributed — PostgreSQL + RabbitMQ + BullMQ, engines in E separate processes;
@@ -48,6 +50,10 @@ const ITEMS = arg('items', '1000,10000')
   .filter(Boolean)
   .map(Number);
 const ONLY = arg('only', 'all') as 'all' | 'items' | 'seq10';
+/** Where the with-items list comes from: `range` (`range($.n)`) or `input` (the list itself is the execution's input `items`). */
+const SOURCE = arg('source', 'range') as 'range' | 'input';
+/** Seconds after which a with-items run is recorded as still RUNNING (0: wait for ever). */
+const ITEMS_TIMEOUT = Number(arg('items-timeout', '0'));
 /** Offered rate (executions/s, all clients together) and length (s) of the paced seq10 run; rate 0 skips it. */
 const RATE = Number(arg('rate', '100'));
 const PACED_SECONDS = Number(arg('paced-seconds', '10'));
@@ -74,6 +80,16 @@ items:
   tasks:
     each:
       with-items: i in <% range($.n) %>
+      action: std.echo output=<% $.i %>
+`;
+
+const withItemsFromInput = `
+version: '2.0'
+items_input:
+  input: [items]
+  tasks:
+    each:
+      with-items: i in <% $.items %>
       action: std.echo output=<% $.i %>
 `;
 
@@ -104,6 +120,7 @@ async function main(): Promise<void> {
   await storeWorkflows(ds, seq10);
   await storeWorkflows(ds, fanout);
   await storeWorkflows(ds, withItems);
+  await storeWorkflows(ds, withItemsFromInput);
   const children: ChildProcess[] = [];
   let local: EngineInstance | undefined;
   let close: () => Promise<void>;
@@ -184,11 +201,13 @@ async function main(): Promise<void> {
     return { bench: ms('bench'), engines: ms('engines'), postgres: ms('postgres') };
   };
 
-  const waitDone = async (id: string): Promise<string> => {
+  const waitDone = async (id: string, timeoutSeconds = 0): Promise<string> => {
+    const deadline = timeoutSeconds > 0 ? Date.now() + timeoutSeconds * 1000 : Infinity;
     for (;;) {
       const rows: { state: string }[] = await ds.query(`SELECT "state" FROM "workflow_executions" WHERE "id" = $1`, [id]);
       const s = rows[0]?.state;
       if (s && s !== 'RUNNING') return s;
+      if (Date.now() > deadline) return `RUNNING after ${timeoutSeconds} s`;
       await new Promise((r) => setTimeout(r, 10));
     }
   };
@@ -297,11 +316,23 @@ async function main(): Promise<void> {
   if (ONLY !== 'seq10') {
     for (const n of ITEMS) {
       const i0 = Date.now();
-      const iid = await startExecution(ds, outbox, 'items', { n });
-      const istate = await waitDone(iid);
+      const iid =
+        SOURCE === 'input'
+          ? await startExecution(ds, outbox, 'items_input', { items: Array.from({ length: n }, (_, i) => `item-${i}`) })
+          : await startExecution(ds, outbox, 'items', { n });
+      const istate = await waitDone(iid, ITEMS_TIMEOUT);
       const seconds = (Date.now() - i0) / 1000;
       const [{ c }] = (await ds.query(`SELECT count(*)::int AS c FROM "action_executions" WHERE "workflow_execution_id" = $1`, [iid])) as [{ c: number }];
-      items.push({ items: n, state: istate, action_executions: c, seconds: Number(seconds.toFixed(2)), items_per_s: Math.round(n / seconds) });
+      items.push({
+        items: n,
+        source: SOURCE,
+        state: istate,
+        action_executions: c,
+        seconds: Number(seconds.toFixed(2)),
+        items_per_s: Math.round(n / seconds),
+        // peak RSS of this process so far: the engine's too in embedded and inprocess modes
+        max_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
+      });
       process.stderr.write(`with-items ${n}: ${istate} in ${seconds.toFixed(2)} s\n`);
     }
   }

@@ -16,6 +16,7 @@ import {
   InProcessCommandBus,
   InProcessJobQueue,
   type JobQueue,
+  type MessagingLogger,
   OutboxRelay,
   OutboxWriter,
   RabbitMqCommandBus,
@@ -85,8 +86,15 @@ export class EngineInstance {
     readonly bus: CommandBus,
     readonly jobs: JobQueue,
     /** `role`: as the app's WORKFLOW_ENGINE_ROLE — engine (commands, timers, relay), executor (action runs) or all. */
-    /** `heartbeatMs`: register the executor in workflow_service_instances and heartbeat it (issue #15). */
-    private readonly options: { prefetch?: number; executorConcurrency?: number; role?: 'all' | 'engine' | 'executor'; heartbeatMs?: number } = {},
+    private readonly options: {
+      prefetch?: number;
+      executorConcurrency?: number;
+      role?: 'all' | 'engine' | 'executor';
+      /** Where the engine reports commands it cannot apply (default: stderr). */
+      logger?: MessagingLogger;
+      /** `heartbeatMs`: register the executor in workflow_service_instances and heartbeat it (issue #15). */
+      heartbeatMs?: number;
+    } = {},
   ) {
     this.relay = new OutboxRelay(dataSource, bus, jobs, { pollIntervalMs: 200 });
     this.outbox.onCommitted(() => this.relay.notify());
@@ -104,8 +112,8 @@ export class EngineInstance {
       this.workers.push(await this.jobs.process(ACTION_JOB_QUEUE, (job) => executor.run(job), { concurrency }));
     }
     if (role === 'executor') return;
-    const handler = new EngineCommandHandler(this.dataSource, this.outbox);
-    this.sub = await this.bus.consume(ENGINE_COMMAND_QUEUE, (m) => handler.handle(m), { prefetch: this.options.prefetch ?? 16 });
+    const handler = new EngineCommandHandler(this.dataSource, this.outbox, this.options.logger ? { logger: this.options.logger } : {});
+    this.sub = await this.bus.consume(ENGINE_COMMAND_QUEUE, (m, info) => handler.handle(m, info), { prefetch: this.options.prefetch ?? 16 });
     this.workers.push(
       await this.jobs.process(
         ENGINE_TIMER_QUEUE,

@@ -18,7 +18,17 @@ import {
   isEngineCommandType,
 } from '@osc/contracts';
 import { AppError, InvalidInputError } from '@osc/errors';
-import { type CommandMessage, type OutboxItem, type OutboxWriter, withTraceData, withTraceHeaders } from '@osc/messaging';
+import {
+  type CommandMessage,
+  DEFAULT_MAX_DELIVERIES,
+  type DeliveryInfo,
+  type MessagingLogger,
+  type OutboxItem,
+  type OutboxWriter,
+  isRetryableError,
+  withTraceData,
+  withTraceHeaders,
+} from '@osc/messaging';
 import { notifyQueueOf } from '@osc/notify';
 import {
   type Decision,
@@ -39,6 +49,7 @@ import {
   SpecCache,
   appendExecutionEvents,
   applyChanges,
+  failExecutionRow,
   localExecutionEvents,
   findExecutionIdOfTask,
   findWorkflowForRun,
@@ -117,8 +128,54 @@ export interface EngineHandlerOptions {
    * the engine's transaction instead of through an executor job (see `inline-actions.ts`); default true.
    */
   inlineActions?: boolean;
+  /** Deliveries the bus makes of a failing command (its consumer's `maxDeliveries`); default the bus default. */
+  maxDeliveries?: number;
+  /** Where failures to apply a command are reported; default one JSON line on stderr. */
+  logger?: MessagingLogger;
   /** Where the story of executions is told: one info line per execution and task state change. */
   log?: (fields: Record<string, unknown>, message: string) => void;
+}
+
+/**
+ * A failure inside `decide` (or an inline action it ran): the engine's pure core threw for this
+ * snapshot and these events, so applying them again can only throw again.
+ */
+class DecisionError extends Error {
+  readonly retryable = false;
+  constructor(cause: unknown) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+    this.name = cause instanceof Error ? cause.name : 'Error';
+  }
+}
+
+/**
+ * Failures that no redelivery can cure: `decide` threw, or PostgreSQL refused the data itself
+ * (SQLSTATE class 22, data exception — e.g. a NUL character in a result — or 54, program limit
+ * exceeded — e.g. a value or row too large).
+ */
+const isDeterministicFailure = (err: unknown): boolean => {
+  if (err instanceof DecisionError) return true;
+  const code = (err as { driverError?: { code?: unknown }; code?: unknown } | null)?.driverError?.code ?? (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^(22|54)/.test(code);
+};
+
+/** A short, secret-free description of a failure (no SQL parameters: only the error's own message). */
+const describeFailure = (err: unknown): string => {
+  const e = err instanceof DecisionError ? err.cause : err;
+  const text = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+  return text.length > 500 ? `${text.slice(0, 497)}...` : text;
+};
+
+const stderrLogger: MessagingLogger = {
+  warn: (msg, context) => process.stderr.write(`${JSON.stringify({ level: 'warn', time: new Date().toISOString(), app: 'workflow-engine', msg, ...context })}\n`),
+  error: (msg, context) => process.stderr.write(`${JSON.stringify({ level: 'error', time: new Date().toISOString(), app: 'workflow-engine', msg, ...context })}\n`),
+};
+
+interface Waiter {
+  resolve: () => void;
+  reject: (e: unknown) => void;
+  type: string;
+  deliveryCount: number;
 }
 
 /**
@@ -131,6 +188,8 @@ export class EngineCommandHandler {
   private readonly newId: () => string;
   private readonly specs = new SpecCache();
   private readonly inlineRunner: StandardActionRunner | null;
+  private readonly maxDeliveries: number;
+  private readonly logger: MessagingLogger;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -140,13 +199,12 @@ export class EngineCommandHandler {
     this.now = options.now ?? (() => new Date());
     this.newId = options.newId ?? randomUUID;
     this.inlineRunner = options.inlineActions === false ? null : new StandardActionRunner();
+    this.maxDeliveries = options.maxDeliveries ?? DEFAULT_MAX_DELIVERIES;
+    this.logger = options.logger ?? stderrLogger;
   }
 
   /** Events waiting for the batch in progress of their execution, by execution id. */
-  private readonly pending = new Map<
-    string,
-    { events: EngineEvent[]; waiters: { resolve: () => void; reject: (e: unknown) => void }[]; ctx: Context }
-  >();
+  private readonly pending = new Map<string, { events: EngineEvent[]; waiters: Waiter[]; ctx: Context }>();
   private readonly draining = new Set<string>();
 
   /**
@@ -154,8 +212,14 @@ export class EngineCommandHandler {
    * one execution that arrive while a transaction of that execution is running are applied together
    * in the next one (one lock, one snapshot load, one write): each message is acknowledged only
    * after the transaction holding its event committed, so delivery stays at least once.
+   *
+   * A command that cannot be applied never leaves its execution RUNNING with nothing happening: a
+   * failure that another delivery may cure (a lost connection) is logged and the command redelivered;
+   * one that cannot be cured (see {@link isDeterministicFailure}), or any failure of the last delivery
+   * (`info.deliveryCount` reaching `maxDeliveries`), is logged at error and ends the execution in
+   * ERROR with a `state_info` naming the command and the failure, and the command is acknowledged.
    */
-  async handle(msg: CommandMessage): Promise<void> {
+  async handle(msg: CommandMessage, info?: DeliveryInfo): Promise<void> {
     if (!isEngineCommandType(msg.type)) throw new InvalidInputError(`unknown engine command type ${msg.type}`);
     const { executionId, event } = toEngineEvent(msg as EngineCommandMessage);
     return new Promise<void>((resolve, reject) => {
@@ -166,7 +230,7 @@ export class EngineCommandHandler {
         this.pending.set(executionId, batch);
       }
       batch.events.push(event);
-      batch.waiters.push({ resolve, reject });
+      batch.waiters.push({ resolve, reject, type: msg.type, deliveryCount: info?.deliveryCount ?? 1 });
       if (!this.draining.has(executionId)) void this.drain(executionId);
     });
   }
@@ -181,7 +245,8 @@ export class EngineCommandHandler {
           for (const w of batch.waiters) w.resolve();
         } catch (err) {
           if (batch.events.length === 1) {
-            batch.waiters[0]?.reject(err);
+            const w = batch.waiters[0];
+            if (w) await this.onFailure(executionId, w, err);
             continue;
           }
           // one bad event must not fail the others: apply them one by one
@@ -191,13 +256,61 @@ export class EngineCommandHandler {
               await this.applyEvents(executionId, [batch.events[i] as EngineEvent], batch.ctx);
               w?.resolve();
             } catch (one) {
-              w?.reject(one);
+              if (w) await this.onFailure(executionId, w, one);
             }
           }
         }
       }
     } finally {
       this.draining.delete(executionId);
+    }
+  }
+
+  /**
+   * One command of `executionId` failed on its own. Curable and not the last delivery: warn and let
+   * the bus redeliver it. Otherwise: end the execution in ERROR and acknowledge the command; if even
+   * that fails, the bus gets the command back (and dead-letters it after its last delivery) and the
+   * reconciler is left to find the execution.
+   */
+  private async onFailure(executionId: string, w: Waiter, err: unknown): Promise<void> {
+    const context = { executionId, command: w.type, delivery: w.deliveryCount, maxDeliveries: this.maxDeliveries, error: describeFailure(err) };
+    if (!isDeterministicFailure(err) && isRetryableError(err) && w.deliveryCount < this.maxDeliveries) {
+      this.logger.warn(`engine could not apply ${w.type} to execution ${executionId}; the command will be redelivered`, context);
+      w.reject(err);
+      return;
+    }
+    this.logger.error(`engine cannot apply ${w.type} to execution ${executionId}; ending the execution in ERROR`, context);
+    const stateInfo = `The engine failed to apply the command ${w.type} to this execution [error=${describeFailure(err)}]`;
+    try {
+      await this.failExecution(executionId, stateInfo);
+      w.resolve();
+    } catch (failed) {
+      this.logger.error(`engine could not end execution ${executionId} in ERROR`, { ...context, failure: describeFailure(failed) });
+      w.reject(err);
+    }
+  }
+
+  /**
+   * Ends the execution in ERROR as `force-state` does (tasks, parent, notifications follow the
+   * domain's rules); if the execution cannot be loaded or decided either, sets the row alone.
+   */
+  private async failExecution(executionId: string, stateInfo: string): Promise<void> {
+    try {
+      const touched = new Map<WorkflowExecution, HistoryEvent[]>();
+      await this.dataSource.transaction(async (em) => {
+        touched.clear();
+        const snapshot = await lockSnapshot(em, executionId, this.specs, []);
+        if (!snapshot) return;
+        const decision = decide(snapshot, { type: 'force-state', state: 'ERROR', message: stateInfo }, this.now(), this.newId);
+        await this.outbox.add(em, await this.store(em, snapshot, decision, touched));
+      });
+      announceHistory(touched, this.options.log);
+    } catch (err) {
+      this.logger.warn(`engine could not end execution ${executionId} through its snapshot; setting its row to ERROR`, {
+        executionId,
+        error: describeFailure(err),
+      });
+      await this.dataSource.transaction((em) => failExecutionRow(em, executionId, stateInfo, this.now()));
     }
   }
 
@@ -297,7 +410,12 @@ export class EngineCommandHandler {
       return evs.length === 1 ? decide(s, evs[0] as EngineEvent, now, this.newId) : decideBatch(s, evs, now, this.newId);
     };
     const runner = this.inlineRunner;
-    return runner ? decideInline(snapshot, events, decideEvents, (ex, e) => runInline(runner, ex, e)) : decideEvents(snapshot, events);
+    try {
+      return runner ? await decideInline(snapshot, events, decideEvents, (ex, e) => runInline(runner, ex, e)) : decideEvents(snapshot, events);
+    } catch (err) {
+      // an AppError of an inline action may be transient (it says so); anything else thrown here is the pure core's
+      throw err instanceof AppError ? err : new DecisionError(err);
+    }
   }
 
   /** Writes a decision's rows; returns its outgoing messages for the outbox. */
@@ -325,7 +443,7 @@ export class EngineCommandHandler {
           ...(ex.workflowName.includes('.') ? { workbookName: ex.workflowName.slice(0, ex.workflowName.lastIndexOf('.')) } : {}),
           ...(e.itemIndex !== null ? { itemIndex: e.itemIndex } : {}),
           safeRerun: e.safeRerun,
-          taskData: e.taskData,
+          ...(e.taskData ? { taskData: e.taskData } : {}),
           context: {
             workflowName: ex.workflowName,
             workflowNamespace: ex.workflowNamespace,

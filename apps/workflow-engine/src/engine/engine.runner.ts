@@ -49,6 +49,10 @@ export class EngineRunner implements OnModuleInit, OnModuleDestroy {
     this.handler = new EngineCommandHandler(dataSource, outbox, {
       apiUrl: config.apiUrl,
       inlineActions: config.inlineActions,
+      logger: {
+        warn: (message, context) => this.logger.warn({ ...context, msg: message }),
+        error: (message, context) => this.logger.error({ ...context, msg: message }),
+      },
       log: (fields, msg) => this.logger.log({ ...fields, msg }),
     });
     const r = config.reconcile ?? DEFAULT_RECONCILE;
@@ -72,7 +76,7 @@ export class EngineRunner implements OnModuleInit, OnModuleDestroy {
     // registered before any claim, so every claimed action names a live executor instance
     await this.heartbeat.start();
     if (role === 'all' || role === 'engine') {
-      this.subscription = await this.bus.consume(ENGINE_COMMAND_QUEUE, (msg) => this.handler.handle(msg), {
+      this.subscription = await this.bus.consume(ENGINE_COMMAND_QUEUE, (msg, info) => this.handler.handle(msg, info), {
         prefetch: this.config.prefetch,
       });
       this.deadLetterSubscription = await this.bus.consume(deadLetterQueueOf(ENGINE_COMMAND_QUEUE), (msg) => this.deadLetters.onEngineCommand(msg), {

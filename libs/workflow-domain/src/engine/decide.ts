@@ -1,7 +1,9 @@
 import type { NotifyEventName } from '@osc/contracts';
+import { type PreparedContext, prepareContext, prepareLayeredContext } from '@osc/expressions';
 import { pyRepr, pyStr } from '../dsl/python-text';
 import { resolvePublish, type CompletedTaskState } from '../dsl/spec-queries';
 import { DEFAULT_ACTION, type TaskSpec, type Transition, type TransitionEvent } from '../dsl/model';
+import { isStandardAction } from '../dsl/standard-actions';
 import { buildHost, evaluateWith, isTruthy } from './expression-context';
 import type {
   ActionExecution,
@@ -97,15 +99,21 @@ class Decider {
   private readonly createdActions = new Set<string>();
   private readonly touchedActions = new Set<string>();
   private readonly effects: EngineEffect[] = [];
+  /** The converted data of each task's items without their variables (see {@link itemData}). */
+  private readonly itemBases = new Map<string, { key: readonly unknown[]; prepared: PreparedContext }>();
+  /** Bumped when the global context changes in place (workflow vars, a global publish). */
+  private dataVersion = 0;
 
   constructor(
     snapshot: ExecutionSnapshot,
     private readonly now: Date,
     private readonly newId: () => string,
   ) {
-    // The spec is immutable: shared, not copied, and left out of the change detection.
-    this.ex = { ...clone({ ...snapshot.execution, spec: null }), spec: snapshot.execution.spec };
-    this.initialEx = JSON.stringify({ ...snapshot.execution, spec: null });
+    // The spec and the input are immutable: shared, not copied, and left out of the change detection
+    // (an input holding a with-items list would otherwise be copied and serialised twice per decision).
+    const { spec, input } = snapshot.execution;
+    this.ex = { ...clone({ ...snapshot.execution, spec: null, input: null }), spec, input };
+    this.initialEx = JSON.stringify({ ...snapshot.execution, spec: null, input: null });
     this.tasks = snapshot.tasks.map(clone);
     this.actions = snapshot.actions.map(clone);
     this.actionsById = new Map(this.actions.map((a) => [a.id, a]));
@@ -114,7 +122,7 @@ class Decider {
   }
 
   decision(): Decision {
-    const exChanged = JSON.stringify({ ...this.ex, spec: null }) !== this.initialEx;
+    const exChanged = JSON.stringify({ ...this.ex, spec: null, input: null }) !== this.initialEx;
     if (exChanged) this.ex.updatedAt = this.now;
     return {
       changes: {
@@ -253,6 +261,25 @@ class Decider {
     };
   }
 
+  /**
+   * The data of one with-items item (DSL-9.2, as {@link taskData} with the item's variables), ready
+   * for the evaluator. The evaluator converts its data before evaluating, at a cost proportional to
+   * its size; the task's data holds the whole list when it comes from the input or a published value,
+   * so converting it for each item made N items cost O(N²). It is converted once per task and data
+   * version, and each item only adds its variables on top.
+   */
+  private itemData(task: TaskExecution, itemVars: JsonMap): PreparedContext {
+    const key = [this.dataVersion, this.ex.input, this.ex.context, task.inContext, this.ex.params['env']];
+    let base = this.itemBases.get(task.id);
+    if (!base || base.key.some((k, i) => k !== key[i])) {
+      base = { key, prepared: prepareContext(this.taskData(task)) };
+      this.itemBases.set(task.id, base);
+    }
+    // the markers (`__env`, `__task_execution`) win over item variables, as in taskData
+    const vars = Object.fromEntries(Object.entries(itemVars).filter(([k]) => k !== '__env' && k !== '__task_execution'));
+    return prepareLayeredContext(vars, base.prepared);
+  }
+
   /** DSL-9.3: marker › outbound context › env › global › input. */
   private outboundData(task: TaskExecution): JsonMap {
     return {
@@ -264,7 +291,7 @@ class Decider {
     };
   }
 
-  private eval(value: unknown, data: JsonMap, task?: TaskExecution): unknown {
+  private eval(value: unknown, data: JsonMap | PreparedContext, task?: TaskExecution): unknown {
     return evaluateWith(value, data, this.host(task));
   }
 
@@ -287,6 +314,7 @@ class Decider {
       try {
         const vars = this.eval(spec.vars, { ...this.ex.input, ...this.ex.context, __env: this.env }) as JsonMap;
         Object.assign(this.ex.context, vars);
+        this.dataVersion++;
         this.ex.varNames = Object.keys(spec.vars);
       } catch (e) {
         this.finish('ERROR', `Failed to evaluate workflow vars [error=${errorMessage(e)}, wf=${this.ex.workflowName}]`);
@@ -557,7 +585,7 @@ class Decider {
 
   /** Starts one action execution or sub-workflow for the task (one item of with-items, or the only one). */
   private startUnit(task: TaskExecution, spec: TaskSpec, itemVars: JsonMap, index: number | null, timeoutSeconds: number | undefined): void {
-    const data = this.taskData(task, itemVars);
+    const data = index === null ? this.taskData(task) : this.itemData(task, itemVars);
     let input: unknown;
     try {
       input = this.eval(spec.input, data, task);
@@ -642,7 +670,10 @@ class Decider {
       itemIndex: index,
       ...(timeoutSeconds !== undefined ? { timeoutSeconds } : {}),
       safeRerun: spec.safeRerun === true,
-      taskData: stripInternal(data),
+      // Only an ad-hoc action reads the task's data (its base-input, DSL-7.2); a standard one never
+      // does. Sent with every item of a with-items task, that data (which holds the list when it
+      // comes from the input or a published variable) made N items cost O(N²) bytes.
+      ...(isStandardAction(name) ? {} : { taskData: stripInternal(this.taskData(task, itemVars)) }),
     });
   }
 
@@ -753,6 +784,7 @@ class Decider {
         if (scopes.global) {
           task.publishedGlobal = this.eval(scopes.global, data, task) as JsonMap;
           Object.assign(this.ex.context, task.publishedGlobal);
+          this.dataVersion++;
         }
       } catch (e) {
         throw new FatalTaskError(task, this.completionFailure(task, errorMessage(e)));

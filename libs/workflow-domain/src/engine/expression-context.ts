@@ -1,4 +1,4 @@
-import { type ExecutionsFilter, type ExpressionHost, type TasksFilter, evaluate } from '@osc/expressions';
+import { type ExecutionsFilter, type ExpressionHost, type PreparedContext, type TasksFilter, evaluate } from '@osc/expressions';
 import type { ActionExecution, ExpressionWorld, JsonMap, TaskExecution, WorkflowExecution } from './model';
 
 /** `YYYY-MM-DD HH:MM:SS` (UTC), the timestamp form of expression maps and the API (DSL-9.6). */
@@ -171,5 +171,8 @@ export const usesQueryFunctions = (spec: object): boolean => {
   return uses;
 };
 
-/** Evaluates `value` (any JSON with expression strings) against `data` with `host`. */
-export const evaluateWith = (value: unknown, data: JsonMap, host: ExpressionHost): unknown => evaluate(value, data, host);
+/**
+ * Evaluates `value` (any JSON with expression strings) against `data` with `host`; `data` converted
+ * once (`prepareContext`) skips the conversion, which costs the data's size.
+ */
+export const evaluateWith = (value: unknown, data: JsonMap | PreparedContext, host: ExpressionHost): unknown => evaluate(value, data, host);

@@ -235,7 +235,11 @@ export type EngineEffect =
       itemIndex: number | null;
       timeoutSeconds?: number;
       safeRerun: boolean;
-      taskData: JsonMap;
+      /**
+       * The task's expression data (`$`) for an ad-hoc action's base-input (DSL-7.2); absent for
+       * standard actions, which never read it.
+       */
+      taskData?: JsonMap;
     }
   | {
       type: 'start-sub-workflow';

@@ -8,6 +8,7 @@ export {
   sweepTransientActions,
 } from './standalone-actions';
 export { workflowExecutionsSchema } from './executions.schema';
+export { failExecutionRow } from './execution-failure';
 export {
   type SqlRunner as ExecutionSqlRunner,
   type ExecutionExtras,

@@ -1,0 +1,25 @@
+import { type ExecutionState, allowedExecutionSources } from '@osc/workflow-domain';
+import type { SqlRunner } from './execution-store';
+
+/** Sources of the engine's last-resort ERROR: every state that may move to ERROR, ERROR itself excepted (its first reason stays). */
+const FAILABLE: readonly ExecutionState[] = allowedExecutionSources('ERROR').filter((s) => s !== 'ERROR');
+
+/**
+ * Ends an execution in ERROR without its snapshot: the engine's last resort when it cannot apply a
+ * command and cannot load or decide the execution either (so `decide`'s own `force-state` is out of
+ * reach). Compare-and-set from the states the domain lets move to ERROR; `output` becomes
+ * `{"result": stateInfo}` as a failed execution's does (DSL-13.7). Returns whether the row changed.
+ */
+export async function failExecutionRow(db: SqlRunner, executionId: string, stateInfo: string, now: Date): Promise<boolean> {
+  // a SELECT over the UPDATE: TypeORM answers a bare UPDATE … RETURNING with [rows, count]
+  const rows: unknown[] = await db.query(
+    `WITH "failed" AS (
+       UPDATE "workflow_executions"
+          SET "state" = 'ERROR', "state_info" = $2, "output" = $3::jsonb, "updated_at" = $4
+        WHERE "id" = $1 AND "state" = ANY($5::text[])
+        RETURNING "id")
+     SELECT "id" FROM "failed"`,
+    [executionId, stateInfo, JSON.stringify({ result: stateInfo }), now.toISOString(), FAILABLE],
+  );
+  return rows.length > 0;
+}
