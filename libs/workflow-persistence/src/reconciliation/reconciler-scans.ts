@@ -76,8 +76,9 @@ export async function findLostExecutorActions(db: SqlRunner, deadAfterSeconds: n
  */
 export async function releaseLostClaim(db: SqlRunner, actionExecutionId: string, executorId: string): Promise<boolean> {
   const rows: Row[] = await db.query(
-    `UPDATE "action_executions" SET "executor_id" = NULL, "claimed_at" = NULL
-      WHERE "id" = $1 AND "executor_id" = $2 AND "state" = 'RUNNING' RETURNING "id"`,
+    `WITH "r" AS (UPDATE "action_executions" SET "executor_id" = NULL, "claimed_at" = NULL
+      WHERE "id" = $1 AND "executor_id" = $2 AND "state" = 'RUNNING' RETURNING "id")
+     SELECT "id" FROM "r"`,
     [actionExecutionId, executorId],
   );
   return rows.length > 0;
@@ -253,9 +254,11 @@ export async function loadIdleExecutionFacts(db: SqlRunner, executionId: string)
  * delivered late finds it claimed and does not start it (DSL-6.10). False when an executor claimed it.
  */
 export async function claimUnpickedAction(db: SqlRunner, actionExecutionId: string): Promise<boolean> {
+  // a SELECT over the UPDATE: TypeORM answers a bare UPDATE … RETURNING with [rows, count]
   const rows: Row[] = await db.query(
-    `UPDATE "action_executions" SET "claimed_at" = now()
-      WHERE "id" = $1 AND "claimed_at" IS NULL AND "state" = 'RUNNING' RETURNING "id"`,
+    `WITH "c" AS (UPDATE "action_executions" SET "claimed_at" = now()
+      WHERE "id" = $1 AND "claimed_at" IS NULL AND "state" = 'RUNNING' RETURNING "id")
+     SELECT "id" FROM "c"`,
     [actionExecutionId],
   );
   return rows.length > 0;
@@ -267,8 +270,9 @@ export async function claimUnpickedAction(db: SqlRunner, actionExecutionId: stri
  */
 export async function failExecutionWithoutEngine(db: SqlRunner, executionId: string, stateInfo: string, allowed: readonly string[]): Promise<boolean> {
   const rows: Row[] = await db.query(
-    `UPDATE "workflow_executions" SET "state" = 'ERROR', "state_info" = $2, "updated_at" = now()
-      WHERE "id" = $1 AND "state" = ANY($3::varchar[]) RETURNING "id"`,
+    `WITH "f" AS (UPDATE "workflow_executions" SET "state" = 'ERROR', "state_info" = $2, "updated_at" = now()
+      WHERE "id" = $1 AND "state" = ANY($3::varchar[]) RETURNING "id")
+     SELECT "id" FROM "f"`,
     [executionId, stateInfo, allowed],
   );
   return rows.length > 0;

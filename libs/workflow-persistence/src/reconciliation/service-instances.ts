@@ -62,10 +62,11 @@ export async function listServiceInstances(db: SqlRunner, aliveWithinSeconds?: n
  */
 export async function deleteDeadServiceInstances(db: SqlRunner, deadAfterSeconds: number): Promise<number> {
   const rows: Row[] = await db.query(
-    `DELETE FROM "workflow_service_instances" s
+    `WITH "d" AS (DELETE FROM "workflow_service_instances" s
       WHERE s."heartbeat_at" < now() - make_interval(secs => $1)
         AND NOT EXISTS (SELECT 1 FROM "action_executions" a WHERE a."executor_id" = s."id" AND a."state" = 'RUNNING')
-      RETURNING s."id"`,
+      RETURNING s."id")
+     SELECT "id" FROM "d"`,
     [deadAfterSeconds],
   );
   return rows.length;
