@@ -108,3 +108,9 @@ export const attachmentDetailView = (a: AttachmentRecord): Record<string, unknow
 
 /** Sort keys of `GET /attachments` (Cinder sorts attachments by their columns; default created_at desc, id). */
 export const ATTACHMENT_SORT_KEYS = ['created_at', 'updated_at', 'id', 'volume_id', 'instance_uuid', 'attach_status', 'attached_host'] as const;
+
+/**
+ * Whether a volume type makes its volumes multiattach (Cinder `_is_multiattach`: the extra spec
+ * `multiattach` is exactly `<is> True`).
+ */
+export const isMultiattachSpec = (extraSpecs: Readonly<Record<string, string | null>>): boolean => extraSpecs['multiattach'] === '<is> True';

@@ -8,6 +8,7 @@ import {
   attachmentReserveSources,
   connectionMode,
   createAttachMode,
+  isMultiattachSpec,
   reserveRefusal,
   statusAfterDetach,
   type AttachmentRecord,
@@ -58,6 +59,15 @@ describe('statusAfterDetach (Cinder _get_statuses_from_attachments)', () => {
     expect(statusAfterDetach([], { status: 'uploading', migrationStatus: null })).toEqual({ status: null, attachStatus: 'detached' });
     expect(statusAfterDetach([], { status: 'in-use', migrationStatus: 'success' })).toEqual({ status: 'available', attachStatus: 'detached' });
     expect(statusAfterDetach(['attached'], { status: 'uploading', migrationStatus: null })).toEqual({ status: 'in-use', attachStatus: 'attached' });
+  });
+});
+
+describe('multiattach types', () => {
+  it('are the types whose multiattach spec is exactly <is> True', () => {
+    expect(isMultiattachSpec({ multiattach: '<is> True' })).toBe(true);
+    expect(isMultiattachSpec({ multiattach: 'True' })).toBe(false);
+    expect(isMultiattachSpec({ multiattach: '<is> False' })).toBe(false);
+    expect(isMultiattachSpec({})).toBe(false);
   });
 });
 
