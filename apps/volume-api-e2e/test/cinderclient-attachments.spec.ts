@@ -51,7 +51,7 @@ describe.each(MODES)('python-cinderclient attachments (%s)', (mode) => {
         headers: { 'x-auth-token': `admin:${project}`, 'content-type': 'application/json', 'openstack-api-version': 'volume 3.54' },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
-      return r.json();
+      return (await r.json()) as any;
     };
     const volume = async (id: string) => (await call('GET', `/volumes/${id}`)).volume;
     const v = (await call('POST', '/volumes', { volume: { size: 1 } })).volume.id;
