@@ -24,6 +24,7 @@ interface Ids {
   group: string;
   groupSnapshot: string;
   qos: string;
+  attachment: string;
 }
 
 /** One request B makes (path after `/v3/{project}`) and the status Cinder answers. */
@@ -76,6 +77,8 @@ describe.each(MODES)('cross-project safety of the block-storage API (%s)', (mode
       `/groups/${ids.group}`,
       `/group_snapshots/${ids.groupSnapshot}`,
       `/types/${ids.privateType}`,
+      `/attachments/${ids.attachment}`,
+      '/attachments/detail',
       '/volumes/detail',
       '/snapshots/detail',
       '/backups/detail',
@@ -111,6 +114,7 @@ describe.each(MODES)('cross-project safety of the block-storage API (%s)', (mode
     await poll(alice, `/groups/${ids.group}`, 'group', ['available']);
     ids.groupSnapshot = (await ok(alice.post('/group_snapshots', { group_snapshot: { group_id: ids.group, name: `gs-${SECRET}` } }))).group_snapshot.id;
     await poll(alice, `/group_snapshots/${ids.groupSnapshot}`, 'group_snapshot', ['available']);
+    ids.attachment = (await ok(alice.post('/attachments', { attachment: { volume_uuid: ids.volume, instance_uuid: '5ec0e7a1-0000-4000-8000-000000000001' } }))).attachment.id;
   }, 180_000);
   afterAll(async () => {
     await bs?.close();
@@ -223,6 +227,14 @@ describe.each(MODES)('cross-project safety of the block-storage API (%s)', (mode
       'GET /qos-specs/:id/disassociate': [denied('GET', `/qos-specs/${ids.qos}/disassociate?vol_type_id=${ids.privateType}`)],
       'GET /qos-specs/:id/disassociate_all': [denied('GET', `/qos-specs/${ids.qos}/disassociate_all`)],
 
+      'GET /attachments': [list('/attachments'), list('/attachments?all_tenants=1'), nf('GET', `/attachments?marker=${ids.attachment}`)],
+      'GET /attachments/detail': [list('/attachments/detail'), list(`/attachments/detail?volume_id=${v}`)],
+      'POST /attachments': [nf('POST', '/attachments', { attachment: { volume_uuid: v } })],
+      'GET /attachments/:id': [nf('GET', `/attachments/${ids.attachment}`)],
+      'PUT /attachments/:id': [nf('PUT', `/attachments/${ids.attachment}`, { attachment: { connector: { host: 'b-host' } } })],
+      'DELETE /attachments/:id': [nf('DELETE', `/attachments/${ids.attachment}`)],
+      'POST /attachments/:id/action': [nf('POST', `/attachments/${ids.attachment}/action`, { 'os-complete': {} })],
+
       'GET /os-volume-transfer': [list('/os-volume-transfer')],
       'GET /os-volume-transfer/detail': [list('/os-volume-transfer/detail')],
       'POST /os-volume-transfer': [nf('POST', '/os-volume-transfer', { transfer: { volume_id: v } })],
@@ -323,7 +335,7 @@ describe.each(MODES)('cross-project safety of the block-storage API (%s)', (mode
     const keys = new Set(routes.map((r) => split(r.method, r.url)?.key));
     expect(Object.keys(table).filter((k) => !keys.has(k))).toEqual([]);
 
-    const secretIds = [ids.volume, ids.transferVolume, ids.snapshot, ids.backup, ids.transfer, ids.group, ids.groupSnapshot];
+    const secretIds = [ids.volume, ids.transferVolume, ids.snapshot, ids.backup, ids.transfer, ids.group, ids.groupSnapshot, ids.attachment];
     const failures: string[] = [];
     for (const r of routes) {
       if (UNSCOPED.has(`${r.method} ${r.url}`)) {

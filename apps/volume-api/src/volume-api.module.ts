@@ -1,5 +1,6 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { adminControllers, adminProviders } from './admin';
+import { attachmentControllers, attachmentProviders } from './attachments';
 import { backupControllers, backupProviders } from './backups';
 import type { VolumeApiConfig } from './config';
 import { groupControllers, groupProviders } from './groups';
@@ -38,6 +39,7 @@ export class VolumeApiModule {
         ...groupControllers,
         ...adminControllers,
         ...manageControllers,
+        ...attachmentControllers,
       ],
       providers: [
         { provide: VOLUME_API_CONFIG, useValue: config },
@@ -51,6 +53,7 @@ export class VolumeApiModule {
         ...groupProviders,
         ...adminProviders,
         ...manageProviders,
+        ...attachmentProviders,
       ],
     };
   }

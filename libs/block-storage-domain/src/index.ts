@@ -27,3 +27,4 @@ export * from './qos';
 export * from './reconcile/message-fields';
 export * from './reconcile/stuck-work';
 export * from './reconcile/recovery-jobs';
+export * from './attachments';

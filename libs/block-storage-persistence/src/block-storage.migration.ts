@@ -2,6 +2,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { adminMigrations } from './admin';
 import { backupMigrations } from './backups';
 import { groupMigrations } from './groups';
+import { attachmentMigrations } from './attachments';
 import { manageMigrations } from './manage.migration';
 import { qosMigrations } from './qos';
 import { reconcileMigrations } from './reconcile/reconcile.migration';
@@ -220,4 +221,5 @@ export const blockStorageMigrations = [
   ...qosMigrations,
   ...manageMigrations,
   ...reconcileMigrations,
+  ...attachmentMigrations,
 ];

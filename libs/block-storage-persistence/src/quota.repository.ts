@@ -173,6 +173,12 @@ export class PoolRepository {
     }));
   }
 
+  /** One pool as last reported, however old the report (its location does not age). */
+  async find(db: Queryable, name: string): Promise<StoredPool | null> {
+    const r = rowsOf<Row>(await db.query(`SELECT * FROM "storage_pools" WHERE name = $1`, [name]))[0];
+    return r ? { name: r['name'], backend: r['backend'], availabilityZone: r['availability_zone'], capabilities: r['capabilities'], updatedAt: r['updated_at'] } : null;
+  }
+
   /** Debits a placement in the shared view (BS-10.4) until the next report replaces it. */
   async debit(db: Queryable, name: string, size: number): Promise<void> {
     await db.query(

@@ -4,6 +4,8 @@ import { affectedOf, likeEscape, Params, rowsOf, type Queryable } from './sql';
 
 /** A volume as stored, with the fields only services need (never rendered directly). */
 export interface StoredVolume extends VolumeValue {
+  /** `attach_status` column (Cinder's volume attach_status: detached, reserved, attaching, attached, detaching). */
+  readonly attachStatus: string;
   readonly errorReason: string | null;
   readonly deleted: boolean;
 }
@@ -52,7 +54,16 @@ export function toVolume(r: Row): StoredVolume {
     consistencygroupId: r['consistencygroup_id'] ?? null,
     groupId: r['group_id'] ?? null,
     consumesQuota: bool(r['use_quota']),
-    attachments: [],
+    attachments: ((r['attachments'] ?? []) as Row[]).map((a) => ({
+      id: a['id'],
+      volumeId: a['volume_id'],
+      serverId: a['instance_uuid'] ?? null,
+      hostName: a['attached_host'] ?? null,
+      device: a['mountpoint'] ?? null,
+      attachedAt: a['attach_time'] ?? null,
+      attachStatus: a['attach_status'],
+    })),
+    attachStatus: r['attach_status'] ?? 'detached',
     createdAt: r['created_at'],
     updatedAt: r['updated_at'] ?? null,
     errorReason: r['error_reason'] ?? null,
@@ -105,7 +116,13 @@ function volumeSets(p: Params, set: Readonly<Record<string, unknown>>): string[]
   });
 }
 
-const VOLUME_SELECT = `SELECT ${VOLUME_COLUMNS_SQL}, ${wireTime('v.created_at')} AS created_at, ${wireTime('v.updated_at')} AS updated_at, t.name AS type_name
+/** The live attachments of volume `v` (every attach status), oldest first, as a JSON array. */
+const ATTACHMENTS_SQL = `COALESCE((SELECT json_agg(json_build_object('id', a.id, 'volume_id', a.volume_id, 'instance_uuid', a.instance_uuid,
+    'attached_host', a.attached_host, 'mountpoint', a.mountpoint, 'attach_time', ${wireTime('a.attach_time')}, 'attach_status', a.attach_status)
+    ORDER BY a.created_at, a.id) FROM "volume_attachments" a WHERE a.volume_id = v.id AND a.deleted = false), '[]'::json)`;
+
+const VOLUME_SELECT = `SELECT ${VOLUME_COLUMNS_SQL}, ${wireTime('v.created_at')} AS created_at, ${wireTime('v.updated_at')} AS updated_at, t.name AS type_name,
+    ${ATTACHMENTS_SQL} AS attachments
   FROM "volumes" v LEFT JOIN "volume_types" t ON t.id = v.volume_type_id`;
 
 /** Domain field → column of `volumes`. */
@@ -559,6 +576,15 @@ export class SnapshotRepository {
 const pair = (key: string, expr: string): string => `'${JSON.stringify(key).slice(0, -1)}":' || COALESCE(to_json(${expr})::text, 'null')`;
 
 /**
+ * The `attachments` of the detail view (volumeDetailView's attachmentView) for a row aliased `x`:
+ * attached ones only, `host_name` for admins only.
+ */
+const attachedViewSql = (plan: VolumeDetailPlan): string =>
+  `COALESCE((SELECT json_agg(json_build_object('id', a.volume_id, 'attachment_id', a.id, 'volume_id', a.volume_id, 'server_id', a.instance_uuid,
+    'host_name', ${plan.isAdmin ? 'a.attached_host' : 'NULL::varchar'}, 'device', a.mountpoint, 'attached_at', ${wireTime('a.attach_time')}) ORDER BY a.created_at, a.id)
+    FROM "volume_attachments" a WHERE a.volume_id = x.id AND a.deleted = false AND a.attach_status = 'attached'), '[]'::json)`;
+
+/**
  * One volume of the detail view as compact JSON text, from a row of VOLUME_SELECT aliased `x`;
  * keys in the order volumeDetailView writes them.
  */
@@ -587,7 +613,7 @@ function volumeDetailJsonSql(plan: VolumeDetailPlan, p: Params): string {
     pair('replication_status', 'x.replication_status'),
     pair('consistencygroup_id', 'x.consistencygroup_id'),
     pair('multiattach', 'COALESCE(x.multiattach, false)'),
-    `'"attachments":[]'`,
+    pair('attachments', attachedViewSql(plan)),
   ];
   if (plan.isAdmin) parts.push(pair('migration_status', 'x.migration_status'));
   if (plan.groupId) parts.push(pair('group_id', 'x.group_id'));

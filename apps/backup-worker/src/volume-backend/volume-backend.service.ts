@@ -8,7 +8,7 @@ import {
   checkPerVolumeSize,
   invalidReferenceReason,
   managedIdOf,
-  matchesRequirement,
+  isMultiattachSpec,
   migrationRecoveryJob,
   placeVolume,
   snapshotQuotaDeltas,
@@ -16,6 +16,9 @@ import {
   snapshotRecoveryJob,
   volumeQuotaDeltas,
   volumeRecoveryJob,
+  fileLocationInfo as domainFileLocationInfo,
+  parseFileLocationInfo,
+  volumeFileName,
 } from '@osc/block-storage-domain';
 import {
   BackendFileRepository,
@@ -65,18 +68,14 @@ import { VOLUME_BACKEND_CONFIG, type VolumeBackendConfig } from './volume-backen
 import { createSparseFile, ensureDir, filesystemCapacity, GIB, growFile, removeFile, sparseCopy } from './sparse-file';
 
 /**
- * `location_info` of a file back end's pool: `file:<machine>:<directory>`. Another back end on the
- * same machine reads a volume's bytes from that directory when the volume migrates to it.
+ * `location_info` of a file back end's pool: `file:<machine>:<absolute directory>` (the layout
+ * of `@osc/block-storage-domain`). Another back end on the same machine reads a volume's bytes
+ * from that directory when the volume migrates to it, and the API hands out `local` connections
+ * to `<directory>/volume-<id>` from it.
  */
-export const fileLocationInfo = (directory: string): string => `file:${os.hostname()}:${directory}`;
+export const fileLocationInfo = (directory: string): string => domainFileLocationInfo(os.hostname(), path.resolve(directory));
 
-export function parseFileLocationInfo(value: unknown): { machine: string; directory: string } | null {
-  if (typeof value !== 'string' || !value.startsWith('file:')) return null;
-  const rest = value.slice('file:'.length);
-  const colon = rest.indexOf(':');
-  if (colon <= 0 || colon === rest.length - 1) return null;
-  return { machine: rest.slice(0, colon), directory: rest.slice(colon + 1) };
-}
+export { parseFileLocationInfo };
 
 /** A migration that cannot go on; the volume returns to its previous status with migration_status error. */
 class MigrationRefused extends Error {}
@@ -128,7 +127,7 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
   }
 
   volumeFile(id: string): string {
-    return path.join(this.config.directory, `volume-${id}`);
+    return path.join(this.config.directory, volumeFileName(id));
   }
 
   snapshotFile(id: string): string {
@@ -391,7 +390,7 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
       await this.failExtend(v.id, `Extending the volume failed: ${String(err)}`);
       return;
     }
-    const back = v.attachments.length > 0 ? 'in-use' : 'available';
+    const back = v.attachments.some((a) => a.attachStatus === 'attached') ? 'in-use' : 'available';
     await this.db.transaction(async (em) => {
       if (!(await this.volumes.compareAndSetStatus(em, v.id, ['extending'], back, this.clock.now(), { size: data.newSize }))) return;
       const reservation = (await this.quotas.reservationsOf(em, v.id)).find((r) => r.operation === 'extend' && r.newSize === data.newSize);
@@ -461,7 +460,7 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
     };
     if (v.host === job.destination && v.migrationStatus === 'success') {
       // Committed by an earlier run: only the source copy may be left.
-      await removeFile(path.join(sourceDir(), `volume-${v.id}`)).catch(() => undefined);
+      await removeFile(path.join(sourceDir(), volumeFileName(v.id))).catch(() => undefined);
       return;
     }
     if (v.host !== job.source || v.status !== job.holdStatus || !['starting', 'migrating'].includes(v.migrationStatus ?? '')) return;
@@ -479,7 +478,7 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
       if (!here) throw new MigrationRefused(`The destination pool ${this.poolName} has not reported its capacity.`);
       const placed = placeVolume([here], { size: v.size, availabilityZone: null, extraSpecs: type.extraSpecs });
       if (placed.kind !== 'placed') throw new MigrationRefused(`No valid back end: ${Object.values(placed.reasons).join('; ')}`);
-      source = path.join(sourceDir(), `volume-${v.id}`);
+      source = path.join(sourceDir(), volumeFileName(v.id));
       await access(source);
       if (!(await this.volumes.compareAndSetMigration(this.db, v.id, [job.holdStatus], ['starting', 'migrating'], job.holdStatus, this.clock.now(), { migration_status: 'migrating' }))) return;
       await sparseCopy(source, temp, v.size * GIB);
@@ -497,7 +496,7 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
       const set: Record<string, unknown> = { host: job.destination, migration_status: 'success' };
       if (newType) {
         set['volume_type_id'] = newType.id;
-        set['multiattach'] = matchesRequirement(newType.extraSpecs['multiattach'] ?? undefined, '<is> True');
+        set['multiattach'] = isMultiattachSpec(newType.extraSpecs);
       }
       if (!(await this.volumes.compareAndSetMigration(em, v.id, [job.holdStatus], ['migrating'], job.previousStatus, this.clock.now(), set))) return false;
       await this.volumes.setAdminMetadataKey(em, v.id, MIGRATION_JOB_METADATA_KEY, null);

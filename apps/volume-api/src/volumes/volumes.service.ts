@@ -8,7 +8,6 @@ import {
   formatMicroversion,
   compileVolumeFilters,
   isTrueish,
-  matchesRequirement,
   nextPageLink,
   parseActionBody,
   parseBoolean,
@@ -25,6 +24,7 @@ import {
   placeVolume,
   poolsForType,
   isMigrating,
+  isMultiattachSpec,
   queryValue,
   volumeReserveSources,
   VOLUME_RETYPE_SOURCES,
@@ -60,6 +60,7 @@ import {
 } from '@osc/contracts';
 import { ConflictError, InvalidInputError, InvalidStateError, NotFoundError } from '@osc/errors';
 import {
+  AttachmentRepository,
   QuotaRepository,
   SnapshotRepository,
   VolumeRepository,
@@ -69,6 +70,7 @@ import {
 import { BackupRepository } from '@osc/block-storage-persistence';
 import { OutboxWriter } from '@osc/messaging';
 import { CLOCK, DATA_SOURCE, OUTBOX_WRITER, type Clock } from '@osc/platform';
+import { AttachmentsService } from '../attachments/attachments.service';
 import { GroupsService } from '../groups/groups.service';
 import { PoolsService } from '../pools/pools.controller';
 import type { ApiRequest } from '../http/api-request';
@@ -92,6 +94,10 @@ export const VOLUME_ACTIONS = [
   'os-begin_detaching',
   'os-roll_detaching',
   'os-detach',
+  'os-attach',
+  'os-initialize_connection',
+  'os-terminate_connection',
+  'os-force_detach',
   'os-retype',
   'os-migrate_volume',
   'os-unmanage',
@@ -109,6 +115,7 @@ export class VolumesService {
   private readonly snapshots = new SnapshotRepository();
   private readonly quotas = new QuotaRepository();
   private readonly typeRows = new VolumeTypeRepository();
+  private readonly attachmentRows = new AttachmentRepository();
 
   constructor(
     @Inject(DATA_SOURCE) private readonly db: DataSource,
@@ -118,6 +125,7 @@ export class VolumesService {
     private readonly types: VolumeTypesService,
     private readonly groups: GroupsService,
     private readonly livePools: PoolsService,
+    private readonly attach: AttachmentsService,
   ) {}
 
   private scope(api: ApiRequest): string | null {
@@ -180,7 +188,7 @@ export class VolumesService {
           : await this.types.defaultType(api.ctx.projectId);
     // Group membership (group_id 3.13, consistencygroup_id): the group must exist and support the type.
     const membership = member ?? (await this.groups.memberFor(api, input.groupId, input.consistencygroupId, type.id));
-    const multiattach = matchesRequirement(type.extraSpecs['multiattach'] ?? undefined, '<is> True');
+    const multiattach = isMultiattachSpec(type.extraSpecs);
     const encryption = await this.types.encryptionOf(type.id);
     if (encryption && multiattach) throw new InvalidInputError('Invalid input received: multiattach is not supported for encrypted volume types.');
 
@@ -231,6 +239,7 @@ export class VolumesService {
       groupId: membership?.groupId ?? null,
       consumesQuota: true,
       attachments: [],
+      attachStatus: 'detached',
       createdAt: now,
       updatedAt: null,
       errorReason: null,
@@ -373,7 +382,7 @@ export class VolumesService {
         `Invalid volume: Volume status must be ${VOLUME_DELETABLE_STATUSES.join(', ')} and must not be migrating, attached, belong to a group or have snapshots (it is ${v.status}).`,
       );
     const migrating = v.migrationStatus !== null && !['none', 'error', 'success', 'deleting'].includes(v.migrationStatus);
-    if (v.attachments.length > 0 || migrating || v.groupId !== null || v.consistencygroupId !== null) throw refuse();
+    if (v.attachStatus === 'attached' || migrating || v.groupId !== null || v.consistencygroupId !== null) throw refuse();
     const snaps = await this.volumes.snapshotsOf(this.db, v.id);
     if (snaps.length > 0 && !opts.cascade) throw refuse();
     if (opts.cascade && snaps.some((s) => !['available', 'error', 'deleting'].includes(s.status))) {
@@ -406,7 +415,7 @@ export class VolumesService {
       new InvalidStateError(
         `Invalid volume: Volume status must be ${VOLUME_DELETABLE_STATUSES.join(', ')} and must not be migrating, attached, belong to a group or have snapshots (it is ${v.status}).`,
       );
-    if (v.attachments.length > 0 || isMigrating(v.migrationStatus) || v.groupId !== null || v.consistencygroupId !== null) throw refuse();
+    if (v.attachStatus === 'attached' || isMigrating(v.migrationStatus) || v.groupId !== null || v.consistencygroupId !== null) throw refuse();
     if ((await this.volumes.countActiveSnapshots(this.db, v.id)) > 0) throw refuse();
     await this.db.transaction(async (em) => {
       if (!(await this.volumes.compareAndSetStatus(em, v.id, VOLUME_DELETABLE_STATUSES, 'unmanaging', this.clock.now()))) throw refuse();
@@ -468,7 +477,18 @@ export class VolumesService {
         return { status: 202 };
       case 'os-detach':
         api.authorize('volume_extension:volume_actions:detach', v.projectId);
-        await this.detach(v, args);
+        await this.attach.detach(api, v, args);
+        return { status: 202 };
+      case 'os-attach':
+        await this.attach.attach(api, v, args);
+        return { status: 202 };
+      case 'os-initialize_connection':
+        return { status: 200, body: await this.attach.initializeConnection(api, v, args) };
+      case 'os-terminate_connection':
+        await this.attach.terminateConnection(api, v, args);
+        return { status: 202 };
+      case 'os-force_detach':
+        await this.attach.forceDetach(api, v, args);
         return { status: 202 };
       case 'os-retype':
         api.authorize('volume:retype', v.projectId);
@@ -505,22 +525,8 @@ export class VolumesService {
 
   private async beginDetaching(v: StoredVolume): Promise<void> {
     const refused = new InvalidStateError("Invalid volume: Unable to detach volume. Volume status must be 'in-use' and attach_status must be 'attached' to detach.");
-    if (v.attachments.length === 0 || isMigrating(v.migrationStatus)) throw refused;
+    if (v.attachStatus !== 'attached' || isMigrating(v.migrationStatus)) throw refused;
     if (!(await this.volumes.compareAndSetStatus(this.db, v.id, ['in-use'], 'detaching', this.clock.now()))) throw refused;
-  }
-
-  /**
-   * Legacy detach. This service keeps no attachment records (attaching to instances needs a compute
-   * service), so, like Cinder's manager for a volume without attachments, the volume is simply marked
-   * available and detached; a volume in the middle of another operation is refused.
-   */
-  private async detach(v: StoredVolume, args: unknown): Promise<void> {
-    if (args !== null && args !== undefined) expectArgs(args, 'os-detach');
-    if (v.status === 'maintenance') throw new InvalidStateError('Invalid volume: The volume cannot be detached in maintenance mode.');
-    const sources: VolumeStatus[] = ['available', 'attaching', 'in-use', 'detaching', 'reserved'];
-    if (!(await this.volumes.compareAndSetStatus(this.db, v.id, sources, 'available', this.clock.now(), { attach_status: 'detached' }))) {
-      throw new InvalidStateError(`Invalid volume: Volume status must be ${sources.join(', ')} to detach, but it is ${v.status}.`);
-    }
   }
 
   /**
@@ -545,7 +551,7 @@ export class VolumesService {
     }
     const limits = await this.quotas.limits(this.db, v.projectId);
     checkPerVolumeSize(v.size, limits);
-    const targetMultiattach = matchesRequirement(type.extraSpecs['multiattach'] ?? undefined, '<is> True');
+    const targetMultiattach = isMultiattachSpec(type.extraSpecs);
     if (targetMultiattach !== v.multiattach && v.status !== 'available') {
       throw new InvalidInputError(
         `Invalid input received: Invalid volume_type passed, retypes affecting multiattach are only allowed on available volumes, the specified volume however currently has a status of: ${v.status}.`,
@@ -737,6 +743,8 @@ export class VolumesService {
     }
     await this.db.transaction(async (em) => {
       await this.volumes.update(em, v.id, set, this.clock.now());
+      // Cinder's `_clean_volume_attachment`: attach_status detached removes every attachment.
+      if (set['attach_status'] === 'detached') await this.attachmentRows.softDeleteOfVolume(em, v.id, this.clock.now());
       // Resetting a volume out of `extending` abandons the extend: its reserved quota goes back.
       if (v.status === 'extending' && set['status'] !== undefined && set['status'] !== 'extending') await this.quotas.releaseReservationsOf(em, v.id);
     });

@@ -35,8 +35,9 @@ describe('volume transitions', () => {
       `creating>available creating>error creating>downloading downloading>available downloading>error
        available>deleting available>extending available>retyping available>backing-up available>restoring-backup
        available>awaiting-transfer available>uploading available>reserved available>attaching available>maintenance
-       available>reverting reserved>attaching reserved>available reserved>in-use attaching>in-use attaching>available
-       in-use>detaching in-use>extending in-use>retyping in-use>backing-up in-use>uploading in-use>reserved in-use>attaching
+       available>reverting available>in-use reserved>attaching reserved>available reserved>in-use attaching>in-use attaching>available
+       attaching>reserved in-use>detaching in-use>extending in-use>retyping in-use>backing-up in-use>uploading in-use>reserved in-use>attaching
+       in-use>available
        detaching>available detaching>in-use maintenance>available maintenance>error deleting>error_deleting error>deleting
        awaiting-transfer>available backing-up>available backing-up>in-use restoring-backup>available
        restoring-backup>error_restoring restoring-backup>error error_restoring>deleting extending>available
@@ -47,7 +48,7 @@ describe('volume transitions', () => {
   });
   it.each([
     ['deleting', ['available', 'error', 'error_restoring', 'error_extending', 'error_managing']],
-    ['available', ['creating', 'reserved', 'attaching', 'detaching', 'maintenance', 'awaiting-transfer', 'backing-up', 'restoring-backup', 'extending', 'downloading', 'uploading', 'retyping', 'reverting', 'managing']],
+    ['available', ['creating', 'reserved', 'attaching', 'in-use', 'detaching', 'maintenance', 'awaiting-transfer', 'backing-up', 'restoring-backup', 'extending', 'downloading', 'uploading', 'retyping', 'reverting', 'managing']],
     ['extending', ['available', 'in-use']],
     ['error_deleting', ['deleting']],
     ['creating', []],

@@ -37,17 +37,21 @@ export const isVolumeStatus = (s: unknown): s is VolumeStatus => typeof s === 's
  * (backup, upload, extend, retype) list both `available` and `in-use` as targets; the worker knows
  * which one applies. Cinder: deletion is allowed from available, error, error_restoring,
  * error_extending and error_managing; error_deleting is left only by an admin force-delete.
+ * Attach edges (BS-8.1.9) follow Cinder's attachment code: a legacy `os-attach` takes an
+ * available volume straight to in-use (`finish_attach`), and removing an attachment sets the
+ * status its remaining attachments imply (`volume_detached`): in-use → available when the last
+ * attached one goes, attaching → reserved when only a reserved one is left.
  */
 const NEXT: Readonly<Record<VolumeStatus, readonly VolumeStatus[]>> = {
   creating: ['available', 'error', 'downloading'],
   downloading: ['available', 'error'],
   available: [
     'deleting', 'extending', 'retyping', 'backing-up', 'restoring-backup', 'awaiting-transfer', 'uploading',
-    'reserved', 'attaching', 'maintenance', 'reverting',
+    'reserved', 'attaching', 'in-use', 'maintenance', 'reverting',
   ],
   reserved: ['attaching', 'available', 'in-use'],
-  attaching: ['in-use', 'available'],
-  'in-use': ['detaching', 'extending', 'retyping', 'backing-up', 'uploading', 'reserved', 'attaching'],
+  attaching: ['in-use', 'available', 'reserved'],
+  'in-use': ['detaching', 'extending', 'retyping', 'backing-up', 'uploading', 'reserved', 'attaching', 'available'],
   detaching: ['available', 'in-use'],
   maintenance: ['available', 'error'],
   deleting: ['error_deleting'],

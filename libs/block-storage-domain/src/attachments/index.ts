@@ -1,0 +1,3 @@
+export * from './attachment';
+export * from './attachment.validation';
+export * from './local-connection';

@@ -1,0 +1,2 @@
+export * from './attachment.repository';
+export { attachmentMigrations } from './attachment.migration';
