@@ -72,9 +72,10 @@ describe('decideStuck', () => {
     ['backing-up held by a live backup', { status: 'backing-up', holderLive: true, idleMs: 10_000_000 }, 'leave', null],
     ['backing-up whose backup is gone', { status: 'backing-up', holderLive: false }, 'end', 'previous'],
     ['restoring-backup whose restore is gone', { status: 'restoring-backup', holderLive: false }, 'end', 'error_restoring'],
-    ['attaching (no compute drives it)', { status: 'attaching' }, 'end', 'available'],
-    ['detaching', { status: 'detaching' }, 'end', 'in-use'],
-    ['reserved', { status: 'reserved' }, 'end', 'available'],
+    // attach states belong to the attaching client (attachments API), never timed out, as in Cinder
+    ['attaching, however long', { status: 'attaching', idleMs: 10_000_000 }, 'leave', null],
+    ['detaching, however long', { status: 'detaching', idleMs: 10_000_000 }, 'leave', null],
+    ['reserved, however long', { status: 'reserved', idleMs: 10_000_000, worker: 'down' }, 'leave', null],
     ['migration running, destination alive', { status: 'available', migrationStatus: 'migrating' }, 'resume', null],
     ['migration running, destination down', { status: 'maintenance', migrationStatus: 'starting', worker: 'down' }, 'end', 'previous'],
     ['migration over, status available', { status: 'available', migrationStatus: 'success' }, 'leave', null],

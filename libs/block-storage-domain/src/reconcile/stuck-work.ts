@@ -9,10 +9,13 @@ export type ReconciledResource = (typeof RECONCILED_RESOURCES)[number];
  * What a transitional status waits for:
  * - `backend-job`: a job of the back end that owns the row (volume/backup worker);
  * - `holder`: another resource's work (a volume `backing-up` is held by its `creating` backup);
- * - `outside`: an actor this product does not run (compute for attach states, the image service
- *   for upload/download) or an API call that never finished; nothing here can drive it on.
+ * - `outside`: an actor this product does not run (the image service for upload/download) or an
+ *   API call that never finished; nothing here can drive it on.
+ * - `client`: the attaching client (compute) through the attachments API, which may take as long as
+ *   it needs (a boot from volume waits for its instance); Cinder never times these states out, and
+ *   ending them here would leave the client's attachment behind. Left alone.
  */
-export type StuckWaitsFor = 'backend-job' | 'holder' | 'outside';
+export type StuckWaitsFor = 'backend-job' | 'holder' | 'outside' | 'client';
 
 /** `previous`: the status before the operation (`in-use` when the volume is attached, else `available`). */
 export type StuckEnd = string;
@@ -30,13 +33,14 @@ export interface StuckRule {
 const job = (endsIn: string, message: StuckRule['message'], resumable = true): StuckRule => ({ waitsFor: 'backend-job', resumable, endsIn, message });
 const held = (endsIn: string, message: StuckRule['message'] = null): StuckRule => ({ waitsFor: 'holder', resumable: false, endsIn, message });
 const outside = (endsIn: string, message: StuckRule['message'] = null): StuckRule => ({ waitsFor: 'outside', resumable: false, endsIn, message });
+const client = (endsIn: string): StuckRule => ({ waitsFor: 'client', resumable: false, endsIn, message: null });
 
 /**
  * Every transitional status of every reconciled resource (the statuses of the domain's status
  * tables that are left only by some work finishing), with what it waits for and where it ends.
  * Ends follow the transition tables (`creating → error`, `deleting → error_deleting`, `extending
- * → error_extending`, `restoring-backup → error_restoring`, attach states roll back as
- * `os-unreserve` / `os-roll_detaching` do); `unmanaging` has no exit in the tables and ends in
+ * → error_extending`, `restoring-backup → error_restoring`; attach states are left to their client);
+ * `unmanaging` has no exit in the tables and ends in
  * `error`, as an admin reset-state would leave it.
  */
 export const STUCK_RULES: Readonly<Record<ReconciledResource, Readonly<Record<string, StuckRule>>>> = {
@@ -51,9 +55,10 @@ export const STUCK_RULES: Readonly<Record<ReconciledResource, Readonly<Record<st
     'restoring-backup': held('error_restoring', { action: 'backup-restore', detail: 'backup-restore-error' }),
     downloading: outside('error', { action: 'copy-image-to-volume', detail: 'unknown-error' }),
     uploading: outside('previous', { action: 'copy-volume-to-image', detail: 'failed-to-upload-volume' }),
-    attaching: outside('available', { action: 'attach-volume', detail: 'attach-error' }),
-    reserved: outside('available', { action: 'attach-volume', detail: 'attach-error' }),
-    detaching: outside('in-use', { action: 'update-attachment', detail: 'detach-error' }),
+    // what an admin's os-unreserve / os-roll_detaching would do, if anyone asked
+    attaching: client('available'),
+    reserved: client('available'),
+    detaching: client('in-use'),
     retyping: outside('previous', { action: 'migrate-volume', detail: 'unknown-error' }),
     maintenance: outside('available', { action: 'migrate-volume', detail: 'unknown-error' }),
   },
@@ -154,6 +159,8 @@ export function decideStuck(work: StuckWork, bounds: ReconcileBounds): StuckDeci
       return work.holderLive === true ? { action: 'leave', reason: `${what} is held by live work` } : end(`${idle} and the work holding it is gone`);
     case 'outside':
       return end(`${idle} and nothing in this service drives it on`);
+    case 'client':
+      return { action: 'leave', reason: `${what} is driven by the attaching client, which Cinder never times out` };
     case 'backend-job':
       if (work.worker === 'unplaced') {
         return { action: 'end', to: rule.endsIn, reason: `${idle} and no back end was ever chosen for it`, message: work.resource === 'volume' ? { action: 'schedule-allocate-volume', detail: 'unknown-error' } : null };
