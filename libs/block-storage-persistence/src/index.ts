@@ -10,3 +10,4 @@ export * from './groups';
 export * from './admin';
 export * from './qos';
 export * from './reconcile';
+export { recordProgress, setStorySink, type StatusChange, type StorySink } from './story/status-story';

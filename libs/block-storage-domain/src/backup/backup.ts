@@ -49,6 +49,11 @@ export interface BackupValue {
   readonly metadata: Readonly<Record<string, string>>;
   readonly encryptionKeyId: string | null;
   readonly restoreVolumeId: string | null;
+  /**
+   * Ours, not Cinder's: whole percent of the backup's running (or last) create or restore, as the
+   * worker stores it with each progress report; null before any job reported.
+   */
+  readonly progress?: number | null;
   readonly dataTimestamp: Timestamp;
   readonly createdAt: Timestamp;
   readonly updatedAt: Timestamp | null;
@@ -349,6 +354,23 @@ export const backupSortKeys = (mv: Microversion): string[] => [
 ];
 
 /** Job names of the backup worker and their payloads. The queue is the one of the back end holding the bytes. */
+/**
+ * Whole percent of a running backup or restore: `done` of `total` bytes, floored so 100 means
+ * finished (a job with nothing to do is finished). Ours: Cinder reports no backup progress.
+ */
+export const progressPercent = (done: number, total: number): number =>
+  total <= 0 ? 100 : Math.max(0, Math.min(100, Math.floor((done * 100) / total)));
+
+/**
+ * The 10% step (10, 20, …, 100) a job's progress reached in moving from `before` to `after`, or
+ * null when it crossed none: the story logs one line per step reached (the highest, when a report
+ * jumps several).
+ */
+export function progressStepReached(before: number, after: number): number | null {
+  const step = Math.floor(after / 10) * 10;
+  return step >= 10 && step > Math.floor(Math.max(before, 0) / 10) * 10 ? step : null;
+}
+
 export const BACKUP_CREATE_JOB = 'backup.create';
 export const BACKUP_RESTORE_JOB = 'backup.restore';
 export const BACKUP_DELETE_JOB = 'backup.delete';
