@@ -16,14 +16,14 @@ const zstdLib = () => (zstd ??= require(workerData.zstdModule));
 
 const hex = (algo, bytes) => createHash(algo).update(bytes).digest('hex');
 
+const ZERO = Buffer.alloc(1024 * 1024);
+
+/** Whether every byte is zero: memcmp against a zero buffer, a MiB at a time. */
 function isZero(bytes) {
-  // Compare 8 bytes at a time where aligned; the tail byte by byte.
-  const n8 = bytes.byteOffset % 8 === 0 ? Math.floor(bytes.length / 8) : 0;
-  if (n8 > 0) {
-    const words = new BigUint64Array(bytes.buffer, bytes.byteOffset, n8);
-    for (let i = 0; i < n8; i++) if (words[i] !== 0n) return false;
+  for (let off = 0; off < bytes.length; off += ZERO.length) {
+    const n = Math.min(ZERO.length, bytes.length - off);
+    if (!Buffer.from(bytes.buffer, bytes.byteOffset + off, n).equals(ZERO.subarray(0, n))) return false;
   }
-  for (let i = n8 * 8; i < bytes.length; i++) if (bytes[i] !== 0) return false;
   return true;
 }
 
