@@ -42,9 +42,14 @@ const schema = z.object({
   /** Bytes per backup object (a multiple of the hash block size, BS-11.2). */
   BACKUP_CHUNK_SIZE: z.coerce.number().int().min(4096).max(1024 * 1024 * 1024).default(32 * 1024 * 1024),
   BACKUP_HASH_BLOCK_SIZE: z.coerce.number().int().min(512).max(64 * 1024 * 1024).default(32 * 1024),
-  /** zlib (gzip), none (off, no); bz2 and zstd are refused by this worker. */
-  BACKUP_COMPRESSION: z.enum(['zlib', 'gzip', 'none', 'off', 'no']).default('zlib'),
+  /** zlib (gzip), zstd, none (off, no); bz2 is refused by this worker. Restore reads all three. */
+  BACKUP_COMPRESSION: z.enum(['zlib', 'gzip', 'zstd', 'none', 'off', 'no']).default('zlib'),
   BACKUP_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
+  /**
+   * Chunks (backup) or objects (restore) in flight per job: read, hashed, compressed or written at
+   * once. A job holds at most about twice this many chunks in memory.
+   */
+  BACKUP_PIPELINE_DEPTH: z.coerce.number().int().min(1).max(32).default(3),
 });
 
 export interface BackupWorkerConfig {
@@ -87,6 +92,7 @@ function configFor(c: z.infer<typeof schema>, backendName: string, directory: st
       blockSize: c.BACKUP_HASH_BLOCK_SIZE,
       compression: c.BACKUP_COMPRESSION,
       concurrency: c.BACKUP_CONCURRENCY,
+      pipelineDepth: c.BACKUP_PIPELINE_DEPTH,
     }),
   });
 }

@@ -11,3 +11,4 @@ export * from './admin';
 export * from './qos';
 export * from './reconcile';
 export * from './attachments';
+export { recordProgress, setStorySink, type StatusChange, type StorySink } from './story/status-story';

@@ -25,6 +25,12 @@ export function affectedOf(result: unknown): number {
   return r?.rowCount ?? r?.affected ?? 0;
 }
 
+/** Rows an UPDATE … RETURNING gave back (TypeORM's postgres driver wraps them as `[rows, count]`). */
+export function returnedRows<T>(result: unknown): T[] {
+  if (Array.isArray(result) && result.length === 2 && typeof result[1] === 'number') return result[0] as T[];
+  return rowsOf<T>(result);
+}
+
 /** Escapes `%`, `_` and `\` for a LIKE pattern. */
 export const likeEscape = (s: string): string => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 

@@ -1,6 +1,7 @@
 import { isUuid, type VolumeDetailPlan, type ListFilter, type Paging, type SnapshotValue, type VolumeStatus, type VolumeValue, type SnapshotStatus } from '@osc/block-storage-domain';
 import { afterMarker, orderBy } from './list-sql';
-import { affectedOf, likeEscape, Params, rowsOf, type Queryable } from './sql';
+import { affectedOf, likeEscape, Params, returnedRows, rowsOf, type Queryable } from './sql';
+import { recordStatusChange, type StatusChange } from './story/status-story';
 
 /** A volume as stored, with the fields only services need (never rendered directly). */
 export interface StoredVolume extends VolumeValue {
@@ -236,6 +237,7 @@ export class VolumeRepository {
         v.consumesQuota, v.sharedTargets, v.serviceUuid, v.createdAt, v.updatedAt,
       ],
     );
+    recordStatusChange(db, { resource: 'volume', volumeId: v.id, projectId: v.projectId, status: v.status, previousStatus: null });
   }
 
   async list(
@@ -317,10 +319,10 @@ export class VolumeRepository {
     const p = new Params();
     const sets = [`"status" = ${p.add(to)}`, `"updated_at" = ${p.add(now)}`, ...volumeSets(p, set)];
     const r = await db.query(
-      `UPDATE "volumes" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false AND status = ANY(${p.add([...allowed])}::varchar[])`,
+      `UPDATE "volumes" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false AND status = ANY(${p.add([...allowed])}::varchar[]) RETURNING project_id`,
       p.values,
     );
-    return affectedOf(r) > 0;
+    return tellChanged(db, r, allowed, to, (row) => ({ resource: 'volume', volumeId: id, projectId: row['project_id'] }));
   }
 
   /**
@@ -341,10 +343,10 @@ export class VolumeRepository {
     const named = migrations.filter((m): m is string => m !== null);
     const orNull = migrations.includes(null) ? ' OR migration_status IS NULL' : '';
     const r = await db.query(
-      `UPDATE "volumes" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false AND status = ANY(${p.add([...allowed])}::varchar[]) AND (migration_status = ANY(${p.add(named)}::varchar[])${orNull})`,
+      `UPDATE "volumes" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false AND status = ANY(${p.add([...allowed])}::varchar[]) AND (migration_status = ANY(${p.add(named)}::varchar[])${orNull}) RETURNING project_id`,
       p.values,
     );
-    return affectedOf(r) > 0;
+    return tellChanged(db, r, allowed, to, (row) => ({ resource: 'volume', volumeId: id, projectId: row['project_id'] }));
   }
 
   /**
@@ -383,8 +385,12 @@ export class VolumeRepository {
   async update(db: Queryable, id: string, set: Readonly<Record<string, unknown>>, now: Date): Promise<boolean> {
     const p = new Params();
     const sets = [`"updated_at" = ${p.add(now)}`, ...volumeSets(p, set)];
-    const r = await db.query(`UPDATE "volumes" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false`, p.values);
-    return affectedOf(r) > 0;
+    if (typeof set['status'] !== 'string') {
+      const r = await db.query(`UPDATE "volumes" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false`, p.values);
+      return affectedOf(r) > 0;
+    }
+    const r = await db.query(`UPDATE "volumes" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false RETURNING project_id`, p.values);
+    return tellChanged(db, r, [], set['status'], (row) => ({ resource: 'volume', volumeId: id, projectId: row['project_id'] }));
   }
 
   /** Soft-deletes the row if it is still in one of `allowed` statuses. */
@@ -397,6 +403,7 @@ export class VolumeRepository {
       ),
     );
     const first = Array.isArray(rows[0]) ? (rows[0] as Row[])[0] : rows[0];
+    if (first) recordStatusChange(db, { resource: 'volume', volumeId: first['id'], projectId: first['project_id'], status: 'deleted' });
     return first ? toVolume(first) : null;
   }
 
@@ -414,6 +421,7 @@ export class VolumeRepository {
       ),
     );
     const first = Array.isArray(rows[0]) ? (rows[0] as Row[])[0] : rows[0];
+    if (first) recordStatusChange(db, { resource: 'volume', volumeId: first['id'], projectId: first['project_id'], status: 'deleted' });
     return first ? toVolume(first) : null;
   }
 
@@ -430,6 +438,7 @@ export class VolumeRepository {
       ),
     );
     const first = Array.isArray(rows[0]) ? (rows[0] as Row[])[0] : rows[0];
+    if (first) recordStatusChange(db, { resource: 'volume', volumeId: first['id'], projectId: first['project_id'], status: 'deleted' });
     return first ? toVolume(first) : null;
   }
 
@@ -515,6 +524,7 @@ export class SnapshotRepository {
         "progress","metadata","use_quota","host","created_at","updated_at","manage_source") VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11::jsonb,$12,$13,$14,$15,$16)`,
       [s.id, s.projectId, s.userId, s.volumeId, s.volumeTypeId, s.name, s.description, s.size, s.status, s.progress, JSON.stringify(s.metadata), s.consumesQuota, s.host, s.createdAt, s.updatedAt, s.manageSource ?? null],
     );
+    recordStatusChange(db, { resource: 'snapshot', snapshotId: s.id, volumeId: s.volumeId, projectId: s.projectId, status: s.status, previousStatus: null });
   }
 
   async list(db: Queryable, projectId: string | null, filters: readonly ListFilter[], paging: Paging, withCount: boolean): Promise<ListPage<StoredSnapshot>> {
@@ -542,10 +552,10 @@ export class SnapshotRepository {
     const sets = [`"status" = ${p.add(to)}`, `"updated_at" = ${p.add(now)}`];
     for (const [col, value] of Object.entries(set)) sets.push(`"${col}" = ${p.add(value)}`);
     const r = await db.query(
-      `UPDATE "snapshots" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false AND status = ANY(${p.add([...allowed])}::varchar[])`,
+      `UPDATE "snapshots" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false AND status = ANY(${p.add([...allowed])}::varchar[]) RETURNING project_id, volume_id`,
       p.values,
     );
-    return affectedOf(r) > 0;
+    return tellChanged(db, r, allowed, to, (row) => ({ resource: 'snapshot', snapshotId: id, volumeId: row['volume_id'], projectId: row['project_id'] }));
   }
 
   async update(db: Queryable, id: string, set: Readonly<Record<string, unknown>>, now: Date): Promise<boolean> {
@@ -555,8 +565,12 @@ export class SnapshotRepository {
       const jsonCol = col === 'metadata';
       sets.push(`"${col}" = ${p.add(jsonCol ? JSON.stringify(value) : value)}${jsonCol ? '::jsonb' : ''}`);
     }
-    const r = await db.query(`UPDATE "snapshots" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false`, p.values);
-    return affectedOf(r) > 0;
+    if (typeof set['status'] !== 'string') {
+      const r = await db.query(`UPDATE "snapshots" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false`, p.values);
+      return affectedOf(r) > 0;
+    }
+    const r = await db.query(`UPDATE "snapshots" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false RETURNING project_id, volume_id`, p.values);
+    return tellChanged(db, r, [], set['status'], (row) => ({ resource: 'snapshot', snapshotId: id, volumeId: row['volume_id'], projectId: row['project_id'] }));
   }
 
   async softDelete(db: Queryable, id: string, allowed: readonly SnapshotStatus[], now: Date): Promise<StoredSnapshot | null> {
@@ -568,6 +582,7 @@ export class SnapshotRepository {
       ),
     );
     const first = Array.isArray(rows[0]) ? (rows[0] as Row[])[0] : rows[0];
+    if (first) recordStatusChange(db, { resource: 'snapshot', snapshotId: first['id'], volumeId: first['volume_id'], projectId: first['project_id'], status: 'deleted' });
     return first ? toSnapshot(first) : null;
   }
 }
@@ -634,4 +649,23 @@ function volumeDetailJsonSql(plan: VolumeDetailPlan, p: Params): string {
   }
   parts.push(`CASE WHEN x.image_metadata IS NOT NULL AND jsonb_typeof(x.image_metadata) <> 'null' THEN ${pair('volume_image_metadata', 'x.image_metadata')} ELSE NULL END`);
   return `'{' || concat_ws(',', ${parts.join(', ')}) || '}'`;
+}
+
+/**
+ * The story line of a status write that returned its row (none when nothing changed): the change
+ * is told after commit. `previousStatus` is known when exactly one source status was allowed; a
+ * write that keeps the status (allowed = [to]) is not a change.
+ */
+export function tellChanged(
+  db: Queryable,
+  result: unknown,
+  allowed: readonly string[],
+  to: string,
+  ids: (row: Row) => Omit<StatusChange, 'status' | 'previousStatus'>,
+): boolean {
+  const row = returnedRows<Row>(result)[0];
+  if (row === undefined) return false;
+  if (allowed.length === 1 && allowed[0] === to) return true;
+  recordStatusChange(db, { ...ids(row), status: to, ...(allowed.length === 1 ? { previousStatus: allowed[0] } : {}) });
+  return true;
 }

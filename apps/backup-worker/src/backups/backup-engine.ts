@@ -1,7 +1,5 @@
 import { createHash } from 'node:crypto';
-import { open } from 'node:fs/promises';
-import { promisify } from 'node:util';
-import zlib from 'node:zlib';
+import { open, type FileHandle } from 'node:fs/promises';
 import {
   assertChunkParameters,
   assertIncrementalCompatible,
@@ -11,6 +9,7 @@ import {
   hashFileObjectName,
   manifestDocument,
   manifestObjectName,
+  nonZeroRanges,
   parseManifestObjects,
   planChunks,
   type BackupCodec,
@@ -21,9 +20,7 @@ import {
 } from '@osc/block-storage-domain';
 import { InvalidInputError } from '@osc/errors';
 import type { PosixBackupStore } from './backup-store';
-
-const deflate = promisify(zlib.deflate);
-const inflate = promisify(zlib.inflate);
+import type { ChunkWorkers, PackedPiece } from './chunk-workers';
 
 /** Where a backup's objects live: the container and the object-name prefix (its service_metadata). */
 export interface BackupLocation {
@@ -34,40 +31,40 @@ export interface BackupLocation {
 /** Thrown when the backup left the status the operation needs (deleted, force-deleted, reset). */
 export class BackupCancelledError extends Error {}
 
-const md5 = (b: Buffer): string => createHash('md5').update(b).digest('hex');
 const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
 
-async function compress(codec: BackupCodec, data: Buffer): Promise<{ codec: BackupCodec; bytes: Buffer }> {
-  switch (codec) {
-    case 'none':
-      return { codec: 'none', bytes: data };
-    case 'zlib': {
-      const out = await deflate(data, { level: 1 });
-      // BS-11.4: store raw bytes when compression does not shrink the chunk.
-      return out.length < data.length ? { codec: 'zlib', bytes: out } : { codec: 'none', bytes: data };
-    }
-    case 'bz2':
-    case 'zstd':
-      throw new InvalidInputError(`Unsupported backup compression algorithm on this worker: ${codec}`);
-  }
-}
+/**
+ * A running job's progress report: `done` of `total` bytes; resolves false when the job must stop
+ * (the backup left the status the job needs). Called at least once per chunk's worth of bytes.
+ */
+export type ProgressReport = (done: number, total: number) => Promise<boolean>;
 
-async function decompress(codec: BackupCodec, data: Buffer): Promise<Buffer> {
-  switch (codec) {
-    case 'none':
-      return data;
-    case 'zlib':
-      return inflate(data);
-    case 'bz2':
-    case 'zstd':
-      throw new InvalidInputError(`Unsupported backup compression algorithm on this worker: ${codec}`);
+/** At most `limit` holders at once; the bound on chunks in flight. */
+class Gate {
+  private held = 0;
+  private readonly queue: (() => void)[] = [];
+  constructor(private readonly limit: number) {}
+  async enter(): Promise<void> {
+    if (this.held < this.limit) {
+      this.held++;
+      return;
+    }
+    await new Promise<void>((resolve) => this.queue.push(resolve));
+  }
+  leave(): void {
+    const next = this.queue.shift();
+    if (next) next();
+    else this.held--;
   }
 }
 
 export interface CreateBackupOptions {
   readonly store: PosixBackupStore;
+  readonly workers: ChunkWorkers;
   readonly params: ChunkParameters;
   readonly codec: BackupCodec;
+  /** Chunks read, hashed, compressed or written at once (memory ≈ twice this many chunks). */
+  readonly depth: number;
   /** The file holding the bytes (volume or snapshot). */
   readonly source: string;
   /** Bytes to back up (the volume's size). */
@@ -77,15 +74,29 @@ export interface CreateBackupOptions {
   readonly volumeMeta: string;
   /** The parent's location for an incremental backup (BS-11.6). */
   readonly parent: BackupLocation | null;
-  /** Re-reads the backup's status before each chunk (BS-11.4); true = stop. */
-  readonly cancelled: () => Promise<boolean>;
+  /** Reported after each chunk is stored; false = stop (BS-11.4). */
+  readonly progress: ProgressReport;
+}
+
+/** Reads `length` bytes at `offset` into `buf`; a source shorter than the volume reads as zeros. */
+async function readFully(fh: FileHandle, buf: Buffer, length: number, offset: number): Promise<void> {
+  let filled = 0;
+  while (filled < length) {
+    const { bytesRead } = await fh.read(buf, filled, length - filled, offset + filled);
+    if (bytesRead === 0) break;
+    filled += bytesRead;
+  }
+  if (filled < length) buf.fill(0, filled, length);
 }
 
 /**
- * Writes a full or incremental backup (BS-11.4–11.6): data objects first, hash file and manifest
- * last, so a backup without a manifest is recognisably incomplete. All-zero chunks of a full
- * backup are not stored (BS-11.9); restore treats missing ranges as zeros. On cancel the written
- * objects are removed.
+ * Writes a full or incremental backup (BS-11.4–11.6) as a pipeline: chunks are read, hashed,
+ * compressed and written concurrently, at most `depth` chunks in flight, the CPU work on worker
+ * threads; objects are named and listed in volume order whatever order chunks finish in. A full
+ * backup stores only the runs of blocks that are not zeros (BS-11.9: restore reads the rest as
+ * zeros); an incremental the runs whose digest differs from the parent's. Data objects first,
+ * hash file and manifest last, so a backup without a manifest is recognisably incomplete. On
+ * cancel the written objects are removed.
  */
 export async function writeBackup(o: CreateBackupOptions): Promise<{ objectCount: number }> {
   assertChunkParameters(o.params);
@@ -104,70 +115,71 @@ export async function writeBackup(o: CreateBackupOptions): Promise<{ objectCount
     parentHashes = doc.sha256s;
   }
   await o.store.ensureContainer(o.location.container);
-  const zeroBlock = Buffer.alloc(blockSize);
-  const zeroHash = sha256(zeroBlock);
-  const hashes: string[] = [];
+  const zeroHash = sha256(Buffer.alloc(blockSize));
+  const chunks = planChunks(o.bytes, chunkSize);
+  const hashes: string[][] = new Array<string[]>(chunks.length);
   const objects: ManifestObject[] = [];
+  const depth = Math.max(1, o.depth);
+  const buffers: ArrayBuffer[] = [];
   const input = await open(o.source, 'r');
-  const buf = Buffer.allocUnsafe(chunkSize);
+
+  /** Read, hash, choose ranges and pack one chunk (runs concurrently with its neighbours). */
+  const prepare = async (index: number, chunk: ChunkRange): Promise<{ ranges: ChunkRange[]; pieces: PackedPiece[] }> => {
+    let buf = buffers.pop() ?? new ArrayBuffer(chunkSize);
+    await readFully(input, Buffer.from(buf), chunk.length, chunk.offset);
+    const h = await o.workers.hash(buf, chunk.length, blockSize, zeroHash);
+    buf = h.buf;
+    hashes[index] = h.hashes;
+    const first = chunk.offset / blockSize;
+    const ranges =
+      parentHashes === null
+        ? nonZeroRanges(h.zero, blockSize, chunk.length, chunkSize)
+        : changedRanges(parentHashes.slice(first, first + h.hashes.length), h.hashes, blockSize, chunk.length, chunkSize);
+    if (ranges.length === 0) {
+      buffers.push(buf);
+      return { ranges, pieces: [] };
+    }
+    const packed = await o.workers.pack(buf, chunk.length, ranges.map((r) => [r.offset, r.length] as const), o.codec);
+    buffers.push(packed.buf);
+    return { ranges, pieces: packed.pieces };
+  };
+
+  const inFlight: Promise<{ ranges: ChunkRange[]; pieces: PackedPiece[] }>[] = [];
+  let done = 0;
   try {
-    for (const chunk of planChunks(o.bytes, chunkSize)) {
-      if (await o.cancelled()) throw new BackupCancelledError('The backup was cancelled.');
-      let filled = 0;
-      while (filled < chunk.length) {
-        const { bytesRead } = await input.read(buf, filled, chunk.length - filled, chunk.offset + filled);
-        if (bytesRead === 0) break;
-        filled += bytesRead;
+    let next = 0;
+    for (let written = 0; written < chunks.length; written++) {
+      // Keep `depth` chunks in preparation ahead of the one being written.
+      while (next < chunks.length && next - written < depth) {
+        const i = next++;
+        const p = prepare(i, chunks[i] as ChunkRange);
+        p.catch(() => undefined);
+        inFlight[i] = p;
       }
-      // A source shorter than the volume reads as zeros past its end.
-      if (filled < chunk.length) buf.fill(0, filled, chunk.length);
-      const data = buf.subarray(0, chunk.length);
-      const first = hashes.length;
-      let allZero = true;
-      for (let off = 0; off < data.length; off += blockSize) {
-        const block = data.subarray(off, Math.min(off + blockSize, data.length));
-        const zero =
-          block.length === blockSize
-            ? block.equals(zeroBlock)
-            : block.equals(zeroBlock.subarray(0, block.length));
-        if (!zero) allZero = false;
-        hashes.push(zero && block.length === blockSize ? zeroHash : sha256(block));
-      }
-      let ranges: ChunkRange[];
-      if (parentHashes === null) ranges = allZero ? [] : [{ offset: 0, length: data.length }];
-      else
-        ranges = changedRanges(
-          parentHashes.slice(first, hashes.length),
-          hashes.slice(first),
-          blockSize,
-          data.length,
-          chunkSize,
-        );
-      for (const r of ranges) {
-        const piece = data.subarray(r.offset, r.offset + r.length);
-        const packed = await compress(o.codec, piece);
+      const chunk = chunks[written] as ChunkRange;
+      const { ranges, pieces } = await (inFlight[written] as Promise<{ ranges: ChunkRange[]; pieces: PackedPiece[] }>);
+      delete inFlight[written];
+      for (const [k, r] of ranges.entries()) {
+        const piece = pieces[k] as PackedPiece;
         const name = dataObjectName(o.location.prefix, objects.length + 1);
-        await o.store.write(o.location.container, name, packed.bytes);
-        objects.push({
-          name,
-          offset: chunk.offset + r.offset,
-          length: r.length,
-          compression: packed.codec,
-          md5: md5(piece),
-        });
+        await o.store.write(o.location.container, name, Buffer.from(piece.bytes));
+        objects.push({ name, offset: chunk.offset + r.offset, length: r.length, compression: piece.codec, md5: piece.md5 });
       }
+      done += chunk.length;
+      if (!(await o.progress(done, o.bytes))) throw new BackupCancelledError('The backup was cancelled.');
     }
   } catch (err) {
+    // Let chunks still in preparation finish before the input closes under them.
+    await Promise.allSettled(inFlight.filter((p) => p !== undefined));
     await input.close();
-    if (err instanceof BackupCancelledError)
-      await o.store.deletePrefix(o.location.container, o.location.prefix);
+    if (err instanceof BackupCancelledError) await o.store.deletePrefix(o.location.container, o.location.prefix);
     throw err;
   }
   await input.close();
   await o.store.write(
     o.location.container,
     hashFileObjectName(o.location.prefix),
-    Buffer.from(hashFileDocument(o.description, blockSize, hashes), 'utf8'),
+    Buffer.from(hashFileDocument(o.description, blockSize, hashes.flat()), 'utf8'),
   );
   await o.store.write(
     o.location.container,
@@ -201,9 +213,14 @@ export async function readManifest(
 }
 
 const MIB = 1024 * 1024;
+/** Granularity of the zero runs a restore leaves as holes. */
+const SPARSE_BLOCK = 32 * 1024;
 
 export interface RestoreOptions {
   readonly store: PosixBackupStore;
+  readonly workers: ChunkWorkers;
+  /** Objects read, checked and written at once. */
+  readonly depth: number;
   /** The full backup first, then each incremental up to the requested one. */
   readonly chain: readonly BackupLocation[];
   readonly target: string;
@@ -211,53 +228,112 @@ export interface RestoreOptions {
   readonly bytes: number;
   /** A freshly created (sparse, all-zero) target: zero ranges are skipped (BS-11.7). */
   readonly newVolume: boolean;
-  readonly cancelled: () => Promise<boolean>;
+  /** Reported at least once per chunk's worth of restored bytes; false = stop. */
+  readonly progress: ProgressReport;
+  /** Bytes between two progress reports at most. */
+  readonly reportEvery: number;
 }
 
-/** Writes the chain's bytes into the target (BS-11.7); returns the requested backup's volume_meta. */
+/**
+ * Writes the chain's bytes into the target (BS-11.7); returns the requested backup's volume_meta.
+ * Objects are read, decompressed and checked (length, MD5) concurrently, at most `depth` at once;
+ * each backup of the chain is applied whole before the next. The full backup lands on a target
+ * that is all holes (a new volume, or an existing one of the backup's size truncated to nothing and
+ * back), and its zero blocks are not written, so they stay holes; ranges no object covers are zeros.
+ */
 export async function restoreBackup(o: RestoreOptions): Promise<string | null> {
   const manifests = [];
   for (const loc of o.chain) manifests.push({ loc, ...(await readManifest(o.store, loc)) });
+  const total = manifests.reduce((n, m) => n + m.objects.reduce((k, x) => k + x.length, 0), 0);
   const out = await open(o.target, 'r+');
-  const zero = Buffer.alloc(MIB);
+  let done = 0;
+  let reported = 0;
   try {
-    for (const [i, m] of manifests.entries()) {
-      if (i === 0 && !o.newVolume) {
-        // Ranges the full backup did not store are zeros: clear what the target holds there.
-        const covered = [...m.objects].sort((a, b) => a.offset - b.offset);
-        let pos = 0;
-        const gaps: ChunkRange[] = [];
-        for (const x of covered) {
-          if (x.offset > pos) gaps.push({ offset: pos, length: x.offset - pos });
-          pos = Math.max(pos, x.offset + x.length);
-        }
-        if (pos < o.bytes) gaps.push({ offset: pos, length: o.bytes - pos });
-        const buf = Buffer.allocUnsafe(MIB);
-        for (const g of gaps) {
-          for (let p = g.offset; p < g.offset + g.length; p += MIB) {
-            const len = Math.min(MIB, g.offset + g.length - p);
-            const { bytesRead } = await out.read(buf, 0, len, p);
-            if (bytesRead > 0 && !buf.subarray(0, bytesRead).equals(zero.subarray(0, bytesRead)))
-              await out.write(zero, 0, len, p);
-          }
-        }
-      }
-      for (const x of m.objects) {
-        if (await o.cancelled()) throw new BackupCancelledError('The restore was cancelled.');
-        const data = await decompress(x.compression, await o.store.read(m.loc.container, x.name));
-        if (data.length !== x.length || md5(data) !== x.md5)
-          throw new InvalidInputError(`Invalid backup: object ${x.name} is corrupt (checksum mismatch).`);
-        for (let p = 0; p < data.length; p += MIB) {
-          const piece = data.subarray(p, Math.min(p + MIB, data.length));
-          if (o.newVolume && i === 0 && piece.equals(zero.subarray(0, piece.length))) continue;
-          await out.write(piece, 0, piece.length, x.offset + p);
-        }
-        await out.datasync();
-      }
+    let holes = o.newVolume;
+    if (!o.newVolume) {
+      const size = (await out.stat()).size;
+      if (size === o.bytes) {
+        // Every byte is replaced: drop the old blocks at once (holes read as zeros).
+        await out.truncate(0);
+        await out.truncate(size);
+        holes = true;
+      } else await zeroUncovered(out, manifests[0]?.objects ?? [], o.bytes);
     }
+    for (const [i, m] of manifests.entries()) {
+      const sparse = holes && i === 0;
+      const gate = new Gate(Math.max(1, o.depth));
+      const running = new Set<Promise<void>>();
+      let failure: unknown = null;
+      for (const x of m.objects) {
+        await gate.enter();
+        if (failure !== null) {
+          gate.leave();
+          break;
+        }
+        const job = (async () => {
+          const stored = await o.store.read(m.loc.container, x.name);
+          const r = await o.workers.unpack(own(stored), x.compression, x.length, x.md5, sparse ? SPARSE_BLOCK : 0);
+          if (r.corrupt) throw new InvalidInputError(`Invalid backup: object ${x.name} is corrupt (checksum mismatch).`);
+          const bytes = Buffer.from(r.bytes);
+          for (const [off, len] of r.runs) {
+            for (let p = off; p < off + len; p += 8 * MIB) {
+              const n = Math.min(8 * MIB, off + len - p);
+              await out.write(bytes, p, n, x.offset + p);
+            }
+          }
+          done += x.length;
+          if (done - reported >= o.reportEvery || done === total) {
+            reported = done;
+            if (!(await o.progress(done, total))) throw new BackupCancelledError('The restore was cancelled.');
+          }
+        })()
+          .catch((err: unknown) => {
+            failure ??= err;
+          })
+          .finally(() => gate.leave());
+        running.add(job);
+        void job.then(() => running.delete(job));
+      }
+      await Promise.all(running);
+      if (failure !== null) throw failure;
+    }
+    if (total === 0 && !(await o.progress(0, 0))) throw new BackupCancelledError('The restore was cancelled.');
     await out.sync();
   } finally {
     await out.close();
   }
   return manifests[manifests.length - 1]?.volumeMeta ?? null;
+}
+
+/** A Buffer's bytes in an ArrayBuffer of their own (to transfer to a worker). */
+function own(b: Buffer): ArrayBuffer {
+  if (b.byteOffset === 0 && b.byteLength === b.buffer.byteLength && b.buffer instanceof ArrayBuffer) return b.buffer;
+  const copy = new ArrayBuffer(b.byteLength);
+  new Uint8Array(copy).set(b);
+  return copy;
+}
+
+/**
+ * On a target of another size than the backup, ranges of `[0, bytes)` the full backup does not
+ * cover are zeros: clear what the target holds there (written zeros: there is no hole punching
+ * here), leaving bytes past the backup's end as they are.
+ */
+async function zeroUncovered(out: FileHandle, objects: readonly ManifestObject[], bytes: number): Promise<void> {
+  const covered = [...objects].sort((a, b) => a.offset - b.offset);
+  let pos = 0;
+  const gaps: ChunkRange[] = [];
+  for (const x of covered) {
+    if (x.offset > pos) gaps.push({ offset: pos, length: x.offset - pos });
+    pos = Math.max(pos, x.offset + x.length);
+  }
+  if (pos < bytes) gaps.push({ offset: pos, length: bytes - pos });
+  const zero = Buffer.alloc(MIB);
+  const buf = Buffer.allocUnsafe(MIB);
+  for (const g of gaps) {
+    for (let p = g.offset; p < g.offset + g.length; p += MIB) {
+      const len = Math.min(MIB, g.offset + g.length - p);
+      const { bytesRead } = await out.read(buf, 0, len, p);
+      if (bytesRead > 0 && !buf.subarray(0, bytesRead).equals(zero.subarray(0, bytesRead))) await out.write(zero, 0, len, p);
+    }
+  }
 }

@@ -1,13 +1,15 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { availableParallelism } from 'node:os';
+import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { defaultBackupContainer } from '@osc/block-storage-domain';
 import { BackupRepository, type StoredBackup } from '@osc/block-storage-persistence';
 import { InvalidInputError } from '@osc/errors';
 import { DATA_SOURCE } from '@osc/platform';
 import { GIB } from '../volume-backend/sparse-file';
-import { restoreBackup, type BackupLocation } from './backup-engine';
+import { restoreBackup, type BackupLocation, type ProgressReport } from './backup-engine';
 import { BACKUP_CONFIG, type BackupConfig } from './backup.config';
 import { PosixBackupStore } from './backup-store';
+import { ChunkWorkers } from './chunk-workers';
 
 /**
  * Reads backups back (BS-11.7): the chain from the full backup to the requested one, applied in
@@ -15,15 +17,22 @@ import { PosixBackupStore } from './backup-store';
  * (3.47); it depends on nothing of the volume back end, so both can hold it.
  */
 @Injectable()
-export class BackupRestorer {
+export class BackupRestorer implements OnModuleDestroy {
   private readonly backups = new BackupRepository();
   readonly store: PosixBackupStore;
+  /** The CPU half of backups and restores of this back end (hashing, compression), on worker threads. */
+  readonly workers: ChunkWorkers;
 
   constructor(
     @Inject(DATA_SOURCE) private readonly db: DataSource,
-    @Inject(BACKUP_CONFIG) config: BackupConfig,
+    @Inject(BACKUP_CONFIG) private readonly config: BackupConfig,
   ) {
     this.store = new PosixBackupStore(config.directory);
+    this.workers = new ChunkWorkers(Math.max(1, Math.min(config.pipelineDepth, availableParallelism())));
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.workers.close();
   }
 
   /** Where a finished backup's objects are (null while it has none). */
@@ -56,15 +65,18 @@ export class BackupRestorer {
     b: StoredBackup,
     target: string,
     newVolume: boolean,
-    cancelled: () => Promise<boolean>,
+    progress: ProgressReport,
   ): Promise<string | null> {
     return restoreBackup({
       store: this.store,
+      workers: this.workers,
+      depth: this.config.pipelineDepth,
       chain: await this.chainOf(b),
       target,
       bytes: b.size * GIB,
       newVolume,
-      cancelled,
+      progress,
+      reportEvery: this.config.chunkSize,
     });
   }
 
@@ -79,7 +91,8 @@ export class BackupRestorer {
       b,
       target,
       true,
-      async () => (await this.backups.findById(this.db, backupId, null)) === null,
+      // The backup stays `available` here: nothing to report on it, only whether it still exists.
+      async () => (await this.backups.findById(this.db, backupId, null)) !== null,
     );
   }
 }

@@ -8,4 +8,6 @@ export interface BackupConfig {
   readonly blockSize: number;
   readonly compression: string;
   readonly concurrency: number;
+  /** Chunks (or restored objects) in flight per job (BACKUP_PIPELINE_DEPTH). */
+  readonly pipelineDepth: number;
 }

@@ -18,12 +18,15 @@ import {
   backupQuotaDeltas,
   defaultBackupContainer,
   parseBackupCodec,
+  progressPercent,
+  progressStepReached,
   type BackupJob,
   type BackupRestoreJob,
 } from '@osc/block-storage-domain';
 import {
   BackupRepository,
   QuotaRepository,
+  recordProgress,
   Settlements,
   VolumeRepository,
   type StoredBackup,
@@ -34,7 +37,13 @@ import { CLOCK, DATA_SOURCE, JOB_QUEUE, type Clock } from '@osc/platform';
 import { ensureDir, GIB } from '../volume-backend/sparse-file';
 import { VOLUME_BACKEND_CONFIG, type VolumeBackendConfig } from '../volume-backend/volume-backend.config';
 import { VolumeBackendService } from '../volume-backend/volume-backend.service';
-import { BackupCancelledError, readManifest, writeBackup, type BackupLocation } from './backup-engine';
+import {
+  BackupCancelledError,
+  readManifest,
+  writeBackup,
+  type BackupLocation,
+  type ProgressReport,
+} from './backup-engine';
 import { BackupRestorer } from './backup-restorer';
 import { BACKUP_CONFIG, type BackupConfig } from './backup.config';
 import type { PosixBackupStore } from './backup-store';
@@ -143,6 +152,32 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
     return this.settlements.releaseBackupSource(em, b, this.clock.now());
   }
 
+  /**
+   * The progress report of a running create or restore: stores the percent (and bumps updated_at,
+   * which the reconciler watches) while the backup is still in `status`, tells the story at each
+   * 10% step, and answers false once the backup left that status (the job must stop).
+   */
+  private progressOf(b: StoredBackup, status: 'creating' | 'restoring', restoreVolumeId: string | null): ProgressReport {
+    let last = 0;
+    return async (done, total) => {
+      const percent = progressPercent(done, total);
+      if (!(await this.backups.reportProgress(this.db, b.id, status, this.clock.now(), percent))) return false;
+      const step = progressStepReached(last, percent);
+      last = percent;
+      if (step !== null)
+        recordProgress({
+          operation: status === 'creating' ? 'create' : 'restore',
+          backupId: b.id,
+          volumeId: b.volumeId,
+          snapshotId: b.snapshotId,
+          projectId: b.projectId,
+          restoreVolumeId,
+          progress: step,
+        });
+      return true;
+    };
+  }
+
   private async failCreate(b: StoredBackup, reason: string): Promise<void> {
     this.log.warn(`backup ${b.id} failed: ${reason}`);
     await this.db.transaction((em) => this.settlements.failBackupCreate(em, b, reason, this.clock.now()));
@@ -179,8 +214,13 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
         'volume-metadata': { ...v.metadata },
         'volume-glance-metadata': v.imageMetadata ?? {},
       });
+      // The job starts at 0% (a re-run job starts over).
+      if (!(await this.backups.reportProgress(this.db, b.id, 'creating', this.clock.now(), 0)))
+        throw new BackupCancelledError('The backup was cancelled.');
       ({ objectCount } = await writeBackup({
         store: this.store,
+        workers: this.restorer.workers,
+        depth: this.config.pipelineDepth,
         params: { chunkSize: this.config.chunkSize, blockSize: this.config.blockSize },
         codec: parseBackupCodec(this.config.compression),
         source:
@@ -201,7 +241,7 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
         parent: parentLocation,
         // Each chunk reports progress (the reconciler leaves a moving backup alone); a backup no
         // longer `creating` was cancelled (force-deleted or ended by the reconciler).
-        cancelled: async () => !(await this.backups.reportProgress(this.db, b.id, 'creating', this.clock.now())),
+        progress: this.progressOf(b, 'creating', null),
       }));
     } catch (err) {
       if (err instanceof BackupCancelledError) {
@@ -241,11 +281,13 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
     }
     let volumeMeta: string | null = null;
     try {
+      if (!(await this.backups.reportProgress(this.db, b.id, 'restoring', this.clock.now(), 0)))
+        throw new BackupCancelledError('The restore was cancelled.');
       volumeMeta = await this.restorer.restore(
         b,
         this.backend.volumeFile(v.id),
         data.newVolume,
-        async () => !(await this.backups.reportProgress(this.db, b.id, 'restoring', this.clock.now())),
+        this.progressOf(b, 'restoring', v.id),
       );
     } catch (err) {
       this.log.warn(`restoring backup ${b.id} into volume ${v.id} failed: ${reasonOf(err)}`);

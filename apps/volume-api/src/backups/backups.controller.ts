@@ -1,4 +1,5 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Put } from '@nestjs/common';
+import { BACKUP_PROGRESS_HEADER, wantsBackupProgress } from '@osc/block-storage-domain';
 import { Api, routes, type ApiRequest } from '../http/api-request';
 import { BackupsService } from './backups.service';
 
@@ -13,8 +14,8 @@ export class BackupsController {
   }
 
   @Get('detail')
-  detail(@Api() api: ApiRequest) {
-    return this.backups.list(api, true);
+  detail(@Api() api: ApiRequest, @Headers(BACKUP_PROGRESS_HEADER) progress?: string) {
+    return this.backups.list(api, true, { progress: wantsBackupProgress(progress) });
   }
 
   @Post()
@@ -30,8 +31,8 @@ export class BackupsController {
   }
 
   @Get(':id')
-  show(@Api() api: ApiRequest, @Param('id') id: string) {
-    return this.backups.show(api, id);
+  show(@Api() api: ApiRequest, @Param('id') id: string, @Headers(BACKUP_PROGRESS_HEADER) progress?: string) {
+    return this.backups.show(api, id, { progress: wantsBackupProgress(progress) });
   }
 
   @Put(':id')

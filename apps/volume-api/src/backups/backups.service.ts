@@ -242,7 +242,12 @@ export class BackupsService {
     return { backup: backupSummaryView(api.view, backup) };
   }
 
-  async list(api: ApiRequest, detail: boolean): Promise<Record<string, unknown>> {
+  /** `extensions.progress`: show our progress field (the client asked with its header). */
+  async list(
+    api: ApiRequest,
+    detail: boolean,
+    extensions: { progress?: boolean } = {},
+  ): Promise<Record<string, unknown>> {
     api.authorize('backup:get_all');
     const allTenants = api.isAdmin && isTrueish(queryValue(api.query['all_tenants']));
     const admitted = admitFilters('backup', api.query, { mv: api.mv, isAdmin: api.isAdmin });
@@ -267,7 +272,7 @@ export class BackupsService {
     const page = await this.backups.list(this.db, projectId, filters, paging, withCount);
     const out: Record<string, unknown> = {
       backups: page.items.map((b) =>
-        detail ? backupDetailView(api.view, b) : backupSummaryView(api.view, b),
+        detail ? backupDetailView(api.view, b, extensions) : backupSummaryView(api.view, b),
       ),
     };
     const last = page.items[page.items.length - 1];
@@ -277,10 +282,14 @@ export class BackupsService {
     return out;
   }
 
-  async show(api: ApiRequest, id: string): Promise<Record<string, unknown>> {
+  async show(
+    api: ApiRequest,
+    id: string,
+    extensions: { progress?: boolean } = {},
+  ): Promise<Record<string, unknown>> {
     const b = await this.load(api, id);
     api.authorize('backup:get', b.projectId);
-    return { backup: backupDetailView(api.view, b) };
+    return { backup: backupDetailView(api.view, b, extensions) };
   }
 
   async update(api: ApiRequest, id: string, body: unknown): Promise<Record<string, unknown>> {

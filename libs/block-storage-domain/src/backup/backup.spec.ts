@@ -8,6 +8,9 @@ import {
   parseImportRecord,
   parseRestoreBackup,
   parseUpdateBackup,
+  progressPercent,
+  progressStepReached,
+  wantsBackupProgress,
   type BackupValue,
 } from './backup';
 
@@ -136,5 +139,43 @@ describe('backup views and quota', () => {
       { resource: 'backups', delta: -1 },
       { resource: 'backup_gigabytes', delta: -3 },
     ]);
+  });
+});
+
+describe('backup progress (ours)', () => {
+  it.each([
+    [0, 100, 0],
+    [99, 1000, 9],
+    [999, 1000, 99],
+    [1000, 1000, 100],
+    [0, 0, 100],
+    [5, 0, 100],
+  ])('%i of %i bytes is %i%%', (done, total, percent) => {
+    expect(progressPercent(done, total)).toBe(percent);
+  });
+
+  it.each([
+    [0, 9, null],
+    [0, 10, 10],
+    [10, 19, null],
+    [19, 20, 20],
+    [5, 47, 40],
+    [90, 100, 100],
+    [100, 100, null],
+    [-1, 0, null],
+  ])('from %i%% to %i%% the story logs step %p', (before, after, step) => {
+    expect(progressStepReached(before, after)).toBe(step);
+  });
+
+  it('shows the progress field only to a client that asks for it', () => {
+    const running = { ...backup, status: 'creating' as const, progress: 42 };
+    expect(backupDetailView({ mv: mv('3.71'), isAdmin: true, links }, running)).not.toHaveProperty(['os-backup-progress:progress']);
+    expect(backupDetailView({ mv: mv('3.0'), isAdmin: false, links }, running, { progress: true })).toMatchObject({
+      'os-backup-progress:progress': 42,
+    });
+    expect(backupDetailView({ mv: mv('3.0'), isAdmin: false, links }, backup, { progress: true })).toMatchObject({
+      'os-backup-progress:progress': null,
+    });
+    expect([wantsBackupProgress('true'), wantsBackupProgress(' 1 '), wantsBackupProgress('no'), wantsBackupProgress(undefined)]).toEqual([true, true, false, false]);
   });
 });

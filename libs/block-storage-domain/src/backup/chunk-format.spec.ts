@@ -11,6 +11,7 @@ import {
   hashFileObjectName,
   manifestDocument,
   manifestObjectName,
+  nonZeroRanges,
   parseBackupCodec,
   parseManifestObjects,
   planChunks,
@@ -24,6 +25,16 @@ describe('backup chunk format', () => {
     ['zlib', 'zlib'], ['gzip', 'zlib'], ['BZ2', 'bz2'], ['bzip2', 'bz2'], ['zstd', 'zstd'], ['none', 'none'], ['off', 'none'], ['no', 'none'],
   ])('codec %s → %s', (name, codec) => {
     expect(parseBackupCodec(name)).toBe(codec);
+  });
+  it.each([
+    ['all zeros', [1, 1, 1, 1], 4096, []],
+    ['no zeros', [0, 0, 0, 0], 4096, [[0, 4096]]],
+    ['zeros between data', [0, 1, 1, 0], 4096, [[0, 1024], [3072, 1024]]],
+    ['short last block', [1, 0, 0], 2500, [[1024, 1476]]],
+    ['runs split at maxRun', [0, 0, 0, 0], 4096, [[0, 2048], [2048, 2048]]],
+  ])('full backups store the non-zero runs only: %s', (_, zero, length, expected) => {
+    const maxRun = _ === 'runs split at maxRun' ? 2048 : 1 << 20;
+    expect(nonZeroRanges(zero as number[], 1024, length as number, maxRun).map((r) => [r.offset, r.length])).toEqual(expected);
   });
   it('rejects unknown codecs', () => {
     expect(() => parseBackupCodec('lz4')).toThrow(InvalidInputError);

@@ -112,6 +112,28 @@ export function changedRanges(parent: readonly string[], current: readonly strin
   return out;
 }
 
+/**
+ * What a full backup stores of a chunk (BS-11.9): maximal runs of blocks that are not all zeros
+ * (`zero[i]` is 1 for an all-zero block), as byte ranges split at `maxRun`. Zero blocks are never
+ * stored; restore reads the ranges no object covers as zeros.
+ */
+export function nonZeroRanges(zero: ArrayLike<number>, blockSize: number, length: number, maxRun: number): ChunkRange[] {
+  const out: ChunkRange[] = [];
+  let start = -1;
+  const flush = (endBlock: number): void => {
+    if (start < 0) return;
+    const to = Math.min(endBlock * blockSize, length);
+    for (let o = start * blockSize; o < to; o += maxRun) out.push({ offset: o, length: Math.min(maxRun, to - o) });
+    start = -1;
+  };
+  for (let i = 0; i < zero.length; i++) {
+    if (zero[i] === 1) flush(i);
+    else if (start < 0) start = i;
+  }
+  flush(zero.length);
+  return out;
+}
+
 /** Refuses an incremental whose parent used another block size or a smaller volume (BS-11.6). */
 export function assertIncrementalCompatible(p: { parentBlockSize: number; blockSize: number; parentVolumeBytes: number; volumeBytes: number }): void {
   if (p.parentBlockSize !== p.blockSize) {

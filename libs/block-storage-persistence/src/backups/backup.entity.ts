@@ -33,6 +33,8 @@ export class BackupEntity {
     string,
     unknown
   > | null;
+  /** Whole percent of the running create or restore (ours; null until a job reports). */
+  @Column({ type: 'smallint', nullable: true }) progress!: number | null;
   @Column({ name: 'data_timestamp', type: 'timestamptz' }) dataTimestamp!: Date;
   @Column({ name: 'created_at', type: 'timestamptz' }) createdAt!: Date;
   @Column({ name: 'updated_at', type: 'timestamptz', nullable: true }) updatedAt!: Date | null;

@@ -1,7 +1,8 @@
 import { isUuid, type BackupStatus, type BackupValue, type Paging } from '@osc/block-storage-domain';
 import { afterMarker, orderBy } from '../list-sql';
 import { affectedOf, Params, rowsOf, type Queryable } from '../sql';
-import { wireTime } from '../volume.repository';
+import { recordStatusChange } from '../story/status-story';
+import { tellChanged, wireTime } from '../volume.repository';
 
 /** A backup as stored: the domain value plus what only services and workers read. */
 export interface StoredBackup extends BackupValue {
@@ -36,6 +37,7 @@ export function toBackup(r: Row): StoredBackup {
     metadata: json(r['metadata']) ?? {},
     encryptionKeyId: r['encryption_key_id'] ?? null,
     restoreVolumeId: r['restore_volume_id'] ?? null,
+    progress: r['progress'] === null || r['progress'] === undefined ? null : Number(r['progress']),
     dataTimestamp: r['data_timestamp'],
     createdAt: r['created_at'],
     updatedAt: r['updated_at'] ?? null,
@@ -68,6 +70,19 @@ const sortExpr = (key: string, alias: string): string => {
   const col = COLUMNS[key] ?? 'id';
   return TEXT.has(key) ? `COALESCE(${alias}."${col}", '')` : `${alias}."${col}"`;
 };
+
+/** What a status write returns for its story line. */
+const STORY_COLUMNS = 'project_id, volume_id, snapshot_id, restore_volume_id';
+const storyIds =
+  (id: string) =>
+  (row: Row): { resource: 'backup'; backupId: string; volumeId: string; snapshotId: string | null; restoreVolumeId: string | null; projectId: string } => ({
+    resource: 'backup',
+    backupId: id,
+    volumeId: row['volume_id'],
+    snapshotId: row['snapshot_id'] ?? null,
+    restoreVolumeId: row['restore_volume_id'] ?? null,
+    projectId: row['project_id'],
+  });
 
 /** Columns a service may set through {@link BackupRepository.update}. */
 const JSON_COLUMNS = new Set(['metadata', 'import_record']);
@@ -129,6 +144,7 @@ export class BackupRepository {
         b.updatedAt,
       ],
     );
+    recordStatusChange(db, { resource: 'backup', backupId: b.id, volumeId: b.volumeId, snapshotId: b.snapshotId, projectId: b.projectId, status: b.status, previousStatus: null });
   }
 
   /** Removes a soft-deleted row so an import can revive its id (BS-7.9.9). */
@@ -208,10 +224,10 @@ export class BackupRepository {
         `"${col}" = ${p.add(JSON_COLUMNS.has(col) && value !== null ? JSON.stringify(value) : value)}${JSON_COLUMNS.has(col) ? '::jsonb' : ''}`,
       );
     const r = await db.query(
-      `UPDATE "backups" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false AND status = ANY(${p.add([...allowed])}::varchar[])`,
+      `UPDATE "backups" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false AND status = ANY(${p.add([...allowed])}::varchar[]) RETURNING ${STORY_COLUMNS}`,
       p.values,
     );
-    return affectedOf(r) > 0;
+    return tellChanged(db, r, allowed, to, storyIds(id));
   }
 
   async update(
@@ -226,20 +242,24 @@ export class BackupRepository {
       sets.push(
         `"${col}" = ${p.add(JSON_COLUMNS.has(col) && value !== null ? JSON.stringify(value) : value)}${JSON_COLUMNS.has(col) ? '::jsonb' : ''}`,
       );
+    const status = set['status'];
     const r = await db.query(
-      `UPDATE "backups" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false`,
+      `UPDATE "backups" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false${typeof status === 'string' ? ` RETURNING ${STORY_COLUMNS}` : ''}`,
       p.values,
     );
-    return affectedOf(r) > 0;
+    return typeof status === 'string' ? tellChanged(db, r, [], status, storyIds(id)) : affectedOf(r) > 0;
   }
 
   /**
-   * A running job's progress report: bumps `updated_at` while the backup is still in `status` (the
-   * reconciler leaves a backup alone while it moves). False when the backup left that status or is
-   * gone: the job was cancelled or ended by someone else.
+   * A running job's progress report: bumps `updated_at` (the reconciler leaves a backup alone while
+   * it moves) and stores `percent` while the backup is still in `status`. False when the backup
+   * left that status or is gone: the job was cancelled or ended by someone else.
    */
-  async reportProgress(db: Queryable, id: string, status: BackupStatus, now: Date): Promise<boolean> {
-    const r = await db.query(`UPDATE "backups" SET updated_at = $1 WHERE id = $2 AND deleted = false AND status = $3`, [now, id, status]);
+  async reportProgress(db: Queryable, id: string, status: BackupStatus, now: Date, percent: number): Promise<boolean> {
+    const r = await db.query(
+      `UPDATE "backups" SET updated_at = $1, progress = $4 WHERE id = $2 AND deleted = false AND status = $3`,
+      [now, id, status, Math.max(0, Math.min(100, Math.floor(percent)))],
+    );
     return affectedOf(r) > 0;
   }
 
@@ -267,7 +287,9 @@ export class BackupRepository {
       Array.isArray(result) && result.length === 2 && typeof result[1] === 'number'
         ? (result[0] as Row[])
         : rowsOf<Row>(result);
-    return rows[0] ? toBackup(rows[0]) : null;
+    const first = rows[0];
+    if (first) recordStatusChange(db, { ...storyIds(id)(first), status: 'deleted' });
+    return first ? toBackup(first) : null;
   }
 
   /** Live backups a back end owns in one of `statuses` (restart recovery, BS-8.3.6). */

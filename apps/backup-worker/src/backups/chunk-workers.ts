@@ -1,0 +1,134 @@
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { BackupCodec } from '@osc/block-storage-domain';
+
+type Reply = { id: number; ok: true } & Record<string, unknown>;
+interface Task {
+  readonly message: Record<string, unknown>;
+  readonly transfer: ArrayBuffer[];
+  resolve(reply: Reply): void;
+  reject(err: Error): void;
+}
+interface Slot {
+  worker: Worker;
+  task: (Task & { id: number }) | null;
+}
+
+/** What {@link ChunkWorkers.hash} tells about a chunk. */
+export interface ChunkHashes {
+  /** The chunk's buffer, handed back. */
+  readonly buf: ArrayBuffer;
+  /** SHA-256 per hash block (BS-11.5). */
+  readonly hashes: string[];
+  /** 1 where the block is all zeros. */
+  readonly zero: Uint8Array;
+}
+
+/** One object to store: its MD5 (of the uncompressed bytes), the codec used and the stored bytes. */
+export interface PackedPiece {
+  readonly md5: string;
+  readonly codec: BackupCodec;
+  readonly bytes: ArrayBuffer;
+}
+
+/**
+ * A small pool of worker threads doing the CPU work of backups and restores (chunk-worker.js):
+ * hashing, MD5, compression and decompression. The event loop keeps reading and writing files
+ * while the workers compute, so a backup uses both the disk and every core. Work waits in a queue
+ * when every worker is busy; a worker that dies fails its task and is replaced. Idle workers do not
+ * keep the process alive.
+ */
+export class ChunkWorkers {
+  private readonly slots: Slot[] = [];
+  private readonly waiting: Task[] = [];
+  private nextId = 1;
+  private closed = false;
+
+  constructor(private readonly size: number) {}
+
+  hash(buf: ArrayBuffer, length: number, blockSize: number, zeroHash: string): Promise<ChunkHashes> {
+    return this.run({ op: 'hash', buf, length, blockSize, zeroHash }, [buf]) as unknown as Promise<ChunkHashes>;
+  }
+
+  /** Packs `ranges` (chunk-relative) of the chunk; hands the chunk's buffer back. */
+  pack(
+    buf: ArrayBuffer,
+    length: number,
+    ranges: readonly (readonly [number, number])[],
+    codec: BackupCodec,
+  ): Promise<{ buf: ArrayBuffer; pieces: PackedPiece[] }> {
+    return this.run({ op: 'pack', buf, length, ranges, codec }, [buf]) as unknown as Promise<{
+      buf: ArrayBuffer;
+      pieces: PackedPiece[];
+    }>;
+  }
+
+  /**
+   * A stored object's bytes, checked against its manifest entry; `corrupt` when the length or MD5
+   * differ. With `sparseBlock` > 0, `runs` lists the parts that are not zeros.
+   */
+  unpack(
+    stored: ArrayBuffer,
+    codec: BackupCodec,
+    length: number,
+    md5: string,
+    sparseBlock: number,
+  ): Promise<{ corrupt: true } | { corrupt: false; bytes: ArrayBuffer; runs: [number, number][] }> {
+    return this.run({ op: 'unpack', stored, codec, length, md5, sparseBlock }, [stored]) as never;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const t of this.waiting.splice(0)) t.reject(new Error('chunk workers closed'));
+    await Promise.all(this.slots.splice(0).map((s) => s.worker.terminate()));
+  }
+
+  private run(message: Record<string, unknown>, transfer: ArrayBuffer[]): Promise<Reply> {
+    if (this.closed) return Promise.reject(new Error('chunk workers closed'));
+    return new Promise<Reply>((resolve, reject) => {
+      this.waiting.push({ message, transfer, resolve, reject });
+      this.dispatch();
+    });
+  }
+
+  private dispatch(): void {
+    while (this.waiting.length > 0) {
+      let slot = this.slots.find((s) => s.task === null);
+      if (!slot && this.slots.length < this.size) slot = this.spawn();
+      if (!slot) return;
+      const task = this.waiting.shift() as Task;
+      const id = this.nextId++;
+      slot.task = { ...task, id };
+      slot.worker.ref();
+      slot.worker.postMessage({ ...task.message, id }, task.transfer);
+    }
+  }
+
+  private spawn(): Slot {
+    const worker = new Worker(path.join(__dirname, 'chunk-worker.js'), {
+      workerData: { zstdModule: require.resolve('@mongodb-js/zstd') },
+    });
+    const slot: Slot = { worker, task: null };
+    worker.unref();
+    worker.on('message', (reply: Reply | { id: number; ok: false; message: string }) => {
+      const task = slot.task;
+      if (!task || task.id !== reply.id) return;
+      slot.task = null;
+      worker.unref();
+      if (reply.ok) task.resolve(reply);
+      else task.reject(new Error(reply.message));
+      this.dispatch();
+    });
+    const fail = (err: Error): void => {
+      const i = this.slots.indexOf(slot);
+      if (i >= 0) this.slots.splice(i, 1);
+      slot.task?.reject(err);
+      slot.task = null;
+      if (!this.closed) this.dispatch();
+    };
+    worker.on('error', fail);
+    worker.on('exit', (code) => fail(new Error(`chunk worker exited with code ${code}`)));
+    this.slots.push(slot);
+    return slot;
+  }
+}
