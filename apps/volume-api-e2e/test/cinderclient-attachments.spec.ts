@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
-import { runClient, SYSTEM_PYTHON } from '@osc/testing';
 import { MODES, newProject, startBlockStorage, type BlockStorage } from './harness';
-import { hasCinderClient, runPythonScript } from './python-client';
+import { hasCinderClient, runCinderCli, runPythonScript } from './python-client';
 
 /**
  * The real python-cinderclient: `cinder attachment-create/-complete/-delete` (the CLI, 3.44) and
@@ -20,24 +19,7 @@ describe.each(MODES)('python-cinderclient attachments (%s)', (mode) => {
     await bs?.close();
   });
 
-  const cinder = (project: string, args: string[]) =>
-    // keystoneauth reads the plugin's options only when OS_AUTH_TYPE names it (runClient blanks it)
-    runClient('/usr/bin/env', [
-      'OS_AUTH_TYPE=noauth',
-      SYSTEM_PYTHON,
-      '/usr/bin/cinder',
-      '--os-auth-type',
-      'noauth',
-      '--user-id',
-      'admin',
-      '--project-id',
-      project,
-      '--os-endpoint',
-      `${bs.base}/v3`,
-      '--os-volume-api-version',
-      '3.54',
-      ...args,
-    ]);
+  const cinder = (project: string, args: string[]) => runCinderCli(bs.base, project, '3.54', args);
   /** `| key | value |` rows of the CLI's tables. */
   const field = (out: string, name: string) => new RegExp(`\\|\\s*${name}\\s*\\|\\s*(\\S*)\\s*\\|`).exec(out)?.[1];
 

@@ -1,6 +1,5 @@
-import { runClient, SYSTEM_PYTHON } from '@osc/testing';
 import { MODES, newProject, startBlockStorage, type BlockStorage } from './harness';
-import { hasCinderClient } from './python-client';
+import { hasCinderClient, runCinderCli } from './python-client';
 
 /**
  * The real `cinder` CLI's quota commands. `cinder quota-update` always sends `tenant_id` in the
@@ -16,24 +15,7 @@ describe.each(MODES.slice(0, 1))('cinder quota-update through the real CLI (%s)'
     await bs?.close();
   });
 
-  const cinder = (project: string, args: string[]) =>
-    // keystoneauth reads the plugin's options only when OS_AUTH_TYPE names it (runClient blanks it)
-    runClient('/usr/bin/env', [
-      'OS_AUTH_TYPE=noauth',
-      SYSTEM_PYTHON,
-      '/usr/bin/cinder',
-      '--os-auth-type',
-      'noauth',
-      '--user-id',
-      'admin',
-      '--project-id',
-      project,
-      '--os-endpoint',
-      `${bs.base}/v3`,
-      '--os-volume-api-version',
-      '3.50',
-      ...args,
-    ]);
+  const cinder = (project: string, args: string[]) => runCinderCli(bs.base, project, '3.50', args);
 
   it('updates a project quota and shows it', async () => {
     expect(hasCinderClient).toBe(true);
