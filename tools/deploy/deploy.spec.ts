@@ -281,6 +281,8 @@ function runtimeFiles(main: string): Set<string> {
     }
     // Files loaded by path next to the module (e.g. a worker script).
     for (const m of text.matchAll(/__dirname,\s*['"]([^'"]+)['"]/g)) {
+      // build outputs (the console's dist/console) are made by the image's build stage, not sent
+      if (/(^|\/)dist\//.test(m[1]!)) continue;
       const target = resolveFile(path.join(path.dirname(file), m[1]!));
       if (!target) throw new Error(`${rel}: cannot find ${m[1]}`);
       queue.push(target);
