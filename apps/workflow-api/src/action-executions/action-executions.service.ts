@@ -17,7 +17,7 @@ import {
 } from '@osc/workflow-persistence';
 import { isCanonicalUuid } from '../definitions/list-params';
 import { type RunListRequest, type RunListSpec, runList } from '../executions/run-list';
-import { type Row, actionExecutionView } from '../executions/run-views';
+import { ACTION_EXECUTION_LIST_COLUMNS, type Row, actionExecutionView } from '../executions/run-views';
 import { ACTION_EXECUTION_SETTINGS, type ActionExecutionSettings, DEFAULT_ACTION_EXECUTION_SETTINGS } from './action-execution-settings';
 import { type ActionRunRequest, parseActionRunRequest, planActionRun } from './action-run-request';
 
@@ -67,7 +67,9 @@ export class ActionExecutionsService {
   }
 
   async list(spec: RunListSpec, req: RunListRequest, includeOutput: boolean): Promise<Row[]> {
-    return (await runList(this.db, spec, { ...req, where: [...req.where, 'NOT "transient"'] })).map((r) => actionExecutionView(r, { includeOutput: includeOutput || req.fields.includes('output') }));
+    const withOutput = includeOutput || req.fields.includes('output');
+    const columns = withOutput ? [...ACTION_EXECUTION_LIST_COLUMNS, 'output'] : ACTION_EXECUTION_LIST_COLUMNS;
+    return (await runList(this.db, spec, { ...req, where: [...req.where, 'NOT "transient"'] }, columns)).map((r) => actionExecutionView(r, { includeOutput: withOutput }));
   }
 
   /** PUT /v2/action_executions/{id}: `{state, output}` completes, pauses or resumes an async action. */

@@ -18,7 +18,7 @@ import { findWorkflowForRun, insertExecution, resolveNamedEnvironment, toWorkflo
 import { isCanonicalUuid, isUuid } from '../definitions/list-params';
 import { type ReportFilters, buildExecutionReport } from './execution-report';
 import { type RunListRequest, runList } from './run-list';
-import { EXECUTION_LIST, type Row, executionView } from './run-views';
+import { EXECUTION_LIST, EXECUTION_LIST_COLUMNS, type Row, executionView } from './run-views';
 
 /** How long a state-changing PUT waits for the engine to apply the change before answering. */
 const APPLY_WAIT_MS = 10_000;
@@ -84,7 +84,7 @@ export class ExecutionsService {
   }
 
   async list(req: RunListRequest, includeOutput: boolean): Promise<Row[]> {
-    const rows = await runList(this.db, EXECUTION_LIST, req);
+    const rows = await runList(this.db, EXECUTION_LIST, req, includeOutput ? [...EXECUTION_LIST_COLUMNS, 'output'] : EXECUTION_LIST_COLUMNS);
     return rows.map((r) => executionView(r, { detail: false, includeOutput }));
   }
 

@@ -245,8 +245,11 @@ export interface SqlRunner {
   query(sql: string, parameters?: unknown[]): Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
 
-/** Runs a parsed list: one indexed keyset query. Rows come back raw (the caller maps them). */
-export async function runList(db: SqlRunner, spec: RunListSpec, req: RunListRequest): Promise<Record<string, unknown>[]> {
+/**
+ * Runs a parsed list: one indexed keyset query. Rows come back raw (the caller maps them), with
+ * `columns` only when given (what the caller's view reads), else every column.
+ */
+export async function runList(db: SqlRunner, spec: RunListSpec, req: RunListRequest, columns?: readonly string[]): Promise<Record<string, unknown>[]> {
   const p = new Params();
   p.values.push(...req.params);
   const where = [...req.where];
@@ -275,7 +278,8 @@ export async function runList(db: SqlRunner, spec: RunListSpec, req: RunListRequ
     where.push(`(${ors.join(' OR ')})`);
   }
   const order = cols.map((k) => `${sortExpr(k.c).sql} ${k.dir.toUpperCase()}`).join(', ');
-  const sql = `SELECT * FROM ${q(spec.table)} ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY ${order} LIMIT ${p.add(req.limit)}`;
+  const select = columns ? columns.map(q).join(', ') : '*';
+  const sql = `SELECT ${select} FROM ${q(spec.table)} ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY ${order} LIMIT ${p.add(req.limit)}`;
   return db.query(sql, p.values);
 }
 

@@ -9,7 +9,7 @@ import { DATA_SOURCE, OUTBOX_WRITER } from '@osc/platform';
 import { CONTROL_REQUEST } from '@osc/workflow-domain';
 import { isCanonicalUuid } from '../definitions/list-params';
 import { type RunListRequest, type RunListSpec, runList } from '../executions/run-list';
-import { type Row, taskView } from '../executions/run-views';
+import { type Row, TASK_LIST_COLUMNS, taskView } from '../executions/run-views';
 
 const APPLY_WAIT_MS = 10_000;
 
@@ -36,7 +36,7 @@ export class TasksService {
   }
 
   async list(spec: RunListSpec, req: RunListRequest): Promise<Row[]> {
-    return (await runList(this.db, spec, req)).map((r) => taskView(r, { detail: false }));
+    return (await runList(this.db, spec, req, TASK_LIST_COLUMNS)).map((r) => taskView(r, { detail: false }));
   }
 
   /** PUT /v2/tasks/{id}: `state` RUNNING (+ `reset`) reruns a task in ERROR; SKIPPED skips it. */
