@@ -11,7 +11,8 @@
  * page, a filtered page, a deep page by marker (the 1,000th page of 10, or the deepest page there is),
  * for executions, tasks, action executions, cron triggers, volumes/detail, snapshots/detail and
  * backups/detail. The cron scheduler's due scan has no HTTP surface: it is timed as SQL
- * (`claimDueCronTriggers`' statement), a diagnostic.
+ * (`claimDueCronTriggers`' statement), a diagnostic. Then 8 clients for `--throughput-seconds` on
+ * the 100-row pages of executions, tasks and volumes/detail: requests/s and the server's CPU per request.
  * Rows belong to `--projects` projects (g % P); requests speak as project a0 (volume-api wants hex project ids).
  *
  *   node -r @swc-node/register bench/scale/run.ts [--sizes=10000,100000,1000000] [--tasks=10]
@@ -35,6 +36,8 @@ const CRON_RATIO = Number(arg('cron-ratio', '100'));
 const PROJECTS = Number(arg('projects', '2'));
 const REQUESTS = Number(arg('requests', '100'));
 const BATCH = 50_000;
+const THROUGHPUT_CLIENTS = 8;
+const THROUGHPUT_SECONDS = Number(arg('throughput-seconds', '5'));
 const ADMIN_URL = process.env['TEST_POSTGRES_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const uptime = (): string => os.loadavg().map((l) => l.toFixed(2)).join(' ');
 
@@ -69,12 +72,21 @@ async function load(db: pg.Client, from: number, to: number): Promise<void> {
     await db.query('BEGIN');
     const [{ lo }] = (
       await db.query(
-        `WITH ins AS (
-           INSERT INTO "workflow_executions" ("id", "workflow_id", "workflow_name", "project_id", "state", "state_info", "spec", "input", "output", "params", "created_at", "updated_at")
+        `WITH payload AS (
+           -- a 10-task workflow's spec (~2 KB), as executions store it
+           SELECT jsonb_build_object('name', 'wf', 'version', '2.0', 'type', 'direct', 'input', jsonb_build_array('x', 'names'),
+                    'tasks', (SELECT jsonb_object_agg('t' || i, jsonb_build_object('name', 't' || i, 'action', 'std.echo',
+                                'input', jsonb_build_object('output', '<% $.x + ' || i || ' %>'), 'publish', jsonb_build_object('r' || i, '<% task().result %>'),
+                                'on-success', jsonb_build_array('t' || (i + 1)), 'retry', jsonb_build_object('count', 3, 'delay', 1)))
+                                FROM generate_series(0, 9) i)) AS spec),
+         ins AS (
+           INSERT INTO "workflow_executions" ("id", "workflow_id", "workflow_name", "project_id", "state", "state_info", "spec", "input", "output", "params", "context", "created_at", "updated_at")
            SELECT gen_random_uuid(), 'wf-' || (g % 100), 'wf' || (g % 100), 'a' || (g % ${PROJECTS}),
                   CASE WHEN g % 50 = 7 THEN 'ERROR' WHEN g % 5000 = 3 THEN 'RUNNING' ELSE 'SUCCESS' END,
                   CASE WHEN g % 50 = 7 THEN 'Failure caused by error in tasks: t3' END,
-                  '{"name":"wf","tasks":{}}', '{"x":1}', '{"result":"ok"}', '{}',
+                  (SELECT spec FROM payload), '{"x":1,"names":["a","b","c"]}', '{"result":"ok","count":10}', '{"env":{"region":"r1"}}',
+                  jsonb_build_object('x', 1, 'names', jsonb_build_array('a', 'b', 'c'), 'r0', repeat('v', 100), 'r1', repeat('v', 100), 'r2', repeat('v', 100),
+                                     '__execution', jsonb_build_object('id', g, 'params', '{}'::jsonb, 'input', '{"x":1}'::jsonb)),
                   ${base} + g * interval '1 second', ${base} + g * interval '1 second' + interval '2 seconds'
              FROM generate_series($1::bigint, $2::bigint - 1) g
            RETURNING "seq")
@@ -84,10 +96,10 @@ async function load(db: pg.Client, from: number, to: number): Promise<void> {
     ).rows as [{ lo: string }];
     await db.query(
       `INSERT INTO "task_executions" ("id", "name", "workflow_execution_id", "workflow_id", "workflow_name", "project_id", "type", "state",
-                                      "published", "runtime_context", "result", "processed", "started_at", "finished_at", "created_at", "updated_at")
+                                      "published", "runtime_context", "result", "processed", "in_context", "started_at", "finished_at", "created_at", "updated_at")
        SELECT gen_random_uuid(), 't' || k, e."id", e."workflow_id", e."workflow_name", e."project_id", 'ACTION',
               CASE WHEN e."state" = 'ERROR' AND k = 3 THEN 'ERROR' ELSE 'SUCCESS' END,
-              '{}', '{"triggered_by":[]}', '"ok"', true, e."created_at", e."created_at", e."created_at" + k * interval '1 millisecond', e."updated_at"
+              jsonb_build_object('r' || k, repeat('v', 100)), '{"triggered_by":[]}', to_jsonb(repeat('result ', 20)), true, e."context", e."created_at", e."created_at", e."created_at" + k * interval '1 millisecond', e."updated_at"
          FROM "workflow_executions" e, generate_series(0, ${TASKS - 1}) k
         WHERE e."seq" >= $1 AND e."seq" < $1 + $2 ORDER BY e."seq", k`,
       [lo, b - a],
@@ -174,6 +186,42 @@ async function measure(http: Pool, headers: Record<string, string>, paths: strin
   }
   const r = (x: number) => Number(x.toFixed(2));
   return { p50: r(pct(ms, 50)), p95: r(pct(ms, 95)), mean: r(ms.reduce((s, x) => s + x, 0) / ms.length), status, ...(items !== undefined ? { items } : {}) };
+}
+
+/** CPU seconds used so far by a process (Linux /proc; 0 elsewhere). */
+function cpuSeconds(pid: number | undefined): number {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Throughput of one request with `THROUGHPUT_CLIENTS` concurrent clients for `THROUGHPUT_SECONDS`,
+ * and the API server process's CPU per request (the figure the shared machine's load disturbs least).
+ */
+async function throughput(url: string, headers: Record<string, string>, p: string, serverPid: number | undefined) {
+  const pool = new Pool(url, { connections: THROUGHPUT_CLIENTS });
+  const end = Date.now() + THROUGHPUT_SECONDS * 1000;
+  const cpu0 = cpuSeconds(serverPid);
+  const t0 = Date.now();
+  let n = 0;
+  await Promise.all(
+    Array.from({ length: THROUGHPUT_CLIENTS }, async () => {
+      while (Date.now() < end) {
+        const res = await pool.request({ method: 'GET', path: p, headers });
+        await res.body.text();
+        if (res.statusCode !== 200) throw new Error(`GET ${p}: ${res.statusCode}`);
+        n++;
+      }
+    }),
+  );
+  const seconds = (Date.now() - t0) / 1000;
+  const cpu = cpuSeconds(serverPid) - cpu0;
+  await pool.close();
+  return { requests: n, requests_per_s: Number((n / seconds).toFixed(1)), server_cpu_ms_per_request: Number(((cpu * 1000) / n).toFixed(2)) };
 }
 
 async function sample(db: pg.Client, table: string, where = ''): Promise<string[]> {
@@ -266,6 +314,13 @@ async function main(): Promise<void> {
       await run('backups_detail_first_page', bs, bsh, [`${v}/backups/detail?limit=100`]);
       await run('backups_detail_filtered_page', bs, bsh, volIds.map((id) => `${v}/backups/detail?limit=100&volume_id=${id}`));
       await run('backups_detail_page_1000', bs, bsh, [`${v}/backups/detail?limit=10&marker=${backupDeep.marker}`]);
+      // Server CPU per list page (issue 17 item 3): the workflow-api and volume-api share the server process.
+      const through = {
+        executions_list_100: await throughput(`http://127.0.0.1:${server.wf}`, wfh, '/v2/executions?limit=100', server.child.pid),
+        tasks_list_100: await throughput(`http://127.0.0.1:${server.wf}`, wfh, '/v2/tasks?limit=100', server.child.pid),
+        volumes_detail_100: await throughput(`http://127.0.0.1:${server.bs}`, bsh, `${v}/volumes/detail?limit=100`, server.child.pid),
+      };
+      process.stderr.write(`  throughput: ${JSON.stringify(through)}\n`);
       // Diagnostic (no HTTP surface): the cron scheduler's due scan, as claimDueCronTriggers runs it.
       const due: number[] = [];
       for (let i = 0; i < REQUESTS; i++) {
@@ -287,6 +342,7 @@ async function main(): Promise<void> {
         deep_page_offsets: { executions: exDeep.offset, tasks: taskDeep.offset, action_executions: actionDeep.offset, cron_triggers: cronDeep.offset, volumes: volDeep.offset, snapshots: snapDeep.offset, backups: backupDeep.offset },
         latency_ms: figures,
         cron_due_scan_sql_ms: cronDue,
+        throughput: through,
         load_average: os.loadavg().map((l) => Number(l.toFixed(2))),
         at: new Date().toISOString(),
       };
