@@ -16,7 +16,7 @@
  * Rows belong to `--projects` projects (g % P); requests speak as project a0 (volume-api wants hex project ids).
  *
  *   node -r @swc-node/register bench/scale/run.ts [--sizes=10000,100000,1000000] [--tasks=10]
- *     [--volume-ratio=10] [--cron-ratio=100] [--projects=2] [--requests=100] [--keep]
+ *     [--volume-ratio=10] [--cron-ratio=100] [--projects=2] [--requests=100] [--keep] [--database=<kept db>]
  *
  * Writes bench/results/scale.json (`--results=<file>` elsewhere).
  */
@@ -243,8 +243,10 @@ async function deepMarker(db: pg.Client, table: string, where: string, order = `
 async function main(): Promise<void> {
   const admin = new pg.Client({ connectionString: ADMIN_URL });
   await admin.connect();
-  const database = `osc_scale_${randomBytes(4).toString('hex')}`;
-  await admin.query(`CREATE DATABASE "${database}"`);
+  // `--database=<name>`: measure (and grow) a database a previous `--keep` run left
+  const reuse = arg('database', '');
+  const database = reuse || `osc_scale_${randomBytes(4).toString('hex')}`;
+  if (!reuse) await admin.query(`CREATE DATABASE "${database}"`);
   const url = new URL(ADMIN_URL);
   url.pathname = `/${database}`;
   process.stderr.write(`database ${database}\n`);
@@ -256,12 +258,13 @@ async function main(): Promise<void> {
   const wfh = { 'x-project-id': 'a0', 'x-user-id': 'u0', 'x-roles': 'member,reader' };
   const bsh = { 'x-project-id': 'a0', 'x-user-id': 'u0', 'x-roles': 'member,reader', 'openstack-api-version': 'volume 3.60' };
   const steps: Record<string, unknown>[] = [];
-  let loaded = 0;
+  let loaded = reuse ? Number(((await db.query(`SELECT count(*)::int AS n FROM "workflow_executions"`)).rows as [{ n: number }])[0].n) : 0;
   try {
     for (const size of SIZES) {
       const t0 = Date.now();
-      await load(db, loaded, size);
-      loaded = size;
+      if (size > loaded) await load(db, loaded, size);
+      else await db.query('ANALYZE');
+      loaded = Math.max(loaded, size);
       const loadSeconds = (Date.now() - t0) / 1000;
       const counts = (await db.query(
         `SELECT (SELECT count(*) FROM "workflow_executions")::int AS executions, (SELECT count(*) FROM "task_executions")::int AS tasks,
@@ -290,7 +293,9 @@ async function main(): Promise<void> {
       };
       await run('execution_get', wf, wfh, exIds.map((id) => `/v2/executions/${id}`));
       await run('executions_first_page', wf, wfh, ['/v2/executions?limit=100']);
-      await run('executions_filtered_page', wf, wfh, ['/v2/executions?limit=100&state=ERROR', '/v2/executions?limit=100&workflow_name=wf7']);
+      // ERROR: 2 % of the rows; wf8: 2 % of the project's rows; RUNNING: 0.02 %; wf-none: no row at all
+      await run('executions_filtered_page', wf, wfh, ['/v2/executions?limit=100&state=ERROR', '/v2/executions?limit=100&workflow_name=wf8']);
+      await run('executions_filtered_rare', wf, wfh, ['/v2/executions?limit=100&state=RUNNING', '/v2/executions?limit=100&workflow_name=wf-none']);
       await run('executions_page_1000', wf, wfh, [`/v2/executions?limit=10&marker=${exDeep.marker}`]);
       await run('executions_first_page_desc', wf, wfh, ['/v2/executions?limit=100&sort_keys=created_at&sort_dirs=desc']);
       await run('task_get', wf, wfh, taskIds.map((id) => `/v2/tasks/${id}`));
@@ -356,7 +361,7 @@ async function main(): Promise<void> {
     server.child.kill('SIGTERM');
     await new Promise((r) => server.child.once('exit', r));
     await db.end();
-    if (!process.argv.includes('--keep')) await admin.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
+    if (!reuse && !process.argv.includes('--keep')) await admin.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
     await admin.end();
   }
 }
