@@ -13,7 +13,8 @@
  * backups/detail. The cron scheduler's due scan has no HTTP surface: it is timed as SQL
  * (`claimDueCronTriggers`' statement), a diagnostic. Then 8 clients for `--throughput-seconds` on
  * the 100-row pages of executions, tasks and volumes/detail: requests/s and the server's CPU per request.
- * Rows belong to `--projects` projects (g % P); requests speak as project a0 (volume-api wants hex project ids).
+ * Rows belong to `--projects` projects (g % P), and every project has the same mix (states, names
+ * and statuses follow g / P); requests speak as project a0 (volume-api wants hex project ids).
  *
  *   node -r @swc-node/register bench/scale/run.ts [--sizes=10000,100000,1000000] [--tasks=10]
  *     [--volume-ratio=10] [--cron-ratio=100] [--projects=2] [--requests=100] [--keep] [--database=<kept db>]
@@ -81,9 +82,9 @@ async function load(db: pg.Client, from: number, to: number): Promise<void> {
                                 FROM generate_series(0, 9) i)) AS spec),
          ins AS (
            INSERT INTO "workflow_executions" ("id", "workflow_id", "workflow_name", "project_id", "state", "state_info", "spec", "input", "output", "params", "context", "created_at", "updated_at")
-           SELECT gen_random_uuid(), 'wf-' || (g % 100), 'wf' || (g % 100), 'a' || (g % ${PROJECTS}),
-                  CASE WHEN g % 50 = 7 THEN 'ERROR' WHEN g % 5000 = 3 THEN 'RUNNING' ELSE 'SUCCESS' END,
-                  CASE WHEN g % 50 = 7 THEN 'Failure caused by error in tasks: t3' END,
+           SELECT gen_random_uuid(), 'wf-' || (g / ${PROJECTS} % 100), 'wf' || (g / ${PROJECTS} % 100), 'a' || (g % ${PROJECTS}),
+                  CASE WHEN g / ${PROJECTS} % 50 = 7 THEN 'ERROR' WHEN g / ${PROJECTS} % 5000 = 3 THEN 'RUNNING' ELSE 'SUCCESS' END,
+                  CASE WHEN g / ${PROJECTS} % 50 = 7 THEN 'Failure caused by error in tasks: t3' END,
                   (SELECT spec FROM payload), '{"x":1,"names":["a","b","c"]}', '{"result":"ok","count":10}', '{"env":{"region":"r1"}}',
                   jsonb_build_object('x', 1, 'names', jsonb_build_array('a', 'b', 'c'), 'r0', repeat('v', 100), 'r1', repeat('v', 100), 'r2', repeat('v', 100),
                                      '__execution', jsonb_build_object('id', g, 'params', '{}'::jsonb, 'input', '{"x":1}'::jsonb)),
@@ -120,7 +121,7 @@ async function load(db: pg.Client, from: number, to: number): Promise<void> {
         `WITH v AS (
            INSERT INTO "volumes" ("id", "project_id", "display_name", "size", "status", "attach_status", "availability_zone", "volume_type_id",
                                   "metadata", "host", "created_at", "updated_at")
-           SELECT gen_random_uuid(), 'a' || (g % ${PROJECTS}), 'vol-' || g, 1 + g % 10, CASE WHEN g % 20 = 7 THEN 'error' ELSE 'available' END,
+           SELECT gen_random_uuid(), 'a' || (g % ${PROJECTS}), 'vol-' || g, 1 + g % 10, CASE WHEN g / ${PROJECTS} % 20 = 7 THEN 'error' ELSE 'available' END,
                   'detached', 'nova', (SELECT "id" FROM "volume_types" WHERE NOT "deleted" ORDER BY "created_at" LIMIT 1),
                   '{"k":"v"}', 'bench@file#file', ${base} + g * interval '10 seconds', ${base} + g * interval '10 seconds'
              FROM generate_series($1::bigint, $2::bigint - 1) g
