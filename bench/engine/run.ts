@@ -14,9 +14,14 @@
  *   distributed — PostgreSQL + RabbitMQ + BullMQ, engines in E separate processes;
  *   inprocess   — PostgreSQL + in-process bus and job queue, one engine in this process;
  *   embedded    — in-memory PGlite + in-process bus and job queue journaled in it (the embedded product's stack).
- * Executions are created as POST /v2/executions does (row + start command in one transaction).
+ * Executions are created as POST /v2/executions does (row + start command in one transaction), or,
+ * with `--via=api` (distributed only), through POST /v2/executions of a workflow-api process, the
+ * engines then being the product's own `apps/workflow-engine/src/main.ts` processes (config from
+ * the environment: `--inline=false` sets WORKFLOW_ENGINE_INLINE_ACTIONS=false). Completion is
+ * watched in the database either way (an observation, not load).
  *
  *   node -r @swc-node/register bench/engine/run.ts --mode=distributed --n=500 --clients=8 --engines=2 --rate=100
+ *   node -r @swc-node/register bench/engine/run.ts --mode=distributed --via=api --inline=false --only=seq10 --rate=0
  */
 import 'reflect-metadata';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -26,13 +31,15 @@ import { InProcessCommandBus, InProcessJobQueue, MessageJournal, OutboxRelay, Ou
 import { PGLITE_MEMORY, closeDataSource, combineMigrations, createDataSource } from '@osc/persistence';
 import { messagingMigrations } from '@osc/messaging';
 import { TEST_QUEUE_EXPIRES_MS, purgeTestPrefix } from '@osc/testing';
+import { Pool } from 'undici';
 import { definitionMigrations, dynamicActionMigrations, executionMigrations } from '@osc/workflow-persistence';
 import {
   EngineInstance,
   createEngineDatabase,
   prefixedBus,
   prefixedJobs,
-  startExecution,
+  PROJECT,
+  startExecution as startExecutionInDb,
   storeWorkflows,
 } from '../../apps/workflow-engine/test/engine-harness';
 
@@ -57,6 +64,10 @@ const ITEMS_TIMEOUT = Number(arg('items-timeout', '0'));
 /** Offered rate (executions/s, all clients together) and length (s) of the paced seq10 run; rate 0 skips it. */
 const RATE = Number(arg('rate', '100'));
 const PACED_SECONDS = Number(arg('paced-seconds', '10'));
+/** `api`: executions are created through workflow-api's POST /v2/executions, engines are the product's processes. */
+const VIA = arg('via', 'db') as 'db' | 'api';
+/** `--inline=false`: WORKFLOW_ENGINE_INLINE_ACTIONS=false in the engine processes (`--via=api` only). */
+const INLINE = arg('inline', 'true');
 
 const seq10 = `
 version: '2.0'
@@ -126,6 +137,20 @@ async function main(): Promise<void> {
   let close: () => Promise<void>;
   const outbox = new OutboxWriter();
   let relay: OutboxRelay;
+  let api: Pool | undefined;
+  /** Creates an execution: through POST /v2/executions with `--via=api`, else as that endpoint does, in the database. */
+  const startExecution = async (_ds: unknown, _outbox: unknown, workflowName: string, input: Record<string, unknown> = {}): Promise<string> => {
+    if (!api) return startExecutionInDb(ds, outbox, workflowName, input);
+    const res = await api.request({
+      method: 'POST',
+      path: '/v2/executions',
+      headers: { 'content-type': 'application/json', 'x-project-id': PROJECT, 'x-user-id': 'bench', 'x-roles': 'member' },
+      body: JSON.stringify({ workflow_name: workflowName, input }),
+    });
+    const text = await res.body.text();
+    if (res.statusCode !== 201) throw new Error(`POST /v2/executions: ${res.statusCode} ${text.slice(0, 300)}`);
+    return String((JSON.parse(text) as { id: string }).id);
+  };
   if (mode === 'inprocess' || mode === 'embedded') {
     // embedded: the product's adapters, which journal messages and jobs in the embedded database
     // (`--journal=off`: without the journal, as embedded mode was before it, to see what it costs)
@@ -143,7 +168,55 @@ async function main(): Promise<void> {
     };
   } else {
     const prefix = `bench${Date.now()}`;
-    for (let i = 0; i < ENGINES; i++) {
+    if (VIA === 'api') {
+      const productEnv = {
+        ...process.env,
+        DATABASE_URL: db.url,
+        AMQP_URL: 'amqp://guest:guest@127.0.0.1:5672',
+        REDIS_URL: 'redis://127.0.0.1:6379',
+        QUEUE_PREFIX: `${prefix}.`,
+        DB_POOL_SIZE: '10',
+        LOG_LEVEL: 'warn',
+      };
+      const startProduct = (main: string, env: Record<string, string>, ready: RegExp): Promise<ChildProcess> => {
+        const nodeArgs = (process.env['ENGINE_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
+        const child = spawn(process.execPath, [...nodeArgs, '-r', '@swc-node/register', path.join(__dirname, '../..', main)], {
+          env: { ...productEnv, ...env },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        children.push(child);
+        return new Promise((resolve, reject) => {
+          let out = '';
+          const seen = (d: unknown) => {
+            out += String(d);
+            if (ready.test(out)) resolve(child);
+          };
+          child.stdout!.on('data', seen);
+          child.stderr!.on('data', (d) => {
+            seen(d);
+            if (/"level":"(error|fatal)"/.test(String(d))) process.stderr.write(String(d));
+          });
+          child.once('exit', (code) => reject(new Error(`${main} exited ${code}: ${out.slice(-2000)}`)));
+        });
+      };
+      for (let i = 0; i < ENGINES; i++) {
+        await startProduct(
+          'apps/workflow-engine/src/main.ts',
+          {
+            WORKFLOW_ENGINE_HEALTH_PORT: '0',
+            WORKFLOW_ENGINE_HEALTH_HOST: '127.0.0.1',
+            WORKFLOW_ENGINE_INLINE_ACTIONS: INLINE,
+            WORKFLOW_ENGINE_PREFETCH: arg('prefetch', '64'),
+            WORKFLOW_EXECUTOR_CONCURRENCY: '64',
+          },
+          /workflow-engine running/,
+        );
+      }
+      const port = 20000 + Math.floor(Math.random() * 20000);
+      await startProduct('apps/workflow-api/src/main.ts', { WORKFLOW_API_PORT: String(port), WORKFLOW_API_HOST: '127.0.0.1', AUTH_MODE: 'headers' }, /listening on/);
+      api = new Pool(`http://127.0.0.1:${port}`, { connections: CLIENTS });
+    }
+    for (let i = 0; VIA === 'db' && i < ENGINES; i++) {
       // ENGINE_NODE_ARGS: extra node flags for the engine processes (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`)
       const nodeArgs = (process.env['ENGINE_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
       const child = spawn(process.execPath, [...nodeArgs, '-r', '@swc-node/register', path.join(__dirname, '../../apps/workflow-engine/test/engine-process.ts')], {
@@ -162,8 +235,9 @@ async function main(): Promise<void> {
     const jobs = prefixedJobs(new BullMqJobQueue({ url: 'redis://127.0.0.1:6379', prefix }), `${prefix}.`);
     relay = new OutboxRelay(ds, bus, jobs, { pollIntervalMs: 100 });
     outbox.onCommitted(() => relay.notify());
-    await relay.start();
+    if (VIA === 'db') await relay.start();
     close = async () => {
+      await api?.close();
       await relay.stop();
       for (const c of children) c.kill('SIGTERM');
       await Promise.all(children.map((c) => new Promise((r) => c.once('exit', r))));
@@ -199,6 +273,38 @@ async function main(): Promise<void> {
     const after = await cpuNow();
     const ms = (k: 'bench' | 'engines' | 'postgres') => Number((((after[k] - before[k]) * 1000) / executions).toFixed(2));
     return { bench: ms('bench'), engines: ms('engines'), postgres: ms('postgres') };
+  };
+
+  /**
+   * Where an execution's time goes, from the rows' own timestamps (p50 / p95 over the executions'
+   * actions, ms): start = execution created → its first task created (outbox, relay, bus, engine);
+   * to_claim = action created by the engine → claimed by an executor (outbox, relay, job queue,
+   * worker, claim; 0 for inline actions, which are never claimed); to_applied = claimed → the result
+   * applied by the engine (run, publish, bus, engine transaction).
+   */
+  const hops = async (ids: string[]): Promise<Record<string, unknown>> => {
+    const [row] = (await ds.query(
+      `WITH a AS (SELECT EXTRACT(EPOCH FROM (a."claimed_at" - a."created_at")) * 1000 AS to_claim,
+                         EXTRACT(EPOCH FROM (a."updated_at" - a."claimed_at")) * 1000 AS to_applied
+                    FROM "action_executions" a WHERE a."workflow_execution_id" = ANY($1::uuid[]) AND a."claimed_at" IS NOT NULL),
+            s AS (SELECT EXTRACT(EPOCH FROM (min(t."created_at") - e."created_at")) * 1000 AS start
+                    FROM "workflow_executions" e JOIN "task_executions" t ON t."workflow_execution_id" = e."id"
+                   WHERE e."id" = ANY($1::uuid[]) GROUP BY e."id", e."created_at")
+       SELECT (SELECT count(*) FROM a)::int AS claimed_actions,
+              (SELECT percentile_cont(ARRAY[0.5, 0.95]) WITHIN GROUP (ORDER BY start) FROM s) AS start,
+              (SELECT percentile_cont(ARRAY[0.5, 0.95]) WITHIN GROUP (ORDER BY to_claim) FROM a) AS to_claim,
+              (SELECT percentile_cont(ARRAY[0.5, 0.95]) WITHIN GROUP (ORDER BY to_applied) FROM a) AS to_applied,
+              (SELECT array_agg(n ORDER BY b) FROM (SELECT width_bucket(to_claim, ARRAY[50, 200, 800, 1200]) AS b, count(*)::int AS n FROM a GROUP BY 1) h) AS to_claim_hist,
+              (SELECT array_agg(b) FROM (SELECT DISTINCT width_bucket(to_claim, ARRAY[50, 200, 800, 1200]) AS b FROM a ORDER BY 1) h) AS to_claim_buckets`,
+      [ids],
+    )) as [Record<string, unknown>];
+    const round = (v: unknown) => (Array.isArray(v) ? v.map((x) => Math.round(Number(x) * 10) / 10) : null);
+    // to_claim spread over <50, 50–200, 200–800, 800–1,200, ≥1,200 ms: a poll period shows as a bump
+    const bounds = ['<50', '50-200', '200-800', '800-1200', '>=1200'];
+    const buckets = (row['to_claim_buckets'] as number[] | null) ?? [];
+    const counts = (row['to_claim_hist'] as number[] | null) ?? [];
+    const hist = Object.fromEntries(buckets.map((b, i) => [bounds[b] ?? String(b), counts[i] ?? 0]));
+    return { claimed_actions: row['claimed_actions'], start: round(row['start']), to_claim: round(row['to_claim']), to_claim_histogram: hist, to_applied: round(row['to_applied']) };
   };
 
   const waitDone = async (id: string, timeoutSeconds = 0): Promise<string> => {
@@ -254,6 +360,7 @@ async function main(): Promise<void> {
       achieved_executions_per_s: Number((total / ((lastDone - t0) / 1000)).toFixed(1)),
       latency_ms: { p50: Math.round(pct(latencies, 50)), p95: Math.round(pct(latencies, 95)), max: Math.round(pct(latencies, 100)) },
       cpu_ms_per_execution: await cpuSince(cpu0, total),
+      hops_ms: await hops(arrivals.map((a) => a.id)),
     };
   };
 
@@ -301,6 +408,7 @@ async function main(): Promise<void> {
       task_transitions_per_s: Number(((N * 10 * 2) / seconds).toFixed(0)),
       latency_ms: { p50: Math.round(pct(latencies, 50)), p95: Math.round(pct(latencies, 95)), max: Math.round(pct(latencies, 100)) },
       cpu_ms_per_execution: await cpuSince(cpu0, N),
+      hops_ms: await hops(ids),
     };
 
     if (RATE > 0) seq['paced'] = await paced();
@@ -345,6 +453,7 @@ async function main(): Promise<void> {
     engines: mode === 'distributed' ? ENGINES : 1,
     ...(mode === 'distributed' ? { prefetch: Number(arg('prefetch', '64')) } : {}),
     clients: CLIENTS,
+    ...(mode === 'distributed' ? { via: VIA, inline_actions: VIA === 'api' ? INLINE === 'true' : true } : {}),
     synchronous_commit: arg('synchronous-commit', 'on'),
     machine: `${require('node:os').cpus().length} cores`,
     load_average: require('node:os').loadavg().map((l: number) => Number(l.toFixed(2))),

@@ -36,5 +36,11 @@ export function afterMarker(
     ands.push(`${exprOf(s.key, alias)} ${s.dir === 'asc' ? '>' : '<'} ${markerExpr(s.key)}`);
     ors.push(`(${ands.join(' AND ')})`);
   }
-  return `(${ors.join(' OR ')})`;
+  // The first key's bound alone is implied by the ORs and is what an index can seek to (the marker's
+  // value is an init-plan constant): a deep page starts at the marker instead of reading every page
+  // before it.
+  const first = sort[0];
+  if (first === undefined) return `(${ors.join(' OR ')})`;
+  const bound = `${exprOf(first.key, alias)} ${first.dir === 'asc' ? '>=' : '<='} ${markerExpr(first.key)}`;
+  return `(${bound} AND (${ors.join(' OR ')}))`;
 }

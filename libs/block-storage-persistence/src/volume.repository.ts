@@ -1,6 +1,6 @@
 import { isUuid, type VolumeDetailPlan, type ListFilter, type Paging, type SnapshotValue, type VolumeStatus, type VolumeValue, type SnapshotStatus } from '@osc/block-storage-domain';
 import { afterMarker, orderBy } from './list-sql';
-import { affectedOf, likeEscape, Params, returnedRows, rowsOf, type Queryable } from './sql';
+import { affectedOf, likeEscape, Params, returnedRows, rowsOf, type Queryable, UUID_COLUMNS, uuidColumnEquals } from './sql';
 import { recordStatusChange, type StatusChange } from './story/status-story';
 
 /** A volume as stored, with the fields only services need (never rendered directly). */
@@ -192,6 +192,7 @@ function filterSql(filters: readonly ListFilter[], alias: string, p: Params): st
         const col = VOLUME_COLUMNS[f.field];
         if (col === undefined) out.push('FALSE');
         else if (f.value === null) out.push(`${alias}."${col}" IS NULL`);
+        else if (typeof f.value === 'string' && UUID_COLUMNS.has(col)) out.push(uuidColumnEquals(`${alias}."${col}"`, f.value, p));
         else if (typeof f.value === 'string') out.push(`${alias}."${col}"::text = ${p.add(f.value)}`);
         else out.push(`${alias}."${col}" = ${p.add(f.value)}`);
         break;

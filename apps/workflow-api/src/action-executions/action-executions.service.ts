@@ -15,8 +15,9 @@ import {
   setStandaloneActionState,
   sweepTransientActions,
 } from '@osc/workflow-persistence';
+import { isCanonicalUuid } from '../definitions/list-params';
 import { type RunListRequest, type RunListSpec, runList } from '../executions/run-list';
-import { type Row, actionExecutionView } from '../executions/run-views';
+import { ACTION_EXECUTION_LIST_COLUMNS, type Row, actionExecutionView } from '../executions/run-views';
 import { ACTION_EXECUTION_SETTINGS, type ActionExecutionSettings, DEFAULT_ACTION_EXECUTION_SETTINGS } from './action-execution-settings';
 import { type ActionRunRequest, parseActionRunRequest, planActionRun } from './action-run-request';
 
@@ -52,8 +53,9 @@ export class ActionExecutionsService {
   }
 
   async findRow(ctx: RequestContext, id: string): Promise<Row> {
+    if (!isCanonicalUuid(id)) throw new NotFoundError('ActionExecution', id, `ActionExecution not found [id=${id}]`);
     const rows: Row[] = await this.db.query(
-      `SELECT * FROM "action_executions" WHERE "id"::text = $1 AND NOT "transient" ${ctx.isAdmin ? '' : 'AND "project_id" = $2'}`,
+      `SELECT * FROM "action_executions" WHERE "id" = $1::uuid AND NOT "transient" ${ctx.isAdmin ? '' : 'AND "project_id" = $2'}`,
       ctx.isAdmin ? [id] : [id, ctx.projectId],
     );
     if (!rows[0]) throw new NotFoundError('ActionExecution', id, `ActionExecution not found [id=${id}]`);
@@ -65,7 +67,9 @@ export class ActionExecutionsService {
   }
 
   async list(spec: RunListSpec, req: RunListRequest, includeOutput: boolean): Promise<Row[]> {
-    return (await runList(this.db, spec, { ...req, where: [...req.where, 'NOT "transient"'] })).map((r) => actionExecutionView(r, { includeOutput: includeOutput || req.fields.includes('output') }));
+    const withOutput = includeOutput || req.fields.includes('output');
+    const columns = withOutput ? [...ACTION_EXECUTION_LIST_COLUMNS, 'output'] : ACTION_EXECUTION_LIST_COLUMNS;
+    return (await runList(this.db, spec, { ...req, where: [...req.where, 'NOT "transient"'] }, columns)).map((r) => actionExecutionView(r, { includeOutput: withOutput }));
   }
 
   /** PUT /v2/action_executions/{id}: `{state, output}` completes, pauses or resumes an async action. */

@@ -47,6 +47,14 @@ export interface ListRequest {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const isUuid = (s: string): boolean => UUID.test(s);
 
+const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/**
+ * Whether `s` is a UUID in PostgreSQL's output form (lower case, hyphenated): the only strings that
+ * ever equalled `"id"::text`. Lookups by id test this and then compare `"id" = $1::uuid`, which uses
+ * the primary key (a cast on the column cannot); other strings answer 404 as they always did.
+ */
+export const isCanonicalUuid = (s: string): boolean => CANONICAL_UUID.test(s);
+
 /**
  * Comma list as Mistral's list types read it: trimmed, lower-cased, empty items dropped; `unique`
  * lists (sort_keys, fields) keep each value once.

@@ -15,10 +15,10 @@ import {
   newExecution,
 } from '@osc/workflow-domain';
 import { findWorkflowForRun, insertExecution, resolveNamedEnvironment, toWorkflowExecution } from '@osc/workflow-persistence';
-import { isUuid } from '../definitions/list-params';
+import { isCanonicalUuid, isUuid } from '../definitions/list-params';
 import { type ReportFilters, buildExecutionReport } from './execution-report';
 import { type RunListRequest, runList } from './run-list';
-import { EXECUTION_LIST, type Row, executionView } from './run-views';
+import { EXECUTION_LIST, EXECUTION_LIST_COLUMNS, type Row, executionView } from './run-views';
 
 /** How long a state-changing PUT waits for the engine to apply the change before answering. */
 const APPLY_WAIT_MS = 10_000;
@@ -60,8 +60,9 @@ export class ExecutionsService {
 
   /** Loads a visible execution row or throws 404. */
   async findRow(ctx: RequestContext, id: string, em: { query: EntityManager['query'] } = this.db, lock = false): Promise<Row> {
+    if (!isCanonicalUuid(id)) throw new NotFoundError('WorkflowExecution', id, `WorkflowExecution not found [id=${id}]`);
     const rows: Row[] = await em.query(
-      `SELECT * FROM "workflow_executions" WHERE "id"::text = $1 ${ctx.isAdmin ? '' : 'AND "project_id" = $2'}${lock ? ' FOR UPDATE' : ''}`,
+      `SELECT * FROM "workflow_executions" WHERE "id" = $1::uuid ${ctx.isAdmin ? '' : 'AND "project_id" = $2'}${lock ? ' FOR UPDATE' : ''}`,
       ctx.isAdmin ? [id] : [id, ctx.projectId],
     );
     const row = rows[0];
@@ -84,7 +85,7 @@ export class ExecutionsService {
   }
 
   async list(req: RunListRequest, includeOutput: boolean): Promise<Row[]> {
-    const rows = await runList(this.db, EXECUTION_LIST, req);
+    const rows = await runList(this.db, EXECUTION_LIST, req, includeOutput ? [...EXECUTION_LIST_COLUMNS, 'output'] : EXECUTION_LIST_COLUMNS);
     return rows.map((r) => executionView(r, { detail: false, includeOutput }));
   }
 

@@ -7,8 +7,9 @@ import type { RequestContext } from '@osc/http-common';
 import type { OutboxWriter } from '@osc/messaging';
 import { DATA_SOURCE, OUTBOX_WRITER } from '@osc/platform';
 import { CONTROL_REQUEST } from '@osc/workflow-domain';
+import { isCanonicalUuid } from '../definitions/list-params';
 import { type RunListRequest, type RunListSpec, runList } from '../executions/run-list';
-import { type Row, taskView } from '../executions/run-views';
+import { type Row, TASK_LIST_COLUMNS, taskView } from '../executions/run-views';
 
 const APPLY_WAIT_MS = 10_000;
 
@@ -21,8 +22,9 @@ export class TasksService {
   ) {}
 
   async findRow(ctx: RequestContext, id: string): Promise<Row> {
+    if (!isCanonicalUuid(id)) throw new NotFoundError('TaskExecution', id, `TaskExecution not found [id=${id}]`);
     const rows: Row[] = await this.db.query(
-      `SELECT * FROM "task_executions" WHERE "id"::text = $1 ${ctx.isAdmin ? '' : 'AND "project_id" = $2'}`,
+      `SELECT * FROM "task_executions" WHERE "id" = $1::uuid ${ctx.isAdmin ? '' : 'AND "project_id" = $2'}`,
       ctx.isAdmin ? [id] : [id, ctx.projectId],
     );
     if (!rows[0]) throw new NotFoundError('TaskExecution', id, `TaskExecution not found [id=${id}]`);
@@ -34,7 +36,7 @@ export class TasksService {
   }
 
   async list(spec: RunListSpec, req: RunListRequest): Promise<Row[]> {
-    return (await runList(this.db, spec, req)).map((r) => taskView(r, { detail: false }));
+    return (await runList(this.db, spec, req, TASK_LIST_COLUMNS)).map((r) => taskView(r, { detail: false }));
   }
 
   /** PUT /v2/tasks/{id}: `state` RUNNING (+ `reset`) reruns a task in ERROR; SKIPPED skips it. */

@@ -1,6 +1,6 @@
 import { isUuid, type BackupStatus, type BackupValue, type Paging } from '@osc/block-storage-domain';
 import { afterMarker, orderBy } from '../list-sql';
-import { affectedOf, Params, rowsOf, type Queryable } from '../sql';
+import { affectedOf, Params, rowsOf, type Queryable, UUID_COLUMNS, uuidColumnEquals } from '../sql';
 import { recordStatusChange } from '../story/status-story';
 import { tellChanged, wireTime } from '../volume.repository';
 
@@ -166,6 +166,7 @@ export class BackupRepository {
     for (const [key, value] of Object.entries(filters)) {
       const col = COLUMNS[key];
       if (col === undefined) where.push('FALSE');
+      else if (UUID_COLUMNS.has(col)) where.push(uuidColumnEquals(`b."${col}"`, value, p));
       else where.push(`b."${col}"::text = ${p.add(value)}`);
     }
     let count: number | null = null;

@@ -35,8 +35,9 @@ interface OutboxRow {
  * without a partition key are spread freely. (Writers of one partition must serialize their
  * transactions — the engine does, by locking the execution — for commit order to match `seq`.)
  *
- * Wake-ups: `notify()` (after a commit), and polling every `pollIntervalMs` as the fallback for
- * rows written by other processes or left by a crash.
+ * Wake-ups: `notify()` (after a commit), another pass right after every pass that relayed rows
+ * (rows another relay skipped while this one held their partition), and polling every
+ * `pollIntervalMs` as the fallback for rows written by other processes or left by a crash.
  *
  * Adapters with a transactional publish (`publishInTransaction` / `addInTransaction`: embedded
  * mode's journaled in-process bus and queue) get the claim transaction's EntityManager: the
@@ -116,13 +117,19 @@ export class OutboxRelay {
   private async loop(): Promise<void> {
     while (this.running) {
       this.woken = false;
+      let relayed = 0;
       try {
-        await this.relayPending();
+        relayed = await this.relayPending();
       } catch (e) {
         this.logger.warn('outbox relay pass failed; retrying at the next poll', { error: describeError(e) });
       }
       if (!this.running) break;
-      if (!this.woken) await this.sleep();
+      // After a pass that relayed rows, look once more before sleeping. Another process's relay,
+      // woken by its own commit, skips the rows of partitions this relay held during its pass and
+      // goes back to sleep; only this relay's next pass sees them, and without it they waited for
+      // the poll (up to a second per hop of an execution, between engine processes). The extra
+      // pass is one empty claim when nothing is left.
+      if (!this.woken && relayed === 0) await this.sleep();
     }
   }
 

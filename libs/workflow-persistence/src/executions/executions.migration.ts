@@ -156,6 +156,45 @@ export class AddStandaloneActionRuns1764337700000 implements MigrationInterface 
   }
 }
 
+/**
+ * List pages that stay flat as the history grows (issue 17): action executions are listed per
+ * project in (created_at, id) order, which only the all-projects index served (a project's page
+ * walked every project's rows); executions filtered by state (RUNNING is a handful of rows among
+ * millions) read the project's rows of that state in page order instead of filtering all of them.
+ */
+export class IndexRunListsByProject1765100000000 implements MigrationInterface {
+  name = 'IndexRunListsByProject1765100000000';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(`CREATE INDEX "IDX_action_executions_project_created" ON "action_executions" ("project_id", "created_at", "id")`);
+    await q.query(`CREATE INDEX "IDX_workflow_executions_project_state" ON "workflow_executions" ("project_id", "state", "created_at", "id")`);
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(`DROP INDEX "IDX_workflow_executions_project_state"`);
+    await q.query(`DROP INDEX "IDX_action_executions_project_created"`);
+  }
+}
+
+/**
+ * `GET /v2/executions?workflow_name=X`, Mistral's commonest filter, walked the project's
+ * (created_at, id) order filtering by name: fine for a busy workflow, a scan of the project for a
+ * new one with few executions among millions (issue 17).
+ */
+export class IndexExecutionsByWorkflowName1765100000001 implements MigrationInterface {
+  name = 'IndexExecutionsByWorkflowName1765100000001';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(
+      `CREATE INDEX "IDX_workflow_executions_project_workflow" ON "workflow_executions" ("project_id", "workflow_name", "created_at", "id")`,
+    );
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(`DROP INDEX "IDX_workflow_executions_project_workflow"`);
+  }
+}
+
 export const executionMigrations = [
   CreateExecutions1763950000000,
   IndexExecutionsByWorkflow1764100000000,
@@ -164,4 +203,6 @@ export const executionMigrations = [
   AddExecutorHeartbeats1764900000000,
   AllowApiServiceInstances1765100000000,
   CreateExecutionEvents1764600000000,
+  IndexRunListsByProject1765100000000,
+  IndexExecutionsByWorkflowName1765100000001,
 ] as const;
