@@ -1,3 +1,6 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { DEFAULT_CONSOLE_DIR } from '@osc/workflow-api';
 import { Client, type HttpResult, e2eModes } from './support/api-server';
 import { type EngineStack, startEngineStack, waitForExecution } from './support/engine-stack';
 
@@ -78,6 +81,8 @@ interface Ids {
   cronId: string;
   eventTrigger: string;
   environment: string;
+  codeSource: string;
+  dynamicAction: string;
 }
 
 /** One request B makes and what it must get. `body` (exact) or `list` (the key whose array must be empty of A's rows). */
@@ -97,6 +102,7 @@ interface Probe {
 const mine = (text: string) => text.replaceAll(SECRET, 'b-text');
 
 const json = (v: unknown) => ({ text: JSON.stringify(v), type: 'json' as const });
+const consoleBuilt = (): boolean => existsSync(path.join(DEFAULT_CONSOLE_DIR, 'index.html'));
 const yaml = (text: string) => ({ text, type: 'yaml' as const });
 
 describe.each(e2eModes())('cross-project safety of the workflow API (%s)', (mode) => {
@@ -136,6 +142,8 @@ describe.each(e2eModes())('cross-project safety of the workflow API (%s)', (mode
       `/v2/event_triggers/${ids.eventTrigger}`,
       '/v2/environments/iso_env',
       '/v2/environments',
+      `/v2/code_sources/${ids.codeSource}`,
+      `/v2/dynamic_actions/${ids.dynamicAction}`,
       `/v2/workflows/${ids.subWf}/members`,
       '/v2/workflows?sort_keys=name',
       '/v2/executions?include_output=true',
@@ -182,7 +190,9 @@ describe.each(e2eModes())('cross-project safety of the workflow API (%s)', (mode
     ).id;
     await ok(alice, 'POST', `/v2/workflows/${ids.subWf}/members`, json({ member_id: 'proj-c' }));
     ids.environment = (await ok(alice, 'POST', '/v2/environments', json({ name: 'iso_env', variables: { secret: SECRET } }))).id;
-    privateIds = [ids.subWf, ids.parentWf, ids.wb, ids.action, ids.execution, ids.subExecution, ids.parentTask, ids.subTask, ids.actionExecution, ids.adhocActionExecution, ids.cronId, ids.eventTrigger, ids.environment];
+    ids.codeSource = (await ok(alice, 'POST', '/v2/code_sources?name=iso_code', { text: `export class Iso { run() { return '${SECRET}'; } }\n`, type: 'yaml' })).id;
+    ids.dynamicAction = (await ok(alice, 'POST', '/v2/dynamic_actions', json({ name: 'iso_dyn', class_name: 'Iso', code_source_id: ids.codeSource }))).id;
+    privateIds = [ids.subWf, ids.parentWf, ids.wb, ids.action, ids.execution, ids.subExecution, ids.parentTask, ids.subTask, ids.actionExecution, ids.adhocActionExecution, ids.cronId, ids.eventTrigger, ids.environment, ids.codeSource, ids.dynamicAction];
   }, 120_000);
   afterAll(async () => {
     await stack?.close();
@@ -393,6 +403,39 @@ describe.each(e2eModes())('cross-project safety of the workflow API (%s)', (mode
       // (names are per project: B may have its own iso_env; the walk's order is not this table's, so B's
       // own gets another name here and the lookups above keep meaning "A's is not reachable")
       'POST /v2/environments': [{ method: 'POST', path: '/v2/environments', send: json({ name: 'iso_env_of_b', variables: { mine: true } }), status: 201 }],
+
+      // code sources and dynamic actions: private to their project like environments
+      'GET /v2/code_sources': [
+        { method: 'GET', path: '/v2/code_sources', status: 200, list: 'code_sources' },
+        { method: 'GET', path: '/v2/code_sources?all_projects=true', status: 403 },
+      ],
+      'GET /v2/code_sources/:identifier': [
+        { method: 'GET', path: `/v2/code_sources/${ids.codeSource}`, status: 404 },
+        { method: 'GET', path: '/v2/code_sources/iso_code', status: 404 },
+      ],
+      'PUT /v2/code_sources': [{ method: 'PUT', path: `/v2/code_sources?identifier=${ids.codeSource}`, send: { text: 'export class Iso { run() { return 1; } }\n', type: 'yaml' }, status: 404 }],
+      'DELETE /v2/code_sources/:identifier': [{ method: 'DELETE', path: `/v2/code_sources/${ids.codeSource}`, status: 404 }],
+      'POST /v2/code_sources': [{ method: 'POST', path: '/v2/code_sources?name=iso_code_of_b', send: { text: 'export class B { run() { return 1; } }\n', type: 'yaml' }, status: 201 }],
+      'GET /v2/dynamic_actions': [
+        { method: 'GET', path: '/v2/dynamic_actions', status: 200, list: 'dynamic_actions' },
+        { method: 'GET', path: '/v2/dynamic_actions?all_projects=true', status: 403 },
+      ],
+      'GET /v2/dynamic_actions/:identifier': [
+        { method: 'GET', path: `/v2/dynamic_actions/${ids.dynamicAction}`, status: 404 },
+        { method: 'GET', path: '/v2/dynamic_actions/iso_dyn', status: 404 },
+      ],
+      'PUT /v2/dynamic_actions': [{ method: 'PUT', path: '/v2/dynamic_actions', send: json({ name: 'iso_dyn', class_name: 'Other' }), status: 404 }],
+      'DELETE /v2/dynamic_actions/:identifier': [{ method: 'DELETE', path: `/v2/dynamic_actions/${ids.dynamicAction}`, status: 404 }],
+      // B cannot build an action on A's private code source
+      'POST /v2/dynamic_actions': [{ method: 'POST', path: '/v2/dynamic_actions', send: json({ name: 'iso_dyn_b', class_name: 'Iso', code_source_id: ids.codeSource }), status: 404 }],
+      // running services are not a project's resource (Mistral lists them to any caller)
+      'GET /v2/services': [{ method: 'GET', path: '/v2/services', status: 200 }],
+      // the console's static files and settings carry no data; its block-storage pass-through is not configured here
+      // (200 once `npm start` or the console's test built it, else 503 saying how to build it)
+      'GET /console': [{ method: 'GET', path: '/console', status: consoleBuilt() ? 200 : 503 }],
+      'GET /console/*': [{ method: 'GET', path: '/console/executions/x', status: consoleBuilt() ? 200 : 503 }],
+      'GET /console/config.json': [{ method: 'GET', path: '/console/config.json', status: 200 }],
+      'GET /console/block-storage/*': [{ method: 'GET', path: '/console/block-storage/v3/volumes', status: 404 }],
 
       // the history of another project's execution is as hidden as the execution
       'GET /v2/executions/:id/events': [
