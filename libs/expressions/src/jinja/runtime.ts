@@ -676,6 +676,7 @@ export const FILTERS: Record<string, Filter> = {
       return [...(v as Map<unknown, unknown>).entries()].map(([x, y]) => markTuple([x, y]));
     }, 'generator object do_items'),
   groupby: (e, v, a, k) => {
+    if (a.length < 1 && !k.has('attribute')) typeErr("sync_do_groupby() missing 1 required positional argument: 'attribute'");
     const get = attrGetter(e, kwOr(a, k, 0, 'attribute', null));
     const groups = new Map<string, [unknown, unknown[]]>();
     const items = iterable(v).map((x) => ({ x, key: get(x) }));

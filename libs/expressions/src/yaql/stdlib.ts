@@ -863,8 +863,8 @@ reg('delete', 'M', 'd, *args', ([d, ...args]) => {
   const a = [...needIter(d, 'delete')];
   const pos = needInt(args[0], 'delete');
   const count = args.length > 1 ? needInt(args[1], 'delete') : 1;
-  a.splice(pos, count < 0 ? a.length : count);
-  return a;
+  // yaql's delete compares enumerate() indexes: a negative position is not counted from the end
+  return a.filter((_x, i) => (count >= 0 ? !(pos <= i && i < pos + count) : i < pos));
 });
 reg('deleteAll', 'M', 'd, keys', ([d, keys]) => {
   const m = new Map(needDict(d, 'deleteAll'));
