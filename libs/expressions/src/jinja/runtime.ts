@@ -86,6 +86,34 @@ const useValue = (v: unknown): unknown => {
   return v instanceof JUndefined ? '' : v;
 };
 
+/** Python's int(s, base) for a str (underscores between digits, 0x/0o/0b prefixes), or null where it raises ValueError. */
+function pyIntFromString(s: string, base: number): number | null {
+  if (base !== 0 && (base < 2 || base > 36)) return null;
+  const m = /^([+-]?)(.*)$/s.exec(s.trim());
+  if (!m) return null;
+  let body = m[2] ?? '';
+  let b = base;
+  const prefix = /^0([xob])/i.exec(body);
+  const prefixBase = prefix ? { x: 16, o: 8, b: 2 }[(prefix[1] ?? '').toLowerCase() as 'x' | 'o' | 'b'] : 0;
+  if (prefix && (base === 0 || base === prefixBase)) {
+    b = prefixBase;
+    body = body.slice(2).replace(/^_/, '');
+  } else if (base === 0) {
+    b = 10;
+    if (/^0+(_?0)*$/.test(body)) return 0;
+    if (body.startsWith('0')) return null; // `017` is not a base-0 literal
+  }
+  if (!/^[0-9a-z]+(_[0-9a-z]+)*$/i.test(body)) return null;
+  const digits = body.replace(/_/g, '').toLowerCase();
+  let n = 0;
+  for (const ch of digits) {
+    const d = parseInt(ch, 36);
+    if (d >= b) return null;
+    n = n * b + d;
+  }
+  return m[1] === '-' ? -n : n;
+}
+
 function typeErr(msg: string): never {
   return fail(msg, 'TypeError');
 }
@@ -524,7 +552,14 @@ function selectOrRejectNow(env: Evaluator, value: unknown, args: unknown[], kwar
 
 export const FILTERS: Record<string, Filter> = {
   abs: (_e, v) => (isFloat(v) ? mkFloat(Math.abs(nv(use(v)))) : isNum(v) ? Math.abs(nv(v)) : typeErr(`bad operand type for abs(): '${pyName(v)}'`)),
-  attr: (_e, v, a) => getattr(v, String(a[0])),
+  attr: (_e, v, a, k) => {
+    // do_attr: getattr() only, never the item (`{'x': 1} | attr('x')` is undefined)
+    if (a.length < 1 && !k.has('name')) typeErr("do_attr() missing 1 required positional argument: 'name'");
+    const name = jinjaStr(kwOr(a, k, 0, 'name', ''));
+    if (isDict(v) && !/^__.*__$/.test(name) && (name.startsWith('_') || !own(DICT_METHODS, name)))
+      return new JUndefined(`'${objRepr(v)}' has no attribute ${pyRepr(name)}`);
+    return getattr(v, name);
+  },
   batch: (_e, v, a) => lazy(() => batchNow(v, a), 'generator object do_batch'),
   capitalize: (_e, v) => capitalize(jinjaStr(v)),
   center: (_e, v, a) => center(jinjaStr(v), Number(arg(a, 0, 80))),
@@ -568,8 +603,13 @@ export const FILTERS: Record<string, Filter> = {
     const dflt = kwOr(a, k, 0, 'default', 0);
     if (isNum(v)) return Math.trunc(nv(v));
     if (typeof v === 'string') {
-      if (/^\s*[+-]?\d+\s*$/.test(v)) return parseInt(v, 10);
-      if (/^\s*[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?\s*$/i.test(v)) return Math.trunc(parseFloat(v));
+      // do_int: int(value, base), then int(float(value)), then the default
+      const base = kwOr(a, k, 1, 'base', 10);
+      const i = isInt(base) ? pyIntFromString(v, base) : null;
+      if (i !== null) return i;
+      const t = v.trim();
+      const plain = /^[+-]?(\d(_?\d)*\.?(\d(_?\d)*)?|\.\d(_?\d)*)(e[+-]?\d(_?\d)*)?$/i.test(t);
+      if (plain) return Math.trunc(parseFloat(t.replace(/_/g, '')));
     }
     return dflt;
   },
