@@ -538,6 +538,7 @@ function selectOrRejectNow(env: Evaluator, value: unknown, args: unknown[], kwar
   let get = (x: unknown) => x;
   let rest = args;
   if (byAttr) {
+    if (args.length < 1) fail('Missing parameter for attribute name', 'FilterArgumentError');
     get = attrGetter(env, args[0]);
     rest = args.slice(1);
   }
@@ -560,7 +561,10 @@ export const FILTERS: Record<string, Filter> = {
       return new JUndefined(`'${objRepr(v)}' has no attribute ${pyRepr(name)}`);
     return getattr(v, name);
   },
-  batch: (_e, v, a) => lazy(() => batchNow(v, a), 'generator object do_batch'),
+  batch: (_e, v, a, k) => {
+    if (a.length < 1 && !k.has('linecount')) typeErr("do_batch() missing 1 required positional argument: 'linecount'");
+    return lazy(() => batchNow(v, a), 'generator object do_batch');
+  },
   capitalize: (_e, v) => capitalize(jinjaStr(v)),
   center: (_e, v, a) => center(jinjaStr(v), Number(arg(a, 0, 80))),
   count: (_e, v) => pyLen(v),
@@ -743,7 +747,10 @@ export const FILTERS: Record<string, Filter> = {
     }
     return first ? ind + rv : rv;
   },
-  slice: (_e, v, a, k) => lazy(() => sliceNow(v, a, k), 'generator object sync_do_slice'),
+  slice: (_e, v, a, k) => {
+    if (a.length < 1 && !k.has('slices')) typeErr("sync_do_slice() missing 1 required positional argument: 'slices'");
+    return lazy(() => sliceNow(v, a, k), 'generator object sync_do_slice');
+  },
   filesizeformat: (_e, v, a, k) => {
     const bytes = nv(FILTERS.float!(_e, v, [], new Map()));
     const binary = truthy(kwOr(a, k, 0, 'binary', false));
@@ -833,7 +840,7 @@ function mapFilter(e: Evaluator, v: unknown, a: unknown[], k: Map<string, unknow
       return hasDefault && r instanceof JUndefined ? k.get('default') : r;
     });
   }
-  if (a.length === 0) return items;
+  if (a.length === 0) fail('map requires a filter argument', 'FilterArgumentError');
   const name = String(a[0]);
   return items.map((x) => e.runFilter(name, x, a.slice(1), new Map()));
 }
@@ -853,6 +860,12 @@ function minMax(e: Evaluator, v: unknown, a: unknown[], k: Map<string, unknown>,
 type Test = (value: unknown, args: unknown[]) => boolean;
 /** Jinja's tests; type and identity tests look at an undefined value without failing, as Jinja2's do. */
 const isUndef = (v: unknown) => v instanceof JUndefined;
+/** Jinja2 registers operator.eq & co. as tests: exactly one argument besides the value. */
+function operatorTest(op: string, name: string, v: unknown, a: unknown[]): boolean {
+  if (a.length !== 1) typeErr(`${name} expected 2 arguments, got ${a.length + 1}`);
+  return compare(op, v, a[0]);
+}
+
 export const TESTS: Record<string, Test> = {
   defined: (v) => !isUndef(v),
   undefined: (v) => isUndef(v),
@@ -866,21 +879,21 @@ export const TESTS: Record<string, Test> = {
   odd: (v) => pyEquals(binop('%', v, 2), 1),
   even: (v) => pyEquals(binop('%', v, 2), 0),
   divisibleby: (v, a) => pyEquals(binop('%', v, a[0]), 0),
-  eq: (v, a) => compare('==', v, a[0]),
-  equalto: (v, a) => compare('==', v, a[0]),
-  '==': (v, a) => compare('==', v, a[0]),
-  ne: (v, a) => compare('!=', v, a[0]),
-  '!=': (v, a) => compare('!=', v, a[0]),
-  lt: (v, a) => compare('<', v, a[0]),
-  lessthan: (v, a) => compare('<', v, a[0]),
-  '<': (v, a) => compare('<', v, a[0]),
-  gt: (v, a) => compare('>', v, a[0]),
-  greaterthan: (v, a) => compare('>', v, a[0]),
-  '>': (v, a) => compare('>', v, a[0]),
-  le: (v, a) => compare('<=', v, a[0]),
-  '<=': (v, a) => compare('<=', v, a[0]),
-  ge: (v, a) => compare('>=', v, a[0]),
-  '>=': (v, a) => compare('>=', v, a[0]),
+  eq: (v, a) => operatorTest('==', 'eq', v, a),
+  equalto: (v, a) => operatorTest('==', 'eq', v, a),
+  '==': (v, a) => operatorTest('==', 'eq', v, a),
+  ne: (v, a) => operatorTest('!=', 'ne', v, a),
+  '!=': (v, a) => operatorTest('!=', 'ne', v, a),
+  lt: (v, a) => operatorTest('<', 'lt', v, a),
+  lessthan: (v, a) => operatorTest('<', 'lt', v, a),
+  '<': (v, a) => operatorTest('<', 'lt', v, a),
+  gt: (v, a) => operatorTest('>', 'gt', v, a),
+  greaterthan: (v, a) => operatorTest('>', 'gt', v, a),
+  '>': (v, a) => operatorTest('>', 'gt', v, a),
+  le: (v, a) => operatorTest('<=', 'le', v, a),
+  '<=': (v, a) => operatorTest('<=', 'le', v, a),
+  ge: (v, a) => operatorTest('>=', 'ge', v, a),
+  '>=': (v, a) => operatorTest('>=', 'ge', v, a),
   in: (v, a) => compare('in', v, a[0]),
   lower: (v) => STR_METHODS.islower!(jinjaStr(v), [], new Map()) === true,
   upper: (v) => STR_METHODS.isupper!(jinjaStr(v), [], new Map()) === true,
