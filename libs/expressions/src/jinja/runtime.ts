@@ -676,6 +676,11 @@ export const FILTERS: Record<string, Filter> = {
     return acc;
   },
   truncate: (_e, v, a, k) => {
+    if (typeof v !== 'string' && !isUndef(v)) {
+      // do_truncate measures len(s) first: short sequences come back unchanged, None/numbers raise
+      const n = pyLen(v);
+      if (n <= Number(kwOr(a, k, 0, 'length', 255)) + Number(kwOr(a, k, 3, 'leeway', 5))) return v;
+    }
     const s = jinjaStr(v);
     const length = Number(kwOr(a, k, 0, 'length', 255));
     const killwords = truthy(kwOr(a, k, 1, 'killwords', false));
@@ -734,6 +739,9 @@ export const FILTERS: Record<string, Filter> = {
     return [...groups.values()].map(([grouper, list]) => new Map<unknown, unknown>([['grouper', grouper], ['list', list]]));
   },
   indent: (_e, v, a, k) => {
+    // do_indent starts with `s += "\n"`: a list extends and then lacks splitlines, others refuse +=
+    if (Array.isArray(v) && !isIter(v)) fail("'list' object has no attribute 'splitlines'", 'AttributeError');
+    if (typeof v !== 'string' && !isUndef(v)) typeErr(`unsupported operand type(s) for +=: '${pyName(v)}' and 'str'`);
     const width = kwOr(a, k, 0, 'width', 4);
     const first = truthy(kwOr(a, k, 1, 'first', false));
     const blank = truthy(kwOr(a, k, 2, 'blank', false));
@@ -789,7 +797,7 @@ export const FILTERS: Record<string, Filter> = {
       .replace(/&quot;|&#34;/g, '"')
       .replace(/&#39;/g, "'")
       .replace(/&amp;/g, '&'),
-  safe: (_e, v) => use(v),
+  safe: (_e, v) => (isUndef(v) ? use(v) : jinjaStr(v)), // Markup(value): a str
   e: (_e, v) => htmlEscape(jinjaStr(v)),
   escape: (_e, v) => htmlEscape(jinjaStr(v)),
   regex_replace: (_e, v, a) => jinjaStr(v).replace(compilePyRegex(String(a[0]), 'g'), String(a[1] ?? '')),
