@@ -114,6 +114,21 @@ function pyIntFromString(s: string, base: number): number | null {
   return m[1] === '-' ? -n : n;
 }
 
+/** Python's float(v) for the values Jinja sees (errors as Python raises them). */
+function pyFloatOf(v: unknown): number {
+  use(v);
+  if (typeof v === 'boolean') return v ? 1 : 0;
+  if (isNum(v)) return nv(v);
+  if (typeof v === 'string') {
+    const t = v.trim().toLowerCase();
+    if (/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/.test(t)) return parseFloat(t);
+    if (/^[+-]?(inf|infinity)$/.test(t)) return t.startsWith('-') ? -Infinity : Infinity;
+    if (/^[+-]?nan$/.test(t)) return NaN;
+    return fail(`could not convert string to float: ${pyRepr(v)}`, 'ValueError');
+  }
+  return typeErr(`float() argument must be a string or a real number, not '${pyName(v)}'`);
+}
+
 function typeErr(msg: string): never {
   return fail(msg, 'TypeError');
 }
@@ -760,7 +775,7 @@ export const FILTERS: Record<string, Filter> = {
     return lazy(() => sliceNow(v, a, k), 'generator object sync_do_slice');
   },
   filesizeformat: (_e, v, a, k) => {
-    const bytes = nv(FILTERS.float!(_e, v, [], new Map()));
+    const bytes = pyFloatOf(v); // float(value): no default, unlike the float filter
     const binary = truthy(kwOr(a, k, 0, 'binary', false));
     const base = binary ? 1024 : 1000;
     const prefixes = binary ? ['KiB', 'MiB', 'GiB', 'TiB', 'PiB', 'EiB', 'ZiB', 'YiB'] : ['kB', 'MB', 'GB', 'TB', 'PB', 'EB', 'ZB', 'YB'];
