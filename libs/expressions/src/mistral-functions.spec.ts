@@ -97,7 +97,9 @@ describe('Mistral functions', () => {
   it('Mistral functions work as Jinja filters, the piped value being the context', () => {
     const { host, calls } = fakeHost();
     expect(evaluateJinja('_ | env', { __env: 'some' })).toBe('some');
-    expect(evaluateJinja('_ | task("fetch") | attr("id")', {}, host)).toBe('t1');
+    expect(evaluateJinja('(_ | task("fetch")).id', {}, host)).toBe('t1');
+    // attr() is getattr() only, as in Jinja2: a dict's keys are not attributes
+    expect(() => evaluateJinja('_ | task("fetch") | attr("id")', {}, host)).toThrow("'dict object' has no attribute 'id'");
     expect(evaluateJinja('(_ | tasks()) | length', {}, host)).toBe(2);
     expect(evaluateJinja('_ | uuid', '3', host)).toBe('00000000-0000-4000-8000-000000000000');
     expect(evaluateJinja('_ | executions(state="RUNNING") | length', {}, host)).toBe(1);

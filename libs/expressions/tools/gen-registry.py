@@ -351,7 +351,9 @@ def run(mode, expr, data, written_for=None):
     if data is not DEFAULT:
         case['context'] = data
     try:
-        value = MODES[mode](expr, DEFAULT if data is DEFAULT else data)
+        # a private copy: some reference functions mutate their argument in place (Jinja's indent
+        # does `s += "\n"`, which extends a list), and a mutated DEFAULT leaks into every later case
+        value = MODES[mode](expr, copy.deepcopy(data))
         if hasattr(value, '__next__'):
             value = list(value)
         if contains_undefined(value):

@@ -86,6 +86,49 @@ const useValue = (v: unknown): unknown => {
   return v instanceof JUndefined ? '' : v;
 };
 
+/** Python's int(s, base) for a str (underscores between digits, 0x/0o/0b prefixes), or null where it raises ValueError. */
+function pyIntFromString(s: string, base: number): number | null {
+  if (base !== 0 && (base < 2 || base > 36)) return null;
+  const m = /^([+-]?)(.*)$/s.exec(s.trim());
+  if (!m) return null;
+  let body = m[2] ?? '';
+  let b = base;
+  const prefix = /^0([xob])/i.exec(body);
+  const prefixBase = prefix ? { x: 16, o: 8, b: 2 }[(prefix[1] ?? '').toLowerCase() as 'x' | 'o' | 'b'] : 0;
+  if (prefix && (base === 0 || base === prefixBase)) {
+    b = prefixBase;
+    body = body.slice(2).replace(/^_/, '');
+  } else if (base === 0) {
+    b = 10;
+    if (/^0+(_?0)*$/.test(body)) return 0;
+    if (body.startsWith('0')) return null; // `017` is not a base-0 literal
+  }
+  if (!/^[0-9a-z]+(_[0-9a-z]+)*$/i.test(body)) return null;
+  const digits = body.replace(/_/g, '').toLowerCase();
+  let n = 0;
+  for (const ch of digits) {
+    const d = parseInt(ch, 36);
+    if (d >= b) return null;
+    n = n * b + d;
+  }
+  return m[1] === '-' ? -n : n;
+}
+
+/** Python's float(v) for the values Jinja sees (errors as Python raises them). */
+function pyFloatOf(v: unknown): number {
+  use(v);
+  if (typeof v === 'boolean') return v ? 1 : 0;
+  if (isNum(v)) return nv(v);
+  if (typeof v === 'string') {
+    const t = v.trim().toLowerCase();
+    if (/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/.test(t)) return parseFloat(t);
+    if (/^[+-]?(inf|infinity)$/.test(t)) return t.startsWith('-') ? -Infinity : Infinity;
+    if (/^[+-]?nan$/.test(t)) return NaN;
+    return fail(`could not convert string to float: ${pyRepr(v)}`, 'ValueError');
+  }
+  return typeErr(`float() argument must be a string or a real number, not '${pyName(v)}'`);
+}
+
 function typeErr(msg: string): never {
   return fail(msg, 'TypeError');
 }
@@ -510,6 +553,7 @@ function selectOrRejectNow(env: Evaluator, value: unknown, args: unknown[], kwar
   let get = (x: unknown) => x;
   let rest = args;
   if (byAttr) {
+    if (args.length < 1) fail('Missing parameter for attribute name', 'FilterArgumentError');
     get = attrGetter(env, args[0]);
     rest = args.slice(1);
   }
@@ -524,8 +568,18 @@ function selectOrRejectNow(env: Evaluator, value: unknown, args: unknown[], kwar
 
 export const FILTERS: Record<string, Filter> = {
   abs: (_e, v) => (isFloat(v) ? mkFloat(Math.abs(nv(use(v)))) : isNum(v) ? Math.abs(nv(v)) : typeErr(`bad operand type for abs(): '${pyName(v)}'`)),
-  attr: (_e, v, a) => getattr(v, String(a[0])),
-  batch: (_e, v, a) => lazy(() => batchNow(v, a), 'generator object do_batch'),
+  attr: (_e, v, a, k) => {
+    // do_attr: getattr() only, never the item (`{'x': 1} | attr('x')` is undefined)
+    if (a.length < 1 && !k.has('name')) typeErr("do_attr() missing 1 required positional argument: 'name'");
+    const name = jinjaStr(kwOr(a, k, 0, 'name', ''));
+    if (isDict(v) && !/^__.*__$/.test(name) && (name.startsWith('_') || !own(DICT_METHODS, name)))
+      return new JUndefined(`'${objRepr(v)}' has no attribute ${pyRepr(name)}`);
+    return getattr(v, name);
+  },
+  batch: (_e, v, a, k) => {
+    if (a.length < 1 && !k.has('linecount')) typeErr("do_batch() missing 1 required positional argument: 'linecount'");
+    return lazy(() => batchNow(v, a), 'generator object do_batch');
+  },
   capitalize: (_e, v) => capitalize(jinjaStr(v)),
   center: (_e, v, a) => center(jinjaStr(v), Number(arg(a, 0, 80))),
   count: (_e, v) => pyLen(v),
@@ -568,8 +622,13 @@ export const FILTERS: Record<string, Filter> = {
     const dflt = kwOr(a, k, 0, 'default', 0);
     if (isNum(v)) return Math.trunc(nv(v));
     if (typeof v === 'string') {
-      if (/^\s*[+-]?\d+\s*$/.test(v)) return parseInt(v, 10);
-      if (/^\s*[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?\s*$/i.test(v)) return Math.trunc(parseFloat(v));
+      // do_int: int(value, base), then int(float(value)), then the default
+      const base = kwOr(a, k, 1, 'base', 10);
+      const i = isInt(base) ? pyIntFromString(v, base) : null;
+      if (i !== null) return i;
+      const t = v.trim();
+      const plain = /^[+-]?(\d(_?\d)*\.?(\d(_?\d)*)?|\.\d(_?\d)*)(e[+-]?\d(_?\d)*)?$/i.test(t);
+      if (plain) return Math.trunc(parseFloat(t.replace(/_/g, '')));
     }
     return dflt;
   },
@@ -632,6 +691,11 @@ export const FILTERS: Record<string, Filter> = {
     return acc;
   },
   truncate: (_e, v, a, k) => {
+    if (typeof v !== 'string' && !isUndef(v)) {
+      // do_truncate measures len(s) first: short sequences come back unchanged, None/numbers raise
+      const n = pyLen(v);
+      if (n <= Number(kwOr(a, k, 0, 'length', 255)) + Number(kwOr(a, k, 3, 'leeway', 5))) return v;
+    }
     const s = jinjaStr(v);
     const length = Number(kwOr(a, k, 0, 'length', 255));
     const killwords = truthy(kwOr(a, k, 1, 'killwords', false));
@@ -676,6 +740,7 @@ export const FILTERS: Record<string, Filter> = {
       return [...(v as Map<unknown, unknown>).entries()].map(([x, y]) => markTuple([x, y]));
     }, 'generator object do_items'),
   groupby: (e, v, a, k) => {
+    if (a.length < 1 && !k.has('attribute')) typeErr("sync_do_groupby() missing 1 required positional argument: 'attribute'");
     const get = attrGetter(e, kwOr(a, k, 0, 'attribute', null));
     const groups = new Map<string, [unknown, unknown[]]>();
     const items = iterable(v).map((x) => ({ x, key: get(x) }));
@@ -689,6 +754,9 @@ export const FILTERS: Record<string, Filter> = {
     return [...groups.values()].map(([grouper, list]) => new Map<unknown, unknown>([['grouper', grouper], ['list', list]]));
   },
   indent: (_e, v, a, k) => {
+    // do_indent starts with `s += "\n"`: a list extends and then lacks splitlines, others refuse +=
+    if (Array.isArray(v) && !isIter(v)) fail("'list' object has no attribute 'splitlines'", 'AttributeError');
+    if (typeof v !== 'string' && !isUndef(v)) typeErr(`unsupported operand type(s) for +=: '${pyName(v)}' and 'str'`);
     const width = kwOr(a, k, 0, 'width', 4);
     const first = truthy(kwOr(a, k, 1, 'first', false));
     const blank = truthy(kwOr(a, k, 2, 'blank', false));
@@ -702,9 +770,12 @@ export const FILTERS: Record<string, Filter> = {
     }
     return first ? ind + rv : rv;
   },
-  slice: (_e, v, a, k) => lazy(() => sliceNow(v, a, k), 'generator object sync_do_slice'),
+  slice: (_e, v, a, k) => {
+    if (a.length < 1 && !k.has('slices')) typeErr("sync_do_slice() missing 1 required positional argument: 'slices'");
+    return lazy(() => sliceNow(v, a, k), 'generator object sync_do_slice');
+  },
   filesizeformat: (_e, v, a, k) => {
-    const bytes = nv(FILTERS.float!(_e, v, [], new Map()));
+    const bytes = pyFloatOf(v); // float(value): no default, unlike the float filter
     const binary = truthy(kwOr(a, k, 0, 'binary', false));
     const base = binary ? 1024 : 1000;
     const prefixes = binary ? ['KiB', 'MiB', 'GiB', 'TiB', 'PiB', 'EiB', 'ZiB', 'YiB'] : ['kB', 'MB', 'GB', 'TB', 'PB', 'EB', 'ZB', 'YB'];
@@ -741,7 +812,7 @@ export const FILTERS: Record<string, Filter> = {
       .replace(/&quot;|&#34;/g, '"')
       .replace(/&#39;/g, "'")
       .replace(/&amp;/g, '&'),
-  safe: (_e, v) => use(v),
+  safe: (_e, v) => (isUndef(v) ? use(v) : jinjaStr(v)), // Markup(value): a str
   e: (_e, v) => htmlEscape(jinjaStr(v)),
   escape: (_e, v) => htmlEscape(jinjaStr(v)),
   regex_replace: (_e, v, a) => jinjaStr(v).replace(compilePyRegex(String(a[0]), 'g'), String(a[1] ?? '')),
@@ -792,7 +863,7 @@ function mapFilter(e: Evaluator, v: unknown, a: unknown[], k: Map<string, unknow
       return hasDefault && r instanceof JUndefined ? k.get('default') : r;
     });
   }
-  if (a.length === 0) return items;
+  if (a.length === 0) fail('map requires a filter argument', 'FilterArgumentError');
   const name = String(a[0]);
   return items.map((x) => e.runFilter(name, x, a.slice(1), new Map()));
 }
@@ -812,6 +883,12 @@ function minMax(e: Evaluator, v: unknown, a: unknown[], k: Map<string, unknown>,
 type Test = (value: unknown, args: unknown[]) => boolean;
 /** Jinja's tests; type and identity tests look at an undefined value without failing, as Jinja2's do. */
 const isUndef = (v: unknown) => v instanceof JUndefined;
+/** Jinja2 registers operator.eq & co. as tests: exactly one argument besides the value. */
+function operatorTest(op: string, name: string, v: unknown, a: unknown[]): boolean {
+  if (a.length !== 1) typeErr(`${name} expected 2 arguments, got ${a.length + 1}`);
+  return compare(op, v, a[0]);
+}
+
 export const TESTS: Record<string, Test> = {
   defined: (v) => !isUndef(v),
   undefined: (v) => isUndef(v),
@@ -825,21 +902,21 @@ export const TESTS: Record<string, Test> = {
   odd: (v) => pyEquals(binop('%', v, 2), 1),
   even: (v) => pyEquals(binop('%', v, 2), 0),
   divisibleby: (v, a) => pyEquals(binop('%', v, a[0]), 0),
-  eq: (v, a) => compare('==', v, a[0]),
-  equalto: (v, a) => compare('==', v, a[0]),
-  '==': (v, a) => compare('==', v, a[0]),
-  ne: (v, a) => compare('!=', v, a[0]),
-  '!=': (v, a) => compare('!=', v, a[0]),
-  lt: (v, a) => compare('<', v, a[0]),
-  lessthan: (v, a) => compare('<', v, a[0]),
-  '<': (v, a) => compare('<', v, a[0]),
-  gt: (v, a) => compare('>', v, a[0]),
-  greaterthan: (v, a) => compare('>', v, a[0]),
-  '>': (v, a) => compare('>', v, a[0]),
-  le: (v, a) => compare('<=', v, a[0]),
-  '<=': (v, a) => compare('<=', v, a[0]),
-  ge: (v, a) => compare('>=', v, a[0]),
-  '>=': (v, a) => compare('>=', v, a[0]),
+  eq: (v, a) => operatorTest('==', 'eq', v, a),
+  equalto: (v, a) => operatorTest('==', 'eq', v, a),
+  '==': (v, a) => operatorTest('==', 'eq', v, a),
+  ne: (v, a) => operatorTest('!=', 'ne', v, a),
+  '!=': (v, a) => operatorTest('!=', 'ne', v, a),
+  lt: (v, a) => operatorTest('<', 'lt', v, a),
+  lessthan: (v, a) => operatorTest('<', 'lt', v, a),
+  '<': (v, a) => operatorTest('<', 'lt', v, a),
+  gt: (v, a) => operatorTest('>', 'gt', v, a),
+  greaterthan: (v, a) => operatorTest('>', 'gt', v, a),
+  '>': (v, a) => operatorTest('>', 'gt', v, a),
+  le: (v, a) => operatorTest('<=', 'le', v, a),
+  '<=': (v, a) => operatorTest('<=', 'le', v, a),
+  ge: (v, a) => operatorTest('>=', 'ge', v, a),
+  '>=': (v, a) => operatorTest('>=', 'ge', v, a),
   in: (v, a) => compare('in', v, a[0]),
   lower: (v) => STR_METHODS.islower!(jinjaStr(v), [], new Map()) === true,
   upper: (v) => STR_METHODS.isupper!(jinjaStr(v), [], new Map()) === true,

@@ -684,8 +684,10 @@ reg('append', 'MF', 'collection, *args', ([c, ...args]) => [...needIter(c, 'appe
 reg('insert', 'M', 'collection, position, value', ([c, p, v]) => {
   const a = [...needIter(c, 'insert')];
   const pos = needInt(p, 'insert');
-  if (pos < 0) return a;
-  a.splice(pos, 0, v);
+  // a sequence takes Python's list.insert (a negative position counts from the end); an
+  // iterator takes yaql's generator, which never meets a negative index
+  if (pos < 0 && !(Array.isArray(c) && !isIter(c))) return a;
+  a.splice(pos < 0 ? Math.max(0, a.length + pos) : pos, 0, v);
   return a;
 });
 reg('insertMany', 'M', 'collection, position, values', ([c, p, vs]) => {
@@ -863,8 +865,8 @@ reg('delete', 'M', 'd, *args', ([d, ...args]) => {
   const a = [...needIter(d, 'delete')];
   const pos = needInt(args[0], 'delete');
   const count = args.length > 1 ? needInt(args[1], 'delete') : 1;
-  a.splice(pos, count < 0 ? a.length : count);
-  return a;
+  // yaql's delete compares enumerate() indexes: a negative position is not counted from the end
+  return a.filter((_x, i) => (count >= 0 ? !(pos <= i && i < pos + count) : i < pos));
 });
 reg('deleteAll', 'M', 'd, keys', ([d, keys]) => {
   const m = new Map(needDict(d, 'deleteAll'));
