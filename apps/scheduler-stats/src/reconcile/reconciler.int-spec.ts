@@ -219,8 +219,9 @@ describe.each(MODES)('block-storage reconciler (%s)', (mode) => {
     const source = await volume('backing-up', live);
     await createSparseFile(path.join(dir, 'volumes', `volume-${source}`), 1024 * 1024 * 1024);
     const id = await backup('creating', source, live);
-    // A row already past the bound: its resolution shows passes ran while the backup did.
-    const sentinel = await volume('attaching', null);
+    // A row already past the bound (an upload nothing drives on, which ends back in its previous
+    // status): its resolution shows passes ran while the backup did.
+    const sentinel = await volume('uploading', null);
     await db().query(`UPDATE volumes SET created_at = now() - interval '1 hour' WHERE id = $1`, [sentinel]);
     const started = Date.now();
     await runtimes[0]!.jobs.add(backupJobQueue(live), { id: `backup-create-${id}`, name: BACKUP_CREATE_JOB, data: { backupId: id } });
