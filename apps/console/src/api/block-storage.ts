@@ -38,6 +38,8 @@ export interface Backup {
   readonly is_incremental: boolean;
   readonly created_at: string;
   readonly fail_reason: string | null;
+  /** Our extension (asked for with `X-OSC-Backup-Progress: true`): percent of a running create or restore. */
+  readonly 'os-backup-progress:progress'?: number | null;
 }
 
 export interface BlockStorageLists {
@@ -51,7 +53,7 @@ export async function listBlockStorage(noauth: boolean): Promise<BlockStorageLis
   const [v, s, b] = await Promise.all([
     getJson<{ volumes: Volume[] }>(`${BASE}/volumes/detail?all_tenants=1&limit=200`, headers),
     getJson<{ snapshots: Snapshot[] }>(`${BASE}/snapshots/detail?all_tenants=1&limit=200`, headers),
-    getJson<{ backups: Backup[] }>(`${BASE}/backups/detail?all_tenants=1&limit=200`, headers),
+    getJson<{ backups: Backup[] }>(`${BASE}/backups/detail?all_tenants=1&limit=200`, { ...headers, 'X-OSC-Backup-Progress': 'true' }),
   ]);
   return { volumes: v.volumes, snapshots: s.snapshots, backups: b.backups };
 }

@@ -1,12 +1,12 @@
-import { listBlockStorage } from '../api/block-storage';
+import { type Backup, listBlockStorage } from '../api/block-storage';
 import { StateBadge } from '../components/state-badge';
 import { usePoll } from '../use-poll';
 
 const POLL_MS = 2000;
 
 /**
- * Volumes, snapshots and backups with their status. Cinder's API has no progress for backups or
- * restores (only the status, e.g. `creating`, `restoring`); snapshots carry
+ * Volumes, snapshots and backups with their status. Backups show the progress of a running create
+ * or restore from our `os-backup-progress:progress` extension; snapshots carry Cinder's
  * `os-extended-snapshot-attributes:progress`, shown as reported.
  */
 export function BlockStoragePage({ enabled, noauth }: { enabled: boolean; noauth: boolean }) {
@@ -15,7 +15,7 @@ export function BlockStoragePage({ enabled, noauth }: { enabled: boolean; noauth
   return (
     <section>
       <h1>Block storage</h1>
-      <p className="muted">updates every {POLL_MS / 1000} s; Cinder reports no progress for backups and restores, only their status.</p>
+      <p className="muted">updates every {POLL_MS / 1000} s</p>
       {error && <p role="alert">{error}</p>}
       {data && (
         <>
@@ -84,6 +84,7 @@ export function BlockStoragePage({ enabled, noauth }: { enabled: boolean; noauth
                 <th>Name</th>
                 <th>ID</th>
                 <th>Status</th>
+                <th>Progress</th>
                 <th>Incremental</th>
                 <th>Volume</th>
                 <th>Size (GiB)</th>
@@ -99,6 +100,7 @@ export function BlockStoragePage({ enabled, noauth }: { enabled: boolean; noauth
                   <td>
                     <StateBadge state={b.status} />
                   </td>
+                  <td>{progressText(b)}</td>
                   <td>{b.is_incremental ? 'yes' : 'no'}</td>
                   <td className="mono">{b.volume_id}</td>
                   <td>{b.size}</td>
@@ -112,4 +114,10 @@ export function BlockStoragePage({ enabled, noauth }: { enabled: boolean; noauth
       )}
     </section>
   );
+}
+
+/** A running backup's or restore's percent as text; nothing once it is done or before any report. */
+function progressText(b: Backup): string {
+  const p = b['os-backup-progress:progress'];
+  return (b.status === 'creating' || b.status === 'restoring') && typeof p === 'number' ? `${p}%` : '';
 }

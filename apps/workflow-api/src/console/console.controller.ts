@@ -3,8 +3,11 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CONSOLE_SETTINGS, type ConsoleSettings } from './console-settings';
 import { resolveConsoleFile } from './console-files';
 
-/** Request headers the block-storage pass-through forwards: identity (every auth mode) and microversion. */
-const FORWARDED_HEADERS = ['x-auth-token', 'x-user-id', 'x-project-id', 'x-roles', 'openstack-api-version', 'accept'] as const;
+/**
+ * Request headers the block-storage pass-through forwards: identity (every auth mode), microversion,
+ * and our opt-in backup progress extension (docs/block-storage.md).
+ */
+const FORWARDED_HEADERS = ['x-auth-token', 'x-user-id', 'x-project-id', 'x-roles', 'openstack-api-version', 'accept', 'x-osc-backup-progress'] as const;
 
 /**
  * The operator console (apps/console): its static files, its settings, and a read-only pass-through
