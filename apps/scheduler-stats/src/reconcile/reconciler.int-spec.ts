@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -217,7 +218,16 @@ describe.each(MODES)('block-storage reconciler (%s)', (mode) => {
 
   it('(f) leaves a long backup alone while it progresses', async () => {
     const source = await volume('backing-up', live);
-    await createSparseFile(path.join(dir, 'volumes', `volume-${source}`), 1024 * 1024 * 1024);
+    const file = path.join(dir, 'volumes', `volume-${source}`);
+    await createSparseFile(file, 1024 * 1024 * 1024);
+    // Random data to hash and compress (zeros are skipped now): the backup must outlast the bound
+    // however fast the pipeline gets, so its passes are really tested.
+    const fh = await open(file, 'r+');
+    try {
+      for (let i = 0; i < 192; i++) await fh.write(randomBytes(1024 * 1024), 0, 1024 * 1024, i * 1024 * 1024);
+    } finally {
+      await fh.close();
+    }
     const id = await backup('creating', source, live);
     // A row already past the bound (an upload nothing drives on, which ends back in its previous
     // status): its resolution shows passes ran while the backup did.
