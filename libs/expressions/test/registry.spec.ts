@@ -48,19 +48,24 @@ const golden = JSON.parse(readFileSync(join(__dirname, 'golden', 'registry.json'
 const pending = new Set<string>(JSON.parse(readFileSync(join(__dirname, 'registry-pending.json'), 'utf8')) as string[]);
 const caseKey = (c: RegistryCase): string => `${c.mode} ${JSON.stringify(c.expr)}${'context' in c ? ` @ ${JSON.stringify(c.context)}` : ''}`;
 
-/** The generator's database stub, answered the same way (gen-registry.py: HOST). */
-const stub = golden.host;
+/**
+ * The engine's database seen by `execution()`, `tasks()`, `global()`…: the fixed rows the generator
+ * evaluated the reference against (gen-registry.py: HOST, stored in the golden file), so both sides
+ * answer from the same data. The real host (the engine's) is exercised by
+ * apps/workflow-engine/src/engine/expression-functions.int-spec.ts.
+ */
+const fixture = golden.host;
 const host: ExpressionHost = {
-  execution: () => stub.execution,
+  execution: () => fixture.execution,
   executions: (f) => {
-    const ex = stub.execution;
+    const ex = fixture.execution;
     const ok = (f.id == null || f.id === ex.id) && (f.rootExecutionId == null || f.rootExecutionId === ex.root_execution_id) && (f.state == null || f.state === 'RUNNING');
     return ok ? [ex] : [];
   },
-  task: (name) => [...stub.tasks].reverse().find((t) => name === undefined || t.name === name) ?? null,
-  tasks: (f) => stub.tasks.filter((t) => (f.workflowExecutionId == null || f.workflowExecutionId === t.workflow_execution_id) && (f.state == null || f.state === t.state)),
-  global: (name) => stub.globals[name] ?? null,
-  uuid: () => stub.uuid,
+  task: (name) => [...fixture.tasks].reverse().find((t) => name === undefined || t.name === name) ?? null,
+  tasks: (f) => fixture.tasks.filter((t) => (f.workflowExecutionId == null || f.workflowExecutionId === t.workflow_execution_id) && (f.state == null || f.state === t.state)),
+  global: (name) => fixture.globals[name] ?? null,
+  uuid: () => fixture.uuid,
   now: () => new Date(),
 };
 
