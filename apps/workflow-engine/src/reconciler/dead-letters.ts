@@ -10,8 +10,7 @@ import {
   isEngineCommandType,
 } from '@osc/contracts';
 import type { CommandMessage, Job, OutboxItem, OutboxWriter } from '@osc/messaging';
-import { allowedExecutionSources, isCompleted } from '@osc/workflow-domain';
-import { completeStandaloneAction, failExecutionWithoutEngine } from '@osc/workflow-persistence';
+import { completeStandaloneAction, failExecutionRow } from '@osc/workflow-persistence';
 import { toEngineEvent } from '../engine/engine-command.handler';
 import { type ReconcilerLog, jsonLineLog } from './reconciler-log';
 import { actionFailed } from './workflow-reconciler';
@@ -52,8 +51,7 @@ export class DeadLetters {
     const why = `dead letter: engine command ${msg.type} (${msg.id}) failed for good (${reason}): ${error}`;
     this.log('error', why, { executionId, commandId: msg.id, type: msg.type, reason });
     if (msg.id.startsWith(DEAD_LETTER_ID)) {
-      const allowed = allowedExecutionSources('ERROR').filter((s) => !isCompleted(s));
-      await failExecutionWithoutEngine(this.dataSource, executionId, why, allowed);
+      await failExecutionRow(this.dataSource, executionId, why, new Date());
       return;
     }
     await this.send([

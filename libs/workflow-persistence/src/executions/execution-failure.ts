@@ -1,13 +1,13 @@
-import { type ExecutionState, allowedExecutionSources } from '@osc/workflow-domain';
+import { type ExecutionState, allowedExecutionSources, isCompleted } from '@osc/workflow-domain';
 import type { SqlRunner } from './execution-store';
 
-/** Sources of the engine's last-resort ERROR: every state that may move to ERROR, ERROR itself excepted (its first reason stays). */
-const FAILABLE: readonly ExecutionState[] = allowedExecutionSources('ERROR').filter((s) => s !== 'ERROR');
+/** Sources of the last-resort ERROR: the unfinished states that may move to ERROR (a finished execution, ERROR included, keeps its state and first reason). */
+const FAILABLE: readonly ExecutionState[] = allowedExecutionSources('ERROR').filter((s) => !isCompleted(s));
 
 /**
- * Ends an execution in ERROR without its snapshot: the engine's last resort when it cannot apply a
+ * Ends an execution in ERROR without its snapshot: the last resort when the engine cannot apply a
  * command and cannot load or decide the execution either (so `decide`'s own `force-state` is out of
- * reach). Compare-and-set from the states the domain lets move to ERROR; `output` becomes
+ * reach), or when even the command that would have failed it was dead-lettered. Compare-and-set from the states the domain lets move to ERROR; `output` becomes
  * `{"result": stateInfo}` as a failed execution's does (DSL-13.7). Returns whether the row changed.
  */
 export async function failExecutionRow(db: SqlRunner, executionId: string, stateInfo: string, now: Date): Promise<boolean> {

@@ -19,7 +19,6 @@ export {
   executionsWithPendingOutbox,
   findLostExecutorActions,
   claimUnpickedAction,
-  failExecutionWithoutEngine,
   releaseLostClaim,
   lockRunningExecution,
   findStuckTaskCandidates,

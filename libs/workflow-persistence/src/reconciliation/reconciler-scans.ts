@@ -264,16 +264,3 @@ export async function claimUnpickedAction(db: SqlRunner, actionExecutionId: stri
   return rows.length > 0;
 }
 
-/**
- * Ends an unfinished execution in ERROR without the engine: the last resort when even the engine
- * command that would have failed it was dead-lettered. A compare-and-set from `allowed`.
- */
-export async function failExecutionWithoutEngine(db: SqlRunner, executionId: string, stateInfo: string, allowed: readonly string[]): Promise<boolean> {
-  const rows: Row[] = await db.query(
-    `WITH "f" AS (UPDATE "workflow_executions" SET "state" = 'ERROR', "state_info" = $2, "updated_at" = now()
-      WHERE "id" = $1 AND "state" = ANY($3::varchar[]) RETURNING "id")
-     SELECT "id" FROM "f"`,
-    [executionId, stateInfo, allowed],
-  );
-  return rows.length > 0;
-}
