@@ -58,19 +58,21 @@ export async function appendExecutionEvents(db: SqlRunner, ex: Pick<WorkflowExec
     si: e.stateInfo,
     d: e.details,
   }));
+  // one statement: the counter, the rows and the announcement (NOTIFY is delivered at commit)
   await db.query(
     `WITH "c" AS (
        INSERT INTO "execution_event_counters" ("root_execution_id", "last_seq") VALUES ($1, $2)
        ON CONFLICT ("root_execution_id") DO UPDATE SET "last_seq" = "execution_event_counters"."last_seq" + $2
-       RETURNING "last_seq")
-     INSERT INTO "execution_events" ("root_execution_id", "seq", "execution_id", "project_id", "subject", "task_execution_id",
-       "action_execution_id", "name", "state", "previous_state", "state_info", "details", "created_at")
-     SELECT $1, "c"."last_seq" - $2 + "e"."ord", ("e"."v"->>'x')::uuid, $3, "e"."v"->>'s', ("e"."v"->>'t')::uuid, ("e"."v"->>'a')::uuid,
-            "e"."v"->>'n', "e"."v"->>'st', "e"."v"->>'ps', "e"."v"->>'si', COALESCE("e"."v"->'d', '{}'::jsonb), $5::timestamptz
-       FROM "c", jsonb_array_elements($4::jsonb) WITH ORDINALITY AS "e"("v", "ord")`,
-    [root, events.length, ex.projectId, JSON.stringify(rows), now.toISOString()],
+       RETURNING "last_seq"),
+     "i" AS (
+       INSERT INTO "execution_events" ("root_execution_id", "seq", "execution_id", "project_id", "subject", "task_execution_id",
+         "action_execution_id", "name", "state", "previous_state", "state_info", "details", "created_at")
+       SELECT $1, "c"."last_seq" - $2 + "e"."ord", ("e"."v"->>'x')::uuid, $3, "e"."v"->>'s', ("e"."v"->>'t')::uuid, ("e"."v"->>'a')::uuid,
+              "e"."v"->>'n', "e"."v"->>'st', "e"."v"->>'ps', "e"."v"->>'si', COALESCE("e"."v"->'d', '{}'::jsonb), $5::timestamptz
+         FROM "c", jsonb_array_elements($4::jsonb) WITH ORDINALITY AS "e"("v", "ord"))
+     SELECT pg_notify($6, $7)`,
+    [root, events.length, ex.projectId, JSON.stringify(rows), now.toISOString(), EXECUTION_EVENTS_CHANNEL, JSON.stringify({ p: ex.projectId, r: root })],
   );
-  await db.query(`SELECT pg_notify($1, $2)`, [EXECUTION_EVENTS_CHANNEL, JSON.stringify({ p: ex.projectId, r: root })]);
   return events.length;
 }
 
