@@ -1,4 +1,5 @@
 import { InvalidInputError } from '@osc/errors';
+import { pyRepr } from '@osc/workflow-domain';
 
 /** Fastify's parsed query string: repeated names become arrays. */
 export type QueryBag = Readonly<Record<string, unknown>>;
@@ -33,3 +34,20 @@ export const checkKnownParams = (query: QueryBag, allowed: readonly string[]): v
     if (!allowed.includes(name)) throw new InvalidInputError(`Unknown argument: "${name}"`);
   }
 };
+
+/** The Python type name WSME reports for a JSON body value (`Wrong type. Expected … got '<class 'int'>'`). */
+export const pyType = (v: unknown): string =>
+  typeof v === 'number'
+    ? Number.isInteger(v)
+      ? 'int'
+      : 'float'
+    : typeof v === 'boolean'
+      ? 'bool'
+      : Array.isArray(v)
+        ? 'list'
+        : typeof v === 'object'
+          ? 'dict'
+          : 'str';
+
+/** A body value as WSME prints it in an error: text as is, anything else as Python's repr. */
+export const shownValue = (v: unknown): string => (typeof v === 'string' ? v : pyRepr(v));

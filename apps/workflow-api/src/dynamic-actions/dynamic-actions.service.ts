@@ -3,7 +3,6 @@ import type { DataSource } from 'typeorm';
 import { ForbiddenError, InvalidInputError, NotFoundError } from '@osc/errors';
 import type { RequestContext } from '@osc/http-common';
 import { CLOCK, type Clock, DATA_SOURCE } from '@osc/platform';
-import { pyRepr } from '@osc/workflow-domain';
 import {
   type DynamicActionChanges,
   type DynamicActionRecord,
@@ -18,7 +17,7 @@ import {
 } from '@osc/workflow-persistence';
 import { codeSourceNotFound } from '../code-sources/code-sources.service';
 import { NAME_MAX, checkLength, rejectNul, translateDbError } from '../definitions/db-errors';
-import { invalidField } from '../definitions/query-values';
+import { invalidField, pyType, shownValue } from '../definitions/query-values';
 import { type RunListRequest, runList } from '../executions/run-list';
 import { WORKFLOW_POLICY } from '../policy/authorize';
 import { WorkflowPolicy } from '../policy/workflow-policy';
@@ -40,19 +39,6 @@ const ATTRIBUTES = [
   'updated_at',
 ];
 
-const pyType = (v: unknown): string =>
-  typeof v === 'number'
-    ? Number.isInteger(v)
-      ? 'int'
-      : 'float'
-    : typeof v === 'boolean'
-      ? 'bool'
-      : Array.isArray(v)
-        ? 'list'
-        : typeof v === 'object'
-          ? 'dict'
-          : 'str';
-const shown = (v: unknown): string => (typeof v === 'string' ? v : pyRepr(v));
 
 /** A JSON body as WSME reads it into a DynamicAction: text types, the scope enum, read-only and unknown attributes. */
 interface DynamicActionBody {
@@ -71,15 +57,15 @@ function readBody(body: Record<string, unknown>): DynamicActionBody {
   for (const attr of ATTRIBUTES) {
     if (!(attr in body)) continue;
     const v = body[attr];
-    if (attr === 'project_id') throw invalidField(attr, shown(v), 'Cannot set read only field.');
+    if (attr === 'project_id') throw invalidField(attr, shownValue(v), 'Cannot set read only field.');
     if (v === null) continue;
     if (attr === 'scope') {
-      if (v !== 'private' && v !== 'public') throw invalidField(attr, shown(v), 'Value should be one of: private, public');
+      if (v !== 'private' && v !== 'public') throw invalidField(attr, shownValue(v), 'Value should be one of: private, public');
       scope = v;
       continue;
     }
     if (typeof v !== 'string') {
-      throw invalidField(attr, shown(v), `Wrong type. Expected '<class 'str'>', got '<class '${pyType(v)}'>'`);
+      throw invalidField(attr, shownValue(v), `Wrong type. Expected '<class 'str'>', got '<class '${pyType(v)}'>'`);
     }
     text[attr] = v;
   }

@@ -14,7 +14,7 @@ import {
   updateEnvironment,
 } from '@osc/workflow-persistence';
 import { rejectNul, translateDbError } from '../definitions/db-errors';
-import { invalidField } from '../definitions/query-values';
+import { invalidField, pyType, shownValue } from '../definitions/query-values';
 import { type RunListRequest, runList } from '../executions/run-list';
 import { WORKFLOW_POLICY } from '../policy/authorize';
 import { WorkflowPolicy } from '../policy/workflow-policy';
@@ -40,19 +40,6 @@ const UPDATE_KEYS = ['description', 'variables', 'scope'];
 
 const NO_NAME = 'Name of the environment is not provided.';
 
-const pyType = (v: unknown): string =>
-  typeof v === 'number'
-    ? Number.isInteger(v)
-      ? 'int'
-      : 'float'
-    : typeof v === 'boolean'
-      ? 'bool'
-      : Array.isArray(v)
-        ? 'list'
-        : typeof v === 'object'
-          ? 'dict'
-          : 'str';
-const shown = (v: unknown): string => (typeof v === 'string' ? v : pyRepr(v));
 
 /**
  * `variables` as Mistral's JsonType reads it: an object, or a JSON text of one (python-mistralclient
@@ -79,7 +66,7 @@ const parseVariables = (v: unknown): Record<string, unknown> | null => {
   )
     return {};
   if (typeof value !== 'object' || Array.isArray(value)) {
-    throw new InvalidInputError(`JsonType field value must be a dictionary [actual=${shown(value)}]`);
+    throw new InvalidInputError(`JsonType field value must be a dictionary [actual=${shownValue(value)}]`);
   }
   return value as Record<string, unknown>;
 };
@@ -97,16 +84,16 @@ function readBody(body: Record<string, unknown>): EnvironmentBody {
   for (const attr of ATTRIBUTES) {
     if (!(attr in body)) continue;
     const v = body[attr];
-    if (attr === 'project_id') throw invalidField(attr, shown(v), 'Cannot set read only field.');
+    if (attr === 'project_id') throw invalidField(attr, shownValue(v), 'Cannot set read only field.');
     if (TEXT_ATTRIBUTES.includes(attr) && v !== null && typeof v !== 'string') {
       throw invalidField(
         attr,
-        shown(v),
+        shownValue(v),
         `Wrong type. Expected '<class 'str'>', got '<class '${pyType(v)}'>'`,
       );
     }
     if (attr === 'scope' && v !== null && v !== 'private' && v !== 'public') {
-      throw invalidField(attr, shown(v), 'Value should be one of: private, public');
+      throw invalidField(attr, shownValue(v), 'Value should be one of: private, public');
     }
     if (attr === 'name') out.name = v as string | null;
     else if (attr === 'description') out.description = v as string | null;
