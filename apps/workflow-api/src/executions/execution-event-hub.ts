@@ -26,14 +26,13 @@ export interface ProjectWatcher {
 
 /** Entries read per query while catching up. */
 const PAGE = 500;
-/** Every tree watched here is re-read this often, in case an announcement was lost (broker or connection trouble). */
-const SAFETY_POLL_MS = 5_000;
 
 /**
  * Fans history announcements out to the event streams of this API process. Announcements come from
  * engines in this process (an in-process emitter, after their commit) and, distributed, from every
- * engine through PostgreSQL `LISTEN` on one connection. One read per announced tree serves all its
- * watchers; a read never runs twice at once for one tree (a later announcement re-runs it).
+ * engine through PostgreSQL `LISTEN` on one connection; NOTIFY is not lost while that connection
+ * lives, and every watched tree is re-read when it is (re)established. One read per announced tree
+ * serves all its watchers; a read never runs twice at once for one tree (a later announcement re-runs it).
  */
 @Injectable()
 export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
@@ -42,7 +41,6 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
   private readonly projects = new Map<string, Set<ProjectWatcher>>();
   private readonly reading = new Map<string, boolean>();
   private listener?: QueryRunner;
-  private poll?: NodeJS.Timeout;
   private closed = false;
   private readonly onLocal = (s: ExecutionEventSignal) => this.signal(s);
 
@@ -54,10 +52,6 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
 
   async onModuleInit(): Promise<void> {
     localExecutionEvents.on('events', this.onLocal);
-    this.poll = setInterval(() => {
-      for (const root of this.trees.keys()) void this.read(root);
-    }, SAFETY_POLL_MS);
-    this.poll.unref();
     // PGlite has one session: holding it for LISTEN would stop every other query. Embedded mode has
     // one process, so the in-process announcements are all there is.
     if (this.runtime.mode === 'distributed') void this.listen();
@@ -66,7 +60,6 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
   async onModuleDestroy(): Promise<void> {
     this.closed = true;
     localExecutionEvents.off('events', this.onLocal);
-    if (this.poll) clearInterval(this.poll);
     const qr = this.listener;
     if (qr && !qr.isReleased) {
       await qr.query(`UNLISTEN *`).catch(() => undefined);
@@ -128,7 +121,10 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
         break;
       }
     } catch (err) {
-      this.logger.warn({ msg: 'reading execution events failed; the next announcement or poll retries', rootExecutionId: root, err: String(err) });
+      this.logger.warn({ msg: 'reading execution events failed; retrying in 1 s', rootExecutionId: root, err: String(err) });
+      setTimeout(() => {
+        if (!this.closed && this.trees.has(root)) void this.read(root);
+      }, 1000).unref();
     } finally {
       this.reading.delete(root);
     }
