@@ -51,3 +51,4 @@ export {
   parseDatetime,
 } from './list-query/parse-list-params';
 export { type ApplyListOptions, applyListQuery } from './list-query/apply-list-query';
+export { affectedOf, returnedRows, rowsOf } from './sql/query-results';

@@ -1,3 +1,4 @@
+import { returnedRows } from '@osc/persistence';
 import { type ExecutionState, allowedExecutionSources, isCompleted } from '@osc/workflow-domain';
 import type { SqlRunner } from './execution-store';
 
@@ -11,15 +12,12 @@ const FAILABLE: readonly ExecutionState[] = allowedExecutionSources('ERROR').fil
  * `{"result": stateInfo}` as a failed execution's does (DSL-13.7). Returns whether the row changed.
  */
 export async function failExecutionRow(db: SqlRunner, executionId: string, stateInfo: string, now: Date): Promise<boolean> {
-  // a SELECT over the UPDATE: TypeORM answers a bare UPDATE … RETURNING with [rows, count]
-  const rows: unknown[] = await db.query(
-    `WITH "failed" AS (
-       UPDATE "workflow_executions"
-          SET "state" = 'ERROR', "state_info" = $2, "output" = $3::jsonb, "updated_at" = $4
-        WHERE "id" = $1 AND "state" = ANY($5::text[])
-        RETURNING "id")
-     SELECT "id" FROM "failed"`,
+  const result: unknown = await db.query(
+    `UPDATE "workflow_executions"
+        SET "state" = 'ERROR', "state_info" = $2, "output" = $3::jsonb, "updated_at" = $4
+      WHERE "id" = $1 AND "state" = ANY($5::text[])
+      RETURNING "id"`,
     [executionId, stateInfo, JSON.stringify({ result: stateInfo }), now.toISOString(), FAILABLE],
   );
-  return rows.length > 0;
+  return returnedRows(result).length > 0;
 }

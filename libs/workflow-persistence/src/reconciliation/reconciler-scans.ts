@@ -1,3 +1,4 @@
+import { returnedRows } from '@osc/persistence';
 import type { SqlRunner } from '../executions/execution-store';
 
 type Row = Record<string, unknown>;
@@ -75,12 +76,11 @@ export async function findLostExecutorActions(db: SqlRunner, deadAfterSeconds: n
  * on the dead executor: false when the action moved on or was claimed again meanwhile.
  */
 export async function releaseLostClaim(db: SqlRunner, actionExecutionId: string, executorId: string): Promise<boolean> {
-  const rows: Row[] = await db.query(
-    `WITH "r" AS (UPDATE "action_executions" SET "executor_id" = NULL, "claimed_at" = NULL
-      WHERE "id" = $1 AND "executor_id" = $2 AND "state" = 'RUNNING' RETURNING "id")
-     SELECT "id" FROM "r"`,
+  const rows = returnedRows<Row>(await db.query(
+    `UPDATE "action_executions" SET "executor_id" = NULL, "claimed_at" = NULL
+      WHERE "id" = $1 AND "executor_id" = $2 AND "state" = 'RUNNING' RETURNING "id"`,
     [actionExecutionId, executorId],
-  );
+  ));
   return rows.length > 0;
 }
 
@@ -254,13 +254,11 @@ export async function loadIdleExecutionFacts(db: SqlRunner, executionId: string)
  * delivered late finds it claimed and does not start it (DSL-6.10). False when an executor claimed it.
  */
 export async function claimUnpickedAction(db: SqlRunner, actionExecutionId: string): Promise<boolean> {
-  // a SELECT over the UPDATE: TypeORM answers a bare UPDATE … RETURNING with [rows, count]
-  const rows: Row[] = await db.query(
-    `WITH "c" AS (UPDATE "action_executions" SET "claimed_at" = now()
-      WHERE "id" = $1 AND "claimed_at" IS NULL AND "state" = 'RUNNING' RETURNING "id")
-     SELECT "id" FROM "c"`,
+  const rows = returnedRows<Row>(await db.query(
+    `UPDATE "action_executions" SET "claimed_at" = now()
+      WHERE "id" = $1 AND "claimed_at" IS NULL AND "state" = 'RUNNING' RETURNING "id"`,
     [actionExecutionId],
-  );
+  ));
   return rows.length > 0;
 }
 

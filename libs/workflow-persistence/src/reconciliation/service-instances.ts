@@ -1,3 +1,4 @@
+import { returnedRows } from '@osc/persistence';
 import type { SqlRunner } from '../executions/execution-store';
 
 /** Kinds of running service instances, as Mistral's `GET /v2/services` names them (`type`). */
@@ -61,13 +62,12 @@ export async function listServiceInstances(db: SqlRunner, aliveWithinSeconds?: n
  * more (their lost actions were handled first). Returns how many went.
  */
 export async function deleteDeadServiceInstances(db: SqlRunner, deadAfterSeconds: number): Promise<number> {
-  const rows: Row[] = await db.query(
-    `WITH "d" AS (DELETE FROM "workflow_service_instances" s
+  const rows = returnedRows<Row>(await db.query(
+    `DELETE FROM "workflow_service_instances" s
       WHERE s."heartbeat_at" < now() - make_interval(secs => $1)
         AND NOT EXISTS (SELECT 1 FROM "action_executions" a WHERE a."executor_id" = s."id" AND a."state" = 'RUNNING')
-      RETURNING s."id")
-     SELECT "id" FROM "d"`,
+      RETURNING s."id"`,
     [deadAfterSeconds],
-  );
+  ));
   return rows.length;
 }
