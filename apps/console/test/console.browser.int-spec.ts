@@ -256,8 +256,11 @@ describe('operator console in chromium (embedded product)', () => {
     await page.getByText('No execution matches.').waitFor();
     await page.getByLabel('State').selectOption('SUCCESS');
     await page.getByLabel('Workflow').fill('console_demo_child');
+    // (the parent's row is already gone under the ERROR filter: wait for the child's row to come)
+    const executionsTable = page.getByRole('table', { name: 'executions' });
+    await executionsTable.getByText('console_demo_child').first().waitFor();
     await page.getByTestId(`execution-row-${executionId}`).waitFor({ state: 'detached' });
-    expect(await page.getByRole('table', { name: 'executions' }).getByText('console_demo_child').count()).toBe(1);
+    expect(await executionsTable.getByText('console_demo_child').count()).toBe(1);
 
     // Block storage: a volume created on the Cinder API shows up with its status.
     // (Cinder's project segment is hex; noauth's token names user and project.)
