@@ -4,7 +4,10 @@ import {
   type ExecutionSnapshot,
   type ExpressionWorld,
   type HistoryEvent,
+  type ItemsRequest,
+  type LoadedItems,
   type SubExecutionRef,
+  type TaskItem,
   type TaskExecution,
   type WorkflowExecution,
   type WorkflowSpec,
@@ -331,6 +334,71 @@ class Params {
  * statement: data-modifying CTEs for the execution update, task and action inserts and updates.
  */
 export async function applyChanges(db: SqlRunner, ex: WorkflowExecution, changes: EngineChanges): Promise<void> {
+  await applyRowChanges(db, ex, changes);
+  await applyItemChanges(db, changes);
+}
+
+/**
+ * Writes the with-items rows of a decision after its task rows: deletions, new lists, then the items
+ * that started or completed — each a row of its own, whatever the length of the list. Rows travel
+ * as one JSON parameter per statement (no limit on bound parameters).
+ */
+async function applyItemChanges(db: SqlRunner, changes: EngineChanges): Promise<void> {
+  if (changes.itemsDeleted?.length) {
+    await db.query(`DELETE FROM "task_execution_items" WHERE "task_execution_id" = ANY($1::uuid[])`, [changes.itemsDeleted]);
+  }
+  const rows = (items: readonly Omit<TaskItem, 'vars'>[], vars: boolean) =>
+    JSON.stringify(items.map((r) => ({ t: r.taskExecutionId, i: r.index, s: r.state, r: r.result ?? null, ...(vars ? { v: (r as TaskItem).vars } : {}) })));
+  if (changes.itemsCreated?.length) {
+    await db.query(
+      `INSERT INTO "task_execution_items" ("task_execution_id", "idx", "vars", "state", "result")
+       SELECT (r->>'t')::uuid, (r->>'i')::integer, r->'v', r->>'s', r->'r' FROM jsonb_array_elements($1::jsonb) AS r`,
+      [rows(changes.itemsCreated, true)],
+    );
+  }
+  if (changes.itemsUpdated?.length) {
+    await db.query(
+      `UPDATE "task_execution_items" AS i SET "state" = u.s, "result" = u.r
+         FROM (SELECT (r->>'t')::uuid AS t, (r->>'i')::integer AS n, r->>'s' AS s, r->'r' AS r FROM jsonb_array_elements($1::jsonb) AS r) AS u
+        WHERE i."task_execution_id" = u.t AND i."idx" = u.n`,
+      [rows(changes.itemsUpdated, false)],
+    );
+  }
+}
+
+/**
+ * The with-items rows decisions asked for (see `ItemsNeeded`): every item of a task, or the next ones
+ * waiting to start from an index, found by the primary key.
+ */
+export async function loadTaskItems(db: SqlRunner, requests: readonly ItemsRequest[]): Promise<LoadedItems[]> {
+  const out: LoadedItems[] = [];
+  for (const r of requests) {
+    const found: Row[] =
+      r.count === 'all'
+        ? await db.query(
+            `SELECT "idx", "vars", "state", "result" FROM "task_execution_items" WHERE "task_execution_id" = $1::uuid ORDER BY "idx"`,
+            [r.taskExecutionId],
+          )
+        : await db.query(
+            `SELECT "idx", "vars", "state", "result" FROM "task_execution_items"
+              WHERE "task_execution_id" = $1::uuid AND "idx" >= $2 AND "state" IS NULL ORDER BY "idx" LIMIT $3`,
+            [r.taskExecutionId, r.from, r.count],
+          );
+    out.push({
+      ...r,
+      rows: found.map((x) => ({
+        taskExecutionId: r.taskExecutionId,
+        index: Number(x['idx']),
+        vars: parse<Record<string, unknown>>(x['vars']) ?? {},
+        state: (x['state'] as TaskItem['state']) ?? null,
+        result: x['result'] ?? null,
+      })),
+    });
+  }
+  return out;
+}
+
+async function applyRowChanges(db: SqlRunner, ex: WorkflowExecution, changes: EngineChanges): Promise<void> {
   // set-based changes first: the row updates that follow carry the final state of the rows decide held
   for (const u of changes.actionsUnaccepted ?? []) {
     await db.query(
@@ -344,15 +412,15 @@ export async function applyChanges(db: SqlRunner, ex: WorkflowExecution, changes
   const rows = changes.tasksCreated.length + changes.tasksUpdated.length + changes.actionsCreated.length + changes.actionsUpdated.length;
   if (rows > ROWS_PER_STATEMENT) {
     const none = { tasksCreated: [], tasksUpdated: [], actionsCreated: [], actionsUpdated: [] };
-    await applyChanges(db, ex, { ...none, ...(changes.execution ? { execution: changes.execution } : {}), tasksCreated: changes.tasksCreated });
+    await applyRowChanges(db, ex, { ...none, ...(changes.execution ? { execution: changes.execution } : {}), tasksCreated: changes.tasksCreated });
     for (let i = 0; i < changes.tasksUpdated.length; i += ROWS_PER_STATEMENT) {
-      await applyChanges(db, ex, { ...none, tasksUpdated: changes.tasksUpdated.slice(i, i + ROWS_PER_STATEMENT) });
+      await applyRowChanges(db, ex, { ...none, tasksUpdated: changes.tasksUpdated.slice(i, i + ROWS_PER_STATEMENT) });
     }
     for (let i = 0; i < changes.actionsCreated.length; i += ROWS_PER_STATEMENT) {
-      await applyChanges(db, ex, { ...none, actionsCreated: changes.actionsCreated.slice(i, i + ROWS_PER_STATEMENT) });
+      await applyRowChanges(db, ex, { ...none, actionsCreated: changes.actionsCreated.slice(i, i + ROWS_PER_STATEMENT) });
     }
     for (let i = 0; i < changes.actionsUpdated.length; i += ROWS_PER_STATEMENT) {
-      await applyChanges(db, ex, { ...none, actionsUpdated: changes.actionsUpdated.slice(i, i + ROWS_PER_STATEMENT) });
+      await applyRowChanges(db, ex, { ...none, actionsUpdated: changes.actionsUpdated.slice(i, i + ROWS_PER_STATEMENT) });
     }
     return;
   }

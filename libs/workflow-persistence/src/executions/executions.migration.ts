@@ -195,6 +195,33 @@ export class IndexExecutionsByWorkflowName1765100000001 implements MigrationInte
   }
 }
 
+/**
+ * The items of with-items tasks (issue 17): one row per item — its variables, evaluated once when
+ * the task starts, and its state and result in the current attempt — so that an item starting or
+ * completing writes its own small row instead of rewriting a task row that held the whole list.
+ */
+export class CreateTaskExecutionItems1765200000000 implements MigrationInterface {
+  name = 'CreateTaskExecutionItems1765200000000';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(`
+      CREATE TABLE "task_execution_items" (
+        "task_execution_id" uuid NOT NULL,
+        "idx" integer NOT NULL,
+        "vars" jsonb NOT NULL DEFAULT '{}',
+        "state" varchar(16),
+        "result" jsonb,
+        CONSTRAINT "PK_task_execution_items" PRIMARY KEY ("task_execution_id", "idx"),
+        CONSTRAINT "FK_task_execution_items_task" FOREIGN KEY ("task_execution_id")
+          REFERENCES "task_executions" ("id") ON DELETE CASCADE
+      )`);
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(`DROP TABLE "task_execution_items"`);
+  }
+}
+
 export const executionMigrations = [
   CreateExecutions1763950000000,
   IndexExecutionsByWorkflow1764100000000,
@@ -205,4 +232,5 @@ export const executionMigrations = [
   CreateExecutionEvents1764600000000,
   IndexRunListsByProject1765100000000,
   IndexExecutionsByWorkflowName1765100000001,
+  CreateTaskExecutionItems1765200000000,
 ] as const;

@@ -1,4 +1,4 @@
-export { CreateExecutions1763950000000, executionMigrations } from './executions.migration';
+export { CreateExecutions1763950000000, CreateTaskExecutionItems1765200000000, executionMigrations } from './executions.migration';
 export {
   type NewStandaloneAction,
   type StandaloneOutcome,
@@ -20,6 +20,7 @@ export {
   lockSnapshots,
   SpecCache,
   applyChanges,
+  loadTaskItems,
   findExecutionIdOfTask,
 } from './execution-store';
 export { type ExpirationSettings, EXPIRABLE_STATES, expireExecutionsBatch } from './expiration';
