@@ -423,6 +423,7 @@ async function main(): Promise<void> {
   const items: Record<string, unknown>[] = [];
   if (ONLY !== 'seq10') {
     for (const n of ITEMS) {
+      const cpu0 = await cpuNow();
       const i0 = Date.now();
       const iid =
         SOURCE === 'input'
@@ -431,6 +432,20 @@ async function main(): Promise<void> {
       const istate = await waitDone(iid, ITEMS_TIMEOUT);
       const seconds = (Date.now() - i0) / 1000;
       const [{ c }] = (await ds.query(`SELECT count(*)::int AS c FROM "action_executions" WHERE "workflow_execution_id" = $1`, [iid])) as [{ c: number }];
+      // where the run's time went, in ms from the execution's creation: its items created (the start
+      // decision), claimed by executors, and their results applied by the engine (first / median / last)
+      const [timeline] = (await ds.query(
+        `SELECT round(EXTRACT(EPOCH FROM (min(a."created_at") - e."created_at")) * 1000) AS created,
+                round(EXTRACT(EPOCH FROM (min(a."claimed_at") - e."created_at")) * 1000) AS first_claimed,
+                round(EXTRACT(EPOCH FROM (max(a."claimed_at") - e."created_at")) * 1000) AS last_claimed,
+                round(EXTRACT(EPOCH FROM (min(a."updated_at") - e."created_at")) * 1000) AS first_applied,
+                round(EXTRACT(EPOCH FROM (percentile_disc(0.5) WITHIN GROUP (ORDER BY a."updated_at") - e."created_at")) * 1000) AS median_applied,
+                round(EXTRACT(EPOCH FROM (max(a."updated_at") - e."created_at")) * 1000) AS last_applied,
+                round(EXTRACT(EPOCH FROM (e."updated_at" - e."created_at")) * 1000) AS finished
+           FROM "workflow_executions" e JOIN "action_executions" a ON a."workflow_execution_id" = e."id"
+          WHERE e."id" = $1 GROUP BY e."id", e."created_at", e."updated_at"`,
+        [iid],
+      )) as [Record<string, unknown>];
       items.push({
         items: n,
         source: SOURCE,
@@ -438,6 +453,9 @@ async function main(): Promise<void> {
         action_executions: c,
         seconds: Number(seconds.toFixed(2)),
         items_per_s: Math.round(n / seconds),
+        // CPU of this process (the engine's too in embedded mode), the engine processes and PostgreSQL, per item
+        cpu_ms_per_item: await cpuSince(cpu0, n),
+        timeline_ms: Object.fromEntries(Object.entries(timeline ?? {}).map(([k, v]) => [k, v === null ? null : Number(v)])),
         // peak RSS of this process so far: the engine's too in embedded and inprocess modes
         max_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
       });

@@ -153,10 +153,20 @@ export async function insertExecution(db: SqlRunner, ex: WorkflowExecution, extr
  * command of one execution runs under this lock, so decisions are serialised per execution across
  * any number of engine processes. Null when the execution does not exist (deleted).
  */
-/** Specs by execution id: an execution's spec never changes, so engines keep it across commands. */
+/**
+ * Specs and large inputs by execution id: neither ever changes, so engines keep them across commands.
+ * An input is kept once its stored size reaches {@link LARGE_INPUT_BYTES} (a with-items list passed as
+ * input would otherwise be read and parsed by every transaction of its execution: O(N) per batch of
+ * item results), up to `maxInputBytes` of stored input in all, oldest first out.
+ */
 export class SpecCache {
   private readonly map = new Map<string, WorkflowSpec>();
-  constructor(private readonly max = 5000) {}
+  private readonly inputs = new Map<string, { input: Record<string, unknown>; bytes: number }>();
+  private inputBytes = 0;
+  constructor(
+    private readonly max = 5000,
+    private readonly maxInputBytes = 32 * 1024 * 1024,
+  ) {}
   get(id: string): WorkflowSpec | undefined {
     return this.map.get(id);
   }
@@ -166,6 +176,46 @@ export class SpecCache {
       if (!first.done) this.map.delete(first.value);
     }
     this.map.set(id, spec);
+  }
+  getInput(id: string): Record<string, unknown> | undefined {
+    return this.inputs.get(id)?.input;
+  }
+  /** Keeps `input` when its stored size (`pg_column_size`) makes reading it again worth avoiding. */
+  setInput(id: string, input: Record<string, unknown>, bytes: number): void {
+    if (bytes < LARGE_INPUT_BYTES || bytes > this.maxInputBytes || this.inputs.has(id)) return;
+    while (this.inputBytes + bytes > this.maxInputBytes) {
+      const first = this.inputs.entries().next();
+      if (first.done) break;
+      this.inputs.delete(first.value[0]);
+      this.inputBytes -= first.value[1].bytes;
+    }
+    this.inputs.set(id, { input, bytes });
+    this.inputBytes += bytes;
+  }
+}
+
+/** Stored size from which an execution's input is kept by the engine rather than read again. */
+export const LARGE_INPUT_BYTES = 8 * 1024;
+
+/** The execution columns, the spec and the input left out for the executions whose copy is cached. */
+const lockedColumns = (specsParam: string, inputsParam: string): string =>
+  EXECUTION_COLUMNS.replace('"spec", ', `CASE WHEN "id" = ANY(${specsParam}::uuid[]) THEN "spec" END AS "spec", `).replace(
+    '"input", ',
+    `CASE WHEN "id" = ANY(${inputsParam}::uuid[]) THEN "input" END AS "input", pg_column_size("input") AS "input_size", `,
+  );
+
+/** Puts the cached spec and input into a locked row, and caches those it carried. */
+function withCached(specs: SpecCache | undefined, exRow: Row): void {
+  const id = String(exRow['id']);
+  const spec = specs?.get(id);
+  if (spec) exRow['spec'] = spec;
+  else specs?.set(id, parse<WorkflowSpec>(exRow['spec']));
+  const input = specs?.getInput(id);
+  if (input) exRow['input'] = input;
+  else if (exRow['input'] !== null && exRow['input'] !== undefined) {
+    const parsed = parse<Record<string, unknown>>(exRow['input']);
+    exRow['input'] = parsed;
+    specs?.setInput(id, parsed, Number(exRow['input_size'] ?? 0));
   }
 }
 
@@ -197,13 +247,14 @@ export async function lockSnapshot(
   // Lock first, in its own statement: under READ COMMITTED a statement that waited for the row lock
   // still reads everything else from the snapshot taken before the wait, so tasks and actions are
   // loaded by a second statement that sees every commit made before the lock was granted.
-  const cached = specs?.get(executionId);
-  const columns = cached ? EXECUTION_COLUMNS.replace('"spec", ', '') : EXECUTION_COLUMNS;
-  const locked: Row[] = await db.query(`SELECT ${columns} FROM "workflow_executions" WHERE "id" = $1 FOR UPDATE`, [executionId]);
+  const locked: Row[] = await db.query(`SELECT ${lockedColumns('$2', '$3')} FROM "workflow_executions" WHERE "id" = $1 FOR UPDATE`, [
+    executionId,
+    specs?.get(executionId) ? [] : [executionId],
+    specs?.getInput(executionId) ? [] : [executionId],
+  ]);
   const exRow = locked[0];
   if (!exRow) return null;
-  if (cached) exRow['spec'] = cached;
-  else specs?.set(executionId, parse<WorkflowSpec>(exRow['spec']));
+  withCached(specs, exRow);
   const rows: Row[] = await db.query(
     `SELECT
        (SELECT COALESCE(json_agg(t ORDER BY t."seq"), '[]') FROM "task_executions" t WHERE t."workflow_execution_id" = $1) AS "tasks",
@@ -228,11 +279,9 @@ export async function lockSnapshots(
   actionIds: ReadonlyMap<string, readonly string[] | NamedActions>,
 ): Promise<Map<string, ExecutionSnapshot>> {
   const ids = [...new Set(executionIds)].sort();
-  const uncached = ids.filter((id) => !specs.get(id));
-  const columns = EXECUTION_COLUMNS.replace('"spec", ', `CASE WHEN "id" = ANY($2::uuid[]) THEN "spec" END AS "spec", `);
   const locked: Row[] = await db.query(
-    `SELECT ${columns} FROM "workflow_executions" WHERE "id" = ANY($1::uuid[]) ORDER BY "id" FOR UPDATE`,
-    [ids, uncached],
+    `SELECT ${lockedColumns('$2', '$3')} FROM "workflow_executions" WHERE "id" = ANY($1::uuid[]) ORDER BY "id" FOR UPDATE`,
+    [ids, ids.filter((id) => !specs.get(id)), ids.filter((id) => !specs.getInput(id))],
   );
   const out = new Map<string, ExecutionSnapshot>();
   if (locked.length === 0) return out;
@@ -251,9 +300,7 @@ export async function lockSnapshots(
   const related = new Map(rows.map((r) => [String(r['id']), r]));
   for (const exRow of locked) {
     const id = String(exRow['id']);
-    const cached = specs.get(id);
-    if (cached) exRow['spec'] = cached;
-    else specs.set(id, parse<WorkflowSpec>(exRow['spec']));
+    withCached(specs, exRow);
     out.set(id, await toSnapshot(db, exRow, related.get(id) ?? {}));
   }
   return out;
