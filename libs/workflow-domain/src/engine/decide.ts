@@ -47,6 +47,35 @@ const clone = <T>(v: T): T => {
   return out as T;
 };
 
+/**
+ * A task row to decide on: what `decide` changes in place (runtime context, routing) is copied; the
+ * data it only ever replaces (inbound context, published values, result) is shared — a with-items
+ * task's inbound context may hold its whole list, which a copy per decision would make O(N) per
+ * batch of item results.
+ */
+const cloneTask = (t: TaskExecution): TaskExecution => ({
+  ...t,
+  tags: [...t.tags],
+  runtimeContext: clone(t.runtimeContext),
+  nextTasks: clone(t.nextTasks),
+  startedAt: t.startedAt && new Date(t.startedAt.getTime()),
+  finishedAt: t.finishedAt && new Date(t.finishedAt.getTime()),
+  updatedAt: t.updatedAt && new Date(t.updatedAt.getTime()),
+});
+
+/**
+ * Converted executions' inputs, by identity: an input never changes, and the engine keeps large
+ * ones across transactions, so a with-items list passed as input is converted for the evaluator
+ * once, not once per decision that starts items.
+ */
+const preparedInputs = new WeakMap<object, PreparedContext>();
+
+const preparedInput = (input: JsonMap): PreparedContext => {
+  let p = preparedInputs.get(input);
+  if (!p) preparedInputs.set(input, (p = prepareContext(input)));
+  return p;
+};
+
 const INCOMPLETE_TASK_STATES: ReadonlySet<TaskState> = new Set(['IDLE', 'WAITING', 'RUNNING', 'DELAYED', 'PAUSED']);
 
 /**
@@ -125,7 +154,7 @@ class Decider {
     const { spec, input } = snapshot.execution;
     this.ex = { ...clone({ ...snapshot.execution, spec: null, input: null }), spec, input };
     this.initialEx = JSON.stringify({ ...snapshot.execution, spec: null, input: null });
-    this.tasks = snapshot.tasks.map(clone);
+    this.tasks = snapshot.tasks.map(cloneTask);
     this.actions = snapshot.actions.map(clone);
     this.actionsById = new Map(this.actions.map((a) => [a.id, a]));
     this.subStates = new Map(snapshot.subExecutions.map((s) => [s.id, s.state]));
@@ -288,7 +317,9 @@ class Decider {
     const key = [this.dataVersion, this.ex.input, this.ex.context, task.inContext, this.ex.params['env']];
     let base = this.itemBases.get(task.id);
     if (!base || base.key.some((k, i) => k !== key[i])) {
-      base = { key, prepared: prepareContext(this.taskData(task)) };
+      // DSL-9.2 layers, first hit wins: markers › inbound › global › input (the input converted once)
+      const markers = { __env: this.env, __task_execution: { id: task.id, name: task.name } };
+      base = { key, prepared: prepareLayeredContext(markers, task.inContext, this.ex.context, preparedInput(this.ex.input)) };
       this.itemBases.set(task.id, base);
     }
     // the markers (`__env`, `__task_execution`) win over item variables, as in taskData

@@ -119,15 +119,15 @@ export class EngineSimulator {
   /** Everything about the execution, every with-items row included. */
   snapshot(executionId: string): ExecutionSnapshot {
     const s = this.executions.get(executionId)!;
-    const items = [...s.items.keys()].map((taskExecutionId) => this.loadItems(executionId, { taskExecutionId, from: 0, count: 'all' }));
+    const items = [...s.items.keys()].map((taskExecutionId) => this.loadItems(executionId, { taskExecutionId, from: 0, count: 'all' }, false));
     return { execution: s.execution, tasks: s.tasks, actions: s.actions, subExecutions: s.subs, ...(items.length ? { items } : {}) };
   }
 
   /** The rows an {@link ItemsRequest} asks for, as the store loads them. */
-  loadItems(executionId: string, r: ItemsRequest): LoadedItems {
+  loadItems(executionId: string, r: ItemsRequest, counted = true): LoadedItems {
     const rows = [...(this.executions.get(executionId)!.items.get(r.taskExecutionId)?.values() ?? [])].sort((a, b) => a.index - b.index);
     const picked = r.count === 'all' ? rows : rows.filter((x) => x.index >= r.from && x.state === null).slice(0, r.count);
-    this.itemRowsLoaded += picked.length;
+    if (counted) this.itemRowsLoaded += picked.length;
     return { ...r, rows: picked.map((x) => ({ ...x })) };
   }
 
@@ -155,10 +155,10 @@ export class EngineSimulator {
   }
 
   /** The snapshot `decide` gets for `event` (see {@link partialSnapshots}). */
-  snapshotFor(executionId: string, event: EngineEvent): ExecutionSnapshot {
+  snapshotFor(executionId: string, event: EngineEvent | readonly EngineEvent[]): ExecutionSnapshot {
     const full = this.snapshot(executionId);
     if (!this.partialSnapshots) return full;
-    const named = 'actionExecutionId' in event ? event.actionExecutionId : undefined;
+    const named = new Set((Array.isArray(event) ? event : [event]).flatMap((e: EngineEvent) => ('actionExecutionId' in e ? [e.actionExecutionId] : [])));
     const position = new Map<string, number>();
     const perTask = new Map<string, number>();
     for (const a of full.actions) {
@@ -167,7 +167,7 @@ export class EngineSimulator {
       perTask.set(a.taskExecutionId, n + 1);
     }
     const actions = full.actions
-      .filter((a) => a.itemIndex === null || a.state === 'ERROR' || a.id === named)
+      .filter((a) => a.itemIndex === null || a.state === 'ERROR' || named.has(a.id))
       .map((a) => ({ ...a, ordinal: position.get(a.id) ?? 0 }));
     return { execution: full.execution, tasks: full.tasks, actions, subExecutions: full.subExecutions };
   }
@@ -176,6 +176,15 @@ export class EngineSimulator {
   send(executionId: string, event: EngineEvent): Decision {
     const snapshot = this.snapshotFor(executionId, event);
     const d = this.decideLoading(executionId, snapshot, [event]);
+    this.history.push(...historyEvents(snapshot, d.changes));
+    this.apply(executionId, d);
+    return d;
+  }
+
+  /** Feeds several events of one execution to `decideBatch` as one decision (one engine transaction) and applies it. */
+  sendBatch(executionId: string, events: readonly EngineEvent[]): Decision {
+    const snapshot = this.snapshotFor(executionId, events);
+    const d = this.decideLoading(executionId, snapshot, events);
     this.history.push(...historyEvents(snapshot, d.changes));
     this.apply(executionId, d);
     return d;
