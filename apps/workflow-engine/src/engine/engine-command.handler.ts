@@ -452,7 +452,7 @@ export class EngineCommandHandler {
   /** `touched`: executions that got history entries, announced in this process after the commit. */
   private async store(em: EntityManager, snapshot: ExecutionSnapshot, decision: Decision, touched: Map<WorkflowExecution, HistoryEvent[]>): Promise<OutboxItem[]> {
     const ex = decision.changes.execution ?? snapshot.execution;
-    await applyChanges(em, ex, decision.changes);
+    await applyChanges(em, ex, decision.changes, snapshot);
     const history = historyEvents(snapshot, decision.changes);
     if ((await appendExecutionEvents(em, ex, history, this.now())) > 0) touched.set(ex, history);
     const items: OutboxItem[] = [];

@@ -380,8 +380,8 @@ class Params {
  * Writes the rows of one decision (inside the transaction that holds the execution lock) in a single
  * statement: data-modifying CTEs for the execution update, task and action inserts and updates.
  */
-export async function applyChanges(db: SqlRunner, ex: WorkflowExecution, changes: EngineChanges): Promise<void> {
-  await applyRowChanges(db, ex, changes);
+export async function applyChanges(db: SqlRunner, ex: WorkflowExecution, changes: EngineChanges, before?: ExecutionSnapshot): Promise<void> {
+  await applyRowChanges(db, ex, changes, before ? new Map(before.tasks.map((t) => [t.id, t])) : undefined);
   await applyItemChanges(db, changes);
 }
 
@@ -445,7 +445,12 @@ export async function loadTaskItems(db: SqlRunner, requests: readonly ItemsReque
   return out;
 }
 
-async function applyRowChanges(db: SqlRunner, ex: WorkflowExecution, changes: EngineChanges): Promise<void> {
+/**
+ * `before`: the task rows as loaded. A task's inbound context, published values and result that are
+ * the very objects loaded (decide replaces them when it changes them, never edits them) are not
+ * written again: a with-items task's inbound context may hold its whole list.
+ */
+async function applyRowChanges(db: SqlRunner, ex: WorkflowExecution, changes: EngineChanges, before?: ReadonlyMap<string, TaskExecution>): Promise<void> {
   // set-based changes first: the row updates that follow carry the final state of the rows decide held
   for (const u of changes.actionsUnaccepted ?? []) {
     await db.query(
@@ -461,7 +466,7 @@ async function applyRowChanges(db: SqlRunner, ex: WorkflowExecution, changes: En
     const none = { tasksCreated: [], tasksUpdated: [], actionsCreated: [], actionsUpdated: [] };
     await applyRowChanges(db, ex, { ...none, ...(changes.execution ? { execution: changes.execution } : {}), tasksCreated: changes.tasksCreated });
     for (let i = 0; i < changes.tasksUpdated.length; i += ROWS_PER_STATEMENT) {
-      await applyRowChanges(db, ex, { ...none, tasksUpdated: changes.tasksUpdated.slice(i, i + ROWS_PER_STATEMENT) });
+      await applyRowChanges(db, ex, { ...none, tasksUpdated: changes.tasksUpdated.slice(i, i + ROWS_PER_STATEMENT) }, before);
     }
     for (let i = 0; i < changes.actionsCreated.length; i += ROWS_PER_STATEMENT) {
       await applyRowChanges(db, ex, { ...none, actionsCreated: changes.actionsCreated.slice(i, i + ROWS_PER_STATEMENT) });
@@ -512,16 +517,21 @@ async function applyRowChanges(db: SqlRunner, ex: WorkflowExecution, changes: En
     parts.push(`INSERT INTO "task_executions" (${TASK_INSERT_COLUMNS}) VALUES ${values.join(', ')} RETURNING 1`);
   }
   if (changes.tasksUpdated.length) {
+    // null: unchanged, the column keeps its value
+    const changed = (t: TaskExecution, k: 'inContext' | 'published' | 'publishedGlobal' | 'result'): string | null => {
+      const old = before?.get(t.id);
+      return old && old[k] === t[k] && typeof t[k] === 'object' && t[k] !== null ? null : json(t[k]);
+    };
     const values = changes.tasksUpdated.map(
       (t) => `(${[
         p.add(t.id, '::uuid'),
         p.add(t.state, '::varchar'),
         p.add(t.stateInfo, '::text'),
-        p.add(json(t.inContext), '::jsonb'),
-        p.add(json(t.published), '::jsonb'),
-        p.add(json(t.publishedGlobal), '::jsonb'),
+        p.add(changed(t, 'inContext'), '::jsonb'),
+        p.add(changed(t, 'published'), '::jsonb'),
+        p.add(changed(t, 'publishedGlobal'), '::jsonb'),
         p.add(json(t.runtimeContext), '::jsonb'),
-        p.add(json(t.result), '::jsonb'),
+        p.add(changed(t, 'result'), '::jsonb'),
         p.add(t.processed, '::boolean'),
         p.add(json(t.nextTasks), '::jsonb'),
         p.add(t.errorHandled, '::boolean'),
@@ -530,9 +540,9 @@ async function applyRowChanges(db: SqlRunner, ex: WorkflowExecution, changes: En
         p.add(iso(t.updatedAt), '::timestamptz'),
       ].join(', ')})`,
     );
-    parts.push(`UPDATE "task_executions" AS t SET "state" = v.state, "state_info" = v.state_info, "in_context" = v.in_context,
-      "published" = v.published, "published_global" = v.published_global, "runtime_context" = v.runtime_context,
-      "result" = v.result, "processed" = v.processed, "next_tasks" = v.next_tasks, "error_handled" = v.error_handled,
+    parts.push(`UPDATE "task_executions" AS t SET "state" = v.state, "state_info" = v.state_info, "in_context" = COALESCE(v.in_context, t."in_context"),
+      "published" = COALESCE(v.published, t."published"), "published_global" = COALESCE(v.published_global, t."published_global"),
+      "runtime_context" = v.runtime_context, "result" = CASE WHEN v.result IS NULL THEN t."result" ELSE v.result END, "processed" = v.processed, "next_tasks" = v.next_tasks, "error_handled" = v.error_handled,
       "started_at" = v.started_at, "finished_at" = v.finished_at, "updated_at" = v.updated_at
       FROM (VALUES ${values.join(', ')}) AS v(id, state, state_info, in_context, published, published_global, runtime_context,
         result, processed, next_tasks, error_handled, started_at, finished_at, updated_at)
