@@ -381,9 +381,19 @@ class Params {
  * statement: data-modifying CTEs for the execution update, task and action inserts and updates.
  */
 export async function applyChanges(db: SqlRunner, ex: WorkflowExecution, changes: EngineChanges, before?: ExecutionSnapshot): Promise<void> {
-  await applyRowChanges(db, ex, changes, before ? new Map(before.tasks.map((t) => [t.id, t])) : undefined);
-  await applyItemChanges(db, changes);
+  // item results alone (a batch of with-items results) go in the same statement as the rows
+  const itemsOnlyUpdated = !changes.itemsDeleted?.length && !changes.itemsCreated?.length && !!changes.itemsUpdated?.length;
+  await applyRowChanges(db, ex, changes, before ? new Map(before.tasks.map((t) => [t.id, t])) : undefined, itemsOnlyUpdated ? changes.itemsUpdated : undefined);
+  if (!itemsOnlyUpdated) await applyItemChanges(db, changes);
 }
+
+const itemRowsJson = (items: readonly Omit<TaskItem, 'vars'>[], vars: boolean): string =>
+  JSON.stringify(items.map((r) => ({ t: r.taskExecutionId, i: r.index, s: r.state, r: r.result ?? null, ...(vars ? { v: (r as TaskItem).vars } : {}) })));
+
+/** Sets the state and result of the item rows of `$n` (a JSON array, see {@link itemRowsJson}). */
+const itemUpdateSql = (param: string): string => `UPDATE "task_execution_items" AS i SET "state" = u.s, "result" = u.r
+         FROM (SELECT (r->>'t')::uuid AS t, (r->>'i')::integer AS n, r->>'s' AS s, r->'r' AS r FROM jsonb_array_elements(${param}::jsonb) AS r) AS u
+        WHERE i."task_execution_id" = u.t AND i."idx" = u.n`;
 
 /**
  * Writes the with-items rows of a decision after its task rows: deletions, new lists, then the items
@@ -394,8 +404,7 @@ async function applyItemChanges(db: SqlRunner, changes: EngineChanges): Promise<
   if (changes.itemsDeleted?.length) {
     await db.query(`DELETE FROM "task_execution_items" WHERE "task_execution_id" = ANY($1::uuid[])`, [changes.itemsDeleted]);
   }
-  const rows = (items: readonly Omit<TaskItem, 'vars'>[], vars: boolean) =>
-    JSON.stringify(items.map((r) => ({ t: r.taskExecutionId, i: r.index, s: r.state, r: r.result ?? null, ...(vars ? { v: (r as TaskItem).vars } : {}) })));
+  const rows = itemRowsJson;
   if (changes.itemsCreated?.length) {
     await db.query(
       `INSERT INTO "task_execution_items" ("task_execution_id", "idx", "vars", "state", "result")
@@ -404,12 +413,7 @@ async function applyItemChanges(db: SqlRunner, changes: EngineChanges): Promise<
     );
   }
   if (changes.itemsUpdated?.length) {
-    await db.query(
-      `UPDATE "task_execution_items" AS i SET "state" = u.s, "result" = u.r
-         FROM (SELECT (r->>'t')::uuid AS t, (r->>'i')::integer AS n, r->>'s' AS s, r->'r' AS r FROM jsonb_array_elements($1::jsonb) AS r) AS u
-        WHERE i."task_execution_id" = u.t AND i."idx" = u.n`,
-      [rows(changes.itemsUpdated, false)],
-    );
+    await db.query(itemUpdateSql('$1'), [rows(changes.itemsUpdated, false)]);
   }
 }
 
@@ -450,7 +454,13 @@ export async function loadTaskItems(db: SqlRunner, requests: readonly ItemsReque
  * the very objects loaded (decide replaces them when it changes them, never edits them) are not
  * written again: a with-items task's inbound context may hold its whole list.
  */
-async function applyRowChanges(db: SqlRunner, ex: WorkflowExecution, changes: EngineChanges, before?: ReadonlyMap<string, TaskExecution>): Promise<void> {
+async function applyRowChanges(
+  db: SqlRunner,
+  ex: WorkflowExecution,
+  changes: EngineChanges,
+  before?: ReadonlyMap<string, TaskExecution>,
+  itemsUpdated?: readonly Omit<TaskItem, 'vars'>[],
+): Promise<void> {
   // set-based changes first: the row updates that follow carry the final state of the rows decide held
   for (const u of changes.actionsUnaccepted ?? []) {
     await db.query(
@@ -474,6 +484,7 @@ async function applyRowChanges(db: SqlRunner, ex: WorkflowExecution, changes: En
     for (let i = 0; i < changes.actionsUpdated.length; i += ROWS_PER_STATEMENT) {
       await applyRowChanges(db, ex, { ...none, actionsUpdated: changes.actionsUpdated.slice(i, i + ROWS_PER_STATEMENT) });
     }
+    if (itemsUpdated?.length) await db.query(itemUpdateSql('$1'), [itemRowsJson(itemsUpdated, false)]);
     return;
   }
   const p = new Params();
@@ -595,6 +606,7 @@ async function applyRowChanges(db: SqlRunner, ex: WorkflowExecution, changes: En
       FROM (VALUES ${values.join(', ')}) AS v(id, state, state_info, output, accepted, updated_at)
       WHERE a."id" = v.id RETURNING 1`);
   }
+  if (itemsUpdated?.length) parts.push(`${itemUpdateSql(p.add(itemRowsJson(itemsUpdated, false)))} RETURNING 1`);
   if (parts.length === 0) return;
   if (parts.length === 1) {
     await db.query(parts[0]!, p.values);
