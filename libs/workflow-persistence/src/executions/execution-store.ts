@@ -343,7 +343,9 @@ const ALL_ACTIONS = `SELECT COALESCE(json_agg(a ORDER BY a."seq"), '[]') FROM "a
 
 /**
  * Plain tasks' action rows, those in ERROR and those named by $2 (a JSON array of ids, found by their
- * primary key). `ordinal`, the position in the task, is computed only for the tasks of the with-items
+ * primary key: an array the planner looks up id by id, and an execution test it cannot turn into a
+ * walk of the execution's index — without statistics, PGlite's planner did either, reading every
+ * item action of a with-items execution in every transaction). `ordinal`, the position in the task, is computed only for the tasks of the with-items
  * rows that need it: those in ERROR and those named by $3 (the ids the decision's events complete with
  * ERROR) — the failure summary's `idx`. A batch of successful item results so costs neither a window
  * over every action of the task nor a scan of the id list per row.
@@ -353,7 +355,7 @@ const NEEDED_ACTIONS = `SELECT COALESCE(json_agg(a ORDER BY a."seq"), '[]') FROM
       SELECT a.* FROM "action_executions" a WHERE a."workflow_execution_id" = $1 AND (a."item_index" IS NULL OR a."state" = 'ERROR')
       UNION ALL
       SELECT a.* FROM "action_executions" a
-       WHERE a."id" IN (SELECT (jsonb_array_elements_text($2::jsonb))::uuid) AND a."workflow_execution_id" = $1
+       WHERE a."id" = ANY(ARRAY(SELECT (jsonb_array_elements_text($2::jsonb))::uuid)) AND (a."workflow_execution_id" = $1) IS TRUE
          AND a."item_index" IS NOT NULL AND a."state" <> 'ERROR'),
     ord AS (
       SELECT "id", row_number() OVER (PARTITION BY "task_execution_id" ORDER BY "seq") - 1 AS "ordinal" FROM "action_executions"
