@@ -215,6 +215,24 @@ export class CreateTaskExecutionItems1765200000000 implements MigrationInterface
         CONSTRAINT "FK_task_execution_items_task" FOREIGN KEY ("task_execution_id")
           REFERENCES "task_executions" ("id") ON DELETE CASCADE
       )`);
+    // tasks written before: their list, per-item states and results move to the new rows, and their
+    // progress becomes counters (cursor 0: the items still waiting are those with no state)
+    await q.query(`
+      INSERT INTO "task_execution_items" ("task_execution_id", "idx", "vars", "state", "result")
+      SELECT t."id", (e.n - 1)::integer, e.item,
+             t."runtime_context" -> 'with_items_progress' -> 'states' ->> (e.n - 1)::integer,
+             t."runtime_context" -> 'with_items_progress' -> 'results' -> (e.n - 1)::integer
+        FROM "task_executions" t
+        CROSS JOIN LATERAL jsonb_array_elements(t."runtime_context" -> 'with_items' -> 'items') WITH ORDINALITY AS e(item, n)
+       WHERE jsonb_typeof(t."runtime_context" -> 'with_items' -> 'items') = 'array'`);
+    await q.query(`
+      UPDATE "task_executions" SET "runtime_context" =
+        jsonb_set("runtime_context", '{with_items}', ("runtime_context" -> 'with_items') - 'items')
+        || CASE WHEN "runtime_context" ? 'with_items_progress' THEN jsonb_build_object('with_items_progress', jsonb_build_object(
+             'cursor', 0,
+             'running', COALESCE(("runtime_context" -> 'with_items_progress' ->> 'running')::integer, 0),
+             'done', COALESCE(("runtime_context" -> 'with_items_progress' ->> 'done')::integer, 0))) ELSE '{}'::jsonb END
+       WHERE jsonb_typeof("runtime_context" -> 'with_items' -> 'items') = 'array'`);
   }
 
   async down(q: QueryRunner): Promise<void> {
