@@ -14,6 +14,8 @@ import path from 'node:path';
 export interface RunningObjectStore {
   /** Environment for the backup worker (BACKUP_DRIVER and the driver's settings). */
   readonly env: Record<string, string>;
+  /** Where the server keeps its data (for benchmarks measuring what was stored). */
+  readonly dataDir: string;
   stop(): Promise<void>;
 }
 
@@ -169,6 +171,7 @@ export async function startSwift(opts: { segmentSize?: number } = {}): Promise<R
       BACKUP_SWIFT_KEY: 'testing',
       ...(opts.segmentSize ? { BACKUP_SWIFT_SEGMENT_SIZE: String(opts.segmentSize) } : {}),
     },
+    dataDir: devices,
     stop,
   };
 }
@@ -214,6 +217,7 @@ export async function startS3(opts: { partSize?: number } = {}): Promise<Running
       BACKUP_S3_STORE_SECRET_KEY: 'S3RVER',
       ...(opts.partSize ? { BACKUP_S3_PART_SIZE: String(opts.partSize) } : {}),
     },
+    dataDir: dir,
     stop,
   };
 }
