@@ -11,6 +11,8 @@ import {
   routeCases,
   runFuzz,
 } from '@osc/testing';
+import { FakeKeystone } from '@osc/http-common';
+import { loadConfig } from '@osc/workflow-api';
 import { e2eModes } from './support/api-server';
 import { type EngineStack, startEngineStack, waitForExecution } from './support/engine-stack';
 import {
@@ -29,7 +31,8 @@ import {
  * making one part odd while the rest stays well-formed: the body (mutated JSON and YAML, values of the
  * wrong type, huge and unicode strings, deep nesting, over the size limit, chunked), the query string
  * (list parameters with odd values, repeated keys, broken percent-encoding), a path parameter
- * (malformed ids, very long names) or the headers (content type, accept, identity, X-Auth-Token).
+ * (malformed ids, very long names) or the headers (content type, accept, X-Auth-Token and the identity
+ * headers keystonemiddleware sets; the API runs in keystone mode against a FakeKeystone).
  * Every answer is a 2xx, 3xx or 4xx; every 4xx of the API is in Mistral's error format (a
  * `faultstring`); no request goes unanswered (a reset or closed connection is a finding).
  *
@@ -41,7 +44,18 @@ const COUNT = Number(process.env['FUZZ_COUNT'] ?? 10_000);
 const CONCURRENCY = 8;
 const BODY_LIMIT = 64 * 1024;
 const PROJECT = 'fuzz-project';
-const IDENTITY = { 'x-project-id': PROJECT, 'x-user-id': 'fuzzer' };
+/** Keystone tokens: the API runs in keystone mode against a FakeKeystone. */
+const TOKENS = {
+  member: 'fz-member-token',
+  admin: 'fz-admin-token',
+  reader: 'fz-reader-token',
+  other: 'fz-other-project-token',
+} as const;
+const IDENTITY = { 'x-auth-token': TOKENS.member };
+/** keystonemiddleware's own answer to a missing or invalid token. */
+const KEYSTONE_401 = {
+  error: { code: 401, title: 'Unauthorized', message: 'The request you have made requires authentication.' },
+};
 
 const CODE = `export class Fz { run() { return 1; } }\n`;
 
@@ -116,6 +130,7 @@ const SANE_VALUES: Record<string, readonly string[]> = {
 describe.each(e2eModes())('fuzzing every route of the workflow API (%s)', (mode) => {
   let stack: EngineStack;
   let consoleDir: string;
+  const keystone = new FakeKeystone();
   const pools: Record<string, string[]> = {};
   /** Resources DELETE routes may remove: the other routes keep theirs to the end of the run. */
   const spares: Record<string, string[]> = {};
@@ -136,7 +151,7 @@ describe.each(e2eModes())('fuzzing every route of the workflow API (%s)', (mode)
 
   /** Two of each resource: the first for every route, the second for DELETE. */
   const seedResources = async (): Promise<void> => {
-    const admin = { ...IDENTITY, 'x-roles': 'admin' };
+    const admin = { 'x-auth-token': TOKENS.admin };
     const wfs = (await ok('POST', '/v2/workflows', TWO_WORKFLOWS)).workflows;
     await ok('POST', '/v2/workflows', DIRECT_WF);
     await ok('POST', '/v2/workflows', REVERSE_WF);
@@ -364,25 +379,48 @@ describe.each(e2eModes())('fuzzing every route of the workflow API (%s)', (mode)
     queryValue: (key: string, rng: Rng) =>
       rng.pick(SANE_VALUES[key] ?? pools[`${key.replace(/_id$/, '')}s`] ?? ['x', 'wf_a', '1']),
     headers: (rng) => ({
-      ...IDENTITY,
-      'x-roles': rng.pick(['member', 'member', 'admin', 'member,admin', 'reader']),
+      'x-auth-token': rng.pick([TOKENS.member, TOKENS.member, TOKENS.admin, TOKENS.reader, TOKENS.other]),
       accept: 'application/json',
     }),
-    oddHeaders: (rng) => {
+    oddHeaders: (rng): Record<string, string | null> => {
+      if (rng.chance(0.5)) {
+        // a token Keystone does not know, an empty or huge one, none at all
+        const token = rng.pick([
+          '',
+          ' ',
+          'unknown-token',
+          `${TOKENS.member} `,
+          TOKENS.member.toUpperCase(),
+          `gAAAAA${'A'.repeat(180)}`,
+          oddValue(rng),
+        ]);
+        return { 'x-auth-token': rng.chance(0.15) ? null : token };
+      }
+      // identity headers a caller cannot set past its token (keystonemiddleware replaces them)
       const name = rng.pick([
         'x-project-id',
         'x-user-id',
         'x-roles',
-        'x-auth-token',
         'x-tenant-id',
         'x-user-name',
         'x-project-name',
-        'x-service-catalog',
+        'x-identity-status',
+        'x-service-token',
+        'x-service-roles',
       ]);
-      const value = rng.chance(0.15)
-        ? null
-        : rng.pick([' ', '', 'admin', ',,,', 'ADMIN', 'admin, member', 'other-project', oddValue(rng)]);
-      return { [name]: value };
+      return {
+        [name]: rng.pick([
+          ' ',
+          '',
+          'admin',
+          ',,,',
+          'ADMIN',
+          'admin, member',
+          'Confirmed',
+          'other-project',
+          oddValue(rng),
+        ]),
+      };
     },
     contentType: 'application/json',
     bodyLimit: BODY_LIMIT,
@@ -404,6 +442,7 @@ describe.each(e2eModes())('fuzzing every route of the workflow API (%s)', (mode)
     } catch {
       return `not JSON: ${answer.text.slice(0, 300)}`;
     }
+    if (answer.status === 401 && JSON.stringify(body) === JSON.stringify(KEYSTONE_401)) return null;
     const fault = (body as { faultstring?: unknown } | null)?.faultstring;
     return typeof fault === 'string' && fault.length > 0
       ? null
@@ -411,13 +450,33 @@ describe.each(e2eModes())('fuzzing every route of the workflow API (%s)', (mode)
   };
 
   beforeAll(async () => {
+    await keystone.start();
+    keystone.addToken(TOKENS.member, { user: 'fuzzer', project: PROJECT, roles: ['member', 'reader'] });
+    keystone.addToken(TOKENS.admin, {
+      user: 'fuzz-admin',
+      project: PROJECT,
+      roles: ['admin', 'member', 'reader'],
+    });
+    keystone.addToken(TOKENS.reader, { user: 'fuzz-reader', project: PROJECT, roles: ['reader'] });
+    keystone.addToken(TOKENS.other, {
+      user: 'fuzz-other',
+      project: 'fuzz-other-project',
+      roles: ['member', 'reader'],
+    });
+    const settings = loadConfig({
+      AUTH_MODE: 'keystone',
+      KEYSTONE_AUTH_URL: keystone.url,
+      KEYSTONE_USERNAME: 'mistral',
+      KEYSTONE_PASSWORD: keystone.servicePassword,
+    }).keystone;
     // a built console of two files, so /console answers what a deployment answers
     consoleDir = mkdtempSync(path.join(os.tmpdir(), 'osc-fuzz-console-'));
     mkdirSync(path.join(consoleDir, 'assets'));
     writeFileSync(path.join(consoleDir, 'index.html'), '<!doctype html><title>console</title>');
     writeFileSync(path.join(consoleDir, 'assets', 'x.js'), 'export {};');
     stack = await startEngineStack(mode, {
-      authMode: 'headers',
+      authMode: 'keystone',
+      keystone: settings,
       allowActionExecutionDeletion: true,
       bodyLimit: BODY_LIMIT,
       consoleDir,
@@ -426,6 +485,7 @@ describe.each(e2eModes())('fuzzing every route of the workflow API (%s)', (mode)
   }, 180_000);
   afterAll(async () => {
     await stack?.close();
+    await keystone.stop();
     rmSync(consoleDir, { recursive: true, force: true });
   });
 

@@ -1,4 +1,4 @@
-import { type RouteInfo, listRoutes } from '@osc/http-common';
+import { type KeystoneSettings, type RouteInfo, listRoutes } from '@osc/http-common';
 import { type RunningApp, type SchemaPart } from '@osc/platform';
 import { createTestRuntime, type TestRuntime, type TestRuntimeMode } from '@osc/testing';
 import * as workflowApi from '@osc/workflow-api';
@@ -26,7 +26,9 @@ export async function startEngineStack(
     engines?: number;
     notifyAmqpUrl?: string;
     notifyExchange?: string;
-    authMode?: 'noauth' | 'headers';
+    authMode?: 'noauth' | 'headers' | 'keystone';
+    /** Where keystone mode validates tokens (e.g. a FakeKeystone of @osc/http-common). */
+    keystone?: KeystoneSettings;
     allowActionExecutionDeletion?: boolean;
     bodyLimit?: number;
     consoleDir?: string;
@@ -41,6 +43,7 @@ export async function startEngineStack(
       {
         http: { port: 0, host: '127.0.0.1', bodyLimit: opts.bodyLimit ?? 1024 * 1024 },
         authMode: opts.authMode ?? 'noauth',
+        ...(opts.keystone ? { keystone: opts.keystone } : {}),
         logLevel: process.env['LOG_LEVEL'] ?? 'silent',
         ...(opts.allowActionExecutionDeletion ? { allowActionExecutionDeletion: true } : {}),
         ...(opts.consoleDir ? { console: { dir: opts.consoleDir } } : {}),
