@@ -8,6 +8,7 @@ import {
   routeCases,
   runFuzz,
 } from '@osc/testing';
+import { FakeKeystone } from '@osc/http-common';
 import {
   ADMIN_PROJECT,
   admin,
@@ -25,9 +26,11 @@ import {
  * rest stays well-formed: the body (mutated bodies, values of the wrong type, huge and unicode
  * strings, deep nesting, over VOLUME_API_BODY_LIMIT, chunked), the query string (limit, marker,
  * sort, filters with odd values, repeated keys, broken percent-encoding), a path parameter
- * (malformed uuids, very long names) or the headers (content type, OpenStack-API-Version, identity,
- * X-Auth-Token). Every answer is a 2xx, 3xx or 4xx; every 4xx is a Cinder fault
- * (`{"<fault>": {"code", "message"}}`); no request goes unanswered (a reset is a finding).
+ * (malformed uuids, very long names) or the headers (content type, OpenStack-API-Version,
+ * X-Auth-Token and the identity headers keystonemiddleware sets; the API runs in keystone mode
+ * against a FakeKeystone). Every answer is a 2xx, 3xx or 4xx; every 4xx is a Cinder fault
+ * (`{"<fault>": {"code", "message"}}`) or keystonemiddleware's own 401; no request goes unanswered
+ * (a reset is a finding).
  *
  * The cases are seeded: the run prints its seed, `FUZZ_SEED=<n>` changes it, `FUZZ_CASES=<i,j>`
  * replays single cases and `FUZZ_COUNT=<n>` sets the count. Eight requests are in flight at once
@@ -50,6 +53,29 @@ const FAULTS = new Set([
   'notImplemented',
 ]);
 const MISSING = '0f0f0f0f-0f0f-4f0f-8f0f-0f0f0f0f0f0f';
+/** Keystone tokens: the API runs in keystone mode against a FakeKeystone. */
+const TOKENS = {
+  admin: 'fz-admin-token',
+  member: 'fz-member-token',
+  reader: 'fz-reader-token',
+  other: 'fz-other-project-token',
+} as const;
+/** keystonemiddleware's own answer to a missing or invalid token. */
+const KEYSTONE_401 = {
+  error: { code: 401, title: 'Unauthorized', message: 'The request you have made requires authentication.' },
+};
+
+/** The harness client with the admin's Keystone token on every request (seeding). */
+class TokenClient extends Client {
+  override raw(
+    method: string,
+    url: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<Reply> {
+    return super.raw(method, url, body, { 'x-auth-token': TOKENS.admin, ...headers });
+  }
+}
 
 const QUERY_KEYS = [
   'limit',
@@ -137,6 +163,7 @@ const VERSIONS = [
 describe.each(MODES)('fuzzing every route of the block-storage API (%s)', (mode) => {
   let bs: BlockStorage;
   let api: Client;
+  const keystone = new FakeKeystone();
   const pools: Record<string, string[]> = {};
   /** Resources DELETE routes may remove: the other routes keep theirs to the end of the run. */
   const spares: Record<string, string[]> = {};
@@ -567,9 +594,7 @@ describe.each(MODES)('fuzzing every route of the block-storage API (%s)', (mode)
     queryValue: (key: string, rng: Rng) =>
       rng.pick(SANE_VALUES[key] ?? pools[`${key.replace(/_id$/, '')}s`] ?? ['x', '1', 'fz-vol']),
     headers: (rng) => ({
-      'x-project-id': P,
-      'x-user-id': admin.user,
-      'x-roles': rng.pick(['admin,member,reader', 'admin,member,reader', 'member,reader', 'reader']),
+      'x-auth-token': rng.pick([TOKENS.admin, TOKENS.admin, TOKENS.member, TOKENS.reader, TOKENS.other]),
       accept: 'application/json',
       'openstack-api-version': `volume ${rng.pick(VERSIONS)}`,
     }),
@@ -601,15 +626,44 @@ describe.each(MODES)('fuzzing every route of the block-storage API (%s)', (mode)
             : { 'openstack-api-version': value };
         }
         case 2:
+          // identity headers a caller cannot set past its token (keystonemiddleware replaces them)
           return {
-            [rng.pick(['x-project-id', 'x-tenant-id', 'x-user-id', 'x-roles'])]: rng.chance(0.3)
-              ? null
-              : rng.pick(['', ' ', 'ADMIN', 'admin ,', ',', 'other', 'é', 'x'.repeat(3000), MISSING]),
+            [rng.pick([
+              'x-project-id',
+              'x-tenant-id',
+              'x-user-id',
+              'x-roles',
+              'x-identity-status',
+              'x-service-token',
+            ])]: rng.pick([
+              '',
+              ' ',
+              'admin',
+              'ADMIN',
+              'admin ,',
+              ',',
+              'Confirmed',
+              'other',
+              'é',
+              'x'.repeat(3000),
+              MISSING,
+            ]),
           };
-        case 3:
-          return {
-            'x-auth-token': rng.pick(['', 'a:b', ':', 'x'.repeat(4000), 'gAAAAA' + 'A'.repeat(180), 'é']),
-          };
+        case 3: {
+          // a token Keystone does not know, an empty or huge one, none at all
+          const token = rng.pick([
+            '',
+            ' ',
+            'a:b',
+            ':',
+            'unknown-token',
+            `${TOKENS.admin} `,
+            'x'.repeat(4000),
+            `gAAAAA${'A'.repeat(180)}`,
+            'é',
+          ]);
+          return { 'x-auth-token': rng.chance(0.15) ? null : token };
+        }
         default:
           return {
             'x-openstack-request-id': rng.pick(['req-x', '', 'é'.repeat(10)]),
@@ -632,6 +686,7 @@ describe.each(MODES)('fuzzing every route of the block-storage API (%s)', (mode)
     } catch {
       return `not JSON: ${answer.text.slice(0, 300)}`;
     }
+    if (answer.status === 401 && JSON.stringify(body) === JSON.stringify(KEYSTONE_401)) return null;
     const keys = body && typeof body === 'object' ? Object.keys(body) : [];
     const fault = (body as Record<string, { code?: unknown; message?: unknown }>)[keys[0] ?? ''];
     if (
@@ -647,8 +702,23 @@ describe.each(MODES)('fuzzing every route of the block-storage API (%s)', (mode)
 
   beforeAll(async () => {
     const started = Date.now();
-    bs = await startBlockStorage(mode, { VOLUME_API_BODY_LIMIT: String(BODY_LIMIT) });
-    api = new Client(bs.base, admin);
+    await keystone.start();
+    keystone.addToken(TOKENS.admin, { user: 'fuzz-admin', project: P, roles: ['admin', 'member', 'reader'] });
+    keystone.addToken(TOKENS.member, { user: 'fuzzer', project: P, roles: ['member', 'reader'] });
+    keystone.addToken(TOKENS.reader, { user: 'fuzz-reader', project: P, roles: ['reader'] });
+    keystone.addToken(TOKENS.other, {
+      user: 'fuzz-other',
+      project: 'b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0',
+      roles: ['member', 'reader'],
+    });
+    bs = await startBlockStorage(mode, {
+      VOLUME_API_BODY_LIMIT: String(BODY_LIMIT),
+      AUTH_MODE: 'keystone',
+      KEYSTONE_AUTH_URL: keystone.url,
+      KEYSTONE_USERNAME: 'cinder',
+      KEYSTONE_PASSWORD: keystone.servicePassword,
+    });
+    api = new TokenClient(bs.base, admin);
     await seedResources();
     process.stdout.write(
       `volume-api fuzz (${mode}): started and seeded in ${((Date.now() - started) / 1000).toFixed(1)} s\n`,
@@ -656,6 +726,7 @@ describe.each(MODES)('fuzzing every route of the block-storage API (%s)', (mode)
   }, 300_000);
   afterAll(async () => {
     await bs?.close();
+    await keystone.stop();
   });
 
   it('answers 10,000 generated requests over every route with a clean 2xx-4xx, never a 5xx or a reset', async () => {
