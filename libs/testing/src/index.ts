@@ -6,3 +6,4 @@ export { queueExists } from './messaging/leftovers';
 export * from './clients/openstack-clients';
 export * from './http/raw-upload';
 export * from './fuzz';
+export * from './servers/object-stores';
