@@ -1,11 +1,12 @@
-import { parseDocument, Scalar, stringify as stringifyYaml, visit } from 'yaml';
+import { parseDocument, Scalar, visit } from 'yaml';
+import { pyYamlDump } from './pyyaml';
 import { EvalFailure, fail } from './errors';
 import type { ExpressionHost } from './host';
 import { def, STDLIB } from './yaql/stdlib';
 import './yaql/datetime';
 import type { FnSlot, Invocation } from './yaql/runtime';
 import { MISSING } from './yaql/runtime';
-import { floatRepr, fromHost, intRepr, isDict, isFloat, isNumber, LazySeq, num, PyFloat, PySet, toArray, toHost, truthy } from './values';
+import { floatRepr, fromHost, intRepr, isDict, isFloat, isNumber, LazySeq, num, PyFloat, PySet, toArray, truthy } from './values';
 
 /**
  * Mistral's expression functions (the `mistral.expression.functions` entry points): env, execution,
@@ -93,7 +94,7 @@ export const mistralFunctions = {
     }
   },
   yaml_dump(_c: MistralCall, data: unknown): unknown {
-    return stringifyYaml(sortKeys(toHost(data)), { indentSeq: false, version: '1.1', lineWidth: 0 });
+    return pyYamlDump(data);
   },
   yaml_parse(_c: MistralCall, data: unknown): unknown {
     if (typeof data !== 'string') return fail('yaml_parse expects a string', 'TypeError');
@@ -131,19 +132,6 @@ function pyYamlTags(tags: unknown[]): unknown[] {
     const truthy = t.test.test('true');
     return { ...t, test: truthy ? PY_BOOL_TRUE : PY_BOOL_FALSE };
   });
-}
-
-/** PyYAML's safe_dump sorts mapping keys. */
-function sortKeys(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(sortKeys);
-  if (v !== null && typeof v === 'object') {
-    return Object.fromEntries(
-      Object.keys(v)
-        .sort()
-        .map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]),
-    );
-  }
-  return v;
 }
 
 /** Python `json.dumps(v, indent=indent)` (ensure_ascii, `, `/`: ` separators). */
