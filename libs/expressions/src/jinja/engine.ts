@@ -5,7 +5,7 @@ import { LruCache } from '../lru';
 import { isDict, LazySeq, toArray, toHost } from '../values';
 import { fromHostSafe } from '../yaql/engine';
 import { type JNode, parseJinjaExpression, parseTemplate, type Stmt } from './parser';
-import { Evaluator, JCallable, JUndefined, use } from './runtime';
+import { Evaluator, JCallable, JObject, JUndefined, use } from './runtime';
 
 /** Parsed expressions and templates keyed by their text (bounded). */
 const EXPRESSIONS = new LruCache<JNode | SyntaxFailure>(2000);
@@ -51,6 +51,7 @@ function rejectNestedUndefined(v: unknown, depth = 0): void {
   else if (Array.isArray(v)) for (const x of v) rejectNestedUndefined(x, depth + 1);
   else if (isDict(v)) for (const x of v.values()) rejectNestedUndefined(x, depth + 1);
   else if (v instanceof JCallable) fail('a function is not a value', 'TypeError');
+  else if (v instanceof JObject) fail(`Object of type ${v.typeName} is not JSON serializable`, 'TypeError');
 }
 
 /** Evaluates a bare Jinja expression (the inside of `{{ }}`) to a native value (internal model). */
