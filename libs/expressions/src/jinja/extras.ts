@@ -138,6 +138,7 @@ function textwrap(text: string, width: number, breakLongWords: boolean, breakOnH
 
 /** Python str.splitlines(). */
 function splitLines(s: string): string[] {
+  // eslint-disable-next-line no-control-regex -- Python's line boundaries include \x0b, \x0c, \x1c-\x1e
   const parts = s.split(/\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]/u);
   if (parts.length > 0 && parts[parts.length - 1] === '') parts.pop();
   return parts;
@@ -215,6 +216,7 @@ function format(v: unknown, out: string[], indent: number, allowance: number, le
 function formatString(s: string, indent0: number, allowance0: number, level: number): string {
   let indent = indent0;
   let allowance = allowance0;
+  // eslint-disable-next-line no-control-regex -- str.splitlines(True): Python's line boundaries
   const lines = s.match(/[^\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]*(?:\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029])|[^\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]+$/gu) ?? [];
   if (level === 1) {
     indent += 1;
