@@ -219,7 +219,11 @@ def(Y, 'executions', 'F', 'id?, rootExecutionId?, state?, fromTime?, toTime?, **
     kw(inv, to, 'to_time'),
   ),
 );
-def(Y, 'global', 'F', 'varName?, **kwargs', ([n], inv) => mistralFunctions.global(call(inv), kw(inv, n, 'var_name')));
+def(Y, 'global', 'F', 'varName?, **kwargs', ([n], inv) => {
+  const name = kw(inv, n, 'var_name');
+  if (name === MISSING || name === undefined) return fail('No function "global" matches supplied arguments', 'NoMatchingFunctionException');
+  return mistralFunctions.global(call(inv), name);
+});
 def(Y, 'task', 'F', 'taskName?, **kwargs', ([n], inv) => mistralFunctions.task(call(inv), kw(inv, n, 'task_name')));
 def(Y, 'tasks', 'F', 'workflowExecutionId?, recursive?, state?, flat?, **kwargs', ([w, r, s, f], inv) =>
   mistralFunctions.tasks(call(inv), kw(inv, w, 'workflow_execution_id'), kw(inv, r), kw(inv, s), kw(inv, f)),

@@ -192,6 +192,15 @@ function callFunction(name: string, scope: Scope, args: CArg[]): unknown {
   return invoke(name, slot.fn, scope, args);
 }
 
+/** yaql's `call(name, args, kwargs, receiver)`: a function, or a method when a receiver is given. */
+export function callByName(name: string, scope: Scope, args: unknown[], kwargs: Map<string, unknown>, receiver: unknown = MISSING): unknown {
+  const cargs: CArg[] = [
+    ...args.map((v): CArg => ({ kind: 'pos', keyword: null, key: () => null, value: () => v })),
+    ...[...kwargs].map(([k, v]): CArg => ({ kind: 'named', keyword: k, key: () => k, value: () => v })),
+  ];
+  return receiver === MISSING ? callFunction(name, scope, cargs) : callMethod(name, scope, receiver, cargs);
+}
+
 function callMethod(name: string, scope: Scope, receiver: unknown, args: CArg[]): unknown {
   const slot = scope.rt.functions.get(name);
   const def = slot?.method;
