@@ -1,4 +1,5 @@
 import { parseDocument, Scalar, visit } from 'yaml';
+import { parsePyJson } from './pyjson';
 import { pyYamlDump } from './pyyaml';
 import { EvalFailure, fail } from './errors';
 import type { ExpressionHost } from './host';
@@ -86,12 +87,7 @@ export const mistralFunctions = {
   },
   json_parse(_c: MistralCall, data: unknown): unknown {
     if (typeof data !== 'string') return fail('the JSON object must be str', 'TypeError');
-    try {
-      return fromHost(JSON.parse(data));
-    } catch (e) {
-      if (e instanceof EvalFailure) throw e;
-      return fail(`Invalid JSON: ${(e as Error).message}`, 'JSONDecodeError');
-    }
+    return parsePyJson(data);
   },
   yaml_dump(_c: MistralCall, data: unknown): unknown {
     return pyYamlDump(data);
