@@ -1,7 +1,7 @@
 import { fail } from '../errors';
 import type { ExpressionHost } from '../host';
 import { type MistralCall, mistralFunctions, pyJsonDumps } from '../mistral-functions';
-import { compilePyRegex, pyFormat, pyRound, pySplit, pyStrip } from '../python';
+import { compilePyRegex, pyFormat, pyPow, pyRound, pySplit, pyStrip } from '../python';
 import {
   checkSize,
   dictGet,
@@ -398,7 +398,7 @@ function binop(op: string, a: unknown, b: unknown): unknown {
       if (!isNum(a) || !isNum(b)) return unsupported();
       if (!flt(a, b) && nv(b) >= 0) return nv(a) ** nv(b);
       if (nv(a) === 0 && nv(b) < 0) fail('0.0 cannot be raised to a negative power', 'ZeroDivisionError');
-      return mkFloat(nv(a) ** nv(b));
+      return mkFloat(pyPow(nv(a), nv(b)));
     default:
       return unsupported();
   }

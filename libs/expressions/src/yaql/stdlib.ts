@@ -1,5 +1,5 @@
 import { fail } from '../errors';
-import { compilePyRegex, pyFormat, pyRound, pySplit, pyStrip } from '../python';
+import { compilePyRegex, pyFormat, pyPow, pyRound, pySplit, pyStrip } from '../python';
 import {
   checkSize,
   dictGet,
@@ -473,7 +473,7 @@ reg('pow', 'F', 'a, b, c?', ([a, b, c]) => {
   }
   if (isInt(a) && isInt(b) && y >= 0) return x ** y;
   if (x === 0 && y < 0) fail('0.0 cannot be raised to a negative power', 'ZeroDivisionError');
-  return mkFloat(x ** y);
+  return mkFloat(pyPow(x, y));
 });
 reg('sign', 'F', 'num', ([x]) => {
   const n = needNum(x, 'sign');
