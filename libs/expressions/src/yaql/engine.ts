@@ -3,7 +3,7 @@ import { EvalFailure, ExpressionError, fail, SyntaxFailure } from '../errors';
 import type { ExpressionHost } from '../host';
 import { LruCache } from '../lru';
 import { MISTRAL_YAQL_FUNCTIONS } from '../mistral-functions';
-import { fromHost, isDict, PySet, toHost } from '../values';
+import { fromHost, isDict, PyDate, PySet, toHost } from '../values';
 import { parseYaql } from './parser';
 import { asFailure, compile, type Compiled, LetFrame, type Runtime, Scope } from './runtime';
 import { ITEMS_VIEWS, YaqlRegex } from './stdlib';
@@ -51,6 +51,7 @@ function checkOutput(v: unknown, depth = 0): void {
   // Mistral stores results as JSON: what json.dumps cannot encode fails (yaql's own objects)
   if (v instanceof LetFrame) fail('Object of type Context is not JSON serializable', 'TypeError');
   if (v instanceof YaqlRegex) fail('Object of type Pattern is not JSON serializable', 'TypeError');
+  if (v instanceof PyDate) fail('Object of type date is not JSON serializable', 'TypeError');
   if (Array.isArray(v) && ITEMS_VIEWS.has(v) && v.length > 0) fail("unhashable type: 'list'", 'TypeError');
   if (v instanceof PySet) {
     for (const x of v.values()) {

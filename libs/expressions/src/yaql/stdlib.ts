@@ -21,6 +21,7 @@ import {
   mkFloat,
   num,
   pyCompare,
+  PyDate,
   PyDateTime,
   pyEquals,
   pyRepr,
@@ -86,7 +87,7 @@ export function yaqlStr(v: unknown): string {
   if (v === true) return 'true';
   if (v === false) return 'false';
   if (typeof v === 'string') return v;
-  if (v instanceof PyDateTime || v instanceof PyTimespan) return pyStr(v);
+  if (v instanceof PyDateTime || v instanceof PyTimespan || v instanceof PyDate) return pyStr(v);
   return pyRepr(v, true);
 }
 
