@@ -3,7 +3,7 @@ import { EvalFailure, ExpressionError, fail, SyntaxFailure } from '../errors';
 import type { ExpressionHost } from '../host';
 import { LruCache } from '../lru';
 import { MISTRAL_YAQL_FUNCTIONS } from '../mistral-functions';
-import { fromHost, isDict, PyDate, PySet, toHost } from '../values';
+import { fromHost, isDict, LazySeq, PyDate, PySet, toArray, toHost } from '../values';
 import { parseYaql } from './parser';
 import { asFailure, compile, type Compiled, LetFrame, type Runtime, Scope } from './runtime';
 import { ITEMS_VIEWS, YaqlRegex } from './stdlib';
@@ -52,6 +52,8 @@ function checkOutput(v: unknown, depth = 0): void {
   if (v instanceof LetFrame) fail('Object of type Context is not JSON serializable', 'TypeError');
   if (v instanceof YaqlRegex) fail('Object of type Pattern is not JSON serializable', 'TypeError');
   if (v instanceof PyDate) fail('Object of type date is not JSON serializable', 'TypeError');
+  // output conversion iterates what is lazy, so a query that failed inside fails here
+  if (v instanceof LazySeq) for (const x of toArray(v)) checkOutput(x, depth + 1);
   if (Array.isArray(v) && ITEMS_VIEWS.has(v) && v.length > 0) fail("unhashable type: 'list'", 'TypeError');
   if (v instanceof PySet) {
     for (const x of v.values()) {

@@ -1,4 +1,4 @@
-import { fail } from '../errors';
+import { EvalFailure, fail } from '../errors';
 import { compilePyRegex, pyFormat, pyPow, pyRound, pySplit, pyStrip } from '../python';
 import {
   checkSize,
@@ -61,6 +61,17 @@ const ITERATOR_RESULTS = new Set([
   'reverse', 'range', 'groupBy', 'accumulate', 'slice', 'splitWhere', 'sliceWhere', 'repeat',
   'generate', 'generateMany', 'insertMany', 'replaceMany', 'selectAllCases', 'concat', 'delete',
 ]);
+/**
+ * The queries yaql computes only while they are iterated (generator functions, `filter`, `map`,
+ * `zip`, `itertools.takewhile`, ordering iterables); the other iterator results (`take`'s islice,
+ * `groupBy`, `reverse`, `range`, ...) compute or check their arguments at the call.
+ */
+const LAZY_QUERIES = new Set([
+  'where', 'filter', 'select', 'map', 'selectMany', 'skipWhile', 'takeWhile', 'orderBy', 'orderByDescending', 'thenBy',
+  'thenByDescending', 'distinct', 'enumerate', 'zip', 'zipLongest', 'flatten', 'append', 'accumulate', 'slice', 'splitWhere',
+  'sliceWhere', 'generate', 'generateMany', 'insertMany', 'replaceMany', 'selectAllCases',
+]);
+const DISPATCH_FAILURES = new Set(['NoMatchingFunctionException', 'NoMatchingMethodException', 'NoFunctionRegisteredException']);
 /** yaql functions that return a Python list (rendered `[...]` by str(), not as a tuple). */
 const LIST_RESULTS = new Set(['split', 'rightSplit', 'splitAt', 'insert']);
 const reg = (names: string | string[], kind: 'F' | 'M' | 'MF', sig: string, impl: Impl) => {
@@ -73,7 +84,22 @@ const reg = (names: string | string[], kind: 'F' | 'M' | 'MF', sig: string, impl
   }
   if (!ITERATOR_RESULTS.has(first)) return def(STDLIB, names, kind, sig, impl);
   return def(STDLIB, names, kind, sig, (args, inv) => {
-    const r = impl(args, inv);
+    let r: unknown;
+    try {
+      r = impl(args, inv);
+    } catch (e) {
+      // yaql's queries are generators: what fails while computing one (a lambda, islice's count)
+      // fails only once the result is iterated; testing it for truth or identity does not.
+      // Arguments of the wrong type are refused at the call, as yaql's dispatch does.
+      // (a refusal naming another function comes from inside a lambda: that one is lazy too)
+      const refused = e instanceof EvalFailure && DISPATCH_FAILURES.has(e.pyType) && e.message.includes(`"${first}"`);
+      if (e instanceof EvalFailure && LAZY_QUERIES.has(first) && !refused) {
+        return new LazySeq(() => {
+          throw e;
+        }, `generator object ${first}`);
+      }
+      throw e;
+    }
     return Array.isArray(r) ? markIter(r) : r;
   });
 };
