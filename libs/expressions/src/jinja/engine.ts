@@ -50,7 +50,7 @@ function rejectNestedUndefined(v: unknown, depth = 0): void {
   if (v instanceof LazySeq) for (const x of toArray(v)) rejectNestedUndefined(x, depth + 1);
   else if (Array.isArray(v)) for (const x of v) rejectNestedUndefined(x, depth + 1);
   else if (isDict(v)) for (const x of v.values()) rejectNestedUndefined(x, depth + 1);
-  else if (v instanceof JCallable) fail('a function is not a value', 'TypeError');
+  else if (v instanceof JCallable) fail('Object of type builtin_function_or_method is not JSON serializable', 'TypeError');
   else if (v instanceof JObject) fail(`Object of type ${v.typeName} is not JSON serializable`, 'TypeError');
   else if (v instanceof PyDate) fail('Object of type date is not JSON serializable', 'TypeError');
 }

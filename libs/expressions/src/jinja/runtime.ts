@@ -279,7 +279,7 @@ export function getattr(obj: unknown, name: string): unknown {
   if (obj instanceof JObject) {
     const v = name.startsWith('_') ? undefined : obj.attr(name);
     if (v !== undefined) return v;
-    return new JUndefined(`'${obj.typeName}' object has no attribute ${pyRepr(name)}`);
+    return new JUndefined(`'jinja2.utils.${obj.typeName} object' has no attribute ${pyRepr(name)}`);
   }
   if (isDict(obj)) {
     const m = name.startsWith('_') ? undefined : own(DICT_METHODS, name);
@@ -1054,7 +1054,9 @@ function bindMistralArgs(name: string, args: unknown[], kwargs: Map<string, unkn
   const params = own(MISTRAL_PARAMS, name) ?? [];
   if (args.length > params.length) {
     const given = args.length + 1;
-    typeErr(`${name}_() takes ${params.length === 0 ? '1 positional argument' : `from 1 to ${params.length + 1} positional arguments`} but ${given} were given`);
+    // uuid_(context=None) may also be called without the context
+    const takes = name === 'uuid' ? 'from 0 to 1 positional arguments' : params.length === 0 ? '1 positional argument' : `from 1 to ${params.length + 1} positional arguments`;
+    typeErr(`${name}_() takes ${takes} but ${given} were given`);
   }
   const out = [...args];
   for (const [k, v] of kwargs) {
@@ -1083,7 +1085,7 @@ export class Evaluator {
 
   private mistral(name: keyof typeof mistralFunctions, ctx: unknown, args: unknown[]): unknown {
     const fn = mistralFunctions[name] as (c: MistralCall, ...a: unknown[]) => unknown;
-    if (args.length < (own(MISTRAL_REQUIRED, name) ?? 0)) typeErr(`${name}() missing 1 required positional argument`);
+    if (args.length < (own(MISTRAL_REQUIRED, name) ?? 0)) typeErr(`${name}_() missing 1 required positional argument: '${own(MISTRAL_PARAMS, name)?.[0] ?? 'data'}'`);
     return fn({ host: this.env.host, ctx, language: 'jinja' }, ...args);
   }
 
@@ -1107,6 +1109,7 @@ export class Evaluator {
     if (name === 'cycler') {
       return new JCallable('cycler', (a) => {
         const items = a.map(useValue);
+        if (items.length === 0) fail('at least one item has to be provided', 'RuntimeError');
         let pos = 0;
         const current = () => (items.length === 0 ? fail('tuple index out of range', 'IndexError') : items[pos]);
         return new JObject(

@@ -829,7 +829,7 @@ reg(['aggregate', 'reduce'], 'M', 'collection, selector:λ, seed?', ([c, f, seed
   let start = 0;
   if (given(seed)) acc = seed;
   else {
-    if (a.length === 0) fail('reduce() of empty sequence with no initial value', 'TypeError');
+    if (a.length === 0) fail('reduce() of empty iterable with no initial value', 'TypeError');
     acc = a[0];
     start = 1;
   }
