@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import { loadConfig, loadConfigs } from './config';
 
@@ -75,5 +76,37 @@ describe('backup-worker backup driver configuration (BACKUP_DRIVER)', () => {
     [{ BACKUP_DRIVER: 's3', BACKUP_S3_STORE_ACCESS_KEY: 'a', BACKUP_S3_STORE_SECRET_KEY: 'b', BACKUP_S3_PART_SIZE: '1024' }, /BACKUP_S3_PART_SIZE/],
   ])('refuses an invalid driver configuration at start: %p', (env, message) => {
     expect(() => loadConfig(env)).toThrow(message);
+  });
+});
+
+describe('backup-worker data endpoint configuration (VOLUME_DATA_*)', () => {
+  const secret = '0123456789abcdef';
+
+  it('has no data endpoint unless VOLUME_DATA_PORT is set, and names the hostname as the machine', () => {
+    const c = loadConfig({}).volumeBackend;
+    expect(c.data).toBeNull();
+    expect(c.machine).toBe(os.hostname());
+  });
+
+  it('gives each back end its own port and URL, by default on VOLUME_BACKEND_HOST', () => {
+    const configs = loadConfigs({ VOLUME_BACKENDS: 'a,b', VOLUME_BACKEND_HOST: 'node1', VOLUME_DATA_PORT: '9200', VOLUME_DATA_SECRET: secret, VOLUME_BACKEND_MACHINE: 'm1' });
+    expect(configs.map((c) => [c.volumeBackend.data?.port, c.volumeBackend.data?.url, c.volumeBackend.machine])).toEqual([
+      [9200, 'http://node1:9200', 'm1'],
+      [9201, 'http://node1:9201', 'm1'],
+    ]);
+    const urls = loadConfigs({ VOLUME_BACKENDS: 'a,b', VOLUME_DATA_PORT: '9200', VOLUME_DATA_SECRET: secret, VOLUME_DATA_URL: 'https://data.example:7000/' });
+    expect(urls.map((c) => c.volumeBackend.data?.url)).toEqual(['https://data.example:7000', 'https://data.example:7001']);
+    expect(urls[0]?.volumeBackend.data).toMatchObject({ host: '0.0.0.0', secret, timeoutMs: 3600_000 });
+  });
+
+  it.each([
+    [{ VOLUME_DATA_PORT: '9200' }, /VOLUME_DATA_SECRET/],
+    [{ VOLUME_DATA_PORT: '9200', VOLUME_DATA_SECRET: 'short' }, /VOLUME_DATA_SECRET/],
+    [{ VOLUME_DATA_PORT: '0', VOLUME_DATA_SECRET: secret }, /VOLUME_DATA_PORT/],
+    [{ VOLUME_DATA_PORT: '65535', VOLUME_DATA_SECRET: secret, VOLUME_BACKENDS: 'a,b' }, /VOLUME_DATA_PORT/],
+    [{ VOLUME_DATA_URL: 'ftp://x' }, /VOLUME_DATA_URL/],
+    [{ VOLUME_BACKEND_MACHINE: 'a:b' }, /VOLUME_BACKEND_MACHINE/],
+  ])('refuses %p', (env, message) => {
+    expect(() => loadConfigs(env)).toThrow(message);
   });
 });

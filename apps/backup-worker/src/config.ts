@@ -3,7 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import type { BackupConfig } from './backups/backup.config';
 import type { BackupStoreConfig } from './backups/stores';
-import type { VolumeBackendConfig } from './volume-backend/volume-backend.config';
+import type { VolumeBackendConfig, VolumeDataConfig } from './volume-backend/volume-backend.config';
 import { type Env, distributedInfraSchema, logLevelSchema, parseConfig, portSchema } from '@osc/http-common';
 
 const httpUrl = z.string().refine((v) => {
@@ -46,6 +46,23 @@ const schema = z.object({
   VOLUME_BACKEND_RESERVED_PERCENTAGE: z.coerce.number().int().min(0).max(100).default(0),
   VOLUME_BACKEND_STATS_SECONDS: z.coerce.number().int().min(1).default(60),
   VOLUME_BACKEND_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
+  /**
+   * The machine named in the pool's `location_info` (default the hostname): back ends with the same
+   * name read each other's files directly, others through the data endpoint below.
+   */
+  VOLUME_BACKEND_MACHINE: z.string().regex(/^[^:\s]{1,255}$/, 'a machine name without ":" or spaces').default(os.hostname()),
+  /**
+   * Port of the streaming data endpoint other back-end hosts read a migrating volume from (unset:
+   * none, migrations between machines fail). With VOLUME_BACKENDS the n-th back end listens on port + n.
+   */
+  VOLUME_DATA_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  VOLUME_DATA_HOST: z.string().min(1).default('0.0.0.0'),
+  /** Base URL other hosts reach that port at; default `http://<VOLUME_BACKEND_HOST>:<port>`. */
+  VOLUME_DATA_URL: httpUrl.optional(),
+  /** Secret the back ends share to sign data requests (required with VOLUME_DATA_PORT). */
+  VOLUME_DATA_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+  /** Seconds one migration's transfer may take. */
+  VOLUME_DATA_TIMEOUT: z.coerce.number().int().min(1).max(86400).default(3600),
   /** Root of the posix backup store; default `<DATA_DIR>/backups`. */
   BACKUP_STORE_DIR: z.string().min(1).optional(),
   /** Where backups go (Cinder's backup_driver): posix (BACKUP_STORE_DIR), swift or s3. */
@@ -132,6 +149,10 @@ const fullSchema = schema.superRefine((c, ctx) => {
     if (c.BACKUP_SWIFT_AUTH_VERSION === '3' && c.BACKUP_SWIFT_PROJECT === undefined && c.BACKUP_SWIFT_TENANT === undefined)
       ctx.addIssue({ code: 'custom', path: ['BACKUP_SWIFT_PROJECT'], message: 'is required with BACKUP_SWIFT_AUTH_VERSION=3' });
   }
+  if (c.VOLUME_DATA_PORT !== undefined) {
+    need(['VOLUME_DATA_SECRET'], 'with VOLUME_DATA_PORT');
+    if (c.VOLUME_DATA_PORT + (c.VOLUME_BACKENDS?.length ?? 1) - 1 > 65535) ctx.addIssue({ code: 'custom', path: ['VOLUME_DATA_PORT'], message: 'plus one port per further back end passes 65535' });
+  }
   if (c.BACKUP_DRIVER === 's3') need(['BACKUP_S3_STORE_ACCESS_KEY', 'BACKUP_S3_STORE_SECRET_KEY'], 'with BACKUP_DRIVER=s3');
 });
 
@@ -193,10 +214,22 @@ export function loadConfigs(env: Env): BackupWorkerConfig[] {
   const c = parseConfig('backup-worker', fullSchema, env);
   const base = path.resolve(c.VOLUME_BACKEND_DIR ?? path.join(c.DATA_DIR, 'volumes'));
   const names = c.VOLUME_BACKENDS ?? [c.VOLUME_BACKEND_NAME];
-  return names.map((name, i) => configFor(c, name, i === 0 ? base : `${base}-${name}`));
+  return names.map((name, i) => configFor(c, name, i === 0 ? base : `${base}-${name}`, i));
 }
 
-function configFor(c: Settings, backendName: string, directory: string): BackupWorkerConfig {
+function dataConfig(c: Settings, index: number): VolumeDataConfig | null {
+  if (c.VOLUME_DATA_PORT === undefined) return null;
+  const port = c.VOLUME_DATA_PORT + index;
+  let url = c.VOLUME_DATA_URL ?? `http://${c.VOLUME_BACKEND_HOST}:${port}`;
+  if (c.VOLUME_DATA_URL !== undefined && index > 0) {
+    const u = new URL(c.VOLUME_DATA_URL);
+    u.port = String(Number(u.port || (u.protocol === 'https:' ? 443 : 80)) + index);
+    url = u.toString();
+  }
+  return Object.freeze({ host: c.VOLUME_DATA_HOST, port, url: url.replace(/\/+$/, ''), secret: c.VOLUME_DATA_SECRET as string, timeoutMs: c.VOLUME_DATA_TIMEOUT * 1000 });
+}
+
+function configFor(c: Settings, backendName: string, directory: string, index: number): BackupWorkerConfig {
   return Object.freeze({
     health: { port: c.BACKUP_WORKER_HEALTH_PORT, host: c.BACKUP_WORKER_HEALTH_HOST },
     logLevel: c.LOG_LEVEL,
@@ -209,6 +242,8 @@ function configFor(c: Settings, backendName: string, directory: string): BackupW
       reservedPercentage: c.VOLUME_BACKEND_RESERVED_PERCENTAGE,
       statsIntervalSeconds: c.VOLUME_BACKEND_STATS_SECONDS,
       concurrency: c.VOLUME_BACKEND_CONCURRENCY,
+      machine: c.VOLUME_BACKEND_MACHINE,
+      data: dataConfig(c, index),
     }),
     backup: Object.freeze({
       store: Object.freeze(storeConfig(c)),
