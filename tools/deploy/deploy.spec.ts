@@ -804,3 +804,71 @@ describe('k8s/overlays (dev, prod) rendered with kubectl kustomize', () => {
     expect(sourceData('ConfigMap', 'osc-api-auth', prod)['AUTH_MODE']).toBe('keystone');
   });
 });
+
+describe('docker/compose.yaml', () => {
+  const included = dockerignore();
+  const compose = parseAllDocuments(readFileSync(path.join(ROOT, 'docker/compose.yaml'), 'utf8'), { merge: true })
+    .map((d) => d.toJS({ maxAliasCount: -1 }) as Obj)[0]!;
+  const services: Record<string, Obj> = compose['services'];
+  const envOf = (s: Obj): Record<string, string> => Object.fromEntries(Object.entries(s['environment'] ?? {}).map(([k, v]) => [k, String(v)]));
+  const expand = (v: string) => v.replace(/\$\{(\w+):-([^}]*)\}/g, (_, _name: string, dflt: string) => dflt);
+
+  it('runs PostgreSQL, RabbitMQ, Redis, the migrations and exactly the six apps, from the product image', () => {
+    expect(Object.keys(services).sort()).toEqual([...Object.keys(APPS), 'migrate', 'postgres', 'rabbitmq', 'redis'].sort());
+    for (const app of [...Object.keys(APPS), 'migrate']) {
+      expect(expand(services[app]!['image'])).toBe('osc:dev');
+      expect(services[app]!['command']).toEqual([app]);
+      expect(services[app]!['read_only']).toBe(true);
+      expect(services[app]!['tmpfs']).toEqual(['/tmp']);
+    }
+  });
+
+  it.each(Object.keys(APPS))('%s: its environment parses with its config loaders, every variable is read, its port is published', (app) => {
+    const s = services[app]!;
+    const env = envOf(s);
+    expect(outcome(app, env)).toMatchObject({ ok: true });
+    expect(Object.keys(env).filter((k) => !reads(app, env, k))).toEqual([]);
+    const port = APPS[app]!.port(env);
+    expect((s['ports'] as string[]).map((p) => Number(expand(p).split(':').at(-1)))).toEqual([port]);
+    // The infrastructure URLs name services of this file.
+    for (const k of ['DATABASE_URL', 'AMQP_URL', 'REDIS_URL']) expect(Object.keys(services)).toContain(new URL(env[k]!).hostname);
+    // Started after the migrations ran once and the broker and Redis answer.
+    expect(s['depends_on']).toMatchObject({
+      migrate: { condition: 'service_completed_successfully' },
+      rabbitmq: { condition: 'service_healthy' },
+      redis: { condition: 'service_healthy' },
+    });
+  });
+
+  it('migrate runs once against the same database, after PostgreSQL is healthy', () => {
+    const m = services['migrate']!;
+    const env = envOf(m);
+    expect(Object.keys(env)).toEqual(['DATABASE_URL']);
+    expect(loadMigrateConfig(env).DATABASE_URL).toBe(envOf(services['workflow-api']!)['DATABASE_URL']);
+    expect(m['depends_on']).toEqual({ postgres: { condition: 'service_healthy' } });
+    expect(m['restart']).toBe('on-failure');
+    for (const infra of ['postgres', 'rabbitmq', 'redis']) expect(services[infra]!['healthcheck']['test'][0]).toBe('CMD');
+  });
+
+  it('backup-worker keeps a fixed back-end name and its directories on a named volume', () => {
+    const s = services['backup-worker']!;
+    const env = envOf(s);
+    const [config] = backupWorker.loadConfigs(env);
+    expect(env['VOLUME_BACKEND_HOST']).toBe('osc-backend-1');
+    const mounts = (s['volumes'] as string[]).map((v) => v.split(':'));
+    for (const dir of [config!.volumeBackend.directory, config!.backup.directory]) {
+      const mount = mounts.find(([, target]) => dir === target || dir.startsWith(`${target}/`));
+      expect(mount).toBeDefined();
+      expect(Object.keys(compose['volumes'])).toContain(mount![0]);
+    }
+  });
+
+  it('the local infrastructure image serves the commands compose.yaml gives the official images', () => {
+    const entry = readFileSync(path.join(ROOT, 'docker/infra-entrypoint.sh'), 'utf8');
+    for (const infra of ['postgres', 'rabbitmq', 'redis']) {
+      const command: string = services[infra]!['command'][0];
+      expect(entry).toMatch(new RegExp(`^\\s*(?:[\\w-]+ \\| )?${command}(?: \\| [\\w-]+)?\\)`, 'm'));
+    }
+    expect(included('docker/infra-entrypoint.sh')).toBe(true);
+  });
+});
