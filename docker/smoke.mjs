@@ -62,7 +62,7 @@ try {
   });
   await step('workflow', async () => {
     const name = `smoke_${Date.now()}`;
-    const definition = `version: '2.0'\n${name}:\n  tasks:\n    echo:\n      action: std.echo output=ok\n      on-success: [call]\n    call:\n      action: std.http\n      input:\n        url: ${target}\n`;
+    const definition = `version: '2.0'\n${name}:\n  tasks:\n    echo:\n      action: std.echo output=1\n      on-success: [call]\n    call:\n      action: std.http\n      input:\n        url: ${target}\n`;
     expectStatus('create workflow', await request('POST', `${wf}/v2/workflows`, definition, 'text/plain'), 201);
     const ex = await request('POST', `${wf}/v2/executions`, JSON.stringify({ workflow_name: name }));
     expectStatus('start execution', ex, 201);
