@@ -477,7 +477,9 @@ describe('k8s manifests', () => {
       return claim!;
     };
     for (const cfg of configs) claimOf(cfg.volumeBackend.directory);
-    const store = claimOf(configs[0]!.backup.directory);
+    const backupStore = configs[0]!.backup.store;
+    expect(backupStore.driver).toBe('posix');
+    const store = claimOf(backupStore.driver === 'posix' ? backupStore.directory : '');
     // Restores run on the target volume's back end: the store is shared by every back-end host.
     expect(store.body['spec']['accessModes']).toContain('ReadWriteMany');
   });
@@ -856,7 +858,9 @@ describe('docker/compose.yaml', () => {
     const [config] = backupWorker.loadConfigs(env);
     expect(env['VOLUME_BACKEND_HOST']).toBe('osc-backend-1');
     const mounts = (s['volumes'] as string[]).map((v) => v.split(':'));
-    for (const dir of [config!.volumeBackend.directory, config!.backup.directory]) {
+    const store = config!.backup.store;
+    expect(store.driver).toBe('posix');
+    for (const dir of [config!.volumeBackend.directory, store.driver === 'posix' ? store.directory : '']) {
       const mount = mounts.find(([, target]) => dir === target || dir.startsWith(`${target}/`));
       expect(mount).toBeDefined();
       expect(Object.keys(compose['volumes'])).toContain(mount![0]);
