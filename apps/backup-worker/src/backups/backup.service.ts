@@ -45,6 +45,7 @@ import {
 import { BackupRestorer } from './backup-restorer';
 import { BACKUP_CONFIG, type BackupConfig } from './backup.config';
 import type { BackupStore } from './stores';
+import { productMetrics } from '@osc/telemetry';
 
 /** Stored wire timestamps (`YYYY-MM-DDTHH:MM:SS.ffffff`, UTC) back to dates. */
 const toDate = (t: Date | string): Date => (t instanceof Date ? t : new Date(`${t}Z`));
@@ -201,6 +202,7 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
       at: toDate(b.createdAt),
     });
     let objectCount: number;
+    const started = process.hrtime.bigint();
     try {
       this.store.checkContainer(container);
       // The driver and container are the backup's from the start, as Cinder records them, so a
@@ -263,6 +265,7 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
       await this.failCreate(b, `Backup failed: ${reasonOf(err)}`);
       return;
     }
+    observeBackup('create', b.size * GIB, started);
     let done = false;
     await this.db.transaction(async (em) => {
       done = await this.backups.compareAndSetStatus(em, b.id, ['creating'], 'available', this.clock.now(), {
@@ -294,12 +297,14 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
     try {
       if (!(await this.backups.reportProgress(this.db, b.id, 'restoring', this.clock.now(), 0)))
         throw new BackupCancelledError('The restore was cancelled.');
+      const started = process.hrtime.bigint();
       volumeMeta = await this.restorer.restore(
         b,
         this.backend.volumeFile(v.id),
         data.newVolume,
         this.progressOf(b, 'restoring', v.id),
       );
+      observeBackup('restore', b.size * GIB, started);
     } catch (err) {
       this.log.warn(`restoring backup ${b.id} into volume ${v.id} failed: ${reasonOf(err)}`);
       await this.db.transaction(async (em) => {
@@ -456,4 +461,11 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
         await this.quotas.settleReservation(em, b.id, true);
     });
   }
+}
+
+/** A finished backup create or restore: its volume bytes and throughput (docs/metrics.md). */
+function observeBackup(operation: 'create' | 'restore', bytes: number, started: bigint): void {
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  productMetrics.backupBytes.labels(operation).inc(bytes);
+  if (seconds > 0) productMetrics.backupThroughput.labels(operation).observe(bytes / seconds);
 }

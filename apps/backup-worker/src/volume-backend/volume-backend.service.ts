@@ -68,6 +68,7 @@ import { BackupRestorer } from '../backups/backup-restorer';
 import { VOLUME_BACKEND_CONFIG, type VolumeBackendConfig } from './volume-backend.config';
 import { fetchRemoteVolume, removeRemoteVolume, startVolumeDataServer } from './volume-data';
 import { createSparseFile, ensureDir, filesystemCapacity, GIB, growFile, removeFile, sparseCopy } from './sparse-file';
+import { productMetrics, timed } from '@osc/telemetry';
 
 /**
  * `location_info` of a file back end's pool: `file:<machine>:<absolute directory>` (the layout
@@ -298,6 +299,17 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
   }
 
   async handle(job: Job): Promise<void> {
+    // Per operation (the job name: volume.create, snapshot.delete, ...): count and duration (docs/metrics.md).
+    return timed(
+      () => this.dispatch(job),
+      (seconds, ok) => {
+        productMetrics.volumeOperations.labels(job.name, ok ? 'ok' : 'error').inc();
+        productMetrics.volumeOperationDuration.labels(job.name).observe(seconds);
+      },
+    );
+  }
+
+  private async dispatch(job: Job): Promise<void> {
     switch (job.name) {
       case VOLUME_CREATE_JOB:
         return this.createVolume(job.data as VolumeCreateJob);

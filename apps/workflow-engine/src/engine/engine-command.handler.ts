@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type Context, type Span, SpanStatusCode, context, trace } from '@opentelemetry/api';
-import { tracer } from '@osc/telemetry';
+import { productMetrics, tracer } from '@osc/telemetry';
 import type { DataSource, EntityManager } from 'typeorm';
 import {
   ACTION_JOB_QUEUE,
@@ -721,6 +721,9 @@ const bus = (message: EngineCommandMessage): OutboxItem => ({ destination: 'bus'
 function announceHistory(touched: ReadonlyMap<WorkflowExecution, HistoryEvent[]>, log: EngineHandlerOptions['log']): void {
   for (const [ex, history] of touched) {
     localExecutionEvents.emit('events', { projectId: ex.projectId, rootExecutionId: ex.rootExecutionId ?? ex.id });
+    for (const e of history) {
+      if (e.state !== e.previousState) productMetrics.transitions.labels(e.subject, e.previousState ?? 'NONE', e.state).inc();
+    }
     if (!log) continue;
     for (const e of history) {
       if (e.subject === 'action' || e.state === e.previousState) continue;

@@ -1,6 +1,7 @@
 import type { StandardActionRunner } from '@osc/actions';
 import type { ActionContext } from '@osc/contracts';
 import { AppError } from '@osc/errors';
+import { productMetrics } from '@osc/telemetry';
 import {
   type Decision,
   type EngineChanges,
@@ -47,6 +48,19 @@ const CONTINUABLE: ReadonlySet<EngineEffect['type']> = new Set(['run-action', 'n
  * fatal task failure (DSL-13.6), an action error an ERROR result.
  */
 export async function runInline(runner: StandardActionRunner, ex: WorkflowExecution, e: RunAction): Promise<EngineEvent> {
+  const started = process.hrtime.bigint();
+  let outcome = 'ERROR';
+  try {
+    const event = await runInlineAction(runner, ex, e);
+    if (event.type === 'action-completed') outcome = event.state;
+    return event;
+  } finally {
+    // Timed like an executor's run (docs/metrics.md, osc_action_duration_seconds).
+    productMetrics.actionDuration.labels(e.actionName, outcome).observe(Number(process.hrtime.bigint() - started) / 1e9);
+  }
+}
+
+async function runInlineAction(runner: StandardActionRunner, ex: WorkflowExecution, e: RunAction): Promise<EngineEvent> {
   const ctx: ActionContext = {
     workflowName: ex.workflowName,
     workflowNamespace: ex.workflowNamespace,

@@ -13,7 +13,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import { type AppError, InvalidInputError, NotFoundError, UnauthorizedError } from '@osc/errors';
-import { nameHttpSpan, tracedServerFactory } from '@osc/telemetry';
+import { nameHttpSpan, productRegistry, tracedServerFactory } from '@osc/telemetry';
 import { KeystoneAuthenticator } from '../auth/keystone-authenticator';
 import type { KeystoneSettings } from '../auth/keystone-settings';
 import { type AuthMode, type AuthOutcome, type RequestContext, type ServiceKind, authenticate } from '../context/request-context';
@@ -276,9 +276,11 @@ function installHooks(fastify: FastifyInstance, opts: HttpAppOptions): void {
     const r = await runReadiness(opts.readiness);
     return reply.code(r.ok ? 200 : 503).send({ status: r.ok ? 'ok' : 'unavailable', checks: r.checks });
   });
-  fastify.get('/metrics', async (_req, reply) =>
-    reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
-  );
+  // This app's HTTP and process metrics, then the process's product metrics (docs/metrics.md).
+  fastify.get('/metrics', async (_req, reply) => {
+    const [own, product] = await Promise.all([metrics.registry.metrics(), productRegistry.metrics()]);
+    return reply.type(metrics.registry.contentType).send(`${own.trimEnd()}\n${product}`);
+  });
 }
 
 /**
