@@ -20,6 +20,11 @@ export const localExecutionEvents = new EventEmitter().setMaxListeners(0);
 export interface ExecutionEventSignal {
   readonly projectId: string;
   readonly rootExecutionId: string;
+  /**
+   * Whether the entries include an execution's state change (the project streams read only then);
+   * undefined when the announcer does not know (in-process announcements).
+   */
+  readonly executionChanged?: boolean;
 }
 
 /** A stored history entry as the API shows it (our extension of the Mistral API). */
@@ -58,7 +63,10 @@ export async function appendExecutionEvents(db: SqlRunner, ex: Pick<WorkflowExec
     si: e.stateInfo,
     d: e.details,
   }));
-  // one statement: the counter, the rows and the announcement (NOTIFY is delivered at commit)
+  // One statement: the counter, the rows and the announcement (NOTIFY is delivered at commit).
+  // Entries about an execution itself also get their place in the project streams (see
+  // listExecutionStateChanges): a position and a horizon, stamped while the execution's row lock is held.
+  const executionChanged = events.some((e) => e.subject === 'execution');
   await db.query(
     `WITH "c" AS (
        INSERT INTO "execution_event_counters" ("root_execution_id", "last_seq") VALUES ($1, $2)
@@ -66,12 +74,22 @@ export async function appendExecutionEvents(db: SqlRunner, ex: Pick<WorkflowExec
        RETURNING "last_seq"),
      "i" AS (
        INSERT INTO "execution_events" ("root_execution_id", "seq", "execution_id", "project_id", "subject", "task_execution_id",
-         "action_execution_id", "name", "state", "previous_state", "state_info", "details", "created_at")
+         "action_execution_id", "name", "state", "previous_state", "state_info", "details", "created_at", "stream_pos", "stream_horizon")
        SELECT $1, "c"."last_seq" - $2 + "e"."ord", ("e"."v"->>'x')::uuid, $3, "e"."v"->>'s', ("e"."v"->>'t')::uuid, ("e"."v"->>'a')::uuid,
-              "e"."v"->>'n', "e"."v"->>'st', "e"."v"->>'ps', "e"."v"->>'si', COALESCE("e"."v"->'d', '{}'::jsonb), $5::timestamptz
-         FROM "c", jsonb_array_elements($4::jsonb) WITH ORDINALITY AS "e"("v", "ord"))
+              "e"."v"->>'n', "e"."v"->>'st', "e"."v"->>'ps', "e"."v"->>'si', COALESCE("e"."v"->'d', '{}'::jsonb), $5::timestamptz,
+              "st"."pos", "st"."horizon"
+         FROM "c" CROSS JOIN jsonb_array_elements($4::jsonb) WITH ORDINALITY AS "e"("v", "ord")
+         LEFT JOIN LATERAL (SELECT * FROM "osc_execution_stream_stamp"() WHERE "e"."v"->>'s' = 'execution') AS "st" ON true)
      SELECT pg_notify($6, $7)`,
-    [root, events.length, ex.projectId, JSON.stringify(rows), now.toISOString(), EXECUTION_EVENTS_CHANNEL, JSON.stringify({ p: ex.projectId, r: root })],
+    [
+      root,
+      events.length,
+      ex.projectId,
+      JSON.stringify(rows),
+      now.toISOString(),
+      EXECUTION_EVENTS_CHANNEL,
+      JSON.stringify(executionChanged ? { p: ex.projectId, r: root, x: 1 } : { p: ex.projectId, r: root }),
+    ],
   );
   return events.length;
 }
@@ -93,20 +111,83 @@ export async function listExecutionEvents(
        FROM "execution_events" WHERE ${where} AND "seq" > $2 ORDER BY "seq" LIMIT $3`,
     [ex.id, after, limit],
   );
-  return rows.map((r) => ({
-    seq: Number(r['seq']),
-    root_execution_id: String(r['root_execution_id']),
-    execution_id: String(r['execution_id']),
-    subject: String(r['subject']),
-    task_execution_id: (r['task_execution_id'] as string | null) ?? null,
-    action_execution_id: (r['action_execution_id'] as string | null) ?? null,
-    name: String(r['name']),
-    state: String(r['state']),
-    previous_state: (r['previous_state'] as string | null) ?? null,
-    state_info: (r['state_info'] as string | null) ?? null,
-    details: (typeof r['details'] === 'string' ? JSON.parse(r['details']) : r['details']) as Record<string, unknown>,
-    created_at: (r['created_at'] instanceof Date ? r['created_at'] : new Date(String(r['created_at']))).toISOString(),
-  }));
+  return rows.map(toEvent);
+}
+
+/** A change of an execution's state as a project stream shows it: a history entry and its place. */
+export interface StoredExecutionStateChange extends StoredExecutionEvent {
+  project_id: string;
+  /** Position in the streams of every project: increasing in commit order of each execution. */
+  position: number;
+}
+
+const toEvent = (r: Record<string, unknown>): StoredExecutionEvent => ({
+  seq: Number(r['seq']),
+  root_execution_id: String(r['root_execution_id']),
+  execution_id: String(r['execution_id']),
+  subject: String(r['subject']),
+  task_execution_id: (r['task_execution_id'] as string | null) ?? null,
+  action_execution_id: (r['action_execution_id'] as string | null) ?? null,
+  name: String(r['name']),
+  state: String(r['state']),
+  previous_state: (r['previous_state'] as string | null) ?? null,
+  state_info: (r['state_info'] as string | null) ?? null,
+  details: (typeof r['details'] === 'string' ? JSON.parse(r['details']) : r['details']) as Record<string, unknown>,
+  created_at: (r['created_at'] instanceof Date ? r['created_at'] : new Date(String(r['created_at']))).toISOString(),
+});
+
+/**
+ * Execution state changes after `position`, in position order, of one project (or of all when
+ * `projectId` is null), as far as they are settled: `changes` may be followed by entries that
+ * cannot be handed out yet (`pending`: read again soon).
+ *
+ * Why it holds (no gap, no duplicate for a reader resuming after a position): every entry about an
+ * execution is stamped, in the transaction that writes it and while that execution's row is locked,
+ * with a position from one sequence and a horizon: a transaction id above every id assigned when
+ * the position was taken (see the stamp function in the migration). A transaction that took a smaller
+ * position already had its id then (the entry is appended after the transaction's first write), so
+ * once the reader's snapshot has no running transaction below the horizon (`xmin >= horizon`),
+ * every smaller position is committed (visible) or gone for good. A later entry that is settled
+ * settles all before it. Changes of one execution are in commit order: their positions are taken
+ * under its row lock. The wait is for transactions of the whole PostgreSQL cluster that had an id
+ * at that moment: a long writing transaction anywhere delays the project streams (never the
+ * per-execution ones).
+ */
+export async function listExecutionStateChanges(
+  db: SqlRunner,
+  projectId: string | null,
+  position: number,
+  limit: number,
+): Promise<{ changes: StoredExecutionStateChange[]; pending: boolean }> {
+  const rows: Record<string, unknown>[] = await db.query(
+    `SELECT "seq", "root_execution_id", "execution_id", "project_id", "subject", "task_execution_id", "action_execution_id", "name", "state",
+            "previous_state", "state_info", "details", "created_at", "stream_pos",
+            ("stream_horizon" <= pg_snapshot_xmin(pg_current_snapshot())::text::bigint) AS "settled"
+       FROM "execution_events"
+      WHERE "stream_pos" > $1 ${projectId === null ? '' : 'AND "project_id" = $3'}
+      ORDER BY "stream_pos" LIMIT $2`,
+    projectId === null ? [position, limit] : [position, limit, projectId],
+  );
+  let last = -1;
+  rows.forEach((r, i) => {
+    if (r['settled'] === true || r['settled'] === 't') last = i;
+  });
+  const changes = rows.slice(0, last + 1).map((r) => ({ ...toEvent(r), project_id: String(r['project_id']), position: Number(r['stream_pos']) }));
+  return { changes, pending: last + 1 < rows.length };
+}
+
+/**
+ * Where a new project stream starts: the position of the newest settled state change (every change
+ * at or before it is committed or gone), 0 when there is none. A stream opened here misses no change
+ * that commits after it opened; a few that committed just before may come too.
+ */
+export async function settledStreamPosition(db: SqlRunner): Promise<number> {
+  const rows: Record<string, unknown>[] = await db.query(
+    `SELECT "stream_pos" FROM "execution_events"
+      WHERE "stream_pos" IS NOT NULL AND "stream_horizon" <= pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+      ORDER BY "stream_pos" DESC LIMIT 1`,
+  );
+  return rows[0] ? Number(rows[0]['stream_pos']) : 0;
 }
 
 /**
@@ -150,5 +231,45 @@ export class CreateExecutionEvents1764600000000 implements MigrationInterface {
   async down(q: QueryRunner): Promise<void> {
     await q.query(`DROP TABLE "execution_event_counters"`);
     await q.query(`DROP TABLE "execution_events"`);
+  }
+}
+
+/**
+ * Project streams of execution state changes (our extension): each entry about an execution gets a
+ * stream position and horizon (see listExecutionStateChanges). Entries written before this
+ * migration have none and are not streamed.
+ */
+export class AddExecutionStreamPositions1765200000000 implements MigrationInterface {
+  name = 'AddExecutionStreamPositions1765200000000';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(`CREATE SEQUENCE "execution_stream_pos"`);
+    await q.query(`ALTER TABLE "execution_events" ADD COLUMN "stream_pos" bigint, ADD COLUMN "stream_horizon" bigint`);
+    await q.query(`CREATE INDEX "IDX_execution_events_stream" ON "execution_events" ("stream_pos") WHERE "stream_pos" IS NOT NULL`);
+    await q.query(`CREATE INDEX "IDX_execution_events_project_stream" ON "execution_events" ("project_id", "stream_pos") WHERE "stream_pos" IS NOT NULL`);
+    // The horizon bounds every transaction id assigned before the position was taken: ids still
+    // running (read from the backends' status after nextval, its per-transaction cache cleared
+    // first), and completed ones (below the xmax of a snapshot taken after that: a PL/pgSQL
+    // expression in a VOLATILE function gets a fresh snapshot under READ COMMITTED). A snapshot's
+    // xmax alone is not such a bound: it is the latest completed id + 1, and running ids may exceed it.
+    await q.query(`
+      CREATE FUNCTION "osc_execution_stream_stamp"(OUT "pos" bigint, OUT "horizon" bigint) LANGUAGE plpgsql VOLATILE AS $$
+      DECLARE
+        own bigint := pg_current_xact_id()::text::bigint;
+        running bigint;
+      BEGIN
+        pos := nextval('execution_stream_pos');
+        PERFORM pg_stat_clear_snapshot();
+        SELECT max(own - age(a.backend_xid)) INTO running FROM pg_stat_get_activity(NULL) AS a WHERE a.backend_xid IS NOT NULL;
+        horizon := greatest(pg_snapshot_xmax(pg_current_snapshot())::text::bigint, own + 1, running + 1);
+      END $$`);
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(`DROP FUNCTION "osc_execution_stream_stamp"`);
+    await q.query(`DROP INDEX "IDX_execution_events_project_stream"`);
+    await q.query(`DROP INDEX "IDX_execution_events_stream"`);
+    await q.query(`ALTER TABLE "execution_events" DROP COLUMN "stream_horizon", DROP COLUMN "stream_pos"`);
+    await q.query(`DROP SEQUENCE "execution_stream_pos"`);
   }
 }

@@ -27,7 +27,10 @@ export {
   EXECUTION_EVENTS_CHANNEL,
   type ExecutionEventSignal,
   type StoredExecutionEvent,
+  type StoredExecutionStateChange,
   appendExecutionEvents,
   listExecutionEvents,
+  listExecutionStateChanges,
+  settledStreamPosition,
   localExecutionEvents,
 } from './execution-events';
