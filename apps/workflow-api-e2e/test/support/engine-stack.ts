@@ -19,7 +19,14 @@ export interface EngineStack {
 /** `notifyAmqpUrl` / `notifyExchange` configure the engines' `amqp` notification publisher. */
 export async function startEngineStack(
   mode: TestRuntimeMode,
-  opts: { engines?: number; notifyAmqpUrl?: string; notifyExchange?: string; authMode?: 'noauth' | 'headers'; allowActionExecutionDeletion?: boolean } = {},
+  opts: {
+    engines?: number;
+    notifyAmqpUrl?: string;
+    notifyExchange?: string;
+    authMode?: 'noauth' | 'headers';
+    allowActionExecutionDeletion?: boolean;
+    policyOverrides?: Record<string, string>;
+  } = {},
 ): Promise<EngineStack> {
   const parts = new Map<string, SchemaPart>();
   for (const p of [...workflowApi.SCHEMA_PARTS, ...workflowEngine.SCHEMA_PARTS]) parts.set(p.name, p);
@@ -32,6 +39,7 @@ export async function startEngineStack(
         authMode: opts.authMode ?? 'noauth',
         logLevel: process.env['LOG_LEVEL'] ?? 'silent',
         ...(opts.allowActionExecutionDeletion ? { allowActionExecutionDeletion: true } : {}),
+        ...(opts.policyOverrides ? { policyOverrides: opts.policyOverrides } : {}),
       },
       testRuntime.runtime,
     );

@@ -17,6 +17,7 @@ export {
   toActionExecution,
   insertExecution,
   lockSnapshot,
+  readSnapshot,
   lockSnapshots,
   SpecCache,
   applyChanges,
