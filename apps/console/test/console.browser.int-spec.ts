@@ -5,7 +5,8 @@
  * async task, a retried task and a sub-workflow from the console, watch its task states change on
  * /console/executions/{id} without a reload, pause and resume it from the page, rerun the task that
  * failed, follow the sub-workflow link, watch the executions list update live from the project
- * stream (no list request, no reload), and see block storage. Screenshots of every page are written
+ * stream (no list request, no reload), evaluate expressions in the task panel's playground, and
+ * see block storage. Screenshots of every page are written
  * to tmp/console-screenshots/ (gitignored), the CI artefacts.
  *
  * Nothing here waits for time to pass: every wait is for a condition on the page or the API.
@@ -249,6 +250,23 @@ describe('operator console in chromium (embedded product)', () => {
     await page.getByTestId('panel-state').filter({ hasText: 'SUCCESS' }).waitFor();
     await page.locator('[data-testid="task-node-child"][data-state="SUCCESS"]').waitFor({ state: 'visible' });
     await shot('execution');
+
+    // The expression playground in the task panel: the task's real context, and a syntax error's place.
+    const playground = page.getByRole('region', { name: 'expression playground' });
+    await playground.getByLabel('expression', { exact: true }).fill('[task().name, execution().name, $.numbers.sum()]');
+    await playground.getByRole('button', { name: 'Evaluate' }).click();
+    await page.getByTestId('playground-result').waitFor();
+    expect(JSON.parse((await page.getByTestId('playground-result').textContent()) ?? 'null')).toEqual(['call', 'console_demo', 6]);
+    await playground.getByLabel('expression language').selectOption('jinja');
+    await playground.getByLabel('expression', { exact: true }).fill('task().state ~ " after " ~ (_.numbers | length)');
+    await playground.getByRole('button', { name: 'Evaluate' }).click();
+    await page.getByTestId('playground-result').filter({ hasText: '"SUCCESS after 3"' }).waitFor();
+    await playground.getByLabel('expression language').selectOption('yaql');
+    await playground.getByLabel('expression', { exact: true }).fill('$.numbers +* 1');
+    await playground.getByRole('button', { name: 'Evaluate' }).click();
+    await page.getByTestId('playground-position').filter({ hasText: 'line 1, column 12 (position 11)' }).waitFor();
+    expect(await page.getByTestId('playground-caret').textContent()).toBe('$.numbers +* 1\n           ^');
+    await shot('playground');
 
     // Sub-workflow drill-down.
     await page.getByTestId('task-row-child').getByRole('link', { name: 'sub-workflow' }).click();
