@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { ENGINE_KINDS, type TestDataSource, createTestDataSource } from '@osc/persistence';
+import { Client } from 'pg';
+import { DEFAULT_TEST_POSTGRES_URL, ENGINE_KINDS, type TestDataSource, createTestDataSource } from '@osc/persistence';
 import { type HistoryEvent, type WorkflowExecution, newExecution, parseWorkflows } from '@osc/workflow-domain';
 import { definitionMigrations } from '../definitions/definitions.migration';
 import { appendExecutionEvents, listExecutionStateChanges, settledStreamPosition } from './execution-events';
@@ -138,6 +139,23 @@ describe.each(ENGINE_KINDS)('execution state changes for project streams (%s)', 
       }
       const after = await settledChanges('p-d', start);
       expect(after.changes.map((c) => c.state)).toEqual(['SUCCESS']);
+    });
+
+    it('a transaction of another database on the same server holds nothing back', async () => {
+      const ex = await create('p-e');
+      const start = await settledPosition();
+      const elsewhere = new Client({ connectionString: DEFAULT_TEST_POSTGRES_URL });
+      await elsewhere.connect();
+      try {
+        await elsewhere.query('BEGIN');
+        await elsewhere.query('SELECT pg_current_xact_id()');
+        await t.dataSource.transaction((em) => appendExecutionEvents(em, ex, [stateChange(ex, 'SUCCESS', 'RUNNING')], new Date()));
+        // settled while the other database's transaction still runs
+        expect((await settledChanges('p-e', start)).changes.map((c) => c.state)).toEqual(['SUCCESS']);
+      } finally {
+        await elsewhere.query('ROLLBACK').catch(() => undefined);
+        await elsewhere.end();
+      }
     });
   }
 });

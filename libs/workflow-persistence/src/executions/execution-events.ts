@@ -43,6 +43,18 @@ export interface StoredExecutionEvent {
   created_at: string;
 }
 
+let historyWrites = true;
+
+/**
+ * Turns the writing of execution history off (or back on) in this process: an internal switch for
+ * the benchmark that measures what the history costs (bench/events, `--history=off` of
+ * bench/engine), never called by the product. With it off, {@link appendExecutionEvents} writes and
+ * announces nothing.
+ */
+export function setExecutionHistoryWrites(enabled: boolean): void {
+  historyWrites = enabled;
+}
+
 /**
  * Appends history entries of one execution tree in the caller's transaction, numbered from the
  * tree's counter (one row per root execution, locked until commit, so entries of a tree commit in
@@ -50,7 +62,7 @@ export interface StoredExecutionEvent {
  * and announces them with NOTIFY (delivered at commit). Returns how many were written.
  */
 export async function appendExecutionEvents(db: SqlRunner, ex: Pick<WorkflowExecution, 'id' | 'rootExecutionId' | 'projectId'>, events: readonly HistoryEvent[], now: Date): Promise<number> {
-  if (events.length === 0) return 0;
+  if (events.length === 0 || !historyWrites) return 0;
   const root = ex.rootExecutionId ?? ex.id;
   const rows = events.map((e) => ({
     x: e.executionId,
@@ -146,12 +158,11 @@ const toEvent = (r: Record<string, unknown>): StoredExecutionEvent => ({
  * with a position from one sequence and a horizon: a transaction id above every id assigned when
  * the position was taken (see the stamp function in the migration). A transaction that took a smaller
  * position already had its id then (the entry is appended after the transaction's first write), so
- * once the reader's snapshot has no running transaction below the horizon (`xmin >= horizon`),
- * every smaller position is committed (visible) or gone for good. A later entry that is settled
- * settles all before it. Changes of one execution are in commit order: their positions are taken
- * under its row lock. The wait is for transactions of the whole PostgreSQL cluster that had an id
- * at that moment: a long writing transaction anywhere delays the project streams (never the
- * per-execution ones).
+ * once no transaction below the horizon runs in this database (read before the rows, so the rows'
+ * snapshot is later), every smaller position is committed (visible) or gone for good. A later
+ * entry that is settled settles all before it. Changes of one execution are in commit order: their
+ * positions are taken under its row lock. The wait is for this database's transactions that had an
+ * id at that moment (normally a few milliseconds of engine transactions).
  */
 export async function listExecutionStateChanges(
   db: SqlRunner,
@@ -159,10 +170,11 @@ export async function listExecutionStateChanges(
   position: number,
   limit: number,
 ): Promise<{ changes: StoredExecutionStateChange[]; pending: boolean }> {
+  // the floor first: the rows must be read by a later statement (snapshot) than the one that found it
+  const floor = await streamFloor(db);
   const rows: Record<string, unknown>[] = await db.query(
     `SELECT "seq", "root_execution_id", "execution_id", "project_id", "subject", "task_execution_id", "action_execution_id", "name", "state",
-            "previous_state", "state_info", "details", "created_at", "stream_pos",
-            ("stream_horizon" <= pg_snapshot_xmin(pg_current_snapshot())::text::bigint) AS "settled"
+            "previous_state", "state_info", "details", "created_at", "stream_pos", "stream_horizon"
        FROM "execution_events"
       WHERE "stream_pos" > $1 ${projectId === null ? '' : 'AND "project_id" = $3'}
       ORDER BY "stream_pos" LIMIT $2`,
@@ -170,7 +182,7 @@ export async function listExecutionStateChanges(
   );
   let last = -1;
   rows.forEach((r, i) => {
-    if (r['settled'] === true || r['settled'] === 't') last = i;
+    if (floor === null || Number(r['stream_horizon']) <= floor) last = i;
   });
   const changes = rows.slice(0, last + 1).map((r) => ({ ...toEvent(r), project_id: String(r['project_id']), position: Number(r['stream_pos']) }));
   return { changes, pending: last + 1 < rows.length };
@@ -182,12 +194,27 @@ export async function listExecutionStateChanges(
  * that commits after it opened; a few that committed just before may come too.
  */
 export async function settledStreamPosition(db: SqlRunner): Promise<number> {
+  const floor = await streamFloor(db);
   const rows: Record<string, unknown>[] = await db.query(
     `SELECT "stream_pos" FROM "execution_events"
-      WHERE "stream_pos" IS NOT NULL AND "stream_horizon" <= pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+      WHERE "stream_pos" IS NOT NULL ${floor === null ? '' : 'AND "stream_horizon" <= $1'}
       ORDER BY "stream_pos" DESC LIMIT 1`,
+    floor === null ? [] : [floor],
   );
   return rows[0] ? Number(rows[0]['stream_pos']) : 0;
+}
+
+/**
+ * The smallest transaction id still running in this database (other sessions), null when none:
+ * an entry whose horizon is at most that is settled. Only this database's transactions can take
+ * stream positions, so a long transaction of another database on the same server holds nothing
+ * back. (Needs the sessions of the product's processes to be visible: one database role, or a role
+ * with pg_read_all_stats.)
+ */
+async function streamFloor(db: SqlRunner): Promise<number | null> {
+  const rows: Record<string, unknown>[] = await db.query(`SELECT "osc_execution_stream_floor"() AS "floor"`);
+  const floor = rows[0]?.['floor'];
+  return floor === null || floor === undefined ? null : Number(floor);
 }
 
 /**
@@ -263,9 +290,26 @@ export class AddExecutionStreamPositions1765200000000 implements MigrationInterf
         SELECT max(own - age(a.backend_xid)) INTO running FROM pg_stat_get_activity(NULL) AS a WHERE a.backend_xid IS NOT NULL;
         horizon := greatest(pg_snapshot_xmax(pg_current_snapshot())::text::bigint, own + 1, running + 1);
       END $$`);
+    // The smallest id still running in this database, other sessions (64-bit, from the 32-bit
+    // backend_xid by its distance to a recent reference); null when none runs.
+    await q.query(`
+      CREATE FUNCTION "osc_execution_stream_floor"() RETURNS bigint LANGUAGE plpgsql VOLATILE AS $$
+      DECLARE
+        top bigint := pg_snapshot_xmax(pg_current_snapshot())::text::bigint;
+        result bigint;
+      BEGIN
+        PERFORM pg_stat_clear_snapshot();
+        SELECT min(top - ((((top % 4294967296) - a.backend_xid::text::bigint) + 6442450944) % 4294967296 - 2147483648))
+          INTO result
+          FROM pg_stat_get_activity(NULL) AS a
+         WHERE a.backend_xid IS NOT NULL AND a.pid <> pg_backend_pid()
+           AND a.datid = (SELECT "oid" FROM pg_database WHERE datname = current_database());
+        RETURN result;
+      END $$`);
   }
 
   async down(q: QueryRunner): Promise<void> {
+    await q.query(`DROP FUNCTION "osc_execution_stream_floor"`);
     await q.query(`DROP FUNCTION "osc_execution_stream_stamp"`);
     await q.query(`DROP INDEX "IDX_execution_events_project_stream"`);
     await q.query(`DROP INDEX "IDX_execution_events_stream"`);
