@@ -30,8 +30,10 @@ export {
   type StoredExecutionEvent,
   type StoredExecutionStateChange,
   appendExecutionEvents,
+  deleteExecutionHistory,
   listExecutionEvents,
   listExecutionStateChanges,
   settledStreamPosition,
+  setExecutionHistoryWrites,
   localExecutionEvents,
 } from './execution-events';
