@@ -169,6 +169,11 @@ async function main(): Promise<void> {
   const violations: string[] = [];
   let received = 0;
   let subscribeFailures = 0;
+  const failureReasons = new Map<string, number>();
+  const failed = (why: string) => {
+    subscribeFailures++;
+    failureReasons.set(why, (failureReasons.get(why) ?? 0) + 1);
+  };
 
   // project subscribers
   const projectSubs = Array.from({ length: PROJECT_SUBS }, async (_, i) => {
@@ -220,13 +225,12 @@ async function main(): Promise<void> {
       let res;
       try {
         res = await request(`${base}/v2/executions/${next.id}/events`, { dispatcher: streams, headers: { ...headersOf(next.project), accept: 'text/event-stream' } });
-      } catch {
-        subscribeFailures++;
+      } catch (err) {
+        failed((err as { code?: string }).code ?? String(err));
         continue;
       }
       if (res.statusCode !== 200) {
-        subscribeFailures++;
-        await res.body.text();
+        failed(`HTTP ${res.statusCode} ${(await res.body.text()).slice(0, 120)}`);
         continue;
       }
       const split = new SseSplitter();
@@ -311,6 +315,7 @@ async function main(): Promise<void> {
     latency_ms: { all: summary(all), execution_streams: summary(latExec), project_streams: summary(latProject) },
     stream_order_violations: violations.length,
     subscribe_failures: subscribeFailures,
+    subscribe_failure_reasons: Object.fromEntries(failureReasons),
     api_cpu_percent_of_one_core: Number(((apiCpuSeconds / ((measureTo - t0) / 1000)) * 100).toFixed(1)),
   };
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
