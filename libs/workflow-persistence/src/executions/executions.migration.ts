@@ -1,5 +1,10 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { AddExecutionStreamPositions1765200000000, CreateExecutionEvents1764600000000, SlimExecutionEvents1765200000001 } from './execution-events';
+import {
+  AddExecutionStreamPositions1765200000000,
+  AppendExecutionEventsFunction1765200000002,
+  CreateExecutionEvents1764600000000,
+  SlimExecutionEvents1765200000001,
+} from './execution-events';
 import { IndexCompletedRootExecutions1764500000000 } from './expiration';
 import { AddExecutorHeartbeats1764900000000, AllowApiServiceInstances1765100000000 } from '../reconciliation/reconciliation.migration';
 
@@ -207,4 +212,5 @@ export const executionMigrations = [
   IndexExecutionsByWorkflowName1765100000001,
   AddExecutionStreamPositions1765200000000,
   SlimExecutionEvents1765200000001,
+  AppendExecutionEventsFunction1765200000002,
 ] as const;
