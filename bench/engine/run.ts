@@ -32,7 +32,7 @@ import { PGLITE_MEMORY, closeDataSource, combineMigrations, createDataSource } f
 import { messagingMigrations } from '@osc/messaging';
 import { TEST_QUEUE_EXPIRES_MS, purgeTestPrefix } from '@osc/testing';
 import { Pool } from 'undici';
-import { definitionMigrations, dynamicActionMigrations, executionMigrations } from '@osc/workflow-persistence';
+import { definitionMigrations, dynamicActionMigrations, executionMigrations, setExecutionHistoryWrites } from '@osc/workflow-persistence';
 import {
   EngineInstance,
   createEngineDatabase,
@@ -66,6 +66,12 @@ const RATE = Number(arg('rate', '100'));
 const PACED_SECONDS = Number(arg('paced-seconds', '10'));
 /** `api`: executions are created through workflow-api's POST /v2/executions, engines are the product's processes. */
 const VIA = arg('via', 'db') as 'db' | 'api';
+/**
+ * `--history=off`: no execution history is written (an internal switch, for measuring what the history
+ * costs: bench/events); the benchmark process and the engine processes (`EXECUTION_HISTORY=off`, `--via=db`).
+ */
+const HISTORY = arg('history', 'on') as 'on' | 'off';
+if (HISTORY === 'off') setExecutionHistoryWrites(false);
 /** `--inline=false`: WORKFLOW_ENGINE_INLINE_ACTIONS=false in the engine processes (`--via=api` only). */
 const INLINE = arg('inline', 'true');
 
@@ -221,7 +227,7 @@ async function main(): Promise<void> {
       const nodeArgs = (process.env['ENGINE_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
       const child = spawn(process.execPath, [...nodeArgs, '-r', '@swc-node/register', path.join(__dirname, '../../apps/workflow-engine/test/engine-process.ts')], {
         // QUEUE_PREFIX: a RabbitMQ queue of this run only (other runs on the machine share the broker)
-        env: { ...process.env, DATABASE_URL: db.url, BULL_PREFIX: prefix, QUEUE_PREFIX: `${prefix}.`, QUEUE_EXPIRES_MS: String(TEST_QUEUE_EXPIRES_MS), PREFETCH: arg('prefetch', '64'), EXECUTOR_CONCURRENCY: '64', DB_POOL: '10' },
+        env: { ...process.env, DATABASE_URL: db.url, BULL_PREFIX: prefix, QUEUE_PREFIX: `${prefix}.`, QUEUE_EXPIRES_MS: String(TEST_QUEUE_EXPIRES_MS), PREFETCH: arg('prefetch', '64'), EXECUTOR_CONCURRENCY: '64', DB_POOL: '10', EXECUTION_HISTORY: HISTORY },
         stdio: ['ignore', 'pipe', 'inherit'],
       });
       children.push(child);
@@ -492,6 +498,7 @@ async function main(): Promise<void> {
     clients: CLIENTS,
     ...(mode === 'distributed' ? { via: VIA, inline_actions: VIA === 'api' ? INLINE === 'true' : true } : {}),
     synchronous_commit: arg('synchronous-commit', 'on'),
+    execution_history: HISTORY,
     machine: `${require('node:os').cpus().length} cores`,
     load_average: require('node:os').loadavg().map((l: number) => Number(l.toFixed(2))),
     at: new Date().toISOString(),

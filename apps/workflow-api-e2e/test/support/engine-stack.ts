@@ -32,6 +32,8 @@ export async function startEngineStack(
     allowActionExecutionDeletion?: boolean;
     bodyLimit?: number;
     consoleDir?: string;
+    /** Policy rules over Mistral's defaults (as WORKFLOW_API_POLICY_FILE gives them). */
+    policyOverrides?: Record<string, string>;
   } = {},
 ): Promise<EngineStack> {
   const parts = new Map<string, SchemaPart>();
@@ -47,6 +49,7 @@ export async function startEngineStack(
         logLevel: process.env['LOG_LEVEL'] ?? 'silent',
         ...(opts.allowActionExecutionDeletion ? { allowActionExecutionDeletion: true } : {}),
         ...(opts.consoleDir ? { console: { dir: opts.consoleDir } } : {}),
+        ...(opts.policyOverrides ? { policyOverrides: opts.policyOverrides } : {}),
       },
       testRuntime.runtime,
     );

@@ -37,7 +37,7 @@ function wrap(text: string, e: unknown): Error {
   else if (e instanceof EvalFailure) reason = e.message;
   else if (e instanceof RangeError) reason = 'maximum recursion depth exceeded';
   else reason = e instanceof Error ? e.message : String(e);
-  return new ExpressionError('jinja', text, reason, 'evaluation');
+  return new ExpressionError('jinja', text, reason, 'evaluation', e instanceof SyntaxFailure ? (e.position ?? null) : null);
 }
 
 /** A result holding undefined values could not be stored (it is not data): fail instead. */

@@ -87,7 +87,7 @@ export function evaluateYaqlNative(expr: string, data: unknown, host: Expression
     // engine can retry, as Mistral re-raises database errors.
     if (isAppError(e)) throw e;
     const reason = e instanceof SyntaxFailure ? e.message : asFailure(e).message;
-    throw new ExpressionError('yaql', text, reason, 'evaluation');
+    throw new ExpressionError('yaql', text, reason, 'evaluation', e instanceof SyntaxFailure ? (e.position ?? null) : null);
   }
 }
 

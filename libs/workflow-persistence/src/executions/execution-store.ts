@@ -244,10 +244,28 @@ export async function lockSnapshot(
   specs?: SpecCache,
   actionIds?: readonly string[] | NamedActions,
 ): Promise<ExecutionSnapshot | null> {
+  return loadSnapshot(db, executionId, true, specs, actionIds);
+}
+
+/**
+ * What {@link lockSnapshot} loads (every action execution), without the lock: for readers that
+ * decide nothing (the expression playground). Null when the execution does not exist.
+ */
+export function readSnapshot(db: SqlRunner, executionId: string): Promise<ExecutionSnapshot | null> {
+  return loadSnapshot(db, executionId, false);
+}
+
+async function loadSnapshot(
+  db: SqlRunner,
+  executionId: string,
+  lock: boolean,
+  specs?: SpecCache,
+  actionIds?: readonly string[] | NamedActions,
+): Promise<ExecutionSnapshot | null> {
   // Lock first, in its own statement: under READ COMMITTED a statement that waited for the row lock
   // still reads everything else from the snapshot taken before the wait, so tasks and actions are
   // loaded by a second statement that sees every commit made before the lock was granted.
-  const locked: Row[] = await db.query(`SELECT ${lockedColumns('$2', '$3')} FROM "workflow_executions" WHERE "id" = $1 FOR UPDATE`, [
+  const locked: Row[] = await db.query(`SELECT ${lockedColumns('$2', '$3')} FROM "workflow_executions" WHERE "id" = $1${lock ? ' FOR UPDATE' : ''}`, [
     executionId,
     specs?.get(executionId) ? [] : [executionId],
     specs?.getInput(executionId) ? [] : [executionId],

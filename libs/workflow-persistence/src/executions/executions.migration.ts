@@ -1,5 +1,10 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { CreateExecutionEvents1764600000000 } from './execution-events';
+import {
+  AddExecutionStreamPositions1765300000000,
+  AppendExecutionEventsFunction1765300000002,
+  CreateExecutionEvents1764600000000,
+  SlimExecutionEvents1765300000001,
+} from './execution-events';
 import { IndexCompletedRootExecutions1764500000000 } from './expiration';
 import { AddExecutorHeartbeats1764900000000, AllowApiServiceInstances1765100000000 } from '../reconciliation/reconciliation.migration';
 
@@ -273,4 +278,7 @@ export const executionMigrations = [
   IndexExecutionsByWorkflowName1765100000001,
   CreateTaskExecutionItems1765200000000,
   IndexSnapshotActions1765200000001,
+  AddExecutionStreamPositions1765300000000,
+  SlimExecutionEvents1765300000001,
+  AppendExecutionEventsFunction1765300000002,
 ] as const;

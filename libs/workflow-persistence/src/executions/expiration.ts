@@ -1,5 +1,6 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 import type { SqlRunner } from './execution-store';
+import { deleteExecutionHistory } from './execution-events';
 
 /** Mistral's execution expiration policy settings (`[execution_expiration_policy]`). */
 export interface ExpirationSettings {
@@ -60,6 +61,7 @@ export async function expireExecutionsBatch(em: SqlRunner, s: ExpirationSettings
   }
   if (ids.length === 0) return [];
   const list = JSON.stringify(ids);
+  await deleteExecutionHistory(em, ids.map((id) => ({ id, rootExecutionId: null })));
   await em.query(`DELETE FROM "workflow_executions" WHERE "root_execution_id" IN (SELECT (jsonb_array_elements_text($1::jsonb))::uuid)`, [list]);
   await em.query(`DELETE FROM "workflow_executions" WHERE "id" IN (SELECT (jsonb_array_elements_text($1::jsonb))::uuid)`, [list]);
   return ids;
