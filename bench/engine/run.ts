@@ -120,7 +120,120 @@ const pct = (xs: number[], p: number): number => {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? 0;
 };
 
+/**
+ * `--mode=embedded --via=api`: the embedded product as users run it (`npm start`'s
+ * apps/embedded/src/main.ts in its own process, PGlite in a temporary DATA_DIR), seq10 created
+ * through POST /v2/executions and completion watched through GET /v2/executions (the database is
+ * inside that process): executions/s and the process's CPU per execution. Latency figures are
+ * not reported: Mistral's timestamps have whole seconds.
+ */
+async function embeddedViaApi(): Promise<void> {
+  const { mkdtempSync, rmSync } = await import('node:fs');
+  const { tmpdir, loadavg, cpus } = await import('node:os');
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'bench-embedded-'));
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const nodeArgs = (process.env['ENGINE_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, '-r', '@swc-node/register', path.join(__dirname, '../../apps/embedded/src/main.ts')], {
+    env: {
+      ...process.env,
+      DATA_DIR: dataDir,
+      WORKFLOW_API_PORT: String(port),
+      WORKFLOW_API_HOST: '127.0.0.1',
+      VOLUME_API_PORT: String(port + 1),
+      VOLUME_API_HOST: '127.0.0.1',
+      AUTH_MODE: 'headers',
+      LOG_LEVEL: 'warn',
+      WORKFLOW_ENGINE_INLINE_ACTIONS: INLINE,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  await new Promise<void>((resolve, reject) => {
+    const seen = (d: unknown) => {
+      out += String(d);
+      if (/embedded mode ready/.test(out)) resolve();
+    };
+    child.stdout!.on('data', seen);
+    child.stderr!.on('data', seen);
+    child.once('exit', (code) => reject(new Error(`embedded exited ${code}: ${out.slice(-2000)}`)));
+  });
+  const api = new Pool(`http://127.0.0.1:${port}`, { connections: CLIENTS + 1 });
+  const headers = { 'x-project-id': PROJECT, 'x-user-id': 'bench', 'x-roles': 'member' };
+  const call = async (method: 'GET' | 'POST', p: string, body?: string, type = 'application/json'): Promise<unknown> => {
+    const res = await api.request({ method, path: p, headers: { ...headers, ...(body ? { 'content-type': type } : {}) }, body });
+    const text = await res.body.text();
+    if (res.statusCode >= 300) throw new Error(`${method} ${p}: ${res.statusCode} ${text.slice(0, 300)}`);
+    return JSON.parse(text);
+  };
+  const ticks = (): number => {
+    const f = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100;
+  };
+  const running = async (): Promise<number> =>
+    ((await call('GET', '/v2/executions?state=RUNNING&limit=1000&fields=id')) as { executions: unknown[] }).executions.length;
+  const waitIdle = async (): Promise<void> => {
+    while ((await running()) > 0) await new Promise((r) => setTimeout(r, 50));
+  };
+  try {
+    await call('POST', '/v2/workflows', seq10, 'text/plain');
+    const create = async (): Promise<string> => String(((await call('POST', '/v2/executions', JSON.stringify({ workflow_name: 'seq10' }))) as { id: string }).id);
+    await Promise.all(Array.from({ length: CLIENTS }, create));
+    await waitIdle();
+    const cpu0 = ticks();
+    const u0 = process.cpuUsage();
+    const ids: string[] = [];
+    let started = 0;
+    const t0 = Date.now();
+    await Promise.all(
+      Array.from({ length: CLIENTS }, async () => {
+        while (started < N) {
+          started++;
+          ids.push(await create());
+        }
+      }),
+    );
+    const creationSeconds = (Date.now() - t0) / 1000;
+    await waitIdle();
+    const seconds = (Date.now() - t0) / 1000;
+    const cpu = ticks() - cpu0;
+    const u = process.cpuUsage(u0);
+    const wanted = new Set(ids);
+    const list = (await call('GET', '/v2/executions?limit=1000&fields=id,state')) as { executions: { id: string; state: string }[] };
+    const failed = list.executions.filter((e) => wanted.has(e.id) && e.state !== 'SUCCESS').length;
+    const result = {
+      mode,
+      via: VIA,
+      inline_actions: INLINE === 'true',
+      clients: CLIENTS,
+      machine: `${cpus().length} cores`,
+      load_average: loadavg().map((l) => Number(l.toFixed(2))),
+      at: new Date().toISOString(),
+      seq10: {
+        executions: N,
+        failed,
+        seconds: Number(seconds.toFixed(2)),
+        creation_seconds: Number(creationSeconds.toFixed(2)),
+        executions_per_s: Number((N / seconds).toFixed(1)),
+        task_transitions_per_s: Number(((N * 10 * 2) / seconds).toFixed(0)),
+        cpu_ms_per_execution: { bench: Number((((u.user + u.system) / 1e3) / N).toFixed(2)), embedded: Number(((cpu * 1000) / N).toFixed(2)) },
+      },
+    };
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    const file = arg('results', path.join(__dirname, '../results/engine.json'));
+    mkdirSync(path.dirname(file), { recursive: true });
+    const all = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>) : {};
+    all[`embedded_via_api${INLINE === 'true' ? '' : '_no_inline'}`] = result;
+    writeFileSync(file, `${JSON.stringify(all, null, 2)}\n`);
+  } finally {
+    await api.close();
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
 async function main(): Promise<void> {
+  if (mode === 'embedded' && VIA === 'api') return embeddedViaApi();
   const db = mode === 'embedded' ? await createEmbeddedDatabase() : await createEngineDatabase();
   const ds = db.dataSource;
   const syncCommit = arg('synchronous-commit', 'on');
