@@ -29,10 +29,11 @@ wf:
 `);
   const t = taskByName(wf, 't')!;
 
-  it('merges with precedence state clause > on-complete > plain key', () => {
+  // Observed on the real Mistral 15 (reference server): on-complete › plain key › state clause.
+  it('merges with precedence on-complete > plain key > state clause', () => {
     expect(resolvePublish(t, 'SUCCESS')).toEqual({
-      branch: { a: 'success', b: 'complete', c: 'plain' },
-      global: { g: 'success', h: 'complete' },
+      branch: { a: 'complete', b: 'complete', c: 'plain' },
+      global: { g: 'complete', h: 'complete' },
       atomic: { x: 1 },
     });
   });

@@ -30,16 +30,18 @@ const merge = (...maps: (PublishMap | undefined)[]): PublishMap | undefined => {
 /**
  * What a task publishes on reaching `state` (DSL-14.6): the plain key (`publish`, `publish-on-error`,
  * `publish-on-skip`, as branch variables), the advanced `publish` of `on-complete` and of the clause
- * matching the state, merged per scope with precedence state clause › on-complete › plain key.
+ * matching the state, merged per scope with precedence on-complete › plain key › state clause — what
+ * the real Mistral 15 does (the spec's text says the reverse; the server wins). Keys keep Mistral's
+ * order: the state clause's first, then the plain key's, then on-complete's.
  * Undefined when nothing is published.
  */
 export const resolvePublish = (task: TaskSpec, state: CompletedTaskState): PublishScopes | undefined => {
   const plain = task[PLAIN[state]];
   const complete = task.clauses['on-complete']?.publish;
   const specific = task.clauses[CLAUSE[state]]?.publish;
-  const branch = merge(plain, complete?.branch, specific?.branch);
-  const global = merge(complete?.global, specific?.global);
-  const atomic = merge(complete?.atomic, specific?.atomic);
+  const branch = merge(specific?.branch, plain, complete?.branch);
+  const global = merge(specific?.global, complete?.global);
+  const atomic = merge(specific?.atomic, complete?.atomic);
   if (!branch && !global && !atomic) return undefined;
   return { ...(branch ? { branch } : {}), ...(global ? { global } : {}), ...(atomic ? { atomic } : {}) };
 };
