@@ -25,6 +25,7 @@
  */
 import 'reflect-metadata';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { InProcessCommandBus, InProcessJobQueue, MessageJournal, OutboxRelay, OutboxWriter, RabbitMqCommandBus, BullMqJobQueue } from '@osc/messaging';
@@ -115,6 +116,17 @@ async function createEmbeddedDatabase(): Promise<Awaited<ReturnType<typeof creat
   return { dataSource, url: 'memory://', drop: () => closeDataSource(dataSource) };
 }
 
+/** A port nothing listens on now (the OS picks it), for the product's HTTP servers. */
+const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+
 const pct = (xs: number[], p: number): number => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? 0;
@@ -131,7 +143,7 @@ async function embeddedViaApi(): Promise<void> {
   const { mkdtempSync, rmSync } = await import('node:fs');
   const { tmpdir, loadavg, cpus } = await import('node:os');
   const dataDir = mkdtempSync(path.join(tmpdir(), 'bench-embedded-'));
-  const port = 20000 + Math.floor(Math.random() * 20000);
+  const [port, volumePort] = [await freePort(), await freePort()];
   const nodeArgs = (process.env['ENGINE_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
   const child = spawn(process.execPath, [...nodeArgs, '-r', '@swc-node/register', path.join(__dirname, '../../apps/embedded/src/main.ts')], {
     env: {
@@ -139,7 +151,7 @@ async function embeddedViaApi(): Promise<void> {
       DATA_DIR: dataDir,
       WORKFLOW_API_PORT: String(port),
       WORKFLOW_API_HOST: '127.0.0.1',
-      VOLUME_API_PORT: String(port + 1),
+      VOLUME_API_PORT: String(volumePort),
       VOLUME_API_HOST: '127.0.0.1',
       AUTH_MODE: 'headers',
       LOG_LEVEL: 'warn',
@@ -325,7 +337,7 @@ async function main(): Promise<void> {
           /workflow-engine running/,
         );
       }
-      const port = 20000 + Math.floor(Math.random() * 20000);
+      const port = await freePort();
       await startProduct('apps/workflow-api/src/main.ts', { WORKFLOW_API_PORT: String(port), WORKFLOW_API_HOST: '127.0.0.1', AUTH_MODE: 'headers' }, /listening on/);
       api = new Pool(`http://127.0.0.1:${port}`, { connections: CLIENTS });
     }
