@@ -258,6 +258,8 @@ async function main(): Promise<void> {
   await storeWorkflows(ds, withItems);
   await storeWorkflows(ds, withItemsFromInput);
   const children: ChildProcess[] = [];
+  /** The workflow-api process (`--via=api`): its CPU is reported apart from the engines'. */
+  let apiChild: ChildProcess | undefined;
   let local: EngineInstance | undefined;
   let close: () => Promise<void>;
   const outbox = new OutboxWriter();
@@ -338,7 +340,7 @@ async function main(): Promise<void> {
         );
       }
       const port = await freePort();
-      await startProduct('apps/workflow-api/src/main.ts', { WORKFLOW_API_PORT: String(port), WORKFLOW_API_HOST: '127.0.0.1', AUTH_MODE: 'headers' }, /listening on/);
+      apiChild = await startProduct('apps/workflow-api/src/main.ts', { WORKFLOW_API_PORT: String(port), WORKFLOW_API_HOST: '127.0.0.1', AUTH_MODE: 'headers' }, /listening on/);
       api = new Pool(`http://127.0.0.1:${port}`, { connections: CLIENTS });
     }
     for (let i = 0; VIA === 'db' && i < ENGINES; i++) {
@@ -377,7 +379,8 @@ async function main(): Promise<void> {
    * CPU seconds used so far by this process (clients and relay), the engine processes and the
    * PostgreSQL backends serving this benchmark's database (from /proc; Linux only, else zeros).
    */
-  const cpuNow = async (): Promise<{ bench: number; engines: number; postgres: number }> => {
+  type Cpu = { bench: number; engines: number; api: number; postgres: number };
+  const cpuNow = async (): Promise<Cpu> => {
     const ticks = (pid: number): number => {
       try {
         const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
@@ -390,14 +393,21 @@ async function main(): Promise<void> {
     const u = process.cpuUsage();
     return {
       bench: (u.user + u.system) / 1e6,
-      engines: children.reduce((sum, c) => sum + ticks(c.pid ?? 0), 0),
+      engines: children.filter((c) => c !== apiChild).reduce((sum, c) => sum + ticks(c.pid ?? 0), 0),
+      api: apiChild ? ticks(apiChild.pid ?? 0) : 0,
       postgres: pids.reduce((sum, r) => sum + ticks(Number(r.pid)), 0),
     };
   };
-  const cpuSince = async (before: { bench: number; engines: number; postgres: number }, executions: number) => {
+  /** CPU ms per execution; with `--via=api` the workflow-api process apart (`api`) and `server` = engines + api. */
+  const cpuSince = async (before: Cpu, executions: number) => {
     const after = await cpuNow();
-    const ms = (k: 'bench' | 'engines' | 'postgres') => Number((((after[k] - before[k]) * 1000) / executions).toFixed(2));
-    return { bench: ms('bench'), engines: ms('engines'), postgres: ms('postgres') };
+    const ms = (k: keyof Cpu) => Number((((after[k] - before[k]) * 1000) / executions).toFixed(2));
+    return {
+      bench: ms('bench'),
+      engines: ms('engines'),
+      ...(apiChild ? { api: ms('api'), server: Number((ms('engines') + ms('api')).toFixed(2)) } : {}),
+      postgres: ms('postgres'),
+    };
   };
 
   /**
