@@ -602,7 +602,9 @@ async function main(): Promise<void> {
   mkdirSync(path.dirname(file), { recursive: true });
   const all = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>) : {};
   // keep the figures of the scenarios this run skipped
-  all[mode] = { ...((all[mode] as Record<string, unknown> | undefined) ?? {}), ...result };
+  // runs through the API have entries of their own (`distributed_via_api`, `…_no_inline`)
+  const key = VIA === 'api' ? `${mode}_via_api${INLINE === 'true' ? '' : '_no_inline'}` : mode;
+  all[key] = { ...((all[key] as Record<string, unknown> | undefined) ?? {}), ...result };
   writeFileSync(file, `${JSON.stringify(all, null, 2)}\n`);
 }
 
