@@ -466,7 +466,9 @@ describe('k8s manifests', () => {
       return claim!;
     };
     for (const cfg of configs) claimOf(cfg.volumeBackend.directory);
-    const store = claimOf(configs[0]!.backup.directory);
+    const backupStore = configs[0]!.backup.store;
+    expect(backupStore.driver).toBe('posix');
+    const store = claimOf(backupStore.driver === 'posix' ? backupStore.directory : '');
     // Restores run on the target volume's back end: the store is shared by every back-end host.
     expect(store.body['spec']['accessModes']).toContain('ReadWriteMany');
   });

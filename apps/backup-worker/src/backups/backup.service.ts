@@ -9,14 +9,12 @@ import type { DataSource, EntityManager } from 'typeorm';
 import {
   BACKUP_CREATE_JOB,
   BACKUP_DELETE_JOB,
-  BACKUP_DRIVER_IDS,
   BACKUP_IMPORT_JOB,
   BACKUP_RESTORE_JOB,
   IMPORT_REQUIRED_FIELDS,
   backupJobQueue,
   backupObjectPrefix,
   backupQuotaDeltas,
-  defaultBackupContainer,
   parseBackupCodec,
   progressPercent,
   progressStepReached,
@@ -46,7 +44,7 @@ import {
 } from './backup-engine';
 import { BackupRestorer } from './backup-restorer';
 import { BACKUP_CONFIG, type BackupConfig } from './backup.config';
-import type { PosixBackupStore } from './backup-store';
+import type { BackupStore } from './stores';
 
 /** Stored wire timestamps (`YYYY-MM-DDTHH:MM:SS.ffffff`, UTC) back to dates. */
 const toDate = (t: Date | string): Date => (t instanceof Date ? t : new Date(`${t}Z`));
@@ -67,7 +65,7 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly volumes = new VolumeRepository();
   private readonly settlements = new Settlements();
   private readonly quotas = new QuotaRepository();
-  private readonly store: PosixBackupStore;
+  private readonly store: BackupStore;
   private worker: Worker | null = null;
 
   constructor(
@@ -83,7 +81,7 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    await ensureDir(this.config.directory);
+    if (this.config.store.driver === 'posix') await ensureDir(this.config.store.directory);
     await this.recover();
     this.worker = await this.jobs.process(backupJobQueue(this.backend.backend), (job) => this.handle(job), {
       concurrency: this.config.concurrency,
@@ -143,6 +141,15 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
     }
   }
 
+  private valid(container: string): boolean {
+    try {
+      this.store.checkContainer(container);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   private location(b: StoredBackup): BackupLocation | null {
     return this.restorer.location(b);
   }
@@ -186,8 +193,8 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
   private async create(data: BackupJob): Promise<void> {
     const b = await this.backups.findById(this.db, data.backupId, null);
     if (!b || b.status !== 'creating' || b.importRecord !== null) return;
-    const container = b.container ?? defaultBackupContainer('posix', b.id);
-    const prefix = backupObjectPrefix('posix', {
+    const container = b.container ?? this.store.defaultContainer(b.id);
+    const prefix = backupObjectPrefix(this.store.kind, {
       volumeId: b.volumeId,
       backupId: b.id,
       availabilityZone: b.availabilityZone,
@@ -195,6 +202,10 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
     });
     let objectCount: number;
     try {
+      this.store.checkContainer(container);
+      // The driver and container are the backup's from the start, as Cinder records them, so a
+      // failed backup shows where it was going.
+      await this.backups.update(this.db, b.id, { service: this.store.driverId, container }, this.clock.now());
       const v = await this.volumes.findById(this.db, b.volumeId, null);
       if (!v) throw new InvalidInputError(`Volume ${b.volumeId} no longer exists.`);
       const parent = b.parentId === null ? null : await this.backups.findById(this.db, b.parentId, null);
@@ -258,7 +269,7 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
         object_count: objectCount,
         service_metadata: prefix,
         container,
-        service: BACKUP_DRIVER_IDS.posix,
+        service: this.store.driverId,
       });
       if (done) {
         await this.quotas.settleReservation(em, b.id, true);
@@ -356,13 +367,15 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
       if (loc !== null) await this.store.deletePrefix(loc.container, loc.prefix);
       else if (b.importRecord === null) {
         // Never finished: remove whatever a cancelled create left.
-        const prefix = backupObjectPrefix('posix', {
+        const prefix = backupObjectPrefix(this.store.kind, {
           volumeId: b.volumeId,
           backupId: b.id,
           availabilityZone: b.availabilityZone,
           at: toDate(b.createdAt),
         });
-        await this.store.deletePrefix(b.container ?? defaultBackupContainer('posix', b.id), prefix);
+        const container = b.container ?? this.store.defaultContainer(b.id);
+        // A container this store refuses held nothing: the create failed before writing.
+        if (this.valid(container)) await this.store.deletePrefix(container, prefix);
       }
     } catch (err) {
       this.log.warn(`deleting backup ${b.id} failed: ${reasonOf(err)}`);
@@ -398,7 +411,8 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
       const missing = IMPORT_REQUIRED_FIELDS.filter((k) => !(k in r));
       if (missing.length > 0)
         throw new InvalidInputError(`The backup record is missing ${missing.join(', ')}.`);
-      const container = str('container') ?? defaultBackupContainer('posix', String(r['id']));
+      const container = str('container') ?? this.store.defaultContainer(String(r['id']));
+      this.store.checkContainer(container);
       const prefix = str('service_metadata');
       if (prefix === null) throw new InvalidInputError('The backup record has no service_metadata.');
       const { objects } = await readManifest(this.store, { container, prefix });
@@ -418,7 +432,7 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
         snapshot_id: uuidOrNull('snapshot_id'),
         encryption_key_id: uuidOrNull('encryption_key_id'),
         metadata: typeof r['metadata'] === 'object' && r['metadata'] !== null ? r['metadata'] : {},
-        service: BACKUP_DRIVER_IDS.posix,
+        service: this.store.driverId,
         availability_zone: this.volumeBackend.availabilityZone,
         host: this.backend.backend,
         import_record: null,
