@@ -2,10 +2,10 @@ import { isAppError } from '@osc/errors';
 import { EvalFailure, ExpressionError, fail, SyntaxFailure } from '../errors';
 import type { ExpressionHost } from '../host';
 import { LruCache } from '../lru';
-import { isDict, LazySeq, toArray, toHost } from '../values';
+import { isDict, LazySeq, PyDate, toArray, toHost } from '../values';
 import { fromHostSafe } from '../yaql/engine';
 import { type JNode, parseJinjaExpression, parseTemplate, type Stmt } from './parser';
-import { Evaluator, JCallable, JUndefined, use } from './runtime';
+import { Evaluator, JCallable, JObject, JUndefined, use } from './runtime';
 
 /** Parsed expressions and templates keyed by their text (bounded). */
 const EXPRESSIONS = new LruCache<JNode | SyntaxFailure>(2000);
@@ -50,7 +50,9 @@ function rejectNestedUndefined(v: unknown, depth = 0): void {
   if (v instanceof LazySeq) for (const x of toArray(v)) rejectNestedUndefined(x, depth + 1);
   else if (Array.isArray(v)) for (const x of v) rejectNestedUndefined(x, depth + 1);
   else if (isDict(v)) for (const x of v.values()) rejectNestedUndefined(x, depth + 1);
-  else if (v instanceof JCallable) fail('a function is not a value', 'TypeError');
+  else if (v instanceof JCallable) fail('Object of type builtin_function_or_method is not JSON serializable', 'TypeError');
+  else if (v instanceof JObject) fail(`Object of type ${v.typeName} is not JSON serializable`, 'TypeError');
+  else if (v instanceof PyDate) fail('Object of type date is not JSON serializable', 'TypeError');
 }
 
 /** Evaluates a bare Jinja expression (the inside of `{{ }}`) to a native value (internal model). */

@@ -401,9 +401,10 @@ class ExprParser {
         }
         const t = this.next();
         let name: string;
+        // the operator tests (`==`, `<`, ...) exist for select()/reject() only: after `is` Jinja2's
+        // parser wants a name
         if (t.t === 'name') name = t.v;
-        else if (t.t === 'op' && ['==', '!=', '<', '>', '<=', '>='].includes(t.v)) name = t.v;
-        else throw new SyntaxFailure(`expected test name, got ${describe(t)}`);
+        else throw new SyntaxFailure(`expected token 'name', got ${describe(t)}`);
         let args: JNode[] = [];
         let kwargs: Array<[string, JNode]> = [];
         if (this.isOp('(')) {
