@@ -1,4 +1,4 @@
-import { isUuid, type VolumeDetailPlan, type ListFilter, type Paging, type SnapshotValue, type VolumeStatus, type VolumeValue, type SnapshotStatus } from '@osc/block-storage-domain';
+import { isUuid, type VolumeDetailPlan, type ListFilter, type Paging, type SnapshotValue, type VolumeStatus, type VolumeValue, type SnapshotStatus, type StatusOperation } from '@osc/block-storage-domain';
 import { afterMarker, orderBy } from './list-sql';
 import { affectedOf, likeEscape, Params, returnedRows, rowsOf, type Queryable, UUID_COLUMNS, uuidColumnEquals } from './sql';
 import { recordStatusChange, type StatusChange } from './story/status-story';
@@ -324,6 +324,17 @@ export class VolumeRepository {
       p.values,
     );
     return tellChanged(db, r, allowed, to, (row) => ({ resource: 'volume', volumeId: id, projectId: row['project_id'] }));
+  }
+
+  /** A domain operation's compare-and-set (`VOLUME_OPERATIONS`): its sources → its target. */
+  async transition(
+    db: Queryable,
+    id: string,
+    op: Pick<StatusOperation<VolumeStatus>, 'sources' | 'target'>,
+    now: Date,
+    set: Readonly<Record<string, unknown>> = {},
+  ): Promise<boolean> {
+    return this.compareAndSetStatus(db, id, op.sources, op.target, now, set);
   }
 
   /**

@@ -20,6 +20,7 @@ import {
   progressStepReached,
   type BackupJob,
   type BackupRestoreJob,
+  VOLUME_OPERATIONS,
 } from '@osc/block-storage-domain';
 import {
   BackupRepository,
@@ -308,11 +309,10 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
     } catch (err) {
       this.log.warn(`restoring backup ${b.id} into volume ${v.id} failed: ${reasonOf(err)}`);
       await this.db.transaction(async (em) => {
-        await this.volumes.compareAndSetStatus(
+        await this.volumes.transition(
           em,
           v.id,
-          ['restoring-backup'],
-          data.newVolume ? 'error' : 'error_restoring',
+          data.newVolume ? VOLUME_OPERATIONS.restoreIntoNewFailed : VOLUME_OPERATIONS.restoreFailed,
           this.clock.now(),
           {
             error_reason: `Restoring backup ${b.id} failed: ${reasonOf(err)}`.slice(0, 1000),
@@ -352,11 +352,10 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
       }
     }
     await this.db.transaction(async (em) => {
-      await this.volumes.compareAndSetStatus(
+      await this.volumes.transition(
         em,
         v.id,
-        ['restoring-backup'],
-        'available',
+        VOLUME_OPERATIONS.restored,
         this.clock.now(),
         set,
       );

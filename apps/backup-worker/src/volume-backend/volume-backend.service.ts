@@ -20,6 +20,7 @@ import {
   fileLocationInfo as domainFileLocationInfo,
   parseFileLocationInfo,
   volumeFileName,
+  VOLUME_OPERATIONS,
 } from '@osc/block-storage-domain';
 import {
   BackendFileRepository,
@@ -191,7 +192,7 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
       };
       const job = volumeRecoveryJob(v, inputs);
       if (job !== null) await this.jobs.add(job.queue, job);
-      else if (v.status === 'reverting') await this.volumes.compareAndSetStatus(this.db, v.id, ['reverting'], 'error', this.clock.now(), { error_reason: 'The revert was interrupted and its snapshot is no longer restoring.' });
+      else if (v.status === 'reverting') await this.volumes.transition(this.db, v.id, VOLUME_OPERATIONS.revertFailed, this.clock.now(), { error_reason: 'The revert was interrupted and its snapshot is no longer restoring.' });
       else if (v.status === 'extending') await this.failExtend(v.id, 'The extend was interrupted by a restart of the volume back end.');
     }
     await this.sweepStrayFiles();
@@ -364,7 +365,7 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
       await this.failCreate(data, err);
       return;
     }
-    const done = await this.volumes.compareAndSetStatus(this.db, v.id, ['creating'], 'available', this.clock.now(), {
+    const done = await this.volumes.transition(this.db, v.id, VOLUME_OPERATIONS.created, this.clock.now(), {
       service_uuid: this.serviceUuid,
       shared_targets: false,
       provider_id: null,
@@ -384,7 +385,7 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
     const attempt = data.schedule.attempt;
     await this.db.transaction(async (em) => {
       if (attempt < MAX_SCHEDULE_ATTEMPTS) {
-        const reset = await this.volumes.compareAndSetStatus(em, data.volumeId, ['creating'], 'creating', this.clock.now(), { host: null });
+        const reset = await this.volumes.transition(em, data.volumeId, VOLUME_OPERATIONS.reschedule, this.clock.now(), { host: null });
         if (!reset) return;
         const schedule = { ...data.schedule, attempt: attempt + 1, excludedPools: [...data.schedule.excludedPools, data.pool] };
         await this.outbox.add(em, {
@@ -394,7 +395,7 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
           partitionKey: data.volumeId,
         });
       } else {
-        await this.volumes.compareAndSetStatus(em, data.volumeId, ['creating'], 'error', this.clock.now(), {
+        await this.volumes.transition(em, data.volumeId, VOLUME_OPERATIONS.createFailed, this.clock.now(), {
           error_reason: `Volume creation failed after ${attempt} attempts: ${reason}`.slice(0, 1000),
         });
       }
@@ -411,7 +412,7 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
       await removeFile(this.volumeFile(v.id));
     } catch (err) {
       this.log.warn(`deleting volume ${v.id} failed: ${String(err)}`);
-      await this.volumes.compareAndSetStatus(this.db, v.id, ['deleting'], 'error_deleting', this.clock.now());
+      await this.volumes.transition(this.db, v.id, VOLUME_OPERATIONS.deleteFailed, this.clock.now());
       return;
     }
     await this.db.transaction(async (em) => {
@@ -437,9 +438,9 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
       await this.failExtend(v.id, `Extending the volume failed: ${String(err)}`);
       return;
     }
-    const back = v.attachments.some((a) => a.attachStatus === 'attached') ? 'in-use' : 'available';
+    const extended = v.attachments.some((a) => a.attachStatus === 'attached') ? VOLUME_OPERATIONS.extendedInUse : VOLUME_OPERATIONS.extendedAvailable;
     await this.db.transaction(async (em) => {
-      if (!(await this.volumes.compareAndSetStatus(em, v.id, ['extending'], back, this.clock.now(), { size: data.newSize }))) return;
+      if (!(await this.volumes.transition(em, v.id, extended, this.clock.now(), { size: data.newSize }))) return;
       const reservation = (await this.quotas.reservationsOf(em, v.id)).find((r) => r.operation === 'extend' && r.newSize === data.newSize);
       if (reservation) await this.quotas.settleReservation(em, reservation.id, true);
       else {
@@ -479,7 +480,7 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
     }
     await this.db.transaction(async (em) => {
       const now = this.clock.now();
-      await this.volumes.compareAndSetStatus(em, v.id, ['reverting'], failure === null ? 'available' : 'error', now, failure === null ? {} : { error_reason: `Reverting to snapshot ${s.id} failed: ${String(failure)}`.slice(0, 1000) });
+      await this.volumes.transition(em, v.id, failure === null ? VOLUME_OPERATIONS.reverted : VOLUME_OPERATIONS.revertFailed, now, failure === null ? {} : { error_reason: `Reverting to snapshot ${s.id} failed: ${String(failure)}`.slice(0, 1000) });
       await this.snapshots.compareAndSetStatus(em, s.id, ['restoring'], 'available', now);
     });
   }
@@ -697,7 +698,7 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
         const now = this.clock.now();
         checkPerVolumeSize(size, await this.quotas.limits(em, v.projectId));
         await this.quotas.apply(em, v.projectId, volumeQuotaDeltas(size, v.volumeTypeName).filter((d) => d.resource.startsWith('gigabytes')));
-        if (!(await this.volumes.compareAndSetStatus(em, v.id, ['managing'], 'available', now, { size, service_uuid: this.serviceUuid }))) {
+        if (!(await this.volumes.transition(em, v.id, VOLUME_OPERATIONS.managed, now, { size, service_uuid: this.serviceUuid }))) {
           throw new ManageRefused('the volume is no longer managing');
         }
         await this.volumes.setAdminMetadataKey(em, v.id, MANAGE_SOURCE_METADATA_KEY, null);
@@ -716,7 +717,7 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
   private async failVolumeManage(v: StoredVolume, reason: string): Promise<void> {
     await this.db.transaction(async (em) => {
       const now = this.clock.now();
-      if (!(await this.volumes.compareAndSetStatus(em, v.id, ['managing'], 'error_managing', now, { error_reason: reason.slice(0, 1000), use_quota: false }))) return;
+      if (!(await this.volumes.transition(em, v.id, VOLUME_OPERATIONS.manageFailed, now, { error_reason: reason.slice(0, 1000), use_quota: false }))) return;
       await this.volumes.setAdminMetadataKey(em, v.id, MANAGE_SOURCE_METADATA_KEY, null);
       if (v.consumesQuota) await this.quotas.apply(em, v.projectId, volumeQuotaDeltas(v.size, v.volumeTypeName, -1), 'in_use', false);
     });

@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { placeVolume, type PoolState } from '@osc/block-storage-domain';
+import { placeVolume, type PoolState, VOLUME_OPERATIONS } from '@osc/block-storage-domain';
 import { MessageRepository, PoolRepository, ServiceRepository, VolumeRepository } from '@osc/block-storage-persistence';
 import {
   BLOCK_STORAGE_SCHEDULER_QUEUE,
@@ -88,7 +88,7 @@ export class PlacementService implements OnApplicationBootstrap, OnModuleDestroy
       this.log.warn(`no valid back end for volume ${v.id}: ${why || 'no pools reported'}`);
       // Cinder records a user message for the owner (GET /messages): schedule allocate volume, no backend.
       await this.db.transaction(async (em) => {
-        const failed = await this.volumes.compareAndSetStatus(em, v.id, ['creating'], 'error', now, {
+        const failed = await this.volumes.transition(em, v.id, VOLUME_OPERATIONS.createFailed, now, {
           error_reason: `No valid backend was found. ${why || 'No pools are reported.'}`.slice(0, 1000),
         });
         if (failed) {

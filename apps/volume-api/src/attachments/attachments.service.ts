@@ -6,7 +6,6 @@ import {
   attachFlowSources,
   attachmentConnectionInfo,
   attachmentDetailView,
-  attachmentReserveSources,
   attachmentSummaryView,
   connectionMode,
   createAttachMode,
@@ -21,7 +20,6 @@ import {
   parseForceDetachAttachmentId,
   parsePaging,
   queryValue,
-  reserveRefusal,
   statusAfterDetach,
   supports,
   isTrueish,
@@ -29,6 +27,8 @@ import {
   type Connector,
   type LocalConnectionInfo,
   type VolumeStatus,
+  VOLUME_OPERATIONS,
+  refusalOf,
 } from '@osc/block-storage-domain';
 import { ConflictError, InvalidInputError, InvalidStateError, NotFoundError } from '@osc/errors';
 import {
@@ -165,10 +165,11 @@ export class AttachmentsService {
     await this.db.transaction(async (em) => {
       const now = this.clock.now();
       const locked = await this.lockVolume(em, v.id);
-      if (!(await this.volumes.compareAndSetStatus(em, v.id, attachmentReserveSources(locked.multiattach), 'reserved', now))) {
+      const reserve = locked.multiattach ? VOLUME_OPERATIONS.attachmentReserveMultiattach : VOLUME_OPERATIONS.attachmentReserve;
+      if (!(await this.volumes.transition(em, v.id, reserve, now))) {
         // LP 1694530: the same instance may reserve again (a move of the instance between hosts).
         const sameInstance = input.instanceUuid !== null && ['in-use', 'reserved'].includes(locked.status) && (await this.attachments.listOfVolume(em, v.id)).some((a) => a.instanceUuid === input.instanceUuid);
-        if (!sameInstance) throw new InvalidStateError(reserveRefusal(v.id, locked.multiattach, locked.status));
+        if (!sameInstance) throw new InvalidStateError(refusalOf(reserve, { id: v.id, status: locked.status }));
       }
       await this.attachments.insert(em, { id, volumeId: v.id, volumeHost: locked.host, instanceUuid: input.instanceUuid, attachStatus: 'reserved', attachMode, now });
       if (input.connector !== null && connection !== null) {
@@ -345,7 +346,7 @@ export class AttachmentsService {
   private async terminate(v: StoredVolume): Promise<void> {
     if ((await this.attachments.listOfVolume(this.db, v.id)).length > 1) throw novaConflict('');
     const now = this.clock.now();
-    await this.volumes.compareAndSetStatus(this.db, v.id, ['attaching'], v.attachments.length > 0 ? 'in-use' : 'available', now);
+    await this.volumes.transition(this.db, v.id, v.attachments.length > 0 ? VOLUME_OPERATIONS.unreserveToInUse : VOLUME_OPERATIONS.unreserveToAvailable, now);
   }
 
   /** `os-force_detach` (admin): terminate the connection, then detach (`Error force detaching volume - …`). */

@@ -33,6 +33,9 @@ import {
   type BackupRestoreJob,
   type BackupStatus,
   type VolumeStatus,
+  VOLUME_OPERATIONS,
+  refusalOf,
+  fromStatus,
 } from '@osc/block-storage-domain';
 import {
   BackupRepository,
@@ -144,7 +147,7 @@ export class BackupsService {
     const scope = api.isAdmin ? null : api.ctx.projectId;
     const v = await this.volumes.findById(this.db, input.volumeId, scope);
     if (!v) throw volumeNotFound(input.volumeId);
-    const allowed: VolumeStatus[] = input.force ? ['available', 'in-use'] : ['available'];
+    const operation = input.force ? VOLUME_OPERATIONS.forceBackup : VOLUME_OPERATIONS.backup;
     if (!['available', 'in-use'].includes(v.status)) {
       throw new InvalidStateError(
         `Invalid volume: Volume to be backed up must be available or in-use, but the current status is "${v.status}".`,
@@ -227,17 +230,9 @@ export class BackupsService {
           throw new InvalidStateError('Invalid snapshot: Snapshot to be backed up must be available.');
         }
       } else if (
-        !(await this.volumes.compareAndSetStatus(
-          em,
-          v.id,
-          [v.status].filter((s) => allowed.includes(s)),
-          'backing-up',
-          now,
-        ))
+        !(await this.volumes.transition(em, v.id, fromStatus<VolumeStatus>(operation, v.status), now))
       ) {
-        throw new InvalidStateError(
-          `Invalid volume: Volume to be backed up must be ${allowed.join(' or ')}.`,
-        );
+        throw new InvalidStateError(refusalOf(operation, { id: v.id, status: v.status }));
       }
       await this.quotas.reserve(em, {
         id,
@@ -405,8 +400,8 @@ export class BackupsService {
       ) {
         throw new InvalidStateError('Invalid backup: Backup status must be available.');
       }
-      if (!(await this.volumes.compareAndSetStatus(em, v.id, ['available'], 'restoring-backup', now))) {
-        throw new InvalidStateError('Invalid volume: Volume to be restored to must be available.');
+      if (!(await this.volumes.transition(em, v.id, VOLUME_OPERATIONS.restoreBackup, now))) {
+        throw new InvalidStateError(refusalOf(VOLUME_OPERATIONS.restoreBackup, { id: v.id, status: v.status }));
       }
       const data: BackupRestoreJob = { backupId: b.id, volumeId: v.id, newVolume };
       await this.outbox.add(em, {

@@ -30,6 +30,8 @@ import {
   type GroupValue,
   type PoolState,
   type QuotaDelta,
+  VOLUME_OPERATIONS,
+  isMigrating,
 } from '@osc/block-storage-domain';
 import { SNAPSHOT_CREATE_JOB, SNAPSHOT_DELETE_JOB, VOLUME_DELETE_JOB, backendJobQueue } from '@osc/contracts';
 import { InvalidInputError, InvalidStateError, NotFoundError } from '@osc/errors';
@@ -341,7 +343,7 @@ export class GroupsService {
     for (const m of members) {
       if (m.attached) throw invalidGroup(flavor, `Volume ${m.id} in group ${g.id} is attached. Need to detach first.`);
       if (m.snapshotCount > 0) throw invalidGroup(flavor, `Volume ${m.id} in group ${g.id} still has dependent snapshots.`);
-      if (m.migrationStatus !== null && !['none', 'error', 'success'].includes(m.migrationStatus)) throw invalidGroup(flavor, `Volume ${m.id} in group ${g.id} is migrating.`);
+      if (isMigrating(m.migrationStatus)) throw invalidGroup(flavor, `Volume ${m.id} in group ${g.id} is migrating.`);
     }
     const allowed = deleteVolumes ? ['available', 'error', 'error_deleting', 'creating', 'updating', 'in-use'] : ['available', 'error'];
     await this.db.transaction(async (em) => {
@@ -355,7 +357,7 @@ export class GroupsService {
       }
       for (const m of members) {
         if (m.status === 'deleting') continue;
-        if (!(await this.volumes.compareAndSetStatus(em, m.id, ['available', 'error', 'error_restoring', 'error_extending', 'error_deleting', 'error_managing'], 'deleting', now))) {
+        if (!(await this.volumes.transition(em, m.id, VOLUME_OPERATIONS.deleteGroupMember, now))) {
           throw invalidGroup(flavor, `Volume ${m.id} in group ${g.id} is in status ${m.status} and cannot be deleted.`);
         }
         await this.enqueueVolumeDelete(em, m.id, m.host);
@@ -480,7 +482,7 @@ export class GroupsService {
     if (!['available', 'in-use'].includes(g.status)) throw invalidGroup(flavor, `Group ${g.id} status must be available or in-use, but current status is: ${g.status}.`);
     const members = await this.groups.members(this.db, g.id);
     for (const m of members) {
-      const migrating = m.migrationStatus !== null && !['none', 'error', 'success'].includes(m.migrationStatus);
+      const migrating = isMigrating(m.migrationStatus);
       if (m.host === null || ['maintenance', 'error'].includes(m.status) || migrating) {
         throw invalidGroup(flavor, `Volume ${m.id} must be placed on a back end and not be in maintenance, error or migrating to take a group snapshot.`);
       }

@@ -20,6 +20,8 @@ import {
   volumeQuotaDeltas,
   type QuotaDelta,
   type TransferValue,
+  VOLUME_OPERATIONS,
+  refusalOf,
 } from '@osc/block-storage-domain';
 import { InvalidInputError, InvalidStateError, NotFoundError, OverLimitError } from '@osc/errors';
 import { QuotaRepository, TransferRepository, VolumeRepository, type SimplePage } from '@osc/block-storage-persistence';
@@ -90,8 +92,8 @@ export class TransfersService {
       createdAt: now,
     };
     await this.db.transaction(async (em) => {
-      if (!(await this.volumes.compareAndSetStatus(em, v.id, ['available'], 'awaiting-transfer', now))) {
-        throw new InvalidStateError(`Invalid volume: Volume ${v.id} status must be available to transfer.`);
+      if (!(await this.volumes.transition(em, v.id, VOLUME_OPERATIONS.offerTransfer, now))) {
+        throw new InvalidStateError(refusalOf(VOLUME_OPERATIONS.offerTransfer, { id: v.id, status: v.status }));
       }
       await this.transfers.insert(em, transfer);
     });
@@ -139,7 +141,7 @@ export class TransfersService {
     const now = this.clock.now();
     await this.db.transaction(async (em) => {
       if (!(await this.transfers.close(em, t.id, now, null))) throw transferNotFound(id);
-      await this.volumes.compareAndSetStatus(em, t.volumeId, ['awaiting-transfer'], 'available', now);
+      await this.volumes.transition(em, t.volumeId, VOLUME_OPERATIONS.endTransfer, now);
     });
   }
 
@@ -178,7 +180,7 @@ export class TransfersService {
           false,
         );
       }
-      await this.volumes.compareAndSetStatus(em, v.id, ['awaiting-transfer'], 'available', now, { project_id: recipient, user_id: api.ctx.userId });
+      await this.volumes.transition(em, v.id, VOLUME_OPERATIONS.endTransfer, now, { project_id: recipient, user_id: api.ctx.userId });
       if (snaps.length > 0) {
         await em.query(`UPDATE "snapshots" SET project_id = $1, user_id = $2, updated_at = $3 WHERE id = ANY($4::uuid[]) AND deleted = false`, [
           recipient,

@@ -19,6 +19,7 @@ import {
   snapshotView,
   volumeDetailView,
   volumeQuotaDeltas,
+  isMigrating,
 } from '@osc/block-storage-domain';
 import {
   MANAGE_SOURCE_METADATA_KEY,
@@ -239,7 +240,7 @@ export class ManageService {
     if (v.host === null || !pools.some((p) => p.backend === backendOf(v.host ?? ''))) throw new InvalidInputError('Service is unavailable at this time.');
     await this.assertEnabled(backendOf(v.host));
     if (v.status === 'maintenance') throw new InvalidStateError('Invalid volume: The volume cannot be updated during maintenance.');
-    if (v.migrationStatus !== null && !['none', 'error', 'success'].includes(v.migrationStatus)) {
+    if (isMigrating(v.migrationStatus)) {
       throw new InvalidStateError('Invalid volume: Snapshot cannot be created while volume is migrating.');
     }
     const now = this.clock.now();

@@ -22,6 +22,7 @@ import {
   SNAPSHOT_SORT_KEYS,
   SORT_ALIASES,
   supports,
+  isMigrating,
 } from '@osc/block-storage-domain';
 import { SNAPSHOT_CREATE_JOB, SNAPSHOT_DELETE_JOB, SNAPSHOT_UNMANAGE_JOB, backendJobQueue, snapshotUnmanageJobId } from '@osc/contracts';
 import { InvalidInputError, InvalidStateError, NotFoundError } from '@osc/errors';
@@ -61,7 +62,7 @@ export class SnapshotsService {
     if (input.volumeId === null) throw volumeNotFound('None');
     const v = await this.volumes.findById(this.db, input.volumeId, api.isAdmin ? null : api.ctx.projectId);
     if (!v) throw volumeNotFound(input.volumeId);
-    const migrating = v.migrationStatus !== null && !['none', 'error', 'success'].includes(v.migrationStatus);
+    const migrating = isMigrating(v.migrationStatus);
     if (v.host === null || ['maintenance', 'error'].includes(v.status) || migrating) {
       throw new InvalidStateError(`Invalid volume: Volume ${v.id} must be placed on a back end and not be in maintenance, error or migrating to take a snapshot.`);
     }

@@ -3,7 +3,6 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource, EntityManager } from 'typeorm';
 import {
   admitFilters,
-  allowedVolumeSources,
   checkPerVolumeSize,
   formatMicroversion,
   compileVolumeFilters,
@@ -24,17 +23,17 @@ import {
   placeVolume,
   poolsForType,
   isMigrating,
+  NOT_MIGRATING_STATUSES,
+  refusalOf,
+  VOLUME_OPERATIONS,
   isMultiattachSpec,
   queryValue,
-  volumeReserveSources,
   VOLUME_RETYPE_SOURCES,
   SORT_ALIASES,
   supports,
   VOLUME_CLONEABLE_STATUSES,
-  VOLUME_DELETABLE_STATUSES,
   VOLUME_RESETTABLE_STATUSES,
   VOLUME_SORT_KEYS,
-  VOLUME_STATUSES,
   VOLUME_EXTEND_ATTEMPTS,
   volumeDetailPlan,
   volumeDetailView,
@@ -377,20 +376,16 @@ export class VolumesService {
       v = (await this.volumes.findById(this.db, v.id, null)) ?? v;
       if (v.host === null) return;
     }
-    const refuse = (): InvalidStateError =>
-      new InvalidStateError(
-        `Invalid volume: Volume status must be ${VOLUME_DELETABLE_STATUSES.join(', ')} and must not be migrating, attached, belong to a group or have snapshots (it is ${v.status}).`,
-      );
-    const migrating = v.migrationStatus !== null && !['none', 'error', 'success', 'deleting'].includes(v.migrationStatus);
-    if (v.attachStatus === 'attached' || migrating || v.groupId !== null || v.consistencygroupId !== null) throw refuse();
+    const operation = opts.force ? VOLUME_OPERATIONS.forceDelete : VOLUME_OPERATIONS.delete;
+    const refuse = (): InvalidStateError => new InvalidStateError(refusalOf(operation, { id: v.id, status: v.status }));
+    if (v.attachStatus === 'attached' || isMigrating(v.migrationStatus) || v.groupId !== null || v.consistencygroupId !== null) throw refuse();
     const snaps = await this.volumes.snapshotsOf(this.db, v.id);
     if (snaps.length > 0 && !opts.cascade) throw refuse();
     if (opts.cascade && snaps.some((s) => !['available', 'error', 'deleting'].includes(s.status))) {
       throw new InvalidStateError('Invalid volume: Snapshots of the volume must be available, error or deleting to delete it with cascade.');
     }
-    const allowed: readonly VolumeStatus[] = opts.force ? VOLUME_STATUSES.filter((s) => s !== 'deleting') : allowedVolumeSources('deleting');
     await this.db.transaction(async (em) => {
-      if (!(await this.volumes.compareAndSetStatus(em, v.id, allowed, 'deleting', now))) throw refuse();
+      if (!(await this.volumes.transition(em, v.id, operation, now))) throw refuse();
       for (const s of snaps) await this.snapshots.compareAndSetStatus(em, s.id, ['available', 'error', 'deleting'], 'deleting', now);
       await this.outbox.add(em, {
         destination: 'jobs',
@@ -411,14 +406,11 @@ export class VolumesService {
   private async unmanage(v: StoredVolume): Promise<void> {
     if (v.host === null) return this.deleteVolume(v, { force: false, cascade: false });
     if (v.encryptionKeyId !== null) throw new InvalidInputError('Invalid volume: Unmanaging encrypted volumes is not supported.');
-    const refuse = (): InvalidStateError =>
-      new InvalidStateError(
-        `Invalid volume: Volume status must be ${VOLUME_DELETABLE_STATUSES.join(', ')} and must not be migrating, attached, belong to a group or have snapshots (it is ${v.status}).`,
-      );
+    const refuse = (): InvalidStateError => new InvalidStateError(refusalOf(VOLUME_OPERATIONS.unmanage, { id: v.id, status: v.status }));
     if (v.attachStatus === 'attached' || isMigrating(v.migrationStatus) || v.groupId !== null || v.consistencygroupId !== null) throw refuse();
     if ((await this.volumes.countActiveSnapshots(this.db, v.id)) > 0) throw refuse();
     await this.db.transaction(async (em) => {
-      if (!(await this.volumes.compareAndSetStatus(em, v.id, VOLUME_DELETABLE_STATUSES, 'unmanaging', this.clock.now()))) throw refuse();
+      if (!(await this.volumes.transition(em, v.id, VOLUME_OPERATIONS.unmanage, this.clock.now()))) throw refuse();
       await this.outbox.add(em, {
         destination: 'jobs',
         queue: backendJobQueue(backendOf(v.host ?? '')),
@@ -465,7 +457,7 @@ export class VolumesService {
         return { status: 202 };
       case 'os-unreserve':
         api.authorize('volume_extension:volume_actions:unreserve', v.projectId);
-        await this.volumes.compareAndSetStatus(this.db, v.id, ['attaching'], v.attachments.length > 0 ? 'in-use' : 'available', this.clock.now());
+        await this.volumes.transition(this.db, v.id, v.attachments.length > 0 ? VOLUME_OPERATIONS.unreserveToInUse : VOLUME_OPERATIONS.unreserveToAvailable, this.clock.now());
         return { status: 202 };
       case 'os-begin_detaching':
         api.authorize('volume_extension:volume_actions:begin_detaching', v.projectId);
@@ -473,7 +465,7 @@ export class VolumesService {
         return { status: 202 };
       case 'os-roll_detaching':
         api.authorize('volume_extension:volume_actions:roll_detaching', v.projectId);
-        await this.volumes.compareAndSetStatus(this.db, v.id, ['detaching'], 'in-use', this.clock.now());
+        await this.volumes.transition(this.db, v.id, VOLUME_OPERATIONS.rollDetaching, this.clock.now());
         return { status: 202 };
       case 'os-detach':
         api.authorize('volume_extension:volume_actions:detach', v.projectId);
@@ -516,17 +508,17 @@ export class VolumesService {
 
   /** Cinder: available (or in-use for multiattach) → attaching; anything else is 400. */
   private async reserve(v: StoredVolume): Promise<void> {
-    const sources = volumeReserveSources(v.multiattach);
-    if (!(await this.volumes.compareAndSetStatus(this.db, v.id, sources, 'attaching', this.clock.now()))) {
+    const operation = v.multiattach ? VOLUME_OPERATIONS.reserveMultiattach : VOLUME_OPERATIONS.reserve;
+    if (!(await this.volumes.transition(this.db, v.id, operation, this.clock.now()))) {
       const now = (await this.volumes.findById(this.db, v.id, null))?.status ?? v.status;
-      throw new InvalidStateError(`Invalid volume: Volume status must be ${sources.join(' or ')} to reserve, but the status is ${now}.`);
+      throw new InvalidStateError(refusalOf(operation, { id: v.id, status: now }));
     }
   }
 
   private async beginDetaching(v: StoredVolume): Promise<void> {
-    const refused = new InvalidStateError("Invalid volume: Unable to detach volume. Volume status must be 'in-use' and attach_status must be 'attached' to detach.");
+    const refused = new InvalidStateError(refusalOf(VOLUME_OPERATIONS.beginDetaching, { id: v.id, status: v.status }));
     if (v.attachStatus !== 'attached' || isMigrating(v.migrationStatus)) throw refused;
-    if (!(await this.volumes.compareAndSetStatus(this.db, v.id, ['in-use'], 'detaching', this.clock.now()))) throw refused;
+    if (!(await this.volumes.transition(this.db, v.id, VOLUME_OPERATIONS.beginDetaching, this.clock.now()))) throw refused;
   }
 
   /**
@@ -641,7 +633,7 @@ export class VolumesService {
     };
     await this.db.transaction(async (em) => {
       if (reservationId !== null) await this.quotas.reserve(em, { id: reservationId, projectId: v.projectId, volumeId: v.id, operation: 'migrate', newSize: null, deltas: opts.deltas, now });
-      const started = await this.volumes.compareAndSetMigration(em, v.id, [v.status], ['none', 'error', 'success', 'deleting', null], opts.holdStatus, now, { migration_status: 'starting' });
+      const started = await this.volumes.compareAndSetMigration(em, v.id, [v.status], NOT_MIGRATING_STATUSES, opts.holdStatus, now, { migration_status: 'starting' });
       if (!started) throw refused;
       await this.volumes.setAdminMetadataKey(em, v.id, MIGRATION_JOB_METADATA_KEY, JSON.stringify(job));
       await this.outbox.add(em, {
@@ -671,8 +663,8 @@ export class VolumesService {
     }
     await this.db.transaction(async (em) => {
       const now = this.clock.now();
-      if (!(await this.volumes.compareAndSetStatus(em, v.id, ['available'], 'reverting', now))) {
-        throw new ConflictError(`Invalid volume: Can't revert volume ${v.id} to its latest snapshot ${latest.id}. Volume's status must be 'available'.`);
+      if (!(await this.volumes.transition(em, v.id, VOLUME_OPERATIONS.revert, now))) {
+        throw new ConflictError(refusalOf(VOLUME_OPERATIONS.revert, { id: v.id, status: v.status, snapshot: latest.id }));
       }
       if (!(await this.snapshots.compareAndSetStatus(em, latest.id, ['available'], 'restoring', now))) {
         throw new ConflictError(`Invalid snapshot: Can't revert volume ${v.id} to its latest snapshot ${latest.id}. Snapshot's status must be 'available'.`);
@@ -689,9 +681,9 @@ export class VolumesService {
   /** BS-7.7.14 / BS-8.1.3: quota for the increase is reserved now and committed by the back end. */
   private async extend(api: ApiRequest, v: StoredVolume, args: unknown): Promise<void> {
     const { newSize } = parseExtendArgs(args);
-    const sources: VolumeStatus[] = supports(api.mv, 'volume.extend-in-use') ? ['available', 'in-use'] : ['available'];
-    if (!sources.includes(v.status)) {
-      throw new InvalidStateError(`Invalid volume: Volume ${v.id} status must be ${sources.join(' or ')} to extend, currently ${v.status}.`);
+    const operation = supports(api.mv, 'volume.extend-in-use') ? VOLUME_OPERATIONS.extendInUse : VOLUME_OPERATIONS.extend;
+    if (!(operation.sources as readonly VolumeStatus[]).includes(v.status)) {
+      throw new InvalidStateError(`Invalid volume: Volume ${v.id} status must be ${operation.sources.join(' or ')} to extend, currently ${v.status}.`);
     }
     // The bytes being copied to another back end must not change under the copy.
     if (isMigrating(v.migrationStatus)) throw new InvalidStateError(`Invalid volume: Volume ${v.id} is part of an active migration and cannot be extended.`);
@@ -705,8 +697,8 @@ export class VolumesService {
       // The reservation is a row (with the target size) so the back end, its recovery after a
       // restart, or a final job failure commits or releases exactly these units once.
       await this.quotas.reserve(em, { id: randomUUID(), projectId: v.projectId, volumeId: v.id, operation: 'extend', newSize, deltas, now: this.clock.now() });
-      if (!(await this.volumes.compareAndSetStatus(em, v.id, sources, 'extending', this.clock.now()))) {
-        throw new InvalidStateError(`Invalid volume: Volume ${v.id} status must be ${sources.join(' or ')} to extend.`);
+      if (!(await this.volumes.transition(em, v.id, operation, this.clock.now()))) {
+        throw new InvalidStateError(refusalOf(operation, { id: v.id, status: v.status }));
       }
       await this.outbox.add(em, {
         destination: 'jobs',

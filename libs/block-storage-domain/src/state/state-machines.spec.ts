@@ -43,7 +43,8 @@ describe('volume transitions', () => {
        restoring-backup>error_restoring restoring-backup>error error_restoring>deleting extending>available
        extending>in-use extending>error_extending error_extending>deleting uploading>available uploading>in-use
        retyping>available retyping>in-use retyping>error reverting>available reverting>error managing>available
-       managing>error_managing error_managing>deleting error_managing>error_managing_deleting`,
+       managing>error_managing error_managing>deleting error_managing>error_managing_deleting
+       available>unmanaging error>unmanaging error_restoring>unmanaging error_extending>unmanaging error_managing>unmanaging`,
     );
   });
   it.each([

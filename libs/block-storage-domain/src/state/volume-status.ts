@@ -37,6 +37,7 @@ export const isVolumeStatus = (s: unknown): s is VolumeStatus => typeof s === 's
  * (backup, upload, extend, retype) list both `available` and `in-use` as targets; the worker knows
  * which one applies. Cinder: deletion is allowed from available, error, error_restoring,
  * error_extending and error_managing; error_deleting is left only by an admin force-delete.
+ * `os-unmanage` (BS-7.7) accepts the same statuses as a delete and goes to unmanaging.
  * Attach edges (BS-8.1.9) follow Cinder's attachment code: a legacy `os-attach` takes an
  * available volume straight to in-use (`finish_attach`), and removing an attachment sets the
  * status its remaining attachments imply (`volume_detached`): in-use → available when the last
@@ -47,7 +48,7 @@ const NEXT: Readonly<Record<VolumeStatus, readonly VolumeStatus[]>> = {
   downloading: ['available', 'error'],
   available: [
     'deleting', 'extending', 'retyping', 'backing-up', 'restoring-backup', 'awaiting-transfer', 'uploading',
-    'reserved', 'attaching', 'in-use', 'maintenance', 'reverting',
+    'reserved', 'attaching', 'in-use', 'maintenance', 'reverting', 'unmanaging',
   ],
   reserved: ['attaching', 'available', 'in-use'],
   attaching: ['in-use', 'available', 'reserved'],
@@ -55,20 +56,20 @@ const NEXT: Readonly<Record<VolumeStatus, readonly VolumeStatus[]>> = {
   detaching: ['available', 'in-use'],
   maintenance: ['available', 'error'],
   deleting: ['error_deleting'],
-  error: ['deleting'],
+  error: ['deleting', 'unmanaging'],
   error_deleting: [],
   'awaiting-transfer': ['available'],
   'backing-up': ['available', 'in-use'],
   'error_backing-up': [],
   'restoring-backup': ['available', 'error_restoring', 'error'],
-  error_restoring: ['deleting'],
+  error_restoring: ['deleting', 'unmanaging'],
   extending: ['available', 'in-use', 'error_extending'],
-  error_extending: ['deleting'],
+  error_extending: ['deleting', 'unmanaging'],
   uploading: ['available', 'in-use'],
   retyping: ['available', 'in-use', 'error'],
   reverting: ['available', 'error'],
   managing: ['available', 'error_managing'],
-  error_managing: ['deleting', 'error_managing_deleting'],
+  error_managing: ['deleting', 'error_managing_deleting', 'unmanaging'],
   error_managing_deleting: [],
   unmanaging: [],
 };
@@ -107,6 +108,12 @@ export const volumeReserveSources = (multiattach: boolean): VolumeStatus[] => (m
 /** `os-retype` (BS-8.1.4): the statuses a volume may be retyped from. */
 export const VOLUME_RETYPE_SOURCES: readonly VolumeStatus[] = ['available', 'in-use'];
 
-/** Migration statuses that do not count as an active migration (Cinder's AVAILABLE_MIGRATION_STATUS). */
-export const isMigrating = (migrationStatus: string | null): boolean =>
-  migrationStatus !== null && !['none', 'error', 'success', 'deleting'].includes(migrationStatus);
+/**
+ * Migration statuses that do not count as an active migration: Cinder's AVAILABLE_MIGRATION_STATUS
+ * (None, deleting, error, success; spec BS-7.7: "migration_status not in none/error/success/deleting"),
+ * `none` being how an admin reset writes None. The `IN (...)` set of a migration's start.
+ */
+export const NOT_MIGRATING_STATUSES: readonly (string | null)[] = [null, 'none', 'error', 'success', 'deleting'];
+
+/** True while a migration is under way (migration_status outside NOT_MIGRATING_STATUSES). */
+export const isMigrating = (migrationStatus: string | null): boolean => !NOT_MIGRATING_STATUSES.includes(migrationStatus);

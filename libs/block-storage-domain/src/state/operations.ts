@@ -1,0 +1,89 @@
+import { VOLUME_DELETABLE_STATUSES, VOLUME_STATUSES, type VolumeStatus } from './volume-status';
+
+/**
+ * A status-changing operation as data: the compare-and-set `UPDATE … SET status = target WHERE
+ * status IN (sources)` and the text a client is refused with when no row matched. `refusal` is a
+ * template: `{id}`, `{status}` (the status the resource was in) and any other `{name}` are filled
+ * by `refusalOf`; null when a lost race is silent (a worker finding the resource already moved on
+ * by someone else, or an action Cinder answers 202 whatever the status).
+ * `bypassesTable` marks the few operations that deliberately leave the transition table (an admin
+ * force, or a step that keeps the status it guards); every other operation's sources are sources of
+ * its target in the table, which a unit test checks row by row.
+ */
+export interface StatusOperation<S extends string> {
+  readonly sources: readonly S[];
+  readonly target: S;
+  readonly refusal: string | null;
+  readonly bypassesTable?: true;
+}
+
+/** Fills a refusal template (`{id}`, `{status}`, …); an operation without one refuses generically. */
+export function refusalOf<S extends string>(op: StatusOperation<S>, vars: Readonly<Record<string, string>>): string {
+  const template = op.refusal ?? `Invalid state: status must be ${op.sources.join(' or ')} to become ${op.target}, but it is {status}.`;
+  return template.replace(/\{(\w+)\}/g, (whole, name: string) => vars[name] ?? whole);
+}
+
+const DELETE_REFUSAL = `Invalid volume: Volume status must be ${VOLUME_DELETABLE_STATUSES.join(', ')} and must not be migrating, attached, belong to a group or have snapshots (it is {status}).`;
+const DETACH_REFUSAL = "Invalid volume: Unable to detach volume. Volume status must be 'in-use' and attach_status must be 'attached' to detach.";
+
+const op = <S extends string>(sources: readonly S[], target: S, refusal: string | null, bypassesTable?: true): StatusOperation<S> =>
+  bypassesTable ? { sources, target, refusal, bypassesTable } : { sources, target, refusal };
+
+/**
+ * Every volume status change the services make (Cinder's `conditional_update` calls in
+ * `volume/api.py` and the manager's completions). Operations whose target depends on the volume
+ * (attachments left, attached or not, a new or existing restore target) have one row per target.
+ */
+export const VOLUME_OPERATIONS = {
+  // volume API (BS-8.1.x)
+  delete: op(VOLUME_DELETABLE_STATUSES, 'deleting', DELETE_REFUSAL),
+  forceDelete: op(VOLUME_STATUSES.filter((s) => s !== 'deleting'), 'deleting', DELETE_REFUSAL, true),
+  unmanage: op(VOLUME_DELETABLE_STATUSES, 'unmanaging', DELETE_REFUSAL),
+  reserve: op(['available'], 'attaching', 'Invalid volume: Volume status must be available to reserve, but the status is {status}.'),
+  reserveMultiattach: op(['available', 'in-use'], 'attaching', 'Invalid volume: Volume status must be available or in-use to reserve, but the status is {status}.'),
+  attachmentReserve: op(['available'], 'reserved', 'Invalid volume: Volume {id} status must be available or downloading to reserve, but the current status is {status}.'),
+  attachmentReserveMultiattach: op(['available', 'in-use'], 'reserved', 'Invalid volume: Volume {id} status must be available, in-use or downloading to reserve, but the current status is {status}.'),
+  unreserveToInUse: op(['attaching'], 'in-use', null),
+  unreserveToAvailable: op(['attaching'], 'available', null),
+  beginDetaching: op(['in-use'], 'detaching', DETACH_REFUSAL),
+  rollDetaching: op(['detaching'], 'in-use', null),
+  extend: op(['available'], 'extending', 'Invalid volume: Volume {id} status must be available to extend.'),
+  extendInUse: op(['available', 'in-use'], 'extending', 'Invalid volume: Volume {id} status must be available or in-use to extend.'),
+  revert: op(['available'], 'reverting', "Invalid volume: Can't revert volume {id} to its latest snapshot {snapshot}. Volume's status must be 'available'."),
+  backup: op(['available'], 'backing-up', 'Invalid volume: Volume to be backed up must be available.'),
+  forceBackup: op(['available', 'in-use'], 'backing-up', 'Invalid volume: Volume to be backed up must be available or in-use.'),
+  restoreBackup: op(['available'], 'restoring-backup', 'Invalid volume: Volume to be restored to must be available.'),
+  offerTransfer: op(['available'], 'awaiting-transfer', 'Invalid volume: Volume {id} status must be available to transfer.'),
+  endTransfer: op(['awaiting-transfer'], 'available', null),
+  // volume manager (back end, placement)
+  created: op(['creating'], 'available', null),
+  createFailed: op(['creating'], 'error', null),
+  reschedule: op(['creating'], 'creating', null, true),
+  deleteFailed: op(['deleting'], 'error_deleting', null),
+  extendedAvailable: op(['extending'], 'available', null),
+  extendedInUse: op(['extending'], 'in-use', null),
+  reverted: op(['reverting'], 'available', null),
+  revertFailed: op(['reverting'], 'error', null),
+  restored: op(['restoring-backup'], 'available', null),
+  restoreIntoNewFailed: op(['restoring-backup'], 'error', null),
+  restoreFailed: op(['restoring-backup'], 'error_restoring', null),
+  /**
+   * Deleting a group with its volumes (BS-7.9): the member volumes may also be in error_deleting,
+   * which a plain delete does not accept; the group delete retries them like a force delete.
+   */
+  deleteGroupMember: op(['available', 'error', 'error_restoring', 'error_extending', 'error_deleting', 'error_managing'], 'deleting', null, true),
+  managed: op(['managing'], 'available', null),
+  manageFailed: op(['managing'], 'error_managing', null),
+} as const satisfies Record<string, StatusOperation<VolumeStatus>>;
+
+/**
+ * The operation narrowed to the one source the resource was read in (the compare-and-set then also
+ * guards what was read, e.g. the backup's recorded previous status); no source when that status
+ * is not one of the operation's.
+ */
+export const fromStatus = <S extends string>(op: StatusOperation<S>, status: S): Pick<StatusOperation<S>, 'sources' | 'target'> => ({
+  sources: op.sources.filter((s) => s === status),
+  target: op.target,
+});
+
+export type VolumeOperationName = keyof typeof VOLUME_OPERATIONS;
