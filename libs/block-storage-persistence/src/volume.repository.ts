@@ -559,6 +559,17 @@ export class SnapshotRepository {
     return { items: rowsOf<Row>(await db.query(sql, p.values)).map(toSnapshot), count };
   }
 
+  /** A domain operation's compare-and-set (`SNAPSHOT_OPERATIONS`): its sources → its target. */
+  async transition(
+    db: Queryable,
+    id: string,
+    op: Pick<StatusOperation<SnapshotStatus>, 'sources' | 'target'>,
+    now: Date,
+    set: Readonly<Record<string, unknown>> = {},
+  ): Promise<boolean> {
+    return this.compareAndSetStatus(db, id, op.sources, op.target, now, set);
+  }
+
   async compareAndSetStatus(db: Queryable, id: string, allowed: readonly SnapshotStatus[], to: SnapshotStatus, now: Date, set: Readonly<Record<string, unknown>> = {}): Promise<boolean> {
     const p = new Params();
     const sets = [`"status" = ${p.add(to)}`, `"updated_at" = ${p.add(now)}`];

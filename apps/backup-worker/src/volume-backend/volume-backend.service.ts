@@ -21,6 +21,7 @@ import {
   parseFileLocationInfo,
   volumeFileName,
   VOLUME_OPERATIONS,
+  SNAPSHOT_OPERATIONS,
 } from '@osc/block-storage-domain';
 import {
   BackendFileRepository,
@@ -481,7 +482,7 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
     await this.db.transaction(async (em) => {
       const now = this.clock.now();
       await this.volumes.transition(em, v.id, failure === null ? VOLUME_OPERATIONS.reverted : VOLUME_OPERATIONS.revertFailed, now, failure === null ? {} : { error_reason: `Reverting to snapshot ${s.id} failed: ${String(failure)}`.slice(0, 1000) });
-      await this.snapshots.compareAndSetStatus(em, s.id, ['restoring'], 'available', now);
+      await this.snapshots.transition(em, s.id, SNAPSHOT_OPERATIONS.reverted, now);
     });
   }
 
@@ -609,10 +610,10 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
     } catch (err) {
       this.log.warn(`creating snapshot ${s.id} failed: ${String(err)}`);
       await removeFile(this.snapshotFile(s.id)).catch(() => undefined);
-      await this.snapshots.compareAndSetStatus(this.db, s.id, ['creating'], 'error', this.clock.now(), { error_reason: String(err).slice(0, 1000) });
+      await this.snapshots.transition(this.db, s.id, SNAPSHOT_OPERATIONS.createFailed, this.clock.now(), { error_reason: String(err).slice(0, 1000) });
       return;
     }
-    if (!(await this.snapshots.compareAndSetStatus(this.db, s.id, ['creating'], 'available', this.clock.now(), { progress: '100%' }))) {
+    if (!(await this.snapshots.transition(this.db, s.id, SNAPSHOT_OPERATIONS.created, this.clock.now(), { progress: '100%' }))) {
       await removeFile(this.snapshotFile(s.id));
     }
   }
@@ -624,7 +625,7 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
       await removeFile(this.snapshotFile(s.id));
     } catch (err) {
       this.log.warn(`deleting snapshot ${s.id} failed: ${String(err)}`);
-      await this.snapshots.compareAndSetStatus(this.db, s.id, ['deleting'], 'error_deleting', this.clock.now());
+      await this.snapshots.transition(this.db, s.id, SNAPSHOT_OPERATIONS.deleteFailed, this.clock.now());
       return;
     }
     const typeName = s.volumeTypeId === null ? null : ((await this.types.findAny(this.db, s.volumeTypeId))?.name ?? null);
@@ -752,7 +753,7 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
         if (s.consumesQuota && size !== s.size) {
           await this.quotas.apply(em, s.projectId, snapshotQuotaDeltas(size - s.size, typeName).filter((d) => d.resource.startsWith('gigabytes')));
         }
-        if (!(await this.snapshots.compareAndSetStatus(em, s.id, ['creating'], 'available', now, { size, progress: '100%', manage_source: null }))) {
+        if (!(await this.snapshots.transition(em, s.id, SNAPSHOT_OPERATIONS.created, now, { size, progress: '100%', manage_source: null }))) {
           throw new ManageRefused('the snapshot is no longer creating');
         }
         if (from !== null) await rename(from, target);
@@ -768,7 +769,7 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
 
   /** `creating` → `error` with the reason; the snapshot keeps the quota charged for it until it is deleted. */
   private async failSnapshotManage(s: StoredSnapshot, reason: string): Promise<void> {
-    await this.snapshots.compareAndSetStatus(this.db, s.id, ['creating'], 'error', this.clock.now(), { error_reason: reason.slice(0, 1000), manage_source: null });
+    await this.snapshots.transition(this.db, s.id, SNAPSHOT_OPERATIONS.createFailed, this.clock.now(), { error_reason: reason.slice(0, 1000), manage_source: null });
   }
 
   /** `unmanaging` → the row is removed and its quota released; the file stays. */

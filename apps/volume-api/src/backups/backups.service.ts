@@ -36,6 +36,7 @@ import {
   VOLUME_OPERATIONS,
   refusalOf,
   fromStatus,
+  SNAPSHOT_OPERATIONS,
 } from '@osc/block-storage-domain';
 import {
   BackupRepository,
@@ -225,9 +226,9 @@ export class BackupsService {
     await this.db.transaction(async (em) => {
       if (input.snapshotId !== null) {
         if (
-          !(await this.snapshots.compareAndSetStatus(em, input.snapshotId, ['available'], 'backing-up', now))
+          !(await this.snapshots.transition(em, input.snapshotId, SNAPSHOT_OPERATIONS.backup, now))
         ) {
-          throw new InvalidStateError('Invalid snapshot: Snapshot to be backed up must be available.');
+          throw new InvalidStateError(refusalOf(SNAPSHOT_OPERATIONS.backup, { id: input.snapshotId }));
         }
       } else if (
         !(await this.volumes.transition(em, v.id, fromStatus<VolumeStatus>(operation, v.status), now))

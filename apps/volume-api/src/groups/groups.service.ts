@@ -32,6 +32,7 @@ import {
   type QuotaDelta,
   VOLUME_OPERATIONS,
   isMigrating,
+  SNAPSHOT_OPERATIONS,
 } from '@osc/block-storage-domain';
 import { SNAPSHOT_CREATE_JOB, SNAPSHOT_DELETE_JOB, VOLUME_DELETE_JOB, backendJobQueue } from '@osc/contracts';
 import { InvalidInputError, InvalidStateError, NotFoundError } from '@osc/errors';
@@ -573,7 +574,7 @@ export class GroupsService {
       if (!(await this.groupSnapshots.compareAndSetStatus(em, s.id, ['available', 'error'], 'deleting', now, { pending: true }))) throw refuse();
       for (const m of members) {
         if (m.status === 'deleting') continue;
-        if (!(await this.snapshots.compareAndSetStatus(em, m.id, ['available', 'error', 'error_deleting'], 'deleting', now))) throw refuse();
+        if (!(await this.snapshots.transition(em, m.id, SNAPSHOT_OPERATIONS.deleteGroupMember, now))) throw refuse();
         await this.outbox.add(em, {
           destination: 'jobs',
           queue: backendJobQueue(backendOf(m.host ?? '')),

@@ -3,7 +3,6 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import {
   admitFilters,
-  allowedSnapshotSources,
   compileSnapshotFilters,
   isTrueish,
   nextPageLink,
@@ -18,11 +17,12 @@ import {
   snapshotQuotaDeltas,
   snapshotStatusUpdateSources,
   snapshotView,
-  SNAPSHOT_STATUSES,
   SNAPSHOT_SORT_KEYS,
   SORT_ALIASES,
   supports,
   isMigrating,
+  SNAPSHOT_OPERATIONS,
+  refusalOf,
 } from '@osc/block-storage-domain';
 import { SNAPSHOT_CREATE_JOB, SNAPSHOT_DELETE_JOB, SNAPSHOT_UNMANAGE_JOB, backendJobQueue, snapshotUnmanageJobId } from '@osc/contracts';
 import { InvalidInputError, InvalidStateError, NotFoundError } from '@osc/errors';
@@ -144,11 +144,11 @@ export class SnapshotsService {
   async remove(api: ApiRequest, id: string, force = false): Promise<void> {
     const s = await this.load(api, id);
     api.authorize(force ? 'volume_extension:snapshot_admin_actions:force_delete' : 'volume:delete_snapshot', s.projectId);
-    const allowed = force ? SNAPSHOT_STATUSES : allowedSnapshotSources('deleting');
+    const operation = force ? SNAPSHOT_OPERATIONS.forceDelete : SNAPSHOT_OPERATIONS.delete;
     if (s.groupSnapshotId !== null) throw new InvalidStateError('Invalid snapshot: Snapshots in a group snapshot cannot be deleted individually.');
     await this.db.transaction(async (em) => {
-      if (!(await this.snapshots.compareAndSetStatus(em, s.id, allowed, 'deleting', this.clock.now()))) {
-        throw new InvalidStateError(`Invalid snapshot: Snapshot status must be ${allowed.join(' or ')} to delete, but it is ${s.status}.`);
+      if (!(await this.snapshots.transition(em, s.id, operation, this.clock.now()))) {
+        throw new InvalidStateError(refusalOf(operation, { id: s.id, status: s.status }));
       }
       await this.outbox.add(em, {
         destination: 'jobs',
@@ -188,11 +188,10 @@ export class SnapshotsService {
   private async unmanage(api: ApiRequest, id: string): Promise<void> {
     const s = await this.load(api, id);
     api.authorize('snapshot_extension:snapshot_unmanage', s.projectId);
-    const refuse = (): InvalidStateError =>
-      new InvalidStateError(`Invalid snapshot: Snapshot status must be available or error and must not be part of a group, but it is ${s.status}.`);
+    const refuse = (): InvalidStateError => new InvalidStateError(refusalOf(SNAPSHOT_OPERATIONS.unmanage, { id: s.id, status: s.status }));
     if (s.groupSnapshotId !== null) throw refuse();
     await this.db.transaction(async (em) => {
-      if (!(await this.snapshots.compareAndSetStatus(em, s.id, ['available', 'error'], 'unmanaging', this.clock.now()))) throw refuse();
+      if (!(await this.snapshots.transition(em, s.id, SNAPSHOT_OPERATIONS.unmanage, this.clock.now()))) throw refuse();
       await this.outbox.add(em, {
         destination: 'jobs',
         queue: backendJobQueue(backendOf(s.host ?? '')),

@@ -40,6 +40,7 @@ import {
   volumeQuotaDeltas,
   volumeSummaryView,
   type VolumeStatus,
+  SNAPSHOT_OPERATIONS,
 } from '@osc/block-storage-domain';
 import {
   BLOCK_STORAGE_SCHEDULER_QUEUE,
@@ -381,12 +382,12 @@ export class VolumesService {
     if (v.attachStatus === 'attached' || isMigrating(v.migrationStatus) || v.groupId !== null || v.consistencygroupId !== null) throw refuse();
     const snaps = await this.volumes.snapshotsOf(this.db, v.id);
     if (snaps.length > 0 && !opts.cascade) throw refuse();
-    if (opts.cascade && snaps.some((s) => !['available', 'error', 'deleting'].includes(s.status))) {
+    if (opts.cascade && snaps.some((s) => !(SNAPSHOT_OPERATIONS.deleteWithVolume.sources as readonly string[]).includes(s.status))) {
       throw new InvalidStateError('Invalid volume: Snapshots of the volume must be available, error or deleting to delete it with cascade.');
     }
     await this.db.transaction(async (em) => {
       if (!(await this.volumes.transition(em, v.id, operation, now))) throw refuse();
-      for (const s of snaps) await this.snapshots.compareAndSetStatus(em, s.id, ['available', 'error', 'deleting'], 'deleting', now);
+      for (const s of snaps) await this.snapshots.transition(em, s.id, SNAPSHOT_OPERATIONS.deleteWithVolume, now);
       await this.outbox.add(em, {
         destination: 'jobs',
         queue: backendJobQueue(backendOf(v.host ?? '')),
@@ -666,8 +667,8 @@ export class VolumesService {
       if (!(await this.volumes.transition(em, v.id, VOLUME_OPERATIONS.revert, now))) {
         throw new ConflictError(refusalOf(VOLUME_OPERATIONS.revert, { id: v.id, status: v.status, snapshot: latest.id }));
       }
-      if (!(await this.snapshots.compareAndSetStatus(em, latest.id, ['available'], 'restoring', now))) {
-        throw new ConflictError(`Invalid snapshot: Can't revert volume ${v.id} to its latest snapshot ${latest.id}. Snapshot's status must be 'available'.`);
+      if (!(await this.snapshots.transition(em, latest.id, SNAPSHOT_OPERATIONS.revert, now))) {
+        throw new ConflictError(refusalOf(SNAPSHOT_OPERATIONS.revert, { id: latest.id, status: latest.status, volume: v.id }));
       }
       await this.outbox.add(em, {
         destination: 'jobs',

@@ -1,4 +1,5 @@
-import { fromStatus, refusalOf, VOLUME_OPERATIONS, type StatusOperation } from './operations';
+import { fromStatus, refusalOf, SNAPSHOT_OPERATIONS, VOLUME_OPERATIONS, type StatusOperation } from './operations';
+import { SNAPSHOT_STATUSES, SNAPSHOT_TRANSITIONS } from './snapshot-status';
 import { canTransition, type TransitionTable } from './transition-table';
 import { VOLUME_STATUSES, VOLUME_TRANSITIONS, isMigrating, NOT_MIGRATING_STATUSES } from './volume-status';
 
@@ -46,14 +47,14 @@ const ROWS: readonly [keyof typeof VOLUME_OPERATIONS, string, string, string | n
 ];
 
 /** The operations allowed to leave the transition table, each for a stated reason. */
-const BYPASSES = new Set(['forceDelete', 'reschedule', 'deleteGroupMember']);
+const BYPASSES = new Set(['forceDelete', 'deleteGroupMember']);
 
 function checkRow<S extends string>(table: TransitionTable<S>, name: string, op: StatusOperation<S>, sources: string, target: string, refusal: string | null): void {
   expect([...op.sources]).toEqual(sources.split(' '));
   expect(op.target).toBe(target);
-  expect(op.refusal === null ? null : refusalOf(op, { id: V, status: 'in-use', snapshot: 'S' })).toBe(refusal);
+  expect(op.refusal === null ? null : refusalOf(op, { id: V, status: 'in-use', snapshot: 'S', volume: 'W' })).toBe(refusal);
   expect(op.bypassesTable === true).toBe(BYPASSES.has(name));
-  if (!op.bypassesTable) for (const from of op.sources) expect([from, canTransition(table, from, op.target)]).toEqual([from, true]);
+  if (!op.bypassesTable) for (const from of op.sources) expect([from, from === op.target || canTransition(table, from, op.target)]).toEqual([from, true]);
 }
 
 describe('VOLUME_OPERATIONS', () => {
@@ -63,6 +64,35 @@ describe('VOLUME_OPERATIONS', () => {
 
   it.each(ROWS)('%s: sources, target and refusal; a table edge from every source', (name, sources, target, refusal) => {
     checkRow(VOLUME_TRANSITIONS, name, VOLUME_OPERATIONS[name], sources, target, refusal);
+  });
+});
+
+const SNAPSHOT_ROWS: readonly [keyof typeof SNAPSHOT_OPERATIONS, string, string, string | null][] = [
+  ['delete', 'available error', 'deleting', 'Invalid snapshot: Snapshot status must be available or error to delete, but it is in-use.'],
+  [
+    'forceDelete',
+    SNAPSHOT_STATUSES.join(' '),
+    'deleting',
+    'Invalid snapshot: Snapshot status must be creating or available or deleting or error or error_deleting or backing-up or restoring or unmanaging to delete, but it is in-use.',
+  ],
+  ['deleteWithVolume', 'available error deleting', 'deleting', null],
+  ['deleteGroupMember', 'available error error_deleting', 'deleting', null],
+  ['unmanage', 'available error', 'unmanaging', 'Invalid snapshot: Snapshot status must be available or error and must not be part of a group, but it is in-use.'],
+  ['revert', 'available', 'restoring', `Invalid snapshot: Can't revert volume W to its latest snapshot ${V}. Snapshot's status must be 'available'.`],
+  ['backup', 'available', 'backing-up', 'Invalid snapshot: Snapshot to be backed up must be available.'],
+  ['created', 'creating', 'available', null],
+  ['createFailed', 'creating', 'error', null],
+  ['deleteFailed', 'deleting', 'error_deleting', null],
+  ['reverted', 'restoring', 'available', null],
+];
+
+describe('SNAPSHOT_OPERATIONS', () => {
+  it('has exactly the rows below', () => {
+    expect(Object.keys(SNAPSHOT_OPERATIONS).sort()).toEqual(SNAPSHOT_ROWS.map(([name]) => name).sort());
+  });
+
+  it.each(SNAPSHOT_ROWS)('%s: sources, target and refusal; a table edge from every source', (name, sources, target, refusal) => {
+    checkRow(SNAPSHOT_TRANSITIONS, name, SNAPSHOT_OPERATIONS[name], sources, target, refusal);
   });
 });
 

@@ -1,3 +1,4 @@
+import { SNAPSHOT_STATUSES, type SnapshotStatus } from './snapshot-status';
 import { VOLUME_DELETABLE_STATUSES, VOLUME_STATUSES, type VolumeStatus } from './volume-status';
 
 /**
@@ -7,8 +8,9 @@ import { VOLUME_DELETABLE_STATUSES, VOLUME_STATUSES, type VolumeStatus } from '.
  * by `refusalOf`; null when a lost race is silent (a worker finding the resource already moved on
  * by someone else, or an action Cinder answers 202 whatever the status).
  * `bypassesTable` marks the few operations that deliberately leave the transition table (an admin
- * force, or a step that keeps the status it guards); every other operation's sources are sources of
- * its target in the table, which a unit test checks row by row.
+ * force, or a group delete retrying error_deleting members); every other operation's sources are
+ * sources of its target in the table, or the target itself (repeating a step is no change), which a
+ * unit test checks row by row.
  */
 export interface StatusOperation<S extends string> {
   readonly sources: readonly S[];
@@ -58,7 +60,7 @@ export const VOLUME_OPERATIONS = {
   // volume manager (back end, placement)
   created: op(['creating'], 'available', null),
   createFailed: op(['creating'], 'error', null),
-  reschedule: op(['creating'], 'creating', null, true),
+  reschedule: op(['creating'], 'creating', null),
   deleteFailed: op(['deleting'], 'error_deleting', null),
   extendedAvailable: op(['extending'], 'available', null),
   extendedInUse: op(['extending'], 'in-use', null),
@@ -87,3 +89,21 @@ export const fromStatus = <S extends string>(op: StatusOperation<S>, status: S):
 });
 
 export type VolumeOperationName = keyof typeof VOLUME_OPERATIONS;
+
+/** Every snapshot status change the services make (Cinder's snapshot `conditional_update` calls and the manager's completions). */
+export const SNAPSHOT_OPERATIONS = {
+  delete: op(['available', 'error'], 'deleting', 'Invalid snapshot: Snapshot status must be available or error to delete, but it is {status}.'),
+  forceDelete: op(SNAPSHOT_STATUSES, 'deleting', `Invalid snapshot: Snapshot status must be ${SNAPSHOT_STATUSES.join(' or ')} to delete, but it is {status}.`, true),
+  /** A volume deleted with `cascade`: its snapshots may already be deleting. */
+  deleteWithVolume: op(['available', 'error', 'deleting'], 'deleting', null),
+  /** Deleting a group snapshot: members in error_deleting are retried, as a force delete would. */
+  deleteGroupMember: op(['available', 'error', 'error_deleting'], 'deleting', null, true),
+  unmanage: op(['available', 'error'], 'unmanaging', 'Invalid snapshot: Snapshot status must be available or error and must not be part of a group, but it is {status}.'),
+  revert: op(['available'], 'restoring', "Invalid snapshot: Can't revert volume {volume} to its latest snapshot {id}. Snapshot's status must be 'available'."),
+  backup: op(['available'], 'backing-up', 'Invalid snapshot: Snapshot to be backed up must be available.'),
+  // volume manager (back end)
+  created: op(['creating'], 'available', null),
+  createFailed: op(['creating'], 'error', null),
+  deleteFailed: op(['deleting'], 'error_deleting', null),
+  reverted: op(['restoring'], 'available', null),
+} as const satisfies Record<string, StatusOperation<SnapshotStatus>>;

@@ -10,12 +10,15 @@ export type SnapshotStatus = (typeof SNAPSHOT_STATUSES)[number];
 
 export const isSnapshotStatus = (s: unknown): s is SnapshotStatus => typeof s === 'string' && (SNAPSHOT_STATUSES as readonly string[]).includes(s);
 
-/** creating → available | error; available/error → deleting → (removed) | error_deleting; backup and revert return to available. */
+/**
+ * creating → available | error; available/error → deleting → (removed) | error_deleting; backup and revert return to
+ * available; `os-unmanage` takes an available or error snapshot to unmanaging (Cinder's snapshot unmanage).
+ */
 const NEXT: Readonly<Record<SnapshotStatus, readonly SnapshotStatus[]>> = {
   creating: ['available', 'error'],
   available: ['deleting', 'backing-up', 'restoring', 'unmanaging'],
   deleting: ['error_deleting'],
-  error: ['deleting'],
+  error: ['deleting', 'unmanaging'],
   error_deleting: [],
   'backing-up': ['available'],
   restoring: ['available'],

@@ -85,7 +85,7 @@ describe('snapshot transitions', () => {
     checkPairs(
       SNAPSHOT_TRANSITIONS,
       `creating>available creating>error available>deleting available>backing-up available>restoring available>unmanaging
-       deleting>error_deleting error>deleting backing-up>available restoring>available`,
+       deleting>error_deleting error>deleting backing-up>available restoring>available error>unmanaging`,
     );
     expect(allowedSnapshotSources('deleting')).toEqual(['available', 'error']);
   });
