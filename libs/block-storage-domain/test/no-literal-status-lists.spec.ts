@@ -7,7 +7,7 @@ import { join, relative } from 'node:path';
  * the resources already moved to the tables. Receivers are the repository fields the services use.
  */
 const ROOT = join(__dirname, '..', '..', '..');
-const RECEIVERS = ['volumes', 'snapshots'];
+const RECEIVERS = ['volumes', 'snapshots', 'backups'];
 const CALLS = ['compareAndSetStatus', 'compareAndSetMigration', 'transition'];
 
 function sourceFiles(dir: string): string[] {

@@ -21,6 +21,7 @@ import {
   type BackupJob,
   type BackupRestoreJob,
   VOLUME_OPERATIONS,
+  BACKUP_OPERATIONS,
 } from '@osc/block-storage-domain';
 import {
   BackupRepository,
@@ -269,7 +270,7 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
     observeBackup('create', b.size * GIB, started);
     let done = false;
     await this.db.transaction(async (em) => {
-      done = await this.backups.compareAndSetStatus(em, b.id, ['creating'], 'available', this.clock.now(), {
+      done = await this.backups.transition(em, b.id, BACKUP_OPERATIONS.created, this.clock.now(), {
         object_count: objectCount,
         service_metadata: prefix,
         container,
@@ -291,7 +292,7 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
     if (!b || b.status !== 'restoring' || b.restoreVolumeId !== data.volumeId) return;
     const v = await this.volumes.findById(this.db, data.volumeId, null);
     if (!v || v.status !== 'restoring-backup') {
-      await this.backups.compareAndSetStatus(this.db, b.id, ['restoring'], 'available', this.clock.now());
+      await this.backups.transition(this.db, b.id, BACKUP_OPERATIONS.restored, this.clock.now());
       return;
     }
     let volumeMeta: string | null = null;
@@ -318,7 +319,7 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
             error_reason: `Restoring backup ${b.id} failed: ${reasonOf(err)}`.slice(0, 1000),
           },
         );
-        await this.backups.compareAndSetStatus(em, b.id, ['restoring'], 'available', this.clock.now());
+        await this.backups.transition(em, b.id, BACKUP_OPERATIONS.restored, this.clock.now());
       });
       return;
     }
@@ -359,7 +360,7 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
         this.clock.now(),
         set,
       );
-      await this.backups.compareAndSetStatus(em, b.id, ['restoring'], 'available', this.clock.now());
+      await this.backups.transition(em, b.id, BACKUP_OPERATIONS.restored, this.clock.now());
     });
   }
 
@@ -383,11 +384,10 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
       }
     } catch (err) {
       this.log.warn(`deleting backup ${b.id} failed: ${reasonOf(err)}`);
-      await this.backups.compareAndSetStatus(
+      await this.backups.transition(
         this.db,
         b.id,
-        ['deleting'],
-        'error_deleting',
+        BACKUP_OPERATIONS.deleteFailed,
         this.clock.now(),
         { fail_reason: reasonOf(err) },
       );
@@ -445,7 +445,7 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
     } catch (err) {
       await this.db.transaction(async (em) => {
         if (
-          await this.backups.compareAndSetStatus(em, b.id, ['creating'], 'error', this.clock.now(), {
+          await this.backups.transition(em, b.id, BACKUP_OPERATIONS.createFailed, this.clock.now(), {
             fail_reason: `Import failed: ${reasonOf(err)}`.slice(0, 1000),
             import_record: null,
           })
@@ -456,7 +456,7 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
       return;
     }
     await this.db.transaction(async (em) => {
-      if (await this.backups.compareAndSetStatus(em, b.id, ['creating'], 'available', this.clock.now(), set))
+      if (await this.backups.transition(em, b.id, BACKUP_OPERATIONS.created, this.clock.now(), set))
         await this.quotas.settleReservation(em, b.id, true);
     });
   }

@@ -23,6 +23,7 @@ import {
   type StuckWork,
   type VolumeStatus,
   type WorkerState,
+  BACKUP_OPERATIONS,
 } from '@osc/block-storage-domain';
 import {
   BackupRepository,
@@ -296,7 +297,7 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
         ? await this.settlements.failBackupCreate(em, b, reason, pass.now)
         : b.status === 'restoring'
           ? await this.settlements.endBackupRestore(em, b, reason, pass.now)
-          : await this.backups.compareAndSetStatus(em, b.id, ['deleting'], 'error_deleting', pass.now, { fail_reason: reason.slice(0, 1000) });
+          : await this.backups.transition(em, b.id, BACKUP_OPERATIONS.deleteFailed, pass.now, { fail_reason: reason.slice(0, 1000) });
     if (done) await this.ended(pass, em, { resource: 'backup', id: b.id, projectId: b.projectId, from: b.status, to: d.to, messageType: 'VOLUME_BACKUP' }, d);
   }
 

@@ -9,7 +9,6 @@ import {
   BACKUP_IMPORT_JOB,
   BACKUP_RESTORE_JOB,
   admitFilters,
-  allowedBackupSources,
   backupDetailView,
   backupJobQueue,
   backupQuotaDeltas,
@@ -37,6 +36,7 @@ import {
   refusalOf,
   fromStatus,
   SNAPSHOT_OPERATIONS,
+  BACKUP_OPERATIONS,
 } from '@osc/block-storage-domain';
 import {
   BackupRepository,
@@ -322,10 +322,8 @@ export class BackupsService {
       force ? 'volume_extension:backup_admin_actions:force_delete' : 'backup:delete',
       b.projectId,
     );
-    const allowed: BackupStatus[] = force
-      ? ['creating', 'available', 'error', 'error_deleting', 'restoring', 'deleting']
-      : allowedBackupSources('deleting');
-    if (!allowed.includes(b.status)) {
+    const operation = force ? BACKUP_OPERATIONS.forceDelete : BACKUP_OPERATIONS.delete;
+    if (!(operation.sources as readonly BackupStatus[]).includes(b.status)) {
       throw new InvalidStateError(
         `Invalid backup: Backup status must be available or error and not ${b.status}.`,
       );
@@ -333,8 +331,8 @@ export class BackupsService {
     if (b.numDependentBackups > 0)
       throw new InvalidStateError('Invalid backup: Incremental backups exist for this backup.');
     await this.db.transaction(async (em) => {
-      if (!(await this.backups.compareAndSetStatus(em, b.id, allowed, 'deleting', this.clock.now()))) {
-        throw new InvalidStateError(`Invalid backup: Backup status must be ${allowed.join(' or ')}.`);
+      if (!(await this.backups.transition(em, b.id, operation, this.clock.now()))) {
+        throw new InvalidStateError(refusalOf(operation, { id: b.id, status: b.status }));
       }
       await this.outbox.add(em, this.job(b.host ?? '', BACKUP_DELETE_JOB, b.id, { backupId: b.id }, b.id));
     });
@@ -395,11 +393,11 @@ export class BackupsService {
     const now = this.clock.now();
     await this.db.transaction(async (em) => {
       if (
-        !(await this.backups.compareAndSetStatus(em, b.id, ['available'], 'restoring', now, {
+        !(await this.backups.transition(em, b.id, BACKUP_OPERATIONS.restore, now, {
           restore_volume_id: v.id,
         }))
       ) {
-        throw new InvalidStateError('Invalid backup: Backup status must be available.');
+        throw new InvalidStateError(refusalOf(BACKUP_OPERATIONS.restore, { id: b.id, status: b.status }));
       }
       if (!(await this.volumes.transition(em, v.id, VOLUME_OPERATIONS.restoreBackup, now))) {
         throw new InvalidStateError(refusalOf(VOLUME_OPERATIONS.restoreBackup, { id: v.id, status: v.status }));

@@ -1,4 +1,5 @@
-import { fromStatus, refusalOf, SNAPSHOT_OPERATIONS, VOLUME_OPERATIONS, type StatusOperation } from './operations';
+import { BACKUP_TRANSITIONS } from './backup-status';
+import { BACKUP_OPERATIONS, fromStatus, refusalOf, SNAPSHOT_OPERATIONS, VOLUME_OPERATIONS, type StatusOperation } from './operations';
 import { SNAPSHOT_STATUSES, SNAPSHOT_TRANSITIONS } from './snapshot-status';
 import { canTransition, type TransitionTable } from './transition-table';
 import { VOLUME_STATUSES, VOLUME_TRANSITIONS, isMigrating, NOT_MIGRATING_STATUSES } from './volume-status';
@@ -93,6 +94,31 @@ describe('SNAPSHOT_OPERATIONS', () => {
 
   it.each(SNAPSHOT_ROWS)('%s: sources, target and refusal; a table edge from every source', (name, sources, target, refusal) => {
     checkRow(SNAPSHOT_TRANSITIONS, name, SNAPSHOT_OPERATIONS[name], sources, target, refusal);
+  });
+});
+
+const BACKUP_ROWS: readonly [keyof typeof BACKUP_OPERATIONS, string, string, string | null][] = [
+  ['delete', 'available error', 'deleting', 'Invalid backup: Backup status must be available or error.'],
+  [
+    'forceDelete',
+    'creating available error error_deleting restoring deleting',
+    'deleting',
+    'Invalid backup: Backup status must be creating or available or error or error_deleting or restoring or deleting.',
+  ],
+  ['restore', 'available', 'restoring', 'Invalid backup: Backup status must be available.'],
+  ['created', 'creating', 'available', null],
+  ['createFailed', 'creating', 'error', null],
+  ['restored', 'restoring', 'available', null],
+  ['deleteFailed', 'deleting', 'error_deleting', null],
+];
+
+describe('BACKUP_OPERATIONS', () => {
+  it('has exactly the rows below', () => {
+    expect(Object.keys(BACKUP_OPERATIONS).sort()).toEqual(BACKUP_ROWS.map(([name]) => name).sort());
+  });
+
+  it.each(BACKUP_ROWS)('%s: sources, target and refusal; a table edge from every source', (name, sources, target, refusal) => {
+    checkRow(BACKUP_TRANSITIONS, name, BACKUP_OPERATIONS[name], sources, target, refusal);
   });
 });
 

@@ -1,3 +1,4 @@
+import type { BackupStatus } from './backup-status';
 import { SNAPSHOT_STATUSES, type SnapshotStatus } from './snapshot-status';
 import { VOLUME_DELETABLE_STATUSES, VOLUME_STATUSES, type VolumeStatus } from './volume-status';
 
@@ -107,3 +108,20 @@ export const SNAPSHOT_OPERATIONS = {
   deleteFailed: op(['deleting'], 'error_deleting', null),
   reverted: op(['restoring'], 'available', null),
 } as const satisfies Record<string, StatusOperation<SnapshotStatus>>;
+
+/** Every backup status change (Cinder's backup API `conditional_update` calls and the backup manager's completions). */
+export const BACKUP_OPERATIONS = {
+  delete: op(['available', 'error'], 'deleting', 'Invalid backup: Backup status must be available or error.'),
+  forceDelete: op(
+    ['creating', 'available', 'error', 'error_deleting', 'restoring', 'deleting'],
+    'deleting',
+    'Invalid backup: Backup status must be creating or available or error or error_deleting or restoring or deleting.',
+    true,
+  ),
+  restore: op(['available'], 'restoring', 'Invalid backup: Backup status must be available.'),
+  // backup manager
+  created: op(['creating'], 'available', null),
+  createFailed: op(['creating'], 'error', null),
+  restored: op(['restoring'], 'available', null),
+  deleteFailed: op(['deleting'], 'error_deleting', null),
+} as const satisfies Record<string, StatusOperation<BackupStatus>>;

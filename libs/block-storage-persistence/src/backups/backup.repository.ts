@@ -1,4 +1,4 @@
-import { isUuid, type BackupStatus, type BackupValue, type Paging } from '@osc/block-storage-domain';
+import { isUuid, type BackupStatus, type BackupValue, type Paging, type StatusOperation } from '@osc/block-storage-domain';
 import { afterMarker, orderBy } from '../list-sql';
 import { affectedOf, Params, rowsOf, type Queryable, UUID_COLUMNS, uuidColumnEquals } from '../sql';
 import { recordStatusChange } from '../story/status-story';
@@ -210,6 +210,17 @@ export class BackupRepository {
   }
 
   /** `UPDATE backups SET status = :to ... WHERE id = :id AND status IN (:allowed)` (STYLE §2). */
+  /** A domain operation's compare-and-set (`BACKUP_OPERATIONS`): its sources → its target. */
+  async transition(
+    db: Queryable,
+    id: string,
+    op: Pick<StatusOperation<BackupStatus>, 'sources' | 'target'>,
+    now: Date,
+    set: Readonly<Record<string, unknown>> = {},
+  ): Promise<boolean> {
+    return this.compareAndSetStatus(db, id, op.sources, op.target, now, set);
+  }
+
   async compareAndSetStatus(
     db: Queryable,
     id: string,
