@@ -1,6 +1,6 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { CreateExecutionEvents1764600000000 } from './execution-events';
-import { IndexCompletedRootExecutions1764500000000 } from './expiration';
+import { IndexCompletedRootExecutions1764500000000, IndexUnfinishedByRoot1765300000000 } from './expiration';
 import { AddExecutorHeartbeats1764900000000, AllowApiServiceInstances1765100000000 } from '../reconciliation/reconciliation.migration';
 
 /**
@@ -205,4 +205,5 @@ export const executionMigrations = [
   CreateExecutionEvents1764600000000,
   IndexRunListsByProject1765100000000,
   IndexExecutionsByWorkflowName1765100000001,
+  IndexUnfinishedByRoot1765300000000,
 ] as const;
