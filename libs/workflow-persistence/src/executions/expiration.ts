@@ -107,18 +107,20 @@ export async function expireExecutionsBatch(em: SqlRunner, s: ExpirationSettings
   const more = (limit !== null && ids.length === limit) || (expiredPhase && s.maxFinishedExecutions > 0);
   const removedRows = returnedRows<{ id: string }>(
     await em.query(
+      // = ANY(uuid[]): a primary-key lookup per id. `IN (SELECT jsonb_array_elements_text(…))` let the
+      // planner, with statistics stale after a burst of finishes, re-expand the list for every
+      // candidate row (a nested loop: 1 s for 500 of 1,000 candidates, 20 s per batch of 500 with
+      // 20,000 waiting in the benchmark)
       `DELETE FROM "workflow_executions" w
-        WHERE w."id" IN (SELECT (jsonb_array_elements_text($1::jsonb))::uuid) AND ${candidates(states)}
+        WHERE w."id" = ANY($1::uuid[]) AND ${candidates(states)}
         RETURNING w."id"`,
-      [JSON.stringify(ids)],
+      [ids],
     ),
   );
   const gone = new Set(removedRows.map((r) => String(r.id)));
   const removed = ids.filter((id) => gone.has(id));
   if (removed.length > 0) {
-    await em.query(`DELETE FROM "workflow_executions" WHERE "root_execution_id" IN (SELECT (jsonb_array_elements_text($1::jsonb))::uuid)`, [
-      JSON.stringify(removed),
-    ]);
+    await em.query(`DELETE FROM "workflow_executions" WHERE "root_execution_id" = ANY($1::uuid[])`, [removed]);
   }
   return { removed, more, cutoff };
 }
