@@ -428,6 +428,8 @@ async function main(): Promise<void> {
             insert_seconds: round(backlogInsertS),
             drained_after_s: drained ? drained.t : null,
             left_at_load_end: last?.backlog_left ?? null,
+            // the backlog is older than every load execution: the first pass removes all but the newest
+            // max_finished of it, the rest leaves as load executions finish and push it out
             drain_removals_per_s: drained
               ? round(BACKLOG / drained.t)
               : first && last && last.t > first.t
@@ -436,6 +438,7 @@ async function main(): Promise<void> {
           }
         : undefined;
     const passMs = passes.map((p) => p.durationMs);
+    const largest = passes.reduce<PassLine | undefined>((a, p) => (!a || p.count > a.count ? p : a), undefined);
     const intervalS = INTERVAL_MIN * 60;
     // The count may exceed the limit by what finishes between two passes and during one.
     const expectedBound =
@@ -498,6 +501,8 @@ async function main(): Promise<void> {
         by_replica: Object.fromEntries(['cron-scheduler#1', 'cron-scheduler#2'].map((r) => [r, passes.filter((p) => p.replica === r).length])),
         duration_ms: { p50: pct(passMs, 50), p95: pct(passMs, 95), max: Math.max(0, ...passMs) },
         removed_per_pass: { p50: pct(passes.map((p) => p.count), 50), max: Math.max(0, ...passes.map((p) => p.count)) },
+        // the policy's capacity: the pass that removed the most, and its removals per second of pass time
+        largest_pass: largest ? { count: largest.count, batches: largest.batches, duration_ms: largest.durationMs, removals_per_s: round(largest.count / (largest.durationMs / 1000)) } : null,
         batch_duration_ms: { batches: batchMs.length, p50: pct(batchMs, 50), p95: pct(batchMs, 95), max: Math.max(0, ...batchMs) },
       },
       checks: {
