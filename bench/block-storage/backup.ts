@@ -14,9 +14,16 @@
  * of that fresh file after `echo 3 > /proc/sys/vm/drop_caches` (as root; when that is refused the
  * read uses `iflag=direct` instead, and the JSON says which).
  *
- *   node -r @swc-node/register bench/block-storage/backup.ts [--codecs zstd,zlib,none] [--gib 4] [--depth 3]
+ * `--driver` picks the backup driver (BACKUP_DRIVER; several, comma-separated, run one after the
+ * other): `posix` (the default: a directory on the same filesystem), `swift` (OpenStack Swift from
+ * Debian's packages, a one-node ring with TempAuth started on loopback by this run) or `s3` (the
+ * S3-protocol server @20minutes/s3rver started on loopback). Stored bytes are then what the
+ * server's data directory holds (Swift adds its container databases).
  *
- * Writes bench/results/block-storage-backup.json (with the load average before and after each run).
+ *   node -r @swc-node/register bench/block-storage/backup.ts [--driver posix,swift,s3] [--codecs zstd,zlib,none] [--gib 4] [--depth 3]
+ *
+ * Writes bench/results/block-storage-backup.json for the posix driver alone, else
+ * bench/results/block-storage-backup-<drivers>.json (with the load average before and after each run).
  */
 import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -24,6 +31,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { open, readdir, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { startS3, startSwift, type RunningObjectStore } from '../../libs/testing/src/servers/object-stores';
 import { admin, Client, memberOf, newProject, startBlockStorage } from '../../apps/volume-api-e2e/test/harness';
 
 const arg = (name: string, fallback: string): string => {
@@ -31,6 +39,8 @@ const arg = (name: string, fallback: string): string => {
   return i >= 0 && process.argv[i + 1] ? (process.argv[i + 1] as string) : fallback;
 };
 const CODECS = arg('codecs', 'zstd').split(',');
+const DRIVERS = arg('driver', 'posix').split(',');
+for (const d of DRIVERS) if (!['posix', 'swift', 's3'].includes(d)) throw new Error(`--driver ${d}: posix, swift or s3`);
 const GIB = Number(arg('gib', '4'));
 const DEPTH = arg('depth', '3');
 const MIB = 1024 * 1024;
@@ -91,14 +101,21 @@ async function sha256File(file: string): Promise<string> {
 async function sizeOnDisk(dir: string): Promise<number> {
   let n = 0;
   for (const e of await readdir(dir, { withFileTypes: true, recursive: true }))
-    if (e.isFile()) n += (await stat(path.join(e.parentPath, e.name))).size;
+    // Files a server renames or removes meanwhile (its temporary files) count as nothing.
+    if (e.isFile()) n += (await stat(path.join(e.parentPath, e.name)).catch(() => ({ size: 0 }))).size;
   return n;
 }
 
-async function runCodec(codec: string): Promise<Record<string, unknown>> {
-  const store = mkdtempSync(path.join(os.tmpdir(), 'osc-bench-backups-'));
+async function runCodec(driver: string, codec: string): Promise<Record<string, unknown>> {
+  let server: RunningObjectStore | null = null;
+  if (driver === 'swift') server = await startSwift();
+  if (driver === 's3') server = await startS3();
+  const posixStore = mkdtempSync(path.join(os.tmpdir(), 'osc-bench-backups-'));
+  const store = server?.dataDir ?? posixStore;
+  const storedBefore = await sizeOnDisk(store);
   const bs = await startBlockStorage('embedded', {
-    BACKUP_STORE_DIR: store,
+    ...(server?.env ?? {}),
+    BACKUP_STORE_DIR: posixStore,
     BACKUP_COMPRESSION: codec,
     BACKUP_PIPELINE_DEPTH: DEPTH,
     LOG_LEVEL: 'warn',
@@ -139,7 +156,7 @@ async function runCodec(codec: string): Promise<Record<string, unknown>> {
     const backup = await waitBackup(created.body.backup.id, ['available', 'error']);
     const backupSeconds = Number(process.hrtime.bigint() - t) / 1e9;
     if (backup.status !== 'available') throw new Error(`backup failed: ${backup.fail_reason}`);
-    const stored = await sizeOnDisk(store);
+    const stored = (await sizeOnDisk(store)) - storedBefore;
 
     dropCaches();
     const loadBeforeRestore = load();
@@ -153,6 +170,7 @@ async function runCodec(codec: string): Promise<Record<string, unknown>> {
     const restoredSha = await sha256File(targetFile);
     const allocated = (await stat(targetFile)).blocks * 512;
     const result = {
+      driver,
       codec,
       pipelineDepth: Number(DEPTH),
       volumeBytes: BYTES,
@@ -168,7 +186,8 @@ async function runCodec(codec: string): Promise<Record<string, unknown>> {
     return result;
   } finally {
     await bs.close();
-    rmSync(store, { recursive: true, force: true });
+    await server?.stop();
+    rmSync(posixStore, { recursive: true, force: true });
   }
 }
 
@@ -176,11 +195,12 @@ async function main(): Promise<void> {
   const disk = diskBandwidth(os.tmpdir());
   process.stderr.write(`disk ${JSON.stringify(disk)}\n`);
   const runs: Record<string, unknown>[] = [];
-  for (const codec of CODECS) {
-    const r = await runCodec(codec);
-    process.stderr.write(`${JSON.stringify(r)}\n`);
-    runs.push(r);
-  }
+  for (const driver of DRIVERS)
+    for (const codec of CODECS) {
+      const r = await runCodec(driver, codec);
+      process.stderr.write(`${JSON.stringify(r)}\n`);
+      runs.push(r);
+    }
   const cpus = os.cpus();
   const out = {
     benchmark: 'block-storage-backup',
@@ -190,11 +210,12 @@ async function main(): Promise<void> {
     disk,
     runs,
   };
-  writeFileSync(path.join(__dirname, '..', 'results', 'block-storage-backup.json'), `${JSON.stringify(out, null, 2)}\n`);
+  const name = DRIVERS.join(',') === 'posix' ? 'block-storage-backup' : `block-storage-backup-${DRIVERS.join('-')}`;
+  writeFileSync(path.join(__dirname, '..', 'results', `${name}.json`), `${JSON.stringify(out, null, 2)}\n`);
   process.exit(0);
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`bench failed: ${String(err)}\n`);
+  process.stderr.write(`bench failed: ${err instanceof Error ? `${err.stack ?? err.message} ${String((err as { cause?: unknown }).cause ?? "")}` : String(err)}\n`);
   process.exit(1);
 });

@@ -144,7 +144,10 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
 
     const workflowBases = () => (o.mode === 'embedded' ? apiBases('embedded', 0) : apiBases('workflow-api', 0));
     const volumeBases = () => (o.mode === 'embedded' ? apiBases('embedded', 1) : apiBases('volume-api', 0));
-    const load = new MixedLoad({ callBase, rate: o.rate, withItems: o.withItems, volumeDir, project, log: o.log }, workflowBases, volumeBases);
+    // Embedded, the only process is down for a whole restart after each kill (30–40 s at load 30):
+    // requests wait for it as long as the supervisor does, so a cycle is not dropped for that alone.
+    const replicaWaitMs = o.mode === 'embedded' ? 180_000 : 30_000;
+    const load = new MixedLoad({ callBase, rate: o.rate, withItems: o.withItems, volumeDir, project, log: o.log, replicaWaitMs }, workflowBases, volumeBases);
     await load.prepare();
     await load.createCronTriggers(o.cronTriggers);
     const loadStart = Date.now();

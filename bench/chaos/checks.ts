@@ -45,7 +45,7 @@ export interface Verdict {
   cron: { triggers: number; executions: number; maxPerTriggerMinute: number; firedTwice: number };
   volumes: { ok: number; stuck: number; byStatus: Record<string, number> };
   snapshots: { ok: number; stuck: number; byStatus: Record<string, number> };
-  backups: { ok: number; stuck: number; byStatus: Record<string, number> };
+  backups: { ok: number; stuck: number; byStatus: Record<string, number>; errorReasons: Record<string, number> };
   quota: { drift: number; reservedLeft: number; details: string[] };
   restores: { recorded: number; checked: number; notAvailable: number; shaMismatches: number; details: string[] };
   failures: string[];
@@ -186,7 +186,14 @@ export async function judge(db: Sql, input: {
   };
   const volumes = await statusCount('volumes', TRANSITIONAL.volume);
   const snapshots = await statusCount('snapshots', TRANSITIONAL.snapshot);
-  const backups = await statusCount('backups', TRANSITIONAL.backup);
+  // Why backups ended in `error` (a kill mid-backup ends it so, as Cinder's restart does): counted by reason.
+  const reasonRows: { reason: string | null; n: number }[] = await db.query(
+    `SELECT "fail_reason" AS "reason", count(*)::int AS "n" FROM "backups" WHERE NOT "deleted" AND "status" = 'error' GROUP BY 1`,
+  );
+  const backups = {
+    ...(await statusCount('backups', TRANSITIONAL.backup)),
+    errorReasons: Object.fromEntries(reasonRows.map((r) => [(r.reason ?? '(none)').slice(0, 300), r.n])),
+  };
 
   // Quota: usage as stored against a recount from the rows (Cinder's counting: volumes and
   // snapshots charge gigabytes and their type's keys; backups charge backups and backup_gigabytes).

@@ -102,6 +102,8 @@ export class ApiClient {
     private readonly bases: () => string[],
     private readonly token: string,
     readonly stats: LoadStats,
+    /** How long a request waits for a replica to be up (the embedded process restarting after a kill). */
+    private readonly replicaWaitMs = 30_000,
   ) {}
 
   /** Whether any replica of this API is up now. */
@@ -110,8 +112,8 @@ export class ApiClient {
   }
 
   async request(method: string, pathname: string, body?: unknown, contentType = 'application/json'): Promise<Reply | null> {
-    // While no replica is up (embedded mode between a kill and the restart) wait for one, up to 30 s.
-    const deadline = Date.now() + 30_000;
+    // While no replica is up (embedded mode between a kill and the restart) wait for one.
+    const deadline = Date.now() + this.replicaWaitMs;
     for (let attempt = 0; attempt < 6 && Date.now() < deadline; ) {
       const bases = this.bases();
       const base = bases[Math.floor(Math.random() * bases.length)];
@@ -154,6 +156,8 @@ export interface LoadOptions {
   readonly volumeDir: string;
   readonly project: string;
   readonly log: (msg: string) => void;
+  /** How long a request waits for an API replica to be up (default 30 s). */
+  readonly replicaWaitMs?: number;
 }
 
 /**
@@ -179,8 +183,8 @@ export class MixedLoad {
     volumeBases: () => string[],
   ) {
     const token = `chaos:${options.project}`;
-    this.workflow = new ApiClient(workflowBases, token, this.stats);
-    this.volume = new ApiClient(volumeBases, token, this.stats);
+    this.workflow = new ApiClient(workflowBases, token, this.stats, options.replicaWaitMs);
+    this.volume = new ApiClient(volumeBases, token, this.stats, options.replicaWaitMs);
   }
 
   /** Registers the workflows and lifts the project's block-storage quotas (the load keeps its restored volumes). */

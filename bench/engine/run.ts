@@ -32,7 +32,7 @@ import { PGLITE_MEMORY, closeDataSource, combineMigrations, createDataSource } f
 import { messagingMigrations } from '@osc/messaging';
 import { TEST_QUEUE_EXPIRES_MS, purgeTestPrefix } from '@osc/testing';
 import { Pool } from 'undici';
-import { definitionMigrations, dynamicActionMigrations, executionMigrations } from '@osc/workflow-persistence';
+import { definitionMigrations, dynamicActionMigrations, executionMigrations, setExecutionHistoryWrites } from '@osc/workflow-persistence';
 import {
   EngineInstance,
   createEngineDatabase,
@@ -66,6 +66,12 @@ const RATE = Number(arg('rate', '100'));
 const PACED_SECONDS = Number(arg('paced-seconds', '10'));
 /** `api`: executions are created through workflow-api's POST /v2/executions, engines are the product's processes. */
 const VIA = arg('via', 'db') as 'db' | 'api';
+/**
+ * `--history=off`: no execution history is written (an internal switch, for measuring what the history
+ * costs: bench/events); the benchmark process and the engine processes (`EXECUTION_HISTORY=off`, `--via=db`).
+ */
+const HISTORY = arg('history', 'on') as 'on' | 'off';
+if (HISTORY === 'off') setExecutionHistoryWrites(false);
 /** `--inline=false`: WORKFLOW_ENGINE_INLINE_ACTIONS=false in the engine processes (`--via=api` only). */
 const INLINE = arg('inline', 'true');
 
@@ -221,7 +227,7 @@ async function main(): Promise<void> {
       const nodeArgs = (process.env['ENGINE_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
       const child = spawn(process.execPath, [...nodeArgs, '-r', '@swc-node/register', path.join(__dirname, '../../apps/workflow-engine/test/engine-process.ts')], {
         // QUEUE_PREFIX: a RabbitMQ queue of this run only (other runs on the machine share the broker)
-        env: { ...process.env, DATABASE_URL: db.url, BULL_PREFIX: prefix, QUEUE_PREFIX: `${prefix}.`, QUEUE_EXPIRES_MS: String(TEST_QUEUE_EXPIRES_MS), PREFETCH: arg('prefetch', '64'), EXECUTOR_CONCURRENCY: '64', DB_POOL: '10' },
+        env: { ...process.env, DATABASE_URL: db.url, BULL_PREFIX: prefix, QUEUE_PREFIX: `${prefix}.`, QUEUE_EXPIRES_MS: String(TEST_QUEUE_EXPIRES_MS), PREFETCH: arg('prefetch', '64'), EXECUTOR_CONCURRENCY: '64', DB_POOL: '10', EXECUTION_HISTORY: HISTORY },
         stdio: ['ignore', 'pipe', 'inherit'],
       });
       children.push(child);
@@ -422,7 +428,20 @@ async function main(): Promise<void> {
   }
   const items: Record<string, unknown>[] = [];
   if (ONLY !== 'seq10') {
+    // warm-up: one small run first, so that the first measured size does not pay the processes' JIT
+    const warm =
+      SOURCE === 'input'
+        ? await startExecution(ds, outbox, 'items_input', { items: Array.from({ length: 200 }, (_, i) => `item-${i}`) })
+        : await startExecution(ds, outbox, 'items', { n: 200 });
+    await waitDone(warm, ITEMS_TIMEOUT);
     for (const n of ITEMS) {
+      // the processes' CPU while idle (relay polls, heartbeats, timers), to tell it from the run's own
+      const idle0 = await cpuNow();
+      const idleT0 = Date.now();
+      await new Promise((r) => setTimeout(r, 3000));
+      const idle1 = await cpuNow();
+      const idleSeconds = (Date.now() - idleT0) / 1000;
+      const cpu0 = await cpuNow();
       const i0 = Date.now();
       const iid =
         SOURCE === 'input'
@@ -431,6 +450,20 @@ async function main(): Promise<void> {
       const istate = await waitDone(iid, ITEMS_TIMEOUT);
       const seconds = (Date.now() - i0) / 1000;
       const [{ c }] = (await ds.query(`SELECT count(*)::int AS c FROM "action_executions" WHERE "workflow_execution_id" = $1`, [iid])) as [{ c: number }];
+      // where the run's time went, in ms from the execution's creation: its items created (the start
+      // decision), claimed by executors, and their results applied by the engine (first / median / last)
+      const [timeline] = (await ds.query(
+        `SELECT round(EXTRACT(EPOCH FROM (min(a."created_at") - e."created_at")) * 1000) AS created,
+                round(EXTRACT(EPOCH FROM (min(a."claimed_at") - e."created_at")) * 1000) AS first_claimed,
+                round(EXTRACT(EPOCH FROM (max(a."claimed_at") - e."created_at")) * 1000) AS last_claimed,
+                round(EXTRACT(EPOCH FROM (min(a."updated_at") - e."created_at")) * 1000) AS first_applied,
+                round(EXTRACT(EPOCH FROM (percentile_disc(0.5) WITHIN GROUP (ORDER BY a."updated_at") - e."created_at")) * 1000) AS median_applied,
+                round(EXTRACT(EPOCH FROM (max(a."updated_at") - e."created_at")) * 1000) AS last_applied,
+                round(EXTRACT(EPOCH FROM (e."updated_at" - e."created_at")) * 1000) AS finished
+           FROM "workflow_executions" e JOIN "action_executions" a ON a."workflow_execution_id" = e."id"
+          WHERE e."id" = $1 GROUP BY e."id", e."created_at", e."updated_at"`,
+        [iid],
+      )) as [Record<string, unknown>];
       items.push({
         items: n,
         source: SOURCE,
@@ -438,6 +471,16 @@ async function main(): Promise<void> {
         action_executions: c,
         seconds: Number(seconds.toFixed(2)),
         items_per_s: Math.round(n / seconds),
+        // CPU of this process (the engine's too in embedded mode), the engine processes and PostgreSQL, per item
+        cpu_ms_per_item: await cpuSince(cpu0, n),
+        // the same less the idle rate measured for 3 s before the run, over the run's length
+        cpu_ms_per_item_net: await (async () => {
+          const now = await cpuNow();
+          const net = (k: 'bench' | 'engines' | 'postgres') =>
+            Number(((((now[k] - cpu0[k]) - ((idle1[k] - idle0[k]) / idleSeconds) * seconds) * 1000) / n).toFixed(2));
+          return { bench: net('bench'), engines: net('engines'), postgres: net('postgres') };
+        })(),
+        timeline_ms: Object.fromEntries(Object.entries(timeline ?? {}).map(([k, v]) => [k, v === null ? null : Number(v)])),
         // peak RSS of this process so far: the engine's too in embedded and inprocess modes
         max_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
       });
@@ -455,6 +498,7 @@ async function main(): Promise<void> {
     clients: CLIENTS,
     ...(mode === 'distributed' ? { via: VIA, inline_actions: VIA === 'api' ? INLINE === 'true' : true } : {}),
     synchronous_commit: arg('synchronous-commit', 'on'),
+    execution_history: HISTORY,
     machine: `${require('node:os').cpus().length} cores`,
     load_average: require('node:os').loadavg().map((l: number) => Number(l.toFixed(2))),
     at: new Date().toISOString(),

@@ -38,6 +38,12 @@ const RUNTIME_FILES: readonly { whenBundled: string; file: string; packages: rea
     file: 'libs/actions/src/std/quickjs-worker.js',
     packages: ['quickjs-emscripten-core', '@jitl/quickjs-wasmfile-release-sync'],
   },
+  {
+    // backup-worker's worker threads (hashing, compression); it requires zstd by the path it is handed.
+    whenBundled: 'apps/backup-worker/src/backups/chunk-workers.ts',
+    file: 'apps/backup-worker/src/backups/chunk-worker.js',
+    packages: ['@mongodb-js/zstd'],
+  },
 ];
 
 /** TypeScript through swc with decorator metadata, as @swc-node/register compiles it. */

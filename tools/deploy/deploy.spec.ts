@@ -9,6 +9,7 @@ import * as schedulerStats from '@osc/scheduler-stats';
 import * as volumeApi from '@osc/volume-api';
 import * as workflowApi from '@osc/workflow-api';
 import * as workflowEngine from '@osc/workflow-engine';
+import { loadMigrateConfig } from '../../apps/embedded/src/migrate';
 
 /**
  * Static checks of docker/ and k8s/ against the code: no Docker engine or cluster is needed. Each
@@ -17,7 +18,8 @@ import * as workflowEngine from '@osc/workflow-engine';
  */
 
 const ROOT = path.resolve(__dirname, '../..');
-const K8S = path.join(ROOT, 'k8s');
+const K8S = path.join(ROOT, 'k8s/base');
+const OVERLAYS = path.join(ROOT, 'k8s/overlays');
 
 /** Each app's loaders (everything its main.ts parses) and the port that serves /healthz, /readyz, /metrics. */
 const APPS: Record<
@@ -98,13 +100,22 @@ const manifests: Manifest[] = resourceFiles
     })),
   );
 const ofKind = (kind: string) => manifests.filter((m) => m.kind === kind);
-const find = (kind: string, name: string) => manifests.find((m) => m.kind === kind && m.name === name);
+const find = (kind: string, name: string, objs: Manifest[] = manifests) =>
+  objs.find((m) => m.kind === kind && m.name === name);
 const deployments = ofKind('Deployment');
+const asManifests = (objects: Obj[]): Manifest[] =>
+  objects.map((body) => ({
+    file: '(rendered)',
+    kind: body['kind'],
+    name: body['metadata']?.['name'],
+    namespace: body['metadata']?.['namespace'],
+    body,
+  }));
 const containerOf = (d: Manifest): Obj => d.body['spec']['template']['spec']['containers'][0];
 
 /** ConfigMap data, or Secret stringData/data (base64), by name. */
-function sourceData(kind: 'ConfigMap' | 'Secret', name: string): Record<string, string> {
-  const m = find(kind, name);
+function sourceData(kind: 'ConfigMap' | 'Secret', name: string, objs: Manifest[] = manifests): Record<string, string> {
+  const m = find(kind, name, objs);
   if (!m) throw new Error(`${kind} ${name} is referenced but not in the kustomization`);
   if (kind === 'ConfigMap')
     return Object.fromEntries(Object.entries(m.body['data'] ?? {}).map(([k, v]) => [k, String(v)]));
@@ -119,25 +130,25 @@ function sourceData(kind: 'ConfigMap' | 'Secret', name: string): Record<string, 
 }
 
 /** The environment a container gets: envFrom in order, then env (which wins), as the kubelet does. */
-function containerEnv(c: Obj): Record<string, string> {
+function containerEnv(c: Obj, objs: Manifest[] = manifests): Record<string, string> {
   const env: Record<string, string> = {};
   for (const from of c['envFrom'] ?? []) {
     const prefix: string = from['prefix'] ?? '';
     const data = from['configMapRef']
-      ? sourceData('ConfigMap', from['configMapRef']['name'])
-      : sourceData('Secret', from['secretRef']['name']);
+      ? sourceData('ConfigMap', from['configMapRef']['name'], objs)
+      : sourceData('Secret', from['secretRef']['name'], objs);
     for (const [k, v] of Object.entries(data)) env[prefix + k] = v;
   }
   for (const e of c['env'] ?? []) {
     if ('value' in e) env[e['name']] = String(e['value']);
     else if (e['valueFrom']?.['configMapKeyRef']) {
       const ref = e['valueFrom']['configMapKeyRef'];
-      const value = sourceData('ConfigMap', ref['name'])[ref['key']];
+      const value = sourceData('ConfigMap', ref['name'], objs)[ref['key']];
       if (value === undefined) throw new Error(`ConfigMap ${ref['name']} has no key ${ref['key']}`);
       env[e['name']] = value;
     } else if (e['valueFrom']?.['secretKeyRef']) {
       const ref = e['valueFrom']['secretKeyRef'];
-      const value = sourceData('Secret', ref['name'])[ref['key']];
+      const value = sourceData('Secret', ref['name'], objs)[ref['key']];
       if (value === undefined) throw new Error(`Secret ${ref['name']} has no key ${ref['key']}`);
       env[e['name']] = value;
     } else throw new Error(`env ${e['name']}: unsupported source (extend this test)`);
@@ -466,7 +477,9 @@ describe('k8s manifests', () => {
       return claim!;
     };
     for (const cfg of configs) claimOf(cfg.volumeBackend.directory);
-    const store = claimOf(configs[0]!.backup.directory);
+    const backupStore = configs[0]!.backup.store;
+    expect(backupStore.driver).toBe('posix');
+    const store = claimOf(backupStore.driver === 'posix' ? backupStore.directory : '');
     // Restores run on the target volume's back end: the store is shared by every back-end host.
     expect(store.body['spec']['accessModes']).toContain('ReadWriteMany');
   });
@@ -663,5 +676,203 @@ describe('k8s/ rendered with kubectl kustomize', () => {
     expect(valid).toBeNull();
     expect(badReplicas).toMatch(/replicas/);
     expect(noSelector).toMatch(/selector/);
+  });
+});
+
+describe('k8s/base: migration Job and NetworkPolicies', () => {
+  it('the migration Job runs `osc-entrypoint migrate` from the image with only DATABASE_URL, which the migrate command reads', () => {
+    const jobs = ofKind('Job');
+    expect(jobs.map((j) => j.name)).toEqual(['osc-migrate']);
+    const pod = jobs[0]!.body['spec']['template']['spec'];
+    const c: Obj = pod['containers'][0];
+    expect(c['args']).toEqual(['migrate']);
+    expect(String(c['image']).split(':')[0]).toBe(containerOf(deployments[0]!)['image']);
+    expect(['OnFailure', 'Never']).toContain(pod['restartPolicy']);
+    const env = containerEnv(c);
+    expect(Object.keys(env)).toEqual(['DATABASE_URL']);
+    expect(loadMigrateConfig(env).DATABASE_URL).toBe(sourceData('Secret', 'osc-infra')['DATABASE_URL']);
+    expect(() => loadMigrateConfig({})).toThrow(ConfigError);
+    expect(pod['securityContext']['runAsNonRoot']).toBe(true);
+    expect(c['securityContext']['readOnlyRootFilesystem']).toBe(true);
+    const text = readFileSync(path.join(ROOT, 'docker/entrypoint.sh'), 'utf8');
+    expect(text).toMatch(/"\$app" = migrate ]; then\n\s*exec node --enable-source-maps dist\/apps\/embedded\/main\.js migrate/);
+  });
+
+  const policies = ofKind('NetworkPolicy');
+  const selects = (policy: Manifest, labels: Record<string, string>): boolean => {
+    const sel: Obj = policy.body['spec']['podSelector'];
+    const match = Object.entries(sel['matchLabels'] ?? {}).every(([k, v]) => labels[k] === v);
+    const exprs = (sel['matchExpressions'] ?? []).every((e: Obj) => {
+      if (e['operator'] === 'In') return (e['values'] as string[]).includes(labels[e['key']]!);
+      throw new Error(`operator ${e['operator']}: extend this test`);
+    });
+    return match && exprs;
+  };
+  const ingressPorts = (labels: Record<string, string>, fromAnywhere: boolean): number[] =>
+    policies
+      .filter((p) => (p.body['spec']['policyTypes'] as string[]).includes('Ingress') && selects(p, labels))
+      .flatMap((p) => (p.body['spec']['ingress'] ?? []) as Obj[])
+      .filter((rule) => !fromAnywhere || rule['from'] === undefined)
+      .flatMap((rule) => (rule['ports'] ?? []).map((x: Obj) => x['port'] as number));
+
+  it('ingress is denied by default to every pod, and each policy selects pods that exist', () => {
+    const deny = policies.filter(
+      (p) => Object.keys(p.body['spec']['podSelector']).length === 0 && p.body['spec']['ingress'] === undefined,
+    );
+    expect(deny).toHaveLength(1);
+    expect(deny[0]!.body['spec']['policyTypes']).toEqual(['Ingress']);
+    const podLabels = [
+      ...deployments.map((d) => d.body['spec']['template']['metadata']['labels']),
+      ...ofKind('Job').map((j) => j.body['spec']['template']['metadata']['labels']),
+    ];
+    for (const p of policies) expect(`${p.name}: ${podLabels.some((l) => selects(p, l))}`).toBe(`${p.name}: true`);
+  });
+
+  it.each(Object.keys(APPS))('%s: its /metrics port is open to the monitoring namespace, and an API port to everyone', (app) => {
+    const d = find('Deployment', app)!;
+    const labels = d.body['spec']['template']['metadata']['labels'];
+    const port = APPS[app]!.port(containerEnv(containerOf(d)));
+    expect(ingressPorts(labels, false)).toContain(port);
+    if (APPS[app]!.http) expect(ingressPorts(labels, true)).toContain(port);
+    else expect(ingressPorts(labels, true)).toEqual([]);
+  });
+
+  it('the workers whose egress is limited are apps that need only PostgreSQL, RabbitMQ, Redis and DNS', () => {
+    const egress = policies.filter((p) => (p.body['spec']['policyTypes'] as string[]).includes('Egress'));
+    const limited = deployments.filter((d) => egress.some((p) => selects(p, d.body['spec']['template']['metadata']['labels'])));
+    // The engine (std.http), the APIs (Keystone) and backup-worker (object stores) reach outside.
+    expect(limited.map((d) => d.name).sort()).toEqual(['cron-scheduler', 'scheduler-stats']);
+    const ports = egress.flatMap((p) => (p.body['spec']['egress'] as Obj[]).flatMap((r) => r['ports'].map((x: Obj) => x['port'])));
+    const infra = sourceData('Secret', 'osc-infra');
+    for (const url of [infra['DATABASE_URL'], infra['AMQP_URL'], infra['REDIS_URL']]) {
+      const u = new URL(url!);
+      const port = Number(u.port || { 'postgres:': 5432, 'amqp:': 5672, 'redis:': 6379 }[u.protocol]);
+      expect(ports).toContain(port);
+    }
+    expect(ports).toContain(53);
+  });
+});
+
+describe('k8s/overlays (dev, prod) rendered with kubectl kustomize', () => {
+  const overlays = readdirSync(OVERLAYS).sort();
+  const rendered = Object.fromEntries(overlays.map((o) => [o, asManifests(kustomize(path.join(OVERLAYS, o)))]));
+
+  it('there are a dev and a prod overlay', () => {
+    expect(overlays).toEqual(['dev', 'prod']);
+  });
+
+  it.each(overlays)('%s: every object is valid against its Kubernetes OpenAPI schema', (o) => {
+    const objs = rendered[o]!;
+    expect(objs.length).toBeGreaterThan(20);
+    expect(schemaErrors(objs.map((m) => m.body)).filter((e) => e !== null)).toEqual([]);
+    const ns = objs.filter((m) => m.kind === 'Namespace').map((m) => m.name);
+    expect(ns).toHaveLength(1);
+    for (const m of objs.filter((x) => x.kind !== 'Namespace')) expect(`${m.kind}/${m.name} in ${m.namespace}`).toBe(`${m.kind}/${m.name} in ${ns[0]}`);
+  });
+
+  it.each(overlays.flatMap((o) => Object.keys(APPS).map((app) => [o, app])))(
+    '%s: %s gets an environment it parses, every variable of which it reads',
+    (o, app) => {
+      const objs = rendered[o]!;
+      const d = find('Deployment', app, objs)!;
+      const env = containerEnv(containerOf(d), objs);
+      expect(outcome(app, env)).toMatchObject({ ok: true });
+      expect(Object.keys(env).filter((k) => !reads(app, env, k))).toEqual([]);
+      const replicas = d.body['spec']['replicas'];
+      const hpa = find('HorizontalPodAutoscaler', app, objs);
+      if (hpa) expect(hpa.body['spec']['minReplicas']).toBe(replicas);
+      const pdb = find('PodDisruptionBudget', app, objs);
+      if (pdb) expect(pdb.body['spec']['minAvailable']).toBeLessThan(replicas);
+    },
+  );
+
+  it('dev runs one replica of each app without Keystone; prod runs the released image with 3 API and engine pods', () => {
+    const dev = rendered['dev']!;
+    const prod = rendered['prod']!;
+    expect(sourceData('ConfigMap', 'osc-api-auth', dev)).toEqual({ AUTH_MODE: 'noauth' });
+    expect(find('Secret', 'osc-keystone', dev)).toBeUndefined();
+    for (const d of dev.filter((m) => m.kind === 'Deployment')) expect(d.body['spec']['replicas']).toBe(1);
+    expect(dev.filter((m) => m.kind === 'PodDisruptionBudget')).toEqual([]);
+    for (const app of ['workflow-api', 'volume-api', 'workflow-engine']) {
+      expect(find('Deployment', app, prod)!.body['spec']['replicas']).toBe(3);
+      expect(find('HorizontalPodAutoscaler', app, prod)!.body['spec']['maxReplicas']).toBeGreaterThan(3);
+    }
+    const images = new Set(
+      prod.flatMap((m) =>
+        m.kind === 'Deployment' || m.kind === 'Job' ? [m.body['spec']['template']['spec']['containers'][0]['image']] : [],
+      ),
+    );
+    expect([...images]).toEqual(['registry.example.com/osc:0.1.0']);
+    expect(sourceData('ConfigMap', 'osc-api-auth', prod)['AUTH_MODE']).toBe('keystone');
+  });
+});
+
+describe('docker/compose.yaml', () => {
+  const included = dockerignore();
+  const compose = parseAllDocuments(readFileSync(path.join(ROOT, 'docker/compose.yaml'), 'utf8'), { merge: true })
+    .map((d) => d.toJS({ maxAliasCount: -1 }) as Obj)[0]!;
+  const services: Record<string, Obj> = compose['services'];
+  const envOf = (s: Obj): Record<string, string> => Object.fromEntries(Object.entries(s['environment'] ?? {}).map(([k, v]) => [k, String(v)]));
+  const expand = (v: string) => v.replace(/\$\{(\w+):-([^}]*)\}/g, (_, _name: string, dflt: string) => dflt);
+
+  it('runs PostgreSQL, RabbitMQ, Redis, the migrations and exactly the six apps, from the product image', () => {
+    expect(Object.keys(services).sort()).toEqual([...Object.keys(APPS), 'migrate', 'postgres', 'rabbitmq', 'redis'].sort());
+    for (const app of [...Object.keys(APPS), 'migrate']) {
+      expect(expand(services[app]!['image'])).toBe('osc:dev');
+      expect(services[app]!['command']).toEqual([app]);
+      expect(services[app]!['read_only']).toBe(true);
+      expect(services[app]!['tmpfs']).toEqual(['/tmp']);
+    }
+  });
+
+  it.each(Object.keys(APPS))('%s: its environment parses with its config loaders, every variable is read, its port is published', (app) => {
+    const s = services[app]!;
+    const env = envOf(s);
+    expect(outcome(app, env)).toMatchObject({ ok: true });
+    expect(Object.keys(env).filter((k) => !reads(app, env, k))).toEqual([]);
+    const port = APPS[app]!.port(env);
+    expect((s['ports'] as string[]).map((p) => Number(expand(p).split(':').at(-1)))).toEqual([port]);
+    // The infrastructure URLs name services of this file.
+    for (const k of ['DATABASE_URL', 'AMQP_URL', 'REDIS_URL']) expect(Object.keys(services)).toContain(new URL(env[k]!).hostname);
+    // Started after the migrations ran once and the broker and Redis answer.
+    expect(s['depends_on']).toMatchObject({
+      migrate: { condition: 'service_completed_successfully' },
+      rabbitmq: { condition: 'service_healthy' },
+      redis: { condition: 'service_healthy' },
+    });
+  });
+
+  it('migrate runs once against the same database, after PostgreSQL is healthy', () => {
+    const m = services['migrate']!;
+    const env = envOf(m);
+    expect(Object.keys(env)).toEqual(['DATABASE_URL']);
+    expect(loadMigrateConfig(env).DATABASE_URL).toBe(envOf(services['workflow-api']!)['DATABASE_URL']);
+    expect(m['depends_on']).toEqual({ postgres: { condition: 'service_healthy' } });
+    expect(m['restart']).toBe('on-failure');
+    for (const infra of ['postgres', 'rabbitmq', 'redis']) expect(services[infra]!['healthcheck']['test'][0]).toBe('CMD');
+  });
+
+  it('backup-worker keeps a fixed back-end name and its directories on a named volume', () => {
+    const s = services['backup-worker']!;
+    const env = envOf(s);
+    const [config] = backupWorker.loadConfigs(env);
+    expect(env['VOLUME_BACKEND_HOST']).toBe('osc-backend-1');
+    const mounts = (s['volumes'] as string[]).map((v) => v.split(':'));
+    const store = config!.backup.store;
+    expect(store.driver).toBe('posix');
+    for (const dir of [config!.volumeBackend.directory, store.driver === 'posix' ? store.directory : '']) {
+      const mount = mounts.find(([, target]) => dir === target || dir.startsWith(`${target}/`));
+      expect(mount).toBeDefined();
+      expect(Object.keys(compose['volumes'])).toContain(mount![0]);
+    }
+  });
+
+  it('the local infrastructure image serves the commands compose.yaml gives the official images', () => {
+    const entry = readFileSync(path.join(ROOT, 'docker/infra-entrypoint.sh'), 'utf8');
+    for (const infra of ['postgres', 'rabbitmq', 'redis']) {
+      const command: string = services[infra]!['command'][0];
+      expect(entry).toMatch(new RegExp(`^\\s*(?:[\\w-]+ \\| )?${command}(?: \\| [\\w-]+)?\\)`, 'm'));
+    }
+    expect(included('docker/infra-entrypoint.sh')).toBe(true);
   });
 });

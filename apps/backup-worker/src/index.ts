@@ -5,6 +5,7 @@ import { BackupWorkerModule } from './backup-worker.module';
 export { loadConfig, loadConfigs, loadInfraConfig, type BackupWorkerConfig } from './config';
 export { BackupWorkerModule } from './backup-worker.module';
 export { SCHEMA_PARTS } from './schema';
+export { createBackupStore, BackupStoreError, type BackupStore, type BackupStoreConfig } from './backups/stores';
 
 /**
  * Start backup-worker on the given runtime. On its own (distributed) it serves /healthz, /readyz and

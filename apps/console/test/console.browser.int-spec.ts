@@ -4,7 +4,9 @@
  * acceptance of issue #16 item 3: start an execution of a workflow with a with-items task, an
  * async task, a retried task and a sub-workflow from the console, watch its task states change on
  * /console/executions/{id} without a reload, pause and resume it from the page, rerun the task that
- * failed, follow the sub-workflow link, and see block storage. Screenshots of every page are written
+ * failed, follow the sub-workflow link, watch the executions list update live from the project
+ * stream (no list request, no reload), evaluate expressions in the task panel's playground, and
+ * see block storage. Screenshots of every page are written
  * to tmp/console-screenshots/ (gitignored), the CI artefacts.
  *
  * Nothing here waits for time to pass: every wait is for a condition on the page or the API.
@@ -57,6 +59,15 @@ console_demo:
       on-success: [child]
     child:
       workflow: console_demo_child
+`;
+
+const LIVE_WF = `
+version: '2.0'
+console_live:
+  tasks:
+    wait:
+      # completes when the test posts its result
+      action: std.async_noop
 `;
 
 function freePort(): Promise<number> {
@@ -240,6 +251,23 @@ describe('operator console in chromium (embedded product)', () => {
     await page.locator('[data-testid="task-node-child"][data-state="SUCCESS"]').waitFor({ state: 'visible' });
     await shot('execution');
 
+    // The expression playground in the task panel: the task's real context, and a syntax error's place.
+    const playground = page.getByRole('region', { name: 'expression playground' });
+    await playground.getByLabel('expression', { exact: true }).fill('[task().name, execution().name, $.numbers.sum()]');
+    await playground.getByRole('button', { name: 'Evaluate' }).click();
+    await page.getByTestId('playground-result').waitFor();
+    expect(JSON.parse((await page.getByTestId('playground-result').textContent()) ?? 'null')).toEqual(['call', 'console_demo', 6]);
+    await playground.getByLabel('expression language').selectOption('jinja');
+    await playground.getByLabel('expression', { exact: true }).fill('task().state ~ " after " ~ (_.numbers | length)');
+    await playground.getByRole('button', { name: 'Evaluate' }).click();
+    await page.getByTestId('playground-result').filter({ hasText: '"SUCCESS after 3"' }).waitFor();
+    await playground.getByLabel('expression language').selectOption('yaql');
+    await playground.getByLabel('expression', { exact: true }).fill('$.numbers +* 1');
+    await playground.getByRole('button', { name: 'Evaluate' }).click();
+    await page.getByTestId('playground-position').filter({ hasText: 'line 1, column 12 (position 11)' }).waitFor();
+    expect(await page.getByTestId('playground-caret').textContent()).toBe('$.numbers +* 1\n           ^');
+    await shot('playground');
+
     // Sub-workflow drill-down.
     await page.getByTestId('task-row-child').getByRole('link', { name: 'sub-workflow' }).click();
     await page.waitForURL(/\/console\/executions\/[0-9a-f-]{36}$/);
@@ -261,6 +289,26 @@ describe('operator console in chromium (embedded product)', () => {
     await executionsTable.getByText('console_demo_child').first().waitFor();
     await page.getByTestId(`execution-row-${executionId}`).waitFor({ state: 'detached' });
     expect(await executionsTable.getByText('console_demo_child').count()).toBe(1);
+
+    // The list is live (the project stream, no polling): a new execution shows up, then its row
+    // turns SUCCESS with no list request and no reload.
+    const listReads: string[] = [];
+    page.on('request', (r) => {
+      if (r.method() === 'GET' && /\/v2\/executions\?limit=/.test(r.url())) listReads.push(r.url());
+    });
+    await page.getByLabel('State').selectOption('');
+    await page.getByLabel('Workflow').fill('');
+    await expectText('executions-stream', 'live');
+    await api('POST', '/v2/workflows', LIVE_WF, 'text/plain');
+    const live = String((await api('POST', '/v2/executions', { workflow_name: 'console_live' }))['id']);
+    await page.getByTestId(`execution-row-${live}`).getByText('RUNNING').waitFor();
+    const readsBefore = listReads.length;
+    const liveTask = ((await api('GET', `/v2/executions/${live}/tasks`))['tasks'] as { id: string }[])[0];
+    const liveAction = ((await api('GET', `/v2/tasks/${liveTask?.id}/action_executions`))['action_executions'] as { id: string }[])[0];
+    await api('PUT', `/v2/action_executions/${liveAction?.id}`, { state: 'SUCCESS', output: '{}' });
+    await page.getByTestId(`execution-row-${live}`).getByText('SUCCESS').waitFor();
+    expect(listReads.length).toBe(readsBefore);
+    expect(await page.evaluate(() => (globalThis as unknown as { consoleMark?: string }).consoleMark)).toBe('same page');
 
     // Block storage: a volume created on the Cinder API shows up with its status.
     // (Cinder's project segment is hex; noauth's token names user and project.)

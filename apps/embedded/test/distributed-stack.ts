@@ -101,43 +101,78 @@ export class DistributedStack {
   readonly prefix = `${this.database}.`;
   readonly apps: StartedApp[] = [];
 
+  /** The run's database, for checks that read it directly. */
+  databaseUrl(): string {
+    const url = new URL(POSTGRES);
+    url.pathname = `/${this.database}`;
+    return url.toString();
+  }
+
   async createDatabase(): Promise<void> {
     await admin(`CREATE DATABASE "${this.database}"`);
   }
 
+  private readonly specs = new Map<string, ProcessSpec>();
+
   async start(processes: readonly ProcessSpec[] = SIX_APPS): Promise<StartedApp[]> {
-    const url = new URL(POSTGRES);
-    url.pathname = `/${this.database}`;
     const started = await Promise.all(
-      processes.map(async ({ name, app, portVar, env }) => {
-        const port = await freePort();
-        let out = '';
-        const child = spawn(process.execPath, appCommand(app), {
-          cwd: ROOT,
-          env: {
-            ...process.env,
-            DATABASE_URL: url.toString(),
-            AMQP_URL: AMQP,
-            REDIS_URL: REDIS,
-            DB_POOL_SIZE: '3',
-            LOG_LEVEL: 'warn',
-            QUEUE_PREFIX: this.prefix,
-            [portVar]: String(port),
-            VOLUME_BACKEND_DIR: path.join(ROOT, 'tmp', this.database, 'volumes'),
-            BACKUP_STORE_DIR: path.join(ROOT, 'tmp', this.database, 'backups'),
-            ...env,
-          },
-          stdio: ['ignore', 'pipe', 'pipe'],
-        });
-        child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-        child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
-        const started: StartedApp = { name, app, port, child, output: () => out };
-        this.apps.push(started);
-        return started;
+      processes.map(async (spec) => {
+        this.specs.set(spec.name, spec);
+        const app = this.spawnApp(spec, await freePort());
+        this.apps.push(app);
+        return app;
       }),
     );
     for (const s of started) await waitReady(`http://127.0.0.1:${s.port}/readyz`, s.child, s.output);
     return started;
+  }
+
+  private spawnApp({ name, app, portVar, env }: ProcessSpec, port: number): StartedApp {
+    let out = '';
+    const child = spawn(process.execPath, appCommand(app), {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        DATABASE_URL: this.databaseUrl(),
+        AMQP_URL: AMQP,
+        REDIS_URL: REDIS,
+        DB_POOL_SIZE: '3',
+        LOG_LEVEL: 'warn',
+        QUEUE_PREFIX: this.prefix,
+        [portVar]: String(port),
+        VOLUME_BACKEND_DIR: path.join(ROOT, 'tmp', this.database, 'volumes'),
+        BACKUP_STORE_DIR: path.join(ROOT, 'tmp', this.database, 'backups'),
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+    return { name, app, port, child, output: () => out };
+  }
+
+  /**
+   * SIGTERM to process `name`, then, once it has exited, the same app again on the same port with
+   * the same environment, ready. Resolves with the old process's exit code, the time from the
+   * signal to its exit, and its output.
+   */
+  async restart(name: string): Promise<{ code: number | null; signal: string | null; exitMs: number; output: string }> {
+    const i = this.apps.findIndex((a) => a.name === name);
+    const old = this.apps[i];
+    const spec = this.specs.get(name);
+    if (!old || !spec) throw new Error(`${name} is not started`);
+    const t0 = Date.now();
+    const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => {
+      if (old.child.exitCode !== null || old.child.signalCode !== null) resolve({ code: old.child.exitCode, signal: old.child.signalCode });
+      else old.child.once('exit', (code, signal) => resolve({ code, signal }));
+    });
+    old.child.kill('SIGTERM');
+    const { code, signal } = await exited;
+    const exitMs = Date.now() - t0;
+    const fresh = this.spawnApp(spec, old.port);
+    this.apps[i] = fresh;
+    await waitReady(`http://127.0.0.1:${fresh.port}/readyz`, fresh.child, fresh.output);
+    return { code, signal, exitMs, output: old.output() };
   }
 
   port(name: string): number {

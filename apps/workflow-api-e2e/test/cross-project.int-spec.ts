@@ -442,6 +442,11 @@ describe.each(e2eModes())('cross-project safety of the workflow API (%s)', (mode
         { method: 'GET', path: `/v2/executions/${ex}/events`, status: 404, body: notFound.execution(ex) },
         { method: 'GET', path: `/v2/executions/${ids.subExecution}/events?marker=0&limit=5`, status: 404, body: notFound.execution(ids.subExecution) },
       ],
+      // and so is its data to the expression playground
+      'POST /v2/executions/:id/evaluate': [
+        { method: 'POST', path: `/v2/executions/${ex}/evaluate`, send: json({ expression: 'env()' }), status: 404, body: notFound.execution(ex) },
+        { method: 'POST', path: `/v2/executions/${ids.subExecution}/evaluate`, send: json({ expression: '$', language: 'jinja' }), status: 404, body: notFound.execution(ids.subExecution) },
+      ],
 
       'GET /v2/event_triggers': [
         { method: 'GET', path: '/v2/event_triggers', status: 200, body: { event_triggers: [] } },

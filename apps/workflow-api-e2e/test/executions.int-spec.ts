@@ -110,6 +110,12 @@ describe.each(e2eModes())('executions over HTTP (%s)', (mode) => {
     expect(action).toMatchObject({ name: 'std.echo', task_name: 'a', state: 'SUCCESS', accepted: true, input: '{"output": 2}', output: '{"result": 2}' });
     const filtered = await stack.client.get(`/v2/tasks?workflow_execution_id=${created.id}&name=b`);
     expect(filtered.body.tasks.map((t: any) => t.name)).toEqual(['b']);
+    // Mistral filters by the task id as a string: a value that is no task id lists nothing
+    for (const id of ['not-a-uuid', a.id.toUpperCase(), 'é%00']) {
+      const path = encodeURIComponent(id);
+      expect([id, (await stack.client.get(`/v2/tasks/${path}/action_executions`)).body]).toEqual([id, { action_executions: [] }]);
+      expect([id, (await stack.client.get(`/v2/tasks/${path}/workflow_executions`)).body]).toEqual([id, { executions: [] }]);
+    }
   });
 
   it('an async action completes through PUT /v2/action_executions/{id}', async () => {

@@ -1,14 +1,17 @@
 /**
  * A standalone engine process for multi-process tests and benchmarks: PostgreSQL from DATABASE_URL,
  * RabbitMQ (AMQP_URL, queue prefix QUEUE_PREFIX, x-expires QUEUE_EXPIRES_MS) and BullMQ (REDIS_URL, prefix BULL_PREFIX); ROLE engine, executor or all
- * (default); HEARTBEAT_MS registers the executor and heartbeats it. Prints "ready" once consuming.
+ * (default); HEARTBEAT_MS registers the executor and heartbeats it; EXECUTION_HISTORY=off writes no
+ * execution history (the benchmark of its cost). Prints "ready" once consuming.
  */
 import 'reflect-metadata';
 import { DataSource } from 'typeorm';
 import { BullMqJobQueue, RabbitMqCommandBus } from '@osc/messaging';
+import { setExecutionHistoryWrites } from '@osc/workflow-persistence';
 import { EngineInstance, prefixedBus, prefixedJobs } from './engine-harness';
 
 async function main(): Promise<void> {
+  if (process.env['EXECUTION_HISTORY'] === 'off') setExecutionHistoryWrites(false);
   const dataSource = new DataSource({ type: 'postgres', url: process.env['DATABASE_URL'], extra: { max: Number(process.env['DB_POOL'] ?? 20) } });
   await dataSource.initialize();
   const queuePrefix = process.env['QUEUE_PREFIX'] ?? '';

@@ -108,6 +108,14 @@ describe('checkCodeSource', () => {
     await expect(checkCodeSource('ok', 'export class A { run() { return 1; } }\nfor (;;) {}', limits)).resolves.toBeUndefined();
   });
 
+  it.each([
+    'export class A { run() { return 1; } }\n',
+    "export class Iso { run() { return 'a-secret'; } }\n",
+    'const a = 1; export class A { run() {} }',
+  ])('accepts a well-formed module with a class (%j)', async (source) => {
+    await expect(checkCodeSource('ok', source, limits)).resolves.toBeUndefined();
+  });
+
   it('names the line and column of a syntax error', async () => {
     const err = await checkCodeSource('bad', 'export class A {\n  run(c) {\n    return 1 +;\n  }\n}', limits).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InvalidInputError);

@@ -22,6 +22,7 @@ export * from './lists/list-query';
 export * from './lists/volume-filters';
 export * from './backup/chunk-format';
 export * from './backup/backup';
+export * from './backup/backup-policy';
 export * from './groups';
 export * from './qos';
 export * from './reconcile/message-fields';

@@ -3,6 +3,9 @@ import { Params, rowsOf, type Queryable } from './sql';
 
 type Row = Record<string, any>;
 
+/** Per-type quota keys (`gigabytes_<type>`), in the order their rows are locked (sorted). */
+export const TYPE_KEY_PREFIXES = ['gigabytes_', 'snapshots_', 'volumes_'] as const;
+
 /** The quota class every project falls back to (BS-9.1). */
 export const DEFAULT_QUOTA_CLASS = 'default';
 
@@ -65,9 +68,9 @@ export class QuotaRepository {
     }
   }
 
-  /** Moves reserved units to in_use (commit) or drops them (rollback). */
+  /** Moves reserved units to in_use (commit) or drops them (rollback); rows in lock order (sorted by resource). */
   async settleReserved(db: Queryable, projectId: string, deltas: readonly QuotaDelta[], commit: boolean): Promise<void> {
-    for (const d of deltas) {
+    for (const d of [...deltas].sort((a, b) => (a.resource < b.resource ? -1 : a.resource > b.resource ? 1 : 0))) {
       if (d.delta === 0) continue;
       await db.query(
         `UPDATE "quota_usages" SET reserved = GREATEST(reserved - $1, 0)${commit ? ', in_use = in_use + $1' : ''} WHERE project_id = $2 AND resource = $3`,
@@ -128,9 +131,13 @@ export class QuotaRepository {
     }
   }
 
-  /** Renaming a type renames its per-type quota keys (BS-7.2.4). */
+  /**
+   * Renaming a type renames its per-type quota keys (BS-7.2.4). The usage rows are taken in the
+   * order `apply` locks them (by resource name: gigabytes_, snapshots_, volumes_), so a rename and a
+   * create or delete of the same project cannot deadlock (each would hold a row the other waits for).
+   */
   async renameTypeKeys(db: Queryable, oldName: string, newName: string): Promise<void> {
-    for (const prefix of ['volumes_', 'snapshots_', 'gigabytes_']) {
+    for (const prefix of TYPE_KEY_PREFIXES) {
       for (const table of ['quota_limits', 'quota_usages', 'quota_class_limits']) {
         await db.query(`UPDATE "${table}" SET resource = $1 WHERE resource = $2`, [prefix + newName, prefix + oldName]);
       }

@@ -16,6 +16,8 @@ export class ExpressionError extends AppError {
     readonly expression: string,
     readonly reason: string,
     readonly phase: 'syntax' | 'evaluation',
+    /** Where in `expression` a syntax error was found (0-based), when the parser knows it. */
+    readonly position: number | null = null,
   ) {
     super(
       phase === 'syntax'
@@ -39,9 +41,12 @@ export class EvalFailure extends Error {
   }
 }
 
-/** Syntax failure inside a lexer/parser. */
+/** Syntax failure inside a lexer/parser; `position` (0-based, in the parsed text) when known. */
 export class SyntaxFailure extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    readonly position?: number,
+  ) {
     super(message);
     this.name = 'SyntaxFailure';
   }

@@ -1,6 +1,6 @@
 /**
  * What the engine supplies to expressions: Mistral's built-in functions read workflow state through
- * this interface, so the evaluators stay pure (no clock, no randomness, no I/O of their own).
+ * this interface, so the evaluators stay pure (no clock, no I/O of their own; randomness only through `random`).
  * Every member is optional; a function whose member is missing fails with a clear error, except
  * `env()` / `global()` which fall back to the data context (`__env`, top-level keys) as Mistral does.
  * Maps returned here are plain JSON-like objects (timestamps as `YYYY-MM-DD HH:MM:SS` strings).
@@ -24,6 +24,11 @@ export interface ExpressionHost {
   uuid?(): string;
   /** Current time, for `now()`. */
   now?(): Date;
+  /**
+   * A float in [0, 1), for yaql's `random()` and Jinja's `random` filter and `lipsum()`
+   * (Math.random when the host supplies none).
+   */
+  random?(): number;
 }
 
 export interface TasksFilter {

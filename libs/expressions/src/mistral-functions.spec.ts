@@ -122,10 +122,15 @@ describe('Mistral functions', () => {
     expect(() => evaluateYaql('tasks()', {}, down)).toThrow('raw failure');
   });
 
-  it('does not resolve YAML aliases (billion laughs)', () => {
-    expect(evaluateYaql('yaml_parse($)', 'a: &x foo\nb: *x\n')).toEqual({ a: 'foo', b: '*x' });
+  it('does not resolve YAML anchors and aliases (billion laughs): both are plain text, as in mistral.utils.safe_yaml', () => {
+    // expected values from the reference loader (tools/gen-registry.py's _SafeLoader)
+    expect(evaluateYaql('yaml_parse($)', 'a: &x foo\nb: *x\n')).toEqual({ a: '&x foo', b: '*x' });
     const bomb = 'a: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: [*b,*b,*b,*b,*b,*b,*b,*b,*b]\n';
-    const parsed = evaluateYaql('yaml_parse($)', bomb) as { c: unknown[] };
-    expect(parsed.c[0]).toBe('*b');
+    const parsed = evaluateYaql('yaml_parse($)', bomb) as { a: unknown; c: unknown[] };
+    expect(parsed.a).toBe('&a [x,x,x,x,x,x,x,x,x]');
+    expect(parsed.c).toEqual(Array(9).fill('*b'));
+    expect(evaluateYaql('yaml_parse($)', 'k: &a v w\n*b: 1\nl: [*c, &d e]\nm: @x y')).toEqual({ k: '&a v w', '*b': 1, l: ['*c', '&d e'], m: '@x y' });
+    expect(evaluateYaql('yaml_parse($)', 'k: &a v # c\nz: *q  \n')).toEqual({ k: '&a v', z: '*q' });
+    expect(evaluateYaql('yaml_parse($)', '{a: &b c, d: *e}')).toEqual({ a: '&b c', d: '*e' });
   });
 });

@@ -1,11 +1,13 @@
-import { parseDocument, Scalar, stringify as stringifyYaml, visit } from 'yaml';
+import { CST, Lexer, parseDocument, Scalar, visit } from 'yaml';
+import { parsePyJson } from './pyjson';
+import { pyYamlDump } from './pyyaml';
 import { EvalFailure, fail } from './errors';
 import type { ExpressionHost } from './host';
 import { def, STDLIB } from './yaql/stdlib';
 import './yaql/datetime';
 import type { FnSlot, Invocation } from './yaql/runtime';
 import { MISSING } from './yaql/runtime';
-import { floatRepr, fromHost, intRepr, isDict, isFloat, isNumber, LazySeq, num, PyFloat, PySet, toArray, toHost, truthy } from './values';
+import { floatRepr, fromHost, intRepr, PyDate, isDict, isFloat, isNumber, LazySeq, num, PyFloat, PySet, toArray, truthy } from './values';
 
 /**
  * Mistral's expression functions (the `mistral.expression.functions` entry points): env, execution,
@@ -85,15 +87,10 @@ export const mistralFunctions = {
   },
   json_parse(_c: MistralCall, data: unknown): unknown {
     if (typeof data !== 'string') return fail('the JSON object must be str', 'TypeError');
-    try {
-      return fromHost(JSON.parse(data));
-    } catch (e) {
-      if (e instanceof EvalFailure) throw e;
-      return fail(`Invalid JSON: ${(e as Error).message}`, 'JSONDecodeError');
-    }
+    return parsePyJson(data);
   },
   yaml_dump(_c: MistralCall, data: unknown): unknown {
-    return stringifyYaml(sortKeys(toHost(data)), { indentSeq: false, version: '1.1', lineWidth: 0 });
+    return pyYamlDump(data);
   },
   yaml_parse(_c: MistralCall, data: unknown): unknown {
     if (typeof data !== 'string') return fail('yaml_parse expects a string', 'TypeError');
@@ -111,7 +108,7 @@ export const mistralFunctions = {
  * plain text (`*x`), which also defeats "billion laughs" expansion.
  */
 function parseYamlSafely(text: string): unknown {
-  const doc = parseDocument(text, { version: '1.1', customTags: pyYamlTags as never, uniqueKeys: false });
+  const doc = parseDocument(plainIndicators(text), { version: '1.1', customTags: pyYamlTags as never, uniqueKeys: false });
   if (doc.errors.length > 0) throw doc.errors[0]!;
   visit(doc, {
     Alias(_key, node) {
@@ -121,29 +118,69 @@ function parseYamlSafely(text: string): unknown {
   return doc.toJS({ maxAliasCount: 0 });
 }
 
+/**
+ * mistral.utils.safe_yaml's scanner: an anchor (`&a`) or alias (`*a`) indicator starts a plain
+ * scalar, and so may `@`. The text is rewritten so that such scalars are quoted: `&a x` → `"&a x"`.
+ */
+function plainIndicators(text: string): string {
+  if (!/[&*@]/.test(text)) return text;
+  const tokens = [...new Lexer().lex(text)];
+  const type = (k: number): string | undefined => (k < tokens.length ? (CST.tokenType(tokens[k]!) ?? undefined) : undefined);
+  let out = '';
+  let flow = 0;
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i]!;
+    const kind = type(i);
+    if (kind === 'flow-seq-start' || kind === 'flow-map-start') flow++;
+    else if (kind === 'flow-seq-end' || kind === 'flow-map-end') flow--;
+    if (kind === 'anchor' || kind === 'alias') {
+      // an alias token swallows a following ':' (`*b: 1`): that colon is the mapping's
+      const colon = kind === 'alias' && t.endsWith(':') ? ':' : '';
+      let scalar = colon ? t.slice(0, -1) : t;
+      // the plain scalar runs to the end of the line, a `: ` or ` #` (and `,[]{}` in a flow)
+      const stops = ['newline', 'comment', 'map-value-ind', ...(flow > 0 ? ['comma', 'flow-seq-start', 'flow-seq-end', 'flow-map-start', 'flow-map-end'] : [])];
+      let j = i + 1;
+      while (!colon && j < tokens.length && !stops.includes(type(j) ?? 'newline')) {
+        if (type(j) === 'scalar') {
+          const value = tokens[j + 1] ?? '';
+          if (value.includes('\n')) break;
+          scalar += value;
+          j += 2;
+        } else if (type(j) === 'doc-mode') j += 1;
+        else scalar += tokens[j++];
+      }
+      const trimmed = scalar.trimEnd();
+      out += JSON.stringify(trimmed) + scalar.slice(trimmed.length) + colon;
+      i = j - 1;
+    } else if (kind === 'scalar' && (tokens[i + 1] ?? '').startsWith('@') && !tokens[i + 1]!.includes('\n')) {
+      out += JSON.stringify(tokens[i + 1]);
+      i += 1;
+    } else if (kind !== 'doc-mode' && kind !== 'scalar') out += t;
+  }
+  return out;
+}
+
 /** PyYAML's booleans: YAML 1.1 without the single-letter forms (`y`, `n` stay strings). */
 const PY_BOOL_TRUE = /^(?:[Yy]es|YES|[Tt]rue|TRUE|[Oo]n|ON)$/;
 const PY_BOOL_FALSE = /^(?:[Nn]o|NO|[Ff]alse|FALSE|[Oo]ff|OFF)$/;
 type YamlTag = { tag: string; test?: RegExp; [k: string]: unknown };
 function pyYamlTags(tags: unknown[]): unknown[] {
   return (tags as YamlTag[]).map((t) => {
+    if (t.tag === 'tag:yaml.org,2002:timestamp') {
+      // a date alone is a datetime.date in PyYAML (a PyDate here), a date and time a datetime
+      const resolve = t['resolve'] as (s: string) => unknown;
+      return {
+        ...t,
+        resolve: (src: string) => {
+          const m = /^(\d{4})-(\d\d)-(\d\d)$/.exec(src);
+          return m ? new PyDate(Number(m[1]), Number(m[2]), Number(m[3])) : resolve(src);
+        },
+      };
+    }
     if (t.tag !== 'tag:yaml.org,2002:bool' || !t.test) return t;
     const truthy = t.test.test('true');
     return { ...t, test: truthy ? PY_BOOL_TRUE : PY_BOOL_FALSE };
   });
-}
-
-/** PyYAML's safe_dump sorts mapping keys. */
-function sortKeys(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(sortKeys);
-  if (v !== null && typeof v === 'object') {
-    return Object.fromEntries(
-      Object.keys(v)
-        .sort()
-        .map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]),
-    );
-  }
-  return v;
 }
 
 /** Python `json.dumps(v, indent=indent)` (ensure_ascii, `, `/`: ` separators). */
@@ -231,7 +268,11 @@ def(Y, 'executions', 'F', 'id?, rootExecutionId?, state?, fromTime?, toTime?, **
     kw(inv, to, 'to_time'),
   ),
 );
-def(Y, 'global', 'F', 'varName?, **kwargs', ([n], inv) => mistralFunctions.global(call(inv), kw(inv, n, 'var_name')));
+def(Y, 'global', 'F', 'varName?, **kwargs', ([n], inv) => {
+  const name = kw(inv, n, 'var_name');
+  if (name === MISSING || name === undefined) return fail('No function "global" matches supplied arguments', 'NoMatchingFunctionException');
+  return mistralFunctions.global(call(inv), name);
+});
 def(Y, 'task', 'F', 'taskName?, **kwargs', ([n], inv) => mistralFunctions.task(call(inv), kw(inv, n, 'task_name')));
 def(Y, 'tasks', 'F', 'workflowExecutionId?, recursive?, state?, flat?, **kwargs', ([w, r, s, f], inv) =>
   mistralFunctions.tasks(call(inv), kw(inv, w, 'workflow_execution_id'), kw(inv, r), kw(inv, s), kw(inv, f)),

@@ -227,3 +227,99 @@ function formatSpec(value: unknown, spec: string, conv: string, str: (v: unknown
   const signCh = /^[+\- ]/.test(body) ? body[0]! : '';
   return signCh + fill.repeat(pad) + body.slice(signCh.length);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Python's float `**` / pow(): C's pow(), correctly rounded in glibc; Math.pow is not (V8's
+// 2.5 ** 2.5 is 9.882117688026185, glibc's 9.882117688026186). exp(y·ln x) in double-double
+// arithmetic (~100 bits) rounds to the same double.
+
+type DD = [number, number];
+const SPLITTER = 134217729; // 2^27 + 1
+const LN2: DD = [0.6931471805599453, 2.3190468138462996e-17];
+
+function twoSum(a: number, b: number): DD {
+  const s = a + b;
+  const bb = s - a;
+  return [s, a - (s - bb) + (b - bb)];
+}
+function quickTwoSum(a: number, b: number): DD {
+  const s = a + b;
+  return [s, b - (s - a)];
+}
+function split(a: number): DD {
+  const t = SPLITTER * a;
+  const hi = t - (t - a);
+  return [hi, a - hi];
+}
+function twoProd(a: number, b: number): DD {
+  const p = a * b;
+  const [ah, al] = split(a);
+  const [bh, bl] = split(b);
+  return [p, ah * bh - p + ah * bl + al * bh + al * bl];
+}
+function ddAdd(a: DD, b: DD): DD {
+  let [s1, s2] = twoSum(a[0], b[0]);
+  const [t1, t2] = twoSum(a[1], b[1]);
+  s2 += t1;
+  [s1, s2] = quickTwoSum(s1, s2);
+  s2 += t2;
+  return quickTwoSum(s1, s2);
+}
+function ddMul(a: DD, b: DD): DD {
+  const [p1, p2] = twoProd(a[0], b[0]);
+  return quickTwoSum(p1, p2 + (a[0] * b[1] + a[1] * b[0]));
+}
+function ddMulD(a: DD, b: number): DD {
+  const [p1, p2] = twoProd(a[0], b);
+  return quickTwoSum(p1, p2 + a[1] * b);
+}
+function ddDivD(a: DD, b: number): DD {
+  const q1 = a[0] / b;
+  const [p1, p2] = twoProd(q1, b);
+  return quickTwoSum(q1, (a[0] - p1 - p2 + a[1]) / b);
+}
+
+/** e^a for a double-double a with |a| < 709. */
+function ddExp(a: DD): DD {
+  const k = Math.round(a[0] / LN2[0]);
+  const kln2 = ddMulD(LN2, k);
+  let r = ddAdd(a, [-kln2[0], -kln2[1]]);
+  const SQUARINGS = 10;
+  r = [r[0] / 1024, r[1] / 1024];
+  let sum: DD = [1, 0];
+  let term: DD = [1, 0];
+  for (let i = 1; i <= 14; i++) {
+    term = ddDivD(ddMul(term, r), i);
+    sum = ddAdd(sum, term);
+  }
+  for (let i = 0; i < SQUARINGS; i++) sum = ddMul(sum, sum);
+  const scale = 2 ** k;
+  return [sum[0] * scale, sum[1] * scale];
+}
+
+/** ln x for a positive normal double, as a double-double. */
+function ddLog(x: number): DD {
+  // x = m · 2^e with m near 1, so that nothing overflows and ln m is small
+  let e = Math.floor(Math.log2(x));
+  let m = x / 2 ** e;
+  if (m > Math.SQRT2) {
+    m /= 2;
+    e += 1;
+  }
+  const l0 = Math.log(m);
+  // one Newton step from the double estimate: l = l0 + m·e^(−l0) − 1
+  const t = ddAdd(ddMulD(ddExp([-l0, 0]), m), [-1, 0]);
+  return ddAdd(ddAdd([l0, 0], t), ddMulD(LN2, e));
+}
+
+/** x ** y for floats as Python computes it (NaN where Python would make a complex number). */
+export function pyPow(x: number, y: number): number {
+  const approx = Math.pow(x, y);
+  if (!Number.isFinite(x) || !Number.isFinite(y) || x === 0 || y === 0 || x === 1 || Number.isNaN(approx)) return approx;
+  if (!Number.isFinite(approx) || Math.abs(approx) < 1e-300 || Math.abs(approx) > 1e300 || Math.abs(x) < 1e-300) return approx;
+  const negative = x < 0 && Math.abs(y % 2) === 1;
+  const p = ddMulD(ddLog(Math.abs(x)), y);
+  const r = ddExp(p);
+  const v = r[0] + r[1];
+  return negative ? -v : v;
+}

@@ -16,7 +16,7 @@ export const YAQL_SYNTAX_FUNCTIONS: readonly string[] = [
 ];
 
 /** Jinja globals besides Mistral's functions (which are globals and filters, DSL-8.4). */
-export const JINJA_GLOBALS: readonly string[] = ['range', 'dict'];
+export const JINJA_GLOBALS: readonly string[] = ['range', 'dict', 'cycler', 'joiner', 'lipsum', 'namespace'];
 
 /** What this library provides, in the reference's vocabulary (checked against its registry). */
 export function providedFunctions(): { yaql: string[]; jinjaFilters: string[]; jinjaTests: string[]; jinjaGlobals: string[] } {

@@ -61,6 +61,21 @@ export class PyDateTime {
   }
 }
 
+/**
+ * A calendar date (Python's datetime.date), as yaml_parse makes from `2001-12-14`. It prints as
+ * `2001-12-14`, but Mistral cannot store it: a result holding one fails, as json.dumps fails.
+ */
+export class PyDate {
+  constructor(
+    readonly year: number,
+    readonly month: number,
+    readonly day: number,
+  ) {}
+  toString(): string {
+    return `${String(this.year).padStart(4, '0')}-${pad2(this.month)}-${pad2(this.day)}`;
+  }
+}
+
 /** A duration (Python's timedelta) in microseconds. */
 export class PyTimespan {
   constructor(readonly micros: number) {}
@@ -350,7 +365,7 @@ export function fromHost(v: unknown, depth = 0): unknown {
       return null;
   }
   if (Array.isArray(v)) return v.map((x) => fromHost(x, depth + 1));
-  if (v instanceof Map || v instanceof PySet || v instanceof PyFloat || v instanceof LazySeq || v instanceof PyDateTime || v instanceof PyTimespan) return v;
+  if (v instanceof Map || v instanceof PySet || v instanceof PyFloat || v instanceof LazySeq || v instanceof PyDateTime || v instanceof PyTimespan || v instanceof PyDate) return v;
   if (v instanceof Date) return formatTimestamp(v);
   const proto = Object.getPrototypeOf(v);
   if (proto !== Object.prototype && proto !== null) return String(v);
@@ -387,7 +402,7 @@ export function toHost(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(toHost);
   if (v instanceof PySet) return v.values().map(toHost);
   if (v instanceof LazySeq) return toArray(v).map(toHost);
-  if (v instanceof PyDateTime || v instanceof PyTimespan) return pyStr(v);
+  if (v instanceof PyDateTime || v instanceof PyTimespan || v instanceof PyDate) return pyStr(v);
   if (v instanceof Map) {
     return Object.fromEntries([...v.entries()].map(([k, x]) => [pyKeyString(k), toHost(x)]));
   }
@@ -469,6 +484,7 @@ export function pyRepr(v: unknown, tuples = false): string {
     if (f.microsecond) parts.push(f.microsecond);
     return `datetime.datetime(${parts.join(', ')}, tzinfo=${tz})`;
   }
+  if (v instanceof PyDate) return `datetime.date(${v.year}, ${v.month}, ${v.day})`;
   if (v instanceof PyTimespan) {
     const days = Math.floor(v.micros / 86_400_000_000);
     const rest = v.micros - days * 86_400_000_000;
@@ -487,5 +503,6 @@ export function pyRepr(v: unknown, tuples = false): string {
 export function pyStr(v: unknown): string {
   if (v instanceof PyDateTime) return dateTimeStr(v);
   if (v instanceof PyTimespan) return timespanStr(v);
+  if (v instanceof PyDate) return v.toString();
   return typeof v === 'string' ? v : pyRepr(v);
 }

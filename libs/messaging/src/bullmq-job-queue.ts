@@ -200,6 +200,18 @@ export class BullMqJobQueue implements JobQueue {
     if (this.closed) throw new TransientError('the BullMQ job queue is closed');
   }
 
+  async waitingJobs(queue: string): Promise<{ depth: number; oldestAgeSeconds: number }> {
+    this.assertOpen();
+    const q = this.queue(queue);
+    const counts = await q.getJobCounts('wait', 'prioritized');
+    const depth = (counts['wait'] ?? 0) + (counts['prioritized'] ?? 0);
+    // The wait list is pushed at its head: ascending order gives the job waiting longest. A job that
+    // was delayed has been due since its timestamp plus its delay.
+    const [oldest] = depth > 0 ? await q.getJobs(['wait'], 0, 0, true) : [];
+    const dueAt = oldest ? oldest.timestamp + (oldest.opts.delay ?? 0) : undefined;
+    return { depth, oldestAgeSeconds: dueAt === undefined ? 0 : Math.max(0, (Date.now() - dueAt) / 1000) };
+  }
+
   private queue(name: string): Queue {
     let q = this.queues.get(name);
     if (!q) {

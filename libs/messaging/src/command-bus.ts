@@ -66,6 +66,8 @@ export interface CommandBus {
   consume(queue: string, handler: CommandHandler, opts?: ConsumeOptions): Promise<Subscription>;
   /** Health check for /readyz: true when the bus can currently reach its broker. */
   ping(): Promise<boolean>;
+  /** Optional: messages waiting in `queue` for a consumer (unacknowledged ones not counted); for metrics. */
+  messageCount?(queue: string): Promise<number>;
   close(): Promise<void>;
 }
 

@@ -37,3 +37,4 @@ export { type AfterCommit } from './command-bus';
 export { MessageJournal, type JournalEntry, type JournalChange } from './journal/message-journal';
 export { CreateMessageJournal1765000000000 } from './journal/message-journal.migration';
 export { tracedBus, tracedJobs, withTraceHeaders, withTraceData } from './tracing';
+export { meterMessaging, type Metered } from './metered';

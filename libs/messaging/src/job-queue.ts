@@ -79,6 +79,11 @@ export interface JobQueue {
   process(queue: string, handler: JobHandler, opts?: ProcessOptions): Promise<Worker>;
   /** Health check for /readyz. */
   ping(): Promise<boolean>;
+  /**
+   * Optional: jobs of `queue` that are due and wait for a worker, and how long the oldest has been
+   * due (0 when none waits); for metrics.
+   */
+  waitingJobs?(queue: string): Promise<{ depth: number; oldestAgeSeconds: number }>;
   close(): Promise<void>;
 }
 

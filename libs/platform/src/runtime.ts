@@ -7,11 +7,13 @@ import {
   OutboxWriter,
   createMessaging,
   messagingMigrations,
+  meterMessaging,
   outboxEntities,
   tracedBus,
   tracedJobs,
 } from '@osc/messaging';
 import type { ReadinessCheck } from '@osc/http-common';
+import { registerQueueDepthSource } from '@osc/telemetry';
 import { namespacedBus, namespacedJobs } from './namespaced-messaging';
 
 /** Entities and migrations one side of the product contributes to the database. */
@@ -75,8 +77,20 @@ export async function createRuntime(options: RuntimeOptions, parts: readonly Sch
   }
   const prefix = options.mode === 'distributed' ? (options.queuePrefix ?? '') : '';
   // Trace context rides on every message and job (a no-op unless tracing is configured).
-  const bus = tracedBus(namespacedBus(messaging.bus, prefix));
-  const jobs = tracedJobs(namespacedJobs(messaging.jobs, prefix));
+  // Metrics per queue (docs/metrics.md): handlers in flight, counts, durations, depths at scrape.
+  const metered = meterMessaging(namespacedBus(messaging.bus, prefix), namespacedJobs(messaging.jobs, prefix), {
+    bus: messaging.bus,
+    jobs: messaging.jobs,
+    prefix,
+  });
+  const unregisterOutbox = registerQueueDepthSource(async () => {
+    const [row] = (await dataSource.query(
+      `SELECT count(*)::int AS depth, COALESCE(EXTRACT(EPOCH FROM now() - min(created_at)), 0)::float8 AS age FROM outbox`,
+    )) as { depth: number; age: number }[];
+    return [{ kind: 'outbox', queue: 'outbox', depth: row?.depth ?? 0, oldestAgeSeconds: row?.age ?? 0 }];
+  });
+  const bus = tracedBus(metered.bus);
+  const jobs = tracedJobs(metered.jobs);
   const outbox = new OutboxWriter();
   const relay = new OutboxRelay(dataSource, bus, jobs);
   outbox.onCommitted(() => relay.notify());
@@ -98,6 +112,8 @@ export async function createRuntime(options: RuntimeOptions, parts: readonly Sch
     async close() {
       if (closed) return;
       closed = true;
+      metered.close();
+      unregisterOutbox();
       await relay.stop();
       await messaging.close();
       await closeDataSource(dataSource);

@@ -60,6 +60,8 @@ export const MISTRAL_DEFAULT_POLICY: PolicyRules = Object.freeze({
   'executions:list': 'rule:admin_or_owner',
   'executions:list:all_projects': 'rule:admin_only',
   'executions:update': 'rule:admin_or_owner',
+  /** Our extension (the expression playground): judged against the execution's own project. */
+  'executions:evaluate': 'rule:admin_or_owner',
   'members:create': 'rule:admin_or_owner',
   'members:delete': 'rule:admin_or_owner',
   'members:get': 'rule:admin_or_owner',

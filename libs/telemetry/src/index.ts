@@ -3,3 +3,11 @@ export { withService, currentService } from './service-context';
 export { TRACER_NAME, tracer, inSpan } from './spans';
 export { injectHeaders, contextFromHeaders, wrapJobData, unwrapJobData, type TraceCarrier } from './propagation';
 export { tracedServerFactory, nameHttpSpan } from './http-server';
+export {
+  productRegistry,
+  productMetrics,
+  registerQueueDepthSource,
+  timed,
+  type QueueDepth,
+  type QueueDepthSource,
+} from './metrics';

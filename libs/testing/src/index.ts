@@ -5,3 +5,5 @@ export * from './messaging/test-prefix';
 export { queueExists } from './messaging/leftovers';
 export * from './clients/openstack-clients';
 export * from './http/raw-upload';
+export * from './fuzz';
+export * from './servers/object-stores';

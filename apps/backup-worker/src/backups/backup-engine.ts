@@ -19,7 +19,7 @@ import {
   type ManifestObject,
 } from '@osc/block-storage-domain';
 import { InvalidInputError } from '@osc/errors';
-import type { PosixBackupStore } from './backup-store';
+import type { BackupStore } from './stores';
 import type { ChunkWorkers, PackedPiece } from './chunk-workers';
 
 /** Where a backup's objects live: the container and the object-name prefix (its service_metadata). */
@@ -59,7 +59,7 @@ class Gate {
 }
 
 export interface CreateBackupOptions {
-  readonly store: PosixBackupStore;
+  readonly store: BackupStore;
   readonly workers: ChunkWorkers;
   readonly params: ChunkParameters;
   readonly codec: BackupCodec;
@@ -191,7 +191,7 @@ export async function writeBackup(o: CreateBackupOptions): Promise<{ objectCount
 
 /** Reads a backup's manifest and checks the stored data objects are exactly the listed ones (BS-11.7). */
 export async function readManifest(
-  store: PosixBackupStore,
+  store: BackupStore,
   loc: BackupLocation,
 ): Promise<{ objects: ManifestObject[]; volumeMeta: string | null }> {
   let text: string;
@@ -217,7 +217,7 @@ const MIB = 1024 * 1024;
 const SPARSE_BLOCK = 32 * 1024;
 
 export interface RestoreOptions {
-  readonly store: PosixBackupStore;
+  readonly store: BackupStore;
   readonly workers: ChunkWorkers;
   /** Objects read, checked and written at once. */
   readonly depth: number;

@@ -1,14 +1,13 @@
 import { availableParallelism } from 'node:os';
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { defaultBackupContainer } from '@osc/block-storage-domain';
 import { BackupRepository, type StoredBackup } from '@osc/block-storage-persistence';
 import { InvalidInputError } from '@osc/errors';
 import { DATA_SOURCE } from '@osc/platform';
 import { GIB } from '../volume-backend/sparse-file';
 import { restoreBackup, type BackupLocation, type ProgressReport } from './backup-engine';
 import { BACKUP_CONFIG, type BackupConfig } from './backup.config';
-import { PosixBackupStore } from './backup-store';
+import { createBackupStore, type BackupStore } from './stores';
 import { ChunkWorkers } from './chunk-workers';
 
 /**
@@ -19,7 +18,8 @@ import { ChunkWorkers } from './chunk-workers';
 @Injectable()
 export class BackupRestorer implements OnModuleDestroy {
   private readonly backups = new BackupRepository();
-  readonly store: PosixBackupStore;
+  /** The configured driver's store (BACKUP_DRIVER). */
+  readonly store: BackupStore;
   /** The CPU half of backups and restores of this back end (hashing, compression), on worker threads. */
   readonly workers: ChunkWorkers;
 
@@ -27,18 +27,19 @@ export class BackupRestorer implements OnModuleDestroy {
     @Inject(DATA_SOURCE) private readonly db: DataSource,
     @Inject(BACKUP_CONFIG) private readonly config: BackupConfig,
   ) {
-    this.store = new PosixBackupStore(config.directory);
+    this.store = createBackupStore(config.store);
     this.workers = new ChunkWorkers(Math.max(1, Math.min(config.pipelineDepth, availableParallelism())));
   }
 
   async onModuleDestroy(): Promise<void> {
     await this.workers.close();
+    await this.store.close();
   }
 
   /** Where a finished backup's objects are (null while it has none). */
   location(b: StoredBackup): BackupLocation | null {
     if (b.serviceMetadata === null) return null;
-    return { container: b.container ?? defaultBackupContainer('posix', b.id), prefix: b.serviceMetadata };
+    return { container: b.container ?? this.store.defaultContainer(b.id), prefix: b.serviceMetadata };
   }
 
   /** The backups to apply, full first. */

@@ -1,9 +1,11 @@
+import type { BackupStoreConfig } from './stores';
+
 /** DI token and shape of the backup engine's configuration (validated in `config.ts`). */
 export const BACKUP_CONFIG = Symbol('BACKUP_CONFIG');
 
 export interface BackupConfig {
-  /** Root of the posix backup store. */
-  readonly directory: string;
+  /** BACKUP_DRIVER and its settings. */
+  readonly store: BackupStoreConfig;
   readonly chunkSize: number;
   readonly blockSize: number;
   readonly compression: string;

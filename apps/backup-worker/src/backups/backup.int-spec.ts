@@ -21,7 +21,7 @@ import { createRuntime, type RunningApp, type Runtime } from '@osc/platform';
 import { loadConfig, SCHEMA_PARTS, startBackupWorker } from '../index';
 import { createSparseFile } from '../volume-backend/sparse-file';
 import { BackupCancelledError, restoreBackup, writeBackup, type BackupLocation } from './backup-engine';
-import { PosixBackupStore } from './backup-store';
+import { PosixBackupStore } from './stores';
 import { ChunkWorkers } from './chunk-workers';
 
 const MIB = 1024 * 1024;

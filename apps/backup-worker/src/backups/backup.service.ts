@@ -9,14 +9,12 @@ import type { DataSource, EntityManager } from 'typeorm';
 import {
   BACKUP_CREATE_JOB,
   BACKUP_DELETE_JOB,
-  BACKUP_DRIVER_IDS,
   BACKUP_IMPORT_JOB,
   BACKUP_RESTORE_JOB,
   IMPORT_REQUIRED_FIELDS,
   backupJobQueue,
   backupObjectPrefix,
   backupQuotaDeltas,
-  defaultBackupContainer,
   parseBackupCodec,
   progressPercent,
   progressStepReached,
@@ -46,7 +44,8 @@ import {
 } from './backup-engine';
 import { BackupRestorer } from './backup-restorer';
 import { BACKUP_CONFIG, type BackupConfig } from './backup.config';
-import type { PosixBackupStore } from './backup-store';
+import type { BackupStore } from './stores';
+import { productMetrics } from '@osc/telemetry';
 
 /** Stored wire timestamps (`YYYY-MM-DDTHH:MM:SS.ffffff`, UTC) back to dates. */
 const toDate = (t: Date | string): Date => (t instanceof Date ? t : new Date(`${t}Z`));
@@ -67,7 +66,7 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly volumes = new VolumeRepository();
   private readonly settlements = new Settlements();
   private readonly quotas = new QuotaRepository();
-  private readonly store: PosixBackupStore;
+  private readonly store: BackupStore;
   private worker: Worker | null = null;
 
   constructor(
@@ -83,7 +82,7 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    await ensureDir(this.config.directory);
+    if (this.config.store.driver === 'posix') await ensureDir(this.config.store.directory);
     await this.recover();
     this.worker = await this.jobs.process(backupJobQueue(this.backend.backend), (job) => this.handle(job), {
       concurrency: this.config.concurrency,
@@ -143,6 +142,15 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
     }
   }
 
+  private valid(container: string): boolean {
+    try {
+      this.store.checkContainer(container);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   private location(b: StoredBackup): BackupLocation | null {
     return this.restorer.location(b);
   }
@@ -186,15 +194,20 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
   private async create(data: BackupJob): Promise<void> {
     const b = await this.backups.findById(this.db, data.backupId, null);
     if (!b || b.status !== 'creating' || b.importRecord !== null) return;
-    const container = b.container ?? defaultBackupContainer('posix', b.id);
-    const prefix = backupObjectPrefix('posix', {
+    const container = b.container ?? this.store.defaultContainer(b.id);
+    const prefix = backupObjectPrefix(this.store.kind, {
       volumeId: b.volumeId,
       backupId: b.id,
       availabilityZone: b.availabilityZone,
       at: toDate(b.createdAt),
     });
     let objectCount: number;
+    const started = process.hrtime.bigint();
     try {
+      this.store.checkContainer(container);
+      // The driver and container are the backup's from the start, as Cinder records them, so a
+      // failed backup shows where it was going.
+      await this.backups.update(this.db, b.id, { service: this.store.driverId, container }, this.clock.now());
       const v = await this.volumes.findById(this.db, b.volumeId, null);
       if (!v) throw new InvalidInputError(`Volume ${b.volumeId} no longer exists.`);
       const parent = b.parentId === null ? null : await this.backups.findById(this.db, b.parentId, null);
@@ -252,13 +265,14 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
       await this.failCreate(b, `Backup failed: ${reasonOf(err)}`);
       return;
     }
+    observeBackup('create', b.size * GIB, started);
     let done = false;
     await this.db.transaction(async (em) => {
       done = await this.backups.compareAndSetStatus(em, b.id, ['creating'], 'available', this.clock.now(), {
         object_count: objectCount,
         service_metadata: prefix,
         container,
-        service: BACKUP_DRIVER_IDS.posix,
+        service: this.store.driverId,
       });
       if (done) {
         await this.quotas.settleReservation(em, b.id, true);
@@ -283,12 +297,14 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
     try {
       if (!(await this.backups.reportProgress(this.db, b.id, 'restoring', this.clock.now(), 0)))
         throw new BackupCancelledError('The restore was cancelled.');
+      const started = process.hrtime.bigint();
       volumeMeta = await this.restorer.restore(
         b,
         this.backend.volumeFile(v.id),
         data.newVolume,
         this.progressOf(b, 'restoring', v.id),
       );
+      observeBackup('restore', b.size * GIB, started);
     } catch (err) {
       this.log.warn(`restoring backup ${b.id} into volume ${v.id} failed: ${reasonOf(err)}`);
       await this.db.transaction(async (em) => {
@@ -356,13 +372,15 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
       if (loc !== null) await this.store.deletePrefix(loc.container, loc.prefix);
       else if (b.importRecord === null) {
         // Never finished: remove whatever a cancelled create left.
-        const prefix = backupObjectPrefix('posix', {
+        const prefix = backupObjectPrefix(this.store.kind, {
           volumeId: b.volumeId,
           backupId: b.id,
           availabilityZone: b.availabilityZone,
           at: toDate(b.createdAt),
         });
-        await this.store.deletePrefix(b.container ?? defaultBackupContainer('posix', b.id), prefix);
+        const container = b.container ?? this.store.defaultContainer(b.id);
+        // A container this store refuses held nothing: the create failed before writing.
+        if (this.valid(container)) await this.store.deletePrefix(container, prefix);
       }
     } catch (err) {
       this.log.warn(`deleting backup ${b.id} failed: ${reasonOf(err)}`);
@@ -398,7 +416,8 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
       const missing = IMPORT_REQUIRED_FIELDS.filter((k) => !(k in r));
       if (missing.length > 0)
         throw new InvalidInputError(`The backup record is missing ${missing.join(', ')}.`);
-      const container = str('container') ?? defaultBackupContainer('posix', String(r['id']));
+      const container = str('container') ?? this.store.defaultContainer(String(r['id']));
+      this.store.checkContainer(container);
       const prefix = str('service_metadata');
       if (prefix === null) throw new InvalidInputError('The backup record has no service_metadata.');
       const { objects } = await readManifest(this.store, { container, prefix });
@@ -418,7 +437,7 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
         snapshot_id: uuidOrNull('snapshot_id'),
         encryption_key_id: uuidOrNull('encryption_key_id'),
         metadata: typeof r['metadata'] === 'object' && r['metadata'] !== null ? r['metadata'] : {},
-        service: BACKUP_DRIVER_IDS.posix,
+        service: this.store.driverId,
         availability_zone: this.volumeBackend.availabilityZone,
         host: this.backend.backend,
         import_record: null,
@@ -442,4 +461,11 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
         await this.quotas.settleReservation(em, b.id, true);
     });
   }
+}
+
+/** A finished backup create or restore: its volume bytes and throughput (docs/metrics.md). */
+function observeBackup(operation: 'create' | 'restore', bytes: number, started: bigint): void {
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  productMetrics.backupBytes.labels(operation).inc(bytes);
+  if (seconds > 0) productMetrics.backupThroughput.labels(operation).observe(bytes / seconds);
 }

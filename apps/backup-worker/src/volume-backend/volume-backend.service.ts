@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Server } from 'node:http';
 import { access, readdir, rename, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -65,7 +66,9 @@ import { type Job, type JobQueue, OutboxWriter, type Worker } from '@osc/messagi
 import { CLOCK, DATA_SOURCE, JOB_QUEUE, OUTBOX_WRITER, type Clock } from '@osc/platform';
 import { BackupRestorer } from '../backups/backup-restorer';
 import { VOLUME_BACKEND_CONFIG, type VolumeBackendConfig } from './volume-backend.config';
+import { fetchRemoteVolume, removeRemoteVolume, startVolumeDataServer } from './volume-data';
 import { createSparseFile, ensureDir, filesystemCapacity, GIB, growFile, removeFile, sparseCopy } from './sparse-file';
+import { productMetrics, timed } from '@osc/telemetry';
 
 /**
  * `location_info` of a file back end's pool: `file:<machine>:<absolute directory>` (the layout
@@ -73,9 +76,12 @@ import { createSparseFile, ensureDir, filesystemCapacity, GIB, growFile, removeF
  * from that directory when the volume migrates to it, and the API hands out `local` connections
  * to `<directory>/volume-<id>` from it.
  */
-export const fileLocationInfo = (directory: string): string => domainFileLocationInfo(os.hostname(), path.resolve(directory));
+export const fileLocationInfo = (directory: string, machine: string = os.hostname()): string => domainFileLocationInfo(machine, path.resolve(directory));
 
 export { parseFileLocationInfo };
+
+/** `host@backend` of a pool name `host@backend#pool`. */
+const backendOfPool = (pool: string): string => pool.split('#')[0] as string;
 
 /** A migration that cannot go on; the volume returns to its previous status with migration_status error. */
 class MigrationRefused extends Error {}
@@ -102,6 +108,7 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
   private readonly settlements = new Settlements();
   private readonly serviceUuid = randomUUID();
   private worker: Worker | null = null;
+  private dataServer: Server | null = null;
   private timer: NodeJS.Timeout | null = null;
   private reporting: Promise<void> | null = null;
   private reportAgain = false;
@@ -136,6 +143,28 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
 
   async onApplicationBootstrap(): Promise<void> {
     await ensureDir(this.config.directory);
+    if (this.config.data) {
+      this.dataServer = await startVolumeDataServer({
+        backend: this.backend,
+        secret: this.config.data.secret,
+        host: this.config.data.host,
+        port: this.config.data.port,
+        fileOf: (id) => this.volumeFile(id),
+        mayServe: async (id) => {
+          const v = await this.volumes.findById(this.db, id, null);
+          return v !== null && v.host === this.poolName && (v.migrationStatus === 'starting' || v.migrationStatus === 'migrating');
+        },
+        removeMovedAway: async (id) => {
+          const p = (await this.volumes.placementsOf(this.db, [id])).get(id);
+          const migrating = p?.migrationStatus === 'starting' || p?.migrationStatus === 'migrating';
+          if (!p || migrating || (!p.deleted && (p.host ?? '').startsWith(`${this.backend}#`))) return false;
+          await removeFile(this.volumeFile(id));
+          return true;
+        },
+        now: () => this.clock.now().getTime(),
+        warn: (m) => this.log.warn(m),
+      });
+    }
     await this.reportStats();
     await this.reportFiles();
     this.timer = setInterval(() => {
@@ -210,6 +239,11 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
     await this.worker?.close();
     await this.reporting?.catch(() => undefined);
     await this.filesReport.catch(() => undefined);
+    const server = this.dataServer;
+    if (server) {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   }
 
   /** Reports pool stats now (and on every change), coalescing concurrent requests. */
@@ -247,7 +281,9 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
                 QoS_support: false,
                 multiattach: true,
                 online_extend_support: true,
-                location_info: fileLocationInfo(this.config.directory),
+                location_info: fileLocationInfo(this.config.directory, this.config.machine),
+                // Where back ends on other machines read this one's migrating volumes (ours).
+                ...(this.config.data ? { data_url: this.config.data.url } : {}),
               },
             },
           ],
@@ -263,6 +299,17 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
   }
 
   async handle(job: Job): Promise<void> {
+    // Per operation (the job name: volume.create, snapshot.delete, ...): count and duration (docs/metrics.md).
+    return timed(
+      () => this.dispatch(job),
+      (seconds, ok) => {
+        productMetrics.volumeOperations.labels(job.name, ok ? 'ok' : 'error').inc();
+        productMetrics.volumeOperationDuration.labels(job.name).observe(seconds);
+      },
+    );
+  }
+
+  private async dispatch(job: Job): Promise<void> {
     switch (job.name) {
       case VOLUME_CREATE_JOB:
         return this.createVolume(job.data as VolumeCreateJob);
@@ -452,21 +499,32 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
     if (!v) return;
     // One read of the pools: the source's location (however old its report) and this pool's stats.
     const pools = await this.pools.listFresh(this.db, new Date(this.clock.now().getTime() - 24 * 3600 * 1000));
+    const sourceCapabilities = pools.find((p) => p.name === job.source)?.capabilities ?? {};
+    const location = parseFileLocationInfo(sourceCapabilities['location_info']);
+    // Same machine: the source file is read directly; another machine: through its data endpoint.
+    const local = location !== null && location.machine === this.config.machine;
     const sourceDir = (): string => {
-      const location = parseFileLocationInfo(pools.find((p) => p.name === job.source)?.capabilities['location_info']);
       if (!location) throw new MigrationRefused(`The source back end ${job.source} reports no file location.`);
-      if (location.machine !== os.hostname()) throw new MigrationRefused(`The source back end ${job.source} is on ${location.machine}; its bytes cannot be read from ${os.hostname()}.`);
+      if (!local) throw new MigrationRefused(`The source back end ${job.source} is on ${location.machine}; its bytes cannot be read from ${this.config.machine}.`);
       return location.directory;
+    };
+    const remote = (): { url: string; secret: string; timeoutMs: number } => {
+      const url = sourceCapabilities['data_url'];
+      if (typeof url !== 'string' || url === '')
+        throw new MigrationRefused(`The source back end ${job.source} is on ${location?.machine ?? 'an unknown machine'} and reports no data endpoint (data_url); its bytes cannot be read from ${this.config.machine}.`);
+      if (!this.config.data) throw new MigrationRefused(`The source back end ${job.source} is on another machine and ${this.backend} has no VOLUME_DATA_SECRET to read it with.`);
+      return { url, secret: this.config.data.secret, timeoutMs: this.config.data.timeoutMs };
     };
     if (v.host === job.destination && v.migrationStatus === 'success') {
       // Committed by an earlier run: only the source copy may be left.
-      await removeFile(path.join(sourceDir(), volumeFileName(v.id))).catch(() => undefined);
+      if (local) await removeFile(path.join(sourceDir(), volumeFileName(v.id))).catch(() => undefined);
+      else await this.removeRemoteCopy(v.id, job.source, remote);
       return;
     }
     if (v.host !== job.source || v.status !== job.holdStatus || !['starting', 'migrating'].includes(v.migrationStatus ?? '')) return;
     const file = this.volumeFile(v.id);
     const temp = `${file}.migrating`;
-    let source: string;
+    let source: string | null = null;
     let type: StoredVolumeType | null;
     try {
       if (job.destination !== this.poolName) throw new MigrationRefused(`The destination pool ${job.destination} is not served by ${this.backend}.`);
@@ -478,10 +536,17 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
       if (!here) throw new MigrationRefused(`The destination pool ${this.poolName} has not reported its capacity.`);
       const placed = placeVolume([here], { size: v.size, availabilityZone: null, extraSpecs: type.extraSpecs });
       if (placed.kind !== 'placed') throw new MigrationRefused(`No valid back end: ${Object.values(placed.reasons).join('; ')}`);
-      source = path.join(sourceDir(), volumeFileName(v.id));
-      await access(source);
+      const from = local ? null : remote();
+      if (local) {
+        source = path.join(sourceDir(), volumeFileName(v.id));
+        await access(source);
+      }
       if (!(await this.volumes.compareAndSetMigration(this.db, v.id, [job.holdStatus], ['starting', 'migrating'], job.holdStatus, this.clock.now(), { migration_status: 'migrating' }))) return;
-      await sparseCopy(source, temp, v.size * GIB);
+      if (source !== null) await sparseCopy(source, temp, v.size * GIB);
+      else if (from) {
+        const size = await fetchRemoteVolume({ baseUrl: from.url, backend: backendOfPool(job.source), volumeId: v.id, secret: from.secret, dest: temp, bytes: v.size * GIB, now: this.clock.now().getTime(), timeoutMs: from.timeoutMs });
+        if (size > v.size * GIB) throw new MigrationRefused(`The source copy of volume ${v.id} is ${size} bytes, more than its ${v.size} GiB.`);
+      }
       await rename(temp, file);
     } catch (err) {
       await removeFile(temp).catch(() => undefined);
@@ -512,8 +577,22 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
       await removeFile(file).catch(() => undefined);
       return;
     }
-    await removeFile(source).catch((e: unknown) => this.log.warn(`removing the source copy of migrated volume ${v.id} failed: ${String(e)}`));
+    if (source !== null) await removeFile(source).catch((e: unknown) => this.log.warn(`removing the source copy of migrated volume ${v.id} failed: ${String(e)}`));
+    else await this.removeRemoteCopy(v.id, job.source, remote);
     void this.reportStats().catch(() => undefined);
+  }
+
+  /**
+   * Asks a source back end on another machine to remove its copy of a volume that moved here. A
+   * failure only logs: the source's stray-file sweep removes the copy at its next start.
+   */
+  private async removeRemoteCopy(volumeId: string, sourcePool: string, remote: () => { url: string; secret: string; timeoutMs: number }): Promise<void> {
+    try {
+      const from = remote();
+      await removeRemoteVolume({ baseUrl: from.url, backend: backendOfPool(sourcePool), volumeId, secret: from.secret, now: this.clock.now().getTime(), timeoutMs: 30_000 });
+    } catch (e) {
+      this.log.warn(`removing the source copy of migrated volume ${volumeId} on ${sourcePool} failed: ${String(e)}`);
+    }
   }
 
   private async failMigration(volumeId: string, job: VolumeMigrateJob): Promise<void> {

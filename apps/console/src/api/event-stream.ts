@@ -1,5 +1,5 @@
 import { authHeaders } from './http';
-import type { ExecutionEvent } from './mistral';
+import type { ExecutionEvent, ExecutionStateChange } from './mistral';
 
 /** One parsed Server-Sent Event. */
 export interface SseMessage {
@@ -68,6 +68,37 @@ export async function followExecutionEvents(
     if (done) return;
     for (const m of parser.push(value)) {
       if (m.event === 'execution' || m.event === 'task' || m.event === 'action') onEvent(JSON.parse(m.data) as ExecutionEvent);
+    }
+  }
+}
+
+/**
+ * Follows the project stream of execution state changes (`GET /v2/executions` as Server-Sent
+ * Events, docs/workflow-events.md) after `afterPosition` (null: from now). `onOpen` gets the
+ * position the stream starts at (load the list then); `onChange` each change, in order. Never
+ * resolves by itself (the stream does not end); rejects on a network or HTTP error, and the
+ * caller reconnects from the last position it saw.
+ */
+export async function followExecutionStateChanges(
+  opts: { allProjects: boolean; afterPosition: number | null },
+  onOpen: (position: number) => void,
+  onChange: (c: ExecutionStateChange) => void,
+  signal: AbortSignal,
+): Promise<void> {
+  const params = new URLSearchParams();
+  if (opts.allProjects) params.set('all_projects', 'true');
+  if (opts.afterPosition !== null) params.set('marker', String(opts.afterPosition));
+  const query = params.toString();
+  const res = await fetch(`/v2/executions${query ? `?${query}` : ''}`, { headers: { Accept: 'text/event-stream', ...authHeaders() }, signal });
+  if (!res.ok || !res.body) throw new Error(`execution stream answered HTTP ${res.status}`);
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  const parser = new SseParser();
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error('execution stream closed');
+    for (const m of parser.push(value)) {
+      if (m.event === 'position') onOpen(Number(m.id));
+      else if (m.event === 'execution') onChange(JSON.parse(m.data) as ExecutionStateChange);
     }
   }
 }

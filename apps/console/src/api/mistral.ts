@@ -78,6 +78,13 @@ export interface ExecutionEvent {
   readonly created_at: string;
 }
 
+/** One message of the project stream: an execution's history entry, its project and stream position. */
+export interface ExecutionStateChange extends ExecutionEvent {
+  readonly subject: 'execution';
+  readonly project_id: string;
+  readonly position: number;
+}
+
 const q = (params: Record<string, string | undefined>): string => {
   const s = new URLSearchParams(Object.entries(params).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== '')).toString();
   return s ? `?${s}` : '';
@@ -136,3 +143,12 @@ export const subExecutionsOf = (taskId: string) =>
 /** Mistral: a task in ERROR reruns (`RUNNING`, reset) or is skipped (`SKIPPED`). */
 export const rerunTask = (id: string) => request<TaskExecution>('PUT', `/v2/tasks/${encodeURIComponent(id)}`, { state: 'RUNNING', reset: true });
 export const skipTask = (id: string) => request<TaskExecution>('PUT', `/v2/tasks/${encodeURIComponent(id)}`, { state: 'SKIPPED' });
+
+/** What the expression playground answers (docs/workflow-events.md). */
+export type EvaluationOutcome =
+  | { readonly result: unknown; readonly task_execution_id: string | null }
+  | { readonly error: { readonly message: string; readonly language: string; readonly expression: string; readonly position: number | null }; readonly task_execution_id: string | null };
+
+/** Evaluates an expression against an execution's data, as one of its tasks sees it (our extension). */
+export const evaluateExpression = (executionId: string, body: { expression: string; language: 'yaql' | 'jinja'; task_execution_id?: string }) =>
+  request<EvaluationOutcome>('POST', `/v2/executions/${encodeURIComponent(executionId)}/evaluate`, body);

@@ -17,6 +17,7 @@ import {
   skipTask,
   subExecutionsOf,
 } from '../api/mistral';
+import { ExpressionPlayground } from '../components/expression-playground';
 import { Gantt } from '../components/gantt';
 import { StateBadge } from '../components/state-badge';
 import { TaskGraphView } from '../components/task-graph-view';
@@ -272,7 +273,7 @@ export function ExecutionPage({ id }: { id: string }) {
           </table>
         </div>
         <div>
-          <TaskPanel status={selectedStatus} refreshes={refreshes} act={act} />
+          <TaskPanel executionId={id} status={selectedStatus} refreshes={refreshes} act={act} />
         </div>
       </div>
 
@@ -330,7 +331,17 @@ export function ExecutionPage({ id }: { id: string }) {
 }
 
 /** The selected task: its latest run's published values, result and state info, its action executions, rerun and skip. */
-function TaskPanel({ status, refreshes, act }: { status: TaskStatus | null; refreshes: number; act: (what: () => Promise<unknown>) => Promise<void> }) {
+function TaskPanel({
+  executionId,
+  status,
+  refreshes,
+  act,
+}: {
+  executionId: string;
+  status: TaskStatus | null;
+  refreshes: number;
+  act: (what: () => Promise<unknown>) => Promise<void>;
+}) {
   const [detail, setDetail] = useState<{ task: TaskExecution; actions: ActionExecution[] } | null>(null);
   const [error, setError] = useState<string | null>(null);
   const taskId = status?.latest?.id ?? null;
@@ -406,6 +417,11 @@ function TaskPanel({ status, refreshes, act }: { status: TaskStatus | null; refr
           ))}
         </>
       )}
+      <ExpressionPlayground
+        executionId={status.latest?.workflow_execution_id ?? executionId}
+        taskExecutionId={status.latest?.id ?? null}
+        taskName={status.latest ? status.name : null}
+      />
     </aside>
   );
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { ENGINE_COMMAND_QUEUE, engineCommand } from '@osc/contracts';
 import type { OutboxItem, OutboxWriter } from '@osc/messaging';
+import { productMetrics } from '@osc/telemetry';
 import type { Clock } from '@osc/platform';
 import {
   type WorkflowExecution,
@@ -114,7 +115,15 @@ export class CronTriggerFiring {
       await applyCronTriggerUpdates(em, updates, now);
       await this.options.beforeCommit?.(em);
     });
-    if (fired.length) this.options.onFired?.(fired, this.clock.now());
+    if (fired.length) {
+      // Committed: how late each firing was against its due time (docs/metrics.md).
+      const firedAt = this.clock.now().getTime();
+      for (const f of fired) {
+        productMetrics.cronLateness.observe(Math.max(0, (firedAt - new Date(f.scheduledAt).getTime()) / 1000));
+        productMetrics.cronFirings.labels(f.executionId ? 'started' : 'failed').inc();
+      }
+      this.options.onFired?.(fired, this.clock.now());
+    }
     return fired.length;
   }
 }

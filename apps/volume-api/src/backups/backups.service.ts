@@ -60,8 +60,20 @@ const backupNotFound = (id: string): NotFoundError =>
 
 const BACKUP_ACTIONS = ['os-reset_status', 'os-force_delete'] as const;
 
-/** The only driver this product ships (BS-11.1): chunked objects in a local directory. */
+/**
+ * The service a backup row carries until its worker records its own driver (BS-11.1): the API does
+ * not know which driver (BACKUP_DRIVER) the back-end hosts run.
+ */
 const DRIVER = BACKUP_DRIVER_IDS.posix;
+
+/**
+ * An import names the driver that exported it. Every driver of this product (posix, swift, s3)
+ * writes the same chunked format, so a record of any of them is handed to a worker, which reads
+ * the objects in its own store (copied there beforehand when the drivers differ) or ends the
+ * import in `error` when they are not there.
+ */
+const importableFrom = (service: string): boolean =>
+  Object.values(BACKUP_DRIVER_IDS).some((id) => id.startsWith(service));
 
 /** How long a restore waits for the volume it created to settle (BS-7.9.7). */
 const NEW_VOLUME_WAIT_MS = 120_000;
@@ -434,7 +446,7 @@ export class BackupsService {
     const input = parseImportRecord(body);
     const live = await this.liveBackends();
     const backend = live.sort()[0];
-    if (backend === undefined || !DRIVER.startsWith(input.backupService))
+    if (backend === undefined || !importableFrom(input.backupService))
       throw new TransientError(`Service ${input.backupService.slice(0, 100)} could not be found.`);
     const existing = await this.backups.findById(this.db, input.id, null, { withDeleted: true });
     if (existing && !existing.deleted)

@@ -1,4 +1,4 @@
-import { type RouteInfo, listRoutes } from '@osc/http-common';
+import { type KeystoneSettings, type RouteInfo, listRoutes } from '@osc/http-common';
 import { type RunningApp, type SchemaPart } from '@osc/platform';
 import { createTestRuntime, type TestRuntime, type TestRuntimeMode } from '@osc/testing';
 import * as workflowApi from '@osc/workflow-api';
@@ -16,10 +16,25 @@ export interface EngineStack {
   close(): Promise<void>;
 }
 
-/** `notifyAmqpUrl` / `notifyExchange` configure the engines' `amqp` notification publisher. */
+/**
+ * `notifyAmqpUrl` / `notifyExchange` configure the engines' `amqp` notification publisher;
+ * `bodyLimit` is the API's (default 1 MiB), `consoleDir` where it finds the built console.
+ */
 export async function startEngineStack(
   mode: TestRuntimeMode,
-  opts: { engines?: number; notifyAmqpUrl?: string; notifyExchange?: string; authMode?: 'noauth' | 'headers'; allowActionExecutionDeletion?: boolean } = {},
+  opts: {
+    engines?: number;
+    notifyAmqpUrl?: string;
+    notifyExchange?: string;
+    authMode?: 'noauth' | 'headers' | 'keystone';
+    /** Where keystone mode validates tokens (e.g. a FakeKeystone of @osc/http-common). */
+    keystone?: KeystoneSettings;
+    allowActionExecutionDeletion?: boolean;
+    bodyLimit?: number;
+    consoleDir?: string;
+    /** Policy rules over Mistral's defaults (as WORKFLOW_API_POLICY_FILE gives them). */
+    policyOverrides?: Record<string, string>;
+  } = {},
 ): Promise<EngineStack> {
   const parts = new Map<string, SchemaPart>();
   for (const p of [...workflowApi.SCHEMA_PARTS, ...workflowEngine.SCHEMA_PARTS]) parts.set(p.name, p);
@@ -28,10 +43,13 @@ export async function startEngineStack(
   try {
     const api = await workflowApi.startWorkflowApi(
       {
-        http: { port: 0, host: '127.0.0.1', bodyLimit: 1024 * 1024 },
+        http: { port: 0, host: '127.0.0.1', bodyLimit: opts.bodyLimit ?? 1024 * 1024 },
         authMode: opts.authMode ?? 'noauth',
+        ...(opts.keystone ? { keystone: opts.keystone } : {}),
         logLevel: process.env['LOG_LEVEL'] ?? 'silent',
         ...(opts.allowActionExecutionDeletion ? { allowActionExecutionDeletion: true } : {}),
+        ...(opts.consoleDir ? { console: { dir: opts.consoleDir } } : {}),
+        ...(opts.policyOverrides ? { policyOverrides: opts.policyOverrides } : {}),
       },
       testRuntime.runtime,
     );
@@ -81,7 +99,12 @@ export const putJson = (c: Client, path: string, body: unknown): Promise<HttpRes
 const TERMINAL = ['SUCCESS', 'ERROR', 'CANCELLED'];
 
 /** Polls GET /v2/executions/{id} until the state is one of `states` (terminal by default). */
-export async function waitForExecution(c: Client, id: string, states = TERMINAL, timeoutMs = 30_000): Promise<Record<string, any>> {
+export async function waitForExecution(
+  c: Client,
+  id: string,
+  states = TERMINAL,
+  timeoutMs = 30_000,
+): Promise<Record<string, any>> {
   const deadline = Date.now() + timeoutMs;
   let delay = 10;
   for (;;) {
@@ -95,7 +118,13 @@ export async function waitForExecution(c: Client, id: string, states = TERMINAL,
 }
 
 /** Polls until a task of the execution named `name` is in `state`; returns it. */
-export async function waitForTask(c: Client, executionId: string, name: string, state: string, timeoutMs = 30_000): Promise<Record<string, any>> {
+export async function waitForTask(
+  c: Client,
+  executionId: string,
+  name: string,
+  state: string,
+  timeoutMs = 30_000,
+): Promise<Record<string, any>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const res = await c.get(`/v2/executions/${executionId}/tasks`);

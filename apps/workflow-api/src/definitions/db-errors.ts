@@ -1,4 +1,5 @@
 import { ConflictError, InvalidInputError } from '@osc/errors';
+import { DATA_EXCEPTION_MESSAGE } from '@osc/http-common';
 
 /**
  * Database refusals that only bad input can cause become 400s (22xxx: a value the column cannot
@@ -9,7 +10,7 @@ export function translateDbError(err: unknown, conflictMessage: string): unknown
   const code = (err as { code?: unknown; driverError?: { code?: unknown } } | null)?.code ?? (err as { driverError?: { code?: unknown } } | null)?.driverError?.code;
   if (typeof code === 'string') {
     if (code === '23505') return new ConflictError(conflictMessage);
-    if (code.startsWith('22')) return new InvalidInputError('The request contains a value that cannot be stored (invalid characters or too long).');
+    if (code.startsWith('22')) return new InvalidInputError(DATA_EXCEPTION_MESSAGE);
   }
   return err;
 }

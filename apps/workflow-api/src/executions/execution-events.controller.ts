@@ -6,11 +6,10 @@ import { type QueryBag, checkKnownParams, invalidField, queryValue } from '../de
 import { Authorize } from '../policy/authorize';
 import { ExecutionEventHub } from './execution-event-hub';
 import { ExecutionsService } from './executions.service';
+import { openSse, wantsStream } from './sse';
 
 const DEFAULT_LIMIT = 100;
 const MAX_LIMIT = 1000;
-/** A comment line this often keeps proxies from closing an idle stream. */
-export const HEARTBEAT_MS = 15_000;
 const TERMINAL = new Set(['SUCCESS', 'ERROR', 'CANCELLED']);
 
 const nonNegative = (name: string, raw: string | undefined, fallback: number, max = Number.MAX_SAFE_INTEGER): number => {
@@ -19,7 +18,6 @@ const nonNegative = (name: string, raw: string | undefined, fallback: number, ma
   return Math.min(Number(raw.trim()), max);
 };
 
-const wantsStream = (accept: string | undefined): boolean => (accept ?? '').split(',').some((a) => a.trim().startsWith('text/event-stream'));
 
 /**
  * Execution event history, our extension of the Mistral API (docs/workflow-events.md):
@@ -65,42 +63,20 @@ export class ExecutionEventsController {
   }
 
   private stream(execution: { id: string; rootExecutionId: string | null }, after: number, req: FastifyRequest, reply: FastifyReply, finished: boolean): void {
-    reply.hijack();
-    const raw = reply.raw;
-    raw.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache, no-transform',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no',
-      'x-openstack-request-id': String(req.id),
-    });
-    raw.write(`retry: 2000\n\n`);
+    let stop = (): void => undefined;
+    const sse = openSse(req, reply, () => stop());
     if (finished) {
-      raw.end();
+      sse.close();
       return;
     }
-    let open = true;
-    const close = () => {
-      if (!open) return;
-      open = false;
-      clearInterval(heartbeat);
-      stop();
-      raw.end();
-    };
-    const heartbeat = setInterval(() => raw.write(`: heartbeat\n\n`), HEARTBEAT_MS);
-    const stop = this.hub.watch({
+    stop = this.hub.watch({
       after,
       execution,
       deliver: (events: StoredExecutionEvent[]) => {
-        if (!open) return;
-        let end = false;
-        for (const e of events) {
-          raw.write(`id: ${e.seq}\nevent: ${e.subject}\ndata: ${JSON.stringify(e)}\n\n`);
-          if (e.subject === 'execution' && e.execution_id === execution.id && TERMINAL.has(e.state)) end = true;
-        }
-        if (end) close();
+        if (!sse.open) return;
+        sse.send(events.map((e) => ({ id: e.seq, event: e.subject, data: e })));
+        if (events.some((e) => e.subject === 'execution' && e.execution_id === execution.id && TERMINAL.has(e.state))) sse.close();
       },
     });
-    raw.on('close', close);
   }
 }

@@ -1,5 +1,5 @@
-import { Body, Controller, Inject, Delete, Get, HttpCode, Param, Post, Put, Query, Req } from '@nestjs/common';
-import type { FastifyRequest } from 'fastify';
+import { Body, Controller, Inject, Delete, Get, Headers, HttpCode, Param, Post, Put, Query, Req, Res } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidInputError } from '@osc/errors';
 import { Ctx, type RequestContext, requestBaseUrl } from '@osc/http-common';
 import { type QueryBag, checkKnownParams, invalidField, parseBool, queryValue } from '../definitions/query-values';
@@ -8,7 +8,9 @@ import { WorkflowPolicy } from '../policy/workflow-policy';
 import { TasksService } from '../tasks/tasks.service';
 import { parseRunList, pickFields, runNextLink } from './run-list';
 import { EXECUTION_FIELDS, EXECUTION_LIST, TASK_LIST } from './run-views';
+import { ExecutionStateStream } from './execution-state-stream';
 import { ExecutionsService } from './executions.service';
+import { wantsStream } from './sse';
 
 const intParam = (query: QueryBag, name: string, fallback: number): number => {
   const raw = queryValue(query, name);
@@ -52,11 +54,21 @@ export class ExecutionsController {
     private readonly executions: ExecutionsService,
     private readonly tasks: TasksService,
     @Inject(WORKFLOW_POLICY) private readonly policy: WorkflowPolicy,
+    private readonly stateStream: ExecutionStateStream,
   ) {}
 
+  /** The list, or with `Accept: text/event-stream` the project's stream of execution state changes (our extension). */
   @Get()
   @Authorize('executions:list')
-  async list(@Ctx() ctx: RequestContext, @Query() query: QueryBag, @Req() req: FastifyRequest) {
+  async list(
+    @Ctx() ctx: RequestContext,
+    @Query() query: QueryBag,
+    @Req() req: FastifyRequest,
+    @Headers('accept') accept: string | undefined,
+    @Headers('last-event-id') lastEventId: string | undefined,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
+    if (wantsStream(accept)) return this.stateStream.open(ctx, query, lastEventId, req, reply);
     const list = parseRunList(EXECUTION_LIST, query, ctx, this.policy);
     const raw = queryValue(query, 'include_output');
     const includeOutput = raw !== undefined && parseBool('include_output', raw);

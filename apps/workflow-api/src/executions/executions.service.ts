@@ -14,7 +14,7 @@ import {
   isValidExecutionTransition,
   newExecution,
 } from '@osc/workflow-domain';
-import { findWorkflowForRun, insertExecution, resolveNamedEnvironment, toWorkflowExecution } from '@osc/workflow-persistence';
+import { deleteExecutionHistory, findWorkflowForRun, insertExecution, resolveNamedEnvironment, toWorkflowExecution } from '@osc/workflow-persistence';
 import { isCanonicalUuid, isUuid } from '../definitions/list-params';
 import { type ReportFilters, buildExecutionReport } from './execution-report';
 import { type RunListRequest, runList } from './run-list';
@@ -249,6 +249,7 @@ export class ExecutionsService {
           `Only completed executions can be deleted. Use --force to override this. Execution ${id} is in ${row.state} state`,
         );
       }
+      await deleteExecutionHistory(em, [{ id: row.id, rootExecutionId: row.rootExecutionId }]);
       await em.query(`DELETE FROM "workflow_executions" WHERE "root_execution_id" = $1`, [id]);
       await em.query(`DELETE FROM "workflow_executions" WHERE "id" = $1`, [id]);
     });

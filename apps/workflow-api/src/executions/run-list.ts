@@ -1,7 +1,7 @@
 import { InvalidInputError, NotFoundError } from '@osc/errors';
 import type { RequestContext } from '@osc/http-common';
 import type { WorkflowPolicy } from '../policy/workflow-policy';
-import { isUuid, MAX_PAGE_SIZE, parseTimestamp } from '../definitions/list-params';
+import { isCanonicalUuid, isUuid, MAX_PAGE_SIZE, parseTimestamp } from '../definitions/list-params';
 import { type QueryBag, invalidField, parseBool, queryValue } from '../definitions/query-values';
 
 /**
@@ -34,7 +34,7 @@ export interface RunListSpec {
    */
   readonly projectFilterNeedsAllProjects?: boolean;
   readonly policy: string;
-  /** A fixed condition (e.g. the execution of `/executions/{id}/tasks`). */
+  /** A fixed condition on a uuid column (e.g. the execution of `/executions/{id}/tasks`). */
   readonly scope?: { column: string; value: string };
 }
 
@@ -139,7 +139,8 @@ export function parseRunList(spec: RunListSpec, query: QueryBag, ctx: RequestCon
   }
   if (!allProjects && !ctx.isAdmin) where.push(`"project_id" = ${p.add(ctx.projectId)}`);
   else if (!allProjects) where.push(`"project_id" = ${p.add(ctx.projectId)}`);
-  if (spec.scope) where.push(`${q(spec.scope.column)} = ${p.add(spec.scope.value)}`);
+  // The scope columns hold uuids; Mistral compares them as strings, so anything else matches no row.
+  if (spec.scope) where.push(isCanonicalUuid(spec.scope.value) ? `${q(spec.scope.column)} = ${p.add(spec.scope.value)}::uuid` : 'FALSE');
 
   const nulls = spec.extraParams.includes('nulls') ? get('nulls') : undefined;
   if (nulls !== undefined) {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type Context, type Span, SpanStatusCode, context, trace } from '@opentelemetry/api';
-import { tracer } from '@osc/telemetry';
+import { productMetrics, tracer } from '@osc/telemetry';
 import type { DataSource, EntityManager } from 'typeorm';
 import {
   ACTION_JOB_QUEUE,
@@ -37,6 +37,9 @@ import {
   type ExecutionSnapshot,
   type WorkflowExecution,
   type WorkflowSpec,
+  type EngineChanges,
+  ItemsNeeded,
+  applyItemChanges,
   decide,
   decideBatch,
   type HistoryEvent,
@@ -54,6 +57,7 @@ import {
   findExecutionIdOfTask,
   findWorkflowForRun,
   insertExecution,
+  loadTaskItems,
   lockSnapshot,
   lockSnapshots,
 } from '@osc/workflow-persistence';
@@ -145,6 +149,13 @@ class DecisionError extends Error {
   constructor(cause: unknown) {
     super(cause instanceof Error ? cause.message : String(cause), { cause });
     this.name = cause instanceof Error ? cause.name : 'Error';
+  }
+}
+
+/** A failure of the database while a decision loaded what it needed (not the pure core's). */
+class StoreFailure extends Error {
+  constructor(override readonly cause: unknown) {
+    super(cause instanceof Error ? cause.message : String(cause));
   }
 }
 
@@ -360,7 +371,7 @@ export class EngineCommandHandler {
           for (const [i, m] of group.entries()) {
             const snapshot = snapshots.get(m.executionId);
             if (!snapshot) continue;
-            const out = await this.store(em, snapshot, await this.decideEvents(snapshot, m.events), touched);
+            const out = await this.store(em, snapshot, await this.decideEvents(em, snapshot, m.events), touched);
             items.push(...inTrace(spans[i], m.ctx, out));
           }
           await this.outbox.add(em, items);
@@ -385,7 +396,7 @@ export class EngineCommandHandler {
           touched.clear();
           const snapshot = await lockSnapshot(em, m.executionId, this.specs, namedActions(m.events));
           if (!snapshot) return; // deleted execution: nothing to do
-          const out = await this.store(em, snapshot, await this.decideEvents(snapshot, m.events), touched);
+          const out = await this.store(em, snapshot, await this.decideEvents(em, snapshot, m.events), touched);
           await this.outbox.add(em, inTrace(span, m.ctx, out));
         });
         announceHistory(touched, this.options.log);
@@ -400,19 +411,38 @@ export class EngineCommandHandler {
     }
   }
 
-  private async decideEvents(snapshot: ExecutionSnapshot, events: readonly EngineEvent[]): Promise<Decision> {
+  private async decideEvents(em: EntityManager, snapshot: ExecutionSnapshot, events: readonly EngineEvent[]): Promise<Decision> {
     // each inline round is a later moment, at least 1 ms after the previous one: tasks created by
     // successive rounds keep their order in lists sorted by created_at (Mistral's default sort)
     let prev = 0;
-    const decideEvents = (s: ExecutionSnapshot, evs: readonly EngineEvent[]): Decision => {
+    /** Changes of the earlier rounds of this transaction, not yet in the database. */
+    const earlier: EngineChanges[] = [];
+    const decideEvents = async (s: ExecutionSnapshot, evs: readonly EngineEvent[]): Promise<Decision> => {
       prev = Math.max(this.now().getTime(), prev + 1);
       const now = new Date(prev);
-      return evs.length === 1 ? decide(s, evs[0] as EngineEvent, now, this.newId) : decideBatch(s, evs, now, this.newId);
+      // with-items rows are loaded when a decision asks for them (the next items to start, or every
+      // item when a task completes), then the same events are decided again with them
+      let current = s;
+      for (let attempt = 0; ; attempt++) {
+        try {
+          const d = evs.length === 1 ? decide(current, evs[0] as EngineEvent, now, this.newId) : decideBatch(current, evs, now, this.newId);
+          earlier.push(d.changes);
+          return d;
+        } catch (err) {
+          if (!(err instanceof ItemsNeeded) || attempt >= MAX_ITEM_LOADS) throw err;
+          const asked = new Set(err.requests.map((r) => r.taskExecutionId));
+          let loads = await loadTaskItems(em, err.requests).catch((e: unknown) => Promise.reject(new StoreFailure(e)));
+          for (const c of earlier) loads = applyItemChanges(loads, c).filter((l) => asked.has(l.taskExecutionId));
+          current = { ...current, items: [...(current.items ?? []).filter((l) => !asked.has(l.taskExecutionId)), ...loads] };
+        }
+      }
     };
     const runner = this.inlineRunner;
     try {
-      return runner ? await decideInline(snapshot, events, decideEvents, (ex, e) => runInline(runner, ex, e)) : decideEvents(snapshot, events);
+      return runner ? await decideInline(snapshot, events, decideEvents, (ex, e) => runInline(runner, ex, e)) : await decideEvents(snapshot, events);
     } catch (err) {
+      // the database failed while loading items: as any failure of the store
+      if (err instanceof StoreFailure) throw err.cause;
       // an AppError of an inline action may be transient (it says so); anything else thrown here is the pure core's
       throw err instanceof AppError ? err : new DecisionError(err);
     }
@@ -422,7 +452,7 @@ export class EngineCommandHandler {
   /** `touched`: executions that got history entries, announced in this process after the commit. */
   private async store(em: EntityManager, snapshot: ExecutionSnapshot, decision: Decision, touched: Map<WorkflowExecution, HistoryEvent[]>): Promise<OutboxItem[]> {
     const ex = decision.changes.execution ?? snapshot.execution;
-    await applyChanges(em, ex, decision.changes);
+    await applyChanges(em, ex, decision.changes, snapshot);
     const history = historyEvents(snapshot, decision.changes);
     if ((await appendExecutionEvents(em, ex, history, this.now())) > 0) touched.set(ex, history);
     const items: OutboxItem[] = [];
@@ -637,6 +667,9 @@ export class EngineCommandHandler {
   }
 }
 
+/** Item loads one decision may ask for before it is given up (each asks for more than the last). */
+const MAX_ITEM_LOADS = 4;
+
 /** Group transactions one engine runs at once, and executions per group. */
 const MAX_GROUP_TRANSACTIONS = 4;
 const MAX_GROUP_SIZE = 32;
@@ -688,6 +721,9 @@ const bus = (message: EngineCommandMessage): OutboxItem => ({ destination: 'bus'
 function announceHistory(touched: ReadonlyMap<WorkflowExecution, HistoryEvent[]>, log: EngineHandlerOptions['log']): void {
   for (const [ex, history] of touched) {
     localExecutionEvents.emit('events', { projectId: ex.projectId, rootExecutionId: ex.rootExecutionId ?? ex.id });
+    for (const e of history) {
+      if (e.state !== e.previousState) productMetrics.transitions.labels(e.subject, e.previousState ?? 'NONE', e.state).inc();
+    }
     if (!log) continue;
     for (const e of history) {
       if (e.subject === 'action' || e.state === e.previousState) continue;

@@ -102,6 +102,12 @@ describe('engine: a command that cannot be applied ends its execution in ERROR (
     expect(await failExecutionRow(ds, id, 'why', new Date())).toBe(true);
     const [row] = (await ds.query(`SELECT "state", "state_info", "output" FROM "workflow_executions" WHERE "id" = $1`, [id])) as Record<string, unknown>[];
     expect(row).toEqual({ state: 'ERROR', state_info: 'why', output: { result: 'why' } });
+    // the change is in the execution's history, as the engine's own changes are
+    const history = (await ds.query(
+      `SELECT "subject", "previous_state", "state", "state_info" FROM "execution_events" WHERE "root_execution_id" = $1 AND "subject" = 'execution' ORDER BY "seq"`,
+      [id],
+    )) as Record<string, unknown>[];
+    expect(history.at(-1)).toEqual({ subject: 'execution', previous_state: 'RUNNING', state: 'ERROR', state_info: 'why' });
     // ERROR keeps its first reason; SUCCESS is final
     expect(await failExecutionRow(ds, id, 'again', new Date())).toBe(false);
     await ds.query(`UPDATE "workflow_executions" SET "state" = 'SUCCESS' WHERE "id" = $1`, [id]);

@@ -1,29 +1,36 @@
 import 'reflect-metadata';
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DataSource } from 'typeorm';
-import { type CommandBus, type JobQueue, messagingMigrations } from '@osc/messaging';
+import { BullMqJobQueue, type CommandBus, type JobQueue, messagingMigrations } from '@osc/messaging';
 import { PGLITE_MEMORY, closeDataSource, combineMigrations, createDataSource } from '@osc/persistence';
 import { definitionMigrations, executionMigrations } from '@osc/workflow-persistence';
 import {
   EngineInstance,
   createEngineDatabase,
   inProcessMessaging,
+  prefixedBus,
+  prefixedJobs,
   startExecution,
   storeWorkflows,
+  testRabbitBus,
   waitForState,
 } from '../../test/engine-harness';
 
 /**
- * Mistral's expression functions through the whole engine: a workflow publishes the results of
- * YAQL expressions taken verbatim from the reference's registry set, and the execution output must
- * hold the reference's answers (libs/expressions/test/golden/registry.json, produced by python3-yaql
- * with Mistral's functions). This checks that the engine hands the evaluator the data, host and
- * options the reference was driven with (publish evaluation, the data context, JSON round trip).
+ * Mistral's expression functions through the whole engine: workflows publish the results of
+ * expressions taken verbatim from the reference's registry set, and the execution output must hold
+ * the reference's answers (libs/expressions/test/golden/registry.json, produced by python3-yaql and
+ * python3-jinja2 driven as Mistral drives them). This checks that the engine hands the evaluator the
+ * data, host and options the reference was driven with (publish evaluation, the data context, JSON
+ * round trip), and that an expression the reference refuses fails the task with the reference's
+ * message. Both modes: embedded (PGlite, in-process bus and jobs) and distributed (PostgreSQL,
+ * RabbitMQ, BullMQ).
  */
 interface RegistryCase {
   mode: string;
-  expr: string;
+  expr: unknown;
   context?: unknown;
   result?: unknown;
   error?: string;
@@ -38,40 +45,89 @@ const registry = JSON.parse(
   cases: RegistryCase[];
 };
 
-/** The reference's answer for a YAQL case evaluated against `context` (default context when absent). */
-function reference(expr: string, context?: unknown): unknown {
-  const hit = registry.cases.find(
-    (c) =>
-      c.mode === 'yaql' &&
-      c.expr === expr &&
-      JSON.stringify(c.context) === JSON.stringify(context) &&
-      !('error' in c),
-  );
-  if (!hit) throw new Error(`registry.json has no successful yaql case ${expr}`);
-  return hit.result;
+type Mode = 'yaql' | 'jinja' | 'string';
+interface Case {
+  mode: Mode;
+  expr: string;
 }
 
-// published name → expression (registry cases reading only n, s, csv and ls of the default context)
-const CASES: Record<string, string> = {
-  def_greet: "def(greet, 'hi ' + $) -> greet($.s)",
-  def_nested: 'def(twice, $ * 2) -> def(quad, twice(twice($))) -> quad(3)',
-  join_collections: '[1, 2].join([3], $1 < $2, $1 * $2)',
-  join_strings: "$.ls.join(', ')",
-  list_replace: '[1, 2, 3].replace(1, 9)',
-  list_replace_count: '[1, 2, 3].replace(0, 9, 2)',
-  examine: 'examine($.n > 1, $.n > 5, $.s)',
-  search_group: "regex('(\\w+) (\\w+)').search($.s, $2)",
-  search_groups: "regex('(\\w+) (\\w+)').search($.s, [$0, $1, $2])",
-  split_max: "regex(',').split($.csv, maxSplit => 2)",
-  split_method: "$.csv.split(regex(','), 2)",
-  replace_count: "regex('o').replace($.s, '0', count => 1)",
-  replace_backrefs: "regex('(l+)(o)').replace($.s, '\\\\2\\\\1')",
-  replace_named: "regex('(?P<x>o)').replace($.s, '[\\\\g<x>]')",
-  replace_method_count: "$.s.replace(regex('o'), '0', 1)",
+/** The reference's case for `expr` evaluated in `mode` against the default context. */
+function referenceCase(mode: Mode, expr: string): RegistryCase {
+  const hit = registry.cases.find((c) => c.mode === mode && c.expr === expr && !('context' in c));
+  if (!hit) throw new Error(`registry.json has no ${mode} case ${expr}`);
+  return hit;
+}
+function reference(mode: Mode, expr: string): unknown {
+  const hit = referenceCase(mode, expr);
+  if ('error' in hit) throw new Error(`registry.json's ${mode} case ${expr} is an error`);
+  return hit.result;
+}
+/** The reference's error message, without its Python exception type. */
+function referenceError(mode: Mode, expr: string): string {
+  const hit = referenceCase(mode, expr);
+  if (hit.error === undefined) throw new Error(`registry.json's ${mode} case ${expr} succeeds`);
+  return hit.error.replace(/^\w+: /, '');
+}
+
+const yaql = (expr: string): Case => ({ mode: 'yaql', expr });
+const jinja = (expr: string): Case => ({ mode: 'jinja', expr });
+const text = (expr: string): Case => ({ mode: 'string', expr });
+
+// published name → expression (registry cases reading only n, s, csv, l, ls, d and users of the default context)
+const CASES: Record<string, Case> = {
+  def_greet: yaql("def(greet, 'hi ' + $) -> greet($.s)"),
+  def_nested: yaql('def(twice, $ * 2) -> def(quad, twice(twice($))) -> quad(3)'),
+  join_collections: yaql('[1, 2].join([3], $1 < $2, $1 * $2)'),
+  join_strings: yaql("$.ls.join(', ')"),
+  list_replace: yaql('[1, 2, 3].replace(1, 9)'),
+  list_replace_count: yaql('[1, 2, 3].replace(0, 9, 2)'),
+  examine: yaql('examine($.n > 1, $.n > 5, $.s)'),
+  search_group: yaql("regex('(\\w+) (\\w+)').search($.s, $2)"),
+  search_groups: yaql("regex('(\\w+) (\\w+)').search($.s, [$0, $1, $2])"),
+  split_max: yaql("regex(',').split($.csv, maxSplit => 2)"),
+  split_method: yaql("$.csv.split(regex(','), 2)"),
+  replace_count: yaql("regex('o').replace($.s, '0', count => 1)"),
+  replace_backrefs: yaql("regex('(l+)(o)').replace($.s, '\\\\2\\\\1')"),
+  replace_named: yaql("regex('(?P<x>o)').replace($.s, '[\\\\g<x>]')"),
+  replace_method_count: yaql("$.s.replace(regex('o'), '0', 1)"),
+  lazy_to_list_index: yaql('$.l.where($ > 1).toList()[0]'),
+  yaml_dump_map: yaql('yaml_dump($.d)'),
+  yaml_dump_implicit: yaql("yaml_dump({a => 'yes', b => 'no', c => 'on', d => 'null', e => '1.0', f => '', g => '~', h => 'true'})"),
+  yaml_dump_numbers: yaql("yaml_dump(['010', '0x1F', '1e3', '1_000', '12:30', '2001-12-14', '.inf', '-.5', '+1', 'y', 'n'])"),
+  yaml_dump_indicators: yaql("yaml_dump({'a b' => 'c: d', 'x' => '- item', 'h' => '#tag', 'q' => \"it's\", 'dq' => '\"q\"'})"),
+  yaml_dump_multiline: yaql("yaml_dump('multi\\nline')"),
+  yaml_dump_unicode: yaql("yaml_dump('h\u00e9llo')"),
+  yaml_dump_scalar_end: yaql('yaml_dump(1)'),
+  yaml_dump_users: yaql('yaml_dump($.users)'),
+  jinja_yaml_dump: jinja("yaml_dump(['010', '0x1F', '1e3', '12:30', '2001-12-14', 'y', 'Off'])"),
+  jinja_int_base16: jinja("'ff' | int(base=16)"),
+  jinja_int_base0: jinja("'0o17' | int(base=0)"),
+  jinja_int_default: jinja("'z' | int(7, base=16)"),
+  jinja_int_float: jinja('2.7 | int(base=16)'),
+  lines_yaql: text('x <% $.n %>\ny <% $.s %>'),
+  lines_jinja: text('{{ _.n }}\n{{ _.s }}'),
+  lines_jinja_for: text('{% for x in _.l %}{{ x }}\n{% endfor %}'),
+  lines_jinja_if: text('{% if _.t %}\nyes\n{% endif %}'),
+  // an expression spanning lines is no expression for Mistral ('<%.*?%>' stops at a newline)
+  split_yaql: text('<% $.n\n + 1 %>'),
+  split_jinja: text('{{ _.n\n + 1 }}'),
 };
-const INPUT_KEYS = ['n', 's', 'csv', 'ls'];
+const INPUT_KEYS = ['n', 's', 'csv', 'l', 'ls', 'd', 'users', 't'];
+
+/** Expressions the reference refuses: each fails its task with the reference's message. */
+const FAILING: Record<string, Case> = {
+  take_negative: yaql('$.l.take(-1)'),
+  skip_negative: yaql('$.l.skip(-1)'),
+  take_negative_len: yaql('$.l.take(-1).len()'),
+  index_where: yaql('$.l.where($ > 1)[0]'),
+  index_select: yaql('$.l.select($)[0]'),
+  yaml_dump_set: yaql('yaml_dump(set(1))'),
+  jinja_attr_of_item: jinja("_.users[0] | attr('name')"),
+  jinja_attr_none: jinja("none | attr('x')"),
+};
 
 const yamlString = (s: string) => JSON.stringify(s); // a JSON string is a YAML double-quoted scalar
+const published = (c: Case): string => (c.mode === 'yaql' ? `<% ${c.expr} %>` : c.mode === 'jinja' ? `{{ ${c.expr} }}` : c.expr);
 
 const WORKFLOWS = `
 version: '2.0'
@@ -82,7 +138,18 @@ functions:
       action: std.noop
       publish:
 ${Object.entries(CASES)
-  .map(([k, e]) => `        ${k}: ${yamlString(`<% ${e} %>`)}`)
+  .map(([k, c]) => `        ${k}: ${yamlString(published(c))}`)
+  .join('\n')}
+${Object.entries(FAILING)
+  .map(
+    ([k, c]) => `${k}:
+  input: [${INPUT_KEYS.join(', ')}]
+  tasks:
+    fails:
+      action: std.noop
+      publish:
+        value: ${yamlString(published(c))}`,
+  )
   .join('\n')}
 env_fn:
   tasks:
@@ -95,25 +162,49 @@ env_fn:
 
 interface Stack {
   ds: DataSource;
+  bus: CommandBus;
+  jobs: JobQueue;
   close: () => Promise<void>;
 }
 const STACKS: [string, () => Promise<Stack>][] = [
   [
-    'embedded (PGlite)',
+    'embedded (PGlite, in-process bus and jobs)',
     async () => {
       const ds = await createDataSource(
         { kind: 'pglite', dataDir: PGLITE_MEMORY },
         [],
         combineMigrations(messagingMigrations, definitionMigrations, executionMigrations) as never,
       );
-      return { ds, close: () => closeDataSource(ds) };
+      const { bus, jobs } = inProcessMessaging();
+      return {
+        ds,
+        bus,
+        jobs,
+        close: async () => {
+          await bus.close();
+          await jobs.close();
+          await closeDataSource(ds);
+        },
+      };
     },
   ],
   [
-    'PostgreSQL',
+    'distributed (PostgreSQL, RabbitMQ, BullMQ)',
     async () => {
       const db = await createEngineDatabase();
-      return { ds: db.dataSource, close: db.drop };
+      const prefix = `expr${randomBytes(4).toString('hex')}.`;
+      const bus = prefixedBus(testRabbitBus(), prefix);
+      const jobs = prefixedJobs(new BullMqJobQueue({ url: 'redis://127.0.0.1:6379', prefix: prefix.slice(0, -1) }), prefix);
+      return {
+        ds: db.dataSource,
+        bus,
+        jobs,
+        close: async () => {
+          await bus.close();
+          await jobs.close();
+          await db.drop();
+        },
+      };
     },
   ],
 ];
@@ -121,42 +212,53 @@ const STACKS: [string, () => Promise<Stack>][] = [
 describe.each(STACKS)('expression functions in a workflow — %s', (_name, open) => {
   let stack: Stack;
   let engine: EngineInstance;
-  let bus: CommandBus;
-  let jobs: JobQueue;
+  const input = () => Object.fromEntries(INPUT_KEYS.map((k) => [k, registry.defaultContext[k]]));
 
   beforeAll(async () => {
     stack = await open();
     await storeWorkflows(stack.ds, WORKFLOWS);
-    ({ bus, jobs } = inProcessMessaging());
-    engine = new EngineInstance(stack.ds, bus, jobs);
+    engine = new EngineInstance(stack.ds, stack.bus, stack.jobs);
     await engine.start();
   }, 60_000);
 
   afterAll(async () => {
     await engine?.stop();
-    await bus?.close();
-    await jobs?.close();
     await stack?.close();
   }, 60_000);
 
-  it('publishes the reference answers of def, join, replace, examine, regex search/split/replace', async () => {
-    const input = Object.fromEntries(INPUT_KEYS.map((k) => [k, registry.defaultContext[k]]));
-    const id = await startExecution(stack.ds, engine.outbox, 'functions', input);
+  it('publishes the reference answers: def, join, replace, examine, regex methods, yaml_dump, Jinja int(base=), lines', async () => {
+    const id = await startExecution(stack.ds, engine.outbox, 'functions', input());
     const row = await waitForState(stack.ds, id, undefined, 30_000);
     expect(row['state_info']).toBeNull();
     expect(row['state']).toBe('SUCCESS');
-    const expected = Object.fromEntries(Object.entries(CASES).map(([k, e]) => [k, reference(e)]));
+    const expected = Object.fromEntries(Object.entries(CASES).map(([k, c]) => [k, reference(c.mode, c.expr)]));
     expect(row['output']).toEqual(expected);
     // spot checks, so that a broken lookup cannot make the comparison vacuous
     expect(expected['search_group']).toEqual({ value: 'Hello', start: 0, end: 5 });
     expect(expected['replace_backrefs']).toBe('Heoll World');
+    expect(expected['yaml_dump_numbers']).toBe("- '010'\n- '0x1F'\n- 1e3\n- '1_000'\n- '12:30'\n- '2001-12-14'\n- '.inf'\n- -.5\n- '+1'\n- y\n- n\n");
+    expect(expected['yaml_dump_unicode']).toBe('"h\\xE9llo"\n');
+    expect(expected['jinja_int_base16']).toBe(255);
+    expect(expected['split_yaql']).toBe('<% $.n\n + 1 %>');
+  }, 60_000);
+
+  it.each(Object.keys(FAILING))('fails the task as the reference does: %s', async (name) => {
+    const c = FAILING[name]!;
+    const message = referenceError(c.mode, c.expr);
+    const id = await startExecution(stack.ds, engine.outbox, name, input());
+    const row = await waitForState(stack.ds, id, undefined, 30_000);
+    expect(row['state']).toBe('ERROR');
+    const info = String(row['state_info']);
+    expect(info).toContain(`Can not evaluate ${c.mode === 'yaql' ? 'YAQL' : 'Jinja'} expression [expression=`);
+    expect(info).toContain(c.expr);
+    expect(info).toContain(`error=${message}]`);
   }, 60_000);
 
   it('env() returns the execution environment', async () => {
     const id = await startExecution(stack.ds, engine.outbox, 'env_fn', {}, { env: { a: 'b' } });
     const row = await waitForState(stack.ds, id, undefined, 30_000);
     expect(row['state']).toBe('SUCCESS');
-    const answer = reference('env()', { x: 1, __env: { a: 'b' } });
+    const answer = registry.cases.find((c) => c.mode === 'yaql' && c.expr === 'env()' && JSON.stringify(c.context) === JSON.stringify({ x: 1, __env: { a: 'b' } }))?.result;
     expect(answer).toEqual({ a: 'b' });
     expect(row['output']).toEqual({ whole: answer, jinja_whole: answer });
   }, 60_000);

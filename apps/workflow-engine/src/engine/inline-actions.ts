@@ -1,7 +1,17 @@
 import type { StandardActionRunner } from '@osc/actions';
 import type { ActionContext } from '@osc/contracts';
 import { AppError } from '@osc/errors';
-import type { Decision, EngineChanges, EngineEffect, EngineEvent, ExecutionSnapshot, WorkflowExecution } from '@osc/workflow-domain';
+import { productMetrics } from '@osc/telemetry';
+import {
+  type Decision,
+  type EngineChanges,
+  type EngineEffect,
+  type EngineEvent,
+  type ExecutionSnapshot,
+  type WorkflowExecution,
+  applyItemChanges,
+  mergeItemChanges,
+} from '@osc/workflow-domain';
 
 /**
  * Standard actions the engine may complete itself, inside the transaction that started them: they
@@ -38,6 +48,19 @@ const CONTINUABLE: ReadonlySet<EngineEffect['type']> = new Set(['run-action', 'n
  * fatal task failure (DSL-13.6), an action error an ERROR result.
  */
 export async function runInline(runner: StandardActionRunner, ex: WorkflowExecution, e: RunAction): Promise<EngineEvent> {
+  const started = process.hrtime.bigint();
+  let outcome = 'ERROR';
+  try {
+    const event = await runInlineAction(runner, ex, e);
+    if (event.type === 'action-completed') outcome = event.state;
+    return event;
+  } finally {
+    // Timed like an executor's run (docs/metrics.md, osc_action_duration_seconds).
+    productMetrics.actionDuration.labels(e.actionName, outcome).observe(Number(process.hrtime.bigint() - started) / 1e9);
+  }
+}
+
+async function runInlineAction(runner: StandardActionRunner, ex: WorkflowExecution, e: RunAction): Promise<EngineEvent> {
   const ctx: ActionContext = {
     workflowName: ex.workflowName,
     workflowNamespace: ex.workflowNamespace,
@@ -88,6 +111,7 @@ export function mergeChanges(a: EngineChanges, b: EngineChanges): EngineChanges 
     actionsCreated,
     actionsUpdated,
     ...(unaccepted.length ? { actionsUnaccepted: unaccepted } : {}),
+    ...mergeItemChanges(a, b),
   };
 }
 
@@ -97,7 +121,8 @@ export function advanceSnapshot(s: ExecutionSnapshot, changes: EngineChanges): E
   for (const t of [...changes.tasksUpdated, ...changes.tasksCreated]) upsert(tasks, t);
   const actions = [...s.actions];
   for (const a of [...changes.actionsUpdated, ...changes.actionsCreated]) upsert(actions, a);
-  return { ...s, execution: changes.execution ?? s.execution, tasks, actions };
+  const items = applyItemChanges(s.items ?? [], changes);
+  return { ...s, execution: changes.execution ?? s.execution, tasks, actions, ...(items.length ? { items } : {}) };
 }
 
 /**
@@ -112,11 +137,11 @@ export function advanceSnapshot(s: ExecutionSnapshot, changes: EngineChanges): E
 export async function decideInline(
   snapshot: ExecutionSnapshot,
   events: readonly EngineEvent[],
-  decideEvents: (s: ExecutionSnapshot, events: readonly EngineEvent[]) => Decision,
+  decideEvents: (s: ExecutionSnapshot, events: readonly EngineEvent[]) => Decision | Promise<Decision>,
   complete: (ex: WorkflowExecution, effect: RunAction) => Promise<EngineEvent>,
   maxRounds = MAX_INLINE_ROUNDS,
 ): Promise<Decision> {
-  let decision = decideEvents(snapshot, events);
+  let decision = await decideEvents(snapshot, events);
   if (snapshot.world) return decision;
   let changes = decision.changes;
   const commands: EngineEffect[] = [];
@@ -129,7 +154,7 @@ export async function decideInline(
     const ex = current.execution;
     const results: EngineEvent[] = [];
     for (const e of inline) results.push(await complete(ex, e));
-    decision = decideEvents(current, results);
+    decision = await decideEvents(current, results);
     changes = mergeChanges(changes, decision.changes);
   }
   return { changes, commands };

@@ -63,14 +63,14 @@ export class ActionClaims {
           const rows: { id: string; prev: Date | string | null; prev_executor: string | null; prev_heartbeat: Date | null }[] =
             await this.dataSource.query(
               `WITH p AS (SELECT "id", "claimed_at" AS prev, "executor_id" AS prev_executor FROM "action_executions"
-                           WHERE "id" IN (SELECT (jsonb_array_elements_text($1::jsonb))::uuid) ORDER BY "id" FOR UPDATE),
+                           WHERE "id" = ANY($1::uuid[]) ORDER BY "id" FOR UPDATE),
                     c AS (UPDATE "action_executions" a SET "claimed_at" = now(), "executor_id" = $2::uuid, "rerun_job" = $3::jsonb -> a."id"::text
                            FROM p
-                           WHERE a."id" = p."id" AND a."state" = 'RUNNING' AND (a."accepted" OR a."workflow_execution_id" IS NULL)
+                           WHERE a."id" = ANY($1::uuid[]) AND a."id" = p."id" AND a."state" = 'RUNNING' AND (a."accepted" OR a."workflow_execution_id" IS NULL)
                            RETURNING a."id", p.prev, p.prev_executor)
                SELECT c."id", c.prev, c.prev_executor, s."heartbeat_at" AS prev_heartbeat
                  FROM c LEFT JOIN "workflow_service_instances" s ON s."id" = c.prev_executor`,
-              [JSON.stringify(ids), this.executorId, JSON.stringify(rerunJobs)],
+              [ids, this.executorId, JSON.stringify(rerunJobs)],
             );
           const byId = new Map(rows.map((r) => [String(r.id), r]));
           const seen = new Set<string>();

@@ -12,7 +12,7 @@ import {
 } from '@osc/contracts';
 import { AppError } from '@osc/errors';
 import type { CommandBus, Job } from '@osc/messaging';
-import { inSpan } from '@osc/telemetry';
+import { inSpan, productMetrics } from '@osc/telemetry';
 import { type ActionSpec, executorLostMessage } from '@osc/workflow-domain';
 import { completeStandaloneAction, findAdHocActionSpec, findRunnableDynamicAction } from '@osc/workflow-persistence';
 import { ActionClaims } from './action-claims';
@@ -91,6 +91,11 @@ export class ActionExecutor {
     const ctx: ActionContext = { ...data.context, data: data.taskData ?? {} };
     let payload: ActionCompletedPayload;
     const base = { executionId: data.executionId, taskExecutionId: data.taskExecutionId, actionExecutionId: data.actionExecutionId };
+    const started = process.hrtime.bigint();
+    // Seconds this run took, per action name and outcome (docs/metrics.md); async actions are not
+    // timed here (their result comes later, through the API).
+    const observe = (outcome: string) =>
+      productMetrics.actionDuration.labels(data.actionName, outcome).observe(Number(process.hrtime.bigint() - started) / 1e9);
     try {
       const outcome = await this.execute(data, ctx);
       if (outcome.kind === 'async') return await this.claims.release(data.actionExecutionId);
@@ -99,9 +104,11 @@ export class ActionExecutor {
       if (e instanceof FatalActionError || (e instanceof AppError && (e.kind === 'not-found' || e.kind === 'invalid'))) {
         payload = { ...base, state: 'ERROR', error: e.message, fatal: { message: e.message } };
       } else {
+        observe('ERROR');
         throw e;
       }
     }
+    observe(payload.state);
     await this.publish(data, payload);
   }
 

@@ -91,6 +91,11 @@ async function checkModule({ source, filename, limits }) {
     if (result.error) {
       const dumped = vm.dump(result.error);
       result.error.dispose();
+      // Compiling runs nothing, so nothing can throw `undefined`: an "exception" that dumps as
+      // undefined is quickjs-emscripten misreading the compiled module value (it happens to some
+      // well-formed modules, e.g. `export class A { run() { return 1; } }`). Syntax errors, refused
+      // imports and limits always come as error objects (or null for out of memory).
+      if (dumped === undefined && !box.interrupted()) return { ok: true, json: 'null' };
       const failed = classify(dumped, box.interrupted(), limits);
       return failed.reason === 'error' ? { ...failed, message: failed.message + position(dumped, filename) } : failed;
     }

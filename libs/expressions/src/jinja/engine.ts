@@ -2,10 +2,10 @@ import { isAppError } from '@osc/errors';
 import { EvalFailure, ExpressionError, fail, SyntaxFailure } from '../errors';
 import type { ExpressionHost } from '../host';
 import { LruCache } from '../lru';
-import { isDict, LazySeq, toArray, toHost } from '../values';
+import { isDict, LazySeq, PyDate, toArray, toHost } from '../values';
 import { fromHostSafe } from '../yaql/engine';
 import { type JNode, parseJinjaExpression, parseTemplate, type Stmt } from './parser';
-import { Evaluator, JCallable, JUndefined, use } from './runtime';
+import { Evaluator, JCallable, JObject, JUndefined, use } from './runtime';
 
 /** Parsed expressions and templates keyed by their text (bounded). */
 const EXPRESSIONS = new LruCache<JNode | SyntaxFailure>(2000);
@@ -37,7 +37,7 @@ function wrap(text: string, e: unknown): Error {
   else if (e instanceof EvalFailure) reason = e.message;
   else if (e instanceof RangeError) reason = 'maximum recursion depth exceeded';
   else reason = e instanceof Error ? e.message : String(e);
-  return new ExpressionError('jinja', text, reason, 'evaluation');
+  return new ExpressionError('jinja', text, reason, 'evaluation', e instanceof SyntaxFailure ? (e.position ?? null) : null);
 }
 
 /** A result holding undefined values could not be stored (it is not data): fail instead. */
@@ -50,7 +50,9 @@ function rejectNestedUndefined(v: unknown, depth = 0): void {
   if (v instanceof LazySeq) for (const x of toArray(v)) rejectNestedUndefined(x, depth + 1);
   else if (Array.isArray(v)) for (const x of v) rejectNestedUndefined(x, depth + 1);
   else if (isDict(v)) for (const x of v.values()) rejectNestedUndefined(x, depth + 1);
-  else if (v instanceof JCallable) fail('a function is not a value', 'TypeError');
+  else if (v instanceof JCallable) fail('Object of type builtin_function_or_method is not JSON serializable', 'TypeError');
+  else if (v instanceof JObject) fail(`Object of type ${v.typeName} is not JSON serializable`, 'TypeError');
+  else if (v instanceof PyDate) fail('Object of type date is not JSON serializable', 'TypeError');
 }
 
 /** Evaluates a bare Jinja expression (the inside of `{{ }}`) to a native value (internal model). */

@@ -47,20 +47,30 @@ const OPS = ['//', '**', '==', '!=', '<=', '>=', '+', '-', '*', '/', '%', '~', '
 const ESC: Record<string, string> = { n: '\n', t: '\t', r: '\r', '\\': '\\', "'": "'", '"': '"', a: '\x07', b: '\b', f: '\f', v: '\v', '0': '\0' };
 
 /** Tokenizes expression source starting at `pos` until `closer` (`}}` or `%}`) at token level. */
-function lexExpr(src: string, pos: number, closer: string | null): { toks: JTok[]; end: number; stripAfter: boolean; keepNewline?: boolean } {
+function lexExpr(
+  src: string,
+  pos: number,
+  closer: string | null,
+): { toks: JTok[]; starts: number[]; end: number; stripAfter: boolean; keepNewline?: boolean } {
   const toks: JTok[] = [];
+  /** Where each token starts in `src` (for the position of a syntax error). */
+  const starts: number[] = [];
   let i = pos;
+  const push = (tok: JTok, at: number) => {
+    toks.push(tok);
+    starts.push(at);
+  };
   for (;;) {
     while (i < src.length && /\s/.test(src[i]!)) i++;
     if (closer !== null) {
-      if (src.startsWith(`-${closer}`, i)) return { toks: [...toks, { t: 'end' }], end: i + 1 + closer.length, stripAfter: true };
+      if (src.startsWith(`-${closer}`, i)) return { toks: [...toks, { t: 'end' }], starts: [...starts, i], end: i + 1 + closer.length, stripAfter: true };
       // `+%}` keeps the newline that trim_blocks would remove.
-      if (closer === '%}' && src.startsWith('+%}', i)) return { toks: [...toks, { t: 'end' }], end: i + 3, stripAfter: false, keepNewline: true };
-      if (src.startsWith(closer, i)) return { toks: [...toks, { t: 'end' }], end: i + closer.length, stripAfter: false };
+      if (closer === '%}' && src.startsWith('+%}', i)) return { toks: [...toks, { t: 'end' }], starts: [...starts, i], end: i + 3, stripAfter: false, keepNewline: true };
+      if (src.startsWith(closer, i)) return { toks: [...toks, { t: 'end' }], starts: [...starts, i], end: i + closer.length, stripAfter: false };
     }
     if (i >= src.length) {
-      if (closer !== null) throw new SyntaxFailure(`unexpected end of template, expected '${closer === '}}' ? 'end of print statement' : 'end of statement block'}'`);
-      return { toks: [...toks, { t: 'end' }], end: i, stripAfter: false };
+      if (closer !== null) throw new SyntaxFailure(`unexpected end of template, expected '${closer === '}}' ? 'end of print statement' : 'end of statement block'}'`, i);
+      return { toks: [...toks, { t: 'end' }], starts: [...starts, i], end: i, stripAfter: false };
     }
     const ch = src[i]!;
     const rest = src.slice(i);
@@ -69,14 +79,14 @@ function lexExpr(src: string, pos: number, closer: string | null): { toks: JTok[
       const text = num[0].replace(/_/g, '');
       if (num[2] || num[3]) {
         const v = parseFloat(text);
-        toks.push({ t: 'float', v: Number.isInteger(v) ? new PyFloat(v) : v });
-      } else toks.push({ t: 'int', v: parseInt(text, 10) });
+        push({ t: 'float', v: Number.isInteger(v) ? new PyFloat(v) : v }, i);
+      } else push({ t: 'int', v: parseInt(text, 10) }, i);
       i += num[0].length;
       continue;
     }
     const name = /^[a-zA-Z_][a-zA-Z0-9_]*/.exec(rest);
     if (name) {
-      toks.push({ t: 'name', v: name[0] });
+      push({ t: 'name', v: name[0] }, i);
       i += name[0].length;
       continue;
     }
@@ -98,18 +108,18 @@ function lexExpr(src: string, pos: number, closer: string | null): { toks: JTok[
           j += 2;
         } else out += src[j++];
       }
-      if (j >= src.length) throw new SyntaxFailure('unexpected char \'' + ch + "' at " + i);
-      toks.push({ t: 'str', v: out });
+      if (j >= src.length) throw new SyntaxFailure('unexpected char \'' + ch + "' at " + i, i);
+      push({ t: 'str', v: out }, i);
       i = j + 1;
       continue;
     }
     const op = OPS.find((o) => src.startsWith(o, i));
     if (op) {
-      toks.push({ t: 'op', v: op });
+      push({ t: 'op', v: op }, i);
       i += op.length;
       continue;
     }
-    throw new SyntaxFailure(`unexpected char '${ch}' at ${i}`);
+    throw new SyntaxFailure(`unexpected char '${ch}' at ${i}`, i);
   }
 }
 
@@ -117,12 +127,16 @@ const describe = (t: JTok): string => (t.t === 'end' ? 'end of statement' : `'${
 
 class ExprParser {
   i = 0;
+  /** Index of the token looked at last (peeked or taken): where a syntax error is reported. */
+  seen = 0;
   constructor(readonly toks: JTok[]) {}
 
   peek(k = 0): JTok {
+    if (k === 0) this.seen = Math.min(this.i, this.toks.length - 1);
     return this.toks[Math.min(this.i + k, this.toks.length - 1)]!;
   }
   next(): JTok {
+    this.seen = Math.min(this.i, this.toks.length - 1);
     return this.toks[Math.min(this.i++, this.toks.length - 1)]!;
   }
   isOp(v: string, k = 0): boolean {
@@ -401,9 +415,10 @@ class ExprParser {
         }
         const t = this.next();
         let name: string;
+        // the operator tests (`==`, `<`, ...) exist for select()/reject() only: after `is` Jinja2's
+        // parser wants a name
         if (t.t === 'name') name = t.v;
-        else if (t.t === 'op' && ['==', '!=', '<', '>', '<=', '>='].includes(t.v)) name = t.v;
-        else throw new SyntaxFailure(`expected test name, got ${describe(t)}`);
+        else throw new SyntaxFailure(`expected token 'name', got ${describe(t)}`);
         let args: JNode[] = [];
         let kwargs: Array<[string, JNode]> = [];
         if (this.isOp('(')) {
@@ -433,11 +448,17 @@ class ExprParser {
 
 /** Parses a standalone expression (the inside of `{{ }}`). */
 export function parseJinjaExpression(src: string): JNode {
-  const { toks } = lexExpr(src, 0, null);
+  const { toks, starts } = lexExpr(src, 0, null);
   const p = new ExprParser(toks);
-  const node = p.parseTuple(true);
-  if (!p.atEnd()) throw new SyntaxFailure(`expected token 'end of print statement', got ${describe(p.peek())}`);
-  return node;
+  try {
+    const node = p.parseTuple(true);
+    if (!p.atEnd()) throw new SyntaxFailure(`expected token 'end of print statement', got ${describe(p.peek())}`);
+    return node;
+  } catch (e) {
+    // the parser's failures name the token it looked at last: give them its place
+    if (e instanceof SyntaxFailure && e.position === undefined) throw new SyntaxFailure(e.message, starts[p.seen]);
+    throw e;
+  }
 }
 
 interface RawTag {

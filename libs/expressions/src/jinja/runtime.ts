@@ -1,7 +1,7 @@
 import { fail } from '../errors';
 import type { ExpressionHost } from '../host';
 import { type MistralCall, mistralFunctions, pyJsonDumps } from '../mistral-functions';
-import { compilePyRegex, pyFormat, pyRound, pySplit, pyStrip } from '../python';
+import { compilePyRegex, pyFormat, pyPow, pyRound, pySplit, pyStrip } from '../python';
 import {
   checkSize,
   dictGet,
@@ -26,6 +26,7 @@ import {
   toArray,
   truthy,
 } from '../values';
+import { lipsum, pformat, urlize, wordwrap } from './extras';
 import type { JNode, Stmt } from './parser';
 
 /**
@@ -52,6 +53,18 @@ export class JCallable {
   constructor(
     readonly name: string,
     readonly fn: (args: unknown[], kwargs: Map<string, unknown>) => unknown,
+  ) {}
+}
+
+/**
+ * An object of jinja2.utils (cycler, namespace): attributes come from `attr` (undefined when it
+ * has none), `repr` is its Python repr.
+ */
+export class JObject {
+  constructor(
+    readonly typeName: string,
+    readonly attr: (name: string) => unknown,
+    readonly repr: () => string,
   ) {}
 }
 
@@ -263,6 +276,11 @@ export function getattr(obj: unknown, name: string): unknown {
     // Python objects all carry dunder attributes; the sandbox refuses every one of them.
     return new JUndefined(`access to attribute '${name}' of '${obj instanceof JCallable ? 'function' : pyName(obj)}' object is unsafe.`, true, true);
   }
+  if (obj instanceof JObject) {
+    const v = name.startsWith('_') ? undefined : obj.attr(name);
+    if (v !== undefined) return v;
+    return new JUndefined(`'jinja2.utils.${obj.typeName} object' has no attribute ${pyRepr(name)}`);
+  }
   if (isDict(obj)) {
     const m = name.startsWith('_') ? undefined : own(DICT_METHODS, name);
     if (m) return new JCallable(name, (a) => m(obj, a));
@@ -380,7 +398,7 @@ function binop(op: string, a: unknown, b: unknown): unknown {
       if (!isNum(a) || !isNum(b)) return unsupported();
       if (!flt(a, b) && nv(b) >= 0) return nv(a) ** nv(b);
       if (nv(a) === 0 && nv(b) < 0) fail('0.0 cannot be raised to a negative power', 'ZeroDivisionError');
-      return mkFloat(nv(a) ** nv(b));
+      return mkFloat(pyPow(nv(a), nv(b)));
     default:
       return unsupported();
   }
@@ -528,7 +546,7 @@ function pyLen(v: unknown): number {
 const truth = (v: unknown): boolean => truthy(use(v));
 /** Python str() as Jinja renders it; an iterator prints its type without being iterated. */
 export const jinjaStr = (v: unknown): string =>
-  v instanceof JUndefined ? (use(v), '') : v instanceof JCallable ? `<bound method ${v.name}>` : v instanceof LazySeq ? `<${v.label}>` : pyStr(v);
+  v instanceof JUndefined ? (use(v), '') : v instanceof JObject ? v.repr() : v instanceof JCallable ? `<bound method ${v.name}>` : v instanceof LazySeq ? `<${v.label}>` : pyStr(v);
 
 // ---------------------------------------------------------------------------------------------
 // filters and tests
@@ -798,7 +816,13 @@ export const FILTERS: Record<string, Filter> = {
         .replace(/%2F/g, forQs ? '%2F' : '/')
         .replace(/%20/g, forQs ? '+' : '%20');
     if (typeof v === 'string' || !(isDict(v) || Array.isArray(v))) return quote(v, false);
-    const items = isDict(v) ? [...v.entries()] : (v as unknown[]).map((p) => iterable(p) as [unknown, unknown]);
+    const items = isDict(v)
+      ? [...v.entries()]
+      : (v as unknown[]).map((p) => {
+          const pair = iterable(p);
+          if (pair.length !== 2) fail(pair.length > 2 ? 'too many values to unpack (expected 2)' : `not enough values to unpack (expected 2, got ${pair.length})`, 'ValueError');
+          return pair as [unknown, unknown];
+        });
     return items.map(([x, y]) => `${quote(x, true)}=${quote(y, true)}`).join('&');
   },
   striptags: (_e, v) =>
@@ -813,10 +837,80 @@ export const FILTERS: Record<string, Filter> = {
       .replace(/&#39;/g, "'")
       .replace(/&amp;/g, '&'),
   safe: (_e, v) => (isUndef(v) ? use(v) : jinjaStr(v)), // Markup(value): a str
+  forceescape: (_e, v) => htmlEscape(jinjaStr(v)),
+  pprint: (_e, v) => pformat(useValue(v)),
+  random: (e, v) => {
+    use(v);
+    const n = pyLen(v);
+    if (n === 0) return new JUndefined('No random item, sequence was empty.');
+    const i = Math.floor(e.random() * n);
+    if (isDict(v)) {
+      if (!v.has(i)) fail(String(i), 'KeyError');
+      return v.get(i);
+    }
+    return typeof v === 'string' ? Array.from(v)[i] : toArray(v)[i];
+  },
+  urlize: (_e, v, a, k) => {
+    const limit = kwOr(a, k, 0, 'trim_url_limit', null);
+    const nofollow = truthy(kwOr(a, k, 1, 'nofollow', false));
+    const target = kwOr(a, k, 2, 'target', null);
+    const rel = kwOr(a, k, 3, 'rel', null);
+    const extra = kwOr(a, k, 4, 'extra_schemes', null);
+    const relParts = new Set(`${rel === null ? '' : jinjaStr(rel)} noopener${nofollow ? ' nofollow' : ''}`.split(/\s+/).filter((x) => x));
+    return urlize(jinjaStr(v), {
+      trimUrlLimit: limit === null ? null : isInt(limit) ? limit : typeErr(`'>' not supported between instances of 'int' and '${pyName(limit)}'`),
+      rel: [...relParts].sort().join(' ') || null,
+      target: target === null ? null : jinjaStr(target),
+      extraSchemes: extra === null ? [] : iterable(extra).map((x) => jinjaStr(x)),
+    });
+  },
+  wordwrap: (_e, v, a, k) => {
+    use(v);
+    if (typeof v !== 'string') typeErr(`'${pyName(v)}' object has no attribute 'splitlines'`);
+    const width = kwOr(a, k, 0, 'width', 79);
+    if (!isInt(width)) typeErr(`'<=' not supported between instances of '${pyName(width)}' and 'int'`);
+    const wrapstring = kwOr(a, k, 2, 'wrapstring', null);
+    return wordwrap(v, width, truthy(kwOr(a, k, 1, 'break_long_words', true)), wrapstring === null ? '\n' : jinjaStr(wrapstring), truthy(kwOr(a, k, 3, 'break_on_hyphens', true)));
+  },
+  xmlattr: (_e, v, a, k) => {
+    use(v);
+    if (!isDict(v)) typeErr(`'${pyName(v)}' object has no attribute 'items'`);
+    const items: string[] = [];
+    for (const [key, value] of v) {
+      if (value === null || value instanceof JUndefined) continue;
+      if (typeof key !== 'string') typeErr('expected string or bytes-like object');
+      if (/[\s/>=]/.test(key)) fail(`Invalid character in attribute name: ${pyRepr(key)}`, 'ValueError');
+      items.push(`${htmlEscape(key)}="${htmlEscape(jinjaStr(value))}"`);
+    }
+    const rv = items.join(' ');
+    return truthy(kwOr(a, k, 0, 'autospace', true)) && rv ? ` ${rv}` : rv;
+  },
   e: (_e, v) => htmlEscape(jinjaStr(v)),
   escape: (_e, v) => htmlEscape(jinjaStr(v)),
   regex_replace: (_e, v, a) => jinjaStr(v).replace(compilePyRegex(String(a[0]), 'g'), String(a[1] ?? '')),
 };
+/** Python's dict(iterable_or_mapping, **kwargs). */
+function pyDict(args: unknown[], kwargs: Map<string, unknown>): Map<unknown, unknown> {
+  if (args.length > 1) typeErr(`dict expected at most 1 argument, got ${args.length}`);
+  const m = new Map<unknown, unknown>();
+  if (args.length === 1) {
+    const src = useValue(args[0]);
+    if (isDict(src)) for (const [key, v] of src) m.set(key, v);
+    else {
+      iterable(src).forEach((item, i) => {
+        if (typeof item !== 'string' && !Array.isArray(item) && !isDict(item)) typeErr(`cannot convert dictionary update sequence element #${i} to a sequence`);
+        const pair = iterable(item);
+        if (pair.length !== 2) fail(`dictionary update sequence element #${i} has length ${pair.length}; 2 is required`, 'ValueError');
+        const key = use(pair[0]);
+        if (isDict(key) || (Array.isArray(key) && !isTupleLike(key))) typeErr(`unhashable type: '${pyName(key)}'`);
+        m.set(dictKey(key), pair[1]);
+      });
+    }
+  }
+  for (const [key, v] of kwargs) m.set(key, useValue(v));
+  return m;
+}
+
 function htmlEscape(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&#34;').replace(/'/g, '&#39;');
 }
@@ -927,11 +1021,24 @@ export const TESTS: Record<string, Test> = {
   float: (v) => isFloat(v),
   sameas: (v, a) => (v === null || typeof v !== 'object' ? v === a[0] : v === a[0]),
   escaped: () => false,
+  filter: (v, a) => registered(v, a, 'filter') && (own(FILTERS, v as string) !== undefined || v === 'd' || Object.prototype.hasOwnProperty.call(mistralFunctions, v as string)),
+  test: (v, a) => registered(v, a, 'test') && own(TESTS, v as string) !== undefined,
 };
+
+/** `name in env.filters` / `env.tests`: any hashable value may be asked, only a str can be there. */
+function registered(v: unknown, args: unknown[], name: string): boolean {
+  if (args.length > 0) typeErr(`test_${name}() takes 2 positional arguments but ${args.length + 2} were given`);
+  use(v);
+  if (isDict(v) || (Array.isArray(v) && !isTupleLike(v)) || v instanceof PySet) typeErr(`unhashable type: '${pyName(v)}'`);
+  return typeof v === 'string';
+}
 
 const MISTRAL_REQUIRED: Record<string, number> = { json_dump: 1, json_parse: 1, yaml_dump: 1, yaml_parse: 1, global: 1 };
 /** Python parameter names of Mistral's functions (after the context), for keyword arguments. */
 const MISTRAL_PARAMS: Record<string, string[]> = {
+  env: [],
+  execution: [],
+  uuid: [],
   task: ['task_name'],
   tasks: ['workflow_execution_id', 'recursive', 'state', 'flat'],
   executions: ['id', 'root_execution_id', 'state', 'from_time', 'to_time'],
@@ -945,6 +1052,12 @@ const MISTRAL_PARAMS: Record<string, string[]> = {
 
 function bindMistralArgs(name: string, args: unknown[], kwargs: Map<string, unknown>): unknown[] {
   const params = own(MISTRAL_PARAMS, name) ?? [];
+  if (args.length > params.length) {
+    const given = args.length + 1;
+    // uuid_(context=None) may also be called without the context
+    const takes = name === 'uuid' ? 'from 0 to 1 positional arguments' : params.length === 0 ? '1 positional argument' : `from 1 to ${params.length + 1} positional arguments`;
+    typeErr(`${name}_() takes ${takes} but ${given} were given`);
+  }
   const out = [...args];
   for (const [k, v] of kwargs) {
     const i = params.indexOf(k);
@@ -972,7 +1085,7 @@ export class Evaluator {
 
   private mistral(name: keyof typeof mistralFunctions, ctx: unknown, args: unknown[]): unknown {
     const fn = mistralFunctions[name] as (c: MistralCall, ...a: unknown[]) => unknown;
-    if (args.length < (own(MISTRAL_REQUIRED, name) ?? 0)) typeErr(`${name}() missing 1 required positional argument`);
+    if (args.length < (own(MISTRAL_REQUIRED, name) ?? 0)) typeErr(`${name}_() missing 1 required positional argument: '${own(MISTRAL_PARAMS, name)?.[0] ?? 'data'}'`);
     return fn({ host: this.env.host, ctx, language: 'jinja' }, ...args);
   }
 
@@ -992,8 +1105,69 @@ export class Evaluator {
         return Array.from({ length: len }, (_x, i) => start + i * step);
       });
     }
-    if (name === 'dict') return new JCallable('dict', (_a, k) => new Map<unknown, unknown>(k));
+    if (name === 'dict') return new JCallable('dict', (a, k) => pyDict(a, k));
+    if (name === 'cycler') {
+      return new JCallable('cycler', (a) => {
+        const items = a.map(useValue);
+        if (items.length === 0) fail('at least one item has to be provided', 'RuntimeError');
+        let pos = 0;
+        const current = () => (items.length === 0 ? fail('tuple index out of range', 'IndexError') : items[pos]);
+        return new JObject(
+          'Cycler',
+          (attr) => {
+            if (attr === 'items') return markTuple([...items]);
+            if (attr === 'pos') return pos;
+            if (attr === 'current') return current();
+            if (attr === 'reset') return new JCallable('reset', () => ((pos = 0), null));
+            if (attr === 'next') {
+              return new JCallable('next', () => {
+                const rv = current();
+                pos = (pos + 1) % items.length;
+                return rv;
+              });
+            }
+            return undefined;
+          },
+          () => '<jinja2.utils.Cycler object>',
+        );
+      });
+    }
+    if (name === 'joiner') {
+      return new JCallable('joiner', (a, k) => {
+        const sep = useValue(kwOr(a, k, 0, 'sep', ', '));
+        let used = false;
+        return new JCallable('joiner', () => {
+          if (used) return sep;
+          used = true;
+          return '';
+        });
+      });
+    }
+    if (name === 'namespace') {
+      return new JCallable('namespace', (a, k) => {
+        const attrs = pyDict(a, k);
+        return new JObject(
+          'Namespace',
+          (attr) => (attrs.has(attr) ? attrs.get(attr) : undefined),
+          () => `<Namespace ${pyRepr(attrs)}>`,
+        );
+      });
+    }
+    if (name === 'lipsum') {
+      return new JCallable('lipsum', (a, k) => {
+        const int = (i: number, key: string, dflt: number): number => {
+          const v = useValue(kwOr(a, k, i, key, dflt));
+          return isInt(v) ? v : typeErr(`'${pyName(v)}' object cannot be interpreted as an integer`);
+        };
+        return lipsum(int(0, 'n', 5), truthy(useValue(kwOr(a, k, 1, 'html', true))), int(2, 'min', 20), int(3, 'max', 100), () => this.random());
+      });
+    }
     return MISSING;
+  }
+
+  /** A float in [0, 1) from the host (Math.random without one). */
+  random(): number {
+    return this.env.host.random ? this.env.host.random() : Math.random();
   }
 
   runFilter(name: string, value: unknown, args: unknown[], kwargs: Map<string, unknown>): unknown {

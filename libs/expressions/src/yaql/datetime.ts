@@ -1,6 +1,6 @@
 import { fail } from '../errors';
 import { DAY, fromFields, int, parseDateTime, strftime, strptime, US } from '../datetime';
-import { isFloat, isNumber, mkFloat, num, PyDateTime, PyTimespan } from '../values';
+import { isFloat, isInt, isNumber, mkFloat, num, PyDateTime, PyTimespan } from '../values';
 import type { Invocation } from './runtime';
 import { MISSING } from './runtime';
 import { def, STDLIB } from './stdlib';
@@ -37,7 +37,8 @@ def(S, 'datetime', 'F', 'year?, month?, day?, hour?, minute?, second?, microseco
   return fromFields(get(0, 'year', null), get(1, 'month', null), get(2, 'day', null), get(3, 'hour', 0), get(4, 'minute', 0), get(5, 'second', 0), get(6, 'microsecond', 0), offsetOf(named(7, 'offset')));
 });
 def(S, 'timespan', 'F', 'days?, hours?, minutes?, seconds?, milliseconds?, microseconds?', ([d, h, m, s, ms, us]) => {
-  const n = (v: unknown) => (given(v) ? (isNumber(v) ? num(v) : noMatch('timespan')) : 0);
+  // every part is an int in yaql's signature (`seconds => 1.5` does not match)
+  const n = (v: unknown) => (given(v) ? (isInt(v) ? v : noMatch('timespan')) : 0);
   return new PyTimespan(Math.round(n(d) * DAY + n(h) * 3600 * US + n(m) * 60 * US + n(s) * US + n(ms) * 1000 + n(us)));
 });
 def(S, 'now', 'F', 'offset?', ([off], inv: Invocation) => {

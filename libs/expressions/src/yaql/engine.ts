@@ -3,9 +3,10 @@ import { EvalFailure, ExpressionError, fail, SyntaxFailure } from '../errors';
 import type { ExpressionHost } from '../host';
 import { LruCache } from '../lru';
 import { MISTRAL_YAQL_FUNCTIONS } from '../mistral-functions';
-import { fromHost, isDict, PySet, toHost } from '../values';
+import { fromHost, isDict, LazySeq, PyDate, PySet, toArray, toHost } from '../values';
 import { parseYaql } from './parser';
 import { asFailure, compile, type Compiled, LetFrame, type Runtime, Scope } from './runtime';
+import { ITEMS_VIEWS, YaqlRegex } from './stdlib';
 
 /** Compiled expressions, keyed by their (trimmed) text. Bounded so untrusted input cannot grow it. */
 const CACHE = new LruCache<Compiled | SyntaxFailure>(2000);
@@ -47,6 +48,13 @@ export function yaqlSyntaxError(text: string): string | null {
  */
 function checkOutput(v: unknown, depth = 0): void {
   if (depth > 100) return;
+  // Mistral stores results as JSON: what json.dumps cannot encode fails (yaql's own objects)
+  if (v instanceof LetFrame) fail('Object of type Context is not JSON serializable', 'TypeError');
+  if (v instanceof YaqlRegex) fail('Object of type Pattern is not JSON serializable', 'TypeError');
+  if (v instanceof PyDate) fail('Object of type date is not JSON serializable', 'TypeError');
+  // output conversion iterates what is lazy, so a query that failed inside fails here
+  if (v instanceof LazySeq) for (const x of toArray(v)) checkOutput(x, depth + 1);
+  if (Array.isArray(v) && ITEMS_VIEWS.has(v) && v.length > 0) fail("unhashable type: 'list'", 'TypeError');
   if (v instanceof PySet) {
     for (const x of v.values()) {
       if (Array.isArray(x)) fail("unhashable type: 'list'", 'TypeError');
@@ -72,7 +80,6 @@ export function evaluateYaqlNative(expr: string, data: unknown, host: Expression
       for (const k of ['__env', '__execution', '__task_execution']) scope.vars.set(k, data.has(k) ? data.get(k) : null);
     }
     const result = compiled(scope);
-    if (result instanceof LetFrame) return null;
     checkOutput(result);
     return result;
   } catch (e) {
@@ -80,7 +87,7 @@ export function evaluateYaqlNative(expr: string, data: unknown, host: Expression
     // engine can retry, as Mistral re-raises database errors.
     if (isAppError(e)) throw e;
     const reason = e instanceof SyntaxFailure ? e.message : asFailure(e).message;
-    throw new ExpressionError('yaql', text, reason, 'evaluation');
+    throw new ExpressionError('yaql', text, reason, 'evaluation', e instanceof SyntaxFailure ? (e.position ?? null) : null);
   }
 }
 

@@ -115,7 +115,7 @@ export function tokenize(src: string): Tok[] {
         text = text.slice(0, -1);
         if (text.endsWith('.')) text = text.slice(0, -1);
       }
-      if (text.length === 0) throw new SyntaxFailure(`Lexical error: illegal character '${ch}' at position ${i}`);
+      if (text.length === 0) throw new SyntaxFailure(`Lexical error: illegal character '${ch}' at position ${i}`, i);
       const v = text.includes('.') ? parseFloat(text) : parseInt(text, 10);
       toks.push({ t: 'num', v: text.includes('.') && Number.isInteger(v) ? new PyFloat(v) : v, pos: i });
       i += text.length;
@@ -131,7 +131,7 @@ export function tokenize(src: string): Tok[] {
         i = end + 1;
         continue;
       }
-      if (word.startsWith('__')) throw new SyntaxFailure(`Lexical error: illegal character '_' at position ${i}`);
+      if (word.startsWith('__')) throw new SyntaxFailure(`Lexical error: illegal character '_' at position ${i}`, i);
       if (WORD_OPS.has(word)) toks.push({ t: 'op', v: word, pos: i });
       else if (word === 'true') toks.push({ t: 'const', v: true, pos: i });
       else if (word === 'false') toks.push({ t: 'const', v: false, pos: i });
@@ -149,7 +149,7 @@ export function tokenize(src: string): Tok[] {
           j++;
         } else raw += src[j];
       }
-      if (j >= src.length) throw new SyntaxFailure(`Lexical error: illegal character '${ch}' at position ${i}`);
+      if (j >= src.length) throw new SyntaxFailure(`Lexical error: illegal character '${ch}' at position ${i}`, i);
       const v = ch === '`' ? raw.replace(/\\`/g, '`') : decodeEscapes(raw);
       toks.push({ t: 'str', v, pos: i });
       i = j + 1;
@@ -161,7 +161,7 @@ export function tokenize(src: string): Tok[] {
       i += op.length;
       continue;
     }
-    throw new SyntaxFailure(`Lexical error: illegal character '${ch}' at position ${i}`);
+    throw new SyntaxFailure(`Lexical error: illegal character '${ch}' at position ${i}`, i);
   }
   toks.push({ t: 'eof', v: '', pos: src.length });
   return toks;
@@ -205,8 +205,8 @@ class Parser {
     return this.toks[this.i++]!;
   }
   private error(tok: Tok): never {
-    if (tok.t === 'eof') throw new SyntaxFailure('Parse error: unexpected end of statement');
-    throw new SyntaxFailure(`Parse error: unexpected '${String(tok.v)}' at position ${tok.pos}`);
+    if (tok.t === 'eof') throw new SyntaxFailure('Parse error: unexpected end of statement', tok.pos);
+    throw new SyntaxFailure(`Parse error: unexpected '${String(tok.v)}' at position ${tok.pos}`, tok.pos);
   }
   private expectOp(v: string): void {
     const t = this.next();

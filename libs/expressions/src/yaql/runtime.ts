@@ -192,6 +192,15 @@ function callFunction(name: string, scope: Scope, args: CArg[]): unknown {
   return invoke(name, slot.fn, scope, args);
 }
 
+/** yaql's `call(name, args, kwargs, receiver)`: a function, or a method when a receiver is given. */
+export function callByName(name: string, scope: Scope, args: unknown[], kwargs: Map<string, unknown>, receiver: unknown = MISSING): unknown {
+  const cargs: CArg[] = [
+    ...args.map((v): CArg => ({ kind: 'pos', keyword: null, key: () => null, value: () => v })),
+    ...[...kwargs].map(([k, v]): CArg => ({ kind: 'named', keyword: k, key: () => k, value: () => v })),
+  ];
+  return receiver === MISSING ? callFunction(name, scope, cargs) : callMethod(name, scope, receiver, cargs);
+}
+
 function callMethod(name: string, scope: Scope, receiver: unknown, args: CArg[]): unknown {
   const slot = scope.rt.functions.get(name);
   const def = slot?.method;
@@ -199,8 +208,22 @@ function callMethod(name: string, scope: Scope, receiver: unknown, args: CArg[])
     if (slot?.fn) return fail(`No method "${name}" for receiver ${pyRepr(receiver, true)} matches supplied arguments`, 'NoMatchingMethodException');
     return fail(`Unknown function "${name}"`, 'NoFunctionRegisteredException');
   }
-  return invoke(name, def, scope, args, receiver);
+  try {
+    return invoke(name, def, scope, args, receiver);
+  } catch (e) {
+    // the method's own refusal reads as yaql's for a method call
+    if (e instanceof EvalFailure && e.pyType === 'NoMatchingFunctionException' && e.message === `No function "${name}" matches supplied arguments`) {
+      fail(`No method "${name}" for receiver ${typeof receiver === 'string' ? receiver : pyRepr(receiver, true)} matches supplied arguments`, 'NoMatchingMethodException');
+    }
+    throw e;
+  }
 }
+
+/** The properties yaql registers (of datetimes and timespans). */
+const PROPERTIES = new Set([
+  'date', 'day', 'hour', 'microsecond', 'minute', 'month', 'offset', 'second', 'time', 'timestamp', 'utc', 'weekday', 'year',
+  'days', 'hours', 'microseconds', 'milliseconds', 'minutes', 'seconds',
+]);
 
 /** `obj.name`: key of a dict (KeyError when absent), mapped over collections of dicts. */
 export function getAttribute(obj: unknown, name: string): unknown {
@@ -212,6 +235,7 @@ export function getAttribute(obj: unknown, name: string): unknown {
     return toArray(obj).map((x) => getAttribute(x, name));
   }
   if (obj instanceof PyDateTime || obj instanceof PyTimespan) return dateProperty(obj, name);
+  if (PROPERTIES.has(name)) fail(`No function "#property#${name}" matches supplied arguments`, 'NoMatchingFunctionException');
   return fail(`Unknown function "#property#${name}"`, 'NoFunctionRegisteredException');
 }
 

@@ -1,5 +1,5 @@
-import { fail } from '../errors';
-import { compilePyRegex, pyFormat, pyRound, pySplit, pyStrip } from '../python';
+import { EvalFailure, fail } from '../errors';
+import { compilePyRegex, pyFormat, pyPow, pyRound, pySplit, pyStrip } from '../python';
 import {
   checkSize,
   dictGet,
@@ -10,6 +10,7 @@ import {
   isFloat,
   isInt,
   isIter,
+  isIterable,
   isNumber,
   isView,
   iterate,
@@ -20,6 +21,7 @@ import {
   mkFloat,
   num,
   pyCompare,
+  PyDate,
   PyDateTime,
   pyEquals,
   pyRepr,
@@ -31,7 +33,7 @@ import {
   truthy,
   type PyFloat,
 } from '../values';
-import { type FnDef, type FnSlot, type Invocation, type Lambda, LetFrame, MappingRule, MISSING, parseParams } from './runtime';
+import { callByName, type FnDef, type FnSlot, type Invocation, type Lambda, LetFrame, MappingRule, MISSING, parseParams } from './runtime';
 
 /**
  * The yaql 2.x standard library (the parts Mistral workflows use), registered the way yaql
@@ -57,8 +59,19 @@ const ITERATOR_RESULTS = new Set([
   'where', 'filter', 'select', 'map', 'selectMany', 'skip', 'take', 'limit', 'skipWhile', 'takeWhile', 'orderBy',
   'orderByDescending', 'thenBy', 'thenByDescending', 'distinct', 'enumerate', 'zip', 'zipLongest', 'flatten', 'append',
   'reverse', 'range', 'groupBy', 'accumulate', 'slice', 'splitWhere', 'sliceWhere', 'repeat',
-  'generate', 'insertMany', 'replaceMany', 'selectAllCases', 'concat', 'delete',
+  'generate', 'generateMany', 'insertMany', 'replaceMany', 'selectAllCases', 'concat', 'delete',
 ]);
+/**
+ * The queries yaql computes only while they are iterated (generator functions, `filter`, `map`,
+ * `zip`, `itertools.takewhile`, ordering iterables); the other iterator results (`take`'s islice,
+ * `groupBy`, `reverse`, `range`, ...) compute or check their arguments at the call.
+ */
+const LAZY_QUERIES = new Set([
+  'where', 'filter', 'select', 'map', 'selectMany', 'skipWhile', 'takeWhile', 'orderBy', 'orderByDescending', 'thenBy',
+  'thenByDescending', 'distinct', 'enumerate', 'zip', 'zipLongest', 'flatten', 'append', 'accumulate', 'slice', 'splitWhere',
+  'sliceWhere', 'generate', 'generateMany', 'insertMany', 'replaceMany', 'selectAllCases',
+]);
+const DISPATCH_FAILURES = new Set(['NoMatchingFunctionException', 'NoMatchingMethodException', 'NoFunctionRegisteredException']);
 /** yaql functions that return a Python list (rendered `[...]` by str(), not as a tuple). */
 const LIST_RESULTS = new Set(['split', 'rightSplit', 'splitAt', 'insert']);
 const reg = (names: string | string[], kind: 'F' | 'M' | 'MF', sig: string, impl: Impl) => {
@@ -71,7 +84,22 @@ const reg = (names: string | string[], kind: 'F' | 'M' | 'MF', sig: string, impl
   }
   if (!ITERATOR_RESULTS.has(first)) return def(STDLIB, names, kind, sig, impl);
   return def(STDLIB, names, kind, sig, (args, inv) => {
-    const r = impl(args, inv);
+    let r: unknown;
+    try {
+      r = impl(args, inv);
+    } catch (e) {
+      // yaql's queries are generators: what fails while computing one (a lambda, islice's count)
+      // fails only once the result is iterated; testing it for truth or identity does not.
+      // Arguments of the wrong type are refused at the call, as yaql's dispatch does.
+      // (a refusal naming another function comes from inside a lambda: that one is lazy too)
+      const refused = e instanceof EvalFailure && DISPATCH_FAILURES.has(e.pyType) && e.message.includes(`"${first}"`);
+      if (e instanceof EvalFailure && LAZY_QUERIES.has(first) && !refused) {
+        return new LazySeq(() => {
+          throw e;
+        }, `generator object ${first}`);
+      }
+      throw e;
+    }
     return Array.isArray(r) ? markIter(r) : r;
   });
 };
@@ -85,7 +113,7 @@ export function yaqlStr(v: unknown): string {
   if (v === true) return 'true';
   if (v === false) return 'false';
   if (typeof v === 'string') return v;
-  if (v instanceof PyDateTime || v instanceof PyTimespan) return pyStr(v);
+  if (v instanceof PyDateTime || v instanceof PyTimespan || v instanceof PyDate) return pyStr(v);
   return pyRepr(v, true);
 }
 
@@ -188,6 +216,17 @@ export class YaqlRegex {
     readonly re: RegExp,
   ) {}
 }
+/** Python's re caches compiled patterns: the same pattern and flags give the same (equal) object. */
+const sameRegex = (l: unknown, r: unknown): boolean | null =>
+  l instanceof YaqlRegex || r instanceof YaqlRegex
+    ? l instanceof YaqlRegex && r instanceof YaqlRegex && l.source === r.source && l.re.flags === r.re.flags
+    : null;
+
+/**
+ * `dict.items()` views. yaql's output conversion turns a view (a Python Set) into a set of its
+ * pairs, which become lists and cannot be hashed: a non-empty items() view fails as a result.
+ */
+export const ITEMS_VIEWS = new WeakSet<unknown[]>();
 
 reg('#operator_+', 'F', 'l, r', ([l, r]) => add(l, r));
 reg('#operator_-', 'F', 'l, r', ([l, r]) => {
@@ -204,8 +243,8 @@ reg('#operator_<', 'F', 'l, r', ([l, r]) => (l instanceof PySet && r instanceof 
 reg('#operator_>', 'F', 'l, r', ([l, r]) => (l instanceof PySet && r instanceof PySet ? subset(r, l) && l.size > r.size : comparable(l, r, '>') > 0));
 reg('#operator_<=', 'F', 'l, r', ([l, r]) => (l instanceof PySet && r instanceof PySet ? subset(l, r) : comparable(l, r, '<=') <= 0));
 reg('#operator_>=', 'F', 'l, r', ([l, r]) => (l instanceof PySet && r instanceof PySet ? subset(r, l) : comparable(l, r, '>=') >= 0));
-reg('#operator_=', 'F', 'l, r', ([l, r]) => pyEquals(l, r));
-reg('#operator_!=', 'F', 'l, r', ([l, r]) => !pyEquals(l, r));
+reg('#operator_=', 'F', 'l, r', ([l, r]) => sameRegex(l, r) ?? pyEquals(l, r));
+reg('#operator_!=', 'F', 'l, r', ([l, r]) => !(sameRegex(l, r) ?? pyEquals(l, r)));
 reg('#operator_in', 'F', 'l, r', ([l, r]) => {
   if (typeof l === 'string' && typeof r === 'string') return r.includes(l);
   if (isSeq(r)) return toArray(r).some((x) => pyEquals(x, l));
@@ -244,10 +283,12 @@ reg('#list', 'F', '*args', ([...args]) => {
 reg('#map', 'F', '*args', (args, inv) => mappingToDict(args, inv.kwargs, '#map'));
 reg('dict', 'F', '*args, **kwargs', (args, inv) => {
   if (args.length === 1 && !(args[0] instanceof MappingRule) && isSeq(args[0])) {
+    // yaql's dict(items): `it = iter(t); key = next(it); value = next(it)` — the first two items of
+    // each element (a dict's first two keys), more are ignored
     const m = new Map<unknown, unknown>();
     for (const pair of toArray(args[0])) {
-      const p = toArray(pair);
-      if (p.length !== 2) fail('dictionary update sequence element has wrong length', 'ValueError');
+      const p = typeof pair === 'string' ? Array.from(pair) : isIterable(pair) ? toArray(pair) : fail(`'${pyTypeName(pair)}' object is not iterable`, 'TypeError');
+      if (p.length < 2) fail('generator raised StopIteration', 'RuntimeError');
       m.set(hashableKey(p[0]), p[1]);
     }
     return m;
@@ -276,6 +317,51 @@ reg('def', 'F', 'name, func:λ', ([name, func], inv) => {
   const s = inv.scope.child();
   s.fns = new Map<string, Lambda>([[name as string, func as Lambda]]);
   return new LetFrame(s);
+});
+reg('generateMany', 'F', 'initial, producer:λ, selector?:λ, decycle?, depthFirst?', ([initial, prod, sel, decycle, depthFirst]) => {
+  if (given(decycle) && typeof decycle !== 'boolean') noMatch('generateMany');
+  if (given(depthFirst) && typeof depthFirst !== 'boolean') noMatch('generateMany');
+  const out: unknown[] = [];
+  const seen = decycle === true ? new PySet() : null;
+  const queue: unknown[] = [initial];
+  while (queue.length > 0) {
+    const item = queue.shift();
+    if (seen) {
+      if (seen.has(item)) continue;
+      seen.add(item);
+    }
+    out.push(given(sel) ? sel(item) : item);
+    checkSize(out.length, 'collection');
+    const produced = needIter(prod(item), 'generateMany');
+    // depthFirst: the produced items go to the front of the queue, in their order
+    if (depthFirst === true) queue.unshift(...produced);
+    else queue.push(...produced);
+    checkSize(queue.length, 'collection');
+  }
+  return out;
+});
+/** call(name, args, kwargs, receiver?): the function (or method, with a receiver) called by name. */
+reg('call', 'F', 'name, args, kwargs, receiver?', ([name, args, kwargs, receiver], inv) => {
+  if (typeof name !== 'string' || !isSeq(args) || !isDict(kwargs)) noMatch('call');
+  const named = new Map<string, unknown>();
+  for (const [k, v] of kwargs as Map<unknown, unknown>) named.set(String(k), v);
+  return callByName(name as string, inv.scope, toArray(args), named, receiver);
+});
+reg('random', 'F', 'from?, to?', ([from, to], inv) => {
+  const rnd = inv.scope.rt.host.random ?? Math.random;
+  if (!given(from) && !given(to)) return mkFloat(rnd.call(inv.scope.rt.host));
+  if (!given(from) || !given(to)) noMatch('random');
+  // random.randint(from, to): both ends included
+  const int = (v: unknown): number => {
+    if (isInt(v)) return v;
+    if (typeof v === 'string') return /^\s*[+-]?\d+\s*$/.test(v) ? Number(v) : fail(`invalid literal for int() with base 10: ${pyRepr(v)}`, 'ValueError');
+    if (isFloat(v) && Number.isInteger(num(v as number))) return num(v as number);
+    return fail(`'${pyTypeName(v)}' object cannot be interpreted as an integer`, 'TypeError');
+  };
+  const a = int(from);
+  const b = int(to);
+  if (b < a) fail(`empty range for randrange() (${a}, ${b + 1}, ${b + 1 - a})`, 'ValueError');
+  return a + Math.floor(rnd.call(inv.scope.rt.host) * (b - a + 1));
 });
 /** examine(*lambdas): whether each argument evaluates to something true, as a list. */
 reg('examine', 'F', '*args:λ', (args: Lambda[]) => markPyList(args.map((f) => truthy(f()))));
@@ -414,7 +500,7 @@ reg('pow', 'F', 'a, b, c?', ([a, b, c]) => {
   }
   if (isInt(a) && isInt(b) && y >= 0) return x ** y;
   if (x === 0 && y < 0) fail('0.0 cannot be raised to a negative power', 'ZeroDivisionError');
-  return mkFloat(x ** y);
+  return mkFloat(pyPow(x, y));
 });
 reg('sign', 'F', 'num', ([x]) => {
   const n = needNum(x, 'sign');
@@ -428,8 +514,12 @@ reg('bitwiseAnd', 'F', 'left, right', ([a, b]) => needInt(a, 'bitwiseAnd') & nee
 reg('bitwiseOr', 'F', 'left, right', ([a, b]) => needInt(a, 'bitwiseOr') | needInt(b, 'bitwiseOr'));
 reg('bitwiseXor', 'F', 'left, right', ([a, b]) => needInt(a, 'bitwiseXor') ^ needInt(b, 'bitwiseXor'));
 reg('bitwiseNot', 'F', 'arg', ([a]) => ~needInt(a, 'bitwiseNot'));
-reg('shiftBitsLeft', 'F', 'value, bitsNumber', ([a, b]) => needInt(a, 'shiftBitsLeft') * 2 ** needInt(b, 'shiftBitsLeft'));
-reg('shiftBitsRight', 'F', 'value, bitsNumber', ([a, b]) => Math.floor(needInt(a, 'shiftBitsRight') / 2 ** needInt(b, 'shiftBitsRight')));
+const shiftCount = (b: unknown, name: string): number => {
+  const n = needInt(b, name);
+  return n < 0 ? fail('negative shift count', 'ValueError') : n;
+};
+reg('shiftBitsLeft', 'F', 'value, bitsNumber', ([a, b]) => needInt(a, 'shiftBitsLeft') * 2 ** shiftCount(b, 'shiftBitsLeft'));
+reg('shiftBitsRight', 'F', 'value, bitsNumber', ([a, b]) => Math.floor(needInt(a, 'shiftBitsRight') / 2 ** shiftCount(b, 'shiftBitsRight')));
 
 function maxMin(sign: 1 | -1, name: string) {
   reg(name, 'F', 'a, b', ([a, b]) => {
@@ -698,8 +788,19 @@ reg('insertMany', 'M', 'collection, position, values', ([c, p, vs]) => {
 reg('replaceMany', 'M', 'collection, position, values, count?', ([c, p, vs, n]) => {
   const a = [...needIter(c, 'replaceMany')];
   const count = given(n) ? needInt(n, 'replaceMany') : 1;
-  a.splice(needInt(p, 'replaceMany'), count < 0 ? a.length : count, ...needIter(vs, 'replaceMany'));
-  return a;
+  const position = needInt(p, 'replaceMany');
+  const values = needIter(vs, 'replaceMany');
+  // the items at indexes position <= i < position + count (all from position when count < 0) give
+  // way to the values, once; a range that holds no index replaces nothing
+  const out: unknown[] = [];
+  let yielded = false;
+  a.forEach((t, i) => {
+    if ((count >= 0 && position <= i && i < position + count) || (count < 0 && i >= position)) {
+      if (!yielded) out.push(...values);
+      yielded = true;
+    } else out.push(t);
+  });
+  return out;
 });
 reg('defaultIfEmpty', 'M', 'collection, default', ([c, d]) => {
   const a = needIter(c, 'defaultIfEmpty');
@@ -728,7 +829,7 @@ reg(['aggregate', 'reduce'], 'M', 'collection, selector:λ, seed?', ([c, f, seed
   let start = 0;
   if (given(seed)) acc = seed;
   else {
-    if (a.length === 0) fail('reduce() of empty sequence with no initial value', 'TypeError');
+    if (a.length === 0) fail('reduce() of empty iterable with no initial value', 'TypeError');
     acc = a[0];
     start = 1;
   }
@@ -742,7 +843,7 @@ reg('accumulate', 'M', 'collection, selector:λ, seed?', ([c, f, seed]) => {
   let start = 0;
   if (given(seed)) acc = seed;
   else {
-    if (a.length === 0) return out;
+    if (a.length === 0) fail('accumulate() of empty sequence with no initial value', 'TypeError');
     acc = a[0];
     start = 1;
   }
@@ -756,8 +857,10 @@ reg('accumulate', 'M', 'collection, selector:λ, seed?', ([c, f, seed]) => {
 reg('slice', 'M', 'collection, length', ([c, n]) => {
   const a = needIter(c, 'slice');
   const k = needInt(n, 'slice');
-  if (k <= 0) fail('Length must be positive', 'ValueError');
+  // itertools.islice(collection, length) until it yields nothing: 0 gives no slices at all
+  if (k < 0) fail('Stop argument for islice() must be None or an integer: 0 <= x <= sys.maxsize.', 'ValueError');
   const out: unknown[][] = [];
+  if (k === 0) return out;
   for (let i = 0; i < a.length; i += k) out.push(a.slice(i, i + k));
   return out;
 });
@@ -789,7 +892,8 @@ reg('sliceWhere', 'M', 'collection, predicate:λ', ([c, p]) => {
   }
   return out;
 });
-reg('isEmpty', 'MF', 'value, trimSpaces?, chars?', ([v, ts, ch]) => {
+reg('isEmpty', 'MF', 'value, trim?, chars?', ([v, ts, ch]) => {
+  if (given(ts) && typeof ts !== 'boolean') noMatch('isEmpty');
   if (v === null) return true;
   if (typeof v === 'string') {
     const trimmed = ts === false ? v : pyStrip(v, given(ch) ? (ch as string | null) : null, 'both');
@@ -840,7 +944,11 @@ reg('get', 'M', 'd, key, default?', ([d, k, dflt]) => {
 });
 reg('keys', 'M', 'd', ([d]) => markView([...needDict(d, 'keys').keys()]));
 reg('values', 'M', 'd', ([d]) => markView([...needDict(d, 'values').values()]));
-reg('items', 'M', 'd', ([d]) => markView([...needDict(d, 'items').entries()].map(([k, v]) => [k, v])));
+reg('items', 'M', 'd', ([d]) => {
+  const view = markView([...needDict(d, 'items').entries()].map(([k, v]) => [k, v]));
+  ITEMS_VIEWS.add(view);
+  return view;
+});
 reg('containsKey', 'M', 'd, key', ([d, k]) => dictHas(needDict(d, 'containsKey'), k));
 reg('containsValue', 'M', 'd, value', ([d, v]) => [...needDict(d, 'containsValue').values()].some((x) => pyEquals(x, v)));
 reg('set', 'M', 'd, *args, **kwargs', ([d, ...args], inv) => {
@@ -929,24 +1037,31 @@ reg('substring', 'M', 'string, start, length?', ([s, st, ln]) => {
   return length < 0 ? cs.slice(start).join('') : cs.slice(start, start + length).join('');
 });
 reg('toCharArray', 'M', 'string', ([s]) => chars(needStr(s, 'toCharArray')));
-reg('characters', 'F', 'digits?, hexdigits?, asciiLowercase?, asciiUppercase?, asciiLetters?, letters?, octdigits?, punctuation?, printable?, whitespace?', (flags) => {
-  const sets = [
+// tuple(set(string)): distinct characters in an order Python's string hashing decides (first
+// appearance here). `letters`, `lowercase` and `uppercase` name Python 2 constants: Python 3 raises.
+reg('characters', 'F', 'digits?, hexdigits?, asciiLowercase?, asciiUppercase?, asciiLetters?, letters?, octdigits?, punctuation?, printable?, lowercase?, uppercase?, whitespace?', (flags) => {
+  const sets: Array<string | undefined> = [
     '0123456789',
     '0123456789abcdefABCDEF',
     'abcdefghijklmnopqrstuvwxyz',
     'ABCDEFGHIJKLMNOPQRSTUVWXYZ',
     'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ',
-    'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ',
+    undefined,
     '01234567',
     '!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~',
     '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~ \t\n\r\x0b\x0c',
+    undefined,
+    undefined,
     ' \t\n\r\x0b\x0c',
   ];
   const out = new PySet();
   flags.forEach((f, i) => {
-    if (given(f) && truthy(f)) for (const ch of sets[i]!) out.add(ch);
+    if (!given(f) || !truthy(f)) return;
+    const set = sets[i];
+    if (set === undefined) return fail(`module 'string' has no attribute '${['letters', 'lowercase', 'uppercase'][[5, 9, 10].indexOf(i)]}'`, 'AttributeError');
+    for (const ch of set) out.add(ch);
   });
-  return out;
+  return out.values();
 });
 reg('split', 'M', 'string, separator?, maxSplits?, **kwargs', ([s, sep, max], inv) => {
   // regexp.split(string, maxSplit => 0) and string.split(regexp, maxSplit => 0)
@@ -1044,7 +1159,8 @@ reg('regex', 'F', 'pattern, ignoreCase?, multiLine?, dotAll?', ([p, ic, ml, da])
   if (given(da) && truthy(da)) flags += 's';
   return new YaqlRegex(needStr(p, 'regex'), compilePyRegex(needStr(p, 'regex'), flags));
 });
-reg('escapeRegex', 'F', 'string', ([s]) => needStr(s, 'escapeRegex').replace(/[^A-Za-z0-9_]/g, (c) => `\\${c}`));
+// Python 3.7+ re.escape: only the characters special in a pattern (and whitespace)
+reg('escapeRegex', 'F', 'string', ([s]) => needStr(s, 'escapeRegex').replace(/[()[\]{}?*+\-|^$\\.&~# \t\n\r\v\f]/g, (c) => `\\${c}`));
 reg('matches', 'M', 'a, b', ([a, b]) => {
   if (a instanceof YaqlRegex) return a.re.test(needStr(b, 'matches'));
   return regexOf(b, 'matches').test(needStr(a, 'matches'));
@@ -1128,7 +1244,9 @@ function regexReplace(s: string, re: RegExp, repl: string, count: number): strin
     return (m[0] as string).replace(new RegExp(re.source, re.flags.replace('g', '')), jsRepl);
   });
 }
-reg('replaceBy', 'M', 'string, regexp, repl:λ, count?', ([s, r, f, cnt]) => {
+reg('replaceBy', 'M', 'string, regexp, repl:λ, count?', ([s0, r0, f, cnt]) => {
+  // string.replaceBy(regexp, repl, count) and regexp.replaceBy(string, repl, count)
+  const [s, r] = s0 instanceof YaqlRegex ? [r0, s0] : [s0, r0];
   const str = needStr(s, 'replaceBy');
   const re = regexOf(r, 'replaceBy');
   const g = new RegExp(re.source, `${re.flags.replace('g', '')}g`);
@@ -1139,7 +1257,9 @@ reg('replaceBy', 'M', 'string, regexp, repl:λ, count?', ([s, r, f, cnt]) => {
     n++;
     const exec = new RegExp(re.source, re.flags.replace('g', '')).exec(m[0] as string)!;
     exec.index = m[m.length - 2] as number;
-    return yaqlStr(f(matchToDict(exec, str)));
+    const out = f(matchToDict(exec, str));
+    if (typeof out !== 'string') fail(`sequence item 1: expected str instance, ${pyTypeName(out)} found`, 'TypeError');
+    return out;
   });
 });
 

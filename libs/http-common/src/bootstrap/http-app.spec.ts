@@ -1,4 +1,5 @@
-import { Body, Controller, Get, Module, Post } from '@nestjs/common';
+import net from 'node:net';
+import { Body, Controller, Get, Module, Param, Post } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { ConflictError, NotFoundError } from '@osc/errors';
 import type { RequestContext } from '../context/request-context';
@@ -19,6 +20,10 @@ class ProbeController {
   echo(@Body() body: unknown) {
     if (body && typeof body === 'object' && 'dup' in body) throw new ConflictError('duplicate');
     return { got: body };
+  }
+  @Get('/v3/items/:id')
+  item(@Param('id') id: string) {
+    return { id };
   }
   @Get('/v3/crash')
   crash() {
@@ -71,6 +76,31 @@ describe('createHttpApp', () => {
     expect(crash.statusCode).toBe(500);
     expect(crash.body).not.toContain('secret');
     expect(crash.json()).toHaveProperty('computeFault.code', 500);
+  });
+  it('answers router refusals (undecodable path, over-long parameter) in the Cinder format', async () => {
+    const h = { 'x-auth-token': 'u:p' };
+    const bad = await inject({ method: 'GET', url: '/v3/items/%E0%A4%A', headers: h });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json()).toEqual({ badRequest: { code: 400, message: 'Invalid URL: the path is not valid percent-encoded UTF-8.' } });
+    const long = await inject({ method: 'GET', url: `/v3/items/${'n'.repeat(1001)}`, headers: h });
+    expect(long.statusCode).toBe(404);
+    expect(long.json()).toEqual({ itemNotFound: { code: 404, message: 'The resource could not be found.' } });
+    expect((await inject({ method: 'GET', url: `/v3/items/${'n'.repeat(1000)}`, headers: h })).statusCode).toBe(200);
+  });
+  it('answers a request the HTTP parser refuses in the Cinder format and says it closes the connection', async () => {
+    await app.listen(0, '127.0.0.1');
+    const { port } = app.getHttpServer().address() as net.AddressInfo;
+    const socket = net.connect(port, '127.0.0.1');
+    const chunks: Buffer[] = [];
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    // a raw non-ASCII byte in the request target
+    socket.write(Buffer.concat([Buffer.from('GET /v3/whoami?'), Buffer.from([0xe9]), Buffer.from('=1 HTTP/1.1\r\nhost: x\r\nx-auth-token: u:p\r\n\r\n')]));
+    await closed;
+    const text = Buffer.concat(chunks).toString('latin1');
+    expect(text).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(text.toLowerCase()).toContain('connection: close');
+    expect(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4))).toEqual({ badRequest: { code: 400, message: 'Malformed HTTP request.' } });
   });
   it('refuses malformed, oversized and foreign bodies with 4xx', async () => {
     const h = { 'x-auth-token': 'u:p', 'content-type': 'application/json' };

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import {
   type ArgumentsHost,
   Catch,
@@ -10,12 +12,12 @@ import {
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
-import { UnauthorizedError } from '@osc/errors';
-import { nameHttpSpan, tracedServerFactory } from '@osc/telemetry';
+import { type AppError, InvalidInputError, NotFoundError, UnauthorizedError } from '@osc/errors';
+import { nameHttpSpan, productRegistry, tracedServerFactory } from '@osc/telemetry';
 import { KeystoneAuthenticator } from '../auth/keystone-authenticator';
 import type { KeystoneSettings } from '../auth/keystone-settings';
 import { type AuthMode, type AuthOutcome, type RequestContext, type ServiceKind, authenticate } from '../context/request-context';
-import { type MistralErrorShape, toWireError } from '../errors/error-bodies';
+import { type MistralErrorShape, cinderErrorBody, mistralErrorBody, toWireError } from '../errors/error-bodies';
 import { AppMetrics, type ReadinessCheck, runReadiness } from '../health/metrics';
 import { createJsonLogger, NestJsonLogger } from '../logging/json-logger';
 
@@ -99,6 +101,40 @@ function sendError(service: ServiceKind, exception: unknown, request: FastifyReq
 }
 
 /**
+ * What a router refusal means to the client. A path that is not valid percent-encoded UTF-8 is a
+ * bad request; a path parameter longer than any id or name (maxParamLength) names nothing there is,
+ * so it is the 404 an unknown resource gets.
+ */
+function routerRefusal(error: Error & { code?: string }): AppError {
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') return new NotFoundError('Resource', 'path', 'The resource could not be found.');
+  return new InvalidInputError('Invalid URL: the path is not valid percent-encoded UTF-8.');
+}
+
+/**
+ * A request Node's HTTP parser refused (bytes that are not HTTP, headers over the size limit, a
+ * client too slow with its headers): an answer in the service's error format, then the connection
+ * is closed, saying so (`Connection: close`) so a keep-alive client does not send its next request
+ * on it and lose it to the close.
+ */
+function answerMalformedRequest(service: ServiceKind, error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, message] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request header fields too large.']
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'The request was not received in time.']
+        : [400, 'Malformed HTTP request.'];
+  const payload = JSON.stringify(service === 'workflow' ? mistralErrorBody(status, message) : cinderErrorBody(status, message));
+  const started = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
+  if (socket.writable && !started) {
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Bad Request'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(payload)}\r\nConnection: close\r\n\r\n${payload}`,
+    );
+  }
+  socket.destroySoon();
+}
+
+/**
  * Build a NestJS application on Fastify with the cross-cutting behaviour every API shares:
  * request ids, authentication into a request context, the service's error format, body limits,
  * `/healthz`, `/readyz` and `/metrics`. The caller adds routes through `module` and listens.
@@ -116,6 +152,11 @@ export async function createHttpApp(module: unknown, opts: HttpAppOptions): Prom
     routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 1000 },
     // A SERVER span per request (OpenTelemetry; a no-op unless tracing is configured).
     serverFactory: tracedServerFactory(opts.app),
+    // Refusals of Fastify's router (an undecodable path, a parameter over maxParamLength) and of
+    // Node's HTTP parser answer in the service's error format like everything else.
+    frameworkErrors: (error: Error & { code?: string }, request: FastifyRequest, reply: FastifyReply) =>
+      sendError(opts.service, routerRefusal(error), request, reply),
+    clientErrorHandler: (error: Error & { code?: string }, socket: Socket) => answerMalformedRequest(opts.service, error, socket),
   } as ConstructorParameters<typeof FastifyAdapter>[0]);
   const app = await NestFactory.create<NestFastifyApplication>(module as never, adapter, {
     logger: new NestJsonLogger(logger),
@@ -235,9 +276,11 @@ function installHooks(fastify: FastifyInstance, opts: HttpAppOptions): void {
     const r = await runReadiness(opts.readiness);
     return reply.code(r.ok ? 200 : 503).send({ status: r.ok ? 'ok' : 'unavailable', checks: r.checks });
   });
-  fastify.get('/metrics', async (_req, reply) =>
-    reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
-  );
+  // This app's HTTP and process metrics, then the process's product metrics (docs/metrics.md).
+  fastify.get('/metrics', async (_req, reply) => {
+    const [own, product] = await Promise.all([metrics.registry.metrics(), productRegistry.metrics()]);
+    return reply.type(metrics.registry.contentType).send(`${own.trimEnd()}\n${product}`);
+  });
 }
 
 /**

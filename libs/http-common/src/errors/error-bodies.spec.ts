@@ -1,6 +1,6 @@
 import { ConflictError, InternalError, NotFoundError, OverLimitError } from '@osc/errors';
 import { NotFoundException } from '@nestjs/common';
-import { cinderErrorBody, mistralErrorBody, toWireError } from './error-bodies';
+import { DATA_EXCEPTION_MESSAGE, cinderErrorBody, mistralErrorBody, toWireError } from './error-bodies';
 
 describe('error bodies', () => {
   it('renders Mistral WSME and text faults', () => {
@@ -30,6 +30,15 @@ describe('error bodies', () => {
     const unknown = toWireError('block-storage', new TypeError('x is undefined'), 'req-9');
     expect(unknown.status).toBe(500);
     expect(JSON.stringify(unknown.body)).toContain('req-9');
+  });
+  it('maps database refusals of a value (SQLSTATE class 22) to a 400 that does not echo the value', () => {
+    const nul = Object.assign(new Error('invalid byte sequence for encoding "UTF8": 0x00'), { code: '22021' });
+    expect(toWireError('workflow', nul, 'r')).toMatchObject({ status: 400, body: { faultcode: 'Client', faultstring: DATA_EXCEPTION_MESSAGE } });
+    const wrapped = Object.assign(new Error('invalid input syntax for type uuid: "secret-value"'), { driverError: { code: '22P02' } });
+    const wire = toWireError('block-storage', wrapped, 'r');
+    expect(wire.body).toEqual({ badRequest: { code: 400, message: DATA_EXCEPTION_MESSAGE } });
+    // other database errors stay 500s
+    expect(toWireError('block-storage', Object.assign(new Error('deadlock'), { code: '40P01' }), 'r').status).toBe(500);
   });
   it('maps framework errors', () => {
     expect(toWireError('block-storage', new NotFoundException(), 'r').body).toEqual({

@@ -58,12 +58,27 @@ export function classifyError(err: unknown, requestId: string): { status: number
     const status = anyErr.getStatus();
     if (status < 500) return { status, message: nestMessage(status, anyErr.getResponse?.(), String(anyErr.message ?? '')), expected: true };
   }
+  if (isDataException(err)) {
+    // PostgreSQL refused a value the request carried (SQLSTATE class 22: a NUL character, a JSON
+    // \u0000, a string over its column's width, a malformed uuid or timestamp, a number out of
+    // range). Only input causes these; the message names the rule, never the value.
+    return { status: 400, message: DATA_EXCEPTION_MESSAGE, expected: true };
+  }
   const statusCode = typeof anyErr?.statusCode === 'number' ? anyErr.statusCode : undefined;
   if (statusCode !== undefined && statusCode >= 400 && statusCode < 500) {
     // Fastify lifecycle errors: invalid JSON, body too large, unsupported media type.
     return { status: statusCode, message: fastifyMessage(String(anyErr?.code ?? ''), String(anyErr?.message ?? '')), expected: true };
   }
   return { status: 500, message: `${GENERIC_500_MESSAGE} (request ${requestId})`, expected: false };
+}
+
+export const DATA_EXCEPTION_MESSAGE = 'The request contains a value that cannot be stored (invalid characters or too long).';
+
+/** A database error of SQLSTATE class 22 (data exception), from pg, PGlite or TypeORM's wrapper. */
+function isDataException(err: unknown): boolean {
+  const e = err as { code?: unknown; driverError?: { code?: unknown } } | null;
+  const code = typeof e?.code === 'string' ? e.code : e?.driverError?.code;
+  return typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code);
 }
 
 function nestMessage(status: number, response: unknown, fallback: string): string {

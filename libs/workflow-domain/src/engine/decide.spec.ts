@@ -1231,7 +1231,9 @@ wf:
     complete(sim, id, 0, 'SUCCESS', 'one');
     expect(sim.asyncActions).toHaveLength(2);
     expect(sim.tasksOf(id)[0]).toMatchObject({ state: 'RUNNING', result: null });
-    expect(sim.tasksOf(id)[0]!.runtimeContext['with_items_progress']).toMatchObject({ running: 0, done: 2, results: ['one', 'two', null] });
+    // the counters in the task row, the results in the items' own rows (issue 17: O(1) per item)
+    expect(sim.tasksOf(id)[0]!.runtimeContext['with_items_progress']).toMatchObject({ running: 0, done: 2 });
+    expect(sim.itemsOf(id, sim.tasksOf(id)[0]!.id).map((r) => r.result)).toEqual(['one', 'two', null]);
     expect(sim.execution(id).state).toBe('PAUSED');
     sim.send(id, { type: 'resume' });
     sim.run();

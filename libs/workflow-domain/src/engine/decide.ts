@@ -5,20 +5,24 @@ import { resolvePublish, type CompletedTaskState } from '../dsl/spec-queries';
 import { DEFAULT_ACTION, type TaskSpec, type Transition, type TransitionEvent } from '../dsl/model';
 import { isStandardAction } from '../dsl/standard-actions';
 import { buildHost, evaluateWith, isTruthy } from './expression-context';
-import type {
-  ActionExecution,
-  Decision,
-  EngineChanges,
-  EngineEffect,
-  EngineEvent,
-  ExecutionSnapshot,
-  JsonMap,
-  TaskExecution,
-  TaskTimer,
-  TransitionEventName,
-  WithItemsProgress,
-  WithItemsState,
-  WorkflowExecution,
+import {
+  type ActionExecution,
+  type Decision,
+  type EngineChanges,
+  type EngineEffect,
+  type EngineEvent,
+  type ExecutionSnapshot,
+  ItemsNeeded,
+  type ItemsRequest,
+  type TaskItem,
+  type TaskItemUpdate,
+  type JsonMap,
+  type TaskExecution,
+  type TaskTimer,
+  type TransitionEventName,
+  type WithItemsProgress,
+  type WithItemsState,
+  type WorkflowExecution,
 } from './model';
 import { type ExecutionState, type TaskState, isCompleted, isValidExecutionTransition } from './states';
 
@@ -41,6 +45,35 @@ const clone = <T>(v: T): T => {
   const out: Record<string, unknown> = {};
   for (const [k, x] of Object.entries(v)) out[k] = clone(x);
   return out as T;
+};
+
+/**
+ * A task row to decide on: what `decide` changes in place (runtime context, routing) is copied; the
+ * data it only ever replaces (inbound context, published values, result) is shared — a with-items
+ * task's inbound context may hold its whole list, which a copy per decision would make O(N) per
+ * batch of item results.
+ */
+const cloneTask = (t: TaskExecution): TaskExecution => ({
+  ...t,
+  tags: [...t.tags],
+  runtimeContext: clone(t.runtimeContext),
+  nextTasks: clone(t.nextTasks),
+  startedAt: t.startedAt && new Date(t.startedAt.getTime()),
+  finishedAt: t.finishedAt && new Date(t.finishedAt.getTime()),
+  updatedAt: t.updatedAt && new Date(t.updatedAt.getTime()),
+});
+
+/**
+ * Converted executions' inputs, by identity: an input never changes, and the engine keeps large
+ * ones across transactions, so a with-items list passed as input is converted for the evaluator
+ * once, not once per decision that starts items.
+ */
+const preparedInputs = new WeakMap<object, PreparedContext>();
+
+const preparedInput = (input: JsonMap): PreparedContext => {
+  let p = preparedInputs.get(input);
+  if (!p) preparedInputs.set(input, (p = prepareContext(input)));
+  return p;
 };
 
 const INCOMPLETE_TASK_STATES: ReadonlySet<TaskState> = new Set(['IDLE', 'WAITING', 'RUNNING', 'DELAYED', 'PAUSED']);
@@ -69,7 +102,7 @@ const errorMessage = (e: unknown): string => (e instanceof Error ? e.message : S
  * RUNNING, a timer that is no longer armed, a start of a started execution) yields no changes.
  */
 export function decide(snapshot: ExecutionSnapshot, event: EngineEvent, now: Date, newId: () => string): Decision {
-  const d = new Decider(snapshot, now, newId);
+  const d = new Decider(snapshot, now, newId, [event]);
   d.handle(event);
   return d.decision();
 }
@@ -80,7 +113,7 @@ export function decide(snapshot: ExecutionSnapshot, event: EngineEvent, now: Dat
  * task of 10,000 items would otherwise cost 10,000 × 10,000 row copies).
  */
 export function decideBatch(snapshot: ExecutionSnapshot, events: readonly EngineEvent[], now: Date, newId: () => string): Decision {
-  const d = new Decider(snapshot, now, newId);
+  const d = new Decider(snapshot, now, newId, events);
   for (const event of events) d.handle(event);
   return d.decision();
 }
@@ -103,22 +136,33 @@ class Decider {
   private readonly itemBases = new Map<string, { key: readonly unknown[]; prepared: PreparedContext }>();
   /** Bumped when the global context changes in place (workflow vars, a global publish). */
   private dataVersion = 0;
+  /** The item rows of with-items tasks this decision knows (loaded, or evaluated by it), by task. */
+  private readonly books = new Map<string, ItemBook>();
+  /** Tasks whose item rows this decision deletes before writing new ones. */
+  private readonly itemsDeleted = new Set<string>();
+  /** Events of the decision naming each task: an upper bound of the items their completions let start. */
+  private readonly eventsPerTask = new Map<string, number>();
 
   constructor(
     snapshot: ExecutionSnapshot,
     private readonly now: Date,
     private readonly newId: () => string,
+    events: readonly EngineEvent[],
   ) {
     // The spec and the input are immutable: shared, not copied, and left out of the change detection
     // (an input holding a with-items list would otherwise be copied and serialised twice per decision).
     const { spec, input } = snapshot.execution;
     this.ex = { ...clone({ ...snapshot.execution, spec: null, input: null }), spec, input };
     this.initialEx = JSON.stringify({ ...snapshot.execution, spec: null, input: null });
-    this.tasks = snapshot.tasks.map(clone);
+    this.tasks = snapshot.tasks.map(cloneTask);
     this.actions = snapshot.actions.map(clone);
     this.actionsById = new Map(this.actions.map((a) => [a.id, a]));
     this.subStates = new Map(snapshot.subExecutions.map((s) => [s.id, s.state]));
     this.world = snapshot.world;
+    for (const load of snapshot.items ?? []) this.addLoad(load);
+    for (const e of events) {
+      if ('taskExecutionId' in e && e.taskExecutionId) this.eventsPerTask.set(e.taskExecutionId, (this.eventsPerTask.get(e.taskExecutionId) ?? 0) + 1);
+    }
   }
 
   decision(): Decision {
@@ -132,6 +176,7 @@ class Decider {
         actionsCreated: this.actions.filter((a) => this.createdActions.has(a.id)),
         actionsUpdated: this.actions.filter((a) => this.touchedActions.has(a.id) && !this.createdActions.has(a.id)),
         ...(this.unaccepted.length ? { actionsUnaccepted: this.unaccepted } : {}),
+        ...this.itemChanges(),
       },
       commands: this.effects,
     };
@@ -272,7 +317,9 @@ class Decider {
     const key = [this.dataVersion, this.ex.input, this.ex.context, task.inContext, this.ex.params['env']];
     let base = this.itemBases.get(task.id);
     if (!base || base.key.some((k, i) => k !== key[i])) {
-      base = { key, prepared: prepareContext(this.taskData(task)) };
+      // DSL-9.2 layers, first hit wins: markers › inbound › global › input (the input converted once)
+      const markers = { __env: this.env, __task_execution: { id: task.id, name: task.name } };
+      base = { key, prepared: prepareLayeredContext(markers, task.inContext, this.ex.context, preparedInput(this.ex.input)) };
       this.itemBases.set(task.id, base);
     }
     // the markers (`__env`, `__task_execution`) win over item variables, as in taskData
@@ -302,6 +349,94 @@ class Decider {
   private completionFailure(task: TaskExecution, message: string): string {
     const action = this.spec(task).action ?? this.spec(task).workflow ?? DEFAULT_ACTION;
     return `Failed to handle action completion [error=${message}, wf=${this.ex.workflowName}, task=${task.name}, action=${action}]`;
+  }
+
+  // ---------------------------------------------------------------- with-items rows
+
+  private addLoad(load: ItemsRequest & { rows: readonly TaskItem[] }): void {
+    const book = this.book(load.taskExecutionId);
+    for (const r of load.rows) if (!book.rows.has(r.index)) book.rows.set(r.index, { ...r });
+    if (load.count === 'all') book.all = true;
+    else {
+      const last = load.rows[load.rows.length - 1];
+      book.windows.push({ from: load.from, to: load.rows.length < load.count || !last ? Infinity : last.index });
+    }
+  }
+
+  private book(taskId: string): ItemBook {
+    let b = this.books.get(taskId);
+    if (!b) this.books.set(taskId, (b = { rows: new Map(), all: false, windows: [], created: false, changed: new Set() }));
+    return b;
+  }
+
+  /** The list of a with-items task, evaluated now: its rows replace any the task had. */
+  private createItems(task: TaskExecution, items: JsonMap[]): void {
+    if (!this.createdTasks.has(task.id)) this.itemsDeleted.add(task.id);
+    const book: ItemBook = { rows: new Map(), all: true, windows: [], created: true, changed: new Set() };
+    items.forEach((vars, index) => book.rows.set(index, { taskExecutionId: task.id, index, vars, state: null, result: null }));
+    this.books.set(task.id, book);
+  }
+
+  private setItem(task: TaskExecution, index: number, state: TaskItem['state'], result: unknown): void {
+    const book = this.book(task.id);
+    const row = book.rows.get(index);
+    if (row) {
+      row.state = state;
+      row.result = result;
+    } else book.rows.set(index, { taskExecutionId: task.id, index, vars: {}, state, result });
+    book.changed.add(index);
+  }
+
+  /** Every item of the task, in index order (its outcomes: the task's result, the next attempt's items). */
+  private allItems(task: TaskExecution, count: number): TaskItem[] {
+    const book = this.book(task.id);
+    if (!book.all) throw new ItemsNeeded([{ taskExecutionId: task.id, from: 0, count: 'all' }]);
+    const out: TaskItem[] = [];
+    for (let i = 0; i < count; i++) {
+      const row = book.rows.get(i);
+      if (!row) throw new Error(`item ${i} of task ${task.name} is missing`);
+      out.push(row);
+    }
+    return out;
+  }
+
+  /**
+   * The first item with index ≥ `from` that waits to start, or undefined when none does. Rows this
+   * decision does not hold are asked for: `want` items the first time (an upper bound of what the
+   * decision can start), every item if that was not enough.
+   */
+  private nextItem(task: TaskExecution, from: number, count: number, want: () => number): TaskItem | undefined {
+    const book = this.book(task.id);
+    for (let i = from; i < count; i++) {
+      const known = book.all || book.windows.some((w) => w.from <= i && i <= w.to);
+      if (!known) {
+        throw new ItemsNeeded([
+          book.windows.length === 0 ? { taskExecutionId: task.id, from, count: Math.max(1, want()) } : { taskExecutionId: task.id, from: 0, count: 'all' },
+        ]);
+      }
+      const row = book.rows.get(i);
+      if (row && row.state === null) return row;
+    }
+    return undefined;
+  }
+
+  private itemChanges(): Pick<EngineChanges, 'itemsDeleted' | 'itemsCreated' | 'itemsUpdated'> {
+    const created: TaskItem[] = [];
+    const updated: TaskItemUpdate[] = [];
+    for (const book of this.books.values()) {
+      if (book.created) created.push(...[...book.rows.values()].sort((a, b) => a.index - b.index));
+      else {
+        for (const i of [...book.changed].sort((a, b) => a - b)) {
+          const r = book.rows.get(i)!;
+          updated.push({ taskExecutionId: r.taskExecutionId, index: r.index, state: r.state, result: r.result });
+        }
+      }
+    }
+    return {
+      ...(this.itemsDeleted.size ? { itemsDeleted: [...this.itemsDeleted] } : {}),
+      ...(created.length ? { itemsCreated: created } : {}),
+      ...(updated.length ? { itemsUpdated: updated } : {}),
+    };
   }
 
   // ---------------------------------------------------------------- start
@@ -481,15 +616,15 @@ class Decider {
       if (spec.policies.concurrency !== undefined) {
         concurrency = Number(this.evalPolicy(task, 'ConcurrencyPolicy', spec.policies.concurrency, data, 'number'));
       }
-      state = {
-        count,
-        concurrency,
-        items: Array.from({ length: count }, (_, i) => Object.fromEntries(spec.withItems.map((v, j) => [v.variable, lists[j]![i]]))),
-      };
+      state = { count, concurrency };
+      this.createItems(
+        task,
+        Array.from({ length: count }, (_, i) => Object.fromEntries(spec.withItems.map((v, j) => [v.variable, lists[j]![i]]))),
+      );
       task.runtimeContext['with_items'] = state;
-      task.runtimeContext[PROGRESS] = newProgress(count);
+      task.runtimeContext[PROGRESS] = newProgress();
     }
-    if (!task.runtimeContext[PROGRESS]) task.runtimeContext[PROGRESS] = newProgress(state.count);
+    if (!task.runtimeContext[PROGRESS]) task.runtimeContext[PROGRESS] = newProgress();
     if (state.count === 0) {
       task.result = [];
       this.completeTask(task, 'SUCCESS', null);
@@ -501,9 +636,9 @@ class Decider {
 
   /**
    * Starts the next items of the attempt while fewer than `concurrency` run (DSL-6.9): O(1) per
-   * item, from the task's progress, whatever the number of items. Nothing starts while the execution
-   * is not RUNNING: a paused execution lets its running items finish (their results are counted) and
-   * starts the waiting ones on resume.
+   * item, from the task's counters and the rows of the items it starts, whatever the number of
+   * items. Nothing starts while the execution is not RUNNING: a paused execution lets its running
+   * items finish (their results are counted) and starts the waiting ones on resume.
    */
   private scheduleItems(task: TaskExecution): void {
     if (this.ex.state !== 'RUNNING') return;
@@ -512,14 +647,15 @@ class Decider {
     const p = progressOf(task);
     const limit = wi.concurrency > 0 ? wi.concurrency : wi.count;
     const timeout = (task.runtimeContext['with_items_timeout'] as number | null) ?? undefined;
-    const total = p.queue ? p.queue.length : wi.count;
-    while (p.running < limit && p.cursor < total) {
-      const i = p.queue ? p.queue[p.cursor]! : p.cursor;
-      p.cursor++;
-      p.states[i] = 'RUNNING';
+    const want = () => Math.min(wi.count - p.done - p.running, limit - p.running + (this.eventsPerTask.get(task.id) ?? 0));
+    while (p.running < limit && p.done + p.running < wi.count) {
+      const item = this.nextItem(task, p.cursor, wi.count, want);
+      if (!item) break;
+      p.cursor = item.index + 1;
       p.running++;
+      this.setItem(task, item.index, 'RUNNING', null);
       this.touch(task);
-      this.startUnit(task, spec, wi.items[i] ?? {}, i, timeout);
+      this.startUnit(task, spec, item.vars, item.index, timeout);
     }
   }
 
@@ -537,21 +673,14 @@ class Decider {
       delete task.runtimeContext[PROGRESS];
       return;
     }
-    const again: number[] = [];
-    for (let i = 0; i < wi.count; i++) if (p.states[i] !== 'SUCCESS') again.push(i);
-    const everything = all || again.length === 0;
+    const items = this.allItems(task, wi.count);
+    const succeeded = items.filter((r) => r.state === 'SUCCESS').length;
+    const everything = all || succeeded === wi.count;
     this.unacceptUnits(task, !everything);
-    const next = newProgress(wi.count);
-    if (!everything) {
-      next.queue = again;
-      next.done = wi.count - again.length;
-      for (let i = 0; i < wi.count; i++) {
-        if (p.states[i] === 'SUCCESS') {
-          next.states[i] = 'SUCCESS';
-          next.results[i] = p.results[i];
-        }
-      }
-    }
+    // the items that run again wait to start; the others keep their SUCCESS and result
+    for (const r of items) if ((everything || r.state !== 'SUCCESS') && (r.state !== null || r.result !== null)) this.setItem(task, r.index, null, null);
+    const next = newProgress();
+    if (!everything) next.done = succeeded;
     task.runtimeContext[PROGRESS] = next;
     this.touch(task);
   }
@@ -745,21 +874,23 @@ class Decider {
    * item; when every item has an outcome the task completes with the results in item order.
    */
   private onItemCompleted(task: TaskExecution, index: number, state: 'SUCCESS' | 'ERROR' | 'CANCELLED', result: unknown): void {
-    const wi = task.runtimeContext['with_items'] as WithItemsState;
-    const p = progressOf(task);
-    if (p.states[index] !== 'RUNNING') return;
-    p.states[index] = state;
-    p.results[index] = result;
+    const wi = task.runtimeContext['with_items'] as WithItemsState | undefined;
+    const p = task.runtimeContext[PROGRESS] as WithItemsProgress | undefined;
+    // the unit is accepted and was running, so its item is one of this attempt's running items
+    if (!wi || !p || p.running <= 0) return;
     p.running--;
     p.done++;
+    this.setItem(task, index, state, result);
     this.touch(task);
     if (p.done < wi.count) {
       this.scheduleItems(task);
       return;
     }
-    task.result = [...p.results];
-    if (p.states.includes('CANCELLED')) this.completeTask(task, 'CANCELLED', 'One or more actions was cancelled.');
-    else if (p.states.includes('ERROR')) this.completeTask(task, 'ERROR', 'One or more actions had failed.');
+    // the last outcome: the results are gathered once, in item order
+    const items = this.allItems(task, wi.count);
+    task.result = items.map((r) => r.result ?? null);
+    if (items.some((r) => r.state === 'CANCELLED')) this.completeTask(task, 'CANCELLED', 'One or more actions was cancelled.');
+    else if (items.some((r) => r.state === 'ERROR')) this.completeTask(task, 'ERROR', 'One or more actions had failed.');
     else this.completeTask(task, 'SUCCESS', null);
   }
 
@@ -1423,16 +1554,24 @@ class Decider {
 /** Runtime-context key of {@link WithItemsProgress}. */
 const PROGRESS = 'with_items_progress';
 
-const newProgress = (count: number): WithItemsProgress => ({
-  states: Array<null>(count).fill(null),
-  results: Array<null>(count).fill(null),
-  queue: null,
-  cursor: 0,
-  running: 0,
-  done: 0,
-});
+const newProgress = (): WithItemsProgress => ({ cursor: 0, running: 0, done: 0 });
 
 const progressOf = (task: TaskExecution): WithItemsProgress => task.runtimeContext[PROGRESS] as WithItemsProgress;
+
+/**
+ * The item rows of one with-items task a decision holds: every one (`all`), or those of the windows
+ * loaded for it (each window lists every item waiting to start in its index range), plus those it
+ * changed.
+ */
+interface ItemBook {
+  rows: Map<number, TaskItem>;
+  all: boolean;
+  windows: { from: number; to: number }[];
+  /** The list was evaluated by this decision: every row is written as new. */
+  created: boolean;
+  /** Indexes whose state or result this decision changed. */
+  changed: Set<number>;
+}
 
 /** Outbound context (DSL-14.4). */
 const outbound = (t: TaskExecution): JsonMap => ({ ...t.inContext, ...t.published });

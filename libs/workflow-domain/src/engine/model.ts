@@ -45,13 +45,15 @@ export interface DeferredTarget {
 
 export type TransitionEventName = 'on-success' | 'on-error' | 'on-complete' | 'on-skip';
 
-/** with-items bookkeeping kept in the task's runtime context (`with_items`). */
+/**
+ * with-items bookkeeping kept in the task's runtime context (`with_items`, shown by the API as
+ * Mistral shows it): the number of items and the concurrency. The items themselves live in their own
+ * rows ({@link TaskItem}), so that the task row stays the same size whatever the number of items.
+ */
 export interface WithItemsState {
   count: number;
   /** 0 = all at once. */
   concurrency: number;
-  /** The bound variables of every item, in item order. */
-  items: JsonMap[];
 }
 
 /** The state of one item in the current attempt of a with-items task: null while it waits to start. */
@@ -59,22 +61,51 @@ export type ItemState = 'RUNNING' | 'SUCCESS' | 'ERROR' | 'CANCELLED';
 
 /**
  * Progress of a with-items task (`with_items_progress` in its runtime context, not shown by the API):
- * counters and results by index, so that an item completion costs O(1) and `decide` never needs the
- * task's other action executions. Items keep their SUCCESS across a retry or a `reset: false` rerun.
+ * counters only, so that an item completion rewrites a row of constant size. The per-item states
+ * and results are {@link TaskItem} rows, each written when its item starts or completes.
  */
 export interface WithItemsProgress {
-  /** Per item index: null (not started in this attempt), RUNNING, or the accepted outcome. */
-  states: (ItemState | null)[];
-  /** Per item index: the accepted result (the action's result or error, the sub-workflow's output). */
-  results: unknown[];
-  /** The indexes this attempt starts, in order; null for every index in item order. */
-  queue: number[] | null;
-  /** How many of `queue` (or of all indexes) have been started. */
+  /** The items of the attempt start in index order; every item below `cursor` has started (or kept its SUCCESS). */
   cursor: number;
   /** Items started and not completed. */
   running: number;
-  /** Items with an accepted outcome. */
+  /** Items with an accepted outcome (those that kept their SUCCESS from an earlier attempt included). */
   done: number;
+}
+
+/**
+ * One item of a with-items task (the store's `task_execution_items`): its bound variables, evaluated
+ * once when the task starts, and its outcome in the current attempt. Items keep their SUCCESS across
+ * a retry or a `reset: false` rerun.
+ */
+export interface TaskItem {
+  readonly taskExecutionId: string;
+  readonly index: number;
+  /** The item's variables (`{x: <value>}` for `with-items: x in ...`). */
+  readonly vars: JsonMap;
+  /** null while it waits to start in this attempt, RUNNING, then the accepted outcome. */
+  state: ItemState | null;
+  /** The accepted result (the action's result or error, the sub-workflow's output); null before. */
+  result: unknown;
+}
+
+/** An item's outcome as a decision writes it (its variables never change). */
+export type TaskItemUpdate = Omit<TaskItem, 'vars'>;
+
+/**
+ * Items of one with-items task a decision needs: every one (`count: 'all'`: the results when the
+ * task completes, the outcomes when an attempt is prepared), or the next ones to start — the first
+ * `count` items with index ≥ `from` that wait to start (state null), in index order.
+ */
+export interface ItemsRequest {
+  readonly taskExecutionId: string;
+  readonly from: number;
+  readonly count: number | 'all';
+}
+
+/** The answer to an {@link ItemsRequest}: the rows it asked for, in index order. */
+export interface LoadedItems extends ItemsRequest {
+  readonly rows: readonly TaskItem[];
 }
 
 /** A pending engine timer (policies, DSL-6): one at a time per task execution. */
@@ -164,6 +195,23 @@ export interface ExecutionSnapshot {
    * see this execution alone.
    */
   readonly world?: ExpressionWorld;
+  /**
+   * Items of with-items tasks, loaded on demand: a decision that needs items the snapshot does not
+   * hold throws {@link ItemsNeeded} naming them, and the caller loads them and decides again. A batch
+   * of item results so reads only the rows it needs, never the whole list.
+   */
+  readonly items?: readonly LoadedItems[];
+}
+
+/**
+ * Thrown by `decide` when it needs with-items rows the snapshot lacks; decide again with them added
+ * (`snapshot.items`). Nothing was decided: the snapshot is unchanged.
+ */
+export class ItemsNeeded extends Error {
+  constructor(readonly requests: readonly ItemsRequest[]) {
+    super(`with-items rows needed: ${requests.map((r) => `${r.taskExecutionId}[${r.from}+${r.count}]`).join(', ')}`);
+    this.name = 'ItemsNeeded';
+  }
 }
 
 /** A read-only view of other executions and their tasks, each list in creation order. */
@@ -221,6 +269,12 @@ export interface EngineChanges {
    * executions of a task (those in `states`, or all), including rows the snapshot left out.
    */
   actionsUnaccepted?: { taskExecutionId: string; states?: ActionState[] }[];
+  /** Tasks whose item rows are removed, before the items below are written (a rerun with reset evaluates the list again). */
+  itemsDeleted?: string[];
+  /** Item rows of the lists evaluated by this decision (with their final state). */
+  itemsCreated?: TaskItem[];
+  /** Item rows whose state or result this decision changed (one row per item that started or completed). */
+  itemsUpdated?: TaskItemUpdate[];
 }
 
 /** Effects to perform after commit (written to the outbox in the same transaction). */

@@ -1,16 +1,20 @@
 import type { WorkflowSpec } from '../dsl/model';
-import { decide } from './decide';
+import { decide, decideBatch } from './decide';
 import { type HistoryEvent, historyEvents } from './history';
-import type {
-  ActionExecution,
-  Decision,
-  EngineEffect,
-  EngineEvent,
-  ExecutionSnapshot,
-  JsonMap,
-  SubExecutionRef,
-  TaskExecution,
-  WorkflowExecution,
+import {
+  type ActionExecution,
+  type Decision,
+  type EngineEffect,
+  type EngineEvent,
+  type ExecutionSnapshot,
+  ItemsNeeded,
+  type ItemsRequest,
+  type JsonMap,
+  type LoadedItems,
+  type SubExecutionRef,
+  type TaskExecution,
+  type TaskItem,
+  type WorkflowExecution,
 } from './model';
 import { isCompleted } from './states';
 
@@ -44,6 +48,8 @@ interface Sim {
   tasks: TaskExecution[];
   actions: ActionExecution[];
   subs: SubExecutionRef[];
+  /** with-items rows by task, then index (the store's `task_execution_items`). */
+  items: Map<string, Map<number, TaskItem>>;
 }
 
 /**
@@ -105,21 +111,54 @@ export class EngineSimulator {
       createdAt: this.now,
       updatedAt: null,
     };
-    this.executions.set(execution.id, { execution, tasks: [], actions: [], subs: [] });
+    this.executions.set(execution.id, { execution, tasks: [], actions: [], subs: [], items: new Map() });
     this.queue.push({ executionId: execution.id, event: { type: 'start' } });
     return execution.id;
   }
 
+  /** Everything about the execution, every with-items row included. */
   snapshot(executionId: string): ExecutionSnapshot {
     const s = this.executions.get(executionId)!;
-    return { execution: s.execution, tasks: s.tasks, actions: s.actions, subExecutions: s.subs };
+    const items = [...s.items.keys()].map((taskExecutionId) => this.loadItems(executionId, { taskExecutionId, from: 0, count: 'all' }, false));
+    return { execution: s.execution, tasks: s.tasks, actions: s.actions, subExecutions: s.subs, ...(items.length ? { items } : {}) };
+  }
+
+  /** The rows an {@link ItemsRequest} asks for, as the store loads them. */
+  loadItems(executionId: string, r: ItemsRequest, counted = true): LoadedItems {
+    const rows = [...(this.executions.get(executionId)!.items.get(r.taskExecutionId)?.values() ?? [])].sort((a, b) => a.index - b.index);
+    const picked = r.count === 'all' ? rows : rows.filter((x) => x.index >= r.from && x.state === null).slice(0, r.count);
+    if (counted) this.itemRowsLoaded += picked.length;
+    return { ...r, rows: picked.map((x) => ({ ...x })) };
+  }
+
+  /** Item rows read by partial snapshots' loads so far (what the store would read). */
+  itemRowsLoaded = 0;
+
+  /**
+   * `decideBatch` over a snapshot without item rows, loading the rows it asks for ({@link ItemsNeeded})
+   * and deciding again, as the engine does.
+   */
+  decideLoading(executionId: string, snapshot: ExecutionSnapshot, events: readonly EngineEvent[]): Decision {
+    let current = snapshot;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return events.length === 1 ? decide(current, events[0]!, this.now, this.newId) : decideBatch(current, events, this.now, this.newId);
+      } catch (e) {
+        if (!(e instanceof ItemsNeeded) || attempt >= 5) throw e;
+        const asked = new Set(e.requests.map((r) => r.taskExecutionId));
+        current = {
+          ...current,
+          items: [...(current.items ?? []).filter((l) => !asked.has(l.taskExecutionId)), ...e.requests.map((r) => this.loadItems(executionId, r))],
+        };
+      }
+    }
   }
 
   /** The snapshot `decide` gets for `event` (see {@link partialSnapshots}). */
-  snapshotFor(executionId: string, event: EngineEvent): ExecutionSnapshot {
+  snapshotFor(executionId: string, event: EngineEvent | readonly EngineEvent[]): ExecutionSnapshot {
     const full = this.snapshot(executionId);
     if (!this.partialSnapshots) return full;
-    const named = 'actionExecutionId' in event ? event.actionExecutionId : undefined;
+    const named = new Set((Array.isArray(event) ? event : [event]).flatMap((e: EngineEvent) => ('actionExecutionId' in e ? [e.actionExecutionId] : [])));
     const position = new Map<string, number>();
     const perTask = new Map<string, number>();
     for (const a of full.actions) {
@@ -128,15 +167,24 @@ export class EngineSimulator {
       perTask.set(a.taskExecutionId, n + 1);
     }
     const actions = full.actions
-      .filter((a) => a.itemIndex === null || a.state === 'ERROR' || a.id === named)
+      .filter((a) => a.itemIndex === null || a.state === 'ERROR' || named.has(a.id))
       .map((a) => ({ ...a, ordinal: position.get(a.id) ?? 0 }));
-    return { ...full, actions };
+    return { execution: full.execution, tasks: full.tasks, actions, subExecutions: full.subExecutions };
   }
 
   /** Feeds one event to `decide` and applies the decision. */
   send(executionId: string, event: EngineEvent): Decision {
     const snapshot = this.snapshotFor(executionId, event);
-    const d = decide(snapshot, event, this.now, this.newId);
+    const d = this.decideLoading(executionId, snapshot, [event]);
+    this.history.push(...historyEvents(snapshot, d.changes));
+    this.apply(executionId, d);
+    return d;
+  }
+
+  /** Feeds several events of one execution to `decideBatch` as one decision (one engine transaction) and applies it. */
+  sendBatch(executionId: string, events: readonly EngineEvent[]): Decision {
+    const snapshot = this.snapshotFor(executionId, events);
+    const d = this.decideLoading(executionId, snapshot, events);
     this.history.push(...historyEvents(snapshot, d.changes));
     this.apply(executionId, d);
     return d;
@@ -173,6 +221,17 @@ export class EngineSimulator {
       s.actions = s.actions.map((a) =>
         a.taskExecutionId === u.taskExecutionId && a.accepted && (!u.states || u.states.includes(a.state)) ? { ...a, accepted: false } : a,
       );
+    }
+    for (const id of d.changes.itemsDeleted ?? []) s.items.delete(id);
+    for (const r of d.changes.itemsCreated ?? []) {
+      let rows = s.items.get(r.taskExecutionId);
+      if (!rows) s.items.set(r.taskExecutionId, (rows = new Map()));
+      rows.set(r.index, { ...r });
+    }
+    for (const u of d.changes.itemsUpdated ?? []) {
+      const row = s.items.get(u.taskExecutionId)?.get(u.index);
+      if (!row) throw new Error(`update of a missing item row ${u.taskExecutionId}[${u.index}]`);
+      s.items.get(u.taskExecutionId)!.set(u.index, { ...row, state: u.state, result: u.result });
     }
     for (const a of d.changes.actionsCreated) s.actions.push(stripOrdinal(a));
     for (const a of d.changes.actionsUpdated) s.actions[s.actions.findIndex((x) => x.id === a.id)] = stripOrdinal(a);
@@ -259,6 +318,11 @@ export class EngineSimulator {
 
   actionsOf(id: string): ActionExecution[] {
     return this.executions.get(id)!.actions;
+  }
+
+  /** The with-items rows of a task, in index order. */
+  itemsOf(id: string, taskExecutionId: string): TaskItem[] {
+    return [...(this.executions.get(id)!.items.get(taskExecutionId)?.values() ?? [])].sort((a, b) => a.index - b.index);
   }
 
   /** `name → state` of the latest execution of each task. */

@@ -1,7 +1,7 @@
 import { parseWorkflows } from '../dsl/documents';
 import type { WorkflowSpec } from '../dsl/model';
 import { decideBatch } from './decide';
-import type { Decision } from './model';
+import type { Decision, EngineEvent } from './model';
 import { EngineSimulator } from './simulator';
 
 /** Every data context the evaluator converts (plain data passed to `evaluate` or `prepareContext`). */
@@ -132,5 +132,114 @@ describe('decide: with-items cost per item does not grow with the list', () => {
     expect(large.listConversions).toBeLessThanOrEqual(5);
     // the task row is written once per decision, not once per item result
     expect(large.taskRowWrites).toBe(1);
+  });
+});
+
+/**
+ * Issue 17 (4): each item event costs O(1). The task row held the list, every item's state and
+ * result, and was rewritten by every decision applying a batch of results (O(N) per batch); now
+ * the items are rows of their own. Counted here per decision applying a batch of results, as the
+ * engine applies them (partial snapshots: the item rows a decision needs are loaded on demand).
+ */
+describe('decide: a batch of item results touches O(batch) data, whatever the length of the list', () => {
+  const BATCH = 50;
+  const workflow = (concurrency: number) =>
+    catalog(`
+version: '2.0'
+wf:
+  input: [items]
+  tasks:
+    each:
+      with-items: i in <% $.items %>
+${concurrency ? `      concurrency: ${concurrency}\n` : ''}      action: std.echo output=<% $.i %>
+      publish: {all: <% task().result %>}
+`);
+
+  interface BatchCost {
+    /** Bytes of task rows written per batch (the with-items task's row). */
+    taskRowBytes: number;
+    /** Bytes of task rows the batch's snapshot holds (what every transaction reads). */
+    snapshotTaskBytes: number;
+    /** Bytes of item rows written per batch. */
+    itemBytes: number;
+    /** Item rows read per batch. */
+    itemRowsLoaded: number;
+    /** Item rows read by the batch that completes the task (every result, once). */
+    finalRowsLoaded: number;
+    /** Times the data holding the list was converted for the evaluator by the batches (the last one aside). */
+    listConversions: number;
+  }
+
+  /** Starts the task over `n` items, then answers the runs `BATCH` at a time, each batch one decision. */
+  const run = (n: number, concurrency: number): BatchCost => {
+    const sim = new EngineSimulator(workflow(concurrency), () => 'async');
+    sim.partialSnapshots = true;
+    const items = Array.from({ length: n }, (_, i) => `item-${100000 + i}`);
+    const id = sim.create('wf', { items });
+    sim.run();
+    const sums = { taskRowBytes: 0, snapshotTaskBytes: 0, itemBytes: 0, itemRowsLoaded: 0 };
+    let batches = 0;
+    let finalRowsLoaded = 0;
+    let answered = 0;
+    converted.length = 0;
+    let listConversions = 0;
+    while (answered < n) {
+      const runs = sim.asyncActions.slice(answered, answered + BATCH);
+      expect(runs.length).toBeGreaterThan(0);
+      answered += runs.length;
+      const events = runs.map(
+        (a): EngineEvent => ({ type: 'action-completed', taskExecutionId: a.taskExecutionId, actionExecutionId: a.actionExecutionId, state: 'SUCCESS', result: `r-${a.actionExecutionId}` }),
+      );
+      const loadedBefore = sim.itemRowsLoaded;
+      const snapshotTaskBytes = bytes(sim.snapshotFor(id, events).tasks);
+      const d = sim.sendBatch(id, events);
+      if (answered === n) {
+        finalRowsLoaded = sim.itemRowsLoaded - loadedBefore;
+        break;
+      }
+      listConversions = converted.filter((data) => holdsList(data, n)).length;
+      batches++;
+      sums.taskRowBytes += bytes(d.changes.tasksUpdated);
+      sums.snapshotTaskBytes += snapshotTaskBytes;
+      sums.itemBytes += bytes(d.changes.itemsUpdated ?? []);
+      sums.itemRowsLoaded += sim.itemRowsLoaded - loadedBefore;
+    }
+    expect(sim.execution(id).state).toBe('SUCCESS');
+    // results in item order, whatever order they were applied in
+    const results = sim.tasksOf(id)[0]!.result as string[];
+    expect(results).toHaveLength(n);
+    expect(results).toEqual(sim.actionsOf(id).sort((a, b) => a.itemIndex! - b.itemIndex!).map((a) => `r-${a.id}`));
+    return {
+      taskRowBytes: sums.taskRowBytes / batches,
+      snapshotTaskBytes: sums.snapshotTaskBytes / batches,
+      itemBytes: sums.itemBytes / batches,
+      itemRowsLoaded: sums.itemRowsLoaded / batches,
+      finalRowsLoaded,
+      listConversions,
+    };
+  };
+
+  it.each([
+    ['all at once', 0],
+    ['concurrency 20', 20],
+  ])('%s: the same bytes written and read per batch at 1,000 and 5,000 items', (_name, concurrency) => {
+    const small = run(1000, concurrency);
+    const large = run(5000, concurrency);
+    // the task row stays a few hundred bytes (counters), read and written once per batch
+    expect(large.taskRowBytes).toBeLessThan(small.taskRowBytes * 1.05);
+    expect(large.snapshotTaskBytes).toBeLessThan(small.snapshotTaskBytes * 1.05);
+    expect(large.taskRowBytes).toBeLessThan(2000);
+    // one small item row per result (and per item started)
+    expect(large.itemBytes).toBeLessThan(small.itemBytes * 1.05);
+    expect(large.itemBytes).toBeLessThan(BATCH * 2 * 200);
+    // rows read: none when every item started with the list; with a concurrency, the items the
+    // batch starts (at most one per result, plus the loads' look-ahead) — never the list
+    expect(large.itemRowsLoaded).toBeLessThanOrEqual(small.itemRowsLoaded * 1.05);
+    expect(large.itemRowsLoaded).toBeLessThanOrEqual(concurrency === 0 ? 0 : 2 * BATCH);
+    // the items started by a batch are evaluated without converting the list again
+    expect(large.listConversions).toBe(0);
+    // the results are read once, when the last one arrives
+    expect(small.finalRowsLoaded).toBe(1000);
+    expect(large.finalRowsLoaded).toBe(5000);
   });
 });

@@ -20,6 +20,11 @@ export const localExecutionEvents = new EventEmitter().setMaxListeners(0);
 export interface ExecutionEventSignal {
   readonly projectId: string;
   readonly rootExecutionId: string;
+  /**
+   * Whether the entries include an execution's state change (the project streams read only then);
+   * undefined when the announcer does not know (in-process announcements).
+   */
+  readonly executionChanged?: boolean;
 }
 
 /** A stored history entry as the API shows it (our extension of the Mistral API). */
@@ -38,6 +43,18 @@ export interface StoredExecutionEvent {
   created_at: string;
 }
 
+let historyWrites = true;
+
+/**
+ * Turns the writing of execution history off (or back on) in this process: an internal switch for
+ * the benchmark that measures what the history costs (bench/events, `--history=off` of
+ * bench/engine), never called by the product. With it off, {@link appendExecutionEvents} writes and
+ * announces nothing.
+ */
+export function setExecutionHistoryWrites(enabled: boolean): void {
+  historyWrites = enabled;
+}
+
 /**
  * Appends history entries of one execution tree in the caller's transaction, numbered from the
  * tree's counter (one row per root execution, locked until commit, so entries of a tree commit in
@@ -45,7 +62,7 @@ export interface StoredExecutionEvent {
  * and announces them with NOTIFY (delivered at commit). Returns how many were written.
  */
 export async function appendExecutionEvents(db: SqlRunner, ex: Pick<WorkflowExecution, 'id' | 'rootExecutionId' | 'projectId'>, events: readonly HistoryEvent[], now: Date): Promise<number> {
-  if (events.length === 0) return 0;
+  if (events.length === 0 || !historyWrites) return 0;
   const root = ex.rootExecutionId ?? ex.id;
   const rows = events.map((e) => ({
     x: e.executionId,
@@ -58,22 +75,36 @@ export async function appendExecutionEvents(db: SqlRunner, ex: Pick<WorkflowExec
     si: e.stateInfo,
     d: e.details,
   }));
-  // one statement: the counter, the rows and the announcement (NOTIFY is delivered at commit)
-  await db.query(
-    `WITH "c" AS (
-       INSERT INTO "execution_event_counters" ("root_execution_id", "last_seq") VALUES ($1, $2)
-       ON CONFLICT ("root_execution_id") DO UPDATE SET "last_seq" = "execution_event_counters"."last_seq" + $2
-       RETURNING "last_seq"),
-     "i" AS (
-       INSERT INTO "execution_events" ("root_execution_id", "seq", "execution_id", "project_id", "subject", "task_execution_id",
-         "action_execution_id", "name", "state", "previous_state", "state_info", "details", "created_at")
-       SELECT $1, "c"."last_seq" - $2 + "e"."ord", ("e"."v"->>'x')::uuid, $3, "e"."v"->>'s', ("e"."v"->>'t')::uuid, ("e"."v"->>'a')::uuid,
-              "e"."v"->>'n', "e"."v"->>'st', "e"."v"->>'ps', "e"."v"->>'si', COALESCE("e"."v"->'d', '{}'::jsonb), $5::timestamptz
-         FROM "c", jsonb_array_elements($4::jsonb) WITH ORDINALITY AS "e"("v", "ord"))
-     SELECT pg_notify($6, $7)`,
-    [root, events.length, ex.projectId, JSON.stringify(rows), now.toISOString(), EXECUTION_EVENTS_CHANNEL, JSON.stringify({ p: ex.projectId, r: root })],
-  );
+  // One call: the counter, the rows and the announcement (NOTIFY is delivered at commit), in a
+  // PL/pgSQL function whose statements' plans the session keeps (the same statement sent as text was
+  // parsed and planned again by every engine transaction: a third of its cost). Entries about an
+  // execution itself also get their place in the project streams (see listExecutionStateChanges): a
+  // position and a horizon, stamped while the execution's row lock is held.
+  const executionChanged = events.some((e) => e.subject === 'execution');
+  await db.query(`SELECT "osc_append_execution_events"($1::uuid, $2::int, $3::varchar, $4::jsonb, $5::timestamptz, $6::text, $7::text)`, [
+    root,
+    events.length,
+    ex.projectId,
+    JSON.stringify(rows),
+    now.toISOString(),
+    EXECUTION_EVENTS_CHANNEL,
+    JSON.stringify(executionChanged ? { p: ex.projectId, r: root, x: 1 } : { p: ex.projectId, r: root }),
+  ]);
   return events.length;
+}
+
+/**
+ * Deletes the history of executions about to be deleted (the history has no foreign key: checking
+ * one per entry cost more than the rest of writing it). A root's whole tree's history goes with it
+ * (its counter goes by cascade); a sub-workflow's own entries go with the sub-workflow.
+ */
+export async function deleteExecutionHistory(db: SqlRunner, executions: readonly { id: string; rootExecutionId: string | null }[]): Promise<void> {
+  const roots = executions.filter((e) => e.rootExecutionId === null).map((e) => e.id);
+  const subs = executions.filter((e) => e.rootExecutionId !== null);
+  if (roots.length > 0) await db.query(`DELETE FROM "execution_events" WHERE "root_execution_id" = ANY($1::uuid[])`, [roots]);
+  for (const sub of subs) {
+    await db.query(`DELETE FROM "execution_events" WHERE "root_execution_id" = $1 AND "execution_id" = $2`, [sub.rootExecutionId, sub.id]);
+  }
 }
 
 /**
@@ -86,27 +117,106 @@ export async function listExecutionEvents(
   after: number,
   limit: number,
 ): Promise<StoredExecutionEvent[]> {
-  const where = ex.rootExecutionId === null ? `"root_execution_id" = $1` : `"execution_id" = $1`;
+  // a sub-workflow's entries: within its root's (the primary key's prefix), no index of their own
+  const where = ex.rootExecutionId === null ? `"root_execution_id" = $1` : `"root_execution_id" = $4 AND "execution_id" = $1`;
   const rows: Record<string, unknown>[] = await db.query(
     `SELECT "seq", "root_execution_id", "execution_id", "subject", "task_execution_id", "action_execution_id", "name", "state",
             "previous_state", "state_info", "details", "created_at"
        FROM "execution_events" WHERE ${where} AND "seq" > $2 ORDER BY "seq" LIMIT $3`,
-    [ex.id, after, limit],
+    ex.rootExecutionId === null ? [ex.id, after, limit] : [ex.id, after, limit, ex.rootExecutionId],
   );
-  return rows.map((r) => ({
-    seq: Number(r['seq']),
-    root_execution_id: String(r['root_execution_id']),
-    execution_id: String(r['execution_id']),
-    subject: String(r['subject']),
-    task_execution_id: (r['task_execution_id'] as string | null) ?? null,
-    action_execution_id: (r['action_execution_id'] as string | null) ?? null,
-    name: String(r['name']),
-    state: String(r['state']),
-    previous_state: (r['previous_state'] as string | null) ?? null,
-    state_info: (r['state_info'] as string | null) ?? null,
-    details: (typeof r['details'] === 'string' ? JSON.parse(r['details']) : r['details']) as Record<string, unknown>,
-    created_at: (r['created_at'] instanceof Date ? r['created_at'] : new Date(String(r['created_at']))).toISOString(),
-  }));
+  return rows.map(toEvent);
+}
+
+/** A change of an execution's state as a project stream shows it: a history entry and its place. */
+export interface StoredExecutionStateChange extends StoredExecutionEvent {
+  project_id: string;
+  /** Position in the streams of every project: increasing in commit order of each execution. */
+  position: number;
+}
+
+const toEvent = (r: Record<string, unknown>): StoredExecutionEvent => ({
+  seq: Number(r['seq']),
+  root_execution_id: String(r['root_execution_id']),
+  execution_id: String(r['execution_id']),
+  subject: String(r['subject']),
+  task_execution_id: (r['task_execution_id'] as string | null) ?? null,
+  action_execution_id: (r['action_execution_id'] as string | null) ?? null,
+  name: String(r['name']),
+  state: String(r['state']),
+  previous_state: (r['previous_state'] as string | null) ?? null,
+  state_info: (r['state_info'] as string | null) ?? null,
+  details: (typeof r['details'] === 'string' ? JSON.parse(r['details']) : r['details']) as Record<string, unknown>,
+  created_at: (r['created_at'] instanceof Date ? r['created_at'] : new Date(String(r['created_at']))).toISOString(),
+});
+
+/**
+ * Execution state changes after `position`, in position order, of one project (or of all when
+ * `projectId` is null), as far as they are settled: `changes` may be followed by entries that
+ * cannot be handed out yet (`pending`: read again soon).
+ *
+ * Why it holds (no gap, no duplicate for a reader resuming after a position): every entry about an
+ * execution is stamped, in the transaction that writes it and while that execution's row is locked,
+ * with a position from one sequence and a horizon: a transaction id above every id assigned when
+ * the position was taken (see the stamp function in the migration). A transaction that took a smaller
+ * position already had its id then (the entry is appended after the transaction's first write), so
+ * once no transaction below the horizon runs in this database (read before the rows, so the rows'
+ * snapshot is later), every smaller position is committed (visible) or gone for good. A later
+ * entry that is settled settles all before it. Changes of one execution are in commit order: their
+ * positions are taken under its row lock. The wait is for this database's transactions that had an
+ * id at that moment (normally a few milliseconds of engine transactions).
+ */
+export async function listExecutionStateChanges(
+  db: SqlRunner,
+  projectId: string | null,
+  position: number,
+  limit: number,
+): Promise<{ changes: StoredExecutionStateChange[]; pending: boolean }> {
+  // the floor first: the rows must be read by a later statement (snapshot) than the one that found it
+  const floor = await streamFloor(db);
+  const rows: Record<string, unknown>[] = await db.query(
+    `SELECT "seq", "root_execution_id", "execution_id", "project_id", "subject", "task_execution_id", "action_execution_id", "name", "state",
+            "previous_state", "state_info", "details", "created_at", "stream_pos", "stream_horizon"
+       FROM "execution_events"
+      WHERE "stream_pos" > $1 ${projectId === null ? '' : 'AND "project_id" = $3'}
+      ORDER BY "stream_pos" LIMIT $2`,
+    projectId === null ? [position, limit] : [position, limit, projectId],
+  );
+  let last = -1;
+  rows.forEach((r, i) => {
+    if (floor === null || Number(r['stream_horizon']) <= floor) last = i;
+  });
+  const changes = rows.slice(0, last + 1).map((r) => ({ ...toEvent(r), project_id: String(r['project_id']), position: Number(r['stream_pos']) }));
+  return { changes, pending: last + 1 < rows.length };
+}
+
+/**
+ * Where a new project stream starts: the position of the newest settled state change (every change
+ * at or before it is committed or gone), 0 when there is none. A stream opened here misses no change
+ * that commits after it opened; a few that committed just before may come too.
+ */
+export async function settledStreamPosition(db: SqlRunner): Promise<number> {
+  const floor = await streamFloor(db);
+  const rows: Record<string, unknown>[] = await db.query(
+    `SELECT "stream_pos" FROM "execution_events"
+      WHERE "stream_pos" IS NOT NULL ${floor === null ? '' : 'AND "stream_horizon" <= $1'}
+      ORDER BY "stream_pos" DESC LIMIT 1`,
+    floor === null ? [] : [floor],
+  );
+  return rows[0] ? Number(rows[0]['stream_pos']) : 0;
+}
+
+/**
+ * The smallest transaction id still running in this database (other sessions), null when none:
+ * an entry whose horizon is at most that is settled. Only this database's transactions can take
+ * stream positions, so a long transaction of another database on the same server holds nothing
+ * back. (Needs the sessions of the product's processes to be visible: one database role, or a role
+ * with pg_read_all_stats.)
+ */
+async function streamFloor(db: SqlRunner): Promise<number | null> {
+  const rows: Record<string, unknown>[] = await db.query(`SELECT "osc_execution_stream_floor"() AS "floor"`);
+  const floor = rows[0]?.['floor'];
+  return floor === null || floor === undefined ? null : Number(floor);
 }
 
 /**
@@ -150,5 +260,117 @@ export class CreateExecutionEvents1764600000000 implements MigrationInterface {
   async down(q: QueryRunner): Promise<void> {
     await q.query(`DROP TABLE "execution_event_counters"`);
     await q.query(`DROP TABLE "execution_events"`);
+  }
+}
+
+/**
+ * Project streams of execution state changes (our extension): each entry about an execution gets a
+ * stream position and horizon (see listExecutionStateChanges). Entries written before this
+ * migration have none and are not streamed.
+ */
+export class AddExecutionStreamPositions1765300000000 implements MigrationInterface {
+  name = 'AddExecutionStreamPositions1765300000000';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(`CREATE SEQUENCE "execution_stream_pos"`);
+    await q.query(`ALTER TABLE "execution_events" ADD COLUMN "stream_pos" bigint, ADD COLUMN "stream_horizon" bigint`);
+    await q.query(`CREATE INDEX "IDX_execution_events_stream" ON "execution_events" ("stream_pos") WHERE "stream_pos" IS NOT NULL`);
+    await q.query(`CREATE INDEX "IDX_execution_events_project_stream" ON "execution_events" ("project_id", "stream_pos") WHERE "stream_pos" IS NOT NULL`);
+    // The horizon bounds every transaction id assigned before the position was taken: ids still
+    // running (read from the backends' status after nextval, its per-transaction cache cleared
+    // first), and completed ones (below the xmax of a snapshot taken after that: a PL/pgSQL
+    // expression in a VOLATILE function gets a fresh snapshot under READ COMMITTED). A snapshot's
+    // xmax alone is not such a bound: it is the latest completed id + 1, and running ids may exceed it.
+    await q.query(`
+      CREATE FUNCTION "osc_execution_stream_stamp"(OUT "pos" bigint, OUT "horizon" bigint) LANGUAGE plpgsql VOLATILE AS $$
+      DECLARE
+        own bigint := pg_current_xact_id()::text::bigint;
+        running bigint;
+      BEGIN
+        pos := nextval('execution_stream_pos');
+        PERFORM pg_stat_clear_snapshot();
+        SELECT max(own - age(a.backend_xid)) INTO running FROM pg_stat_get_activity(NULL) AS a WHERE a.backend_xid IS NOT NULL;
+        horizon := greatest(pg_snapshot_xmax(pg_current_snapshot())::text::bigint, own + 1, running + 1);
+      END $$`);
+    // The smallest id still running in this database, other sessions (64-bit, from the 32-bit
+    // backend_xid by its distance to a recent reference); null when none runs.
+    await q.query(`
+      CREATE FUNCTION "osc_execution_stream_floor"() RETURNS bigint LANGUAGE plpgsql VOLATILE AS $$
+      DECLARE
+        top bigint := pg_snapshot_xmax(pg_current_snapshot())::text::bigint;
+        result bigint;
+      BEGIN
+        PERFORM pg_stat_clear_snapshot();
+        SELECT min(top - ((((top % 4294967296) - a.backend_xid::text::bigint) + 6442450944) % 4294967296 - 2147483648))
+          INTO result
+          FROM pg_stat_get_activity(NULL) AS a
+         WHERE a.backend_xid IS NOT NULL AND a.pid <> pg_backend_pid()
+           AND a.datid = (SELECT "oid" FROM pg_database WHERE datname = current_database());
+        RETURN result;
+      END $$`);
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(`DROP FUNCTION "osc_execution_stream_floor"`);
+    await q.query(`DROP FUNCTION "osc_execution_stream_stamp"`);
+    await q.query(`DROP INDEX "IDX_execution_events_project_stream"`);
+    await q.query(`DROP INDEX "IDX_execution_events_stream"`);
+    await q.query(`ALTER TABLE "execution_events" DROP COLUMN "stream_horizon", DROP COLUMN "stream_pos"`);
+    await q.query(`DROP SEQUENCE "execution_stream_pos"`);
+  }
+}
+
+/**
+ * Cheaper history writes (the benchmark of its cost, bench/events): no foreign key check per entry
+ * (deleteExecutionHistory removes a deleted execution's entries instead) and no index of a
+ * sub-workflow's own entries (they are read within their root's, the primary key's prefix).
+ */
+export class SlimExecutionEvents1765300000001 implements MigrationInterface {
+  name = 'SlimExecutionEvents1765300000001';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(`ALTER TABLE "execution_events" DROP CONSTRAINT "FK_execution_events_execution"`);
+    await q.query(`DROP INDEX "IDX_execution_events_execution"`);
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(`DELETE FROM "execution_events" e WHERE NOT EXISTS (SELECT 1 FROM "workflow_executions" w WHERE w."id" = e."execution_id")`);
+    await q.query(`CREATE INDEX "IDX_execution_events_execution" ON "execution_events" ("execution_id", "seq")`);
+    await q.query(`
+      ALTER TABLE "execution_events" ADD CONSTRAINT "FK_execution_events_execution" FOREIGN KEY ("execution_id")
+        REFERENCES "workflow_executions" ("id") ON DELETE CASCADE`);
+  }
+}
+
+/**
+ * The history append as a PL/pgSQL function (appendExecutionEvents): one call per engine
+ * transaction whose statements are planned once per session.
+ */
+export class AppendExecutionEventsFunction1765300000002 implements MigrationInterface {
+  name = 'AppendExecutionEventsFunction1765300000002';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(`
+      CREATE FUNCTION "osc_append_execution_events"(p_root uuid, p_count int, p_project varchar, p_rows jsonb, p_now timestamptz, p_channel text, p_payload text)
+        RETURNS void LANGUAGE plpgsql VOLATILE AS $$
+      DECLARE
+        v_last bigint;
+      BEGIN
+        INSERT INTO "execution_event_counters" ("root_execution_id", "last_seq") VALUES (p_root, p_count)
+          ON CONFLICT ("root_execution_id") DO UPDATE SET "last_seq" = "execution_event_counters"."last_seq" + p_count
+          RETURNING "last_seq" INTO v_last;
+        INSERT INTO "execution_events" ("root_execution_id", "seq", "execution_id", "project_id", "subject", "task_execution_id",
+            "action_execution_id", "name", "state", "previous_state", "state_info", "details", "created_at", "stream_pos", "stream_horizon")
+          SELECT p_root, v_last - p_count + "e"."ord", ("e"."v"->>'x')::uuid, p_project, "e"."v"->>'s', ("e"."v"->>'t')::uuid, ("e"."v"->>'a')::uuid,
+                 "e"."v"->>'n', "e"."v"->>'st', "e"."v"->>'ps', "e"."v"->>'si', COALESCE("e"."v"->'d', '{}'::jsonb), p_now,
+                 "st"."pos", "st"."horizon"
+            FROM jsonb_array_elements(p_rows) WITH ORDINALITY AS "e"("v", "ord")
+            LEFT JOIN LATERAL (SELECT * FROM "osc_execution_stream_stamp"() WHERE "e"."v"->>'s' = 'execution') AS "st" ON true;
+        PERFORM pg_notify(p_channel, p_payload);
+      END $$`);
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(`DROP FUNCTION "osc_append_execution_events"`);
   }
 }

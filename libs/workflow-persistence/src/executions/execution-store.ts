@@ -4,7 +4,10 @@ import {
   type ExecutionSnapshot,
   type ExpressionWorld,
   type HistoryEvent,
+  type ItemsRequest,
+  type LoadedItems,
   type SubExecutionRef,
+  type TaskItem,
   type TaskExecution,
   type WorkflowExecution,
   type WorkflowSpec,
@@ -150,10 +153,20 @@ export async function insertExecution(db: SqlRunner, ex: WorkflowExecution, extr
  * command of one execution runs under this lock, so decisions are serialised per execution across
  * any number of engine processes. Null when the execution does not exist (deleted).
  */
-/** Specs by execution id: an execution's spec never changes, so engines keep it across commands. */
+/**
+ * Specs and large inputs by execution id: neither ever changes, so engines keep them across commands.
+ * An input is kept once its stored size reaches {@link LARGE_INPUT_BYTES} (a with-items list passed as
+ * input would otherwise be read and parsed by every transaction of its execution: O(N) per batch of
+ * item results), up to `maxInputBytes` of stored input in all, oldest first out.
+ */
 export class SpecCache {
   private readonly map = new Map<string, WorkflowSpec>();
-  constructor(private readonly max = 5000) {}
+  private readonly inputs = new Map<string, { input: Record<string, unknown>; bytes: number }>();
+  private inputBytes = 0;
+  constructor(
+    private readonly max = 5000,
+    private readonly maxInputBytes = 32 * 1024 * 1024,
+  ) {}
   get(id: string): WorkflowSpec | undefined {
     return this.map.get(id);
   }
@@ -163,6 +176,46 @@ export class SpecCache {
       if (!first.done) this.map.delete(first.value);
     }
     this.map.set(id, spec);
+  }
+  getInput(id: string): Record<string, unknown> | undefined {
+    return this.inputs.get(id)?.input;
+  }
+  /** Keeps `input` when its stored size (`pg_column_size`) makes reading it again worth avoiding. */
+  setInput(id: string, input: Record<string, unknown>, bytes: number): void {
+    if (bytes < LARGE_INPUT_BYTES || bytes > this.maxInputBytes || this.inputs.has(id)) return;
+    while (this.inputBytes + bytes > this.maxInputBytes) {
+      const first = this.inputs.entries().next();
+      if (first.done) break;
+      this.inputs.delete(first.value[0]);
+      this.inputBytes -= first.value[1].bytes;
+    }
+    this.inputs.set(id, { input, bytes });
+    this.inputBytes += bytes;
+  }
+}
+
+/** Stored size from which an execution's input is kept by the engine rather than read again. */
+export const LARGE_INPUT_BYTES = 8 * 1024;
+
+/** The execution columns, the spec and the input left out for the executions whose copy is cached. */
+const lockedColumns = (specsParam: string, inputsParam: string): string =>
+  EXECUTION_COLUMNS.replace('"spec", ', `CASE WHEN "id" = ANY(${specsParam}::uuid[]) THEN "spec" END AS "spec", `).replace(
+    '"input", ',
+    `CASE WHEN "id" = ANY(${inputsParam}::uuid[]) THEN "input" END AS "input", pg_column_size("input") AS "input_size", `,
+  );
+
+/** Puts the cached spec and input into a locked row, and caches those it carried. */
+function withCached(specs: SpecCache | undefined, exRow: Row): void {
+  const id = String(exRow['id']);
+  const spec = specs?.get(id);
+  if (spec) exRow['spec'] = spec;
+  else specs?.set(id, parse<WorkflowSpec>(exRow['spec']));
+  const input = specs?.getInput(id);
+  if (input) exRow['input'] = input;
+  else if (exRow['input'] !== null && exRow['input'] !== undefined) {
+    const parsed = parse<Record<string, unknown>>(exRow['input']);
+    exRow['input'] = parsed;
+    specs?.setInput(id, parsed, Number(exRow['input_size'] ?? 0));
   }
 }
 
@@ -191,16 +244,35 @@ export async function lockSnapshot(
   specs?: SpecCache,
   actionIds?: readonly string[] | NamedActions,
 ): Promise<ExecutionSnapshot | null> {
+  return loadSnapshot(db, executionId, true, specs, actionIds);
+}
+
+/**
+ * What {@link lockSnapshot} loads (every action execution), without the lock: for readers that
+ * decide nothing (the expression playground). Null when the execution does not exist.
+ */
+export function readSnapshot(db: SqlRunner, executionId: string): Promise<ExecutionSnapshot | null> {
+  return loadSnapshot(db, executionId, false);
+}
+
+async function loadSnapshot(
+  db: SqlRunner,
+  executionId: string,
+  lock: boolean,
+  specs?: SpecCache,
+  actionIds?: readonly string[] | NamedActions,
+): Promise<ExecutionSnapshot | null> {
   // Lock first, in its own statement: under READ COMMITTED a statement that waited for the row lock
   // still reads everything else from the snapshot taken before the wait, so tasks and actions are
   // loaded by a second statement that sees every commit made before the lock was granted.
-  const cached = specs?.get(executionId);
-  const columns = cached ? EXECUTION_COLUMNS.replace('"spec", ', '') : EXECUTION_COLUMNS;
-  const locked: Row[] = await db.query(`SELECT ${columns} FROM "workflow_executions" WHERE "id" = $1 FOR UPDATE`, [executionId]);
+  const locked: Row[] = await db.query(`SELECT ${lockedColumns('$2', '$3')} FROM "workflow_executions" WHERE "id" = $1${lock ? ' FOR UPDATE' : ''}`, [
+    executionId,
+    specs?.get(executionId) ? [] : [executionId],
+    specs?.getInput(executionId) ? [] : [executionId],
+  ]);
   const exRow = locked[0];
   if (!exRow) return null;
-  if (cached) exRow['spec'] = cached;
-  else specs?.set(executionId, parse<WorkflowSpec>(exRow['spec']));
+  withCached(specs, exRow);
   const rows: Row[] = await db.query(
     `SELECT
        (SELECT COALESCE(json_agg(t ORDER BY t."seq"), '[]') FROM "task_executions" t WHERE t."workflow_execution_id" = $1) AS "tasks",
@@ -225,11 +297,9 @@ export async function lockSnapshots(
   actionIds: ReadonlyMap<string, readonly string[] | NamedActions>,
 ): Promise<Map<string, ExecutionSnapshot>> {
   const ids = [...new Set(executionIds)].sort();
-  const uncached = ids.filter((id) => !specs.get(id));
-  const columns = EXECUTION_COLUMNS.replace('"spec", ', `CASE WHEN "id" = ANY($2::uuid[]) THEN "spec" END AS "spec", `);
   const locked: Row[] = await db.query(
-    `SELECT ${columns} FROM "workflow_executions" WHERE "id" = ANY($1::uuid[]) ORDER BY "id" FOR UPDATE`,
-    [ids, uncached],
+    `SELECT ${lockedColumns('$2', '$3')} FROM "workflow_executions" WHERE "id" = ANY($1::uuid[]) ORDER BY "id" FOR UPDATE`,
+    [ids, ids.filter((id) => !specs.get(id)), ids.filter((id) => !specs.getInput(id))],
   );
   const out = new Map<string, ExecutionSnapshot>();
   if (locked.length === 0) return out;
@@ -248,9 +318,7 @@ export async function lockSnapshots(
   const related = new Map(rows.map((r) => [String(r['id']), r]));
   for (const exRow of locked) {
     const id = String(exRow['id']);
-    const cached = specs.get(id);
-    if (cached) exRow['spec'] = cached;
-    else specs.set(id, parse<WorkflowSpec>(exRow['spec']));
+    withCached(specs, exRow);
     out.set(id, await toSnapshot(db, exRow, related.get(id) ?? {}));
   }
   return out;
@@ -293,7 +361,9 @@ const ALL_ACTIONS = `SELECT COALESCE(json_agg(a ORDER BY a."seq"), '[]') FROM "a
 
 /**
  * Plain tasks' action rows, those in ERROR and those named by $2 (a JSON array of ids, found by their
- * primary key). `ordinal`, the position in the task, is computed only for the tasks of the with-items
+ * primary key: an array the planner looks up id by id, and an execution test it cannot turn into a
+ * walk of the execution's index — without statistics, PGlite's planner did either, reading every
+ * item action of a with-items execution in every transaction). `ordinal`, the position in the task, is computed only for the tasks of the with-items
  * rows that need it: those in ERROR and those named by $3 (the ids the decision's events complete with
  * ERROR) — the failure summary's `idx`. A batch of successful item results so costs neither a window
  * over every action of the task nor a scan of the id list per row.
@@ -303,7 +373,7 @@ const NEEDED_ACTIONS = `SELECT COALESCE(json_agg(a ORDER BY a."seq"), '[]') FROM
       SELECT a.* FROM "action_executions" a WHERE a."workflow_execution_id" = $1 AND (a."item_index" IS NULL OR a."state" = 'ERROR')
       UNION ALL
       SELECT a.* FROM "action_executions" a
-       WHERE a."id" IN (SELECT (jsonb_array_elements_text($2::jsonb))::uuid) AND a."workflow_execution_id" = $1
+       WHERE a."id" = ANY(ARRAY(SELECT (jsonb_array_elements_text($2::jsonb))::uuid)) AND (a."workflow_execution_id" = $1) IS TRUE
          AND a."item_index" IS NOT NULL AND a."state" <> 'ERROR'),
     ord AS (
       SELECT "id", row_number() OVER (PARTITION BY "task_execution_id" ORDER BY "seq") - 1 AS "ordinal" FROM "action_executions"
@@ -330,7 +400,87 @@ class Params {
  * Writes the rows of one decision (inside the transaction that holds the execution lock) in a single
  * statement: data-modifying CTEs for the execution update, task and action inserts and updates.
  */
-export async function applyChanges(db: SqlRunner, ex: WorkflowExecution, changes: EngineChanges): Promise<void> {
+export async function applyChanges(db: SqlRunner, ex: WorkflowExecution, changes: EngineChanges, before?: ExecutionSnapshot): Promise<void> {
+  // item results alone (a batch of with-items results) go in the same statement as the rows
+  const itemsOnlyUpdated = !changes.itemsDeleted?.length && !changes.itemsCreated?.length && !!changes.itemsUpdated?.length;
+  await applyRowChanges(db, ex, changes, before ? new Map(before.tasks.map((t) => [t.id, t])) : undefined, itemsOnlyUpdated ? changes.itemsUpdated : undefined);
+  if (!itemsOnlyUpdated) await applyItemChanges(db, changes);
+}
+
+const itemRowsJson = (items: readonly Omit<TaskItem, 'vars'>[], vars: boolean): string =>
+  JSON.stringify(items.map((r) => ({ t: r.taskExecutionId, i: r.index, s: r.state, r: r.result ?? null, ...(vars ? { v: (r as TaskItem).vars } : {}) })));
+
+/** Sets the state and result of the item rows of `$n` (a JSON array, see {@link itemRowsJson}). */
+const itemUpdateSql = (param: string): string => `UPDATE "task_execution_items" AS i SET "state" = u.s, "result" = u.r
+         FROM (SELECT (r->>'t')::uuid AS t, (r->>'i')::integer AS n, r->>'s' AS s, r->'r' AS r FROM jsonb_array_elements(${param}::jsonb) AS r) AS u
+        WHERE i."task_execution_id" = u.t AND i."idx" = u.n`;
+
+/**
+ * Writes the with-items rows of a decision after its task rows: deletions, new lists, then the items
+ * that started or completed — each a row of its own, whatever the length of the list. Rows travel
+ * as one JSON parameter per statement (no limit on bound parameters).
+ */
+async function applyItemChanges(db: SqlRunner, changes: EngineChanges): Promise<void> {
+  if (changes.itemsDeleted?.length) {
+    await db.query(`DELETE FROM "task_execution_items" WHERE "task_execution_id" = ANY($1::uuid[])`, [changes.itemsDeleted]);
+  }
+  const rows = itemRowsJson;
+  if (changes.itemsCreated?.length) {
+    await db.query(
+      `INSERT INTO "task_execution_items" ("task_execution_id", "idx", "vars", "state", "result")
+       SELECT (r->>'t')::uuid, (r->>'i')::integer, r->'v', r->>'s', r->'r' FROM jsonb_array_elements($1::jsonb) AS r`,
+      [rows(changes.itemsCreated, true)],
+    );
+  }
+  if (changes.itemsUpdated?.length) {
+    await db.query(itemUpdateSql('$1'), [rows(changes.itemsUpdated, false)]);
+  }
+}
+
+/**
+ * The with-items rows decisions asked for (see `ItemsNeeded`): every item of a task, or the next ones
+ * waiting to start from an index, found by the primary key.
+ */
+export async function loadTaskItems(db: SqlRunner, requests: readonly ItemsRequest[]): Promise<LoadedItems[]> {
+  const out: LoadedItems[] = [];
+  for (const r of requests) {
+    const found: Row[] =
+      r.count === 'all'
+        ? await db.query(
+            `SELECT "idx", "vars", "state", "result" FROM "task_execution_items" WHERE "task_execution_id" = $1::uuid ORDER BY "idx"`,
+            [r.taskExecutionId],
+          )
+        : await db.query(
+            `SELECT "idx", "vars", "state", "result" FROM "task_execution_items"
+              WHERE "task_execution_id" = $1::uuid AND "idx" >= $2 AND "state" IS NULL ORDER BY "idx" LIMIT $3`,
+            [r.taskExecutionId, r.from, r.count],
+          );
+    out.push({
+      ...r,
+      rows: found.map((x) => ({
+        taskExecutionId: r.taskExecutionId,
+        index: Number(x['idx']),
+        vars: parse<Record<string, unknown>>(x['vars']) ?? {},
+        state: (x['state'] as TaskItem['state']) ?? null,
+        result: x['result'] ?? null,
+      })),
+    });
+  }
+  return out;
+}
+
+/**
+ * `before`: the task rows as loaded. A task's inbound context, published values and result that are
+ * the very objects loaded (decide replaces them when it changes them, never edits them) are not
+ * written again: a with-items task's inbound context may hold its whole list.
+ */
+async function applyRowChanges(
+  db: SqlRunner,
+  ex: WorkflowExecution,
+  changes: EngineChanges,
+  before?: ReadonlyMap<string, TaskExecution>,
+  itemsUpdated?: readonly Omit<TaskItem, 'vars'>[],
+): Promise<void> {
   // set-based changes first: the row updates that follow carry the final state of the rows decide held
   for (const u of changes.actionsUnaccepted ?? []) {
     await db.query(
@@ -344,16 +494,17 @@ export async function applyChanges(db: SqlRunner, ex: WorkflowExecution, changes
   const rows = changes.tasksCreated.length + changes.tasksUpdated.length + changes.actionsCreated.length + changes.actionsUpdated.length;
   if (rows > ROWS_PER_STATEMENT) {
     const none = { tasksCreated: [], tasksUpdated: [], actionsCreated: [], actionsUpdated: [] };
-    await applyChanges(db, ex, { ...none, ...(changes.execution ? { execution: changes.execution } : {}), tasksCreated: changes.tasksCreated });
+    await applyRowChanges(db, ex, { ...none, ...(changes.execution ? { execution: changes.execution } : {}), tasksCreated: changes.tasksCreated });
     for (let i = 0; i < changes.tasksUpdated.length; i += ROWS_PER_STATEMENT) {
-      await applyChanges(db, ex, { ...none, tasksUpdated: changes.tasksUpdated.slice(i, i + ROWS_PER_STATEMENT) });
+      await applyRowChanges(db, ex, { ...none, tasksUpdated: changes.tasksUpdated.slice(i, i + ROWS_PER_STATEMENT) }, before);
     }
     for (let i = 0; i < changes.actionsCreated.length; i += ROWS_PER_STATEMENT) {
-      await applyChanges(db, ex, { ...none, actionsCreated: changes.actionsCreated.slice(i, i + ROWS_PER_STATEMENT) });
+      await applyRowChanges(db, ex, { ...none, actionsCreated: changes.actionsCreated.slice(i, i + ROWS_PER_STATEMENT) });
     }
     for (let i = 0; i < changes.actionsUpdated.length; i += ROWS_PER_STATEMENT) {
-      await applyChanges(db, ex, { ...none, actionsUpdated: changes.actionsUpdated.slice(i, i + ROWS_PER_STATEMENT) });
+      await applyRowChanges(db, ex, { ...none, actionsUpdated: changes.actionsUpdated.slice(i, i + ROWS_PER_STATEMENT) });
     }
+    if (itemsUpdated?.length) await db.query(itemUpdateSql('$1'), [itemRowsJson(itemsUpdated, false)]);
     return;
   }
   const p = new Params();
@@ -397,16 +548,21 @@ export async function applyChanges(db: SqlRunner, ex: WorkflowExecution, changes
     parts.push(`INSERT INTO "task_executions" (${TASK_INSERT_COLUMNS}) VALUES ${values.join(', ')} RETURNING 1`);
   }
   if (changes.tasksUpdated.length) {
+    // null: unchanged, the column keeps its value
+    const changed = (t: TaskExecution, k: 'inContext' | 'published' | 'publishedGlobal' | 'result'): string | null => {
+      const old = before?.get(t.id);
+      return old && old[k] === t[k] && typeof t[k] === 'object' && t[k] !== null ? null : json(t[k]);
+    };
     const values = changes.tasksUpdated.map(
       (t) => `(${[
         p.add(t.id, '::uuid'),
         p.add(t.state, '::varchar'),
         p.add(t.stateInfo, '::text'),
-        p.add(json(t.inContext), '::jsonb'),
-        p.add(json(t.published), '::jsonb'),
-        p.add(json(t.publishedGlobal), '::jsonb'),
+        p.add(changed(t, 'inContext'), '::jsonb'),
+        p.add(changed(t, 'published'), '::jsonb'),
+        p.add(changed(t, 'publishedGlobal'), '::jsonb'),
         p.add(json(t.runtimeContext), '::jsonb'),
-        p.add(json(t.result), '::jsonb'),
+        p.add(changed(t, 'result'), '::jsonb'),
         p.add(t.processed, '::boolean'),
         p.add(json(t.nextTasks), '::jsonb'),
         p.add(t.errorHandled, '::boolean'),
@@ -415,9 +571,9 @@ export async function applyChanges(db: SqlRunner, ex: WorkflowExecution, changes
         p.add(iso(t.updatedAt), '::timestamptz'),
       ].join(', ')})`,
     );
-    parts.push(`UPDATE "task_executions" AS t SET "state" = v.state, "state_info" = v.state_info, "in_context" = v.in_context,
-      "published" = v.published, "published_global" = v.published_global, "runtime_context" = v.runtime_context,
-      "result" = v.result, "processed" = v.processed, "next_tasks" = v.next_tasks, "error_handled" = v.error_handled,
+    parts.push(`UPDATE "task_executions" AS t SET "state" = v.state, "state_info" = v.state_info, "in_context" = COALESCE(v.in_context, t."in_context"),
+      "published" = COALESCE(v.published, t."published"), "published_global" = COALESCE(v.published_global, t."published_global"),
+      "runtime_context" = v.runtime_context, "result" = CASE WHEN v.result IS NULL THEN t."result" ELSE v.result END, "processed" = v.processed, "next_tasks" = v.next_tasks, "error_handled" = v.error_handled,
       "started_at" = v.started_at, "finished_at" = v.finished_at, "updated_at" = v.updated_at
       FROM (VALUES ${values.join(', ')}) AS v(id, state, state_info, in_context, published, published_global, runtime_context,
         result, processed, next_tasks, error_handled, started_at, finished_at, updated_at)
@@ -470,6 +626,7 @@ export async function applyChanges(db: SqlRunner, ex: WorkflowExecution, changes
       FROM (VALUES ${values.join(', ')}) AS v(id, state, state_info, output, accepted, updated_at)
       WHERE a."id" = v.id RETURNING 1`);
   }
+  if (itemsUpdated?.length) parts.push(`${itemUpdateSql(p.add(itemRowsJson(itemsUpdated, false)))} RETURNING 1`);
   if (parts.length === 0) return;
   if (parts.length === 1) {
     await db.query(parts[0]!, p.values);

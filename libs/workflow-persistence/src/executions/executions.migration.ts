@@ -1,6 +1,11 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { CreateExecutionEvents1764600000000 } from './execution-events';
-import { IndexCompletedRootExecutions1764500000000, IndexUnfinishedByRoot1765300000000 } from './expiration';
+import {
+  AddExecutionStreamPositions1765300000000,
+  AppendExecutionEventsFunction1765300000002,
+  CreateExecutionEvents1764600000000,
+  SlimExecutionEvents1765300000001,
+} from './execution-events';
+import { IndexCompletedRootExecutions1764500000000, IndexUnfinishedByRoot1765400000000 } from './expiration';
 import { AddExecutorHeartbeats1764900000000, AllowApiServiceInstances1765100000000 } from '../reconciliation/reconciliation.migration';
 
 /**
@@ -195,6 +200,72 @@ export class IndexExecutionsByWorkflowName1765100000001 implements MigrationInte
   }
 }
 
+/**
+ * The items of with-items tasks (issue 17): one row per item — its variables, evaluated once when
+ * the task starts, and its state and result in the current attempt — so that an item starting or
+ * completing writes its own small row instead of rewriting a task row that held the whole list.
+ */
+export class CreateTaskExecutionItems1765200000000 implements MigrationInterface {
+  name = 'CreateTaskExecutionItems1765200000000';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(`
+      CREATE TABLE "task_execution_items" (
+        "task_execution_id" uuid NOT NULL,
+        "idx" integer NOT NULL,
+        "vars" jsonb NOT NULL DEFAULT '{}',
+        "state" varchar(16),
+        "result" jsonb,
+        CONSTRAINT "PK_task_execution_items" PRIMARY KEY ("task_execution_id", "idx"),
+        CONSTRAINT "FK_task_execution_items_task" FOREIGN KEY ("task_execution_id")
+          REFERENCES "task_executions" ("id") ON DELETE CASCADE
+      )`);
+    // tasks written before: their list, per-item states and results move to the new rows, and their
+    // progress becomes counters (cursor 0: the items still waiting are those with no state)
+    await q.query(`
+      INSERT INTO "task_execution_items" ("task_execution_id", "idx", "vars", "state", "result")
+      SELECT t."id", (e.n - 1)::integer, e.item,
+             t."runtime_context" -> 'with_items_progress' -> 'states' ->> (e.n - 1)::integer,
+             t."runtime_context" -> 'with_items_progress' -> 'results' -> (e.n - 1)::integer
+        FROM "task_executions" t
+        CROSS JOIN LATERAL jsonb_array_elements(t."runtime_context" -> 'with_items' -> 'items') WITH ORDINALITY AS e(item, n)
+       WHERE jsonb_typeof(t."runtime_context" -> 'with_items' -> 'items') = 'array'`);
+    await q.query(`
+      UPDATE "task_executions" SET "runtime_context" =
+        jsonb_set("runtime_context", '{with_items}', ("runtime_context" -> 'with_items') - 'items')
+        || CASE WHEN "runtime_context" ? 'with_items_progress' THEN jsonb_build_object('with_items_progress', jsonb_build_object(
+             'cursor', 0,
+             'running', COALESCE(("runtime_context" -> 'with_items_progress' ->> 'running')::integer, 0),
+             'done', COALESCE(("runtime_context" -> 'with_items_progress' ->> 'done')::integer, 0))) ELSE '{}'::jsonb END
+       WHERE jsonb_typeof("runtime_context" -> 'with_items' -> 'items') = 'array'`);
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(`DROP TABLE "task_execution_items"`);
+  }
+}
+
+/**
+ * Every engine transaction loads the action rows of plain tasks and the failed ones (see
+ * `NEEDED_ACTIONS` in the store); found through the execution index, that read visited every item
+ * action of the execution's with-items tasks (10,000 rows per transaction at 10,000 items). This
+ * index holds only the rows that query wants.
+ */
+export class IndexSnapshotActions1765200000001 implements MigrationInterface {
+  name = 'IndexSnapshotActions1765200000001';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(
+      `CREATE INDEX "IDX_action_executions_snapshot" ON "action_executions" ("workflow_execution_id", "seq")
+        WHERE "item_index" IS NULL OR "state" = 'ERROR'`,
+    );
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(`DROP INDEX "IDX_action_executions_snapshot"`);
+  }
+}
+
 export const executionMigrations = [
   CreateExecutions1763950000000,
   IndexExecutionsByWorkflow1764100000000,
@@ -205,5 +276,10 @@ export const executionMigrations = [
   CreateExecutionEvents1764600000000,
   IndexRunListsByProject1765100000000,
   IndexExecutionsByWorkflowName1765100000001,
-  IndexUnfinishedByRoot1765300000000,
+  CreateTaskExecutionItems1765200000000,
+  IndexSnapshotActions1765200000001,
+  AddExecutionStreamPositions1765300000000,
+  SlimExecutionEvents1765300000001,
+  AppendExecutionEventsFunction1765300000002,
+  IndexUnfinishedByRoot1765400000000,
 ] as const;

@@ -1,6 +1,7 @@
 import { returnedRows } from '@osc/persistence';
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 import type { SqlRunner } from './execution-store';
+import { deleteExecutionHistory } from './execution-events';
 
 /** Mistral's execution expiration policy settings (`[execution_expiration_policy]`). */
 export interface ExpirationSettings {
@@ -120,6 +121,8 @@ export async function expireExecutionsBatch(em: SqlRunner, s: ExpirationSettings
   const gone = new Set(removedRows.map((r) => String(r.id)));
   const removed = ids.filter((id) => gone.has(id));
   if (removed.length > 0) {
+    // the history has no foreign key: a root's whole tree's entries go with it
+    await deleteExecutionHistory(em, removed.map((id) => ({ id, rootExecutionId: null })));
     await em.query(`DELETE FROM "workflow_executions" WHERE "root_execution_id" = ANY($1::uuid[])`, [removed]);
   }
   return { removed, more, cutoff };
@@ -151,8 +154,8 @@ export class IndexCompletedRootExecutions1764500000000 implements MigrationInter
  * 200,000 completed executions, `max_finished_executions` 100,000: 960 ms, 250 ms with this index,
  * 1 ms at 1,000).
  */
-export class IndexUnfinishedByRoot1765300000000 implements MigrationInterface {
-  name = 'IndexUnfinishedByRoot1765300000000';
+export class IndexUnfinishedByRoot1765400000000 implements MigrationInterface {
+  name = 'IndexUnfinishedByRoot1765400000000';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(

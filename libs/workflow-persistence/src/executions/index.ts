@@ -1,4 +1,4 @@
-export { CreateExecutions1763950000000, executionMigrations } from './executions.migration';
+export { CreateExecutions1763950000000, CreateTaskExecutionItems1765200000000, executionMigrations } from './executions.migration';
 export {
   type NewStandaloneAction,
   type StandaloneOutcome,
@@ -17,9 +17,11 @@ export {
   toActionExecution,
   insertExecution,
   lockSnapshot,
+  readSnapshot,
   lockSnapshots,
   SpecCache,
   applyChanges,
+  loadTaskItems,
   findExecutionIdOfTask,
 } from './execution-store';
 export { type ExpirationBatch, type ExpirationCutoff, type ExpirationSettings, EXPIRABLE_STATES, expireExecutionsBatch } from './expiration';
@@ -27,7 +29,12 @@ export {
   EXECUTION_EVENTS_CHANNEL,
   type ExecutionEventSignal,
   type StoredExecutionEvent,
+  type StoredExecutionStateChange,
   appendExecutionEvents,
+  deleteExecutionHistory,
   listExecutionEvents,
+  listExecutionStateChanges,
+  settledStreamPosition,
+  setExecutionHistoryWrites,
   localExecutionEvents,
 } from './execution-events';

@@ -1,0 +1,30 @@
+import { PosixBackupStore } from './posix-store';
+import { S3BackupStore, type S3StoreConfig } from './s3-store';
+import { SwiftBackupStore, type SwiftStoreConfig } from './swift-store';
+import type { BackupStore } from './backup-store';
+
+export * from './backup-store';
+export { PosixBackupStore } from './posix-store';
+export { S3BackupStore, type S3StoreConfig } from './s3-store';
+export { SwiftBackupStore, type SwiftStoreConfig } from './swift-store';
+
+export interface PosixStoreConfig {
+  readonly driver: 'posix';
+  /** Root of the posix store (BACKUP_STORE_DIR). */
+  readonly directory: string;
+}
+
+/** BACKUP_DRIVER and its settings. */
+export type BackupStoreConfig = PosixStoreConfig | SwiftStoreConfig | S3StoreConfig;
+
+/** The driver the configuration names. */
+export function createBackupStore(c: BackupStoreConfig): BackupStore {
+  switch (c.driver) {
+    case 'posix':
+      return new PosixBackupStore(c.directory);
+    case 'swift':
+      return new SwiftBackupStore(c);
+    case 's3':
+      return new S3BackupStore(c);
+  }
+}

@@ -1,0 +1,4 @@
+export * from './rng';
+export * from './runner';
+export * from './route-cases';
+export * from './values';

@@ -1,0 +1,161 @@
+import { randomUUID } from 'node:crypto';
+import { Client } from 'pg';
+import { DEFAULT_TEST_POSTGRES_URL, ENGINE_KINDS, type TestDataSource, createTestDataSource } from '@osc/persistence';
+import { type HistoryEvent, type WorkflowExecution, newExecution, parseWorkflows } from '@osc/workflow-domain';
+import { definitionMigrations } from '../definitions/definitions.migration';
+import { appendExecutionEvents, listExecutionStateChanges, settledStreamPosition } from './execution-events';
+import { insertExecution } from './execution-store';
+import { executionMigrations } from './executions.migration';
+
+const SPEC = parseWorkflows(`
+version: '2.0'
+wf:
+  tasks:
+    t:
+      action: std.noop
+`).workflows[0]!;
+
+const stateChange = (ex: WorkflowExecution, state: string, previous: string): HistoryEvent => ({
+  subject: 'execution',
+  executionId: ex.id,
+  taskExecutionId: null,
+  actionExecutionId: null,
+  name: ex.workflowName,
+  state,
+  previousState: previous,
+  stateInfo: null,
+  details: {},
+});
+
+const taskChange = (ex: WorkflowExecution): HistoryEvent => ({ ...stateChange(ex, 'RUNNING', 'IDLE'), subject: 'task', taskExecutionId: null, name: 't' });
+
+/** The project streams' reading of the history (listExecutionStateChanges), on both engines. */
+describe.each(ENGINE_KINDS)('execution state changes for project streams (%s)', (kind) => {
+  let t: TestDataSource;
+
+  beforeAll(async () => {
+    t = await createTestDataSource(kind, { migrations: [...definitionMigrations, ...executionMigrations] });
+  });
+  afterAll(async () => {
+    await t?.cleanup();
+  });
+
+  /**
+   * Reads until nothing is pending: on a shared server, transactions of other databases that had
+   * an id when a position was taken hold it back until they end (a few milliseconds).
+   */
+  const settledChanges = async (projectId: string | null, after: number) => {
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const page = await listExecutionStateChanges(t.dataSource, projectId, after, 100);
+      if (!page.pending) return page;
+      if (Date.now() > deadline) throw new Error('changes still pending after 20 s');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  /** The settled position once it has reached the last position taken so far. */
+  const settledPosition = async () => {
+    const last = Number((await t.dataSource.query(`SELECT max("stream_pos") AS "p" FROM "execution_events"`))[0].p ?? 0);
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const p = await settledStreamPosition(t.dataSource);
+      if (p >= last) return p;
+      if (Date.now() > deadline) throw new Error('position not settled after 20 s');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+
+  const create = async (projectId: string): Promise<WorkflowExecution> => {
+    const ex = newExecution({ id: randomUUID(), spec: SPEC, workflowId: randomUUID(), workflowNamespace: '', projectId }, new Date());
+    await t.dataSource.transaction((em) => insertExecution(em, ex));
+    return ex;
+  };
+
+  it('streams only execution entries, by project, in position order, each once after a position', async () => {
+    const before = await settledPosition();
+    const a = await create('p-a');
+    const b = await create('p-b');
+    await t.dataSource.transaction((em) => appendExecutionEvents(em, a, [taskChange(a), stateChange(a, 'SUCCESS', 'RUNNING')], new Date()));
+    const ofA = await settledChanges('p-a', before);
+    expect(ofA.pending).toBe(false);
+    expect(ofA.changes.map((c) => [c.execution_id, c.subject, c.previous_state, c.state, c.project_id])).toEqual([
+      [a.id, 'execution', null, a.state, 'p-a'],
+      [a.id, 'execution', 'RUNNING', 'SUCCESS', 'p-a'],
+    ]);
+    expect(ofA.changes[1]!.position).toBeGreaterThan(ofA.changes[0]!.position);
+    const all = await settledChanges(null, before);
+    expect(all.changes.map((c) => c.execution_id)).toEqual([a.id, b.id, a.id]);
+    const after = await settledChanges(null, all.changes[1]!.position);
+    expect(after.changes).toEqual([all.changes[2]]);
+    expect(await settledPosition()).toBe(all.changes[2]!.position);
+  });
+
+  if (kind === 'postgres') {
+    it('holds a committed change back while a transaction older than its position runs, then hands out both in position order', async () => {
+      const before = await settledPosition();
+      const slow = await create('p-c');
+      const fast = await create('p-c');
+      const start = await settledPosition();
+      expect(start).toBeGreaterThan(before);
+      // `slow` takes its position first and stays open; `fast` takes a later one and commits first
+      const older = t.dataSource.createQueryRunner();
+      await older.connect();
+      await older.startTransaction();
+      try {
+        await older.query(`SELECT "id" FROM "workflow_executions" WHERE "id" = $1 FOR UPDATE`, [slow.id]);
+        await appendExecutionEvents(older.manager, slow, [stateChange(slow, 'PAUSED', 'RUNNING')], new Date());
+        await t.dataSource.transaction((em) => appendExecutionEvents(em, fast, [stateChange(fast, 'SUCCESS', 'RUNNING')], new Date()));
+        const held = await listExecutionStateChanges(t.dataSource, 'p-c', start, 100);
+        expect(held).toEqual({ changes: [], pending: true });
+        // a position reached while the older transaction runs is not settled either
+        expect(await settledStreamPosition(t.dataSource)).toBe(start);
+        await older.commitTransaction();
+      } finally {
+        if (older.isTransactionActive) await older.rollbackTransaction();
+        await older.release();
+      }
+      const both = await settledChanges('p-c', start);
+      expect(both.pending).toBe(false);
+      expect(both.changes.map((c) => [c.execution_id, c.state])).toEqual([
+        [slow.id, 'PAUSED'],
+        [fast.id, 'SUCCESS'],
+      ]);
+    });
+
+    it('a change waits for every transaction that had an id when it took its position, and is handed out once they end', async () => {
+      const ex = await create('p-d');
+      const start = await settledPosition();
+      // an unrelated transaction with an id, open while a change commits after it: the change waits for it
+      const unrelated = t.dataSource.createQueryRunner();
+      await unrelated.connect();
+      await unrelated.startTransaction();
+      try {
+        await unrelated.query(`SELECT pg_current_xact_id()`);
+        await t.dataSource.transaction((em) => appendExecutionEvents(em, ex, [stateChange(ex, 'SUCCESS', 'RUNNING')], new Date()));
+        expect((await listExecutionStateChanges(t.dataSource, 'p-d', start, 100)).pending).toBe(true);
+      } finally {
+        await unrelated.rollbackTransaction();
+        await unrelated.release();
+      }
+      const after = await settledChanges('p-d', start);
+      expect(after.changes.map((c) => c.state)).toEqual(['SUCCESS']);
+    });
+
+    it('a transaction of another database on the same server holds nothing back', async () => {
+      const ex = await create('p-e');
+      const start = await settledPosition();
+      const elsewhere = new Client({ connectionString: DEFAULT_TEST_POSTGRES_URL });
+      await elsewhere.connect();
+      try {
+        await elsewhere.query('BEGIN');
+        await elsewhere.query('SELECT pg_current_xact_id()');
+        await t.dataSource.transaction((em) => appendExecutionEvents(em, ex, [stateChange(ex, 'SUCCESS', 'RUNNING')], new Date()));
+        // settled while the other database's transaction still runs
+        expect((await settledChanges('p-e', start)).changes.map((c) => c.state)).toEqual(['SUCCESS']);
+      } finally {
+        await elsewhere.query('ROLLBACK').catch(() => undefined);
+        await elsewhere.end();
+      }
+    });
+  }
+});
