@@ -25,6 +25,7 @@
  */
 import 'reflect-metadata';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { InProcessCommandBus, InProcessJobQueue, MessageJournal, OutboxRelay, OutboxWriter, RabbitMqCommandBus, BullMqJobQueue } from '@osc/messaging';
@@ -121,12 +122,136 @@ async function createEmbeddedDatabase(): Promise<Awaited<ReturnType<typeof creat
   return { dataSource, url: 'memory://', drop: () => closeDataSource(dataSource) };
 }
 
+/** A port nothing listens on now (the OS picks it), for the product's HTTP servers. */
+const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+
 const pct = (xs: number[], p: number): number => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? 0;
 };
 
+/**
+ * `--mode=embedded --via=api`: the embedded product as users run it (`npm start`'s
+ * apps/embedded/src/main.ts in its own process, PGlite in a temporary DATA_DIR), seq10 created
+ * through POST /v2/executions and completion watched through GET /v2/executions (the database is
+ * inside that process): executions/s and the process's CPU per execution. Latency figures are
+ * not reported: Mistral's timestamps have whole seconds.
+ */
+async function embeddedViaApi(): Promise<void> {
+  const { mkdtempSync, rmSync } = await import('node:fs');
+  const { tmpdir, loadavg, cpus } = await import('node:os');
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'bench-embedded-'));
+  const [port, volumePort] = [await freePort(), await freePort()];
+  const nodeArgs = (process.env['ENGINE_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, '-r', '@swc-node/register', path.join(__dirname, '../../apps/embedded/src/main.ts')], {
+    env: {
+      ...process.env,
+      DATA_DIR: dataDir,
+      WORKFLOW_API_PORT: String(port),
+      WORKFLOW_API_HOST: '127.0.0.1',
+      VOLUME_API_PORT: String(volumePort),
+      VOLUME_API_HOST: '127.0.0.1',
+      AUTH_MODE: 'headers',
+      LOG_LEVEL: 'warn',
+      WORKFLOW_ENGINE_INLINE_ACTIONS: INLINE,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  await new Promise<void>((resolve, reject) => {
+    const seen = (d: unknown) => {
+      out += String(d);
+      if (/embedded mode ready/.test(out)) resolve();
+    };
+    child.stdout!.on('data', seen);
+    child.stderr!.on('data', seen);
+    child.once('exit', (code) => reject(new Error(`embedded exited ${code}: ${out.slice(-2000)}`)));
+  });
+  const api = new Pool(`http://127.0.0.1:${port}`, { connections: CLIENTS + 1 });
+  const headers = { 'x-project-id': PROJECT, 'x-user-id': 'bench', 'x-roles': 'member' };
+  const call = async (method: 'GET' | 'POST', p: string, body?: string, type = 'application/json'): Promise<unknown> => {
+    const res = await api.request({ method, path: p, headers: { ...headers, ...(body ? { 'content-type': type } : {}) }, body });
+    const text = await res.body.text();
+    if (res.statusCode >= 300) throw new Error(`${method} ${p}: ${res.statusCode} ${text.slice(0, 300)}`);
+    return JSON.parse(text);
+  };
+  const ticks = (): number => {
+    const f = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100;
+  };
+  const running = async (): Promise<number> =>
+    ((await call('GET', '/v2/executions?state=RUNNING&limit=1000&fields=id')) as { executions: unknown[] }).executions.length;
+  const waitIdle = async (): Promise<void> => {
+    while ((await running()) > 0) await new Promise((r) => setTimeout(r, 50));
+  };
+  try {
+    await call('POST', '/v2/workflows', seq10, 'text/plain');
+    const create = async (): Promise<string> => String(((await call('POST', '/v2/executions', JSON.stringify({ workflow_name: 'seq10' }))) as { id: string }).id);
+    await Promise.all(Array.from({ length: CLIENTS }, create));
+    await waitIdle();
+    const cpu0 = ticks();
+    const u0 = process.cpuUsage();
+    const ids: string[] = [];
+    let started = 0;
+    const t0 = Date.now();
+    await Promise.all(
+      Array.from({ length: CLIENTS }, async () => {
+        while (started < N) {
+          started++;
+          ids.push(await create());
+        }
+      }),
+    );
+    const creationSeconds = (Date.now() - t0) / 1000;
+    await waitIdle();
+    const seconds = (Date.now() - t0) / 1000;
+    const cpu = ticks() - cpu0;
+    const u = process.cpuUsage(u0);
+    const wanted = new Set(ids);
+    const list = (await call('GET', '/v2/executions?limit=1000&fields=id,state')) as { executions: { id: string; state: string }[] };
+    const failed = list.executions.filter((e) => wanted.has(e.id) && e.state !== 'SUCCESS').length;
+    const result = {
+      mode,
+      via: VIA,
+      inline_actions: INLINE === 'true',
+      clients: CLIENTS,
+      machine: `${cpus().length} cores`,
+      load_average: loadavg().map((l) => Number(l.toFixed(2))),
+      at: new Date().toISOString(),
+      seq10: {
+        executions: N,
+        failed,
+        seconds: Number(seconds.toFixed(2)),
+        creation_seconds: Number(creationSeconds.toFixed(2)),
+        executions_per_s: Number((N / seconds).toFixed(1)),
+        task_transitions_per_s: Number(((N * 10 * 2) / seconds).toFixed(0)),
+        cpu_ms_per_execution: { bench: Number((((u.user + u.system) / 1e3) / N).toFixed(2)), embedded: Number(((cpu * 1000) / N).toFixed(2)) },
+      },
+    };
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    const file = arg('results', path.join(__dirname, '../results/engine.json'));
+    mkdirSync(path.dirname(file), { recursive: true });
+    const all = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>) : {};
+    all[`embedded_via_api${INLINE === 'true' ? '' : '_no_inline'}`] = result;
+    writeFileSync(file, `${JSON.stringify(all, null, 2)}\n`);
+  } finally {
+    await api.close();
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
 async function main(): Promise<void> {
+  if (mode === 'embedded' && VIA === 'api') return embeddedViaApi();
   const db = mode === 'embedded' ? await createEmbeddedDatabase() : await createEngineDatabase();
   const ds = db.dataSource;
   const syncCommit = arg('synchronous-commit', 'on');
@@ -139,6 +264,8 @@ async function main(): Promise<void> {
   await storeWorkflows(ds, withItems);
   await storeWorkflows(ds, withItemsFromInput);
   const children: ChildProcess[] = [];
+  /** The workflow-api process (`--via=api`): its CPU is reported apart from the engines'. */
+  let apiChild: ChildProcess | undefined;
   let local: EngineInstance | undefined;
   let close: () => Promise<void>;
   const outbox = new OutboxWriter();
@@ -218,8 +345,8 @@ async function main(): Promise<void> {
           /workflow-engine running/,
         );
       }
-      const port = 20000 + Math.floor(Math.random() * 20000);
-      await startProduct('apps/workflow-api/src/main.ts', { WORKFLOW_API_PORT: String(port), WORKFLOW_API_HOST: '127.0.0.1', AUTH_MODE: 'headers' }, /listening on/);
+      const port = await freePort();
+      apiChild = await startProduct('apps/workflow-api/src/main.ts', { WORKFLOW_API_PORT: String(port), WORKFLOW_API_HOST: '127.0.0.1', AUTH_MODE: 'headers' }, /listening on/);
       api = new Pool(`http://127.0.0.1:${port}`, { connections: CLIENTS });
     }
     for (let i = 0; VIA === 'db' && i < ENGINES; i++) {
@@ -258,7 +385,8 @@ async function main(): Promise<void> {
    * CPU seconds used so far by this process (clients and relay), the engine processes and the
    * PostgreSQL backends serving this benchmark's database (from /proc; Linux only, else zeros).
    */
-  const cpuNow = async (): Promise<{ bench: number; engines: number; postgres: number }> => {
+  type Cpu = { bench: number; engines: number; api: number; postgres: number };
+  const cpuNow = async (): Promise<Cpu> => {
     const ticks = (pid: number): number => {
       try {
         const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
@@ -271,14 +399,21 @@ async function main(): Promise<void> {
     const u = process.cpuUsage();
     return {
       bench: (u.user + u.system) / 1e6,
-      engines: children.reduce((sum, c) => sum + ticks(c.pid ?? 0), 0),
+      engines: children.filter((c) => c !== apiChild).reduce((sum, c) => sum + ticks(c.pid ?? 0), 0),
+      api: apiChild ? ticks(apiChild.pid ?? 0) : 0,
       postgres: pids.reduce((sum, r) => sum + ticks(Number(r.pid)), 0),
     };
   };
-  const cpuSince = async (before: { bench: number; engines: number; postgres: number }, executions: number) => {
+  /** CPU ms per execution; with `--via=api` the workflow-api process apart (`api`) and `server` = engines + api. */
+  const cpuSince = async (before: Cpu, executions: number) => {
     const after = await cpuNow();
-    const ms = (k: 'bench' | 'engines' | 'postgres') => Number((((after[k] - before[k]) * 1000) / executions).toFixed(2));
-    return { bench: ms('bench'), engines: ms('engines'), postgres: ms('postgres') };
+    const ms = (k: keyof Cpu) => Number((((after[k] - before[k]) * 1000) / executions).toFixed(2));
+    return {
+      bench: ms('bench'),
+      engines: ms('engines'),
+      ...(apiChild ? { api: ms('api'), server: Number((ms('engines') + ms('api')).toFixed(2)) } : {}),
+      postgres: ms('postgres'),
+    };
   };
 
   /**
@@ -511,7 +646,9 @@ async function main(): Promise<void> {
   mkdirSync(path.dirname(file), { recursive: true });
   const all = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>) : {};
   // keep the figures of the scenarios this run skipped
-  all[mode] = { ...((all[mode] as Record<string, unknown> | undefined) ?? {}), ...result };
+  // runs through the API have entries of their own (`distributed_via_api`, `…_no_inline`)
+  const key = VIA === 'api' ? `${mode}_via_api${INLINE === 'true' ? '' : '_no_inline'}` : mode;
+  all[key] = { ...((all[key] as Record<string, unknown> | undefined) ?? {}), ...result };
   writeFileSync(file, `${JSON.stringify(all, null, 2)}\n`);
 }
 

@@ -5,7 +5,7 @@ import { WorkflowEngineModule } from './workflow-engine.module';
 
 export { loadConfig, loadInfraConfig, type WorkflowEngineConfig } from './config';
 export { WorkflowEngineModule } from './workflow-engine.module';
-export { EngineCommandHandler, toEngineEvent, type EngineHandlerOptions } from './engine/engine-command.handler';
+export { EngineCommandHandler, toEngineEvent, toEngineEvents, type EngineHandlerOptions } from './engine/engine-command.handler';
 export { ActionExecutor } from './executor/action-executor';
 export { EngineRunner } from './engine/engine.runner';
 

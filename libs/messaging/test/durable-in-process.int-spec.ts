@@ -246,6 +246,66 @@ describe('durable in-process adapters on PGlite', () => {
     });
   });
 
+  describe('outbox writer in direct mode (embedded runtime)', () => {
+    beforeEach(() => ds.query(`DELETE FROM "message_journal"`));
+
+    it('journals items with the business transaction, writes no outbox row and hands them over only after the commit', async () => {
+      const bus = new InProcessCommandBus({ journal: new MessageJournal(ds, quiet) });
+      const jobs = new InProcessJobQueue({ journal: new MessageJournal(ds, quiet) });
+      const writer = new OutboxWriter({ bus, jobs });
+      const got: CommandMessage[] = [];
+      await bus.consume('engine', async (m) => void got.push(m));
+      const ran: unknown[] = [];
+      await jobs.process('actions', async (j) => void ran.push(j.data));
+      let journaledInside = -1;
+      await ds.transaction(async (em) => {
+        await writer.add(em, [
+          { destination: 'bus', queue: 'engine', message: { id: 'c-1', type: 'engine.start', payload: { a: 1 } } },
+          { destination: 'jobs', queue: 'actions', job: { id: 'run-1', name: 'action.run', data: { b: 2 } } },
+          { destination: 'bus', queue: 'engine', message: { id: 'c-2', type: 'engine.start', payload: { a: 2 } } },
+        ]);
+        journaledInside = Number(((await em.query(`SELECT count(*)::int AS n FROM "message_journal"`)) as Array<{ n: number }>)[0]?.n);
+        // not before the commit
+        await new Promise((r) => setTimeout(r, 50));
+        expect(got).toEqual([]);
+        expect(ran).toEqual([]);
+      });
+      expect(journaledInside).toBe(3);
+      expect(await ds.query(`SELECT count(*)::int AS n FROM "outbox"`)).toEqual([{ n: 0 }]);
+      await waitFor('deliveries', () => got.length === 2 && ran.length === 1);
+      expect(got.map((m) => m.id)).toEqual(['c-1', 'c-2']);
+      expect(ran).toEqual([{ b: 2 }]);
+      await waitFor('journal emptied', async () => (await journalCount()) === 0);
+      await bus.close();
+      await jobs.close();
+    });
+
+    it('journals nothing and hands nothing over when the transaction rolls back, and refuses a bad item inside it', async () => {
+      const bus = new InProcessCommandBus({ journal: new MessageJournal(ds, quiet) });
+      const jobs = new InProcessJobQueue({ journal: new MessageJournal(ds, quiet) });
+      const writer = new OutboxWriter({ bus, jobs });
+      const got: CommandMessage[] = [];
+      await bus.consume('engine', async (m) => void got.push(m));
+      await expect(
+        ds.transaction(async (em) => {
+          await writer.add(em, { destination: 'bus', queue: 'engine', message: { id: 'c-3', type: 'engine.start', payload: {} } });
+          throw new Error('business failure');
+        }),
+      ).rejects.toThrow('business failure');
+      await expect(
+        ds.transaction((em) => writer.add(em, { destination: 'bus', queue: 'engine', message: { id: 'c-4', type: 'engine.start', payload: {} }, partitionKey: '' })),
+      ).rejects.toThrow(InvalidInputError);
+      // a later commit hands over its own items only
+      await ds.transaction((em) => writer.add(em, { destination: 'bus', queue: 'engine', message: { id: 'c-5', type: 'engine.start', payload: {} } }));
+      await waitFor('delivery', () => got.length === 1);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(got.map((m) => m.id)).toEqual(['c-5']);
+      await waitFor('journal emptied', async () => (await journalCount()) === 0);
+      await bus.close();
+      await jobs.close();
+    });
+  });
+
   describe('write batching', () => {
     beforeEach(() => ds.query(`DELETE FROM "message_journal"`));
 

@@ -144,6 +144,36 @@ export function outboxContract(h: OutboxHarness): void {
     await bus.close();
   });
 
+  // (not on a database of one connection: no second relay can hold a partition meanwhile)
+  if (!h.serializesTransactions) it('looks again soon, not at the next poll, after skipping a partition another relay held', async () => {
+    const bus = new InProcessCommandBus();
+    const relay = new OutboxRelay(ds, bus, new InProcessJobQueue(), { pollIntervalMs: 60_000, logger: quiet });
+    const off = writer.onCommitted(() => relay.notify());
+    const got: string[] = [];
+    await bus.consume('engine', async (m) => void got.push(m.id));
+    await relay.start();
+    await sleep(50); // the first pass found nothing; now the relay sleeps for a minute unless notified
+    // "another relay" holds the partition's lock through its pass
+    const holding = deferred();
+    const release = deferred();
+    const other = ds.transaction(async (em) => {
+      await em.query(`SELECT pg_advisory_xact_lock(hashtext('outbox:exec-held'))`);
+      holding.resolve();
+      await release.promise;
+    });
+    await holding.promise;
+    await ds.transaction((em) => writer.add(em, command('c-held', {}, 'exec-held')));
+    await sleep(200);
+    expect(got).toEqual([]); // skipped while held
+    release.resolve();
+    await other;
+    await waitFor('the skipped row', () => got.length === 1, 10_000);
+    expect(got).toEqual(['c-held']);
+    off();
+    await relay.stop();
+    await bus.close();
+  });
+
   it('notifies once, after the outermost commit, when rows are added in nested transactions', async () => {
     let notified = 0;
     const off = writer.onCommitted(() => notified++);

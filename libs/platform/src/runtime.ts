@@ -91,7 +91,9 @@ export async function createRuntime(options: RuntimeOptions, parts: readonly Sch
   });
   const bus = tracedBus(metered.bus);
   const jobs = tracedJobs(metered.jobs);
-  const outbox = new OutboxWriter();
+  // Embedded: items are journaled with the business transaction itself (no outbox row, no relay
+  // transaction per message); the relay still moves rows written outside a transaction.
+  const outbox = new OutboxWriter(options.mode === 'embedded' ? { bus, jobs } : undefined);
   const relay = new OutboxRelay(dataSource, bus, jobs);
   outbox.onCommitted(() => relay.notify());
   await relay.start();

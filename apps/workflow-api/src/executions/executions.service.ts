@@ -14,7 +14,7 @@ import {
   isValidExecutionTransition,
   newExecution,
 } from '@osc/workflow-domain';
-import { deleteExecutionHistory, findWorkflowForRun, insertExecution, resolveNamedEnvironment, toWorkflowExecution } from '@osc/workflow-persistence';
+import { deleteExecutionHistory, findWorkflowForRun, insertExecutionReturning, resolveNamedEnvironment, toWorkflowExecution } from '@osc/workflow-persistence';
 import { isCanonicalUuid, isUuid } from '../definitions/list-params';
 import { type ReportFilters, buildExecutionReport } from './execution-report';
 import { type RunListRequest, runList } from './run-list';
@@ -146,19 +146,16 @@ export class ExecutionsService {
       this.clock.now(),
     );
     const inserted = await this.db.transaction(async (em) => {
-      if (!(await insertExecution(em, ex, { sourceExecutionId: sourceId ?? null }))) return false;
-      await this.send(em, engineCommand(`start:${ex.id}`, 'engine.start-execution', { executionId: ex.id }));
-      return true;
+      const row = await insertExecutionReturning(em, ex, { sourceExecutionId: sourceId ?? null });
+      if (row) await this.send(em, engineCommand(`start:${ex.id}`, 'engine.start-execution', { executionId: ex.id }));
+      return row;
     });
     // Mistral's engine, on a duplicate id, reads the execution back through the project-scoped
     // query: the caller's own (a concurrent retry) is returned, another project's is a 404.
     if (!inserted) return executionView(await this.findRow(ctx, ex.id), { detail: false, includeOutput: true });
     this.logger.log({ msg: 'execution started', executionId: ex.id, workflow: ex.workflowName, workflowId: ex.workflowId, projectId: ex.projectId, state: ex.state });
-    return this.get(ctx, ex.id).then((v) => {
-      delete v['published_global'];
-      delete v['source_execution_id'];
-      return v;
-    });
+    // the stored row as the INSERT returned it (no read back): the list view, without the detail fields
+    return executionView(inserted, { detail: false, includeOutput: true });
   }
 
   /** PUT /v2/executions/{id}: state, description or env (workflow-api.md §5 rules and messages). */

@@ -9,6 +9,7 @@ import {
   ENGINE_TIMER_QUEUE,
   NOTIFY_DELIVER_JOB,
   TIMER_FIRED_JOB,
+  type ActionCompletedPayload,
   type ActionRunJob,
   type EngineCommandMessage,
   type NotifyJob,
@@ -64,6 +65,7 @@ import {
 import { StandardActionRunner } from '@osc/actions';
 import { decideInline, runInline } from './inline-actions';
 import { batchItemRuns } from './item-run-batches';
+import { batchActionRuns } from './action-run-batches';
 
 /** Maps a bus command to the execution it concerns and the event for `decide`. */
 export function toEngineEvent(msg: EngineCommandMessage): { executionId: string; event: EngineEvent } {
@@ -74,6 +76,8 @@ export function toEngineEvent(msg: EngineCommandMessage): { executionId: string;
       const { executionId, ...rest } = msg.payload;
       return { executionId, event: { type: 'action-completed', ...rest } };
     }
+    case 'engine.actions-completed':
+      throw new InvalidInputError('engine.actions-completed concerns several executions: see toEngineEvents');
     case 'engine.action-state-changed': {
       const { executionId, ...rest } = msg.payload;
       return { executionId, event: { type: 'action-state-changed', ...rest } };
@@ -120,6 +124,20 @@ export function toEngineEvent(msg: EngineCommandMessage): { executionId: string;
       return { executionId, event: { type: 'timer-fired', ...rest } };
     }
   }
+}
+
+/**
+ * The executions and events of a bus command: one, except for `engine.actions-completed`, whose
+ * results are each an `action-completed` event of its own execution.
+ */
+export function toEngineEvents(msg: EngineCommandMessage): { executionId: string; event: EngineEvent }[] {
+  if (msg.type !== 'engine.actions-completed') return [toEngineEvent(msg)];
+  const results = (msg.payload as { results?: unknown } | null)?.results;
+  if (!Array.isArray(results) || results.length === 0) throw new InvalidInputError('engine.actions-completed needs a non-empty results list');
+  return (results as ActionCompletedPayload[]).map(({ executionId, ...rest }) => {
+    if (typeof executionId !== 'string') throw new InvalidInputError('every result of engine.actions-completed names its executionId');
+    return { executionId, event: { type: 'action-completed', ...rest } };
+  });
 }
 
 export interface EngineHandlerOptions {
@@ -232,7 +250,14 @@ export class EngineCommandHandler {
    */
   async handle(msg: CommandMessage, info?: DeliveryInfo): Promise<void> {
     if (!isEngineCommandType(msg.type)) throw new InvalidInputError(`unknown engine command type ${msg.type}`);
-    const { executionId, event } = toEngineEvent(msg as EngineCommandMessage);
+    const events = toEngineEvents(msg as EngineCommandMessage);
+    if (events.length === 1) return this.enqueue(events[0]!.executionId, events[0]!.event, msg.type, info);
+    // several results: each joins its execution's next batch; the message is done when all are
+    // (one failing retryably brings the whole message back, and the applied ones are no-ops then)
+    await Promise.all(events.map((e) => this.enqueue(e.executionId, e.event, 'engine.action-completed', info)));
+  }
+
+  private enqueue(executionId: string, event: EngineEvent, type: string, info?: DeliveryInfo): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       let batch = this.pending.get(executionId);
       if (!batch) {
@@ -241,7 +266,7 @@ export class EngineCommandHandler {
         this.pending.set(executionId, batch);
       }
       batch.events.push(event);
-      batch.waiters.push({ resolve, reject, type: msg.type, deliveryCount: info?.deliveryCount ?? 1 });
+      batch.waiters.push({ resolve, reject, type, deliveryCount: info?.deliveryCount ?? 1 });
       if (!this.draining.has(executionId)) void this.drain(executionId);
     });
   }
@@ -374,7 +399,7 @@ export class EngineCommandHandler {
             const out = await this.store(em, snapshot, await this.decideEvents(em, snapshot, m.events), touched);
             items.push(...inTrace(spans[i], m.ctx, out));
           }
-          await this.outbox.add(em, items);
+          await this.outbox.add(em, batchActionRuns(items));
         });
         announceHistory(touched, this.options.log);
         for (const span of spans) span.end();
@@ -397,7 +422,7 @@ export class EngineCommandHandler {
           const snapshot = await lockSnapshot(em, m.executionId, this.specs, namedActions(m.events));
           if (!snapshot) return; // deleted execution: nothing to do
           const out = await this.store(em, snapshot, await this.decideEvents(em, snapshot, m.events), touched);
-          await this.outbox.add(em, inTrace(span, m.ctx, out));
+          await this.outbox.add(em, batchActionRuns(inTrace(span, m.ctx, out)));
         });
         announceHistory(touched, this.options.log);
         m.resolve();

@@ -86,6 +86,13 @@ adhoc_missing:
   tasks:
     t:
       action: no.such.action
+waiting:
+  output:
+    got: <% $.got %>
+  tasks:
+    w:
+      action: std.async_noop
+      publish: {got: <% task().result %>}
 `;
 
 describe('engine handler on PostgreSQL (in-process bus and jobs)', () => {
@@ -188,6 +195,42 @@ describe('engine handler on PostgreSQL (in-process bus and jobs)', () => {
     await new EngineCommandHandler(ds, engine.outbox).handle({ id: `start:${id}`, type: 'engine.start-execution', payload: { executionId: id } });
     const after: unknown[] = await ds.query(`SELECT "id" FROM "task_executions" WHERE "workflow_execution_id" = $1`, [id]);
     expect(after).toHaveLength(before.length);
+  });
+
+  it('applies one engine.actions-completed holding the results of two executions, and its redelivery changes nothing', async () => {
+    const ids = [await startExecution(ds, engine.outbox, 'waiting'), await startExecution(ds, engine.outbox, 'waiting')];
+    const running = async () =>
+      (await ds.query(
+        `SELECT "workflow_execution_id" AS "executionId", "task_execution_id" AS "taskExecutionId", "id" AS "actionExecutionId"
+           FROM "action_executions" WHERE "workflow_execution_id" = ANY($1::uuid[]) AND "state" = 'RUNNING' AND "claimed_at" IS NOT NULL`,
+        [ids],
+      )) as { executionId: string; taskExecutionId: string; actionExecutionId: string }[];
+    for (let i = 0; (await running()).length < 2; i++) {
+      if (i > 500) throw new Error('the async actions were never started');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const rows = await running();
+    const results = rows.map((r) => ({ ...r, state: 'SUCCESS' as const, result: `for ${r.executionId}` }));
+    const { EngineCommandHandler } = await import('./engine-command.handler');
+    const handler = new EngineCommandHandler(ds, engine.outbox);
+    const msg = { id: 'actions-completed:test', type: 'engine.actions-completed', payload: { results } };
+    await handler.handle(msg);
+    for (const id of ids) {
+      const ex = await waitForState(ds, id);
+      expect(ex['state']).toBe('SUCCESS');
+      expect(ex['output']).toEqual({ got: `for ${id}` });
+    }
+    const history = async () => (await ds.query(`SELECT count(*)::int AS n FROM "execution_events" WHERE "execution_id" = ANY($1::uuid[])`, [ids])) as unknown[];
+    const before = await history();
+    await handler.handle(msg);
+    expect(await history()).toEqual(before);
+  });
+
+  it('refuses an engine.actions-completed without results (the bus dead-letters it)', async () => {
+    const { EngineCommandHandler } = await import('./engine-command.handler');
+    await expect(new EngineCommandHandler(ds, engine.outbox).handle({ id: 'x', type: 'engine.actions-completed', payload: { results: [] } })).rejects.toThrow(
+      'engine.actions-completed needs a non-empty results list',
+    );
   });
 
   it('two engine instances on one queue run 30 executions with no task run twice', async () => {

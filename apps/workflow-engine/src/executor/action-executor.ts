@@ -2,13 +2,11 @@ import type { DataSource } from 'typeorm';
 import { StandardActionRunner, runAdHocAction } from '@osc/actions';
 import {
   ACTION_RUN_BATCH_JOB,
-  ENGINE_COMMAND_QUEUE,
   type ActionRunBatchJob,
   type ActionCompletedPayload,
   type ActionContext,
   type ActionOutcome,
   type ActionRunJob,
-  engineCommand,
 } from '@osc/contracts';
 import { AppError } from '@osc/errors';
 import type { CommandBus, Job } from '@osc/messaging';
@@ -16,6 +14,7 @@ import { inSpan, productMetrics } from '@osc/telemetry';
 import { type ActionSpec, executorLostMessage } from '@osc/workflow-domain';
 import { completeStandaloneAction, findAdHocActionSpec, findRunnableDynamicAction } from '@osc/workflow-persistence';
 import { ActionClaims } from './action-claims';
+import { ResultReports } from './result-reports';
 import { RunSlots } from './run-slots';
 
 /** Raised while resolving an action: a fatal task failure (DSL-13.6), reported with its message. */
@@ -24,7 +23,8 @@ class FatalActionError extends Error {}
 /**
  * Executor worker: runs one action-run job and reports the outcome to the engine as an
  * `engine.action-completed` command (id `action-completed:<action execution id>`, so a job that runs
- * twice after a crash reports once as far as the engine is concerned). Ad-hoc actions are resolved
+ * twice after a crash reports once as far as the engine is concerned), or, with the results that
+ * pile up while a report is being published, in one `engine.actions-completed` (`ResultReports`). Ad-hoc actions are resolved
  * here (DSL-7.2): declared input checked and defaulted, `base-input` evaluated over the action input
  * layered on the task context, repeated down to a standard action, whose result the ad-hoc `output`
  * may transform. An action name that is neither standard nor ad-hoc may be a dynamic action
@@ -34,6 +34,7 @@ class FatalActionError extends Error {}
 export class ActionExecutor {
   private readonly claims: ActionClaims;
   private readonly slots: RunSlots;
+  private readonly results: ResultReports;
 
   /**
    * `maxRunning`: the executor's job concurrency, which also bounds the runs of batch jobs.
@@ -42,13 +43,14 @@ export class ActionExecutor {
    */
   constructor(
     private readonly dataSource: DataSource,
-    private readonly bus: CommandBus,
+    bus: CommandBus,
     private readonly runner: StandardActionRunner,
     maxRunning = 50,
     executorId: string | null = null,
   ) {
     this.claims = new ActionClaims(dataSource, undefined, executorId);
     this.slots = new RunSlots(maxRunning);
+    this.results = new ResultReports(bus);
   }
 
   async run(job: Job): Promise<void> {
@@ -131,7 +133,7 @@ export class ActionExecutor {
       await completeStandaloneAction(this.dataSource, data.actionExecutionId, { state: payload.state, result: payload.result, error: payload.error }, new Date());
       return;
     }
-    await this.bus.publish(ENGINE_COMMAND_QUEUE, engineCommand(`action-completed:${data.actionExecutionId}`, 'engine.action-completed', payload));
+    await this.results.report(payload);
   }
 
   private async execute(job: ActionRunJob, ctx: ActionContext): Promise<ActionOutcome> {

@@ -66,6 +66,22 @@ slow:
     expect(lines).toContainEqual(expect.objectContaining({ level: 'error', fields: expect.objectContaining({ executionId: id }) }));
   }, 30_000);
 
+  it('a dead-lettered engine.actions-completed fails every execution it names', async () => {
+    const ids = [await startExecution(ds, engine.outbox, 'slow'), await startExecution(ds, engine.outbox, 'slow')];
+    const actions = await Promise.all(ids.map(runningAction));
+    const results = ids.map((id, i) => ({ executionId: id, taskExecutionId: actions[i]!.task_execution_id, actionExecutionId: actions[i]!.id, state: 'SUCCESS' as const }));
+    await bus.publish(deadLetterQueueOf(ENGINE_COMMAND_QUEUE), {
+      ...engineCommand('actions-completed:x:2', 'engine.actions-completed', { results }),
+      headers: { 'x-dead-letter-reason': 'rejected', 'x-error': 'boom', 'x-original-queue': ENGINE_COMMAND_QUEUE },
+    });
+    for (const id of ids) {
+      expect(await waitForState(ds, id)).toMatchObject({
+        state: 'ERROR',
+        state_info: 'dead letter: engine command engine.actions-completed (actions-completed:x:2) failed for good (rejected): boom',
+      });
+    }
+  }, 30_000);
+
   it('when the failing command is dead-lettered too, the execution row is set to ERROR directly', async () => {
     const id = await startExecution(ds, engine.outbox, 'slow');
     await runningAction(id);

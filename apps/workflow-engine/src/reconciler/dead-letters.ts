@@ -11,7 +11,7 @@ import {
 } from '@osc/contracts';
 import type { CommandMessage, Job, OutboxItem, OutboxWriter } from '@osc/messaging';
 import { completeStandaloneAction, failExecutionRow } from '@osc/workflow-persistence';
-import { toEngineEvent } from '../engine/engine-command.handler';
+import { toEngineEvents } from '../engine/engine-command.handler';
 import { type ReconcilerLog, jsonLineLog } from './reconciler-log';
 import { actionFailed } from './workflow-reconciler';
 
@@ -47,16 +47,26 @@ export class DeadLetters {
       this.log('error', 'a dead-lettered engine message is not an engine command', { commandId: msg.id, type: msg.type, reason, error });
       return;
     }
-    const { executionId } = toEngineEvent(msg as EngineCommandMessage);
-    const why = `dead letter: engine command ${msg.type} (${msg.id}) failed for good (${reason}): ${error}`;
-    this.log('error', why, { executionId, commandId: msg.id, type: msg.type, reason });
-    if (msg.id.startsWith(DEAD_LETTER_ID)) {
-      await failExecutionRow(this.dataSource, executionId, why, new Date());
+    let executionIds: string[];
+    try {
+      // several for engine.actions-completed (results of several executions), else one
+      executionIds = [...new Set(toEngineEvents(msg as EngineCommandMessage).map((e) => e.executionId))];
+    } catch (e) {
+      this.log('error', 'a dead-lettered engine command names no execution', { commandId: msg.id, type: msg.type, reason, error: String(e) });
       return;
     }
-    await this.send([
-      bus(engineCommand(`${DEAD_LETTER_ID}${msg.id}`, 'engine.force-execution-state', { executionId, state: 'ERROR', message: why })),
-    ]);
+    const why = `dead letter: engine command ${msg.type} (${msg.id}) failed for good (${reason}): ${error}`;
+    for (const executionId of executionIds) this.log('error', why, { executionId, commandId: msg.id, type: msg.type, reason });
+    if (msg.id.startsWith(DEAD_LETTER_ID)) {
+      for (const executionId of executionIds) await failExecutionRow(this.dataSource, executionId, why, new Date());
+      return;
+    }
+    const suffix = (executionId: string) => (executionIds.length > 1 ? `:${executionId}` : '');
+    await this.send(
+      executionIds.map((executionId) =>
+        bus(engineCommand(`${DEAD_LETTER_ID}${msg.id}${suffix(executionId)}`, 'engine.force-execution-state', { executionId, state: 'ERROR', message: why })),
+      ),
+    );
   }
 
   /** `onFailed` of the action job worker. */

@@ -55,7 +55,11 @@ export interface ActionRunJob {
   standalone?: boolean;
 }
 
-/** Payload of an {@link ACTION_RUN_BATCH_JOB} job: item runs of one task, in item order. */
+/**
+ * Payload of an {@link ACTION_RUN_BATCH_JOB} job: item runs of one task, in item order, or the lone
+ * runs one engine transaction started (of one or several executions). Each run is claimed and
+ * reported on its own.
+ */
 export interface ActionRunBatchJob {
   runs: ActionRunJob[];
 }

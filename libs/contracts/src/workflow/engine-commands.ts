@@ -3,7 +3,8 @@
  * {@link ENGINE_COMMAND_QUEUE}). Each is a discriminated union member keyed by a dotted name; the bus
  * envelope is `{ id, type, payload }` (`CommandMessage` of @osc/messaging) with `type` the name below and
  * `payload` the matching payload. Every payload names the workflow execution it concerns
- * (`executionId`): the engine serialises all commands of one execution with a row lock on it.
+ * (`executionId`; `engine.actions-completed` names one per result): the engine serialises all
+ * commands of one execution with a row lock on it.
  *
  * Idempotency: command ids are deterministic where a redelivery or a duplicate sender is possible
  * (e.g. `action-completed:<actionExecutionId>`), and the engine ignores a command whose effect is
@@ -36,6 +37,17 @@ export interface ActionCompletedPayload {
   result?: unknown;
   error?: unknown;
   fatal?: { message: string };
+}
+
+/**
+ * Several action executions finished: what an executor reports when results pile up while its
+ * previous report is being published (one broker message instead of one each). The only command
+ * that concerns several executions: the engine applies each result as an `engine.action-completed`
+ * of its own execution and acknowledges the message once all are applied, so a redelivery re-applies
+ * the lot and the ones already applied are ignored, as for single results.
+ */
+export interface ActionsCompletedPayload {
+  results: ActionCompletedPayload[];
 }
 
 /** An async action moved to PAUSED or back to RUNNING by its callback (DSL-15.1). */
@@ -147,6 +159,7 @@ export interface TimerFiredPayload {
 export interface EngineCommandPayloads {
   'engine.start-execution': StartExecutionPayload;
   'engine.action-completed': ActionCompletedPayload;
+  'engine.actions-completed': ActionsCompletedPayload;
   'engine.action-state-changed': ActionStateChangedPayload;
   'engine.sub-workflow-completed': SubWorkflowCompletedPayload;
   'engine.sub-workflow-start-failed': SubWorkflowStartFailedPayload;
@@ -165,6 +178,7 @@ export type EngineCommandType = keyof EngineCommandPayloads;
 export const ENGINE_COMMAND_TYPES = [
   'engine.start-execution',
   'engine.action-completed',
+  'engine.actions-completed',
   'engine.action-state-changed',
   'engine.sub-workflow-completed',
   'engine.sub-workflow-start-failed',

@@ -35,8 +35,8 @@ interface OutboxRow {
  * without a partition key are spread freely. (Writers of one partition must serialize their
  * transactions — the engine does, by locking the execution — for commit order to match `seq`.)
  *
- * Wake-ups: `notify()` (after a commit), another pass right after every pass that relayed rows
- * (rows another relay skipped while this one held their partition), and polling every
+ * Wake-ups: `notify()` (after a commit), a retry 10 ms (doubling) after a pass whose claim had to
+ * skip rows another relay held (their partition lock or the rows themselves), and polling every
  * `pollIntervalMs` as the fallback for rows written by other processes or left by a crash.
  *
  * Adapters with a transactional publish (`publishInTransaction` / `addInTransaction`: embedded
@@ -92,48 +92,69 @@ export class OutboxRelay {
    * without `start()` (tests, a one-shot drain at shutdown).
    */
   async relayPending(): Promise<number> {
+    return (await this.drain()).relayed;
+  }
+
+  /** `relayPending`, also saying whether the last claim had to skip rows another relay held. */
+  private async drain(): Promise<{ relayed: number; contended: boolean }> {
     let total = 0;
     for (;;) {
-      const n = await this.relayBatch();
-      total += n;
-      if (n < this.batchSize) return total;
+      const { relayed, contended } = await this.pass();
+      total += relayed;
+      if (relayed < this.batchSize) return { relayed: total, contended };
     }
   }
 
   /** One transaction: claim, publish, delete. Returns the number of rows relayed. */
   async relayBatch(): Promise<number> {
+    return (await this.pass()).relayed;
+  }
+
+  private async pass(): Promise<{ relayed: number; contended: boolean }> {
     const afterCommit: AfterCommit[] = [];
-    const n = await this.dataSource.transaction(async (em) => {
-      const rows = await this.claim(em);
-      if (rows.length === 0) return 0;
+    const result = await this.dataSource.transaction(async (em) => {
+      const { rows, contended } = await this.claim(em);
+      if (rows.length === 0) return { relayed: 0, contended };
       const delivered = await this.publish(em, rows, afterCommit);
       await deleteRows(em, delivered);
-      return rows.length;
+      return { relayed: rows.length, contended };
     });
     for (const handOver of afterCommit) handOver();
-    return n;
+    return result;
   }
 
   private async loop(): Promise<void> {
+    let retries = 0;
     while (this.running) {
       this.woken = false;
-      let relayed = 0;
+      let contended = false;
       try {
-        relayed = await this.relayPending();
+        ({ contended } = await this.drain());
       } catch (e) {
         this.logger.warn('outbox relay pass failed; retrying at the next poll', { error: describeError(e) });
       }
       if (!this.running) break;
-      // After a pass that relayed rows, look once more before sleeping. Another process's relay,
-      // woken by its own commit, skips the rows of partitions this relay held during its pass and
-      // goes back to sleep; only this relay's next pass sees them, and without it they waited for
-      // the poll (up to a second per hop of an execution, between engine processes). The extra
-      // pass is one empty claim when nothing is left.
-      if (!this.woken && relayed === 0) await this.sleep();
+      if (this.woken) {
+        retries = 0;
+        continue;
+      }
+      // The last claim skipped rows another relay held (its partition lock or its row locks):
+      // look again shortly, 10 ms doubling up to the poll period while that lasts. A relay woken
+      // by its own commit that skips the rows of a partition another process's relay holds would
+      // otherwise sleep until the poll (up to a second per hop between engine processes), and the
+      // holder, whose claim came before that commit, does not see them either. Uncontended passes
+      // (a single relay, embedded mode) never pay an extra claim.
+      if (contended) {
+        await this.sleep(Math.min(this.pollIntervalMs, 10 * 2 ** Math.min(retries, 10)));
+        retries++;
+      } else {
+        retries = 0;
+        await this.sleep(this.pollIntervalMs);
+      }
     }
   }
 
-  private sleep(): Promise<void> {
+  private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
       const done = () => {
         if (this.timer) clearTimeout(this.timer);
@@ -142,37 +163,48 @@ export class OutboxRelay {
         resolve();
       };
       this.wakeUp = done;
-      this.timer = setTimeout(done, this.pollIntervalMs);
+      this.timer = setTimeout(done, ms);
     });
   }
 
-  private async claim(em: EntityManager): Promise<OutboxRow[]> {
+  /**
+   * Claims the oldest rows this relay may publish. `contended`: the window of the oldest rows held
+   * more than this relay could take — another relay holds some (their partition or the rows).
+   */
+  private async claim(em: EntityManager): Promise<{ rows: OutboxRow[]; contended: boolean }> {
     // Partition locks are taken first, once per key among the oldest rows (a MATERIALIZED CTE, so
     // each key is tried exactly once): trying the lock row by row could fail on an early row and
     // succeed on a later one of the same partition once its holder commits, sending the later
     // row first. Rows of a partition whose lock we hold are never locked by anyone else, so the
-    // outer SKIP LOCKED only skips rows without a partition and rows deleted meanwhile.
-    const rows = (await em.query(
-      `WITH "keys" AS MATERIALIZED (
+    // SKIP LOCKED only skips rows without a partition and rows deleted meanwhile. One row comes
+    // back: the claimed rows in `seq` order and the size of the window they were taken from.
+    const [result] = (await em.query(
+      `WITH "oldest" AS MATERIALIZED (SELECT "partition_key" FROM "outbox" ORDER BY "seq" LIMIT $1),
+       "keys" AS MATERIALIZED (
          SELECT "k" FROM (
-           SELECT DISTINCT "partition_key" AS "k"
-             FROM (SELECT "partition_key" FROM "outbox" ORDER BY "seq" LIMIT $1) AS "oldest"
-            WHERE "partition_key" IS NOT NULL
+           SELECT DISTINCT "partition_key" AS "k" FROM "oldest" WHERE "partition_key" IS NOT NULL
          ) AS "candidates"
          WHERE pg_try_advisory_xact_lock(hashtext('outbox:' || "k"))
+       ),
+       "taken" AS (
+         SELECT "id", "seq", "destination", "queue", "payload"
+           FROM "outbox"
+          WHERE "partition_key" IS NULL OR "partition_key" IN (SELECT "k" FROM "keys")
+          ORDER BY "seq"
+          LIMIT $1
+            FOR UPDATE SKIP LOCKED
        )
-       SELECT "id", "destination", "queue", "payload"
-         FROM "outbox"
-        WHERE "partition_key" IS NULL OR "partition_key" IN (SELECT "k" FROM "keys")
-        ORDER BY "seq"
-        LIMIT $1
-          FOR UPDATE SKIP LOCKED`,
+       SELECT (SELECT count(*) FROM "oldest")::int AS "window",
+              (SELECT COALESCE(json_agg(json_build_object('id', "id", 'destination', "destination", 'queue', "queue", 'payload', "payload") ORDER BY "seq"), '[]'::json) FROM "taken") AS "rows"`,
       [this.batchSize],
-    )) as Array<OutboxRow & { payload: unknown }>;
-    return rows.map((r) => ({
+    )) as Array<{ window: number | string; rows: unknown }>;
+    const parsed = (typeof result?.rows === 'string' ? JSON.parse(result.rows) : (result?.rows ?? [])) as Array<OutboxRow & { payload: unknown }>;
+    const rows = parsed.map((r) => ({
       ...r,
+      id: String(r.id),
       payload: typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload,
     }));
+    return { rows, contended: rows.length < Number(result?.window ?? 0) };
   }
 
   /**

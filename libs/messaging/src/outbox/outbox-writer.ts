@@ -7,8 +7,8 @@ import type {
   TransactionRollbackEvent,
 } from 'typeorm';
 import { InvalidInputError } from '@osc/errors';
-import { type CommandMessage, assertQueueName, encodeCommand } from '../command-bus';
-import { type NewJob, normalizeJob } from '../job-queue';
+import { type AfterCommit, type CommandBus, type CommandMessage, assertQueueName, encodeCommand } from '../command-bus';
+import { type JobQueue, type NewJob, normalizeJob } from '../job-queue';
 import { withTraceData, withTraceHeaders } from '../tracing';
 
 /** One thing to send after commit. Items with the same `partitionKey` are delivered in the order added. */
@@ -18,6 +18,16 @@ export type OutboxItem =
 
 /** Rows per INSERT statement (4 parameters each, well under PostgreSQL's 65,535). */
 const INSERT_CHUNK = 1000;
+
+/**
+ * A bus and a job queue that journal in the caller's transaction (`publishInTransaction` and
+ * `addInTransaction`: embedded mode's in-process adapters, whose journal lives in the same
+ * database). Given one, the writer hands items to them directly instead of writing outbox rows.
+ */
+export interface TransactionalMessaging {
+  bus: Pick<CommandBus, 'publishInTransaction'>;
+  jobs: Pick<JobQueue, 'addInTransaction'>;
+}
 
 /**
  * Records outgoing commands and jobs in the caller's transaction (`add(em, items)`), so they exist
@@ -32,10 +42,29 @@ export class OutboxWriter {
   private readonly listeners = new Set<() => void>();
   private readonly pending = new WeakSet<QueryRunner>();
   private readonly attached = new WeakSet<DataSource>();
+  /** Hand-overs to run when the transaction that journaled them commits (direct mode). */
+  private readonly handOvers = new WeakMap<QueryRunner, AfterCommit[]>();
+
+  /**
+   * `direct`: journal items with the caller's transaction in these adapters (embedded mode) instead
+   * of writing outbox rows for a relay to move there in a transaction of its own. The guarantee is
+   * the same — an item exists if and only if the business transaction commits, consumers see it
+   * only after that commit, and a process that dies finds it in the journal at the next start —
+   * for one INSERT instead of an outbox INSERT plus the relay's claim, journal INSERT, DELETE and
+   * commit. Items added outside a transaction still go through outbox rows.
+   */
+  constructor(private readonly direct?: TransactionalMessaging) {}
 
   async add(em: EntityManager, items: OutboxItem | OutboxItem[]): Promise<void> {
     const list = Array.isArray(items) ? items : [items];
     if (list.length === 0) return;
+    const qr = em.queryRunner;
+    const publishIn = this.direct?.bus.publishInTransaction?.bind(this.direct.bus);
+    const addIn = this.direct?.jobs.addInTransaction?.bind(this.direct.jobs);
+    if (publishIn && addIn && qr?.isTransactionActive) {
+      await this.journal(em, qr, list, publishIn, addIn);
+      return;
+    }
     const rows = list.map(toRow);
     for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
       const chunk = rows.slice(i, i + INSERT_CHUNK);
@@ -50,13 +79,40 @@ export class OutboxWriter {
         params,
       );
     }
-    const qr = em.queryRunner;
     if (qr?.isTransactionActive) {
       this.attach(em.connection);
       this.pending.add(qr);
     } else {
       this.emit();
     }
+  }
+
+  /**
+   * Direct mode: validates the items as outbox rows are validated, then journals them per
+   * destination queue (order kept inside each queue, as the relay publishes) with `em`; the
+   * hand-overs run after the outermost commit, in the order added.
+   */
+  private async journal(
+    em: EntityManager,
+    qr: QueryRunner,
+    list: readonly OutboxItem[],
+    publishIn: NonNullable<CommandBus['publishInTransaction']>,
+    addIn: NonNullable<JobQueue['addInTransaction']>,
+  ): Promise<void> {
+    for (const item of list) validate(item);
+    const messages = new Map<string, CommandMessage[]>();
+    const jobs = new Map<string, NewJob[]>();
+    for (const item of list) {
+      if (item.destination === 'bus') messages.set(item.queue, [...(messages.get(item.queue) ?? []), item.message]);
+      else jobs.set(item.queue, [...(jobs.get(item.queue) ?? []), item.job]);
+    }
+    const handOvers: AfterCommit[] = [];
+    for (const [queue, group] of messages) handOvers.push(await publishIn(em, queue, group));
+    for (const [queue, group] of jobs) handOvers.push(await addIn(em, queue, group));
+    this.attach(em.connection);
+    const queued = this.handOvers.get(qr);
+    if (queued) queued.push(...handOvers);
+    else this.handOvers.set(qr, handOvers);
   }
 
   /** Subscribes to "outbox rows were committed"; returns the unsubscribe function. */
@@ -73,11 +129,23 @@ export class OutboxWriter {
       // commit makes rows visible, and only the outermost rollback discards all of them.
       afterTransactionCommit: (event: TransactionCommitEvent) => {
         if (event.queryRunner.isTransactionActive) return;
+        const handOvers = this.handOvers.get(event.queryRunner);
+        if (handOvers) {
+          this.handOvers.delete(event.queryRunner);
+          for (const handOver of handOvers) {
+            try {
+              handOver();
+            } catch {
+              // the adapter is closing: the items stay journaled and are delivered at the next start
+            }
+          }
+        }
         if (this.pending.delete(event.queryRunner)) this.emit();
       },
       afterTransactionRollback: (event: TransactionRollbackEvent) => {
         if (event.queryRunner.isTransactionActive) return;
         this.pending.delete(event.queryRunner);
+        this.handOvers.delete(event.queryRunner);
       },
     };
     dataSource.subscribers.push(subscriber);
@@ -92,6 +160,19 @@ export class OutboxWriter {
       }
     }
   }
+}
+
+/** What `toRow` checks, without building the row (direct mode; the adapters check the rest). */
+function validate(item: OutboxItem): void {
+  if (item === null || typeof item !== 'object') throw new InvalidInputError('an outbox item must be an object');
+  assertQueueName(item.queue);
+  const partitionKey = item.partitionKey ?? null;
+  if (partitionKey !== null && (typeof partitionKey !== 'string' || partitionKey.length === 0 || partitionKey.length > 255)) {
+    throw new InvalidInputError('an outbox partition key must be a string of 1 to 255 characters');
+  }
+  if (item.destination === 'bus') encodeCommand(item.message);
+  else if (item.destination === 'jobs') normalizeJob(item.queue, item.job);
+  else throw new InvalidInputError(`outbox destination must be bus or jobs, got ${String((item as { destination: unknown }).destination)}`);
 }
 
 function toRow(item: OutboxItem): {

@@ -102,11 +102,28 @@ export const toActionExecution = (r: Row): ActionExecution => ({
 
 /** Inserts a new execution row (the API's create, or a sub-workflow start). Returns false if the id exists. */
 export async function insertExecution(db: SqlRunner, ex: WorkflowExecution, extras: ExecutionExtras = {}): Promise<boolean> {
+  return (await insertExecutionRow(db, ex, extras, '"id"')) !== null;
+}
+
+/** The columns of an execution's list view (no spec, context or variables): what POST /v2/executions answers with. */
+const EXECUTION_VIEW_COLUMNS = `"id", "workflow_id", "workflow_name", "workflow_namespace", "description", "tags", "params",
+  "task_execution_id", "root_execution_id", "state", "state_info", "input", "output", "created_at", "updated_at", "project_id"`;
+
+/**
+ * `insertExecution` that returns the stored row's view columns (as the database holds them: jsonb
+ * key order, timestamp precision), or null if the id exists — the API's answer without reading the
+ * row back.
+ */
+export function insertExecutionReturning(db: SqlRunner, ex: WorkflowExecution, extras: ExecutionExtras = {}): Promise<Row | null> {
+  return insertExecutionRow(db, ex, extras, EXECUTION_VIEW_COLUMNS);
+}
+
+async function insertExecutionRow(db: SqlRunner, ex: WorkflowExecution, extras: ExecutionExtras, returning: string): Promise<Row | null> {
   const rows: Row[] = await db.query(
     `INSERT INTO "workflow_executions" (${EXECUTION_COLUMNS})
      VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10::jsonb, $11::jsonb, $12::jsonb, $13::jsonb, $14::jsonb, $15::jsonb,
              $16::jsonb, $17, $18, $19, $20, $21::timestamptz, $22::timestamptz)
-     ON CONFLICT ("id") DO NOTHING RETURNING "id"`,
+     ON CONFLICT ("id") DO NOTHING RETURNING ${returning}`,
     [
       ex.id,
       ex.workflowId,
@@ -132,7 +149,8 @@ export async function insertExecution(db: SqlRunner, ex: WorkflowExecution, extr
       iso(ex.updatedAt),
     ],
   );
-  if (rows.length === 0) return false;
+  const row = rows[0];
+  if (!row) return null;
   const created: HistoryEvent = {
     subject: 'execution',
     executionId: ex.id,
@@ -145,7 +163,7 @@ export async function insertExecution(db: SqlRunner, ex: WorkflowExecution, extr
     details: {},
   };
   await appendExecutionEvents(db, ex, [created], ex.createdAt);
-  return true;
+  return row;
 }
 
 /**

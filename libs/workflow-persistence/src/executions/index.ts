@@ -16,6 +16,7 @@ export {
   toTaskExecution,
   toActionExecution,
   insertExecution,
+  insertExecutionReturning,
   lockSnapshot,
   readSnapshot,
   lockSnapshots,
