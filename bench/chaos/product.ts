@@ -41,6 +41,8 @@ export interface ProcessSlot {
   starts: number;
   /** The last 16 KiB the process wrote (stdout and stderr), for a failure report. */
   tail: string;
+  /** Every chunk the process writes (stdout and stderr), for a caller reading its log lines. */
+  readonly onOutput?: (chunk: string) => void;
 }
 
 /**
@@ -54,8 +56,8 @@ export class ProductSupervisor {
 
   constructor(private readonly log: (msg: string) => void, private readonly readyTimeoutMs: number) {}
 
-  add(name: string, app: string, entry: string, readyPorts: number[], env: NodeJS.ProcessEnv): ProcessSlot {
-    const slot: ProcessSlot = { name, app, entry, readyPorts, env, child: null, up: false, starts: 0, tail: '' };
+  add(name: string, app: string, entry: string, readyPorts: number[], env: NodeJS.ProcessEnv, onOutput?: (chunk: string) => void): ProcessSlot {
+    const slot: ProcessSlot = { name, app, entry, readyPorts, env, child: null, up: false, starts: 0, tail: '', onOutput };
     this.slots.push(slot);
     return slot;
   }
@@ -72,6 +74,7 @@ export class ProductSupervisor {
     slot.child = child;
     const keep = (d: Buffer) => {
       slot.tail = (slot.tail + d.toString()).slice(-16_384);
+      slot.onOutput?.(d.toString());
     };
     child.stdout?.on('data', keep);
     child.stderr?.on('data', keep);

@@ -216,7 +216,7 @@ consistency_group = true
 volume_revert = true
 
 [mistral_api]
-service_api_supported = false
+service_api_supported = true
 CONF
 }
 

@@ -4,6 +4,7 @@ import {
   type WorkflowExecution,
   executionPublishedGlobal,
   formatTimestamp,
+  publicRuntimeContext,
   pyJsonDumps,
 } from '@osc/workflow-domain';
 import { toActionExecution, toTaskExecution, toWorkflowExecution } from '@osc/workflow-persistence';
@@ -62,8 +63,6 @@ export const EXECUTION_LIST: RunListSpec = {
 };
 
 /** Public keys of a task's runtime context (engine bookkeeping stays internal). */
-const PUBLIC_RUNTIME_KEYS = ['triggered_by', 'retry_task_policy', 'with_items'];
-
 export const TASK_FIELDS = [
   'id',
   'name',
@@ -217,7 +216,7 @@ export function executionView(row: Row, opts: { detail: boolean; includeOutput: 
 /** A task on the wire; `detail` adds `result` and `published_global` (GET of one task). */
 export function taskView(row: Row, opts: { detail: boolean }): Row {
   const t: TaskExecution = toTaskExecution(row);
-  const runtime = Object.fromEntries(Object.entries(t.runtimeContext).filter(([k]) => PUBLIC_RUNTIME_KEYS.includes(k)));
+  const runtime = publicRuntimeContext(t.runtimeContext);
   const view: Row = {
     id: t.id,
     name: t.name,

@@ -14,6 +14,7 @@ import { inSpan, productMetrics } from '@osc/telemetry';
 import { type ActionSpec, executorLostMessage } from '@osc/workflow-domain';
 import { completeStandaloneAction, findAdHocActionSpec, findRunnableDynamicAction } from '@osc/workflow-persistence';
 import { ActionClaims } from './action-claims';
+import { retryConnectionRefusals } from './connection-refusals';
 import { ResultReports } from './result-reports';
 import { RunSlots } from './run-slots';
 
@@ -83,7 +84,9 @@ export class ActionExecutor {
   private async runClaimed(data: ActionRunJob): Promise<void> {
     // Claim the run: at most one executor starts an action. A claim found already taken means a
     // previous run may have started and died (DSL-6.10): rerun only when the task is safe-rerun.
-    const claim = await this.claims.claim(data.actionExecutionId, data.safeRerun && !data.standalone ? data : undefined);
+    // A claim the database refused a connection for never ran: try it again for a few seconds rather
+    // than fail the action for good ("too many clients" under load, a database restarting).
+    const claim = await retryConnectionRefusals(() => this.claims.claim(data.actionExecutionId, data.safeRerun && !data.standalone ? data : undefined));
     if (!claim) return; // already completed or superseded
     if (claim.prev !== null && !data.safeRerun) {
       const lost = executorLostMessage(claim.prevExecutorId ?? null, claim.prevHeartbeat ?? null);

@@ -5,7 +5,7 @@ import {
   CreateExecutionEvents1764600000000,
   SlimExecutionEvents1765300000001,
 } from './execution-events';
-import { IndexCompletedRootExecutions1764500000000 } from './expiration';
+import { IndexCompletedRootExecutions1764500000000, IndexUnfinishedByRoot1765400000000 } from './expiration';
 import { AddExecutorHeartbeats1764900000000, AllowApiServiceInstances1765100000000 } from '../reconciliation/reconciliation.migration';
 
 /**
@@ -281,4 +281,5 @@ export const executionMigrations = [
   AddExecutionStreamPositions1765300000000,
   SlimExecutionEvents1765300000001,
   AppendExecutionEventsFunction1765300000002,
+  IndexUnfinishedByRoot1765400000000,
 ] as const;

@@ -25,7 +25,7 @@ export {
   loadTaskItems,
   findExecutionIdOfTask,
 } from './execution-store';
-export { type ExpirationSettings, EXPIRABLE_STATES, expireExecutionsBatch } from './expiration';
+export { type ExpirationBatch, type ExpirationCutoff, type ExpirationSettings, EXPIRABLE_STATES, expireExecutionsBatch } from './expiration';
 export {
   EXECUTION_EVENTS_CHANNEL,
   type ExecutionEventSignal,
