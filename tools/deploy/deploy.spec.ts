@@ -555,7 +555,7 @@ describe('docker/Dockerfile', () => {
       'tmp/x',
       '.git/HEAD',
       'tempest.log',
-      'apps/volume-api-e2e/test/backups.spec.ts',
+      'apps/volume-api-e2e/test/backups.int-spec.ts',
       'apps/volume-api/src/x.spec.ts',
       'libs/persistence/src/x.int-spec.ts',
     ])
