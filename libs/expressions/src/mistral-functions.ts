@@ -7,7 +7,7 @@ import { def, STDLIB } from './yaql/stdlib';
 import './yaql/datetime';
 import type { FnSlot, Invocation } from './yaql/runtime';
 import { MISSING } from './yaql/runtime';
-import { floatRepr, fromHost, intRepr, PyDate, isDict, isFloat, isNumber, LazySeq, num, PyFloat, PySet, toArray, truthy } from './values';
+import { floatRepr, fromHost, intRepr, PyDate, isDict, isFloat, isNumber, LazySeq, num, PyFloat, PySet, pyTypeName, toArray, truthy, yaqlTypeName } from './values';
 
 /**
  * Mistral's expression functions (the `mistral.expression.functions` entry points): env, execution,
@@ -22,12 +22,22 @@ export interface MistralCall {
   language?: 'yaql' | 'jinja';
 }
 
+/** The Python type name of a value in the calling language (yaql holds collections as tuples). */
+const typeNameIn = (c: MistralCall, v: unknown): string => (c.language === 'jinja' ? pyTypeName(v) : yaqlTypeName(v));
+
 const ctxValue = (ctx: unknown, key: string): unknown => (isDict(ctx) && ctx.has(key) ? ctx.get(key) : null);
 
 function need<K extends keyof ExpressionHost>(host: ExpressionHost, name: K, fname: string): NonNullable<ExpressionHost[K]> {
   const f = host[name];
   if (typeof f !== 'function') return fail(`${fname}() is not available in this context`, 'NotImplementedError');
   return f.bind(host) as NonNullable<ExpressionHost[K]>;
+}
+
+/** CPython's TypeError for `value['__env']` when value is not a dict. */
+function subscriptByStrError(v: unknown): string {
+  if (typeof v === 'string') return "string indices must be integers, not 'str'";
+  if (Array.isArray(v)) return 'list indices must be integers or slices, not str';
+  return `'${pyTypeName(v)}' object is not subscriptable`;
 }
 
 const optStr = (v: unknown): string | null => (v === null || v === undefined || v === MISSING ? null : String(v));
@@ -38,7 +48,7 @@ export const mistralFunctions = {
     // Mistral: `context['__env']`. In YAQL the context always holds `__env` (null when the data
     // has none); in Jinja the context is the data, so data without `__env` raises.
     if (c.language === 'jinja') {
-      if (!isDict(c.ctx)) return fail(c.ctx === null ? "'NoneType' object is not subscriptable" : 'list indices must be integers or slices, not str', 'TypeError');
+      if (!isDict(c.ctx)) return fail(subscriptByStrError(c.ctx), 'TypeError');
       if (!c.ctx.has('__env')) return fail("'__env'", 'KeyError');
     }
     return ctxValue(c.ctx, '__env');
@@ -85,15 +95,16 @@ export const mistralFunctions = {
   json_dump(_c: MistralCall, data: unknown): unknown {
     return pyJsonDumps(data, 4);
   },
-  json_parse(_c: MistralCall, data: unknown): unknown {
-    if (typeof data !== 'string') return fail('the JSON object must be str', 'TypeError');
+  json_parse(c: MistralCall, data: unknown): unknown {
+    if (typeof data !== 'string') return fail(`the JSON object must be str, bytes or bytearray, not ${typeNameIn(c, data)}`, 'TypeError');
     return parsePyJson(data);
   },
   yaml_dump(_c: MistralCall, data: unknown): unknown {
     return pyYamlDump(data);
   },
-  yaml_parse(_c: MistralCall, data: unknown): unknown {
-    if (typeof data !== 'string') return fail('yaml_parse expects a string', 'TypeError');
+  yaml_parse(c: MistralCall, data: unknown): unknown {
+    // PyYAML takes anything else for a stream and reads it
+    if (typeof data !== 'string') return fail(`'${typeNameIn(c, data)}' object has no attribute 'read'`, 'AttributeError');
     try {
       return fromHost(parseYamlSafely(data));
     } catch (e) {

@@ -153,7 +153,7 @@ export function markPyList<T extends unknown[]>(a: T): T {
   Object.defineProperty(a, PYLIST, { value: true, enumerable: false });
   return a;
 }
-const isPyList = (v: unknown): boolean => Array.isArray(v) && (v as unknown as Record<symbol, unknown>)[PYLIST] === true;
+export const isPyList = (v: unknown): boolean => Array.isArray(v) && (v as unknown as Record<symbol, unknown>)[PYLIST] === true;
 export const isTuple = (v: unknown): boolean => Array.isArray(v) && (v as unknown as Record<symbol, unknown>)[TUPLE] === true;
 
 /** Upper bound on how many items a lazy sequence may yield before we give up (yaql limitIterators). */
@@ -278,10 +278,20 @@ export function pyTypeName(v: unknown): string {
 }
 
 /**
- * Python ordering (`<`): numbers with numbers, strings with strings, sequences lexicographically.
- * `nullLowest` mirrors yaql, where null compares lower than anything; Python itself raises.
+ * Python's type name of a value as yaql holds it: collections from the data and built by yaql are
+ * tuples (convert_input_data), except the few functions that return lists.
  */
-export function pyCompare(a: unknown, b: unknown, nullLowest = false): number {
+export function yaqlTypeName(v: unknown): string {
+  if (Array.isArray(v) && !isPyList(v)) return isIter(v) && !isView(v) ? 'generator' : 'tuple';
+  return pyTypeName(v);
+}
+
+/**
+ * Python ordering (`<`): numbers with numbers, strings with strings, sequences lexicographically.
+ * `nullLowest` mirrors yaql, where null compares lower than anything; Python itself raises. `op` is
+ * the operator Python applied, as its TypeError names it (`max()` compares with `>`).
+ */
+export function pyCompare(a: unknown, b: unknown, nullLowest = false, op = '<'): number {
   const an = numericOf(a);
   const bn = numericOf(b);
   if (an !== undefined && bn !== undefined) return an < bn ? -1 : an > bn ? 1 : 0;
@@ -289,7 +299,7 @@ export function pyCompare(a: unknown, b: unknown, nullLowest = false): number {
   if (Array.isArray(a) && Array.isArray(b)) {
     const n = Math.min(a.length, b.length);
     for (let i = 0; i < n; i++) {
-      if (!pyEquals(a[i], b[i])) return pyCompare(a[i], b[i], nullLowest);
+      if (!pyEquals(a[i], b[i])) return pyCompare(a[i], b[i], nullLowest, op);
     }
     return a.length - b.length;
   }
@@ -300,7 +310,7 @@ export function pyCompare(a: unknown, b: unknown, nullLowest = false): number {
     return a === null ? -1 : 1;
   }
   return fail(
-    `'<' not supported between instances of '${pyTypeName(a)}' and '${pyTypeName(b)}'`,
+    `'${op}' not supported between instances of '${pyTypeName(a)}' and '${pyTypeName(b)}'`,
     'TypeError',
   );
 }

@@ -567,11 +567,12 @@ function selectOrReject(env: Evaluator, value: unknown, args: unknown[], kwargs:
 }
 function selectOrRejectNow(env: Evaluator, value: unknown, args: unknown[], kwargs: Map<string, unknown>, select: boolean, byAttr: boolean): unknown[] {
   if (!truth(value)) return [];
+  // prepare_select_or_reject runs before the value is iterated
+  if (byAttr && args.length < 1) fail('Missing parameter for attribute name', 'FilterArgumentError');
   const items = iterable(value);
   let get = (x: unknown) => x;
   let rest = args;
   if (byAttr) {
-    if (args.length < 1) fail('Missing parameter for attribute name', 'FilterArgumentError');
     get = attrGetter(env, args[0]);
     rest = args.slice(1);
   }
@@ -610,7 +611,8 @@ export const FILTERS: Record<string, Filter> = {
   },
   dictsort: (_e, v, a, k) => {
     use(v);
-    if (!isDict(v)) typeErr('You can only sort by either "key" or "value"');
+    // do_dictsort calls value.items() first
+    if (!isDict(v)) fail(`'${pyName(v)}' object has no attribute 'items'`, 'AttributeError');
     const cs = truthy(kwOr(a, k, 0, 'case_sensitive', false));
     const by = String(kwOr(a, k, 1, 'by', 'key'));
     const rev = truthy(kwOr(a, k, 2, 'reverse', false));
@@ -625,6 +627,9 @@ export const FILTERS: Record<string, Filter> = {
   },
   last: (_e, v) => {
     if (v instanceof LazySeq) typeErr("'generator' object is not reversible");
+    // do_last is next(reversed(value)): only sequences and dicts are reversible
+    use(v);
+    if (!(typeof v === 'string' || Array.isArray(v) || isDict(v))) typeErr(`'${pyName(v)}' object is not reversible`);
     const items = iterable(v);
     return items.length > 0 ? items[items.length - 1] : new JUndefined('No last item, sequence was empty.');
   },
@@ -669,11 +674,19 @@ export const FILTERS: Record<string, Filter> = {
   reject: (e, v, a, k) => selectOrReject(e, v, a, k, false, false),
   selectattr: (e, v, a, k) => selectOrReject(e, v, a, k, true, true),
   rejectattr: (e, v, a, k) => selectOrReject(e, v, a, k, false, true),
-  replace: (_e, v, a) => STR_METHODS.replace!(jinjaStr(v), a.slice(0, 2).concat(a.length > 2 && a[2] !== null ? [a[2]] : []), new Map()),
+  replace: (_e, v, a, k) => {
+    const missing = ['old', 'new'].filter((n, i) => a.length <= i && !k.has(n));
+    if (missing.length > 0) {
+      typeErr(`do_replace() missing ${missing.length} required positional argument${missing.length > 1 ? 's' : ''}: ${missing.map((n) => `'${n}'`).join(' and ')}`);
+    }
+    return STR_METHODS.replace!(jinjaStr(v), a.slice(0, 2).concat(a.length > 2 && a[2] !== null ? [a[2]] : []), new Map());
+  },
   reverse: (_e, v) => {
     use(v);
     if (typeof v === 'string') return Array.from(v).reverse().join('');
     if (Array.isArray(v)) return lazy(() => [...v].reverse(), 'list_reverseiterator object');
+    // do_reverse: reversed(value), else list(value) reversed, else a FilterArgumentError
+    if (!(isDict(v) || v instanceof PySet || v instanceof LazySeq)) fail('argument must be iterable', 'FilterArgumentError');
     return [...iterable(v)].reverse();
   },
   round: (_e, v, a, k) => {
@@ -819,6 +832,8 @@ export const FILTERS: Record<string, Filter> = {
     const items = isDict(v)
       ? [...v.entries()]
       : (v as unknown[]).map((p) => {
+          // `for k, v in value`: a non-iterable item cannot be unpacked
+          if (!(typeof p === 'string' || Array.isArray(p) || isDict(p) || p instanceof PySet || p instanceof LazySeq)) typeErr(`cannot unpack non-iterable ${pyName(p)} object`);
           const pair = iterable(p);
           if (pair.length !== 2) fail(pair.length > 2 ? 'too many values to unpack (expected 2)' : `not enough values to unpack (expected 2, got ${pair.length})`, 'ValueError');
           return pair as [unknown, unknown];
@@ -948,6 +963,8 @@ function sliceNow(v: unknown, a: unknown[], k: Map<string, unknown>): unknown[] 
 
 function mapFilter(e: Evaluator, v: unknown, a: unknown[], k: Map<string, unknown>): unknown[] {
   if (!truth(v)) return [];
+  // prepare_map runs before the value is iterated
+  if (!k.has('attribute') && a.length === 0) fail('map requires a filter argument', 'FilterArgumentError');
   const items = iterable(v);
   if (k.has('attribute')) {
     const get = attrGetter(e, k.get('attribute'));
@@ -969,7 +986,8 @@ function minMax(e: Evaluator, v: unknown, a: unknown[], k: Map<string, unknown>,
   if (items.length === 0) return new JUndefined(`No aggregated item, sequence was empty.`);
   let best = items[0];
   for (const x of items.slice(1)) {
-    if (sign * pyCompare(sortKey(get(x), cs), sortKey(get(best), cs)) > 0) best = x;
+    // Python's max() asks `item > best`, min() `item < best`
+    if (sign * pyCompare(sortKey(get(x), cs), sortKey(get(best), cs), false, sign === 1 ? '>' : '<') > 0) best = x;
   }
   return best;
 }

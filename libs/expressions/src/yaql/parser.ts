@@ -214,7 +214,7 @@ class Parser {
   }
 
   parseAll(): Node {
-    if (this.peek().t === 'eof') throw new SyntaxFailure('Parse error: empty expression');
+    if (this.peek().t === 'eof') throw new SyntaxFailure('Parse error: unexpected end of statement');
     const n = this.expr(0);
     if (this.peek().t !== 'eof') this.error(this.peek());
     return n;

@@ -45,6 +45,8 @@ export interface Invocation {
   scope: Scope;
   /** Named arguments not bound to parameters (for `**kwargs` functions). */
   kwargs: Map<string, unknown>;
+  /** The receiver of a method call; absent for a function call. */
+  receiver?: unknown;
 }
 
 export interface Param {
@@ -55,6 +57,8 @@ export interface Param {
 }
 
 export interface FnDef {
+  /** Every name the definition is registered under (aliases such as filter/where share one). */
+  names?: string[];
   params: Param[];
   kwargs: boolean;
   impl: (args: unknown[], inv: Invocation) => unknown;
@@ -178,7 +182,7 @@ function invoke(name: string, def: FnDef, scope: Scope, args: CArg[], receiver: 
     if (!def.kwargs) fail(`No function "${name}" matches supplied arguments`, 'NoMatchingFunctionException');
     kwargs.set(k, c(scope));
   }
-  return def.impl(out, { scope, kwargs });
+  return def.impl(out, receiver === MISSING ? { scope, kwargs } : { scope, kwargs, receiver });
 }
 
 function callFunction(name: string, scope: Scope, args: CArg[]): unknown {
@@ -206,13 +210,14 @@ function callMethod(name: string, scope: Scope, receiver: unknown, args: CArg[])
   const def = slot?.method;
   if (!def) {
     if (slot?.fn) return fail(`No method "${name}" for receiver ${pyRepr(receiver, true)} matches supplied arguments`, 'NoMatchingMethodException');
-    return fail(`Unknown function "${name}"`, 'NoFunctionRegisteredException');
+    // user functions (def) are functions only: as a method they are unknown too
+    return fail(`Unknown method "${name}" for receiver ${typeof receiver === 'string' ? receiver : pyRepr(receiver, true)}`, 'NoMethodRegisteredException');
   }
   try {
     return invoke(name, def, scope, args, receiver);
   } catch (e) {
     // the method's own refusal reads as yaql's for a method call
-    if (e instanceof EvalFailure && e.pyType === 'NoMatchingFunctionException' && e.message === `No function "${name}" matches supplied arguments`) {
+    if (e instanceof EvalFailure && e.pyType === 'NoMatchingFunctionException' && [name, ...(def.names ?? [])].some((n) => e.message === `No function "${n}" matches supplied arguments`)) {
       fail(`No method "${name}" for receiver ${typeof receiver === 'string' ? receiver : pyRepr(receiver, true)} matches supplied arguments`, 'NoMatchingMethodException');
     }
     throw e;

@@ -29,6 +29,7 @@ import {
   pyStr,
   PyTimespan,
   pyTypeName,
+  yaqlTypeName,
   toArray,
   truthy,
   type PyFloat,
@@ -46,7 +47,7 @@ type Impl = (args: any[], inv: Invocation) => unknown;
 
 export function def(functions: Map<string, FnSlot>, names: string | string[], kind: 'F' | 'M' | 'MF', sig: string, impl: Impl): void {
   const { params, kwargs } = parseParams(sig);
-  const fn: FnDef = { params, kwargs, impl };
+  const fn: FnDef = { names: Array.isArray(names) ? names : [names], params, kwargs, impl };
   for (const name of Array.isArray(names) ? names : [names]) {
     const slot = functions.get(name) ?? {};
     if (kind.includes('F')) slot.fn = fn;
@@ -372,7 +373,8 @@ reg('with', 'F', '*args', (args, inv) => {
 });
 reg('unpack', 'M', 'sequence, *args', ([seq, ...names], inv) => {
   const items = needIter(seq, 'unpack');
-  if (names.length > 0 && names.length !== items.length) fail(`Cannot unpack ${items.length} elements into ${names.length}`, 'ValueError');
+  // yaql reads at most one element more than there are names, and reports how many it read
+  if (names.length > 0 && names.length !== items.length) fail(`Cannot unpack ${Math.min(items.length, names.length + 1)} elements into ${names.length}`, 'ValueError');
   const s = inv.scope.child();
   items.forEach((v, i) => s.vars.set(names.length > 0 ? String(names[i]) : String(i + 1), v));
   return new LetFrame(s);
@@ -446,7 +448,7 @@ reg('int', 'F', 'value', ([v]) => {
     if (/^[+-]?\d+$/.test(t)) return parseInt(t, 10);
     return fail(`invalid literal for int() with base 10: ${pyRepr(v)}`, 'ValueError');
   }
-  return fail(`int() argument must be a string, a bytes-like object or a real number, not '${pyTypeName(v)}'`, 'TypeError');
+  return fail(`int() argument must be a string, a bytes-like object or a real number, not '${yaqlTypeName(v)}'`, 'TypeError');
 });
 reg('float', 'F', 'value', ([v]) => {
   if (v === null) return mkFloat(0);
@@ -459,7 +461,7 @@ reg('float', 'F', 'value', ([v]) => {
     if (/^[+-]?nan$/.test(t)) return NaN;
     return fail(`could not convert string to float: ${pyRepr(v)}`, 'ValueError');
   }
-  return fail(`float() argument must be a string or a real number, not '${pyTypeName(v)}'`, 'TypeError');
+  return fail(`float() argument must be a string or a real number, not '${yaqlTypeName(v)}'`, 'TypeError');
 });
 reg('bool', 'F', 'value', ([v]) => truthy(v));
 reg('isString', 'F', 'arg', ([v]) => typeof v === 'string');
@@ -507,6 +509,8 @@ reg('sign', 'F', 'num', ([x]) => {
   return n > 0 ? 1 : n < 0 ? -1 : 0;
 });
 reg('hex', 'F', 'num', ([x]) => {
+  // yaql takes any number and leaves the refusal of floats to Python's hex()
+  if (isFloat(x) && typeof x !== 'boolean') fail("'float' object cannot be interpreted as an integer", 'TypeError');
   const n = needInt(x, 'hex');
   return n < 0 ? `-0x${(-n).toString(16)}` : `0x${n.toString(16)}`;
 });
@@ -523,7 +527,7 @@ reg('shiftBitsRight', 'F', 'value, bitsNumber', ([a, b]) => Math.floor(needInt(a
 
 function maxMin(sign: 1 | -1, name: string) {
   reg(name, 'F', 'a, b', ([a, b]) => {
-    const c = comparable(a, b, '<');
+    const c = comparable(a, b, '>');
     return sign * c >= 0 ? a : b;
   });
   reg(name, 'M', 'collection, initial?, func?:λ', ([coll, initial, func]) => {
@@ -531,14 +535,15 @@ function maxMin(sign: 1 | -1, name: string) {
     let bestKey: unknown = MISSING;
     for (const x of needIter(coll, name)) {
       const k = given(func) ? (func as Lambda)(x) : x;
-      if (best === MISSING || sign * comparable(k, bestKey, '<') > 0) {
+      if (best === MISSING || sign * comparable(k, bestKey, '>') > 0) {
         best = x;
         bestKey = k;
       }
     }
     if (best === MISSING) {
       if (given(initial)) return initial;
-      fail(`${name}() arg is an empty sequence`, 'ValueError');
+      // yaql folds with functools.reduce
+      fail('reduce() of empty iterable with no initial value', 'TypeError');
     }
     return best;
   });
@@ -597,17 +602,17 @@ reg('first', 'M', 'collection, default?', ([c, d]) => {
   if (!isSeq(c)) noMatch('first');
   for (const x of iterate(c)) return x;
   if (given(d)) return d;
-  return fail('Collection is empty', 'StopIteration');
+  return fail('', 'StopIteration');
 });
 reg('last', 'M', 'collection, default?', ([c, d]) => {
   const a = needIter(c, 'last');
   if (a.length > 0) return a[a.length - 1];
   if (given(d)) return d;
-  return fail('Collection is empty', 'StopIteration');
+  return fail('', 'StopIteration');
 });
 reg('single', 'M', 'collection', ([c]) => {
   const a = needIter(c, 'single');
-  if (a.length !== 1) fail(a.length === 0 ? 'Collection is empty' : 'Collection contains more than one item', 'StopIteration');
+  if (a.length !== 1) fail(a.length === 0 ? '' : 'Collection contains more than one item', 'StopIteration');
   return a[0];
 });
 /** yaql's skip/take are itertools.islice, which refuses negative counts (message as CPython's). */
@@ -622,7 +627,8 @@ reg('skip', 'M', 'collection, count', ([c, n]) => {
 reg(['take', 'limit'], 'M', 'collection, count', ([c, n]) => {
   if (!isSeq(c)) noMatch('take');
   const k = needInt(n, 'take');
-  if (k < 0) fail(ISLICE_STOP, 'ValueError');
+  // CPython's islice reports a stop of -1 as not an index, and one below that as out of range
+  if (k < 0) fail(k === -1 ? ISLICE_STOP : ISLICE_START, 'ValueError');
   const out: unknown[] = [];
   if (k === 0) return out;
   for (const x of iterate(c)) {
@@ -858,7 +864,7 @@ reg('slice', 'M', 'collection, length', ([c, n]) => {
   const a = needIter(c, 'slice');
   const k = needInt(n, 'slice');
   // itertools.islice(collection, length) until it yields nothing: 0 gives no slices at all
-  if (k < 0) fail('Stop argument for islice() must be None or an integer: 0 <= x <= sys.maxsize.', 'ValueError');
+  if (k < 0) fail(k === -1 ? ISLICE_STOP : ISLICE_START, 'ValueError');
   const out: unknown[][] = [];
   if (k === 0) return out;
   for (let i = 0; i < a.length; i += k) out.push(a.slice(i, i + k));
@@ -892,13 +898,14 @@ reg('sliceWhere', 'M', 'collection, predicate:λ', ([c, p]) => {
   }
   return out;
 });
-reg('isEmpty', 'MF', 'value, trim?, chars?', ([v, ts, ch]) => {
+reg('isEmpty', 'MF', 'value, trim?, chars?', ([v, ts, ch], inv) => {
   if (given(ts) && typeof ts !== 'boolean') noMatch('isEmpty');
   if (v === null) return true;
   if (typeof v === 'string') {
     const trimmed = ts === false ? v : pyStrip(v, given(ch) ? (ch as string | null) : null, 'both');
     return trimmed.length === 0;
   }
+  if (!('receiver' in inv)) return noMatch('isEmpty');
   return fail(`No method "isEmpty" for receiver ${yaqlStr(v)} matches supplied arguments`, 'NoMatchingMethodException');
 });
 
