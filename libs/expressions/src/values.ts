@@ -277,12 +277,22 @@ export function pyTypeName(v: unknown): string {
   return 'object';
 }
 
+const PLAIN_DICT = Symbol('plain-dict');
+/** Marks a dict yaql hands out as a plain Python dict (a regex match record), not a FrozenDict. */
+export function markPlainDict<T extends Map<unknown, unknown>>(d: T): T {
+  Object.defineProperty(d, PLAIN_DICT, { value: true, enumerable: false });
+  return d;
+}
+
 /**
  * Python's type name of a value as yaql holds it: collections from the data and built by yaql are
- * tuples (convert_input_data), except the few functions that return lists.
+ * tuples, FrozenDicts and frozensets (convert_input_data), except the few functions that return
+ * lists, and the match records of regex selectors (plain dicts).
  */
 export function yaqlTypeName(v: unknown): string {
   if (Array.isArray(v) && !isPyList(v)) return isIter(v) && !isView(v) ? 'generator' : 'tuple';
+  if (v instanceof Map) return (v as unknown as Record<symbol, unknown>)[PLAIN_DICT] === true ? 'dict' : 'FrozenDict';
+  if (v instanceof PySet) return 'frozenset';
   return pyTypeName(v);
 }
 

@@ -430,3 +430,21 @@ YAQL += [
     "localtz() = localtz()", "now(localtz()).offset = localtz()", "utctz() = timespan()", "sequence(1).take(2)",
     "uuid() = uuid()",
 ]
+
+# Refusal wording as the reference words it (Mistral shows it in state_info): regex selectors see
+# the match groups ($1 the whole match, $2… the groups) and yaql 2.0 unpacks each named group's
+# text into two characters; re.sub's count and the index of a non-string replacement; parse errors
+# at the token after a positional argument that follows a keyword one; islice's two messages;
+# Python type names of yaql's values (tuple, FrozenDict, frozenset, plain match dicts).
+YAQL += [
+    "regex('(l)(o)').replaceBy($.s, $2.value + $3.value)", "regex('(l)(o)').replaceBy($.s, str($4))",
+    "regex('H').replaceBy($.s, $1 + $1)", "regex('(l)(o)').replaceBy($.s, $2)", "regex('l').replaceBy($.s, 'L', 0)",
+    "regex('l').replaceBy($.s, 'L', -1)", "regex('x*').replaceBy('abc', '-')",
+    "regex('(?P<a>\\w)(?P<b>\\wa)').search('xyaz', $b)", "regex('(?P<b>x)?(?P<a>l)').search($.s, $1)",
+    "regex('(?P<ab>\\w\\w)').search($.s, $1)", "regex('(?P<x>Wo)').searchAll($.s, $1.value)",
+    "regex('(?P<b>\\w)?(?P<a>\\w\\w)').search($.s, $1)",
+    "{a => 1, 2}", "dict(a => 1, 2, 3", "let(a => 1, 2, b => 3)", "[1].foo()", "null.foo()", "'x'.foo()",
+    "[1, 2].take(-1)", "[1, 2].take(-2)", "[1, 2].skip(-5)", "[1, 2].slice(-2)",
+    "int([1])", "int({a => 1})", "int(set(1))", "float(dict(a => 1))", "datetime(' ')", "datetime(10000, 1, 1)",
+    "[1, 2].max(null, $.x)", "[{a => 1}, {a => 2}].min()", "max({a => 1}, {a => 2})",
+]

@@ -206,7 +206,7 @@ class Parser {
   }
   private error(tok: Tok): never {
     if (tok.t === 'eof') throw new SyntaxFailure('Parse error: unexpected end of statement', tok.pos);
-    throw new SyntaxFailure(`Parse error: unexpected '${String(tok.v)}' at position ${tok.pos}`, tok.pos);
+    throw new SyntaxFailure(`Parse error: unexpected '${String(tok.v)}' at position ${tok.pos} of expression '${this.src}'`, tok.pos);
   }
   private expectOp(v: string): void {
     const t = this.next();
@@ -279,6 +279,8 @@ class Parser {
       this.next();
       return out;
     }
+    // yaql's grammar refuses a positional argument after a keyword one at the token that follows it
+    let misplaced = false;
     for (;;) {
       const node = this.expr(0);
       const t = this.peek();
@@ -286,10 +288,11 @@ class Parser {
         this.next();
         out.push({ kind: 'named', key: node, value: this.expr(0) });
       } else {
-        if (out.some((a) => a.kind === 'named')) this.error(t.t === 'eof' ? t : this.toks[this.i - 1]!);
+        if (out.some((a) => a.kind === 'named')) misplaced = true;
         out.push({ kind: 'pos', node });
       }
       const sep = this.next();
+      if (misplaced) this.error(sep);
       if (sep.t === 'op' && sep.v === close) return out;
       if (sep.t !== 'op' || sep.v !== ',') this.error(sep);
     }

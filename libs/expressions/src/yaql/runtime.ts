@@ -41,6 +41,11 @@ export class MappingRule {
 export type Compiled = (s: Scope) => unknown;
 export type Lambda = (...args: unknown[]) => unknown;
 
+/** Passed last to a {@link Lambda}: variables it sees by name (`$first`) besides `$`, `$1`, …. */
+export class LambdaVars {
+  constructor(readonly vars: ReadonlyMap<string, unknown>) {}
+}
+
 export interface Invocation {
   scope: Scope;
   /** Named arguments not bound to parameters (for `**kwargs` functions). */
@@ -102,9 +107,12 @@ export function parseParams(sig: string): { params: Param[]; kwargs: boolean } {
 export const MISSING: unique symbol = Symbol('missing');
 
 function makeLambda(c: Compiled, scope: Scope): Lambda {
-  return (...args: unknown[]) => {
+  return (...passed: unknown[]) => {
     if (++scope.rt.steps > MAX_STEPS) fail('Expression evaluation exceeded its step budget', 'LimitExceeded');
     const s = scope.child();
+    const last = passed[passed.length - 1];
+    const args = last instanceof LambdaVars ? passed.slice(0, -1) : passed;
+    if (last instanceof LambdaVars) for (const [k, v] of last.vars) s.vars.set(k, v);
     if (args.length > 0) s.vars.set('', args[0]);
     for (let i = 0; i < args.length; i++) s.vars.set(String(i + 1), args[i]);
     return c(s);

@@ -16,6 +16,7 @@ import {
   iterate,
   LazySeq,
   markIter,
+  markPlainDict,
   markPyList,
   markView,
   mkFloat,
@@ -34,7 +35,7 @@ import {
   truthy,
   type PyFloat,
 } from '../values';
-import { callByName, type FnDef, type FnSlot, type Invocation, type Lambda, LetFrame, MappingRule, MISSING, parseParams } from './runtime';
+import { callByName, type FnDef, type FnSlot, type Invocation, type Lambda, LambdaVars, LetFrame, MappingRule, MISSING, parseParams } from './runtime';
 
 /**
  * The yaql 2.x standard library (the parts Mistral workflows use), registered the way yaql
@@ -530,15 +531,11 @@ function maxMin(sign: 1 | -1, name: string) {
     const c = comparable(a, b, '>');
     return sign * c >= 0 ? a : b;
   });
-  reg(name, 'M', 'collection, initial?, func?:λ', ([coll, initial, func]) => {
+  // yaql: collection.max(initial) folds the collection with the max(a, b) function (no key)
+  reg(name, 'M', 'collection, initial?', ([coll, initial]) => {
     let best: unknown = MISSING;
-    let bestKey: unknown = MISSING;
     for (const x of needIter(coll, name)) {
-      const k = given(func) ? (func as Lambda)(x) : x;
-      if (best === MISSING || sign * comparable(k, bestKey, '>') > 0) {
-        best = x;
-        bestKey = k;
-      }
+      if (best === MISSING || sign * comparable(x, best, '>') > 0) best = x;
     }
     if (best === MISSING) {
       if (given(initial)) return initial;
@@ -1172,30 +1169,33 @@ reg('matches', 'M', 'a, b', ([a, b]) => {
   if (a instanceof YaqlRegex) return a.re.test(needStr(b, 'matches'));
   return regexOf(b, 'matches').test(needStr(a, 'matches'));
 });
-function matchToDict(m: RegExpExecArray, s: string): Map<unknown, unknown> {
-  const res = new Map<unknown, unknown>();
-  const groups: unknown[] = [];
-  for (let i = 0; i < m.length; i++) {
-    const g = m[i];
-    const start = g === undefined ? -1 : i === 0 ? m.index : s.indexOf(g, m.index);
-    groups.push(new Map<unknown, unknown>([['value', g ?? null], ['start', start], ['end', g === undefined ? -1 : start + g.length]]));
-  }
-  res.set('value', m[0]);
-  res.set('start', m.index);
-  res.set('end', m.index + m[0].length);
-  return res;
-}
 /**
  * yaql's _publish_match: the selector sees the whole match as `$` and `$1`, group i as `$<i+1>`,
  * each as {value, start, end} (an unmatched group: value null, start and end -1).
  */
-function publishedMatch(m: RegExpExecArray): Map<unknown, unknown>[] {
-  const recs: Map<unknown, unknown>[] = [];
+function publishedMatch(m: RegExpExecArray): unknown[] {
+  const recs: unknown[] = [];
   for (let i = 0; i < m.length; i++) {
     const span = m.indices?.[i];
-    recs.push(new Map<unknown, unknown>([['value', m[i] ?? null], ['start', span ? span[0] : -1], ['end', span ? span[1] : -1]]));
+    recs.push(markPlainDict(new Map<unknown, unknown>([['value', m[i] ?? null], ['start', span ? span[0] : -1], ['end', span ? span[1] : -1]])));
   }
-  return recs;
+  const named = m.groups ? Object.values(m.groups) : [];
+  if (named.length === 0) return recs;
+  // yaql 2.0 loops `for key, value, in match.groupdict().values()`: each named group's text is
+  // unpacked into two characters, the second taken for a group name (a reference bug, mirrored
+  // because it decides whether the selector runs at all)
+  const vars = new Map<string, unknown>();
+  for (const text of named) {
+    if (text === undefined) fail('cannot unpack non-iterable NoneType object', 'TypeError');
+    const cs = chars(text);
+    if (cs.length > 2) fail('too many values to unpack (expected 2)', 'ValueError');
+    if (cs.length < 2) fail(`not enough values to unpack (expected 2, got ${cs.length})`, 'ValueError');
+    const [key, group] = cs as [string, string];
+    const span = m.indices?.groups?.[group];
+    if (!m.groups || !(group in m.groups)) fail('no such group', 'IndexError');
+    vars.set(key, markPlainDict(new Map<unknown, unknown>([['value', group], ['start', span ? span[0] : -1], ['end', span ? span[1] : -1]])));
+  }
+  return [...recs, new LambdaVars(vars)];
 }
 function searchImpl(re: RegExp, s: string, selector: unknown, all: boolean): unknown {
   const g = new RegExp(re.source, `${re.flags.replace(/[gd]/g, '')}gd`);
@@ -1256,18 +1256,24 @@ reg('replaceBy', 'M', 'string, regexp, repl:λ, count?', ([s0, r0, f, cnt]) => {
   const [s, r] = s0 instanceof YaqlRegex ? [r0, s0] : [s0, r0];
   const str = needStr(s, 'replaceBy');
   const re = regexOf(r, 'replaceBy');
-  const g = new RegExp(re.source, `${re.flags.replace('g', '')}g`);
-  const count = given(cnt) ? needInt(cnt, 'replaceBy') : -1;
+  const g = new RegExp(re.source, `${re.flags.replace(/[gd]/g, '')}gd`);
+  // re.sub's count: 0 replaces every match, a negative count none
+  const count = given(cnt) ? needInt(cnt, 'replaceBy') : 0;
+  // re.sub joins [text before, replacement, text between, replacement, …, rest], leaving out
+  // empty stretches of text: a replacement that is not a string is refused by its index there
+  const pieces: string[] = [];
+  let last = 0;
   let n = 0;
-  return str.replace(g, (...m) => {
-    if (count >= 0 && n >= count) return m[0] as string;
-    n++;
-    const exec = new RegExp(re.source, re.flags.replace('g', '')).exec(m[0] as string)!;
-    exec.index = m[m.length - 2] as number;
-    const out = f(matchToDict(exec, str));
-    if (typeof out !== 'string') fail(`sequence item 1: expected str instance, ${pyTypeName(out)} found`, 'TypeError');
-    return out;
-  });
+  for (let m = g.exec(str); m && (count === 0 || n < count); m = g.exec(str), n++) {
+    if (m.index > last) pieces.push(str.slice(last, m.index));
+    const out = f(...publishedMatch(m));
+    if (typeof out !== 'string') fail(`sequence item ${pieces.length}: expected str instance, ${yaqlTypeName(out)} found`, 'TypeError');
+    pieces.push(out);
+    last = m.index + m[0].length;
+    if (m[0] === '') g.lastIndex++;
+  }
+  pieces.push(str.slice(last));
+  return pieces.join('');
 });
 
 export { dictKey };
