@@ -209,6 +209,8 @@ export function pyJsonDumps(v: unknown, indent: number | null, level = 0, sortKe
     return isFloat(v) ? floatRepr(n) : intRepr(n);
   }
   if (typeof v === 'string') return jsonString(v);
+  // json.dumps knows lists, tuples and dicts (Mistral's serializers also sets), not iterators
+  if (v instanceof LazySeq && v.once) fail(`Object of type ${pyTypeName(v)} is not JSON serializable`, 'TypeError');
   if (Array.isArray(v) || v instanceof PySet || v instanceof LazySeq) {
     const a = toArray(v);
     if (a.length === 0) return '[]';

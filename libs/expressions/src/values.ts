@@ -111,13 +111,26 @@ export function dateTimeStr(d: PyDateTime, sep = ' '): string {
   }${sign}${pad2(oh)}:${pad2(om)}`;
 }
 
-/** A lazily produced (possibly infinite) sequence, e.g. `sequence()`. */
+/**
+ * A lazily produced (possibly infinite) sequence, e.g. `sequence()`. A `once` sequence is a
+ * Python iterator (yaql's `where`, `select`, `take`…): every consumer continues where the last one
+ * stopped, so it yields its items only once and each item is computed only when it is pulled.
+ */
 export class LazySeq {
+  readonly produce: () => Iterator<unknown>;
   constructor(
-    readonly produce: () => Iterator<unknown>,
+    produce: () => Iterator<unknown>,
     /** How Python would name the iterator object (`generator object do_unique`). */
     readonly label = 'generator object',
-  ) {}
+    readonly once = false,
+  ) {
+    if (!once) {
+      this.produce = produce;
+      return;
+    }
+    let it: Iterator<unknown> | undefined;
+    this.produce = () => (it ??= produce());
+  }
 }
 
 export type PyDict = Map<unknown, unknown>;
@@ -154,6 +167,12 @@ export function markPyList<T extends unknown[]>(a: T): T {
   return a;
 }
 export const isPyList = (v: unknown): boolean => Array.isArray(v) && (v as unknown as Record<symbol, unknown>)[PYLIST] === true;
+/** Gives a rebuilt array the markers (tuple, iterator, view, list) of the one it replaces. */
+export function copyMarks<T extends unknown[]>(from: unknown[], to: T): T {
+  const marks = from as unknown as Record<symbol, unknown>;
+  for (const s of [TUPLE, ITER, PYLIST]) if (marks[s] !== undefined) Object.defineProperty(to, s, { value: marks[s], enumerable: false });
+  return to;
+}
 export const isTuple = (v: unknown): boolean => Array.isArray(v) && (v as unknown as Record<symbol, unknown>)[TUPLE] === true;
 
 /** Upper bound on how many items a lazy sequence may yield before we give up (yaql limitIterators). */
@@ -270,7 +289,7 @@ export function pyTypeName(v: unknown): string {
   if (Array.isArray(v)) return 'list';
   if (v instanceof Map) return 'dict';
   if (v instanceof PySet) return 'set';
-  if (v instanceof LazySeq) return 'generator';
+  if (v instanceof LazySeq) return v.once ? v.label.replace(/ object.*$/, '') : 'generator';
   if (v instanceof PyDateTime) return 'datetime';
   if (v instanceof PyTimespan) return 'timedelta';
   if (typeof v === 'function') return 'function';
@@ -494,7 +513,7 @@ export function pyRepr(v: unknown, tuples = false): string {
     const body = `{${v.values().map((x) => pyRepr(x, tuples)).join(', ')}}`;
     return tuples ? `frozenset(${body})` : body;
   }
-  if (v instanceof LazySeq) return pyRepr(toArray(v), tuples);
+  if (v instanceof LazySeq) return v.once ? `<${v.label}>` : pyRepr(toArray(v), tuples);
   if (v instanceof PyDateTime) {
     const f = v.fields();
     const off = v.offsetMicros;

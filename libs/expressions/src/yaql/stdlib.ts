@@ -102,9 +102,14 @@ const reg = (names: string | string[], kind: 'F' | 'M' | 'MF', sig: string, impl
       }
       throw e;
     }
-    return Array.isArray(r) ? markIter(r) : r;
+    if (!Array.isArray(r)) return r;
+    // an ordering (orderBy/thenBy) sorts afresh each time it is iterated; every other query
+    // result is a Python iterator, which yields its items to one consumer only
+    if (RE_ITERABLE_RESULTS.has(first)) return markIter(r);
+    return new LazySeq(() => r[Symbol.iterator](), `generator object ${first}`, true);
   });
 };
+const RE_ITERABLE_RESULTS = new Set(['orderBy', 'orderByDescending', 'thenBy', 'thenByDescending']);
 
 const given = (v: unknown): boolean => v !== MISSING;
 const noMatch = (name: string): never => fail(`No function "${name}" matches supplied arguments`, 'NoMatchingFunctionException');
@@ -123,6 +128,12 @@ const isSeq = (v: unknown): boolean => Array.isArray(v) || v instanceof PySet ||
 const needIter = (v: unknown, fname: string): unknown[] => {
   if (!isSeq(v)) noMatch(fname);
   return toArray(v);
+};
+const needSeq = (c: unknown, fname: string): unknown => (isSeq(c) ? c : noMatch(fname));
+/** Whether some item passes, reading the collection only up to that item. */
+const someItem = (c: unknown, test: (x: unknown) => boolean): boolean => {
+  for (const x of iterate(c)) if (test(x)) return true;
+  return false;
 };
 const needStr = (v: unknown, fname: string): string => (typeof v === 'string' ? v : noMatch(fname));
 const needInt = (v: unknown, fname: string): number => (isInt(v) ? v : noMatch(fname));
@@ -249,7 +260,7 @@ reg('#operator_=', 'F', 'l, r', ([l, r]) => sameRegex(l, r) ?? pyEquals(l, r));
 reg('#operator_!=', 'F', 'l, r', ([l, r]) => !(sameRegex(l, r) ?? pyEquals(l, r)));
 reg('#operator_in', 'F', 'l, r', ([l, r]) => {
   if (typeof l === 'string' && typeof r === 'string') return r.includes(l);
-  if (isSeq(r)) return toArray(r).some((x) => pyEquals(x, l));
+  if (isSeq(r)) return someItem(r, (x) => pyEquals(x, l));
   return noMatch('#operator_in');
 });
 reg('#operator_=~', 'F', 'l, r', ([l, r]) => regexOf(r, '#operator_=~').test(needStr(l, '#operator_=~')));
@@ -569,9 +580,13 @@ reg('range', 'F', 'start, stop?, step?', ([a, b, c]) => {
 reg('sequence', 'F', 'start?, step?', ([a, b]) => {
   const start = given(a) ? needNum(a, 'sequence') : 0;
   const step = given(b) ? needNum(b, 'sequence') : 1;
-  return new LazySeq(function* () {
-    for (let i = start; ; i += step) yield i;
-  });
+  return new LazySeq(
+    function* () {
+      for (let i = start; ; i += step) yield i;
+    },
+    'generator object sequence',
+    true,
+  );
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -580,14 +595,35 @@ reg('sequence', 'F', 'start?, step?', ([a, b]) => {
 const lambdaOr = (f: unknown, dflt: Lambda): Lambda => (given(f) && f !== null ? (f as Lambda) : dflt);
 const id: Lambda = (x) => x;
 
-reg(['where', 'filter'], 'M', 'collection, predicate:λ', ([c, p]) => needIter(c, 'where').filter((x) => truthy(p(x))));
-reg(['select', 'map'], 'M', 'collection, selector:λ', ([c, f]) => needIter(c, 'select').map((x) => f(x)));
-reg('selectMany', 'M', 'collection, selector:λ', ([c, f]) =>
-  needIter(c, 'selectMany').flatMap((x) => {
-    const r = f(x);
-    return isSeq(r) ? toArray(r) : [r];
-  }),
-);
+/**
+ * A Python iterator over a yaql query: single-use, computed item by item as it is pulled, so
+ * `take(1)` or `first()` of a query whose later items fail (or that never ends) succeeds, as in
+ * yaql; a failure is raised when its item is reached.
+ */
+const stream = (label: string, gen: () => Generator<unknown>): LazySeq => new LazySeq(gen, label, true);
+
+reg(['where', 'filter'], 'M', 'collection, predicate:λ', ([c, p]) => {
+  const src = needSeq(c, 'where');
+  return stream('filter object', function* () {
+    for (const x of iterate(src)) if (truthy(p(x))) yield x;
+  });
+});
+reg(['select', 'map'], 'M', 'collection, selector:λ', ([c, f]) => {
+  const src = needSeq(c, 'select');
+  return stream('map object', function* () {
+    for (const x of iterate(src)) yield f(x);
+  });
+});
+reg('selectMany', 'M', 'collection, selector:λ', ([c, f]) => {
+  const src = needSeq(c, 'selectMany');
+  return stream('generator object select_many', function* () {
+    for (const x of iterate(src)) {
+      const r = f(x);
+      if (isSeq(r)) yield* iterate(r);
+      else yield r;
+    }
+  });
+});
 reg('len', 'MF', 'collection', ([c]) => {
   if (typeof c === 'string') return chars(c).length;
   if (isDict(c)) return c.size;
@@ -615,39 +651,49 @@ reg('single', 'M', 'collection', ([c]) => {
 /** yaql's skip/take are itertools.islice, which refuses negative counts (message as CPython's). */
 const ISLICE_START = 'Indices for islice() must be None or an integer: 0 <= x <= sys.maxsize.';
 const ISLICE_STOP = 'Stop argument for islice() must be None or an integer: 0 <= x <= sys.maxsize.';
+// itertools.islice checks its counts at the call and reads its source only as it is pulled
 reg('skip', 'M', 'collection, count', ([c, n]) => {
   const k = needInt(n, 'skip');
-  const items = needIter(c, 'skip');
+  const src = needSeq(c, 'skip');
   if (k < 0) fail(ISLICE_START, 'ValueError');
-  return items.slice(k);
+  return stream('itertools.islice object', function* () {
+    let i = 0;
+    for (const x of iterate(src)) if (i++ >= k) yield x;
+  });
 });
 reg(['take', 'limit'], 'M', 'collection, count', ([c, n]) => {
-  if (!isSeq(c)) noMatch('take');
+  const src = needSeq(c, 'take');
   const k = needInt(n, 'take');
   // CPython's islice reports a stop of -1 as not an index, and one below that as out of range
   if (k < 0) fail(k === -1 ? ISLICE_STOP : ISLICE_START, 'ValueError');
-  const out: unknown[] = [];
-  if (k === 0) return out;
-  for (const x of iterate(c)) {
-    out.push(x);
-    if (out.length >= k) break;
-  }
-  return out;
+  return stream('itertools.islice object', function* () {
+    if (k === 0) return;
+    let i = 0;
+    for (const x of iterate(src)) {
+      yield x;
+      if (++i >= k) return;
+    }
+  });
 });
 reg('skipWhile', 'M', 'collection, predicate:λ', ([c, p]) => {
-  const a = needIter(c, 'skipWhile');
-  let i = 0;
-  while (i < a.length && truthy(p(a[i]))) i++;
-  return a.slice(i);
+  const src = needSeq(c, 'skipWhile');
+  return stream('itertools.dropwhile object', function* () {
+    let skipping = true;
+    for (const x of iterate(src)) {
+      if (skipping && truthy(p(x))) continue;
+      skipping = false;
+      yield x;
+    }
+  });
 });
 reg('takeWhile', 'M', 'collection, predicate:λ', ([c, p]) => {
-  if (!isSeq(c)) noMatch('takeWhile');
-  const out: unknown[] = [];
-  for (const x of iterate(c)) {
-    if (!truthy(p(x))) break;
-    out.push(x);
-  }
-  return out;
+  const src = needSeq(c, 'takeWhile');
+  return stream('itertools.takewhile object', function* () {
+    for (const x of iterate(src)) {
+      if (!truthy(p(x))) return;
+      yield x;
+    }
+  });
 });
 
 /** An ordered result that `thenBy` can refine; it behaves as a list everywhere else. */
@@ -694,13 +740,16 @@ reg('groupBy', 'M', 'collection, keySelector:λ, valueSelector?:λ, aggregator?:
   });
 });
 reg('distinct', 'MF', 'collection, keySelector?:λ', ([c, kf]) => {
-  const seen = new Set<string>();
+  const src = needSeq(c, 'distinct');
   const f = lambdaOr(kf, id);
-  return needIter(c, 'distinct').filter((x) => {
-    const h = hashKey(f(x));
-    if (seen.has(h)) return false;
-    seen.add(h);
-    return true;
+  return stream('generator object distinct', function* () {
+    const seen = new Set<string>();
+    for (const x of iterate(src)) {
+      const h = hashKey(f(x));
+      if (seen.has(h)) continue;
+      seen.add(h);
+      yield x;
+    }
   });
 });
 reg('sum', 'M', 'collection, initial?', ([c, init]) => {
@@ -710,13 +759,19 @@ reg('sum', 'M', 'collection, initial?', ([c, init]) => {
   for (let i = given(init) ? 0 : 1; i < a.length; i++) acc = add(acc, a[i]);
   return acc;
 });
-reg('any', 'MF', 'collection, predicate?:λ', ([c, p]) => needIter(c, 'any').some((x) => !given(p) || truthy((p as Lambda)(x))));
-reg('all', 'MF', 'collection, predicate?:λ', ([c, p]) => needIter(c, 'all').every((x) => truthy(lambdaOr(p, id)(x))));
-reg('contains', 'M', 'collection, value', ([c, v]) => needIter(c, 'contains').some((x) => pyEquals(x, v)));
+// these stop at the first item that decides, leaving the rest of an iterator unread, as Python's
+// any(), all() and `in` do
+reg('any', 'MF', 'collection, predicate?:λ', ([c, p]) => someItem(needSeq(c, 'any'), (x) => !given(p) || truthy((p as Lambda)(x))));
+reg('all', 'MF', 'collection, predicate?:λ', ([c, p]) => !someItem(needSeq(c, 'all'), (x) => !truthy(lambdaOr(p, id)(x))));
+reg('contains', 'M', 'collection, value', ([c, v]) => someItem(needSeq(c, 'contains'), (x) => pyEquals(x, v)));
 reg('indexOf', 'M', 'collection, item, start?, length?', ([c, item, start, length]) => {
   if (typeof c === 'string') return strIndexOf(c, needStr(item, 'indexOf'), start, length, false);
-  const a = needIter(c, 'indexOf');
-  return a.findIndex((x) => pyEquals(x, item));
+  let i = 0;
+  for (const x of iterate(needSeq(c, 'indexOf'))) {
+    if (pyEquals(x, item)) return i;
+    i++;
+  }
+  return -1;
 });
 reg('lastIndexOf', 'M', 'collection, item, start?, length?', ([c, item, start, length]) => {
   if (typeof c === 'string') return strIndexOf(c, needStr(item, 'lastIndexOf'), start, length, true);
@@ -724,7 +779,14 @@ reg('lastIndexOf', 'M', 'collection, item, start?, length?', ([c, item, start, l
   for (let i = a.length - 1; i >= 0; i--) if (pyEquals(a[i], item)) return i;
   return -1;
 });
-reg('indexWhere', 'M', 'collection, predicate:λ', ([c, p]) => needIter(c, 'indexWhere').findIndex((x) => truthy(p(x))));
+reg('indexWhere', 'M', 'collection, predicate:λ', ([c, p]) => {
+  let i = 0;
+  for (const x of iterate(needSeq(c, 'indexWhere'))) {
+    if (truthy(p(x))) return i;
+    i++;
+  }
+  return -1;
+});
 reg('lastIndexWhere', 'M', 'collection, predicate:λ', ([c, p]) => {
   const a = needIter(c, 'lastIndexWhere');
   for (let i = a.length - 1; i >= 0; i--) if (truthy(p(a[i]))) return i;
@@ -732,7 +794,11 @@ reg('lastIndexWhere', 'M', 'collection, predicate:λ', ([c, p]) => {
 });
 reg('enumerate', 'MF', 'collection, start?', ([c, s]) => {
   const start = given(s) ? needInt(s, 'enumerate') : 0;
-  return needIter(c, 'enumerate').map((x, i) => [i + start, x]);
+  const src = needSeq(c, 'enumerate');
+  return stream('generator object enumerate_', function* () {
+    let i = start;
+    for (const x of iterate(src)) yield markPyList([i++, x]);
+  });
 });
 reg('zip', 'M', 'collection, *collections', ([c, ...rest]) => {
   const all = [needIter(c, 'zip'), ...rest.map((r) => needIter(r, 'zip'))];
@@ -812,18 +878,26 @@ reg('defaultIfEmpty', 'M', 'collection, default', ([c, d]) => {
 });
 reg('repeat', 'M', 'value, times?', ([v, t]) => {
   if (!given(t) || t === -1) {
-    return new LazySeq(function* () {
-      for (;;) yield v;
-    });
+    return new LazySeq(
+      function* () {
+        for (;;) yield v;
+      },
+      'itertools.repeat object',
+      true,
+    );
   }
   return Array.from({ length: Math.max(0, needInt(t, 'repeat')) }, () => v);
 });
 reg('cycle', 'M', 'collection', ([c]) => {
   const a = needIter(c, 'cycle');
-  return new LazySeq(function* () {
-    if (a.length === 0) return;
-    for (;;) yield* a;
-  });
+  return new LazySeq(
+    function* () {
+      if (a.length === 0) return;
+      for (;;) yield* a;
+    },
+    'itertools.cycle object',
+    true,
+  );
 });
 reg('memorize', 'M', 'collection', ([c]) => needIter(c, 'memorize'));
 reg(['aggregate', 'reduce'], 'M', 'collection, selector:λ, seed?', ([c, f, seed]) => {
@@ -930,12 +1004,18 @@ setOp('symmetricDifference', (l, r, rs) => {
 
 reg('concat', 'F', '*args', (args) => {
   if (args.every((a) => typeof a === 'string')) return args.join('');
-  return args.flatMap((a) => needIter(a, 'concat'));
+  return chain(args.map((a) => needSeq(a, 'concat')));
 });
 reg('concat', 'M', 'collection, *args', ([c, ...args]) => {
   if (typeof c === 'string' && args.every((a) => typeof a === 'string')) return [c, ...args].join('');
-  return [c, ...args].flatMap((a) => needIter(a, 'concat'));
+  return chain([c, ...args].map((a) => needSeq(a, 'concat')));
 });
+/** itertools.chain: each collection read only when the previous one is exhausted. */
+function chain(sources: unknown[]): LazySeq {
+  return stream('itertools.chain object', function* () {
+    for (const s of sources) yield* iterate(s);
+  });
+}
 
 // ---------------------------------------------------------------------------------------------
 // dictionaries
