@@ -13,6 +13,9 @@ import {
   isIter,
   isTuple,
   isNumber,
+  bigOf,
+  mkInt,
+  PyBigInt,
   LazySeq,
   markTuple,
   mkFloat,
@@ -340,9 +343,47 @@ const isNum = (v: unknown): boolean => isNumber(v) || typeof v === 'boolean';
 const nv = (v: unknown): number => (typeof v === 'boolean' ? (v ? 1 : 0) : num(v as number));
 const flt = (a: unknown, b: unknown): boolean => isFloat(a) || isFloat(b);
 
+/**
+ * Python int arithmetic beyond 2^53: the exact result (a PyBigInt when big) of `+ - * // % **` on
+ * two ints when a side is already big or the double result left JS's exact range; undefined when
+ * the plain number path is exact (or raises: division by zero, negative powers).
+ */
+function exactIntOp(op: string, a: unknown, b: unknown): unknown {
+  const isIntLike = (v: unknown) => isInt(v) || typeof v === 'boolean';
+  if (!isIntLike(a) || !isIntLike(b)) return undefined;
+  const x = nv(a);
+  const y = nv(b);
+  const approx: Record<string, number> = { '+': x + y, '-': x - y, '*': x * y, '//': Math.floor(x / y), '%': x - y * Math.floor(x / y), '**': x ** y };
+  if (!(op in approx)) return undefined;
+  const big = a instanceof PyBigInt || b instanceof PyBigInt;
+  if (!big && Number.isSafeInteger(approx[op])) return undefined;
+  const p = bigOf(a);
+  const q = bigOf(b);
+  if ((op === '//' || op === '%') && q === 0n) return undefined;
+  if (op === '**' && q < 0n) return undefined;
+  const floorDiv = (m: bigint, n: bigint): bigint => (m % n !== 0n && m < 0n !== n < 0n ? m / n - 1n : m / n);
+  switch (op) {
+    case '+':
+      return mkInt(p + q);
+    case '-':
+      return mkInt(p - q);
+    case '*':
+      return mkInt(p * q);
+    case '//':
+      return mkInt(floorDiv(p, q));
+    case '%':
+      return mkInt(p - q * floorDiv(p, q));
+    default:
+      if (y * Math.log10(Math.max(2, Math.abs(x))) > 100_000) fail('Expression result exceeds the integer size quota', 'MemoryQuotaExceededException');
+      return mkInt(p ** q);
+  }
+}
+
 function binop(op: string, a: unknown, b: unknown): unknown {
   use(a);
   use(b);
+  const exact = exactIntOp(op, a, b);
+  if (exact !== undefined) return exact;
   const unsupported = (): never => typeErr(`unsupported operand type(s) for ${op}: '${pyName(a)}' and '${pyName(b)}'`);
   switch (op) {
     case '+':
@@ -398,7 +439,12 @@ function binop(op: string, a: unknown, b: unknown): unknown {
       if (!isNum(a) || !isNum(b)) return unsupported();
       if (!flt(a, b) && nv(b) >= 0) return nv(a) ** nv(b);
       if (nv(a) === 0 && nv(b) < 0) fail('0.0 cannot be raised to a negative power', 'ZeroDivisionError');
-      return mkFloat(pyPow(nv(a), nv(b)));
+      {
+        const p = pyPow(nv(a), nv(b));
+        // C's pow reports ERANGE for a finite result too large for a double
+        if ((p === Infinity || p === -Infinity) && Number.isFinite(nv(a)) && Number.isFinite(nv(b))) fail("(34, 'Numerical result out of range')", 'OverflowError');
+        return mkFloat(p);
+      }
     default:
       return unsupported();
   }
@@ -586,7 +632,7 @@ function selectOrRejectNow(env: Evaluator, value: unknown, args: unknown[], kwar
 }
 
 export const FILTERS: Record<string, Filter> = {
-  abs: (_e, v) => (isFloat(v) ? mkFloat(Math.abs(nv(use(v)))) : isNum(v) ? Math.abs(nv(v)) : typeErr(`bad operand type for abs(): '${pyName(v)}'`)),
+  abs: (_e, v) => (v instanceof PyBigInt ? mkInt(v.value < 0n ? -v.value : v.value) : isFloat(v) ? mkFloat(Math.abs(nv(use(v)))) : isNum(v) ? Math.abs(nv(v)) : typeErr(`bad operand type for abs(): '${pyName(v)}'`)),
   attr: (_e, v, a, k) => {
     // do_attr: getattr() only, never the item (`{'x': 1} | attr('x')` is undefined)
     if (a.length < 1 && !k.has('name')) typeErr("do_attr() missing 1 required positional argument: 'name'");
@@ -643,6 +689,7 @@ export const FILTERS: Record<string, Filter> = {
   int: (_e, v, a, k) => {
     use(v);
     const dflt = kwOr(a, k, 0, 'default', 0);
+    if (v instanceof PyBigInt) return v;
     if (isNum(v)) return Math.trunc(nv(v));
     if (typeof v === 'string') {
       // do_int: int(value, base), then int(float(value)), then the default
@@ -1266,6 +1313,7 @@ export class Evaluator {
         if (n.op === 'not') return !truthy(v);
         if (!isNum(v)) typeErr(`bad operand type for unary ${n.op}: '${pyName(v)}'`);
         if (n.op === '+') return typeof v === 'boolean' ? nv(v) : v;
+        if (v instanceof PyBigInt) return mkInt(-v.value);
         return isFloat(v) ? mkFloat(-nv(v)) : -nv(v) || 0;
       }
       case 'compare': {

@@ -1,5 +1,5 @@
 import { SyntaxFailure } from '../errors';
-import { PyFloat } from '../values';
+import { mkInt, type PyBigInt, PyFloat } from '../values';
 
 /**
  * YAQL lexer and parser. Grammar and operator table follow yaql 2.x (as configured by Mistral:
@@ -9,7 +9,7 @@ import { PyFloat } from '../values';
  */
 
 export type Tok =
-  | { t: 'num'; v: number | PyFloat; pos: number }
+  | { t: 'num'; v: number | PyFloat | PyBigInt; pos: number }
   | { t: 'str'; v: string; pos: number }
   | { t: 'const'; v: boolean | null; pos: number }
   | { t: 'kw'; v: string; pos: number }
@@ -117,7 +117,9 @@ export function tokenize(src: string): Tok[] {
       }
       if (text.length === 0) throw new SyntaxFailure(`Lexical error: illegal character '${ch}' at position ${i}`, i);
       const v = text.includes('.') ? parseFloat(text) : parseInt(text, 10);
-      toks.push({ t: 'num', v: text.includes('.') && Number.isInteger(v) ? new PyFloat(v) : v, pos: i });
+      // an integer literal is a Python int: exact at any size
+      const value = text.includes('.') ? (Number.isInteger(v) ? new PyFloat(v) : v) : Number.isSafeInteger(v) ? v : mkInt(BigInt(text));
+      toks.push({ t: 'num', v: value, pos: i });
       i += text.length;
       continue;
     }

@@ -23,6 +23,9 @@ import {
   num,
   pyCompare,
   PyDate,
+  PyBigInt,
+  bigOf,
+  mkInt,
   PyDateTime,
   pyEquals,
   pyRepr,
@@ -136,7 +139,9 @@ const someItem = (c: unknown, test: (x: unknown) => boolean): boolean => {
   return false;
 };
 const needStr = (v: unknown, fname: string): string => (typeof v === 'string' ? v : noMatch(fname));
-const needInt = (v: unknown, fname: string): number => (isInt(v) ? v : noMatch(fname));
+const needInt = (v: unknown, fname: string): number => (isInt(v) ? num(v) : noMatch(fname));
+/** The most decimal digits an integer result may have (Python's are unbounded; memory is not). */
+const MAX_INT_DIGITS = 100_000;
 const needNum = (v: unknown, fname: string): number => (isNumber(v) && typeof v !== 'boolean' ? num(v) : noMatch(fname));
 const chars = (s: string): string[] => Array.from(s);
 
@@ -144,7 +149,7 @@ const chars = (s: string): string[] => Array.from(s);
 // operators
 
 function add(l: unknown, r: unknown): unknown {
-  if (isNumber(l) && isNumber(r)) return arith(l, r, (a, b) => a + b);
+  if (isNumber(l) && isNumber(r)) return arith(l, r, (a, b) => a + b, (a, b) => a + b);
   if (typeof l === 'string' && typeof r === 'string') return checkSize(l.length + r.length, 'string') && l + r;
   if (isDict(l) && isDict(r)) return new Map([...l, ...r]);
   if (isSeq(l) && isSeq(r)) {
@@ -156,10 +161,22 @@ function add(l: unknown, r: unknown): unknown {
   return noMatch('#operator_+');
 }
 
-function arith(l: number | PyFloat, r: number | PyFloat, f: (a: number, b: number) => number): number | PyFloat {
+/**
+ * Python arithmetic on numbers: floats when either side is one; ints exact at any size (`exact`
+ * runs on bigints when a side is already big or the double result left JS's exact range).
+ */
+function arith(l: number | PyFloat, r: number | PyFloat, f: (a: number, b: number) => number, exact?: (a: bigint, b: bigint) => bigint): number | PyFloat | PyBigInt {
+  if (exact && isInt(l) && isInt(r)) {
+    if ((l as unknown) instanceof PyBigInt || (r as unknown) instanceof PyBigInt) return mkInt(exact(bigOf(l), bigOf(r)));
+    const v = f(l, r);
+    return Number.isSafeInteger(v) ? v : mkInt(exact(BigInt(l), BigInt(r)));
+  }
   const v = f(num(l), num(r));
   return isFloat(l) || isFloat(r) ? mkFloat(v) : v;
 }
+/** Python's floor division and modulo of ints (rounding toward negative infinity). */
+const floorDivBig = (a: bigint, b: bigint): bigint => (a % b !== 0n && a < 0n !== b < 0n ? a / b - 1n : a / b);
+const floorModBig = (a: bigint, b: bigint): bigint => a - b * floorDivBig(a, b);
 
 function pyDiv(l: unknown, r: unknown): unknown {
   if (!isNumber(l) || !isNumber(r)) return noMatch('#operator_/');
@@ -170,6 +187,7 @@ function pyDiv(l: unknown, r: unknown): unknown {
     return mkFloat(a / b);
   }
   if (b === 0) fail('integer division or modulo by zero', 'ZeroDivisionError');
+  if (l instanceof PyBigInt || r instanceof PyBigInt) return mkInt(floorDivBig(bigOf(l), bigOf(r)));
   return Math.floor(a / b);
 }
 
@@ -179,12 +197,13 @@ function pyMod(l: unknown, r: unknown): unknown {
   const b = num(r);
   const flt = isFloat(l) || isFloat(r);
   if (b === 0) fail(flt ? 'float modulo' : 'integer modulo by zero', 'ZeroDivisionError');
+  if (!flt && (l instanceof PyBigInt || r instanceof PyBigInt)) return mkInt(floorModBig(bigOf(l), bigOf(r)));
   const m = a - b * Math.floor(a / b);
   return flt ? mkFloat(m) : m;
 }
 
 function repeat(l: unknown, r: unknown): unknown {
-  if (isNumber(l) && isNumber(r)) return arith(l, r, (a, b) => a * b);
+  if (isNumber(l) && isNumber(r)) return arith(l, r, (a, b) => a * b, (a, b) => a * b);
   // Only real sequences repeat (not iterators or sets); Python's bool counts as an int here.
   const isSequence = (v: unknown) => Array.isArray(v) && !isIter(v);
   if (typeof r === 'boolean' && (typeof l === 'string' || isSequence(l))) r = r ? 1 : 0;
@@ -243,7 +262,7 @@ export const ITEMS_VIEWS = new WeakSet<unknown[]>();
 
 reg('#operator_+', 'F', 'l, r', ([l, r]) => add(l, r));
 reg('#operator_-', 'F', 'l, r', ([l, r]) => {
-  if (isNumber(l) && isNumber(r)) return arith(l, r, (a, b) => a - b);
+  if (isNumber(l) && isNumber(r)) return arith(l, r, (a, b) => a - b, (a, b) => a - b);
   if (l instanceof PySet && r instanceof PySet) return new PySet(l.values().filter((x) => !r.has(x)));
   return noMatch('#operator_-');
 });
@@ -265,7 +284,9 @@ reg('#operator_in', 'F', 'l, r', ([l, r]) => {
 });
 reg('#operator_=~', 'F', 'l, r', ([l, r]) => regexOf(r, '#operator_=~').test(needStr(l, '#operator_=~')));
 reg('#operator_!~', 'F', 'l, r', ([l, r]) => !regexOf(r, '#operator_!~').test(needStr(l, '#operator_!~')));
-reg('#unary_operator_-', 'F', 'x', ([x]) => (isNumber(x) ? (isFloat(x) ? mkFloat(-num(x)) : -num(x) || 0) : noMatch('#unary_operator_-')));
+reg('#unary_operator_-', 'F', 'x', ([x]) =>
+  x instanceof PyBigInt ? mkInt(-x.value) : isNumber(x) ? (isFloat(x) ? mkFloat(-num(x)) : -num(x) || 0) : noMatch('#unary_operator_-'),
+);
 reg('#unary_operator_+', 'F', 'x', ([x]) => (isNumber(x) ? x : noMatch('#unary_operator_+')));
 reg('#unary_operator_not', 'F', 'x', ([x]) => !truthy(x));
 
@@ -450,14 +471,16 @@ reg('str', 'F', 'value', ([v]) => yaqlStr(v));
 reg('int', 'F', 'value', ([v]) => {
   if (v === null) return 0;
   if (typeof v === 'boolean') return v ? 1 : 0;
+  if (v instanceof PyBigInt) return v;
   if (isNumber(v)) {
     const n = num(v);
     if (!Number.isFinite(n)) fail('cannot convert float infinity to integer', 'OverflowError');
-    return Math.trunc(n) || 0;
+    // a float beyond 2^53 is an integral double: Python's int() of it is exact
+    return Number.isSafeInteger(Math.trunc(n)) ? Math.trunc(n) || 0 : mkInt(BigInt(Math.trunc(n)));
   }
   if (typeof v === 'string') {
     const t = v.trim().replace(/_/g, '');
-    if (/^[+-]?\d+$/.test(t)) return parseInt(t, 10);
+    if (/^[+-]?\d+$/.test(t)) return mkInt(BigInt(t));
     return fail(`invalid literal for int() with base 10: ${pyRepr(v)}`, 'ValueError');
   }
   return fail(`int() argument must be a string, a bytes-like object or a real number, not '${yaqlTypeName(v)}'`, 'TypeError');
@@ -502,19 +525,33 @@ reg('pow', 'F', 'a, b, c?', ([a, b, c]) => {
   const x = needNum(a, 'pow');
   const y = needNum(b, 'pow');
   if (given(c)) {
-    const m = needInt(c, 'pow');
+    if (!isInt(c)) noMatch('pow');
     if (!isInt(a) || !isInt(b)) noMatch('pow');
-    let r = 1;
-    let base = ((x % m) + m) % m;
-    for (let e = y; e > 0; e = Math.floor(e / 2)) {
-      if (e % 2 === 1) r = (r * base) % m;
-      base = (base * base) % m;
+    // Python's three-argument pow, exact (the product of two residues passes 2^53)
+    const m = bigOf(c);
+    if (m === 0n) fail('pow() 3rd argument cannot be 0', 'ValueError');
+    let e = bigOf(b);
+    if (e < 0n) fail('base is not invertible for the given modulus', 'ValueError');
+    let r = 1n;
+    let base = floorModBig(bigOf(a), m);
+    for (; e > 0n; e /= 2n) {
+      if (e % 2n === 1n) r = floorModBig(r * base, m);
+      base = floorModBig(base * base, m);
     }
-    return r;
+    return mkInt(floorModBig(r, m));
   }
-  if (isInt(a) && isInt(b) && y >= 0) return x ** y;
+  if (isInt(a) && isInt(b) && y >= 0) {
+    const v = x ** y;
+    if (Number.isSafeInteger(v) && !((a as unknown) instanceof PyBigInt)) return v;
+    // Python ints have no upper bound; the digits a result may have are bounded like strings
+    if (y * Math.log10(Math.max(2, Math.abs(x))) > MAX_INT_DIGITS) fail('Expression result exceeds the integer size quota', 'MemoryQuotaExceededException');
+    return mkInt(bigOf(a) ** bigOf(b));
+  }
   if (x === 0 && y < 0) fail('0.0 cannot be raised to a negative power', 'ZeroDivisionError');
-  return mkFloat(pyPow(x, y));
+  const p = pyPow(x, y);
+  // C's pow reports ERANGE for a finite result too large for a double
+  if ((p === Infinity || p === -Infinity) && Number.isFinite(x) && Number.isFinite(y)) fail("(34, 'Numerical result out of range')", 'OverflowError');
+  return mkFloat(p);
 });
 reg('sign', 'F', 'num', ([x]) => {
   const n = needNum(x, 'sign');
