@@ -355,7 +355,7 @@ function exactIntOp(op: string, a: unknown, b: unknown): unknown {
   const y = nv(b);
   const approx: Record<string, number> = { '+': x + y, '-': x - y, '*': x * y, '//': Math.floor(x / y), '%': x - y * Math.floor(x / y), '**': x ** y };
   if (!(op in approx)) return undefined;
-  const big = a instanceof PyBigInt || b instanceof PyBigInt;
+  const big = (a as unknown) instanceof PyBigInt || (b as unknown) instanceof PyBigInt;
   if (!big && Number.isSafeInteger(approx[op])) return undefined;
   const p = bigOf(a);
   const q = bigOf(b);
