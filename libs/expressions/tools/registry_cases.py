@@ -621,3 +621,30 @@ JINJA += [
     "yaml_parse('a: &x one\\n  two\\nb: *x')",
     "yaml_parse('- &a one\\n  two\\n- *a')",
 ]
+
+# Python's re refuses a malformed pattern in its own words, at the first error it meets
+YAQL += [
+    "regex('((')",
+    "regex('(a)(')",
+    "regex('a)')",
+    "regex('*a')",
+    "regex('a**')",
+    "regex('a|*')",
+    "regex('[a')",
+    "regex('a{2}{3}')",
+    "regex('(?P<n>a')",
+    "regex('a(?:b')",
+    "regex('^*')",
+    "regex('a+??')",
+    "regex('(*)')",
+    "regex('x{2,1}')",
+    "regex('[]')",
+    "regex('(?<=a')",
+    "regex('a\\\\q')",
+    "regex('\\\\')",
+    "regex('a{,3}')",
+    "regex('a{x}')",
+    "regex('(?#c)a*')",
+    "'aaa'.matches('a{,3}')",
+    "regex('a)').search($.s)",
+]
