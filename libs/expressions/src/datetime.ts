@@ -13,6 +13,7 @@ const noMatch = (name: string): never => fail(`No function "${name}" matches sup
 export const int = (v: unknown, name: string): number => (isInt(v) ? v : noMatch(name));
 
 export function fromFields(y: number, mo: number, d: number, h: number, mi: number, s: number, us: number, offset: number): PyDateTime {
+  if (y < 1 || y > 9999) fail(`year ${y} is out of range`, 'ValueError');
   if (mo < 1 || mo > 12) fail('month must be in 1..12', 'ValueError');
   const dim = new Date(Date.UTC(y, mo, 0)).getUTCDate();
   if (d < 1 || d > dim) fail('day is out of range for month', 'ValueError');
@@ -30,7 +31,7 @@ export function fromFields(y: number, mo: number, d: number, h: number, mi: numb
 /** Parses ISO-8601-like text the way dateutil does for the common forms; naive → UTC. */
 export function parseDateTime(text: string): PyDateTime {
   const m = /^\s*(\d{4})-?(\d{2})-?(\d{2})(?:[T ](\d{2}):?(\d{2})(?::?(\d{2})(?:[.,](\d{1,6})\d*)?)?)?\s*(Z|UTC|[+-]\d{2}(?::?\d{2})?)?\s*$/i.exec(text);
-  if (!m) return fail(`Unknown string format: ${text}`, 'ParserError');
+  if (!m) return fail(text.trim() === '' ? `String does not contain a date: ${text}` : `Unknown string format: ${text}`, 'ParserError');
   let offset = 0;
   const z = m[8];
   if (z && !/^(z|utc)$/i.test(z)) {

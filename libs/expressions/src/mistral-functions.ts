@@ -7,7 +7,7 @@ import { def, STDLIB } from './yaql/stdlib';
 import './yaql/datetime';
 import type { FnSlot, Invocation } from './yaql/runtime';
 import { MISSING } from './yaql/runtime';
-import { floatRepr, fromHost, intRepr, PyDate, isDict, isFloat, isNumber, LazySeq, num, PyFloat, PySet, toArray, truthy } from './values';
+import { floatRepr, fromHost, intRepr, PyBigInt, PyDate, isDict, isFloat, isNumber, LazySeq, num, PyFloat, PySet, pyTypeName, toArray, truthy, yaqlTypeName } from './values';
 
 /**
  * Mistral's expression functions (the `mistral.expression.functions` entry points): env, execution,
@@ -22,12 +22,22 @@ export interface MistralCall {
   language?: 'yaql' | 'jinja';
 }
 
+/** The Python type name of a value in the calling language (yaql holds collections as tuples). */
+const typeNameIn = (c: MistralCall, v: unknown): string => (c.language === 'jinja' ? pyTypeName(v) : yaqlTypeName(v));
+
 const ctxValue = (ctx: unknown, key: string): unknown => (isDict(ctx) && ctx.has(key) ? ctx.get(key) : null);
 
 function need<K extends keyof ExpressionHost>(host: ExpressionHost, name: K, fname: string): NonNullable<ExpressionHost[K]> {
   const f = host[name];
   if (typeof f !== 'function') return fail(`${fname}() is not available in this context`, 'NotImplementedError');
   return f.bind(host) as NonNullable<ExpressionHost[K]>;
+}
+
+/** CPython's TypeError for `value['__env']` when value is not a dict. */
+function subscriptByStrError(v: unknown): string {
+  if (typeof v === 'string') return "string indices must be integers, not 'str'";
+  if (Array.isArray(v)) return 'list indices must be integers or slices, not str';
+  return `'${pyTypeName(v)}' object is not subscriptable`;
 }
 
 const optStr = (v: unknown): string | null => (v === null || v === undefined || v === MISSING ? null : String(v));
@@ -38,7 +48,7 @@ export const mistralFunctions = {
     // Mistral: `context['__env']`. In YAQL the context always holds `__env` (null when the data
     // has none); in Jinja the context is the data, so data without `__env` raises.
     if (c.language === 'jinja') {
-      if (!isDict(c.ctx)) return fail(c.ctx === null ? "'NoneType' object is not subscriptable" : 'list indices must be integers or slices, not str', 'TypeError');
+      if (!isDict(c.ctx)) return fail(subscriptByStrError(c.ctx), 'TypeError');
       if (!c.ctx.has('__env')) return fail("'__env'", 'KeyError');
     }
     return ctxValue(c.ctx, '__env');
@@ -85,15 +95,16 @@ export const mistralFunctions = {
   json_dump(_c: MistralCall, data: unknown): unknown {
     return pyJsonDumps(data, 4);
   },
-  json_parse(_c: MistralCall, data: unknown): unknown {
-    if (typeof data !== 'string') return fail('the JSON object must be str', 'TypeError');
+  json_parse(c: MistralCall, data: unknown): unknown {
+    if (typeof data !== 'string') return fail(`the JSON object must be str, bytes or bytearray, not ${typeNameIn(c, data)}`, 'TypeError');
     return parsePyJson(data);
   },
   yaml_dump(_c: MistralCall, data: unknown): unknown {
     return pyYamlDump(data);
   },
-  yaml_parse(_c: MistralCall, data: unknown): unknown {
-    if (typeof data !== 'string') return fail('yaml_parse expects a string', 'TypeError');
+  yaml_parse(c: MistralCall, data: unknown): unknown {
+    // PyYAML takes anything else for a stream and reads it
+    if (typeof data !== 'string') return fail(`'${typeNameIn(c, data)}' object has no attribute 'read'`, 'AttributeError');
     try {
       return fromHost(parseYamlSafely(data));
     } catch (e) {
@@ -126,6 +137,15 @@ function plainIndicators(text: string): string {
   if (!/[&*@]/.test(text)) return text;
   const tokens = [...new Lexer().lex(text)];
   const type = (k: number): string | undefined => (k < tokens.length ? (CST.tokenType(tokens[k]!) ?? undefined) : undefined);
+  // where each token starts in the text (the lexer's markers for documents and scalars are not text)
+  const offsets: number[] = [];
+  let at = 0;
+  for (let k = 0; k < tokens.length; k++) {
+    offsets.push(at);
+    const kind = type(k);
+    if (kind !== 'doc-mode' && kind !== 'scalar' && kind !== 'flow-error-end') at += tokens[k]!.length;
+  }
+  offsets.push(at);
   let out = '';
   let flow = 0;
   for (let i = 0; i < tokens.length; i++) {
@@ -140,17 +160,34 @@ function plainIndicators(text: string): string {
       // the plain scalar runs to the end of the line, a `: ` or ` #` (and `,[]{}` in a flow)
       const stops = ['newline', 'comment', 'map-value-ind', ...(flow > 0 ? ['comma', 'flow-seq-start', 'flow-seq-end', 'flow-map-start', 'flow-map-end'] : [])];
       let j = i + 1;
+      // where the first line of the scalar ends, when the lexer read a multi-line scalar after it
+      let lineEnd: number | undefined;
+      let firstLine = '';
       while (!colon && j < tokens.length && !stops.includes(type(j) ?? 'newline')) {
         if (type(j) === 'scalar') {
           const value = tokens[j + 1] ?? '';
-          if (value.includes('\n')) break;
+          if (value.includes('\n')) {
+            firstLine = value.slice(0, value.indexOf('\n'));
+            lineEnd = offsets[j + 1]! + firstLine.length;
+            break;
+          }
           scalar += value;
           j += 2;
         } else if (type(j) === 'doc-mode') j += 1;
         else scalar += tokens[j++];
       }
-      const trimmed = scalar.trimEnd();
-      out += JSON.stringify(trimmed) + scalar.slice(trimmed.length) + colon;
+      let trimmed = scalar.trimEnd();
+      let rest = scalar.slice(trimmed.length);
+      if (flow === 0 && !colon && (lineEnd !== undefined || j >= tokens.length || type(j) === 'newline')) {
+        // a plain scalar goes on over the following lines indented deeper than its block
+        const more = plainContinuation(text, lineEnd ?? offsets[j]!, blockIndent(text, offsets[i]!));
+        if (more) {
+          trimmed = (scalar + firstLine).trimEnd() + more.folded;
+          rest = '';
+          while (j < tokens.length && offsets[j]! < more.end) j++;
+        }
+      }
+      out += JSON.stringify(trimmed) + rest + colon;
       i = j - 1;
     } else if (kind === 'scalar' && (tokens[i + 1] ?? '').startsWith('@') && !tokens[i + 1]!.includes('\n')) {
       out += JSON.stringify(tokens[i + 1]);
@@ -158,6 +195,67 @@ function plainIndicators(text: string): string {
     } else if (kind !== 'doc-mode' && kind !== 'scalar') out += t;
   }
   return out;
+}
+
+/**
+ * PyYAML's indentation of the block holding a scalar that starts at `start`: the column of the key
+ * it is the value of (`k: &a …`, also after `- `), of the `-` it is the item of, or else the
+ * indentation of the nearest line above indented less than it (-1 at the top).
+ */
+function blockIndent(text: string, start: number): number {
+  const lineStart = text.lastIndexOf('\n', start - 1) + 1;
+  const prefix = text.slice(lineStart, start);
+  const keyed = /^((?: *- +)*) *\S.*?: +$/.exec(prefix);
+  if (keyed) return prefix.length - prefix.replace(/^(?: *- +)* */, '').length;
+  const dashes = /^((?: *- +)*)$/.exec(prefix);
+  if (dashes && prefix.includes('-')) return prefix.lastIndexOf('-');
+  const column = prefix.length;
+  const above = text.slice(0, lineStart).split('\n').reverse();
+  for (const line of above) {
+    const content = line.replace(/^ +/, '');
+    if (content === '' || content.startsWith('#')) continue;
+    const indent = line.length - content.length;
+    if (indent < column) return indent + (/^(?:- +)*/.exec(content)?.[0].length ?? 0);
+  }
+  return -1;
+}
+
+/**
+ * PyYAML's scan_plain past the first line (block context): the next lines indented more than
+ * `indent` continue the scalar, folded (one line break is a space, each blank line a `\n`),
+ * until a comment, a document marker or a line indented no deeper; a `: ` inside them is
+ * PyYAML's ScannerError. Returns the folded text and where it ends, or null when nothing follows.
+ */
+function plainContinuation(text: string, from: number, indent: number): { folded: string; end: number } | null {
+  let folded = '';
+  let end = from;
+  let pos = from;
+  let blanks = 0;
+  while (pos < text.length && text[pos] === '\n') {
+    const lineStart = pos + 1;
+    const lineEnd = text.indexOf('\n', lineStart) === -1 ? text.length : text.indexOf('\n', lineStart);
+    const line = text.slice(lineStart, lineEnd);
+    const content = line.replace(/^ +/, '');
+    pos = lineEnd;
+    if (content.trim() === '') {
+      blanks++;
+      continue;
+    }
+    const column = line.length - content.length;
+    if (column <= indent || content.startsWith('#') || (column === 0 && /^(?:---|\.\.\.)(?:\s|$)/.test(content))) break;
+    const stop = /:(?:\s|$)| #/.exec(content);
+    if (stop && stop[0].startsWith(':')) {
+      const lineNo = text.slice(0, lineStart).split('\n').length;
+      const col = column + stop.index;
+      fail(`mapping values are not allowed here\n  in "<unicode string>", line ${lineNo}, column ${col + 1}:\n    ${line}\n    ${' '.repeat(col)}^`, 'ScannerError');
+    }
+    const piece = (stop ? content.slice(0, stop.index) : content).trimEnd();
+    folded += (blanks > 0 ? '\n'.repeat(blanks) : ' ') + piece;
+    end = lineStart + column + piece.length;
+    blanks = 0;
+    if (stop) break;
+  }
+  return folded ? { folded, end } : null;
 }
 
 /** PyYAML's booleans: YAML 1.1 without the single-letter forms (`y`, `n` stay strings). */
@@ -191,6 +289,7 @@ export function pyJsonDumps(v: unknown, indent: number | null, level = 0, sortKe
   if (v === null || v === undefined) return 'null';
   if (v === true) return 'true';
   if (v === false) return 'false';
+  if (v instanceof PyBigInt) return v.value.toString();
   if (isNumber(v)) {
     const n = num(v);
     if (Number.isNaN(n)) return 'NaN';
@@ -198,6 +297,8 @@ export function pyJsonDumps(v: unknown, indent: number | null, level = 0, sortKe
     return isFloat(v) ? floatRepr(n) : intRepr(n);
   }
   if (typeof v === 'string') return jsonString(v);
+  // json.dumps knows lists, tuples and dicts (Mistral's serializers also sets), not iterators
+  if (v instanceof LazySeq && v.once) fail(`Object of type ${pyTypeName(v)} is not JSON serializable`, 'TypeError');
   if (Array.isArray(v) || v instanceof PySet || v instanceof LazySeq) {
     const a = toArray(v);
     if (a.length === 0) return '[]';

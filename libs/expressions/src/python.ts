@@ -96,7 +96,91 @@ export function pyRound(n: number, ndigits: number): number {
 }
 
 /** Translates a Python `re` pattern into a JS RegExp (named groups, \A, \Z, inline flags). */
+/**
+ * The first error Python's `re` parser meets in a pattern, in its words (`missing ), unterminated
+ * subpattern at position 0`), or null when it finds none of the ones checked: unbalanced groups,
+ * unterminated sets, repeats of nothing or of a repeat, unknown escapes of ASCII letters.
+ */
+export function pyPatternError(p: string): string | null {
+  const open: number[] = [];
+  let atom = false; // something repeatable precedes
+  let repeated = false; // a repeat (with its optional lazy `?`) precedes
+  for (let i = 0; i < p.length; ) {
+    const c = p[i]!;
+    if (c === '\\') {
+      if (i + 1 >= p.length) return `bad escape (end of pattern) at position ${i}`;
+      const e = p[i + 1]!;
+      if (/[A-Za-z]/.test(e) && !'abBdDfnrsStvwWZAxuUN'.includes(e)) return `bad escape \\${e} at position ${i}`;
+      i += 2;
+      atom = !'bBAZ'.includes(e);
+      repeated = false;
+      continue;
+    }
+    if (c === '[') {
+      let j = i + 1;
+      if (p[j] === '^') j++;
+      if (p[j] === ']') j++;
+      while (j < p.length && p[j] !== ']') j += p[j] === '\\' ? 2 : 1;
+      if (j >= p.length) return `unterminated character set at position ${i}`;
+      i = j + 1;
+      atom = true;
+      repeated = false;
+      continue;
+    }
+    if (c === '(') {
+      open.push(i);
+      i++;
+      if (p[i] === '?') {
+        const m = /^\?(?:P<\w+>|P=\w+\)|<=|<!|[:=!]|[aiLmsux]+\)|#[^)]*\))/.exec(p.slice(i));
+        if (m && (m[0].startsWith('?P=') || m[0].endsWith(')'))) {
+          // a back-reference, an inline flag group or a comment closes at once
+          open.pop();
+          i += m[0].length;
+          atom = m[0].startsWith('?P=');
+          repeated = false;
+          continue;
+        }
+        if (m) i += m[0].length;
+      }
+      atom = false;
+      repeated = false;
+      continue;
+    }
+    if (c === ')') {
+      if (open.length === 0) return `unbalanced parenthesis at position ${i}`;
+      open.pop();
+      i++;
+      atom = true;
+      repeated = false;
+      continue;
+    }
+    const brace = c === '{' ? /^\{(\d*)(,(\d*))?\}/.exec(p.slice(i)) : null;
+    const isRepeat = '*+?'.includes(c) || (brace !== null && (brace[1] !== '' || brace[2] !== undefined));
+    if (isRepeat) {
+      if (c === '?' && repeated && p[i - 1] !== '?') {
+        i++; // the lazy form of the repeat before
+        continue;
+      }
+      if (!atom) return `${repeated ? 'multiple repeat' : 'nothing to repeat'} at position ${i}`;
+      if (brace && brace[1] !== '' && brace[3] !== undefined && brace[3] !== '' && Number(brace[1]) > Number(brace[3])) {
+        return `min repeat greater than max repeat at position ${i + 1}`;
+      }
+      i += brace ? brace[0].length : 1;
+      atom = false;
+      repeated = true;
+      continue;
+    }
+    atom = c !== '|' && c !== '^' && c !== '$';
+    repeated = false;
+    i++;
+  }
+  if (open.length > 0) return `missing ), unterminated subpattern at position ${open[open.length - 1]!}`;
+  return null;
+}
+
 export function compilePyRegex(pattern: string, flags: string): RegExp {
+  const refused = pyPatternError(pattern);
+  if (refused !== null) fail(refused, 'error');
   let src = pattern;
   let f = flags;
   const inline = /^\(\?([aiLmsux]+)\)/.exec(src);
@@ -104,6 +188,8 @@ export function compilePyRegex(pattern: string, flags: string): RegExp {
     src = src.slice(inline[0].length);
     for (const c of inline[1]!) if ('ims'.includes(c) && !f.includes(c)) f += c;
   }
+  // Python's comment groups and `{,n}` (at most n), which JS lacks
+  src = src.replace(/(?<!\\)\(\?#[^)]*\)/g, '').replace(/(?<![\\{])\{,(\d+)\}/g, '{0,$1}');
   src = src.replace(/\(\?P<(\w+)>/g, '(?<$1>').replace(/\(\?P=(\w+)\)/g, '\\k<$1>').replace(/\\A/g, '^').replace(/\\Z/g, '$(?![\\s\\S])');
   try {
     return new RegExp(src, `${f}u`);

@@ -48,6 +48,8 @@ function represent(v: unknown, depth = 0): Node {
     return { kind: 'scalar', value: text, tag: 'other' };
   }
   if (Array.isArray(v)) return { kind: 'seq', items: v.map((x) => represent(x, depth + 1)) };
+  // SafeRepresenter has no representer for iterators (yaql's queries)
+  if (v instanceof LazySeq && v.once) fail(`('cannot represent an object', ${pyRepr(v)})`, 'RepresenterError');
   if (v instanceof LazySeq) return { kind: 'seq', items: toArray(v).map((x) => represent(x, depth + 1)) };
   if (v instanceof Map) {
     let keys = [...v.keys()];

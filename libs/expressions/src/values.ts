@@ -15,6 +15,20 @@ export class PyFloat {
   constructor(readonly value: number) {}
 }
 
+/**
+ * A Python int beyond JS's exact range (|n| > 2^53 - 1), as integer arithmetic in yaql makes them
+ * (`pow(2, 64)`): exact in arithmetic, comparison and text; a JSON number (a double) on output.
+ * Integers within the range are always plain numbers ({@link mkInt}).
+ */
+export class PyBigInt {
+  constructor(readonly value: bigint) {}
+}
+/** An exact integer as the value model holds it: a number when safe, a {@link PyBigInt} otherwise. */
+export const mkInt = (b: bigint): number | PyBigInt =>
+  b >= BigInt(Number.MIN_SAFE_INTEGER) && b <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(b) : new PyBigInt(b);
+/** The exact value of an integer (a number, a bool or a {@link PyBigInt}). */
+export const bigOf = (v: unknown): bigint => (v instanceof PyBigInt ? v.value : BigInt(typeof v === 'boolean' ? Number(v) : (v as number)));
+
 /** An insertion-ordered set with Python equality (1 and 1.0 are one element). */
 export class PySet {
   readonly items = new Map<string, unknown>();
@@ -111,13 +125,26 @@ export function dateTimeStr(d: PyDateTime, sep = ' '): string {
   }${sign}${pad2(oh)}:${pad2(om)}`;
 }
 
-/** A lazily produced (possibly infinite) sequence, e.g. `sequence()`. */
+/**
+ * A lazily produced (possibly infinite) sequence, e.g. `sequence()`. A `once` sequence is a
+ * Python iterator (yaql's `where`, `select`, `take`…): every consumer continues where the last one
+ * stopped, so it yields its items only once and each item is computed only when it is pulled.
+ */
 export class LazySeq {
+  readonly produce: () => Iterator<unknown>;
   constructor(
-    readonly produce: () => Iterator<unknown>,
+    produce: () => Iterator<unknown>,
     /** How Python would name the iterator object (`generator object do_unique`). */
     readonly label = 'generator object',
-  ) {}
+    readonly once = false,
+  ) {
+    if (!once) {
+      this.produce = produce;
+      return;
+    }
+    let it: Iterator<unknown> | undefined;
+    this.produce = () => (it ??= produce());
+  }
 }
 
 export type PyDict = Map<unknown, unknown>;
@@ -153,7 +180,13 @@ export function markPyList<T extends unknown[]>(a: T): T {
   Object.defineProperty(a, PYLIST, { value: true, enumerable: false });
   return a;
 }
-const isPyList = (v: unknown): boolean => Array.isArray(v) && (v as unknown as Record<symbol, unknown>)[PYLIST] === true;
+export const isPyList = (v: unknown): boolean => Array.isArray(v) && (v as unknown as Record<symbol, unknown>)[PYLIST] === true;
+/** Gives a rebuilt array the markers (tuple, iterator, view, list) of the one it replaces. */
+export function copyMarks<T extends unknown[]>(from: unknown[], to: T): T {
+  const marks = from as unknown as Record<symbol, unknown>;
+  for (const s of [TUPLE, ITER, PYLIST]) if (marks[s] !== undefined) Object.defineProperty(to, s, { value: marks[s], enumerable: false });
+  return to;
+}
 export const isTuple = (v: unknown): boolean => Array.isArray(v) && (v as unknown as Record<symbol, unknown>)[TUPLE] === true;
 
 /** Upper bound on how many items a lazy sequence may yield before we give up (yaql limitIterators). */
@@ -171,11 +204,11 @@ export const isDict = (v: unknown): v is PyDict => v instanceof Map;
 export const isList = (v: unknown): v is unknown[] => Array.isArray(v);
 export const isString = (v: unknown): v is string => typeof v === 'string';
 export const isBool = (v: unknown): v is boolean => typeof v === 'boolean';
-export const isNumber = (v: unknown): v is number | PyFloat => typeof v === 'number' || v instanceof PyFloat;
+export const isNumber = (v: unknown): v is number | PyFloat => typeof v === 'number' || v instanceof PyFloat || v instanceof PyBigInt;
 export const isFloat = (v: unknown): boolean =>
   v instanceof PyFloat || (typeof v === 'number' && !Number.isInteger(v));
-export const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v);
-export const num = (v: number | PyFloat): number => (typeof v === 'number' ? v : v.value);
+export const isInt = (v: unknown): v is number => (typeof v === 'number' && Number.isInteger(v)) || v instanceof PyBigInt;
+export const num = (v: number | PyFloat): number => (typeof v === 'number' ? v : Number((v as PyFloat | PyBigInt).value));
 /** Makes a float value, boxing it when integral so that it keeps its float type. */
 export const mkFloat = (n: number): number | PyFloat => (Number.isInteger(n) ? new PyFloat(n) : n);
 export const isIterable = (v: unknown): boolean =>
@@ -187,6 +220,7 @@ export function hashKey(v: unknown): string {
   if (typeof v === 'boolean') return v ? 'i1' : 'i0';
   if (typeof v === 'number') return `i${v}`;
   if (v instanceof PyFloat) return `i${v.value}`;
+  if (v instanceof PyBigInt) return `i${v.value}`;
   if (typeof v === 'string') return `s${v}`;
   if (Array.isArray(v)) return `l[${v.map(hashKey).join(',')}]`;
   if (v instanceof Map) return `d{${[...v.entries()].map(([k, x]) => `${hashKey(k)}:${hashKey(x)}`).join(',')}}`;
@@ -226,6 +260,7 @@ export function truthy(v: unknown): boolean {
 export function pyEquals(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (a === null || b === null || a === undefined || b === undefined) return false;
+  if ((a instanceof PyBigInt || b instanceof PyBigInt) && isInt(a) && isInt(b)) return bigOf(a) === bigOf(b);
   const an = numericOf(a);
   const bn = numericOf(b);
   if (an !== undefined && bn !== undefined) return an === bn;
@@ -255,6 +290,7 @@ export function pyEquals(a: unknown, b: unknown): boolean {
 
 function numericOf(v: unknown): number | undefined {
   if (typeof v === 'number') return v;
+  if (v instanceof PyBigInt) return Number(v.value);
   if (v instanceof PyFloat) return v.value;
   if (typeof v === 'boolean') return v ? 1 : 0;
   return undefined;
@@ -270,18 +306,43 @@ export function pyTypeName(v: unknown): string {
   if (Array.isArray(v)) return 'list';
   if (v instanceof Map) return 'dict';
   if (v instanceof PySet) return 'set';
-  if (v instanceof LazySeq) return 'generator';
+  if (v instanceof LazySeq) return v.once ? v.label.replace(/ object.*$/, '') : 'generator';
   if (v instanceof PyDateTime) return 'datetime';
   if (v instanceof PyTimespan) return 'timedelta';
   if (typeof v === 'function') return 'function';
   return 'object';
 }
 
+const PLAIN_DICT = Symbol('plain-dict');
+/** Marks a dict yaql hands out as a plain Python dict (a regex match record), not a FrozenDict. */
+export function markPlainDict<T extends Map<unknown, unknown>>(d: T): T {
+  Object.defineProperty(d, PLAIN_DICT, { value: true, enumerable: false });
+  return d;
+}
+
+/**
+ * Python's type name of a value as yaql holds it: collections from the data and built by yaql are
+ * tuples, FrozenDicts and frozensets (convert_input_data), except the few functions that return
+ * lists, and the match records of regex selectors (plain dicts).
+ */
+export function yaqlTypeName(v: unknown): string {
+  if (Array.isArray(v) && !isPyList(v)) return isIter(v) && !isView(v) ? 'generator' : 'tuple';
+  if (v instanceof Map) return (v as unknown as Record<symbol, unknown>)[PLAIN_DICT] === true ? 'dict' : 'FrozenDict';
+  if (v instanceof PySet) return 'frozenset';
+  return pyTypeName(v);
+}
+
 /**
  * Python ordering (`<`): numbers with numbers, strings with strings, sequences lexicographically.
- * `nullLowest` mirrors yaql, where null compares lower than anything; Python itself raises.
+ * `nullLowest` mirrors yaql, where null compares lower than anything; Python itself raises. `op` is
+ * the operator Python applied, as its TypeError names it (`max()` compares with `>`).
  */
-export function pyCompare(a: unknown, b: unknown, nullLowest = false): number {
+export function pyCompare(a: unknown, b: unknown, nullLowest = false, op = '<'): number {
+  if ((a instanceof PyBigInt || b instanceof PyBigInt) && (isInt(a) || typeof a === 'boolean') && (isInt(b) || typeof b === 'boolean')) {
+    const x = bigOf(a);
+    const y = bigOf(b);
+    return x < y ? -1 : x > y ? 1 : 0;
+  }
   const an = numericOf(a);
   const bn = numericOf(b);
   if (an !== undefined && bn !== undefined) return an < bn ? -1 : an > bn ? 1 : 0;
@@ -289,7 +350,7 @@ export function pyCompare(a: unknown, b: unknown, nullLowest = false): number {
   if (Array.isArray(a) && Array.isArray(b)) {
     const n = Math.min(a.length, b.length);
     for (let i = 0; i < n; i++) {
-      if (!pyEquals(a[i], b[i])) return pyCompare(a[i], b[i], nullLowest);
+      if (!pyEquals(a[i], b[i])) return pyCompare(a[i], b[i], nullLowest, op);
     }
     return a.length - b.length;
   }
@@ -300,7 +361,7 @@ export function pyCompare(a: unknown, b: unknown, nullLowest = false): number {
     return a === null ? -1 : 1;
   }
   return fail(
-    `'<' not supported between instances of '${pyTypeName(a)}' and '${pyTypeName(b)}'`,
+    `'${op}' not supported between instances of '${pyTypeName(a)}' and '${pyTypeName(b)}'`,
     'TypeError',
   );
 }
@@ -365,7 +426,7 @@ export function fromHost(v: unknown, depth = 0): unknown {
       return null;
   }
   if (Array.isArray(v)) return v.map((x) => fromHost(x, depth + 1));
-  if (v instanceof Map || v instanceof PySet || v instanceof PyFloat || v instanceof LazySeq || v instanceof PyDateTime || v instanceof PyTimespan || v instanceof PyDate) return v;
+  if (v instanceof Map || v instanceof PySet || v instanceof PyFloat || v instanceof PyBigInt || v instanceof LazySeq || v instanceof PyDateTime || v instanceof PyTimespan || v instanceof PyDate) return v;
   if (v instanceof Date) return formatTimestamp(v);
   const proto = Object.getPrototypeOf(v);
   if (proto !== Object.prototype && proto !== null) return String(v);
@@ -398,6 +459,8 @@ export function formatTimestamp(d: Date): string {
 export function toHost(v: unknown): unknown {
   if (v === null || v === undefined) return null;
   if (v instanceof PyFloat) return v.value;
+  // JSON numbers are doubles here: a big int leaves as the nearest one
+  if (v instanceof PyBigInt) return Number(v.value);
   if (typeof v === 'number' || typeof v === 'string' || typeof v === 'boolean') return v;
   if (Array.isArray(v)) return v.map(toHost);
   if (v instanceof PySet) return v.values().map(toHost);
@@ -460,6 +523,7 @@ export function pyRepr(v: unknown, tuples = false): string {
   if (v === false) return 'False';
   if (typeof v === 'number') return Number.isInteger(v) ? intRepr(v) : floatRepr(v);
   if (v instanceof PyFloat) return floatRepr(v.value);
+  if (v instanceof PyBigInt) return v.value.toString();
   if (typeof v === 'string') return strRepr(v);
   if (Array.isArray(v)) {
     const inner = v.map((x) => pyRepr(x, tuples));
@@ -474,7 +538,7 @@ export function pyRepr(v: unknown, tuples = false): string {
     const body = `{${v.values().map((x) => pyRepr(x, tuples)).join(', ')}}`;
     return tuples ? `frozenset(${body})` : body;
   }
-  if (v instanceof LazySeq) return pyRepr(toArray(v), tuples);
+  if (v instanceof LazySeq) return v.once ? `<${v.label}>` : pyRepr(toArray(v), tuples);
   if (v instanceof PyDateTime) {
     const f = v.fields();
     const off = v.offsetMicros;

@@ -111,6 +111,21 @@ const CASES: Record<string, Case> = {
   // an expression spanning lines is no expression for Mistral ('<%.*?%>' stops at a newline)
   split_yaql: text('<% $.n\n + 1 %>'),
   split_jinja: text('{{ _.n\n + 1 }}'),
+  // yaql's queries are iterators: computed item by item, read once
+  lazy_take_before_failure: yaql('$.l.select(1 / ($ - 1)).take(1)'),
+  lazy_first_of_endless: yaql('sequence().select($ * 2).first()'),
+  lazy_where_of_endless: yaql('sequence().where($ > 3).take(2)'),
+  iterator_read_once: yaql('let(x => $.l.select($)) -> [$x.len(), $x.len()]'),
+  iterator_any_stops_early: yaql('let(x => $.l.select($)) -> [$x.any(), $x.len()]'),
+  replace_by_groups: yaql("regex('(l)(o)').replaceBy($.s, $2.value + $3.value)"),
+  // Python ints are exact at any size; the output is a JSON number
+  big_int_text: yaql('str(pow(7, 30))'),
+  big_int_exact: yaql('pow(2, 64) - 18446744073709551615'),
+  big_int_mod: yaql('pow(-3, 41) mod 1000'),
+  jinja_big_int_text: jinja('(2 ** 64) | string'),
+  // Mistral's yaml loader: an anchor starts a plain scalar, continued over deeper lines
+  yaml_anchor_multiline: yaql("yaml_parse('a: &anchor\\n  - 1\\n  - 2\\nb: *anchor')"),
+  jinja_yaml_anchor_multiline: jinja("yaml_parse('a: &x one\\n  two\\nb: *x')"),
 };
 const INPUT_KEYS = ['n', 's', 'csv', 'l', 'ls', 'd', 'users', 't'];
 
@@ -124,6 +139,12 @@ const FAILING: Record<string, Case> = {
   yaml_dump_set: yaql('yaml_dump(set(1))'),
   jinja_attr_of_item: jinja("_.users[0] | attr('name')"),
   jinja_attr_none: jinja("none | attr('x')"),
+  lazy_failure_reached: yaql('$.l.select(1 / ($ - 1)).take(2)'),
+  alias_method_refusal: yaql('(1).filter($)'),
+  named_group_unpacked: yaql("regex('(?P<first>\\w+) (\\w+)').search($.s, $.first)"),
+  yaml_anchor_continued_mapping: yaql("yaml_parse('base: &b\\n  k: v\\nother:\\n  <<: *b\\n  z: 1')"),
+  float_pow_overflow: yaql('pow(10.0, 400)'),
+  jinja_replace_arguments: jinja('_.s | replace'),
 };
 
 const yamlString = (s: string) => JSON.stringify(s); // a JSON string is a YAML double-quoted scalar
@@ -240,6 +261,9 @@ describe.each(STACKS)('expression functions in a workflow — %s', (_name, open)
     expect(expected['yaml_dump_unicode']).toBe('"h\\xE9llo"\n');
     expect(expected['jinja_int_base16']).toBe(255);
     expect(expected['split_yaql']).toBe('<% $.n\n + 1 %>');
+    expect(expected['iterator_read_once']).toEqual([3, 0]);
+    expect(expected['big_int_text']).toBe('22539340290692258087863249');
+    expect(expected['yaml_anchor_multiline']).toEqual({ a: '&anchor - 1 - 2', b: '*anchor' });
   }, 60_000);
 
   it.each(Object.keys(FAILING))('fails the task as the reference does: %s', async (name) => {

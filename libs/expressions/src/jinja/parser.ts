@@ -1,5 +1,5 @@
 import { SyntaxFailure } from '../errors';
-import { PyFloat } from '../values';
+import { mkInt, type PyBigInt, PyFloat } from '../values';
 
 /**
  * Jinja2 lexer and parser for the subset Mistral workflows use: full expression syntax (literals,
@@ -12,7 +12,7 @@ import { PyFloat } from '../values';
 export type JTok =
   | { t: 'name'; v: string }
   | { t: 'str'; v: string }
-  | { t: 'int'; v: number }
+  | { t: 'int'; v: number | PyBigInt }
   | { t: 'float'; v: number | PyFloat }
   | { t: 'op'; v: string }
   | { t: 'end' };
@@ -80,7 +80,7 @@ function lexExpr(
       if (num[2] || num[3]) {
         const v = parseFloat(text);
         push({ t: 'float', v: Number.isInteger(v) ? new PyFloat(v) : v }, i);
-      } else push({ t: 'int', v: parseInt(text, 10) }, i);
+      } else push({ t: 'int', v: Number.isSafeInteger(parseInt(text, 10)) ? parseInt(text, 10) : mkInt(BigInt(text)) }, i);
       i += num[0].length;
       continue;
     }

@@ -13,6 +13,9 @@ import {
   isIter,
   isTuple,
   isNumber,
+  bigOf,
+  mkInt,
+  PyBigInt,
   LazySeq,
   markTuple,
   mkFloat,
@@ -340,9 +343,47 @@ const isNum = (v: unknown): boolean => isNumber(v) || typeof v === 'boolean';
 const nv = (v: unknown): number => (typeof v === 'boolean' ? (v ? 1 : 0) : num(v as number));
 const flt = (a: unknown, b: unknown): boolean => isFloat(a) || isFloat(b);
 
+/**
+ * Python int arithmetic beyond 2^53: the exact result (a PyBigInt when big) of `+ - * // % **` on
+ * two ints when a side is already big or the double result left JS's exact range; undefined when
+ * the plain number path is exact (or raises: division by zero, negative powers).
+ */
+function exactIntOp(op: string, a: unknown, b: unknown): unknown {
+  const isIntLike = (v: unknown) => isInt(v) || typeof v === 'boolean';
+  if (!isIntLike(a) || !isIntLike(b)) return undefined;
+  const x = nv(a);
+  const y = nv(b);
+  const approx: Record<string, number> = { '+': x + y, '-': x - y, '*': x * y, '//': Math.floor(x / y), '%': x - y * Math.floor(x / y), '**': x ** y };
+  if (!(op in approx)) return undefined;
+  const big = (a as unknown) instanceof PyBigInt || (b as unknown) instanceof PyBigInt;
+  if (!big && Number.isSafeInteger(approx[op])) return undefined;
+  const p = bigOf(a);
+  const q = bigOf(b);
+  if ((op === '//' || op === '%') && q === 0n) return undefined;
+  if (op === '**' && q < 0n) return undefined;
+  const floorDiv = (m: bigint, n: bigint): bigint => (m % n !== 0n && m < 0n !== n < 0n ? m / n - 1n : m / n);
+  switch (op) {
+    case '+':
+      return mkInt(p + q);
+    case '-':
+      return mkInt(p - q);
+    case '*':
+      return mkInt(p * q);
+    case '//':
+      return mkInt(floorDiv(p, q));
+    case '%':
+      return mkInt(p - q * floorDiv(p, q));
+    default:
+      if (y * Math.log10(Math.max(2, Math.abs(x))) > 100_000) fail('Expression result exceeds the integer size quota', 'MemoryQuotaExceededException');
+      return mkInt(p ** q);
+  }
+}
+
 function binop(op: string, a: unknown, b: unknown): unknown {
   use(a);
   use(b);
+  const exact = exactIntOp(op, a, b);
+  if (exact !== undefined) return exact;
   const unsupported = (): never => typeErr(`unsupported operand type(s) for ${op}: '${pyName(a)}' and '${pyName(b)}'`);
   switch (op) {
     case '+':
@@ -398,7 +439,12 @@ function binop(op: string, a: unknown, b: unknown): unknown {
       if (!isNum(a) || !isNum(b)) return unsupported();
       if (!flt(a, b) && nv(b) >= 0) return nv(a) ** nv(b);
       if (nv(a) === 0 && nv(b) < 0) fail('0.0 cannot be raised to a negative power', 'ZeroDivisionError');
-      return mkFloat(pyPow(nv(a), nv(b)));
+      {
+        const p = pyPow(nv(a), nv(b));
+        // C's pow reports ERANGE for a finite result too large for a double
+        if ((p === Infinity || p === -Infinity) && Number.isFinite(nv(a)) && Number.isFinite(nv(b))) fail("(34, 'Numerical result out of range')", 'OverflowError');
+        return mkFloat(p);
+      }
     default:
       return unsupported();
   }
@@ -567,11 +613,12 @@ function selectOrReject(env: Evaluator, value: unknown, args: unknown[], kwargs:
 }
 function selectOrRejectNow(env: Evaluator, value: unknown, args: unknown[], kwargs: Map<string, unknown>, select: boolean, byAttr: boolean): unknown[] {
   if (!truth(value)) return [];
+  // prepare_select_or_reject runs before the value is iterated
+  if (byAttr && args.length < 1) fail('Missing parameter for attribute name', 'FilterArgumentError');
   const items = iterable(value);
   let get = (x: unknown) => x;
   let rest = args;
   if (byAttr) {
-    if (args.length < 1) fail('Missing parameter for attribute name', 'FilterArgumentError');
     get = attrGetter(env, args[0]);
     rest = args.slice(1);
   }
@@ -585,7 +632,7 @@ function selectOrRejectNow(env: Evaluator, value: unknown, args: unknown[], kwar
 }
 
 export const FILTERS: Record<string, Filter> = {
-  abs: (_e, v) => (isFloat(v) ? mkFloat(Math.abs(nv(use(v)))) : isNum(v) ? Math.abs(nv(v)) : typeErr(`bad operand type for abs(): '${pyName(v)}'`)),
+  abs: (_e, v) => (v instanceof PyBigInt ? mkInt(v.value < 0n ? -v.value : v.value) : isFloat(v) ? mkFloat(Math.abs(nv(use(v)))) : isNum(v) ? Math.abs(nv(v)) : typeErr(`bad operand type for abs(): '${pyName(v)}'`)),
   attr: (_e, v, a, k) => {
     // do_attr: getattr() only, never the item (`{'x': 1} | attr('x')` is undefined)
     if (a.length < 1 && !k.has('name')) typeErr("do_attr() missing 1 required positional argument: 'name'");
@@ -610,7 +657,8 @@ export const FILTERS: Record<string, Filter> = {
   },
   dictsort: (_e, v, a, k) => {
     use(v);
-    if (!isDict(v)) typeErr('You can only sort by either "key" or "value"');
+    // do_dictsort calls value.items() first
+    if (!isDict(v)) fail(`'${pyName(v)}' object has no attribute 'items'`, 'AttributeError');
     const cs = truthy(kwOr(a, k, 0, 'case_sensitive', false));
     const by = String(kwOr(a, k, 1, 'by', 'key'));
     const rev = truthy(kwOr(a, k, 2, 'reverse', false));
@@ -625,6 +673,9 @@ export const FILTERS: Record<string, Filter> = {
   },
   last: (_e, v) => {
     if (v instanceof LazySeq) typeErr("'generator' object is not reversible");
+    // do_last is next(reversed(value)): only sequences and dicts are reversible
+    use(v);
+    if (!(typeof v === 'string' || Array.isArray(v) || isDict(v))) typeErr(`'${pyName(v)}' object is not reversible`);
     const items = iterable(v);
     return items.length > 0 ? items[items.length - 1] : new JUndefined('No last item, sequence was empty.');
   },
@@ -638,6 +689,7 @@ export const FILTERS: Record<string, Filter> = {
   int: (_e, v, a, k) => {
     use(v);
     const dflt = kwOr(a, k, 0, 'default', 0);
+    if (v instanceof PyBigInt) return v;
     if (isNum(v)) return Math.trunc(nv(v));
     if (typeof v === 'string') {
       // do_int: int(value, base), then int(float(value)), then the default
@@ -669,11 +721,19 @@ export const FILTERS: Record<string, Filter> = {
   reject: (e, v, a, k) => selectOrReject(e, v, a, k, false, false),
   selectattr: (e, v, a, k) => selectOrReject(e, v, a, k, true, true),
   rejectattr: (e, v, a, k) => selectOrReject(e, v, a, k, false, true),
-  replace: (_e, v, a) => STR_METHODS.replace!(jinjaStr(v), a.slice(0, 2).concat(a.length > 2 && a[2] !== null ? [a[2]] : []), new Map()),
+  replace: (_e, v, a, k) => {
+    const missing = ['old', 'new'].filter((n, i) => a.length <= i && !k.has(n));
+    if (missing.length > 0) {
+      typeErr(`do_replace() missing ${missing.length} required positional argument${missing.length > 1 ? 's' : ''}: ${missing.map((n) => `'${n}'`).join(' and ')}`);
+    }
+    return STR_METHODS.replace!(jinjaStr(v), a.slice(0, 2).concat(a.length > 2 && a[2] !== null ? [a[2]] : []), new Map());
+  },
   reverse: (_e, v) => {
     use(v);
     if (typeof v === 'string') return Array.from(v).reverse().join('');
     if (Array.isArray(v)) return lazy(() => [...v].reverse(), 'list_reverseiterator object');
+    // do_reverse: reversed(value), else list(value) reversed, else a FilterArgumentError
+    if (!(isDict(v) || v instanceof PySet || v instanceof LazySeq)) fail('argument must be iterable', 'FilterArgumentError');
     return [...iterable(v)].reverse();
   },
   round: (_e, v, a, k) => {
@@ -819,6 +879,8 @@ export const FILTERS: Record<string, Filter> = {
     const items = isDict(v)
       ? [...v.entries()]
       : (v as unknown[]).map((p) => {
+          // `for k, v in value`: a non-iterable item cannot be unpacked
+          if (!(typeof p === 'string' || Array.isArray(p) || isDict(p) || p instanceof PySet || p instanceof LazySeq)) typeErr(`cannot unpack non-iterable ${pyName(p)} object`);
           const pair = iterable(p);
           if (pair.length !== 2) fail(pair.length > 2 ? 'too many values to unpack (expected 2)' : `not enough values to unpack (expected 2, got ${pair.length})`, 'ValueError');
           return pair as [unknown, unknown];
@@ -948,6 +1010,8 @@ function sliceNow(v: unknown, a: unknown[], k: Map<string, unknown>): unknown[] 
 
 function mapFilter(e: Evaluator, v: unknown, a: unknown[], k: Map<string, unknown>): unknown[] {
   if (!truth(v)) return [];
+  // prepare_map runs before the value is iterated
+  if (!k.has('attribute') && a.length === 0) fail('map requires a filter argument', 'FilterArgumentError');
   const items = iterable(v);
   if (k.has('attribute')) {
     const get = attrGetter(e, k.get('attribute'));
@@ -969,7 +1033,8 @@ function minMax(e: Evaluator, v: unknown, a: unknown[], k: Map<string, unknown>,
   if (items.length === 0) return new JUndefined(`No aggregated item, sequence was empty.`);
   let best = items[0];
   for (const x of items.slice(1)) {
-    if (sign * pyCompare(sortKey(get(x), cs), sortKey(get(best), cs)) > 0) best = x;
+    // Python's max() asks `item > best`, min() `item < best`
+    if (sign * pyCompare(sortKey(get(x), cs), sortKey(get(best), cs), false, sign === 1 ? '>' : '<') > 0) best = x;
   }
   return best;
 }
@@ -1248,6 +1313,7 @@ export class Evaluator {
         if (n.op === 'not') return !truthy(v);
         if (!isNum(v)) typeErr(`bad operand type for unary ${n.op}: '${pyName(v)}'`);
         if (n.op === '+') return typeof v === 'boolean' ? nv(v) : v;
+        if (v instanceof PyBigInt) return mkInt(-v.value);
         return isFloat(v) ? mkFloat(-nv(v)) : -nv(v) || 0;
       }
       case 'compare': {

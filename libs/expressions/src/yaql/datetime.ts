@@ -12,7 +12,7 @@ import { def, STDLIB } from './stdlib';
  */
 const given = (v: unknown) => v !== MISSING;
 const noMatch = (name: string): never => fail(`No function "${name}" matches supplied arguments`, 'NoMatchingFunctionException');
-const offsetOf = (v: unknown): number => (v === MISSING || v === null || v === undefined ? 0 : v instanceof PyTimespan ? v.micros : noMatch('datetime'));
+const offsetOf = (v: unknown, fname = 'datetime'): number => (v === MISSING || v === null || v === undefined ? 0 : v instanceof PyTimespan ? v.micros : noMatch(fname));
 
 const S = STDLIB;
 def(S, 'datetime', 'F', 'year?, month?, day?, hour?, minute?, second?, microsecond?, offset?, **kwargs', (args, inv) => {
@@ -21,7 +21,8 @@ def(S, 'datetime', 'F', 'year?, month?, day?, hour?, minute?, second?, microseco
   if (typeof first === 'string' || inv.kwargs.has('string')) {
     const text = typeof first === 'string' ? first : inv.kwargs.get('string');
     const fmt = given(args[1]) ? args[1] : inv.kwargs.get('format');
-    if (typeof text !== 'string') return noMatch('datetime');
+    // the string overload is datetime(string, format=null): nothing else may follow
+    if (typeof text !== 'string' || args.slice(2).some(given)) return noMatch('datetime');
     const d = fmt === undefined || fmt === null ? parseDateTime(text) : strptime(text, String(fmt));
     return d;
   }
@@ -45,7 +46,7 @@ def(S, 'now', 'F', 'offset?', ([off], inv: Invocation) => {
   const clock = inv.scope.rt.host.now;
   if (typeof clock !== 'function') return fail('now() is not available in this context', 'NotImplementedError');
   const at = clock.call(inv.scope.rt.host);
-  return new PyDateTime(at.getTime() * 1000, offsetOf(off));
+  return new PyDateTime(at.getTime() * 1000, offsetOf(off, 'now'));
 });
 def(S, 'utctz', 'F', '', () => new PyTimespan(0));
 def(S, 'localtz', 'F', '', () => new PyTimespan(0));

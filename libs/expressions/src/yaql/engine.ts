@@ -3,7 +3,7 @@ import { EvalFailure, ExpressionError, fail, SyntaxFailure } from '../errors';
 import type { ExpressionHost } from '../host';
 import { LruCache } from '../lru';
 import { MISTRAL_YAQL_FUNCTIONS } from '../mistral-functions';
-import { fromHost, isDict, LazySeq, PyDate, PySet, toArray, toHost } from '../values';
+import { copyMarks, fromHost, isDict, LazySeq, markIter, PyDate, PySet, toArray, toHost } from '../values';
 import { parseYaql } from './parser';
 import { asFailure, compile, type Compiled, LetFrame, type Runtime, Scope } from './runtime';
 import { ITEMS_VIEWS, YaqlRegex } from './stdlib';
@@ -43,6 +43,36 @@ export function yaqlSyntaxError(text: string): string | null {
 }
 
 /**
+ * yaql's output conversion (Mistral sets yaql.convertOutputData): the iterators a query leaves
+ * in the result, at any depth, are read out into lists, each exactly once.
+ */
+function convertOutput(v: unknown, depth = 0): unknown {
+  if (depth > 100) return v;
+  if (v instanceof LazySeq && v.once) return markIter(toArray(v).map((x) => convertOutput(x, depth + 1)));
+  if (Array.isArray(v)) {
+    let changed = false;
+    const out = v.map((x) => {
+      const y = convertOutput(x, depth + 1);
+      if (y !== x) changed = true;
+      return y;
+    });
+    if (!changed) return v;
+    return copyMarks(v, out);
+  }
+  if (isDict(v)) {
+    let changed = false;
+    const out = new Map<unknown, unknown>();
+    for (const [k, x] of v) {
+      const y = convertOutput(x, depth + 1);
+      if (y !== x) changed = true;
+      out.set(k, y);
+    }
+    return changed ? out : v;
+  }
+  return v;
+}
+
+/**
  * yaql's output conversion turns the tuples and dicts inside a set into lists and dicts, which
  * Python cannot hash: a result set holding collections fails, as in the reference.
  */
@@ -79,7 +109,7 @@ export function evaluateYaqlNative(expr: string, data: unknown, host: Expression
     if (isDict(data)) {
       for (const k of ['__env', '__execution', '__task_execution']) scope.vars.set(k, data.has(k) ? data.get(k) : null);
     }
-    const result = compiled(scope);
+    const result = convertOutput(compiled(scope));
     checkOutput(result);
     return result;
   } catch (e) {

@@ -1,5 +1,5 @@
 import { SyntaxFailure } from '../errors';
-import { PyFloat } from '../values';
+import { mkInt, type PyBigInt, PyFloat } from '../values';
 
 /**
  * YAQL lexer and parser. Grammar and operator table follow yaql 2.x (as configured by Mistral:
@@ -9,7 +9,7 @@ import { PyFloat } from '../values';
  */
 
 export type Tok =
-  | { t: 'num'; v: number | PyFloat; pos: number }
+  | { t: 'num'; v: number | PyFloat | PyBigInt; pos: number }
   | { t: 'str'; v: string; pos: number }
   | { t: 'const'; v: boolean | null; pos: number }
   | { t: 'kw'; v: string; pos: number }
@@ -117,7 +117,9 @@ export function tokenize(src: string): Tok[] {
       }
       if (text.length === 0) throw new SyntaxFailure(`Lexical error: illegal character '${ch}' at position ${i}`, i);
       const v = text.includes('.') ? parseFloat(text) : parseInt(text, 10);
-      toks.push({ t: 'num', v: text.includes('.') && Number.isInteger(v) ? new PyFloat(v) : v, pos: i });
+      // an integer literal is a Python int: exact at any size
+      const value = text.includes('.') ? (Number.isInteger(v) ? new PyFloat(v) : v) : Number.isSafeInteger(v) ? v : mkInt(BigInt(text));
+      toks.push({ t: 'num', v: value, pos: i });
       i += text.length;
       continue;
     }
@@ -206,7 +208,7 @@ class Parser {
   }
   private error(tok: Tok): never {
     if (tok.t === 'eof') throw new SyntaxFailure('Parse error: unexpected end of statement', tok.pos);
-    throw new SyntaxFailure(`Parse error: unexpected '${String(tok.v)}' at position ${tok.pos}`, tok.pos);
+    throw new SyntaxFailure(`Parse error: unexpected '${String(tok.v)}' at position ${tok.pos} of expression '${this.src}'`, tok.pos);
   }
   private expectOp(v: string): void {
     const t = this.next();
@@ -214,7 +216,7 @@ class Parser {
   }
 
   parseAll(): Node {
-    if (this.peek().t === 'eof') throw new SyntaxFailure('Parse error: empty expression');
+    if (this.peek().t === 'eof') throw new SyntaxFailure('Parse error: unexpected end of statement');
     const n = this.expr(0);
     if (this.peek().t !== 'eof') this.error(this.peek());
     return n;
@@ -279,6 +281,8 @@ class Parser {
       this.next();
       return out;
     }
+    // yaql's grammar refuses a positional argument after a keyword one at the token that follows it
+    let misplaced = false;
     for (;;) {
       const node = this.expr(0);
       const t = this.peek();
@@ -286,10 +290,11 @@ class Parser {
         this.next();
         out.push({ kind: 'named', key: node, value: this.expr(0) });
       } else {
-        if (out.some((a) => a.kind === 'named')) this.error(t.t === 'eof' ? t : this.toks[this.i - 1]!);
+        if (out.some((a) => a.kind === 'named')) misplaced = true;
         out.push({ kind: 'pos', node });
       }
       const sep = this.next();
+      if (misplaced) this.error(sep);
       if (sep.t === 'op' && sep.v === close) return out;
       if (sep.t !== 'op' || sep.v !== ',') this.error(sep);
     }

@@ -41,10 +41,17 @@ export class MappingRule {
 export type Compiled = (s: Scope) => unknown;
 export type Lambda = (...args: unknown[]) => unknown;
 
+/** Passed last to a {@link Lambda}: variables it sees by name (`$first`) besides `$`, `$1`, …. */
+export class LambdaVars {
+  constructor(readonly vars: ReadonlyMap<string, unknown>) {}
+}
+
 export interface Invocation {
   scope: Scope;
   /** Named arguments not bound to parameters (for `**kwargs` functions). */
   kwargs: Map<string, unknown>;
+  /** The receiver of a method call; absent for a function call. */
+  receiver?: unknown;
 }
 
 export interface Param {
@@ -55,6 +62,8 @@ export interface Param {
 }
 
 export interface FnDef {
+  /** Every name the definition is registered under (aliases such as filter/where share one). */
+  names?: string[];
   params: Param[];
   kwargs: boolean;
   impl: (args: unknown[], inv: Invocation) => unknown;
@@ -98,9 +107,12 @@ export function parseParams(sig: string): { params: Param[]; kwargs: boolean } {
 export const MISSING: unique symbol = Symbol('missing');
 
 function makeLambda(c: Compiled, scope: Scope): Lambda {
-  return (...args: unknown[]) => {
+  return (...passed: unknown[]) => {
     if (++scope.rt.steps > MAX_STEPS) fail('Expression evaluation exceeded its step budget', 'LimitExceeded');
     const s = scope.child();
+    const last = passed[passed.length - 1];
+    const args = last instanceof LambdaVars ? passed.slice(0, -1) : passed;
+    if (last instanceof LambdaVars) for (const [k, v] of last.vars) s.vars.set(k, v);
     if (args.length > 0) s.vars.set('', args[0]);
     for (let i = 0; i < args.length; i++) s.vars.set(String(i + 1), args[i]);
     return c(s);
@@ -178,7 +190,7 @@ function invoke(name: string, def: FnDef, scope: Scope, args: CArg[], receiver: 
     if (!def.kwargs) fail(`No function "${name}" matches supplied arguments`, 'NoMatchingFunctionException');
     kwargs.set(k, c(scope));
   }
-  return def.impl(out, { scope, kwargs });
+  return def.impl(out, receiver === MISSING ? { scope, kwargs } : { scope, kwargs, receiver });
 }
 
 function callFunction(name: string, scope: Scope, args: CArg[]): unknown {
@@ -206,13 +218,14 @@ function callMethod(name: string, scope: Scope, receiver: unknown, args: CArg[])
   const def = slot?.method;
   if (!def) {
     if (slot?.fn) return fail(`No method "${name}" for receiver ${pyRepr(receiver, true)} matches supplied arguments`, 'NoMatchingMethodException');
-    return fail(`Unknown function "${name}"`, 'NoFunctionRegisteredException');
+    // user functions (def) are functions only: as a method they are unknown too
+    return fail(`Unknown method "${name}" for receiver ${typeof receiver === 'string' ? receiver : pyRepr(receiver, true)}`, 'NoMethodRegisteredException');
   }
   try {
     return invoke(name, def, scope, args, receiver);
   } catch (e) {
     // the method's own refusal reads as yaql's for a method call
-    if (e instanceof EvalFailure && e.pyType === 'NoMatchingFunctionException' && e.message === `No function "${name}" matches supplied arguments`) {
+    if (e instanceof EvalFailure && e.pyType === 'NoMatchingFunctionException' && [name, ...(def.names ?? [])].some((n) => e.message === `No function "${n}" matches supplied arguments`)) {
       fail(`No method "${name}" for receiver ${typeof receiver === 'string' ? receiver : pyRepr(receiver, true)} matches supplied arguments`, 'NoMatchingMethodException');
     }
     throw e;

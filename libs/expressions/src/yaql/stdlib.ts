@@ -16,12 +16,16 @@ import {
   iterate,
   LazySeq,
   markIter,
+  markPlainDict,
   markPyList,
   markView,
   mkFloat,
   num,
   pyCompare,
   PyDate,
+  PyBigInt,
+  bigOf,
+  mkInt,
   PyDateTime,
   pyEquals,
   pyRepr,
@@ -29,11 +33,12 @@ import {
   pyStr,
   PyTimespan,
   pyTypeName,
+  yaqlTypeName,
   toArray,
   truthy,
   type PyFloat,
 } from '../values';
-import { callByName, type FnDef, type FnSlot, type Invocation, type Lambda, LetFrame, MappingRule, MISSING, parseParams } from './runtime';
+import { callByName, type FnDef, type FnSlot, type Invocation, type Lambda, LambdaVars, LetFrame, MappingRule, MISSING, parseParams } from './runtime';
 
 /**
  * The yaql 2.x standard library (the parts Mistral workflows use), registered the way yaql
@@ -46,7 +51,7 @@ type Impl = (args: any[], inv: Invocation) => unknown;
 
 export function def(functions: Map<string, FnSlot>, names: string | string[], kind: 'F' | 'M' | 'MF', sig: string, impl: Impl): void {
   const { params, kwargs } = parseParams(sig);
-  const fn: FnDef = { params, kwargs, impl };
+  const fn: FnDef = { names: Array.isArray(names) ? names : [names], params, kwargs, impl };
   for (const name of Array.isArray(names) ? names : [names]) {
     const slot = functions.get(name) ?? {};
     if (kind.includes('F')) slot.fn = fn;
@@ -100,9 +105,14 @@ const reg = (names: string | string[], kind: 'F' | 'M' | 'MF', sig: string, impl
       }
       throw e;
     }
-    return Array.isArray(r) ? markIter(r) : r;
+    if (!Array.isArray(r)) return r;
+    // an ordering (orderBy/thenBy) sorts afresh each time it is iterated; every other query
+    // result is a Python iterator, which yields its items to one consumer only
+    if (RE_ITERABLE_RESULTS.has(first)) return markIter(r);
+    return new LazySeq(() => r[Symbol.iterator](), `generator object ${first}`, true);
   });
 };
+const RE_ITERABLE_RESULTS = new Set(['orderBy', 'orderByDescending', 'thenBy', 'thenByDescending']);
 
 const given = (v: unknown): boolean => v !== MISSING;
 const noMatch = (name: string): never => fail(`No function "${name}" matches supplied arguments`, 'NoMatchingFunctionException');
@@ -122,8 +132,16 @@ const needIter = (v: unknown, fname: string): unknown[] => {
   if (!isSeq(v)) noMatch(fname);
   return toArray(v);
 };
+const needSeq = (c: unknown, fname: string): unknown => (isSeq(c) ? c : noMatch(fname));
+/** Whether some item passes, reading the collection only up to that item. */
+const someItem = (c: unknown, test: (x: unknown) => boolean): boolean => {
+  for (const x of iterate(c)) if (test(x)) return true;
+  return false;
+};
 const needStr = (v: unknown, fname: string): string => (typeof v === 'string' ? v : noMatch(fname));
-const needInt = (v: unknown, fname: string): number => (isInt(v) ? v : noMatch(fname));
+const needInt = (v: unknown, fname: string): number => (isInt(v) ? num(v) : noMatch(fname));
+/** The most decimal digits an integer result may have (Python's are unbounded; memory is not). */
+const MAX_INT_DIGITS = 100_000;
 const needNum = (v: unknown, fname: string): number => (isNumber(v) && typeof v !== 'boolean' ? num(v) : noMatch(fname));
 const chars = (s: string): string[] => Array.from(s);
 
@@ -131,7 +149,7 @@ const chars = (s: string): string[] => Array.from(s);
 // operators
 
 function add(l: unknown, r: unknown): unknown {
-  if (isNumber(l) && isNumber(r)) return arith(l, r, (a, b) => a + b);
+  if (isNumber(l) && isNumber(r)) return arith(l, r, (a, b) => a + b, (a, b) => a + b);
   if (typeof l === 'string' && typeof r === 'string') return checkSize(l.length + r.length, 'string') && l + r;
   if (isDict(l) && isDict(r)) return new Map([...l, ...r]);
   if (isSeq(l) && isSeq(r)) {
@@ -143,10 +161,22 @@ function add(l: unknown, r: unknown): unknown {
   return noMatch('#operator_+');
 }
 
-function arith(l: number | PyFloat, r: number | PyFloat, f: (a: number, b: number) => number): number | PyFloat {
+/**
+ * Python arithmetic on numbers: floats when either side is one; ints exact at any size (`exact`
+ * runs on bigints when a side is already big or the double result left JS's exact range).
+ */
+function arith(l: number | PyFloat, r: number | PyFloat, f: (a: number, b: number) => number, exact?: (a: bigint, b: bigint) => bigint): number | PyFloat | PyBigInt {
+  if (exact && isInt(l) && isInt(r)) {
+    if ((l as unknown) instanceof PyBigInt || (r as unknown) instanceof PyBigInt) return mkInt(exact(bigOf(l), bigOf(r)));
+    const v = f(l, r);
+    return Number.isSafeInteger(v) ? v : mkInt(exact(BigInt(l), BigInt(r)));
+  }
   const v = f(num(l), num(r));
   return isFloat(l) || isFloat(r) ? mkFloat(v) : v;
 }
+/** Python's floor division and modulo of ints (rounding toward negative infinity). */
+const floorDivBig = (a: bigint, b: bigint): bigint => (a % b !== 0n && a < 0n !== b < 0n ? a / b - 1n : a / b);
+const floorModBig = (a: bigint, b: bigint): bigint => a - b * floorDivBig(a, b);
 
 function pyDiv(l: unknown, r: unknown): unknown {
   if (!isNumber(l) || !isNumber(r)) return noMatch('#operator_/');
@@ -157,6 +187,7 @@ function pyDiv(l: unknown, r: unknown): unknown {
     return mkFloat(a / b);
   }
   if (b === 0) fail('integer division or modulo by zero', 'ZeroDivisionError');
+  if (l instanceof PyBigInt || r instanceof PyBigInt) return mkInt(floorDivBig(bigOf(l), bigOf(r)));
   return Math.floor(a / b);
 }
 
@@ -166,12 +197,13 @@ function pyMod(l: unknown, r: unknown): unknown {
   const b = num(r);
   const flt = isFloat(l) || isFloat(r);
   if (b === 0) fail(flt ? 'float modulo' : 'integer modulo by zero', 'ZeroDivisionError');
+  if (!flt && (l instanceof PyBigInt || r instanceof PyBigInt)) return mkInt(floorModBig(bigOf(l), bigOf(r)));
   const m = a - b * Math.floor(a / b);
   return flt ? mkFloat(m) : m;
 }
 
 function repeat(l: unknown, r: unknown): unknown {
-  if (isNumber(l) && isNumber(r)) return arith(l, r, (a, b) => a * b);
+  if (isNumber(l) && isNumber(r)) return arith(l, r, (a, b) => a * b, (a, b) => a * b);
   // Only real sequences repeat (not iterators or sets); Python's bool counts as an int here.
   const isSequence = (v: unknown) => Array.isArray(v) && !isIter(v);
   if (typeof r === 'boolean' && (typeof l === 'string' || isSequence(l))) r = r ? 1 : 0;
@@ -230,7 +262,7 @@ export const ITEMS_VIEWS = new WeakSet<unknown[]>();
 
 reg('#operator_+', 'F', 'l, r', ([l, r]) => add(l, r));
 reg('#operator_-', 'F', 'l, r', ([l, r]) => {
-  if (isNumber(l) && isNumber(r)) return arith(l, r, (a, b) => a - b);
+  if (isNumber(l) && isNumber(r)) return arith(l, r, (a, b) => a - b, (a, b) => a - b);
   if (l instanceof PySet && r instanceof PySet) return new PySet(l.values().filter((x) => !r.has(x)));
   return noMatch('#operator_-');
 });
@@ -247,12 +279,14 @@ reg('#operator_=', 'F', 'l, r', ([l, r]) => sameRegex(l, r) ?? pyEquals(l, r));
 reg('#operator_!=', 'F', 'l, r', ([l, r]) => !(sameRegex(l, r) ?? pyEquals(l, r)));
 reg('#operator_in', 'F', 'l, r', ([l, r]) => {
   if (typeof l === 'string' && typeof r === 'string') return r.includes(l);
-  if (isSeq(r)) return toArray(r).some((x) => pyEquals(x, l));
+  if (isSeq(r)) return someItem(r, (x) => pyEquals(x, l));
   return noMatch('#operator_in');
 });
 reg('#operator_=~', 'F', 'l, r', ([l, r]) => regexOf(r, '#operator_=~').test(needStr(l, '#operator_=~')));
 reg('#operator_!~', 'F', 'l, r', ([l, r]) => !regexOf(r, '#operator_!~').test(needStr(l, '#operator_!~')));
-reg('#unary_operator_-', 'F', 'x', ([x]) => (isNumber(x) ? (isFloat(x) ? mkFloat(-num(x)) : -num(x) || 0) : noMatch('#unary_operator_-')));
+reg('#unary_operator_-', 'F', 'x', ([x]) =>
+  x instanceof PyBigInt ? mkInt(-x.value) : isNumber(x) ? (isFloat(x) ? mkFloat(-num(x)) : -num(x) || 0) : noMatch('#unary_operator_-'),
+);
 reg('#unary_operator_+', 'F', 'x', ([x]) => (isNumber(x) ? x : noMatch('#unary_operator_+')));
 reg('#unary_operator_not', 'F', 'x', ([x]) => !truthy(x));
 
@@ -372,7 +406,8 @@ reg('with', 'F', '*args', (args, inv) => {
 });
 reg('unpack', 'M', 'sequence, *args', ([seq, ...names], inv) => {
   const items = needIter(seq, 'unpack');
-  if (names.length > 0 && names.length !== items.length) fail(`Cannot unpack ${items.length} elements into ${names.length}`, 'ValueError');
+  // yaql reads at most one element more than there are names, and reports how many it read
+  if (names.length > 0 && names.length !== items.length) fail(`Cannot unpack ${Math.min(items.length, names.length + 1)} elements into ${names.length}`, 'ValueError');
   const s = inv.scope.child();
   items.forEach((v, i) => s.vars.set(names.length > 0 ? String(names[i]) : String(i + 1), v));
   return new LetFrame(s);
@@ -436,17 +471,19 @@ reg('str', 'F', 'value', ([v]) => yaqlStr(v));
 reg('int', 'F', 'value', ([v]) => {
   if (v === null) return 0;
   if (typeof v === 'boolean') return v ? 1 : 0;
+  if (v instanceof PyBigInt) return v;
   if (isNumber(v)) {
     const n = num(v);
     if (!Number.isFinite(n)) fail('cannot convert float infinity to integer', 'OverflowError');
-    return Math.trunc(n) || 0;
+    // a float beyond 2^53 is an integral double: Python's int() of it is exact
+    return Number.isSafeInteger(Math.trunc(n)) ? Math.trunc(n) || 0 : mkInt(BigInt(Math.trunc(n)));
   }
   if (typeof v === 'string') {
     const t = v.trim().replace(/_/g, '');
-    if (/^[+-]?\d+$/.test(t)) return parseInt(t, 10);
+    if (/^[+-]?\d+$/.test(t)) return mkInt(BigInt(t));
     return fail(`invalid literal for int() with base 10: ${pyRepr(v)}`, 'ValueError');
   }
-  return fail(`int() argument must be a string, a bytes-like object or a real number, not '${pyTypeName(v)}'`, 'TypeError');
+  return fail(`int() argument must be a string, a bytes-like object or a real number, not '${yaqlTypeName(v)}'`, 'TypeError');
 });
 reg('float', 'F', 'value', ([v]) => {
   if (v === null) return mkFloat(0);
@@ -459,7 +496,7 @@ reg('float', 'F', 'value', ([v]) => {
     if (/^[+-]?nan$/.test(t)) return NaN;
     return fail(`could not convert string to float: ${pyRepr(v)}`, 'ValueError');
   }
-  return fail(`float() argument must be a string or a real number, not '${pyTypeName(v)}'`, 'TypeError');
+  return fail(`float() argument must be a string or a real number, not '${yaqlTypeName(v)}'`, 'TypeError');
 });
 reg('bool', 'F', 'value', ([v]) => truthy(v));
 reg('isString', 'F', 'arg', ([v]) => typeof v === 'string');
@@ -488,25 +525,41 @@ reg('pow', 'F', 'a, b, c?', ([a, b, c]) => {
   const x = needNum(a, 'pow');
   const y = needNum(b, 'pow');
   if (given(c)) {
-    const m = needInt(c, 'pow');
+    if (!isInt(c)) noMatch('pow');
     if (!isInt(a) || !isInt(b)) noMatch('pow');
-    let r = 1;
-    let base = ((x % m) + m) % m;
-    for (let e = y; e > 0; e = Math.floor(e / 2)) {
-      if (e % 2 === 1) r = (r * base) % m;
-      base = (base * base) % m;
+    // Python's three-argument pow, exact (the product of two residues passes 2^53)
+    const m = bigOf(c);
+    if (m === 0n) fail('pow() 3rd argument cannot be 0', 'ValueError');
+    let e = bigOf(b);
+    if (e < 0n) fail('base is not invertible for the given modulus', 'ValueError');
+    let r = 1n;
+    let base = floorModBig(bigOf(a), m);
+    for (; e > 0n; e /= 2n) {
+      if (e % 2n === 1n) r = floorModBig(r * base, m);
+      base = floorModBig(base * base, m);
     }
-    return r;
+    return mkInt(floorModBig(r, m));
   }
-  if (isInt(a) && isInt(b) && y >= 0) return x ** y;
+  if (isInt(a) && isInt(b) && y >= 0) {
+    const v = x ** y;
+    if (Number.isSafeInteger(v) && !((a as unknown) instanceof PyBigInt)) return v;
+    // Python ints have no upper bound; the digits a result may have are bounded like strings
+    if (y * Math.log10(Math.max(2, Math.abs(x))) > MAX_INT_DIGITS) fail('Expression result exceeds the integer size quota', 'MemoryQuotaExceededException');
+    return mkInt(bigOf(a) ** bigOf(b));
+  }
   if (x === 0 && y < 0) fail('0.0 cannot be raised to a negative power', 'ZeroDivisionError');
-  return mkFloat(pyPow(x, y));
+  const p = pyPow(x, y);
+  // C's pow reports ERANGE for a finite result too large for a double
+  if ((p === Infinity || p === -Infinity) && Number.isFinite(x) && Number.isFinite(y)) fail("(34, 'Numerical result out of range')", 'OverflowError');
+  return mkFloat(p);
 });
 reg('sign', 'F', 'num', ([x]) => {
   const n = needNum(x, 'sign');
   return n > 0 ? 1 : n < 0 ? -1 : 0;
 });
 reg('hex', 'F', 'num', ([x]) => {
+  // yaql takes any number and leaves the refusal of floats to Python's hex()
+  if (isFloat(x) && typeof x !== 'boolean') fail("'float' object cannot be interpreted as an integer", 'TypeError');
   const n = needInt(x, 'hex');
   return n < 0 ? `-0x${(-n).toString(16)}` : `0x${n.toString(16)}`;
 });
@@ -523,22 +576,19 @@ reg('shiftBitsRight', 'F', 'value, bitsNumber', ([a, b]) => Math.floor(needInt(a
 
 function maxMin(sign: 1 | -1, name: string) {
   reg(name, 'F', 'a, b', ([a, b]) => {
-    const c = comparable(a, b, '<');
+    const c = comparable(a, b, '>');
     return sign * c >= 0 ? a : b;
   });
-  reg(name, 'M', 'collection, initial?, func?:λ', ([coll, initial, func]) => {
+  // yaql: collection.max(initial) folds the collection with the max(a, b) function (no key)
+  reg(name, 'M', 'collection, initial?', ([coll, initial]) => {
     let best: unknown = MISSING;
-    let bestKey: unknown = MISSING;
     for (const x of needIter(coll, name)) {
-      const k = given(func) ? (func as Lambda)(x) : x;
-      if (best === MISSING || sign * comparable(k, bestKey, '<') > 0) {
-        best = x;
-        bestKey = k;
-      }
+      if (best === MISSING || sign * comparable(x, best, '>') > 0) best = x;
     }
     if (best === MISSING) {
       if (given(initial)) return initial;
-      fail(`${name}() arg is an empty sequence`, 'ValueError');
+      // yaql folds with functools.reduce
+      fail('reduce() of empty iterable with no initial value', 'TypeError');
     }
     return best;
   });
@@ -567,9 +617,13 @@ reg('range', 'F', 'start, stop?, step?', ([a, b, c]) => {
 reg('sequence', 'F', 'start?, step?', ([a, b]) => {
   const start = given(a) ? needNum(a, 'sequence') : 0;
   const step = given(b) ? needNum(b, 'sequence') : 1;
-  return new LazySeq(function* () {
-    for (let i = start; ; i += step) yield i;
-  });
+  return new LazySeq(
+    function* () {
+      for (let i = start; ; i += step) yield i;
+    },
+    'generator object sequence',
+    true,
+  );
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -578,14 +632,35 @@ reg('sequence', 'F', 'start?, step?', ([a, b]) => {
 const lambdaOr = (f: unknown, dflt: Lambda): Lambda => (given(f) && f !== null ? (f as Lambda) : dflt);
 const id: Lambda = (x) => x;
 
-reg(['where', 'filter'], 'M', 'collection, predicate:λ', ([c, p]) => needIter(c, 'where').filter((x) => truthy(p(x))));
-reg(['select', 'map'], 'M', 'collection, selector:λ', ([c, f]) => needIter(c, 'select').map((x) => f(x)));
-reg('selectMany', 'M', 'collection, selector:λ', ([c, f]) =>
-  needIter(c, 'selectMany').flatMap((x) => {
-    const r = f(x);
-    return isSeq(r) ? toArray(r) : [r];
-  }),
-);
+/**
+ * A Python iterator over a yaql query: single-use, computed item by item as it is pulled, so
+ * `take(1)` or `first()` of a query whose later items fail (or that never ends) succeeds, as in
+ * yaql; a failure is raised when its item is reached.
+ */
+const stream = (label: string, gen: () => Generator<unknown>): LazySeq => new LazySeq(gen, label, true);
+
+reg(['where', 'filter'], 'M', 'collection, predicate:λ', ([c, p]) => {
+  const src = needSeq(c, 'where');
+  return stream('filter object', function* () {
+    for (const x of iterate(src)) if (truthy(p(x))) yield x;
+  });
+});
+reg(['select', 'map'], 'M', 'collection, selector:λ', ([c, f]) => {
+  const src = needSeq(c, 'select');
+  return stream('map object', function* () {
+    for (const x of iterate(src)) yield f(x);
+  });
+});
+reg('selectMany', 'M', 'collection, selector:λ', ([c, f]) => {
+  const src = needSeq(c, 'selectMany');
+  return stream('generator object select_many', function* () {
+    for (const x of iterate(src)) {
+      const r = f(x);
+      if (isSeq(r)) yield* iterate(r);
+      else yield r;
+    }
+  });
+});
 reg('len', 'MF', 'collection', ([c]) => {
   if (typeof c === 'string') return chars(c).length;
   if (isDict(c)) return c.size;
@@ -597,54 +672,65 @@ reg('first', 'M', 'collection, default?', ([c, d]) => {
   if (!isSeq(c)) noMatch('first');
   for (const x of iterate(c)) return x;
   if (given(d)) return d;
-  return fail('Collection is empty', 'StopIteration');
+  return fail('', 'StopIteration');
 });
 reg('last', 'M', 'collection, default?', ([c, d]) => {
   const a = needIter(c, 'last');
   if (a.length > 0) return a[a.length - 1];
   if (given(d)) return d;
-  return fail('Collection is empty', 'StopIteration');
+  return fail('', 'StopIteration');
 });
 reg('single', 'M', 'collection', ([c]) => {
   const a = needIter(c, 'single');
-  if (a.length !== 1) fail(a.length === 0 ? 'Collection is empty' : 'Collection contains more than one item', 'StopIteration');
+  if (a.length !== 1) fail(a.length === 0 ? '' : 'Collection contains more than one item', 'StopIteration');
   return a[0];
 });
 /** yaql's skip/take are itertools.islice, which refuses negative counts (message as CPython's). */
 const ISLICE_START = 'Indices for islice() must be None or an integer: 0 <= x <= sys.maxsize.';
 const ISLICE_STOP = 'Stop argument for islice() must be None or an integer: 0 <= x <= sys.maxsize.';
+// itertools.islice checks its counts at the call and reads its source only as it is pulled
 reg('skip', 'M', 'collection, count', ([c, n]) => {
   const k = needInt(n, 'skip');
-  const items = needIter(c, 'skip');
+  const src = needSeq(c, 'skip');
   if (k < 0) fail(ISLICE_START, 'ValueError');
-  return items.slice(k);
+  return stream('itertools.islice object', function* () {
+    let i = 0;
+    for (const x of iterate(src)) if (i++ >= k) yield x;
+  });
 });
 reg(['take', 'limit'], 'M', 'collection, count', ([c, n]) => {
-  if (!isSeq(c)) noMatch('take');
+  const src = needSeq(c, 'take');
   const k = needInt(n, 'take');
-  if (k < 0) fail(ISLICE_STOP, 'ValueError');
-  const out: unknown[] = [];
-  if (k === 0) return out;
-  for (const x of iterate(c)) {
-    out.push(x);
-    if (out.length >= k) break;
-  }
-  return out;
+  // CPython's islice reports a stop of -1 as not an index, and one below that as out of range
+  if (k < 0) fail(k === -1 ? ISLICE_STOP : ISLICE_START, 'ValueError');
+  return stream('itertools.islice object', function* () {
+    if (k === 0) return;
+    let i = 0;
+    for (const x of iterate(src)) {
+      yield x;
+      if (++i >= k) return;
+    }
+  });
 });
 reg('skipWhile', 'M', 'collection, predicate:λ', ([c, p]) => {
-  const a = needIter(c, 'skipWhile');
-  let i = 0;
-  while (i < a.length && truthy(p(a[i]))) i++;
-  return a.slice(i);
+  const src = needSeq(c, 'skipWhile');
+  return stream('itertools.dropwhile object', function* () {
+    let skipping = true;
+    for (const x of iterate(src)) {
+      if (skipping && truthy(p(x))) continue;
+      skipping = false;
+      yield x;
+    }
+  });
 });
 reg('takeWhile', 'M', 'collection, predicate:λ', ([c, p]) => {
-  if (!isSeq(c)) noMatch('takeWhile');
-  const out: unknown[] = [];
-  for (const x of iterate(c)) {
-    if (!truthy(p(x))) break;
-    out.push(x);
-  }
-  return out;
+  const src = needSeq(c, 'takeWhile');
+  return stream('itertools.takewhile object', function* () {
+    for (const x of iterate(src)) {
+      if (!truthy(p(x))) return;
+      yield x;
+    }
+  });
 });
 
 /** An ordered result that `thenBy` can refine; it behaves as a list everywhere else. */
@@ -691,13 +777,16 @@ reg('groupBy', 'M', 'collection, keySelector:λ, valueSelector?:λ, aggregator?:
   });
 });
 reg('distinct', 'MF', 'collection, keySelector?:λ', ([c, kf]) => {
-  const seen = new Set<string>();
+  const src = needSeq(c, 'distinct');
   const f = lambdaOr(kf, id);
-  return needIter(c, 'distinct').filter((x) => {
-    const h = hashKey(f(x));
-    if (seen.has(h)) return false;
-    seen.add(h);
-    return true;
+  return stream('generator object distinct', function* () {
+    const seen = new Set<string>();
+    for (const x of iterate(src)) {
+      const h = hashKey(f(x));
+      if (seen.has(h)) continue;
+      seen.add(h);
+      yield x;
+    }
   });
 });
 reg('sum', 'M', 'collection, initial?', ([c, init]) => {
@@ -707,13 +796,19 @@ reg('sum', 'M', 'collection, initial?', ([c, init]) => {
   for (let i = given(init) ? 0 : 1; i < a.length; i++) acc = add(acc, a[i]);
   return acc;
 });
-reg('any', 'MF', 'collection, predicate?:λ', ([c, p]) => needIter(c, 'any').some((x) => !given(p) || truthy((p as Lambda)(x))));
-reg('all', 'MF', 'collection, predicate?:λ', ([c, p]) => needIter(c, 'all').every((x) => truthy(lambdaOr(p, id)(x))));
-reg('contains', 'M', 'collection, value', ([c, v]) => needIter(c, 'contains').some((x) => pyEquals(x, v)));
+// these stop at the first item that decides, leaving the rest of an iterator unread, as Python's
+// any(), all() and `in` do
+reg('any', 'MF', 'collection, predicate?:λ', ([c, p]) => someItem(needSeq(c, 'any'), (x) => !given(p) || truthy((p as Lambda)(x))));
+reg('all', 'MF', 'collection, predicate?:λ', ([c, p]) => !someItem(needSeq(c, 'all'), (x) => !truthy(lambdaOr(p, id)(x))));
+reg('contains', 'M', 'collection, value', ([c, v]) => someItem(needSeq(c, 'contains'), (x) => pyEquals(x, v)));
 reg('indexOf', 'M', 'collection, item, start?, length?', ([c, item, start, length]) => {
   if (typeof c === 'string') return strIndexOf(c, needStr(item, 'indexOf'), start, length, false);
-  const a = needIter(c, 'indexOf');
-  return a.findIndex((x) => pyEquals(x, item));
+  let i = 0;
+  for (const x of iterate(needSeq(c, 'indexOf'))) {
+    if (pyEquals(x, item)) return i;
+    i++;
+  }
+  return -1;
 });
 reg('lastIndexOf', 'M', 'collection, item, start?, length?', ([c, item, start, length]) => {
   if (typeof c === 'string') return strIndexOf(c, needStr(item, 'lastIndexOf'), start, length, true);
@@ -721,7 +816,14 @@ reg('lastIndexOf', 'M', 'collection, item, start?, length?', ([c, item, start, l
   for (let i = a.length - 1; i >= 0; i--) if (pyEquals(a[i], item)) return i;
   return -1;
 });
-reg('indexWhere', 'M', 'collection, predicate:λ', ([c, p]) => needIter(c, 'indexWhere').findIndex((x) => truthy(p(x))));
+reg('indexWhere', 'M', 'collection, predicate:λ', ([c, p]) => {
+  let i = 0;
+  for (const x of iterate(needSeq(c, 'indexWhere'))) {
+    if (truthy(p(x))) return i;
+    i++;
+  }
+  return -1;
+});
 reg('lastIndexWhere', 'M', 'collection, predicate:λ', ([c, p]) => {
   const a = needIter(c, 'lastIndexWhere');
   for (let i = a.length - 1; i >= 0; i--) if (truthy(p(a[i]))) return i;
@@ -729,7 +831,11 @@ reg('lastIndexWhere', 'M', 'collection, predicate:λ', ([c, p]) => {
 });
 reg('enumerate', 'MF', 'collection, start?', ([c, s]) => {
   const start = given(s) ? needInt(s, 'enumerate') : 0;
-  return needIter(c, 'enumerate').map((x, i) => [i + start, x]);
+  const src = needSeq(c, 'enumerate');
+  return stream('generator object enumerate_', function* () {
+    let i = start;
+    for (const x of iterate(src)) yield markPyList([i++, x]);
+  });
 });
 reg('zip', 'M', 'collection, *collections', ([c, ...rest]) => {
   const all = [needIter(c, 'zip'), ...rest.map((r) => needIter(r, 'zip'))];
@@ -809,18 +915,26 @@ reg('defaultIfEmpty', 'M', 'collection, default', ([c, d]) => {
 });
 reg('repeat', 'M', 'value, times?', ([v, t]) => {
   if (!given(t) || t === -1) {
-    return new LazySeq(function* () {
-      for (;;) yield v;
-    });
+    return new LazySeq(
+      function* () {
+        for (;;) yield v;
+      },
+      'itertools.repeat object',
+      true,
+    );
   }
   return Array.from({ length: Math.max(0, needInt(t, 'repeat')) }, () => v);
 });
 reg('cycle', 'M', 'collection', ([c]) => {
   const a = needIter(c, 'cycle');
-  return new LazySeq(function* () {
-    if (a.length === 0) return;
-    for (;;) yield* a;
-  });
+  return new LazySeq(
+    function* () {
+      if (a.length === 0) return;
+      for (;;) yield* a;
+    },
+    'itertools.cycle object',
+    true,
+  );
 });
 reg('memorize', 'M', 'collection', ([c]) => needIter(c, 'memorize'));
 reg(['aggregate', 'reduce'], 'M', 'collection, selector:λ, seed?', ([c, f, seed]) => {
@@ -858,7 +972,7 @@ reg('slice', 'M', 'collection, length', ([c, n]) => {
   const a = needIter(c, 'slice');
   const k = needInt(n, 'slice');
   // itertools.islice(collection, length) until it yields nothing: 0 gives no slices at all
-  if (k < 0) fail('Stop argument for islice() must be None or an integer: 0 <= x <= sys.maxsize.', 'ValueError');
+  if (k < 0) fail(k === -1 ? ISLICE_STOP : ISLICE_START, 'ValueError');
   const out: unknown[][] = [];
   if (k === 0) return out;
   for (let i = 0; i < a.length; i += k) out.push(a.slice(i, i + k));
@@ -892,13 +1006,14 @@ reg('sliceWhere', 'M', 'collection, predicate:λ', ([c, p]) => {
   }
   return out;
 });
-reg('isEmpty', 'MF', 'value, trim?, chars?', ([v, ts, ch]) => {
+reg('isEmpty', 'MF', 'value, trim?, chars?', ([v, ts, ch], inv) => {
   if (given(ts) && typeof ts !== 'boolean') noMatch('isEmpty');
   if (v === null) return true;
   if (typeof v === 'string') {
     const trimmed = ts === false ? v : pyStrip(v, given(ch) ? (ch as string | null) : null, 'both');
     return trimmed.length === 0;
   }
+  if (!('receiver' in inv)) return noMatch('isEmpty');
   return fail(`No method "isEmpty" for receiver ${yaqlStr(v)} matches supplied arguments`, 'NoMatchingMethodException');
 });
 
@@ -926,12 +1041,18 @@ setOp('symmetricDifference', (l, r, rs) => {
 
 reg('concat', 'F', '*args', (args) => {
   if (args.every((a) => typeof a === 'string')) return args.join('');
-  return args.flatMap((a) => needIter(a, 'concat'));
+  return chain(args.map((a) => needSeq(a, 'concat')));
 });
 reg('concat', 'M', 'collection, *args', ([c, ...args]) => {
   if (typeof c === 'string' && args.every((a) => typeof a === 'string')) return [c, ...args].join('');
-  return [c, ...args].flatMap((a) => needIter(a, 'concat'));
+  return chain([c, ...args].map((a) => needSeq(a, 'concat')));
 });
+/** itertools.chain: each collection read only when the previous one is exhausted. */
+function chain(sources: unknown[]): LazySeq {
+  return stream('itertools.chain object', function* () {
+    for (const s of sources) yield* iterate(s);
+  });
+}
 
 // ---------------------------------------------------------------------------------------------
 // dictionaries
@@ -1165,30 +1286,33 @@ reg('matches', 'M', 'a, b', ([a, b]) => {
   if (a instanceof YaqlRegex) return a.re.test(needStr(b, 'matches'));
   return regexOf(b, 'matches').test(needStr(a, 'matches'));
 });
-function matchToDict(m: RegExpExecArray, s: string): Map<unknown, unknown> {
-  const res = new Map<unknown, unknown>();
-  const groups: unknown[] = [];
-  for (let i = 0; i < m.length; i++) {
-    const g = m[i];
-    const start = g === undefined ? -1 : i === 0 ? m.index : s.indexOf(g, m.index);
-    groups.push(new Map<unknown, unknown>([['value', g ?? null], ['start', start], ['end', g === undefined ? -1 : start + g.length]]));
-  }
-  res.set('value', m[0]);
-  res.set('start', m.index);
-  res.set('end', m.index + m[0].length);
-  return res;
-}
 /**
  * yaql's _publish_match: the selector sees the whole match as `$` and `$1`, group i as `$<i+1>`,
  * each as {value, start, end} (an unmatched group: value null, start and end -1).
  */
-function publishedMatch(m: RegExpExecArray): Map<unknown, unknown>[] {
-  const recs: Map<unknown, unknown>[] = [];
+function publishedMatch(m: RegExpExecArray): unknown[] {
+  const recs: unknown[] = [];
   for (let i = 0; i < m.length; i++) {
     const span = m.indices?.[i];
-    recs.push(new Map<unknown, unknown>([['value', m[i] ?? null], ['start', span ? span[0] : -1], ['end', span ? span[1] : -1]]));
+    recs.push(markPlainDict(new Map<unknown, unknown>([['value', m[i] ?? null], ['start', span ? span[0] : -1], ['end', span ? span[1] : -1]])));
   }
-  return recs;
+  const named = m.groups ? Object.values(m.groups) : [];
+  if (named.length === 0) return recs;
+  // yaql 2.0 loops `for key, value, in match.groupdict().values()`: each named group's text is
+  // unpacked into two characters, the second taken for a group name (a reference bug, mirrored
+  // because it decides whether the selector runs at all)
+  const vars = new Map<string, unknown>();
+  for (const text of named) {
+    if (text === undefined) fail('cannot unpack non-iterable NoneType object', 'TypeError');
+    const cs = chars(text);
+    if (cs.length > 2) fail('too many values to unpack (expected 2)', 'ValueError');
+    if (cs.length < 2) fail(`not enough values to unpack (expected 2, got ${cs.length})`, 'ValueError');
+    const [key, group] = cs as [string, string];
+    const span = m.indices?.groups?.[group];
+    if (!m.groups || !(group in m.groups)) fail('no such group', 'IndexError');
+    vars.set(key, markPlainDict(new Map<unknown, unknown>([['value', group], ['start', span ? span[0] : -1], ['end', span ? span[1] : -1]])));
+  }
+  return [...recs, new LambdaVars(vars)];
 }
 function searchImpl(re: RegExp, s: string, selector: unknown, all: boolean): unknown {
   const g = new RegExp(re.source, `${re.flags.replace(/[gd]/g, '')}gd`);
@@ -1249,18 +1373,24 @@ reg('replaceBy', 'M', 'string, regexp, repl:λ, count?', ([s0, r0, f, cnt]) => {
   const [s, r] = s0 instanceof YaqlRegex ? [r0, s0] : [s0, r0];
   const str = needStr(s, 'replaceBy');
   const re = regexOf(r, 'replaceBy');
-  const g = new RegExp(re.source, `${re.flags.replace('g', '')}g`);
-  const count = given(cnt) ? needInt(cnt, 'replaceBy') : -1;
+  const g = new RegExp(re.source, `${re.flags.replace(/[gd]/g, '')}gd`);
+  // re.sub's count: 0 replaces every match, a negative count none
+  const count = given(cnt) ? needInt(cnt, 'replaceBy') : 0;
+  // re.sub joins [text before, replacement, text between, replacement, …, rest], leaving out
+  // empty stretches of text: a replacement that is not a string is refused by its index there
+  const pieces: string[] = [];
+  let last = 0;
   let n = 0;
-  return str.replace(g, (...m) => {
-    if (count >= 0 && n >= count) return m[0] as string;
-    n++;
-    const exec = new RegExp(re.source, re.flags.replace('g', '')).exec(m[0] as string)!;
-    exec.index = m[m.length - 2] as number;
-    const out = f(matchToDict(exec, str));
-    if (typeof out !== 'string') fail(`sequence item 1: expected str instance, ${pyTypeName(out)} found`, 'TypeError');
-    return out;
-  });
+  for (let m = g.exec(str); m && (count === 0 || n < count); m = g.exec(str), n++) {
+    if (m.index > last) pieces.push(str.slice(last, m.index));
+    const out = f(...publishedMatch(m));
+    if (typeof out !== 'string') fail(`sequence item ${pieces.length}: expected str instance, ${yaqlTypeName(out)} found`, 'TypeError');
+    pieces.push(out);
+    last = m.index + m[0].length;
+    if (m[0] === '') g.lastIndex++;
+  }
+  pieces.push(str.slice(last));
+  return pieces.join('');
 });
 
 export { dictKey };
