@@ -3,6 +3,7 @@ import {
   AddExecutionStreamPositions1765300000000,
   AppendExecutionEventsFunction1765300000002,
   AnnounceLastExecutionEventSeq1765516000000,
+  NarrowExecutionStreamHorizon1765516000001,
   CreateExecutionEvents1764600000000,
   SlimExecutionEvents1765300000001,
 } from './execution-events';
@@ -284,4 +285,5 @@ export const executionMigrations = [
   AppendExecutionEventsFunction1765300000002,
   IndexUnfinishedByRoot1765400000000,
   AnnounceLastExecutionEventSeq1765516000000,
+  NarrowExecutionStreamHorizon1765516000001,
 ] as const;
