@@ -186,14 +186,6 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
     return kind === 'trees' ? this.treeConnection : this.projectConnection;
   }
 
-  /**
-   * Runs a stream's own lookups (the execution asked for, on opening) where the stream's reads
-   * run, so that opening a stream does not wait for a connection of the request pool either.
-   */
-  get reader(): SqlRunner {
-    return this.readerOf('trees');
-  }
-
   async onModuleInit(): Promise<void> {
     localExecutionEvents.on('events', this.onLocal);
     // PGlite has one session: holding it for LISTEN would stop every other query. Embedded mode has

@@ -45,15 +45,12 @@ export class ExecutionEventsController {
   ): Promise<void> {
     checkKnownParams(query, ['marker', 'limit']);
     const marker = nonNegative('marker', queryValue(query, 'marker'), 0);
-    const streaming = wantsStream(accept);
-    // a stream's lookups run where the streams' reads run (not waiting for the request pool)
-    const db = streaming ? this.hub.reader : this.executions.db;
-    const row = await this.executions.findRow(ctx, id, db);
+    const row = await this.executions.findRow(ctx, id);
     const execution = { id: String(row['id']), rootExecutionId: (row['root_execution_id'] as string | null) ?? null };
-    if (streaming) {
+    if (wantsStream(accept)) {
       const after = nonNegative('Last-Event-ID', lastEventId, marker);
       // a finished execution whose history the client has read to the end: nothing will come
-      const finished = TERMINAL.has(String(row['state'])) && (await listExecutionEvents(db, execution, after, 1)).length === 0;
+      const finished = TERMINAL.has(String(row['state'])) && (await listExecutionEvents(this.executions.db, execution, after, 1)).length === 0;
       this.stream(execution, after, req, reply, finished);
       return;
     }

@@ -1,6 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { DataSource } from 'typeorm';
 import type { RequestContext } from '@osc/http-common';
+import { DATA_SOURCE } from '@osc/platform';
 import { type StoredExecutionStateChange, settledStreamPosition } from '@osc/workflow-persistence';
 import { type QueryBag, checkKnownParams, invalidField, parseBool, queryValue } from '../definitions/query-values';
 import { WORKFLOW_POLICY } from '../policy/authorize';
@@ -24,6 +26,7 @@ const position = (name: string, raw: string | undefined): number | undefined => 
 @Injectable()
 export class ExecutionStateStream {
   constructor(
+    @Inject(DATA_SOURCE) private readonly db: DataSource,
     @Inject(ExecutionEventHub) private readonly hub: ExecutionEventHub,
     @Inject(WORKFLOW_POLICY) private readonly policy: WorkflowPolicy,
   ) {}
@@ -33,7 +36,7 @@ export class ExecutionStateStream {
     const all = queryValue(query, 'all_projects');
     const allProjects = all !== undefined && parseBool('all_projects', all);
     if (allProjects) this.policy.enforce('executions:list:all_projects', ctx);
-    const after = position('Last-Event-ID', lastEventId) ?? position('marker', queryValue(query, 'marker')) ?? (await settledStreamPosition(this.hub.reader));
+    const after = position('Last-Event-ID', lastEventId) ?? position('marker', queryValue(query, 'marker')) ?? (await settledStreamPosition(this.db));
     let stop = (): void => undefined;
     const sse = openSse(req, reply, () => stop());
     sse.send([{ id: after, event: 'position', data: { position: after } }]);
