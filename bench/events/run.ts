@@ -7,7 +7,7 @@
  *
  *   node -r @swc-node/register bench/events/run.ts [--rate=100] [--seconds=30] [--warmup=5]
  *     [--execution-subscribers=800] [--project-subscribers=200] [--projects=10] [--wait=8] [--engines=2] [--clients=64]
- *     [--results=bench/results/events.json]
+ *     [--results=bench/results/events.json] [--profile-api=<dir>]
  *
  * - `--execution-subscribers` each watch one running execution's stream (GET /v2/executions/{id}/events)
  *   until it ends, then the newest execution nobody watches yet — an operator with an execution page open.
@@ -54,6 +54,8 @@ const WAIT = Number(arg('wait', '8'));
 const ENGINES = Number(arg('engines', '2'));
 /** Concurrent creating clients: enough that a slow POST does not hold the offered rate back. */
 const CLIENTS = Number(arg('clients', '64'));
+/** A directory: the API process writes a V8 CPU profile there when it exits. */
+const PROFILE_API = arg('profile-api', '');
 
 const WORKFLOW = `
 version: '2.0'
@@ -132,7 +134,8 @@ async function main(): Promise<void> {
     LOG_LEVEL: 'warn',
   };
   const startProduct = (main: string, env: Record<string, string>, ready: RegExp): Promise<ChildProcess> => {
-    const child = spawn(process.execPath, ['-r', '@swc-node/register', path.join(__dirname, '../..', main)], { env: { ...productEnv, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const profile = PROFILE_API && main.includes('workflow-api') ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_API}`] : [];
+    const child = spawn(process.execPath, [...profile, '-r', '@swc-node/register', path.join(__dirname, '../..', main)], { env: { ...productEnv, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     children.push(child);
     return new Promise((resolve, reject) => {
       let out = '';
