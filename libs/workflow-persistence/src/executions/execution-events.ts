@@ -192,11 +192,11 @@ const toEvent = (r: Record<string, unknown>): StoredExecutionEvent => ({
  *
  * Why it holds (no gap, no duplicate for a reader resuming after a position): every entry about an
  * execution is stamped, in the transaction that writes it and while that execution's row is locked,
- * with a position from one sequence and a horizon: a transaction id above the id of every transaction
- * that held the stream-position lock when the position was taken (see
- * NarrowExecutionStreamHorizon1765516000001). A transaction that took a smaller position took that
- * lock first and had its id then (the entry is appended after the transaction's first write), so
- * once no holder of the lock below the horizon runs in this database (read before the rows, so the
+ * with a position from one sequence and a horizon: a transaction id above every id assigned when
+ * the position was taken (see the stamp function in the migration). A transaction that took a smaller
+ * position already had its id then (the entry is appended after the transaction's first write) and
+ * holds the stream-position lock until it ends (NarrowExecutionStreamHorizon1765516000001), so once
+ * no holder of that lock below the horizon runs in this database (read before the rows, so the
  * rows' snapshot is later), every smaller position is committed (visible) or gone for good. A later
  * entry that is settled settles all before it. Changes of one execution are in commit order: their
  * positions are taken under its row lock. The wait is for the transactions that had taken a
@@ -506,25 +506,22 @@ const appendFunction = (payload: string): string => `
 const STREAM_POSITION_LOCK = 16016;
 
 /**
- * Project streams wait only for the transactions that took a stream position. A position's horizon
- * bounded every transaction id running when it was taken, so a change waited for any writing
- * transaction of the database — outbox claims, task-only engine transactions, request transactions
- * — that happened to be open then: under a loaded machine a second and more at p95. Now a
- * transaction takes a shared advisory lock (STREAM_POSITION_LOCK) before its position and holds it
- * to its end; the horizon bounds the ids of the lock's holders when the position was taken, and the
- * floor is the smallest id among the holders now. Why it still holds: a transaction T2 with a
- * smaller position than T1's took the lock before its `nextval`, which came before T1's, so T1's
- * look at the holders (after its `nextval`) sees T2 if T2 still runs; while T2 runs it holds the
- * lock, so the floor is at most T2's id, below T1's horizon. A transaction that takes the lock later
- * gets a larger position and need not be waited for.
+ * Project streams wait only for the transactions that took a stream position. The floor was the
+ * smallest id of every running transaction of the database, so a change waited for any writing
+ * transaction open when it took its position — outbox claims, task-only engine steps, request
+ * transactions: a second and more at p95 on a loaded machine. Now a transaction takes a shared
+ * advisory lock (STREAM_POSITION_LOCK) just before its position and holds it to its end, and the
+ * floor is the smallest id among the lock's holders (the horizon is unchanged: above every id
+ * running when the position was taken). Why it still holds: a transaction T2 with a smaller
+ * position than T1's already ran when T1 took its position (so T1's horizon is above T2's id), and
+ * while T2 runs it holds the lock, so the floor is at most T2's id: T1's change waits. (Bounding
+ * the horizon by the lock's holders too would cost a scan of the whole lock table in every
+ * engine transaction: four times the stamp's cost.)
  */
 export class NarrowExecutionStreamHorizon1765516000001 implements MigrationInterface {
   name = 'NarrowExecutionStreamHorizon1765516000001';
 
   async up(q: QueryRunner): Promise<void> {
-    const holders = `pg_locks AS l JOIN pg_stat_get_activity(NULL) AS a ON a.pid = l.pid
-         WHERE l.locktype = 'advisory' AND l.classid = ${STREAM_POSITION_LOCK} AND l.objid = 0 AND l.objsubid = 2 AND l.granted
-           AND l.database = (SELECT "oid" FROM pg_database WHERE datname = current_database()) AND a.backend_xid IS NOT NULL`;
     await q.query(`
       CREATE OR REPLACE FUNCTION "osc_execution_stream_stamp"(OUT "pos" bigint, OUT "horizon" bigint) LANGUAGE plpgsql VOLATILE AS $$
       DECLARE
@@ -534,8 +531,8 @@ export class NarrowExecutionStreamHorizon1765516000001 implements MigrationInter
         PERFORM pg_advisory_xact_lock_shared(${STREAM_POSITION_LOCK}, 0);
         pos := nextval('execution_stream_pos');
         PERFORM pg_stat_clear_snapshot();
-        SELECT max(own - age(a.backend_xid)) INTO running FROM ${holders};
-        horizon := greatest(own + 1, running + 1);
+        SELECT max(own - age(a.backend_xid)) INTO running FROM pg_stat_get_activity(NULL) AS a WHERE a.backend_xid IS NOT NULL;
+        horizon := greatest(pg_snapshot_xmax(pg_current_snapshot())::text::bigint, own + 1, running + 1);
       END $$`);
     await q.query(`
       CREATE OR REPLACE FUNCTION "osc_execution_stream_floor"() RETURNS bigint LANGUAGE plpgsql VOLATILE AS $$
@@ -546,7 +543,10 @@ export class NarrowExecutionStreamHorizon1765516000001 implements MigrationInter
         PERFORM pg_stat_clear_snapshot();
         SELECT min(top - ((((top % 4294967296) - a.backend_xid::text::bigint) + 6442450944) % 4294967296 - 2147483648))
           INTO result
-          FROM ${holders} AND a.pid <> pg_backend_pid();
+          FROM pg_locks AS l JOIN pg_stat_get_activity(NULL) AS a ON a.pid = l.pid
+         WHERE l.locktype = 'advisory' AND l.classid = ${STREAM_POSITION_LOCK} AND l.objid = 0 AND l.objsubid = 2 AND l.granted
+           AND l.database = (SELECT "oid" FROM pg_database WHERE datname = current_database())
+           AND a.backend_xid IS NOT NULL AND a.pid <> pg_backend_pid();
         RETURN result;
       END $$`);
   }
