@@ -314,6 +314,7 @@ async function main(): Promise<void> {
   const total = Math.round(RATE * SECONDS);
   let created = 0;
   let createFailures = 0;
+  const createFailureReasons = new Map<string, number>();
   let lateArrivals = 0;
   const creators = Array.from({ length: CLIENTS }, async (_, c) => {
     for (let k = c; k < total; k += CLIENTS) {
@@ -322,8 +323,17 @@ async function main(): Promise<void> {
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       else if (wait < -100) lateArrivals++;
       const project = k % PROJECTS;
-      const res = await pool.request({ method: 'POST', path: '/v2/executions', headers: { ...headersOf(project), 'content-type': 'application/json' }, body: JSON.stringify({ workflow_name: 'bench_events' }) });
-      const text = await res.body.text();
+      let res;
+      let text;
+      try {
+        res = await pool.request({ method: 'POST', path: '/v2/executions', headers: { ...headersOf(project), 'content-type': 'application/json' }, body: JSON.stringify({ workflow_name: 'bench_events' }) });
+        text = await res.body.text();
+      } catch (err) {
+        // a connection refused or timed out counts as a failed create, not the end of the run
+        createFailures++;
+        createFailureReasons.set((err as { code?: string }).code ?? String(err), (createFailureReasons.get((err as { code?: string }).code ?? String(err)) ?? 0) + 1);
+        continue;
+      }
       if (res.statusCode !== 201) {
         createFailures++;
         continue;
@@ -378,6 +388,7 @@ async function main(): Promise<void> {
     achieved_executions_per_s: Number((created / creationSeconds).toFixed(1)),
     executions_created: created,
     create_failures: createFailures,
+    create_failure_reasons: Object.fromEntries(createFailureReasons),
     late_arrivals: lateArrivals,
     subscribers: { execution_streams: EXEC_SUBS, busy_execution_streams_at_end: connectedExecStreams, project_streams: PROJECT_SUBS, total: EXEC_SUBS + PROJECT_SUBS },
     executions_watched: watched.executions,
