@@ -7,7 +7,7 @@
  *
  *   node -r @swc-node/register bench/events/run.ts [--rate=100] [--seconds=30] [--warmup=5]
  *     [--execution-subscribers=800] [--project-subscribers=200] [--projects=10] [--wait=8] [--engines=2] [--clients=64]
- *     [--results=bench/results/events.json] [--profile-api=<dir>]
+ *     [--results=bench/results/events.json] [--profile-api=<dir>] [--keepalive=false]
  *
  * - `--execution-subscribers` each watch one running execution's stream (GET /v2/executions/{id}/events)
  *   until it ends, then the newest execution nobody watches yet — an operator with an execution page open.
@@ -54,6 +54,8 @@ const WAIT = Number(arg('wait', '8'));
 const ENGINES = Number(arg('engines', '2'));
 /** Concurrent creating clients: enough that a slow POST does not hold the offered rate back. */
 const CLIENTS = Number(arg('clients', '64'));
+/** Whether a subscriber reuses its connection for its next stream (as a browser's EventSource does); off: a new connection each. */
+const KEEPALIVE = arg('keepalive', 'false') === 'true';
 /** A directory: the API process writes a V8 CPU profile there when it exits. */
 const PROFILE_API = arg('profile-api', '');
 
@@ -167,7 +169,7 @@ async function main(): Promise<void> {
   const base = `http://127.0.0.1:${port}`;
   const pool = new Pool(base, { connections: CLIENTS });
   // the subscribers' connections: one each, never pooled behind one another
-  const streams = new Agent({ connections: null, pipelining: 0, bodyTimeout: 0, headersTimeout: 0 });
+  const streams = new Agent({ connections: null, pipelining: KEEPALIVE ? 1 : 0, bodyTimeout: 0, headersTimeout: 0 });
   const headersOf = (p: number) => ({ 'x-project-id': `bench-events-${p}`, 'x-user-id': 'bench', 'x-roles': 'member' });
 
   for (let p = 0; p < PROJECTS; p++) {
