@@ -121,11 +121,13 @@ class SseSplitter {
   }
 }
 
+/** The product's processes this run started: stopped at its end, and when it fails. */
+const children: ChildProcess[] = [];
+
 async function main(): Promise<void> {
   const db = await createEngineDatabase();
   process.stderr.write(`database ${db.url.slice(db.url.lastIndexOf('/') + 1)}\n`);
   const prefix = `benchev${Date.now()}`;
-  const children: ChildProcess[] = [];
   const productEnv = {
     ...process.env,
     DATABASE_URL: db.url,
@@ -424,5 +426,7 @@ async function main(): Promise<void> {
 
 main().catch((e: unknown) => {
   process.stderr.write(`${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+  // a failed run leaves no product process behind
+  for (const c of children) c.kill('SIGTERM');
   process.exit(1);
 });
