@@ -7,7 +7,7 @@
  *
  *   node -r @swc-node/register bench/events/run.ts [--rate=100] [--seconds=30] [--warmup=5]
  *     [--execution-subscribers=800] [--project-subscribers=200] [--projects=10] [--wait=8] [--engines=2] [--clients=64]
- *     [--results=bench/results/events.json]
+ *     [--results=bench/results/events.json] [--profile-api=<dir>] [--keepalive=false]
  *
  * - `--execution-subscribers` each watch one running execution's stream (GET /v2/executions/{id}/events)
  *   until it ends, then the newest execution nobody watches yet — an operator with an execution page open.
@@ -21,13 +21,23 @@
  * the outbox rows and the commit: it is earlier than the commit, so the figure is an upper bound of
  * commit → delivery (same machine, same clock). Only entries written after the subscriber was
  * connected count (not the history a new subscriber catches up on), and only those written after
- * the warm-up. Each stream is also checked: ids strictly increasing (no duplicate, no reordering).
+ * the warm-up; execution streams' are also split by whether the entry was written after the
+ * response's headers arrived or while the subscription was still being answered (`subscribe_ms`). Each stream is also checked: ids strictly increasing (no duplicate, no reordering).
+ *
+ * The commit is told apart: the benchmark LISTENs on the engines' announcement channel itself
+ * (the NOTIFY is delivered at commit and names the tree's last sequence number), so each entry's
+ * commit time is the arrival of the first announcement of its tree at or past its `seq`.
+ * `engine_commit_ms` = that − `created_at` (the engine's own delay: its transaction, its lock
+ * waits, its CPU), `commit_to_delivery_ms` = delivery − that (the API's part: wake-up, read, write,
+ * and the client's). Subscriptions that fail while the load runs are counted apart from those the
+ * benchmark's own shutdown cuts (`UND_ERR_DESTROYED` when it destroys the subscribers' connections).
  */
 import 'reflect-metadata';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
+import { Client } from 'pg';
 import { Agent, Pool, request } from 'undici';
 import { purgeTestPrefix } from '@osc/testing';
 import { createEngineDatabase } from '../../apps/workflow-engine/test/engine-harness';
@@ -44,6 +54,10 @@ const WAIT = Number(arg('wait', '8'));
 const ENGINES = Number(arg('engines', '2'));
 /** Concurrent creating clients: enough that a slow POST does not hold the offered rate back. */
 const CLIENTS = Number(arg('clients', '64'));
+/** Whether a subscriber reuses its connection for its next stream (as a browser's EventSource does); off: a new connection each. */
+const KEEPALIVE = arg('keepalive', 'false') === 'true';
+/** A directory: the API process writes a V8 CPU profile there when it exits. */
+const PROFILE_API = arg('profile-api', '');
 
 const WORKFLOW = `
 version: '2.0'
@@ -107,10 +121,13 @@ class SseSplitter {
   }
 }
 
+/** The product's processes this run started: stopped at its end, and when it fails. */
+const children: ChildProcess[] = [];
+
 async function main(): Promise<void> {
   const db = await createEngineDatabase();
+  process.stderr.write(`database ${db.url.slice(db.url.lastIndexOf('/') + 1)}\n`);
   const prefix = `benchev${Date.now()}`;
-  const children: ChildProcess[] = [];
   const productEnv = {
     ...process.env,
     DATABASE_URL: db.url,
@@ -121,7 +138,8 @@ async function main(): Promise<void> {
     LOG_LEVEL: 'warn',
   };
   const startProduct = (main: string, env: Record<string, string>, ready: RegExp): Promise<ChildProcess> => {
-    const child = spawn(process.execPath, ['-r', '@swc-node/register', path.join(__dirname, '../..', main)], { env: { ...productEnv, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const profile = PROFILE_API && main.includes('workflow-api') ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_API}`] : [];
+    const child = spawn(process.execPath, [...profile, '-r', '@swc-node/register', path.join(__dirname, '../..', main)], { env: { ...productEnv, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     children.push(child);
     return new Promise((resolve, reject) => {
       let out = '';
@@ -153,7 +171,7 @@ async function main(): Promise<void> {
   const base = `http://127.0.0.1:${port}`;
   const pool = new Pool(base, { connections: CLIENTS });
   // the subscribers' connections: one each, never pooled behind one another
-  const streams = new Agent({ connections: null, pipelining: 0, bodyTimeout: 0, headersTimeout: 0 });
+  const streams = new Agent({ connections: null, pipelining: KEEPALIVE ? 1 : 0, bodyTimeout: 0, headersTimeout: 0 });
   const headersOf = (p: number) => ({ 'x-project-id': `bench-events-${p}`, 'x-user-id': 'bench', 'x-roles': 'member' });
 
   for (let p = 0; p < PROJECTS; p++) {
@@ -166,14 +184,41 @@ async function main(): Promise<void> {
   let measureFrom = Number.POSITIVE_INFINITY;
   const latExec: number[] = [];
   const latProject: number[] = [];
+  /** Execution streams: entries written after the response's headers arrived, and before (caught up on). */
+  const latExecLive: number[] = [];
+  const latExecCatchUp: number[] = [];
+  /** Request → response headers of the execution streams opened after the warm-up. */
+  const subscribeMs: number[] = [];
   const violations: string[] = [];
   let received = 0;
   let subscribeFailures = 0;
+  let shutdownFailures = 0;
   const failureReasons = new Map<string, number>();
   const failed = (why: string) => {
+    if (stopping) {
+      shutdownFailures++;
+      return;
+    }
     subscribeFailures++;
     failureReasons.set(why, (failureReasons.get(why) ?? 0) + 1);
   };
+  // the commits, as the engines announce them (NOTIFY is delivered at commit): per tree, the
+  // arrival time of each announcement and the last sequence number it names
+  const commits = new Map<string, { seq: number; at: number }[]>();
+  const listener = new Client({ connectionString: db.url });
+  await listener.connect();
+  listener.on('notification', (n) => {
+    const at = Date.now();
+    if (!n.payload) return;
+    const { r, s } = JSON.parse(n.payload) as { r: string; s?: number };
+    if (typeof s !== 'number') return;
+    const list = commits.get(r);
+    if (list) list.push({ seq: s, at });
+    else commits.set(r, [{ seq: s, at }]);
+  });
+  await listener.query('LISTEN osc_execution_events');
+  /** Measured deliveries: stream kind, tree, seq, created_at, receipt. */
+  const deliveries: { project: boolean; root: string; seq: number; created: number; at: number }[] = [];
 
   // project subscribers
   const projectSubs = Array.from({ length: PROJECT_SUBS }, async (_, i) => {
@@ -196,8 +241,12 @@ async function main(): Promise<void> {
         const pos = Number(m.id);
         if (pos <= last) violations.push(`project ${p}: position ${pos} after ${last}`);
         last = pos;
-        const at = Date.parse((JSON.parse(m.data) as { created_at: string }).created_at);
-        if (at >= connectedAt && at >= measureFrom) latProject.push(now - at);
+        const entry = JSON.parse(m.data) as { created_at: string; root_execution_id: string; seq: number };
+        const at = Date.parse(entry.created_at);
+        if (at >= connectedAt && at >= measureFrom) {
+          latProject.push(now - at);
+          deliveries.push({ project: true, root: entry.root_execution_id, seq: entry.seq, created: at, at: now });
+        }
       }
       if (stopping) break;
     }
@@ -233,6 +282,8 @@ async function main(): Promise<void> {
         failed(`HTTP ${res.statusCode} ${(await res.body.text()).slice(0, 120)}`);
         continue;
       }
+      const openedAt = Date.now();
+      if (connectedAt >= measureFrom) subscribeMs.push(openedAt - connectedAt);
       const split = new SseSplitter();
       let last = 0;
       res.body.setEncoding('utf8');
@@ -243,8 +294,13 @@ async function main(): Promise<void> {
           const seq = Number(m.id);
           if (seq !== last + 1) violations.push(`execution ${next.id}: seq ${seq} after ${last}`);
           last = seq;
-          const at = Date.parse((JSON.parse(m.data) as { created_at: string }).created_at);
-          if (at >= connectedAt && at >= measureFrom) latExec.push(now - at);
+          const entry = JSON.parse(m.data) as { created_at: string; root_execution_id: string };
+          const at = Date.parse(entry.created_at);
+          if (at >= connectedAt && at >= measureFrom) {
+            latExec.push(now - at);
+            (at >= openedAt ? latExecLive : latExecCatchUp).push(now - at);
+            deliveries.push({ project: false, root: entry.root_execution_id, seq, created: at, at: now });
+          }
         }
         if (stopping) break;
       }
@@ -256,11 +312,13 @@ async function main(): Promise<void> {
   // give the subscribers time to connect, then run the load
   await new Promise((r) => setTimeout(r, 3000));
   const apiCpu0 = cpuOf(api.pid ?? 0);
+  const benchCpu0 = process.cpuUsage();
   const t0 = Date.now() + 200;
   measureFrom = t0 + WARMUP * 1000;
   const total = Math.round(RATE * SECONDS);
   let created = 0;
   let createFailures = 0;
+  const createFailureReasons = new Map<string, number>();
   let lateArrivals = 0;
   const creators = Array.from({ length: CLIENTS }, async (_, c) => {
     for (let k = c; k < total; k += CLIENTS) {
@@ -269,8 +327,17 @@ async function main(): Promise<void> {
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       else if (wait < -100) lateArrivals++;
       const project = k % PROJECTS;
-      const res = await pool.request({ method: 'POST', path: '/v2/executions', headers: { ...headersOf(project), 'content-type': 'application/json' }, body: JSON.stringify({ workflow_name: 'bench_events' }) });
-      const text = await res.body.text();
+      let res;
+      let text;
+      try {
+        res = await pool.request({ method: 'POST', path: '/v2/executions', headers: { ...headersOf(project), 'content-type': 'application/json' }, body: JSON.stringify({ workflow_name: 'bench_events' }) });
+        text = await res.body.text();
+      } catch (err) {
+        // a connection refused or timed out counts as a failed create, not the end of the run
+        createFailures++;
+        createFailureReasons.set((err as { code?: string }).code ?? String(err), (createFailureReasons.get((err as { code?: string }).code ?? String(err)) ?? 0) + 1);
+        continue;
+      }
       if (res.statusCode !== 201) {
         createFailures++;
         continue;
@@ -283,6 +350,8 @@ async function main(): Promise<void> {
   const creationSeconds = (Date.now() - t0) / 1000;
   const measureTo = Date.now();
   const apiCpuSeconds = cpuOf(api.pid ?? 0) - apiCpu0;
+  const benchCpu = process.cpuUsage(benchCpu0);
+  const benchCpuSeconds = (benchCpu.user + benchCpu.system) / 1e6;
   const load = loadavg().map((l) => Number(l.toFixed(2)));
   // let the last entries of the window arrive, then stop
   await new Promise((r) => setTimeout(r, 2000));
@@ -292,12 +361,28 @@ async function main(): Promise<void> {
   await streams.destroy().catch(() => undefined);
   await Promise.allSettled([...projectSubs, ...execSubs]);
   await pool.close();
+  await listener.end().catch(() => undefined);
   for (const c of children) c.kill('SIGTERM');
   await Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.once('exit', r)))));
   await purgeTestPrefix({ queuePrefix: `${prefix}.`, bullPrefix: prefix }).catch(() => undefined);
   await db.drop();
 
   const all = [...latExec, ...latProject];
+  // each measured delivery's commit: the first announcement of its tree at or past its seq
+  const split = { engine: { all: [] as number[], execution: [] as number[], project: [] as number[] }, api: { all: [] as number[], execution: [] as number[], project: [] as number[] } };
+  let uncommitted = 0;
+  for (const d of deliveries) {
+    const commit = commits.get(d.root)?.find((c) => c.seq >= d.seq);
+    if (!commit) {
+      uncommitted++;
+      continue;
+    }
+    const kind = d.project ? 'project' : 'execution';
+    split.engine.all.push(commit.at - d.created);
+    split.engine[kind].push(commit.at - d.created);
+    split.api.all.push(d.at - commit.at);
+    split.api[kind].push(d.at - commit.at);
+  }
   const result = {
     at: new Date().toISOString(),
     machine: `${cpus().length} cores`,
@@ -307,16 +392,29 @@ async function main(): Promise<void> {
     achieved_executions_per_s: Number((created / creationSeconds).toFixed(1)),
     executions_created: created,
     create_failures: createFailures,
+    create_failure_reasons: Object.fromEntries(createFailureReasons),
     late_arrivals: lateArrivals,
     subscribers: { execution_streams: EXEC_SUBS, busy_execution_streams_at_end: connectedExecStreams, project_streams: PROJECT_SUBS, total: EXEC_SUBS + PROJECT_SUBS },
     executions_watched: watched.executions,
     events_received: received,
     measured_window_s: Number(((measureTo - measureFrom) / 1000).toFixed(1)),
-    latency_ms: { all: summary(all), execution_streams: summary(latExec), project_streams: summary(latProject) },
+    latency_ms: {
+      all: summary(all),
+      execution_streams: summary(latExec),
+      execution_streams_written_after_open: summary(latExecLive),
+      execution_streams_written_while_subscribing: summary(latExecCatchUp),
+      project_streams: summary(latProject),
+    },
+    execution_stream_subscribe_ms: summary(subscribeMs),
+    engine_commit_ms: { all: summary(split.engine.all), execution_streams: summary(split.engine.execution), project_streams: summary(split.engine.project) },
+    commit_to_delivery_ms: { all: summary(split.api.all), execution_streams: summary(split.api.execution), project_streams: summary(split.api.project) },
+    deliveries_without_announcement: uncommitted,
     stream_order_violations: violations.length,
     subscribe_failures: subscribeFailures,
     subscribe_failure_reasons: Object.fromEntries(failureReasons),
+    subscribe_failures_at_shutdown: shutdownFailures,
     api_cpu_percent_of_one_core: Number(((apiCpuSeconds / ((measureTo - t0) / 1000)) * 100).toFixed(1)),
+    bench_client_cpu_percent_of_one_core: Number(((benchCpuSeconds / ((measureTo - t0) / 1000)) * 100).toFixed(1)),
   };
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   if (violations.length) process.stderr.write(`${violations.slice(0, 10).join('\n')}\n`);
@@ -328,5 +426,7 @@ async function main(): Promise<void> {
 
 main().catch((e: unknown) => {
   process.stderr.write(`${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+  // a failed run leaves no product process behind
+  for (const c of children) c.kill('SIGTERM');
   process.exit(1);
 });

@@ -6,8 +6,8 @@ import {
   type ExecutionEventSignal,
   type StoredExecutionEvent,
   type StoredExecutionStateChange,
-  listExecutionEvents,
-  listExecutionStateChanges,
+  listExecutionEventsOfTrees,
+  listExecutionStateChangesOfProjects,
   localExecutionEvents,
 } from '@osc/workflow-persistence';
 
@@ -30,20 +30,125 @@ export interface ProjectWatcher {
 }
 
 /** Re-reads of a project stream whose next change is committed but not settled yet: first delay, then doubling up to the last. */
-const PENDING_RETRY_MS = [5, 10, 20, 40, 80, 100] as const;
+const PENDING_RETRY_MS = [2, 5, 10, 20, 40, 80, 100] as const;
 
 /** The key of the watchers of every project. */
 const ALL_PROJECTS = '*';
 
-/** Entries read per query while catching up. */
+/** Entries read per tree (or project) and read while catching up. */
 const PAGE = 500;
+
+/** Trees (or projects) read by one statement at most. */
+const BATCH = 200;
+
+/**
+ * Reads of each kind (trees, projects) running at once: while one runs, the announcements that
+ * arrive gather for the next, so under load one statement serves many trees. (Distributed, each
+ * kind reads on a connection of its own, where a second statement would only queue.)
+ */
+const CONCURRENT_READS = 1;
+
+/** Anything that runs SQL. */
+interface SqlRunner {
+  query(sql: string, parameters?: unknown[]): Promise<any>;
+}
+
+/**
+ * A pooled connection kept for the hub's reads (distributed mode): the streams' reads never wait
+ * behind the requests' transactions for a free connection of the pool (at a hundred
+ * `POST /v2/executions` a second, a slow-committing burst held every connection and the streams'
+ * reads queued behind it for seconds). Taken at the first read, given back and taken anew after
+ * a failure.
+ */
+class ReservedConnection implements SqlRunner {
+  private runner?: Promise<QueryRunner>;
+
+  constructor(private readonly db: () => DataSource) {}
+
+  async query(sql: string, parameters?: unknown[]): Promise<any> {
+    const taken = (this.runner ??= this.take());
+    let runner: QueryRunner;
+    try {
+      runner = await taken;
+    } catch (err) {
+      if (this.runner === taken) this.runner = undefined;
+      throw err;
+    }
+    try {
+      return await runner.query(sql, parameters);
+    } catch (err) {
+      // the connection may be broken: the next read takes another
+      if (this.runner === taken) {
+        this.runner = undefined;
+        await runner.release().catch(() => undefined);
+      }
+      throw err;
+    }
+  }
+
+  async release(): Promise<void> {
+    const taken = this.runner;
+    this.runner = undefined;
+    const runner = await taken?.catch(() => undefined);
+    if (runner && !runner.isReleased) await runner.release().catch(() => undefined);
+  }
+
+  private async take(): Promise<QueryRunner> {
+    const runner = this.db().createQueryRunner();
+    await runner.connect();
+    return runner;
+  }
+}
+
+/**
+ * Batches reads by key: a key asked for is read by the next batch that starts, never by two
+ * batches at once (an entry is handed out once, in order); a key asked for again while its batch
+ * runs is read once more after it.
+ */
+class BatchedReads {
+  private readonly wanted = new Set<string>();
+  private readonly running = new Set<string>();
+  private batches = 0;
+
+  constructor(
+    private readonly readBatch: (keys: string[]) => Promise<void>,
+    private readonly isWatched: (key: string) => boolean,
+  ) {}
+
+  request(key: string): void {
+    this.wanted.add(key);
+    this.pump();
+  }
+
+  private pump(): void {
+    while (this.batches < CONCURRENT_READS && this.wanted.size > 0) {
+      const keys: string[] = [];
+      for (const key of this.wanted) {
+        if (this.running.has(key)) continue;
+        this.wanted.delete(key);
+        if (!this.isWatched(key)) continue;
+        keys.push(key);
+        if (keys.length === BATCH) break;
+      }
+      if (keys.length === 0) return;
+      for (const key of keys) this.running.add(key);
+      this.batches++;
+      void this.readBatch(keys).finally(() => {
+        this.batches--;
+        for (const key of keys) this.running.delete(key);
+        this.pump();
+      });
+    }
+  }
+}
 
 /**
  * Fans history announcements out to the event streams of this API process. Announcements come from
  * engines in this process (an in-process emitter, after their commit) and, distributed, from every
  * engine through PostgreSQL `LISTEN` on one connection; NOTIFY is not lost while that connection
- * lives, and every watched tree is re-read when it is (re)established. One read per announced tree
- * serves all its watchers; a read never runs twice at once for one tree (a later announcement re-runs it).
+ * lives, and every watched tree is re-read when it is (re)established. The trees (and projects)
+ * announced while a read runs are read together by the next one, in one statement that serves all
+ * their watchers; a tree is never read by two statements at once (a later announcement re-reads it).
  */
 @Injectable()
 export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
@@ -51,9 +156,17 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
   private readonly trees = new Map<string, Set<EventWatcher>>();
   /** Project watchers by project id; `*` for all projects. */
   private readonly projects = new Map<string, Set<ProjectWatcher>>();
-  private readonly reading = new Map<string, boolean>();
-  private readonly readingProject = new Map<string, boolean>();
+  private readonly treeReads = new BatchedReads(
+    (roots) => this.readTrees(roots),
+    (root) => !this.closed && this.trees.has(root),
+  );
+  private readonly projectReads = new BatchedReads(
+    (keys) => this.readProjects(keys),
+    (key) => !this.closed && this.projects.has(key),
+  );
   private readonly pendingRetries = new Map<string, { timer: NodeJS.Timeout; attempt: number }>();
+  private readonly treeConnection = new ReservedConnection(() => this.db);
+  private readonly projectConnection = new ReservedConnection(() => this.db);
   private listener?: QueryRunner;
   private closed = false;
   private readonly onLocal = (s: ExecutionEventSignal) => this.signal({ projectId: s.projectId, rootExecutionId: s.rootExecutionId });
@@ -62,6 +175,15 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
 
   private get db(): DataSource {
     return this.runtime.dataSource;
+  }
+
+  /**
+   * Where the streams' reads run: distributed, on connections of their own; embedded (PGlite, one
+   * session), through the data source like everything else.
+   */
+  private readerOf(kind: 'trees' | 'projects'): SqlRunner {
+    if (this.runtime.mode !== 'distributed') return this.db;
+    return kind === 'trees' ? this.treeConnection : this.projectConnection;
   }
 
   async onModuleInit(): Promise<void> {
@@ -76,6 +198,8 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
     localExecutionEvents.off('events', this.onLocal);
     for (const { timer } of this.pendingRetries.values()) clearTimeout(timer);
     this.pendingRetries.clear();
+    await this.treeConnection.release();
+    await this.projectConnection.release();
     const qr = this.listener;
     if (qr && !qr.isReleased) {
       await qr.query(`UNLISTEN *`).catch(() => undefined);
@@ -88,10 +212,10 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
     let set = this.trees.get(root);
     if (!set) this.trees.set(root, (set = new Set()));
     set.add(w);
-    void this.read(root);
+    this.treeReads.request(root);
     return () => {
       set.delete(w);
-      if (set.size === 0) this.trees.delete(root);
+      if (set.size === 0 && this.trees.get(root) === set) this.trees.delete(root);
     };
   }
 
@@ -101,10 +225,10 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
     let set = this.projects.get(key);
     if (!set) this.projects.set(key, (set = new Set()));
     set.add(w);
-    void this.readProject(key);
+    this.projectReads.request(key);
     return () => {
       set.delete(w);
-      if (set.size === 0) {
+      if (set.size === 0 && this.projects.get(key) === set) {
         this.projects.delete(key);
         const retry = this.pendingRetries.get(key);
         if (retry) clearTimeout(retry.timer);
@@ -113,55 +237,98 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
     };
   }
 
-  /** `executionChanged` false (from NOTIFY): only task or action entries, nothing for project streams. */
-  private signal(s: ExecutionEventSignal): void {
+  /**
+   * `executionChanged` false (from NOTIFY): only task or action entries, nothing for project streams.
+   * `lastSeq` (from NOTIFY): the tree's newest entry; no read when every watcher has it already.
+   */
+  private signal(s: ExecutionEventSignal, lastSeq?: number): void {
     if (s.executionChanged !== false) {
-      if (this.projects.has(s.projectId)) void this.readProject(s.projectId);
-      if (this.projects.has(ALL_PROJECTS)) void this.readProject(ALL_PROJECTS);
+      if (this.projects.has(s.projectId)) this.projectReads.request(s.projectId);
+      if (this.projects.has(ALL_PROJECTS)) this.projectReads.request(ALL_PROJECTS);
     }
-    if (this.trees.has(s.rootExecutionId)) void this.read(s.rootExecutionId);
+    const watchers = this.trees.get(s.rootExecutionId);
+    if (!watchers) return;
+    if (typeof lastSeq === 'number' && [...watchers].every((w) => w.after >= lastSeq)) return;
+    this.treeReads.request(s.rootExecutionId);
   }
 
   /**
-   * Reads the state changes a project's watchers have not seen and hands them out, like
-   * {@link read}; a change committed but not settled yet (an older transaction still runs) is read
-   * again after a short, growing delay.
+   * Reads, in one statement, what the watchers of these trees have not seen and hands it out; a
+   * tree with a full page is read again.
    */
-  private async readProject(key: string): Promise<void> {
-    if (this.readingProject.has(key)) {
-      this.readingProject.set(key, true);
+  private async readTrees(roots: string[]): Promise<void> {
+    const asks: { root: string; after: number; watchers: EventWatcher[] }[] = [];
+    for (const root of roots) {
+      const watchers = [...(this.trees.get(root) ?? [])];
+      if (watchers.length > 0) asks.push({ root, after: Math.min(...watchers.map((w) => w.after)), watchers });
+    }
+    let pages: Map<string, StoredExecutionEvent[]>;
+    try {
+      pages = await listExecutionEventsOfTrees(this.readerOf('trees'), asks, PAGE);
+    } catch (err) {
+      this.logger.warn({ msg: 'reading execution events failed; retrying in 1 s', trees: asks.length, err: String(err) });
+      setTimeout(() => {
+        for (const { root } of asks) this.treeReads.request(root);
+      }, 1000).unref();
       return;
     }
-    this.readingProject.set(key, false);
-    let pending = false;
-    try {
-      for (;;) {
-        const watchers = [...(this.projects.get(key) ?? [])];
-        if (watchers.length === 0) break;
-        const after = Math.min(...watchers.map((w) => w.after));
-        const page = await listExecutionStateChanges(this.db, key === ALL_PROJECTS ? null : key, after, PAGE);
-        pending = page.pending;
-        const last = page.changes.at(-1);
-        for (const w of watchers) {
-          const mine = page.changes.filter((c) => c.position > w.after);
-          if (mine.length > 0) w.deliver(mine);
-          if (last && last.position > w.after) w.after = last.position;
-        }
-        if (page.changes.length === PAGE) continue;
-        if (this.readingProject.get(key)) {
-          this.readingProject.set(key, false);
-          continue;
-        }
-        break;
+    for (const { root, watchers } of asks) {
+      const page = pages.get(root) ?? [];
+      const last = page.at(-1);
+      if (!last) continue;
+      for (const w of watchers) {
+        const mine = page.filter((e) => e.seq > w.after && (w.execution.rootExecutionId === null || e.execution_id === w.execution.id));
+        if (mine.length > 0) this.handOut(() => w.deliver(mine));
+        if (last.seq > w.after) w.after = last.seq;
       }
-      this.schedulePendingRead(key, pending);
+      if (page.length === PAGE) this.treeReads.request(root);
+    }
+  }
+
+  /**
+   * Reads the state changes these project streams' watchers have not seen and hands them out, like
+   * {@link readTrees}; a change committed but not settled yet (an older transaction still runs) is
+   * read again after a short, growing delay.
+   */
+  private async readProjects(keys: string[]): Promise<void> {
+    const asks: { key: string; after: number; watchers: ProjectWatcher[] }[] = [];
+    for (const key of keys) {
+      const watchers = [...(this.projects.get(key) ?? [])];
+      if (watchers.length > 0) asks.push({ key, after: Math.min(...watchers.map((w) => w.after)), watchers });
+    }
+    let pages: Map<string | null, { changes: StoredExecutionStateChange[]; pending: boolean }>;
+    try {
+      pages = await listExecutionStateChangesOfProjects(
+        this.readerOf('projects'),
+        asks.map((a) => ({ projectId: a.key === ALL_PROJECTS ? null : a.key, after: a.after })),
+        PAGE,
+      );
     } catch (err) {
-      this.logger.warn({ msg: 'reading execution state changes failed; retrying in 1 s', projectId: key, err: String(err) });
+      this.logger.warn({ msg: 'reading execution state changes failed; retrying in 1 s', projects: asks.length, err: String(err) });
       setTimeout(() => {
-        if (!this.closed && this.projects.has(key)) void this.readProject(key);
+        for (const { key } of asks) this.projectReads.request(key);
       }, 1000).unref();
-    } finally {
-      this.readingProject.delete(key);
+      return;
+    }
+    for (const { key, watchers } of asks) {
+      const page = pages.get(key === ALL_PROJECTS ? null : key) ?? { changes: [], pending: false };
+      const last = page.changes.at(-1);
+      for (const w of watchers) {
+        const mine = page.changes.filter((c) => c.position > w.after);
+        if (mine.length > 0) this.handOut(() => w.deliver(mine));
+        if (last && last.position > w.after) w.after = last.position;
+      }
+      if (page.changes.length === PAGE) this.projectReads.request(key);
+      else this.schedulePendingRead(key, page.pending);
+    }
+  }
+
+  /** A watcher's failure (its socket) is its own: the others still get theirs. */
+  private handOut(deliver: () => void): void {
+    try {
+      deliver();
+    } catch (err) {
+      this.logger.warn({ msg: 'handing out execution events failed', err: String(err) });
     }
   }
 
@@ -174,45 +341,9 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
     }
     const attempt = current ? current.attempt + 1 : 0;
     const delay = PENDING_RETRY_MS[Math.min(attempt, PENDING_RETRY_MS.length - 1)] ?? 100;
-    const timer = setTimeout(() => void this.readProject(key), delay);
+    const timer = setTimeout(() => this.projectReads.request(key), delay);
     timer.unref();
     this.pendingRetries.set(key, { timer, attempt });
-  }
-
-  /** Reads what the tree's watchers have not seen and hands it out; re-runs while announcements arrive. */
-  private async read(root: string): Promise<void> {
-    if (this.reading.has(root)) {
-      this.reading.set(root, true);
-      return;
-    }
-    this.reading.set(root, false);
-    try {
-      for (;;) {
-        const watchers = [...(this.trees.get(root) ?? [])];
-        if (watchers.length === 0) break;
-        const after = Math.min(...watchers.map((w) => w.after));
-        const page = await listExecutionEvents(this.db, { id: root, rootExecutionId: null }, after, PAGE);
-        for (const w of watchers) {
-          const mine = page.filter((e) => e.seq > w.after && (w.execution.rootExecutionId === null || e.execution_id === w.execution.id));
-          const last = page.at(-1);
-          if (mine.length > 0) w.deliver(mine);
-          if (last && last.seq > w.after) w.after = last.seq;
-        }
-        if (page.length === PAGE) continue;
-        if (this.reading.get(root)) {
-          this.reading.set(root, false);
-          continue;
-        }
-        break;
-      }
-    } catch (err) {
-      this.logger.warn({ msg: 'reading execution events failed; retrying in 1 s', rootExecutionId: root, err: String(err) });
-      setTimeout(() => {
-        if (!this.closed && this.trees.has(root)) void this.read(root);
-      }, 1000).unref();
-    } finally {
-      this.reading.delete(root);
-    }
   }
 
   /** One connection of the pool kept for `LISTEN`; reconnects after a failure and re-reads every tree. */
@@ -227,8 +358,8 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
             const { channel, payload } = n as { channel: string; payload?: string };
             if (channel !== EXECUTION_EVENTS_CHANNEL || !payload) return;
             try {
-              const { p, r, x } = JSON.parse(payload) as { p: string; r: string; x?: 1 };
-              this.signal({ projectId: p, rootExecutionId: r, executionChanged: x === 1 });
+              const { p, r, x, s } = JSON.parse(payload) as { p: string; r: string; x?: 1; s?: number };
+              this.signal({ projectId: p, rootExecutionId: r, executionChanged: x === 1 }, s);
             } catch {
               // not ours
             }
@@ -237,8 +368,8 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
           client.on('end', () => resolve());
         });
         await qr.query(`LISTEN ${EXECUTION_EVENTS_CHANNEL}`);
-        for (const root of this.trees.keys()) void this.read(root);
-        for (const key of this.projects.keys()) void this.readProject(key);
+        for (const root of this.trees.keys()) this.treeReads.request(root);
+        for (const key of this.projects.keys()) this.projectReads.request(key);
         await lost;
         client.removeAllListeners('notification');
         await qr.release().catch(() => undefined);

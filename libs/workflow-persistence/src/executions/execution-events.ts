@@ -128,6 +128,41 @@ export async function listExecutionEvents(
   return rows.map(toEvent);
 }
 
+const EVENT_COLUMNS = `"seq", "root_execution_id", "execution_id", "subject", "task_execution_id", "action_execution_id", "name", "state",
+            "previous_state", "state_info", "details", "created_at"`;
+
+/**
+ * The live readers' form of {@link listExecutionEvents}: the entries of many trees (each whole,
+ * sub-workflows included) after each tree's own sequence number, at most `limit` per tree, in ONE
+ * statement. The API's event hub reads every tree announced since its last read this way instead
+ * of one query per tree: at hundreds of announcements a second the per-statement cost and the
+ * waits for a pooled connection were most of the delivery delay. Each tree's entries come in
+ * sequence order; a tree with nothing new has no key.
+ */
+export async function listExecutionEventsOfTrees(
+  db: SqlRunner,
+  trees: readonly { root: string; after: number }[],
+  limit: number,
+): Promise<Map<string, StoredExecutionEvent[]>> {
+  const out = new Map<string, StoredExecutionEvent[]>();
+  if (trees.length === 0) return out;
+  const rows: Record<string, unknown>[] = await db.query(
+    `SELECT "e".* FROM unnest($1::uuid[], $2::bigint[]) AS "w"("root", "after")
+       CROSS JOIN LATERAL (
+         SELECT ${EVENT_COLUMNS} FROM "execution_events"
+          WHERE "root_execution_id" = "w"."root" AND "seq" > "w"."after" ORDER BY "seq" LIMIT $3) AS "e"`,
+    [trees.map((t) => t.root), trees.map((t) => t.after), limit],
+  );
+  for (const r of rows) {
+    const e = toEvent(r);
+    const list = out.get(e.root_execution_id);
+    if (list) list.push(e);
+    else out.set(e.root_execution_id, [e]);
+  }
+  for (const list of out.values()) list.sort((a, b) => a.seq - b.seq);
+  return out;
+}
+
 /** A change of an execution's state as a project stream shows it: a history entry and its place. */
 export interface StoredExecutionStateChange extends StoredExecutionEvent {
   project_id: string;
@@ -159,12 +194,13 @@ const toEvent = (r: Record<string, unknown>): StoredExecutionEvent => ({
  * execution is stamped, in the transaction that writes it and while that execution's row is locked,
  * with a position from one sequence and a horizon: a transaction id above every id assigned when
  * the position was taken (see the stamp function in the migration). A transaction that took a smaller
- * position already had its id then (the entry is appended after the transaction's first write), so
- * once no transaction below the horizon runs in this database (read before the rows, so the rows'
- * snapshot is later), every smaller position is committed (visible) or gone for good. A later
+ * position already had its id then (the entry is appended after the transaction's first write) and
+ * holds the stream-position lock until it ends (NarrowExecutionStreamHorizon1765516000001), so once
+ * no holder of that lock below the horizon runs in this database (read before the rows, so the
+ * rows' snapshot is later), every smaller position is committed (visible) or gone for good. A later
  * entry that is settled settles all before it. Changes of one execution are in commit order: their
- * positions are taken under its row lock. The wait is for this database's transactions that had an
- * id at that moment (normally a few milliseconds of engine transactions).
+ * positions are taken under its row lock. The wait is for the transactions that had taken a
+ * position and not committed at that moment (normally their last millisecond).
  */
 export async function listExecutionStateChanges(
   db: SqlRunner,
@@ -182,12 +218,62 @@ export async function listExecutionStateChanges(
       ORDER BY "stream_pos" LIMIT $2`,
     projectId === null ? [position, limit] : [position, limit, projectId],
   );
+  return settledPrefix(rows, floor);
+}
+
+const STATE_CHANGE_COLUMNS = `${EVENT_COLUMNS}, "project_id", "stream_pos", "stream_horizon"`;
+
+/** The rows up to the last settled one (a settled entry settles all before it), and whether more wait. */
+function settledPrefix(rows: Record<string, unknown>[], floor: number | null): { changes: StoredExecutionStateChange[]; pending: boolean } {
   let last = -1;
   rows.forEach((r, i) => {
     if (floor === null || Number(r['stream_horizon']) <= floor) last = i;
   });
   const changes = rows.slice(0, last + 1).map((r) => ({ ...toEvent(r), project_id: String(r['project_id']), position: Number(r['stream_pos']) }));
   return { changes, pending: last + 1 < rows.length };
+}
+
+/**
+ * The live readers' form of {@link listExecutionStateChanges}: the settled state changes of many
+ * project streams (a project id, or null for every project) after each one's position, at most
+ * `limit` each, with ONE look at the running transactions and one statement for all the named
+ * projects (same settledness rule, same order). Keyed by project id (`null` for every project).
+ */
+export async function listExecutionStateChangesOfProjects(
+  db: SqlRunner,
+  streams: readonly { projectId: string | null; after: number }[],
+  limit: number,
+): Promise<Map<string | null, { changes: StoredExecutionStateChange[]; pending: boolean }>> {
+  const out = new Map<string | null, { changes: StoredExecutionStateChange[]; pending: boolean }>();
+  if (streams.length === 0) return out;
+  // the floor first: the rows must be read by a later statement (snapshot) than the one that found it
+  const floor = await streamFloor(db);
+  const named = streams.filter((s): s is { projectId: string; after: number } => s.projectId !== null);
+  const every = streams.find((s) => s.projectId === null);
+  const byProject = new Map<string | null, Record<string, unknown>[]>(streams.map((s) => [s.projectId, []]));
+  if (named.length > 0) {
+    const rows: Record<string, unknown>[] = await db.query(
+      `SELECT "c".* FROM unnest($1::varchar[], $2::bigint[]) AS "w"("project", "after")
+         CROSS JOIN LATERAL (
+           SELECT ${STATE_CHANGE_COLUMNS} FROM "execution_events"
+            WHERE "project_id" = "w"."project" AND "stream_pos" > "w"."after" AND "stream_pos" IS NOT NULL
+            ORDER BY "stream_pos" LIMIT $3) AS "c"`,
+      [named.map((s) => s.projectId), named.map((s) => s.after), limit],
+    );
+    for (const r of rows) byProject.get(String(r['project_id']))?.push(r);
+  }
+  if (every) {
+    const rows: Record<string, unknown>[] = await db.query(
+      `SELECT ${STATE_CHANGE_COLUMNS} FROM "execution_events" WHERE "stream_pos" > $1 ORDER BY "stream_pos" LIMIT $2`,
+      [every.after, limit],
+    );
+    byProject.set(null, rows);
+  }
+  for (const [projectId, rows] of byProject) {
+    rows.sort((a, b) => Number(a['stream_pos']) - Number(b['stream_pos']));
+    out.set(projectId, settledPrefix(rows, floor));
+  }
+  return out;
 }
 
 /**
@@ -372,5 +458,124 @@ export class AppendExecutionEventsFunction1765300000002 implements MigrationInte
 
   async down(q: QueryRunner): Promise<void> {
     await q.query(`DROP FUNCTION "osc_append_execution_events"`);
+  }
+}
+
+/**
+ * The announcement names the tree's last sequence number (`"s"`, added to the caller's payload
+ * inside the append): an API process whose watchers of the tree have all seen it skips the read,
+ * and the event benchmark tells the commit (the NOTIFY's arrival) of each entry apart from its
+ * `created_at`.
+ */
+export class AnnounceLastExecutionEventSeq1765516000000 implements MigrationInterface {
+  name = 'AnnounceLastExecutionEventSeq1765516000000';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(appendFunction(`left(p_payload, -1) || ',"s":' || v_last || '}'`));
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(appendFunction('p_payload'));
+  }
+}
+
+/** The append function (AppendExecutionEventsFunction1765300000002) announcing `payload`. */
+const appendFunction = (payload: string): string => `
+      CREATE OR REPLACE FUNCTION "osc_append_execution_events"(p_root uuid, p_count int, p_project varchar, p_rows jsonb, p_now timestamptz, p_channel text, p_payload text)
+        RETURNS void LANGUAGE plpgsql VOLATILE AS $$
+      DECLARE
+        v_last bigint;
+      BEGIN
+        INSERT INTO "execution_event_counters" ("root_execution_id", "last_seq") VALUES (p_root, p_count)
+          ON CONFLICT ("root_execution_id") DO UPDATE SET "last_seq" = "execution_event_counters"."last_seq" + p_count
+          RETURNING "last_seq" INTO v_last;
+        INSERT INTO "execution_events" ("root_execution_id", "seq", "execution_id", "project_id", "subject", "task_execution_id",
+            "action_execution_id", "name", "state", "previous_state", "state_info", "details", "created_at", "stream_pos", "stream_horizon")
+          SELECT p_root, v_last - p_count + "e"."ord", ("e"."v"->>'x')::uuid, p_project, "e"."v"->>'s', ("e"."v"->>'t')::uuid, ("e"."v"->>'a')::uuid,
+                 "e"."v"->>'n', "e"."v"->>'st', "e"."v"->>'ps', "e"."v"->>'si', COALESCE("e"."v"->'d', '{}'::jsonb), p_now,
+                 "st"."pos", "st"."horizon"
+            FROM jsonb_array_elements(p_rows) WITH ORDINALITY AS "e"("v", "ord")
+            LEFT JOIN LATERAL (SELECT * FROM "osc_execution_stream_stamp"() WHERE "e"."v"->>'s' = 'execution') AS "st" ON true;
+        PERFORM pg_notify(p_channel, ${payload});
+      END $$`;
+
+/**
+ * The transaction-level advisory lock (two-key form: `classid` = this, `objid` = 0) that every
+ * transaction taking a stream position holds, shared, from just before its `nextval` to its end.
+ */
+const STREAM_POSITION_LOCK = 16016;
+
+/**
+ * Project streams wait only for the transactions that took a stream position. The floor was the
+ * smallest id of every running transaction of the database, so a change waited for any writing
+ * transaction open when it took its position — outbox claims, task-only engine steps, request
+ * transactions: a second and more at p95 on a loaded machine. Now a transaction takes a shared
+ * advisory lock (STREAM_POSITION_LOCK) just before its position and holds it to its end, and the
+ * floor is the smallest id among the lock's holders (the horizon is unchanged: above every id
+ * running when the position was taken). Why it still holds: a transaction T2 with a smaller
+ * position than T1's already ran when T1 took its position (so T1's horizon is above T2's id), and
+ * while T2 runs it holds the lock, so the floor is at most T2's id: T1's change waits. (Bounding
+ * the horizon by the lock's holders too would cost a scan of the whole lock table in every
+ * engine transaction: four times the stamp's cost.)
+ */
+export class NarrowExecutionStreamHorizon1765516000001 implements MigrationInterface {
+  name = 'NarrowExecutionStreamHorizon1765516000001';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(`
+      CREATE OR REPLACE FUNCTION "osc_execution_stream_stamp"(OUT "pos" bigint, OUT "horizon" bigint) LANGUAGE plpgsql VOLATILE AS $$
+      DECLARE
+        own bigint := pg_current_xact_id()::text::bigint;
+        running bigint;
+      BEGIN
+        PERFORM pg_advisory_xact_lock_shared(${STREAM_POSITION_LOCK}, 0);
+        pos := nextval('execution_stream_pos');
+        PERFORM pg_stat_clear_snapshot();
+        SELECT max(own - age(a.backend_xid)) INTO running FROM pg_stat_get_activity(NULL) AS a WHERE a.backend_xid IS NOT NULL;
+        horizon := greatest(pg_snapshot_xmax(pg_current_snapshot())::text::bigint, own + 1, running + 1);
+      END $$`);
+    await q.query(`
+      CREATE OR REPLACE FUNCTION "osc_execution_stream_floor"() RETURNS bigint LANGUAGE plpgsql VOLATILE AS $$
+      DECLARE
+        top bigint := pg_snapshot_xmax(pg_current_snapshot())::text::bigint;
+        result bigint;
+      BEGIN
+        PERFORM pg_stat_clear_snapshot();
+        SELECT min(top - ((((top % 4294967296) - a.backend_xid::text::bigint) + 6442450944) % 4294967296 - 2147483648))
+          INTO result
+          FROM pg_locks AS l JOIN pg_stat_get_activity(NULL) AS a ON a.pid = l.pid
+         WHERE l.locktype = 'advisory' AND l.classid = ${STREAM_POSITION_LOCK} AND l.objid = 0 AND l.objsubid = 2 AND l.granted
+           AND l.database = (SELECT "oid" FROM pg_database WHERE datname = current_database())
+           AND a.backend_xid IS NOT NULL AND a.pid <> pg_backend_pid();
+        RETURN result;
+      END $$`);
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(`
+      CREATE OR REPLACE FUNCTION "osc_execution_stream_stamp"(OUT "pos" bigint, OUT "horizon" bigint) LANGUAGE plpgsql VOLATILE AS $$
+      DECLARE
+        own bigint := pg_current_xact_id()::text::bigint;
+        running bigint;
+      BEGIN
+        pos := nextval('execution_stream_pos');
+        PERFORM pg_stat_clear_snapshot();
+        SELECT max(own - age(a.backend_xid)) INTO running FROM pg_stat_get_activity(NULL) AS a WHERE a.backend_xid IS NOT NULL;
+        horizon := greatest(pg_snapshot_xmax(pg_current_snapshot())::text::bigint, own + 1, running + 1);
+      END $$`);
+    await q.query(`
+      CREATE OR REPLACE FUNCTION "osc_execution_stream_floor"() RETURNS bigint LANGUAGE plpgsql VOLATILE AS $$
+      DECLARE
+        top bigint := pg_snapshot_xmax(pg_current_snapshot())::text::bigint;
+        result bigint;
+      BEGIN
+        PERFORM pg_stat_clear_snapshot();
+        SELECT min(top - ((((top % 4294967296) - a.backend_xid::text::bigint) + 6442450944) % 4294967296 - 2147483648))
+          INTO result
+          FROM pg_stat_get_activity(NULL) AS a
+         WHERE a.backend_xid IS NOT NULL AND a.pid <> pg_backend_pid()
+           AND a.datid = (SELECT "oid" FROM pg_database WHERE datname = current_database());
+        RETURN result;
+      END $$`);
   }
 }

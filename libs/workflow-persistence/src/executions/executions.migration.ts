@@ -2,6 +2,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 import {
   AddExecutionStreamPositions1765300000000,
   AppendExecutionEventsFunction1765300000002,
+  AnnounceLastExecutionEventSeq1765516000000,
+  NarrowExecutionStreamHorizon1765516000001,
   CreateExecutionEvents1764600000000,
   SlimExecutionEvents1765300000001,
 } from './execution-events';
@@ -282,4 +284,6 @@ export const executionMigrations = [
   SlimExecutionEvents1765300000001,
   AppendExecutionEventsFunction1765300000002,
   IndexUnfinishedByRoot1765400000000,
+  AnnounceLastExecutionEventSeq1765516000000,
+  NarrowExecutionStreamHorizon1765516000001,
 ] as const;
