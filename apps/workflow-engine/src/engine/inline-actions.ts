@@ -86,30 +86,44 @@ async function runInlineAction(runner: StandardActionRunner, ex: WorkflowExecuti
   }
 }
 
-const upsert = <T extends { id: string }>(rows: T[], row: T): void => {
-  const i = rows.findIndex((r) => r.id === row.id);
-  if (i >= 0) rows[i] = row;
-  else rows.push(row);
-};
+/**
+ * Rows by id in their first order, a later version replacing an earlier one in place, without a
+ * scan of the list per row (a chain of inline rounds
+ * merges every round's rows into the changes of all the rounds before).
+ */
+class RowsById<T extends { id: string }> {
+  readonly byId = new Map<string, number>();
+  constructor(readonly rows: T[]) {
+    rows.forEach((r, i) => this.byId.set(r.id, i));
+  }
+  has(id: string): boolean {
+    return this.byId.has(id);
+  }
+  upsert(row: T): void {
+    const i = this.byId.get(row.id);
+    if (i !== undefined) this.rows[i] = row;
+    else this.byId.set(row.id, this.rows.push(row) - 1);
+  }
+}
 
 /** The rows of `b` applied over those of `a`: a row created in `a` and updated in `b` stays created. */
 export function mergeChanges(a: EngineChanges, b: EngineChanges): EngineChanges {
-  const tasksCreated = [...a.tasksCreated];
-  const tasksUpdated = [...a.tasksUpdated];
-  for (const t of b.tasksCreated) upsert(tasksCreated, t);
-  for (const t of b.tasksUpdated) upsert(tasksCreated.some((c) => c.id === t.id) ? tasksCreated : tasksUpdated, t);
-  const actionsCreated = [...a.actionsCreated];
-  const actionsUpdated = [...a.actionsUpdated];
-  for (const x of b.actionsCreated) upsert(actionsCreated, x);
-  for (const x of b.actionsUpdated) upsert(actionsCreated.some((c) => c.id === x.id) ? actionsCreated : actionsUpdated, x);
+  const tasksCreated = new RowsById([...a.tasksCreated]);
+  const tasksUpdated = new RowsById([...a.tasksUpdated]);
+  for (const t of b.tasksCreated) tasksCreated.upsert(t);
+  for (const t of b.tasksUpdated) (tasksCreated.has(t.id) ? tasksCreated : tasksUpdated).upsert(t);
+  const actionsCreated = new RowsById([...a.actionsCreated]);
+  const actionsUpdated = new RowsById([...a.actionsUpdated]);
+  for (const x of b.actionsCreated) actionsCreated.upsert(x);
+  for (const x of b.actionsUpdated) (actionsCreated.has(x.id) ? actionsCreated : actionsUpdated).upsert(x);
   const unaccepted = [...(a.actionsUnaccepted ?? []), ...(b.actionsUnaccepted ?? [])];
   const execution = b.execution ?? a.execution;
   return {
     ...(execution ? { execution } : {}),
-    tasksCreated,
-    tasksUpdated,
-    actionsCreated,
-    actionsUpdated,
+    tasksCreated: tasksCreated.rows,
+    tasksUpdated: tasksUpdated.rows,
+    actionsCreated: actionsCreated.rows,
+    actionsUpdated: actionsUpdated.rows,
     ...(unaccepted.length ? { actionsUnaccepted: unaccepted } : {}),
     ...mergeItemChanges(a, b),
   };
@@ -117,12 +131,14 @@ export function mergeChanges(a: EngineChanges, b: EngineChanges): EngineChanges 
 
 /** The snapshot as it is once `changes` are written (what the next lock and load would return). */
 export function advanceSnapshot(s: ExecutionSnapshot, changes: EngineChanges): ExecutionSnapshot {
-  const tasks = [...s.tasks];
-  for (const t of [...changes.tasksUpdated, ...changes.tasksCreated]) upsert(tasks, t);
-  const actions = [...s.actions];
-  for (const a of [...changes.actionsUpdated, ...changes.actionsCreated]) upsert(actions, a);
+  const tasks = new RowsById([...s.tasks]);
+  for (const t of changes.tasksUpdated) tasks.upsert(t);
+  for (const t of changes.tasksCreated) tasks.upsert(t);
+  const actions = new RowsById([...s.actions]);
+  for (const a of changes.actionsUpdated) actions.upsert(a);
+  for (const a of changes.actionsCreated) actions.upsert(a);
   const items = applyItemChanges(s.items ?? [], changes);
-  return { ...s, execution: changes.execution ?? s.execution, tasks, actions, ...(items.length ? { items } : {}) };
+  return { ...s, execution: changes.execution ?? s.execution, tasks: tasks.rows, actions: actions.rows, ...(items.length ? { items } : {}) };
 }
 
 /**

@@ -42,10 +42,19 @@ const clone = <T>(v: T): T => {
   if (v === null || typeof v !== 'object') return v;
   if (v instanceof Date) return new Date(v.getTime()) as T;
   if (Array.isArray(v)) return v.map(clone) as T;
+  // a plain loop over own keys: Object.entries' pair arrays were most of the cost of every decision's copy
   const out: Record<string, unknown> = {};
-  for (const [k, x] of Object.entries(v)) out[k] = clone(x);
+  const src = v as Record<string, unknown>;
+  for (const k of Object.keys(src)) out[k] = clone(src[k]);
   return out as T;
 };
+
+/**
+ * An action row to decide on: `decide` only ever sets its top-level fields (state, output, state
+ * info, accepted, updated at) and replaces its output, never edits its input or output in place, so
+ * a shallow copy keeps the snapshot untouched without copying every action's input and result.
+ */
+const cloneAction = (a: ActionExecution): ActionExecution => ({ ...a });
 
 /**
  * A task row to decide on: what `decide` changes in place (runtime context, routing) is copied; the
@@ -155,7 +164,7 @@ class Decider {
     this.ex = { ...clone({ ...snapshot.execution, spec: null, input: null }), spec, input };
     this.initialEx = JSON.stringify({ ...snapshot.execution, spec: null, input: null });
     this.tasks = snapshot.tasks.map(cloneTask);
-    this.actions = snapshot.actions.map(clone);
+    this.actions = snapshot.actions.map(cloneAction);
     this.actionsById = new Map(this.actions.map((a) => [a.id, a]));
     this.subStates = new Map(snapshot.subExecutions.map((s) => [s.id, s.state]));
     this.world = snapshot.world;
