@@ -4,7 +4,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { ENGINE_COMMAND_QUEUE, type EngineCommandMessage, engineCommand } from '@osc/contracts';
 import { ForbiddenError, InvalidInputError, NotFoundError } from '@osc/errors';
 import type { RequestContext } from '@osc/http-common';
-import type { OutboxWriter } from '@osc/messaging';
+import type { OutboxItem, OutboxWriter } from '@osc/messaging';
 import { CLOCK, type Clock, DATA_SOURCE, OUTBOX_WRITER } from '@osc/platform';
 import {
   EXECUTION_STATES,
@@ -145,9 +145,18 @@ export class ExecutionsService {
       },
       this.clock.now(),
     );
+    const start: OutboxItem = { destination: 'bus', queue: ENGINE_COMMAND_QUEUE, message: engineCommand(`start:${ex.id}`, 'engine.start-execution', { executionId: ex.id }) };
     const inserted = await this.db.transaction(async (em) => {
-      const row = await insertExecutionReturning(em, ex, { sourceExecutionId: sourceId ?? null });
-      if (row) await this.send(em, engineCommand(`start:${ex.id}`, 'engine.start-execution', { executionId: ex.id }));
+      // the start command goes into the outbox in the INSERT's own statement (one round trip less)
+      // where the writer writes outbox rows; otherwise (embedded journal) through `add`
+      let alongside = false;
+      const row = await insertExecutionReturning(em, ex, { sourceExecutionId: sourceId ?? null }, (bind, when) => {
+        const sql = this.outbox.insertStatement([start], bind, when);
+        alongside = sql !== null;
+        return sql;
+      });
+      if (row && alongside) this.outbox.added(em);
+      else if (row) await this.outbox.add(em, start);
       return row;
     });
     // Mistral's engine, on a duplicate id, reads the execution back through the project-scoped

@@ -53,6 +53,7 @@ import {
   SpecCache,
   appendExecutionEvents,
   applyChanges,
+  applyChangesOfMany,
   failExecutionRow,
   localExecutionEvents,
   findExecutionIdOfTask,
@@ -392,12 +393,21 @@ export class EngineCommandHandler {
           touched.clear();
           const named = new Map(group.map((m) => [m.executionId, namedActions(m.events)]));
           const snapshots = await lockSnapshots(em, [...named.keys()], this.specs, named);
-          const items: OutboxItem[] = [];
+          const decided: { i: number; snapshot: ExecutionSnapshot; decision: Decision }[] = [];
           for (const [i, m] of group.entries()) {
             const snapshot = snapshots.get(m.executionId);
             if (!snapshot) continue;
-            const out = await this.store(em, snapshot, await this.decideEvents(em, snapshot, m.events), touched);
-            items.push(...inTrace(spans[i], m.ctx, out));
+            decided.push({ i, snapshot, decision: await this.decideEvents(em, snapshot, m.events) });
+          }
+          // every member's rows in one statement, then each member's history and messages
+          await applyChangesOfMany(
+            em,
+            decided.map(({ snapshot, decision }) => ({ ex: decision.changes.execution ?? snapshot.execution, changes: decision.changes, before: snapshot })),
+          );
+          const items: OutboxItem[] = [];
+          for (const { i, snapshot, decision } of decided) {
+            const out = await this.storeHistoryAndEffects(em, snapshot, decision, touched);
+            items.push(...inTrace(spans[i], group[i]!.ctx, out));
           }
           await this.outbox.add(em, batchActionRuns(items));
         });
@@ -476,8 +486,18 @@ export class EngineCommandHandler {
   /** Writes a decision's rows; returns its outgoing messages for the outbox. */
   /** `touched`: executions that got history entries, announced in this process after the commit. */
   private async store(em: EntityManager, snapshot: ExecutionSnapshot, decision: Decision, touched: Map<WorkflowExecution, HistoryEvent[]>): Promise<OutboxItem[]> {
+    await applyChanges(em, decision.changes.execution ?? snapshot.execution, decision.changes, snapshot);
+    return this.storeHistoryAndEffects(em, snapshot, decision, touched);
+  }
+
+  /** What {@link store} writes after a decision's rows: its history entries; returns its outgoing messages. */
+  private async storeHistoryAndEffects(
+    em: EntityManager,
+    snapshot: ExecutionSnapshot,
+    decision: Decision,
+    touched: Map<WorkflowExecution, HistoryEvent[]>,
+  ): Promise<OutboxItem[]> {
     const ex = decision.changes.execution ?? snapshot.execution;
-    await applyChanges(em, ex, decision.changes, snapshot);
     const history = historyEvents(snapshot, decision.changes);
     if ((await appendExecutionEvents(em, ex, history, this.now())) > 0) touched.set(ex, history);
     const items: OutboxItem[] = [];

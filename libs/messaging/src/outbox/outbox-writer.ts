@@ -88,6 +88,32 @@ export class OutboxWriter {
   }
 
   /**
+   * The outbox rows of `items` as an `INSERT … SELECT` that a caller puts into a statement of its own
+   * (a data-modifying CTE beside its business row: one round trip for both), each value bound with
+   * `bind`, the rows written only where `condition` (SQL) holds. Validated as `add` validates. Null
+   * in direct mode, whose journal is written by `add`. Run the statement inside a transaction and
+   * call {@link added} with its manager: listeners are told after the commit, as for `add`.
+   */
+  insertStatement(items: readonly OutboxItem[], bind: (value: unknown) => string, condition = 'true'): string | null {
+    if (this.direct?.bus.publishInTransaction && this.direct.jobs.addInTransaction) return null;
+    if (items.length === 0) return null;
+    const values = items.map(toRow).map((r) => `(${bind(r.destination)}::varchar, ${bind(r.queue)}::varchar, ${bind(r.payload)}::jsonb, ${bind(r.partitionKey)}::varchar)`);
+    return `INSERT INTO "outbox" ("destination", "queue", "payload", "partition_key")
+      SELECT v.* FROM (VALUES ${values.join(', ')}) AS v WHERE ${condition}`;
+  }
+
+  /** Rows of {@link insertStatement} were written with `em`: tell the listeners after its transaction commits. */
+  added(em: EntityManager): void {
+    const qr = em.queryRunner;
+    if (qr?.isTransactionActive) {
+      this.attach(em.connection);
+      this.pending.add(qr);
+    } else {
+      this.emit();
+    }
+  }
+
+  /**
    * Direct mode: validates the items as outbox rows are validated, then journals them per
    * destination queue (order kept inside each queue, as the relay publishes) with `em`; the
    * hand-overs run after the outermost commit, in the order added.

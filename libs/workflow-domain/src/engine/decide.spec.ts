@@ -549,6 +549,32 @@ wf:
     expect(again.changes.execution).toBeUndefined();
   });
 
+  it('a change inside the execution context alone is written (a global publish)', () => {
+    const sim = new EngineSimulator(
+      catalog(`
+version: '2.0'
+wf:
+  tasks:
+    a:
+      action: std.async_noop
+      on-success:
+        publish:
+          global: {g: 1}
+        next: b
+    b: {action: std.async_noop}
+`),
+    );
+    const id = sim.create('wf');
+    sim.send(id, { type: 'start' });
+    const a = sim.snapshot(id).actions[0]!;
+    const ev = { type: 'action-completed', taskExecutionId: a.taskExecutionId, actionExecutionId: a.id, state: 'SUCCESS', result: null } as const;
+    const d = decide(sim.snapshot(id), ev, sim.now, sim.newId);
+    expect(sim.snapshot(id).execution.state).toBe('RUNNING');
+    expect(d.changes.execution?.state).toBe('RUNNING');
+    expect(d.changes.execution?.context).toMatchObject({ g: 1 });
+    expect(sim.snapshot(id).execution.context).not.toHaveProperty('g');
+  });
+
   it('a duplicate action-completed is ignored', () => {
     const sim = new EngineSimulator(seq);
     const id = sim.create('wf');

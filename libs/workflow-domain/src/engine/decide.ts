@@ -42,10 +42,52 @@ const clone = <T>(v: T): T => {
   if (v === null || typeof v !== 'object') return v;
   if (v instanceof Date) return new Date(v.getTime()) as T;
   if (Array.isArray(v)) return v.map(clone) as T;
+  // a plain loop over own keys: Object.entries' pair arrays were most of the cost of every decision's copy
   const out: Record<string, unknown> = {};
-  for (const [k, x] of Object.entries(v)) out[k] = clone(x);
+  const src = v as Record<string, unknown>;
+  for (const k of Object.keys(src)) out[k] = clone(src[k]);
   return out as T;
 };
+
+/**
+ * Whether `a` and `b` serialise to the same JSON (`JSON.stringify` of one equals the other's, key order
+ * aside: the stored jsonb keeps none), without serialising them: walks both, stops at the first
+ * difference. Properties holding `undefined` or functions count as absent, as in JSON.
+ */
+const sameJson = (a: unknown, b: unknown): boolean => {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+  if (a instanceof Date && b instanceof Date) {
+    const [x, y] = [a.getTime(), b.getTime()];
+    return x === y || (Number.isNaN(x) && Number.isNaN(y));
+  }
+  if (a instanceof Date || b instanceof Date) return JSON.stringify(a) === JSON.stringify(b);
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false;
+    return true;
+  }
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  let count = 0;
+  for (const k of Object.keys(x)) {
+    if (!present(x, k)) continue;
+    count++;
+    if (!present(y, k) || !sameJson(x[k], y[k])) return false;
+  }
+  for (const k of Object.keys(y)) if (present(y, k)) count--;
+  return count === 0;
+};
+
+/** Whether `o[k]` appears in `o`'s JSON. */
+const present = (o: Record<string, unknown>, k: string): boolean => o[k] !== undefined && typeof o[k] !== 'function';
+
+/**
+ * An action row to decide on: `decide` only ever sets its top-level fields (state, output, state
+ * info, accepted, updated at) and replaces its output, never edits its input or output in place, so
+ * a shallow copy keeps the snapshot untouched without copying every action's input and result.
+ */
+const cloneAction = (a: ActionExecution): ActionExecution => ({ ...a });
 
 /**
  * A task row to decide on: what `decide` changes in place (runtime context, routing) is copied; the
@@ -120,7 +162,8 @@ export function decideBatch(snapshot: ExecutionSnapshot, events: readonly Engine
 
 class Decider {
   private readonly ex: WorkflowExecution;
-  private readonly initialEx: string;
+  /** The execution as loaded (never changed here: `ex` is a copy), to tell whether the decision changed it. */
+  private readonly initialEx: WorkflowExecution;
   private readonly tasks: TaskExecution[];
   private readonly actions: ActionExecution[];
   private readonly actionsById: Map<string, ActionExecution>;
@@ -153,9 +196,9 @@ class Decider {
     // (an input holding a with-items list would otherwise be copied and serialised twice per decision).
     const { spec, input } = snapshot.execution;
     this.ex = { ...clone({ ...snapshot.execution, spec: null, input: null }), spec, input };
-    this.initialEx = JSON.stringify({ ...snapshot.execution, spec: null, input: null });
+    this.initialEx = snapshot.execution;
     this.tasks = snapshot.tasks.map(cloneTask);
-    this.actions = snapshot.actions.map(clone);
+    this.actions = snapshot.actions.map(cloneAction);
     this.actionsById = new Map(this.actions.map((a) => [a.id, a]));
     this.subStates = new Map(snapshot.subExecutions.map((s) => [s.id, s.state]));
     this.world = snapshot.world;
@@ -166,7 +209,8 @@ class Decider {
   }
 
   decision(): Decision {
-    const exChanged = JSON.stringify({ ...this.ex, spec: null, input: null }) !== this.initialEx;
+    // the spec and the input never change (shared, see the constructor)
+    const exChanged = !sameJson({ ...this.ex, spec: null, input: null }, { ...this.initialEx, spec: null, input: null });
     if (exChanged) this.ex.updatedAt = this.now;
     return {
       changes: {

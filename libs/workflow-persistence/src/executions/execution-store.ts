@@ -114,41 +114,48 @@ const EXECUTION_VIEW_COLUMNS = `"id", "workflow_id", "workflow_name", "workflow_
  * key order, timestamp precision), or null if the id exists — the API's answer without reading the
  * row back.
  */
-export function insertExecutionReturning(db: SqlRunner, ex: WorkflowExecution, extras: ExecutionExtras = {}): Promise<Row | null> {
-  return insertExecutionRow(db, ex, extras, EXECUTION_VIEW_COLUMNS);
+export function insertExecutionReturning(db: SqlRunner, ex: WorkflowExecution, extras: ExecutionExtras = {}, alongside?: AlongsideInsert): Promise<Row | null> {
+  return insertExecutionRow(db, ex, extras, EXECUTION_VIEW_COLUMNS, alongside);
 }
 
-async function insertExecutionRow(db: SqlRunner, ex: WorkflowExecution, extras: ExecutionExtras, returning: string): Promise<Row | null> {
-  const rows: Row[] = await db.query(
-    `INSERT INTO "workflow_executions" (${EXECUTION_COLUMNS})
+/**
+ * A statement written with the execution row, in the same round trip (the API's start command in the
+ * outbox): given a binder for its values and the SQL condition "the execution row was inserted", the
+ * statement to run only then, or null for none.
+ */
+export type AlongsideInsert = (bind: (value: unknown) => string, inserted: string) => string | null;
+
+async function insertExecutionRow(db: SqlRunner, ex: WorkflowExecution, extras: ExecutionExtras, returning: string, alongside?: AlongsideInsert): Promise<Row | null> {
+  const insert = `INSERT INTO "workflow_executions" (${EXECUTION_COLUMNS})
      VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10::jsonb, $11::jsonb, $12::jsonb, $13::jsonb, $14::jsonb, $15::jsonb,
              $16::jsonb, $17, $18, $19, $20, $21::timestamptz, $22::timestamptz)
-     ON CONFLICT ("id") DO NOTHING RETURNING ${returning}`,
-    [
-      ex.id,
-      ex.workflowId,
-      ex.workflowName,
-      ex.workflowNamespace,
-      ex.description,
-      json(ex.tags),
-      ex.projectId,
-      ex.state,
-      ex.stateInfo,
-      json(ex.spec),
-      json(ex.input),
-      json(ex.output),
-      json(ex.params),
-      json(ex.context),
-      json(ex.varNames),
-      json(ex.deferred),
-      ex.taskExecutionId,
-      extras.parentExecutionId ?? null,
-      ex.rootExecutionId,
-      extras.sourceExecutionId ?? null,
-      iso(ex.createdAt),
-      iso(ex.updatedAt),
-    ],
-  );
+     ON CONFLICT ("id") DO NOTHING RETURNING ${returning}`;
+  const values: unknown[] = [
+    ex.id,
+    ex.workflowId,
+    ex.workflowName,
+    ex.workflowNamespace,
+    ex.description,
+    json(ex.tags),
+    ex.projectId,
+    ex.state,
+    ex.stateInfo,
+    json(ex.spec),
+    json(ex.input),
+    json(ex.output),
+    json(ex.params),
+    json(ex.context),
+    json(ex.varNames),
+    json(ex.deferred),
+    ex.taskExecutionId,
+    extras.parentExecutionId ?? null,
+    ex.rootExecutionId,
+    extras.sourceExecutionId ?? null,
+    iso(ex.createdAt),
+    iso(ex.updatedAt),
+  ];
+  const also = alongside?.((v) => `$${values.push(v)}`, `EXISTS (SELECT 1 FROM "inserted")`);
+  const rows: Row[] = await db.query(also ? `WITH "inserted" AS (${insert}), "alongside" AS (${also}) SELECT * FROM "inserted"` : insert, values);
   const row = rows[0];
   if (!row) return null;
   const created: HistoryEvent = {
@@ -526,6 +533,24 @@ async function applyRowChanges(
     return;
   }
   const p = new Params();
+  const parts = rowChangeParts(p, ex, changes, before, itemsUpdated);
+  if (parts.length === 0) return;
+  if (parts.length === 1) {
+    await db.query(parts[0]!, p.values);
+    return;
+  }
+  const ctes = parts.map((sql, i) => `w${i} AS (${sql})`).join(',\n');
+  await db.query(`WITH ${ctes} SELECT 1`, p.values);
+}
+
+/** The data-modifying statements of one decision's rows, their values bound in `p` (see {@link applyChanges}). */
+function rowChangeParts(
+  p: Params,
+  ex: WorkflowExecution,
+  changes: EngineChanges,
+  before?: ReadonlyMap<string, TaskExecution>,
+  itemsUpdated?: readonly Omit<TaskItem, 'vars'>[],
+): string[] {
   const parts: string[] = [];
   const e = changes.execution;
   if (e) {
@@ -645,13 +670,46 @@ async function applyRowChanges(
       WHERE a."id" = v.id RETURNING 1`);
   }
   if (itemsUpdated?.length) parts.push(`${itemUpdateSql(p.add(itemRowsJson(itemsUpdated, false)))} RETURNING 1`);
-  if (parts.length === 0) return;
-  if (parts.length === 1) {
-    await db.query(parts[0]!, p.values);
-    return;
+  return parts;
+}
+
+/** Bound parameters per combined statement, under PostgreSQL's 65,535. */
+const PARAMS_PER_STATEMENT = 30_000;
+
+/** One decision's rows to write: what {@link applyChanges} takes. */
+export interface DecisionRows {
+  ex: WorkflowExecution;
+  changes: EngineChanges;
+  before?: ExecutionSnapshot;
+}
+
+/**
+ * {@link applyChanges} for the decisions of several executions in one transaction (an engine's group
+ * transaction): the rows of every small decision go in one statement (one round trip and one plan
+ * instead of one per execution); a decision with set-based or with-items row changes, or many rows,
+ * is written on its own as before. The executions' rows are disjoint, so their order does not matter.
+ */
+export async function applyChangesOfMany(db: SqlRunner, decisions: readonly DecisionRows[]): Promise<void> {
+  let p = new Params();
+  let parts: string[] = [];
+  const flush = async (): Promise<void> => {
+    if (parts.length === 1) await db.query(parts[0]!, p.values);
+    else if (parts.length > 1) await db.query(`WITH ${parts.map((sql, i) => `w${i} AS (${sql})`).join(',\n')} SELECT 1`, p.values);
+    p = new Params();
+    parts = [];
+  };
+  for (const d of decisions) {
+    const c = d.changes;
+    const rows = c.tasksCreated.length + c.tasksUpdated.length + c.actionsCreated.length + c.actionsUpdated.length;
+    const small = rows <= ROWS_PER_STATEMENT / 10;
+    if (!small || c.actionsUnaccepted?.length || c.itemsDeleted?.length || c.itemsCreated?.length || c.itemsUpdated?.length) {
+      await applyChanges(db, d.ex, c, d.before);
+      continue;
+    }
+    if (p.values.length > PARAMS_PER_STATEMENT) await flush();
+    parts.push(...rowChangeParts(p, d.ex, c, d.before ? new Map(d.before.tasks.map((t) => [t.id, t])) : undefined));
   }
-  const ctes = parts.map((sql, i) => `w${i} AS (${sql})`).join(',\n');
-  await db.query(`WITH ${ctes} SELECT 1`, p.values);
+  await flush();
 }
 
 /** The execution a task execution belongs to (routing a child's completion to its parent). */
