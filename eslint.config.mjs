@@ -69,7 +69,7 @@ export default [
     rules: { '@typescript-eslint/consistent-type-imports': 'off' },
   },
   {
-    files: ['libs/errors/**/*.ts', 'libs/expressions/**/*.ts', 'libs/workflow-domain/**/*.ts', 'libs/block-storage-domain/**/*.ts', 'libs/contracts/**/*.ts'],
+    files: ['libs/errors/**/*.ts', 'libs/cron/**/*.ts', 'libs/expressions/**/*.ts', 'libs/workflow-domain/**/*.ts', 'libs/block-storage-domain/**/*.ts', 'libs/contracts/**/*.ts'],
     ignores: ['**/*.spec.ts', '**/*.int-spec.ts', '**/test/**', '**/tools/**'],
     rules: {
       'no-restricted-imports': ['error', { paths: NODE_BUILTINS }],

@@ -1,4 +1,4 @@
-import { CronExpressionParser } from 'cron-parser';
+import { cronExpression, nextCronMatch } from '@osc/cron';
 import type { ChunkRange, ManifestObject } from './chunk-format';
 import {
   fieldError,
@@ -30,40 +30,23 @@ export interface BackupSchedule {
   readonly expression: string;
 }
 
-const NICKNAMES: Readonly<Record<string, string>> = {
-  '@yearly': '0 0 1 1 *',
-  '@annually': '0 0 1 1 *',
-  '@monthly': '0 0 1 * *',
-  '@weekly': '0 0 * * 0',
-  '@daily': '0 0 * * *',
-  '@midnight': '0 0 * * *',
-  '@hourly': '0 * * * *',
-};
-const FIELD = /^[0-9A-Za-z*,/#-]+$/;
-
 /**
  * A schedule is a five-field cron pattern (`minute hour day-of-month month day-of-week`, UTC) or a
- * nickname (`@hourly`, `@daily`...); the finest is every minute. Anything else is a 400.
+ * nickname (`@hourly`, `@daily`...), read as workflow cron triggers read theirs (`@osc/cron`) but
+ * without their seconds field: the finest is every minute. Anything else is a 400.
  */
 export function parseBackupSchedule(value: unknown): BackupSchedule {
   if (typeof value !== 'string') throw fieldError('schedule', value, `${value === null ? 'None' : JSON.stringify(value)} is not of type 'string'`);
-  const text = value.trim();
-  const bad = () => fieldError('schedule', value, 'The schedule is not a valid cron pattern of five fields (minute hour day-of-month month day-of-week) or @hourly, @daily, @weekly, @monthly, @yearly.');
-  const fields = (NICKNAMES[text.toLowerCase()] ?? text).split(/\s+/).filter(Boolean);
-  if (fields.length !== 5 || fields.some((f) => !FIELD.test(f) || /(^|[^A-Za-z])H([^A-Za-z]|$)/.test(f))) throw bad();
-  const expression = ['0', ...fields].join(' ');
-  try {
-    CronExpressionParser.parse(expression, { currentDate: new Date(0), tz: 'UTC', strict: false }).next();
-  } catch {
-    throw bad();
+  const expression = cronExpression(value, { secondsField: false });
+  if (expression === null) {
+    throw fieldError('schedule', value, 'The schedule is not a valid cron pattern of five fields (minute hour day-of-month month day-of-week) or @hourly, @daily, @weekly, @monthly, @yearly.');
   }
-  return { schedule: text, expression };
+  return { schedule: value.trim(), expression };
 }
 
 /** The first run of the schedule strictly after `after` (UTC, whole minutes). */
 export function nextBackupRun(schedule: BackupSchedule, after: Date): Date {
-  const from = new Date(Math.floor(after.getTime() / 1000) * 1000);
-  return CronExpressionParser.parse(schedule.expression, { currentDate: from, tz: 'UTC', strict: false }).next().toDate();
+  return nextCronMatch(schedule.expression, after);
 }
 
 /**
