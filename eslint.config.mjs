@@ -24,6 +24,9 @@ const DEP_CONSTRAINTS = [
   { sourceTag: 'scope:workflow', notDependOnLibsWithTags: ['scope:block-storage'] },
   { sourceTag: 'scope:block-storage', notDependOnLibsWithTags: ['scope:workflow'] },
   { sourceTag: 'scope:shared', onlyDependOnLibsWithTags: ['scope:shared'] },
+  // The cron-scheduler fires both sides' schedules (workflow cron triggers, block-storage backup
+  // policies) with one exactly-once discipline; it alone may read both sides' libraries.
+  { sourceTag: 'scope:scheduler', onlyDependOnLibsWithTags: ['scope:workflow', 'scope:block-storage', 'scope:shared'] },
 ];
 
 /** The apps' public entry points (start functions); only the embedded launcher may import them. */

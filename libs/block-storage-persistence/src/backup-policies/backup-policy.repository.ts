@@ -220,4 +220,29 @@ export class BackupPolicyRepository {
   async markPolicyBackup(db: Queryable, backupId: string, policyId: string): Promise<void> {
     await db.query(`UPDATE "backups" SET "backup_policy_id" = $2::uuid WHERE "id" = $1::uuid`, [backupId, policyId]);
   }
+
+  /**
+   * The commit point of a rebase: the backup leaves its parent for the merged full under `toPrefix`,
+   * by compare-and-set on (status available, parent, prefix); the old parent loses a dependent.
+   * False when the row moved on (already rebased, deleted, busy): the caller retries or stops.
+   */
+  async completeRebase(
+    db: Queryable,
+    id: string,
+    from: { readonly parentId: string; readonly prefix: string },
+    to: { readonly prefix: string; readonly objectCount: number },
+    now: Date,
+  ): Promise<boolean> {
+    const done = affectedOf(
+      await db.query(
+        `UPDATE "backups" SET "parent_id" = NULL, "service_metadata" = $4, "object_count" = $5, "updated_at" = $6
+          WHERE "id" = $1::uuid AND "deleted" = false AND "status" = 'available' AND "parent_id" = $2::uuid AND "service_metadata" = $3`,
+        [id, from.parentId, from.prefix, to.prefix, to.objectCount, now],
+      ),
+    );
+    if (done > 0) {
+      await db.query(`UPDATE "backups" SET "num_dependent_backups" = GREATEST("num_dependent_backups" - 1, 0) WHERE "id" = $1::uuid`, [from.parentId]);
+    }
+    return done > 0;
+  }
 }

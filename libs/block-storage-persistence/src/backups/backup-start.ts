@@ -1,5 +1,7 @@
 import {
   BACKUP_CREATE_JOB,
+  BACKUP_DELETE_JOB,
+  BACKUP_OPERATIONS,
   SNAPSHOT_OPERATIONS,
   backupJobQueue,
   backupQuotaDeltas,
@@ -67,4 +69,23 @@ export async function startBackup(
   });
   await new BackupRepository().insert(em, backup);
   return backupCreateJobItem(backup.host, backup.id, backup.volumeId);
+}
+
+/** The backup delete job of `backupId` on `backend`'s backup queue. */
+export const backupDeleteJobItem = (backend: string, backupId: string): BackupCreateJobItem => ({
+  destination: 'jobs',
+  queue: backupJobQueue(backend),
+  job: { id: `backup-delete-${backupId}`, name: BACKUP_DELETE_JOB, data: { backupId }, attempts: 3, backoff: { type: 'exponential', delayMs: 500 } },
+  partitionKey: backupId,
+});
+
+/**
+ * Deleting a backup as DELETE /backups/{id} does, in the caller's transaction: refused (null) while
+ * incrementals depend on it or when it is not `available`/`error`; else `deleting` by compare-and-set
+ * and the worker's delete job returned for the outbox.
+ */
+export async function startBackupDelete(em: Queryable, b: StoredBackup, now: Date): Promise<BackupCreateJobItem | null> {
+  if (b.numDependentBackups > 0 || b.host === null) return null;
+  if (!(await new BackupRepository().transition(em, b.id, BACKUP_OPERATIONS.delete, now))) return null;
+  return backupDeleteJobItem(b.host, b.id);
 }
