@@ -24,6 +24,9 @@ const DEP_CONSTRAINTS = [
   { sourceTag: 'scope:workflow', notDependOnLibsWithTags: ['scope:block-storage'] },
   { sourceTag: 'scope:block-storage', notDependOnLibsWithTags: ['scope:workflow'] },
   { sourceTag: 'scope:shared', onlyDependOnLibsWithTags: ['scope:shared'] },
+  // The cron-scheduler fires both sides' schedules (workflow cron triggers, block-storage backup
+  // policies) with one exactly-once discipline; it alone may read both sides' libraries.
+  { sourceTag: 'scope:scheduler', onlyDependOnLibsWithTags: ['scope:workflow', 'scope:block-storage', 'scope:shared'] },
 ];
 
 /** The apps' public entry points (start functions); only the embedded launcher may import them. */
@@ -69,7 +72,7 @@ export default [
     rules: { '@typescript-eslint/consistent-type-imports': 'off' },
   },
   {
-    files: ['libs/errors/**/*.ts', 'libs/expressions/**/*.ts', 'libs/workflow-domain/**/*.ts', 'libs/block-storage-domain/**/*.ts', 'libs/contracts/**/*.ts'],
+    files: ['libs/errors/**/*.ts', 'libs/cron/**/*.ts', 'libs/expressions/**/*.ts', 'libs/workflow-domain/**/*.ts', 'libs/block-storage-domain/**/*.ts', 'libs/contracts/**/*.ts'],
     ignores: ['**/*.spec.ts', '**/*.int-spec.ts', '**/test/**', '**/tools/**'],
     rules: {
       'no-restricted-imports': ['error', { paths: NODE_BUILTINS }],

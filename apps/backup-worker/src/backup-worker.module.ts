@@ -2,6 +2,7 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { BACKUP_CONFIG } from './backups/backup.config';
 import { BackupRestorer } from './backups/backup-restorer';
 import { BackupService } from './backups/backup.service';
+import { BackupRebaseService } from './backup-rebase/backup-rebase.service';
 import type { BackupWorkerConfig } from './config';
 import { VOLUME_BACKEND_CONFIG } from './volume-backend/volume-backend.config';
 import { VolumeBackendService } from './volume-backend/volume-backend.service';
@@ -18,6 +19,7 @@ export class BackupWorkerModule {
         { provide: BACKUP_CONFIG, useValue: config.backup },
         BackupRestorer,
         BackupService,
+        BackupRebaseService,
       ],
       exports: [VolumeBackendService],
     };

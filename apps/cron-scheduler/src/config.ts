@@ -27,6 +27,10 @@ const schema = z.object({
   /** How soon the listener follows triggers created or deleted through the API. */
   /** How often this process records its `cron_scheduler` instance (`GET /v2/services`), as the engine's heartbeat. */
   WORKFLOW_EXECUTOR_HEARTBEAT_SECONDS: z.coerce.number().min(0.1).max(3600).default(10),
+  /** Seconds after which a back end without fresh pool stats counts as down: backup policies skip its volumes (as volume-api's VOLUME_SERVICE_DOWN_SECONDS). */
+  VOLUME_SERVICE_DOWN_SECONDS: z.coerce.number().int().min(1).default(180),
+  /** Milliseconds between two retention passes of the backup policies (ours, issue 21). */
+  BACKUP_POLICY_RETENTION_INTERVAL_MS: z.coerce.number().int().min(100).max(3_600_000).default(5000),
   EVENT_TRIGGERS_SYNC_MS: z.coerce.number().int().min(50).max(600_000).default(1000),
   /** Declare notification exchanges durable (oslo.messaging's `amqp_durable_queues`; default false). */
   EVENT_TRIGGERS_EXCHANGE_DURABLE: z.enum(['true', 'false']).default('false'),
@@ -64,7 +68,12 @@ export interface CronSchedulerConfig {
   readonly expiration?: ExpirationPolicyConfig;
   /** Seconds between heartbeats of this process's `cron_scheduler` instance (absent: 10). */
   readonly heartbeatSeconds?: number;
+  /** Backup policies (ours): absent = {@link DEFAULT_BACKUP_POLICIES}. */
+  readonly backupPolicies?: { readonly serviceDownSeconds: number; readonly retentionIntervalMs: number };
 }
+
+/** Defaults of the backup policies' settings (for callers building a config by hand). */
+export const DEFAULT_BACKUP_POLICIES: NonNullable<CronSchedulerConfig['backupPolicies']> = Object.freeze({ serviceDownSeconds: 180, retentionIntervalMs: 5000 });
 
 /** Defaults of the firing settings (for callers building a config by hand, e.g. the embedded launcher). */
 export const DEFAULT_FIRING: CronSchedulerConfig['firing'] = Object.freeze({ batchSize: 100, maxSleepMs: 500, busySleepMs: 50 });
@@ -76,6 +85,7 @@ export function loadConfig(env: Env): CronSchedulerConfig {
     health: { port: c.CRON_SCHEDULER_HEALTH_PORT, host: c.CRON_SCHEDULER_HEALTH_HOST },
     logLevel: c.LOG_LEVEL,
     heartbeatSeconds: c.WORKFLOW_EXECUTOR_HEARTBEAT_SECONDS,
+    backupPolicies: { serviceDownSeconds: c.VOLUME_SERVICE_DOWN_SECONDS, retentionIntervalMs: c.BACKUP_POLICY_RETENTION_INTERVAL_MS },
     firing: { batchSize: c.CRON_SCHEDULER_BATCH_SIZE, maxSleepMs: c.CRON_SCHEDULER_MAX_SLEEP_MS, busySleepMs: c.CRON_SCHEDULER_BUSY_SLEEP_MS },
     expiration: {
       evaluationIntervalMinutes: c.EXECUTION_EXPIRATION_POLICY_EVALUATION_INTERVAL,

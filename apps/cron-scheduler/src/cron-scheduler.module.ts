@@ -3,7 +3,9 @@ import type { DataSource } from 'typeorm';
 import type { OutboxWriter } from '@osc/messaging';
 import { ServiceHeartbeat } from '@osc/workflow-persistence';
 import { CLOCK, type Clock, DATA_SOURCE, OUTBOX_WRITER } from '@osc/platform';
-import type { CronSchedulerConfig } from './config';
+import { type CronSchedulerConfig, DEFAULT_BACKUP_POLICIES } from './config';
+import { BackupPolicyFiring } from './backup-policies/backup-policy-firing';
+import { BackupPolicyPoller } from './backup-policies/backup-policy-poller';
 import { CronPoller } from './firing/cron-poller';
 import { EXPIRATION_OFF, ExpirationPolicy } from './expiration/expiration-policy';
 import { CronTriggerFiring } from './firing/cron-trigger-firing';
@@ -17,6 +19,9 @@ export class CronSchedulerRunner implements OnApplicationBootstrap, OnModuleDest
   private readonly logger = new Logger('cron-scheduler');
   readonly firing: CronTriggerFiring;
   readonly poller: CronPoller;
+  /** Backup policies (ours, issue 21): fired and retained by this process too. */
+  readonly backupPolicies: BackupPolicyFiring;
+  readonly backupPolicyPoller: BackupPolicyPoller;
   /** This process's `cron_scheduler` instance in `workflow_service_instances` (`GET /v2/services`). */
   readonly heartbeat: ServiceHeartbeat;
 
@@ -37,6 +42,24 @@ export class CronSchedulerRunner implements OnApplicationBootstrap, OnModuleDest
       },
     });
     this.poller = new CronPoller(db, this.firing, clock, { maxSleepMs: config.firing.maxSleepMs, busySleepMs: config.firing.busySleepMs, log });
+    const bp = config.backupPolicies ?? DEFAULT_BACKUP_POLICIES;
+    this.backupPolicies = new BackupPolicyFiring(db, outbox, clock, {
+      batchSize: config.firing.batchSize,
+      serviceDownSeconds: bp.serviceDownSeconds,
+      log,
+      onFired: (fired) => {
+        for (const f of fired) this.logger.log({ msg: 'backup policy fired', backupPolicyId: f.policyId, scheduledAt: f.scheduledAt.toISOString(), backupIds: f.backupIds, skipped: f.skipped.length });
+      },
+      onRetention: (pass) => {
+        if (pass.deleted.length) this.logger.log({ msg: 'backup policy retention', backupPolicyId: pass.policyId, deleted: pass.deleted, rebasing: pass.rebased });
+      },
+    });
+    this.backupPolicyPoller = new BackupPolicyPoller(this.backupPolicies, clock, {
+      maxSleepMs: config.firing.maxSleepMs,
+      busySleepMs: config.firing.busySleepMs,
+      retentionIntervalMs: bp.retentionIntervalMs,
+      log,
+    });
     this.heartbeat = new ServiceHeartbeat(db, ['cron_scheduler'], (config.heartbeatSeconds ?? 10) * 1000, (level, msg, fields) =>
       level === 'warn' ? this.logger.warn({ ...fields, msg }) : this.logger.error({ ...fields, msg }),
     );
@@ -51,11 +74,12 @@ export class CronSchedulerRunner implements OnApplicationBootstrap, OnModuleDest
   async onApplicationBootstrap(): Promise<void> {
     await this.heartbeat.start();
     this.poller.start();
+    this.backupPolicyPoller.start();
     this.expiration.start();
   }
 
   async onModuleDestroy(): Promise<void> {
-    await Promise.all([this.poller.stop(), this.expiration.stop(), this.heartbeat.stop()]);
+    await Promise.all([this.poller.stop(), this.backupPolicyPoller.stop(), this.expiration.stop(), this.heartbeat.stop()]);
   }
 }
 

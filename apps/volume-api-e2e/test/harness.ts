@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { type RouteInfo, listRoutes } from '@osc/http-common';
-import { createRuntime, type RunningApp, type Runtime } from '@osc/platform';
+import { createRuntime, type RunningApp, type Runtime, type SchemaPart } from '@osc/platform';
 import { TEST_QUEUE_EXPIRES_MS, purgeTestPrefix } from '@osc/testing';
 import * as backupWorker from '@osc/backup-worker';
 import * as schedulerStats from '@osc/scheduler-stats';
@@ -26,6 +26,8 @@ export interface BlockStorage {
   readonly mode: Mode;
   /** Every route volume-api registered (HEAD left out), for suites that walk the whole surface. */
   readonly routes: readonly RouteInfo[];
+  /** Distributed mode: the run's database, and the queue prefix its apps share (for more replicas). */
+  readonly distributed: { readonly databaseUrl: string; readonly queuePrefix: string } | null;
   close(): Promise<void>;
 }
 
@@ -44,18 +46,30 @@ async function withAdmin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
  * memory, in-process bus and queue) or distributed (a throw-away PostgreSQL database, RabbitMQ and
  * Redis). A missing server makes this reject: the suite fails, it never skips.
  */
-export async function startBlockStorage(mode: Mode, env: Record<string, string> = {}): Promise<BlockStorage> {
+export async function startBlockStorage(
+  mode: Mode,
+  env: Record<string, string> = {},
+  extra: {
+    /** More apps on the same runtime (started before volume-api, closed with the others). */
+    readonly more?: (runtime: Runtime, env: Record<string, string>) => Promise<RunningApp[]>;
+    /** Schema parts besides volume-api's (the tables of those apps). */
+    readonly schemaParts?: readonly SchemaPart[];
+  } = {},
+): Promise<BlockStorage> {
+  const parts = [...volumeApi.SCHEMA_PARTS, ...(extra.schemaParts ?? []).filter((p) => !volumeApi.SCHEMA_PARTS.some((q) => q.name === p.name))];
   const volumeDir = mkdtempSync(path.join(os.tmpdir(), 'osc-volumes-'));
   const host = `e2e-${randomBytes(4).toString('hex')}`;
   let database: string | null = null;
+  let databaseUrl: string | null = null;
   let runtime: Runtime;
   if (mode === 'embedded') {
-    runtime = await createRuntime({ mode: 'embedded', dataDir: 'memory://' }, volumeApi.SCHEMA_PARTS);
+    runtime = await createRuntime({ mode: 'embedded', dataDir: 'memory://' }, parts);
   } else {
     database = `osc_bs_e2e_${process.pid}_${randomBytes(4).toString('hex')}`;
     await withAdmin((c) => c.query(`CREATE DATABASE "${database}"`));
     const url = new URL(POSTGRES_URL);
     url.pathname = `/${database}`;
+    databaseUrl = url.toString();
     runtime = await createRuntime(
       {
         mode: 'distributed',
@@ -66,7 +80,7 @@ export async function startBlockStorage(mode: Mode, env: Record<string, string> 
         queuePrefix: `${host}.`,
         queueExpiresMs: TEST_QUEUE_EXPIRES_MS,
       },
-      volumeApi.SCHEMA_PARTS,
+      parts,
     );
   }
   /** After the runtime is closed: the run's queues and BullMQ keys, then its database. */
@@ -91,6 +105,7 @@ export async function startBlockStorage(mode: Mode, env: Record<string, string> 
   try {
     apps.push(await schedulerStats.startSchedulerStats(schedulerStats.loadConfig(fullEnv), runtime, { http: false }));
     for (const config of backupWorker.loadConfigs(fullEnv)) apps.push(await backupWorker.startBackupWorker(config, runtime, { http: false }));
+    if (extra.more) apps.push(...(await extra.more(runtime, fullEnv)));
     const api = await volumeApi.startVolumeApi(volumeApi.loadConfig(fullEnv), runtime);
     apps.push(api);
     return {
@@ -98,6 +113,7 @@ export async function startBlockStorage(mode: Mode, env: Record<string, string> 
       volumeDir,
       mode,
       routes: listRoutes(api.app),
+      distributed: databaseUrl === null ? null : { databaseUrl, queuePrefix: `${host}.` },
       close: async () => {
         for (const a of apps.reverse()) await a.close().catch(() => undefined);
         await runtime.close();

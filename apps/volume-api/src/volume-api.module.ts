@@ -2,6 +2,7 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { adminControllers, adminProviders } from './admin';
 import { attachmentControllers, attachmentProviders } from './attachments';
 import { backupControllers, backupProviders } from './backups';
+import { backupPolicyControllers, backupPolicyProviders } from './backup-policies';
 import type { VolumeApiConfig } from './config';
 import { groupControllers, groupProviders } from './groups';
 import { manageControllers, manageProviders } from './manage';
@@ -35,6 +36,7 @@ export class VolumeApiModule {
         SchedulerStatsController,
         AvailabilityZonesController,
         ...backupControllers,
+        ...backupPolicyControllers,
         ...qosControllers,
         ...groupControllers,
         ...adminControllers,
@@ -49,6 +51,7 @@ export class VolumeApiModule {
         QuotasService,
         PoolsService,
         ...backupProviders,
+        ...backupPolicyProviders,
         ...qosProviders,
         ...groupProviders,
         ...adminProviders,

@@ -1,6 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { adminMigrations } from './admin';
 import { backupMigrations } from './backups';
+import { backupPolicyMigrations } from './backup-policies';
 import { groupMigrations } from './groups';
 import { attachmentMigrations } from './attachments';
 import { manageMigrations } from './manage.migration';
@@ -222,4 +223,5 @@ export const blockStorageMigrations = [
   ...manageMigrations,
   ...reconcileMigrations,
   ...attachmentMigrations,
+  ...backupPolicyMigrations,
 ];

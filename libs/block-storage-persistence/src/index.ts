@@ -6,6 +6,7 @@ export * from './volume-type.repository';
 export * from './quota.repository';
 export * from './manage.repository';
 export * from './backups';
+export * from './backup-policies';
 export * from './groups';
 export * from './admin';
 export * from './qos';

@@ -52,6 +52,12 @@ export const CINDER_DEFAULT_POLICY: PolicyRules = Object.freeze({
   'backup:export-import': 'rule:admin_api',
   'volume_extension:backup_admin_actions:reset_status': 'rule:admin_api',
   'volume_extension:backup_admin_actions:force_delete': 'rule:admin_api',
+  // Ours (issue 21: backup policies, `/v3/{project_id}/os-backup-policies`); Cinder has no such rules.
+  'backup_policy:get_all': 'rule:xena_system_admin_or_project_reader',
+  'backup_policy:get': 'rule:xena_system_admin_or_project_reader',
+  'backup_policy:create': 'rule:xena_system_admin_or_project_member',
+  'backup_policy:update': 'rule:xena_system_admin_or_project_member',
+  'backup_policy:delete': 'rule:xena_system_admin_or_project_member',
   'group:get_all': 'rule:xena_system_admin_or_project_reader',
   'group:create': 'rule:xena_system_admin_or_project_member',
   'group:get': 'rule:xena_system_admin_or_project_reader',

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import {
-  BACKUP_CREATE_JOB,
   BACKUP_DELETE_JOB,
   BACKUP_DRIVER_IDS,
   BACKUP_FILTER_FIELDS,
@@ -31,11 +30,8 @@ import {
   type BackupJob,
   type BackupRestoreJob,
   type BackupStatus,
-  type VolumeStatus,
   VOLUME_OPERATIONS,
   refusalOf,
-  fromStatus,
-  SNAPSHOT_OPERATIONS,
   BACKUP_OPERATIONS,
 } from '@osc/block-storage-domain';
 import {
@@ -43,6 +39,7 @@ import {
   PoolRepository,
   QuotaRepository,
   SnapshotRepository,
+  startBackup,
   VolumeRepository,
   type StoredBackup,
 } from '@osc/block-storage-persistence';
@@ -224,28 +221,8 @@ export class BackupsService {
       deleted: false,
     };
     await this.db.transaction(async (em) => {
-      if (input.snapshotId !== null) {
-        if (
-          !(await this.snapshots.transition(em, input.snapshotId, SNAPSHOT_OPERATIONS.backup, now))
-        ) {
-          throw new InvalidStateError(refusalOf(SNAPSHOT_OPERATIONS.backup, { id: input.snapshotId }));
-        }
-      } else if (
-        !(await this.volumes.transition(em, v.id, fromStatus<VolumeStatus>(operation, v.status), now))
-      ) {
-        throw new InvalidStateError(refusalOf(operation, { id: v.id, status: v.status }));
-      }
-      await this.quotas.reserve(em, {
-        id,
-        projectId: api.ctx.projectId,
-        volumeId: id,
-        operation: 'backup',
-        newSize: null,
-        deltas: backupQuotaDeltas(v.size),
-        now,
-      });
-      await this.backups.insert(em, backup);
-      await this.outbox.add(em, this.job(backend, BACKUP_CREATE_JOB, id, { backupId: id }, v.id));
+      const job = await startBackup(em, { ...backup, host: backend }, { operation, status: v.status }, now);
+      await this.outbox.add(em, job);
     });
     return { backup: backupSummaryView(api.view, backup) };
   }

@@ -33,7 +33,7 @@ const COLLECTIONS = new Set([
   'limits', 'os-availability-zone', 'backups', 'os-volume-transfer', 'volume-transfers', 'capabilities', 'os-hosts',
   'qos-specs', 'attachments', 'groups', 'group_types', 'group_snapshots', 'consistencygroups', 'cgsnapshots', 'messages',
   'resource_filters', 'os-services', 'clusters', 'workers', 'manageable_volumes', 'manageable_snapshots',
-  'os-volume-manage', 'os-snapshot-manage',
+  'os-volume-manage', 'os-snapshot-manage', 'os-backup-policies',
 ]);
 
 const PROJECT_SEGMENT = /^[0-9a-f-]+$/;

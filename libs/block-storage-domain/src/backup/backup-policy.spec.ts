@@ -8,6 +8,8 @@ import {
   parseCreateBackupPolicy,
   parseUpdateBackupPolicy,
   planRebase,
+  prefixBeforeRebase,
+  rebasedPrefix,
   unchangedSinceParent,
   type ChainLayer,
   type PolicyBackup,
@@ -190,6 +192,24 @@ describe('rebase plan', () => {
       // The new objects cover exactly the segments.
       const covered = (ranges: readonly { offset: number; length: number }[]): number[] => ranges.flatMap((r) => Array.from({ length: r.length }, (_, i) => r.offset + i));
       expect(covered(plan.objects)).toEqual(covered(plan.segments));
+    }
+  });
+});
+
+describe('rebased prefixes', () => {
+  const prefix = 'volume_0b1c2d3e-aaaa-4bbb-8ccc-123456789abc_20261126T150000_backup_9f8e7d6c-aaaa-4bbb-8ccc-123456789abc';
+  const parent = '5a6b7c8d-1111-4222-8333-444455556666';
+
+  it('is deterministic and leads back to the prefix it replaced', () => {
+    expect(rebasedPrefix(prefix, parent)).toBe(`${prefix}_rebase_5a6b7c8d`);
+    expect(prefixBeforeRebase(rebasedPrefix(prefix, parent))).toBe(prefix);
+    expect(prefixBeforeRebase(prefix)).toBeNull();
+  });
+
+  it('names no object of the old prefix (a delete of the old data objects, hash file or manifest keeps the new ones)', () => {
+    const next = rebasedPrefix(prefix, parent);
+    for (const old of [`${prefix}-`, `${prefix}_metadata`, `${prefix}_sha256file`]) {
+      for (const name of [`${next}-00001`, `${next}_metadata`, `${next}_sha256file`]) expect(name.startsWith(old)).toBe(false);
     }
   });
 });

@@ -1,4 +1,4 @@
-import { CronExpressionParser } from 'cron-parser';
+import { cronExpression, nextCronMatch } from '@osc/cron';
 import type { ChunkRange, ManifestObject } from './chunk-format';
 import {
   fieldError,
@@ -30,40 +30,23 @@ export interface BackupSchedule {
   readonly expression: string;
 }
 
-const NICKNAMES: Readonly<Record<string, string>> = {
-  '@yearly': '0 0 1 1 *',
-  '@annually': '0 0 1 1 *',
-  '@monthly': '0 0 1 * *',
-  '@weekly': '0 0 * * 0',
-  '@daily': '0 0 * * *',
-  '@midnight': '0 0 * * *',
-  '@hourly': '0 * * * *',
-};
-const FIELD = /^[0-9A-Za-z*,/#-]+$/;
-
 /**
  * A schedule is a five-field cron pattern (`minute hour day-of-month month day-of-week`, UTC) or a
- * nickname (`@hourly`, `@daily`...); the finest is every minute. Anything else is a 400.
+ * nickname (`@hourly`, `@daily`...), read as workflow cron triggers read theirs (`@osc/cron`) but
+ * without their seconds field: the finest is every minute. Anything else is a 400.
  */
 export function parseBackupSchedule(value: unknown): BackupSchedule {
   if (typeof value !== 'string') throw fieldError('schedule', value, `${value === null ? 'None' : JSON.stringify(value)} is not of type 'string'`);
-  const text = value.trim();
-  const bad = () => fieldError('schedule', value, 'The schedule is not a valid cron pattern of five fields (minute hour day-of-month month day-of-week) or @hourly, @daily, @weekly, @monthly, @yearly.');
-  const fields = (NICKNAMES[text.toLowerCase()] ?? text).split(/\s+/).filter(Boolean);
-  if (fields.length !== 5 || fields.some((f) => !FIELD.test(f) || /(^|[^A-Za-z])H([^A-Za-z]|$)/.test(f))) throw bad();
-  const expression = ['0', ...fields].join(' ');
-  try {
-    CronExpressionParser.parse(expression, { currentDate: new Date(0), tz: 'UTC', strict: false }).next();
-  } catch {
-    throw bad();
+  const expression = cronExpression(value, { secondsField: false });
+  if (expression === null) {
+    throw fieldError('schedule', value, 'The schedule is not a valid cron pattern of five fields (minute hour day-of-month month day-of-week) or @hourly, @daily, @weekly, @monthly, @yearly.');
   }
-  return { schedule: text, expression };
+  return { schedule: value.trim(), expression };
 }
 
 /** The first run of the schedule strictly after `after` (UTC, whole minutes). */
 export function nextBackupRun(schedule: BackupSchedule, after: Date): Date {
-  const from = new Date(Math.floor(after.getTime() / 1000) * 1000);
-  return CronExpressionParser.parse(schedule.expression, { currentDate: from, tz: 'UTC', strict: false }).next().toDate();
+  return nextCronMatch(schedule.expression, after);
 }
 
 /**
@@ -272,3 +255,27 @@ export function planRebase(chain: readonly ChainLayer[], chunkSize: number): Reb
   flush();
   return { segments: painted, objects };
 }
+
+/**
+ * The worker job that rebases a kept incremental onto a full (ours): the merged objects are written
+ * under a new prefix in the store, then the row swaps to them by compare-and-set on its parent.
+ */
+export const BACKUP_REBASE_JOB = 'backup.rebase';
+
+/** `BACKUP_REBASE_JOB`'s payload: the backup to rebase and the parent it had when retention chose it. */
+export interface BackupRebaseJob {
+  readonly backupId: string;
+  readonly parentId: string;
+}
+
+/** The rebase queue of a back end's backup worker (beside its create/restore/delete queue). */
+export const backupRebaseQueue = (backend: string): string => `block-storage.backup-rebase.${backend.replace(/[^A-Za-z0-9._-]/g, '_')}`;
+
+/** The object-name prefix of a backup's merged full, from its prefix and the parent it leaves (deterministic: a retried job rewrites the same names). */
+export const rebasedPrefix = (prefix: string, parentId: string): string => `${prefix}_rebase_${parentId.slice(0, 8)}`;
+
+/** The prefix a rebased backup had before, or null when `prefix` is not a rebased one. */
+export const prefixBeforeRebase = (prefix: string): string | null => {
+  const m = /^(.*)_rebase_[0-9a-f]{8}$/.exec(prefix);
+  return m ? (m[1] ?? null) : null;
+};

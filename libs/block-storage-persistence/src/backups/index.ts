@@ -4,6 +4,7 @@ import { CreateBackups1764300000000 } from './backup.migration';
 
 export { BackupEntity } from './backup.entity';
 export * from './backup.repository';
+export * from './backup-start';
 
 // Backups: entities and migrations (registered in blockStorageEntities/Migrations).
 export const backupEntities: (new (...args: never[]) => unknown)[] = [BackupEntity];

@@ -1,33 +1,11 @@
-import { CronExpressionParser } from 'cron-parser';
+import { cronExpression, nextCronMatch } from '@osc/cron';
 import { InvalidInputError } from '@osc/errors';
 import { pyJsonDumps } from '../dsl/python-text';
 
 /**
- * Cron patterns as Mistral's croniter reads them, computed with cron-parser in UTC.
- *
- * Accepted:
- * - the standard five fields `minute hour day-of-month month day-of-week`, with lists, ranges, steps,
- *   month and weekday names, `L` (last day of month) and `#` (nth weekday);
- * - a sixth field of seconds placed LAST, as croniter reads it (`* * * * * *\/10` = every 10 seconds);
- * - croniter's nicknames `@yearly`, `@annually`, `@monthly`, `@weekly`, `@daily`, `@midnight`, `@hourly`.
- *
- * Refused (400): any other field count, values out of range, a day of month that never exists in the
- * month named, and `H` (hashed) fields (croniter only accepts them with a seed Mistral never passes).
- * Both restricted day fields match on either (Vixie cron, croniter's default).
+ * Cron patterns as Mistral's croniter reads them (the reading shared with backup policies lives in
+ * `@osc/cron`): five fields, or six with the seconds LAST, or a nickname; UTC. Anything else is a 400.
  */
-const NICKNAMES: Readonly<Record<string, string>> = {
-  '@yearly': '0 0 1 1 *',
-  '@annually': '0 0 1 1 *',
-  '@monthly': '0 0 1 * *',
-  '@weekly': '0 0 * * 0',
-  '@daily': '0 0 * * *',
-  '@midnight': '0 0 * * *',
-  '@hourly': '0 * * * *',
-};
-
-const FIELD_CHARS = /^[0-9A-Za-z*,/#-]+$/;
-const HASHED = /(^|[^A-Za-z])H([^A-Za-z]|$)/;
-
 /** A checked pattern: the text the client sent and the six-field expression cron-parser computes. */
 export interface CronPattern {
   readonly pattern: string;
@@ -36,32 +14,17 @@ export interface CronPattern {
 
 const invalid = (pattern: string) => new InvalidInputError(`The specified pattern is not valid: ${pattern}`);
 
-/** Checks a cron pattern (see the module comment for what is accepted); throws InvalidInputError. */
+/** Checks a cron pattern (see `@osc/cron` for what is accepted); throws InvalidInputError. */
 export function parseCronPattern(pattern: string): CronPattern {
-  const text = pattern.trim();
-  const nick = NICKNAMES[text.toLowerCase()];
-  let fields: string[];
-  if (nick) fields = nick.split(' ');
-  else {
-    fields = text.split(/\s+/).filter(Boolean);
-    if (fields.length !== 5 && fields.length !== 6) throw invalid(pattern);
-    if (fields.some((f) => !FIELD_CHARS.test(f) || HASHED.test(f))) throw invalid(pattern);
-  }
-  // cron-parser reads six fields with the seconds first; croniter has them last.
-  const expression = fields.length === 6 ? [fields[5], ...fields.slice(0, 5)].join(' ') : ['0', ...fields].join(' ');
-  try {
-    CronExpressionParser.parse(expression, { currentDate: new Date(0), tz: 'UTC', strict: false }).next();
-  } catch {
-    throw invalid(pattern);
-  }
+  const expression = cronExpression(pattern, { secondsField: true });
+  if (expression === null) throw invalid(pattern);
   return { pattern, expression };
 }
 
 /** The first time the pattern matches strictly after `after` (whole seconds, UTC). */
 export function nextCronTime(pattern: string | CronPattern, after: Date): Date {
   const p = typeof pattern === 'string' ? parseCronPattern(pattern) : pattern;
-  const from = new Date(Math.floor(after.getTime() / 1000) * 1000);
-  return CronExpressionParser.parse(p.expression, { currentDate: from, tz: 'UTC', strict: false }).next().toDate();
+  return nextCronMatch(p.expression, after);
 }
 
 /** Mistral's `first_execution_time` text: `YYYY-MM-DD HH:MM`; seconds (`:SS`) and a `T` separator are also accepted, UTC. */

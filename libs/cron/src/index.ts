@@ -1,0 +1,1 @@
+export { type CronReadOptions, cronExpression, nextCronMatch } from './cron-expression';
