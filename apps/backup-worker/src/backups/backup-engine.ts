@@ -278,15 +278,22 @@ export async function restoreBackup(o: RestoreOptions): Promise<string | null> {
   };
   // Written bytes are flushed while the restore goes on (one fdatasync in flight), so the disk
   // writes back during the reads and the CPU work instead of all at the final sync.
+  // A failed background sync fails the restore: the kernel reports a write-back error to one
+  // fsync only, so the final one would not see it again.
   let unsynced = 0;
   let flushing: Promise<void> | null = null;
+  let syncFailure: unknown = null;
   const flush = (): void => {
     if (unsynced < SYNC_EVERY || flushing !== null) return;
     unsynced = 0;
-    flushing = out.datasync().finally(() => {
-      flushing = null;
-    });
-    flushing.catch(() => undefined);
+    flushing = out
+      .datasync()
+      .catch((err: unknown) => {
+        syncFailure ??= err;
+      })
+      .finally(() => {
+        flushing = null;
+      });
   };
   try {
     let holes = o.newVolume;
@@ -345,6 +352,7 @@ export async function restoreBackup(o: RestoreOptions): Promise<string | null> {
     if (total === 0) await progress();
     if (report !== null && !(await report)) throw new BackupCancelledError('The restore was cancelled.');
     await flushing;
+    if (syncFailure !== null) throw syncFailure;
     await out.sync();
   } finally {
     await Promise.allSettled([report, flushing]);
