@@ -78,6 +78,13 @@ export interface CreateBackupOptions {
   readonly progress: ProgressReport;
 }
 
+/** A chunk ready to be written: its buffer, the ranges to store and their packed pieces. */
+interface Prepared {
+  readonly buf: ArrayBuffer;
+  readonly ranges: ChunkRange[];
+  readonly pieces: PackedPiece[];
+}
+
 /** Reads `length` bytes at `offset` into `buf`; a source shorter than the volume reads as zeros. */
 async function readFully(fh: FileHandle, buf: Buffer, length: number, offset: number): Promise<void> {
   let filled = 0;
@@ -123,8 +130,12 @@ export async function writeBackup(o: CreateBackupOptions): Promise<{ objectCount
   const buffers: ArrayBuffer[] = [];
   const input = await open(o.source, 'r');
 
-  /** Read, hash, choose ranges and pack one chunk (runs concurrently with its neighbours). */
-  const prepare = async (index: number, chunk: ChunkRange): Promise<{ ranges: ChunkRange[]; pieces: PackedPiece[] }> => {
+  /**
+   * Read, hash, choose ranges and pack one chunk (runs concurrently with its neighbours). The
+   * chunk's buffer comes back with its pieces: raw pieces are written straight out of it, and it
+   * returns to the pool once they are.
+   */
+  const prepare = async (index: number, chunk: ChunkRange): Promise<Prepared> => {
     let buf = buffers.pop() ?? new ArrayBuffer(chunkSize);
     await readFully(input, Buffer.from(buf), chunk.length, chunk.offset);
     const h = await o.workers.hash(buf, chunk.length, blockSize, zeroHash);
@@ -135,16 +146,16 @@ export async function writeBackup(o: CreateBackupOptions): Promise<{ objectCount
       parentHashes === null
         ? nonZeroRanges(h.zero, blockSize, chunk.length, chunkSize)
         : changedRanges(parentHashes.slice(first, first + h.hashes.length), h.hashes, blockSize, chunk.length, chunkSize);
-    if (ranges.length === 0) {
-      buffers.push(buf);
-      return { ranges, pieces: [] };
-    }
+    if (ranges.length === 0) return { buf, ranges, pieces: [] };
     const packed = await o.workers.pack(buf, chunk.length, ranges.map((r) => [r.offset, r.length] as const), o.codec);
-    buffers.push(packed.buf);
-    return { ranges, pieces: packed.pieces };
+    return { buf: packed.buf, ranges, pieces: packed.pieces };
   };
 
-  const inFlight: Promise<{ ranges: ChunkRange[]; pieces: PackedPiece[] }>[] = [];
+  const inFlight: Promise<Prepared>[] = [];
+  // The previous chunk's progress report, awaited only after the next chunk is written: the
+  // database round trip overlaps the writes, and a cancel is seen one chunk later at most.
+  let report: Promise<boolean> | null = null;
+  const cancelled = async (): Promise<boolean> => report !== null && !(await report);
   let done = 0;
   try {
     let next = 0;
@@ -157,20 +168,26 @@ export async function writeBackup(o: CreateBackupOptions): Promise<{ objectCount
         inFlight[i] = p;
       }
       const chunk = chunks[written] as ChunkRange;
-      const { ranges, pieces } = await (inFlight[written] as Promise<{ ranges: ChunkRange[]; pieces: PackedPiece[] }>);
+      const { buf, ranges, pieces } = await (inFlight[written] as Promise<Prepared>);
       delete inFlight[written];
+      const data = Buffer.from(buf);
       for (const [k, r] of ranges.entries()) {
         const piece = pieces[k] as PackedPiece;
         const name = dataObjectName(o.location.prefix, objects.length + 1);
-        await o.store.write(o.location.container, name, Buffer.from(piece.bytes));
+        const bytes = piece.bytes === null ? data.subarray(r.offset, r.offset + r.length) : Buffer.from(piece.bytes);
+        await o.store.write(o.location.container, name, bytes);
         objects.push({ name, offset: chunk.offset + r.offset, length: r.length, compression: piece.codec, md5: piece.md5 });
       }
+      buffers.push(buf);
       done += chunk.length;
-      if (!(await o.progress(done, o.bytes))) throw new BackupCancelledError('The backup was cancelled.');
+      if (await cancelled()) throw new BackupCancelledError('The backup was cancelled.');
+      report = o.progress(done, o.bytes);
+      report.catch(() => undefined);
     }
+    if (await cancelled()) throw new BackupCancelledError('The backup was cancelled.');
   } catch (err) {
     // Let chunks still in preparation finish before the input closes under them.
-    await Promise.allSettled(inFlight.filter((p) => p !== undefined));
+    await Promise.allSettled([...inFlight.filter((p) => p !== undefined), report]);
     await input.close();
     if (err instanceof BackupCancelledError) await o.store.deletePrefix(o.location.container, o.location.prefix);
     throw err;
@@ -213,6 +230,8 @@ export async function readManifest(
 }
 
 const MIB = 1024 * 1024;
+/** Bytes a restore writes between two fdatasyncs it starts. */
+const SYNC_EVERY = 256 * MIB;
 /** Granularity of the zero runs a restore leaves as holes. */
 const SPARSE_BLOCK = 32 * 1024;
 
@@ -246,8 +265,36 @@ export async function restoreBackup(o: RestoreOptions): Promise<string | null> {
   for (const loc of o.chain) manifests.push({ loc, ...(await readManifest(o.store, loc)) });
   const total = manifests.reduce((n, m) => n + m.objects.reduce((k, x) => k + x.length, 0), 0);
   const out = await open(o.target, 'r+');
+  const pool = new BufferPool(Math.max(1, o.depth) + 1);
   let done = 0;
   let reported = 0;
+  // One progress report in flight, awaited by the next one (or at the end): the database round
+  // trip does not hold a slot of the pipeline, and a cancel is seen one report later at most.
+  let report: Promise<boolean> | null = null;
+  const progress = async (): Promise<void> => {
+    if (report !== null && !(await report)) throw new BackupCancelledError('The restore was cancelled.');
+    report = o.progress(done, total);
+    report.catch(() => undefined);
+  };
+  // Written bytes are flushed while the restore goes on (one fdatasync in flight), so the disk
+  // writes back during the reads and the CPU work instead of all at the final sync.
+  // A failed background sync fails the restore: the kernel reports a write-back error to one
+  // fsync only, so the final one would not see it again.
+  let unsynced = 0;
+  let flushing: Promise<void> | null = null;
+  let syncFailure: unknown = null;
+  const flush = (): void => {
+    if (unsynced < SYNC_EVERY || flushing !== null) return;
+    unsynced = 0;
+    flushing = out
+      .datasync()
+      .catch((err: unknown) => {
+        syncFailure ??= err;
+      })
+      .finally(() => {
+        flushing = null;
+      });
+  };
   try {
     let holes = o.newVolume;
     if (!o.newVolume) {
@@ -271,20 +318,25 @@ export async function restoreBackup(o: RestoreOptions): Promise<string | null> {
           break;
         }
         const job = (async () => {
-          const stored = await o.store.read(m.loc.container, x.name);
-          const r = await o.workers.unpack(own(stored), x.compression, x.length, x.md5, sparse ? SPARSE_BLOCK : 0);
+          const into = pool.take(x.length);
+          const stored = await o.store.read(m.loc.container, x.name, into);
+          const r = await o.workers.unpack(own(stored, into), stored.length, x.compression, x.length, x.md5, sparse ? SPARSE_BLOCK : 0);
+          pool.give(r.spare);
           if (r.corrupt) throw new InvalidInputError(`Invalid backup: object ${x.name} is corrupt (checksum mismatch).`);
-          const bytes = Buffer.from(r.bytes);
+          const bytes = Buffer.from(r.bytes, 0, x.length);
           for (const [off, len] of r.runs) {
             for (let p = off; p < off + len; p += 8 * MIB) {
               const n = Math.min(8 * MIB, off + len - p);
               await out.write(bytes, p, n, x.offset + p);
+              unsynced += n;
             }
           }
+          pool.give(r.bytes);
+          flush();
           done += x.length;
           if (done - reported >= o.reportEvery || done === total) {
             reported = done;
-            if (!(await o.progress(done, total))) throw new BackupCancelledError('The restore was cancelled.');
+            await progress();
           }
         })()
           .catch((err: unknown) => {
@@ -297,20 +349,46 @@ export async function restoreBackup(o: RestoreOptions): Promise<string | null> {
       await Promise.all(running);
       if (failure !== null) throw failure;
     }
-    if (total === 0 && !(await o.progress(0, 0))) throw new BackupCancelledError('The restore was cancelled.');
+    if (total === 0) await progress();
+    if (report !== null && !(await report)) throw new BackupCancelledError('The restore was cancelled.');
+    await flushing;
+    if (syncFailure !== null) throw syncFailure;
     await out.sync();
   } finally {
+    await Promise.allSettled([report, flushing]);
     await out.close();
   }
   return manifests[manifests.length - 1]?.volumeMeta ?? null;
 }
 
-/** A Buffer's bytes in an ArrayBuffer of their own (to transfer to a worker). */
-function own(b: Buffer): ArrayBuffer {
-  if (b.byteOffset === 0 && b.byteLength === b.buffer.byteLength && b.buffer instanceof ArrayBuffer) return b.buffer;
+/**
+ * A Buffer's bytes from offset 0 of an ArrayBuffer of their own (to transfer to a worker): the
+ * pooled buffer a store read into, or the Buffer's whole ArrayBuffer, else a copy (a small
+ * Buffer may share Node's allocation pool, which must not be transferred).
+ */
+function own(b: Buffer, pooled: ArrayBuffer | undefined): ArrayBuffer {
+  if (b.byteOffset === 0 && (b.buffer === pooled || b.byteLength === b.buffer.byteLength) && b.buffer instanceof ArrayBuffer)
+    return b.buffer;
   const copy = new ArrayBuffer(b.byteLength);
   new Uint8Array(copy).set(b);
   return copy;
+}
+
+/**
+ * Buffers a restore reads objects into, reused: a fresh 32 MiB buffer costs its page faults (the
+ * kernel zeroes every page) on each object, several times a memory copy. At most `limit` kept.
+ */
+class BufferPool {
+  private readonly free: ArrayBuffer[] = [];
+  constructor(private readonly limit: number) {}
+  /** A kept buffer of at least `bytes`, if any. */
+  take(bytes: number): ArrayBuffer | undefined {
+    const i = this.free.findIndex((b) => b.byteLength >= bytes);
+    return i < 0 ? undefined : this.free.splice(i, 1)[0];
+  }
+  give(b: ArrayBuffer | null): void {
+    if (b !== null && b.byteLength > 0 && this.free.length < this.limit) this.free.push(b);
+  }
 }
 
 /**

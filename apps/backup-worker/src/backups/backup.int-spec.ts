@@ -181,6 +181,47 @@ describe('backup engine (posix store)', () => {
     expect(await sha(target)).toBe(await sha(vol));
   });
 
+  it.each(['zstd', 'zlib'] as const)(
+    'stores %s pieces over 1 MiB raw when a sample of them does not shrink, compressed when it does',
+    async (codec) => {
+      const vol = path.join(dir, 'vol');
+      await createSparseFile(vol, 16 * MIB);
+      await writeAt(vol, 0, randomBytes(4 * MIB));
+      await writeAt(vol, 4 * MIB, Buffer.alloc(4 * MIB, 'compressible text '));
+      await writeAt(vol, 8 * MIB, Buffer.alloc(2 * MIB, 'half text '));
+      await writeAt(vol, 10 * MIB, randomBytes(2 * MIB));
+      const loc = { container: 'c/probe', prefix: 'probe' };
+      await writeBackup({
+        store,
+        workers,
+        params: { chunkSize: 4 * MIB, blockSize: 32 * 1024 },
+        codec,
+        depth: 2,
+        source: vol,
+        bytes: 16 * MIB,
+        location: loc,
+        description: description(loc.prefix),
+        volumeMeta: '{}',
+        parent: null,
+        progress: going,
+      });
+      const objects = await manifest(loc);
+      // The last chunk is zeros: no object (BS-11.9).
+      expect(objects.map((x) => [x.offset / MIB, x.length / MIB, x.compression])).toEqual([
+        [0, 4, 'none'],
+        [4, 4, codec],
+        [8, 4, codec],
+      ]);
+      const raw = await store.read(loc.container, (objects[0] as ManifestObject).name);
+      expect(raw.length).toBe(4 * MIB);
+      expect(createHash('md5').update(raw).digest('hex')).toBe((objects[0] as ManifestObject).md5);
+      const target = path.join(dir, 'target');
+      await createSparseFile(target, 16 * MIB);
+      await restoreBackup({ store, workers, depth: 1, chain: [loc], target, bytes: 16 * MIB, newVolume: true, progress: going, reportEvery: MIB });
+      expect(await sha(target)).toBe(await sha(vol));
+    },
+  );
+
   it('reports restore progress up to the whole and stops when told to', async () => {
     const vol = path.join(dir, 'vol');
     await createSparseFile(vol, 8 * MIB);

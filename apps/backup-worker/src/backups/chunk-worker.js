@@ -8,13 +8,17 @@
  * Messages: { id, op, ...args } → { id, ok: true, ...result } | { id, ok: false, message }.
  */
 const { parentPort, workerData } = require('node:worker_threads');
-const { createHash } = require('node:crypto');
+const crypto = require('node:crypto');
+const { createHash } = crypto;
 const zlib = require('node:zlib');
 
 let zstd = null;
 const zstdLib = () => (zstd ??= require(workerData.zstdModule));
 
-const hex = (algo, bytes) => createHash(algo).update(bytes).digest('hex');
+// One-shot digests (Node ≥ 20.12) skip a Hash object per 32 KiB block.
+const hex = crypto.hash
+  ? (algo, bytes) => crypto.hash(algo, bytes, 'hex')
+  : (algo, bytes) => createHash(algo).update(bytes).digest('hex');
 
 const ZERO = Buffer.alloc(1024 * 1024);
 
@@ -34,18 +38,44 @@ function own(bytes) {
   return out.buffer;
 }
 
+/** Pieces at most this long are compressed without probing first. */
+const PROBE_MIN = 1024 * 1024;
+const PROBE_SAMPLES = 8;
+const PROBE_SAMPLE = 32 * 1024;
+/** A probe must shrink below this fraction for the whole piece to be compressed. */
+const PROBE_RATIO = 0.97;
+
+async function encode(codec, bytes) {
+  if (codec === 'zlib') return zlib.deflateSync(bytes, { level: 1 });
+  return zstdLib().compress(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length), 1);
+}
+
+/**
+ * Whether compressing `piece` is worth its CPU: eight 32 KiB samples spread over the piece are
+ * compressed together; when they do not shrink by 3%, the piece (random or already compressed
+ * data) would not either, and compressing 32 MiB to find that out costs more than hashing it.
+ */
+async function worthCompressing(codec, piece) {
+  if (piece.length <= PROBE_MIN) return true;
+  const sample = Buffer.allocUnsafe(PROBE_SAMPLES * PROBE_SAMPLE);
+  const step = Math.floor((piece.length - PROBE_SAMPLE) / (PROBE_SAMPLES - 1));
+  for (let i = 0; i < PROBE_SAMPLES; i++)
+    sample.set(piece.subarray(i * step, i * step + PROBE_SAMPLE), i * PROBE_SAMPLE);
+  return (await encode(codec, sample)).length < sample.length * PROBE_RATIO;
+}
+
+/**
+ * The piece's stored form: compressed bytes of their own, or `raw` (BS-11.4: stored as `none`)
+ * when compression would not shrink it; the caller writes a raw piece straight out of the chunk.
+ */
 async function compress(codec, piece) {
   // An all-zero piece (a run an incremental must record) is stored as zlib whatever the codec.
   if (codec === 'none' && isZero(piece)) codec = 'zlib';
-  if (codec === 'zlib') {
-    const out = zlib.deflateSync(piece, { level: 1 });
-    if (out.length < piece.length) return { codec: 'zlib', bytes: own(out) };
-  } else if (codec === 'zstd') {
-    const out = await zstdLib().compress(Buffer.from(piece.buffer, piece.byteOffset, piece.length), 1);
-    if (out.length < piece.length) return { codec: 'zstd', bytes: own(out) };
+  if ((codec === 'zlib' || codec === 'zstd') && (await worthCompressing(codec, piece))) {
+    const out = await encode(codec, piece);
+    if (out.length < piece.length) return { codec, bytes: own(out) };
   }
-  // BS-11.4: raw bytes when compression does not shrink the piece.
-  return { codec: 'none', bytes: own(piece) };
+  return { codec: 'none', bytes: null };
 }
 
 async function decompress(codec, data) {
@@ -93,7 +123,10 @@ const ops = {
     return { value: { buf, hashes, zero }, transfer: [buf, zero.buffer] };
   },
 
-  /** MD5 and compressed bytes of each range of the chunk (the objects to store). */
+  /**
+   * MD5 and stored form of each range of the chunk (the objects to store). A raw piece has no
+   * bytes of its own (no copy): the caller writes it from the chunk, which is handed back.
+   */
   async pack({ buf, length, ranges, codec }) {
     const data = new Uint8Array(buf, 0, length);
     const pieces = [];
@@ -102,19 +135,24 @@ const ops = {
       const packed = await compress(codec, piece);
       pieces.push({ md5: hex('md5', piece), codec: packed.codec, bytes: packed.bytes });
     }
-    return { value: { buf, pieces }, transfer: [buf, ...pieces.map((p) => p.bytes)] };
+    return { value: { buf, pieces }, transfer: [buf, ...pieces.flatMap((p) => (p.bytes ? [p.bytes] : []))] };
   },
 
   /**
-   * A stored object back to its bytes, checked against the manifest's length and MD5; with
-   * `sparseBlock`, also the runs that are not zeros (the rest need not be written).
+   * A stored object (the first `storedLength` bytes of `stored`) back to its bytes, checked
+   * against the manifest's length and MD5; with `sparseBlock`, also the runs that are not zeros
+   * (the rest need not be written). `bytes` is `stored` itself for a raw object; otherwise
+   * `stored` comes back as `spare`, for the caller to reuse.
    */
-  async unpack({ stored, codec, length, md5, sparseBlock }) {
-    const data = await decompress(codec, new Uint8Array(stored));
-    if (data.length !== length || hex('md5', data) !== md5) return { value: { corrupt: true }, transfer: [] };
-    const bytes = data.buffer === stored ? stored : own(data);
+  async unpack({ stored, storedLength, codec, length, md5, sparseBlock }) {
+    const data = await decompress(codec, new Uint8Array(stored, 0, storedLength));
+    if (data.length !== length || hex('md5', data) !== md5)
+      return { value: { corrupt: true, spare: stored }, transfer: [stored] };
+    const raw = data.buffer === stored;
+    const bytes = raw ? stored : own(data);
     const runs = sparseBlock > 0 ? nonZeroRuns(data, sparseBlock) : [[0, data.length]];
-    return { value: { corrupt: false, bytes, runs }, transfer: [bytes] };
+    const spare = raw ? null : stored;
+    return { value: { corrupt: false, bytes, runs, spare }, transfer: raw ? [bytes] : [bytes, stored] };
   },
 };
 

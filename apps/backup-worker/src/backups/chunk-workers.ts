@@ -24,11 +24,14 @@ export interface ChunkHashes {
   readonly zero: Uint8Array;
 }
 
-/** One object to store: its MD5 (of the uncompressed bytes), the codec used and the stored bytes. */
+/**
+ * One object to store: its MD5 (of the uncompressed bytes), the codec used and the stored bytes;
+ * null bytes (codec `none`) mean the piece's range of the chunk itself, written without a copy.
+ */
 export interface PackedPiece {
   readonly md5: string;
   readonly codec: BackupCodec;
-  readonly bytes: ArrayBuffer;
+  readonly bytes: ArrayBuffer | null;
 }
 
 /**
@@ -47,7 +50,9 @@ export class ChunkWorkers {
   constructor(private readonly size: number) {}
 
   hash(buf: ArrayBuffer, length: number, blockSize: number, zeroHash: string): Promise<ChunkHashes> {
-    return this.run({ op: 'hash', buf, length, blockSize, zeroHash }, [buf]) as unknown as Promise<ChunkHashes>;
+    return this.run({ op: 'hash', buf, length, blockSize, zeroHash }, [
+      buf,
+    ]) as unknown as Promise<ChunkHashes>;
   }
 
   /** Packs `ranges` (chunk-relative) of the chunk; hands the chunk's buffer back. */
@@ -64,17 +69,25 @@ export class ChunkWorkers {
   }
 
   /**
-   * A stored object's bytes, checked against its manifest entry; `corrupt` when the length or MD5
-   * differ. With `sparseBlock` > 0, `runs` lists the parts that are not zeros.
+   * A stored object's bytes (the first `storedLength` of `stored`), checked against its manifest
+   * entry; `corrupt` when the length or MD5 differ. With `sparseBlock` > 0, `runs` lists the parts
+   * that are not zeros. `bytes` is `stored` itself for a raw object (its first `length` bytes);
+   * else `spare` hands `stored` back for reuse.
    */
   unpack(
     stored: ArrayBuffer,
+    storedLength: number,
     codec: BackupCodec,
     length: number,
     md5: string,
     sparseBlock: number,
-  ): Promise<{ corrupt: true } | { corrupt: false; bytes: ArrayBuffer; runs: [number, number][] }> {
-    return this.run({ op: 'unpack', stored, codec, length, md5, sparseBlock }, [stored]) as never;
+  ): Promise<
+    | { corrupt: true; spare: ArrayBuffer }
+    | { corrupt: false; bytes: ArrayBuffer; runs: [number, number][]; spare: ArrayBuffer | null }
+  > {
+    return this.run({ op: 'unpack', stored, storedLength, codec, length, md5, sparseBlock }, [
+      stored,
+    ]) as never;
   }
 
   async close(): Promise<void> {

@@ -18,7 +18,12 @@ export interface BackupStore {
   checkContainer(container: string): void;
   ensureContainer(container: string): Promise<void>;
   write(container: string, name: string, data: Buffer): Promise<void>;
-  read(container: string, name: string): Promise<Buffer>;
+  /**
+   * The object's bytes. A driver may read them into `into` when they fit (the result is then a
+   * view of it, from offset 0), so a restore reuses a few buffers instead of faulting in fresh
+   * memory for every object; otherwise the result is a buffer of its own.
+   */
+  read(container: string, name: string, into?: ArrayBuffer): Promise<Buffer>;
   /** Names of the finished objects starting with `prefix`, sorted. */
   list(container: string, prefix: string): Promise<string[]>;
   /** Removes every object whose name starts with `prefix` (BS-11.8). */
