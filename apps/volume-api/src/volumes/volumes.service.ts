@@ -23,7 +23,7 @@ import {
   placeVolume,
   poolsForType,
   isMigrating,
-  NOT_MIGRATING_STATUSES,
+  MIGRATION_OPERATIONS,
   refusalOf,
   VOLUME_OPERATIONS,
   isMultiattachSpec,
@@ -634,7 +634,7 @@ export class VolumesService {
     };
     await this.db.transaction(async (em) => {
       if (reservationId !== null) await this.quotas.reserve(em, { id: reservationId, projectId: v.projectId, volumeId: v.id, operation: 'migrate', newSize: null, deltas: opts.deltas, now });
-      const started = await this.volumes.compareAndSetMigration(em, v.id, [v.status], NOT_MIGRATING_STATUSES, opts.holdStatus, now, { migration_status: 'starting' });
+      const started = await this.volumes.transitionMigration(em, v.id, MIGRATION_OPERATIONS.start, { from: v.status, to: opts.holdStatus }, now);
       if (!started) throw refused;
       await this.volumes.setAdminMetadataKey(em, v.id, MIGRATION_JOB_METADATA_KEY, JSON.stringify(job));
       await this.outbox.add(em, {
