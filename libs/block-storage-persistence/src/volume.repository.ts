@@ -1,6 +1,7 @@
 import { isUuid, type VolumeDetailPlan, type ListFilter, type Paging, type SnapshotValue, type VolumeStatus, type VolumeValue, type SnapshotStatus, type StatusOperation, type MigrationOperation, MIGRATION_IN_FLIGHT_STATUSES } from '@osc/block-storage-domain';
 import { UNMANAGED_METADATA_KEY } from '@osc/contracts';
 import { afterMarker, orderBy } from './list-sql';
+import { MetadataWriter } from './metadata-sql';
 import { affectedOf, likeEscape, Params, returnedRows, rowsOf, type Queryable, UUID_COLUMNS, uuidColumnEquals } from './sql';
 import { recordStatusChange, type StatusChange } from './story/status-story';
 
@@ -217,6 +218,9 @@ export interface ListPage<T> {
 
 /** Volume rows: lookups, filtered keyset lists, compare-and-set status changes and metadata. */
 export class VolumeRepository {
+  /** Atomic writes of the user metadata (one UPDATE each). */
+  readonly metadata = new MetadataWriter('volumes');
+
   async findById(db: Queryable, id: string, projectId: string | null, forUpdate = false): Promise<StoredVolume | null> {
     if (!isUuid(id)) return null;
     const p = new Params();
@@ -537,6 +541,9 @@ const snapshotSortExpr = (key: string, alias: string): string => {
 
 /** Snapshot rows. */
 export class SnapshotRepository {
+  /** Atomic writes of the user metadata (one UPDATE each). */
+  readonly metadata = new MetadataWriter('snapshots');
+
   async findById(db: Queryable, id: string, projectId: string | null): Promise<StoredSnapshot | null> {
     if (!isUuid(id)) return null;
     const p = new Params();

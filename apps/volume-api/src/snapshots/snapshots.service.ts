@@ -221,8 +221,9 @@ export class SnapshotsService {
     const meta = parseMetadataBody(body);
     const s = await this.load(api, id);
     api.authorize('volume:update_snapshot', s.projectId);
-    const next = replace ? meta : { ...s.metadata, ...meta };
-    await this.snapshots.update(this.db, s.id, { metadata: next }, this.clock.now());
+    const now = this.clock.now();
+    const next = replace ? await this.snapshots.metadata.replace(this.db, s.id, meta, now) : await this.snapshots.metadata.merge(this.db, s.id, meta, now);
+    if (next === null) throw snapshotNotFound(id);
     return { metadata: next };
   }
 
@@ -236,16 +237,15 @@ export class SnapshotsService {
     const pair = parseMetaItemBody(key, body);
     const s = await this.load(api, id);
     api.authorize('volume:update_snapshot', s.projectId);
-    await this.snapshots.update(this.db, s.id, { metadata: { ...s.metadata, [key]: pair.value } }, this.clock.now());
+    if ((await this.snapshots.metadata.merge(this.db, s.id, { [key]: pair.value }, this.clock.now())) === null) throw snapshotNotFound(id);
     return { meta: { [key]: pair.value } };
   }
 
   async deleteMetadataItem(api: ApiRequest, id: string, key: string): Promise<void> {
     const s = await this.load(api, id);
     api.authorize('volume:update_snapshot', s.projectId);
-    if (!(key in s.metadata)) throw new NotFoundError('Metadata', key, `Metadata item was not found for snapshot ${id} and key ${key}.`);
-    const next = { ...s.metadata };
-    delete next[key];
-    await this.snapshots.update(this.db, s.id, { metadata: next }, this.clock.now());
+    if (!(await this.snapshots.metadata.deleteKey(this.db, s.id, key, this.clock.now()))) {
+      throw new NotFoundError('Metadata', key, `Metadata item was not found for snapshot ${id} and key ${key}.`);
+    }
   }
 }

@@ -78,15 +78,13 @@ export class VolumesController {
     @Headers('if-match') ifMatch: string | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
-    if (ifMatch !== undefined && supports(api.mv, 'volume.metadata-etag')) {
-      const { etag } = await this.volumes.getMetadata(api, id);
-      const wanted = ifMatch.split(',').map((t) => t.trim().replace(/^W\//, '').replace(/^"|"$/g, ''));
-      if (!wanted.includes(etag) && !wanted.includes('*')) {
-        void reply.code(412);
-        return '';
-      }
+    const wanted = ifMatch !== undefined && supports(api.mv, 'volume.metadata-etag') ? ifMatch.split(',').map((t) => t.trim().replace(/^W\//, '').replace(/^"|"$/g, '')) : null;
+    const written = await this.volumes.writeMetadata(api, id, body, true, wanted);
+    if (written === null) {
+      void reply.code(412);
+      return '';
     }
-    return this.volumes.writeMetadata(api, id, body, true);
+    return written;
   }
 
   @Get(':id/metadata/:key')

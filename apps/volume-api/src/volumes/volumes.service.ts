@@ -748,16 +748,32 @@ export class VolumesService {
   async getMetadata(api: ApiRequest, id: string): Promise<{ body: Record<string, unknown>; etag: string }> {
     const v = await this.load(api, id);
     api.authorize('volume:get_volume_metadata', v.projectId);
-    const body = { metadata: { ...v.metadata } };
-    return { body, etag: createHash('md5').update(JSON.stringify(body)).digest('hex') };
+    return { body: { metadata: { ...v.metadata } }, etag: metadataEtag(v.metadata) };
   }
 
-  async writeMetadata(api: ApiRequest, id: string, body: unknown, replace: boolean): Promise<Record<string, unknown>> {
+  /**
+   * POST (merge) or PUT (replace) of the whole metadata, each one UPDATE. `ifMatch` (the ETags of
+   * an If-Match header, from 3.15) is checked against the metadata read here and that same
+   * metadata is required by the UPDATE, so a change in between refuses the write too; null means
+   * 412 Precondition Failed (checked before the body, as Cinder does).
+   */
+  async writeMetadata(api: ApiRequest, id: string, body: unknown, replace: boolean, ifMatch: readonly string[] | null = null): Promise<Record<string, unknown> | null> {
+    let expected: Record<string, string> | null = null;
+    if (ifMatch !== null) {
+      const v = await this.load(api, id);
+      api.authorize('volume:get_volume_metadata', v.projectId);
+      if (!ifMatch.includes(metadataEtag(v.metadata)) && !ifMatch.includes('*')) return null;
+      expected = ifMatch.includes('*') ? null : v.metadata;
+    }
     const meta = parseMetadataBody(body);
     const v = await this.load(api, id);
     api.authorize(replace ? 'volume:update_volume_metadata' : 'volume:create_volume_metadata', v.projectId);
-    const next = replace ? meta : { ...v.metadata, ...meta };
-    await this.volumes.update(this.db, v.id, { metadata: next }, this.clock.now());
+    const now = this.clock.now();
+    const next = replace ? await this.volumes.metadata.replace(this.db, v.id, meta, now, expected) : await this.volumes.metadata.merge(this.db, v.id, meta, now);
+    if (next === null) {
+      if (expected !== null) return null;
+      throw volumeNotFound(id);
+    }
     return { metadata: next };
   }
 
@@ -772,19 +788,21 @@ export class VolumesService {
     const pair = parseMetaItemBody(key, body);
     const v = await this.load(api, id);
     api.authorize('volume:update_volume_metadata', v.projectId);
-    await this.volumes.update(this.db, v.id, { metadata: { ...v.metadata, [key]: pair.value } }, this.clock.now());
+    if ((await this.volumes.metadata.merge(this.db, v.id, { [key]: pair.value }, this.clock.now())) === null) throw volumeNotFound(id);
     return { meta: { [key]: pair.value } };
   }
 
   async deleteMetadataItem(api: ApiRequest, id: string, key: string): Promise<void> {
     const v = await this.load(api, id);
     api.authorize('volume:delete_volume_metadata', v.projectId);
-    if (!(key in v.metadata)) throw new NotFoundError('Metadata', key, `Metadata item was not found for volume ${id} and key ${key}.`);
-    const next = { ...v.metadata };
-    delete next[key];
-    await this.volumes.update(this.db, v.id, { metadata: next }, this.clock.now());
+    if (!(await this.volumes.metadata.deleteKey(this.db, v.id, key, this.clock.now()))) {
+      throw new NotFoundError('Metadata', key, `Metadata item was not found for volume ${id} and key ${key}.`);
+    }
   }
 }
+
+/** Cinder's metadata ETag (3.15): the MD5 of the `{"metadata": …}` body. */
+const metadataEtag = (metadata: Readonly<Record<string, string>>): string => createHash('md5').update(JSON.stringify({ metadata: { ...metadata } })).digest('hex');
 
 const isUuidLike = (s: string): boolean => /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i.test(s);
 
