@@ -40,7 +40,7 @@ import {
   refusalOf,
   accepts,
 } from '@osc/block-storage-domain';
-import { SNAPSHOT_CREATE_JOB, SNAPSHOT_DELETE_JOB, VOLUME_DELETE_JOB, backendJobQueue } from '@osc/contracts';
+import { SNAPSHOT_CREATE_JOB, SNAPSHOT_DELETE_JOB, VOLUME_DELETE_JOB } from '@osc/contracts';
 import { InvalidInputError, InvalidStateError, NotFoundError } from '@osc/errors';
 import {
   CG_GROUP_TYPE_ID,
@@ -55,11 +55,10 @@ import {
 } from '@osc/block-storage-persistence';
 import { OutboxWriter } from '@osc/messaging';
 import { CLOCK, DATA_SOURCE, OUTBOX_WRITER, type Clock } from '@osc/platform';
+import { backendJob, backendOf } from '../jobs/outbox-job';
 import type { ApiRequest } from '../http/api-request';
 import { VolumeTypesService } from '../types/volume-types.service';
 import { VOLUME_API_CONFIG, type VolumeApiConfig } from '../volume-api.tokens';
-/** `host@backend#pool` → `host@backend` (as the volumes service computes it). */
-const backendOf = (host: string): string => host.split('#', 1)[0] ?? host;
 import { GroupTypesService } from './group-types.service';
 
 /** Which API a request came through: generic groups (3.13+) or the consistency-group aliases. */
@@ -377,12 +376,7 @@ export class GroupsService {
       }
       return;
     }
-    await this.outbox.add(em, {
-      destination: 'jobs',
-      queue: backendJobQueue(backendOf(host)),
-      job: { id: `volume-delete-${volumeId}`, name: VOLUME_DELETE_JOB, data: { volumeId }, attempts: 3, backoff: { type: 'exponential', delayMs: 200 } },
-      partitionKey: volumeId,
-    });
+    await this.outbox.add(em, backendJob(host, { id: `volume-delete-${volumeId}`, name: VOLUME_DELETE_JOB, data: { volumeId }, partitionKey: volumeId }));
   }
 
   async resetStatus(api: ApiRequest, id: string, args: unknown): Promise<void> {
@@ -530,12 +524,7 @@ export class GroupsService {
         };
         await this.snapshots.insert(em, snapshot);
         await this.groupSnapshots.attachSnapshot(em, snapshot.id, gs.id);
-        await this.outbox.add(em, {
-          destination: 'jobs',
-          queue: backendJobQueue(backendOf(m.host ?? '')),
-          job: { id: `snapshot-create-${snapshot.id}`, name: SNAPSHOT_CREATE_JOB, data: { snapshotId: snapshot.id }, attempts: 3, backoff: { type: 'exponential', delayMs: 200 } },
-          partitionKey: m.id,
-        });
+        await this.outbox.add(em, backendJob(m.host, { id: `snapshot-create-${snapshot.id}`, name: SNAPSHOT_CREATE_JOB, data: { snapshotId: snapshot.id }, partitionKey: m.id }));
       }
     });
     if (flavor === 'cg') return { cgsnapshot: cgsnapshotDetailView(gs) };
@@ -577,12 +566,7 @@ export class GroupsService {
       for (const m of members) {
         if (m.status === 'deleting') continue;
         if (!(await this.snapshots.transition(em, m.id, SNAPSHOT_OPERATIONS.deleteGroupMember, now))) throw refuse();
-        await this.outbox.add(em, {
-          destination: 'jobs',
-          queue: backendJobQueue(backendOf(m.host ?? '')),
-          job: { id: `snapshot-delete-${m.id}`, name: SNAPSHOT_DELETE_JOB, data: { snapshotId: m.id }, attempts: 3, backoff: { type: 'exponential', delayMs: 200 } },
-          partitionKey: m.volumeId,
-        });
+        await this.outbox.add(em, backendJob(m.host, { id: `snapshot-delete-${m.id}`, name: SNAPSHOT_DELETE_JOB, data: { snapshotId: m.id }, partitionKey: m.volumeId }));
       }
     });
   }
