@@ -8,7 +8,7 @@ import { groupControllers, groupProviders } from './groups';
 import { manageControllers, manageProviders } from './manage';
 import { qosControllers, qosProviders } from './qos';
 import { ExtensionsController } from './extensions/extensions.controller';
-import { AvailabilityZonesController, PoolsService, SchedulerStatsController } from './pools/pools.controller';
+import { poolControllers, poolProviders } from './pools';
 import { LimitsController, QuotaSetsController, QuotasService } from './quotas/quotas.controller';
 import { SnapshotsController } from './snapshots/snapshots.controller';
 import { SnapshotsService } from './snapshots/snapshots.service';
@@ -16,8 +16,7 @@ import { DefaultTypesController, VolumeTypesController } from './types/volume-ty
 import { VolumeTypesService } from './types/volume-types.service';
 import { VersionsController } from './versions/versions.controller';
 import { VOLUME_API_CONFIG } from './volume-api.tokens';
-import { VolumesController } from './volumes/volumes.controller';
-import { VolumesService } from './volumes/volumes.service';
+import { volumeControllers, volumeProviders } from './volumes';
 
 @Module({})
 export class VolumeApiModule {
@@ -29,12 +28,11 @@ export class VolumeApiModule {
         ExtensionsController,
         VolumeTypesController,
         DefaultTypesController,
-        VolumesController,
+        ...volumeControllers,
         SnapshotsController,
         QuotaSetsController,
         LimitsController,
-        SchedulerStatsController,
-        AvailabilityZonesController,
+        ...poolControllers,
         ...backupControllers,
         ...backupPolicyControllers,
         ...qosControllers,
@@ -46,10 +44,10 @@ export class VolumeApiModule {
       providers: [
         { provide: VOLUME_API_CONFIG, useValue: config },
         VolumeTypesService,
-        VolumesService,
+        ...volumeProviders,
         SnapshotsService,
         QuotasService,
-        PoolsService,
+        ...poolProviders,
         ...backupProviders,
         ...backupPolicyProviders,
         ...qosProviders,

@@ -4,6 +4,7 @@ export * from './state/transition-table';
 export * from './state/volume-status';
 export * from './state/snapshot-status';
 export * from './state/backup-status';
+export * from './state/group-status';
 export * from './state/operations';
 export * from './validation/primitives';
 export * from './validation/volume-type.validation';

@@ -2,6 +2,7 @@ export * from './sql';
 export * from './block-storage.entities';
 export * from './block-storage.migration';
 export * from './volume.repository';
+export * from './metadata-sql';
 export * from './volume-type.repository';
 export * from './quota.repository';
 export * from './manage.repository';

@@ -1,5 +1,7 @@
-import { isUuid, type VolumeDetailPlan, type ListFilter, type Paging, type SnapshotValue, type VolumeStatus, type VolumeValue, type SnapshotStatus, type StatusOperation } from '@osc/block-storage-domain';
+import { isUuid, type VolumeDetailPlan, type ListFilter, type Paging, type SnapshotValue, type VolumeStatus, type VolumeValue, type SnapshotStatus, type StatusOperation, type MigrationOperation, MIGRATION_IN_FLIGHT_STATUSES } from '@osc/block-storage-domain';
+import { UNMANAGED_METADATA_KEY } from '@osc/contracts';
 import { afterMarker, orderBy } from './list-sql';
+import { MetadataWriter } from './metadata-sql';
 import { affectedOf, likeEscape, Params, returnedRows, rowsOf, type Queryable, UUID_COLUMNS, uuidColumnEquals } from './sql';
 import { recordStatusChange, type StatusChange } from './story/status-story';
 
@@ -216,6 +218,9 @@ export interface ListPage<T> {
 
 /** Volume rows: lookups, filtered keyset lists, compare-and-set status changes and metadata. */
 export class VolumeRepository {
+  /** Atomic writes of the user metadata (one UPDATE each). */
+  readonly metadata = new MetadataWriter('volumes');
+
   async findById(db: Queryable, id: string, projectId: string | null, forUpdate = false): Promise<StoredVolume | null> {
     if (!isUuid(id)) return null;
     const p = new Params();
@@ -362,6 +367,21 @@ export class VolumeRepository {
   }
 
   /**
+   * A domain migration operation (`MIGRATION_OPERATIONS`): migration_status from its sources to its
+   * target, the volume's status from `from` (the status it was read or held in) to `to`.
+   */
+  async transitionMigration(
+    db: Queryable,
+    id: string,
+    op: MigrationOperation,
+    status: { readonly from: VolumeStatus; readonly to: VolumeStatus },
+    now: Date,
+    set: Readonly<Record<string, unknown>> = {},
+  ): Promise<boolean> {
+    return this.compareAndSetMigration(db, id, [status.from], op.migrationSources, status.to, now, { ...set, migration_status: op.migrationTarget });
+  }
+
+  /**
    * Where each of these volumes is (deleted ones included; unknown ids are absent). An unmanaged
    * volume (its deleted row marked `unmanaged` in admin metadata) is absent too: its file belongs
    * to the operator again.
@@ -370,8 +390,8 @@ export class VolumeRepository {
     if (ids.length === 0) return new Map();
     const rows = rowsOf<Row>(
       await db.query(
-        `SELECT id, host, deleted, migration_status FROM "volumes" WHERE id = ANY($1::uuid[]) AND NOT (deleted AND (admin_metadata ->> 'unmanaged') IS NOT NULL)`,
-        [[...ids]],
+        `SELECT id, host, deleted, migration_status FROM "volumes" WHERE id = ANY($1::uuid[]) AND NOT (deleted AND (admin_metadata ->> $2::text) IS NOT NULL)`,
+        [[...ids], UNMANAGED_METADATA_KEY],
       ),
     );
     return new Map(rows.map((r) => [String(r['id']), { host: r['host'] ?? null, deleted: r['deleted'] === true, migrationStatus: r['migration_status'] ?? null }]));
@@ -387,8 +407,8 @@ export class VolumeRepository {
   async listMigratingTo(db: Queryable, backend: string, metadataKey: string): Promise<StoredVolume[]> {
     const rows = rowsOf<Row>(
       await db.query(
-        `${VOLUME_SELECT} WHERE v.deleted = false AND v.migration_status IN ('starting', 'migrating') AND (v.admin_metadata ->> $1)::jsonb ->> 'destination' LIKE $2`,
-        [metadataKey, `${likeEscape(backend)}#%`],
+        `${VOLUME_SELECT} WHERE v.deleted = false AND v.migration_status = ANY($3::varchar[]) AND (v.admin_metadata ->> $1)::jsonb ->> 'destination' LIKE $2`,
+        [metadataKey, `${likeEscape(backend)}#%`, [...MIGRATION_IN_FLIGHT_STATUSES]],
       ),
     );
     return rows.map(toVolume);
@@ -427,9 +447,9 @@ export class VolumeRepository {
     const rows = rowsOf<Row>(
       await db.query(
         `UPDATE "volumes" SET deleted = true, deleted_at = $1, updated_at = $1, status = 'deleted',
-                admin_metadata = COALESCE(admin_metadata, '{}'::jsonb) || '{"unmanaged": "True"}'::jsonb
+                admin_metadata = COALESCE(admin_metadata, '{}'::jsonb) || jsonb_build_object($3::text, 'True')
          WHERE id = $2 AND deleted = false AND status = 'unmanaging' RETURNING *`,
-        [now, id],
+        [now, id, UNMANAGED_METADATA_KEY],
       ),
     );
     const first = Array.isArray(rows[0]) ? (rows[0] as Row[])[0] : rows[0];
@@ -521,6 +541,9 @@ const snapshotSortExpr = (key: string, alias: string): string => {
 
 /** Snapshot rows. */
 export class SnapshotRepository {
+  /** Atomic writes of the user metadata (one UPDATE each). */
+  readonly metadata = new MetadataWriter('snapshots');
+
   async findById(db: Queryable, id: string, projectId: string | null): Promise<StoredSnapshot | null> {
     if (!isUuid(id)) return null;
     const p = new Params();

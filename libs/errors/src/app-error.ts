@@ -8,12 +8,9 @@ export const ERROR_KINDS = [
   'unauthorized',
   'forbidden',
   'not-found',
-  'method-not-allowed',
   'not-acceptable',
   'conflict',
-  'payload-too-large',
   'unsupported-media-type',
-  'locked',
   'over-limit',
   'not-implemented',
   'unavailable',
@@ -60,10 +57,6 @@ export class NotFoundError extends AppError {
   }
 }
 
-export class MethodNotAllowedError extends AppError {
-  readonly kind = 'method-not-allowed';
-}
-
 export class NotAcceptableError extends AppError {
   readonly kind = 'not-acceptable';
 }
@@ -73,17 +66,8 @@ export class ConflictError extends AppError {
   readonly kind = 'conflict';
 }
 
-export class PayloadTooLargeError extends AppError {
-  readonly kind = 'payload-too-large';
-}
-
 export class UnsupportedMediaTypeError extends AppError {
   readonly kind = 'unsupported-media-type';
-}
-
-/** The service refuses writes for now (Mistral maintenance mode). HTTP 423. */
-export class LockedError extends AppError {
-  readonly kind = 'locked';
 }
 
 /** Quota exceeded or rate limited. HTTP 413 (Cinder). `retryAfter` in seconds when known. */
@@ -120,12 +104,9 @@ export const HTTP_STATUS_BY_KIND: Readonly<Record<ErrorKind, number>> = {
   unauthorized: 401,
   forbidden: 403,
   'not-found': 404,
-  'method-not-allowed': 405,
   'not-acceptable': 406,
   conflict: 409,
-  'payload-too-large': 413,
   'unsupported-media-type': 415,
-  locked: 423,
   'over-limit': 413,
   'not-implemented': 501,
   unavailable: 503,

@@ -24,6 +24,10 @@ import {
   type VolumeStatus,
   type WorkerState,
   BACKUP_OPERATIONS,
+  GROUP_SETTLEMENTS,
+  GROUP_SNAPSHOT_SETTLEMENTS,
+  isMigrationInFlight,
+  MIGRATION_OPERATIONS,
 } from '@osc/block-storage-domain';
 import {
   BackupRepository,
@@ -195,7 +199,7 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
   }
 
   private statusKey(status: string, migrationStatus: string | null): string {
-    return migrationStatus === 'starting' || migrationStatus === 'migrating' ? `migration:${status}` : status;
+    return isMigrationInFlight(migrationStatus) ? `migration:${status}` : status;
   }
 
   private async resume(pass: Pass, em: EntityManager, resource: ReconciledResource, id: string, statusKey: string, job: RecoveryJob, reason: string): Promise<void> {
@@ -236,7 +240,7 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
 
   private async volume(pass: Pass, em: EntityManager, v: StuckVolumeRow): Promise<void> {
     const migration = migrationJobOf(v.adminMetadata);
-    const migrating = v.migrationStatus === 'starting' || v.migrationStatus === 'migrating';
+    const migrating = isMigrationInFlight(v.migrationStatus);
     const job = migrating ? migrationRecoveryJob(v, `-reconcile-${pass.now.getTime()}`) : volumeRecoveryJob(v, v, `-reconcile-${pass.now.getTime()}`);
     const holderLive = v.status === 'backing-up' ? v.backupLive : v.status === 'restoring-backup' ? v.restoreLive : undefined;
     const d = this.decide(pass, 'volume', v, {
@@ -256,7 +260,7 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
       to = migration?.previousStatus ?? (v.status === 'retyping' || v.status === 'maintenance' ? previousVolumeStatus(v.attached) : v.status);
       done = migration
         ? await this.settlements.failMigration(em, v.id, migration, pass.now)
-        : await this.volumes.compareAndSetMigration(em, v.id, [v.status as VolumeStatus], ['starting', 'migrating'], to as VolumeStatus, pass.now, { migration_status: 'error' });
+        : await this.volumes.transitionMigration(em, v.id, MIGRATION_OPERATIONS.fail, { from: v.status as VolumeStatus, to: to as VolumeStatus }, pass.now);
     } else if (v.status === 'extending') {
       to = 'error_extending';
       done = await this.settlements.failVolumeExtend(em, v.id, reason, pass.now);
@@ -314,8 +318,8 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
       } else {
         done =
           resource === 'group'
-            ? await this.groups.compareAndSetStatus(em, g.id, [g.status as GroupStatus], outcome as GroupStatus, pass.now, { pending: false })
-            : await this.groupSnapshots.compareAndSetStatus(em, g.id, [g.status as GroupSnapshotStatus], outcome as GroupSnapshotStatus, pass.now, { pending: false });
+            ? await this.groups.transition(em, g.id, GROUP_SETTLEMENTS[outcome], pass.now, { pending: false })
+            : await this.groupSnapshots.transition(em, g.id, GROUP_SNAPSHOT_SETTLEMENTS[outcome], pass.now, { pending: false });
       }
       if (done) {
         pass.ended++;

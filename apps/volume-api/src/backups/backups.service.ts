@@ -54,7 +54,9 @@ import { OutboxWriter } from '@osc/messaging';
 import { CLOCK, DATA_SOURCE, OUTBOX_WRITER, type Clock } from '@osc/platform';
 import type { ApiRequest } from '../http/api-request';
 import { VOLUME_API_CONFIG, type VolumeApiConfig } from '../volume-api.tokens';
-import { backendOf, volumeNotFound, VolumesService } from '../volumes/volumes.service';
+import { backendOf, outboxJob } from '../jobs/outbox-job';
+import { VolumeCreateService } from '../volumes/volume-create.service';
+import { volumeNotFound } from '../volumes/volume-lookup';
 
 const backupNotFound = (id: string): NotFoundError =>
   new NotFoundError('Backup', id, `Backup ${id} could not be found.`);
@@ -98,7 +100,7 @@ export class BackupsService {
     @Inject(OUTBOX_WRITER) private readonly outbox: OutboxWriter,
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(VOLUME_API_CONFIG) private readonly config: VolumeApiConfig,
-    private readonly volumesService: VolumesService,
+    private readonly volumesService: VolumeCreateService,
   ) {}
 
   private async load(api: ApiRequest, id: string): Promise<StoredBackup> {
@@ -125,18 +127,7 @@ export class BackupsService {
     data: BackupJob | BackupRestoreJob,
     partitionKey: string,
   ) {
-    return {
-      destination: 'jobs' as const,
-      queue: backupJobQueue(backend),
-      job: {
-        id: `${name.replace('.', '-')}-${id}`,
-        name,
-        data,
-        attempts: 3,
-        backoff: { type: 'exponential' as const, delayMs: 500 },
-      },
-      partitionKey,
-    };
+    return outboxJob(backupJobQueue(backend), { id: `${name.replace('.', '-')}-${id}`, name, data, partitionKey, backoffMs: 500 });
   }
 
   async create(api: ApiRequest, body: unknown): Promise<Record<string, unknown>> {

@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nest
 import { InvalidInputError } from '@osc/errors';
 import { isJsonObject, parseBoolean } from '@osc/block-storage-domain';
 import { Api, routes, type ApiRequest } from '../http/api-request';
-import { VolumesService } from '../volumes/volumes.service';
+import { VolumeCreateService } from '../volumes/volume-create.service';
 import { GroupTypesService } from './group-types.service';
 import { GroupsService } from './groups.service';
 
@@ -71,7 +71,7 @@ export class GroupTypesController {
 export class GroupsController {
   constructor(
     private readonly groups: GroupsService,
-    private readonly volumes: VolumesService,
+    private readonly volumes: VolumeCreateService,
   ) {}
 
   @Get()
@@ -172,7 +172,7 @@ export class GroupSnapshotsController {
 export class ConsistencyGroupsController {
   constructor(
     private readonly groups: GroupsService,
-    private readonly volumes: VolumesService,
+    private readonly volumes: VolumeCreateService,
   ) {}
 
   @Get()

@@ -33,8 +33,14 @@ import {
   VOLUME_OPERATIONS,
   isMigrating,
   SNAPSHOT_OPERATIONS,
+  GROUP_OPERATIONS,
+  GROUP_SETTLEMENTS,
+  GROUP_SNAPSHOT_OPERATIONS,
+  GROUP_SNAPSHOT_SETTLEMENTS,
+  refusalOf,
+  accepts,
 } from '@osc/block-storage-domain';
-import { SNAPSHOT_CREATE_JOB, SNAPSHOT_DELETE_JOB, VOLUME_DELETE_JOB, backendJobQueue } from '@osc/contracts';
+import { SNAPSHOT_CREATE_JOB, SNAPSHOT_DELETE_JOB, VOLUME_DELETE_JOB } from '@osc/contracts';
 import { InvalidInputError, InvalidStateError, NotFoundError } from '@osc/errors';
 import {
   CG_GROUP_TYPE_ID,
@@ -49,11 +55,10 @@ import {
 } from '@osc/block-storage-persistence';
 import { OutboxWriter } from '@osc/messaging';
 import { CLOCK, DATA_SOURCE, OUTBOX_WRITER, type Clock } from '@osc/platform';
+import { backendJob, backendOf } from '../jobs/outbox-job';
 import type { ApiRequest } from '../http/api-request';
 import { VolumeTypesService } from '../types/volume-types.service';
 import { VOLUME_API_CONFIG, type VolumeApiConfig } from '../volume-api.tokens';
-/** `host@backend#pool` → `host@backend` (as the volumes service computes it). */
-const backendOf = (host: string): string => host.split('#', 1)[0] ?? host;
 import { GroupTypesService } from './group-types.service';
 
 /** Which API a request came through: generic groups (3.13+) or the consistency-group aliases. */
@@ -138,7 +143,7 @@ export class GroupsService {
       });
       return null;
     }
-    await this.groups.compareAndSetStatus(this.db, g.id, [g.status], outcome, now, { pending: false });
+    await this.groups.transition(this.db, g.id, GROUP_SETTLEMENTS[outcome], now, { pending: false });
     return { ...g, status: outcome, pending: false };
   }
 
@@ -152,7 +157,7 @@ export class GroupsService {
       await this.groupSnapshots.softDelete(this.db, s.id, now);
       return null;
     }
-    await this.groupSnapshots.compareAndSetStatus(this.db, s.id, [s.status], outcome, now, { pending: false });
+    await this.groupSnapshots.transition(this.db, s.id, GROUP_SNAPSHOT_SETTLEMENTS[outcome], now, { pending: false });
     return { ...s, status: outcome, pending: false };
   }
 
@@ -238,7 +243,7 @@ export class GroupsService {
     await this.db.transaction(async (em) => {
       await this.quotas.apply(em, api.ctx.projectId, GROUP_QUOTA);
       await this.groups.insert(em, group, now);
-      await this.groups.compareAndSetStatus(em, group.id, ['creating'], pool ? 'available' : 'error', now, { host: pool?.name ?? null });
+      await this.groups.transition(em, group.id, pool ? GROUP_OPERATIONS.placed : GROUP_OPERATIONS.placementFailed, now, { host: pool?.name ?? null });
     });
     if (flavor === 'cg') return { consistencygroup: consistencyGroupDetailView({ ...group, status: pool ? 'available' : 'error' }) };
     return { group: groupSummaryView(group) };
@@ -312,10 +317,10 @@ export class GroupsService {
       if (input.name !== undefined) set['display_name'] = input.name;
       if (input.description !== undefined) set['display_description'] = input.description;
       if (membership) {
-        if (!(await this.groups.compareAndSetStatus(em, g.id, ['available'], 'updating', now))) throw invalidGroup(flavor, `Group ${g.id} status must be available to change its volumes.`);
+        if (!(await this.groups.transition(em, g.id, GROUP_OPERATIONS.beginUpdate, now))) throw invalidGroup(flavor, refusalOf(GROUP_OPERATIONS.beginUpdate, { id: g.id, status: g.status }));
         await this.groups.setMembership(em, input.removeVolumes, null, false, now);
         await this.groups.setMembership(em, input.addVolumes.filter((v) => !memberIds.has(v)), g.id, g.groupTypeId === CG_GROUP_TYPE_ID, now);
-        await this.groups.compareAndSetStatus(em, g.id, ['updating'], 'available', now, set);
+        await this.groups.transition(em, g.id, GROUP_OPERATIONS.endUpdate, now, set);
       } else if (Object.keys(set).length > 0) {
         await this.groups.update(em, g.id, set, now);
       }
@@ -334,9 +339,9 @@ export class GroupsService {
       });
       return;
     }
-    if (!deleteVolumes && !['available', 'error'].includes(g.status)) {
-      throw invalidGroup(flavor, `Group status must be available or error, but current status is: ${g.status}`);
-    }
+    const operation = deleteVolumes ? GROUP_OPERATIONS.deleteWithVolumes : GROUP_OPERATIONS.delete;
+    const refusal = refusalOf(operation, { id: g.id, status: g.status });
+    if (!deleteVolumes && !accepts(operation, g.status)) throw invalidGroup(flavor, refusal);
     if (await this.groups.hasGroupSnapshots(this.db, g.id)) throw invalidGroup(flavor, 'Group has existing snapshots.');
     if (!deleteVolumes && members.length > 0) {
       throw invalidGroup(flavor, `Group ${g.id} still contains volumes. The delete-volumes flag is required to delete it.`);
@@ -346,16 +351,13 @@ export class GroupsService {
       if (m.snapshotCount > 0) throw invalidGroup(flavor, `Volume ${m.id} in group ${g.id} still has dependent snapshots.`);
       if (isMigrating(m.migrationStatus)) throw invalidGroup(flavor, `Volume ${m.id} in group ${g.id} is migrating.`);
     }
-    const allowed = deleteVolumes ? ['available', 'error', 'error_deleting', 'creating', 'updating', 'in-use'] : ['available', 'error'];
     await this.db.transaction(async (em) => {
       if (members.length === 0) {
-        if (!(await this.groups.softDelete(em, g.id, allowed as GroupValue['status'][], now))) throw invalidGroup(flavor, `Group status must be available or error, but current status is: ${g.status}`);
+        if (!(await this.groups.softDelete(em, g.id, operation.sources, now))) throw invalidGroup(flavor, refusal);
         await this.quotas.apply(em, g.projectId, GROUP_QUOTA_RELEASE, 'in_use', false);
         return;
       }
-      if (!(await this.groups.compareAndSetStatus(em, g.id, allowed as GroupValue['status'][], 'deleting', now, { pending: true }))) {
-        throw invalidGroup(flavor, `Group status must be available or error, but current status is: ${g.status}`);
-      }
+      if (!(await this.groups.transition(em, g.id, operation, now, { pending: true }))) throw invalidGroup(flavor, refusal);
       for (const m of members) {
         if (m.status === 'deleting') continue;
         if (!(await this.volumes.transition(em, m.id, VOLUME_OPERATIONS.deleteGroupMember, now))) {
@@ -374,12 +376,7 @@ export class GroupsService {
       }
       return;
     }
-    await this.outbox.add(em, {
-      destination: 'jobs',
-      queue: backendJobQueue(backendOf(host)),
-      job: { id: `volume-delete-${volumeId}`, name: VOLUME_DELETE_JOB, data: { volumeId }, attempts: 3, backoff: { type: 'exponential', delayMs: 200 } },
-      partitionKey: volumeId,
-    });
+    await this.outbox.add(em, backendJob(host, { id: `volume-delete-${volumeId}`, name: VOLUME_DELETE_JOB, data: { volumeId }, partitionKey: volumeId }));
   }
 
   async resetStatus(api: ApiRequest, id: string, args: unknown): Promise<void> {
@@ -460,14 +457,14 @@ export class GroupsService {
     await this.db.transaction(async (em) => {
       await this.quotas.apply(em, api.ctx.projectId, GROUP_QUOTA);
       await this.groups.insert(em, group, now);
-      if (plans.length === 0) await this.groups.compareAndSetStatus(em, group.id, ['creating'], 'available', now);
+      if (plans.length === 0) await this.groups.transition(em, group.id, GROUP_OPERATIONS.created, now);
     });
     try {
       for (const p of plans) {
         await createVolume(api, { volume: { size: p.size, volume_type: p.typeId, name: p.name, ...p.ref } }, { groupId: group.id, consistencygroup: group.groupTypeId === CG_GROUP_TYPE_ID });
       }
     } catch (e) {
-      await this.groups.compareAndSetStatus(this.db, group.id, ['creating'], 'error', this.clock.now(), { pending: false });
+      await this.groups.transition(this.db, group.id, GROUP_OPERATIONS.createFailed, this.clock.now(), { pending: false });
       throw e;
     }
     return flavor === 'cg' ? { consistencygroup: groupSummaryView(group) } : { group: groupSummaryView(group) };
@@ -527,12 +524,7 @@ export class GroupsService {
         };
         await this.snapshots.insert(em, snapshot);
         await this.groupSnapshots.attachSnapshot(em, snapshot.id, gs.id);
-        await this.outbox.add(em, {
-          destination: 'jobs',
-          queue: backendJobQueue(backendOf(m.host ?? '')),
-          job: { id: `snapshot-create-${snapshot.id}`, name: SNAPSHOT_CREATE_JOB, data: { snapshotId: snapshot.id }, attempts: 3, backoff: { type: 'exponential', delayMs: 200 } },
-          partitionKey: m.id,
-        });
+        await this.outbox.add(em, backendJob(m.host, { id: `snapshot-create-${snapshot.id}`, name: SNAPSHOT_CREATE_JOB, data: { snapshotId: snapshot.id }, partitionKey: m.id }));
       }
     });
     if (flavor === 'cg') return { cgsnapshot: cgsnapshotDetailView(gs) };
@@ -560,27 +552,21 @@ export class GroupsService {
   async removeSnapshot(api: ApiRequest, flavor: GroupFlavor, id: string): Promise<void> {
     const s = await this.loadSnapshot(api, flavor, id);
     api.authorize('group:delete_group_snapshot', s.projectId);
-    const refuse = (): InvalidStateError =>
-      invalidGroupSnapshot(flavor, 'Group snapshot status must be available or error and no group can be currently using it as source for its creation.');
-    if (!['available', 'error'].includes(s.status) || (await this.groups.creatingFrom(this.db, s.id))) throw refuse();
+    const refuse = (): InvalidStateError => invalidGroupSnapshot(flavor, refusalOf(GROUP_SNAPSHOT_OPERATIONS.delete, { id: s.id, status: s.status }));
+    if (!accepts(GROUP_SNAPSHOT_OPERATIONS.delete, s.status) || (await this.groups.creatingFrom(this.db, s.id))) throw refuse();
     const members = await this.groupSnapshots.memberSnapshots(this.db, s.id);
     const now = this.clock.now();
     await this.db.transaction(async (em) => {
       if (members.length === 0) {
-        if (!(await this.groupSnapshots.compareAndSetStatus(em, s.id, ['available', 'error'], 'deleting', now))) throw refuse();
+        if (!(await this.groupSnapshots.transition(em, s.id, GROUP_SNAPSHOT_OPERATIONS.delete, now))) throw refuse();
         await this.groupSnapshots.softDelete(em, s.id, now);
         return;
       }
-      if (!(await this.groupSnapshots.compareAndSetStatus(em, s.id, ['available', 'error'], 'deleting', now, { pending: true }))) throw refuse();
+      if (!(await this.groupSnapshots.transition(em, s.id, GROUP_SNAPSHOT_OPERATIONS.delete, now, { pending: true }))) throw refuse();
       for (const m of members) {
         if (m.status === 'deleting') continue;
         if (!(await this.snapshots.transition(em, m.id, SNAPSHOT_OPERATIONS.deleteGroupMember, now))) throw refuse();
-        await this.outbox.add(em, {
-          destination: 'jobs',
-          queue: backendJobQueue(backendOf(m.host ?? '')),
-          job: { id: `snapshot-delete-${m.id}`, name: SNAPSHOT_DELETE_JOB, data: { snapshotId: m.id }, attempts: 3, backoff: { type: 'exponential', delayMs: 200 } },
-          partitionKey: m.volumeId,
-        });
+        await this.outbox.add(em, backendJob(m.host, { id: `snapshot-delete-${m.id}`, name: SNAPSHOT_DELETE_JOB, data: { snapshotId: m.id }, partitionKey: m.volumeId }));
       }
     });
   }

@@ -28,7 +28,7 @@ import { QuotaRepository, TransferRepository, VolumeRepository, type SimplePage 
 import { CLOCK, DATA_SOURCE, type Clock } from '@osc/platform';
 import type { ApiRequest } from '../http/api-request';
 import { VOLUME_API_CONFIG, type VolumeApiConfig } from '../volume-api.tokens';
-import { volumeNotFound } from '../volumes/volumes.service';
+import { volumeNotFound } from '../volumes/volume-lookup';
 
 const transferNotFound = (id: string): NotFoundError => new NotFoundError('Transfer', id, `Transfer ${id} could not be found.`);
 

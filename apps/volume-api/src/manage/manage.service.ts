@@ -25,7 +25,6 @@ import {
   MANAGE_SOURCE_METADATA_KEY,
   SNAPSHOT_MANAGE_JOB,
   VOLUME_MANAGE_JOB,
-  backendJobQueue,
   snapshotManageJobId,
   volumeManageJobId,
   type SnapshotManageJob,
@@ -35,11 +34,13 @@ import { InvalidInputError, InvalidStateError, NotFoundError } from '@osc/errors
 import { BackendFileRepository, QuotaRepository, SnapshotRepository, VolumeRepository, type StoredSnapshot, type StoredVolume } from '@osc/block-storage-persistence';
 import { OutboxWriter } from '@osc/messaging';
 import { CLOCK, DATA_SOURCE, OUTBOX_WRITER, type Clock } from '@osc/platform';
+import { backendJob } from '../jobs/outbox-job';
 import type { ApiRequest } from '../http/api-request';
-import { PoolsService } from '../pools/pools.controller';
+import { PoolsService } from '../pools/pools.service';
 import { VolumeTypesService } from '../types/volume-types.service';
 import { VOLUME_API_CONFIG, type VolumeApiConfig } from '../volume-api.tokens';
-import { backendOf, volumeNotFound } from '../volumes/volumes.service';
+import { backendOf } from '../jobs/outbox-job';
+import { volumeNotFound } from '../volumes/volume-lookup';
 
 /**
  * Manage: an admin hands an object already on a back end (for the file back end, a file
@@ -215,12 +216,7 @@ export class ManageService {
       // The count now (413 when over); the gigabytes when the back end knows the size.
       await this.quotas.apply(em, api.ctx.projectId, volumeQuotaDeltas(0, type.name));
       await this.volumes.insert(em, volume);
-      await this.outbox.add(em, {
-        destination: 'jobs',
-        queue: backendJobQueue(pool.backend),
-        job: { id: volumeManageJobId(id), name: VOLUME_MANAGE_JOB, data: job, attempts: 3, backoff: { type: 'exponential', delayMs: 200 } },
-        partitionKey: id,
-      });
+      await this.outbox.add(em, backendJob(pool.backend, { id: volumeManageJobId(id), name: VOLUME_MANAGE_JOB, data: job, partitionKey: id }));
     });
     return { volume: volumeDetailView(api.view, volume, 'create') };
   }
@@ -268,12 +264,7 @@ export class ManageService {
     await this.db.transaction(async (em) => {
       await this.quotas.apply(em, api.ctx.projectId, snapshotQuotaDeltas(v.size, v.volumeTypeName));
       await this.snapshots.insert(em, snapshot);
-      await this.outbox.add(em, {
-        destination: 'jobs',
-        queue: backendJobQueue(backendOf(v.host ?? '')),
-        job: { id: snapshotManageJobId(snapshot.id), name: SNAPSHOT_MANAGE_JOB, data: job, attempts: 3, backoff: { type: 'exponential', delayMs: 200 } },
-        partitionKey: v.id,
-      });
+      await this.outbox.add(em, backendJob(v.host, { id: snapshotManageJobId(snapshot.id), name: SNAPSHOT_MANAGE_JOB, data: job, partitionKey: v.id }));
     });
     return { snapshot: snapshotView(api.view, snapshot, false) };
   }

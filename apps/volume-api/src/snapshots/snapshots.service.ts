@@ -24,14 +24,15 @@ import {
   SNAPSHOT_OPERATIONS,
   refusalOf,
 } from '@osc/block-storage-domain';
-import { SNAPSHOT_CREATE_JOB, SNAPSHOT_DELETE_JOB, SNAPSHOT_UNMANAGE_JOB, backendJobQueue, snapshotUnmanageJobId } from '@osc/contracts';
+import { SNAPSHOT_CREATE_JOB, SNAPSHOT_DELETE_JOB, SNAPSHOT_UNMANAGE_JOB, snapshotUnmanageJobId } from '@osc/contracts';
 import { InvalidInputError, InvalidStateError, NotFoundError } from '@osc/errors';
 import { QuotaRepository, SnapshotRepository, VolumeRepository, type StoredSnapshot } from '@osc/block-storage-persistence';
 import { OutboxWriter } from '@osc/messaging';
 import { CLOCK, DATA_SOURCE, OUTBOX_WRITER, type Clock } from '@osc/platform';
+import { backendJob } from '../jobs/outbox-job';
 import type { ApiRequest } from '../http/api-request';
 import { VOLUME_API_CONFIG, type VolumeApiConfig } from '../volume-api.tokens';
-import { backendOf, volumeNotFound } from '../volumes/volumes.service';
+import { volumeNotFound } from '../volumes/volume-lookup';
 
 const snapshotNotFound = (id: string): NotFoundError => new NotFoundError('Snapshot', id, `Snapshot ${id} could not be found.`);
 
@@ -93,12 +94,7 @@ export class SnapshotsService {
     await this.db.transaction(async (em) => {
       await this.quotas.apply(em, api.ctx.projectId, snapshotQuotaDeltas(v.size, v.volumeTypeName));
       await this.snapshots.insert(em, snapshot);
-      await this.outbox.add(em, {
-        destination: 'jobs',
-        queue: backendJobQueue(backendOf(v.host ?? '')),
-        job: { id: `snapshot-create-${snapshot.id}`, name: SNAPSHOT_CREATE_JOB, data: { snapshotId: snapshot.id }, attempts: 3, backoff: { type: 'exponential', delayMs: 200 } },
-        partitionKey: v.id,
-      });
+      await this.outbox.add(em, backendJob(v.host, { id: `snapshot-create-${snapshot.id}`, name: SNAPSHOT_CREATE_JOB, data: { snapshotId: snapshot.id }, partitionKey: v.id }));
     });
     return { snapshot: snapshotView(api.view, snapshot, false) };
   }
@@ -150,14 +146,9 @@ export class SnapshotsService {
       if (!(await this.snapshots.transition(em, s.id, operation, this.clock.now()))) {
         throw new InvalidStateError(refusalOf(operation, { id: s.id, status: s.status }));
       }
-      await this.outbox.add(em, {
-        destination: 'jobs',
-        queue: backendJobQueue(backendOf(s.host ?? '')),
-        // A forced delete gets its own job id: an earlier delete job of this snapshot may be kept
-        // by the queue as completed or failed, and the handler is idempotent anyway.
-        job: { id: force ? `snapshot-delete-${s.id}-forced-${this.clock.now().getTime()}` : `snapshot-delete-${s.id}`, name: SNAPSHOT_DELETE_JOB, data: { snapshotId: s.id }, attempts: 3, backoff: { type: 'exponential', delayMs: 200 } },
-        partitionKey: s.volumeId,
-      });
+      // A forced delete gets its own job id: an earlier delete job of this snapshot may be kept
+      // by the queue as completed or failed, and the handler is idempotent anyway.
+      await this.outbox.add(em, backendJob(s.host, { id: force ? `snapshot-delete-${s.id}-forced-${this.clock.now().getTime()}` : `snapshot-delete-${s.id}`, name: SNAPSHOT_DELETE_JOB, data: { snapshotId: s.id }, partitionKey: s.volumeId }));
     });
   }
 
@@ -192,12 +183,7 @@ export class SnapshotsService {
     if (s.groupSnapshotId !== null) throw refuse();
     await this.db.transaction(async (em) => {
       if (!(await this.snapshots.transition(em, s.id, SNAPSHOT_OPERATIONS.unmanage, this.clock.now()))) throw refuse();
-      await this.outbox.add(em, {
-        destination: 'jobs',
-        queue: backendJobQueue(backendOf(s.host ?? '')),
-        job: { id: snapshotUnmanageJobId(s.id), name: SNAPSHOT_UNMANAGE_JOB, data: { snapshotId: s.id }, attempts: 3, backoff: { type: 'exponential', delayMs: 200 } },
-        partitionKey: s.volumeId,
-      });
+      await this.outbox.add(em, backendJob(s.host, { id: snapshotUnmanageJobId(s.id), name: SNAPSHOT_UNMANAGE_JOB, data: { snapshotId: s.id }, partitionKey: s.volumeId }));
     });
   }
 
@@ -221,8 +207,9 @@ export class SnapshotsService {
     const meta = parseMetadataBody(body);
     const s = await this.load(api, id);
     api.authorize('volume:update_snapshot', s.projectId);
-    const next = replace ? meta : { ...s.metadata, ...meta };
-    await this.snapshots.update(this.db, s.id, { metadata: next }, this.clock.now());
+    const now = this.clock.now();
+    const next = replace ? await this.snapshots.metadata.replace(this.db, s.id, meta, now) : await this.snapshots.metadata.merge(this.db, s.id, meta, now);
+    if (next === null) throw snapshotNotFound(id);
     return { metadata: next };
   }
 
@@ -236,16 +223,15 @@ export class SnapshotsService {
     const pair = parseMetaItemBody(key, body);
     const s = await this.load(api, id);
     api.authorize('volume:update_snapshot', s.projectId);
-    await this.snapshots.update(this.db, s.id, { metadata: { ...s.metadata, [key]: pair.value } }, this.clock.now());
+    if ((await this.snapshots.metadata.merge(this.db, s.id, { [key]: pair.value }, this.clock.now())) === null) throw snapshotNotFound(id);
     return { meta: { [key]: pair.value } };
   }
 
   async deleteMetadataItem(api: ApiRequest, id: string, key: string): Promise<void> {
     const s = await this.load(api, id);
     api.authorize('volume:update_snapshot', s.projectId);
-    if (!(key in s.metadata)) throw new NotFoundError('Metadata', key, `Metadata item was not found for snapshot ${id} and key ${key}.`);
-    const next = { ...s.metadata };
-    delete next[key];
-    await this.snapshots.update(this.db, s.id, { metadata: next }, this.clock.now());
+    if (!(await this.snapshots.metadata.deleteKey(this.db, s.id, key, this.clock.now()))) {
+      throw new NotFoundError('Metadata', key, `Metadata item was not found for snapshot ${id} and key ${key}.`);
+    }
   }
 }

@@ -41,19 +41,6 @@ export const attachFlowSources = (to: VolumeStatus): VolumeStatus[] =>
   ATTACH_FLOW.filter((from) => from === to || canTransition(VOLUME_TRANSITIONS, from, to));
 
 /**
- * Cinder's `_attachment_reserve`: `available` (and `in-use` for a multiattach volume) may be
- * reserved for a new attachment (`downloading` too upstream; there is no image download here).
- */
-export const attachmentReserveSources = (multiattach: boolean): VolumeStatus[] =>
-  attachFlowSources('reserved').filter((s) => s === 'available' || (multiattach && s === 'in-use'));
-
-/** Cinder's `_attachment_reserve` error: `Volume <id> status must be available or downloading …`. */
-export function reserveRefusal(volumeId: string, multiattach: boolean, current: string): string {
-  const statuses = multiattach ? 'available, in-use or downloading' : 'available or downloading';
-  return `Invalid volume: Volume ${volumeId} status must be ${statuses} to reserve, but the current status is ${current}.`;
-}
-
-/**
  * The volume's status and attach_status once an attachment is gone, from the attachments left
  * (Cinder's `_get_statuses_from_attachments`): error attachments are ignored; the first of the
  * rest in alphabetical order wins (attached > attaching > detaching > reserved); none left →

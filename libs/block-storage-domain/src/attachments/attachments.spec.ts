@@ -5,11 +5,9 @@ import { VOLUME_TRANSITIONS } from '../state/volume-status';
 import {
   attachFlowSources,
   attachmentDetailView,
-  attachmentReserveSources,
   connectionMode,
   createAttachMode,
   isMultiattachSpec,
-  reserveRefusal,
   statusAfterDetach,
   type AttachmentRecord,
 } from './attachment';
@@ -33,11 +31,6 @@ describe('attach flow sources', () => {
     ['reserved', ['available', 'reserved', 'attaching', 'in-use']],
   ] as const)('attachFlowSources(%s)', (to, sources) => {
     expect(attachFlowSources(to)).toEqual(sources);
-  });
-  it('reserves an available volume, an in-use one only when multiattach', () => {
-    expect(attachmentReserveSources(false)).toEqual(['available']);
-    expect(attachmentReserveSources(true)).toEqual(['available', 'in-use']);
-    expect(reserveRefusal(V, false, 'in-use')).toBe(`Invalid volume: Volume ${V} status must be available or downloading to reserve, but the current status is in-use.`);
   });
 });
 

@@ -305,11 +305,14 @@ export function parseResetStatus<T extends string>(args: unknown, allowed: reado
   return status as T;
 }
 
+/** What the members' work settles a pending group or group snapshot into (`deleted`: it is gone). */
+export type GroupSettledOutcome = 'available' | 'error' | 'error_deleting' | 'deleted';
+
 /**
  * The outcome of a group snapshot whose member snapshots are being created or deleted, from the
  * members' statuses (null: still in progress). Deletion ends when no member is left.
  */
-export function settledGroupSnapshotStatus(status: GroupSnapshotStatus, members: readonly string[]): GroupSnapshotStatus | 'deleted' | null {
+export function settledGroupSnapshotStatus(status: GroupSnapshotStatus, members: readonly string[]): GroupSettledOutcome | null {
   if (status === 'creating') {
     if (members.some((m) => m === 'error')) return 'error';
     return members.every((m) => m === 'available') ? 'available' : null;
@@ -322,7 +325,7 @@ export function settledGroupSnapshotStatus(status: GroupSnapshotStatus, members:
 }
 
 /** The outcome of a group whose member volumes are being created (from a source) or deleted. */
-export function settledGroupStatus(status: GroupStatus, members: readonly string[]): GroupStatus | 'deleted' | null {
+export function settledGroupStatus(status: GroupStatus, members: readonly string[]): GroupSettledOutcome | null {
   if (status === 'creating') {
     if (members.some((m) => m === 'error')) return 'error';
     return members.every((m) => m === 'available') ? 'available' : null;

@@ -1,4 +1,4 @@
-import { sourcesOf, type TransitionTable } from './transition-table';
+import type { TransitionTable } from './transition-table';
 
 /** Backup statuses (spec section 8.3). */
 export const BACKUP_STATUSES = ['creating', 'available', 'deleting', 'deleted', 'error', 'error_deleting', 'restoring'] as const;
@@ -15,11 +15,6 @@ const NEXT: Readonly<Record<BackupStatus, readonly BackupStatus[]>> = {
 };
 
 export const BACKUP_TRANSITIONS: TransitionTable<BackupStatus> = { statuses: BACKUP_STATUSES, next: NEXT };
-
-export const allowedBackupSources = (to: BackupStatus): BackupStatus[] => sourcesOf(BACKUP_TRANSITIONS, to);
-
-/** Statuses an admin may set with os-reset_status on a backup (BS-7.9.10). */
-export const BACKUP_RESETTABLE_STATUSES: readonly BackupStatus[] = ['available', 'error'];
 
 /** Transfer lifecycle (spec section 8.5): a transfer is either open, or ends deleted or accepted. */
 export const TRANSFER_STATES = ['created', 'deleted', 'accepted'] as const;

@@ -1,8 +1,21 @@
 import { BACKUP_TRANSITIONS } from './backup-status';
-import { BACKUP_OPERATIONS, fromStatus, refusalOf, SNAPSHOT_OPERATIONS, VOLUME_OPERATIONS, type StatusOperation } from './operations';
+import { GROUP_SNAPSHOT_TRANSITIONS, GROUP_TRANSITIONS } from './group-status';
+import {
+  BACKUP_OPERATIONS,
+  fromStatus,
+  GROUP_OPERATIONS,
+  GROUP_SETTLEMENTS,
+  GROUP_SNAPSHOT_OPERATIONS,
+  GROUP_SNAPSHOT_SETTLEMENTS,
+  MIGRATION_OPERATIONS,
+  refusalOf,
+  SNAPSHOT_OPERATIONS,
+  VOLUME_OPERATIONS,
+  type StatusOperation,
+} from './operations';
 import { SNAPSHOT_STATUSES, SNAPSHOT_TRANSITIONS } from './snapshot-status';
 import { canTransition, type TransitionTable } from './transition-table';
-import { VOLUME_STATUSES, VOLUME_TRANSITIONS, isMigrating, NOT_MIGRATING_STATUSES } from './volume-status';
+import { VOLUME_STATUSES, VOLUME_TRANSITIONS, isMigrating, isMigrationInFlight, NOT_MIGRATING_STATUSES } from './volume-status';
 
 const V = '5f0c3d1e-0000-4000-8000-000000000001';
 const DELETE = 'Invalid volume: Volume status must be available, error, error_restoring, error_extending, error_managing and must not be migrating, attached, belong to a group or have snapshots (it is in-use).';
@@ -37,6 +50,9 @@ const ROWS: readonly [keyof typeof VOLUME_OPERATIONS, string, string, string | n
   ['deleteFailed', 'deleting', 'error_deleting', null],
   ['extendedAvailable', 'extending', 'available', null],
   ['extendedInUse', 'extending', 'in-use', null],
+  ['extendFailed', 'extending', 'error_extending', null],
+  ['backedUpAvailable', 'backing-up', 'available', null],
+  ['backedUpInUse', 'backing-up', 'in-use', null],
   ['reverted', 'reverting', 'available', null],
   ['revertFailed', 'reverting', 'error', null],
   ['restored', 'restoring-backup', 'available', null],
@@ -48,7 +64,7 @@ const ROWS: readonly [keyof typeof VOLUME_OPERATIONS, string, string, string | n
 ];
 
 /** The operations allowed to leave the transition table, each for a stated reason. */
-const BYPASSES = new Set(['forceDelete', 'deleteGroupMember']);
+const BYPASSES = new Set(['forceDelete', 'deleteGroupMember', 'deleteWithVolumes']);
 
 function checkRow<S extends string>(table: TransitionTable<S>, name: string, op: StatusOperation<S>, sources: string, target: string, refusal: string | null): void {
   expect([...op.sources]).toEqual(sources.split(' '));
@@ -85,6 +101,7 @@ const SNAPSHOT_ROWS: readonly [keyof typeof SNAPSHOT_OPERATIONS, string, string,
   ['createFailed', 'creating', 'error', null],
   ['deleteFailed', 'deleting', 'error_deleting', null],
   ['reverted', 'restoring', 'available', null],
+  ['backedUp', 'backing-up', 'available', null],
 ];
 
 describe('SNAPSHOT_OPERATIONS', () => {
@@ -119,6 +136,86 @@ describe('BACKUP_OPERATIONS', () => {
 
   it.each(BACKUP_ROWS)('%s: sources, target and refusal; a table edge from every source', (name, sources, target, refusal) => {
     checkRow(BACKUP_TRANSITIONS, name, BACKUP_OPERATIONS[name], sources, target, refusal);
+  });
+});
+
+const GROUP_ROWS: readonly [keyof typeof GROUP_OPERATIONS, string, string, string | null][] = [
+  ['placed', 'creating', 'available', null],
+  ['placementFailed', 'creating', 'error', null],
+  ['beginUpdate', 'available', 'updating', `Group ${V} status must be available to change its volumes.`],
+  ['endUpdate', 'updating', 'available', null],
+  ['delete', 'available error', 'deleting', 'Group status must be available or error, but current status is: in-use'],
+  ['deleteWithVolumes', 'available error error_deleting creating updating in-use', 'deleting', 'Group status must be available or error, but current status is: in-use'],
+  ['created', 'creating', 'available', null],
+  ['createFailed', 'creating', 'error', null],
+  ['deleteFailed', 'deleting', 'error_deleting', null],
+];
+
+describe('GROUP_OPERATIONS', () => {
+  it('has exactly the rows below', () => {
+    expect(Object.keys(GROUP_OPERATIONS).sort()).toEqual(GROUP_ROWS.map(([name]) => name).sort());
+  });
+
+  it.each(GROUP_ROWS)('%s: sources, target and refusal; a table edge from every source', (name, sources, target, refusal) => {
+    checkRow(GROUP_TRANSITIONS, name, GROUP_OPERATIONS[name], sources, target, refusal);
+  });
+
+  it('records each settled outcome with the operation into that status', () => {
+    for (const [outcome, op] of Object.entries(GROUP_SETTLEMENTS)) expect(op.target).toBe(outcome);
+    for (const [outcome, op] of Object.entries(GROUP_SNAPSHOT_SETTLEMENTS)) expect(op.target).toBe(outcome);
+  });
+});
+
+const GROUP_SNAPSHOT_ROWS: readonly [keyof typeof GROUP_SNAPSHOT_OPERATIONS, string, string, string | null][] = [
+  ['delete', 'available error', 'deleting', 'Group snapshot status must be available or error and no group can be currently using it as source for its creation.'],
+  ['created', 'creating', 'available', null],
+  ['createFailed', 'creating', 'error', null],
+  ['deleteFailed', 'deleting', 'error_deleting', null],
+];
+
+describe('GROUP_SNAPSHOT_OPERATIONS', () => {
+  it('has exactly the rows below', () => {
+    expect(Object.keys(GROUP_SNAPSHOT_OPERATIONS).sort()).toEqual(GROUP_SNAPSHOT_ROWS.map(([name]) => name).sort());
+  });
+
+  it.each(GROUP_SNAPSHOT_ROWS)('%s: sources, target and refusal; a table edge from every source', (name, sources, target, refusal) => {
+    checkRow(GROUP_SNAPSHOT_TRANSITIONS, name, GROUP_SNAPSHOT_OPERATIONS[name], sources, target, refusal);
+  });
+});
+
+describe('MIGRATION_OPERATIONS', () => {
+  it.each([
+    ['start', [null, 'none', 'error', 'success', 'deleting'], 'starting'],
+    ['copy', ['starting', 'migrating'], 'migrating'],
+    ['complete', ['migrating'], 'success'],
+    ['fail', ['starting', 'migrating'], 'error'],
+  ] as const)('%s: migration_status %j → %s', (name, sources, target) => {
+    expect(Object.keys(MIGRATION_OPERATIONS)).toContain(name);
+    expect([...MIGRATION_OPERATIONS[name].migrationSources]).toEqual(sources);
+    expect(MIGRATION_OPERATIONS[name].migrationTarget).toBe(target);
+  });
+
+  it('has exactly those four', () => {
+    expect(Object.keys(MIGRATION_OPERATIONS).sort()).toEqual(['complete', 'copy', 'fail', 'start']);
+  });
+});
+
+describe('isMigrationInFlight (a migration job owns the volume)', () => {
+  it.each([
+    [null, false],
+    [undefined, false],
+    ['none', false],
+    ['error', false],
+    ['success', false],
+    ['completing', false],
+    ['starting', true],
+    ['migrating', true],
+  ])('%s → %s', (status, inFlight) => {
+    expect(isMigrationInFlight(status)).toBe(inFlight);
+  });
+
+  it('implies isMigrating', () => {
+    for (const s of ['starting', 'migrating']) expect(isMigrating(s)).toBe(true);
   });
 });
 

@@ -1,6 +1,7 @@
+import type { GroupSnapshotStatus, GroupStatus } from '../groups/groups';
 import type { BackupStatus } from './backup-status';
 import { SNAPSHOT_STATUSES, type SnapshotStatus } from './snapshot-status';
-import { VOLUME_DELETABLE_STATUSES, VOLUME_STATUSES, type VolumeStatus } from './volume-status';
+import { MIGRATION_IN_FLIGHT_STATUSES, NOT_MIGRATING_STATUSES, VOLUME_DELETABLE_STATUSES, VOLUME_STATUSES, type VolumeStatus } from './volume-status';
 
 /**
  * A status-changing operation as data: the compare-and-set `UPDATE … SET status = target WHERE
@@ -19,6 +20,9 @@ export interface StatusOperation<S extends string> {
   readonly refusal: string | null;
   readonly bypassesTable?: true;
 }
+
+/** True when a resource in `status` is one the operation may move (a check before the compare-and-set). */
+export const accepts = (op: { readonly sources: readonly string[] }, status: string): boolean => op.sources.includes(status);
 
 /** Fills a refusal template (`{id}`, `{status}`, …); an operation without one refuses generically. */
 export function refusalOf<S extends string>(op: StatusOperation<S>, vars: Readonly<Record<string, string>>): string {
@@ -65,6 +69,9 @@ export const VOLUME_OPERATIONS = {
   deleteFailed: op(['deleting'], 'error_deleting', null),
   extendedAvailable: op(['extending'], 'available', null),
   extendedInUse: op(['extending'], 'in-use', null),
+  extendFailed: op(['extending'], 'error_extending', null),
+  backedUpAvailable: op(['backing-up'], 'available', null),
+  backedUpInUse: op(['backing-up'], 'in-use', null),
   reverted: op(['reverting'], 'available', null),
   revertFailed: op(['reverting'], 'error', null),
   restored: op(['restoring-backup'], 'available', null),
@@ -107,6 +114,7 @@ export const SNAPSHOT_OPERATIONS = {
   createFailed: op(['creating'], 'error', null),
   deleteFailed: op(['deleting'], 'error_deleting', null),
   reverted: op(['restoring'], 'available', null),
+  backedUp: op(['backing-up'], 'available', null),
 } as const satisfies Record<string, StatusOperation<SnapshotStatus>>;
 
 /** Every backup status change (Cinder's backup API `conditional_update` calls and the backup manager's completions). */
@@ -125,3 +133,66 @@ export const BACKUP_OPERATIONS = {
   restored: op(['restoring'], 'available', null),
   deleteFailed: op(['deleting'], 'error_deleting', null),
 } as const satisfies Record<string, StatusOperation<BackupStatus>>;
+
+/**
+ * Every group status change (Cinder's group API `conditional_update` calls). `created`,
+ * `createFailed` and `deleteFailed` record what the members' work settled (`settledGroupStatus`).
+ */
+export const GROUP_OPERATIONS = {
+  placed: op(['creating'], 'available', null),
+  placementFailed: op(['creating'], 'error', null),
+  beginUpdate: op(['available'], 'updating', 'Group {id} status must be available to change its volumes.'),
+  endUpdate: op(['updating'], 'available', null),
+  delete: op(['available', 'error'], 'deleting', 'Group status must be available or error, but current status is: {status}'),
+  /**
+   * A delete with `delete_volumes` (BS-7.11.5): Cinder also takes a group still creating, updating,
+   * in use or left in error_deleting by an earlier attempt, so this one leaves the table.
+   */
+  deleteWithVolumes: op(['available', 'error', 'error_deleting', 'creating', 'updating', 'in-use'], 'deleting', 'Group status must be available or error, but current status is: {status}', true),
+  created: op(['creating'], 'available', null),
+  createFailed: op(['creating'], 'error', null),
+  deleteFailed: op(['deleting'], 'error_deleting', null),
+} as const satisfies Record<string, StatusOperation<GroupStatus>>;
+
+/** Every group snapshot status change (Cinder's group snapshot API and the members' settled outcome). */
+export const GROUP_SNAPSHOT_OPERATIONS = {
+  delete: op(['available', 'error'], 'deleting', 'Group snapshot status must be available or error and no group can be currently using it as source for its creation.'),
+  created: op(['creating'], 'available', null),
+  createFailed: op(['creating'], 'error', null),
+  deleteFailed: op(['deleting'], 'error_deleting', null),
+} as const satisfies Record<string, StatusOperation<GroupSnapshotStatus>>;
+
+/** The operation recording a settled group outcome (`settledGroupStatus` / `settledGroupSnapshotStatus`). */
+export const GROUP_SETTLEMENTS = {
+  available: GROUP_OPERATIONS.created,
+  error: GROUP_OPERATIONS.createFailed,
+  error_deleting: GROUP_OPERATIONS.deleteFailed,
+} as const;
+export const GROUP_SNAPSHOT_SETTLEMENTS = {
+  available: GROUP_SNAPSHOT_OPERATIONS.created,
+  error: GROUP_SNAPSHOT_OPERATIONS.createFailed,
+  error_deleting: GROUP_SNAPSHOT_OPERATIONS.deleteFailed,
+} as const;
+
+/**
+ * A change of a volume's migration_status as data: the compare-and-set also requires
+ * `migration_status IN (migrationSources)` (null matches a volume never migrated) and writes
+ * `migrationTarget`. The volume's own status moves as the caller says (a migration holds the
+ * volume in a status it read and returns it to the one it recorded).
+ */
+export interface MigrationOperation {
+  readonly migrationSources: readonly (string | null)[];
+  readonly migrationTarget: string;
+}
+
+/** Every migration_status change (Cinder's `migrate_volume` / `migrate_volume_completion`, BS-7.7). */
+export const MIGRATION_OPERATIONS = {
+  /** The API starts one: no migration may be active. */
+  start: { migrationSources: NOT_MIGRATING_STATUSES, migrationTarget: 'starting' },
+  /** The destination back end starts copying (a redelivered job finds it already migrating). */
+  copy: { migrationSources: MIGRATION_IN_FLIGHT_STATUSES, migrationTarget: 'migrating' },
+  /** The copy finished and the volume now lives on the destination. */
+  complete: { migrationSources: ['migrating'], migrationTarget: 'success' },
+  /** A migration that cannot go on, whoever notices (back end, recovery, reconciler). */
+  fail: { migrationSources: MIGRATION_IN_FLIGHT_STATUSES, migrationTarget: 'error' },
+} as const satisfies Record<string, MigrationOperation>;

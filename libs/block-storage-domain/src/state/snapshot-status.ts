@@ -1,4 +1,4 @@
-import { sourcesOf, type TransitionTable } from './transition-table';
+import type { TransitionTable } from './transition-table';
 import { InvalidInputError } from '@osc/errors';
 import { expectObject, fieldError, rejectUnknownKeys, requireKey } from '../validation/primitives';
 
@@ -26,8 +26,6 @@ const NEXT: Readonly<Record<SnapshotStatus, readonly SnapshotStatus[]>> = {
 };
 
 export const SNAPSHOT_TRANSITIONS: TransitionTable<SnapshotStatus> = { statuses: SNAPSHOT_STATUSES, next: NEXT };
-
-export const allowedSnapshotSources = (to: SnapshotStatus): SnapshotStatus[] => sourcesOf(SNAPSHOT_TRANSITIONS, to);
 
 /**
  * `os-update_snapshot_status` (the back end reporting progress): Cinder lets a `creating` snapshot

@@ -1,16 +1,16 @@
 import { InvalidStateError } from '@osc/errors';
-import { BACKUP_TRANSITIONS, allowedBackupSources, TRANSFER_TRANSITIONS } from './backup-status';
-import { SNAPSHOT_TRANSITIONS, allowedSnapshotSources, parseSnapshotStatusUpdate, snapshotStatusUpdateSources } from './snapshot-status';
-import { assertTransition, canTransition, type TransitionTable } from './transition-table';
+import { BACKUP_TRANSITIONS, TRANSFER_TRANSITIONS } from './backup-status';
+import { GROUP_SNAPSHOT_TRANSITIONS, GROUP_TRANSITIONS } from './group-status';
+import { VOLUME_OPERATIONS } from './operations';
+import { SNAPSHOT_TRANSITIONS, parseSnapshotStatusUpdate, snapshotStatusUpdateSources } from './snapshot-status';
+import { assertTransition, canTransition, sourcesOf, type TransitionTable } from './transition-table';
 import {
   VOLUME_DELETABLE_STATUSES,
   VOLUME_RESETTABLE_STATUSES,
   VOLUME_TRANSITIONS,
   VOLUME_RETYPE_SOURCES,
-  allowedVolumeSources,
   displayVolumeStatus,
   isMigrating,
-  volumeReserveSources,
 } from './volume-status';
 
 /** Checks every (from, to) pair of a table against an independently written list of allowed edges. */
@@ -54,10 +54,10 @@ describe('volume transitions', () => {
     ['error_deleting', ['deleting']],
     ['creating', []],
   ] as const)('allowedSources(%s)', (to, sources) => {
-    expect(allowedVolumeSources(to)).toEqual(sources);
+    expect(sourcesOf(VOLUME_TRANSITIONS, to)).toEqual(sources);
   });
   it('deletable statuses are exactly the sources of deleting', () => {
-    expect([...VOLUME_DELETABLE_STATUSES].sort()).toEqual(allowedVolumeSources('deleting').sort());
+    expect([...VOLUME_DELETABLE_STATUSES].sort()).toEqual(sourcesOf(VOLUME_TRANSITIONS, 'deleting').sort());
   });
   it('maps internal statuses to public ones', () => {
     expect(['managing', 'error_managing', 'error_managing_deleting', 'in-use'].map((s) => displayVolumeStatus(s as never))).toEqual([
@@ -87,7 +87,7 @@ describe('snapshot transitions', () => {
       `creating>available creating>error available>deleting available>backing-up available>restoring available>unmanaging
        deleting>error_deleting error>deleting backing-up>available restoring>available error>unmanaging`,
     );
-    expect(allowedSnapshotSources('deleting')).toEqual(['available', 'error']);
+    expect(sourcesOf(SNAPSHOT_TRANSITIONS, 'deleting')).toEqual(['available', 'error']);
   });
 });
 
@@ -98,10 +98,19 @@ describe('backup and transfer transitions', () => {
       `creating>available creating>error available>deleting available>restoring deleting>deleted deleting>error_deleting
        error>deleting restoring>available`,
     );
-    expect(allowedBackupSources('deleting')).toEqual(['available', 'error']);
+    expect(sourcesOf(BACKUP_TRANSITIONS, 'deleting')).toEqual(['available', 'error']);
   });
   it('allows exactly the documented transfer pairs', () => {
     checkPairs(TRANSFER_TRANSITIONS, 'created>deleted created>accepted');
+  });
+});
+
+describe('group and group snapshot transitions', () => {
+  it('allows exactly the documented group pairs', () => {
+    checkPairs(GROUP_TRANSITIONS, 'creating>available creating>error available>updating available>deleting updating>available deleting>error_deleting error>deleting');
+  });
+  it('allows exactly the documented group snapshot pairs', () => {
+    checkPairs(GROUP_SNAPSHOT_TRANSITIONS, 'creating>available creating>error available>deleting deleting>error_deleting error>deleting');
   });
 });
 
@@ -138,9 +147,9 @@ describe('os-update_snapshot_status', () => {
 
 describe('reserve, retype and migration guards', () => {
   it('reserves from available, and from in-use only for multiattach volumes', () => {
-    expect(volumeReserveSources(false)).toEqual(['available']);
-    expect(volumeReserveSources(true)).toEqual(['available', 'in-use']);
-    for (const s of [...volumeReserveSources(true), ...VOLUME_RETYPE_SOURCES]) expect(allowedVolumeSources('attaching').concat(allowedVolumeSources('retyping'))).toContain(s);
+    expect(VOLUME_OPERATIONS.reserve.sources).toEqual(['available']);
+    expect(VOLUME_OPERATIONS.reserveMultiattach.sources).toEqual(['available', 'in-use']);
+    for (const s of [...VOLUME_OPERATIONS.reserveMultiattach.sources, ...VOLUME_RETYPE_SOURCES]) expect(sourcesOf(VOLUME_TRANSITIONS, 'attaching').concat(sourcesOf(VOLUME_TRANSITIONS, 'retyping'))).toContain(s);
   });
   it.each([
     [null, false],

@@ -1,4 +1,4 @@
-import { sourcesOf, type TransitionTable } from './transition-table';
+import type { TransitionTable } from './transition-table';
 
 /** Volume statuses (spec section 8.1), upstream spellings; the last four are internal. */
 export const VOLUME_STATUSES = [
@@ -29,8 +29,6 @@ export const VOLUME_STATUSES = [
   'unmanaging',
 ] as const;
 export type VolumeStatus = (typeof VOLUME_STATUSES)[number];
-
-export const isVolumeStatus = (s: unknown): s is VolumeStatus => typeof s === 'string' && (VOLUME_STATUSES as readonly string[]).includes(s);
 
 /**
  * Normal volume transitions (BS-8.1.x). Operations that return a volume to "its previous status"
@@ -76,9 +74,6 @@ const NEXT: Readonly<Record<VolumeStatus, readonly VolumeStatus[]>> = {
 
 export const VOLUME_TRANSITIONS: TransitionTable<VolumeStatus> = { statuses: VOLUME_STATUSES, next: NEXT };
 
-/** Statuses a volume may be in for `UPDATE volumes SET status = :to WHERE status IN (...)`. */
-export const allowedVolumeSources = (to: VolumeStatus): VolumeStatus[] => sourcesOf(VOLUME_TRANSITIONS, to);
-
 /** Statuses from which a user (non-forced) delete is accepted (BS-8.1.2). */
 export const VOLUME_DELETABLE_STATUSES: readonly VolumeStatus[] = ['available', 'error', 'error_restoring', 'error_extending', 'error_managing'];
 
@@ -99,12 +94,6 @@ export const VOLUME_RESETTABLE_STATUSES: readonly VolumeStatus[] = VOLUME_STATUS
   (s) => !['deleting', 'error_deleting', 'detaching', 'managing', 'error_managing', 'error_managing_deleting', 'unmanaging'].includes(s),
 );
 
-/**
- * `os-reserve` (BS-8.1.9): Cinder moves an `available` volume (or, when multiattach, an `in-use`
- * one too) straight to `attaching`; these are the sources.
- */
-export const volumeReserveSources = (multiattach: boolean): VolumeStatus[] => (multiattach ? ['available', 'in-use'] : ['available']);
-
 /** `os-retype` (BS-8.1.4): the statuses a volume may be retyped from. */
 export const VOLUME_RETYPE_SOURCES: readonly VolumeStatus[] = ['available', 'in-use'];
 
@@ -117,3 +106,14 @@ export const NOT_MIGRATING_STATUSES: readonly (string | null)[] = [null, 'none',
 
 /** True while a migration is under way (migration_status outside NOT_MIGRATING_STATUSES). */
 export const isMigrating = (migrationStatus: string | null): boolean => !NOT_MIGRATING_STATUSES.includes(migrationStatus);
+
+/**
+ * Migration statuses during which a migration job is moving the volume: the API has started it
+ * (`starting`) or the destination back end is copying (`migrating`). Recovery, the reconciler and
+ * the back end resume or end exactly these; `completing` belongs to a compute-driven swap.
+ */
+export const MIGRATION_IN_FLIGHT_STATUSES = ['starting', 'migrating'] as const;
+
+/** True while a migration job owns the volume (migration_status in MIGRATION_IN_FLIGHT_STATUSES). */
+export const isMigrationInFlight = (migrationStatus: string | null | undefined): boolean =>
+  (MIGRATION_IN_FLIGHT_STATUSES as readonly (string | null | undefined)[]).includes(migrationStatus);

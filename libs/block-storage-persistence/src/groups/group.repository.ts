@@ -1,4 +1,4 @@
-import type { GroupSnapshotStatus, GroupSnapshotValue, GroupStatus, GroupTypeValue, GroupValue, TransferValue } from '@osc/block-storage-domain';
+import type { GroupSnapshotStatus, GroupSnapshotValue, GroupStatus, GroupTypeValue, GroupValue, StatusOperation, TransferValue } from '@osc/block-storage-domain';
 import { affectedOf, Params, rowsOf, type Queryable } from '../sql';
 import { wireTime } from '../volume.repository';
 
@@ -213,6 +213,11 @@ export class GroupRepository {
     }
   }
 
+  /** A domain operation's compare-and-set (`GROUP_OPERATIONS`): its sources → its target. */
+  async transition(db: Queryable, id: string, op: Pick<StatusOperation<GroupStatus>, 'sources' | 'target'>, now: Date, set: Readonly<Record<string, unknown>> = {}): Promise<boolean> {
+    return this.compareAndSetStatus(db, id, op.sources, op.target, now, set);
+  }
+
   /** Compare-and-set of the status (STYLE §2), with more columns. */
   async compareAndSetStatus(db: Queryable, id: string, allowed: readonly GroupStatus[], to: GroupStatus, now: Date, set: Readonly<Record<string, unknown>> = {}): Promise<boolean> {
     const p = new Params();
@@ -323,6 +328,11 @@ export class GroupSnapshotRepository {
        VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)`,
       [s.id, s.projectId, s.userId, s.groupId, s.groupTypeId, s.name, s.description, s.status, s.pending, now],
     );
+  }
+
+  /** A domain operation's compare-and-set (`GROUP_SNAPSHOT_OPERATIONS`): its sources → its target. */
+  async transition(db: Queryable, id: string, op: Pick<StatusOperation<GroupSnapshotStatus>, 'sources' | 'target'>, now: Date, set: Readonly<Record<string, unknown>> = {}): Promise<boolean> {
+    return this.compareAndSetStatus(db, id, op.sources, op.target, now, set);
   }
 
   async compareAndSetStatus(db: Queryable, id: string, allowed: readonly GroupSnapshotStatus[], to: GroupSnapshotStatus, now: Date, set: Readonly<Record<string, unknown>> = {}): Promise<boolean> {

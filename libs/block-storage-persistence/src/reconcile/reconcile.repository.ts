@@ -1,4 +1,4 @@
-import type { QuotaFigure } from '@osc/block-storage-domain';
+import { MIGRATION_IN_FLIGHT_STATUSES, type QuotaFigure } from '@osc/block-storage-domain';
 import { toBackup, type StoredBackup } from '../backups/backup.repository';
 import { Params, rowsOf, type Queryable } from '../sql';
 
@@ -96,6 +96,7 @@ export class ReconcileRepository {
     p.add(q.before);
     p.add(q.limit);
     const c = claimSql(q, p);
+    const inFlight = p.add([...MIGRATION_IN_FLIGHT_STATUSES]);
     const rows = rowsOf<Row>(
       await em.query(
         `SELECT x.id, x.project_id, x.status, x.host, x.size, x.availability_zone, x.source_volid, x.snapshot_id, x.migration_status,
@@ -105,7 +106,7 @@ export class ReconcileRepository {
                 (SELECT r.new_size FROM "quota_reservations" r WHERE r.volume_id = x.id AND r.operation = 'extend' AND r.new_size IS NOT NULL ORDER BY r.created_at, r.id LIMIT 1) AS extend_new_size,
                 (SELECT s.id FROM "snapshots" s WHERE s.volume_id = x.id AND s.status = 'restoring' AND s.deleted = false ORDER BY s.created_at LIMIT 1) AS restoring_snapshot_id
          FROM "volumes" x ${markJoin('volume')}
-         WHERE x.deleted = false AND (x.status = ANY($1::varchar[]) OR x.migration_status IN ('starting', 'migrating')) AND ${SINCE} < $2${c.where}
+         WHERE x.deleted = false AND (x.status = ANY($1::varchar[]) OR x.migration_status = ANY(${inFlight}::varchar[])) AND ${SINCE} < $2${c.where}
          ORDER BY since, x.id LIMIT $3${c.lock}`,
         p.values,
       ),

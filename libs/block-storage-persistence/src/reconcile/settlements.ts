@@ -1,5 +1,5 @@
 import { MIGRATION_JOB_METADATA_KEY, type VolumeMigrateJob } from '@osc/contracts';
-import type { VolumeStatus } from '@osc/block-storage-domain';
+import { BACKUP_OPERATIONS, MIGRATION_OPERATIONS, SNAPSHOT_OPERATIONS, VOLUME_OPERATIONS } from '@osc/block-storage-domain';
 import { BackupRepository, type StoredBackup } from '../backups/backup.repository';
 import { QuotaRepository } from '../quota.repository';
 import type { Queryable } from '../sql';
@@ -21,10 +21,9 @@ export class Settlements {
   /** The backup's volume (or snapshot) goes back to the status it had before the backup (BS-8.1.5). */
   async releaseBackupSource(em: Queryable, b: StoredBackup, now: Date): Promise<void> {
     if (b.snapshotId !== null) {
-      await this.snapshots.compareAndSetStatus(em, b.snapshotId, ['backing-up'], 'available', now);
+      await this.snapshots.transition(em, b.snapshotId, SNAPSHOT_OPERATIONS.backedUp, now);
     } else {
-      const back: VolumeStatus = b.volumePreviousStatus === 'in-use' ? 'in-use' : 'available';
-      await this.volumes.compareAndSetStatus(em, b.volumeId, ['backing-up'], back, now);
+      await this.volumes.transition(em, b.volumeId, b.volumePreviousStatus === 'in-use' ? VOLUME_OPERATIONS.backedUpInUse : VOLUME_OPERATIONS.backedUpAvailable, now);
     }
   }
 
@@ -33,7 +32,7 @@ export class Settlements {
    * until it is deleted, as in Cinder) and the source released.
    */
   async failBackupCreate(em: Queryable, b: StoredBackup, reason: string, now: Date): Promise<boolean> {
-    if (!(await this.backups.compareAndSetStatus(em, b.id, ['creating'], 'error', now, { fail_reason: reason.slice(0, 1000) }))) return false;
+    if (!(await this.backups.transition(em, b.id, BACKUP_OPERATIONS.createFailed, now, { fail_reason: reason.slice(0, 1000) }))) return false;
     await this.quotas.settleReservation(em, b.id, true);
     await this.releaseBackupSource(em, b, now);
     return true;
@@ -41,16 +40,16 @@ export class Settlements {
 
   /** An interrupted restore (BS-8.3.6): the backup `available` again, its target volume `error_restoring`. */
   async endBackupRestore(em: Queryable, b: StoredBackup, reason: string, now: Date): Promise<boolean> {
-    if (!(await this.backups.compareAndSetStatus(em, b.id, ['restoring'], 'available', now))) return false;
+    if (!(await this.backups.transition(em, b.id, BACKUP_OPERATIONS.restored, now))) return false;
     if (b.restoreVolumeId !== null) {
-      await this.volumes.compareAndSetStatus(em, b.restoreVolumeId, ['restoring-backup'], 'error_restoring', now, { error_reason: reason.slice(0, 1000) });
+      await this.volumes.transition(em, b.restoreVolumeId, VOLUME_OPERATIONS.restoreFailed, now, { error_reason: reason.slice(0, 1000) });
     }
     return true;
   }
 
   /** `extending` → `error_extending`; the extend's reservation is released. */
   async failVolumeExtend(em: Queryable, volumeId: string, reason: string, now: Date): Promise<boolean> {
-    if (!(await this.volumes.compareAndSetStatus(em, volumeId, ['extending'], 'error_extending', now, { error_reason: reason.slice(0, 1000) }))) return false;
+    if (!(await this.volumes.transition(em, volumeId, VOLUME_OPERATIONS.extendFailed, now, { error_reason: reason.slice(0, 1000) }))) return false;
     await this.quotas.releaseReservationsOf(em, volumeId);
     return true;
   }
@@ -60,7 +59,7 @@ export class Settlements {
    * `error`, the job leaves its admin metadata and the new type's reservation is released.
    */
   async failMigration(em: Queryable, volumeId: string, job: VolumeMigrateJob, now: Date): Promise<boolean> {
-    if (!(await this.volumes.compareAndSetMigration(em, volumeId, [job.holdStatus], ['starting', 'migrating'], job.previousStatus, now, { migration_status: 'error' }))) return false;
+    if (!(await this.volumes.transitionMigration(em, volumeId, MIGRATION_OPERATIONS.fail, { from: job.holdStatus, to: job.previousStatus }, now))) return false;
     await this.volumes.setAdminMetadataKey(em, volumeId, MIGRATION_JOB_METADATA_KEY, null);
     if (job.reservationId !== null) await this.quotas.settleReservation(em, job.reservationId, false);
     return true;

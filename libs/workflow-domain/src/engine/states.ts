@@ -16,7 +16,6 @@ export type State = (typeof STATES)[number];
 export const EXECUTION_STATES = ['IDLE', 'RUNNING', 'PAUSED', 'SUCCESS', 'ERROR', 'CANCELLED'] as const;
 export type ExecutionState = (typeof EXECUTION_STATES)[number];
 
-export const TASK_STATES = STATES;
 export type TaskState = State;
 
 export const ACTION_STATES = ['IDLE', 'RUNNING', 'PAUSED', 'SUCCESS', 'ERROR', 'CANCELLED'] as const;
@@ -47,6 +46,3 @@ export const isValidExecutionTransition = (from: ExecutionState, to: ExecutionSt
 /** The states an execution may move to `to` from: the compare-and-set allowed set. */
 export const allowedExecutionSources = (to: ExecutionState): ExecutionState[] =>
   EXECUTION_STATES.filter((from) => isValidExecutionTransition(from, to));
-
-export const isExecutionState = (s: string): s is ExecutionState =>
-  (EXECUTION_STATES as readonly string[]).includes(s);
