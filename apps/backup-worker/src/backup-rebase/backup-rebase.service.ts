@@ -171,7 +171,8 @@ export class BackupRebaseService implements OnApplicationBootstrap, OnModuleDest
       const entry = entries.get(key);
       const loc = locations.get(s.backupId);
       if (!entry || !loc) throw new InvalidInputError(`Invalid backup: object ${s.object} is not in its manifest.`);
-      const r = await workers.unpack(own(await store.read(loc.container, s.object)), entry.compression, entry.length, entry.md5, 0);
+      const stored = own(await store.read(loc.container, s.object));
+      const r = await workers.unpack(stored, stored.byteLength, entry.compression, entry.length, entry.md5, 0);
       if (r.corrupt) throw new InvalidInputError(`Invalid backup: object ${s.object} is corrupt (checksum mismatch).`);
       cached = { key, bytes: Buffer.from(r.bytes) };
       return cached.bytes;
@@ -196,7 +197,9 @@ export class BackupRebaseService implements OnApplicationBootstrap, OnModuleDest
       const piece = packed.pieces[0];
       if (!piece) throw new Error('the chunk worker packed nothing');
       const name = dataObjectName(target.prefix, i + 1);
-      await store.write(target.container, name, Buffer.from(piece.bytes));
+      // A piece stored raw (codec `none`) comes back as the chunk's own buffer, not as bytes of its own.
+      const stored = piece.bytes === null ? Buffer.from(packed.buf, 0, range.length) : Buffer.from(piece.bytes);
+      await store.write(target.container, name, stored);
       out.push({ name, offset: range.offset, length: range.length, compression: piece.codec, md5: piece.md5 });
     }
     return out;
