@@ -14,10 +14,11 @@
  *   first start (empty DATA_DIR) to both APIs' `/readyz` answering 200 (wall, CPU); RSS
  *   (/proc/<pid>/status VmRSS) `--idle-seconds` after ready; RSS `--idle-seconds` after a short
  *   workload (`--workload` executions of a 10-task std.noop workflow through POST /v2/executions,
- *   8 at a time, plus `--workload` volumes created through the Cinder API); then `--rounds` warm
- *   restarts on that DATA_DIR (wall, CPU).
+ *   8 at a time, plus `--volumes` volumes created through the Cinder API); then `--rounds` warm
+ *   restarts on that DATA_DIR (wall, CPU), and RSS `--idle-seconds` after the last one.
  *
- * Options: --rounds=3  --idle-seconds=15  --workload=200  --only=all|distributed|embedded
+ * Options: --rounds=3  --idle-seconds=15  --workload=200  --volumes=10 (Cinder's default quota)
+ *          --only=all|distributed|embedded
  *          --results=<file> (default bench/results/startup.json; the load average at the start and
  *          the end of the run is recorded beside the figures — wall times need free cores).
  *
@@ -26,7 +27,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { loadavg, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
 import { purgeTestPrefix, testServers } from '@osc/testing';
@@ -36,6 +37,8 @@ const arg = (name: string, dflt: string): string =>
 const ROUNDS = Number(arg('rounds', '3'));
 const IDLE_S = Number(arg('idle-seconds', '15'));
 const WORKLOAD = Number(arg('workload', '200'));
+/** Volumes of the workload: Cinder's default quota allows a project 10. */
+const VOLUMES = Number(arg('volumes', '10'));
 const ONLY = arg('only', 'all') as 'all' | 'distributed' | 'embedded';
 const ROOT = path.resolve(__dirname, '../..');
 const RESULTS = arg('results', path.join(ROOT, 'bench/results/startup.json'));
@@ -181,12 +184,24 @@ startup_seq10:
 ${Array.from({ length: 10 }, (_, i) => `    t${i}:\n      action: std.noop\n${i < 9 ? `      on-success: t${i + 1}\n` : ''}`).join('')}`;
 
 /** The short workload: seq10 executions through the workflow API and volumes through the Cinder API, all waited for. */
-async function workload(wfPort: number, volPort: number): Promise<void> {
+async function workload(wfPort: number, volPort: number, alive: () => boolean): Promise<void> {
   const project = 'b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0';
   const call = async (port: number, method: string, p: string, body?: string, type = 'application/json'): Promise<unknown> => {
     // Cinder's noauth answers a request without a token with the token to use (204): send one.
-    const auth = port === volPort ? { 'x-auth-token': `admin:${project}` } : {};
-    const res = await fetch(`http://127.0.0.1:${port}${p}`, { method, body, headers: { ...auth, ...(body ? { 'content-type': type } : {}) } });
+    const headers: Record<string, string> = {};
+    if (port === volPort) headers['x-auth-token'] = `admin:${project}`;
+    if (body) headers['content-type'] = type;
+    // On a loaded machine a kept-alive connection may be closed by the server as the request goes
+    // out (ECONNRESET); the request is sent again on a new one (a duplicate only adds work).
+    let res: Response | undefined;
+    for (let attempt = 1; !res; attempt++) {
+      try {
+        res = await fetch(`http://127.0.0.1:${port}${p}`, { method, body, headers });
+      } catch (err) {
+        if (attempt >= 5 || !alive()) throw err;
+        await sleep(100);
+      }
+    }
     const text = await res.text();
     if (res.status >= 300) throw new Error(`${method} ${p}: ${res.status} ${text.slice(0, 300)}`);
     return text ? JSON.parse(text) : undefined;
@@ -202,7 +217,7 @@ async function workload(wfPort: number, volPort: number): Promise<void> {
       }
     }),
   );
-  for (let i = 0; i < WORKLOAD; i++) {
+  for (let i = 0; i < VOLUMES; i++) {
     await call(volPort, 'POST', `/v3/${project}/volumes`, JSON.stringify({ volume: { size: 1, name: `startup-${i}` } }));
   }
   for (;;) {
@@ -211,7 +226,7 @@ async function workload(wfPort: number, volPort: number): Promise<void> {
     if (list.executions.some((e) => e.state === 'ERROR')) throw new Error('a workload execution failed');
     const vols = (await call(volPort, 'GET', `/v3/${project}/volumes/detail?limit=1000`)) as { volumes: { status: string }[] };
     if (vols.volumes.some((v) => v.status === 'error')) throw new Error('a workload volume failed');
-    if (done >= ids.length && vols.volumes.filter((v) => v.status === 'available').length >= WORKLOAD) return;
+    if (done >= ids.length && vols.volumes.filter((v) => v.status === 'available').length >= VOLUMES) return;
     await sleep(200);
   }
 }
@@ -220,11 +235,13 @@ interface EmbeddedFigures {
   firstStart: { wallS: number; cpuS: number };
   rssIdleMb: number;
   rssAfterWorkloadMb: number;
+  /** `--idle-seconds` after the last warm restart was ready (the data already there). */
+  rssIdleAfterRestartMb: number;
   workload: { executions: number; volumes: number };
   warmRestarts: { wallS: number[]; cpuS: number[] };
 }
 
-async function embedded(): Promise<EmbeddedFigures> {
+async function embedded(): Promise<EmbeddedFigures & { idleSeconds: number }> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'osc-startup-'));
   const wfPort = await freePort();
   const volPort = await freePort();
@@ -237,25 +254,33 @@ async function embedded(): Promise<EmbeddedFigures> {
     await sleep(IDLE_S * 1000);
     const rssIdleMb = rssMb(first.child.pid!);
     console.log(`embedded RSS ${IDLE_S} s after ready: ${rssIdleMb} MB`);
-    await workload(wfPort, volPort);
+    await workload(wfPort, volPort, () => first.child.exitCode === null && first.child.signalCode === null);
     await sleep(IDLE_S * 1000);
     const rssAfterWorkloadMb = rssMb(first.child.pid!);
-    console.log(`embedded RSS ${IDLE_S} s after ${WORKLOAD} executions and ${WORKLOAD} volumes: ${rssAfterWorkloadMb} MB`);
+    console.log(`embedded RSS ${IDLE_S} s after ${WORKLOAD} executions and ${VOLUMES} volumes: ${rssAfterWorkloadMb} MB`);
     await stop(first.child);
     const warm = { wallS: [] as number[], cpuS: [] as number[] };
+    let rssIdleAfterRestartMb = 0;
     for (let round = 0; round < ROUNDS; round++) {
       const s = await startUntilReady(bundle('embedded'), env, [wfPort, volPort]);
       running = s.child;
+      if (round === ROUNDS - 1) {
+        await sleep(IDLE_S * 1000);
+        rssIdleAfterRestartMb = rssMb(s.child.pid!);
+        console.log(`embedded RSS ${IDLE_S} s after a warm restart: ${rssIdleAfterRestartMb} MB`);
+      }
       await stop(s.child);
       warm.wallS.push(s.wallS);
       warm.cpuS.push(s.cpuS);
       console.log(`embedded warm restart ${round + 1}: ${s.wallS} s wall, ${s.cpuS} s CPU (load ${load().join(' ')})`);
     }
     return {
+      idleSeconds: IDLE_S,
       firstStart: { wallS: first.wallS, cpuS: first.cpuS },
       rssIdleMb,
       rssAfterWorkloadMb,
-      workload: { executions: WORKLOAD, volumes: WORKLOAD },
+      rssIdleAfterRestartMb,
+      workload: { executions: WORKLOAD, volumes: VOLUMES },
       warmRestarts: warm,
     };
   } finally {
@@ -264,12 +289,19 @@ async function embedded(): Promise<EmbeddedFigures> {
   }
 }
 
+/** One section's figures with when and at what load (1, 5, 15 min averages) they were measured. */
+async function measured<T>(run: () => Promise<T>): Promise<Record<string, unknown>> {
+  const date = new Date().toISOString();
+  const loadAverageAtStart = load();
+  const figures = await run();
+  return { date, rounds: ROUNDS, machine: `${cpus().length} cores`, loadAverageAtStart, loadAverageAtEnd: load(), ...figures };
+}
+
 async function main(): Promise<void> {
-  const loadAtStart = load();
-  const result: Record<string, unknown> = { date: new Date().toISOString(), rounds: ROUNDS, idleSeconds: IDLE_S, loadAverageAtStart: loadAtStart };
-  if (ONLY !== 'distributed') result.embedded = await embedded();
-  if (ONLY !== 'embedded') result.distributed = await distributed();
-  result.loadAverageAtEnd = load();
+  // A run of one side keeps the other side's last figures (each with its own date and load).
+  const result: Record<string, unknown> = {};
+  if (ONLY !== 'distributed') result.embedded = await measured(embedded);
+  if (ONLY !== 'embedded') result.distributed = await measured(distributed);
   const previous = existsSync(RESULTS) ? (JSON.parse(readFileSync(RESULTS, 'utf8')) as Record<string, unknown>) : {};
   writeFileSync(RESULTS, `${JSON.stringify({ ...previous, ...result }, null, 2)}\n`);
   console.log(`written to ${RESULTS}`);
