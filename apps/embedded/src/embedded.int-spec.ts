@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { appCommand } from '../test/distributed-stack';
 
 const ROOT = path.resolve(__dirname, '../../..');
 
@@ -22,10 +23,10 @@ interface Started {
   output: () => string;
 }
 
-/** Start `npm start`'s entry point as its own process, exactly as a user would. */
+/** Start `npm start`'s entry point as its own process, as a user would (from the bundle with OSC_TEST_FROM_BUNDLES=1). */
 function startProduct(env: Record<string, string>): Started {
   let out = '';
-  const child = spawn(process.execPath, ['-r', '@swc-node/register', 'apps/embedded/src/main.ts'], {
+  const child = spawn(process.execPath, appCommand('embedded'), {
     cwd: ROOT,
     env: { ...process.env, ...env, LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'pipe'],

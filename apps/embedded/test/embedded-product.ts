@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import path from 'node:path';
+import { appCommand } from './distributed-stack';
 
 const ROOT = path.resolve(__dirname, '../../..');
 
@@ -21,11 +22,14 @@ export interface Product {
   output: () => string;
 }
 
-/** `npm start`'s entry point as its own process, waiting until the workflow API is ready. */
+/**
+ * `npm start`'s entry point as its own process (its bundle with OSC_TEST_FROM_BUNDLES=1, as `npm start`
+ * runs it; its sources otherwise), waiting until the workflow API is ready.
+ */
 export async function startProduct(dataDir: string): Promise<Product> {
   const [wfPort, volPort] = [await freePort(), await freePort()];
   let out = '';
-  const child = spawn(process.execPath, ['-r', '@swc-node/register', 'apps/embedded/src/main.ts'], {
+  const child = spawn(process.execPath, appCommand('embedded'), {
     cwd: ROOT,
     env: { ...process.env, DATA_DIR: dataDir, WORKFLOW_API_PORT: String(wfPort), VOLUME_API_PORT: String(volPort), LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'pipe'],

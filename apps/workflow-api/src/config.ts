@@ -38,8 +38,17 @@ const schema = authEnvSchema.extend({
   CONSOLE_VOLUME_API_URL: z.string().url().optional(),
 });
 
-/** Where `apps/console/tools/build.mjs` writes the console: `<repository>/dist/console`. */
-export const DEFAULT_CONSOLE_DIR = path.resolve(__dirname, '../../../dist/console');
+/**
+ * Where `apps/console/tools/build.mjs` writes the console: `<repository>/dist/console`, reached
+ * from this file's folder in the sources (`apps/workflow-api/src`) or from the bundle's
+ * (`dist/apps/<app>`, where `npm start` runs it).
+ */
+export const DEFAULT_CONSOLE_DIR = consoleDirFrom(__dirname);
+
+export function consoleDirFrom(dir: string): string {
+  const bundled = path.basename(path.dirname(dir)) === 'apps' && path.basename(path.dirname(path.dirname(dir))) === 'dist';
+  return path.resolve(dir, bundled ? '../../console' : '../../../dist/console');
+}
 
 export interface WorkflowApiConfig {
   readonly http: { port: number; host: string; bodyLimit: number; publicUrl?: string };

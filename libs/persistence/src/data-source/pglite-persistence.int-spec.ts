@@ -23,6 +23,18 @@ describe('embedded engine on disk', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it('runs with a small buffer pool, on a fresh folder and after a reopen (issue #17)', async () => {
+    const dataDir = join(dir, 'buffers');
+    for (let round = 0; round < 2; round++) {
+      const ds = await createDataSource({ kind: 'pglite', dataDir }, [], []);
+      try {
+        expect(await ds.query('SHOW shared_buffers')).toEqual([{ shared_buffers: '16MB' }]);
+      } finally {
+        await closeDataSource(ds);
+      }
+    }
+  });
+
   it('keeps committed data across a close and reopen, and runs migrations only once', async () => {
     const dataDir = join(dir, 'data');
     const first = await createDataSource({ kind: 'pglite', dataDir }, [], [CreateNote1700000000001]);
