@@ -96,9 +96,6 @@ export async function createRuntime(options: RuntimeOptions, parts: readonly Sch
   const outbox = new OutboxWriter(options.mode === 'embedded' ? { bus, jobs } : undefined);
   const relay = new OutboxRelay(dataSource, bus, jobs);
   outbox.onCommitted(() => relay.notify());
-  // Distributed: a transaction's rows without a partition key are published by this process right
-  // after the commit and deleted in one statement, instead of through a claim transaction of the relay.
-  if (options.mode !== 'embedded') outbox.onHandOff((rows) => relay.handOff(rows));
   await relay.start();
   const readiness: ReadinessCheck[] = [
     { name: 'database', check: async () => (await dataSource.query('SELECT 1 AS ok')).length === 1 },
