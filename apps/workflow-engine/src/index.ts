@@ -21,6 +21,11 @@ class WorkflowEngineRoot {
  * /metrics on its health port; inside the embedded process it runs without a port.
  */
 export function startWorkflowEngine(config: WorkflowEngineConfig, runtime: Runtime, opts: { http: boolean }): Promise<RunningApp> {
+  // Distributed: the action jobs an engine transaction writes are published by this process right
+  // after the commit and deleted with one statement, not through a claim transaction of the relay
+  // (docs/runtime.md). Other apps keep the relay: with the API's start commands handed off too, the
+  // engines spent more CPU per execution with inline actions (bench/engine/README.md).
+  if (runtime.mode === 'distributed') runtime.outbox.onHandOff((rows) => runtime.relay.handOff(rows));
   const root = WorkflowEngineRoot.with(runtime, config);
   if (!opts.http) return startWorkerContext('workflow-engine', root, config.logLevel);
   return startHttpApp(root, {

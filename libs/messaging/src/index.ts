@@ -30,7 +30,7 @@ export { InProcessJobQueue, type InProcessJobQueueOptions } from './in-process-j
 export { BullMqJobQueue, type BullMqJobQueueOptions } from './bullmq-job-queue';
 export { OutboxEntity, outboxEntities, type OutboxDestination } from './outbox/outbox.entity';
 export { messagingMigrations, CreateOutbox1763856000000 } from './outbox/outbox.migration';
-export { OutboxWriter, type OutboxItem } from './outbox/outbox-writer';
+export { OutboxWriter, type OutboxItem, type HandedOffRow } from './outbox/outbox-writer';
 export { OutboxRelay, type OutboxRelayOptions } from './outbox/outbox-relay';
 export { createMessaging, type Messaging, type MessagingConfig } from './create-messaging';
 export { type AfterCommit } from './command-bus';

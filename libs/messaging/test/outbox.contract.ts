@@ -201,6 +201,79 @@ export function outboxContract(h: OutboxHarness): void {
     expect(ids).toEqual(['n1', 'n2']);
   });
 
+  it('hands rows without a partition key to the relay after the commit: published and deleted without a claim', async () => {
+    const handing = new OutboxWriter();
+    const bus = new RecordingBus();
+    const relay = new OutboxRelay(ds, bus, new InProcessJobQueue(), { pollIntervalMs: 60_000, logger: quiet });
+    let notified = 0;
+    handing.onCommitted(() => notified++);
+    const handed: string[][] = [];
+    handing.onHandOff((rows) => {
+      handed.push(rows.map((r) => (r.payload as CommandMessage).id));
+      relay.handOff(rows);
+    });
+    const inTx = deferred();
+    const finish = deferred();
+    const tx = ds.transaction(async (em) => {
+      await handing.add(em, [command('h1', { n: 1 }), command('h2')]);
+      await em.transaction((inner) => handing.add(inner, command('h3')));
+      inTx.resolve();
+      await finish.promise;
+    });
+    await inTx.promise;
+    expect(handed).toEqual([]); // nothing before the commit
+    finish.resolve();
+    await tx;
+    expect(handed).toEqual([['h1', 'h2', 'h3']]);
+    await waitFor('hand-off published and deleted', async () => bus.published.length === 3 && (await outboxCount()) === 0);
+    expect(bus.published.map((p) => p.msg)).toEqual([
+      { id: 'h1', type: 'engine.start', payload: { n: 1 }, headers: { 'x-request-id': 'r-h1' } },
+      { id: 'h2', type: 'engine.start', payload: {}, headers: { 'x-request-id': 'r-h2' } },
+      { id: 'h3', type: 'engine.start', payload: {}, headers: { 'x-request-id': 'r-h3' } },
+    ]);
+    expect(notified).toBe(0); // the relay had no pass to make
+    await relay.stop();
+  });
+
+  it('leaves to the relay the transactions with partitioned rows or a rolled-back savepoint', async () => {
+    const handing = new OutboxWriter();
+    let notified = 0;
+    handing.onCommitted(() => notified++);
+    const handed: string[] = [];
+    handing.onHandOff((rows) => handed.push(...rows.map((r) => (r.payload as CommandMessage).id)));
+    await ds.transaction((em) => handing.add(em, [command('p1'), command('p2', {}, 'exec-p')]));
+    expect(notified).toBe(1);
+    await ds.transaction(async (em) => {
+      await handing.add(em, command('s1'));
+      await em
+        .transaction(async (inner) => {
+          await handing.add(inner, command('s2'));
+          throw new Error('inner failure');
+        })
+        .catch(() => undefined);
+    });
+    expect(notified).toBe(2);
+    await handing.add(ds.manager, command('o1')); // outside a transaction: handed off at once
+    expect(handed).toEqual(['o1']);
+    const ids = (await ds.query(`SELECT "payload"->>'id' AS id FROM "outbox" ORDER BY "seq"`)).map((r: { id: string }) => r.id);
+    expect(ids).toEqual(['p1', 'p2', 's1', 'o1']);
+  });
+
+  it('keeps handed-off rows that could not be published and wakes the relay for them', async () => {
+    const handing = new OutboxWriter();
+    const bus = new RecordingBus();
+    bus.failNext = 1;
+    const relay = new OutboxRelay(ds, bus, new InProcessJobQueue(), { pollIntervalMs: 60_000, logger: quiet });
+    handing.onCommitted(() => relay.notify());
+    handing.onHandOff((rows) => relay.handOff(rows));
+    await relay.start();
+    await sleep(50); // the first pass found nothing; now the relay sleeps for a minute unless notified
+    await ds.transaction((em) => handing.add(em, [command('f1'), command('f2')]));
+    await waitFor('the relay published the rows the hand-off could not', async () => bus.published.length === 2 && (await outboxCount()) === 0, 5000);
+    expect(bus.published.map((p) => p.msg.id)).toEqual(['f1', 'f2']);
+    await relay.stop();
+  });
+
   it('falls back to polling for rows committed elsewhere', async () => {
     const bus = new RecordingBus();
     const relay = new OutboxRelay(ds, bus, new InProcessJobQueue(), { pollIntervalMs: 50, logger: quiet });

@@ -22,14 +22,17 @@ function manualBus() {
 const tick = () => new Promise((r) => setImmediate(r));
 
 describe('ResultReports', () => {
-  it('sends a result alone at once, and those reported meanwhile together in one engine.actions-completed', async () => {
+  it('sends the results of one turn together, and those reported meanwhile together in the next engine.actions-completed', async () => {
     const bus = manualBus();
     const reports = new ResultReports(bus);
     const settled: string[] = [];
     const first = reports.report(result(1)).then(() => settled.push('a1'));
-    const later = [2, 3, 4].map((n) => reports.report(result(n)).then(() => settled.push(`a${n}`)));
+    expect(bus.sent).toEqual([]); // not before the end of the turn
     await tick();
     expect(bus.sent).toEqual([{ id: 'action-completed:a1', type: 'engine.action-completed', payload: result(1) }]);
+    const later = [2, 3, 4].map((n) => reports.report(result(n)).then(() => settled.push(`a${n}`)));
+    await tick();
+    expect(bus.sent).toHaveLength(1); // waiting for the confirm of the first
     bus.pending[0]!.resolve();
     await first;
     await tick();
@@ -39,12 +42,19 @@ describe('ResultReports', () => {
     bus.pending[1]!.resolve();
     await Promise.all(later);
     expect(settled).toEqual(['a1', 'a2', 'a3', 'a4']);
+    // idle again: the results of one turn go as one message
+    const again = [5, 6].map((n) => reports.report(result(n)));
+    await tick();
+    expect(bus.sent[2]).toEqual({ id: 'actions-completed:a5:2', type: 'engine.actions-completed', payload: { results: [result(5), result(6)] } });
+    bus.pending[2]!.resolve();
+    await Promise.all(again);
   });
 
   it('rejects the results of a message the broker refused, and goes on with the next ones', async () => {
     const bus = manualBus();
     const reports = new ResultReports(bus, 2);
     const first = reports.report(result(1));
+    await tick();
     const [r2, r3, r4] = [2, 3, 4].map((n) => reports.report(result(n)));
     await tick();
     bus.pending[0]!.reject(new Error('channel closed'));

@@ -8,12 +8,13 @@ interface Waiter {
 }
 
 /**
- * Sends an executor's action results to the engine, many per message: a result reported while
- * no report is being published goes at once, alone, as `engine.action-completed` (id
- * `action-completed:<action execution id>`); results reported while one is being published wait
- * for it and then go together as one `engine.actions-completed` (up to `maxPerMessage`). So an idle
- * executor adds no delay, and a busy one pays one broker message, confirm, delivery and ack per
- * group of results instead of per result. Each `report` resolves once the broker confirmed the
+ * Sends an executor's action results to the engine, many per message: results reported while no
+ * report is being published go at the end of the event loop's turn (`setImmediate`), those reported
+ * while one is being published wait for it; either way they go together as one
+ * `engine.actions-completed` (up to `maxPerMessage`), or alone as `engine.action-completed` (id
+ * `action-completed:<action execution id>`). So an idle executor adds no wait beyond the turn, and a
+ * busy one pays one broker message, confirm, delivery and ack per group of results instead of per
+ * result. Each `report` resolves once the broker confirmed the
  * message holding it (the job completes only then: at-least-once as before).
  */
 export class ResultReports {
@@ -28,12 +29,15 @@ export class ResultReports {
   report(payload: ActionCompletedPayload): Promise<void> {
     return new Promise((resolve, reject) => {
       this.queue.push({ payload, resolve, reject });
-      if (!this.busy) void this.drain();
+      if (!this.busy) {
+        // the results that finish in this turn of the event loop (the runs of a batch job often do) go together
+        this.busy = true;
+        setImmediate(() => void this.drain());
+      }
     });
   }
 
   private async drain(): Promise<void> {
-    this.busy = true;
     try {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0, this.maxPerMessage);

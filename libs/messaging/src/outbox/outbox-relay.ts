@@ -5,6 +5,7 @@ import { type MessagingLogger, stderrLogger } from '../logger';
 import { describeError, isRetryableError } from '../retryable';
 import { type Span, SpanKind, trace } from '@opentelemetry/api';
 import { contextFromHeaders, injectHeaders, tracer, unwrapJobData, wrapJobData } from '@osc/telemetry';
+import type { HandedOffRow } from './outbox-writer';
 
 export interface OutboxRelayOptions {
   /** Rows claimed per transaction. Default 500. */
@@ -53,6 +54,9 @@ export class OutboxRelay {
   private woken = false;
   private wakeUp?: () => void;
   private timer?: NodeJS.Timeout;
+  /** Rows handed off by writers of this process, waiting for the hand-off in flight. */
+  private handOffs: HandedOffRow[] = [];
+  private handingOff?: Promise<void>;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -79,12 +83,41 @@ export class OutboxRelay {
     this.wakeUp?.();
   }
 
-  /** Stops the loop after the batch in progress. */
+  /** Stops the loop after the batch in progress (and the hand-offs in flight). */
   async stop(): Promise<void> {
+    await this.handingOff;
     if (!this.running) return;
     this.running = false;
     this.notify();
     await this.loopDone;
+  }
+
+  /**
+   * Publishes rows a writer of this process has just committed (`OutboxWriter.onHandOff`: rows
+   * without a partition key) and deletes them: no claim transaction, and one publish per queue and
+   * one DELETE for all the rows handed off while the previous hand-off was in flight. The rows are
+   * not locked meanwhile, so a relay's pass may publish one of them too (a duplicate, which
+   * consumers tolerate: at least once); if publishing fails the rows stay where a relay finds them
+   * (woken at once, then its poll).
+   */
+  handOff(rows: readonly HandedOffRow[]): void {
+    this.handOffs.push(...rows);
+    if (!this.handingOff) this.handingOff = this.drainHandOffs().finally(() => (this.handingOff = undefined));
+  }
+
+  private async drainHandOffs(): Promise<void> {
+    while (this.handOffs.length > 0) {
+      const batch = this.handOffs.splice(0, this.batchSize);
+      try {
+        const afterCommit: AfterCommit[] = [];
+        const delivered = await this.publish(this.dataSource.manager, batch, afterCommit);
+        await deleteRows(this.dataSource.manager, delivered);
+        for (const handOver of afterCommit) handOver();
+      } catch (e) {
+        this.logger.warn('outbox hand-off failed; the relay will publish the rows', { error: describeError(e) });
+        this.notify();
+      }
+    }
   }
 
   /**
@@ -212,7 +245,7 @@ export class OutboxRelay {
    * to delete. A row that can never be published (a non-retryable error such as an invalid message)
    * is logged and deleted rather than blocking its partition forever.
    */
-  private async publish(em: EntityManager, rows: OutboxRow[], afterCommit: AfterCommit[]): Promise<string[]> {
+  private async publish(em: EntityManager, rows: readonly OutboxRow[], afterCommit: AfterCommit[]): Promise<string[]> {
     const groups = new Map<string, OutboxRow[]>();
     for (const r of rows) {
       const key = `${r.destination}\u0000${r.queue}`;

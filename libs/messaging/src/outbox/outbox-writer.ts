@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type {
   DataSource,
   EntityManager,
@@ -16,8 +17,19 @@ export type OutboxItem =
   | { destination: 'bus'; queue: string; message: CommandMessage; partitionKey?: string }
   | { destination: 'jobs'; queue: string; job: NewJob; partitionKey?: string };
 
-/** Rows per INSERT statement (4 parameters each, well under PostgreSQL's 65,535). */
+/** Rows per INSERT statement (5 parameters each, well under PostgreSQL's 65,535). */
 const INSERT_CHUNK = 1000;
+
+/**
+ * A committed outbox row handed to the `onHandOff` listener: its id (to delete it once published)
+ * and what it carries, as the relay reads it back from the table.
+ */
+export interface HandedOffRow {
+  id: string;
+  destination: 'bus' | 'jobs';
+  queue: string;
+  payload: unknown;
+}
 
 /**
  * A bus and a job queue that journal in the caller's transaction (`publishInTransaction` and
@@ -40,7 +52,11 @@ export interface TransactionalMessaging {
  */
 export class OutboxWriter {
   private readonly listeners = new Set<() => void>();
+  private handOffListener?: (rows: HandedOffRow[]) => void;
+  /** Transactions whose rows the relay must move (the `onCommitted` listeners are told). */
   private readonly pending = new WeakSet<QueryRunner>();
+  /** Rows of a transaction to hand off after its commit, unless it is in `pending`. */
+  private readonly handed = new WeakMap<QueryRunner, HandedOffRow[]>();
   private readonly attached = new WeakSet<DataSource>();
   /** Hand-overs to run when the transaction that journaled them commits (direct mode). */
   private readonly handOvers = new WeakMap<QueryRunner, AfterCommit[]>();
@@ -70,20 +86,53 @@ export class OutboxWriter {
       const chunk = rows.slice(i, i + INSERT_CHUNK);
       const params: unknown[] = [];
       const values = chunk.map((r, j) => {
-        params.push(r.destination, r.queue, r.payload, r.partitionKey);
-        const b = j * 4;
-        return `($${b + 1}, $${b + 2}, $${b + 3}::jsonb, $${b + 4})`;
+        params.push(r.id, r.destination, r.queue, r.payload, r.partitionKey);
+        const b = j * 5;
+        return `($${b + 1}::uuid, $${b + 2}, $${b + 3}, $${b + 4}::jsonb, $${b + 5})`;
       });
       await em.query(
-        `INSERT INTO "outbox" ("destination", "queue", "payload", "partition_key") VALUES ${values.join(', ')}`,
+        `INSERT INTO "outbox" ("id", "destination", "queue", "payload", "partition_key") VALUES ${values.join(', ')}`,
         params,
       );
     }
+    // Rows with a partition key keep their order through the relay's partition locks; the others
+    // may be handed off (see onHandOff), unless the transaction also has rows for the relay, which
+    // then moves them all.
+    const free = rows.map((r) => ({ id: r.id, destination: r.destination, queue: r.queue, payload: r.message }));
+    const relay = !this.handOffListener || rows.some((r) => r.partitionKey !== null);
     if (qr?.isTransactionActive) {
       this.attach(em.connection);
-      this.pending.add(qr);
-    } else {
+      if (relay) this.pending.add(qr);
+      else {
+        const handed = this.handed.get(qr);
+        if (handed) handed.push(...free);
+        else this.handed.set(qr, free);
+      }
+    } else if (relay) {
       this.emit();
+    } else {
+      this.handOff(free);
+    }
+  }
+
+  /**
+   * Hands the rows a transaction added to `listener` right after it commits (`OutboxRelay.handOff`:
+   * published and deleted at once, without a claim transaction of the relay), or at once for rows
+   * added outside a transaction. A transaction that added a row with a partition key still wakes the
+   * `onCommitted` listeners instead (its relay keeps the partition's order), and so does one in which
+   * a savepoint rolled back (what it added may be gone). A row handed off is still a row: if it is
+   * not published and deleted (a crash, a broker failure), a relay publishes it later, so a message
+   * may arrive twice, never not at all.
+   */
+  onHandOff(listener: (rows: HandedOffRow[]) => void): void {
+    this.handOffListener = listener;
+  }
+
+  private handOff(rows: HandedOffRow[]): void {
+    try {
+      this.handOffListener?.(rows);
+    } catch {
+      this.emit(); // the relay moves them
     }
   }
 
@@ -166,11 +215,19 @@ export class OutboxWriter {
             }
           }
         }
+        const rows = this.handed.get(event.queryRunner);
+        this.handed.delete(event.queryRunner);
         if (this.pending.delete(event.queryRunner)) this.emit();
+        else if (rows) this.handOff(rows);
       },
       afterTransactionRollback: (event: TransactionRollbackEvent) => {
-        if (event.queryRunner.isTransactionActive) return;
+        if (event.queryRunner.isTransactionActive) {
+          // a savepoint rolled back: rows added so far may be gone, so the relay moves what is left
+          if (this.handed.delete(event.queryRunner)) this.pending.add(event.queryRunner);
+          return;
+        }
         this.pending.delete(event.queryRunner);
+        this.handed.delete(event.queryRunner);
         this.handOvers.delete(event.queryRunner);
       },
     };
@@ -202,9 +259,12 @@ function validate(item: OutboxItem): void {
 }
 
 function toRow(item: OutboxItem): {
-  destination: string;
+  id: string;
+  destination: 'bus' | 'jobs';
   queue: string;
   payload: string;
+  /** The payload before serialization (what the relay would read back). */
+  message: unknown;
   partitionKey: string | null;
 } {
   if (item === null || typeof item !== 'object')
@@ -222,17 +282,13 @@ function toRow(item: OutboxItem): {
       encodeCommand(item.message);
       // The row remembers the trace of the transaction that wrote it; the relay continues it.
       const m = withTraceHeaders(item.message);
-      const payload = JSON.stringify({
-        id: m.id,
-        type: m.type,
-        payload: m.payload ?? null,
-        headers: m.headers,
-      });
-      return { destination: 'bus', queue: item.queue, payload, partitionKey };
+      const message = { id: m.id, type: m.type, payload: m.payload ?? null, headers: m.headers };
+      return { id: randomUUID(), destination: 'bus', queue: item.queue, payload: JSON.stringify(message), message, partitionKey };
     }
     case 'jobs': {
       normalizeJob(item.queue, item.job);
-      return { destination: 'jobs', queue: item.queue, payload: JSON.stringify(withTraceData(item.job)), partitionKey };
+      const job = withTraceData(item.job);
+      return { id: randomUUID(), destination: 'jobs', queue: item.queue, payload: JSON.stringify(job), message: job, partitionKey };
     }
     default:
       throw new InvalidInputError(
