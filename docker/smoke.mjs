@@ -35,7 +35,10 @@ async function step(name, fn) {
 async function request(method, url, body, type = 'application/json') {
   const res = await fetch(url, { method, headers: { ...headers, 'content-type': type }, body });
   const text = await res.text();
-  return { status: res.status, body: text && res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text };
+  return {
+    status: res.status,
+    body: text && res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text,
+  };
 }
 
 async function until(what, fn, timeoutMs = 180_000) {
@@ -49,13 +52,19 @@ async function until(what, fn, timeoutMs = 180_000) {
 }
 
 function expectStatus(what, res, status) {
-  if (res.status !== status) throw new Error(`${what}: expected ${status}, got ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
+  if (res.status !== status)
+    throw new Error(
+      `${what}: expected ${status}, got ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`,
+    );
 }
 
 try {
   await step('ready', async () => {
     for (const [app, p] of Object.entries(apps)) {
-      await until(`${app} /readyz`, async () => (await fetch(`http://${host}:${p}/readyz`).catch(() => ({ status: 0 }))).status === 200);
+      await until(
+        `${app} /readyz`,
+        async () => (await fetch(`http://${host}:${p}/readyz`).catch(() => ({ status: 0 }))).status === 200,
+      );
       const metrics = await (await fetch(`http://${host}:${p}/metrics`)).text();
       if (!metrics.includes(`app="${app}"`)) throw new Error(`${app} /metrics does not name the app`);
     }
@@ -63,7 +72,11 @@ try {
   await step('workflow', async () => {
     const name = `smoke_${Date.now()}`;
     const definition = `version: '2.0'\n${name}:\n  tasks:\n    echo:\n      action: std.echo output=1\n      on-success: [call]\n    call:\n      action: std.http\n      input:\n        url: ${target}\n`;
-    expectStatus('create workflow', await request('POST', `${wf}/v2/workflows`, definition, 'text/plain'), 201);
+    expectStatus(
+      'create workflow',
+      await request('POST', `${wf}/v2/workflows`, definition, 'text/plain'),
+      201,
+    );
     const ex = await request('POST', `${wf}/v2/executions`, JSON.stringify({ workflow_name: name }));
     expectStatus('start execution', ex, 201);
     await until('execution SUCCESS', async () => {
@@ -81,7 +94,11 @@ try {
       if (body.volume.status === 'error') throw new Error('volume in error');
       return body.volume.status === 'available';
     });
-    const b = await request('POST', `${vol}/backups`, JSON.stringify({ backup: { volume_id: id, name: 'smoke' } }));
+    const b = await request(
+      'POST',
+      `${vol}/backups`,
+      JSON.stringify({ backup: { volume_id: id, name: 'smoke' } }),
+    );
     expectStatus('create backup', b, 202);
     await until('backup available', async () => {
       const { body } = await request('GET', `${vol}/backups/${b.body.backup.id}`);

@@ -32,7 +32,13 @@ import { open, readdir, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { startS3, startSwift, type RunningObjectStore } from '../../libs/testing/src/servers/object-stores';
-import { admin, Client, memberOf, newProject, startBlockStorage } from '../../apps/volume-api-e2e/test/harness';
+import {
+  admin,
+  Client,
+  memberOf,
+  newProject,
+  startBlockStorage,
+} from '../../apps/volume-api-e2e/test/harness';
 
 const arg = (name: string, fallback: string): string => {
   const i = process.argv.indexOf(`--${name}`);
@@ -40,7 +46,8 @@ const arg = (name: string, fallback: string): string => {
 };
 const CODECS = arg('codecs', 'zstd').split(',');
 const DRIVERS = arg('driver', 'posix').split(',');
-for (const d of DRIVERS) if (!['posix', 'swift', 's3'].includes(d)) throw new Error(`--driver ${d}: posix, swift or s3`);
+for (const d of DRIVERS)
+  if (!['posix', 'swift', 's3'].includes(d)) throw new Error(`--driver ${d}: posix, swift or s3`);
 const GIB = Number(arg('gib', '4'));
 const DEPTH = arg('depth', '3');
 const MIB = 1024 * 1024;
@@ -71,7 +78,10 @@ function dd(args: string[]): { bytes: number; seconds: number; mbPerS: number } 
 function diskBandwidth(dir: string): { write: object; read: object; readCache: 'dropped' | 'O_DIRECT' } {
   const file = path.join(dir, 'dd-bench');
   const count = String(BYTES / (4 * MIB));
-  const write = { ...dd([`if=/dev/zero`, `of=${file}`, 'bs=4M', `count=${count}`, 'conv=fdatasync']), load: load() };
+  const write = {
+    ...dd([`if=/dev/zero`, `of=${file}`, 'bs=4M', `count=${count}`, 'conv=fdatasync']),
+    load: load(),
+  };
   const dropped = dropCaches();
   const read = {
     ...dd([`if=${file}`, 'of=/dev/null', 'bs=4M', ...(dropped ? [] : ['iflag=direct'])]),
@@ -86,7 +96,7 @@ async function sha256File(file: string): Promise<string> {
   const fh = await open(file, 'r');
   try {
     const buf = Buffer.allocUnsafe(16 * MIB);
-    for (let pos = 0; ; ) {
+    for (let pos = 0; ;) {
       const { bytesRead } = await fh.read(buf, 0, buf.length, pos);
       if (bytesRead === 0) break;
       h.update(buf.subarray(0, bytesRead));
@@ -135,7 +145,8 @@ async function runCodec(driver: string, codec: string): Promise<Record<string, u
     const sourceFile = path.join(bs.volumeDir, `volume-${source}`);
     // Seed: the first half random, the second half zeros (the file is sparse: left untouched).
     const fh = await open(sourceFile, 'r+');
-    for (let pos = 0; pos < BYTES / 2; pos += 64 * MIB) await fh.write(randomBytes(64 * MIB), 0, 64 * MIB, pos);
+    for (let pos = 0; pos < BYTES / 2; pos += 64 * MIB)
+      await fh.write(randomBytes(64 * MIB), 0, 64 * MIB, pos);
     await fh.sync();
     await fh.close();
     const sourceSha = await sha256File(sourceFile);
@@ -177,8 +188,20 @@ async function runCodec(driver: string, codec: string): Promise<Record<string, u
       storedBytes: stored,
       objectCount: backup.object_count,
       cacheDroppedBeforeEachRun: cacheDropped,
-      backup: { seconds: Math.round(backupSeconds * 100) / 100, volumeMbPerS: mbps(BYTES, backupSeconds), storedMbPerS: mbps(stored, backupSeconds), loadBefore: loadBeforeBackup, loadAfter: load() },
-      restore: { seconds: Math.round(restoreSeconds * 100) / 100, volumeMbPerS: mbps(BYTES, restoreSeconds), writtenMbPerS: mbps(allocated, restoreSeconds), loadBefore: loadBeforeRestore, loadAfter: load() },
+      backup: {
+        seconds: Math.round(backupSeconds * 100) / 100,
+        volumeMbPerS: mbps(BYTES, backupSeconds),
+        storedMbPerS: mbps(stored, backupSeconds),
+        loadBefore: loadBeforeBackup,
+        loadAfter: load(),
+      },
+      restore: {
+        seconds: Math.round(restoreSeconds * 100) / 100,
+        volumeMbPerS: mbps(BYTES, restoreSeconds),
+        writtenMbPerS: mbps(allocated, restoreSeconds),
+        loadBefore: loadBeforeRestore,
+        loadAfter: load(),
+      },
       restoredAllocatedBytes: allocated,
       sha256Equal: restoredSha === sourceSha,
     };
@@ -210,12 +233,15 @@ async function main(): Promise<void> {
     disk,
     runs,
   };
-  const name = DRIVERS.join(',') === 'posix' ? 'block-storage-backup' : `block-storage-backup-${DRIVERS.join('-')}`;
+  const name =
+    DRIVERS.join(',') === 'posix' ? 'block-storage-backup' : `block-storage-backup-${DRIVERS.join('-')}`;
   writeFileSync(path.join(__dirname, '..', 'results', `${name}.json`), `${JSON.stringify(out, null, 2)}\n`);
   process.exit(0);
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`bench failed: ${err instanceof Error ? `${err.stack ?? err.message} ${String((err as { cause?: unknown }).cause ?? "")}` : String(err)}\n`);
+  process.stderr.write(
+    `bench failed: ${err instanceof Error ? `${err.stack ?? err.message} ${String((err as { cause?: unknown }).cause ?? '')}` : String(err)}\n`,
+  );
   process.exit(1);
 });

@@ -25,17 +25,34 @@ const CONCURRENCY = 8;
 const STORED = 1000;
 const LATENCY_VOLUMES = 100;
 const PROJECT = 'b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0';
-const HEADERS = { 'x-project-id': PROJECT, 'x-user-id': 'bench', 'x-roles': 'admin,member,reader', 'openstack-api-version': 'volume 3.71', 'content-type': 'application/json' };
+const HEADERS = {
+  'x-project-id': PROJECT,
+  'x-user-id': 'bench',
+  'x-roles': 'admin,member,reader',
+  'openstack-api-version': 'volume 3.71',
+  'content-type': 'application/json',
+};
 
-const pct = (sorted: number[], p: number): number => Math.round((sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0) * 100) / 100;
+const pct = (sorted: number[], p: number): number =>
+  Math.round((sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0) * 100) / 100;
 
 function startServer(mode: string): Promise<{ child: ChildProcess; port: number }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...(process.env['BENCH_SERVER_NODE_ARGS'] ?? '').split(' ').filter((a) => a.length > 0), '-r', '@swc-node/register', path.join(__dirname, 'server.ts'), mode], {
-      cwd: ROOT,
-      env: process.env,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        ...(process.env['BENCH_SERVER_NODE_ARGS'] ?? '').split(' ').filter((a) => a.length > 0),
+        '-r',
+        '@swc-node/register',
+        path.join(__dirname, 'server.ts'),
+        mode,
+      ],
+      {
+        cwd: ROOT,
+        env: process.env,
+        stdio: ['ignore', 'pipe', 'inherit'],
+      },
+    );
     let out = '';
     child.stdout?.on('data', (d) => {
       out += String(d);
@@ -54,8 +71,18 @@ async function stopServer(child: ChildProcess): Promise<void> {
   });
 }
 
-async function call(pool: Pool, method: 'GET' | 'POST' | 'PUT', p: string, body?: unknown): Promise<{ status: number; json: any }> {
-  const res = await pool.request({ method, path: `/v3/${PROJECT}${p}`, headers: HEADERS, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+async function call(
+  pool: Pool,
+  method: 'GET' | 'POST' | 'PUT',
+  p: string,
+  body?: unknown,
+): Promise<{ status: number; json: any }> {
+  const res = await pool.request({
+    method,
+    path: `/v3/${PROJECT}${p}`,
+    headers: HEADERS,
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
   const text = await res.body.text();
   return { status: res.statusCode, json: text ? JSON.parse(text) : null };
 }
@@ -91,7 +118,9 @@ async function seed(pool: Pool, total: number): Promise<void> {
     Array.from({ length: CONCURRENCY }, async () => {
       while (next < total) {
         const i = next++;
-        const r = await call(pool, 'POST', '/volumes', { volume: { size: 1, name: `seed-${i}`, metadata: { i: String(i) } } });
+        const r = await call(pool, 'POST', '/volumes', {
+          volume: { size: 1, name: `seed-${i}`, metadata: { i: String(i) } },
+        });
         if (r.status !== 202) throw new Error(`seed: ${r.status} ${JSON.stringify(r.json)}`);
         ids.push(r.json.volume.id);
       }
@@ -118,7 +147,14 @@ async function throughput(
   pool: Pool,
   p: string,
   serverPid?: number,
-): Promise<{ requests: number; seconds: number; requestsPerSecond: number; errors: number; latencyMs: { p50: number; p99: number }; serverCpuMsPerRequest: number | null }> {
+): Promise<{
+  requests: number;
+  seconds: number;
+  requestsPerSecond: number;
+  errors: number;
+  latencyMs: { p50: number; p99: number };
+  serverCpuMsPerRequest: number | null;
+}> {
   const cpuBefore = cpuMsOf(serverPid);
   const latencies: number[] = [];
   let errors = 0;
@@ -145,7 +181,10 @@ async function throughput(
     requestsPerSecond: Math.round(latencies.length / seconds),
     errors,
     latencyMs: { p50: pct(latencies, 50), p99: pct(latencies, 99) },
-    serverCpuMsPerRequest: cpuBefore === null || cpuAfter === null ? null : Math.round(((cpuAfter - cpuBefore) / latencies.length) * 1000) / 1000,
+    serverCpuMsPerRequest:
+      cpuBefore === null || cpuAfter === null
+        ? null
+        : Math.round(((cpuAfter - cpuBefore) / latencies.length) * 1000) / 1000,
   };
 }
 
@@ -153,7 +192,8 @@ async function main(): Promise<void> {
   const file = path.join(ROOT, 'bench', 'results', 'block-storage.json');
   let previous: Record<string, unknown> = {};
   try {
-    previous = (JSON.parse(readFileSync(file, 'utf8')) as { results?: Record<string, unknown> }).results ?? {};
+    previous =
+      (JSON.parse(readFileSync(file, 'utf8')) as { results?: Record<string, unknown> }).results ?? {};
   } catch {
     previous = {};
   }
@@ -162,16 +202,28 @@ async function main(): Promise<void> {
     const { child, port } = await startServer(mode);
     const pool = new Pool(`http://127.0.0.1:${port}`, { connections: CONCURRENCY * 2 });
     try {
-      const q = await pool.request({ method: 'PUT', path: `/v3/${PROJECT}/os-quota-sets/${PROJECT}`, headers: HEADERS, body: JSON.stringify({ quota_set: { volumes: -1, gigabytes: -1 } }) });
+      const q = await pool.request({
+        method: 'PUT',
+        path: `/v3/${PROJECT}/os-quota-sets/${PROJECT}`,
+        headers: HEADERS,
+        body: JSON.stringify({ quota_set: { volumes: -1, gigabytes: -1 } }),
+      });
       await q.body.text();
-      for (let i = 0; i < 20; i++) await call(pool, 'POST', '/types', { volume_type: { name: `bench-type-${i}`, extra_specs: { volume_backend_name: 'file' } } });
+      for (let i = 0; i < 20; i++)
+        await call(pool, 'POST', '/types', {
+          volume_type: { name: `bench-type-${i}`, extra_specs: { volume_backend_name: 'file' } },
+        });
       const latency = await createLatency(pool, LATENCY_VOLUMES);
       process.stderr.write(`[${mode}] create-to-available ${JSON.stringify(latency)}\n`);
       await seed(pool, STORED - LATENCY_VOLUMES);
       const types = await throughput(pool, '/types', child.pid);
-      process.stderr.write(`[${mode}] GET /types ${types.requestsPerSecond}/s, server ${types.serverCpuMsPerRequest} ms CPU/request\n`);
+      process.stderr.write(
+        `[${mode}] GET /types ${types.requestsPerSecond}/s, server ${types.serverCpuMsPerRequest} ms CPU/request\n`,
+      );
       const detail = await throughput(pool, '/volumes/detail?limit=100', child.pid);
-      process.stderr.write(`[${mode}] GET /volumes/detail?limit=100 ${detail.requestsPerSecond}/s, server ${detail.serverCpuMsPerRequest} ms CPU/request\n`);
+      process.stderr.write(
+        `[${mode}] GET /volumes/detail?limit=100 ${detail.requestsPerSecond}/s, server ${detail.serverCpuMsPerRequest} ms CPU/request\n`,
+      );
       results[mode] = {
         loadAverage1mAtEnd: Math.round(os.loadavg()[0]! * 100) / 100,
         'create-to-available (100 volumes, one at a time)': { latencyMs: latency },
@@ -191,9 +243,20 @@ async function main(): Promise<void> {
       {
         bench: 'block-storage',
         date: new Date().toISOString(),
-        machine: { cpus: cpus.length, cpuModel: cpus[0]?.model ?? 'unknown', node: process.version, loadAverage1m: Math.round(os.loadavg()[0]! * 100) / 100 },
-        setup: { storedVolumes: STORED, concurrentClients: CONCURRENCY, secondsPerScenario: SECONDS, latencyVolumes: LATENCY_VOLUMES },
-        target: 'distributed: types >= 1,000 req/s, volumes detail (limit 100) >= 500 req/s, create-to-available p95 < 200 ms',
+        machine: {
+          cpus: cpus.length,
+          cpuModel: cpus[0]?.model ?? 'unknown',
+          node: process.version,
+          loadAverage1m: Math.round(os.loadavg()[0]! * 100) / 100,
+        },
+        setup: {
+          storedVolumes: STORED,
+          concurrentClients: CONCURRENCY,
+          secondsPerScenario: SECONDS,
+          latencyVolumes: LATENCY_VOLUMES,
+        },
+        target:
+          'distributed: types >= 1,000 req/s, volumes detail (limit 100) >= 500 req/s, create-to-available p95 < 200 ms',
         results,
       },
       null,

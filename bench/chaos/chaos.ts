@@ -102,7 +102,9 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
   let dbUrl = '';
   /** Base URLs of the up processes serving an API; the embedded process serves both (ready ports: workflow, volume). */
   const apiBases = (app: string, portIndex: number): string[] =>
-    supervisor.slots.filter((s) => s.up && s.app === app).map((s) => `http://127.0.0.1:${s.readyPorts[portIndex]}`);
+    supervisor.slots
+      .filter((s) => s.up && s.app === app)
+      .map((s) => `http://127.0.0.1:${s.readyPorts[portIndex]}`);
   try {
     if (o.mode === 'distributed') {
       await adminSql(o.postgresUrl, `CREATE DATABASE "${database}"`);
@@ -128,8 +130,12 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
         }
       }
       // Replica 1 of every app first (they migrate the database), then the second ones.
-      await Promise.all(supervisor.slots.filter((s) => s.name.endsWith('#1')).map((s) => supervisor.start(s)));
-      await Promise.all(supervisor.slots.filter((s) => s.name.endsWith('#2')).map((s) => supervisor.start(s)));
+      await Promise.all(
+        supervisor.slots.filter((s) => s.name.endsWith('#1')).map((s) => supervisor.start(s)),
+      );
+      await Promise.all(
+        supervisor.slots.filter((s) => s.name.endsWith('#2')).map((s) => supervisor.start(s)),
+      );
     } else {
       const [wf, vol] = [await freePort(), await freePort()];
       const slot = supervisor.add('embedded', 'embedded', 'apps/embedded/src/main.ts', [wf, vol], {
@@ -142,12 +148,17 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     }
     o.log(`${o.mode}: product up (${supervisor.slots.length} process(es)), calls to ${callBase}`);
 
-    const workflowBases = () => (o.mode === 'embedded' ? apiBases('embedded', 0) : apiBases('workflow-api', 0));
+    const workflowBases = () =>
+      o.mode === 'embedded' ? apiBases('embedded', 0) : apiBases('workflow-api', 0);
     const volumeBases = () => (o.mode === 'embedded' ? apiBases('embedded', 1) : apiBases('volume-api', 0));
     // Embedded, the only process is down for a whole restart after each kill (30–40 s at load 30):
     // requests wait for it as long as the supervisor does, so a cycle is not dropped for that alone.
     const replicaWaitMs = o.mode === 'embedded' ? 180_000 : 30_000;
-    const load = new MixedLoad({ callBase, rate: o.rate, withItems: o.withItems, volumeDir, project, log: o.log, replicaWaitMs }, workflowBases, volumeBases);
+    const load = new MixedLoad(
+      { callBase, rate: o.rate, withItems: o.withItems, volumeDir, project, log: o.log, replicaWaitMs },
+      workflowBases,
+      volumeBases,
+    );
     await load.prepare();
     await load.createCronTriggers(o.cronTriggers);
     const loadStart = Date.now();
@@ -158,7 +169,8 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     const order: string[] = [];
     const restarts: Promise<void>[] = [];
     const restartErrors: Error[] = [];
-    const done = () => (o.mode === 'distributed' ? Date.now() - loadStart >= o.durationS * 1000 : kills.length >= o.kills);
+    const done = () =>
+      o.mode === 'distributed' ? Date.now() - loadStart >= o.durationS * 1000 : kills.length >= o.kills;
     while (!done()) {
       await sleep(o.killEveryS * 1000);
       if (done() && o.mode === 'distributed') break;
@@ -177,7 +189,8 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     o.log(`load stopping after ${loadSeconds} s, ${kills.length} kill(s); waiting for its last cycles`);
     await load.stop();
     const leftTriggers = await load.deleteCronTriggers();
-    if (leftTriggers.length > 0) load.stats.notes.push(`cron triggers not deleted: ${leftTriggers.join(', ')}`);
+    if (leftTriggers.length > 0)
+      load.stats.notes.push(`cron triggers not deleted: ${leftTriggers.join(', ')}`);
 
     // Settle: bounded wait until nothing is in flight, asked through the public APIs.
     const settleStart = Date.now();
@@ -212,14 +225,19 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
       await supervisor.stopAll();
     } else {
       await supervisor.stopAll();
-      const ds = await createDataSource({ kind: 'pglite', dataDir: path.join(workDir, 'data', 'pg') }, [], []);
+      const ds = await createDataSource(
+        { kind: 'pglite', dataDir: path.join(workDir, 'data', 'pg') },
+        [],
+        [],
+      );
       try {
         verdict = await judge(ds as Sql, input);
       } finally {
         await closeDataSource(ds);
       }
     }
-    if (settledAfterS === null) verdict.failures.unshift(`not settled within ${o.settleS} s after the load stopped`);
+    if (settledAfterS === null)
+      verdict.failures.unshift(`not settled within ${o.settleS} s after the load stopped`);
     return {
       mode: o.mode,
       date: new Date().toISOString(),
@@ -237,8 +255,12 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     await supervisor.stopAll(5_000);
     await counter.stop();
     if (o.mode === 'distributed') {
-      await purgeTestPrefix({ queuePrefix, amqpUrl: o.amqpUrl, redisUrl: o.redisUrl }).catch((e: Error) => o.log(`purge: ${e.message}`));
-      await adminSql(o.postgresUrl, `DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`).catch((e: Error) => o.log(`drop database: ${e.message}`));
+      await purgeTestPrefix({ queuePrefix, amqpUrl: o.amqpUrl, redisUrl: o.redisUrl }).catch((e: Error) =>
+        o.log(`purge: ${e.message}`),
+      );
+      await adminSql(o.postgresUrl, `DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`).catch((e: Error) =>
+        o.log(`drop database: ${e.message}`),
+      );
     }
     rmSync(workDir, { recursive: true, force: true });
   }
@@ -266,7 +288,10 @@ async function inFlight(load: MixedLoad, project: string): Promise<number> {
   let busy = 0;
   let marker = '';
   for (;;) {
-    const r = await load.workflow.request('GET', `/v2/executions?limit=500&fields=state${marker ? `&marker=${marker}` : ''}`);
+    const r = await load.workflow.request(
+      'GET',
+      `/v2/executions?limit=500&fields=state${marker ? `&marker=${marker}` : ''}`,
+    );
     if (r?.status !== 200) return Number.POSITIVE_INFINITY;
     const page = r.body.executions as { id: string; state: string }[];
     busy += page.filter((e) => !['SUCCESS', 'ERROR', 'CANCELLED'].includes(e.state)).length;
@@ -280,7 +305,9 @@ async function inFlight(load: MixedLoad, project: string): Promise<number> {
   ] as const) {
     const r = await load.volume.request('GET', `/v3/${project}/${kind}/detail?limit=1000`);
     if (r?.status !== 200) return Number.POSITIVE_INFINITY;
-    busy += (r.body[key] as { status: string }[]).filter((x) => (statuses as readonly string[]).includes(x.status)).length;
+    busy += (r.body[key] as { status: string }[]).filter((x) =>
+      (statuses as readonly string[]).includes(x.status),
+    ).length;
   }
   return busy;
 }
@@ -294,4 +321,3 @@ async function adminSql(postgresUrl: string, sql: string): Promise<void> {
     await client.end();
   }
 }
-

@@ -18,7 +18,22 @@ export interface KillEvent {
 const TERMINAL = new Set(['SUCCESS', 'ERROR', 'CANCELLED']);
 /** Statuses a resource only passes through while a job works on it (the domain's tables; stable and error ones excluded). */
 export const TRANSITIONAL = {
-  volume: ['creating', 'attaching', 'detaching', 'deleting', 'backing-up', 'restoring-backup', 'extending', 'downloading', 'uploading', 'retyping', 'reverting', 'managing', 'unmanaging', 'maintenance'],
+  volume: [
+    'creating',
+    'attaching',
+    'detaching',
+    'deleting',
+    'backing-up',
+    'restoring-backup',
+    'extending',
+    'downloading',
+    'uploading',
+    'retyping',
+    'reverting',
+    'managing',
+    'unmanaging',
+    'maintenance',
+  ],
   snapshot: ['creating', 'deleting', 'backing-up', 'restoring', 'unmanaging'],
   backup: ['creating', 'deleting', 'restoring'],
 } as const;
@@ -38,16 +53,34 @@ export interface CallVerdict {
 }
 
 export interface Verdict {
-  executions: { total: number; terminal: number; lost: number; byState: Record<string, number>; lostExamples: string[]; errorExamples: string[] };
+  executions: {
+    total: number;
+    terminal: number;
+    lost: number;
+    byState: Record<string, number>;
+    lostExamples: string[];
+    errorExamples: string[];
+  };
   tasksStuck: number;
   calls: CallVerdict;
   retriedCalls: CallVerdict;
   cron: { triggers: number; executions: number; maxPerTriggerMinute: number; firedTwice: number };
   volumes: { ok: number; stuck: number; byStatus: Record<string, number> };
   snapshots: { ok: number; stuck: number; byStatus: Record<string, number> };
-  backups: { ok: number; stuck: number; byStatus: Record<string, number>; errorReasons: Record<string, number> };
+  backups: {
+    ok: number;
+    stuck: number;
+    byStatus: Record<string, number>;
+    errorReasons: Record<string, number>;
+  };
   quota: { drift: number; reservedLeft: number; details: string[] };
-  restores: { recorded: number; checked: number; notAvailable: number; shaMismatches: number; details: string[] };
+  restores: {
+    recorded: number;
+    checked: number;
+    notAvailable: number;
+    shaMismatches: number;
+    details: string[];
+  };
   failures: string[];
 }
 
@@ -57,18 +90,27 @@ export interface Verdict {
  * resource in a transitional status, quota usage equal to a recount from the rows, restored bytes
  * equal to their source.
  */
-export async function judge(db: Sql, input: {
-  calls: readonly ReceivedCall[];
-  kills: readonly KillEvent[];
-  /** Apps whose death can interrupt a running action (the executor's host). */
-  actionApps: ReadonlySet<string>;
-  restores: readonly RestoreRecord[];
-  volumeDir: string;
-  project: string;
-}): Promise<Verdict> {
+export async function judge(
+  db: Sql,
+  input: {
+    calls: readonly ReceivedCall[];
+    kills: readonly KillEvent[];
+    /** Apps whose death can interrupt a running action (the executor's host). */
+    actionApps: ReadonlySet<string>;
+    restores: readonly RestoreRecord[];
+    volumeDir: string;
+    project: string;
+  },
+): Promise<Verdict> {
   const failures: string[] = [];
 
-  const ex: { id: string; state: string; workflow_name: string; state_info: string | null; description: string }[] = await db.query(
+  const ex: {
+    id: string;
+    state: string;
+    workflow_name: string;
+    state_info: string | null;
+    description: string;
+  }[] = await db.query(
     `SELECT "id", "state", "workflow_name", "state_info", "description" FROM "workflow_executions"`,
   );
   const byState: Record<string, number> = {};
@@ -81,7 +123,9 @@ export async function judge(db: Sql, input: {
     lost: lost.length,
     byState,
     lostExamples: lost.slice(0, 5).map((e) => `${e.id} ${e.workflow_name} ${e.state}`),
-    errorExamples: errored.slice(0, 5).map((e) => `${e.id} ${e.workflow_name}: ${(e.state_info ?? '').slice(0, 300)}`),
+    errorExamples: errored
+      .slice(0, 5)
+      .map((e) => `${e.id} ${e.workflow_name}: ${(e.state_info ?? '').slice(0, 300)}`),
   };
   if (lost.length > 0) {
     // Where each of the first lost executions stopped: its unfinished tasks and their action executions.
@@ -92,7 +136,9 @@ export async function judge(db: Sql, input: {
           WHERE t."workflow_execution_id" = $1 AND t."state" NOT IN ('SUCCESS', 'ERROR', 'CANCELLED') GROUP BY 1, 2`,
         [e.id],
       );
-      const where = tasks.map((t) => `task ${t.name} ${t.state} (actions: ${t.actions ?? 'none'})`).join(', ');
+      const where = tasks
+        .map((t) => `task ${t.name} ${t.state} (actions: ${t.actions ?? 'none'})`)
+        .join(', ');
       executions.lostExamples[i] += where ? `: ${where}` : ': no unfinished task';
     }
     failures.push(`${lost.length} execution(s) not terminal, e.g. ${executions.lostExamples.join('; ')}`);
@@ -111,7 +157,15 @@ export async function judge(db: Sql, input: {
   );
   const callsByKey = new Map<string, ReceivedCall[]>();
   for (const c of input.calls) callsByKey.set(c.key, [...(callsByKey.get(c.key) ?? []), c]);
-  const emptyCalls = (): CallVerdict => ({ keys: 0, actionExecutions: 0, calls: 0, duplicatedExplained: 0, duplicatedUnexplained: 0, missing: 0, examples: [] });
+  const emptyCalls = (): CallVerdict => ({
+    keys: 0,
+    actionExecutions: 0,
+    calls: 0,
+    duplicatedExplained: 0,
+    duplicatedUnexplained: 0,
+    missing: 0,
+    examples: [],
+  });
   const plain = emptyCalls();
   const retried = emptyCalls();
   const seen = new Set<string>();
@@ -130,12 +184,16 @@ export async function judge(db: Sql, input: {
       const explained = killsOfActionApps.some((k) => k.at >= first && k.at <= last);
       if (explained) v.duplicatedExplained += extra;
       else v.duplicatedUnexplained += extra;
-      if (v.examples.length < 8) v.examples.push(`${a.key}: ${calls.length} calls for ${a.total} action execution(s)${explained ? ' (a kill fell between them)' : ''}`);
+      if (v.examples.length < 8)
+        v.examples.push(
+          `${a.key}: ${calls.length} calls for ${a.total} action execution(s)${explained ? ' (a kill fell between them)' : ''}`,
+        );
     }
     const ok = calls.filter((c) => c.status === 200).length;
     if (a.success > ok) {
       v.missing += a.success - ok;
-      if (v.examples.length < 8) v.examples.push(`${a.key}: ${a.success} SUCCESS action execution(s), ${ok} answered call(s)`);
+      if (v.examples.length < 8)
+        v.examples.push(`${a.key}: ${a.success} SUCCESS action execution(s), ${ok} answered call(s)`);
     }
   }
   // Calls with no action execution row at all (the row vanished or never committed).
@@ -146,8 +204,12 @@ export async function judge(db: Sql, input: {
     v.duplicatedUnexplained += calls.length;
     if (v.examples.length < 8) v.examples.push(`${key}: ${calls.length} call(s) and no action execution`);
   }
-  for (const [label, v] of [['std.http', plain], ['retried std.http', retried]] as const) {
-    if (v.duplicatedUnexplained > 0) failures.push(`${label}: ${v.duplicatedUnexplained} duplicated call(s) no kill explains`);
+  for (const [label, v] of [
+    ['std.http', plain],
+    ['retried std.http', retried],
+  ] as const) {
+    if (v.duplicatedUnexplained > 0)
+      failures.push(`${label}: ${v.duplicatedUnexplained} duplicated call(s) no kill explains`);
     if (v.missing > 0) failures.push(`${label}: ${v.missing} SUCCESS action execution(s) without a call`);
   }
 
@@ -166,7 +228,8 @@ export async function judge(db: Sql, input: {
     maxPerTriggerMinute: maxPer,
     firedTwice: cronExec.reduce((s, r) => s + Math.max(0, r.n - 1), 0),
   };
-  if (cron.firedTwice > 0) failures.push(`cron: ${cron.firedTwice} extra firing(s) within one trigger-minute`);
+  if (cron.firedTwice > 0)
+    failures.push(`cron: ${cron.firedTwice} extra firing(s) within one trigger-minute`);
 
   // Block storage: nothing left in a transitional status.
   const statusCount = async (table: string, transitional: readonly string[]) => {
@@ -254,13 +317,24 @@ export async function judge(db: Sql, input: {
   if (quota.drift > 0 || quota.reservedLeft > 0) failures.push(`quota: ${quota.details.join('; ')}`);
 
   // Restores: the restored volume's bytes equal the source's at backup time.
-  const restores = { recorded: input.restores.length, checked: 0, notAvailable: 0, shaMismatches: 0, details: [] as string[] };
+  const restores = {
+    recorded: input.restores.length,
+    checked: 0,
+    notAvailable: 0,
+    shaMismatches: 0,
+    details: [] as string[],
+  };
   for (const r of input.restores) {
-    const rows: { status: string; deleted: boolean }[] = await db.query(`SELECT "status", "deleted" FROM "volumes" WHERE "id" = $1`, [r.restoredVolumeId]);
+    const rows: { status: string; deleted: boolean }[] = await db.query(
+      `SELECT "status", "deleted" FROM "volumes" WHERE "id" = $1`,
+      [r.restoredVolumeId],
+    );
     const row = rows[0];
     if (!row || row.deleted || row.status !== 'available') {
       restores.notAvailable += 1;
-      restores.details.push(`restore of ${r.backupId} into ${r.restoredVolumeId}: ${row ? row.status : 'no row'}`);
+      restores.details.push(
+        `restore of ${r.backupId} into ${r.restoredVolumeId}: ${row ? row.status : 'no row'}`,
+      );
       continue;
     }
     const file = path.join(input.volumeDir, `volume-${r.restoredVolumeId}`);
@@ -268,10 +342,25 @@ export async function judge(db: Sql, input: {
     restores.checked += 1;
     if (sha !== r.sourceSha256) {
       restores.shaMismatches += 1;
-      restores.details.push(`restore of ${r.backupId} into ${r.restoredVolumeId}: sha256 ${sha.slice(0, 16)}…, source ${r.sourceSha256.slice(0, 16)}…`);
+      restores.details.push(
+        `restore of ${r.backupId} into ${r.restoredVolumeId}: sha256 ${sha.slice(0, 16)}…, source ${r.sourceSha256.slice(0, 16)}…`,
+      );
     }
   }
-  if (restores.shaMismatches > 0) failures.push(`${restores.shaMismatches} restored volume(s) whose bytes differ from the source`);
+  if (restores.shaMismatches > 0)
+    failures.push(`${restores.shaMismatches} restored volume(s) whose bytes differ from the source`);
 
-  return { executions, tasksStuck, calls: plain, retriedCalls: retried, cron, volumes, snapshots, backups, quota, restores, failures };
+  return {
+    executions,
+    tasksStuck,
+    calls: plain,
+    retriedCalls: retried,
+    cron,
+    volumes,
+    snapshots,
+    backups,
+    quota,
+    restores,
+    failures,
+  };
 }

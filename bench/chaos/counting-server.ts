@@ -40,7 +40,9 @@ export class CountingServer {
       this.received.push({ key, flaky, at: Date.now(), status });
       // Answer after a pause: a kill then often lands while the action is in flight.
       setTimeout(() => {
-        res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ key, n: seen + 1 }));
+        res
+          .writeHead(status, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ key, n: seen + 1 }));
       }, this.options.delayMs);
     });
     server.keepAliveTimeout = 1000;

@@ -111,10 +111,15 @@ export class ApiClient {
     return this.bases().length > 0;
   }
 
-  async request(method: string, pathname: string, body?: unknown, contentType = 'application/json'): Promise<Reply | null> {
+  async request(
+    method: string,
+    pathname: string,
+    body?: unknown,
+    contentType = 'application/json',
+  ): Promise<Reply | null> {
     // While no replica is up (embedded mode between a kill and the restart) wait for one.
     const deadline = Date.now() + this.replicaWaitMs;
-    for (let attempt = 0; attempt < 6 && Date.now() < deadline; ) {
+    for (let attempt = 0; attempt < 6 && Date.now() < deadline;) {
       const bases = this.bases();
       const base = bases[Math.floor(Math.random() * bases.length)];
       if (!base) {
@@ -168,7 +173,14 @@ export interface LoadOptions {
  */
 export class MixedLoad {
   readonly stats: LoadStats = {
-    requests: 0, transportErrors: 0, serverErrors: 0, executionsStarted: 0, cronTriggers: 0, volumeCycles: 0, backupCycles: 0, notes: [],
+    requests: 0,
+    transportErrors: 0,
+    serverErrors: 0,
+    executionsStarted: 0,
+    cronTriggers: 0,
+    volumeCycles: 0,
+    backupCycles: 0,
+    notes: [],
   };
   readonly restores: RestoreRecord[] = [];
   readonly cronTriggerIds: string[] = [];
@@ -191,15 +203,23 @@ export class MixedLoad {
   async prepare(): Promise<void> {
     const wf = await this.workflow.request('POST', '/v2/workflows', WORKFLOWS, 'text/plain');
     if (wf?.status !== 201) throw new Error(`registering the workflows: ${JSON.stringify(wf)}`);
-    const quota = await this.volume.request('PUT', `/v3/${this.options.project}/os-quota-sets/${this.options.project}`, {
-      quota_set: { volumes: -1, gigabytes: -1, snapshots: -1, backups: -1, backup_gigabytes: -1 },
-    });
+    const quota = await this.volume.request(
+      'PUT',
+      `/v3/${this.options.project}/os-quota-sets/${this.options.project}`,
+      {
+        quota_set: { volumes: -1, gigabytes: -1, snapshots: -1, backups: -1, backup_gigabytes: -1 },
+      },
+    );
     if (quota?.status !== 200) throw new Error(`setting quotas: ${JSON.stringify(quota)}`);
   }
 
   start(): void {
     this.running = true;
-    this.loops.push(this.guard('executions', () => this.executionLoop()), this.guard('volumes', () => this.volumeLoop()), this.guard('backups', () => this.backupLoop()));
+    this.loops.push(
+      this.guard('executions', () => this.executionLoop()),
+      this.guard('volumes', () => this.volumeLoop()),
+      this.guard('backups', () => this.backupLoop()),
+    );
   }
 
   /** Creates `n` cron triggers due every minute for chaos_seq. */
@@ -263,7 +283,8 @@ export class MixedLoad {
       }
       const kind = kinds[i++ % kinds.length]!;
       const input: Record<string, unknown> = { base: this.options.callBase };
-      if (kind === 'chaos_items') input['items'] = Array.from({ length: this.options.withItems }, (_, k) => k);
+      if (kind === 'chaos_items')
+        input['items'] = Array.from({ length: this.options.withItems }, (_, k) => k);
       const p = this.workflow.request('POST', '/v2/executions', { workflow_name: kind, input }).then((r) => {
         if (r?.status === 201) this.stats.executionsStarted += 1;
         else this.note(`start ${kind}: ${brief(r)}`);
@@ -282,7 +303,9 @@ export class MixedLoad {
       const id = await this.createVolume(`chaos-v-${this.stats.volumeCycles}`);
       if (!id) continue;
       if (!(await this.action(id, { 'os-extend': { new_size: 2 } }, ['available']))) continue;
-      const snap = await this.volume.request('POST', `${p}/snapshots`, { snapshot: { volume_id: id, name: `chaos-s-${id.slice(0, 8)}` } });
+      const snap = await this.volume.request('POST', `${p}/snapshots`, {
+        snapshot: { volume_id: id, name: `chaos-s-${id.slice(0, 8)}` },
+      });
       if (snap?.status === 202) {
         const sid = snap.body.snapshot.id as string;
         if ((await this.waitStatus(`${p}/snapshots/${sid}`, 'snapshot', ['available'])) === 'available') {
@@ -313,13 +336,18 @@ export class MixedLoad {
         continue;
       }
       const sourceSha256 = await sha256File(file);
-      const b = await this.volume.request('POST', `${p}/backups`, { backup: { volume_id: id, name: `chaos-bk-${id.slice(0, 8)}` } });
+      const b = await this.volume.request('POST', `${p}/backups`, {
+        backup: { volume_id: id, name: `chaos-bk-${id.slice(0, 8)}` },
+      });
       if (b?.status !== 202) {
         this.note(`backup create: ${brief(b)}`);
         continue;
       }
       const backupId = b.body.backup.id as string;
-      if ((await this.waitStatus(`${p}/backups/${backupId}`, 'backup', ['available', 'error'])) !== 'available') continue;
+      if (
+        (await this.waitStatus(`${p}/backups/${backupId}`, 'backup', ['available', 'error'])) !== 'available'
+      )
+        continue;
       // The source goes; the backup is all that is left of its bytes.
       await this.waitStatus(`${p}/volumes/${id}`, 'volume', ['available']);
       await this.volume.request('DELETE', `${p}/volumes/${id}`);
@@ -330,7 +358,11 @@ export class MixedLoad {
       }
       const restoredVolumeId = r.body.restore.volume_id as string;
       this.restores.push({ backupId, sourceVolumeId: id, sourceSha256, restoredVolumeId });
-      await this.waitStatus(`${p}/volumes/${restoredVolumeId}`, 'volume', ['available', 'error', 'error_restoring']);
+      await this.waitStatus(`${p}/volumes/${restoredVolumeId}`, 'volume', [
+        'available',
+        'error',
+        'error_restoring',
+      ]);
     }
   }
 
@@ -343,7 +375,9 @@ export class MixedLoad {
       return null;
     }
     const id = r.body.volume.id as string;
-    return (await this.waitStatus(`${p}/volumes/${id}`, 'volume', ['available', 'error'])) === 'available' ? id : null;
+    return (await this.waitStatus(`${p}/volumes/${id}`, 'volume', ['available', 'error'])) === 'available'
+      ? id
+      : null;
   }
 
   private async action(id: string, body: unknown, until: string[]): Promise<boolean> {
@@ -353,7 +387,9 @@ export class MixedLoad {
       this.note(`volume action ${JSON.stringify(body)}: ${brief(r)}`);
       return false;
     }
-    return until.includes((await this.waitStatus(`${p}/volumes/${id}`, 'volume', [...until, 'error', 'error_extending'])) ?? '');
+    return until.includes(
+      (await this.waitStatus(`${p}/volumes/${id}`, 'volume', [...until, 'error', 'error_extending'])) ?? '',
+    );
   }
 
   /**
@@ -382,7 +418,8 @@ export class MixedLoad {
 }
 
 /** A reply in a note: status and the start of the body, or that no replica answered. */
-const brief = (r: Reply | null): string => (r ? `${r.status} ${String(JSON.stringify(r.body)).slice(0, 200)}` : 'no API replica answered');
+const brief = (r: Reply | null): string =>
+  r ? `${r.status} ${String(JSON.stringify(r.body)).slice(0, 200)}` : 'no API replica answered';
 
 /** SHA-256 of a whole file (sparse holes read as zeros). */
 export function sha256File(file: string): Promise<string> {

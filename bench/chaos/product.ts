@@ -54,10 +54,31 @@ export class ProductSupervisor {
   readonly slots: ProcessSlot[] = [];
   private stopping = false;
 
-  constructor(private readonly log: (msg: string) => void, private readonly readyTimeoutMs: number) {}
+  constructor(
+    private readonly log: (msg: string) => void,
+    private readonly readyTimeoutMs: number,
+  ) {}
 
-  add(name: string, app: string, entry: string, readyPorts: number[], env: NodeJS.ProcessEnv, onOutput?: (chunk: string) => void): ProcessSlot {
-    const slot: ProcessSlot = { name, app, entry, readyPorts, env, child: null, up: false, starts: 0, tail: '', onOutput };
+  add(
+    name: string,
+    app: string,
+    entry: string,
+    readyPorts: number[],
+    env: NodeJS.ProcessEnv,
+    onOutput?: (chunk: string) => void,
+  ): ProcessSlot {
+    const slot: ProcessSlot = {
+      name,
+      app,
+      entry,
+      readyPorts,
+      env,
+      child: null,
+      up: false,
+      starts: 0,
+      tail: '',
+      onOutput,
+    };
     this.slots.push(slot);
     return slot;
   }
@@ -81,11 +102,14 @@ export class ProductSupervisor {
     const deadline = Date.now() + this.readyTimeoutMs;
     for (;;) {
       if (child.exitCode !== null || child.signalCode !== null) {
-        throw new Error(`${slot.name} exited during start (${child.exitCode ?? child.signalCode}):\n${slot.tail}`);
+        throw new Error(
+          `${slot.name} exited during start (${child.exitCode ?? child.signalCode}):\n${slot.tail}`,
+        );
       }
       if (slot.child !== child) return; // killed and restarted meanwhile
       if (await this.allReady(slot.readyPorts)) break;
-      if (Date.now() > deadline) throw new Error(`${slot.name} not ready within ${this.readyTimeoutMs} ms:\n${slot.tail}`);
+      if (Date.now() > deadline)
+        throw new Error(`${slot.name} not ready within ${this.readyTimeoutMs} ms:\n${slot.tail}`);
       await sleep(250);
     }
     slot.up = true;

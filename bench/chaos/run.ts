@@ -29,7 +29,8 @@ import path from 'node:path';
 import { type ChaosMode, type ChaosResult, DEFAULT_OPTIONS, runChaos } from './chaos';
 import { summaryTable } from './summary';
 
-const arg = (name: string, dflt: string): string => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? dflt;
+const arg = (name: string, dflt: string): string =>
+  process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? dflt;
 const num = (name: string, dflt: number): number => {
   const v = Number(arg(name, String(dflt)));
   if (!Number.isFinite(v) || v < 0) throw new Error(`--${name} must be a non-negative number`);
@@ -39,14 +40,16 @@ const num = (name: string, dflt: number): number => {
 async function main(): Promise<void> {
   const modeArg = arg('mode', 'both');
   const modes: ChaosMode[] = modeArg === 'both' ? ['distributed', 'embedded'] : [modeArg as ChaosMode];
-  if (!modes.every((m) => m === 'distributed' || m === 'embedded')) throw new Error('--mode is distributed, embedded or both');
+  if (!modes.every((m) => m === 'distributed' || m === 'embedded'))
+    throw new Error('--mode is distributed, embedded or both');
   const productEnv = Object.fromEntries(
     arg('env', '')
       .split(',')
       .filter((kv) => kv.includes('='))
       .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
   );
-  const log = (msg: string) => void process.stderr.write(`[chaos ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
+  const log = (msg: string) =>
+    void process.stderr.write(`[chaos ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
   const results: ChaosResult[] = [];
   for (const mode of modes) {
     const result = await runChaos({

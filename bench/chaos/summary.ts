@@ -2,7 +2,23 @@ import type { ChaosResult } from './chaos';
 
 /** One line per run: the figures the other teams fix against. */
 export function summaryTable(results: readonly ChaosResult[]): string {
-  const head = ['mode', 'kills', 'executions', 'terminal', 'lost', 'error', 'dup calls (expl/unexpl)', 'missing calls', 'tasks stuck', 'volumes ok/stuck', 'snap+backup stuck', 'quota drift', 'sha mismatch', 'settled', 'result'];
+  const head = [
+    'mode',
+    'kills',
+    'executions',
+    'terminal',
+    'lost',
+    'error',
+    'dup calls (expl/unexpl)',
+    'missing calls',
+    'tasks stuck',
+    'volumes ok/stuck',
+    'snap+backup stuck',
+    'quota drift',
+    'sha mismatch',
+    'settled',
+    'result',
+  ];
   const rows = results.map((r) => {
     const v = r.verdict;
     return [

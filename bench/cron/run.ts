@@ -22,21 +22,33 @@ import { closeDataSource, createDataSource } from '@osc/persistence';
 import { systemClock } from '@osc/platform';
 import { CronPoller } from '../../apps/cron-scheduler/src/firing/cron-poller';
 import { CronTriggerFiring } from '../../apps/cron-scheduler/src/firing/cron-trigger-firing';
-import { createCronTestDatabase, firedExecutions, seedDueTriggers, seedWorkflow } from '../../apps/cron-scheduler/src/firing/cron-fixture';
+import {
+  createCronTestDatabase,
+  firedExecutions,
+  seedDueTriggers,
+  seedWorkflow,
+} from '../../apps/cron-scheduler/src/firing/cron-fixture';
 import { SCHEMA_PARTS } from '../../apps/cron-scheduler/src/schema';
 import { messagingMigrations, outboxEntities } from '@osc/messaging';
 
-const arg = (name: string, dflt: string): string => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? dflt;
+const arg = (name: string, dflt: string): string =>
+  process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? dflt;
 
 /** A replica process: fire until told to stop on stdin; report each committed batch on stdout. */
 async function runReplica(url: string): Promise<void> {
   const entities = [...outboxEntities, ...SCHEMA_PARTS.flatMap((p) => p.entities)];
   const migrations = [...messagingMigrations, ...SCHEMA_PARTS.flatMap((p) => p.migrations)];
-  const ds = await createDataSource({ kind: 'postgres', url, poolSize: 4 }, entities as never, migrations as never);
+  const ds = await createDataSource(
+    { kind: 'postgres', url, poolSize: 4 },
+    entities as never,
+    migrations as never,
+  );
   const firing = new CronTriggerFiring(ds, new OutboxWriter(), systemClock, {
     batchSize: Number(arg('batch', '100')),
     onFired: (fired, committedAt) => {
-      process.stdout.write(`${JSON.stringify({ fired: fired.map((f) => [f.triggerId, f.scheduledAt.getTime()]), committedAt: committedAt.getTime() })}\n`);
+      process.stdout.write(
+        `${JSON.stringify({ fired: fired.map((f) => [f.triggerId, f.scheduledAt.getTime()]), committedAt: committedAt.getTime() })}\n`,
+      );
     },
   });
   const poller = new CronPoller(ds, firing, systemClock, { maxSleepMs: 500, busySleepMs: 20 });
@@ -48,7 +60,8 @@ async function runReplica(url: string): Promise<void> {
   process.exit(0);
 }
 
-const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0;
+const pct = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0;
 
 async function scenario(kind: 'spread' | 'burst', n: number, replicas: number) {
   const db = await createCronTestDatabase('osc_bench_cron');
@@ -58,9 +71,13 @@ async function scenario(kind: 'spread' | 'burst', n: number, replicas: number) {
     const wf = await seedWorkflow(seed, 'bench');
     const events: { fired: [string, number][]; committedAt: number }[] = [];
     for (let i = 0; i < replicas; i++) {
-      const child = spawn(process.execPath, ['-r', '@swc-node/register', __filename, '--replica', `--url=${db.url}`], {
-        stdio: ['pipe', 'pipe', 'inherit'],
-      });
+      const child = spawn(
+        process.execPath,
+        ['-r', '@swc-node/register', __filename, '--replica', `--url=${db.url}`],
+        {
+          stdio: ['pipe', 'pipe', 'inherit'],
+        },
+      );
       children.push(child);
       const lines = createInterface({ input: child.stdout! });
       await new Promise<void>((resolve, reject) => {
@@ -75,7 +92,9 @@ async function scenario(kind: 'spread' | 'burst', n: number, replicas: number) {
     // at the next whole second at least 2 s ahead, trigger i at start + floor(i * 60 / n) s (spread).
     const ids = await seedDueTriggers(seed, wf, 'bench', n, new Date(Date.now() + 3600_000));
     const start = Math.ceil((Date.now() + 2000) / 1000) * 1000;
-    const times = Array.from({ length: n }, (_, i) => (kind === 'burst' ? start : start + Math.floor((i * 60) / n) * 1000));
+    const times = Array.from({ length: n }, (_, i) =>
+      kind === 'burst' ? start : start + Math.floor((i * 60) / n) * 1000,
+    );
     await seed.query(
       `UPDATE "cron_triggers" AS c SET "next_execution_time" = u.t, "first_execution_time" = u.t
          FROM unnest($1::uuid[], $2::timestamptz[]) AS u(id, t) WHERE c."id" = u.id`,
@@ -84,9 +103,12 @@ async function scenario(kind: 'spread' | 'burst', n: number, replicas: number) {
     if (Date.now() >= start) throw new Error('seeding took longer than the lead time');
     process.stderr.write(`${kind}: ${n} triggers seeded, first due in ${start - Date.now()} ms\n`);
     const deadline = Math.max(...times) + 30_000;
-    while (events.reduce((s, e) => s + e.fired.length, 0) < n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    while (events.reduce((s, e) => s + e.fired.length, 0) < n && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 200));
     for (const c of children) c.stdin!.end('stop\n');
-    await Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.once('exit', r)))));
+    await Promise.all(
+      children.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.once('exit', r)))),
+    );
 
     const lateness: number[] = [];
     const firedCount = new Map<string, number>();
@@ -99,7 +121,9 @@ async function scenario(kind: 'spread' | 'burst', n: number, replicas: number) {
     const { byTrigger, executions } = await firedExecutions(seed);
     // Never early: each execution row's created_at against its own trigger's scheduled time.
     const scheduledOf = new Map(ids.map((id, i) => [id, times[i] as number]));
-    const rows: { description: string; created_at: Date }[] = await seed.query(`SELECT "description", "created_at" FROM "workflow_executions"`);
+    const rows: { description: string; created_at: Date }[] = await seed.query(
+      `SELECT "description", "created_at" FROM "workflow_executions"`,
+    );
     const earlyRows = rows.filter((r) => {
       const id = (JSON.parse(r.description) as { triggered_by: { id: string } }).triggered_by.id;
       return new Date(r.created_at).getTime() < (scheduledOf.get(id) ?? Infinity);
@@ -112,10 +136,17 @@ async function scenario(kind: 'spread' | 'burst', n: number, replicas: number) {
       window_s: kind === 'burst' ? 0 : 60,
       fired: lateness.length,
       executions,
-      fired_twice: [...byTrigger.values()].filter((l) => l.length > 1).length + [...firedCount.values()].filter((c) => c > 1).length,
+      fired_twice:
+        [...byTrigger.values()].filter((l) => l.length > 1).length +
+        [...firedCount.values()].filter((c) => c > 1).length,
       not_fired: ids.filter((id) => !byTrigger.has(id)).length,
       early: earlyRows + lateness.filter((l) => l < 0).length,
-      lateness_ms: { p50: pct(sorted, 50), p95: pct(sorted, 95), max: sorted[sorted.length - 1] ?? 0, min: sorted[0] ?? 0 },
+      lateness_ms: {
+        p50: pct(sorted, 50),
+        p95: pct(sorted, 95),
+        max: sorted[sorted.length - 1] ?? 0,
+        min: sorted[0] ?? 0,
+      },
     };
     process.stderr.write(`${JSON.stringify(result)}\n`);
     return result;

@@ -31,13 +31,19 @@ interface Figure {
   latencyMs: { p50: number; p99: number };
 }
 
-function startServer(mode: string): Promise<{ child: ChildProcess; port: number; analyze: () => Promise<void> }> {
+function startServer(
+  mode: string,
+): Promise<{ child: ChildProcess; port: number; analyze: () => Promise<void> }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['-r', '@swc-node/register', path.join(__dirname, 'server.ts'), mode], {
-      cwd: ROOT,
-      env: { ...process.env, LOG_LEVEL: 'warn', TEST_DB_POOL_SIZE: '10' },
-      stdio: ['pipe', 'pipe', 'inherit'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['-r', '@swc-node/register', path.join(__dirname, 'server.ts'), mode],
+      {
+        cwd: ROOT,
+        env: { ...process.env, LOG_LEVEL: 'warn', TEST_DB_POOL_SIZE: '10' },
+        stdio: ['pipe', 'pipe', 'inherit'],
+      },
+    );
     let out = '';
     const analyze = () =>
       new Promise<void>((done, fail) => {
@@ -70,11 +76,17 @@ async function stopServer(child: ChildProcess): Promise<void> {
 
 const workflowDoc = (names: string[]): string =>
   `version: '2.0'\n${names
-    .map((n) => `${n}:\n  description: bench workflow ${n}\n  input: [a, b: 2]\n  tasks:\n    t1:\n      action: std.echo output=<% $.a %>\n      on-success: t2\n    t2:\n      action: std.noop\n`)
+    .map(
+      (n) =>
+        `${n}:\n  description: bench workflow ${n}\n  input: [a, b: 2]\n  tasks:\n    t1:\n      action: std.echo output=<% $.a %>\n      on-success: t2\n    t2:\n      action: std.noop\n`,
+    )
     .join('')}`;
 
 /** Runs `CONCURRENCY` clients for `SECONDS`, each sending `next()`'s requests back to back. */
-async function measure(pool: Pool, next: (i: number) => { method: 'GET' | 'POST' | 'DELETE'; path: string; body?: string; expect: number }[]): Promise<Figure> {
+async function measure(
+  pool: Pool,
+  next: (i: number) => { method: 'GET' | 'POST' | 'DELETE'; path: string; body?: string; expect: number }[],
+): Promise<Figure> {
   const latencies: number[] = [];
   let errors = 0;
   let counter = 0;
@@ -99,7 +111,9 @@ async function measure(pool: Pool, next: (i: number) => { method: 'GET' | 'POST'
   );
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   latencies.sort((a, b) => a - b);
-  const pct = (p: number) => Math.round((latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? 0) * 100) / 100;
+  const pct = (p: number) =>
+    Math.round((latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? 0) * 100) /
+    100;
   return {
     requests: latencies.length,
     seconds: Math.round(seconds * 100) / 100,
@@ -122,20 +136,33 @@ async function benchMode(mode: string): Promise<Record<string, unknown>> {
   const pool = new Pool(`http://127.0.0.1:${port}`, { connections: CONCURRENCY, pipelining: 1 });
   try {
     for (let batch = 0; batch < STORED / 100; batch++) {
-      const names = Array.from({ length: 100 }, (_, i) => `bench_wf_${String(batch * 100 + i).padStart(4, '0')}`);
-      const res = await pool.request({ method: 'POST', path: '/v2/workflows', body: workflowDoc(names), headers: { 'content-type': 'text/plain' } });
+      const names = Array.from(
+        { length: 100 },
+        (_, i) => `bench_wf_${String(batch * 100 + i).padStart(4, '0')}`,
+      );
+      const res = await pool.request({
+        method: 'POST',
+        path: '/v2/workflows',
+        body: workflowDoc(names),
+        headers: { 'content-type': 'text/plain' },
+      });
       const text = await res.body.text();
       if (res.statusCode !== 201) throw new Error(`seeding failed: ${res.statusCode} ${text}`);
     }
     await analyze();
     // Warm up the JIT and connection pools before measuring.
-    for (let i = 0; i < 200; i++) await (await pool.request({ method: 'GET', path: '/v2/workflows?limit=100' })).body.text();
+    for (let i = 0; i < 200; i++)
+      await (await pool.request({ method: 'GET', path: '/v2/workflows?limit=100' })).body.text();
 
     const loadBefore = os.loadavg()[0];
-    const list = await best(() => measure(pool, () => [{ method: 'GET', path: '/v2/workflows?limit=100', expect: 200 }]));
-    const get = await best(() => measure(pool, (i) => [
-      { method: 'GET', path: `/v2/workflows/bench_wf_${String(i % STORED).padStart(4, '0')}`, expect: 200 },
-    ]));
+    const list = await best(() =>
+      measure(pool, () => [{ method: 'GET', path: '/v2/workflows?limit=100', expect: 200 }]),
+    );
+    const get = await best(() =>
+      measure(pool, (i) => [
+        { method: 'GET', path: `/v2/workflows/bench_wf_${String(i % STORED).padStart(4, '0')}`, expect: 200 },
+      ]),
+    );
     let round = 0;
     const pairs = await best(() => {
       const r = round++;
@@ -148,7 +175,10 @@ async function benchMode(mode: string): Promise<Record<string, unknown>> {
       loadAverage1m: { before: loadBefore, after: os.loadavg()[0] },
       'GET /v2/workflows?limit=100': list,
       'GET /v2/workflows/{name}': get,
-      'POST + DELETE /v2/workflows (pairs/s = requestsPerSecond / 2)': { ...pairs, pairsPerSecond: Math.round(pairs.requestsPerSecond / 2) },
+      'POST + DELETE /v2/workflows (pairs/s = requestsPerSecond / 2)': {
+        ...pairs,
+        pairsPerSecond: Math.round(pairs.requestsPerSecond / 2),
+      },
     };
   } finally {
     await pool.close();
@@ -177,7 +207,8 @@ async function main(): Promise<void> {
       secondsPerRun: SECONDS,
       runsPerScenario: REPEAT,
       logLevel: 'warn',
-      notes: 'API in its own process; tables ANALYZEd after seeding (steady state); best of the runs reported (shared machine)',
+      notes:
+        'API in its own process; tables ANALYZEd after seeding (steady state); best of the runs reported (shared machine)',
     },
     target: 'Postgres mode: >= 1,000 list requests/s',
     results,

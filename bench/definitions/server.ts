@@ -12,7 +12,11 @@ async function main(): Promise<void> {
   const mode = (process.argv[2] ?? 'embedded') as TestRuntimeMode;
   const { runtime, cleanup } = await createTestRuntime(mode, SCHEMA_PARTS);
   const app = await startWorkflowApi(
-    { http: { port: 0, host: '127.0.0.1', bodyLimit: 4 * 1024 * 1024 }, authMode: 'noauth', logLevel: process.env['LOG_LEVEL'] ?? 'warn' },
+    {
+      http: { port: 0, host: '127.0.0.1', bodyLimit: 4 * 1024 * 1024 },
+      authMode: 'noauth',
+      logLevel: process.env['LOG_LEVEL'] ?? 'warn',
+    },
     runtime,
   );
   process.stdout.write(`READY ${app.port}\n`);
@@ -40,6 +44,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`bench server failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.stderr.write(
+    `bench server failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+  );
   process.exit(1);
 });

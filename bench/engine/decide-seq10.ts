@@ -5,7 +5,16 @@
  * depend on the machine's load as much as the end-to-end benchmark's.
  */
 import { StandardActionRunner } from '@osc/actions';
-import { type Decision, type EngineEvent, type ExecutionSnapshot, decide, decideBatch, historyEvents, newExecution, parseWorkflows } from '@osc/workflow-domain';
+import {
+  type Decision,
+  type EngineEvent,
+  type ExecutionSnapshot,
+  decide,
+  decideBatch,
+  historyEvents,
+  newExecution,
+  parseWorkflows,
+} from '@osc/workflow-domain';
 import { randomUUID } from 'node:crypto';
 import { decideInline, runInline } from '../../apps/workflow-engine/src/engine/inline-actions';
 
@@ -18,12 +27,19 @@ ${Array.from({ length: 10 }, (_, i) => `    t${i}:\n      action: std.noop\n${i 
 const spec = parseWorkflows(yaml).workflows[0]!;
 const runner = new StandardActionRunner();
 const decideEvents = (s: ExecutionSnapshot, evs: readonly EngineEvent[]): Decision =>
-  evs.length === 1 ? decide(s, evs[0] as EngineEvent, new Date(), randomUUID) : decideBatch(s, evs, new Date(), randomUUID);
+  evs.length === 1
+    ? decide(s, evs[0] as EngineEvent, new Date(), randomUUID)
+    : decideBatch(s, evs, new Date(), randomUUID);
 
 async function one(): Promise<void> {
-  const execution = newExecution({ id: randomUUID(), spec, workflowId: 'wf', workflowNamespace: '', projectId: 'p', input: {} }, new Date());
+  const execution = newExecution(
+    { id: randomUUID(), spec, workflowId: 'wf', workflowNamespace: '', projectId: 'p', input: {} },
+    new Date(),
+  );
   const snapshot: ExecutionSnapshot = { execution, tasks: [], actions: [], subExecutions: [] };
-  const d = await decideInline(snapshot, [{ type: 'start' }], decideEvents, (ex, e) => runInline(runner, ex, e));
+  const d = await decideInline(snapshot, [{ type: 'start' }], decideEvents, (ex, e) =>
+    runInline(runner, ex, e),
+  );
   if (d.changes.execution?.state !== 'SUCCESS') throw new Error(`seq10 ended ${d.changes.execution?.state}`);
   historyEvents(snapshot, d.changes);
 }
@@ -33,6 +49,11 @@ async function main(): Promise<void> {
   const cpu = process.cpuUsage();
   for (let i = 0; i < n; i++) await one();
   const used = process.cpuUsage(cpu);
-  console.log(JSON.stringify({ executions: n, cpu_ms_per_execution: Number(((used.user + used.system) / 1000 / n).toFixed(3)) }));
+  console.log(
+    JSON.stringify({
+      executions: n,
+      cpu_ms_per_execution: Number(((used.user + used.system) / 1000 / n).toFixed(3)),
+    }),
+  );
 }
 void main();

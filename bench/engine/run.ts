@@ -28,12 +28,25 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
-import { InProcessCommandBus, InProcessJobQueue, MessageJournal, OutboxRelay, OutboxWriter, RabbitMqCommandBus, BullMqJobQueue } from '@osc/messaging';
+import {
+  InProcessCommandBus,
+  InProcessJobQueue,
+  MessageJournal,
+  OutboxRelay,
+  OutboxWriter,
+  RabbitMqCommandBus,
+  BullMqJobQueue,
+} from '@osc/messaging';
 import { PGLITE_MEMORY, closeDataSource, combineMigrations, createDataSource } from '@osc/persistence';
 import { messagingMigrations } from '@osc/messaging';
 import { TEST_QUEUE_EXPIRES_MS, purgeTestPrefix } from '@osc/testing';
 import { Pool } from 'undici';
-import { definitionMigrations, dynamicActionMigrations, executionMigrations, setExecutionHistoryWrites } from '@osc/workflow-persistence';
+import {
+  definitionMigrations,
+  dynamicActionMigrations,
+  executionMigrations,
+  setExecutionHistoryWrites,
+} from '@osc/workflow-persistence';
 import {
   EngineInstance,
   createEngineDatabase,
@@ -53,10 +66,7 @@ const CLIENTS = Number(arg('clients', '8'));
 const ENGINES = Number(arg('engines', '2'));
 const FANOUT = Number(arg('fanout', '100'));
 /** with-items fan-out sizes (std.echo per item); `--only=items` skips seq10 and the join fan-out. */
-const ITEMS = arg('items', '1000,10000')
-  .split(',')
-  .filter(Boolean)
-  .map(Number);
+const ITEMS = arg('items', '1000,10000').split(',').filter(Boolean).map(Number);
 const ONLY = arg('only', 'all') as 'all' | 'items' | 'seq10';
 /** Where the with-items list comes from: `range` (`range($.n)`) or `input` (the list itself is the execution's input `items`). */
 const SOURCE = arg('source', 'range') as 'range' | 'input';
@@ -113,12 +123,16 @@ items_input:
 
 /** The embedded product's database: in-memory PGlite through @osc/persistence. */
 async function createEmbeddedDatabase(): Promise<Awaited<ReturnType<typeof createEngineDatabase>>> {
-  const dataSource = await createDataSource({ kind: 'pglite', dataDir: PGLITE_MEMORY }, [], combineMigrations(
-    messagingMigrations,
-    definitionMigrations,
-    executionMigrations,
-    dynamicActionMigrations,
-  ) as never);
+  const dataSource = await createDataSource(
+    { kind: 'pglite', dataDir: PGLITE_MEMORY },
+    [],
+    combineMigrations(
+      messagingMigrations,
+      definitionMigrations,
+      executionMigrations,
+      dynamicActionMigrations,
+    ) as never,
+  );
   return { dataSource, url: 'memory://', drop: () => closeDataSource(dataSource) };
 }
 
@@ -151,20 +165,24 @@ async function embeddedViaApi(): Promise<void> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'bench-embedded-'));
   const [port, volumePort] = [await freePort(), await freePort()];
   const nodeArgs = (process.env['ENGINE_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, '-r', '@swc-node/register', path.join(__dirname, '../../apps/embedded/src/main.ts')], {
-    env: {
-      ...process.env,
-      DATA_DIR: dataDir,
-      WORKFLOW_API_PORT: String(port),
-      WORKFLOW_API_HOST: '127.0.0.1',
-      VOLUME_API_PORT: String(volumePort),
-      VOLUME_API_HOST: '127.0.0.1',
-      AUTH_MODE: 'headers',
-      LOG_LEVEL: 'warn',
-      WORKFLOW_ENGINE_INLINE_ACTIONS: INLINE,
+  const child = spawn(
+    process.execPath,
+    [...nodeArgs, '-r', '@swc-node/register', path.join(__dirname, '../../apps/embedded/src/main.ts')],
+    {
+      env: {
+        ...process.env,
+        DATA_DIR: dataDir,
+        WORKFLOW_API_PORT: String(port),
+        WORKFLOW_API_HOST: '127.0.0.1',
+        VOLUME_API_PORT: String(volumePort),
+        VOLUME_API_HOST: '127.0.0.1',
+        AUTH_MODE: 'headers',
+        LOG_LEVEL: 'warn',
+        WORKFLOW_ENGINE_INLINE_ACTIONS: INLINE,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  );
   let out = '';
   await new Promise<void>((resolve, reject) => {
     const seen = (d: unknown) => {
@@ -177,8 +195,18 @@ async function embeddedViaApi(): Promise<void> {
   });
   const api = new Pool(`http://127.0.0.1:${port}`, { connections: CLIENTS + 1 });
   const headers = { 'x-project-id': PROJECT, 'x-user-id': 'bench', 'x-roles': 'member' };
-  const call = async (method: 'GET' | 'POST', p: string, body?: string, type = 'application/json'): Promise<unknown> => {
-    const res = await api.request({ method, path: p, headers: { ...headers, ...(body ? { 'content-type': type } : {}) }, body });
+  const call = async (
+    method: 'GET' | 'POST',
+    p: string,
+    body?: string,
+    type = 'application/json',
+  ): Promise<unknown> => {
+    const res = await api.request({
+      method,
+      path: p,
+      headers: { ...headers, ...(body ? { 'content-type': type } : {}) },
+      body,
+    });
     const text = await res.body.text();
     if (res.statusCode >= 300) throw new Error(`${method} ${p}: ${res.statusCode} ${text.slice(0, 300)}`);
     return JSON.parse(text);
@@ -188,13 +216,18 @@ async function embeddedViaApi(): Promise<void> {
     return (Number(f[11]) + Number(f[12])) / 100;
   };
   const running = async (): Promise<number> =>
-    ((await call('GET', '/v2/executions?state=RUNNING&limit=1000&fields=id')) as { executions: unknown[] }).executions.length;
+    ((await call('GET', '/v2/executions?state=RUNNING&limit=1000&fields=id')) as { executions: unknown[] })
+      .executions.length;
   const waitIdle = async (): Promise<void> => {
     while ((await running()) > 0) await new Promise((r) => setTimeout(r, 50));
   };
   try {
     await call('POST', '/v2/workflows', seq10, 'text/plain');
-    const create = async (): Promise<string> => String(((await call('POST', '/v2/executions', JSON.stringify({ workflow_name: 'seq10' }))) as { id: string }).id);
+    const create = async (): Promise<string> =>
+      String(
+        ((await call('POST', '/v2/executions', JSON.stringify({ workflow_name: 'seq10' }))) as { id: string })
+          .id,
+      );
     await Promise.all(Array.from({ length: CLIENTS }, create));
     await waitIdle();
     const cpu0 = ticks();
@@ -216,7 +249,9 @@ async function embeddedViaApi(): Promise<void> {
     const cpu = ticks() - cpu0;
     const u = process.cpuUsage(u0);
     const wanted = new Set(ids);
-    const list = (await call('GET', '/v2/executions?limit=1000&fields=id,state')) as { executions: { id: string; state: string }[] };
+    const list = (await call('GET', '/v2/executions?limit=1000&fields=id,state')) as {
+      executions: { id: string; state: string }[];
+    };
     const failed = list.executions.filter((e) => wanted.has(e.id) && e.state !== 'SUCCESS').length;
     const result = {
       mode,
@@ -233,7 +268,10 @@ async function embeddedViaApi(): Promise<void> {
         creation_seconds: Number(creationSeconds.toFixed(2)),
         executions_per_s: Number((N / seconds).toFixed(1)),
         task_transitions_per_s: Number(((N * 10 * 2) / seconds).toFixed(0)),
-        cpu_ms_per_execution: { bench: Number((((u.user + u.system) / 1e3) / N).toFixed(2)), embedded: Number(((cpu * 1000) / N).toFixed(2)) },
+        cpu_ms_per_execution: {
+          bench: Number(((u.user + u.system) / 1e3 / N).toFixed(2)),
+          embedded: Number(((cpu * 1000) / N).toFixed(2)),
+        },
       },
     };
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
@@ -257,7 +295,9 @@ async function main(): Promise<void> {
   const syncCommit = arg('synchronous-commit', 'on');
   if (syncCommit !== 'on' && mode !== 'embedded') {
     // SYNC_COMMIT: an operator knob; off keeps durability against process crashes, not server crashes.
-    await ds.query(`ALTER DATABASE "${db.url.split('/').pop()}" SET synchronous_commit = ${syncCommit === 'off' ? 'off' : 'on'}`);
+    await ds.query(
+      `ALTER DATABASE "${db.url.split('/').pop()}" SET synchronous_commit = ${syncCommit === 'off' ? 'off' : 'on'}`,
+    );
   }
   await storeWorkflows(ds, seq10);
   await storeWorkflows(ds, fanout);
@@ -272,22 +312,34 @@ async function main(): Promise<void> {
   let relay: OutboxRelay;
   let api: Pool | undefined;
   /** Creates an execution: through POST /v2/executions with `--via=api`, else as that endpoint does, in the database. */
-  const startExecution = async (_ds: unknown, _outbox: unknown, workflowName: string, input: Record<string, unknown> = {}): Promise<string> => {
+  const startExecution = async (
+    _ds: unknown,
+    _outbox: unknown,
+    workflowName: string,
+    input: Record<string, unknown> = {},
+  ): Promise<string> => {
     if (!api) return startExecutionInDb(ds, outbox, workflowName, input);
     const res = await api.request({
       method: 'POST',
       path: '/v2/executions',
-      headers: { 'content-type': 'application/json', 'x-project-id': PROJECT, 'x-user-id': 'bench', 'x-roles': 'member' },
+      headers: {
+        'content-type': 'application/json',
+        'x-project-id': PROJECT,
+        'x-user-id': 'bench',
+        'x-roles': 'member',
+      },
       body: JSON.stringify({ workflow_name: workflowName, input }),
     });
     const text = await res.body.text();
-    if (res.statusCode !== 201) throw new Error(`POST /v2/executions: ${res.statusCode} ${text.slice(0, 300)}`);
+    if (res.statusCode !== 201)
+      throw new Error(`POST /v2/executions: ${res.statusCode} ${text.slice(0, 300)}`);
     return String((JSON.parse(text) as { id: string }).id);
   };
   if (mode === 'inprocess' || mode === 'embedded') {
     // embedded: the product's adapters, which journal messages and jobs in the embedded database
     // (`--journal=off`: without the journal, as embedded mode was before it, to see what it costs)
-    const journal = mode === 'embedded' && arg('journal', 'on') !== 'off' ? new MessageJournal(ds) : undefined;
+    const journal =
+      mode === 'embedded' && arg('journal', 'on') !== 'off' ? new MessageJournal(ds) : undefined;
     const bus = new InProcessCommandBus({ journal });
     const jobs = new InProcessJobQueue({ journal });
     local = new EngineInstance(ds, bus, jobs, { prefetch: 64, executorConcurrency: 50 });
@@ -311,12 +363,20 @@ async function main(): Promise<void> {
         DB_POOL_SIZE: '10',
         LOG_LEVEL: 'warn',
       };
-      const startProduct = (main: string, env: Record<string, string>, ready: RegExp): Promise<ChildProcess> => {
+      const startProduct = (
+        main: string,
+        env: Record<string, string>,
+        ready: RegExp,
+      ): Promise<ChildProcess> => {
         const nodeArgs = (process.env['ENGINE_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
-        const child = spawn(process.execPath, [...nodeArgs, '-r', '@swc-node/register', path.join(__dirname, '../..', main)], {
-          env: { ...productEnv, ...env },
-          stdio: ['ignore', 'pipe', 'pipe'],
-        });
+        const child = spawn(
+          process.execPath,
+          [...nodeArgs, '-r', '@swc-node/register', path.join(__dirname, '../..', main)],
+          {
+            env: { ...productEnv, ...env },
+            stdio: ['ignore', 'pipe', 'pipe'],
+          },
+        );
         children.push(child);
         return new Promise((resolve, reject) => {
           let out = '';
@@ -346,17 +406,40 @@ async function main(): Promise<void> {
         );
       }
       const port = await freePort();
-      apiChild = await startProduct('apps/workflow-api/src/main.ts', { WORKFLOW_API_PORT: String(port), WORKFLOW_API_HOST: '127.0.0.1', AUTH_MODE: 'headers' }, /listening on/);
+      apiChild = await startProduct(
+        'apps/workflow-api/src/main.ts',
+        { WORKFLOW_API_PORT: String(port), WORKFLOW_API_HOST: '127.0.0.1', AUTH_MODE: 'headers' },
+        /listening on/,
+      );
       api = new Pool(`http://127.0.0.1:${port}`, { connections: CLIENTS });
     }
     for (let i = 0; VIA === 'db' && i < ENGINES; i++) {
       // ENGINE_NODE_ARGS: extra node flags for the engine processes (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`)
       const nodeArgs = (process.env['ENGINE_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
-      const child = spawn(process.execPath, [...nodeArgs, '-r', '@swc-node/register', path.join(__dirname, '../../apps/workflow-engine/test/engine-process.ts')], {
-        // QUEUE_PREFIX: a RabbitMQ queue of this run only (other runs on the machine share the broker)
-        env: { ...process.env, DATABASE_URL: db.url, BULL_PREFIX: prefix, QUEUE_PREFIX: `${prefix}.`, QUEUE_EXPIRES_MS: String(TEST_QUEUE_EXPIRES_MS), PREFETCH: arg('prefetch', '64'), EXECUTOR_CONCURRENCY: '64', DB_POOL: '10', EXECUTION_HISTORY: HISTORY },
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
+      const child = spawn(
+        process.execPath,
+        [
+          ...nodeArgs,
+          '-r',
+          '@swc-node/register',
+          path.join(__dirname, '../../apps/workflow-engine/test/engine-process.ts'),
+        ],
+        {
+          // QUEUE_PREFIX: a RabbitMQ queue of this run only (other runs on the machine share the broker)
+          env: {
+            ...process.env,
+            DATABASE_URL: db.url,
+            BULL_PREFIX: prefix,
+            QUEUE_PREFIX: `${prefix}.`,
+            QUEUE_EXPIRES_MS: String(TEST_QUEUE_EXPIRES_MS),
+            PREFETCH: arg('prefetch', '64'),
+            EXECUTOR_CONCURRENCY: '64',
+            DB_POOL: '10',
+            EXECUTION_HISTORY: HISTORY,
+          },
+          stdio: ['ignore', 'pipe', 'inherit'],
+        },
+      );
       children.push(child);
       await new Promise<void>((resolve, reject) => {
         child.stdout!.on('data', (d) => String(d).includes('ready') && resolve());
@@ -364,7 +447,13 @@ async function main(): Promise<void> {
       });
     }
     // Queues declared with x-expires (as the engines do): a killed bench leaves nothing for long.
-    const bus = prefixedBus(new RabbitMqCommandBus({ url: 'amqp://guest:guest@127.0.0.1:5672', queueExpiresMs: TEST_QUEUE_EXPIRES_MS }), `${prefix}.`);
+    const bus = prefixedBus(
+      new RabbitMqCommandBus({
+        url: 'amqp://guest:guest@127.0.0.1:5672',
+        queueExpiresMs: TEST_QUEUE_EXPIRES_MS,
+      }),
+      `${prefix}.`,
+    );
     const jobs = prefixedJobs(new BullMqJobQueue({ url: 'redis://127.0.0.1:6379', prefix }), `${prefix}.`);
     relay = new OutboxRelay(ds, bus, jobs, { pollIntervalMs: 100 });
     outbox.onCommitted(() => relay.notify());
@@ -395,7 +484,9 @@ async function main(): Promise<void> {
         return 0;
       }
     };
-    const pids: { pid: number }[] = await ds.query(`SELECT "pid" FROM pg_stat_activity WHERE "datname" = current_database()`);
+    const pids: { pid: number }[] = await ds.query(
+      `SELECT "pid" FROM pg_stat_activity WHERE "datname" = current_database()`,
+    );
     const u = process.cpuUsage();
     return {
       bench: (u.user + u.system) / 1e6,
@@ -445,13 +536,22 @@ async function main(): Promise<void> {
     const buckets = (row['to_claim_buckets'] as number[] | null) ?? [];
     const counts = (row['to_claim_hist'] as number[] | null) ?? [];
     const hist = Object.fromEntries(buckets.map((b, i) => [bounds[b] ?? String(b), counts[i] ?? 0]));
-    return { claimed_actions: row['claimed_actions'], start: round(row['start']), to_claim: round(row['to_claim']), to_claim_histogram: hist, to_applied: round(row['to_applied']) };
+    return {
+      claimed_actions: row['claimed_actions'],
+      start: round(row['start']),
+      to_claim: round(row['to_claim']),
+      to_claim_histogram: hist,
+      to_applied: round(row['to_applied']),
+    };
   };
 
   const waitDone = async (id: string, timeoutSeconds = 0): Promise<string> => {
     const deadline = timeoutSeconds > 0 ? Date.now() + timeoutSeconds * 1000 : Infinity;
     for (;;) {
-      const rows: { state: string }[] = await ds.query(`SELECT "state" FROM "workflow_executions" WHERE "id" = $1`, [id]);
+      const rows: { state: string }[] = await ds.query(
+        `SELECT "state" FROM "workflow_executions" WHERE "id" = $1`,
+        [id],
+      );
       const s = rows[0]?.state;
       if (s && s !== 'RUNNING') return s;
       if (Date.now() > deadline) return `RUNNING after ${timeoutSeconds} s`;
@@ -482,7 +582,9 @@ async function main(): Promise<void> {
       }),
     );
     for (;;) {
-      const [{ n }] = (await ds.query(`SELECT count(*)::int AS n FROM "workflow_executions" WHERE "state" = 'RUNNING'`)) as [{ n: number }];
+      const [{ n }] = (await ds.query(
+        `SELECT count(*)::int AS n FROM "workflow_executions" WHERE "state" = 'RUNNING'`,
+      )) as [{ n: number }];
       if (n === 0) break;
       await new Promise((r) => setTimeout(r, 20));
     }
@@ -499,7 +601,11 @@ async function main(): Promise<void> {
       failed: rows.filter((r) => r.state !== 'SUCCESS').length,
       late_arrivals: late,
       achieved_executions_per_s: Number((total / ((lastDone - t0) / 1000)).toFixed(1)),
-      latency_ms: { p50: Math.round(pct(latencies, 50)), p95: Math.round(pct(latencies, 95)), max: Math.round(pct(latencies, 100)) },
+      latency_ms: {
+        p50: Math.round(pct(latencies, 50)),
+        p95: Math.round(pct(latencies, 95)),
+        max: Math.round(pct(latencies, 100)),
+      },
       cpu_ms_per_execution: await cpuSince(cpu0, total),
       hops_ms: await hops(arrivals.map((a) => a.id)),
     };
@@ -510,7 +616,9 @@ async function main(): Promise<void> {
   if (ONLY !== 'items') {
     // warm-up
     const waitOne = waitDone;
-    await Promise.all(Array.from({ length: CLIENTS }, async () => waitOne(await startExecution(ds, outbox, 'seq10'))));
+    await Promise.all(
+      Array.from({ length: CLIENTS }, async () => waitOne(await startExecution(ds, outbox, 'seq10'))),
+    );
 
     // Open loop: C clients create executions back to back (as POST /v2/executions would); the run ends
     // when every execution has finished. Latency = execution finish (updated_at) - creation.
@@ -528,7 +636,9 @@ async function main(): Promise<void> {
     );
     const startSeconds = (Date.now() - t0) / 1000;
     for (;;) {
-      const [{ n }] = (await ds.query(`SELECT count(*)::int AS n FROM "workflow_executions" WHERE "state" = 'RUNNING'`)) as [{ n: number }];
+      const [{ n }] = (await ds.query(
+        `SELECT count(*)::int AS n FROM "workflow_executions" WHERE "state" = 'RUNNING'`,
+      )) as [{ n: number }];
       if (n === 0) break;
       await new Promise((r) => setTimeout(r, 20));
     }
@@ -547,7 +657,11 @@ async function main(): Promise<void> {
       creation_seconds: Number(startSeconds.toFixed(2)),
       executions_per_s: Number((N / seconds).toFixed(1)),
       task_transitions_per_s: Number(((N * 10 * 2) / seconds).toFixed(0)),
-      latency_ms: { p50: Math.round(pct(latencies, 50)), p95: Math.round(pct(latencies, 95)), max: Math.round(pct(latencies, 100)) },
+      latency_ms: {
+        p50: Math.round(pct(latencies, 50)),
+        p95: Math.round(pct(latencies, 95)),
+        max: Math.round(pct(latencies, 100)),
+      },
       cpu_ms_per_execution: await cpuSince(cpu0, N),
       hops_ms: await hops(ids),
     };
@@ -558,15 +672,15 @@ async function main(): Promise<void> {
     const fid = await startExecution(ds, outbox, 'fanout');
     const fstate = await waitDone(fid);
     fan = { branches: FANOUT, state: fstate, seconds: Number(((Date.now() - f0) / 1000).toFixed(2)) };
-
-
   }
   const items: Record<string, unknown>[] = [];
   if (ONLY !== 'seq10') {
     // warm-up: one small run first, so that the first measured size does not pay the processes' JIT
     const warm =
       SOURCE === 'input'
-        ? await startExecution(ds, outbox, 'items_input', { items: Array.from({ length: 200 }, (_, i) => `item-${i}`) })
+        ? await startExecution(ds, outbox, 'items_input', {
+            items: Array.from({ length: 200 }, (_, i) => `item-${i}`),
+          })
         : await startExecution(ds, outbox, 'items', { n: 200 });
     await waitDone(warm, ITEMS_TIMEOUT);
     for (const n of ITEMS) {
@@ -580,11 +694,16 @@ async function main(): Promise<void> {
       const i0 = Date.now();
       const iid =
         SOURCE === 'input'
-          ? await startExecution(ds, outbox, 'items_input', { items: Array.from({ length: n }, (_, i) => `item-${i}`) })
+          ? await startExecution(ds, outbox, 'items_input', {
+              items: Array.from({ length: n }, (_, i) => `item-${i}`),
+            })
           : await startExecution(ds, outbox, 'items', { n });
       const istate = await waitDone(iid, ITEMS_TIMEOUT);
       const seconds = (Date.now() - i0) / 1000;
-      const [{ c }] = (await ds.query(`SELECT count(*)::int AS c FROM "action_executions" WHERE "workflow_execution_id" = $1`, [iid])) as [{ c: number }];
+      const [{ c }] = (await ds.query(
+        `SELECT count(*)::int AS c FROM "action_executions" WHERE "workflow_execution_id" = $1`,
+        [iid],
+      )) as [{ c: number }];
       // where the run's time went, in ms from the execution's creation: its items created (the start
       // decision), claimed by executors, and their results applied by the engine (first / median / last)
       const [timeline] = (await ds.query(
@@ -612,10 +731,14 @@ async function main(): Promise<void> {
         cpu_ms_per_item_net: await (async () => {
           const now = await cpuNow();
           const net = (k: 'bench' | 'engines' | 'postgres') =>
-            Number(((((now[k] - cpu0[k]) - ((idle1[k] - idle0[k]) / idleSeconds) * seconds) * 1000) / n).toFixed(2));
+            Number(
+              (((now[k] - cpu0[k] - ((idle1[k] - idle0[k]) / idleSeconds) * seconds) * 1000) / n).toFixed(2),
+            );
           return { bench: net('bench'), engines: net('engines'), postgres: net('postgres') };
         })(),
-        timeline_ms: Object.fromEntries(Object.entries(timeline ?? {}).map(([k, v]) => [k, v === null ? null : Number(v)])),
+        timeline_ms: Object.fromEntries(
+          Object.entries(timeline ?? {}).map(([k, v]) => [k, v === null ? null : Number(v)]),
+        ),
         // peak RSS of this process so far: the engine's too in embedded and inprocess modes
         max_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
       });
@@ -635,7 +758,9 @@ async function main(): Promise<void> {
     synchronous_commit: arg('synchronous-commit', 'on'),
     execution_history: HISTORY,
     machine: `${require('node:os').cpus().length} cores`,
-    load_average: require('node:os').loadavg().map((l: number) => Number(l.toFixed(2))),
+    load_average: require('node:os')
+      .loadavg()
+      .map((l: number) => Number(l.toFixed(2))),
     at: new Date().toISOString(),
     ...(seq ? { seq10: seq, fanout: fan } : {}),
     ...(items.length ? { with_items: items } : {}),

@@ -42,7 +42,8 @@ import { Agent, Pool, request } from 'undici';
 import { purgeTestPrefix } from '@osc/testing';
 import { createEngineDatabase } from '../../apps/workflow-engine/test/engine-harness';
 
-const arg = (name: string, dflt: string): string => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? dflt;
+const arg = (name: string, dflt: string): string =>
+  process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? dflt;
 
 const RATE = Number(arg('rate', '100'));
 const SECONDS = Number(arg('seconds', '30'));
@@ -138,8 +139,13 @@ async function main(): Promise<void> {
     LOG_LEVEL: 'warn',
   };
   const startProduct = (main: string, env: Record<string, string>, ready: RegExp): Promise<ChildProcess> => {
-    const profile = PROFILE_API && main.includes('workflow-api') ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_API}`] : [];
-    const child = spawn(process.execPath, [...profile, '-r', '@swc-node/register', path.join(__dirname, '../..', main)], { env: { ...productEnv, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const profile =
+      PROFILE_API && main.includes('workflow-api') ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_API}`] : [];
+    const child = spawn(
+      process.execPath,
+      [...profile, '-r', '@swc-node/register', path.join(__dirname, '../..', main)],
+      { env: { ...productEnv, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     children.push(child);
     return new Promise((resolve, reject) => {
       let out = '';
@@ -158,26 +164,52 @@ async function main(): Promise<void> {
   for (let i = 0; i < ENGINES; i++) {
     await startProduct(
       'apps/workflow-engine/src/main.ts',
-      { WORKFLOW_ENGINE_HEALTH_PORT: '0', WORKFLOW_ENGINE_HEALTH_HOST: '127.0.0.1', WORKFLOW_ENGINE_PREFETCH: '64', WORKFLOW_EXECUTOR_CONCURRENCY: '64' },
+      {
+        WORKFLOW_ENGINE_HEALTH_PORT: '0',
+        WORKFLOW_ENGINE_HEALTH_HOST: '127.0.0.1',
+        WORKFLOW_ENGINE_PREFETCH: '64',
+        WORKFLOW_EXECUTOR_CONCURRENCY: '64',
+      },
       /workflow-engine running/,
     );
   }
   const port = 20000 + Math.floor(Math.random() * 20000);
   const api = await startProduct(
     'apps/workflow-api/src/main.ts',
-    { WORKFLOW_API_PORT: String(port), WORKFLOW_API_HOST: '127.0.0.1', AUTH_MODE: 'headers', WORKFLOW_API_SYSTEM_WORKFLOWS: 'false', DB_POOL_SIZE: '20' },
+    {
+      WORKFLOW_API_PORT: String(port),
+      WORKFLOW_API_HOST: '127.0.0.1',
+      AUTH_MODE: 'headers',
+      WORKFLOW_API_SYSTEM_WORKFLOWS: 'false',
+      DB_POOL_SIZE: '20',
+    },
     /listening on/,
   );
   const base = `http://127.0.0.1:${port}`;
   const pool = new Pool(base, { connections: CLIENTS });
   // the subscribers' connections: one each, never pooled behind one another
-  const streams = new Agent({ connections: null, pipelining: KEEPALIVE ? 1 : 0, bodyTimeout: 0, headersTimeout: 0 });
-  const headersOf = (p: number) => ({ 'x-project-id': `bench-events-${p}`, 'x-user-id': 'bench', 'x-roles': 'member' });
+  const streams = new Agent({
+    connections: null,
+    pipelining: KEEPALIVE ? 1 : 0,
+    bodyTimeout: 0,
+    headersTimeout: 0,
+  });
+  const headersOf = (p: number) => ({
+    'x-project-id': `bench-events-${p}`,
+    'x-user-id': 'bench',
+    'x-roles': 'member',
+  });
 
   for (let p = 0; p < PROJECTS; p++) {
-    const res = await pool.request({ method: 'POST', path: '/v2/workflows', headers: { ...headersOf(p), 'content-type': 'text/plain' }, body: WORKFLOW });
+    const res = await pool.request({
+      method: 'POST',
+      path: '/v2/workflows',
+      headers: { ...headersOf(p), 'content-type': 'text/plain' },
+      body: WORKFLOW,
+    });
     const text = await res.body.text();
-    if (res.statusCode !== 201) throw new Error(`POST /v2/workflows: ${res.statusCode} ${text.slice(0, 300)}`);
+    if (res.statusCode !== 201)
+      throw new Error(`POST /v2/workflows: ${res.statusCode} ${text.slice(0, 300)}`);
   }
 
   let stopping = false;
@@ -223,7 +255,10 @@ async function main(): Promise<void> {
   // project subscribers
   const projectSubs = Array.from({ length: PROJECT_SUBS }, async (_, i) => {
     const p = i % PROJECTS;
-    const res = await request(`${base}/v2/executions`, { dispatcher: streams, headers: { ...headersOf(p), accept: 'text/event-stream' } });
+    const res = await request(`${base}/v2/executions`, {
+      dispatcher: streams,
+      headers: { ...headersOf(p), accept: 'text/event-stream' },
+    });
     if (res.statusCode !== 200) throw new Error(`project stream: ${res.statusCode}`);
     const split = new SseSplitter();
     let connectedAt = Number.POSITIVE_INFINITY;
@@ -245,7 +280,13 @@ async function main(): Promise<void> {
         const at = Date.parse(entry.created_at);
         if (at >= connectedAt && at >= measureFrom) {
           latProject.push(now - at);
-          deliveries.push({ project: true, root: entry.root_execution_id, seq: entry.seq, created: at, at: now });
+          deliveries.push({
+            project: true,
+            root: entry.root_execution_id,
+            seq: entry.seq,
+            created: at,
+            at: now,
+          });
         }
       }
       if (stopping) break;
@@ -263,7 +304,10 @@ async function main(): Promise<void> {
       if (unwatched.length > 5000) unwatched.shift();
     }
   };
-  const nextExecution = () => new Promise<{ id: string; project: number } | null>((resolve) => (stopping ? resolve(null) : unwatched.length > 0 ? resolve(unwatched.pop()!) : idle.push(resolve)));
+  const nextExecution = () =>
+    new Promise<{ id: string; project: number } | null>((resolve) =>
+      stopping ? resolve(null) : unwatched.length > 0 ? resolve(unwatched.pop()!) : idle.push(resolve),
+    );
   const watched = { executions: 0 };
   const execSubs = Array.from({ length: EXEC_SUBS }, async () => {
     for (;;) {
@@ -273,7 +317,10 @@ async function main(): Promise<void> {
       const connectedAt = Date.now();
       let res;
       try {
-        res = await request(`${base}/v2/executions/${next.id}/events`, { dispatcher: streams, headers: { ...headersOf(next.project), accept: 'text/event-stream' } });
+        res = await request(`${base}/v2/executions/${next.id}/events`, {
+          dispatcher: streams,
+          headers: { ...headersOf(next.project), accept: 'text/event-stream' },
+        });
       } catch (err) {
         failed((err as { code?: string }).code ?? String(err));
         continue;
@@ -330,12 +377,20 @@ async function main(): Promise<void> {
       let res;
       let text;
       try {
-        res = await pool.request({ method: 'POST', path: '/v2/executions', headers: { ...headersOf(project), 'content-type': 'application/json' }, body: JSON.stringify({ workflow_name: 'bench_events' }) });
+        res = await pool.request({
+          method: 'POST',
+          path: '/v2/executions',
+          headers: { ...headersOf(project), 'content-type': 'application/json' },
+          body: JSON.stringify({ workflow_name: 'bench_events' }),
+        });
         text = await res.body.text();
       } catch (err) {
         // a connection refused or timed out counts as a failed create, not the end of the run
         createFailures++;
-        createFailureReasons.set((err as { code?: string }).code ?? String(err), (createFailureReasons.get((err as { code?: string }).code ?? String(err)) ?? 0) + 1);
+        createFailureReasons.set(
+          (err as { code?: string }).code ?? String(err),
+          (createFailureReasons.get((err as { code?: string }).code ?? String(err)) ?? 0) + 1,
+        );
         continue;
       }
       if (res.statusCode !== 201) {
@@ -363,13 +418,18 @@ async function main(): Promise<void> {
   await pool.close();
   await listener.end().catch(() => undefined);
   for (const c of children) c.kill('SIGTERM');
-  await Promise.all(children.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.once('exit', r)))));
+  await Promise.all(
+    children.map((c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.once('exit', r)))),
+  );
   await purgeTestPrefix({ queuePrefix: `${prefix}.`, bullPrefix: prefix }).catch(() => undefined);
   await db.drop();
 
   const all = [...latExec, ...latProject];
   // each measured delivery's commit: the first announcement of its tree at or past its seq
-  const split = { engine: { all: [] as number[], execution: [] as number[], project: [] as number[] }, api: { all: [] as number[], execution: [] as number[], project: [] as number[] } };
+  const split = {
+    engine: { all: [] as number[], execution: [] as number[], project: [] as number[] },
+    api: { all: [] as number[], execution: [] as number[], project: [] as number[] },
+  };
   let uncommitted = 0;
   for (const d of deliveries) {
     const commit = commits.get(d.root)?.find((c) => c.seq >= d.seq);
@@ -387,14 +447,25 @@ async function main(): Promise<void> {
     at: new Date().toISOString(),
     machine: `${cpus().length} cores`,
     load_average: load,
-    setup: { engines: ENGINES, api_processes: 1, projects: PROJECTS, creating_clients: CLIENTS, workflow: `12 tasks, wait-before ${WAIT} s` },
+    setup: {
+      engines: ENGINES,
+      api_processes: 1,
+      projects: PROJECTS,
+      creating_clients: CLIENTS,
+      workflow: `12 tasks, wait-before ${WAIT} s`,
+    },
     offered_executions_per_s: RATE,
     achieved_executions_per_s: Number((created / creationSeconds).toFixed(1)),
     executions_created: created,
     create_failures: createFailures,
     create_failure_reasons: Object.fromEntries(createFailureReasons),
     late_arrivals: lateArrivals,
-    subscribers: { execution_streams: EXEC_SUBS, busy_execution_streams_at_end: connectedExecStreams, project_streams: PROJECT_SUBS, total: EXEC_SUBS + PROJECT_SUBS },
+    subscribers: {
+      execution_streams: EXEC_SUBS,
+      busy_execution_streams_at_end: connectedExecStreams,
+      project_streams: PROJECT_SUBS,
+      total: EXEC_SUBS + PROJECT_SUBS,
+    },
     executions_watched: watched.executions,
     events_received: received,
     measured_window_s: Number(((measureTo - measureFrom) / 1000).toFixed(1)),
@@ -406,15 +477,25 @@ async function main(): Promise<void> {
       project_streams: summary(latProject),
     },
     execution_stream_subscribe_ms: summary(subscribeMs),
-    engine_commit_ms: { all: summary(split.engine.all), execution_streams: summary(split.engine.execution), project_streams: summary(split.engine.project) },
-    commit_to_delivery_ms: { all: summary(split.api.all), execution_streams: summary(split.api.execution), project_streams: summary(split.api.project) },
+    engine_commit_ms: {
+      all: summary(split.engine.all),
+      execution_streams: summary(split.engine.execution),
+      project_streams: summary(split.engine.project),
+    },
+    commit_to_delivery_ms: {
+      all: summary(split.api.all),
+      execution_streams: summary(split.api.execution),
+      project_streams: summary(split.api.project),
+    },
     deliveries_without_announcement: uncommitted,
     stream_order_violations: violations.length,
     subscribe_failures: subscribeFailures,
     subscribe_failure_reasons: Object.fromEntries(failureReasons),
     subscribe_failures_at_shutdown: shutdownFailures,
     api_cpu_percent_of_one_core: Number(((apiCpuSeconds / ((measureTo - t0) / 1000)) * 100).toFixed(1)),
-    bench_client_cpu_percent_of_one_core: Number(((benchCpuSeconds / ((measureTo - t0) / 1000)) * 100).toFixed(1)),
+    bench_client_cpu_percent_of_one_core: Number(
+      ((benchCpuSeconds / ((measureTo - t0) / 1000)) * 100).toFixed(1),
+    ),
   };
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   if (violations.length) process.stderr.write(`${violations.slice(0, 10).join('\n')}\n`);

@@ -41,7 +41,8 @@ import pg from 'pg';
 import { Pool } from 'undici';
 import { ProductSupervisor, freePort } from '../chaos/product';
 
-const arg = (name: string, dflt: string): string => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? dflt;
+const arg = (name: string, dflt: string): string =>
+  process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? dflt;
 const num = (name: string, dflt: number): number => {
   const v = Number(arg(name, String(dflt)));
   if (!Number.isFinite(v) || v < 0) throw new Error(`--${name} must be a non-negative number`);
@@ -60,7 +61,10 @@ const BACKLOG = num('backlog', 0);
 const SETTLE_S = num('settle', 120);
 /** Keep the database (for EXPLAIN afterwards); its name is logged. */
 const KEEP_DB = arg('keep-db', 'false') === 'true';
-const SCENARIO = arg('scenario', `max_finished_${MAX_FINISHED}_older_than_${OLDER_THAN_MIN}_batch_${BATCH_SIZE}`);
+const SCENARIO = arg(
+  'scenario',
+  `max_finished_${MAX_FINISHED}_older_than_${OLDER_THAN_MIN}_batch_${BATCH_SIZE}`,
+);
 const POSTGRES_URL = process.env['TEST_POSTGRES_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const AMQP_URL = process.env['TEST_AMQP_URL'] ?? 'amqp://guest:guest@127.0.0.1:5672';
 const REDIS_URL = process.env['TEST_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
@@ -162,7 +166,8 @@ async function adminSql(sql: string): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const log = (msg: string) => void process.stderr.write(`[expiration ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
+  const log = (msg: string) =>
+    void process.stderr.write(`[expiration ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
   const runId = randomBytes(6).toString('hex');
   const database = `osc_expiration_${runId}`;
   const queuePrefix = `osc_dist_${runId}.`;
@@ -183,7 +188,13 @@ async function main(): Promise<void> {
         try {
           const f = JSON.parse(line) as Record<string, unknown>;
           if (f['msg'] === 'expiration policy pass finished') {
-            passes.push({ replica, at: (Date.now() - loadStart) / 1000, count: Number(f['count']), batches: Number(f['batches']), durationMs: Number(f['durationMs']) });
+            passes.push({
+              replica,
+              at: (Date.now() - loadStart) / 1000,
+              count: Number(f['count']),
+              batches: Number(f['batches']),
+              durationMs: Number(f['durationMs']),
+            });
           } else if (f['msg'] === 'expiration policy removed executions') {
             batchMs.push(Number(f['durationMs']));
           }
@@ -224,21 +235,32 @@ async function main(): Promise<void> {
         WORKFLOW_API_HOST: '127.0.0.1',
       });
       const enginePort = await freePort();
-      supervisor.add(`workflow-engine#${replica}`, 'workflow-engine', 'apps/workflow-engine/src/main.ts', [enginePort], {
-        ...common,
-        LOG_LEVEL: 'warn',
-        WORKFLOW_ENGINE_HEALTH_PORT: String(enginePort),
-        WORKFLOW_ENGINE_HEALTH_HOST: '127.0.0.1',
-        WORKFLOW_ENGINE_PREFETCH: '64',
-        WORKFLOW_EXECUTOR_CONCURRENCY: '64',
-      });
+      supervisor.add(
+        `workflow-engine#${replica}`,
+        'workflow-engine',
+        'apps/workflow-engine/src/main.ts',
+        [enginePort],
+        {
+          ...common,
+          LOG_LEVEL: 'warn',
+          WORKFLOW_ENGINE_HEALTH_PORT: String(enginePort),
+          WORKFLOW_ENGINE_HEALTH_HOST: '127.0.0.1',
+          WORKFLOW_ENGINE_PREFETCH: '64',
+          WORKFLOW_EXECUTOR_CONCURRENCY: '64',
+        },
+      );
       const cronPort = await freePort();
       supervisor.add(
         `cron-scheduler#${replica}`,
         'cron-scheduler',
         'apps/cron-scheduler/src/main.ts',
         [cronPort],
-        { ...common, ...expirationEnv, CRON_SCHEDULER_HEALTH_PORT: String(cronPort), CRON_SCHEDULER_HEALTH_HOST: '127.0.0.1' },
+        {
+          ...common,
+          ...expirationEnv,
+          CRON_SCHEDULER_HEALTH_PORT: String(cronPort),
+          CRON_SCHEDULER_HEALTH_HOST: '127.0.0.1',
+        },
         readLog(`cron-scheduler#${replica}`),
       );
     }
@@ -247,21 +269,36 @@ async function main(): Promise<void> {
     await db.connect();
     for (const sql of AUDIT) await db.query(sql);
     await Promise.all(supervisor.slots.filter((s) => s.name.endsWith('#2')).map((s) => supervisor.start(s)));
-    log(`product up (${supervisor.slots.length} processes), database ${database}, load average ${load().join(' ')}`);
+    log(
+      `product up (${supervisor.slots.length} processes), database ${database}, load average ${load().join(' ')}`,
+    );
 
     for (const port of apiPorts) apis.push(new Pool(`http://127.0.0.1:${port}`, { connections: CLIENTS }));
-    const created = await apis[0]!.request({ method: 'POST', path: '/v2/workflows', headers: { ...HEADERS, 'content-type': 'text/plain' }, body: WORKFLOWS });
+    const created = await apis[0]!.request({
+      method: 'POST',
+      path: '/v2/workflows',
+      headers: { ...HEADERS, 'content-type': 'text/plain' },
+      body: WORKFLOWS,
+    });
     const createdText = await created.body.text();
-    if (created.statusCode !== 201) throw new Error(`POST /v2/workflows: ${created.statusCode} ${createdText.slice(0, 300)}`);
+    if (created.statusCode !== 201)
+      throw new Error(`POST /v2/workflows: ${created.statusCode} ${createdText.slice(0, 300)}`);
 
     // The backlog: one finished `quick` execution through the API, copied (root, task, action) with
     // new ids, a day old, committed at once right before the load starts.
     let template = '';
     if (BACKLOG > 0) {
-      const res = await apis[0]!.request({ method: 'POST', path: '/v2/executions', headers: { ...HEADERS, 'content-type': 'application/json' }, body: JSON.stringify({ workflow_name: 'quick' }) });
+      const res = await apis[0]!.request({
+        method: 'POST',
+        path: '/v2/executions',
+        headers: { ...HEADERS, 'content-type': 'application/json' },
+        body: JSON.stringify({ workflow_name: 'quick' }),
+      });
       template = String((JSON.parse(await res.body.text()) as { id: string }).id);
       for (;;) {
-        const { rows } = await db.query(`SELECT "state" FROM "workflow_executions" WHERE "id" = $1`, [template]);
+        const { rows } = await db.query(`SELECT "state" FROM "workflow_executions" WHERE "id" = $1`, [
+          template,
+        ]);
         if (rows[0]?.state === 'SUCCESS') break;
         await sleep(200);
       }
@@ -269,7 +306,10 @@ async function main(): Promise<void> {
     const addBacklog = async (): Promise<number> => {
       const t = Date.now();
       await db.query('BEGIN');
-      await db.query(`CREATE TEMP TABLE "backlog_ids" AS SELECT n, gen_random_uuid() AS wid, gen_random_uuid() AS tid, gen_random_uuid() AS aid FROM generate_series(1, $1::int) n`, [BACKLOG]);
+      await db.query(
+        `CREATE TEMP TABLE "backlog_ids" AS SELECT n, gen_random_uuid() AS wid, gen_random_uuid() AS tid, gen_random_uuid() AS aid FROM generate_series(1, $1::int) n`,
+        [BACKLOG],
+      );
       await db.query(
         `INSERT INTO "workflow_executions" SELECT (jsonb_populate_record(NULL::"workflow_executions", to_jsonb(w) || jsonb_build_object(
            'id', i.wid, 'description', 'bench-backlog', 'created_at', now() - interval '1 day' + i.n * interval '1 ms', 'updated_at', now() - interval '1 day' + i.n * interval '1 ms'))).*
@@ -352,7 +392,9 @@ async function main(): Promise<void> {
     );
     const loadSeconds = (Date.now() - t0) / 1000;
     const loadAverageAtLoadEnd = load();
-    log(`load done: ${started.length} started in ${loadSeconds.toFixed(1)} s (${errors.length} errors, ${late} late), load average ${loadAverageAtLoadEnd.join(' ')}`);
+    log(
+      `load done: ${started.length} started in ${loadSeconds.toFixed(1)} s (${errors.length} errors, ${late} late), load average ${loadAverageAtLoadEnd.join(' ')}`,
+    );
 
     // Settle: the slow executions finish, then one more interval for a pass to bring the count down.
     const settleStart = Date.now();
@@ -379,8 +421,12 @@ async function main(): Promise<void> {
     const present = fate.filter((r) => r.present).length;
     const removed = fate.filter((r) => !r.present && r.removed_state !== null);
     const vanished = fate.filter((r) => !r.present && r.removed_state === null).length;
-    const removedIncomplete = removed.filter((r) => !['SUCCESS', 'ERROR', 'CANCELLED'].includes(String(r.removed_state))).length;
-    const removedWithUnfinishedDescendants = removed.filter((r) => Number(r.unfinished_descendants) > 0).length;
+    const removedIncomplete = removed.filter(
+      (r) => !['SUCCESS', 'ERROR', 'CANCELLED'].includes(String(r.removed_state)),
+    ).length;
+    const removedWithUnfinishedDescendants = removed.filter(
+      (r) => Number(r.unfinished_descendants) > 0,
+    ).length;
     const { rows: audit } = await db.query(
       `SELECT (SELECT count(*) FROM "bench_removed_executions" WHERE "state" NOT IN ${COMPLETED})::int AS removed_not_completed,
               (SELECT count(*) FROM "bench_removed_executions" c WHERE c."root_execution_id" IS NOT NULL) ::int AS removed_subs,
@@ -438,23 +484,39 @@ async function main(): Promise<void> {
           }
         : undefined;
     const passMs = passes.map((p) => p.durationMs);
-    const largest = passes.reduce<PassLine | undefined>((a, p) => (!a || p.count > a.count ? p : a), undefined);
+    const largest = passes.reduce<PassLine | undefined>(
+      (a, p) => (!a || p.count > a.count ? p : a),
+      undefined,
+    );
     const intervalS = INTERVAL_MIN * 60;
     // The count may exceed the limit by what finishes between two passes and during one.
     const expectedBound =
-      MAX_FINISHED > 0 ? Math.ceil(MAX_FINISHED + Math.max(finishesPerS, RATE) * (intervalS + Math.max(0, ...passMs) / 1000) * 1.5) : null;
+      MAX_FINISHED > 0
+        ? Math.ceil(
+            MAX_FINISHED + Math.max(finishesPerS, RATE) * (intervalS + Math.max(0, ...passMs) / 1000) * 1.5,
+          )
+        : null;
     const endSample = samples[samples.length - 1];
 
     const failures: string[] = [];
     if (vanished > 0) failures.push(`${vanished} started execution(s) gone without a removal record`);
-    if (removedIncomplete > 0 || a['removed_not_completed']! > 0) failures.push(`${a['removed_not_completed']} execution(s) removed while not completed`);
-    if (removedWithUnfinishedDescendants > 0) failures.push(`${removedWithUnfinishedDescendants} root(s) removed with an unfinished descendant`);
-    if (a['subs_removed_without_root']! > 0) failures.push(`${a['subs_removed_without_root']} sub-execution(s) removed without their root in the same transaction`);
+    if (removedIncomplete > 0 || a['removed_not_completed']! > 0)
+      failures.push(`${a['removed_not_completed']} execution(s) removed while not completed`);
+    if (removedWithUnfinishedDescendants > 0)
+      failures.push(`${removedWithUnfinishedDescendants} root(s) removed with an unfinished descendant`);
+    if (a['subs_removed_without_root']! > 0)
+      failures.push(
+        `${a['subs_removed_without_root']} sub-execution(s) removed without their root in the same transaction`,
+      );
     if (a['orphan_subs']! > 0) failures.push(`${a['orphan_subs']} sub-execution(s) left whose root is gone`);
-    if (BACKLOG > 0 && !drained) failures.push(`the backlog was not drained during the load (${last?.backlog_left} left)`);
-    if (expectedBound !== null && maxCompleted > expectedBound) failures.push(`completed executions reached ${maxCompleted}, above ${expectedBound}`);
+    if (BACKLOG > 0 && !drained)
+      failures.push(`the backlog was not drained during the load (${last?.backlog_left} left)`);
+    if (expectedBound !== null && maxCompleted > expectedBound)
+      failures.push(`completed executions reached ${maxCompleted}, above ${expectedBound}`);
     if (expectedBound !== null && endSample && endSample.completed_roots > MAX_FINISHED) {
-      failures.push(`${endSample.completed_roots} completed executions left after the load, above max_finished_executions ${MAX_FINISHED}`);
+      failures.push(
+        `${endSample.completed_roots} completed executions left after the load, above max_finished_executions ${MAX_FINISHED}`,
+      );
     }
     if (removed.length === 0) failures.push('nothing was removed');
 
@@ -464,7 +526,8 @@ async function main(): Promise<void> {
       at: new Date().toISOString(),
       machine: { cpus: cpus().length },
       load_average: { at_load_end: loadAverageAtLoadEnd, at_end: load() },
-      product: 'distributed: 2 × workflow-api, 2 × workflow-engine, 2 × cron-scheduler; PostgreSQL, RabbitMQ, Redis',
+      product:
+        'distributed: 2 × workflow-api, 2 × workflow-engine, 2 × cron-scheduler; PostgreSQL, RabbitMQ, Redis',
       settings: {
         evaluation_interval_min: INTERVAL_MIN,
         max_finished_executions: MAX_FINISHED,
@@ -487,23 +550,53 @@ async function main(): Promise<void> {
       rates: {
         finishes_per_s: round(finishesPerS),
         removals_per_s: round(removalsPerS),
-        second_half: { finishes_per_s: round(secondHalfFinishes), removals_per_s: round(secondHalfRemovals), completed_count_slope_per_s: round(slope, 2) },
+        second_half: {
+          finishes_per_s: round(secondHalfFinishes),
+          removals_per_s: round(secondHalfRemovals),
+          completed_count_slope_per_s: round(slope, 2),
+        },
       },
       completed_roots: {
         max_during_load: maxCompleted,
         ...(BACKLOG > 0 ? { max_counted_from_s: drained?.t ?? null } : {}),
         expected_bound: expectedBound,
-        p50_during_load: pct(during.map((s) => s.completed_roots), 50),
+        p50_during_load: pct(
+          during.map((s) => s.completed_roots),
+          50,
+        ),
         at_end: endSample?.completed_roots ?? null,
       },
       passes: {
         count: passes.length,
-        by_replica: Object.fromEntries(['cron-scheduler#1', 'cron-scheduler#2'].map((r) => [r, passes.filter((p) => p.replica === r).length])),
+        by_replica: Object.fromEntries(
+          ['cron-scheduler#1', 'cron-scheduler#2'].map((r) => [
+            r,
+            passes.filter((p) => p.replica === r).length,
+          ]),
+        ),
         duration_ms: { p50: pct(passMs, 50), p95: pct(passMs, 95), max: Math.max(0, ...passMs) },
-        removed_per_pass: { p50: pct(passes.map((p) => p.count), 50), max: Math.max(0, ...passes.map((p) => p.count)) },
+        removed_per_pass: {
+          p50: pct(
+            passes.map((p) => p.count),
+            50,
+          ),
+          max: Math.max(0, ...passes.map((p) => p.count)),
+        },
         // the policy's capacity: the pass that removed the most, and its removals per second of pass time
-        largest_pass: largest ? { count: largest.count, batches: largest.batches, duration_ms: largest.durationMs, removals_per_s: round(largest.count / (largest.durationMs / 1000)) } : null,
-        batch_duration_ms: { batches: batchMs.length, p50: pct(batchMs, 50), p95: pct(batchMs, 95), max: Math.max(0, ...batchMs) },
+        largest_pass: largest
+          ? {
+              count: largest.count,
+              batches: largest.batches,
+              duration_ms: largest.durationMs,
+              removals_per_s: round(largest.count / (largest.durationMs / 1000)),
+            }
+          : null,
+        batch_duration_ms: {
+          batches: batchMs.length,
+          p50: pct(batchMs, 50),
+          p95: pct(batchMs, 95),
+          max: Math.max(0, ...batchMs),
+        },
       },
       checks: {
         started: ids.length,
@@ -535,8 +628,13 @@ async function main(): Promise<void> {
     await supervisor.stopAll();
     await db.end().catch(() => undefined);
     if (KEEP_DB) log(`kept database ${database}`);
-    else await adminSql(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`).catch((e: unknown) => log(`drop database: ${String(e)}`));
-    await purgeTestPrefix({ queuePrefix, amqpUrl: AMQP_URL, redisUrl: REDIS_URL }).catch((e: unknown) => log(`purge: ${String(e)}`));
+    else
+      await adminSql(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`).catch((e: unknown) =>
+        log(`drop database: ${String(e)}`),
+      );
+    await purgeTestPrefix({ queuePrefix, amqpUrl: AMQP_URL, redisUrl: REDIS_URL }).catch((e: unknown) =>
+      log(`purge: ${String(e)}`),
+    );
   }
   process.exitCode = exitCode;
 }

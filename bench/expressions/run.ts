@@ -9,7 +9,14 @@ import { join } from 'node:path';
 import { evaluate, type ExpressionHost, prepareContext } from '@osc/expressions';
 
 const host: ExpressionHost = {
-  task: (name) => ({ id: 't1', name: name ?? 'current', state: 'SUCCESS', state_info: null, result: { items: [1, 2, 3] }, published: {} }),
+  task: (name) => ({
+    id: 't1',
+    name: name ?? 'current',
+    state: 'SUCCESS',
+    state_info: null,
+    result: { items: [1, 2, 3] },
+    published: {},
+  }),
   env: () => ({ region: 'r1' }),
   uuid: () => '00000000-0000-4000-8000-000000000000',
 };
@@ -18,7 +25,11 @@ const data = {
   n: 7,
   name: 'server-1',
   items: Array.from({ length: 20 }, (_, i) => ({ n: `item-${i}`, v: i, ok: i % 3 === 0 })),
-  vms: Array.from({ length: 50 }, (_, i) => ({ id: `vm${i}`, status: i % 4 === 0 ? 'ERROR' : 'ACTIVE', flavor: { ram: 512 * (1 + (i % 4)) } })),
+  vms: Array.from({ length: 50 }, (_, i) => ({
+    id: `vm${i}`,
+    status: i % 4 === 0 ? 'ERROR' : 'ACTIVE',
+    flavor: { ram: 512 * (1 + (i % 4)) },
+  })),
   params: { retries: 3, timeout: 30, tags: ['a', 'b'] },
   __env: { region: 'r1' },
 };
@@ -33,9 +44,15 @@ const CASES: Array<{ name: string; value: unknown }> = [
   { name: 'yaql: let + dict', value: '<% let(x => $.n) -> dict(a => $x, b => $x * 2) %>' },
   { name: 'yaql: embedded in text', value: 'vm <% $.name %> has <% $.items.len() %> items' },
   { name: 'jinja: member access', value: '{{ _.params.retries }}' },
-  { name: 'jinja: filters', value: "{{ _.vms | selectattr('status', 'equalto', 'ACTIVE') | map(attribute='id') | list }}" },
+  {
+    name: 'jinja: filters',
+    value: "{{ _.vms | selectattr('status', 'equalto', 'ACTIVE') | map(attribute='id') | list }}",
+  },
   { name: 'jinja: template with for', value: '{% for i in _.params.tags %}{{ i }},{% endfor %}' },
-  { name: 'mixed structure (action input)', value: { name: '<% $.name %>', count: '{{ _.n }}', flags: ['<% $.n > 3 %>', 'static'] } },
+  {
+    name: 'mixed structure (action input)',
+    value: { name: '<% $.name %>', count: '{{ _.n }}', flags: ['<% $.n > 3 %>', 'static'] },
+  },
 ];
 
 const ms = Number(process.argv[process.argv.indexOf('--ms') + 1]) || 300;
@@ -57,11 +74,15 @@ function measure(run: () => unknown): { opsPerSec: number; n: number } {
 const prepared = prepareContext(data);
 for (let r = 0; r < 300; r++) for (const { value } of CASES) evaluate(value, prepared, host);
 
-process.stdout.write(`${'case'.padEnd(36)} ${'prepared'.padStart(10)} ${'raw data'.padStart(10)}  (evals/s)\n`);
+process.stdout.write(
+  `${'case'.padEnd(36)} ${'prepared'.padStart(10)} ${'raw data'.padStart(10)}  (evals/s)\n`,
+);
 const results = CASES.map(({ name, value }) => {
   const withPrepared = measure(() => evaluate(value, prepared, host));
   const withRaw = measure(() => evaluate(value, data, host));
-  process.stdout.write(`${name.padEnd(36)} ${String(withPrepared.opsPerSec).padStart(10)} ${String(withRaw.opsPerSec).padStart(10)}\n`);
+  process.stdout.write(
+    `${name.padEnd(36)} ${String(withPrepared.opsPerSec).padStart(10)} ${String(withRaw.opsPerSec).padStart(10)}\n`,
+  );
   return {
     name,
     expression: value,

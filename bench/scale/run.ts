@@ -29,7 +29,8 @@ import path from 'node:path';
 import pg from 'pg';
 import { Pool } from 'undici';
 
-const arg = (name: string, dflt: string): string => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? dflt;
+const arg = (name: string, dflt: string): string =>
+  process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? dflt;
 const SIZES = arg('sizes', '10000,100000,1000000').split(',').map(Number);
 const TASKS = Number(arg('tasks', '10'));
 const VOLUME_RATIO = Number(arg('volume-ratio', '10'));
@@ -40,7 +41,11 @@ const BATCH = 50_000;
 const THROUGHPUT_CLIENTS = 8;
 const THROUGHPUT_SECONDS = Number(arg('throughput-seconds', '5'));
 const ADMIN_URL = process.env['TEST_POSTGRES_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const uptime = (): string => os.loadavg().map((l) => l.toFixed(2)).join(' ');
+const uptime = (): string =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 
 const pct = (xs: number[], p: number): number => {
   const s = [...xs].sort((a, b) => a - b);
@@ -186,7 +191,13 @@ async function measure(http: Pool, headers: Record<string, string>, paths: strin
     if (list) items = list.length;
   }
   const r = (x: number) => Number(x.toFixed(2));
-  return { p50: r(pct(ms, 50)), p95: r(pct(ms, 95)), mean: r(ms.reduce((s, x) => s + x, 0) / ms.length), status, ...(items !== undefined ? { items } : {}) };
+  return {
+    p50: r(pct(ms, 50)),
+    p95: r(pct(ms, 95)),
+    mean: r(ms.reduce((s, x) => s + x, 0) / ms.length),
+    status,
+    ...(items !== undefined ? { items } : {}),
+  };
 }
 
 /** CPU seconds used so far by a process (Linux /proc; 0 elsewhere). */
@@ -203,7 +214,12 @@ function cpuSeconds(pid: number | undefined): number {
  * Throughput of one request with `THROUGHPUT_CLIENTS` concurrent clients for `THROUGHPUT_SECONDS`,
  * and the API server process's CPU per request (the figure the shared machine's load disturbs least).
  */
-async function throughput(url: string, headers: Record<string, string>, p: string, serverPid: number | undefined) {
+async function throughput(
+  url: string,
+  headers: Record<string, string>,
+  p: string,
+  serverPid: number | undefined,
+) {
   const pool = new Pool(url, { connections: THROUGHPUT_CLIENTS });
   const end = Date.now() + THROUGHPUT_SECONDS * 1000;
   const cpu0 = cpuSeconds(serverPid);
@@ -222,22 +238,46 @@ async function throughput(url: string, headers: Record<string, string>, p: strin
   const seconds = (Date.now() - t0) / 1000;
   const cpu = cpuSeconds(serverPid) - cpu0;
   await pool.close();
-  return { requests: n, requests_per_s: Number((n / seconds).toFixed(1)), server_cpu_ms_per_request: Number(((cpu * 1000) / n).toFixed(2)) };
+  return {
+    requests: n,
+    requests_per_s: Number((n / seconds).toFixed(1)),
+    server_cpu_ms_per_request: Number(((cpu * 1000) / n).toFixed(2)),
+  };
 }
 
 async function sample(db: pg.Client, table: string, where = ''): Promise<string[]> {
   // TABLESAMPLE keeps the set-up cheap at 10 M rows; the ids are random across the history.
-  let rows = (await db.query(`SELECT "id" FROM "${table}" TABLESAMPLE SYSTEM (1) WHERE "project_id" = 'a0' ${where} LIMIT 200`)).rows as { id: string }[];
-  if (rows.length < 50) rows = (await db.query(`SELECT "id" FROM "${table}" WHERE "project_id" = 'a0' ${where} ORDER BY random() LIMIT 50`)).rows as { id: string }[];
+  let rows = (
+    await db.query(
+      `SELECT "id" FROM "${table}" TABLESAMPLE SYSTEM (1) WHERE "project_id" = 'a0' ${where} LIMIT 200`,
+    )
+  ).rows as { id: string }[];
+  if (rows.length < 50)
+    rows = (
+      await db.query(
+        `SELECT "id" FROM "${table}" WHERE "project_id" = 'a0' ${where} ORDER BY random() LIMIT 50`,
+      )
+    ).rows as { id: string }[];
   const ids = rows.map((r) => r.id).sort(() => Math.random() - 0.5);
   return ids.slice(0, 50);
 }
 
 /** The marker of the 1,000th page of 10 in a0's default order (or of the deepest page there is). */
-async function deepMarker(db: pg.Client, table: string, where: string, order = `"created_at", "id"`): Promise<{ marker: string; offset: number }> {
-  const [{ n }] = (await db.query(`SELECT count(*)::int AS n FROM "${table}" WHERE "project_id" = 'a0' ${where}`)).rows as [{ n: number }];
+async function deepMarker(
+  db: pg.Client,
+  table: string,
+  where: string,
+  order = `"created_at", "id"`,
+): Promise<{ marker: string; offset: number }> {
+  const [{ n }] = (
+    await db.query(`SELECT count(*)::int AS n FROM "${table}" WHERE "project_id" = 'a0' ${where}`)
+  ).rows as [{ n: number }];
   const offset = Math.max(0, Math.min(999 * 10, n - 11));
-  const rows = (await db.query(`SELECT "id" FROM "${table}" WHERE "project_id" = 'a0' ${where} ORDER BY ${order} OFFSET ${offset} LIMIT 1`)).rows as { id: string }[];
+  const rows = (
+    await db.query(
+      `SELECT "id" FROM "${table}" WHERE "project_id" = 'a0' ${where} ORDER BY ${order} OFFSET ${offset} LIMIT 1`,
+    )
+  ).rows as { id: string }[];
   return { marker: rows[0]!.id, offset: offset + 1 };
 }
 
@@ -257,9 +297,19 @@ async function main(): Promise<void> {
   const wf = new Pool(`http://127.0.0.1:${server.wf}`, { connections: 1 });
   const bs = new Pool(`http://127.0.0.1:${server.bs}`, { connections: 1 });
   const wfh = { 'x-project-id': 'a0', 'x-user-id': 'u0', 'x-roles': 'member,reader' };
-  const bsh = { 'x-project-id': 'a0', 'x-user-id': 'u0', 'x-roles': 'member,reader', 'openstack-api-version': 'volume 3.60' };
+  const bsh = {
+    'x-project-id': 'a0',
+    'x-user-id': 'u0',
+    'x-roles': 'member,reader',
+    'openstack-api-version': 'volume 3.60',
+  };
   const steps: Record<string, unknown>[] = [];
-  let loaded = reuse ? Number(((await db.query(`SELECT count(*)::int AS n FROM "workflow_executions"`)).rows as [{ n: number }])[0].n) : 0;
+  let loaded = reuse
+    ? Number(
+        ((await db.query(`SELECT count(*)::int AS n FROM "workflow_executions"`)).rows as [{ n: number }])[0]
+          .n,
+      )
+    : 0;
   try {
     for (const size of SIZES) {
       const t0 = Date.now();
@@ -267,12 +317,14 @@ async function main(): Promise<void> {
       else await db.query('ANALYZE');
       loaded = Math.max(loaded, size);
       const loadSeconds = (Date.now() - t0) / 1000;
-      const counts = (await db.query(
-        `SELECT (SELECT count(*) FROM "workflow_executions")::int AS executions, (SELECT count(*) FROM "task_executions")::int AS tasks,
+      const counts = (
+        await db.query(
+          `SELECT (SELECT count(*) FROM "workflow_executions")::int AS executions, (SELECT count(*) FROM "task_executions")::int AS tasks,
                 (SELECT count(*) FROM "action_executions")::int AS action_executions, (SELECT count(*) FROM "cron_triggers")::int AS cron_triggers,
                 (SELECT count(*) FROM "volumes")::int AS volumes, (SELECT count(*) FROM "snapshots")::int AS snapshots,
                 (SELECT count(*) FROM "backups")::int AS backups`,
-      )).rows[0] as Record<string, number>;
+        )
+      ).rows[0] as Record<string, number>;
       const exIds = await sample(db, 'workflow_executions');
       const taskIds = await sample(db, 'task_executions');
       const actionIds = await sample(db, 'action_executions');
@@ -292,39 +344,115 @@ async function main(): Promise<void> {
         figures[name] = await measure(pool, headers, paths);
         process.stderr.write(`  ${name}: p50 ${figures[name].p50} ms p95 ${figures[name].p95} ms\n`);
       };
-      await run('execution_get', wf, wfh, exIds.map((id) => `/v2/executions/${id}`));
+      await run(
+        'execution_get',
+        wf,
+        wfh,
+        exIds.map((id) => `/v2/executions/${id}`),
+      );
       await run('executions_first_page', wf, wfh, ['/v2/executions?limit=100']);
       // ERROR: 2 % of the rows; wf8: 2 % of the project's rows; RUNNING: 0.02 %; wf-none: no row at all
-      await run('executions_filtered_page', wf, wfh, ['/v2/executions?limit=100&state=ERROR', '/v2/executions?limit=100&workflow_name=wf8']);
-      await run('executions_filtered_rare', wf, wfh, ['/v2/executions?limit=100&state=RUNNING', '/v2/executions?limit=100&workflow_name=wf-none']);
+      await run('executions_filtered_page', wf, wfh, [
+        '/v2/executions?limit=100&state=ERROR',
+        '/v2/executions?limit=100&workflow_name=wf8',
+      ]);
+      await run('executions_filtered_rare', wf, wfh, [
+        '/v2/executions?limit=100&state=RUNNING',
+        '/v2/executions?limit=100&workflow_name=wf-none',
+      ]);
       await run('executions_page_1000', wf, wfh, [`/v2/executions?limit=10&marker=${exDeep.marker}`]);
-      await run('executions_first_page_desc', wf, wfh, ['/v2/executions?limit=100&sort_keys=created_at&sort_dirs=desc']);
-      await run('task_get', wf, wfh, taskIds.map((id) => `/v2/tasks/${id}`));
+      await run('executions_first_page_desc', wf, wfh, [
+        '/v2/executions?limit=100&sort_keys=created_at&sort_dirs=desc',
+      ]);
+      await run(
+        'task_get',
+        wf,
+        wfh,
+        taskIds.map((id) => `/v2/tasks/${id}`),
+      );
       await run('tasks_first_page', wf, wfh, ['/v2/tasks?limit=100']);
-      await run('tasks_of_execution', wf, wfh, exIds.map((id) => `/v2/executions/${id}/tasks`));
+      await run(
+        'tasks_of_execution',
+        wf,
+        wfh,
+        exIds.map((id) => `/v2/executions/${id}/tasks`),
+      );
       await run('tasks_page_1000', wf, wfh, [`/v2/tasks?limit=10&marker=${taskDeep.marker}`]);
-      await run('action_execution_get', wf, wfh, actionIds.map((id) => `/v2/action_executions/${id}`));
+      await run(
+        'action_execution_get',
+        wf,
+        wfh,
+        actionIds.map((id) => `/v2/action_executions/${id}`),
+      );
       await run('action_executions_first_page', wf, wfh, ['/v2/action_executions?limit=100']);
-      await run('action_executions_filtered_page', wf, wfh, taskIds.map((id) => `/v2/action_executions?limit=100&task_execution_id=${id}`));
-      await run('action_executions_page_1000', wf, wfh, [`/v2/action_executions?limit=10&marker=${actionDeep.marker}`]);
+      await run(
+        'action_executions_filtered_page',
+        wf,
+        wfh,
+        taskIds.map((id) => `/v2/action_executions?limit=100&task_execution_id=${id}`),
+      );
+      await run('action_executions_page_1000', wf, wfh, [
+        `/v2/action_executions?limit=10&marker=${actionDeep.marker}`,
+      ]);
       await run('cron_triggers_first_page', wf, wfh, ['/v2/cron_triggers?limit=100']);
       await run('cron_triggers_page_1000', wf, wfh, [`/v2/cron_triggers?limit=10&marker=${cronDeep.marker}`]);
-      await run('volume_get', bs, bsh, volIds.map((id) => `${v}/volumes/${id}`));
+      await run(
+        'volume_get',
+        bs,
+        bsh,
+        volIds.map((id) => `${v}/volumes/${id}`),
+      );
       await run('volumes_detail_first_page', bs, bsh, [`${v}/volumes/detail?limit=100`]);
       await run('volumes_detail_filtered_page', bs, bsh, [`${v}/volumes/detail?limit=100&status=error`]);
-      await run('volumes_detail_page_1000', bs, bsh, [`${v}/volumes/detail?limit=10&marker=${volDeep.marker}`]);
-      await run('snapshot_get', bs, bsh, snapIds.map((id) => `${v}/snapshots/${id}`));
+      await run('volumes_detail_page_1000', bs, bsh, [
+        `${v}/volumes/detail?limit=10&marker=${volDeep.marker}`,
+      ]);
+      await run(
+        'snapshot_get',
+        bs,
+        bsh,
+        snapIds.map((id) => `${v}/snapshots/${id}`),
+      );
       await run('snapshots_detail_first_page', bs, bsh, [`${v}/snapshots/detail?limit=100`]);
-      await run('snapshots_detail_page_1000', bs, bsh, [`${v}/snapshots/detail?limit=10&marker=${snapDeep.marker}`]);
-      await run('backup_get', bs, bsh, backupIds.map((id) => `${v}/backups/${id}`));
+      await run('snapshots_detail_page_1000', bs, bsh, [
+        `${v}/snapshots/detail?limit=10&marker=${snapDeep.marker}`,
+      ]);
+      await run(
+        'backup_get',
+        bs,
+        bsh,
+        backupIds.map((id) => `${v}/backups/${id}`),
+      );
       await run('backups_detail_first_page', bs, bsh, [`${v}/backups/detail?limit=100`]);
-      await run('backups_detail_filtered_page', bs, bsh, volIds.map((id) => `${v}/backups/detail?limit=100&volume_id=${id}`));
-      await run('backups_detail_page_1000', bs, bsh, [`${v}/backups/detail?limit=10&marker=${backupDeep.marker}`]);
+      await run(
+        'backups_detail_filtered_page',
+        bs,
+        bsh,
+        volIds.map((id) => `${v}/backups/detail?limit=100&volume_id=${id}`),
+      );
+      await run('backups_detail_page_1000', bs, bsh, [
+        `${v}/backups/detail?limit=10&marker=${backupDeep.marker}`,
+      ]);
       // Server CPU per list page (issue 17 item 3): the workflow-api and volume-api share the server process.
       const through = {
-        executions_list_100: await throughput(`http://127.0.0.1:${server.wf}`, wfh, '/v2/executions?limit=100', server.child.pid),
-        tasks_list_100: await throughput(`http://127.0.0.1:${server.wf}`, wfh, '/v2/tasks?limit=100', server.child.pid),
-        volumes_detail_100: await throughput(`http://127.0.0.1:${server.bs}`, bsh, `${v}/volumes/detail?limit=100`, server.child.pid),
+        executions_list_100: await throughput(
+          `http://127.0.0.1:${server.wf}`,
+          wfh,
+          '/v2/executions?limit=100',
+          server.child.pid,
+        ),
+        tasks_list_100: await throughput(
+          `http://127.0.0.1:${server.wf}`,
+          wfh,
+          '/v2/tasks?limit=100',
+          server.child.pid,
+        ),
+        volumes_detail_100: await throughput(
+          `http://127.0.0.1:${server.bs}`,
+          bsh,
+          `${v}/volumes/detail?limit=100`,
+          server.child.pid,
+        ),
       };
       process.stderr.write(`  throughput: ${JSON.stringify(through)}\n`);
       // Diagnostic (no HTTP surface): the cron scheduler's due scan, as claimDueCronTriggers runs it.
@@ -332,10 +460,10 @@ async function main(): Promise<void> {
       for (let i = 0; i < REQUESTS; i++) {
         const t = process.hrtime.bigint();
         await db.query('BEGIN');
-        await db.query(`SELECT * FROM "cron_triggers" WHERE "next_execution_time" <= $1::timestamptz ORDER BY "next_execution_time", "id" LIMIT $2 FOR UPDATE SKIP LOCKED`, [
-          new Date(Date.now() + 60_000).toISOString(),
-          100,
-        ]);
+        await db.query(
+          `SELECT * FROM "cron_triggers" WHERE "next_execution_time" <= $1::timestamptz ORDER BY "next_execution_time", "id" LIMIT $2 FOR UPDATE SKIP LOCKED`,
+          [new Date(Date.now() + 60_000).toISOString(), 100],
+        );
         await db.query('ROLLBACK');
         due.push(Number(process.hrtime.bigint() - t) / 1e6);
       }
@@ -345,7 +473,15 @@ async function main(): Promise<void> {
         size,
         rows: counts,
         load_seconds: Number(loadSeconds.toFixed(1)),
-        deep_page_offsets: { executions: exDeep.offset, tasks: taskDeep.offset, action_executions: actionDeep.offset, cron_triggers: cronDeep.offset, volumes: volDeep.offset, snapshots: snapDeep.offset, backups: backupDeep.offset },
+        deep_page_offsets: {
+          executions: exDeep.offset,
+          tasks: taskDeep.offset,
+          action_executions: actionDeep.offset,
+          cron_triggers: cronDeep.offset,
+          volumes: volDeep.offset,
+          snapshots: snapDeep.offset,
+          backups: backupDeep.offset,
+        },
         latency_ms: figures,
         cron_due_scan_sql_ms: cronDue,
         throughput: through,
@@ -362,7 +498,8 @@ async function main(): Promise<void> {
     server.child.kill('SIGTERM');
     await new Promise((r) => server.child.once('exit', r));
     await db.end();
-    if (!reuse && !process.argv.includes('--keep')) await admin.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
+    if (!reuse && !process.argv.includes('--keep'))
+      await admin.query(`DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
     await admin.end();
   }
 }
@@ -371,11 +508,22 @@ async function main(): Promise<void> {
 function write(steps: Record<string, unknown>[]): void {
   const first = steps[0]!['latency_ms'] as Record<string, Figure>;
   const last = steps[steps.length - 1]!['latency_ms'] as Record<string, Figure>;
-  const growth = Object.fromEntries(Object.keys(first).map((k) => [k, Number((last[k]!.p50 / first[k]!.p50).toFixed(2))]));
-  const result = { machine: `${os.cpus().length} cores`, requests_per_figure: REQUESTS, projects: PROJECTS, tasks_per_execution: TASKS, steps, p50_growth_first_to_last: growth };
+  const growth = Object.fromEntries(
+    Object.keys(first).map((k) => [k, Number((last[k]!.p50 / first[k]!.p50).toFixed(2))]),
+  );
+  const result = {
+    machine: `${os.cpus().length} cores`,
+    requests_per_figure: REQUESTS,
+    projects: PROJECTS,
+    tasks_per_execution: TASKS,
+    steps,
+    p50_growth_first_to_last: growth,
+  };
   const file = arg('results', path.join(__dirname, '../results/scale.json'));
   mkdirSync(path.dirname(file), { recursive: true });
-  const previous = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>) : {};
+  const previous = existsSync(file)
+    ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>)
+    : {};
   writeFileSync(file, `${JSON.stringify({ ...previous, [arg('label', 'latest')]: result }, null, 2)}\n`);
 }
 

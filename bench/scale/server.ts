@@ -28,13 +28,22 @@ async function main(): Promise<void> {
   const wfRuntime = await createRuntime(common, SCHEMA_PARTS);
   runtimes.push(wfRuntime);
   const wf = await startWorkflowApi(
-    { http: { port: 0, host: '127.0.0.1', bodyLimit: 4 * 1024 * 1024 }, authMode: 'headers', logLevel: env('LOG_LEVEL', 'warn') },
+    {
+      http: { port: 0, host: '127.0.0.1', bodyLimit: 4 * 1024 * 1024 },
+      authMode: 'headers',
+      logLevel: env('LOG_LEVEL', 'warn'),
+    },
     wfRuntime,
   );
   const bsRuntime = await createRuntime(common, volumeApi.SCHEMA_PARTS);
   runtimes.push(bsRuntime);
   const bs = await volumeApi.startVolumeApi(
-    volumeApi.loadConfig({ VOLUME_API_PORT: '0', VOLUME_API_HOST: '127.0.0.1', AUTH_MODE: 'headers', LOG_LEVEL: env('LOG_LEVEL', 'warn') }),
+    volumeApi.loadConfig({
+      VOLUME_API_PORT: '0',
+      VOLUME_API_HOST: '127.0.0.1',
+      AUTH_MODE: 'headers',
+      LOG_LEVEL: env('LOG_LEVEL', 'warn'),
+    }),
     bsRuntime,
   );
   process.stdout.write(`READY ${wf.port} ${bs.port}\n`);
@@ -52,6 +61,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`scale server failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.stderr.write(
+    `scale server failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+  );
   process.exit(1);
 });

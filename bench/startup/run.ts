@@ -103,7 +103,12 @@ interface Started {
 }
 
 /** Spawns a bundle and waits until every port's /readyz answers 200; the process's output is kept for a failure's message. */
-async function startUntilReady(file: string, env: NodeJS.ProcessEnv, ports: readonly number[], timeoutS = 180): Promise<Started> {
+async function startUntilReady(
+  file: string,
+  env: NodeJS.ProcessEnv,
+  ports: readonly number[],
+  timeoutS = 180,
+): Promise<Started> {
   const t0 = process.hrtime.bigint();
   const child = spawn(process.execPath, [file], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
@@ -157,7 +162,11 @@ async function distributed(): Promise<Record<string, { wallS: number[]; cpuS: nu
   const out: Record<string, { wallS: number[]; cpuS: number[] }> = {};
   try {
     await new Promise<void>((resolve, reject) => {
-      const m = spawn(process.execPath, [bundle('embedded'), 'migrate'], { cwd: ROOT, env: base, stdio: 'inherit' });
+      const m = spawn(process.execPath, [bundle('embedded'), 'migrate'], {
+        cwd: ROOT,
+        env: base,
+        stdio: 'inherit',
+      });
       m.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`migrate exited ${code}`))));
     });
     for (let round = 0; round < ROUNDS; round++) {
@@ -167,11 +176,15 @@ async function distributed(): Promise<Record<string, { wallS: number[]; cpuS: nu
         await stop(s.child);
         (out[app] ??= { wallS: [], cpuS: [] }).wallS.push(s.wallS);
         out[app].cpuS.push(s.cpuS);
-        console.log(`distributed ${app} round ${round + 1}: ${s.wallS} s wall, ${s.cpuS} s CPU (load ${load().join(' ')})`);
+        console.log(
+          `distributed ${app} round ${round + 1}: ${s.wallS} s wall, ${s.cpuS} s CPU (load ${load().join(' ')})`,
+        );
       }
     }
   } finally {
-    await purgeTestPrefix({ queuePrefix: `${prefix}.`, bullPrefix: prefix }).catch((err: unknown) => console.error('purge failed', err));
+    await purgeTestPrefix({ queuePrefix: `${prefix}.`, bullPrefix: prefix }).catch((err: unknown) =>
+      console.error('purge failed', err),
+    );
     await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
     await admin.end();
   }
@@ -186,7 +199,13 @@ ${Array.from({ length: 10 }, (_, i) => `    t${i}:\n      action: std.noop\n${i 
 /** The short workload: seq10 executions through the workflow API and volumes through the Cinder API, all waited for. */
 async function workload(wfPort: number, volPort: number, alive: () => boolean): Promise<void> {
   const project = 'b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0';
-  const call = async (port: number, method: string, p: string, body?: string, type = 'application/json'): Promise<unknown> => {
+  const call = async (
+    port: number,
+    method: string,
+    p: string,
+    body?: string,
+    type = 'application/json',
+  ): Promise<unknown> => {
     // Cinder's noauth answers a request without a token with the token to use (204): send one.
     const headers: Record<string, string> = {};
     if (port === volPort) headers['x-auth-token'] = `admin:${project}`;
@@ -213,18 +232,40 @@ async function workload(wfPort: number, volPort: number, alive: () => boolean): 
     Array.from({ length: 8 }, async () => {
       while (next < WORKLOAD) {
         next++;
-        ids.push(String(((await call(wfPort, 'POST', '/v2/executions', JSON.stringify({ workflow_name: 'startup_seq10' }))) as { id: string }).id));
+        ids.push(
+          String(
+            (
+              (await call(
+                wfPort,
+                'POST',
+                '/v2/executions',
+                JSON.stringify({ workflow_name: 'startup_seq10' }),
+              )) as { id: string }
+            ).id,
+          ),
+        );
       }
     }),
   );
   for (let i = 0; i < VOLUMES; i++) {
-    await call(volPort, 'POST', `/v3/${project}/volumes`, JSON.stringify({ volume: { size: 1, name: `startup-${i}` } }));
+    await call(
+      volPort,
+      'POST',
+      `/v3/${project}/volumes`,
+      JSON.stringify({ volume: { size: 1, name: `startup-${i}` } }),
+    );
   }
   for (;;) {
-    const list = (await call(wfPort, 'GET', '/v2/executions?limit=1000&fields=id,state&workflow_name=startup_seq10')) as { executions: { state: string }[] };
+    const list = (await call(
+      wfPort,
+      'GET',
+      '/v2/executions?limit=1000&fields=id,state&workflow_name=startup_seq10',
+    )) as { executions: { state: string }[] };
     const done = list.executions.filter((e) => e.state === 'SUCCESS').length;
     if (list.executions.some((e) => e.state === 'ERROR')) throw new Error('a workload execution failed');
-    const vols = (await call(volPort, 'GET', `/v3/${project}/volumes/detail?limit=1000`)) as { volumes: { status: string }[] };
+    const vols = (await call(volPort, 'GET', `/v3/${project}/volumes/detail?limit=1000`)) as {
+      volumes: { status: string }[];
+    };
     if (vols.volumes.some((v) => v.status === 'error')) throw new Error('a workload volume failed');
     if (done >= ids.length && vols.volumes.filter((v) => v.status === 'available').length >= VOLUMES) return;
     await sleep(200);
@@ -246,18 +287,29 @@ async function embedded(): Promise<EmbeddedFigures & { idleSeconds: number }> {
   const wfPort = await freePort();
   const volPort = await freePort();
   let running: ChildProcess | undefined;
-  const env = { ...process.env, DATA_DIR: dataDir, WORKFLOW_API_PORT: String(wfPort), VOLUME_API_PORT: String(volPort), AUTH_MODE: 'noauth', LOG_LEVEL: 'warn' };
+  const env = {
+    ...process.env,
+    DATA_DIR: dataDir,
+    WORKFLOW_API_PORT: String(wfPort),
+    VOLUME_API_PORT: String(volPort),
+    AUTH_MODE: 'noauth',
+    LOG_LEVEL: 'warn',
+  };
   try {
     const first = await startUntilReady(bundle('embedded'), env, [wfPort, volPort]);
     running = first.child;
-    console.log(`embedded first start: ${first.wallS} s wall, ${first.cpuS} s CPU (load ${load().join(' ')})`);
+    console.log(
+      `embedded first start: ${first.wallS} s wall, ${first.cpuS} s CPU (load ${load().join(' ')})`,
+    );
     await sleep(IDLE_S * 1000);
     const rssIdleMb = rssMb(first.child.pid!);
     console.log(`embedded RSS ${IDLE_S} s after ready: ${rssIdleMb} MB`);
     await workload(wfPort, volPort, () => first.child.exitCode === null && first.child.signalCode === null);
     await sleep(IDLE_S * 1000);
     const rssAfterWorkloadMb = rssMb(first.child.pid!);
-    console.log(`embedded RSS ${IDLE_S} s after ${WORKLOAD} executions and ${VOLUMES} volumes: ${rssAfterWorkloadMb} MB`);
+    console.log(
+      `embedded RSS ${IDLE_S} s after ${WORKLOAD} executions and ${VOLUMES} volumes: ${rssAfterWorkloadMb} MB`,
+    );
     await stop(first.child);
     const warm = { wallS: [] as number[], cpuS: [] as number[] };
     let rssIdleAfterRestartMb = 0;
@@ -272,7 +324,9 @@ async function embedded(): Promise<EmbeddedFigures & { idleSeconds: number }> {
       await stop(s.child);
       warm.wallS.push(s.wallS);
       warm.cpuS.push(s.cpuS);
-      console.log(`embedded warm restart ${round + 1}: ${s.wallS} s wall, ${s.cpuS} s CPU (load ${load().join(' ')})`);
+      console.log(
+        `embedded warm restart ${round + 1}: ${s.wallS} s wall, ${s.cpuS} s CPU (load ${load().join(' ')})`,
+      );
     }
     return {
       idleSeconds: IDLE_S,
@@ -294,7 +348,14 @@ async function measured<T>(run: () => Promise<T>): Promise<Record<string, unknow
   const date = new Date().toISOString();
   const loadAverageAtStart = load();
   const figures = await run();
-  return { date, rounds: ROUNDS, machine: `${cpus().length} cores`, loadAverageAtStart, loadAverageAtEnd: load(), ...figures };
+  return {
+    date,
+    rounds: ROUNDS,
+    machine: `${cpus().length} cores`,
+    loadAverageAtStart,
+    loadAverageAtEnd: load(),
+    ...figures,
+  };
 }
 
 async function main(): Promise<void> {
@@ -302,7 +363,9 @@ async function main(): Promise<void> {
   const result: Record<string, unknown> = {};
   if (ONLY !== 'distributed') result.embedded = await measured(embedded);
   if (ONLY !== 'embedded') result.distributed = await measured(distributed);
-  const previous = existsSync(RESULTS) ? (JSON.parse(readFileSync(RESULTS, 'utf8')) as Record<string, unknown>) : {};
+  const previous = existsSync(RESULTS)
+    ? (JSON.parse(readFileSync(RESULTS, 'utf8')) as Record<string, unknown>)
+    : {};
   writeFileSync(RESULTS, `${JSON.stringify({ ...previous, ...result }, null, 2)}\n`);
   console.log(`written to ${RESULTS}`);
 }

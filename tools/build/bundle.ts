@@ -151,10 +151,11 @@ export async function bundle(app: string): Promise<{ outDir: string; dependencie
   const needed = new Set<string>();
   const inputs = new Set(Object.keys(result.metafile.inputs));
   for (const input of Object.values(result.metafile.inputs)) {
-    for (const imp of input.imports) if (imp.external) {
-      const pkg = packageOf(imp.path);
-      if (pkg && isExternal(pkg)) needed.add(pkg);
-    }
+    for (const imp of input.imports)
+      if (imp.external) {
+        const pkg = packageOf(imp.path);
+        if (pkg && isExternal(pkg)) needed.add(pkg);
+      }
   }
   for (const extra of RUNTIME_FILES) {
     if (!inputs.has(extra.whenBundled)) continue;

@@ -41,7 +41,11 @@ function sourceHash() {
 }
 
 const hash = sourceHash();
-if (existsSync(path.join(outDir, 'main.js')) && existsSync(stampFile) && readFileSync(stampFile, 'utf8') === hash) {
+if (
+  existsSync(path.join(outDir, 'main.js')) &&
+  existsSync(stampFile) &&
+  readFileSync(stampFile, 'utf8') === hash
+) {
   process.exit(0);
 }
 const nxPackage = createRequire(import.meta.url).resolve('nx/package.json');

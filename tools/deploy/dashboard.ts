@@ -5,8 +5,29 @@ import path from 'node:path';
 const ROOT = path.resolve(__dirname, '../..');
 
 const PROMQL_WORDS = new Set([
-  'sum', 'max', 'min', 'avg', 'count', 'by', 'without', 'rate', 'irate', 'increase', 'histogram_quantile',
-  'topk', 'bottomk', 'and', 'or', 'unless', 'on', 'ignoring', 'offset', 'clamp_min', 'clamp_max', 'abs', 'time',
+  'sum',
+  'max',
+  'min',
+  'avg',
+  'count',
+  'by',
+  'without',
+  'rate',
+  'irate',
+  'increase',
+  'histogram_quantile',
+  'topk',
+  'bottomk',
+  'and',
+  'or',
+  'unless',
+  'on',
+  'ignoring',
+  'offset',
+  'clamp_min',
+  'clamp_max',
+  'abs',
+  'time',
 ]);
 
 /** The metric names a PromQL expression reads (label matchers, groupings and ranges removed). */
@@ -15,7 +36,9 @@ export function metricsOf(expr: string): string[] {
     .replace(/\{[^}]*\}/g, ' ')
     .replace(/\[[^\]]*\]/g, ' ')
     .replace(/\b(by|without|on|ignoring)\s*\([^)]*\)/g, ' ');
-  return [...stripped.matchAll(/[A-Za-z_:][A-Za-z0-9_:]*/g)].map((m) => m[0]).filter((w) => !PROMQL_WORDS.has(w));
+  return [...stripped.matchAll(/[A-Za-z_:][A-Za-z0-9_:]*/g)]
+    .map((m) => m[0])
+    .filter((w) => !PROMQL_WORDS.has(w));
 }
 
 export function dashboardExpressions(): string[] {

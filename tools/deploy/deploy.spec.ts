@@ -114,7 +114,11 @@ const asManifests = (objects: Obj[]): Manifest[] =>
 const containerOf = (d: Manifest): Obj => d.body['spec']['template']['spec']['containers'][0];
 
 /** ConfigMap data, or Secret stringData/data (base64), by name. */
-function sourceData(kind: 'ConfigMap' | 'Secret', name: string, objs: Manifest[] = manifests): Record<string, string> {
+function sourceData(
+  kind: 'ConfigMap' | 'Secret',
+  name: string,
+  objs: Manifest[] = manifests,
+): Record<string, string> {
   const m = find(kind, name, objs);
   if (!m) throw new Error(`${kind} ${name} is referenced but not in the kustomization`);
   if (kind === 'ConfigMap')
@@ -568,17 +572,24 @@ describe('docker/Dockerfile', () => {
     expect(Object.keys(args)).toContain('NODE_IMAGE');
     const runtime = instructions.filter((i) => i.stage === last);
     const copied = runtime.filter((i) => i.op === 'COPY').map((i) => i.args);
-    expect(copied.filter((c) => !c.includes('--from=')).flatMap((c) => c.split(/\s+/).filter((w) => !w.startsWith('--')).slice(0, -1))).toEqual([
-      'package.json',
-      'docker/entrypoint.sh',
-      'docker/healthcheck.js',
-    ]);
+    expect(
+      copied
+        .filter((c) => !c.includes('--from='))
+        .flatMap((c) =>
+          c
+            .split(/\s+/)
+            .filter((w) => !w.startsWith('--'))
+            .slice(0, -1),
+        ),
+    ).toEqual(['package.json', 'docker/entrypoint.sh', 'docker/healthcheck.js']);
     const depsStage = stages.indexOf(/--from=(\S+) \/app\/node_modules/.exec(copied.join('\n'))?.[1] ?? '');
     const depsRun = instructions.filter((i) => i.stage === depsStage && i.op === 'RUN').map((i) => i.args);
     expect(depsRun.some((r) => /npm ci\b.*--omit=dev/.test(r))).toBe(true);
     expect(copied.some((c) => /--from=build \/src\/dist\/apps \.\/dist\/apps/.test(c))).toBe(true);
     const buildStage = stages.indexOf('build');
-    expect(instructions.some((i) => i.stage === buildStage && i.op === 'RUN' && /npm run build/.test(i.args))).toBe(true);
+    expect(
+      instructions.some((i) => i.stage === buildStage && i.op === 'RUN' && /npm run build/.test(i.args)),
+    ).toBe(true);
     const health = runtime.filter((i) => i.op === 'HEALTHCHECK');
     expect(health).toHaveLength(1);
     expect(health[0]!.args).toContain('/usr/local/bin/osc-healthcheck');
@@ -625,7 +636,11 @@ describe('docker/Dockerfile', () => {
       });
     // The entrypoint starts bundles: build the one it is asked for here when `npm run build` has not run.
     if (!existsSync(path.join(ROOT, 'dist/apps/scheduler-stats/main.js'))) {
-      const built = spawnSync(process.execPath, ['-r', '@swc-node/register', 'tools/build/bundle.ts', 'scheduler-stats'], { cwd: ROOT, encoding: 'utf8' });
+      const built = spawnSync(
+        process.execPath,
+        ['-r', '@swc-node/register', 'tools/build/bundle.ts', 'scheduler-stats'],
+        { cwd: ROOT, encoding: 'utf8' },
+      );
       expect(built.stderr).toBe('');
     }
     const unknown = run(['nope'], {});
@@ -644,7 +659,8 @@ describe('docker/Dockerfile', () => {
 /** The rendered manifests (`kubectl kustomize`, offline), as a cluster would receive them. */
 function kustomize(dir: string): Obj[] {
   const out = spawnSync('kubectl', ['kustomize', dir], { encoding: 'utf8', timeout: 60_000 });
-  if (out.error || out.status !== 0) throw new Error(`kubectl kustomize ${dir} failed: ${out.error?.message ?? out.stderr}`);
+  if (out.error || out.status !== 0)
+    throw new Error(`kubectl kustomize ${dir} failed: ${out.error?.message ?? out.stderr}`);
   return parseAllDocuments(out.stdout).map((d) => d.toJS() as Obj);
 }
 
@@ -695,7 +711,9 @@ describe('k8s/base: migration Job and NetworkPolicies', () => {
     expect(pod['securityContext']['runAsNonRoot']).toBe(true);
     expect(c['securityContext']['readOnlyRootFilesystem']).toBe(true);
     const text = readFileSync(path.join(ROOT, 'docker/entrypoint.sh'), 'utf8');
-    expect(text).toMatch(/"\$app" = migrate ]; then\n\s*exec node --enable-source-maps dist\/apps\/embedded\/main\.js migrate/);
+    expect(text).toMatch(
+      /"\$app" = migrate ]; then\n\s*exec node --enable-source-maps dist\/apps\/embedded\/main\.js migrate/,
+    );
   });
 
   const policies = ofKind('NetworkPolicy');
@@ -717,7 +735,8 @@ describe('k8s/base: migration Job and NetworkPolicies', () => {
 
   it('ingress is denied by default to every pod, and each policy selects pods that exist', () => {
     const deny = policies.filter(
-      (p) => Object.keys(p.body['spec']['podSelector']).length === 0 && p.body['spec']['ingress'] === undefined,
+      (p) =>
+        Object.keys(p.body['spec']['podSelector']).length === 0 && p.body['spec']['ingress'] === undefined,
     );
     expect(deny).toHaveLength(1);
     expect(deny[0]!.body['spec']['policyTypes']).toEqual(['Ingress']);
@@ -725,24 +744,32 @@ describe('k8s/base: migration Job and NetworkPolicies', () => {
       ...deployments.map((d) => d.body['spec']['template']['metadata']['labels']),
       ...ofKind('Job').map((j) => j.body['spec']['template']['metadata']['labels']),
     ];
-    for (const p of policies) expect(`${p.name}: ${podLabels.some((l) => selects(p, l))}`).toBe(`${p.name}: true`);
+    for (const p of policies)
+      expect(`${p.name}: ${podLabels.some((l) => selects(p, l))}`).toBe(`${p.name}: true`);
   });
 
-  it.each(Object.keys(APPS))('%s: its /metrics port is open to the monitoring namespace, and an API port to everyone', (app) => {
-    const d = find('Deployment', app)!;
-    const labels = d.body['spec']['template']['metadata']['labels'];
-    const port = APPS[app]!.port(containerEnv(containerOf(d)));
-    expect(ingressPorts(labels, false)).toContain(port);
-    if (APPS[app]!.http) expect(ingressPorts(labels, true)).toContain(port);
-    else expect(ingressPorts(labels, true)).toEqual([]);
-  });
+  it.each(Object.keys(APPS))(
+    '%s: its /metrics port is open to the monitoring namespace, and an API port to everyone',
+    (app) => {
+      const d = find('Deployment', app)!;
+      const labels = d.body['spec']['template']['metadata']['labels'];
+      const port = APPS[app]!.port(containerEnv(containerOf(d)));
+      expect(ingressPorts(labels, false)).toContain(port);
+      if (APPS[app]!.http) expect(ingressPorts(labels, true)).toContain(port);
+      else expect(ingressPorts(labels, true)).toEqual([]);
+    },
+  );
 
   it('the workers whose egress is limited are apps that need only PostgreSQL, RabbitMQ, Redis and DNS', () => {
     const egress = policies.filter((p) => (p.body['spec']['policyTypes'] as string[]).includes('Egress'));
-    const limited = deployments.filter((d) => egress.some((p) => selects(p, d.body['spec']['template']['metadata']['labels'])));
+    const limited = deployments.filter((d) =>
+      egress.some((p) => selects(p, d.body['spec']['template']['metadata']['labels'])),
+    );
     // The engine (std.http), the APIs (Keystone) and backup-worker (object stores) reach outside.
     expect(limited.map((d) => d.name).sort()).toEqual(['cron-scheduler', 'scheduler-stats']);
-    const ports = egress.flatMap((p) => (p.body['spec']['egress'] as Obj[]).flatMap((r) => r['ports'].map((x: Obj) => x['port'])));
+    const ports = egress.flatMap((p) =>
+      (p.body['spec']['egress'] as Obj[]).flatMap((r) => r['ports'].map((x: Obj) => x['port'])),
+    );
     const infra = sourceData('Secret', 'osc-infra');
     for (const url of [infra['DATABASE_URL'], infra['AMQP_URL'], infra['REDIS_URL']]) {
       const u = new URL(url!);
@@ -755,7 +782,9 @@ describe('k8s/base: migration Job and NetworkPolicies', () => {
 
 describe('k8s/overlays (dev, prod) rendered with kubectl kustomize', () => {
   const overlays = readdirSync(OVERLAYS).sort();
-  const rendered = Object.fromEntries(overlays.map((o) => [o, asManifests(kustomize(path.join(OVERLAYS, o)))]));
+  const rendered = Object.fromEntries(
+    overlays.map((o) => [o, asManifests(kustomize(path.join(OVERLAYS, o)))]),
+  );
 
   it('there are a dev and a prod overlay', () => {
     expect(overlays).toEqual(['dev', 'prod']);
@@ -767,7 +796,8 @@ describe('k8s/overlays (dev, prod) rendered with kubectl kustomize', () => {
     expect(schemaErrors(objs.map((m) => m.body)).filter((e) => e !== null)).toEqual([]);
     const ns = objs.filter((m) => m.kind === 'Namespace').map((m) => m.name);
     expect(ns).toHaveLength(1);
-    for (const m of objs.filter((x) => x.kind !== 'Namespace')) expect(`${m.kind}/${m.name} in ${m.namespace}`).toBe(`${m.kind}/${m.name} in ${ns[0]}`);
+    for (const m of objs.filter((x) => x.kind !== 'Namespace'))
+      expect(`${m.kind}/${m.name} in ${m.namespace}`).toBe(`${m.kind}/${m.name} in ${ns[0]}`);
   });
 
   it.each(overlays.flatMap((o) => Object.keys(APPS).map((app) => [o, app])))(
@@ -799,7 +829,9 @@ describe('k8s/overlays (dev, prod) rendered with kubectl kustomize', () => {
     }
     const images = new Set(
       prod.flatMap((m) =>
-        m.kind === 'Deployment' || m.kind === 'Job' ? [m.body['spec']['template']['spec']['containers'][0]['image']] : [],
+        m.kind === 'Deployment' || m.kind === 'Job'
+          ? [m.body['spec']['template']['spec']['containers'][0]['image']]
+          : [],
       ),
     );
     expect([...images]).toEqual(['registry.example.com/osc:0.1.0']);
@@ -809,14 +841,18 @@ describe('k8s/overlays (dev, prod) rendered with kubectl kustomize', () => {
 
 describe('docker/compose.yaml', () => {
   const included = dockerignore();
-  const compose = parseAllDocuments(readFileSync(path.join(ROOT, 'docker/compose.yaml'), 'utf8'), { merge: true })
-    .map((d) => d.toJS({ maxAliasCount: -1 }) as Obj)[0]!;
+  const compose = parseAllDocuments(readFileSync(path.join(ROOT, 'docker/compose.yaml'), 'utf8'), {
+    merge: true,
+  }).map((d) => d.toJS({ maxAliasCount: -1 }) as Obj)[0]!;
   const services: Record<string, Obj> = compose['services'];
-  const envOf = (s: Obj): Record<string, string> => Object.fromEntries(Object.entries(s['environment'] ?? {}).map(([k, v]) => [k, String(v)]));
+  const envOf = (s: Obj): Record<string, string> =>
+    Object.fromEntries(Object.entries(s['environment'] ?? {}).map(([k, v]) => [k, String(v)]));
   const expand = (v: string) => v.replace(/\$\{(\w+):-([^}]*)\}/g, (_, _name: string, dflt: string) => dflt);
 
   it('runs PostgreSQL, RabbitMQ, Redis, the migrations and exactly the six apps, from the product image', () => {
-    expect(Object.keys(services).sort()).toEqual([...Object.keys(APPS), 'migrate', 'postgres', 'rabbitmq', 'redis'].sort());
+    expect(Object.keys(services).sort()).toEqual(
+      [...Object.keys(APPS), 'migrate', 'postgres', 'rabbitmq', 'redis'].sort(),
+    );
     for (const app of [...Object.keys(APPS), 'migrate']) {
       expect(expand(services[app]!['image'])).toBe('osc:dev');
       expect(services[app]!['command']).toEqual([app]);
@@ -825,22 +861,26 @@ describe('docker/compose.yaml', () => {
     }
   });
 
-  it.each(Object.keys(APPS))('%s: its environment parses with its config loaders, every variable is read, its port is published', (app) => {
-    const s = services[app]!;
-    const env = envOf(s);
-    expect(outcome(app, env)).toMatchObject({ ok: true });
-    expect(Object.keys(env).filter((k) => !reads(app, env, k))).toEqual([]);
-    const port = APPS[app]!.port(env);
-    expect((s['ports'] as string[]).map((p) => Number(expand(p).split(':').at(-1)))).toEqual([port]);
-    // The infrastructure URLs name services of this file.
-    for (const k of ['DATABASE_URL', 'AMQP_URL', 'REDIS_URL']) expect(Object.keys(services)).toContain(new URL(env[k]!).hostname);
-    // Started after the migrations ran once and the broker and Redis answer.
-    expect(s['depends_on']).toMatchObject({
-      migrate: { condition: 'service_completed_successfully' },
-      rabbitmq: { condition: 'service_healthy' },
-      redis: { condition: 'service_healthy' },
-    });
-  });
+  it.each(Object.keys(APPS))(
+    '%s: its environment parses with its config loaders, every variable is read, its port is published',
+    (app) => {
+      const s = services[app]!;
+      const env = envOf(s);
+      expect(outcome(app, env)).toMatchObject({ ok: true });
+      expect(Object.keys(env).filter((k) => !reads(app, env, k))).toEqual([]);
+      const port = APPS[app]!.port(env);
+      expect((s['ports'] as string[]).map((p) => Number(expand(p).split(':').at(-1)))).toEqual([port]);
+      // The infrastructure URLs name services of this file.
+      for (const k of ['DATABASE_URL', 'AMQP_URL', 'REDIS_URL'])
+        expect(Object.keys(services)).toContain(new URL(env[k]!).hostname);
+      // Started after the migrations ran once and the broker and Redis answer.
+      expect(s['depends_on']).toMatchObject({
+        migrate: { condition: 'service_completed_successfully' },
+        rabbitmq: { condition: 'service_healthy' },
+        redis: { condition: 'service_healthy' },
+      });
+    },
+  );
 
   it('migrate runs once against the same database, after PostgreSQL is healthy', () => {
     const m = services['migrate']!;
@@ -849,7 +889,8 @@ describe('docker/compose.yaml', () => {
     expect(loadMigrateConfig(env).DATABASE_URL).toBe(envOf(services['workflow-api']!)['DATABASE_URL']);
     expect(m['depends_on']).toEqual({ postgres: { condition: 'service_healthy' } });
     expect(m['restart']).toBe('on-failure');
-    for (const infra of ['postgres', 'rabbitmq', 'redis']) expect(services[infra]!['healthcheck']['test'][0]).toBe('CMD');
+    for (const infra of ['postgres', 'rabbitmq', 'redis'])
+      expect(services[infra]!['healthcheck']['test'][0]).toBe('CMD');
   });
 
   it('backup-worker keeps a fixed back-end name and its directories on a named volume', () => {

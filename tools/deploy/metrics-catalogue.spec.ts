@@ -28,19 +28,27 @@ async function seriesNames(registry: Registry): Promise<Set<string>> {
 describe('metrics catalogue and dashboard', () => {
   it('the expression parser finds metric names and nothing else', () => {
     expect(
-      metricsOf('histogram_quantile(0.95, sum by (le, route) (rate(http_request_duration_seconds_bucket{route!~"/a|/b"}[5m])))'),
+      metricsOf(
+        'histogram_quantile(0.95, sum by (le, route) (rate(http_request_duration_seconds_bucket{route!~"/a|/b"}[5m])))',
+      ),
     ).toEqual(['http_request_duration_seconds_bucket']);
-    expect(metricsOf('sum by (app) (process_resident_memory_bytes) / max(osc_queue_depth{kind="job"})')).toEqual([
-      'process_resident_memory_bytes',
-      'osc_queue_depth',
-    ]);
+    expect(
+      metricsOf('sum by (app) (process_resident_memory_bytes) / max(osc_queue_depth{kind="job"})'),
+    ).toEqual(['process_resident_memory_bytes', 'osc_queue_depth']);
   });
 
   it('every query of the Grafana dashboard reads metrics the apps expose', async () => {
-    const exposed = new Set([...(await seriesNames(new AppMetrics('any').registry)), ...(await seriesNames(productRegistry))]);
+    const exposed = new Set([
+      ...(await seriesNames(new AppMetrics('any').registry)),
+      ...(await seriesNames(productRegistry)),
+    ]);
     const exprs = dashboardExpressions();
     expect(exprs.length).toBeGreaterThan(15);
-    const unknown = exprs.flatMap((e) => metricsOf(e).filter((n) => !exposed.has(n)).map((n) => `${n} in ${e}`));
+    const unknown = exprs.flatMap((e) =>
+      metricsOf(e)
+        .filter((n) => !exposed.has(n))
+        .map((n) => `${n} in ${e}`),
+    );
     expect(unknown).toEqual([]);
     // Each product metric is on the dashboard.
     const used = new Set(exprs.flatMap(metricsOf).map((n) => n.replace(/_(bucket|sum|count)$/, '')));
@@ -51,9 +59,15 @@ describe('metrics catalogue and dashboard', () => {
   it('docs/metrics.md documents every metric the product registers, with its labels', async () => {
     const doc = readFileSync(path.join(ROOT, 'docs/metrics.md'), 'utf8');
     const app = new AppMetrics('any').registry;
-    const metrics = [...(await app.getMetricsAsJSON()).filter((m) => m.name.startsWith('http_')), ...(await productRegistry.getMetricsAsJSON())];
+    const metrics = [
+      ...(await app.getMetricsAsJSON()).filter((m) => m.name.startsWith('http_')),
+      ...(await productRegistry.getMetricsAsJSON()),
+    ];
     const rows = new Map(
-      [...doc.matchAll(/^\|\s*`([a-z_]+)`\s*\|\s*(\w+)\s*\|\s*([^|]*)\|/gm)].map((m) => [m[1]!, { type: m[2]!, labels: m[3]! }]),
+      [...doc.matchAll(/^\|\s*`([a-z_]+)`\s*\|\s*(\w+)\s*\|\s*([^|]*)\|/gm)].map((m) => [
+        m[1]!,
+        { type: m[2]!, labels: m[3]! },
+      ]),
     );
     for (const m of metrics) {
       const row = rows.get(m.name);
@@ -65,4 +79,3 @@ describe('metrics catalogue and dashboard', () => {
     }
   });
 });
-

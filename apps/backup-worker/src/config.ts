@@ -23,8 +23,19 @@ const schema = z.object({
   VOLUME_BACKEND_DIR: z.string().min(1).optional(),
   DATA_DIR: z.string().min(1).default('./data'),
   /** Host part of this back end's name (`host@backend#pool`). */
-  VOLUME_BACKEND_HOST: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/).default(os.hostname().replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 100) || 'localhost'),
-  VOLUME_BACKEND_NAME: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/).default('file'),
+  VOLUME_BACKEND_HOST: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,100}$/)
+    .default(
+      os
+        .hostname()
+        .replace(/[^A-Za-z0-9._-]/g, '-')
+        .slice(0, 100) || 'localhost',
+    ),
+  VOLUME_BACKEND_NAME: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,100}$/)
+    .default('file'),
   /**
    * Several back ends served by this process (Cinder's `enabled_backends`), comma-separated names;
    * replaces VOLUME_BACKEND_NAME. The first keeps VOLUME_BACKEND_DIR, each other one gets the
@@ -32,10 +43,19 @@ const schema = z.object({
    */
   VOLUME_BACKENDS: z
     .string()
-    .transform((s) => s.split(',').map((n) => n.trim()).filter((n) => n !== ''))
+    .transform((s) =>
+      s
+        .split(',')
+        .map((n) => n.trim())
+        .filter((n) => n !== ''),
+    )
     .pipe(
       z
-        .array(z.string().regex(/^[A-Za-z0-9._-]{1,100}$/, 'back-end names use letters, digits, dot, underscore and dash'))
+        .array(
+          z
+            .string()
+            .regex(/^[A-Za-z0-9._-]{1,100}$/, 'back-end names use letters, digits, dot, underscore and dash'),
+        )
         .min(1)
         .max(16)
         .refine((names) => new Set(names).size === names.length, 'back-end names must be unique'),
@@ -50,7 +70,10 @@ const schema = z.object({
    * The machine named in the pool's `location_info` (default the hostname): back ends with the same
    * name read each other's files directly, others through the data endpoint below.
    */
-  VOLUME_BACKEND_MACHINE: z.string().regex(/^[^:\s]{1,255}$/, 'a machine name without ":" or spaces').default(os.hostname()),
+  VOLUME_BACKEND_MACHINE: z
+    .string()
+    .regex(/^[^:\s]{1,255}$/, 'a machine name without ":" or spaces')
+    .default(os.hostname()),
   /**
    * Port of the streaming data endpoint other back-end hosts read a migrating volume from (unset:
    * none, migrations between machines fail). With VOLUME_BACKENDS the n-th back end listens on port + n.
@@ -74,7 +97,9 @@ const schema = z.object({
   BACKUP_SWIFT_URL: httpUrl.optional(),
   BACKUP_SWIFT_AUTH_URL: httpUrl.optional(),
   /** 1 (TempAuth, `X-Auth-User`/`X-Auth-Key`) or 3 (Keystone v3 password); Cinder's 2 is not supported. */
-  BACKUP_SWIFT_AUTH_VERSION: z.enum(['1', '3'], { message: 'must be 1 (TempAuth) or 3 (Keystone v3)' }).default('1'),
+  BACKUP_SWIFT_AUTH_VERSION: z
+    .enum(['1', '3'], { message: 'must be 1 (TempAuth) or 3 (Keystone v3)' })
+    .default('1'),
   BACKUP_SWIFT_USER: z.string().min(1).optional(),
   BACKUP_SWIFT_KEY: z.string().min(1).optional(),
   /** Keystone v3 project (Cinder's backup_swift_project, or backup_swift_tenant). */
@@ -92,7 +117,12 @@ const schema = z.object({
     .refine((s) => !s.includes('/'), 'a Swift container name has no "/"')
     .default('volumebackups'),
   /** Objects larger than this are stored as static large objects of segments this large (ours). */
-  BACKUP_SWIFT_SEGMENT_SIZE: z.coerce.number().int().min(1024 * 1024).max(5 * 1024 * 1024 * 1024).default(1024 * 1024 * 1024),
+  BACKUP_SWIFT_SEGMENT_SIZE: z.coerce
+    .number()
+    .int()
+    .min(1024 * 1024)
+    .max(5 * 1024 * 1024 * 1024)
+    .default(1024 * 1024 * 1024),
   BACKUP_SWIFT_RETRY_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(3),
   /** Seconds before the first retry (then twice, three times that...). */
   BACKUP_SWIFT_RETRY_BACKOFF: z.coerce.number().min(0).max(300).default(2),
@@ -103,12 +133,20 @@ const schema = z.object({
   BACKUP_S3_STORE_SECRET_KEY: z.string().min(1).optional(),
   BACKUP_S3_STORE_BUCKET: z
     .string()
-    .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'an S3 bucket name: 3 to 63 lower-case letters, digits, dots and dashes')
+    .regex(
+      /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/,
+      'an S3 bucket name: 3 to 63 lower-case letters, digits, dots and dashes',
+    )
     .default('volumebackups'),
   /** Region signed into requests (ours; S3-compatible servers mostly ignore it). */
   BACKUP_S3_REGION: z.string().min(1).default('us-east-1'),
   /** Objects larger than this go up as multipart uploads of parts this large (ours; S3's minimum part is 5 MiB). */
-  BACKUP_S3_PART_SIZE: z.coerce.number().int().min(5 * 1024 * 1024).max(5 * 1024 * 1024 * 1024).default(16 * 1024 * 1024),
+  BACKUP_S3_PART_SIZE: z.coerce
+    .number()
+    .int()
+    .min(5 * 1024 * 1024)
+    .max(5 * 1024 * 1024 * 1024)
+    .default(16 * 1024 * 1024),
   /** Seconds one S3 request may take. */
   BACKUP_S3_TIMEOUT: z.coerce.number().min(1).max(3600).default(60),
   BACKUP_S3_RETRY_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(4),
@@ -117,8 +155,18 @@ const schema = z.object({
     .transform((v) => v === 'true' || v === 'True' || v === '1')
     .default('true'),
   /** Bytes per backup object (a multiple of the hash block size, BS-11.2). */
-  BACKUP_CHUNK_SIZE: z.coerce.number().int().min(4096).max(1024 * 1024 * 1024).default(32 * 1024 * 1024),
-  BACKUP_HASH_BLOCK_SIZE: z.coerce.number().int().min(512).max(64 * 1024 * 1024).default(32 * 1024),
+  BACKUP_CHUNK_SIZE: z.coerce
+    .number()
+    .int()
+    .min(4096)
+    .max(1024 * 1024 * 1024)
+    .default(32 * 1024 * 1024),
+  BACKUP_HASH_BLOCK_SIZE: z.coerce
+    .number()
+    .int()
+    .min(512)
+    .max(64 * 1024 * 1024)
+    .default(32 * 1024),
   /** zlib (gzip), zstd, none (off, no); bz2 is refused by this worker. Restore reads all three. */
   BACKUP_COMPRESSION: z.enum(['zlib', 'gzip', 'zstd', 'none', 'off', 'no']).default('zlib'),
   BACKUP_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
@@ -146,14 +194,28 @@ const fullSchema = schema.superRefine((c, ctx) => {
   };
   if (c.BACKUP_DRIVER === 'swift') {
     need(['BACKUP_SWIFT_AUTH_URL', 'BACKUP_SWIFT_USER', 'BACKUP_SWIFT_KEY'], 'with BACKUP_DRIVER=swift');
-    if (c.BACKUP_SWIFT_AUTH_VERSION === '3' && c.BACKUP_SWIFT_PROJECT === undefined && c.BACKUP_SWIFT_TENANT === undefined)
-      ctx.addIssue({ code: 'custom', path: ['BACKUP_SWIFT_PROJECT'], message: 'is required with BACKUP_SWIFT_AUTH_VERSION=3' });
+    if (
+      c.BACKUP_SWIFT_AUTH_VERSION === '3' &&
+      c.BACKUP_SWIFT_PROJECT === undefined &&
+      c.BACKUP_SWIFT_TENANT === undefined
+    )
+      ctx.addIssue({
+        code: 'custom',
+        path: ['BACKUP_SWIFT_PROJECT'],
+        message: 'is required with BACKUP_SWIFT_AUTH_VERSION=3',
+      });
   }
   if (c.VOLUME_DATA_PORT !== undefined) {
     need(['VOLUME_DATA_SECRET'], 'with VOLUME_DATA_PORT');
-    if (c.VOLUME_DATA_PORT + (c.VOLUME_BACKENDS?.length ?? 1) - 1 > 65535) ctx.addIssue({ code: 'custom', path: ['VOLUME_DATA_PORT'], message: 'plus one port per further back end passes 65535' });
+    if (c.VOLUME_DATA_PORT + (c.VOLUME_BACKENDS?.length ?? 1) - 1 > 65535)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['VOLUME_DATA_PORT'],
+        message: 'plus one port per further back end passes 65535',
+      });
   }
-  if (c.BACKUP_DRIVER === 's3') need(['BACKUP_S3_STORE_ACCESS_KEY', 'BACKUP_S3_STORE_SECRET_KEY'], 'with BACKUP_DRIVER=s3');
+  if (c.BACKUP_DRIVER === 's3')
+    need(['BACKUP_S3_STORE_ACCESS_KEY', 'BACKUP_S3_STORE_SECRET_KEY'], 'with BACKUP_DRIVER=s3');
 });
 
 type Settings = z.infer<typeof schema>;
@@ -161,7 +223,10 @@ type Settings = z.infer<typeof schema>;
 function storeConfig(c: Settings): BackupStoreConfig {
   switch (c.BACKUP_DRIVER) {
     case 'posix':
-      return { driver: 'posix', directory: path.resolve(c.BACKUP_STORE_DIR ?? path.join(c.DATA_DIR, 'backups')) };
+      return {
+        driver: 'posix',
+        directory: path.resolve(c.BACKUP_STORE_DIR ?? path.join(c.DATA_DIR, 'backups')),
+      };
     case 'swift':
       return {
         driver: 'swift',
@@ -226,7 +291,13 @@ function dataConfig(c: Settings, index: number): VolumeDataConfig | null {
     u.port = String(Number(u.port || (u.protocol === 'https:' ? 443 : 80)) + index);
     url = u.toString();
   }
-  return Object.freeze({ host: c.VOLUME_DATA_HOST, port, url: url.replace(/\/+$/, ''), secret: c.VOLUME_DATA_SECRET as string, timeoutMs: c.VOLUME_DATA_TIMEOUT * 1000 });
+  return Object.freeze({
+    host: c.VOLUME_DATA_HOST,
+    port,
+    url: url.replace(/\/+$/, ''),
+    secret: c.VOLUME_DATA_SECRET as string,
+    timeoutMs: c.VOLUME_DATA_TIMEOUT * 1000,
+  });
 }
 
 function configFor(c: Settings, backendName: string, directory: string, index: number): BackupWorkerConfig {

@@ -8,18 +8,28 @@ runProcess('backup-worker', async (log) => {
   const configs = loadConfigs(process.env);
   const infra = loadInfraConfig(process.env);
   const runtime = await createRuntime(
-    { mode: 'distributed', databaseUrl: infra.DATABASE_URL, amqpUrl: infra.AMQP_URL, redisUrl: infra.REDIS_URL, poolSize: infra.DB_POOL_SIZE, queuePrefix: infra.QUEUE_PREFIX },
+    {
+      mode: 'distributed',
+      databaseUrl: infra.DATABASE_URL,
+      amqpUrl: infra.AMQP_URL,
+      redisUrl: infra.REDIS_URL,
+      poolSize: infra.DB_POOL_SIZE,
+      queuePrefix: infra.QUEUE_PREFIX,
+    },
     SCHEMA_PARTS,
   );
   // One worker per back end (VOLUME_BACKENDS); the first serves the health port for all of them.
   const apps: RunningApp[] = [];
   try {
-    for (const [i, config] of configs.entries()) apps.push(await startBackupWorker(config, runtime, { http: i === 0 }));
+    for (const [i, config] of configs.entries())
+      apps.push(await startBackupWorker(config, runtime, { http: i === 0 }));
   } catch (err) {
     await closeAll(apps, runtime);
     throw err;
   }
   const first = configs[0];
-  log.info(`backup-worker running ${configs.map((c) => c.volumeBackend.backendName).join(', ')}; health on ${first?.health.host}:${first?.health.port}`);
+  log.info(
+    `backup-worker running ${configs.map((c) => c.volumeBackend.backendName).join(', ')}; health on ${first?.health.host}:${first?.health.port}`,
+  );
   return { close: () => closeAll(apps, runtime) };
 });

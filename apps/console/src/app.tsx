@@ -19,7 +19,8 @@ function TokenField({ onChange }: { onChange: () => void }) {
       }}
     >
       <label>
-        Keystone token <input type="password" value={value} onChange={(e) => setValue(e.target.value)} autoComplete="off" />
+        Keystone token{' '}
+        <input type="password" value={value} onChange={(e) => setValue(e.target.value)} autoComplete="off" />
       </label>
       <button type="submit">Use token</button>
     </form>
@@ -32,7 +33,8 @@ function Page({ path, config }: { path: string; config: ConsoleConfig }) {
   if (section === 'workflows') return <WorkflowsPage />;
   if (section === 'executions' && id) return <ExecutionPage id={decodeURIComponent(id)} />;
   if (section === 'executions' || !section) return <ExecutionsPage />;
-  if (section === 'block-storage') return <BlockStoragePage enabled={config.block_storage} noauth={config.auth_mode === 'noauth'} />;
+  if (section === 'block-storage')
+    return <BlockStoragePage enabled={config.block_storage} noauth={config.auth_mode === 'noauth'} />;
   return <p role="alert">No such page: {path}</p>;
 }
 
@@ -42,7 +44,9 @@ export function App() {
   const [error, setError] = useState<string | null>(null);
   const [session, setSession] = useState(0);
   useEffect(() => {
-    loadConfig().then(setConfig, (err: unknown) => setError(err instanceof Error ? err.message : String(err)));
+    loadConfig().then(setConfig, (err: unknown) =>
+      setError(err instanceof Error ? err.message : String(err)),
+    );
   }, []);
   const section = path.split('/')[1] || 'executions';
   return (

@@ -4,7 +4,11 @@ import { useEffect, useRef, useState } from 'react';
  * Calls `load` now and every `intervalMs` (and again when `deps` change); keeps the last value
  * and the last error. A slow answer never overlaps the next call.
  */
-export function usePoll<T>(load: () => Promise<T>, intervalMs: number | null, deps: readonly unknown[]): { data: T | null; error: string | null; reload: () => void } {
+export function usePoll<T>(
+  load: () => Promise<T>,
+  intervalMs: number | null,
+  deps: readonly unknown[],
+): { data: T | null; error: string | null; reload: () => void } {
   const [data, setData] = useState<T | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [tick, setTick] = useState(0);

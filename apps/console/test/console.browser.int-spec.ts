@@ -90,7 +90,9 @@ class FlakyService {
   async start(): Promise<void> {
     this.server = createServer((_req, res) => {
       this.calls++;
-      res.writeHead(this.healthy ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify({ healthy: this.healthy }));
+      res
+        .writeHead(this.healthy ? 200 : 503, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ healthy: this.healthy }));
     });
     await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve));
     const addr = this.server.address();
@@ -124,13 +126,19 @@ describe('operator console in chromium (embedded product)', () => {
 
   /** Waits until the element with this test id reads `text` (the page updates itself). */
   const expectText = async (testId: string, text: string) => {
-    await page.getByTestId(testId).filter({ hasText: new RegExp(`^\\s*${text}\\s*$`) }).waitFor({ timeout: 60_000 });
+    await page
+      .getByTestId(testId)
+      .filter({ hasText: new RegExp(`^\\s*${text}\\s*$`) })
+      .waitFor({ timeout: 60_000 });
   };
   const shot = (name: string) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
 
   beforeAll(async () => {
     // The console is built as `npm start` builds it (skipped when up to date).
-    execFileSync(process.execPath, [path.join(ROOT, 'apps/console/tools/build.mjs')], { cwd: ROOT, stdio: 'inherit' });
+    execFileSync(process.execPath, [path.join(ROOT, 'apps/console/tools/build.mjs')], {
+      cwd: ROOT,
+      stdio: 'inherit',
+    });
     mkdirSync(SHOTS, { recursive: true });
     await flaky.start();
     const [wfPort, volPort] = [await freePort(), await freePort()];
@@ -138,7 +146,13 @@ describe('operator console in chromium (embedded product)', () => {
     volumeBase = `http://127.0.0.1:${volPort}`;
     product = spawn(process.execPath, ['-r', '@swc-node/register', 'apps/embedded/src/main.ts'], {
       cwd: ROOT,
-      env: { ...process.env, DATA_DIR: dataDir, WORKFLOW_API_PORT: String(wfPort), VOLUME_API_PORT: String(volPort), LOG_LEVEL: 'warn' },
+      env: {
+        ...process.env,
+        DATA_DIR: dataDir,
+        WORKFLOW_API_PORT: String(wfPort),
+        VOLUME_API_PORT: String(volPort),
+        LOG_LEVEL: 'warn',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     product.stdout?.on('data', (d: Buffer) => (output += d.toString()));
@@ -187,7 +201,9 @@ describe('operator console in chromium (embedded product)', () => {
 
   it('starts, watches, pauses, resumes and reruns an execution, and shows every page', async () => {
     await api('POST', '/v2/workflows', CHILD_WF, 'text/plain');
-    const parent = (await api('POST', '/v2/workflows', PARENT_WF, 'text/plain'))['workflows'][0] as { id: string };
+    const parent = (await api('POST', '/v2/workflows', PARENT_WF, 'text/plain'))['workflows'][0] as {
+      id: string;
+    };
 
     // Workflows: the list, then the workflow's definition (highlighted) and its task graph.
     await page.goto(`${base}/console/workflows`);
@@ -224,17 +240,28 @@ describe('operator console in chromium (embedded product)', () => {
     await expectText('execution-state', 'RUNNING');
 
     // The outside system answers the async action; `call` then fails twice (one retry) on the 503.
-    const tasks = (await api('GET', `/v2/executions/${executionId}/tasks`))['tasks'] as { id: string; name: string }[];
+    const tasks = (await api('GET', `/v2/executions/${executionId}/tasks`))['tasks'] as {
+      id: string;
+      name: string;
+    }[];
     const approve = tasks.find((t) => t.name === 'approve');
-    const actions = (await api('GET', `/v2/tasks/${approve?.id}/action_executions`))['action_executions'] as { id: string }[];
-    await api('PUT', `/v2/action_executions/${actions[0]?.id}`, { state: 'SUCCESS', output: JSON.stringify({ approved: true }) });
+    const actions = (await api('GET', `/v2/tasks/${approve?.id}/action_executions`))['action_executions'] as {
+      id: string;
+    }[];
+    await api('PUT', `/v2/action_executions/${actions[0]?.id}`, {
+      state: 'SUCCESS',
+      output: JSON.stringify({ approved: true }),
+    });
     await expectText('task-state-approve', 'SUCCESS');
     await expectText('task-state-call', 'ERROR');
     await expectText('execution-state', 'ERROR');
     await page.getByTestId('task-row-call').locator('td').nth(3).filter({ hasText: /^1$/ }).waitFor();
     expect(flaky.calls).toBe(2);
     await page.getByTestId('task-row-call').getByRole('button', { name: 'call' }).click();
-    await page.getByRole('complementary', { name: 'task panel' }).getByText('Action executions (2)').waitFor();
+    await page
+      .getByRole('complementary', { name: 'task panel' })
+      .getByText('Action executions (2)')
+      .waitFor();
     await shot('execution-failed');
 
     // The service is back: rerun the failed task from the panel; the execution goes on to the end.
@@ -244,7 +271,9 @@ describe('operator console in chromium (embedded product)', () => {
     await expectText('task-state-child', 'SUCCESS');
     await expectText('execution-state', 'SUCCESS');
     expect(flaky.calls).toBe(3);
-    expect(await page.evaluate(() => (globalThis as unknown as { consoleMark?: string }).consoleMark)).toBe('same page');
+    expect(await page.evaluate(() => (globalThis as unknown as { consoleMark?: string }).consoleMark)).toBe(
+      'same page',
+    );
     await page.getByRole('table', { name: 'event history' }).getByText('items 3/3').first().waitFor();
     await page.getByTestId('task-row-call').getByRole('button', { name: 'call' }).click();
     await page.getByTestId('panel-state').filter({ hasText: 'SUCCESS' }).waitFor();
@@ -253,18 +282,29 @@ describe('operator console in chromium (embedded product)', () => {
 
     // The expression playground in the task panel: the task's real context, and a syntax error's place.
     const playground = page.getByRole('region', { name: 'expression playground' });
-    await playground.getByLabel('expression', { exact: true }).fill('[task().name, execution().name, $.numbers.sum()]');
+    await playground
+      .getByLabel('expression', { exact: true })
+      .fill('[task().name, execution().name, $.numbers.sum()]');
     await playground.getByRole('button', { name: 'Evaluate' }).click();
     await page.getByTestId('playground-result').waitFor();
-    expect(JSON.parse((await page.getByTestId('playground-result').textContent()) ?? 'null')).toEqual(['call', 'console_demo', 6]);
+    expect(JSON.parse((await page.getByTestId('playground-result').textContent()) ?? 'null')).toEqual([
+      'call',
+      'console_demo',
+      6,
+    ]);
     await playground.getByLabel('expression language').selectOption('jinja');
-    await playground.getByLabel('expression', { exact: true }).fill('task().state ~ " after " ~ (_.numbers | length)');
+    await playground
+      .getByLabel('expression', { exact: true })
+      .fill('task().state ~ " after " ~ (_.numbers | length)');
     await playground.getByRole('button', { name: 'Evaluate' }).click();
     await page.getByTestId('playground-result').filter({ hasText: '"SUCCESS after 3"' }).waitFor();
     await playground.getByLabel('expression language').selectOption('yaql');
     await playground.getByLabel('expression', { exact: true }).fill('$.numbers +* 1');
     await playground.getByRole('button', { name: 'Evaluate' }).click();
-    await page.getByTestId('playground-position').filter({ hasText: 'line 1, column 12 (position 11)' }).waitFor();
+    await page
+      .getByTestId('playground-position')
+      .filter({ hasText: 'line 1, column 12 (position 11)' })
+      .waitFor();
     expect(await page.getByTestId('playground-caret').textContent()).toBe('$.numbers +* 1\n           ^');
     await shot('playground');
 
@@ -304,11 +344,17 @@ describe('operator console in chromium (embedded product)', () => {
     await page.getByTestId(`execution-row-${live}`).getByText('RUNNING').waitFor();
     const readsBefore = listReads.length;
     const liveTask = ((await api('GET', `/v2/executions/${live}/tasks`))['tasks'] as { id: string }[])[0];
-    const liveAction = ((await api('GET', `/v2/tasks/${liveTask?.id}/action_executions`))['action_executions'] as { id: string }[])[0];
+    const liveAction = (
+      (await api('GET', `/v2/tasks/${liveTask?.id}/action_executions`))['action_executions'] as {
+        id: string;
+      }[]
+    )[0];
     await api('PUT', `/v2/action_executions/${liveAction?.id}`, { state: 'SUCCESS', output: '{}' });
     await page.getByTestId(`execution-row-${live}`).getByText('SUCCESS').waitFor();
     expect(listReads.length).toBe(readsBefore);
-    expect(await page.evaluate(() => (globalThis as unknown as { consoleMark?: string }).consoleMark)).toBe('same page');
+    expect(await page.evaluate(() => (globalThis as unknown as { consoleMark?: string }).consoleMark)).toBe(
+      'same page',
+    );
 
     // Block storage: a volume created on the Cinder API shows up with its status.
     // (Cinder's project segment is hex; noauth's token names user and project.)
@@ -320,7 +366,11 @@ describe('operator console in chromium (embedded product)', () => {
     });
     expect(`${vol.status} ${await vol.text()}`).toMatch(/^202 /);
     await page.getByRole('link', { name: 'Block storage', exact: true }).click();
-    await page.getByRole('table', { name: 'volumes' }).getByRole('row', { name: /console-vol/ }).getByText('available').waitFor();
+    await page
+      .getByRole('table', { name: 'volumes' })
+      .getByRole('row', { name: /console-vol/ })
+      .getByText('available')
+      .waitFor();
     await shot('block-storage');
   });
 });

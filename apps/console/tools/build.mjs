@@ -31,7 +31,12 @@ function sourceHash() {
 
 const hash = sourceHash();
 const force = process.argv.includes('--force');
-if (!force && existsSync(path.join(outDir, 'index.html')) && existsSync(stampFile) && readFileSync(stampFile, 'utf8') === hash) {
+if (
+  !force &&
+  existsSync(path.join(outDir, 'index.html')) &&
+  existsSync(stampFile) &&
+  readFileSync(stampFile, 'utf8') === hash
+) {
   process.exit(0);
 }
 const { build } = await import('vite');

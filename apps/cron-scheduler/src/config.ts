@@ -1,5 +1,12 @@
 import { z } from 'zod';
-import { type Env, amqpUrlSchema, distributedInfraSchema, logLevelSchema, parseConfig, portSchema } from '@osc/http-common';
+import {
+  type Env,
+  amqpUrlSchema,
+  distributedInfraSchema,
+  logLevelSchema,
+  parseConfig,
+  portSchema,
+} from '@osc/http-common';
 import { EXPIRABLE_STATES } from '@osc/workflow-persistence';
 import type { ExpirationPolicyConfig } from './expiration/expiration-policy';
 
@@ -47,8 +54,16 @@ const schema = z.object({
   EXECUTION_EXPIRATION_POLICY_IGNORED_STATES: z
     .string()
     .default('')
-    .transform((v) => v.split(',').map((s) => s.trim().toUpperCase()).filter((s) => s.length > 0))
-    .refine((v) => v.every((s) => (EXPIRABLE_STATES as readonly string[]).includes(s)), `states must be among ${EXPIRABLE_STATES.join(', ')}`),
+    .transform((v) =>
+      v
+        .split(',')
+        .map((s) => s.trim().toUpperCase())
+        .filter((s) => s.length > 0),
+    )
+    .refine(
+      (v) => v.every((s) => (EXPIRABLE_STATES as readonly string[]).includes(s)),
+      `states must be among ${EXPIRABLE_STATES.join(', ')}`,
+    ),
 });
 
 /** The notification listener of event triggers (absent: event triggers never fire). */
@@ -73,10 +88,17 @@ export interface CronSchedulerConfig {
 }
 
 /** Defaults of the backup policies' settings (for callers building a config by hand). */
-export const DEFAULT_BACKUP_POLICIES: NonNullable<CronSchedulerConfig['backupPolicies']> = Object.freeze({ serviceDownSeconds: 180, retentionIntervalMs: 5000 });
+export const DEFAULT_BACKUP_POLICIES: NonNullable<CronSchedulerConfig['backupPolicies']> = Object.freeze({
+  serviceDownSeconds: 180,
+  retentionIntervalMs: 5000,
+});
 
 /** Defaults of the firing settings (for callers building a config by hand, e.g. the embedded launcher). */
-export const DEFAULT_FIRING: CronSchedulerConfig['firing'] = Object.freeze({ batchSize: 100, maxSleepMs: 500, busySleepMs: 50 });
+export const DEFAULT_FIRING: CronSchedulerConfig['firing'] = Object.freeze({
+  batchSize: 100,
+  maxSleepMs: 500,
+  busySleepMs: 50,
+});
 
 export function loadConfig(env: Env): CronSchedulerConfig {
   const c = parseConfig('cron-scheduler', schema, env);
@@ -85,8 +107,15 @@ export function loadConfig(env: Env): CronSchedulerConfig {
     health: { port: c.CRON_SCHEDULER_HEALTH_PORT, host: c.CRON_SCHEDULER_HEALTH_HOST },
     logLevel: c.LOG_LEVEL,
     heartbeatSeconds: c.WORKFLOW_EXECUTOR_HEARTBEAT_SECONDS,
-    backupPolicies: { serviceDownSeconds: c.VOLUME_SERVICE_DOWN_SECONDS, retentionIntervalMs: c.BACKUP_POLICY_RETENTION_INTERVAL_MS },
-    firing: { batchSize: c.CRON_SCHEDULER_BATCH_SIZE, maxSleepMs: c.CRON_SCHEDULER_MAX_SLEEP_MS, busySleepMs: c.CRON_SCHEDULER_BUSY_SLEEP_MS },
+    backupPolicies: {
+      serviceDownSeconds: c.VOLUME_SERVICE_DOWN_SECONDS,
+      retentionIntervalMs: c.BACKUP_POLICY_RETENTION_INTERVAL_MS,
+    },
+    firing: {
+      batchSize: c.CRON_SCHEDULER_BATCH_SIZE,
+      maxSleepMs: c.CRON_SCHEDULER_MAX_SLEEP_MS,
+      busySleepMs: c.CRON_SCHEDULER_BUSY_SLEEP_MS,
+    },
     expiration: {
       evaluationIntervalMinutes: c.EXECUTION_EXPIRATION_POLICY_EVALUATION_INTERVAL,
       olderThanMinutes: c.EXECUTION_EXPIRATION_POLICY_OLDER_THAN,
@@ -95,7 +124,12 @@ export function loadConfig(env: Env): CronSchedulerConfig {
       ignoredStates: c.EXECUTION_EXPIRATION_POLICY_IGNORED_STATES,
     },
     eventTriggers: amqpUrl
-      ? { amqpUrl, queuePrefix: c.QUEUE_PREFIX, syncIntervalMs: c.EVENT_TRIGGERS_SYNC_MS, exchangeDurable: c.EVENT_TRIGGERS_EXCHANGE_DURABLE === 'true' }
+      ? {
+          amqpUrl,
+          queuePrefix: c.QUEUE_PREFIX,
+          syncIntervalMs: c.EVENT_TRIGGERS_SYNC_MS,
+          exchangeDurable: c.EVENT_TRIGGERS_EXCHANGE_DURABLE === 'true',
+        }
       : undefined,
   });
 }

@@ -1,4 +1,12 @@
-import { type DynamicModule, Inject, Injectable, Logger, Module, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import {
+  type DynamicModule,
+  Inject,
+  Injectable,
+  Logger,
+  Module,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+} from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import type { OutboxWriter } from '@osc/messaging';
 import { ServiceHeartbeat } from '@osc/workflow-persistence';
@@ -9,7 +17,10 @@ import { BackupPolicyPoller } from './backup-policies/backup-policy-poller';
 import { CronPoller } from './firing/cron-poller';
 import { EXPIRATION_OFF, ExpirationPolicy } from './expiration/expiration-policy';
 import { CronTriggerFiring } from './firing/cron-trigger-firing';
-import { EVENT_TRIGGER_LISTENER_CONFIG, EventTriggerListenerRunner } from './event-triggers/event-trigger-listener.runner';
+import {
+  EVENT_TRIGGER_LISTENER_CONFIG,
+  EventTriggerListenerRunner,
+} from './event-triggers/event-trigger-listener.runner';
 
 export const CRON_SCHEDULER_CONFIG = Symbol('CRON_SCHEDULER_CONFIG');
 
@@ -31,27 +42,51 @@ export class CronSchedulerRunner implements OnApplicationBootstrap, OnModuleDest
     @Inject(CLOCK) clock: Clock,
     @Inject(CRON_SCHEDULER_CONFIG) config: CronSchedulerConfig,
   ) {
-    const log = (level: 'warn' | 'error', message: string) => (level === 'warn' ? this.logger.warn(message) : this.logger.error(message));
+    const log = (level: 'warn' | 'error', message: string) =>
+      level === 'warn' ? this.logger.warn(message) : this.logger.error(message);
     this.firing = new CronTriggerFiring(db, outbox, clock, {
       batchSize: config.firing.batchSize,
       log,
       onFired: (fired) => {
         for (const f of fired) {
-          this.logger.log({ msg: 'cron trigger fired', cronTriggerId: f.triggerId, cronTrigger: f.triggerName, scheduledAt: f.scheduledAt.toISOString(), executionId: f.executionId });
+          this.logger.log({
+            msg: 'cron trigger fired',
+            cronTriggerId: f.triggerId,
+            cronTrigger: f.triggerName,
+            scheduledAt: f.scheduledAt.toISOString(),
+            executionId: f.executionId,
+          });
         }
       },
     });
-    this.poller = new CronPoller(db, this.firing, clock, { maxSleepMs: config.firing.maxSleepMs, busySleepMs: config.firing.busySleepMs, log });
+    this.poller = new CronPoller(db, this.firing, clock, {
+      maxSleepMs: config.firing.maxSleepMs,
+      busySleepMs: config.firing.busySleepMs,
+      log,
+    });
     const bp = config.backupPolicies ?? DEFAULT_BACKUP_POLICIES;
     this.backupPolicies = new BackupPolicyFiring(db, outbox, clock, {
       batchSize: config.firing.batchSize,
       serviceDownSeconds: bp.serviceDownSeconds,
       log,
       onFired: (fired) => {
-        for (const f of fired) this.logger.log({ msg: 'backup policy fired', backupPolicyId: f.policyId, scheduledAt: f.scheduledAt.toISOString(), backupIds: f.backupIds, skipped: f.skipped.length });
+        for (const f of fired)
+          this.logger.log({
+            msg: 'backup policy fired',
+            backupPolicyId: f.policyId,
+            scheduledAt: f.scheduledAt.toISOString(),
+            backupIds: f.backupIds,
+            skipped: f.skipped.length,
+          });
       },
       onRetention: (pass) => {
-        if (pass.deleted.length) this.logger.log({ msg: 'backup policy retention', backupPolicyId: pass.policyId, deleted: pass.deleted, rebasing: pass.rebased });
+        if (pass.deleted.length)
+          this.logger.log({
+            msg: 'backup policy retention',
+            backupPolicyId: pass.policyId,
+            deleted: pass.deleted,
+            rebasing: pass.rebased,
+          });
       },
     });
     this.backupPolicyPoller = new BackupPolicyPoller(this.backupPolicies, clock, {
@@ -60,8 +95,12 @@ export class CronSchedulerRunner implements OnApplicationBootstrap, OnModuleDest
       retentionIntervalMs: bp.retentionIntervalMs,
       log,
     });
-    this.heartbeat = new ServiceHeartbeat(db, ['cron_scheduler'], (config.heartbeatSeconds ?? 10) * 1000, (level, msg, fields) =>
-      level === 'warn' ? this.logger.warn({ ...fields, msg }) : this.logger.error({ ...fields, msg }),
+    this.heartbeat = new ServiceHeartbeat(
+      db,
+      ['cron_scheduler'],
+      (config.heartbeatSeconds ?? 10) * 1000,
+      (level, msg, fields) =>
+        level === 'warn' ? this.logger.warn({ ...fields, msg }) : this.logger.error({ ...fields, msg }),
     );
     this.expiration = new ExpirationPolicy(db, clock, config.expiration ?? EXPIRATION_OFF, {
       info: (fields, msg) => this.logger.log({ ...fields, msg }),
@@ -79,7 +118,12 @@ export class CronSchedulerRunner implements OnApplicationBootstrap, OnModuleDest
   }
 
   async onModuleDestroy(): Promise<void> {
-    await Promise.all([this.poller.stop(), this.backupPolicyPoller.stop(), this.expiration.stop(), this.heartbeat.stop()]);
+    await Promise.all([
+      this.poller.stop(),
+      this.backupPolicyPoller.stop(),
+      this.expiration.stop(),
+      this.heartbeat.stop(),
+    ]);
   }
 }
 

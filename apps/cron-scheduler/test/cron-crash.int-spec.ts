@@ -2,7 +2,13 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { DataSource } from 'typeorm';
-import { type CronTestDatabase, createCronTestDatabase, firedExecutions, seedDueTriggers, seedWorkflow } from '../src/firing/cron-fixture';
+import {
+  type CronTestDatabase,
+  createCronTestDatabase,
+  firedExecutions,
+  seedDueTriggers,
+  seedWorkflow,
+} from '../src/firing/cron-fixture';
 
 jest.setTimeout(90_000);
 
@@ -10,11 +16,15 @@ const children: ChildProcess[] = [];
 
 /** Starts a replica process; resolves with it once `until` matched a line of its output. */
 function startReplica(url: string, env: Record<string, string>, until: RegExp): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['-r', '@swc-node/register', path.join(__dirname, 'replica-process.ts')], {
-    env: { ...process.env, DATABASE_URL: url, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-    cwd: path.join(__dirname, '../../..'),
-  });
+  const child = spawn(
+    process.execPath,
+    ['-r', '@swc-node/register', path.join(__dirname, 'replica-process.ts')],
+    {
+      env: { ...process.env, DATABASE_URL: url, ...env },
+      stdio: ['ignore', 'pipe', 'inherit'],
+      cwd: path.join(__dirname, '../../..'),
+    },
+  );
   children.push(child);
   return new Promise((resolve, reject) => {
     child.once('exit', (code, signal) => reject(new Error(`replica exited ${code ?? signal}`)));
@@ -24,7 +34,8 @@ function startReplica(url: string, env: Record<string, string>, until: RegExp): 
   });
 }
 
-const remaining = async (ds: DataSource) => Number((await ds.query(`SELECT count(*)::int AS n FROM "cron_triggers"`))[0].n);
+const remaining = async (ds: DataSource) =>
+  Number((await ds.query(`SELECT count(*)::int AS n FROM "cron_triggers"`))[0].n);
 
 describe('a scheduler process killed mid-firing', () => {
   let db: CronTestDatabase;

@@ -14,14 +14,20 @@ import { SCHEMA_PARTS } from '../src/schema';
 async function main(): Promise<void> {
   const entities = [...outboxEntities, ...SCHEMA_PARTS.flatMap((p) => p.entities)];
   const migrations = [...messagingMigrations, ...SCHEMA_PARTS.flatMap((p) => p.migrations)];
-  const ds = await createDataSource({ kind: 'postgres', url: process.env['DATABASE_URL'] ?? '', poolSize: 3 }, entities as never, migrations as never);
+  const ds = await createDataSource(
+    { kind: 'postgres', url: process.env['DATABASE_URL'] ?? '', poolSize: 3 },
+    entities as never,
+    migrations as never,
+  );
   const hang = process.env['HANG_BEFORE_COMMIT'] === '1';
   const firing = new CronTriggerFiring(ds, new OutboxWriter(), systemClock, {
     batchSize: Number(process.env['BATCH_SIZE'] ?? '20'),
     ...(hang
       ? {
           beforeCommit: async (tx: { query(sql: string): Promise<unknown> }) => {
-            const rows = (await tx.query(`SELECT count(*)::int AS n FROM "workflow_executions"`)) as { n: number }[];
+            const rows = (await tx.query(`SELECT count(*)::int AS n FROM "workflow_executions"`)) as {
+              n: number;
+            }[];
             process.stdout.write(`claimed ${rows[0]?.n ?? 0}\n`);
             await new Promise(() => undefined);
           },

@@ -31,14 +31,23 @@ async function tasks(base: string, id: string): Promise<Json[]> {
 
 async function actionExecutions(base: string, id: string): Promise<Json[]> {
   const all: Json[] = [];
-  for (const t of await tasks(base, id)) all.push(...((await api(base, 'GET', `/v2/tasks/${t.id}/action_executions`)).action_executions as Json[]));
+  for (const t of await tasks(base, id))
+    all.push(
+      ...((await api(base, 'GET', `/v2/tasks/${t.id}/action_executions`)).action_executions as Json[]),
+    );
   return all;
 }
 
-async function poll<T>(what: string, p: Product, probe: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> {
+async function poll<T>(
+  what: string,
+  p: Product,
+  probe: () => Promise<T | undefined>,
+  timeoutMs = 120_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (p.child.exitCode !== null) throw new Error(`product exited while waiting for ${what}:\n${p.output()}`);
+    if (p.child.exitCode !== null)
+      throw new Error(`product exited while waiting for ${what}:\n${p.output()}`);
     const v = await probe();
     if (v !== undefined) return v;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}:\n${p.output().slice(-4000)}`);
@@ -104,7 +113,8 @@ describe('embedded mode: work in flight survives kill -9', () => {
   let server: Server | undefined;
 
   afterEach(async () => {
-    for (const p of running.splice(0)) if (p.child.exitCode === null && p.child.signalCode === null) await kill9(p);
+    for (const p of running.splice(0))
+      if (p.child.exitCode === null && p.child.signalCode === null) await kill9(p);
     await new Promise((r) => (server ? server.close(r) : r(undefined)));
     server = undefined;
   });
@@ -122,19 +132,29 @@ describe('embedded mode: work in flight survives kill -9', () => {
     const retry = await startExecution(first.base, 'sleep_retry');
     const safe = await startExecution(first.base, 'sleep_safe');
     for (const id of [plain, retry, safe]) {
-      await poll(`the action of ${id} to run`, first, async () => ((await actionExecutions(first.base, id)).some((a) => a.state === 'RUNNING') ? true : undefined));
+      await poll(`the action of ${id} to run`, first, async () =>
+        (await actionExecutions(first.base, id)).some((a) => a.state === 'RUNNING') ? true : undefined,
+      );
     }
     const delayed = await startExecution(first.base, 'delayed');
-    await poll('the delayed task', first, async () => ((await tasks(first.base, delayed)).length === 1 ? true : undefined));
+    await poll('the delayed task', first, async () =>
+      (await tasks(first.base, delayed)).length === 1 ? true : undefined,
+    );
     // Let the executor take the sleeps (claim them) and the relay hand the timer job over: from
     // here on they live only in the bus, the queue and their journal.
     await new Promise((r) => setTimeout(r, 3000));
-    for (const id of [plain, retry, safe, delayed]) expect({ id, state: (await execution(first.base, id)).state }).toEqual({ id, state: 'RUNNING' });
+    for (const id of [plain, retry, safe, delayed])
+      expect({ id, state: (await execution(first.base, id)).state }).toEqual({ id, state: 'RUNNING' });
     await kill9(first);
 
     const second = await startProduct(dataDir);
     running.push(second);
-    const [p, r, s, d] = [await terminal(second, plain), await terminal(second, retry), await terminal(second, safe), await terminal(second, delayed)];
+    const [p, r, s, d] = [
+      await terminal(second, plain),
+      await terminal(second, retry),
+      await terminal(second, safe),
+      await terminal(second, delayed),
+    ];
 
     // no policy: the run cut off by the kill is not repeated, the task fails saying why
     expect(p.state).toBe('ERROR');
@@ -148,7 +168,10 @@ describe('embedded mode: work in flight survives kill -9', () => {
     expect(s.state).toBe('SUCCESS');
     expect((await actionExecutions(second.base, safe)).map((a) => a.state)).toEqual(['SUCCESS']);
     // the delayed job kept in the journal fires after the restart
-    expect({ state: d.state, tasks: (await tasks(second.base, delayed)).map((t) => [t.state, t.state_info]) }).toEqual({
+    expect({
+      state: d.state,
+      tasks: (await tasks(second.base, delayed)).map((t) => [t.state, t.state_info]),
+    }).toEqual({
       state: 'SUCCESS',
       tasks: [['SUCCESS', null]],
     });
@@ -184,7 +207,10 @@ describe('embedded mode: work in flight survives kill -9', () => {
     const safe = await startExecution(first.base, 'call_safe', { url: `http://127.0.0.1:${port}/safe` });
     const deadline = Date.now() + 120_000;
     while (first.child.exitCode === null && first.child.signalCode === null) {
-      if (Date.now() > deadline) throw new Error(`the calls never came (plain ${hits.plain}, safe ${hits.safe}):\n${first.output().slice(-4000)}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `the calls never came (plain ${hits.plain}, safe ${hits.safe}):\n${first.output().slice(-4000)}`,
+        );
       await new Promise((r) => setTimeout(r, 100));
     }
     expect(first.child.signalCode).toBe('SIGKILL');
@@ -197,7 +223,8 @@ describe('embedded mode: work in flight survives kill -9', () => {
     // Not safe-rerun: the side effect happened exactly once. The execution succeeds when the result
     // was reported (journaled) before the kill, and fails saying why when the kill came first.
     expect(hits.plain).toBe(1);
-    if (p.state === 'ERROR') expect(JSON.stringify(await actionExecutions(second.base, plain))).toContain(STOPPED);
+    if (p.state === 'ERROR')
+      expect(JSON.stringify(await actionExecutions(second.base, plain))).toContain(STOPPED);
     else expect(p.state).toBe('SUCCESS');
     // safe-rerun: always succeeds; the call is repeated only when the kill came before the result
     // was journaled (docs/runtime.md, "Embedded durability").

@@ -63,12 +63,18 @@ describe('embedded mode (npm start)', () => {
   it('answers GET / on both APIs within 30 s, stops cleanly and starts again on the same data', async () => {
     for (let round = 0; round < 2; round++) {
       const [wfPort, volPort] = [await freePort(), await freePort()];
-      const started = startProduct({ DATA_DIR: dataDir, WORKFLOW_API_PORT: String(wfPort), VOLUME_API_PORT: String(volPort) });
+      const started = startProduct({
+        DATA_DIR: dataDir,
+        WORKFLOW_API_PORT: String(wfPort),
+        VOLUME_API_PORT: String(volPort),
+      });
       try {
         const deadline = Date.now() + 30_000;
         const wf = await waitForAnswer(`http://127.0.0.1:${wfPort}/`, deadline, started);
         expect(wf.status).toBe(200);
-        expect(((await wf.json()) as { versions: { id: string; status: string }[] }).versions[0]).toMatchObject({
+        expect(
+          ((await wf.json()) as { versions: { id: string; status: string }[] }).versions[0],
+        ).toMatchObject({
           id: 'v2.0',
           status: 'CURRENT',
         });

@@ -53,14 +53,25 @@ export async function startEmbedded(env: Env): Promise<EmbeddedProduct> {
     apps.push(await workflowEngine.startWorkflowEngine(engine, runtime, { http: false }));
     apps.push(await cronScheduler.startCronScheduler(cron, runtime, { http: false }));
     apps.push(await schedulerStats.startSchedulerStats(sched, runtime, { http: false }));
-    for (const backup of backups) apps.push(await backupWorker.startBackupWorker(backup, runtime, { http: false }));
+    for (const backup of backups)
+      apps.push(await backupWorker.startBackupWorker(backup, runtime, { http: false }));
     const vol = await volumeApi.startVolumeApi(volApi, runtime);
     apps.push(vol);
     // The console (/console on the workflow API) reads block storage through the workflow API,
     // which reaches this process's volume API directly unless CONSOLE_VOLUME_API_URL says otherwise.
     const volHost = ['0.0.0.0', '::', ''].includes(volApi.http.host) ? '127.0.0.1' : volApi.http.host;
-    const consoleVolumeApiUrl = wfApi.console?.volumeApiUrl ?? `http://${volHost.includes(':') ? `[${volHost}]` : volHost}:${vol.port}`;
-    const wf = await workflowApi.startWorkflowApi({ ...wfApi, console: { dir: wfApi.console?.dir ?? workflowApi.DEFAULT_CONSOLE_DIR, volumeApiUrl: consoleVolumeApiUrl } }, runtime);
+    const consoleVolumeApiUrl =
+      wfApi.console?.volumeApiUrl ?? `http://${volHost.includes(':') ? `[${volHost}]` : volHost}:${vol.port}`;
+    const wf = await workflowApi.startWorkflowApi(
+      {
+        ...wfApi,
+        console: {
+          dir: wfApi.console?.dir ?? workflowApi.DEFAULT_CONSOLE_DIR,
+          volumeApiUrl: consoleVolumeApiUrl,
+        },
+      },
+      runtime,
+    );
     apps.push(wf);
     return { workflowApiPort: wf.port, volumeApiPort: vol.port, close: () => closeAll(apps, runtime) };
   } catch (err) {

@@ -22,8 +22,15 @@ export async function migrateDatabase(env: Env): Promise<{ migrations: string[] 
   // Two connections: one holds the migration advisory lock while the other migrates.
   const parts = allSchemaParts();
   const entities = [...outboxEntities, ...parts.flatMap((p) => p.entities)];
-  const migrations = combineMigrations(messagingMigrations, ...parts.map((p) => p.migrations as readonly MigrationClass[]));
-  const dataSource = await createDataSource({ kind: 'postgres', url: DATABASE_URL, poolSize: 2 }, entities as never, migrations as never);
+  const migrations = combineMigrations(
+    messagingMigrations,
+    ...parts.map((p) => p.migrations as readonly MigrationClass[]),
+  );
+  const dataSource = await createDataSource(
+    { kind: 'postgres', url: DATABASE_URL, poolSize: 2 },
+    entities as never,
+    migrations as never,
+  );
   try {
     const rows = (await dataSource.query('SELECT name FROM migrations ORDER BY id')) as { name: string }[];
     return { migrations: rows.map((r) => r.name) };

@@ -4,7 +4,11 @@ import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { DistributedStack, freePort, ROOT } from '../test/distributed-stack';
 
-const ADMIN = { 'x-project-id': 'a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0', 'x-user-id': 'admin-user', 'x-roles': 'admin,member,reader' };
+const ADMIN = {
+  'x-project-id': 'a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0',
+  'x-user-id': 'admin-user',
+  'x-roles': 'admin,member,reader',
+};
 const SECRET = randomBytes(24).toString('hex');
 
 const sha256 = (file: string): Promise<string> =>
@@ -24,7 +28,10 @@ const sha256 = (file: string): Promise<string> =>
  */
 describe('volume migration between two back-end machines (distributed)', () => {
   const stack = new DistributedStack();
-  const dirs = { a: path.join(ROOT, 'tmp', stack.database, 'machine-a'), b: path.join(ROOT, 'tmp', stack.database, 'machine-b') };
+  const dirs = {
+    a: path.join(ROOT, 'tmp', stack.database, 'machine-a'),
+    b: path.join(ROOT, 'tmp', stack.database, 'machine-b'),
+  };
   const dataPorts: Record<'a' | 'b', number> = { a: 0, b: 0 };
   let base = '';
 
@@ -49,7 +56,12 @@ describe('volume migration between two back-end machines (distributed)', () => {
       },
     });
     await stack.start([
-      { name: 'volume-api', app: 'volume-api', portVar: 'VOLUME_API_PORT', env: { AUTH_MODE: 'headers', VOLUME_API_HOST: '127.0.0.1' } },
+      {
+        name: 'volume-api',
+        app: 'volume-api',
+        portVar: 'VOLUME_API_PORT',
+        env: { AUTH_MODE: 'headers', VOLUME_API_HOST: '127.0.0.1' },
+      },
       { name: 'scheduler-stats', app: 'scheduler-stats', portVar: 'SCHEDULER_STATS_HEALTH_PORT' },
       worker('a'),
       worker('b'),
@@ -59,12 +71,21 @@ describe('volume migration between two back-end machines (distributed)', () => {
   afterAll(() => stack.stop(), 60_000);
 
   const api = async (method: string, p: string, body?: unknown): Promise<{ status: number; body: any }> => {
-    const r = await fetch(`${base}${p}`, { method, headers: { ...ADMIN, 'content-type': 'application/json', accept: 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const r = await fetch(`${base}${p}`, {
+      method,
+      headers: { ...ADMIN, 'content-type': 'application/json', accept: 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     const text = await r.text();
     return { status: r.status, body: text ? JSON.parse(text) : null };
   };
   const volumeFile = (m: 'a' | 'b', id: string): string => path.join(dirs[m], 'volumes', `volume-${id}`);
-  const until = async <T>(what: string, get: () => Promise<T>, done: (v: T) => boolean, ms = 60_000): Promise<T> => {
+  const until = async <T>(
+    what: string,
+    get: () => Promise<T>,
+    done: (v: T) => boolean,
+    ms = 60_000,
+  ): Promise<T> => {
     const deadline = Date.now() + ms;
     for (;;) {
       const v = await get();
@@ -75,17 +96,30 @@ describe('volume migration between two back-end machines (distributed)', () => {
   };
 
   it('moves the bytes through the data endpoint, sha256 equal, and removes the source copy', async () => {
-    const pools = await until('both pools reported', () => api('GET', '/scheduler-stats/get_pools?detail=true'), (r) => r.body?.pools?.length === 2);
+    const pools = await until(
+      'both pools reported',
+      () => api('GET', '/scheduler-stats/get_pools?detail=true'),
+      (r) => r.body?.pools?.length === 2,
+    );
     for (const p of pools.body.pools) {
       const m = String(p.name).startsWith('host-a@') ? 'a' : 'b';
-      expect(p.capabilities).toMatchObject({ location_info: `file:machine-${m}:${path.join(dirs[m], 'volumes')}`, data_url: `http://127.0.0.1:${dataPorts[m]}` });
+      expect(p.capabilities).toMatchObject({
+        location_info: `file:machine-${m}:${path.join(dirs[m], 'volumes')}`,
+        data_url: `http://127.0.0.1:${dataPorts[m]}`,
+      });
     }
 
     const created = await api('POST', '/volumes', { volume: { size: 1, name: 'cross-host' } });
     expect(created.status).toBe(202);
     const id: string = created.body.volume.id;
-    const placed = await until('volume available', () => api('GET', `/volumes/${id}`), (r) => r.body?.volume?.status === 'available');
-    const from: 'a' | 'b' = String(placed.body.volume['os-vol-host-attr:host']).startsWith('host-a@') ? 'a' : 'b';
+    const placed = await until(
+      'volume available',
+      () => api('GET', `/volumes/${id}`),
+      (r) => r.body?.volume?.status === 'available',
+    );
+    const from: 'a' | 'b' = String(placed.body.volume['os-vol-host-attr:host']).startsWith('host-a@')
+      ? 'a'
+      : 'b';
     const to: 'a' | 'b' = from === 'a' ? 'b' : 'a';
 
     // Data at the start, in the middle and in the last block; holes elsewhere.
@@ -100,20 +134,36 @@ describe('volume migration between two back-end machines (distributed)', () => {
     const before = await sha256(volumeFile(from, id));
 
     // The source endpoint refuses a request not signed with the shared secret.
-    const unsigned = await fetch(`http://127.0.0.1:${dataPorts[from]}/v1/backends/host-${from}@file/volumes/${id}`, { headers: { authorization: `Bearer ${SECRET}` } });
+    const unsigned = await fetch(
+      `http://127.0.0.1:${dataPorts[from]}/v1/backends/host-${from}@file/volumes/${id}`,
+      { headers: { authorization: `Bearer ${SECRET}` } },
+    );
     expect(unsigned.status).toBe(401);
 
-    const migrate = await api('POST', `/volumes/${id}/action`, { 'os-migrate_volume': { host: `host-${to}@file#file`, force_host_copy: false } });
+    const migrate = await api('POST', `/volumes/${id}/action`, {
+      'os-migrate_volume': { host: `host-${to}@file#file`, force_host_copy: false },
+    });
     expect(migrate.status).toBe(202);
     const moved = await until(
       'migration finished',
       () => api('GET', `/volumes/${id}`),
-      (r) => ['success', 'error'].includes(r.body?.volume?.migration_status) && r.body?.volume?.status !== 'maintenance',
+      (r) =>
+        ['success', 'error'].includes(r.body?.volume?.migration_status) &&
+        r.body?.volume?.status !== 'maintenance',
       120_000,
     );
-    expect(moved.body.volume).toMatchObject({ status: 'available', migration_status: 'success', 'os-vol-host-attr:host': `host-${to}@file#file` });
+    expect(moved.body.volume).toMatchObject({
+      status: 'available',
+      migration_status: 'success',
+      'os-vol-host-attr:host': `host-${to}@file#file`,
+    });
     expect(await sha256(volumeFile(to, id))).toBe(before);
-    await until('source copy removed', async () => existsSync(volumeFile(from, id)), (exists) => !exists, 30_000);
+    await until(
+      'source copy removed',
+      async () => existsSync(volumeFile(from, id)),
+      (exists) => !exists,
+      30_000,
+    );
     expect(existsSync(`${volumeFile(to, id)}.migrating`)).toBe(false);
   }, 300_000);
 });

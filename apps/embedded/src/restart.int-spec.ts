@@ -20,7 +20,11 @@ describe('embedded mode restart', () => {
     const first = await startProduct(dataDir);
     let created: { id: string; checksum: string; created_at: string };
     try {
-      const res = await fetch(`${first.base}/v2/workflows`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: WORKFLOW });
+      const res = await fetch(`${first.base}/v2/workflows`, {
+        method: 'POST',
+        headers: { 'content-type': 'text/plain' },
+        body: WORKFLOW,
+      });
       expect(res.status).toBe(201);
       created = ((await res.json()) as { workflows: (typeof created)[] }).workflows[0]!;
     } finally {

@@ -24,7 +24,9 @@ function parseMetrics(text: string): Sample[] {
     if (line === '' || line.startsWith('#')) continue;
     const m = /^([A-Za-z_:][A-Za-z0-9_:]*)(?:\{(.*)\})?\s+(\S+)$/.exec(line);
     if (!m) throw new Error(`unparsed metrics line: ${line}`);
-    const labels = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((l) => [l[1]!, l[2]!]));
+    const labels = Object.fromEntries(
+      [...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((l) => [l[1]!, l[2]!]),
+    );
     out.push({ name: m[1]!, labels, value: Number(m[3]) });
   }
   return out;
@@ -33,7 +35,11 @@ function parseMetrics(text: string): Sample[] {
 /** Series names the page declares (`# TYPE`), samples or not: a histogram is its `_bucket`, `_sum` and `_count`. */
 function declared(text: string): string[] {
   return [...text.matchAll(/^# TYPE (\S+) (\w+)$/gm)].flatMap(([, name, type]) =>
-    type === 'histogram' ? [`${name}_bucket`, `${name}_sum`, `${name}_count`] : type === 'summary' ? [name!, `${name}_sum`, `${name}_count`] : [name!],
+    type === 'histogram'
+      ? [`${name}_bucket`, `${name}_sum`, `${name}_count`]
+      : type === 'summary'
+        ? [name!, `${name}_sum`, `${name}_count`]
+        : [name!],
   );
 }
 
@@ -59,7 +65,9 @@ describe('distributed mode: /metrics after some work', () => {
 
   beforeAll(async () => {
     await stack.createDatabase();
-    target = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'));
+    target = createServer((_req, res) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'),
+    );
     await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
     targetUrl = `http://127.0.0.1:${(target.address() as AddressInfo).port}/ping`;
   });
@@ -86,8 +94,20 @@ describe('distributed mode: /metrics after some work', () => {
       '      input:',
       `        url: ${targetUrl}`,
     ].join('\n');
-    expect((await fetch(`${wf}/v2/workflows`, { method: 'POST', headers: { ...TOKEN, 'content-type': 'text/plain' }, body: definition })).status).toBe(201);
-    const started = await fetch(`${wf}/v2/executions`, { method: 'POST', headers: json, body: JSON.stringify({ workflow_name: 'metered_wf' }) });
+    expect(
+      (
+        await fetch(`${wf}/v2/workflows`, {
+          method: 'POST',
+          headers: { ...TOKEN, 'content-type': 'text/plain' },
+          body: definition,
+        })
+      ).status,
+    ).toBe(201);
+    const started = await fetch(`${wf}/v2/executions`, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ workflow_name: 'metered_wf' }),
+    });
     expect(started.status).toBe(201);
     const { id } = (await started.json()) as { id: string };
     // A one-shot cron trigger due in 2 s.
@@ -95,28 +115,51 @@ describe('distributed mode: /metrics after some work', () => {
     const cron = await fetch(`${wf}/v2/cron_triggers`, {
       method: 'POST',
       headers: json,
-      body: JSON.stringify({ name: 'metered_cron', workflow_name: 'metered_wf', first_execution_time: due, remaining_executions: 1 }),
+      body: JSON.stringify({
+        name: 'metered_cron',
+        workflow_name: 'metered_wf',
+        first_execution_time: due,
+        remaining_executions: 1,
+      }),
     });
     expect(cron.status).toBe(201);
-    const volume = await fetch(`${vol}/volumes`, { method: 'POST', headers: json, body: JSON.stringify({ volume: { size: 1, name: 'metered' } }) });
+    const volume = await fetch(`${vol}/volumes`, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ volume: { size: 1, name: 'metered' } }),
+    });
     expect(volume.status).toBe(202);
     const volumeId = ((await volume.json()) as { volume: { id: string } }).volume.id;
 
     await until('the execution', async () => {
-      const state = ((await (await fetch(`${wf}/v2/executions/${id}`, { headers: TOKEN })).json()) as { state: string }).state;
+      const state = (
+        (await (await fetch(`${wf}/v2/executions/${id}`, { headers: TOKEN })).json()) as { state: string }
+      ).state;
       if (state === 'ERROR') throw new Error('the execution failed');
       return state === 'SUCCESS' ? state : undefined;
     });
     await until('the volume', async () => {
-      const status = ((await (await fetch(`${vol}/volumes/${volumeId}`, { headers: TOKEN })).json()) as { volume: { status: string } }).volume.status;
+      const status = (
+        (await (await fetch(`${vol}/volumes/${volumeId}`, { headers: TOKEN })).json()) as {
+          volume: { status: string };
+        }
+      ).volume.status;
       if (status === 'error') throw new Error('the volume failed');
       return status === 'available' ? status : undefined;
     });
-    const backup = await fetch(`${vol}/backups`, { method: 'POST', headers: json, body: JSON.stringify({ backup: { volume_id: volumeId, name: 'metered' } }) });
+    const backup = await fetch(`${vol}/backups`, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ backup: { volume_id: volumeId, name: 'metered' } }),
+    });
     expect(backup.status).toBe(202);
     const backupId = ((await backup.json()) as { backup: { id: string } }).backup.id;
     await until('the backup', async () => {
-      const status = ((await (await fetch(`${vol}/backups/${backupId}`, { headers: TOKEN })).json()) as { backup: { status: string } }).backup.status;
+      const status = (
+        (await (await fetch(`${vol}/backups/${backupId}`, { headers: TOKEN })).json()) as {
+          backup: { status: string };
+        }
+      ).backup.status;
       if (status === 'error') throw new Error('the backup failed');
       return status === 'available' ? status : undefined;
     });
@@ -137,17 +180,36 @@ describe('distributed mode: /metrics after some work', () => {
     };
     const engine = await until('two finished executions in the engine', async () => {
       const s = await scrape('workflow-engine');
-      return value(s, 'osc_engine_transitions_total', { subject: 'execution', to: 'SUCCESS' }) >= 2 ? s : undefined;
+      return value(s, 'osc_engine_transitions_total', { subject: 'execution', to: 'SUCCESS' }) >= 2
+        ? s
+        : undefined;
     });
-    expect(value(engine, 'osc_engine_transitions_total', { subject: 'task', to: 'SUCCESS' })).toBeGreaterThanOrEqual(4);
-    expect(value(engine, 'osc_action_duration_seconds_count', { action: 'std.echo', outcome: 'SUCCESS' })).toBe(2);
-    expect(value(engine, 'osc_action_duration_seconds_count', { action: 'std.http', outcome: 'SUCCESS' })).toBe(2);
+    expect(
+      value(engine, 'osc_engine_transitions_total', { subject: 'task', to: 'SUCCESS' }),
+    ).toBeGreaterThanOrEqual(4);
+    expect(
+      value(engine, 'osc_action_duration_seconds_count', { action: 'std.echo', outcome: 'SUCCESS' }),
+    ).toBe(2);
+    expect(
+      value(engine, 'osc_action_duration_seconds_count', { action: 'std.http', outcome: 'SUCCESS' }),
+    ).toBe(2);
     // Per execution at least its start and the std.http result.
-    expect(value(engine, 'osc_commands_handled_total', { queue: 'workflow.engine', outcome: 'ok' })).toBeGreaterThanOrEqual(4);
+    expect(
+      value(engine, 'osc_commands_handled_total', { queue: 'workflow.engine', outcome: 'ok' }),
+    ).toBeGreaterThanOrEqual(4);
     expect(value(engine, 'osc_commands_in_flight', { queue: 'workflow.engine' })).toBe(0);
-    expect(engine.some((s) => s.name === 'osc_queue_depth' && s.labels['kind'] === 'command' && s.labels['queue'] === 'workflow.engine')).toBe(true);
+    expect(
+      engine.some(
+        (s) =>
+          s.name === 'osc_queue_depth' &&
+          s.labels['kind'] === 'command' &&
+          s.labels['queue'] === 'workflow.engine',
+      ),
+    ).toBe(true);
     expect(engine.some((s) => s.name === 'osc_queue_depth' && s.labels['kind'] === 'job')).toBe(true);
-    expect(engine.some((s) => s.name === 'osc_queue_oldest_age_seconds' && s.labels['kind'] === 'outbox')).toBe(true);
+    expect(
+      engine.some((s) => s.name === 'osc_queue_oldest_age_seconds' && s.labels['kind'] === 'outbox'),
+    ).toBe(true);
     // std.echo ran inline in the engine; each std.http was a job.
     expect(value(engine, 'osc_jobs_handled_total', { job: 'action.run', outcome: 'ok' })).toBe(2);
 
@@ -156,21 +218,44 @@ describe('distributed mode: /metrics after some work', () => {
     expect(value(cronMetrics, 'osc_cron_firings_total', { outcome: 'started' })).toBe(1);
 
     const worker = await scrape('backup-worker');
-    expect(value(worker, 'osc_volume_operations_total', { operation: 'volume.create', outcome: 'ok' })).toBe(1);
-    expect(value(worker, 'osc_volume_operation_duration_seconds_count', { operation: 'volume.create' })).toBe(1);
+    expect(value(worker, 'osc_volume_operations_total', { operation: 'volume.create', outcome: 'ok' })).toBe(
+      1,
+    );
+    expect(value(worker, 'osc_volume_operation_duration_seconds_count', { operation: 'volume.create' })).toBe(
+      1,
+    );
     expect(value(worker, 'osc_backup_bytes_total', { operation: 'create' })).toBe(GIB);
     expect(value(worker, 'osc_backup_throughput_bytes_per_second_count', { operation: 'create' })).toBe(1);
-    expect(worker.some((s) => s.name === 'osc_queue_oldest_age_seconds' && s.labels['kind'] === 'job')).toBe(true);
+    expect(worker.some((s) => s.name === 'osc_queue_oldest_age_seconds' && s.labels['kind'] === 'job')).toBe(
+      true,
+    );
 
     const wfApi = await scrape('workflow-api');
-    expect(value(wfApi, 'http_request_duration_seconds_count', { app: 'workflow-api', route: '/v2/executions', method: 'POST', status: '201' })).toBe(1);
+    expect(
+      value(wfApi, 'http_request_duration_seconds_count', {
+        app: 'workflow-api',
+        route: '/v2/executions',
+        method: 'POST',
+        status: '201',
+      }),
+    ).toBe(1);
     const volApi = await scrape('volume-api');
-    expect(value(volApi, 'http_request_duration_seconds_count', { app: 'volume-api', method: 'POST', status: '202' })).toBe(2);
+    expect(
+      value(volApi, 'http_request_duration_seconds_count', {
+        app: 'volume-api',
+        method: 'POST',
+        status: '202',
+      }),
+    ).toBe(2);
     const stats = await scrape('scheduler-stats');
     expect(value(stats, 'osc_commands_handled_total', { outcome: 'ok' })).toBeGreaterThanOrEqual(1);
 
     // The dashboard reads only what running apps serve.
-    const missing = dashboardExpressions().flatMap((e) => metricsOf(e).filter((n) => !served.has(n)).map((n) => `${n} in ${e}`));
+    const missing = dashboardExpressions().flatMap((e) =>
+      metricsOf(e)
+        .filter((n) => !served.has(n))
+        .map((n) => `${n} in ${e}`),
+    );
     expect(missing).toEqual([]);
   }, 240_000);
 });

@@ -31,7 +31,8 @@ export const APPS: readonly [string, string][] = [
 export function appCommand(app: string): string[] {
   if (!FROM_BUNDLES) return ['-r', '@swc-node/register', `apps/${app}/src/main.ts`];
   const bundle = path.join(ROOT, 'dist/apps', app, 'main.js');
-  if (!existsSync(bundle)) throw new Error(`${bundle} is missing: run \`npm run build\` first (OSC_TEST_FROM_BUNDLES=1)`);
+  if (!existsSync(bundle))
+    throw new Error(`${bundle} is missing: run \`npm run build\` first (OSC_TEST_FROM_BUNDLES=1)`);
   return ['--enable-source-maps', bundle];
 }
 
@@ -156,14 +157,17 @@ export class DistributedStack {
    * the same environment, ready. Resolves with the old process's exit code, the time from the
    * signal to its exit, and its output.
    */
-  async restart(name: string): Promise<{ code: number | null; signal: string | null; exitMs: number; output: string }> {
+  async restart(
+    name: string,
+  ): Promise<{ code: number | null; signal: string | null; exitMs: number; output: string }> {
     const i = this.apps.findIndex((a) => a.name === name);
     const old = this.apps[i];
     const spec = this.specs.get(name);
     if (!old || !spec) throw new Error(`${name} is not started`);
     const t0 = Date.now();
     const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => {
-      if (old.child.exitCode !== null || old.child.signalCode !== null) resolve({ code: old.child.exitCode, signal: old.child.signalCode });
+      if (old.child.exitCode !== null || old.child.signalCode !== null)
+        resolve({ code: old.child.exitCode, signal: old.child.signalCode });
       else old.child.once('exit', (code, signal) => resolve({ code, signal }));
     });
     old.child.kill('SIGTERM');

@@ -35,15 +35,27 @@ describe('distributed mode: one execution is one trace across processes', () => 
 
   it('exports the spans of API, engine and executor with one trace id', async () => {
     const endpoint = await receiver.listen();
-    const otel = (protocol: string) => ({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: protocol });
+    const otel = (protocol: string) => ({
+      OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+      OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
+    });
     await stack.start([
       { name: 'workflow-api', app: 'workflow-api', portVar: 'WORKFLOW_API_PORT', env: otel('http/json') },
-      { name: 'engine', app: 'workflow-engine', portVar: 'WORKFLOW_ENGINE_HEALTH_PORT', env: { ...otel('http/protobuf'), WORKFLOW_ENGINE_ROLE: 'engine' } },
+      {
+        name: 'engine',
+        app: 'workflow-engine',
+        portVar: 'WORKFLOW_ENGINE_HEALTH_PORT',
+        env: { ...otel('http/protobuf'), WORKFLOW_ENGINE_ROLE: 'engine' },
+      },
       {
         name: 'executor',
         app: 'workflow-engine',
         portVar: 'WORKFLOW_ENGINE_HEALTH_PORT',
-        env: { ...otel('http/protobuf'), WORKFLOW_ENGINE_ROLE: 'executor', OTEL_SERVICE_NAME: 'workflow-executor' },
+        env: {
+          ...otel('http/protobuf'),
+          WORKFLOW_ENGINE_ROLE: 'executor',
+          OTEL_SERVICE_NAME: 'workflow-executor',
+        },
       },
     ]);
     const api = `http://127.0.0.1:${stack.port('workflow-api')}`;
@@ -56,7 +68,11 @@ describe('distributed mode: one execution is one trace across processes', () => 
       '      input:',
       `        url: ${targetUrl}`,
     ].join('\n');
-    const created = await fetch(`${api}/v2/workflows`, { method: 'POST', headers: { ...TOKEN, 'content-type': 'text/plain' }, body: definition });
+    const created = await fetch(`${api}/v2/workflows`, {
+      method: 'POST',
+      headers: { ...TOKEN, 'content-type': 'text/plain' },
+      body: definition,
+    });
     expect(created.status).toBe(201);
     const started = await fetch(`${api}/v2/executions`, {
       method: 'POST',
@@ -68,7 +84,9 @@ describe('distributed mode: one execution is one trace across processes', () => 
     const deadline = Date.now() + 60_000;
     let state = '';
     while (state !== 'SUCCESS' && Date.now() < deadline) {
-      state = ((await (await fetch(`${api}/v2/executions/${id}`, { headers: TOKEN })).json()) as { state: string }).state;
+      state = (
+        (await (await fetch(`${api}/v2/executions/${id}`, { headers: TOKEN })).json()) as { state: string }
+      ).state;
       if (state === 'ERROR') throw new Error(`execution ${id} failed`);
       if (state !== 'SUCCESS') await new Promise((r) => setTimeout(r, 200));
     }
@@ -81,10 +99,16 @@ describe('distributed mode: one execution is one trace across processes', () => 
     const traceSpans = receiver.spans.filter((s) => s.traceId === root?.traceId);
     const services = new Set(traceSpans.map((s) => s.service));
     expect([...services].sort()).toEqual(['workflow-api', 'workflow-engine', 'workflow-executor']);
-    const names = (service: string) => new Set(traceSpans.filter((s) => s.service === service).map((s) => s.name));
-    expect([...names('workflow-engine')]).toEqual(expect.arrayContaining(['process workflow.engine', 'engine transaction']));
-    expect([...names('workflow-executor')]).toEqual(expect.arrayContaining(['action std.http', 'std.http GET']));
-    for (const s of traceSpans.filter((x) => x.service !== 'workflow-api')) expect(s.encoding).toBe('application/x-protobuf');
+    const names = (service: string) =>
+      new Set(traceSpans.filter((s) => s.service === service).map((s) => s.name));
+    expect([...names('workflow-engine')]).toEqual(
+      expect.arrayContaining(['process workflow.engine', 'engine transaction']),
+    );
+    expect([...names('workflow-executor')]).toEqual(
+      expect.arrayContaining(['action std.http', 'std.http GET']),
+    );
+    for (const s of traceSpans.filter((x) => x.service !== 'workflow-api'))
+      expect(s.encoding).toBe('application/x-protobuf');
     // Every span but the root has its parent in the same trace: no hop started a new trace.
     const ids = new Set(traceSpans.map((s) => s.spanId));
     expect(traceSpans.filter((s) => s !== root && !ids.has(s.parentSpanId))).toEqual([]);

@@ -31,7 +31,13 @@ export async function startProduct(dataDir: string): Promise<Product> {
   let out = '';
   const child = spawn(process.execPath, appCommand('embedded'), {
     cwd: ROOT,
-    env: { ...process.env, DATA_DIR: dataDir, WORKFLOW_API_PORT: String(wfPort), VOLUME_API_PORT: String(volPort), LOG_LEVEL: 'warn' },
+    env: {
+      ...process.env,
+      DATA_DIR: dataDir,
+      WORKFLOW_API_PORT: String(wfPort),
+      VOLUME_API_PORT: String(volPort),
+      LOG_LEVEL: 'warn',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));

@@ -31,11 +31,15 @@ export class OtlpReceiver {
         const body = Buffer.concat(chunks);
         const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim() ?? '';
         try {
-          if (req.method !== 'POST' || req.url !== '/v1/traces') throw new Error(`unexpected ${req.method} ${req.url}`);
-          if (type === 'application/json') this.spans.push(...fromJson(JSON.parse(body.toString('utf8')) as OtlpJson));
+          if (req.method !== 'POST' || req.url !== '/v1/traces')
+            throw new Error(`unexpected ${req.method} ${req.url}`);
+          if (type === 'application/json')
+            this.spans.push(...fromJson(JSON.parse(body.toString('utf8')) as OtlpJson));
           else if (type === 'application/x-protobuf') this.spans.push(...fromProtobuf(body));
           else throw new Error(`unexpected content type ${type}`);
-          res.writeHead(200, { 'content-type': type }).end(type === 'application/json' ? '{}' : Buffer.alloc(0));
+          res
+            .writeHead(200, { 'content-type': type })
+            .end(type === 'application/json' ? '{}' : Buffer.alloc(0));
         } catch (err) {
           res.writeHead(400).end(String(err));
         }
@@ -63,14 +67,27 @@ interface OtlpJsonKv {
 interface OtlpJson {
   resourceSpans?: {
     resource?: { attributes?: OtlpJsonKv[] };
-    scopeSpans?: { spans?: { traceId: string; spanId: string; parentSpanId?: string; name: string; kind?: number; attributes?: OtlpJsonKv[] }[] }[];
+    scopeSpans?: {
+      spans?: {
+        traceId: string;
+        spanId: string;
+        parentSpanId?: string;
+        name: string;
+        kind?: number;
+        attributes?: OtlpJsonKv[];
+      }[];
+    }[];
   }[];
 }
 
 function jsonAttributes(list: OtlpJsonKv[] | undefined): Record<string, string | number | boolean> {
   const out: Record<string, string | number | boolean> = {};
   for (const { key, value } of list ?? []) {
-    const v = value.stringValue ?? value.boolValue ?? value.doubleValue ?? (value.intValue === undefined ? undefined : Number(value.intValue));
+    const v =
+      value.stringValue ??
+      value.boolValue ??
+      value.doubleValue ??
+      (value.intValue === undefined ? undefined : Number(value.intValue));
     if (v !== undefined) out[key] = v;
   }
   return out;
@@ -140,7 +157,8 @@ function fields(buf: Buffer): Field[] {
   return out;
 }
 
-const sub = (fs: Field[], no: number): Buffer[] => fs.filter((f) => f.no === no && f.bytes).map((f) => f.bytes as Buffer);
+const sub = (fs: Field[], no: number): Buffer[] =>
+  fs.filter((f) => f.no === no && f.bytes).map((f) => f.bytes as Buffer);
 
 function pbAttributes(kvs: Buffer[]): Record<string, string | number | boolean> {
   const out: Record<string, string | number | boolean> = {};

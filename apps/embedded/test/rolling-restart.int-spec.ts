@@ -60,7 +60,9 @@ describe('distributed mode: a rolling restart of every app under load loses and 
   it('restarts each replica in turn with SIGTERM; every execution succeeds with one call per action, every volume is created', async () => {
     const base = await counting.start();
     const processes = SIX_APPS.flatMap((s) =>
-      s.app === 'backup-worker' ? [{ ...s, env: { VOLUME_BACKEND_HOST: 'rolling' } }] : twice(s).map((p) => ({ ...p, env: { VOLUME_BACKEND_HOST: 'rolling' } })),
+      s.app === 'backup-worker'
+        ? [{ ...s, env: { VOLUME_BACKEND_HOST: 'rolling' } }]
+        : twice(s).map((p) => ({ ...p, env: { VOLUME_BACKEND_HOST: 'rolling' } })),
     );
     await stack.start(processes);
     await db.connect();
@@ -71,13 +73,24 @@ describe('distributed mode: a rolling restart of every app under load loses and 
     const replicas = (app: string) => stack.apps.filter((a) => a.app === app && !outOfRotation.has(a.name));
     const failures: string[] = [];
     let sent = 0;
-    const call = async (app: 'workflow-api' | 'volume-api', method: string, path: string, body?: string, type = 'application/json') => {
+    const call = async (
+      app: 'workflow-api' | 'volume-api',
+      method: string,
+      path: string,
+      body?: string,
+      type = 'application/json',
+    ) => {
       const pool = replicas(app);
       const target = pool[sent++ % pool.length]!;
       try {
-        const res = await fetch(`http://127.0.0.1:${target.port}${path}`, { method, headers: { ...TOKEN, 'content-type': type }, body });
+        const res = await fetch(`http://127.0.0.1:${target.port}${path}`, {
+          method,
+          headers: { ...TOKEN, 'content-type': type },
+          body,
+        });
         const text = await res.text();
-        if (res.status >= 400) failures.push(`${method} ${path} on ${target.name}: ${res.status} ${text.slice(0, 200)}`);
+        if (res.status >= 400)
+          failures.push(`${method} ${path} on ${target.name}: ${res.status} ${text.slice(0, 200)}`);
         return { status: res.status, body: text ? (JSON.parse(text) as Record<string, any>) : {} };
       } catch (err) {
         failures.push(`${method} ${path} on ${target.name}: ${String(err)}`);
@@ -87,20 +100,33 @@ describe('distributed mode: a rolling restart of every app under load loses and 
 
     expect((await call('workflow-api', 'POST', '/v2/workflows', WORKFLOW, 'text/plain'))?.status).toBe(201);
     const quota = { quota_set: { volumes: -1, gigabytes: -1 } };
-    expect((await call('volume-api', 'PUT', `/v3/${PROJECT}/os-quota-sets/${PROJECT}`, JSON.stringify(quota)))?.status).toBe(200);
+    expect(
+      (await call('volume-api', 'PUT', `/v3/${PROJECT}/os-quota-sets/${PROJECT}`, JSON.stringify(quota)))
+        ?.status,
+    ).toBe(200);
     const executions: string[] = [];
     const volumes: string[] = [];
     let loading = true;
     const executionLoad = (async () => {
       while (loading) {
-        const r = await call('workflow-api', 'POST', '/v2/executions', JSON.stringify({ workflow_name: 'roll_seq', input: { base } }));
+        const r = await call(
+          'workflow-api',
+          'POST',
+          '/v2/executions',
+          JSON.stringify({ workflow_name: 'roll_seq', input: { base } }),
+        );
         if (r?.status === 201) executions.push(String(r.body['id']));
         await sleep(400);
       }
     })();
     const volumeLoad = (async () => {
       while (loading) {
-        const r = await call('volume-api', 'POST', `/v3/${PROJECT}/volumes`, JSON.stringify({ volume: { size: 1 } }));
+        const r = await call(
+          'volume-api',
+          'POST',
+          `/v3/${PROJECT}/volumes`,
+          JSON.stringify({ volume: { size: 1 } }),
+        );
         if (r?.status === 202) volumes.push(String(r.body['volume']['id']));
         // Well under the APIs' keep-alive timeout (5 s; the client reuses an idle connection for 3 s):
         // a request sent on a connection the server is closing for idleness fails on the client,
@@ -119,7 +145,9 @@ describe('distributed mode: a rolling restart of every app under load loses and 
       if (app === 'workflow-api' || app === 'volume-api') await sleep(500);
       const r = await stack.restart(name);
       outOfRotation.delete(name);
-      exits.push(`${name}: code ${r.code} signal ${r.signal}${r.code === 0 ? '' : `\n${r.output.slice(-2000)}`}`);
+      exits.push(
+        `${name}: code ${r.code} signal ${r.signal}${r.code === 0 ? '' : `\n${r.output.slice(-2000)}`}`,
+      );
       await sleep(1000);
     }
     await sleep(3000);
@@ -150,16 +178,24 @@ describe('distributed mode: a rolling restart of every app under load loses and 
       `SELECT id, state, state_info FROM workflow_executions WHERE workflow_name = 'roll_seq'`,
     );
     expect(ex.map((e) => e.id).sort()).toEqual([...executions].sort());
-    expect(ex.filter((e) => e.state !== 'SUCCESS').map((e) => `${e.id} ${e.state}: ${e.state_info}`)).toEqual([]);
+    expect(ex.filter((e) => e.state !== 'SUCCESS').map((e) => `${e.id} ${e.state}: ${e.state_info}`)).toEqual(
+      [],
+    );
     // Nothing duplicated: one call per (execution, task), three per execution.
     const perKey = new Map<string, number>();
     for (const c of counting.calls()) perKey.set(c.key, (perKey.get(c.key) ?? 0) + 1);
     expect([...perKey].filter(([, n]) => n !== 1)).toEqual([]);
-    expect([...perKey.keys()].sort()).toEqual(executions.flatMap((id) => ['a', 'b', 'c'].map((t) => `${id}/${t}/0`)).sort());
-    const { rows: actions } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM action_executions WHERE name = 'std.http'`);
+    expect([...perKey.keys()].sort()).toEqual(
+      executions.flatMap((id) => ['a', 'b', 'c'].map((t) => `${id}/${t}/0`)).sort(),
+    );
+    const { rows: actions } = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM action_executions WHERE name = 'std.http'`,
+    );
     expect(actions[0]!.n).toBe(executions.length * 3);
     // Every volume created once and available.
-    const { rows: vols } = await db.query<{ id: string; status: string }>(`SELECT id, status FROM volumes WHERE deleted = false`);
+    const { rows: vols } = await db.query<{ id: string; status: string }>(
+      `SELECT id, status FROM volumes WHERE deleted = false`,
+    );
     expect(vols.map((v) => v.id).sort()).toEqual([...volumes].sort());
     expect(vols.filter((v) => v.status !== 'available')).toEqual([]);
   }, 900_000);

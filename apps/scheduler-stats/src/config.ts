@@ -14,7 +14,11 @@ const schema = z.object({
   /** Seconds between reconciler passes (issue #15); 0 turns the reconciler off. */
   BLOCK_STORAGE_RECONCILE_INTERVAL_SECONDS: z.coerce.number().min(0).max(86400).default(60),
   /** A volume, snapshot, backup or group idle this long in a transitional status has lost its work. */
-  BLOCK_STORAGE_STUCK_AFTER_SECONDS: z.coerce.number().min(0.1).max(30 * 86400).default(300),
+  BLOCK_STORAGE_STUCK_AFTER_SECONDS: z.coerce
+    .number()
+    .min(0.1)
+    .max(30 * 86400)
+    .default(300),
   /** Times the reconciler queues a row's lost job again before ending the row in error instead. */
   BLOCK_STORAGE_RECONCILE_MAX_RESUMES: z.coerce.number().int().min(0).max(100).default(1),
   /** Rows per resource kind one pass looks at. */

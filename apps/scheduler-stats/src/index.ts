@@ -10,7 +10,11 @@ export { SCHEMA_PARTS } from './schema';
  * Start scheduler-stats on the given runtime. On its own (distributed) it serves /healthz, /readyz and
  * /metrics on its health port; inside the embedded process it runs without a port.
  */
-export function startSchedulerStats(config: SchedulerStatsConfig, runtime: Runtime, opts: { http: boolean }): Promise<RunningApp> {
+export function startSchedulerStats(
+  config: SchedulerStatsConfig,
+  runtime: Runtime,
+  opts: { http: boolean },
+): Promise<RunningApp> {
   return startBackgroundApp({
     app: 'scheduler-stats',
     service: 'block-storage',

@@ -27,7 +27,13 @@ describe.each(MODES)('backup policies API (%s)', (mode) => {
 
   it('creates, shows, lists, updates and deletes a policy', async () => {
     const c = await member.at(null).post('/os-backup-policies', {
-      backup_policy: { name: 'nightly', volume_id: volumeId, schedule: '0 2 * * *', retention: 7, full_every: 6 },
+      backup_policy: {
+        name: 'nightly',
+        volume_id: volumeId,
+        schedule: '0 2 * * *',
+        retention: 7,
+        full_every: 6,
+      },
     });
     expect(c.status).toBe(200);
     const p = c.body.backup_policy;
@@ -54,15 +60,24 @@ describe.each(MODES)('backup policies API (%s)', (mode) => {
     expect(l.status).toBe(200);
     expect(l.body).toEqual({ backup_policies: [p] });
 
-    const u = await member.put(`/os-backup-policies/${p.id}`, { backup_policy: { schedule: '*/5 * * * *', enabled: false } });
+    const u = await member.put(`/os-backup-policies/${p.id}`, {
+      backup_policy: { schedule: '*/5 * * * *', enabled: false },
+    });
     expect(u.status).toBe(200);
-    expect(u.body.backup_policy).toMatchObject({ schedule: '*/5 * * * *', enabled: false, next_run_at: null, retention: 7 });
+    expect(u.body.backup_policy).toMatchObject({
+      schedule: '*/5 * * * *',
+      enabled: false,
+      next_run_at: null,
+      retention: 7,
+    });
 
     // Another project sees nothing of it.
     const other = api.as(memberOf(newProject()));
     const hidden = await other.get(`/os-backup-policies/${p.id}`);
     expect(hidden.status).toBe(404);
-    expect(hidden.body).toEqual({ itemNotFound: { code: 404, message: `Backup policy ${p.id} could not be found.` } });
+    expect(hidden.body).toEqual({
+      itemNotFound: { code: 404, message: `Backup policy ${p.id} could not be found.` },
+    });
 
     expect((await member.delete(`/os-backup-policies/${p.id}`)).status).toBe(202);
     expect((await member.get(`/os-backup-policies/${p.id}`)).status).toBe(404);
@@ -72,23 +87,33 @@ describe.each(MODES)('backup policies API (%s)', (mode) => {
   it.each([
     [{ backup_policy: { volume_id: 'VOL', schedule: '* * * * *' } }, /retention/],
     [{ backup_policy: { volume_id: 'VOL', schedule: '* * * * * */10', retention: 3 } }, /schedule/],
-    [{ backup_policy: { schedule: '* * * * *', retention: 3 } }, /exactly one of volume_id or volume_type_id/],
+    [
+      { backup_policy: { schedule: '* * * * *', retention: 3 } },
+      /exactly one of volume_id or volume_type_id/,
+    ],
     [{ backup_policy: { volume_id: 'VOL', schedule: '* * * * *', retention: 0 } }, /retention/],
     [{ backup_policy: { volume_id: 'VOL', schedule: '* * * * *', retention: 3, colour: 'red' } }, /colour/],
     [{ policy: {} }, /backup_policy/],
-  ])('refuses bad input %j with a 400 in Cinder\'s body', async (body, message) => {
-    const r = await member.post('/os-backup-policies', JSON.parse(JSON.stringify(body).replace('VOL', volumeId)));
+  ])("refuses bad input %j with a 400 in Cinder's body", async (body, message) => {
+    const r = await member.post(
+      '/os-backup-policies',
+      JSON.parse(JSON.stringify(body).replace('VOL', volumeId)),
+    );
     expect(r.status).toBe(400);
     expect(r.body).toEqual({ badRequest: { code: 400, message: expect.stringMatching(message) } });
   });
 
   it('answers 404 for an unknown volume and 403 for a reader', async () => {
     const missing = randomUUID();
-    const r = await member.post('/os-backup-policies', { backup_policy: { volume_id: missing, schedule: '@daily', retention: 2 } });
+    const r = await member.post('/os-backup-policies', {
+      backup_policy: { volume_id: missing, schedule: '@daily', retention: 2 },
+    });
     expect(r.status).toBe(404);
     expect(r.body).toEqual({ itemNotFound: { code: 404, message: `Volume ${missing} could not be found.` } });
     const reader = api.as({ ...member.caller, roles: 'reader' });
-    const f = await reader.post('/os-backup-policies', { backup_policy: { volume_id: volumeId, schedule: '@daily', retention: 2 } });
+    const f = await reader.post('/os-backup-policies', {
+      backup_policy: { volume_id: volumeId, schedule: '@daily', retention: 2 },
+    });
     expect(f.status).toBe(403);
     expect(Object.keys(f.body)).toEqual(['forbidden']);
     expect((await reader.get('/os-backup-policies')).status).toBe(200);

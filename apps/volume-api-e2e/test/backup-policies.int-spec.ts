@@ -4,7 +4,12 @@ import { open } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { DEFAULT_BACKUP_POLICIES, DEFAULT_FIRING, SCHEMA_PARTS as CRON_SCHEMA_PARTS, startCronScheduler } from '@osc/cron-scheduler';
+import {
+  DEFAULT_BACKUP_POLICIES,
+  DEFAULT_FIRING,
+  SCHEMA_PARTS as CRON_SCHEMA_PARTS,
+  startCronScheduler,
+} from '@osc/cron-scheduler';
 import { createRuntime, type RunningApp, type Runtime } from '@osc/platform';
 import { TEST_QUEUE_EXPIRES_MS } from '@osc/testing';
 import { admin, Client, memberOf, newProject, startBlockStorage, type BlockStorage } from './harness';
@@ -18,7 +23,7 @@ async function sha256File(file: string): Promise<string> {
   const fh = await open(file, 'r');
   try {
     const buf = Buffer.allocUnsafe(8 * MIB);
-    for (let pos = 0; ; ) {
+    for (let pos = 0; ;) {
       const { bytesRead } = await fh.read(buf, 0, buf.length, pos);
       if (bytesRead === 0) break;
       h.update(buf.subarray(0, bytesRead));
@@ -74,11 +79,23 @@ describe('backup policies, distributed, two cron-scheduler replicas', () => {
   beforeAll(async () => {
     store = mkdtempSync(path.join(os.tmpdir(), 'osc-policy-backups-'));
     // Small chunks: a 1 GiB sparse volume with a few MiB written makes small, cheap backups.
-    bs = await startBlockStorage('distributed', { BACKUP_STORE_DIR: store, BACKUP_CHUNK_SIZE: String(MIB), LOG_LEVEL: 'error' });
+    bs = await startBlockStorage('distributed', {
+      BACKUP_STORE_DIR: store,
+      BACKUP_CHUNK_SIZE: String(MIB),
+      LOG_LEVEL: 'error',
+    });
     const d = bs.distributed!;
     for (let i = 0; i < 2; i++) {
       const runtime = await createRuntime(
-        { mode: 'distributed', databaseUrl: d.databaseUrl, amqpUrl: AMQP_URL, redisUrl: REDIS_URL, poolSize: 4, queuePrefix: d.queuePrefix, queueExpiresMs: TEST_QUEUE_EXPIRES_MS },
+        {
+          mode: 'distributed',
+          databaseUrl: d.databaseUrl,
+          amqpUrl: AMQP_URL,
+          redisUrl: REDIS_URL,
+          poolSize: 4,
+          queuePrefix: d.queuePrefix,
+          queueExpiresMs: TEST_QUEUE_EXPIRES_MS,
+        },
         CRON_SCHEMA_PARTS,
       );
       replicas.push({ runtime, app: await startCronScheduler(cronConfig({}), runtime, { http: false }) });
@@ -94,89 +111,114 @@ describe('backup policies, distributed, two cron-scheduler replicas', () => {
     rmSync(store, { recursive: true, force: true });
   });
 
-  it('keeps exactly 3 restorable backups after 6 one-minute runs, rebasing, none made twice', async () => {
-    const member = new Client(bs.base, admin).as(memberOf(newProject()));
-    const volumeId = await newVolume(member);
-    const file = path.join(bs.volumeDir, `volume-${volumeId}`);
-    await writeAt(file, 0, randomBytes(2 * MIB));
-    const created = await member.post('/os-backup-policies', {
-      backup_policy: { name: 'every-minute', volume_id: volumeId, schedule: '* * * * *', retention: 3, full_every: 100 },
-    });
-    expect(created.status).toBe(200);
-    const policyId: string = created.body.backup_policy.id;
+  it(
+    'keeps exactly 3 restorable backups after 6 one-minute runs, rebasing, none made twice',
+    async () => {
+      const member = new Client(bs.base, admin).as(memberOf(newProject()));
+      const volumeId = await newVolume(member);
+      const file = path.join(bs.volumeDir, `volume-${volumeId}`);
+      await writeAt(file, 0, randomBytes(2 * MIB));
+      const created = await member.post('/os-backup-policies', {
+        backup_policy: {
+          name: 'every-minute',
+          volume_id: volumeId,
+          schedule: '* * * * *',
+          retention: 3,
+          full_every: 100,
+        },
+      });
+      expect(created.status).toBe(200);
+      const policyId: string = created.body.backup_policy.id;
 
-    // Follow the runs: when a backup is available, note the volume's bytes it holds, then change a
-    // few MiB (only between backups, so each one's content is known) for the next incremental.
-    const expected = new Map<string, string>();
-    const wasIncremental = new Map<string, boolean>();
-    const until = Date.now() + 8 * 60_000;
-    while (expected.size < 6) {
-      if (Date.now() > until) throw new Error(`only ${expected.size} policy backups became available in 8 minutes`);
-      for (const b of await policyBackups(member, volumeId)) {
-        if (!wasIncremental.has(b.id)) wasIncremental.set(b.id, b.is_incremental);
-        if (b.status === 'error') throw new Error(`policy backup ${b.id} failed: ${b.fail_reason}`);
-        if (b.status === 'available' && !expected.has(b.id)) {
-          expected.set(b.id, await sha256File(file));
-          await writeAt(file, (expected.size % 8) * 4 * MIB + MIB, randomBytes(MIB));
+      // Follow the runs: when a backup is available, note the volume's bytes it holds, then change a
+      // few MiB (only between backups, so each one's content is known) for the next incremental.
+      const expected = new Map<string, string>();
+      const wasIncremental = new Map<string, boolean>();
+      const until = Date.now() + 8 * 60_000;
+      while (expected.size < 6) {
+        if (Date.now() > until)
+          throw new Error(`only ${expected.size} policy backups became available in 8 minutes`);
+        for (const b of await policyBackups(member, volumeId)) {
+          if (!wasIncremental.has(b.id)) wasIncremental.set(b.id, b.is_incremental);
+          if (b.status === 'error') throw new Error(`policy backup ${b.id} failed: ${b.fail_reason}`);
+          if (b.status === 'available' && !expected.has(b.id)) {
+            expected.set(b.id, await sha256File(file));
+            await writeAt(file, (expected.size % 8) * 4 * MIB + MIB, randomBytes(MIB));
+          }
         }
+        await sleep(500);
       }
-      await sleep(500);
-    }
 
-    // Retention settles: exactly 3 backups left, none being deleted or rebased.
-    let kept: any[] = [];
-    const settle = Date.now() + 90_000;
-    for (;;) {
-      kept = await policyBackups(member, volumeId);
-      // The oldest kept one must have become a full (its parents are gone).
-      const oldest = [...kept].sort((a, b) => String(a.created_at).localeCompare(String(b.created_at)))[0];
-      if (kept.length === 3 && kept.every((b) => b.status === 'available') && oldest && !oldest.is_incremental) break;
-      if (Date.now() > settle) throw new Error(`retention did not settle: ${JSON.stringify(kept.map((b) => [b.id, b.status, b.is_incremental]))}`);
-      await sleep(500);
-    }
-    // Let a run that was due meanwhile finish and be retained too, then take the final picture.
-    await member.put(`/os-backup-policies/${policyId}`, { backup_policy: { enabled: false } });
-    for (;;) {
-      kept = await policyBackups(member, volumeId);
-      if (kept.length === 3 && kept.every((b) => b.status === 'available')) break;
-      if (Date.now() > settle + 60_000) throw new Error(`retention did not settle: ${JSON.stringify(kept.map((b) => [b.id, b.status]))}`);
-      await sleep(500);
-    }
-    expect(kept).toHaveLength(3);
-
-    // At least one kept backup was made as an incremental and is now a full (rebased in the store).
-    const rebased = kept.filter((b) => wasIncremental.get(b.id) === true && b.is_incremental === false);
-    expect(rebased.length).toBeGreaterThanOrEqual(1);
-
-    // Each kept backup restores to the volume's bytes at its time.
-    for (const b of kept) {
-      const want = expected.get(b.id);
-      expect(want).toBeDefined();
-      const r = await member.post(`/backups/${b.id}/restore`, { restore: {} });
-      expect(r.status).toBe(202);
-      const v = await member.waitFor('volumes', r.body.restore.volume_id, ['available', 'error'], 120_000);
-      expect(v.status).toBe('available');
-      expect(await sha256File(path.join(bs.volumeDir, `volume-${r.body.restore.volume_id}`))).toBe(want);
-    }
-
-    // None created twice: one backup row (deleted ones included) per scheduled minute.
-    const db = new pg.Client({ connectionString: bs.distributed!.databaseUrl });
-    await db.connect();
-    try {
-      const rows = (
-        await db.query(
-          `SELECT date_trunc('minute', created_at) AS minute, count(*)::int AS n FROM backups WHERE backup_policy_id = $1 GROUP BY 1 ORDER BY 1`,
-          [policyId],
+      // Retention settles: exactly 3 backups left, none being deleted or rebased.
+      let kept: any[] = [];
+      const settle = Date.now() + 90_000;
+      for (;;) {
+        kept = await policyBackups(member, volumeId);
+        // The oldest kept one must have become a full (its parents are gone).
+        const oldest = [...kept].sort((a, b) => String(a.created_at).localeCompare(String(b.created_at)))[0];
+        if (
+          kept.length === 3 &&
+          kept.every((b) => b.status === 'available') &&
+          oldest &&
+          !oldest.is_incremental
         )
-      ).rows as { minute: Date; n: number }[];
-      expect(rows.length).toBeGreaterThanOrEqual(6);
-      expect(rows.filter((r) => r.n !== 1)).toEqual([]);
-      const deleted = (await db.query(`SELECT count(*)::int AS n FROM backups WHERE backup_policy_id = $1 AND deleted`, [policyId])).rows[0].n;
-      expect(deleted).toBe(rows.length - 3);
-    } finally {
-      await db.end();
-    }
-  }, 12 * 60_000);
+          break;
+        if (Date.now() > settle)
+          throw new Error(
+            `retention did not settle: ${JSON.stringify(kept.map((b) => [b.id, b.status, b.is_incremental]))}`,
+          );
+        await sleep(500);
+      }
+      // Let a run that was due meanwhile finish and be retained too, then take the final picture.
+      await member.put(`/os-backup-policies/${policyId}`, { backup_policy: { enabled: false } });
+      for (;;) {
+        kept = await policyBackups(member, volumeId);
+        if (kept.length === 3 && kept.every((b) => b.status === 'available')) break;
+        if (Date.now() > settle + 60_000)
+          throw new Error(`retention did not settle: ${JSON.stringify(kept.map((b) => [b.id, b.status]))}`);
+        await sleep(500);
+      }
+      expect(kept).toHaveLength(3);
+
+      // At least one kept backup was made as an incremental and is now a full (rebased in the store).
+      const rebased = kept.filter((b) => wasIncremental.get(b.id) === true && b.is_incremental === false);
+      expect(rebased.length).toBeGreaterThanOrEqual(1);
+
+      // Each kept backup restores to the volume's bytes at its time.
+      for (const b of kept) {
+        const want = expected.get(b.id);
+        expect(want).toBeDefined();
+        const r = await member.post(`/backups/${b.id}/restore`, { restore: {} });
+        expect(r.status).toBe(202);
+        const v = await member.waitFor('volumes', r.body.restore.volume_id, ['available', 'error'], 120_000);
+        expect(v.status).toBe('available');
+        expect(await sha256File(path.join(bs.volumeDir, `volume-${r.body.restore.volume_id}`))).toBe(want);
+      }
+
+      // None created twice: one backup row (deleted ones included) per scheduled minute.
+      const db = new pg.Client({ connectionString: bs.distributed!.databaseUrl });
+      await db.connect();
+      try {
+        const rows = (
+          await db.query(
+            `SELECT date_trunc('minute', created_at) AS minute, count(*)::int AS n FROM backups WHERE backup_policy_id = $1 GROUP BY 1 ORDER BY 1`,
+            [policyId],
+          )
+        ).rows as { minute: Date; n: number }[];
+        expect(rows.length).toBeGreaterThanOrEqual(6);
+        expect(rows.filter((r) => r.n !== 1)).toEqual([]);
+        const deleted = (
+          await db.query(`SELECT count(*)::int AS n FROM backups WHERE backup_policy_id = $1 AND deleted`, [
+            policyId,
+          ])
+        ).rows[0].n;
+        expect(deleted).toBe(rows.length - 3);
+      } finally {
+        await db.end();
+      }
+    },
+    12 * 60_000,
+  );
 });
 
 describe('backup policies, embedded', () => {
@@ -188,7 +230,10 @@ describe('backup policies, embedded', () => {
     bs = await startBlockStorage(
       'embedded',
       { BACKUP_STORE_DIR: store, BACKUP_CHUNK_SIZE: String(MIB) },
-      { schemaParts: CRON_SCHEMA_PARTS, more: async (runtime, env) => [await startCronScheduler(cronConfig(env), runtime, { http: false })] },
+      {
+        schemaParts: CRON_SCHEMA_PARTS,
+        more: async (runtime, env) => [await startCronScheduler(cronConfig(env), runtime, { http: false })],
+      },
     );
   }, 120_000);
 
@@ -214,7 +259,11 @@ describe('backup policies, embedded', () => {
       await sleep(250);
       backups = await policyBackups(member, volumeId);
     }
-    expect(backups[0]).toMatchObject({ volume_id: volumeId, is_incremental: false, description: `Made by backup policy ${created.body.backup_policy.id}.` });
+    expect(backups[0]).toMatchObject({
+      volume_id: volumeId,
+      is_incremental: false,
+      description: `Made by backup policy ${created.body.backup_policy.id}.`,
+    });
     const shown = await member.get(`/os-backup-policies/${created.body.backup_policy.id}`);
     expect(shown.body.backup_policy.last_run_at).not.toBeNull();
     const r = await member.post(`/backups/${backups[0].id}/restore`, { restore: {} });

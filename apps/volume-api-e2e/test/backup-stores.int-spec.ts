@@ -14,7 +14,7 @@ async function sha256File(file: string): Promise<string> {
   const fh = await open(file, 'r');
   try {
     const buf = Buffer.allocUnsafe(8 * MIB);
-    for (let pos = 0; ; ) {
+    for (let pos = 0; ;) {
       const { bytesRead } = await fh.read(buf, 0, buf.length, pos);
       if (bytesRead === 0) break;
       h.update(buf.subarray(0, bytesRead));
@@ -43,7 +43,11 @@ const DRIVER_IDS: Record<Driver, string> = {
 };
 
 const startServer = (driver: Driver): Promise<RunningObjectStore | null> =>
-  driver === 'swift' ? startSwift({ segmentSize: MIB }) : driver === 's3' ? startS3({ partSize: 5 * MIB }) : Promise.resolve(null);
+  driver === 'swift'
+    ? startSwift({ segmentSize: MIB })
+    : driver === 's3'
+      ? startS3({ partSize: 5 * MIB })
+      : Promise.resolve(null);
 
 /**
  * Backups through the HTTP API on each backup driver (BACKUP_DRIVER), against real servers started
@@ -62,7 +66,11 @@ describe.each<Driver>(['posix', 'swift', 's3'])('backups on the %s driver (embed
   beforeAll(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), `osc-bk-${driver}-`));
     server = await startServer(driver);
-    env = { BACKUP_STORE_DIR: path.join(dir, 'store'), BACKUP_CHUNK_SIZE: String(8 * MIB), ...(server?.env ?? {}) };
+    env = {
+      BACKUP_STORE_DIR: path.join(dir, 'store'),
+      BACKUP_CHUNK_SIZE: String(8 * MIB),
+      ...(server?.env ?? {}),
+    };
     bs = await startBlockStorage('embedded', env);
     api = new Client(bs.base, admin);
     store = backupWorker.createBackupStore(backupWorker.loadConfig(env).backup.store);
@@ -107,7 +115,10 @@ describe.each<Driver>(['posix', 'swift', 's3'])('backups on the %s driver (embed
     const r = await api.get(`/backups/${id}/export_record`);
     expect(r.status).toBe(200);
     const rec = r.body['backup-record'];
-    return { service: rec.backup_service, doc: JSON.parse(Buffer.from(rec.backup_url, 'base64').toString('utf8')) };
+    return {
+      service: rec.backup_service,
+      doc: JSON.parse(Buffer.from(rec.backup_url, 'base64').toString('utf8')),
+    };
   }
 
   async function restoreNew(id: string): Promise<string> {
@@ -126,8 +137,15 @@ describe.each<Driver>(['posix', 'swift', 's3'])('backups on the %s driver (embed
     const original = await sha256File(volumeFile(vol));
 
     const full = await backup({ volume_id: vol, name: 'full' });
-    expect(full).toMatchObject({ status: 'available', object_count: 3, is_incremental: false, fail_reason: null });
-    expect(full.container).toBe(driver === 'posix' ? `${full.id.slice(0, 2)}/${full.id.slice(2, 4)}/${full.id}` : 'volumebackups');
+    expect(full).toMatchObject({
+      status: 'available',
+      object_count: 3,
+      is_incremental: false,
+      fail_reason: null,
+    });
+    expect(full.container).toBe(
+      driver === 'posix' ? `${full.id.slice(0, 2)}/${full.id.slice(2, 4)}/${full.id}` : 'volumebackups',
+    );
     const fullRecord = await record(full.id);
     expect(fullRecord.service).toBe(DRIVER_IDS[driver]);
     expect(fullRecord.doc.service_metadata).toMatch(
@@ -160,7 +178,10 @@ describe.each<Driver>(['posix', 'swift', 's3'])('backups on the %s driver (embed
       'backup-record': { backup_service: fullRecord.service, backup_url: url },
     });
     expect(imp.status).toBe(201);
-    expect(await waitBackup(importedId, ['available', 'error'])).toMatchObject({ status: 'available', object_count: 3 });
+    expect(await waitBackup(importedId, ['available', 'error'])).toMatchObject({
+      status: 'available',
+      object_count: 3,
+    });
     expect((await record(importedId)).service).toBe(DRIVER_IDS[driver]);
     expect(await restoreNew(importedId)).toBe(original);
 
@@ -188,7 +209,10 @@ describe.each<Driver>(['posix', 'swift', 's3'])('backups on the %s driver (embed
     await writeAt(volumeFile(vol), 0, randomBytes(MIB));
     const bad = driver === 'posix' ? '../outside' : driver === 'swift' ? 'a/b' : 'Not_A_Bucket';
     const b = await backup({ volume_id: vol, container: bad });
-    expect(b).toMatchObject({ status: 'error', fail_reason: expect.stringMatching(/^Backup failed: Invalid backup: container /) });
+    expect(b).toMatchObject({
+      status: 'error',
+      fail_reason: expect.stringMatching(/^Backup failed: Invalid backup: container /),
+    });
     expect((await api.waitFor('volumes', vol, ['available'])).status).toBe('available');
     expect((await api.delete(`/backups/${b.id}`)).status).toBe(202);
     await waitBackup(b.id, ['deleted']);
@@ -218,7 +242,9 @@ describe.each<Driver>(['posix', 'swift', 's3'])('backups on the %s driver (embed
           await new Promise((res) => setTimeout(res, 100));
         } while (Date.now() < until);
         expect(view.status).toBe('error');
-        expect(view.fail_reason).toMatch(new RegExp(`^Backup failed: .*127\\.0\\.0\\.1:${closed}.*ECONNREFUSED`));
+        expect(view.fail_reason).toMatch(
+          new RegExp(`^Backup failed: .*127\\.0\\.0\\.1:${closed}.*ECONNREFUSED`),
+        );
         expect((await c.waitFor('volumes', v.body.volume.id, ['available'])).status).toBe('available');
       } finally {
         await down.close();

@@ -129,9 +129,13 @@ describe.each(MODES)('backups (%s)', (mode) => {
     // Our progress extension: only for a client that asks (tempest's schema forbids extra keys).
     expect(fullView).not.toHaveProperty(['os-backup-progress:progress']);
     const asked = { 'X-OSC-Backup-Progress': 'true' };
-    expect((await member.get(`/backups/${full}`, asked)).body.backup['os-backup-progress:progress']).toBe(100);
+    expect((await member.get(`/backups/${full}`, asked)).body.backup['os-backup-progress:progress']).toBe(
+      100,
+    );
     expect(
-      (await member.get('/backups/detail', asked)).body.backups.map((b: any) => b['os-backup-progress:progress']),
+      (await member.get('/backups/detail', asked)).body.backups.map(
+        (b: any) => b['os-backup-progress:progress'],
+      ),
     ).toEqual([100]);
     expect((await member.waitFor('volumes', vol, ['available'])).status).toBe('available');
     expect(await usage(project)).toEqual({

@@ -25,7 +25,8 @@ describe.each(MODES.slice(0, 1))('cinder quota-update through the real CLI (%s)'
     expect(updated.code).toBe(0);
     const shown = await cinder(project, ['quota-show', project]);
     expect(shown.code).toBe(0);
-    const row = (name: string) => new RegExp(`\\|\\s*${name}\\s*\\|\\s*(-?\\d+)\\s*\\|`).exec(shown.stdout)?.[1];
+    const row = (name: string) =>
+      new RegExp(`\\|\\s*${name}\\s*\\|\\s*(-?\\d+)\\s*\\|`).exec(shown.stdout)?.[1];
     expect(row('volumes')).toBe('20');
     expect(row('gigabytes')).toBe('300');
     expect(row('snapshots')).toBe('10');
@@ -36,6 +37,8 @@ describe.each(MODES.slice(0, 1))('cinder quota-update through the real CLI (%s)'
       body: JSON.stringify({ quota_set: { tenant_id: project, bogus: 1 } }),
     });
     expect(bad.status).toBe(400);
-    expect(await bad.json()).toEqual({ badRequest: { code: 400, message: 'Bad key(s) in quota set: bogus' } });
+    expect(await bad.json()).toEqual({
+      badRequest: { code: 400, message: 'Bad key(s) in quota set: bogus' },
+    });
   }, 60000);
 });

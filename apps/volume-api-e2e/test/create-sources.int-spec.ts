@@ -39,11 +39,15 @@ describe.each(MODES)('volume create with unknown sources (%s)', (mode) => {
     expect([g.status, g.body]).toEqual([404, notFound(`Group ${id} could not be found.`)]);
     const cg = await member.post('/volumes', { volume: { size: 1, consistencygroup_id: id } });
     expect([cg.status, cg.body]).toEqual([404, notFound(`ConsistencyGroup ${id} could not be found.`)]);
-    expect((await member.at('3.12').post('/volumes', { volume: { size: 1, group_id: id } })).status).toBe(202);
+    expect((await member.at('3.12').post('/volumes', { volume: { size: 1, group_id: id } })).status).toBe(
+      202,
+    );
   });
 
   it('refuses two sources at once with 400 before looking any of them up', async () => {
-    const r = await member.at('3.47').post('/volumes', { volume: { snapshot_id: randomUUID(), backup_id: randomUUID() } });
+    const r = await member
+      .at('3.47')
+      .post('/volumes', { volume: { snapshot_id: randomUUID(), backup_id: randomUUID() } });
     expect(r.status).toBe(400);
     expect(r.body.badRequest.message).toMatch(/^Invalid input received: .*mutually exclusive/);
     const bad = await member.at('3.47').post('/volumes', { volume: { size: 1, backup_id: 'not-a-uuid' } });

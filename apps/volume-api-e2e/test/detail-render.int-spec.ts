@@ -15,10 +15,25 @@ describe.each(MODES)('volumes detail list rendered in the database (%s)', (mode)
     bs = await startBlockStorage(mode);
     api = new Client(bs.base);
     const member = api.as(memberOf(project));
-    const encType = (await api.post('/types', { volume_type: { name: `enc-${mode}-${Date.now()}` } })).body.volume_type;
-    const e = await api.post(`/types/${encType.id}/encryption`, { encryption: { provider: 'luks', control_location: 'front-end', cipher: 'aes-xts-plain64', key_size: 256 } });
+    const encType = (await api.post('/types', { volume_type: { name: `enc-${mode}-${Date.now()}` } })).body
+      .volume_type;
+    const e = await api.post(`/types/${encType.id}/encryption`, {
+      encryption: {
+        provider: 'luks',
+        control_location: 'front-end',
+        cipher: 'aes-xts-plain64',
+        key_size: 256,
+      },
+    });
     expect(e.status).toBe(200);
-    const plainR = await member.post('/volumes', { volume: { size: 1, name: 'plain "quoted" \\ ünï', description: 'line\nbreak', metadata: { a: '1', 'k.q': 'v"\u0001\\ ü' } } });
+    const plainR = await member.post('/volumes', {
+      volume: {
+        size: 1,
+        name: 'plain "quoted" \\ ünï',
+        description: 'line\nbreak',
+        metadata: { a: '1', 'k.q': 'v"\u0001\\ ü' },
+      },
+    });
     if (plainR.status !== 202) throw new Error(plainR.text);
     const plain = plainR.body.volume;
     const enc = (await member.post('/volumes', { volume: { size: 2, volume_type: encType.id } })).body.volume;
@@ -28,9 +43,16 @@ describe.each(MODES)('volumes detail list rendered in the database (%s)', (mode)
       ids.push(v.id);
       await member.waitFor('volumes', v.id, ['available']);
     }
-    expect((await member.post(`/volumes/${ro.id}/action`, { 'os-update_readonly_flag': { readonly: true } })).status).toBe(202);
-    expect((await member.post(`/volumes/${ro.id}/action`, { 'os-set_bootable': { bootable: true } })).status).toBe(200);
-    expect((await api.post(`/volumes/${plain.id}/action`, { 'os-reset_status': { status: 'error' } })).status).toBe(202);
+    expect(
+      (await member.post(`/volumes/${ro.id}/action`, { 'os-update_readonly_flag': { readonly: true } }))
+        .status,
+    ).toBe(202);
+    expect(
+      (await member.post(`/volumes/${ro.id}/action`, { 'os-set_bootable': { bootable: true } })).status,
+    ).toBe(200);
+    expect(
+      (await api.post(`/volumes/${plain.id}/action`, { 'os-reset_status': { status: 'error' } })).status,
+    ).toBe(202);
   });
   afterAll(async () => {
     await bs?.close();
@@ -65,7 +87,10 @@ describe.each(MODES)('volumes detail list rendered in the database (%s)', (mode)
     expect(first.body.count).toBe(3);
     const last = first.body.volumes[1].id;
     expect(first.body.volumes_links).toEqual([
-      { rel: 'next', href: `${bs.base}/v3/${project}/volumes/detail?limit=2&with_count=true&sort=created_at%3Aasc&marker=${last}` },
+      {
+        rel: 'next',
+        href: `${bs.base}/v3/${project}/volumes/detail?limit=2&with_count=true&sort=created_at%3Aasc&marker=${last}`,
+      },
     ]);
     const next = await member.raw('GET', first.body.volumes_links[0].href);
     expect(next.body.volumes.map((v: { id: string }) => v.id)).not.toContain(last);

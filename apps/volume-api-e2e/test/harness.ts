@@ -14,7 +14,9 @@ import * as volumeApi from '@osc/volume-api';
 export type Mode = 'embedded' | 'distributed';
 
 /** Modes the e2e suites run in: both by default, one with `E2E_MODES=embedded`. */
-export const MODES: Mode[] = (process.env['E2E_MODES'] ?? 'embedded,distributed').split(',').map((m) => m.trim()) as Mode[];
+export const MODES: Mode[] = (process.env['E2E_MODES'] ?? 'embedded,distributed')
+  .split(',')
+  .map((m) => m.trim()) as Mode[];
 
 const POSTGRES_URL = process.env['TEST_POSTGRES_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const AMQP_URL = process.env['TEST_AMQP_URL'] ?? 'amqp://guest:guest@127.0.0.1:5672';
@@ -56,7 +58,10 @@ export async function startBlockStorage(
     readonly schemaParts?: readonly SchemaPart[];
   } = {},
 ): Promise<BlockStorage> {
-  const parts = [...volumeApi.SCHEMA_PARTS, ...(extra.schemaParts ?? []).filter((p) => !volumeApi.SCHEMA_PARTS.some((q) => q.name === p.name))];
+  const parts = [
+    ...volumeApi.SCHEMA_PARTS,
+    ...(extra.schemaParts ?? []).filter((p) => !volumeApi.SCHEMA_PARTS.some((q) => q.name === p.name)),
+  ];
   const volumeDir = mkdtempSync(path.join(os.tmpdir(), 'osc-volumes-'));
   const host = `e2e-${randomBytes(4).toString('hex')}`;
   let database: string | null = null;
@@ -103,8 +108,11 @@ export async function startBlockStorage(
   };
   const apps: RunningApp[] = [];
   try {
-    apps.push(await schedulerStats.startSchedulerStats(schedulerStats.loadConfig(fullEnv), runtime, { http: false }));
-    for (const config of backupWorker.loadConfigs(fullEnv)) apps.push(await backupWorker.startBackupWorker(config, runtime, { http: false }));
+    apps.push(
+      await schedulerStats.startSchedulerStats(schedulerStats.loadConfig(fullEnv), runtime, { http: false }),
+    );
+    for (const config of backupWorker.loadConfigs(fullEnv))
+      apps.push(await backupWorker.startBackupWorker(config, runtime, { http: false }));
     if (extra.more) apps.push(...(await extra.more(runtime, fullEnv)));
     const api = await volumeApi.startVolumeApi(volumeApi.loadConfig(fullEnv), runtime);
     apps.push(api);
@@ -120,7 +128,8 @@ export async function startBlockStorage(
         await dropServerState();
         rmSync(volumeDir, { recursive: true, force: true });
         // Other back ends of VOLUME_BACKENDS live in sibling directories `<volumeDir>-<name>`.
-        for (const name of (fullEnv as Record<string, string>)['VOLUME_BACKENDS']?.split(',') ?? []) rmSync(`${volumeDir}-${name.trim()}`, { recursive: true, force: true });
+        for (const name of (fullEnv as Record<string, string>)['VOLUME_BACKENDS']?.split(',') ?? [])
+          rmSync(`${volumeDir}-${name.trim()}`, { recursive: true, force: true });
       },
     };
   } catch (err) {
@@ -139,7 +148,11 @@ export interface Caller {
 
 export const ADMIN_PROJECT = 'a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0';
 export const admin: Caller = { project: ADMIN_PROJECT, user: 'admin-user', roles: 'admin,member,reader' };
-export const memberOf = (project: string): Caller => ({ project, user: `user-${project.slice(0, 6)}`, roles: 'member,reader' });
+export const memberOf = (project: string): Caller => ({
+  project,
+  user: `user-${project.slice(0, 6)}`,
+  roles: 'member,reader',
+});
 export const newProject = (): string => randomBytes(16).toString('hex');
 
 export interface Reply {
@@ -170,7 +183,12 @@ export class Client {
     return `${this.base}/v3${withProject ? `/${this.caller.project}` : ''}${path}`;
   }
 
-  async raw(method: string, url: string, body?: unknown, headers: Record<string, string> = {}): Promise<Reply> {
+  async raw(
+    method: string,
+    url: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<Reply> {
     const h: Record<string, string> = {
       'x-project-id': this.caller.project,
       'x-user-id': this.caller.user,
@@ -195,13 +213,22 @@ export class Client {
     return { status: r.status, headers: r.headers, body: parsed, text };
   }
 
-  get = (path: string, headers?: Record<string, string>) => this.raw('GET', this.url(path), undefined, headers);
-  post = (path: string, body?: unknown, headers?: Record<string, string>) => this.raw('POST', this.url(path), body, headers);
-  put = (path: string, body?: unknown, headers?: Record<string, string>) => this.raw('PUT', this.url(path), body, headers);
-  delete = (path: string, headers?: Record<string, string>) => this.raw('DELETE', this.url(path), undefined, headers);
+  get = (path: string, headers?: Record<string, string>) =>
+    this.raw('GET', this.url(path), undefined, headers);
+  post = (path: string, body?: unknown, headers?: Record<string, string>) =>
+    this.raw('POST', this.url(path), body, headers);
+  put = (path: string, body?: unknown, headers?: Record<string, string>) =>
+    this.raw('PUT', this.url(path), body, headers);
+  delete = (path: string, headers?: Record<string, string>) =>
+    this.raw('DELETE', this.url(path), undefined, headers);
 
   /** Polls a volume (or snapshot) until its status is one of `statuses` (or it is gone: `deleted`). */
-  async waitFor(kind: 'volumes' | 'snapshots', id: string, statuses: string[], timeoutMs = 60000): Promise<any> {
+  async waitFor(
+    kind: 'volumes' | 'snapshots',
+    id: string,
+    statuses: string[],
+    timeoutMs = 60000,
+  ): Promise<any> {
     const until = Date.now() + timeoutMs;
     let last: Reply | null = null;
     while (Date.now() < until) {
@@ -211,6 +238,8 @@ export class Client {
       if (statuses.includes(status)) return last.body[kind === 'volumes' ? 'volume' : 'snapshot'];
       await new Promise((r) => setTimeout(r, 20));
     }
-    throw new Error(`${kind} ${id} did not reach ${statuses.join('|')}: last ${last?.status} ${last?.text.slice(0, 300)}`);
+    throw new Error(
+      `${kind} ${id} did not reach ${statuses.join('|')}: last ${last?.status} ${last?.text.slice(0, 300)}`,
+    );
   }
 }

@@ -2,7 +2,16 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, writeFileSync } from 'node:fs';
 import { open, truncate } from 'node:fs/promises';
 import path from 'node:path';
-import { admin, Client, memberOf, MODES, newProject, startBlockStorage, type BlockStorage, type Caller } from './harness';
+import {
+  admin,
+  Client,
+  memberOf,
+  MODES,
+  newProject,
+  startBlockStorage,
+  type BlockStorage,
+  type Caller,
+} from './harness';
 
 const GIB = 1024 * 1024 * 1024;
 
@@ -27,7 +36,12 @@ describe.each(MODES)('manage and unmanage (%s)', (mode) => {
 
   const file = (name: string): string => path.join(bs.volumeDir, name);
   /** An admin of a project of its own, so quota assertions see only this test's resources. */
-  const freshAdmin = (): Client => new Client(bs.base, { project: newProject(), user: 'admin-2', roles: 'admin,member,reader' } satisfies Caller);
+  const freshAdmin = (): Client =>
+    new Client(bs.base, {
+      project: newProject(),
+      user: 'admin-2',
+      roles: 'admin,member,reader',
+    } satisfies Caller);
 
   async function volume(c: Client, size = 1): Promise<any> {
     const r = await c.post('/volumes', { volume: { size } });
@@ -52,7 +66,8 @@ describe.each(MODES)('manage and unmanage (%s)', (mode) => {
     return buf;
   }
 
-  const usage = async (c: Client): Promise<Record<string, { in_use: number }>> => (await api.get(`/os-quota-sets/${c.caller.project}?usage=true`)).body.quota_set;
+  const usage = async (c: Client): Promise<Record<string, { in_use: number }>> =>
+    (await api.get(`/os-quota-sets/${c.caller.project}?usage=true`)).body.quota_set;
 
   it('unmanage keeps the file; manage adopts it under a new id with its bytes, size, type, zone and quota', async () => {
     const c = freshAdmin();
@@ -70,7 +85,13 @@ describe.each(MODES)('manage and unmanage (%s)', (mode) => {
     expect((await usage(c))['gigabytes']?.in_use).toBe(0);
 
     const r = await c.post('/os-volume-manage', {
-      volume: { name: 'adopted', host: org['os-vol-host-attr:host'], ref: { 'source-name': `volume-${org.id}` }, volume_type: org.volume_type, availability_zone: org.availability_zone },
+      volume: {
+        name: 'adopted',
+        host: org['os-vol-host-attr:host'],
+        ref: { 'source-name': `volume-${org.id}` },
+        volume_type: org.volume_type,
+        availability_zone: org.availability_zone,
+      },
     });
     expect(r.status).toBe(202);
     expect(r.body.volume).toMatchObject({ name: 'adopted', status: 'creating' });
@@ -78,7 +99,8 @@ describe.each(MODES)('manage and unmanage (%s)', (mode) => {
     expect(id).not.toBe(org.id);
     const v = await c.waitFor('volumes', id, ['available', 'error']);
     expect(v.status).toBe('available');
-    for (const key of ['size', 'volume_type', 'availability_zone', 'os-vol-host-attr:host']) expect(v[key]).toEqual(org[key]);
+    for (const key of ['size', 'volume_type', 'availability_zone', 'os-vol-host-attr:host'])
+      expect(v[key]).toEqual(org[key]);
     expect(v.metadata).toEqual({});
     expect(existsSync(file(`volume-${org.id}`))).toBe(false);
     expect((await readBack(`volume-${id}`, pattern.length)).equals(pattern)).toBe(true);
@@ -98,10 +120,25 @@ describe.each(MODES)('manage and unmanage (%s)', (mode) => {
     writeFileSync(file(`volume-${foreign}`), 'x');
     await truncate(file(`volume-${foreign}`), GIB + 1);
     const backend = pool.split('#')[0];
-    const r = await c.post('/manageable_volumes', { volume: { host: backend, ref: { 'source-id': foreign }, bootable: true, metadata: { k: 'v' }, description: 'd' } });
+    const r = await c.post('/manageable_volumes', {
+      volume: {
+        host: backend,
+        ref: { 'source-id': foreign },
+        bootable: true,
+        metadata: { k: 'v' },
+        description: 'd',
+      },
+    });
     expect(r.status).toBe(202);
     const v = await c.waitFor('volumes', r.body.volume.id, ['available', 'error']);
-    expect(v).toMatchObject({ status: 'available', size: 2, bootable: 'true', metadata: { k: 'v' }, description: 'd', 'os-vol-host-attr:host': pool });
+    expect(v).toMatchObject({
+      status: 'available',
+      size: 2,
+      bootable: 'true',
+      metadata: { k: 'v' },
+      description: 'd',
+      'os-vol-host-attr:host': pool,
+    });
     expect((await usage(c))['gigabytes']?.in_use).toBe(2);
   });
 
@@ -111,7 +148,9 @@ describe.each(MODES)('manage and unmanage (%s)', (mode) => {
     const ref = { 'source-name': `volume-${mine.id}` };
     expect((await owner.post('/os-volume-manage', { volume: { host: pool, ref } })).status).toBe(403);
     expect((await owner.post(`/volumes/${mine.id}/action`, { 'os-unmanage': {} })).status).toBe(403);
-    const unknown = await api.post('/os-volume-manage', { volume: { host: 'nowhere@none#none', ref: { 'source-name': 'volume-x' } } });
+    const unknown = await api.post('/os-volume-manage', {
+      volume: { host: 'nowhere@none#none', ref: { 'source-name': 'volume-x' } },
+    });
     expect(unknown.status).toBe(400);
     expect(unknown.body.badRequest.message).toContain("Host 'nowhere@none#none' not found");
     expect((await api.post('/os-volume-manage', { volume: { ref } })).status).toBe(400);
@@ -121,18 +160,37 @@ describe.each(MODES)('manage and unmanage (%s)', (mode) => {
     const twice = await api.post('/os-volume-manage', { volume: { host: pool, ref } });
     expect(twice.status).toBe(400);
     expect(twice.body.badRequest.message).toContain('already managed');
-    expect((await api.post('/os-volume-manage', { volume: { host: pool, ref: { 'source-name': 'volume-x' }, volume_type: 'no-such-type' } })).status).toBe(404);
+    expect(
+      (
+        await api.post('/os-volume-manage', {
+          volume: { host: pool, ref: { 'source-name': 'volume-x' }, volume_type: 'no-such-type' },
+        })
+      ).status,
+    ).toBe(404);
     // A disabled cinder-volume service manages nothing.
     const backend = pool.split('#')[0];
-    expect((await api.put('/os-services/disable', { host: backend, binary: 'cinder-volume' })).status).toBe(200);
-    const disabled = await api.post('/os-volume-manage', { volume: { host: pool, ref: { 'source-name': 'volume-x' } } });
-    expect((await api.put('/os-services/enable', { host: backend, binary: 'cinder-volume' })).status).toBe(200);
-    expect([disabled.status, disabled.body.badRequest?.message]).toEqual([400, 'Service is unavailable at this time.']);
+    expect((await api.put('/os-services/disable', { host: backend, binary: 'cinder-volume' })).status).toBe(
+      200,
+    );
+    const disabled = await api.post('/os-volume-manage', {
+      volume: { host: pool, ref: { 'source-name': 'volume-x' } },
+    });
+    expect((await api.put('/os-services/enable', { host: backend, binary: 'cinder-volume' })).status).toBe(
+      200,
+    );
+    expect([disabled.status, disabled.body.badRequest?.message]).toEqual([
+      400,
+      'Service is unavailable at this time.',
+    ]);
   });
 
   it('a reference the back end cannot adopt ends in error (error_managing) without quota and without touching files', async () => {
     const c = freshAdmin();
-    for (const ref of [{ 'source-name': `volume-${'9'.repeat(8)}-9999-4999-8999-${'9'.repeat(12)}` }, { 'source-name': '../../etc/passwd' }, { other: 'x' }]) {
+    for (const ref of [
+      { 'source-name': `volume-${'9'.repeat(8)}-9999-4999-8999-${'9'.repeat(12)}` },
+      { 'source-name': '../../etc/passwd' },
+      { other: 'x' },
+    ]) {
       const r = await c.post('/os-volume-manage', { volume: { host: pool, ref } });
       expect(r.status).toBe(202);
       const v = await c.waitFor('volumes', r.body.volume.id, ['available', 'error']);
@@ -151,19 +209,28 @@ describe.each(MODES)('manage and unmanage (%s)', (mode) => {
     await api.waitFor('volumes', src.id, ['deleted']);
     const ref = { 'source-name': `volume-${src.id}` };
 
-    expect((await api.put(`/os-quota-sets/${c.caller.project}`, { quota_set: { volumes: 0 } })).status).toBe(200);
+    expect((await api.put(`/os-quota-sets/${c.caller.project}`, { quota_set: { volumes: 0 } })).status).toBe(
+      200,
+    );
     expect((await c.post('/os-volume-manage', { volume: { host: pool, ref } })).status).toBe(413);
 
-    expect((await api.put(`/os-quota-sets/${c.caller.project}`, { quota_set: { volumes: 5, gigabytes: 1 } })).status).toBe(200);
+    expect(
+      (await api.put(`/os-quota-sets/${c.caller.project}`, { quota_set: { volumes: 5, gigabytes: 1 } }))
+        .status,
+    ).toBe(200);
     const over = await c.post('/os-volume-manage', { volume: { host: pool, ref } });
     expect(over.status).toBe(202);
     expect((await c.waitFor('volumes', over.body.volume.id, ['available', 'error'])).status).toBe('error');
     expect((await usage(c))['volumes']?.in_use).toBe(0);
     expect(existsSync(file(`volume-${src.id}`))).toBe(true);
 
-    expect((await api.put(`/os-quota-sets/${c.caller.project}`, { quota_set: { gigabytes: 2 } })).status).toBe(200);
+    expect(
+      (await api.put(`/os-quota-sets/${c.caller.project}`, { quota_set: { gigabytes: 2 } })).status,
+    ).toBe(200);
     const fits = await c.post('/os-volume-manage', { volume: { host: pool, ref } });
-    expect((await c.waitFor('volumes', fits.body.volume.id, ['available', 'error'])).status).toBe('available');
+    expect((await c.waitFor('volumes', fits.body.volume.id, ['available', 'error'])).status).toBe(
+      'available',
+    );
     expect((await usage(c))['gigabytes']?.in_use).toBe(2);
   });
 
@@ -181,7 +248,11 @@ describe.each(MODES)('manage and unmanage (%s)', (mode) => {
     const c = freshAdmin();
     const kept = await volume(c);
     const gone = await volume(c);
-    const snap = await c.waitFor('snapshots', (await c.post('/snapshots', { snapshot: { volume_id: kept.id } })).body.snapshot.id, ['available']);
+    const snap = await c.waitFor(
+      'snapshots',
+      (await c.post('/snapshots', { snapshot: { volume_id: kept.id } })).body.snapshot.id,
+      ['available'],
+    );
     expect((await c.post(`/volumes/${gone.id}/action`, { 'os-unmanage': {} })).status).toBe(202);
     expect((await c.post(`/snapshots/${snap.id}/action`, { 'os-unmanage': {} })).status).toBe(202);
     await c.waitFor('volumes', gone.id, ['deleted']);
@@ -193,29 +264,59 @@ describe.each(MODES)('manage and unmanage (%s)', (mode) => {
     while (Date.now() < until) {
       vols = (await c.get(`/manageable_volumes/detail?${q}`)).body['manageable-volumes'];
       snaps = (await c.get(`/manageable_snapshots/detail?${q}`)).body['manageable-snapshots'];
-      const goneSafe = vols.find((e) => e.reference['source-name'] === `volume-${gone.id}`)?.safe_to_manage === true;
-      if (goneSafe && snaps.some((e) => e.reference['source-name'] === `snapshot-${snap.id}` && e.safe_to_manage)) break;
+      const goneSafe =
+        vols.find((e) => e.reference['source-name'] === `volume-${gone.id}`)?.safe_to_manage === true;
+      if (
+        goneSafe &&
+        snaps.some((e) => e.reference['source-name'] === `snapshot-${snap.id}` && e.safe_to_manage)
+      )
+        break;
       await new Promise((r) => setTimeout(r, 50));
     }
     expect(vols.find((e) => e.reference['source-name'] === `volume-${gone.id}`)).toEqual({
-      reference: { 'source-name': `volume-${gone.id}` }, size: 1, safe_to_manage: true, reason_not_safe: null, cinder_id: null, extra_info: null,
+      reference: { 'source-name': `volume-${gone.id}` },
+      size: 1,
+      safe_to_manage: true,
+      reason_not_safe: null,
+      cinder_id: null,
+      extra_info: null,
     });
     expect(vols.find((e) => e.reference['source-name'] === `volume-${kept.id}`)).toEqual({
-      reference: { 'source-name': `volume-${kept.id}` }, size: 1, safe_to_manage: false, reason_not_safe: 'already managed', cinder_id: kept.id, extra_info: null,
+      reference: { 'source-name': `volume-${kept.id}` },
+      size: 1,
+      safe_to_manage: false,
+      reason_not_safe: 'already managed',
+      cinder_id: kept.id,
+      extra_info: null,
     });
     expect(snaps.find((e) => e.reference['source-name'] === `snapshot-${snap.id}`)).toEqual({
-      reference: { 'source-name': `snapshot-${snap.id}` }, size: 1, safe_to_manage: true, source_reference: { 'source-name': `volume-${kept.id}` },
-      reason_not_safe: null, cinder_id: null, extra_info: null,
+      reference: { 'source-name': `snapshot-${snap.id}` },
+      size: 1,
+      safe_to_manage: true,
+      source_reference: { 'source-name': `volume-${kept.id}` },
+      reason_not_safe: null,
+      cinder_id: null,
+      extra_info: null,
     });
     const summary = (await c.get(`/manageable_volumes?${q}`)).body['manageable-volumes'];
     expect(Object.keys(summary[0]).sort()).toEqual(['reference', 'safe_to_manage', 'size']);
     const names = (entries: any[]): string[] => entries.map((e) => e.reference['source-name']);
     expect(names(summary)).toEqual([...names(summary)].sort().reverse());
-    const asc = names((await c.get(`/manageable_volumes?${q}&sort=reference:asc`)).body['manageable-volumes']);
+    const asc = names(
+      (await c.get(`/manageable_volumes?${q}&sort=reference:asc`)).body['manageable-volumes'],
+    );
     expect(asc).toEqual([...asc].sort());
-    const second = (await c.get(`/manageable_volumes?${q}&sort=reference:asc&limit=1&marker=${asc[0]}`)).body['manageable-volumes'];
+    const second = (await c.get(`/manageable_volumes?${q}&sort=reference:asc&limit=1&marker=${asc[0]}`)).body[
+      'manageable-volumes'
+    ];
     expect(names(second)).toEqual([asc[1]]);
-    expect(names((await c.get(`/manageable_volumes?${q}&sort=reference:asc&offset=1&limit=1`)).body['manageable-volumes'])).toEqual([asc[1]]);
+    expect(
+      names(
+        (await c.get(`/manageable_volumes?${q}&sort=reference:asc&offset=1&limit=1`)).body[
+          'manageable-volumes'
+        ],
+      ),
+    ).toEqual([asc[1]]);
     const v2 = await c.raw('GET', `${bs.base}/v2/${c.caller.project}/os-volume-manage?${q}`);
     expect(v2.status).toBe(200);
     expect(names(v2.body['manageable-volumes'])).toContain(`volume-${gone.id}`);
@@ -225,7 +326,9 @@ describe.each(MODES)('manage and unmanage (%s)', (mode) => {
     expect((await c.get(`/manageable_volumes?${q}&sort=name`)).status).toBe(400);
     expect((await c.get(`/manageable_volumes?${q}&marker=volume-none`)).status).toBe(400);
     expect((await c.at('3.7').get(`/manageable_volumes?${q}`)).status).toBe(404);
-    expect((await new Client(bs.base, memberOf(c.caller.project)).get(`/manageable_snapshots?${q}`)).status).toBe(403);
+    expect(
+      (await new Client(bs.base, memberOf(c.caller.project)).get(`/manageable_snapshots?${q}`)).status,
+    ).toBe(403);
   });
 
   it('snapshots: unmanage keeps the file; manage adopts it with name, description, metadata, size and quota', async () => {
@@ -236,35 +339,88 @@ describe.each(MODES)('manage and unmanage (%s)', (mode) => {
     const pattern = await scribble(`snapshot-${snap.id}`);
     expect((await usage(c))['snapshots']?.in_use).toBe(1);
 
-    expect((await new Client(bs.base, memberOf(c.caller.project)).post(`/snapshots/${snap.id}/action`, { 'os-unmanage': {} })).status).toBe(403);
+    expect(
+      (
+        await new Client(bs.base, memberOf(c.caller.project)).post(`/snapshots/${snap.id}/action`, {
+          'os-unmanage': {},
+        })
+      ).status,
+    ).toBe(403);
     expect((await c.post(`/snapshots/${snap.id}/action`, { 'os-unmanage': {} })).status).toBe(202);
     await c.waitFor('snapshots', snap.id, ['deleted']);
     expect(existsSync(file(`snapshot-${snap.id}`))).toBe(true);
-    expect((await c.get('/snapshots/detail?all_tenants=1')).body.snapshots.map((s: any) => s.id)).not.toContain(snap.id);
+    expect(
+      (await c.get('/snapshots/detail?all_tenants=1')).body.snapshots.map((s: any) => s.id),
+    ).not.toContain(snap.id);
     expect((await usage(c))['snapshots']?.in_use).toBe(0);
     expect((await usage(c))['gigabytes']?.in_use).toBe(1);
 
     const metadata = { m1: 'v1', m2: 'v2' };
-    const body = { snapshot: { volume_id: v.id, ref: { 'source-name': `snapshot-${snap.id}` }, name: 'managed', description: 'desc', metadata } };
-    expect((await new Client(bs.base, memberOf(c.caller.project)).post('/os-snapshot-manage', body)).status).toBe(403);
+    const body = {
+      snapshot: {
+        volume_id: v.id,
+        ref: { 'source-name': `snapshot-${snap.id}` },
+        name: 'managed',
+        description: 'desc',
+        metadata,
+      },
+    };
+    expect(
+      (await new Client(bs.base, memberOf(c.caller.project)).post('/os-snapshot-manage', body)).status,
+    ).toBe(403);
     const r = await c.at(null).post('/os-snapshot-manage', body);
     expect(r.status).toBe(202);
-    expect(Object.keys(r.body.snapshot).sort()).toEqual(['created_at', 'description', 'id', 'metadata', 'name', 'size', 'status', 'updated_at', 'volume_id']);
+    expect(Object.keys(r.body.snapshot).sort()).toEqual([
+      'created_at',
+      'description',
+      'id',
+      'metadata',
+      'name',
+      'size',
+      'status',
+      'updated_at',
+      'volume_id',
+    ]);
     const got = await c.waitFor('snapshots', r.body.snapshot.id, ['available', 'error']);
-    expect(got).toMatchObject({ status: 'available', size: snap.size, volume_id: v.id, name: 'managed', description: 'desc', metadata });
+    expect(got).toMatchObject({
+      status: 'available',
+      size: snap.size,
+      volume_id: v.id,
+      name: 'managed',
+      description: 'desc',
+      metadata,
+    });
     expect(existsSync(file(`snapshot-${snap.id}`))).toBe(false);
     expect((await readBack(`snapshot-${got.id}`, pattern.length)).equals(pattern)).toBe(true);
     expect((await usage(c))['snapshots']?.in_use).toBe(1);
     expect((await usage(c))['gigabytes']?.in_use).toBe(2);
 
     // Managing the same file again is refused at once; a missing one fails on the back end.
-    expect((await c.post('/manageable_snapshots', { snapshot: { volume_id: v.id, ref: { 'source-id': got.id } } })).status).toBe(400);
-    const missing = await c.post('/manageable_snapshots', { snapshot: { volume_id: v.id, ref: { 'source-id': snap.id } } });
+    expect(
+      (await c.post('/manageable_snapshots', { snapshot: { volume_id: v.id, ref: { 'source-id': got.id } } }))
+        .status,
+    ).toBe(400);
+    const missing = await c.post('/manageable_snapshots', {
+      snapshot: { volume_id: v.id, ref: { 'source-id': snap.id } },
+    });
     expect(missing.status).toBe(202);
-    expect((await c.waitFor('snapshots', missing.body.snapshot.id, ['available', 'error'])).status).toBe('error');
+    expect((await c.waitFor('snapshots', missing.body.snapshot.id, ['available', 'error'])).status).toBe(
+      'error',
+    );
     expect((await c.post('/os-snapshot-manage', { snapshot: { volume_id: v.id } })).status).toBe(400);
-    expect((await c.post('/os-snapshot-manage', { snapshot: { volume_id: v.id, ref: {}, size: 1 } })).status).toBe(400);
-    expect((await c.post('/os-snapshot-manage', { snapshot: { volume_id: newProject().replace(/^(.{8})(.{4})(.{4})(.{4})(.{12})$/, '$1-$2-$3-$4-$5'), ref: {} } })).status).toBe(404);
+    expect(
+      (await c.post('/os-snapshot-manage', { snapshot: { volume_id: v.id, ref: {}, size: 1 } })).status,
+    ).toBe(400);
+    expect(
+      (
+        await c.post('/os-snapshot-manage', {
+          snapshot: {
+            volume_id: newProject().replace(/^(.{8})(.{4})(.{4})(.{4})(.{12})$/, '$1-$2-$3-$4-$5'),
+            ref: {},
+          },
+        })
+      ).status,
+    ).toBe(404);
 
     // The adopted snapshot is an ordinary one: deleting it removes its file.
     expect((await c.delete(`/snapshots/${got.id}`)).status).toBe(202);

@@ -26,7 +26,9 @@ describe.each(MODES)('multiple back ends and volume migration (%s)', (mode) => {
     const pools = (await api.get('/scheduler-stats/get_pools?detail=true')).body.pools;
     host = String(pools[0].name).split('@')[0] ?? '';
     for (const backend of ['alpha', 'beta']) {
-      const r = await api.post('/types', { volume_type: { name: `mb-${backend}-${suffix}`, extra_specs: { volume_backend_name: backend } } });
+      const r = await api.post('/types', {
+        volume_type: { name: `mb-${backend}-${suffix}`, extra_specs: { volume_backend_name: backend } },
+      });
       expect(r.status).toBe(200);
       typeOn[backend] = r.body.volume_type;
     }
@@ -66,7 +68,11 @@ describe.each(MODES)('multiple back ends and volume migration (%s)', (mode) => {
     const until = Date.now() + 30000;
     while (Date.now() < until) {
       const v = (await api.get(`/volumes/${id}`)).body.volume;
-      if (['success', 'error'].includes(v.migration_status) && !['retyping', 'maintenance'].includes(v.status)) return v;
+      if (
+        ['success', 'error'].includes(v.migration_status) &&
+        !['retyping', 'maintenance'].includes(v.status)
+      )
+        return v;
       await new Promise((r) => setTimeout(r, 25));
     }
     throw new Error(`volume ${id} did not finish migrating`);
@@ -84,7 +90,14 @@ describe.each(MODES)('multiple back ends and volume migration (%s)', (mode) => {
   });
 
   it('places volumes by volume_backend_name, with and without the capabilities: prefix', async () => {
-    const prefixed = (await api.post('/types', { volume_type: { name: `mb-cap-beta-${suffix}`, extra_specs: { 'capabilities:volume_backend_name': 'beta' } } })).body.volume_type;
+    const prefixed = (
+      await api.post('/types', {
+        volume_type: {
+          name: `mb-cap-beta-${suffix}`,
+          extra_specs: { 'capabilities:volume_backend_name': 'beta' },
+        },
+      })
+    ).body.volume_type;
     const a = await volume(api, { volume_type: typeOn['alpha']?.name });
     const b = await volume(api, { volume_type: typeOn['beta']?.name });
     const c = await volume(api, { volume_type: prefixed.name });
@@ -99,9 +112,15 @@ describe.each(MODES)('multiple back ends and volume migration (%s)', (mode) => {
 
   it('retypes on demand to a type of the other back end: the bytes move, the type and host change, the quota follows', async () => {
     const member = api.as(memberOf(newProject()));
-    const v = await volume(member, { volume_type: typeOn['alpha']?.name, name: 'moving', description: 'kept' });
+    const v = await volume(member, {
+      volume_type: typeOn['alpha']?.name,
+      name: 'moving',
+      description: 'kept',
+    });
     const data = await scribble(fileOf('alpha', v.id));
-    const r = await member.post(`/volumes/${v.id}/action`, { 'os-retype': { new_type: typeOn['beta']?.name, migration_policy: 'on-demand' } });
+    const r = await member.post(`/volumes/${v.id}/action`, {
+      'os-retype': { new_type: typeOn['beta']?.name, migration_policy: 'on-demand' },
+    });
     expect(r.status).toBe(202);
     const after = await waitForMigration(v.id);
     expect(after).toMatchObject({
@@ -118,8 +137,15 @@ describe.each(MODES)('multiple back ends and volume migration (%s)', (mode) => {
     expect((await readBack(fileOf('beta', v.id), data.length)).equals(data)).toBe(true);
     expect(existsSync(fileOf('alpha', v.id))).toBe(false);
     const quota = (await api.get(`/os-quota-sets/${member.caller.project}?usage=true`)).body.quota_set;
-    expect([quota[`volumes_${typeOn['alpha']?.name}`].in_use, quota[`volumes_${typeOn['beta']?.name}`].in_use]).toEqual([0, 1]);
-    expect([quota[`gigabytes_${typeOn['beta']?.name}`].in_use, quota[`gigabytes_${typeOn['beta']?.name}`].reserved, quota.volumes.in_use]).toEqual([1, 0, 1]);
+    expect([
+      quota[`volumes_${typeOn['alpha']?.name}`].in_use,
+      quota[`volumes_${typeOn['beta']?.name}`].in_use,
+    ]).toEqual([0, 1]);
+    expect([
+      quota[`gigabytes_${typeOn['beta']?.name}`].in_use,
+      quota[`gigabytes_${typeOn['beta']?.name}`].reserved,
+      quota.volumes.in_use,
+    ]).toEqual([1, 0, 1]);
     // The moved volume lives on: it can be extended and deleted on its new back end.
     expect((await member.post(`/volumes/${v.id}/action`, { 'os-extend': { new_size: 2 } })).status).toBe(202);
     await member.waitFor('volumes', v.id, ['available']);
@@ -130,16 +156,31 @@ describe.each(MODES)('multiple back ends and volume migration (%s)', (mode) => {
 
   it('keeps the type when the policy is never and the volume would have to move', async () => {
     const v = await volume(api, { volume_type: typeOn['alpha']?.name });
-    expect((await api.post(`/volumes/${v.id}/action`, { 'os-retype': { new_type: typeOn['beta']?.name, migration_policy: 'never' } })).status).toBe(202);
-    expect((await api.get(`/volumes/${v.id}`)).body.volume).toMatchObject({ volume_type: typeOn['alpha']?.name, status: 'available', migration_status: null, 'os-vol-host-attr:host': `${host}@alpha#alpha` });
+    expect(
+      (
+        await api.post(`/volumes/${v.id}/action`, {
+          'os-retype': { new_type: typeOn['beta']?.name, migration_policy: 'never' },
+        })
+      ).status,
+    ).toBe(202);
+    expect((await api.get(`/volumes/${v.id}`)).body.volume).toMatchObject({
+      volume_type: typeOn['alpha']?.name,
+      status: 'available',
+      migration_status: null,
+      'os-vol-host-attr:host': `${host}@alpha#alpha`,
+    });
   });
 
   it('refuses an on-demand retype of a volume with snapshots', async () => {
     const v = await volume(api, { volume_type: typeOn['alpha']?.name });
     const s = await api.post('/snapshots', { snapshot: { volume_id: v.id } });
     await api.waitFor('snapshots', s.body.snapshot.id, ['available']);
-    const r = await api.post(`/volumes/${v.id}/action`, { 'os-retype': { new_type: typeOn['beta']?.name, migration_policy: 'on-demand' } });
-    expect(r.body).toEqual(bad(`Invalid volume: Volume ${v.id} must not have snapshots to be retyped with a migration.`));
+    const r = await api.post(`/volumes/${v.id}/action`, {
+      'os-retype': { new_type: typeOn['beta']?.name, migration_policy: 'on-demand' },
+    });
+    expect(r.body).toEqual(
+      bad(`Invalid volume: Volume ${v.id} must not have snapshots to be retyped with a migration.`),
+    );
   });
 
   it('migrates a volume to another back end with os-migrate_volume (admin), lock_volume holding it in maintenance', async () => {
@@ -148,17 +189,32 @@ describe.each(MODES)('multiple back ends and volume migration (%s)', (mode) => {
     const from = String(v['os-vol-host-attr:host']).split('#')[0] ?? '';
     const to = from === `${host}@alpha` ? `${host}@beta` : `${host}@alpha`;
     const data = await scribble(fileOf(from.split('@')[1] ?? '', v.id));
-    expect((await member.post(`/volumes/${v.id}/action`, { 'os-migrate_volume': { host: to } })).status).toBe(403);
-    const r = await api.post(`/volumes/${v.id}/action`, { 'os-migrate_volume': { host: to, force_host_copy: false, lock_volume: true } });
+    expect((await member.post(`/volumes/${v.id}/action`, { 'os-migrate_volume': { host: to } })).status).toBe(
+      403,
+    );
+    const r = await api.post(`/volumes/${v.id}/action`, {
+      'os-migrate_volume': { host: to, force_host_copy: false, lock_volume: true },
+    });
     expect(r.status).toBe(202);
     const during = (await api.get(`/volumes/${v.id}`)).body.volume;
     if (during.migration_status !== 'success') expect(during.status).toBe('maintenance');
     const after = await waitForMigration(v.id);
-    expect(after).toMatchObject({ status: 'available', migration_status: 'success', volume_type: v.volume_type, 'os-vol-host-attr:host': `${to}#${to.split('@')[1]}` });
+    expect(after).toMatchObject({
+      status: 'available',
+      migration_status: 'success',
+      volume_type: v.volume_type,
+      'os-vol-host-attr:host': `${to}#${to.split('@')[1]}`,
+    });
     expect((await readBack(fileOf(to.split('@')[1] ?? '', v.id), data.length)).equals(data)).toBe(true);
     expect(existsSync(fileOf(from.split('@')[1] ?? '', v.id))).toBe(false);
     // A volume whose last migration succeeded can migrate again (back), by pool name this time.
-    expect((await api.post(`/volumes/${v.id}/action`, { 'os-migrate_volume': { host: `${from}#${from.split('@')[1]}` } })).status).toBe(202);
+    expect(
+      (
+        await api.post(`/volumes/${v.id}/action`, {
+          'os-migrate_volume': { host: `${from}#${from.split('@')[1]}` },
+        })
+      ).status,
+    ).toBe(202);
     expect((await waitForMigration(v.id))['os-vol-host-attr:host']).toBe(`${from}#${from.split('@')[1]}`);
     expect((await readBack(fileOf(from.split('@')[1] ?? '', v.id), data.length)).equals(data)).toBe(true);
   });
@@ -166,9 +222,15 @@ describe.each(MODES)('multiple back ends and volume migration (%s)', (mode) => {
   it('ends in migration_status error, the volume untouched where it was, when the destination does not satisfy its type', async () => {
     const v = await volume(api, { volume_type: typeOn['alpha']?.name });
     const data = await scribble(fileOf('alpha', v.id));
-    expect((await api.post(`/volumes/${v.id}/action`, { 'os-migrate_volume': { host: `${host}@beta` } })).status).toBe(202);
+    expect(
+      (await api.post(`/volumes/${v.id}/action`, { 'os-migrate_volume': { host: `${host}@beta` } })).status,
+    ).toBe(202);
     const after = await waitForMigration(v.id);
-    expect(after).toMatchObject({ status: 'available', migration_status: 'error', 'os-vol-host-attr:host': `${host}@alpha#alpha` });
+    expect(after).toMatchObject({
+      status: 'available',
+      migration_status: 'error',
+      'os-vol-host-attr:host': `${host}@alpha#alpha`,
+    });
     expect((await readBack(fileOf('alpha', v.id), data.length)).equals(data)).toBe(true);
     expect(existsSync(fileOf('beta', v.id))).toBe(false);
     // An error is not an active migration: the volume can be deleted.
@@ -177,35 +239,68 @@ describe.each(MODES)('multiple back ends and volume migration (%s)', (mode) => {
 
   it('refuses bad migrations with Cinder’s messages', async () => {
     const v = await volume(api, { volume_type: typeOn['alpha']?.name });
-    const act = (args: unknown, c: Client = api) => c.post(`/volumes/${v.id}/action`, { 'os-migrate_volume': args });
-    expect((await act({ host: 'nowhere@none' })).body).toEqual(bad('Invalid host: No available service named nowhere@none'));
-    expect((await act({ host: `${host}@alpha` })).body).toEqual(bad('Invalid host: Destination host must be different than the current host.'));
+    const act = (args: unknown, c: Client = api) =>
+      c.post(`/volumes/${v.id}/action`, { 'os-migrate_volume': args });
+    expect((await act({ host: 'nowhere@none' })).body).toEqual(
+      bad('Invalid host: No available service named nowhere@none'),
+    );
+    expect((await act({ host: `${host}@alpha` })).body).toEqual(
+      bad('Invalid host: Destination host must be different than the current host.'),
+    );
     expect((await act({})).status).toBe(400);
     expect((await act({ host: 7 })).status).toBe(400);
     expect((await act({ host: `${host}@beta`, lock_volume: 'perhaps' })).status).toBe(400);
     expect((await act({ host: `${host}@beta`, cluster: 'c1' }, api.at('3.15'))).status).toBe(400);
-    expect((await act({ host: `${host}@beta`, cluster: 'c1' }, api.at('3.16'))).body).toEqual(bad('Invalid input received: Only one of host and cluster may be given.'));
-    expect((await act({ cluster: 'c1' }, api.at('3.16'))).body).toEqual(bad('Invalid host: No available service named c1'));
+    expect((await act({ host: `${host}@beta`, cluster: 'c1' }, api.at('3.16'))).body).toEqual(
+      bad('Invalid input received: Only one of host and cluster may be given.'),
+    );
+    expect((await act({ cluster: 'c1' }, api.at('3.16'))).body).toEqual(
+      bad('Invalid host: No available service named c1'),
+    );
     const s = await api.post('/snapshots', { snapshot: { volume_id: v.id } });
     await api.waitFor('snapshots', s.body.snapshot.id, ['available']);
-    expect((await act({ host: `${host}@beta` })).body).toEqual(bad(`Invalid volume: Volume ${v.id} must not have snapshots.`));
+    expect((await act({ host: `${host}@beta` })).body).toEqual(
+      bad(`Invalid volume: Volume ${v.id} must not have snapshots.`),
+    );
     await api.post(`/volumes/${v.id}/action`, { 'os-reset_status': { status: 'error' } });
-    expect((await act({ host: `${host}@beta` })).body).toEqual(bad(`Invalid volume: Volume ${v.id} status must be available or in-use, but current status is: error.`));
-    await api.post(`/volumes/${v.id}/action`, { 'os-reset_status': { status: 'available', migration_status: 'migrating' } });
-    expect((await act({ host: `${host}@beta` })).body).toEqual(bad(`Invalid volume: Volume ${v.id} is already part of an active migration.`));
+    expect((await act({ host: `${host}@beta` })).body).toEqual(
+      bad(`Invalid volume: Volume ${v.id} status must be available or in-use, but current status is: error.`),
+    );
+    await api.post(`/volumes/${v.id}/action`, {
+      'os-reset_status': { status: 'available', migration_status: 'migrating' },
+    });
+    expect((await act({ host: `${host}@beta` })).body).toEqual(
+      bad(`Invalid volume: Volume ${v.id} is already part of an active migration.`),
+    );
     expect((await api.post(`/volumes/${v.id}/action`, { 'os-extend': { new_size: 2 } })).body).toEqual(
       bad(`Invalid volume: Volume ${v.id} is part of an active migration and cannot be extended.`),
     );
   });
   it('moves nothing to a back end whose service an operator disabled', async () => {
     const v = await volume(api, { volume_type: typeOn['alpha']?.name });
-    expect((await api.put('/os-services/disable', { host: `${host}@beta`, binary: 'cinder-volume' })).status).toBe(200);
+    expect(
+      (await api.put('/os-services/disable', { host: `${host}@beta`, binary: 'cinder-volume' })).status,
+    ).toBe(200);
     try {
-      expect((await api.post(`/volumes/${v.id}/action`, { 'os-migrate_volume': { host: `${host}@beta` } })).body).toEqual(bad(`Invalid host: No available service named ${host}@beta`));
-      expect((await api.post(`/volumes/${v.id}/action`, { 'os-retype': { new_type: typeOn['beta']?.name, migration_policy: 'on-demand' } })).status).toBe(202);
-      expect((await api.get(`/volumes/${v.id}`)).body.volume).toMatchObject({ volume_type: typeOn['alpha']?.name, status: 'available', migration_status: null });
+      expect(
+        (await api.post(`/volumes/${v.id}/action`, { 'os-migrate_volume': { host: `${host}@beta` } })).body,
+      ).toEqual(bad(`Invalid host: No available service named ${host}@beta`));
+      expect(
+        (
+          await api.post(`/volumes/${v.id}/action`, {
+            'os-retype': { new_type: typeOn['beta']?.name, migration_policy: 'on-demand' },
+          })
+        ).status,
+      ).toBe(202);
+      expect((await api.get(`/volumes/${v.id}`)).body.volume).toMatchObject({
+        volume_type: typeOn['alpha']?.name,
+        status: 'available',
+        migration_status: null,
+      });
     } finally {
-      expect((await api.put('/os-services/enable', { host: `${host}@beta`, binary: 'cinder-volume' })).status).toBe(200);
+      expect(
+        (await api.put('/os-services/enable', { host: `${host}@beta`, binary: 'cinder-volume' })).status,
+      ).toBe(200);
     }
   });
 });
@@ -216,7 +311,11 @@ describe.each(MODES.slice(0, 1))('python-cinderclient migrate_volume and retype 
   const host = `py-${randomBytes(3).toString('hex')}`;
 
   beforeAll(async () => {
-    bs = await startBlockStorage(mode, { AUTH_MODE: 'noauth', VOLUME_BACKENDS: 'alpha,beta', VOLUME_BACKEND_HOST: host });
+    bs = await startBlockStorage(mode, {
+      AUTH_MODE: 'noauth',
+      VOLUME_BACKENDS: 'alpha,beta',
+      VOLUME_BACKEND_HOST: host,
+    });
   }, 120000);
   afterAll(async () => {
     await bs?.close();

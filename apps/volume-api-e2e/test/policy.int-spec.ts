@@ -1,7 +1,16 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { admin, Client, type Caller, memberOf, MODES, newProject, startBlockStorage, type BlockStorage } from './harness';
+import {
+  admin,
+  Client,
+  type Caller,
+  memberOf,
+  MODES,
+  newProject,
+  startBlockStorage,
+  type BlockStorage,
+} from './harness';
 
 /**
  * Block storage under a deployment policy file (VOLUME_API_POLICY_FILE) over Cinder's defaults:
@@ -12,7 +21,11 @@ describe.each(MODES)('block storage policy overrides (%s)', (mode) => {
   let bs: BlockStorage;
   let api: Client;
   let dir: string;
-  const operatorOf = (project: string): Caller => ({ project, user: `op-${project.slice(0, 6)}`, roles: 'operator,member,reader' });
+  const operatorOf = (project: string): Caller => ({
+    project,
+    user: `op-${project.slice(0, 6)}`,
+    roles: 'operator,member,reader',
+  });
 
   beforeAll(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'osc-bs-policy-'));
@@ -43,11 +56,17 @@ describe.each(MODES)('block storage policy overrides (%s)', (mode) => {
     expect(created.status).toBe(200);
     const denied = await api.delete(`/types/${created.body.volume_type.id}`);
     expect(denied.status).toBe(403);
-    expect(denied.body).toEqual({ forbidden: { code: 403, message: "Policy doesn't allow volume_extension:type_delete to be performed." } });
+    expect(denied.body).toEqual({
+      forbidden: { code: 403, message: "Policy doesn't allow volume_extension:type_delete to be performed." },
+    });
     // Not overridden: type update stays admin-only.
-    const update = await member.put(`/types/${created.body.volume_type.id}`, { volume_type: { description: 'x' } });
+    const update = await member.put(`/types/${created.body.volume_type.id}`, {
+      volume_type: { description: 'x' },
+    });
     expect(update.status).toBe(403);
-    expect(update.body.forbidden.message).toBe("Policy doesn't allow volume_extension:type_update to be performed.");
+    expect(update.body.forbidden.message).toBe(
+      "Policy doesn't allow volume_extension:type_update to be performed.",
+    );
   });
 
   it('makes an operator an admin through context_is_admin: all_tenants, admin fields, admin actions', async () => {
@@ -72,7 +91,9 @@ describe.each(MODES)('block storage policy overrides (%s)', (mode) => {
 
   it('applies a rule with a negated role to volume creation', async () => {
     const p = newProject();
-    const denied = await api.as({ project: p, user: 'u', roles: 'member,reader,nocreate' }).post('/volumes', { volume: { size: 1 } });
+    const denied = await api
+      .as({ project: p, user: 'u', roles: 'member,reader,nocreate' })
+      .post('/volumes', { volume: { size: 1 } });
     expect(denied.status).toBe(403);
     expect(denied.body.forbidden.message).toBe("Policy doesn't allow volume:create to be performed.");
     expect((await api.as(memberOf(p)).post('/volumes', { volume: { size: 1 } })).status).toBe(202);
@@ -80,7 +101,9 @@ describe.each(MODES)('block storage policy overrides (%s)', (mode) => {
 
   it('keeps the defaults that the file leaves alone', async () => {
     const member = api.as(memberOf(newProject()));
-    expect((await member.put(`/os-quota-sets/${member.caller.project}`, { quota_set: { volumes: 5 } })).status).toBe(403);
+    expect(
+      (await member.put(`/os-quota-sets/${member.caller.project}`, { quota_set: { volumes: 5 } })).status,
+    ).toBe(403);
     expect((await member.get('/scheduler-stats/get_pools')).status).toBe(403);
     expect((await api.as(admin).get('/scheduler-stats/get_pools')).status).toBe(200);
   });

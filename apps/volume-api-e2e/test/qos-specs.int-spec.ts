@@ -32,7 +32,9 @@ describe.each(MODES)('qos specs (%s)', (mode) => {
 
   it('creates, shows, lists and deletes specs with their consumer and keys', async () => {
     const name = `qos-${randomUUID().slice(0, 8)}`;
-    const created = await admin.post('/qos-specs', { qos_specs: { name, consumer: 'front-end', read_iops_sec: '2000' } });
+    const created = await admin.post('/qos-specs', {
+      qos_specs: { name, consumer: 'front-end', read_iops_sec: '2000' },
+    });
     expect(created.status).toBe(200);
     const q = created.body.qos_specs;
     expect(created.body).toEqual({
@@ -62,9 +64,14 @@ describe.each(MODES)('qos specs (%s)', (mode) => {
       const del = await admin.delete(`/qos-specs/${id}?force=False`);
       expect([del.status, del.text]).toEqual([202, '']);
       const gone = await admin.get(`/qos-specs/${id}`);
-      expect([gone.status, gone.body]).toEqual([404, { itemNotFound: { code: 404, message: `No such QoS spec ${id}.` } }]);
+      expect([gone.status, gone.body]).toEqual([
+        404,
+        { itemNotFound: { code: 404, message: `No such QoS spec ${id}.` } },
+      ]);
     }
-    expect((await admin.get('/qos-specs')).body.qos_specs.map((x: { id: string }) => x.id)).not.toContain(q.id);
+    expect((await admin.get('/qos-specs')).body.qos_specs.map((x: { id: string }) => x.id)).not.toContain(
+      q.id,
+    );
     // a deleted name can be used again.
     const again = await createQos({ name });
     expect(again.id).not.toBe(q.id);
@@ -74,20 +81,35 @@ describe.each(MODES)('qos specs (%s)', (mode) => {
   it('lists newest first, with filters, sorting and pages', async () => {
     const prefix = `ql-${randomUUID().slice(0, 6)}`;
     const made: any[] = [];
-    for (const [suffix, consumer] of [['a', 'front-end'], ['b', 'both'], ['c', 'front-end']]) {
+    for (const [suffix, consumer] of [
+      ['a', 'front-end'],
+      ['b', 'both'],
+      ['c', 'front-end'],
+    ]) {
       made.push(await createQos({ name: `${prefix}-${suffix}`, consumer }));
       await new Promise((r) => setTimeout(r, 5)); // distinct created_at, so the default order is known
     }
-    const ours = (r: { body: { qos_specs: { name: string }[] } }) => r.body.qos_specs.map((x) => x.name).filter((n) => n.startsWith(prefix));
+    const ours = (r: { body: { qos_specs: { name: string }[] } }) =>
+      r.body.qos_specs.map((x) => x.name).filter((n) => n.startsWith(prefix));
     expect(ours(await admin.get('/qos-specs'))).toEqual([`${prefix}-c`, `${prefix}-b`, `${prefix}-a`]);
-    expect(ours(await admin.get('/qos-specs?sort=name:asc'))).toEqual([`${prefix}-a`, `${prefix}-b`, `${prefix}-c`]);
+    expect(ours(await admin.get('/qos-specs?sort=name:asc'))).toEqual([
+      `${prefix}-a`,
+      `${prefix}-b`,
+      `${prefix}-c`,
+    ]);
     expect((await admin.get(`/qos-specs?name=${prefix}-b`)).body.qos_specs).toEqual([made[1]]);
     expect((await admin.get(`/qos-specs?id=${made[2].id}`)).body.qos_specs).toEqual([made[2]]);
-    expect(ours(await admin.get('/qos-specs?consumer=front-end&sort=name:desc'))).toEqual([`${prefix}-c`, `${prefix}-a`]);
+    expect(ours(await admin.get('/qos-specs?consumer=front-end&sort=name:desc'))).toEqual([
+      `${prefix}-c`,
+      `${prefix}-a`,
+    ]);
     const page = await admin.get(`/qos-specs?sort=name:asc&limit=1&marker=${made[0].id}`);
     expect(page.body.qos_specs.map((x: { id: string }) => x.id)).toEqual([made[1].id]);
     expect(page.body.qos_specs_links).toEqual([
-      { rel: 'next', href: `${bs.base}/v3/${admin.caller.project}/qos-specs?sort=name%3Aasc&limit=1&marker=${made[1].id}` },
+      {
+        rel: 'next',
+        href: `${bs.base}/v3/${admin.caller.project}/qos-specs?sort=name%3Aasc&limit=1&marker=${made[1].id}`,
+      },
     ]);
     expect((await admin.get(`/qos-specs?marker=${randomUUID()}`)).status).toBe(404);
     expect((await admin.get('/qos-specs?sort=specs')).status).toBe(400);
@@ -99,28 +121,62 @@ describe.each(MODES)('qos specs (%s)', (mode) => {
     const name = `qos-${randomUUID().slice(0, 8)}`;
     const q = await createQos({ name });
     const dup = await admin.post('/qos-specs', { qos_specs: { name } });
-    expect([dup.status, dup.body]).toEqual([409, { conflictingRequest: { code: 409, message: `QoS Specs ${name} already exists.` } }]);
+    expect([dup.status, dup.body]).toEqual([
+      409,
+      { conflictingRequest: { code: 409, message: `QoS Specs ${name} already exists.` } },
+    ]);
 
     const bad = async (body: unknown, message: string) => {
       const r = await admin.post('/qos-specs', body);
       expect([r.status, r.body]).toEqual([400, { badRequest: { code: 400, message } }]);
     };
     await bad({}, "'qos_specs' is a required property");
-    await bad({ qos_specs: 'x' }, "Invalid input for field/attribute qos_specs. Value: x. 'x' is not of type 'object'");
-    await bad({ qos_specs: { name: `${name}-x` }, extra: 1 }, "Additional properties are not allowed ('extra' was unexpected)");
-    await bad({ qos_specs: { consumer: 'both' } }, `Invalid input for field/attribute qos_specs. Value: {"consumer":"both"}. 'name' is a required property`);
-    await bad({ qos_specs: { name: '   ' } }, "An invalid 'name' value was provided. The 'name' can not be empty.");
-    await bad({ qos_specs: { name: 'x'.repeat(256) } }, "An invalid 'name' value was provided. The 'name' can not be greater than 255 characters.");
-    await bad({ qos_specs: { name: 7 } }, "Invalid input for field/attribute name. Value: 7. 7 is not of type 'string'");
-    await bad({ qos_specs: { name: `${name}-x`, '': 'v' } }, 'Invalid input received: Key "" has 0 characters, less than 1.');
-    await bad({ qos_specs: { name: `${name}-x`, iops: 5 } }, 'Invalid input received: Value for key "iops" is not a string or unicode');
-    await bad({ qos_specs: { name: `${name}-x`, consumer: true } }, 'Invalid input received: Value for key "consumer" is not a string or unicode');
+    await bad(
+      { qos_specs: 'x' },
+      "Invalid input for field/attribute qos_specs. Value: x. 'x' is not of type 'object'",
+    );
+    await bad(
+      { qos_specs: { name: `${name}-x` }, extra: 1 },
+      "Additional properties are not allowed ('extra' was unexpected)",
+    );
+    await bad(
+      { qos_specs: { consumer: 'both' } },
+      `Invalid input for field/attribute qos_specs. Value: {"consumer":"both"}. 'name' is a required property`,
+    );
+    await bad(
+      { qos_specs: { name: '   ' } },
+      "An invalid 'name' value was provided. The 'name' can not be empty.",
+    );
+    await bad(
+      { qos_specs: { name: 'x'.repeat(256) } },
+      "An invalid 'name' value was provided. The 'name' can not be greater than 255 characters.",
+    );
+    await bad(
+      { qos_specs: { name: 7 } },
+      "Invalid input for field/attribute name. Value: 7. 7 is not of type 'string'",
+    );
+    await bad(
+      { qos_specs: { name: `${name}-x`, '': 'v' } },
+      'Invalid input received: Key "" has 0 characters, less than 1.',
+    );
+    await bad(
+      { qos_specs: { name: `${name}-x`, iops: 5 } },
+      'Invalid input received: Value for key "iops" is not a string or unicode',
+    );
+    await bad(
+      { qos_specs: { name: `${name}-x`, consumer: true } },
+      'Invalid input received: Value for key "consumer" is not a string or unicode',
+    );
     await bad(
       { qos_specs: { name: `${name}-x`, consumer: 'middle' } },
       "Invalid qos specs: Valid consumer of QoS specs are: QoSConsumerValues(default=<class 'oslo_versionedobjects.fields.UnspecifiedDefault'>,nullable=False,valid_values=('back-end', 'front-end', 'both'))",
     );
     // nothing was created by the refusals.
-    expect((await admin.get('/qos-specs')).body.qos_specs.filter((x: { name: string }) => x.name.startsWith(`${name}-`))).toEqual([]);
+    expect(
+      (await admin.get('/qos-specs')).body.qos_specs.filter((x: { name: string }) =>
+        x.name.startsWith(`${name}-`),
+      ),
+    ).toEqual([]);
 
     const unknown = randomUUID();
     const notFound = { itemNotFound: { code: 404, message: `No such QoS spec ${unknown}.` } };
@@ -159,34 +215,71 @@ describe.each(MODES)('qos specs (%s)', (mode) => {
   });
 
   it('sets and unsets keys, all or nothing', async () => {
-    const q = await createQos({ name: `qos-${randomUUID().slice(0, 8)}`, consumer: 'front-end', read_iops_sec: '2000' });
-    const set = await admin.put(`/qos-specs/${q.id}`, { qos_specs: { iops_bytes: '500', read_iops_sec: '3000' } });
-    expect([set.status, set.body]).toEqual([200, { qos_specs: { iops_bytes: '500', read_iops_sec: '3000' } }]);
+    const q = await createQos({
+      name: `qos-${randomUUID().slice(0, 8)}`,
+      consumer: 'front-end',
+      read_iops_sec: '2000',
+    });
+    const set = await admin.put(`/qos-specs/${q.id}`, {
+      qos_specs: { iops_bytes: '500', read_iops_sec: '3000' },
+    });
+    expect([set.status, set.body]).toEqual([
+      200,
+      { qos_specs: { iops_bytes: '500', read_iops_sec: '3000' } },
+    ]);
     const consumer = await admin.put(`/qos-specs/${q.id}`, { qos_specs: { consumer: 'both' } });
     expect([consumer.status, consumer.body]).toEqual([200, { qos_specs: { consumer: 'both' } }]);
-    expect((await admin.get(`/qos-specs/${q.id}`)).body.qos_specs).toEqual({ ...q, consumer: 'both', specs: { iops_bytes: '500', read_iops_sec: '3000' } });
+    expect((await admin.get(`/qos-specs/${q.id}`)).body.qos_specs).toEqual({
+      ...q,
+      consumer: 'both',
+      specs: { iops_bytes: '500', read_iops_sec: '3000' },
+    });
     const badSet = async (body: unknown, message: string) => {
       const r = await admin.put(`/qos-specs/${q.id}`, body);
       expect([r.status, r.body]).toEqual([400, { badRequest: { code: 400, message } }]);
     };
     await badSet({ specs: {} }, "'qos_specs' is a required property");
-    await badSet({ qos_specs: { k: 5 } }, "Invalid input for field/attribute k. Value: 5. 5 is not of type 'string', 'null'");
-    await badSet({ qos_specs: { '': 'v' } }, `Invalid input for field/attribute qos_specs. Value: {"":"v"}. '' does not match any of the regexes: '^[a-zA-Z0-9-_:. /]{1,255}$'`);
-    expect((await admin.put(`/qos-specs/${q.id}`, { qos_specs: { consumer: 'nowhere' } })).body.badRequest.message).toMatch(/^Invalid qos specs: Valid consumer/);
+    await badSet(
+      { qos_specs: { k: 5 } },
+      "Invalid input for field/attribute k. Value: 5. 5 is not of type 'string', 'null'",
+    );
+    await badSet(
+      { qos_specs: { '': 'v' } },
+      `Invalid input for field/attribute qos_specs. Value: {"":"v"}. '' does not match any of the regexes: '^[a-zA-Z0-9-_:. /]{1,255}$'`,
+    );
+    expect(
+      (await admin.put(`/qos-specs/${q.id}`, { qos_specs: { consumer: 'nowhere' } })).body.badRequest.message,
+    ).toMatch(/^Invalid qos specs: Valid consumer/);
     // null values are stored; a null consumer leaves it alone.
     const nulls = await admin.put(`/qos-specs/${q.id}`, { qos_specs: { consumer: null, gone: null } });
     expect([nulls.status, nulls.body]).toEqual([200, { qos_specs: { consumer: null, gone: null } }]);
-    expect((await admin.get(`/qos-specs/${q.id}`)).body.qos_specs).toEqual({ ...q, consumer: 'both', specs: { iops_bytes: '500', read_iops_sec: '3000', gone: null } });
+    expect((await admin.get(`/qos-specs/${q.id}`)).body.qos_specs).toEqual({
+      ...q,
+      consumer: 'both',
+      specs: { iops_bytes: '500', read_iops_sec: '3000', gone: null },
+    });
     expect((await admin.put(`/qos-specs/${q.id}/delete_keys`, { keys: ['gone'] })).status).toBe(202);
 
     const missing = await admin.put(`/qos-specs/${q.id}/delete_keys`, { keys: ['iops_bytes', 'nope'] });
-    expect([missing.status, missing.body]).toEqual([404, { itemNotFound: { code: 404, message: `QoS spec ${q.id} has no spec with key nope.` } }]);
-    expect((await admin.get(`/qos-specs/${q.id}`)).body.qos_specs.specs).toEqual({ iops_bytes: '500', read_iops_sec: '3000' });
+    expect([missing.status, missing.body]).toEqual([
+      404,
+      { itemNotFound: { code: 404, message: `QoS spec ${q.id} has no spec with key nope.` } },
+    ]);
+    expect((await admin.get(`/qos-specs/${q.id}`)).body.qos_specs.specs).toEqual({
+      iops_bytes: '500',
+      read_iops_sec: '3000',
+    });
     for (const [body, message] of [
       [{}, "'keys' is a required property"],
-      [{ keys: 'iops_bytes' }, "Invalid input for field/attribute keys. Value: iops_bytes. 'iops_bytes' is not of type 'array'"],
+      [
+        { keys: 'iops_bytes' },
+        "Invalid input for field/attribute keys. Value: iops_bytes. 'iops_bytes' is not of type 'array'",
+      ],
       [{ keys: [1] }, "Invalid input for field/attribute 0. Value: 1. 1 is not of type 'string'"],
-      [{ keys: ['k', 'k'] }, "Invalid input for field/attribute keys. Value: ['k', 'k']. ['k', 'k'] has non-unique elements"],
+      [
+        { keys: ['k', 'k'] },
+        "Invalid input for field/attribute keys. Value: ['k', 'k']. ['k', 'k'] has non-unique elements",
+      ],
     ] as const) {
       const r = await admin.put(`/qos-specs/${q.id}/delete_keys`, body);
       expect([r.status, r.body]).toEqual([400, { badRequest: { code: 400, message } }]);
@@ -211,43 +304,73 @@ describe.each(MODES)('qos specs (%s)', (mode) => {
     const taken = await admin.get(`/qos-specs/${other.id}/associate?vol_type_id=${types[0]!.id}`);
     expect([taken.status, taken.body]).toEqual([
       400,
-      { badRequest: { code: 400, message: `Invalid volume type: Type ${types[0]!.id} is already associated with another qos specs: ${q.id}` } },
+      {
+        badRequest: {
+          code: 400,
+          message: `Invalid volume type: Type ${types[0]!.id} is already associated with another qos specs: ${q.id}`,
+        },
+      },
     ]);
     const noType = randomUUID();
     const missingType = await admin.get(`/qos-specs/${q.id}/associate?vol_type_id=${noType}`);
-    expect([missingType.status, missingType.body]).toEqual([404, { itemNotFound: { code: 404, message: `Volume type ${noType} could not be found.` } }]);
+    expect([missingType.status, missingType.body]).toEqual([
+      404,
+      { itemNotFound: { code: 404, message: `Volume type ${noType} could not be found.` } },
+    ]);
     const notUuid = await admin.get(`/qos-specs/${q.id}/associate?vol_type_id=notauuid`);
-    expect([notUuid.status, notUuid.body]).toEqual([404, { itemNotFound: { code: 404, message: 'Volume type notauuid could not be found.' } }]);
+    expect([notUuid.status, notUuid.body]).toEqual([
+      404,
+      { itemNotFound: { code: 404, message: 'Volume type notauuid could not be found.' } },
+    ]);
     for (const path of [`/qos-specs/${q.id}/associate`, `/qos-specs/${q.id}/disassociate?vol_type_id=`]) {
       const r = await admin.get(path);
-      expect([r.status, r.body]).toEqual([400, { badRequest: { code: 400, message: 'Volume Type id must not be None.' } }]);
+      expect([r.status, r.body]).toEqual([
+        400,
+        { badRequest: { code: 400, message: 'Volume Type id must not be None.' } },
+      ]);
     }
 
     const assoc = await admin.get(`/qos-specs/${q.id}/associations`);
     expect(assoc.status).toBe(200);
-    expect([...assoc.body.qos_associations].sort((a: { id: string }, b: { id: string }) => a.id.localeCompare(b.id))).toEqual(
-      types.map((t) => ({ association_type: 'volume_type', id: t.id, name: t.name })).sort((a, b) => a.id.localeCompare(b.id)),
+    expect(
+      [...assoc.body.qos_associations].sort((a: { id: string }, b: { id: string }) =>
+        a.id.localeCompare(b.id),
+      ),
+    ).toEqual(
+      types
+        .map((t) => ({ association_type: 'volume_type', id: t.id, name: t.name }))
+        .sort((a, b) => a.id.localeCompare(b.id)),
     );
     expect((await admin.get(`/types/${types[1]!.id}`)).body.volume_type.qos_specs_id).toBe(q.id);
     expect((await admin.get(`/qos-specs/${other.id}/associations`)).body).toEqual({ qos_associations: [] });
 
     for (const force of ['', '?force=False', '?force=no']) {
       const inUse = await admin.delete(`/qos-specs/${q.id}${force}`);
-      expect([inUse.status, inUse.body]).toEqual([400, { badRequest: { code: 400, message: 'Qos specs still in use.' } }]);
+      expect([inUse.status, inUse.body]).toEqual([
+        400,
+        { badRequest: { code: 400, message: 'Qos specs still in use.' } },
+      ]);
     }
     const maybe = await admin.delete(`/qos-specs/${q.id}?force=maybe`);
-    expect([maybe.status, maybe.body]).toEqual([400, { badRequest: { code: 400, message: "Value 'maybe' for 'force' is not a boolean." } }]);
+    expect([maybe.status, maybe.body]).toEqual([
+      400,
+      { badRequest: { code: 400, message: "Value 'maybe' for 'force' is not a boolean." } },
+    ]);
     expect((await admin.get(`/qos-specs/${q.id}`)).status).toBe(200);
 
     const dis = await admin.get(`/qos-specs/${q.id}/disassociate?vol_type_id=${types[0]!.id}`);
     expect([dis.status, dis.text]).toEqual([202, '']);
     expect((await admin.get(`/types/${types[0]!.id}`)).body.volume_type.qos_specs_id).toBeNull();
     // disassociating a type that uses another spec leaves it alone.
-    expect((await admin.get(`/qos-specs/${other.id}/disassociate?vol_type_id=${types[1]!.id}`)).status).toBe(202);
-    expect((await admin.get(`/types/${types[1]!.id}`)).body.volume_type.qos_specs_id).toBe(q.id);
-    expect((await admin.get(`/qos-specs/${q.id}/associations`)).body.qos_associations.map((a: { id: string }) => a.id).sort()).toEqual(
-      [types[1]!.id, types[2]!.id].sort(),
+    expect((await admin.get(`/qos-specs/${other.id}/disassociate?vol_type_id=${types[1]!.id}`)).status).toBe(
+      202,
     );
+    expect((await admin.get(`/types/${types[1]!.id}`)).body.volume_type.qos_specs_id).toBe(q.id);
+    expect(
+      (await admin.get(`/qos-specs/${q.id}/associations`)).body.qos_associations
+        .map((a: { id: string }) => a.id)
+        .sort(),
+    ).toEqual([types[1]!.id, types[2]!.id].sort());
 
     const all = await admin.get(`/qos-specs/${q.id}/disassociate_all`);
     expect([all.status, all.text]).toEqual([202, '']);
@@ -259,7 +382,9 @@ describe.each(MODES)('qos specs (%s)', (mode) => {
     expect((await admin.get(`/qos-specs/${q.id}`)).status).toBe(404);
     expect((await admin.get(`/types/${types[2]!.id}`)).body.volume_type.qos_specs_id).toBeNull();
     // the freed type can take another spec.
-    expect((await admin.get(`/qos-specs/${other.id}/associate?vol_type_id=${types[2]!.id}`)).status).toBe(202);
+    expect((await admin.get(`/qos-specs/${other.id}/associate?vol_type_id=${types[2]!.id}`)).status).toBe(
+      202,
+    );
     expect((await admin.delete(`/qos-specs/${other.id}?force=true`)).status).toBe(202);
     for (const t of types) expect((await admin.delete(`/types/${t.id}`)).status).toBe(202);
   });

@@ -47,17 +47,26 @@ describe.each(MODES)('block storage v3 over HTTP (%s)', (mode) => {
       expect(r.headers.get('openstack-api-version')).toBe(echoed);
       expect(r.headers.get('x-openstack-request-id')).toMatch(/^req-/);
       expect(r.headers.get('x-compute-request-id')).toBe(r.headers.get('x-openstack-request-id'));
-      if (status === 406) expect(r.body).toEqual({ computeFault: { code: 406, message: expect.stringContaining('Minimum is 3.0 and maximum is 3.71') } });
+      if (status === 406)
+        expect(r.body).toEqual({
+          computeFault: { code: 406, message: expect.stringContaining('Minimum is 3.0 and maximum is 3.71') },
+        });
       if (status === 400) expect(Object.keys(r.body)).toEqual(['badRequest']);
     });
     it('serves URLs with and without the project segment and checks it', async () => {
       expect((await api.raw('GET', api.url('/types', false))).status).toBe(200);
-      expect((await api.raw('GET', `${bs.base}/v3/${newProject()}/types`)).body).toEqual({ badRequest: { code: 400, message: 'Malformed request url' } });
+      expect((await api.raw('GET', `${bs.base}/v3/${newProject()}/types`)).body).toEqual({
+        badRequest: { code: 400, message: 'Malformed request url' },
+      });
       expect((await api.raw('GET', `${bs.base}/v3/not-hex!/types`)).status).toBe(404);
-      expect((await api.raw('GET', `${bs.base}/v3/${admin.project}/nothing-here`)).body).toEqual({ itemNotFound: { code: 404, message: 'The resource could not be found.' } });
+      expect((await api.raw('GET', `${bs.base}/v3/${admin.project}/nothing-here`)).body).toEqual({
+        itemNotFound: { code: 404, message: 'The resource could not be found.' },
+      });
     });
     it('serves v2 at 3.0 behaviour without microversion headers', async () => {
-      const r = await api.raw('GET', `${bs.base}/v2/${admin.project}/types`, undefined, { 'openstack-api-version': 'volume 3.71' });
+      const r = await api.raw('GET', `${bs.base}/v2/${admin.project}/types`, undefined, {
+        'openstack-api-version': 'volume 3.71',
+      });
       expect(r.status).toBe(200);
       expect(r.headers.get('openstack-api-version')).toBeNull();
       expect(r.body.volume_types.length).toBeGreaterThan(0);
@@ -73,7 +82,14 @@ describe.each(MODES)('block storage v3 over HTTP (%s)', (mode) => {
       const r = await api.get('/extensions');
       expect(r.status).toBe(200);
       const aliases = r.body.extensions.map((e: any) => e.alias);
-      for (const a of ['os-hosts', 'os-types-manage', 'os-volume-type-access', 'scheduler-stats', 'OS-SCH-HNT']) expect(aliases).toContain(a);
+      for (const a of [
+        'os-hosts',
+        'os-types-manage',
+        'os-volume-type-access',
+        'scheduler-stats',
+        'OS-SCH-HNT',
+      ])
+        expect(aliases).toContain(a);
       expect((await api.get('/extensions/os-hosts')).body.extension.name).toBe('Hosts');
       expect((await api.get('/extensions/nope')).status).toBe(404);
     });
@@ -83,10 +99,16 @@ describe.each(MODES)('block storage v3 over HTTP (%s)', (mode) => {
     it('has the __DEFAULT__ type and serves it as the default', async () => {
       const r = await api.get('/types/default');
       expect(r.status).toBe(200);
-      expect(r.body.volume_type).toMatchObject({ name: '__DEFAULT__', description: 'Default Volume Type', is_public: true });
+      expect(r.body.volume_type).toMatchObject({
+        name: '__DEFAULT__',
+        description: 'Default Volume Type',
+        is_public: true,
+      });
     });
     it('creates, shows, updates, lists and deletes a type', async () => {
-      const created = await api.post('/types', { volume_type: { name: 'gold-e2e', description: 'fast', extra_specs: { volume_backend_name: 'file' } } });
+      const created = await api.post('/types', {
+        volume_type: { name: 'gold-e2e', description: 'fast', extra_specs: { volume_backend_name: 'file' } },
+      });
       expect(created.status).toBe(200);
       const t = created.body.volume_type;
       expect(t).toEqual({
@@ -102,17 +124,26 @@ describe.each(MODES)('block storage v3 over HTTP (%s)', (mode) => {
       expect(shown.body.volume_type).toEqual({ ...t, qos_specs_id: null });
       const updated = await api.put(`/types/${t.id}`, { volume_type: { description: 'faster' } });
       expect(updated.status).toBe(200);
-      expect(Object.keys(updated.body.volume_type).sort()).toEqual(['description', 'extra_specs', 'id', 'is_public', 'name']);
+      expect(Object.keys(updated.body.volume_type).sort()).toEqual([
+        'description',
+        'extra_specs',
+        'id',
+        'is_public',
+        'name',
+      ]);
       expect((await api.put(`/types/${t.id}`, { volume_type: {} })).status).toBe(400);
       expect((await api.put(`/types/${t.id}`, { volume_type: { name: '__DEFAULT__' } })).status).toBe(409);
       const listed = await api.get('/types?sort=name:asc');
-      expect(listed.body.volume_types.map((x: any) => x.name)).toEqual(expect.arrayContaining(['__DEFAULT__', 'gold-e2e']));
+      expect(listed.body.volume_types.map((x: any) => x.name)).toEqual(
+        expect.arrayContaining(['__DEFAULT__', 'gold-e2e']),
+      );
       const del = await api.delete(`/types/${t.id}`);
       expect([del.status, del.text]).toEqual([202, '']);
       expect((await api.get(`/types/${t.id}`)).status).toBe(404);
     });
     it('pages type lists with links', async () => {
-      for (const n of ['page-a', 'page-b', 'page-c']) expect((await api.post('/types', { volume_type: { name: n } })).status).toBe(200);
+      for (const n of ['page-a', 'page-b', 'page-c'])
+        expect((await api.post('/types', { volume_type: { name: n } })).status).toBe(200);
       const first = await api.get('/types?limit=2&sort=name:asc');
       expect(first.body.volume_types).toHaveLength(2);
       const next = first.body.volume_type_links[0].href as string;
@@ -120,12 +151,19 @@ describe.each(MODES)('block storage v3 over HTTP (%s)', (mode) => {
       const second = await api.raw('GET', next);
       expect(second.status).toBe(200);
       expect(second.body.volume_types[0].name > first.body.volume_types[1].name).toBe(true);
-      expect((await api.get('/types?limit=x')).body).toEqual({ badRequest: { code: 400, message: 'limit param must be an integer' } });
+      expect((await api.get('/types?limit=x')).body).toEqual({
+        badRequest: { code: 400, message: 'limit param must be an integer' },
+      });
       expect((await api.get('/types?sort=bogus')).status).toBe(400);
     });
     it('filters type lists by is_public for admins only', async () => {
-      const priv = (await api.post('/types', { volume_type: { name: 'is-public-e2e', 'os-volume-type-access:is_public': false } })).body.volume_type;
-      const names = async (c: Client, q: string) => (await c.get(`/types${q}`)).body.volume_types.map((t: any) => t.name);
+      const priv = (
+        await api.post('/types', {
+          volume_type: { name: 'is-public-e2e', 'os-volume-type-access:is_public': false },
+        })
+      ).body.volume_type;
+      const names = async (c: Client, q: string) =>
+        (await c.get(`/types${q}`)).body.volume_types.map((t: any) => t.name);
       expect(await names(api, '')).not.toContain(priv.name);
       expect(await names(api, '?is_public=false')).toContain(priv.name);
       expect(await names(api, '?is_public=false')).not.toContain('__DEFAULT__');
@@ -140,42 +178,74 @@ describe.each(MODES)('block storage v3 over HTTP (%s)', (mode) => {
       const member = api.as(memberOf(p));
       const denied = await member.post('/types', { volume_type: { name: 'x' } });
       expect(denied.status).toBe(403);
-      expect(denied.body.forbidden).toEqual({ code: 403, message: "Policy doesn't allow volume_extension:type_create to be performed." });
-      const priv = (await api.post('/types', { volume_type: { name: 'private-e2e', 'os-volume-type-access:is_public': false } })).body.volume_type;
+      expect(denied.body.forbidden).toEqual({
+        code: 403,
+        message: "Policy doesn't allow volume_extension:type_create to be performed.",
+      });
+      const priv = (
+        await api.post('/types', {
+          volume_type: { name: 'private-e2e', 'os-volume-type-access:is_public': false },
+        })
+      ).body.volume_type;
       expect((await member.get(`/types/${priv.id}`)).status).toBe(404);
       expect((await member.get('/types')).body.volume_types.map((t: any) => t.id)).not.toContain(priv.id);
       expect((await member.post('/volumes', { volume: { size: 1, volume_type: priv.id } })).status).toBe(404);
-      expect((await api.post(`/types/${priv.id}/action`, { addProjectAccess: { project: p } })).status).toBe(202);
-      expect((await api.post(`/types/${priv.id}/action`, { addProjectAccess: { project: p } })).status).toBe(409);
-      expect((await api.get(`/types/${priv.id}/os-volume-type-access`)).body).toEqual({ volume_type_access: [{ volume_type_id: priv.id, project_id: p }] });
+      expect((await api.post(`/types/${priv.id}/action`, { addProjectAccess: { project: p } })).status).toBe(
+        202,
+      );
+      expect((await api.post(`/types/${priv.id}/action`, { addProjectAccess: { project: p } })).status).toBe(
+        409,
+      );
+      expect((await api.get(`/types/${priv.id}/os-volume-type-access`)).body).toEqual({
+        volume_type_access: [{ volume_type_id: priv.id, project_id: p }],
+      });
       expect((await member.get(`/types/${priv.id}`)).status).toBe(200);
       expect((await member.get(`/types/${priv.id}`)).body.volume_type).not.toHaveProperty('qos_specs_id');
-      expect((await api.post(`/types/${priv.id}/action`, { removeProjectAccess: { project: p } })).status).toBe(202);
-      expect((await api.post(`/types/${priv.id}/action`, { removeProjectAccess: { project: p } })).status).toBe(404);
+      expect(
+        (await api.post(`/types/${priv.id}/action`, { removeProjectAccess: { project: p } })).status,
+      ).toBe(202);
+      expect(
+        (await api.post(`/types/${priv.id}/action`, { removeProjectAccess: { project: p } })).status,
+      ).toBe(404);
       expect((await member.get(`/types/${priv.id}`)).status).toBe(404);
       const pub = (await api.get('/types/default')).body.volume_type;
-      expect((await api.post(`/types/${pub.id}/action`, { addProjectAccess: { project: p } })).status).toBe(400);
+      expect((await api.post(`/types/${pub.id}/action`, { addProjectAccess: { project: p } })).status).toBe(
+        400,
+      );
       expect((await api.get(`/types/${pub.id}/os-volume-type-access`)).status).toBe(404);
     });
     it('manages extra specs', async () => {
       const t = (await api.post('/types', { volume_type: { name: 'specs-e2e' } })).body.volume_type;
-      expect((await api.post(`/types/${t.id}/extra_specs`, { extra_specs: { a: '1', multiattach: '<is> True' } })).body).toEqual({ extra_specs: { a: '1', multiattach: '<is> True' } });
-      expect((await api.get(`/types/${t.id}/extra_specs`)).body).toEqual({ extra_specs: { a: '1', multiattach: '<is> True' } });
+      expect(
+        (await api.post(`/types/${t.id}/extra_specs`, { extra_specs: { a: '1', multiattach: '<is> True' } }))
+          .body,
+      ).toEqual({ extra_specs: { a: '1', multiattach: '<is> True' } });
+      expect((await api.get(`/types/${t.id}/extra_specs`)).body).toEqual({
+        extra_specs: { a: '1', multiattach: '<is> True' },
+      });
       expect((await api.get(`/types/${t.id}/extra_specs/a`)).body).toEqual({ a: '1' });
       expect((await api.put(`/types/${t.id}/extra_specs/a`, { a: '2' })).body).toEqual({ a: '2' });
       expect((await api.put(`/types/${t.id}/extra_specs/a`, { b: '2' })).status).toBe(400);
-      expect((await api.post(`/types/${t.id}/extra_specs`, { extra_specs: { cacheable: '<is> True' } })).status).toBe(400);
+      expect(
+        (await api.post(`/types/${t.id}/extra_specs`, { extra_specs: { cacheable: '<is> True' } })).status,
+      ).toBe(400);
       const member = api.as(memberOf(newProject()));
-      expect((await member.get(`/types/${t.id}/extra_specs`)).body).toEqual({ extra_specs: { multiattach: '<is> True' } });
+      expect((await member.get(`/types/${t.id}/extra_specs`)).body).toEqual({
+        extra_specs: { multiattach: '<is> True' },
+      });
       expect((await member.get(`/types/${t.id}/extra_specs/a`)).status).toBe(404);
       expect((await api.delete(`/types/${t.id}/extra_specs/a`)).status).toBe(202);
       expect((await api.delete(`/types/${t.id}/extra_specs/a`)).status).toBe(404);
-      expect((await api.get(`/types/${newProject().slice(0, 8)}-0000-4000-8000-000000000000/extra_specs`)).status).toBe(404);
+      expect(
+        (await api.get(`/types/${newProject().slice(0, 8)}-0000-4000-8000-000000000000/extra_specs`)).status,
+      ).toBe(404);
     });
     it('manages encryption types', async () => {
       const t = (await api.post('/types', { volume_type: { name: 'enc-e2e' } })).body.volume_type;
       expect((await api.get(`/types/${t.id}/encryption`)).body).toEqual({});
-      const created = await api.post(`/types/${t.id}/encryption`, { encryption: { provider: 'luks', cipher: 'aes-xts-plain64', key_size: 256 } });
+      const created = await api.post(`/types/${t.id}/encryption`, {
+        encryption: { provider: 'luks', cipher: 'aes-xts-plain64', key_size: 256 },
+      });
       expect(created.status).toBe(200);
       expect(created.body.encryption).toEqual({
         provider: 'luks',
@@ -185,13 +255,22 @@ describe.each(MODES)('block storage v3 over HTTP (%s)', (mode) => {
         volume_type_id: t.id,
         encryption_id: expect.stringMatching(UUID),
       });
-      expect((await api.post(`/types/${t.id}/encryption`, { encryption: { provider: 'luks' } })).status).toBe(400);
+      expect((await api.post(`/types/${t.id}/encryption`, { encryption: { provider: 'luks' } })).status).toBe(
+        400,
+      );
       const shown = (await api.get(`/types/${t.id}/encryption`)).body;
-      expect(shown).toMatchObject({ provider: 'luks', deleted: false, deleted_at: null, created_at: expect.stringMatching(TS) });
+      expect(shown).toMatchObject({
+        provider: 'luks',
+        deleted: false,
+        deleted_at: null,
+        created_at: expect.stringMatching(TS),
+      });
       expect((await api.get(`/types/${t.id}/encryption/provider`)).body).toEqual({ provider: 'luks' });
       expect((await api.get(`/types/${t.id}/encryption/nope`)).status).toBe(404);
       const encId = created.body.encryption.encryption_id;
-      expect((await api.put(`/types/${t.id}/encryption/${encId}`, { encryption: { key_size: 512 } })).body).toEqual({ encryption: { key_size: 512 } });
+      expect(
+        (await api.put(`/types/${t.id}/encryption/${encId}`, { encryption: { key_size: 512 } })).body,
+      ).toEqual({ encryption: { key_size: 512 } });
       const v = (await api.post('/volumes', { volume: { size: 1, volume_type: t.id } })).body.volume;
       expect(v.encrypted).toBe(true);
       expect(v.encryption_key_id).toMatch(UUID);
@@ -206,13 +285,32 @@ describe.each(MODES)('block storage v3 over HTTP (%s)', (mode) => {
     it('manages project default types from 3.62', async () => {
       const p = newProject();
       const t = (await api.post('/types', { volume_type: { name: 'default-e2e' } })).body.volume_type;
-      expect((await api.at('3.61').raw('PUT', `${bs.base}/v3/default-types/${p}`, { default_type: { volume_type: t.name } })).status).toBe(404);
-      const set = await api.raw('PUT', `${bs.base}/v3/default-types/${p}`, { default_type: { volume_type: t.name } });
+      expect(
+        (
+          await api
+            .at('3.61')
+            .raw('PUT', `${bs.base}/v3/default-types/${p}`, { default_type: { volume_type: t.name } })
+        ).status,
+      ).toBe(404);
+      const set = await api.raw('PUT', `${bs.base}/v3/default-types/${p}`, {
+        default_type: { volume_type: t.name },
+      });
       expect(set.status).toBe(200);
       expect(set.body).toEqual({ default_type: { project_id: p, volume_type_id: t.id } });
-      expect((await api.raw('PUT', `${bs.base}/v3/default-types/${p}`, { default_type: { volume_type: 'no-such-type' } })).status).toBe(400);
-      expect((await api.raw('GET', `${bs.base}/v3/default-types/${p}`)).body).toEqual({ default_type: { project_id: p, volume_type_id: t.id } });
-      expect((await api.raw('GET', `${bs.base}/v3/default-types`)).body.default_types).toContainEqual({ project_id: p, volume_type_id: t.id });
+      expect(
+        (
+          await api.raw('PUT', `${bs.base}/v3/default-types/${p}`, {
+            default_type: { volume_type: 'no-such-type' },
+          })
+        ).status,
+      ).toBe(400);
+      expect((await api.raw('GET', `${bs.base}/v3/default-types/${p}`)).body).toEqual({
+        default_type: { project_id: p, volume_type_id: t.id },
+      });
+      expect((await api.raw('GET', `${bs.base}/v3/default-types`)).body.default_types).toContainEqual({
+        project_id: p,
+        volume_type_id: t.id,
+      });
       const member = api.as(memberOf(p));
       expect((await member.get('/types/default')).body.volume_type.id).toBe(t.id);
       expect((await member.raw('GET', `${bs.base}/v3/default-types`)).status).toBe(403);
@@ -238,10 +336,25 @@ describe.each(MODES)('block storage v3 over HTTP (%s)', (mode) => {
     it('creates a volume that becomes available on a real sparse file', async () => {
       const p = newProject();
       const member = api.as(memberOf(p));
-      const r = await member.post('/volumes', { volume: { size: 1, name: 'v1', description: 'd', metadata: { a: 'b' } } });
+      const r = await member.post('/volumes', {
+        volume: { size: 1, name: 'v1', description: 'd', metadata: { a: 'b' } },
+      });
       expect(r.status).toBe(202);
       const v = r.body.volume;
-      expect(v).toMatchObject({ id: expect.stringMatching(UUID), status: 'creating', size: 1, name: 'v1', availability_zone: 'nova', volume_type: '__DEFAULT__', bootable: 'false', encrypted: false, multiattach: false, metadata: { a: 'b' }, attachments: [], created_at: expect.stringMatching(TS) });
+      expect(v).toMatchObject({
+        id: expect.stringMatching(UUID),
+        status: 'creating',
+        size: 1,
+        name: 'v1',
+        availability_zone: 'nova',
+        volume_type: '__DEFAULT__',
+        bootable: 'false',
+        encrypted: false,
+        multiattach: false,
+        metadata: { a: 'b' },
+        attachments: [],
+        created_at: expect.stringMatching(TS),
+      });
       expect(v).not.toHaveProperty('migration_status');
       expect(v).toHaveProperty('volume_type_id');
       expect(v.links[0]).toEqual({ rel: 'self', href: `${bs.base}/v3/${p}/volumes/${v.id}` });
@@ -274,7 +387,9 @@ describe.each(MODES)('block storage v3 over HTTP (%s)', (mode) => {
     it('enforces quotas with 413', async () => {
       const p = newProject();
       const member = api.as(memberOf(p));
-      expect((await api.put(`/os-quota-sets/${p}`, { quota_set: { volumes: 1, gigabytes: 3 } })).status).toBe(200);
+      expect((await api.put(`/os-quota-sets/${p}`, { quota_set: { volumes: 1, gigabytes: 3 } })).status).toBe(
+        200,
+      );
       const big = await member.post('/volumes', { volume: { size: 4 } });
       expect(big.status).toBe(413);
       expect(big.body.overLimit.message).toMatch(/^VolumeSizeExceedsAvailableQuota: /);
@@ -285,8 +400,17 @@ describe.each(MODES)('block storage v3 over HTTP (%s)', (mode) => {
       expect(second.status).toBe(413);
       expect(second.body.overLimit.message).toMatch(/^VolumeLimitExceeded: /);
       const limits = (await member.get('/limits')).body.limits.absolute;
-      expect(limits).toMatchObject({ maxTotalVolumes: 1, maxTotalVolumeGigabytes: 3, totalVolumesUsed: 1, totalGigabytesUsed: 1 });
-      expect((await api.get(`/os-quota-sets/${p}?usage=true`)).body.quota_set.volumes).toEqual({ limit: 1, in_use: 1, reserved: 0 });
+      expect(limits).toMatchObject({
+        maxTotalVolumes: 1,
+        maxTotalVolumeGigabytes: 3,
+        totalVolumesUsed: 1,
+        totalGigabytesUsed: 1,
+      });
+      expect((await api.get(`/os-quota-sets/${p}?usage=true`)).body.quota_set.volumes).toEqual({
+        limit: 1,
+        in_use: 1,
+        reserved: 0,
+      });
       await member.waitFor('volumes', ok.body.volume.id, ['available']);
       expect((await member.delete(`/volumes/${ok.body.volume.id}`)).status).toBe(202);
       await member.waitFor('volumes', ok.body.volume.id, ['deleted']);
@@ -297,25 +421,47 @@ describe.each(MODES)('block storage v3 over HTTP (%s)', (mode) => {
       const p = newProject();
       const r = await api.get(`/os-quota-sets/${p}/defaults`);
       expect(r.status).toBe(200);
-      expect(r.body.quota_set).toMatchObject({ id: p, volumes: expect.any(Number), gigabytes: expect.any(Number) });
+      expect(r.body.quota_set).toMatchObject({
+        id: p,
+        volumes: expect.any(Number),
+        gigabytes: expect.any(Number),
+      });
     });
     it('lists with filters, sorting, paging and counts', async () => {
       const p = newProject();
       const member = api.as(memberOf(p));
       const ids: string[] = [];
       for (const [i, name] of ['alpha', 'beta', 'gamma'].entries()) {
-        const r = await member.post('/volumes', { volume: { size: i + 1, name, metadata: { idx: String(i) } } });
+        const r = await member.post('/volumes', {
+          volume: { size: i + 1, name, metadata: { idx: String(i) } },
+        });
         ids.push(r.body.volume.id);
       }
       for (const id of ids) await member.waitFor('volumes', id, ['available']);
       const summary = await member.get('/volumes');
-      expect(summary.body.volumes.map((v: any) => Object.keys(v).sort())).toEqual([['id', 'links', 'name'], ['id', 'links', 'name'], ['id', 'links', 'name']]);
+      expect(summary.body.volumes.map((v: any) => Object.keys(v).sort())).toEqual([
+        ['id', 'links', 'name'],
+        ['id', 'links', 'name'],
+        ['id', 'links', 'name'],
+      ]);
       expect(summary.body.volumes.map((v: any) => v.name)).toEqual(['gamma', 'beta', 'alpha']);
-      expect((await member.get('/volumes/detail?sort=name:asc')).body.volumes.map((v: any) => v.name)).toEqual(['alpha', 'beta', 'gamma']);
-      expect((await member.get('/volumes/detail?name=beta')).body.volumes.map((v: any) => v.id)).toEqual([ids[1]]);
-      expect((await member.get('/volumes/detail?size=3')).body.volumes.map((v: any) => v.name)).toEqual(['gamma']);
-      expect((await member.get(`/volumes/detail?metadata=${encodeURIComponent('{"idx":"0"}')}`)).body.volumes.map((v: any) => v.name)).toEqual(['alpha']);
-      expect((await member.get('/volumes/detail?status=available&availability_zone=nova')).body.volumes).toHaveLength(3);
+      expect(
+        (await member.get('/volumes/detail?sort=name:asc')).body.volumes.map((v: any) => v.name),
+      ).toEqual(['alpha', 'beta', 'gamma']);
+      expect((await member.get('/volumes/detail?name=beta')).body.volumes.map((v: any) => v.id)).toEqual([
+        ids[1],
+      ]);
+      expect((await member.get('/volumes/detail?size=3')).body.volumes.map((v: any) => v.name)).toEqual([
+        'gamma',
+      ]);
+      expect(
+        (await member.get(`/volumes/detail?metadata=${encodeURIComponent('{"idx":"0"}')}`)).body.volumes.map(
+          (v: any) => v.name,
+        ),
+      ).toEqual(['alpha']);
+      expect(
+        (await member.get('/volumes/detail?status=available&availability_zone=nova')).body.volumes,
+      ).toHaveLength(3);
       const page = await member.get('/volumes/detail?limit=2&sort=name:asc&with_count=true');
       expect(page.body.count).toBe(3);
       expect(page.body.volumes.map((v: any) => v.name)).toEqual(['alpha', 'beta']);
@@ -324,45 +470,86 @@ describe.each(MODES)('block storage v3 over HTTP (%s)', (mode) => {
       expect(next.body).not.toHaveProperty('volumes_links');
       expect((await member.at('3.44').get('/volumes?with_count=true')).body).not.toHaveProperty('count');
       const future = new Date(Date.now() + 3600_000).toISOString().slice(0, 19);
-      expect((await member.at('3.60').get(`/volumes/detail?created_at=gt:${future}`)).body.volumes).toEqual([]);
-      expect((await member.at('3.60').get('/volumes/detail?created_at=gt:2000-01-01T00:00:00')).body.volumes).toHaveLength(3);
+      expect((await member.at('3.60').get(`/volumes/detail?created_at=gt:${future}`)).body.volumes).toEqual(
+        [],
+      );
+      expect(
+        (await member.at('3.60').get('/volumes/detail?created_at=gt:2000-01-01T00:00:00')).body.volumes,
+      ).toHaveLength(3);
       expect((await member.at('3.60').get('/volumes/detail?created_at=after:2000-01-01')).status).toBe(400);
-      expect((await member.get('/volumes/detail?foo=bar')).body).toEqual({ badRequest: { code: 400, message: 'Invalid input received: Invalid filters foo are found in query options.' } });
+      expect((await member.get('/volumes/detail?foo=bar')).body).toEqual({
+        badRequest: {
+          code: 400,
+          message: 'Invalid input received: Invalid filters foo are found in query options.',
+        },
+      });
       expect((await member.at('3.30').get('/volumes/detail?foo=bar')).body.volumes).toHaveLength(3);
       expect((await member.get('/volumes/detail?bootable=maybe')).status).toBe(400);
-      expect((await member.get('/volumes/detail?marker=0b7c9d2e-1f3a-4b5c-8d6e-7f8091a2b3c4')).status).toBe(404);
+      expect((await member.get('/volumes/detail?marker=0b7c9d2e-1f3a-4b5c-8d6e-7f8091a2b3c4')).status).toBe(
+        404,
+      );
       expect((await member.get('/volumes/detail?all_tenants=1')).body.volumes).toHaveLength(3);
       const all = await api.get(`/volumes/detail?all_tenants=1&project_id=${p}`);
       expect(all.body.volumes).toHaveLength(3);
-      expect((await member.at('3.12').get('/volumes/summary')).body).toEqual({ 'volume-summary': { total_count: 3, total_size: 6 } });
+      expect((await member.at('3.12').get('/volumes/summary')).body).toEqual({
+        'volume-summary': { total_count: 3, total_size: 6 },
+      });
     });
     it('updates, manages metadata, extends and deletes', async () => {
       const member = api.as(memberOf(newProject()));
       const v = (await member.post('/volumes', { volume: { size: 1 } })).body.volume;
       await member.waitFor('volumes', v.id, ['available']);
-      expect((await member.put(`/volumes/${v.id}`, { volume: { name: 'renamed' } })).body.volume.name).toBe('renamed');
+      expect((await member.put(`/volumes/${v.id}`, { volume: { name: 'renamed' } })).body.volume.name).toBe(
+        'renamed',
+      );
       expect((await member.put(`/volumes/${v.id}`, { volume: {} })).status).toBe(400);
-      expect((await member.post(`/volumes/${v.id}/metadata`, { metadata: { k1: 'v1' } })).body).toEqual({ metadata: { k1: 'v1' } });
-      expect((await member.post(`/volumes/${v.id}/metadata`, { metadata: { k2: 'v2' } })).body).toEqual({ metadata: { k1: 'v1', k2: 'v2' } });
+      expect((await member.post(`/volumes/${v.id}/metadata`, { metadata: { k1: 'v1' } })).body).toEqual({
+        metadata: { k1: 'v1' },
+      });
+      expect((await member.post(`/volumes/${v.id}/metadata`, { metadata: { k2: 'v2' } })).body).toEqual({
+        metadata: { k1: 'v1', k2: 'v2' },
+      });
       expect((await member.get(`/volumes/${v.id}/metadata/k1`)).body).toEqual({ meta: { k1: 'v1' } });
-      expect((await member.put(`/volumes/${v.id}/metadata/k1`, { meta: { k1: 'x' } })).body).toEqual({ meta: { k1: 'x' } });
+      expect((await member.put(`/volumes/${v.id}/metadata/k1`, { meta: { k1: 'x' } })).body).toEqual({
+        meta: { k1: 'x' },
+      });
       expect((await member.put(`/volumes/${v.id}/metadata/k1`, { meta: { k9: 'x' } })).status).toBe(400);
       expect((await member.delete(`/volumes/${v.id}/metadata/k2`)).status).toBe(200);
       expect((await member.delete(`/volumes/${v.id}/metadata/k2`)).status).toBe(404);
       const meta = await member.get(`/volumes/${v.id}/metadata`);
       expect(meta.body).toEqual({ metadata: { k1: 'x' } });
       expect(meta.headers.get('etag')).toBe(createHash('md5').update(meta.text).digest('hex'));
-      const stale = await member.put(`/volumes/${v.id}/metadata`, { metadata: { only: '0' } }, { 'if-match': 'not-the-etag' });
+      const stale = await member.put(
+        `/volumes/${v.id}/metadata`,
+        { metadata: { only: '0' } },
+        { 'if-match': 'not-the-etag' },
+      );
       expect([stale.status, stale.text]).toEqual([412, '']);
-      expect((await member.put(`/volumes/${v.id}/metadata`, { metadata: { only: '1' } }, { 'if-match': meta.headers.get('etag')! })).body).toEqual({ metadata: { only: '1' } });
-      expect((await member.post(`/volumes/${v.id}/action`, { 'os-extend': { new_size: 1 } })).status).toBe(400);
-      expect((await member.post(`/volumes/${v.id}/action`, { 'os-fly': {} })).body.badRequest.message).toBe('There is no such action: os-fly');
-      expect((await member.post(`/volumes/${v.id}/action`, { 'os-extend': { new_size: 2 } })).status).toBe(202);
+      expect(
+        (
+          await member.put(
+            `/volumes/${v.id}/metadata`,
+            { metadata: { only: '1' } },
+            { 'if-match': meta.headers.get('etag')! },
+          )
+        ).body,
+      ).toEqual({ metadata: { only: '1' } });
+      expect((await member.post(`/volumes/${v.id}/action`, { 'os-extend': { new_size: 1 } })).status).toBe(
+        400,
+      );
+      expect((await member.post(`/volumes/${v.id}/action`, { 'os-fly': {} })).body.badRequest.message).toBe(
+        'There is no such action: os-fly',
+      );
+      expect((await member.post(`/volumes/${v.id}/action`, { 'os-extend': { new_size: 2 } })).status).toBe(
+        202,
+      );
       const extended = await member.waitFor('volumes', v.id, ['available']);
       expect(extended.size).toBe(2);
       const st = await (await open(path.join(bs.volumeDir, `volume-${v.id}`), 'r')).stat();
       expect(st.size).toBe(2 * 1024 ** 3);
-      expect((await member.post(`/volumes/${v.id}/action`, { 'os-reset_status': { status: 'error' } })).status).toBe(403);
+      expect(
+        (await member.post(`/volumes/${v.id}/action`, { 'os-reset_status': { status: 'error' } })).status,
+      ).toBe(403);
       expect((await member.delete(`/volumes/${v.id}`)).status).toBe(202);
       await member.waitFor('volumes', v.id, ['deleted']);
       await expect(open(path.join(bs.volumeDir, `volume-${v.id}`), 'r')).rejects.toThrow(/ENOENT/);
@@ -379,7 +566,11 @@ describe.each(MODES)('block storage v3 over HTTP (%s)', (mode) => {
       await fh.close();
       const digest = async (f: string, end?: number) => {
         const h = createHash('sha256');
-        for await (const chunk of createReadStream(f, { end: end === undefined ? undefined : end - 1, highWaterMark: 4 * 1024 * 1024 })) h.update(chunk as Buffer);
+        for await (const chunk of createReadStream(f, {
+          end: end === undefined ? undefined : end - 1,
+          highWaterMark: 4 * 1024 * 1024,
+        }))
+          h.update(chunk as Buffer);
         return h.digest('hex');
       };
       const clone = (await member.post('/volumes', { volume: { source_volid: src.id } })).body.volume;
@@ -387,35 +578,64 @@ describe.each(MODES)('block storage v3 over HTTP (%s)', (mode) => {
       await member.waitFor('volumes', clone.id, ['available']);
       expect(await digest(path.join(bs.volumeDir, `volume-${clone.id}`))).toBe(await digest(file));
       expect((await member.post('/volumes', { volume: { source_volid: src.id, size: 0 } })).status).toBe(400);
-      const snap = await member.post('/snapshots', { snapshot: { volume_id: src.id, name: 's1', metadata: { x: 'y' } } });
+      const snap = await member.post('/snapshots', {
+        snapshot: { volume_id: src.id, name: 's1', metadata: { x: 'y' } },
+      });
       expect(snap.status).toBe(202);
-      expect(snap.body.snapshot).toMatchObject({ status: 'creating', size: 1, volume_id: src.id, name: 's1', metadata: { x: 'y' } });
+      expect(snap.body.snapshot).toMatchObject({
+        status: 'creating',
+        size: 1,
+        volume_id: src.id,
+        name: 's1',
+        metadata: { x: 'y' },
+      });
       const s = await member.waitFor('snapshots', snap.body.snapshot.id, ['available']);
       expect(s['os-extended-snapshot-attributes:progress']).toBe('100%');
-      const fromSnap = (await member.post('/volumes', { volume: { snapshot_id: s.id, size: 2 } })).body.volume;
+      const fromSnap = (await member.post('/volumes', { volume: { snapshot_id: s.id, size: 2 } })).body
+        .volume;
       await member.waitFor('volumes', fromSnap.id, ['available']);
       const restored = path.join(bs.volumeDir, `volume-${fromSnap.id}`);
       expect((await stat(restored)).size).toBe(2 * 1024 ** 3);
       expect(await digest(restored, 1024 ** 3)).toBe(await digest(file));
       expect((await member.delete(`/volumes/${src.id}`)).status).toBe(400);
       expect((await member.get('/snapshots/detail')).body.snapshots.map((x: any) => x.id)).toEqual([s.id]);
-      expect((await member.put(`/snapshots/${s.id}`, { snapshot: { name: 's2' } })).body.snapshot.name).toBe('s2');
+      expect((await member.put(`/snapshots/${s.id}`, { snapshot: { name: 's2' } })).body.snapshot.name).toBe(
+        's2',
+      );
       expect((await member.delete(`/snapshots/${s.id}`)).status).toBe(202);
       await member.waitFor('snapshots', s.id, ['deleted']);
       expect((await member.delete(`/volumes/${src.id}`)).status).toBe(202);
       await member.waitFor('volumes', src.id, ['deleted']);
     }, 60000);
     it('places volumes by type capabilities and errors without a valid back end', async () => {
-      const t = (await api.post('/types', { volume_type: { name: 'needs-cc', extra_specs: { cc: 'yes' } } })).body.volume_type;
+      const t = (await api.post('/types', { volume_type: { name: 'needs-cc', extra_specs: { cc: 'yes' } } }))
+        .body.volume_type;
       const v = (await api.post('/volumes', { volume: { size: 1, volume_type: t.name } })).body.volume;
       await api.waitFor('volumes', v.id, ['error']);
-      const ok = (await api.post('/types', { volume_type: { name: 'file-only', extra_specs: { volume_backend_name: 'file', 'capabilities:thin_provisioning_support': '<is> True', 'vendor:x': 'ignored' } } })).body.volume_type;
+      const ok = (
+        await api.post('/types', {
+          volume_type: {
+            name: 'file-only',
+            extra_specs: {
+              volume_backend_name: 'file',
+              'capabilities:thin_provisioning_support': '<is> True',
+              'vendor:x': 'ignored',
+            },
+          },
+        })
+      ).body.volume_type;
       const v2 = (await api.post('/volumes', { volume: { size: 1, volume_type: ok.id } })).body.volume;
       await api.waitFor('volumes', v2.id, ['available']);
       const pools = await api.get('/scheduler-stats/get_pools?detail=true');
-      expect(pools.body.pools[0].capabilities).toMatchObject({ volume_backend_name: 'file', thin_provisioning_support: true, total_capacity_gb: expect.any(Number) });
+      expect(pools.body.pools[0].capabilities).toMatchObject({
+        volume_backend_name: 'file',
+        thin_provisioning_support: true,
+        total_capacity_gb: expect.any(Number),
+      });
       expect((await api.as(memberOf(newProject())).get('/scheduler-stats/get_pools')).status).toBe(403);
-      expect((await api.get('/os-availability-zone')).body).toEqual({ availabilityZoneInfo: [{ zoneName: 'nova', zoneState: { available: true } }] });
+      expect((await api.get('/os-availability-zone')).body).toEqual({
+        availabilityZoneInfo: [{ zoneName: 'nova', zoneState: { available: true } }],
+      });
     });
   });
 });

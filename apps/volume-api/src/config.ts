@@ -18,7 +18,11 @@ const schema = authEnvSchema.extend({
   VOLUME_API_HOST: z.string().default('0.0.0.0'),
   LOG_LEVEL: logLevelSchema,
   /** Cinder refuses bodies over 112 KiB with 413. */
-  VOLUME_API_BODY_LIMIT: z.coerce.number().int().min(1024).default(112 * 1024),
+  VOLUME_API_BODY_LIMIT: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(112 * 1024),
   /** Public endpoint used in links; default: from the request. */
   VOLUME_API_PUBLIC_URL: z.string().url().optional(),
   /** Serve the removed v2 API (the seeds ask for it); `false` switches it off. */
@@ -54,7 +58,12 @@ export function loadConfig(env: Env): VolumeApiConfig {
   const c = parseConfig('volume-api', schema, env);
   const auth = toAuthConfig('volume-api', c);
   return Object.freeze({
-    http: { port: c.VOLUME_API_PORT, host: c.VOLUME_API_HOST, bodyLimit: c.VOLUME_API_BODY_LIMIT, publicUrl: c.VOLUME_API_PUBLIC_URL },
+    http: {
+      port: c.VOLUME_API_PORT,
+      host: c.VOLUME_API_HOST,
+      bodyLimit: c.VOLUME_API_BODY_LIMIT,
+      publicUrl: c.VOLUME_API_PUBLIC_URL,
+    },
     authMode: auth.mode,
     keystone: auth.keystone,
     logLevel: c.LOG_LEVEL,

@@ -12,12 +12,18 @@ export { VolumeApiModule } from './volume-api.module';
 @Module({})
 class VolumeApiRoot {
   static with(runtime: Runtime, config: VolumeApiConfig): DynamicModule {
-    return { module: VolumeApiRoot, imports: [RuntimeModule.forRoot(runtime), VolumeApiModule.forRoot(config)] };
+    return {
+      module: VolumeApiRoot,
+      imports: [RuntimeModule.forRoot(runtime), VolumeApiModule.forRoot(config)],
+    };
   }
 }
 
 /** Start the Cinder v2/v3 API on the configured port, on the given runtime. */
-export function startVolumeApi(config: VolumeApiConfig, runtime: Runtime): Promise<RunningApp & { port: number; app: NestFastifyApplication }> {
+export function startVolumeApi(
+  config: VolumeApiConfig,
+  runtime: Runtime,
+): Promise<RunningApp & { port: number; app: NestFastifyApplication }> {
   setPublicUrl(config.http.publicUrl);
   return startHttpApp(VolumeApiRoot.with(runtime, config), {
     app: 'volume-api',
@@ -29,7 +35,9 @@ export function startVolumeApi(config: VolumeApiConfig, runtime: Runtime): Promi
     readiness: runtime.readiness,
     port: config.http.port,
     host: config.http.host,
-    isPublicPath: (path, method) => method === 'GET' && (path === '/' || path === '/v3' || path === '/v3/' || path === '/v2' || path === '/v2/'),
+    isPublicPath: (path, method) =>
+      method === 'GET' &&
+      (path === '/' || path === '/v3' || path === '/v3/' || path === '/v2' || path === '/v2/'),
     onRequest: volumeApiOnRequestWith(cinderPolicy(config.policyOverrides ?? {})),
   });
 }

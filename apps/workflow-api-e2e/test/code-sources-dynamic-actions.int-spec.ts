@@ -2,7 +2,8 @@ import { type ApiServer, Client, e2eModes, startApiServer } from './support/api-
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
-const MODULE = 'export class Echo {\n  constructor(input) { this.input = input; }\n  run() { return this.input; }\n}\n';
+const MODULE =
+  'export class Echo {\n  constructor(input) { this.input = input; }\n  run() { return this.input; }\n}\n';
 
 const json = (c: Client, method: string, path: string, body: unknown) =>
   c.send(method, path, JSON.stringify(body), 'application/json');
@@ -52,7 +53,11 @@ describe.each(e2eModes())('code sources and dynamic actions (%s)', (mode) => {
 
     const bad = await alice.post('/v2/code_sources?name=bad', 'export class A {\n  run( {\n}\n');
     expect(bad.status).toBe(400);
-    expect(bad.body).toEqual({ faultstring: expect.stringMatching(/^Invalid code source bad: SyntaxError: .+ \(line \d+, column \d+\)$/) });
+    expect(bad.body).toEqual({
+      faultstring: expect.stringMatching(
+        /^Invalid code source bad: SyntaxError: .+ \(line \d+, column \d+\)$/,
+      ),
+    });
     const unknownParam = await alice.post('/v2/code_sources?name=x&foo=1', MODULE);
     expect(unknownParam.status).toBe(400);
     expect(unknownParam.body).toEqual({ faultstring: 'Unknown argument: "foo"' });
@@ -69,7 +74,10 @@ describe.each(e2eModes())('code sources and dynamic actions (%s)', (mode) => {
       debuginfo: null,
     });
 
-    const updated = await alice.put('/v2/code_sources?identifier=echo&scope=private&namespace=', `${MODULE}// v2\n`);
+    const updated = await alice.put(
+      '/v2/code_sources?identifier=echo&scope=private&namespace=',
+      `${MODULE}// v2\n`,
+    );
     expect(updated.status).toBe(200);
     expect(updated.body).toEqual({
       ...created.body,
@@ -116,14 +124,22 @@ describe.each(e2eModes())('code sources and dynamic actions (%s)', (mode) => {
       updated_at: null,
     });
 
-    const noSource = await json(alice, 'POST', '/v2/dynamic_actions', { name: 'x', class_name: 'Echo', namespace: 'n1' });
+    const noSource = await json(alice, 'POST', '/v2/dynamic_actions', {
+      name: 'x',
+      class_name: 'Echo',
+      namespace: 'n1',
+    });
     expect(noSource.status).toBe(400);
     expect(noSource.body).toEqual({
       faultcode: 'Client',
       faultstring: "Either 'code_source_id' or 'code_source_name' must be provided.",
       debuginfo: null,
     });
-    const wrongNamespace = await json(alice, 'POST', '/v2/dynamic_actions', { name: 'x', class_name: 'Echo', code_source_name: 'shared' });
+    const wrongNamespace = await json(alice, 'POST', '/v2/dynamic_actions', {
+      name: 'x',
+      class_name: 'Echo',
+      code_source_name: 'shared',
+    });
     expect(wrongNamespace.status).toBe(404);
     expect(wrongNamespace.body.faultstring).toBe('Code Source not found [name=shared,namespace=]');
     const unknownAttr = await json(alice, 'POST', '/v2/dynamic_actions', { name: 'x', colour: 'red' });
@@ -136,11 +152,21 @@ describe.each(e2eModes())('code sources and dynamic actions (%s)', (mode) => {
       namespace: 'n1',
     });
     expect(dup.status).toBe(409);
-    expect(dup.body.faultstring).toBe('Duplicate entry for dynamic action definition [name=echo_action, namespace=n1, project_id=proj-a]');
+    expect(dup.body.faultstring).toBe(
+      'Duplicate entry for dynamic action definition [name=echo_action, namespace=n1, project_id=proj-a]',
+    );
 
-    const updated = await json(alice, 'PUT', '/v2/dynamic_actions', { name: 'echo_action', namespace: 'n1', class_name: 'Other' });
+    const updated = await json(alice, 'PUT', '/v2/dynamic_actions', {
+      name: 'echo_action',
+      namespace: 'n1',
+      class_name: 'Other',
+    });
     expect(updated.status).toBe(200);
-    expect(updated.body).toEqual({ ...created.body, class_name: 'Other', updated_at: expect.stringMatching(TIMESTAMP) });
+    expect(updated.body).toEqual({
+      ...created.body,
+      class_name: 'Other',
+      updated_at: expect.stringMatching(TIMESTAMP),
+    });
     const byId = await json(alice, 'PUT', '/v2/dynamic_actions', {});
     expect(byId.status).toBe(400);
     expect(byId.body.faultstring).toBe("Either 'name' or 'id' must be provided.");
@@ -150,13 +176,19 @@ describe.each(e2eModes())('code sources and dynamic actions (%s)', (mode) => {
     expect((await bob.get(`/v2/code_sources/${source.body.id}`)).status).toBe(200);
     const foreign = await bob.put('/v2/code_sources?identifier=shared&namespace=n1', MODULE);
     expect(foreign.status).toBe(403);
-    expect(foreign.body).toEqual({ faultstring: `Can not access CodeSource resource of other projects, ID: ${source.body.id}` });
+    expect(foreign.body).toEqual({
+      faultstring: `Can not access CodeSource resource of other projects, ID: ${source.body.id}`,
+    });
 
     const listed = await alice.get('/v2/dynamic_actions?namespace=n1');
     expect(listed.body).toEqual({ dynamic_actions: [updated.body] });
     const missing = await alice.delete('/v2/dynamic_actions/nope?namespace=n1');
     expect(missing.status).toBe(404);
-    expect(missing.body).toEqual({ faultcode: 'Client', faultstring: 'Dynamic Action not found [name=nope,namespace=n1]', debuginfo: null });
+    expect(missing.body).toEqual({
+      faultcode: 'Client',
+      faultstring: 'Dynamic Action not found [name=nope,namespace=n1]',
+      debuginfo: null,
+    });
     expect((await alice.delete(`/v2/dynamic_actions/${created.body.id as string}`)).status).toBe(204);
     expect((await alice.get('/v2/dynamic_actions')).body).toEqual({ dynamic_actions: [] });
   });

@@ -1,6 +1,13 @@
 import { type RecordedRequest, startHttpServer } from '@osc/testing';
 import { e2eModes } from './support/api-server';
-import { type EngineStack, postJson, putJson, startEngineStack, waitForExecution, waitForTask } from './support/engine-stack';
+import {
+  type EngineStack,
+  postJson,
+  putJson,
+  startEngineStack,
+  waitForExecution,
+  waitForTask,
+} from './support/engine-stack';
 
 jest.setTimeout(60_000);
 
@@ -140,32 +147,41 @@ describe.each(e2eModes())('control operations over HTTP (%s)', (mode) => {
     await rx?.close();
   }, 60_000);
 
-  const start = async (workflow: string, input: Record<string, unknown> = {}, params: Record<string, unknown> = {}) => {
+  const start = async (
+    workflow: string,
+    input: Record<string, unknown> = {},
+    params: Record<string, unknown> = {},
+  ) => {
     const res = await postJson(stack.client, '/v2/executions', { workflow_name: workflow, input, params });
     if (res.status !== 201) throw new Error(`start ${workflow}: ${res.status} ${res.text}`);
     return res.body as Record<string, any>;
   };
   const put = (path: string, body: unknown) => putJson(stack.client, path, body);
-  const tasksOf = async (id: string): Promise<any[]> => (await stack.client.get(`/v2/executions/${id}/tasks`)).body.tasks;
-  const taskStates = async (id: string) => Object.fromEntries((await tasksOf(id)).map((t) => [t.name, t.state]));
+  const tasksOf = async (id: string): Promise<any[]> =>
+    (await stack.client.get(`/v2/executions/${id}/tasks`)).body.tasks;
+  const taskStates = async (id: string) =>
+    Object.fromEntries((await tasksOf(id)).map((t) => [t.name, t.state]));
   const outputOf = (ex: Record<string, any>) => JSON.parse(ex.output);
   /** The single action execution of the RUNNING task `name` of execution `id`. */
   const runningAction = async (id: string, name: string): Promise<any> => {
     const t = await waitForTask(stack.client, id, name, 'RUNNING');
     const deadline = Date.now() + 20_000;
     for (;;) {
-      const list = (await stack.client.get(`/v2/tasks/${t.id}/action_executions`)).body.action_executions as any[];
+      const list = (await stack.client.get(`/v2/tasks/${t.id}/action_executions`)).body
+        .action_executions as any[];
       if (list.length > 0) return list[0];
       if (Date.now() > deadline) throw new Error(`no action execution for ${name}`);
       await new Promise((r) => setTimeout(r, 25));
     }
   };
-  const complete = (actionId: string, output: unknown) => put(`/v2/action_executions/${actionId}`, { state: 'SUCCESS', output: JSON.stringify(output) });
+  const complete = (actionId: string, output: unknown) =>
+    put(`/v2/action_executions/${actionId}`, { state: 'SUCCESS', output: JSON.stringify(output) });
   const childOf = async (parentId: string, taskName: string): Promise<string> => {
     const t = await waitForTask(stack.client, parentId, taskName, 'RUNNING');
     const deadline = Date.now() + 20_000;
     for (;;) {
-      const subs = (await stack.client.get(`/v2/executions?task_execution_id=${t.id}`)).body.executions as any[];
+      const subs = (await stack.client.get(`/v2/executions?task_execution_id=${t.id}`)).body
+        .executions as any[];
       if (subs[0]) return subs[0].id as string;
       if (Date.now() > deadline) throw new Error(`no sub-execution for ${taskName}`);
       await new Promise((r) => setTimeout(r, 25));
@@ -183,7 +199,10 @@ describe.each(e2eModes())('control operations over HTTP (%s)', (mode) => {
       expect(again).toMatchObject({ status: 200, body: { state: 'PAUSED' } });
       expect(await taskStates(ex.id)).toEqual({ a: 'SUCCESS' });
       // two resumes at once: both answer, the routing happens once
-      const resumed = await Promise.all([put(`/v2/executions/${ex.id}`, { state: 'RUNNING' }), put(`/v2/executions/${ex.id}`, { state: 'RUNNING' })]);
+      const resumed = await Promise.all([
+        put(`/v2/executions/${ex.id}`, { state: 'RUNNING' }),
+        put(`/v2/executions/${ex.id}`, { state: 'RUNNING' }),
+      ]);
       expect(resumed.map((r) => r.status)).toEqual([200, 200]);
       const b = await runningAction(ex.id, 'b');
       expect((await complete(b.id, 'y')).status).toBe(200);
@@ -197,7 +216,10 @@ describe.each(e2eModes())('control operations over HTTP (%s)', (mode) => {
       for (let i = 0; i < 3; i++) {
         const ex = await start('ctl_direct');
         const action = await runningAction(ex.id, 'a');
-        const [paused, completed] = await Promise.all([put(`/v2/executions/${ex.id}`, { state: 'PAUSED' }), complete(action.id, `r${i}`)]);
+        const [paused, completed] = await Promise.all([
+          put(`/v2/executions/${ex.id}`, { state: 'PAUSED' }),
+          complete(action.id, `r${i}`),
+        ]);
         expect(completed.status).toBe(200);
         // the pause is applied before or after the result; if the result came first, b may even
         // have finished the run before the pause arrived (then the pause is refused or a no-op)
@@ -249,7 +271,10 @@ describe.each(e2eModes())('control operations over HTTP (%s)', (mode) => {
       const ex = await start('ctl_flaky', { url: `${rx.url}/hit/${k}?fail=2` });
       expect((await waitForExecution(stack.client, ex.id)).state).toBe('ERROR');
       const t = await waitForTask(stack.client, ex.id, 'call', 'ERROR');
-      const answers = await Promise.all([put(`/v2/tasks/${t.id}`, { state: 'RUNNING', reset: true }), put(`/v2/tasks/${t.id}`, { state: 'RUNNING', reset: true })]);
+      const answers = await Promise.all([
+        put(`/v2/tasks/${t.id}`, { state: 'RUNNING', reset: true }),
+        put(`/v2/tasks/${t.id}`, { state: 'RUNNING', reset: true }),
+      ]);
       expect(answers.map((r) => r.status).sort()).toEqual([200, 400]);
       const refused = answers.find((r) => r.status === 400)!;
       expect(refused.body.faultstring).toMatch(/rerun or skip in progress|ERROR/);
@@ -263,7 +288,9 @@ describe.each(e2eModes())('control operations over HTTP (%s)', (mode) => {
       const ex3 = await waitForExecution(stack.client, ex.id);
       expect(ex3.state).toBe('SUCCESS');
       expect(hits.get(`/hit/${k}`)).toBe(3);
-      expect(JSON.parse((await stack.client.get(`/v2/tasks/${t.id}`)).body.runtime_context).control_request).toBeUndefined();
+      expect(
+        JSON.parse((await stack.client.get(`/v2/tasks/${t.id}`)).body.runtime_context).control_request,
+      ).toBeUndefined();
     });
 
     it('a rerun with env is refused while the execution is RUNNING (403), allowed without env', async () => {
@@ -274,14 +301,18 @@ describe.each(e2eModes())('control operations over HTTP (%s)', (mode) => {
       const refused = await put(`/v2/tasks/${bad.id}`, { state: 'RUNNING', reset: true, env: { x: 1 } });
       expect(refused).toMatchObject({
         status: 403,
-        body: { faultstring: 'Updating env to workflow execution is only permitted if it is in IDLE, PAUSED, or ERROR state.' },
+        body: {
+          faultstring:
+            'Updating env to workflow execution is only permitted if it is in IDLE, PAUSED, or ERROR state.',
+        },
       });
       // the refused request left no claim behind: a rerun without env is accepted
       expect((await put(`/v2/tasks/${bad.id}`, { state: 'RUNNING', reset: true })).status).toBe(200);
       expect((await complete(slow.id, 'done')).status).toBe(200);
       const done = await waitForExecution(stack.client, ex.id, ['ERROR'], 20_000);
       expect(JSON.parse(done.params).env).toEqual({});
-      const actions = (await stack.client.get(`/v2/tasks/${bad.id}/action_executions`)).body.action_executions as any[];
+      const actions = (await stack.client.get(`/v2/tasks/${bad.id}/action_executions`)).body
+        .action_executions as any[];
       expect(actions).toHaveLength(2);
     });
 
@@ -290,7 +321,11 @@ describe.each(e2eModes())('control operations over HTTP (%s)', (mode) => {
       expect((await waitForExecution(stack.client, ex.id)).state).toBe('ERROR');
       const t = await waitForTask(stack.client, ex.id, 't', 'ERROR');
       const skipped = await put(`/v2/tasks/${t.id}`, { state: 'SKIPPED' });
-      expect(skipped.body).toMatchObject({ state: 'SKIPPED', state_info: 'Task was skipped.', published: '{"how": "skipped"}' });
+      expect(skipped.body).toMatchObject({
+        state: 'SKIPPED',
+        state_info: 'Task was skipped.',
+        published: '{"how": "skipped"}',
+      });
       const done = await waitForExecution(stack.client, ex.id, ['SUCCESS'], 20_000);
       expect(outputOf(done)).toEqual({ how: 'skipped', r: 'skipped' });
       expect(await taskStates(ex.id)).toEqual({ t: 'SKIPPED', after_skip: 'SUCCESS' });
@@ -301,7 +336,10 @@ describe.each(e2eModes())('control operations over HTTP (%s)', (mode) => {
       const ex = await start('ctl_flaky', { url: `${rx.url}/hit/${k}?fail=1` });
       expect((await waitForExecution(stack.client, ex.id)).state).toBe('ERROR');
       const t = await waitForTask(stack.client, ex.id, 'call', 'ERROR');
-      const [rerun, skip] = await Promise.all([put(`/v2/tasks/${t.id}`, { state: 'RUNNING', reset: true }), put(`/v2/tasks/${t.id}`, { state: 'SKIPPED' })]);
+      const [rerun, skip] = await Promise.all([
+        put(`/v2/tasks/${t.id}`, { state: 'RUNNING', reset: true }),
+        put(`/v2/tasks/${t.id}`, { state: 'SKIPPED' }),
+      ]);
       expect([rerun.status, skip.status].sort()).toEqual([200, 400]);
       const done = await waitForExecution(stack.client, ex.id);
       expect(done.state).toBe('SUCCESS');
@@ -329,7 +367,9 @@ describe.each(e2eModes())('control operations over HTTP (%s)', (mode) => {
     it('cancel and forced SUCCESS end a running reverse workflow with their message', async () => {
       const cancelled = await start('ctl_reverse', {}, { task_name: 'target' });
       await runningAction(cancelled.id, 'prep');
-      expect((await put(`/v2/executions/${cancelled.id}`, { state: 'CANCELLED', state_info: 'halt' })).body).toMatchObject({ state: 'CANCELLED', state_info: 'halt' });
+      expect(
+        (await put(`/v2/executions/${cancelled.id}`, { state: 'CANCELLED', state_info: 'halt' })).body,
+      ).toMatchObject({ state: 'CANCELLED', state_info: 'halt' });
       expect(outputOf(await waitForExecution(stack.client, cancelled.id))).toEqual({ result: 'halt' });
 
       const forced = await start('ctl_reverse', {}, { task_name: 'target' });
@@ -341,7 +381,11 @@ describe.each(e2eModes())('control operations over HTTP (%s)', (mode) => {
 
     it('rerun of a failed prerequisite with reset true runs it again and then the target', async () => {
       const k = key('rev-rerun');
-      const ex = await start('ctl_reverse_flaky', { url: `${rx.url}/hit/${k}?fail=1` }, { task_name: 'target' });
+      const ex = await start(
+        'ctl_reverse_flaky',
+        { url: `${rx.url}/hit/${k}?fail=1` },
+        { task_name: 'target' },
+      );
       expect((await waitForExecution(stack.client, ex.id)).state).toBe('ERROR');
       expect(await taskStates(ex.id)).toEqual({ prep: 'ERROR' });
       const prep = await waitForTask(stack.client, ex.id, 'prep', 'ERROR');
@@ -354,7 +398,11 @@ describe.each(e2eModes())('control operations over HTTP (%s)', (mode) => {
 
     it('skip of a failed prerequisite publishes publish-on-skip and runs the target', async () => {
       const k = key('rev-skip');
-      const ex = await start('ctl_reverse_flaky', { url: `${rx.url}/hit/${k}?fail=5` }, { task_name: 'target' });
+      const ex = await start(
+        'ctl_reverse_flaky',
+        { url: `${rx.url}/hit/${k}?fail=5` },
+        { task_name: 'target' },
+      );
       expect((await waitForExecution(stack.client, ex.id)).state).toBe('ERROR');
       const prep = await waitForTask(stack.client, ex.id, 'prep', 'ERROR');
       const skipped = await put(`/v2/tasks/${prep.id}`, { state: 'SKIPPED' });
@@ -433,7 +481,10 @@ describe.each(e2eModes())('control operations over HTTP (%s)', (mode) => {
       expect((await complete(a2.id, 'late')).status).toBe(200);
       expect((await waitForExecution(stack.client, second)).state).toBe('SUCCESS');
       await new Promise((r) => setTimeout(r, 300));
-      expect((await stack.client.get(`/v2/executions/${root.id}`)).body).toMatchObject({ state: 'SUCCESS', state_info: 'enough' });
+      expect((await stack.client.get(`/v2/executions/${root.id}`)).body).toMatchObject({
+        state: 'SUCCESS',
+        state_info: 'enough',
+      });
       expect((await tasksOf(root.id)).map((t) => t.name).sort()).toEqual(['one', 'two']);
     });
 
@@ -443,7 +494,9 @@ describe.each(e2eModes())('control operations over HTTP (%s)', (mode) => {
       const second = await childOf(root.id, 'two');
       await runningAction(first, 'wait');
       const a2 = await runningAction(second, 'wait');
-      expect((await put(`/v2/executions/${first}`, { state: 'CANCELLED', state_info: 'not this one' })).body.state).toBe('CANCELLED');
+      expect(
+        (await put(`/v2/executions/${first}`, { state: 'CANCELLED', state_info: 'not this one' })).body.state,
+      ).toBe('CANCELLED');
       const one = await waitForTask(stack.client, root.id, 'one', 'CANCELLED');
       expect(one.state_info).toBe('not this one');
       expect((await stack.client.get(`/v2/executions/${root.id}`)).body.state).toBe('RUNNING');
@@ -459,7 +512,9 @@ describe.each(e2eModes())('control operations over HTTP (%s)', (mode) => {
       const root = await start('ctl_nested_flaky', { url: `${rx.url}/hit/${k}?fail=1` });
       expect((await waitForExecution(stack.client, root.id)).state).toBe('ERROR');
       const call = await waitForTask(stack.client, root.id, 'call', 'ERROR');
-      const child = ((await stack.client.get(`/v2/executions?task_execution_id=${call.id}`)).body.executions as any[])[0];
+      const child = (
+        (await stack.client.get(`/v2/executions?task_execution_id=${call.id}`)).body.executions as any[]
+      )[0];
       expect(child.state).toBe('ERROR');
       const inner = await waitForTask(stack.client, child.id, 'call', 'ERROR');
       expect((await put(`/v2/tasks/${inner.id}`, { state: 'RUNNING', reset: true })).status).toBe(200);

@@ -1,6 +1,13 @@
 import { type RecordedRequest, startHttpServer } from '@osc/testing';
 import { e2eModes } from './support/api-server';
-import { type EngineStack, postJson, putJson, startEngineStack, waitForExecution, waitForTask } from './support/engine-stack';
+import {
+  type EngineStack,
+  postJson,
+  putJson,
+  startEngineStack,
+  waitForExecution,
+  waitForTask,
+} from './support/engine-stack';
 
 jest.setTimeout(90_000);
 
@@ -79,7 +86,10 @@ describe.each(e2eModes())('policies with control operations over HTTP (%s)', (mo
       if (hold) {
         const [, k, item] = hold;
         const release = () => {
-          if (!res.destroyed) res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ item: Number(item) }));
+          if (!res.destroyed)
+            res
+              .writeHead(200, { 'content-type': 'application/json' })
+              .end(JSON.stringify({ item: Number(item) }));
         };
         held.push({ key: k!, item: Number(item), at: Date.now(), release });
         if (autoRelease.has(k!)) release();
@@ -90,7 +100,10 @@ describe.each(e2eModes())('policies with control operations over HTTP (%s)', (mo
       const fail = Number(u.searchParams.get('fail') ?? 0);
       const hang = Number(u.searchParams.get('hang') ?? 0);
       const send = () => {
-        if (!res.destroyed) res.writeHead(n <= fail ? 500 : 200, { 'content-type': 'application/json' }).end(JSON.stringify({ n }));
+        if (!res.destroyed)
+          res
+            .writeHead(n <= fail ? 500 : 200, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ n }));
       };
       if (n <= hang) setTimeout(send, 3_000).unref();
       else send();
@@ -159,11 +172,16 @@ describe.each(e2eModes())('policies with control operations over HTTP (%s)', (mo
     const k = key('cancel-delay');
     const ex = await start('pol_retry_delay', { url: `${rx.url}/hit/${k}?fail=1` });
     await waitForTask(stack.client, ex.id, 't', 'DELAYED');
-    expect((await put(`/v2/executions/${ex.id}`, { state: 'CANCELLED', state_info: 'stop' })).body.state).toBe('CANCELLED');
+    expect(
+      (await put(`/v2/executions/${ex.id}`, { state: 'CANCELLED', state_info: 'stop' })).body.state,
+    ).toBe('CANCELLED');
     await sleep(3_000);
     expect(hits.get(`/hit/${k}`)).toBe(1);
     expect((await actionsOf(ex.id)).length).toBe(1);
-    expect((await stack.client.get(`/v2/executions/${ex.id}`)).body).toMatchObject({ state: 'CANCELLED', state_info: 'stop' });
+    expect((await stack.client.get(`/v2/executions/${ex.id}`)).body).toMatchObject({
+      state: 'CANCELLED',
+      state_info: 'stop',
+    });
   });
 
   it('pause-before then resume; the retry after a failure does not pause again (DSL-6.8)', async () => {
@@ -179,7 +197,9 @@ describe.each(e2eModes())('policies with control operations over HTTP (%s)', (mo
     const done = await waitForExecution(stack.client, ex.id, ['SUCCESS', 'ERROR', 'CANCELLED', 'PAUSED']);
     expect(done.state).toBe('SUCCESS');
     expect(hits.get(`/hit/${k}`)).toBe(2);
-    expect(JSON.parse((await stack.client.get(`/v2/tasks/${t.id}`)).body.runtime_context).retry_task_policy).toEqual({ retry_no: 1 });
+    expect(
+      JSON.parse((await stack.client.get(`/v2/tasks/${t.id}`)).body.runtime_context).retry_task_policy,
+    ).toEqual({ retry_no: 1 });
   });
 
   it('with-items and concurrency: no item starts while PAUSED, running ones finish; resume runs the rest, each once, in item order', async () => {
@@ -217,10 +237,16 @@ describe.each(e2eModes())('policies with control operations over HTTP (%s)', (mo
     expect(JSON.parse(done.output)).toEqual({ items: [0, 1, 2, 3, 4, 5] });
     await sleep(300);
     // each item ran once; none between the pause and the resume
-    expect(calls().map((c) => c.item).sort()).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(
+      calls()
+        .map((c) => c.item)
+        .sort(),
+    ).toEqual([0, 1, 2, 3, 4, 5]);
     expect(calls().filter((c) => c.at > pausedAt && c.at < resumedAt)).toEqual([]);
     const actions = await actionsOf(ex.id);
-    expect(actions.map((a) => [a.state, a.accepted])).toEqual(Array.from({ length: 6 }, () => ['SUCCESS', true]));
+    expect(actions.map((a) => [a.state, a.accepted])).toEqual(
+      Array.from({ length: 6 }, () => ['SUCCESS', true]),
+    );
   });
 
   it('wait-before 2 s then timeout 1 s: the timeout starts after the wait, the task succeeds, never sooner than 2 s', async () => {

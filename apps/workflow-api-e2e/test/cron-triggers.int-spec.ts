@@ -1,6 +1,12 @@
 import { DEFAULT_FIRING, startCronScheduler } from '@osc/cron-scheduler';
 import type { RunningApp } from '@osc/platform';
-import { type ApiServer, type Client, Client as HttpClient, e2eModes, startApiServer } from './support/api-server';
+import {
+  type ApiServer,
+  type Client,
+  Client as HttpClient,
+  e2eModes,
+  startApiServer,
+} from './support/api-server';
 import { type EngineStack, postJson, startEngineStack, waitForExecution } from './support/engine-stack';
 
 jest.setTimeout(90_000);
@@ -42,7 +48,11 @@ describe.each(e2eModes())('cron triggers (%s)', (mode) => {
   beforeAll(async () => {
     server = await startApiServer(mode, { authMode: 'headers' });
     scheduler = await startCronScheduler(
-      { health: { port: 0, host: '127.0.0.1' }, logLevel: 'silent', firing: { ...DEFAULT_FIRING, maxSleepMs: 200 } },
+      {
+        health: { port: 0, host: '127.0.0.1' },
+        logLevel: 'silent',
+        firing: { ...DEFAULT_FIRING, maxSleepMs: 200 },
+      },
       server.testRuntime.runtime,
       { http: false },
     );
@@ -82,12 +92,32 @@ describe.each(e2eModes())('cron triggers (%s)', (mode) => {
     expect(res.status).toBe(201);
     const t = res.body;
     expect(Object.keys(t)).toEqual([
-      'id', 'name', 'workflow_name', 'workflow_id', 'workflow_input', 'workflow_params', 'project_id', 'scope', 'pattern',
-      'remaining_executions', 'first_execution_time', 'next_execution_time', 'created_at', 'updated_at',
+      'id',
+      'name',
+      'workflow_name',
+      'workflow_id',
+      'workflow_input',
+      'workflow_params',
+      'project_id',
+      'scope',
+      'pattern',
+      'remaining_executions',
+      'first_execution_time',
+      'next_execution_time',
+      'created_at',
+      'updated_at',
     ]);
     expect(t).toMatchObject({
-      name: 'nightly', workflow_name: 'greet', workflow_input: '{"who": "world"}', workflow_params: '{"env": {"k": "v"}}',
-      project_id: 'proj-a', scope: 'private', pattern: '0 3 * * *', remaining_executions: 5, first_execution_time: null, updated_at: null,
+      name: 'nightly',
+      workflow_name: 'greet',
+      workflow_input: '{"who": "world"}',
+      workflow_params: '{"env": {"k": "v"}}',
+      project_id: 'proj-a',
+      scope: 'private',
+      pattern: '0 3 * * *',
+      remaining_executions: 5,
+      first_execution_time: null,
+      updated_at: null,
     });
     expect(t.created_at).toMatch(TS);
     const next = new Date(`${t.next_execution_time.replace(' ', 'T')}Z`);
@@ -98,11 +128,21 @@ describe.each(e2eModes())('cron triggers (%s)', (mode) => {
 
     expect((await alice.get('/v2/cron_triggers/nightly')).body).toEqual(t);
     expect((await alice.get(`/v2/cron_triggers/${t.id}`)).body).toEqual(t);
-    expect((await alice.get('/v2/cron_triggers/nightly?fields=name,pattern')).body).toEqual({ id: t.id, name: 'nightly', pattern: '0 3 * * *' });
+    expect((await alice.get('/v2/cron_triggers/nightly?fields=name,pattern')).body).toEqual({
+      id: t.id,
+      name: 'nightly',
+      pattern: '0 3 * * *',
+    });
     expect((await alice.get('/v2/cron_triggers')).body).toEqual({ cron_triggers: [t] });
-    expect((await alice.get('/v2/cron_triggers?pattern=0 3 * * *&remaining_executions=5')).body.cron_triggers).toHaveLength(1);
-    expect((await alice.get('/v2/cron_triggers?remaining_executions=gt:5')).body.cron_triggers).toHaveLength(0);
-    expect((await alice.get('/v2/cron_triggers?workflow_name=greet&fields=name')).body).toEqual({ cron_triggers: [{ id: t.id, name: 'nightly' }] });
+    expect(
+      (await alice.get('/v2/cron_triggers?pattern=0 3 * * *&remaining_executions=5')).body.cron_triggers,
+    ).toHaveLength(1);
+    expect((await alice.get('/v2/cron_triggers?remaining_executions=gt:5')).body.cron_triggers).toHaveLength(
+      0,
+    );
+    expect((await alice.get('/v2/cron_triggers?workflow_name=greet&fields=name')).body).toEqual({
+      cron_triggers: [{ id: t.id, name: 'nightly' }],
+    });
     expect((await alice.get('/v2/cron_triggers?remaining_executions=abc')).status).toBe(400);
 
     const wfDelete = await alice.delete('/v2/workflows/greet');
@@ -122,15 +162,27 @@ describe.each(e2eModes())('cron triggers (%s)', (mode) => {
       [{ ...base, workflow_name: undefined }, 400, 'Workflow ID or workflow name must be provided.'],
       [{ ...base, workflow_name: 'nope' }, 404, 'Workflow not found [workflow_identifier=nope, namespace=]'],
       [{ ...base, pattern: undefined }, 400, 'Pattern or first_execution_time must be specified.'],
-      [{ ...base, pattern: undefined, remaining_executions: 2 }, 400, 'Pattern or first_execution_time must be specified.'],
+      [
+        { ...base, pattern: undefined, remaining_executions: 2 },
+        400,
+        'Pattern or first_execution_time must be specified.',
+      ],
       [{ ...base, pattern: '* * *' }, 400, 'The specified pattern is not valid: * * *'],
       [{ ...base, pattern: '61 * * * *' }, 400, 'The specified pattern is not valid: 61 * * * *'],
       [{ ...base, remaining_executions: 0 }, 400, 'remaining_executions'],
       [{ ...base, remaining_executions: -1 }, 400, 'remaining_executions'],
       [{ ...base, remaining_executions: 'many' }, 400, 'unable to convert to int'],
       [{ ...base, first_execution_time: 'tomorrow' }, 400, 'first_execution_time'],
-      [{ ...base, first_execution_time: '2001-01-01 10:00' }, 400, 'first_execution_time must be in the future.'],
-      [{ ...base, pattern: undefined, first_execution_time: '4242-12-25 13:37', remaining_executions: 3 }, 400, 'Pattern must be provided if count is superior to 1.'],
+      [
+        { ...base, first_execution_time: '2001-01-01 10:00' },
+        400,
+        'first_execution_time must be in the future.',
+      ],
+      [
+        { ...base, pattern: undefined, first_execution_time: '4242-12-25 13:37', remaining_executions: 3 },
+        400,
+        'Pattern must be provided if count is superior to 1.',
+      ],
       [{ ...base, workflow_input: {} }, 400, 'Invalid input'],
       [{ ...base, workflow_input: { who: 1, what: 2 } }, 400, 'Invalid input'],
       [{ ...base, workflow_input: '{not json' }, 400, 'Invalid JSON'],
@@ -149,7 +201,11 @@ describe.each(e2eModes())('cron triggers (%s)', (mode) => {
     const dupName = await postJson(alice, '/v2/cron_triggers', { ...base, pattern: '0 0 2 1 *' });
     expect(dupName.status).toBe(409);
     expect(dupName.body.faultstring).toBe("Duplicate entry for cron trigger bad: ['name', 'project_id']");
-    const dupSchedule = await postJson(alice, '/v2/cron_triggers', { ...base, name: 'bad2', pattern: '0 0 1 1 *' });
+    const dupSchedule = await postJson(alice, '/v2/cron_triggers', {
+      ...base,
+      name: 'bad2',
+      pattern: '0 0 1 1 *',
+    });
     expect(dupSchedule.status).toBe(409);
     expect(dupSchedule.body.faultstring).toContain('Duplicate entry for cron trigger bad2:');
     expect((await alice.delete('/v2/cron_triggers/bad')).status).toBe(204);
@@ -158,10 +214,18 @@ describe.each(e2eModes())('cron triggers (%s)', (mode) => {
   it('fires a first_execution_time-only trigger once at that time, then removes it', async () => {
     const at = new Date(Math.ceil((Date.now() + 2500) / 1000) * 1000);
     const res = await postJson(alice, '/v2/cron_triggers', {
-      name: 'once', workflow_id: (await alice.get('/v2/workflows/greet')).body.id, workflow_input: { who: 'once' }, first_execution_time: wire(at),
+      name: 'once',
+      workflow_id: (await alice.get('/v2/workflows/greet')).body.id,
+      workflow_input: { who: 'once' },
+      first_execution_time: wire(at),
     });
     expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({ pattern: null, remaining_executions: 1, first_execution_time: wire(at), next_execution_time: wire(at) });
+    expect(res.body).toMatchObject({
+      pattern: null,
+      remaining_executions: 1,
+      first_execution_time: wire(at),
+      next_execution_time: wire(at),
+    });
     const executions = await eventually(async () => {
       const found = await executionsOf(alice, res.body.id);
       return found.length ? found : undefined;
@@ -180,7 +244,12 @@ describe.each(e2eModes())('cron triggers (%s)', (mode) => {
 
   it('fires a pattern trigger on its pattern and counts down to removal', async () => {
     const res = await postJson(alice, '/v2/cron_triggers', {
-      name: 'every2s', workflow_name: 'greet', workflow_input: { who: 'tick' }, workflow_params: { env: { a: 1 } }, pattern: '* * * * * */2', remaining_executions: 3,
+      name: 'every2s',
+      workflow_name: 'greet',
+      workflow_input: { who: 'tick' },
+      workflow_params: { env: { a: 1 } },
+      pattern: '* * * * * */2',
+      remaining_executions: 3,
     });
     expect(res.status).toBe(201);
     const seen: number[] = [];
@@ -199,23 +268,53 @@ describe.each(e2eModes())('cron triggers (%s)', (mode) => {
   });
 
   it('keeps projects apart; admins see all', async () => {
-    const a = await postJson(alice, '/v2/cron_triggers', { name: 'mine', workflow_name: 'greet', workflow_input: { who: 'a' }, pattern: '0 0 * * 0' });
+    const a = await postJson(alice, '/v2/cron_triggers', {
+      name: 'mine',
+      workflow_name: 'greet',
+      workflow_input: { who: 'a' },
+      pattern: '0 0 * * 0',
+    });
     expect(a.status).toBe(201);
-    expect((await postJson(bob, '/v2/cron_triggers', { name: 'theirs', workflow_name: 'greet', workflow_input: { who: 'b' }, pattern: '0 0 * * 0' })).status).toBe(404);
+    expect(
+      (
+        await postJson(bob, '/v2/cron_triggers', {
+          name: 'theirs',
+          workflow_name: 'greet',
+          workflow_input: { who: 'b' },
+          pattern: '0 0 * * 0',
+        })
+      ).status,
+    ).toBe(404);
     expect((await bob.get('/v2/cron_triggers')).body).toEqual({ cron_triggers: [] });
     expect((await bob.get('/v2/cron_triggers/mine')).status).toBe(404);
     expect((await bob.get(`/v2/cron_triggers/${a.body.id}`)).status).toBe(404);
     expect((await bob.delete('/v2/cron_triggers/mine')).status).toBe(404);
     expect((await bob.get('/v2/cron_triggers?all_projects=true')).status).toBe(403);
     // Mistral 15: for others project_id only filters their own triggers.
-    expect(await bob.get('/v2/cron_triggers?project_id=proj-a')).toMatchObject({ status: 200, body: { cron_triggers: [] } });
+    expect(await bob.get('/v2/cron_triggers?project_id=proj-a')).toMatchObject({
+      status: 200,
+      body: { cron_triggers: [] },
+    });
     expect((await admin.get('/v2/cron_triggers')).body).toEqual({ cron_triggers: [] });
-    expect((await admin.get('/v2/cron_triggers?all_projects=true')).body.cron_triggers.map((t: any) => t.name)).toEqual(['mine']);
-    expect((await admin.get('/v2/cron_triggers?project_id=proj-a')).body.cron_triggers.map((t: any) => t.name)).toEqual(['mine']);
+    expect(
+      (await admin.get('/v2/cron_triggers?all_projects=true')).body.cron_triggers.map((t: any) => t.name),
+    ).toEqual(['mine']);
+    expect(
+      (await admin.get('/v2/cron_triggers?project_id=proj-a')).body.cron_triggers.map((t: any) => t.name),
+    ).toEqual(['mine']);
     expect((await admin.get('/v2/cron_triggers/mine')).status).toBe(200);
     // Bob may reuse the name in his own project.
     expect((await bob.post('/v2/workflows', WF)).status).toBe(201);
-    expect((await postJson(bob, '/v2/cron_triggers', { name: 'mine', workflow_name: 'greet', workflow_input: { who: 'b' }, pattern: '0 0 * * 0' })).status).toBe(201);
+    expect(
+      (
+        await postJson(bob, '/v2/cron_triggers', {
+          name: 'mine',
+          workflow_name: 'greet',
+          workflow_input: { who: 'b' },
+          pattern: '0 0 * * 0',
+        })
+      ).status,
+    ).toBe(201);
     expect((await alice.delete('/v2/cron_triggers/mine')).status).toBe(204);
     expect((await bob.get('/v2/cron_triggers/mine')).status).toBe(200);
   });
@@ -228,7 +327,11 @@ describe.each(e2eModes())('cron triggers with the engine (%s)', (mode) => {
   beforeAll(async () => {
     stack = await startEngineStack(mode);
     scheduler = await startCronScheduler(
-      { health: { port: 0, host: '127.0.0.1' }, logLevel: 'silent', firing: { ...DEFAULT_FIRING, maxSleepMs: 200 } },
+      {
+        health: { port: 0, host: '127.0.0.1' },
+        logLevel: 'silent',
+        firing: { ...DEFAULT_FIRING, maxSleepMs: 200 },
+      },
       stack.testRuntime.runtime,
       { http: false },
     );
@@ -243,7 +346,12 @@ describe.each(e2eModes())('cron triggers with the engine (%s)', (mode) => {
     const c = stack.client;
     expect((await c.post('/v2/workflows', WF)).status).toBe(201);
     const at = new Date(Math.ceil((Date.now() + 1500) / 1000) * 1000);
-    const t = await postJson(c, '/v2/cron_triggers', { name: 'run-once', workflow_name: 'greet', workflow_input: { who: 'engine' }, first_execution_time: wire(at) });
+    const t = await postJson(c, '/v2/cron_triggers', {
+      name: 'run-once',
+      workflow_name: 'greet',
+      workflow_input: { who: 'engine' },
+      first_execution_time: wire(at),
+    });
     expect(t.status).toBe(201);
     const ex = await eventually(async () => {
       const res = await c.get('/v2/executions');

@@ -1,10 +1,21 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import amqplib from 'amqplib';
-import { DEFAULT_FIRING, EventTriggerFiring, NotificationListener, startCronScheduler } from '@osc/cron-scheduler';
+import {
+  DEFAULT_FIRING,
+  EventTriggerFiring,
+  NotificationListener,
+  startCronScheduler,
+} from '@osc/cron-scheduler';
 import { type RunningApp, systemClock } from '@osc/platform';
 import { testServers } from '@osc/testing';
 import { type Client, Client as HttpClient, e2eModes } from './support/api-server';
-import { type EngineStack, postJson, putJson, startEngineStack, waitForExecution } from './support/engine-stack';
+import {
+  type EngineStack,
+  postJson,
+  putJson,
+  startEngineStack,
+  waitForExecution,
+} from './support/engine-stack';
 
 jest.setTimeout(120_000);
 
@@ -83,7 +94,11 @@ describe.each(e2eModes())('event triggers API (%s)', (mode) => {
     });
     const id = created.body.id as string;
     expect((await alice.get(`/v2/event_triggers/${id}`)).body).toEqual(created.body);
-    expect((await alice.get(`/v2/event_triggers/${id}?fields=name,event`)).body).toEqual({ id, name: 'my_event_trigger', event: 'fake.event' });
+    expect((await alice.get(`/v2/event_triggers/${id}?fields=name,event`)).body).toEqual({
+      id,
+      name: 'my_event_trigger',
+      event: 'fake.event',
+    });
     const list = await alice.get('/v2/event_triggers');
     expect(list.status).toBe(200);
     expect(list.body.event_triggers.map((t: { id: string }) => t.id)).toEqual([id]);
@@ -103,7 +118,9 @@ describe.each(e2eModes())('event triggers API (%s)', (mode) => {
   it('refuses what Mistral refuses, with its status codes and messages', async () => {
     const missing = await postJson(alice, '/v2/event_triggers', body({ event: '' }));
     expect(missing.status).toBe(400);
-    expect(missing.body.faultstring).toBe("Params {'exchange', 'workflow_id', 'topic', 'event'} must be provided for creating event trigger.");
+    expect(missing.body.faultstring).toBe(
+      "Params {'exchange', 'workflow_id', 'topic', 'event'} must be provided for creating event trigger.",
+    );
     const notUuid = await postJson(alice, '/v2/event_triggers', body({ workflow_id: 'nonexist' }));
     expect(notUuid.status).toBe(400);
     expect(notUuid.body.faultstring).toBe('Expected a uuid but received nonexist.');
@@ -115,21 +132,29 @@ describe.each(e2eModes())('event triggers API (%s)', (mode) => {
     expect((await postJson(bob, '/v2/event_triggers', body())).status).toBe(404);
     const badInput = await postJson(alice, '/v2/event_triggers', body({ workflow_input: { zz: 1 } }));
     expect(badInput.status).toBe(400);
-    expect(badInput.body.faultstring).toBe("Invalid input [name=on_event, class=DirectWorkflowSpec, missing=['who'], unexpected=['zz']]");
+    expect(badInput.body.faultstring).toBe(
+      "Invalid input [name=on_event, class=DirectWorkflowSpec, missing=['who'], unexpected=['zz']]",
+    );
     const unknownAttr = await postJson(alice, '/v2/event_triggers', body({ bogus: 1 }));
     expect(unknownAttr.body.faultstring).toBe('Unknown attribute for argument event_trigger: bogus');
     const readOnly = await postJson(alice, '/v2/event_triggers', body({ id: randomUUID() }));
     expect(readOnly.status).toBe(400);
-    expect(readOnly.body.faultstring).toMatch(/^Invalid input for field\/attribute id\. Value: '.*'\. Cannot set read only field\.$/);
+    expect(readOnly.body.faultstring).toMatch(
+      /^Invalid input for field\/attribute id\. Value: '.*'\. Cannot set read only field\.$/,
+    );
     const badScope = await postJson(alice, '/v2/event_triggers', body({ scope: 'bogus' }));
-    expect(badScope.body.faultstring).toBe("Invalid input for field/attribute scope. Value: 'bogus'. Value should be one of: private, public");
+    expect(badScope.body.faultstring).toBe(
+      "Invalid input for field/attribute scope. Value: 'bogus'. Value should be one of: private, public",
+    );
     // Publishing a trigger is admin-only in Mistral's default policy.
     const pub = await postJson(alice, '/v2/event_triggers', body({ scope: 'public' }));
     expect(pub.status).toBe(403);
     expect(pub.body.faultstring).toBe('Operation forbidden (insufficient permissions)');
     const badId = await alice.get('/v2/event_triggers/notauuid');
     expect(badId.status).toBe(400);
-    expect(badId.body.faultstring).toBe("Invalid input for field/attribute id. Value: 'notauuid'. unable to convert to uuid. Error: Expected a uuid but received notauuid.");
+    expect(badId.body.faultstring).toBe(
+      "Invalid input for field/attribute id. Value: 'notauuid'. unable to convert to uuid. Error: Expected a uuid but received notauuid.",
+    );
     expect((await alice.get('/v2/event_triggers')).body.event_triggers).toEqual([]);
   });
 
@@ -144,7 +169,8 @@ describe.each(e2eModes())('event triggers API (%s)', (mode) => {
     // A different event is a different trigger.
     const second = await postJson(alice, '/v2/event_triggers', body({ event: 'other.event' }));
     expect(second.status).toBe(201);
-    for (const id of [first.body.id, second.body.id]) expect((await alice.delete(`/v2/event_triggers/${id}`)).status).toBe(204);
+    for (const id of [first.body.id, second.body.id])
+      expect((await alice.delete(`/v2/event_triggers/${id}`)).status).toBe(204);
   });
 
   it('keeps a workflow with event triggers from being deleted', async () => {
@@ -164,10 +190,21 @@ describe.each(e2eModes())('event triggers API (%s)', (mode) => {
     const id = t.body.id as string;
     const refused = await putJson(alice, `/v2/event_triggers/${id}`, { event: 'other' });
     expect(refused.status).toBe(400);
-    expect(refused.body.faultstring).toBe("Can not update fields ['exchange', 'topic', 'event'] of event trigger.");
-    const updated = await putJson(alice, `/v2/event_triggers/${id}`, { name: 'renamed', workflow_input: { who: 'x' } });
+    expect(refused.body.faultstring).toBe(
+      "Can not update fields ['exchange', 'topic', 'event'] of event trigger.",
+    );
+    const updated = await putJson(alice, `/v2/event_triggers/${id}`, {
+      name: 'renamed',
+      workflow_input: { who: 'x' },
+    });
     expect(updated.status).toBe(200);
-    expect(updated.body).toMatchObject({ id, name: 'renamed', workflow_input: '{"who": "x"}', event: 'fake.event', updated_at: expect.stringMatching(TS) });
+    expect(updated.body).toMatchObject({
+      id,
+      name: 'renamed',
+      workflow_input: '{"who": "x"}',
+      event: 'fake.event',
+      updated_at: expect.stringMatching(TS),
+    });
     expect((await putJson(bob, `/v2/event_triggers/${id}`, { name: 'x' })).status).toBe(404);
     expect((await alice.delete(`/v2/event_triggers/${id}`)).status).toBe(204);
   });
@@ -175,11 +212,17 @@ describe.each(e2eModes())('event triggers API (%s)', (mode) => {
   it("shows another project's public trigger read-only", async () => {
     const wf = await admin.post('/v2/workflows?scope=public', WF.replace('on_event:', 'on_event_pub:'));
     expect(wf.status).toBe(201);
-    const pub = await postJson(admin, '/v2/event_triggers', body({ name: 'pub', workflow_id: wf.body.workflows[0].id, scope: 'public' }));
+    const pub = await postJson(
+      admin,
+      '/v2/event_triggers',
+      body({ name: 'pub', workflow_id: wf.body.workflows[0].id, scope: 'public' }),
+    );
     expect(pub.status).toBe(201);
     expect(pub.body.scope).toBe('public');
     const id = pub.body.id as string;
-    expect((await alice.get('/v2/event_triggers')).body.event_triggers.map((t: { id: string }) => t.id)).toEqual([id]);
+    expect(
+      (await alice.get('/v2/event_triggers')).body.event_triggers.map((t: { id: string }) => t.id),
+    ).toEqual([id]);
     expect((await alice.get(`/v2/event_triggers/${id}`)).body.project_id).toBe('proj-admin');
     const del = await alice.delete(`/v2/event_triggers/${id}`);
     expect(del.status).toBe(403);
@@ -191,19 +234,27 @@ describe.each(e2eModes())('event triggers API (%s)', (mode) => {
 
   it('pages, sorts and filters like the other lists; all_projects is admin-only', async () => {
     const ids: string[] = [];
-    for (const e of ['e.1', 'e.2', 'e.3']) ids.push((await postJson(alice, '/v2/event_triggers', body({ name: e, event: e }))).body.id);
+    for (const e of ['e.1', 'e.2', 'e.3'])
+      ids.push((await postJson(alice, '/v2/event_triggers', body({ name: e, event: e }))).body.id);
     const page = await alice.get('/v2/event_triggers?limit=2&sort_keys=name&sort_dirs=desc');
     expect(page.body.event_triggers.map((t: { name: string }) => t.name)).toEqual(['e.3', 'e.2']);
-    expect(page.body.next).toBe(`${stack.baseUrl}/v2/event_triggers?sort_keys=name,id&sort_dirs=desc,asc&limit=2&marker=${ids[1]}`);
+    expect(page.body.next).toBe(
+      `${stack.baseUrl}/v2/event_triggers?sort_keys=name,id&sort_dirs=desc,asc&limit=2&marker=${ids[1]}`,
+    );
     const rest = await alice.get(`/v2/event_triggers?limit=2&sort_keys=name&sort_dirs=desc&marker=${ids[1]}`);
     expect(rest.body.event_triggers.map((t: { name: string }) => t.name)).toEqual(['e.1']);
     expect(rest.body.next).toBeUndefined();
-    expect((await alice.get('/v2/event_triggers?event=e.2')).body.event_triggers.map((t: { id: string }) => t.id)).toEqual([ids[1]]);
-    expect((await alice.get('/v2/event_triggers?event=in:e.1,e.3&sort_keys=event')).body.event_triggers.map((t: { id: string }) => t.id)).toEqual([
-      ids[0],
-      ids[2],
-    ]);
-    expect((await alice.get('/v2/event_triggers?bogus=1')).body.faultstring).toBe('Unknown argument: "bogus"');
+    expect(
+      (await alice.get('/v2/event_triggers?event=e.2')).body.event_triggers.map((t: { id: string }) => t.id),
+    ).toEqual([ids[1]]);
+    expect(
+      (await alice.get('/v2/event_triggers?event=in:e.1,e.3&sort_keys=event')).body.event_triggers.map(
+        (t: { id: string }) => t.id,
+      ),
+    ).toEqual([ids[0], ids[2]]);
+    expect((await alice.get('/v2/event_triggers?bogus=1')).body.faultstring).toBe(
+      'Unknown argument: "bogus"',
+    );
     expect((await alice.get('/v2/event_triggers?all_projects=true')).status).toBe(403);
     const all = await admin.get('/v2/event_triggers?all_projects=true');
     expect(all.status).toBe(200);
@@ -248,7 +299,12 @@ describe.each(e2eModes())('event triggers firing on RabbitMQ notifications (%s)'
         health: { port: 0, host: '127.0.0.1' },
         logLevel: 'silent',
         firing: DEFAULT_FIRING,
-        eventTriggers: { amqpUrl: testServers().amqpUrl, queuePrefix, syncIntervalMs: 200, exchangeDurable: false },
+        eventTriggers: {
+          amqpUrl: testServers().amqpUrl,
+          queuePrefix,
+          syncIntervalMs: 200,
+          exchangeDurable: false,
+        },
       },
       stack.testRuntime.runtime,
       { http: false },
@@ -256,7 +312,11 @@ describe.each(e2eModes())('event triggers firing on RabbitMQ notifications (%s)'
 
   beforeAll(async () => {
     stack = await startEngineStack(mode, { authMode: 'headers' });
-    alice = new HttpClient(stack.baseUrl).as({ 'x-project-id': 'proj-a', 'x-user-id': 'alice', 'x-roles': 'member' });
+    alice = new HttpClient(stack.baseUrl).as({
+      'x-project-id': 'proj-a',
+      'x-user-id': 'alice',
+      'x-roles': 'member',
+    });
     const res = await alice.post('/v2/workflows', WF);
     wfId = res.body.workflows[0].id;
     conn = await amqplib.connect(testServers().amqpUrl);
@@ -265,14 +325,18 @@ describe.each(e2eModes())('event triggers firing on RabbitMQ notifications (%s)'
     // Two replicas on one queue: the app as deployed, and a bare listener the test can make sync now.
     scheduler = await startListener();
     const rt = stack.testRuntime.runtime;
-    direct = new NotificationListener(rt.dataSource, new EventTriggerFiring(rt.dataSource, rt.outbox, systemClock), {
-      amqpUrl: testServers().amqpUrl,
-      queuePrefix,
-      syncIntervalMs: 200,
-      exchangeDurable: false,
-      prefetch: 5,
-      retryDelayMs: 200,
-    });
+    direct = new NotificationListener(
+      rt.dataSource,
+      new EventTriggerFiring(rt.dataSource, rt.outbox, systemClock),
+      {
+        amqpUrl: testServers().amqpUrl,
+        queuePrefix,
+        syncIntervalMs: 200,
+        exchangeDurable: false,
+        prefetch: 5,
+        retryDelayMs: 200,
+      },
+    );
     await direct.start();
   });
 
@@ -299,7 +363,9 @@ describe.each(e2eModes())('event triggers firing on RabbitMQ notifications (%s)'
   /** The shared queue is bound to the trigger's topic and both replicas consume from it. */
   const listening = async () => {
     await direct.sync();
-    await eventually(async () => ((await ch.checkQueue(direct.queueOf(exchange))).consumerCount === 2 ? true : undefined));
+    await eventually(async () =>
+      (await ch.checkQueue(direct.queueOf(exchange))).consumerCount === 2 ? true : undefined,
+    );
   };
 
   it('starts the workflow once per notification, with its input, params and the event', async () => {
@@ -333,7 +399,12 @@ describe.each(e2eModes())('event triggers firing on RabbitMQ notifications (%s)'
     });
     expect(JSON.parse(done['params'])).toMatchObject({
       env: { region: 'r1' },
-      event_params: { service: 'compute.host1', project_id: 'proj-a', user_id: 'u-1', timestamp: '2026-11-23 10:00:00.000001' },
+      event_params: {
+        service: 'compute.host1',
+        project_id: 'proj-a',
+        user_id: 'u-1',
+        timestamp: '2026-11-23 10:00:00.000001',
+      },
     });
     // Give a duplicate time to show up: there must be exactly one execution.
     await new Promise((r) => setTimeout(r, 1500));
@@ -342,7 +413,11 @@ describe.each(e2eModes())('event triggers firing on RabbitMQ notifications (%s)'
     // A notification from another project does not fire a private trigger.
     ch.publish(exchange, 'notifications.info', oslo('compute.instance.create.end', { project_id: 'proj-b' }));
     // Another priority of the same topic does.
-    ch.publish(exchange, 'notifications.error', oslo('compute.instance.create.end', { project_id: 'proj-a' }));
+    ch.publish(
+      exchange,
+      'notifications.error',
+      oslo('compute.instance.create.end', { project_id: 'proj-a' }),
+    );
     await eventually(async () => ((await triggered(t.body.id)).length === 2 ? true : undefined));
     await new Promise((r) => setTimeout(r, 1000));
     expect(await triggered(t.body.id)).toHaveLength(2);
@@ -366,7 +441,8 @@ describe.each(e2eModes())('event triggers firing on RabbitMQ notifications (%s)'
     await listening();
     const ids = Array.from({ length: 20 }, () => randomUUID());
     // Every notification is published twice: 40 messages, 20 distinct notifications.
-    for (const id of [...ids, ...ids]) ch.publish(exchange, 'bulk.info', oslo('bulk.event', { project_id: 'proj-a' }, id));
+    for (const id of [...ids, ...ids])
+      ch.publish(exchange, 'bulk.info', oslo('bulk.event', { project_id: 'proj-a' }, id));
     await eventually(async () => ((await triggered(t.body.id)).length >= 20 ? true : undefined), 60_000);
     await new Promise((r) => setTimeout(r, 1500));
     expect(await triggered(t.body.id)).toHaveLength(20);
@@ -397,7 +473,14 @@ describe.each(e2eModes())('event triggers firing on RabbitMQ notifications (%s)'
       retryDelayMs: 200,
     });
     await direct.start();
-    const t = await postJson(alice, '/v2/event_triggers', { name: 'retry', workflow_id: wfId, exchange, topic: 'retry', event: 'retry.event', workflow_input: { who: 'r' } });
+    const t = await postJson(alice, '/v2/event_triggers', {
+      name: 'retry',
+      workflow_id: wfId,
+      exchange,
+      topic: 'retry',
+      event: 'retry.event',
+      workflow_input: { who: 'r' },
+    });
     expect(t.status).toBe(201);
     await direct.sync();
     ch.publish(exchange, 'retry.info', oslo('retry.event', { project_id: 'proj-a' }));

@@ -44,7 +44,11 @@ interface Ev {
 }
 
 /** Reads an SSE response until it ends or `stopAfter` events came; returns the events and their ids. */
-async function readStream(url: string, headers: Record<string, string>, stopAfter = Infinity): Promise<{ events: Ev[]; ids: number[]; ended: boolean; contentType: string | null }> {
+async function readStream(
+  url: string,
+  headers: Record<string, string>,
+  stopAfter = Infinity,
+): Promise<{ events: Ev[]; ids: number[]; ended: boolean; contentType: string | null }> {
   const ctrl = new AbortController();
   const res = await fetch(url, { headers: { accept: 'text/event-stream', ...headers }, signal: ctrl.signal });
   expect(res.status).toBe(200);
@@ -122,13 +126,25 @@ describe.each(e2eModes())('execution event history and stream (%s)', (mode) => {
     const line = (e: Ev) => `${e.subject} ${e.name} ${e.previous_state ?? '-'}>${e.state}`;
     const lines = listed.filter((e) => e.execution_id === id).map(line);
     expect(lines[0]).toBe('execution watched ->RUNNING');
-    expect(lines).toContain('task first ->WAITING'.replace('WAITING', lines.find((l) => l.startsWith('task first ->'))!.split('>')[1]!));
+    expect(lines).toContain(
+      'task first ->WAITING'.replace(
+        'WAITING',
+        lines.find((l) => l.startsWith('task first ->'))!.split('>')[1]!,
+      ),
+    );
     // with-items progress to 3 of 3 and the published name
     const first = listed.filter((e) => e.subject === 'task' && e.name === 'first');
-    expect(first.at(-1)).toMatchObject({ state: 'SUCCESS', details: { withItems: { done: 3, total: 3 }, published: ['got'] } });
+    expect(first.at(-1)).toMatchObject({
+      state: 'SUCCESS',
+      details: { withItems: { done: 3, total: 3 }, published: ['got'] },
+    });
     // the retry: the failing action twice, the attempt number on the task
-    expect(listed.filter((e) => e.subject === 'action' && e.name === 'std.fail' && e.state === 'ERROR')).toHaveLength(2);
-    expect(listed.some((e) => e.subject === 'task' && e.name === 'flaky' && e.details['retryNo'] === 1)).toBe(true);
+    expect(
+      listed.filter((e) => e.subject === 'action' && e.name === 'std.fail' && e.state === 'ERROR'),
+    ).toHaveLength(2);
+    expect(listed.some((e) => e.subject === 'task' && e.name === 'flaky' && e.details['retryNo'] === 1)).toBe(
+      true,
+    );
     // the sub-workflow's entries are in the root's history, and its own history has only them
     const sub = listed.find((e) => e.subject === 'execution' && e.name === 'leaf')!;
     expect(sub).toBeDefined();
@@ -141,21 +157,35 @@ describe.each(e2eModes())('execution event history and stream (%s)', (mode) => {
     const id = await start();
     const part = await readStream(`${stack.baseUrl}/v2/executions/${id}/events`, {}, 3);
     expect(part.events).toHaveLength(3);
-    const rest = await readStream(`${stack.baseUrl}/v2/executions/${id}/events`, { 'last-event-id': String(part.ids.at(-1)) });
+    const rest = await readStream(`${stack.baseUrl}/v2/executions/${id}/events`, {
+      'last-event-id': String(part.ids.at(-1)),
+    });
     expect(rest.ended).toBe(true);
     expect([...part.events, ...rest.events]).toEqual(await allEvents(id, 1000));
     // a finished execution read to the end: the stream closes at once
-    const again = await readStream(`${stack.baseUrl}/v2/executions/${id}/events`, { 'last-event-id': String(rest.ids.at(-1)) });
+    const again = await readStream(`${stack.baseUrl}/v2/executions/${id}/events`, {
+      'last-event-id': String(rest.ids.at(-1)),
+    });
     expect(again).toMatchObject({ events: [], ended: true });
   });
 
   it('answers 404 for an unknown execution and 400 for a bad marker; history goes with its execution', async () => {
-    expect((await stack.client.get(`/v2/executions/00000000-0000-4000-8000-000000000000/events`)).status).toBe(404);
+    expect(
+      (await stack.client.get(`/v2/executions/00000000-0000-4000-8000-000000000000/events`)).status,
+    ).toBe(404);
     const id = await start();
     await waitForExecution(stack.client, id);
     expect((await stack.client.get(`/v2/executions/${id}/events?marker=x`)).status).toBe(400);
     const db = stack.testRuntime.runtime.dataSource;
-    const count = async () => Number((await db.query(`SELECT count(*)::int AS "n" FROM "execution_events" WHERE "root_execution_id" = $1`, [id]))[0].n);
+    const count = async () =>
+      Number(
+        (
+          await db.query(
+            `SELECT count(*)::int AS "n" FROM "execution_events" WHERE "root_execution_id" = $1`,
+            [id],
+          )
+        )[0].n,
+      );
     expect(await count()).toBeGreaterThan(10);
     expect((await stack.client.delete(`/v2/executions/${id}`)).status).toBe(204);
     expect(await count()).toBe(0);
@@ -172,15 +202,33 @@ describe.each(e2eModes())('execution event history and stream (%s)', (mode) => {
       const prefix = stack.testRuntime.queuePrefix as string;
       const url = new URL(testServers().postgresUrl);
       url.pathname = `/${prefix.slice(0, -1)}`;
-      const child: ChildProcess = spawn(process.execPath, ['-r', '@swc-node/register', 'apps/workflow-api/src/main.ts'], {
-        cwd: path.resolve(__dirname, '../../..'),
-        env: { ...process.env, DATABASE_URL: url.toString(), AMQP_URL: testServers().amqpUrl, REDIS_URL: testServers().redisUrl, QUEUE_PREFIX: prefix, WORKFLOW_API_PORT: String(port), WORKFLOW_API_HOST: '127.0.0.1', LOG_LEVEL: 'warn', DB_POOL_SIZE: '3' },
-        stdio: 'ignore',
-      });
+      const child: ChildProcess = spawn(
+        process.execPath,
+        ['-r', '@swc-node/register', 'apps/workflow-api/src/main.ts'],
+        {
+          cwd: path.resolve(__dirname, '../../..'),
+          env: {
+            ...process.env,
+            DATABASE_URL: url.toString(),
+            AMQP_URL: testServers().amqpUrl,
+            REDIS_URL: testServers().redisUrl,
+            QUEUE_PREFIX: prefix,
+            WORKFLOW_API_PORT: String(port),
+            WORKFLOW_API_HOST: '127.0.0.1',
+            LOG_LEVEL: 'warn',
+            DB_POOL_SIZE: '3',
+          },
+          stdio: 'ignore',
+        },
+      );
       try {
         const other = `http://127.0.0.1:${port}`;
         const deadline = Date.now() + 60_000;
-        while ((await fetch(`${other}/readyz`).then((r) => r.status).catch(() => 0)) !== 200) {
+        while (
+          (await fetch(`${other}/readyz`)
+            .then((r) => r.status)
+            .catch(() => 0)) !== 200
+        ) {
           if (Date.now() > deadline) throw new Error('second API not ready');
           await new Promise((r) => setTimeout(r, 200));
         }

@@ -1,5 +1,11 @@
 import { e2eModes } from './support/api-server';
-import { type EngineStack, postJson, startEngineStack, waitForExecution, waitForTask } from './support/engine-stack';
+import {
+  type EngineStack,
+  postJson,
+  startEngineStack,
+  waitForExecution,
+  waitForTask,
+} from './support/engine-stack';
 import { TIMESTAMP, UUID } from './support/fixtures';
 
 jest.setTimeout(60_000);
@@ -42,7 +48,12 @@ type Entry = Record<string, any>;
 
 /** The tree as names: workflow → {task: [sub-workflows]} — keeps the assertions readable. */
 const shape = (wf: Entry): unknown => ({
-  [wf['name']]: wf['task_executions'] === undefined ? '(not expanded)' : wf['task_executions'].map((t: Entry) => (t['workflow_executions'].length ? { [t['name']]: t['workflow_executions'].map(shape) } : t['name'])),
+  [wf['name']]:
+    wf['task_executions'] === undefined
+      ? '(not expanded)'
+      : wf['task_executions'].map((t: Entry) =>
+          t['workflow_executions'].length ? { [t['name']]: t['workflow_executions'].map(shape) } : t['name'],
+        ),
 });
 
 describe.each(e2eModes())('GET /v2/executions/{id}/report (%s)', (mode) => {
@@ -82,18 +93,36 @@ describe.each(e2eModes())('GET /v2/executions/{id}/report (%s)', (mode) => {
     });
     const root = body['root_workflow_execution'];
     expect(shape(root)).toEqual({
-      report_root: ['first', { call: [{ report_child: ['inner_ok', { go_deeper: [{ report_grandchild: ['flaky'] }] }] }] }, 'handle'],
+      report_root: [
+        'first',
+        { call: [{ report_child: ['inner_ok', { go_deeper: [{ report_grandchild: ['flaky'] }] }] }] },
+        'handle',
+      ],
     });
     expect(root).toMatchObject({ id: rootId, name: 'report_root', state: 'SUCCESS', state_info: null });
     expect(root['created_at']).toMatch(TIMESTAMP);
     expect(root['updated_at']).toMatch(TIMESTAMP);
 
     const [first, call, handle] = root['task_executions'];
-    expect(Object.keys(first).sort()).toEqual(['action_executions', 'created_at', 'id', 'name', 'state', 'state_info', 'updated_at', 'workflow_executions']);
+    expect(Object.keys(first).sort()).toEqual([
+      'action_executions',
+      'created_at',
+      'id',
+      'name',
+      'state',
+      'state_info',
+      'updated_at',
+      'workflow_executions',
+    ]);
     expect(first).toMatchObject({ name: 'first', state: 'SUCCESS', workflow_executions: [] });
     expect(first['id']).toMatch(UUID);
     expect(first['action_executions']).toHaveLength(1);
-    expect(first['action_executions'][0]).toMatchObject({ name: 'std.noop', state: 'SUCCESS', accepted: true, state_info: null });
+    expect(first['action_executions'][0]).toMatchObject({
+      name: 'std.noop',
+      state: 'SUCCESS',
+      accepted: true,
+      state_info: null,
+    });
     expect(first['action_executions'][0]['last_heartbeat']).toMatch(TIMESTAMP);
     expect(handle['action_executions'].map((a: Entry) => a['name'])).toEqual(['std.echo']);
 
@@ -114,7 +143,11 @@ describe.each(e2eModes())('GET /v2/executions/{id}/report (%s)', (mode) => {
 
   it('errors_only keeps the error path and counts only failed tasks', async () => {
     const body = await report('?errors_only=true');
-    expect(body['statistics']).toMatchObject({ total_tasks_count: 3, success_tasks_count: 0, error_tasks_count: 3 });
+    expect(body['statistics']).toMatchObject({
+      total_tasks_count: 3,
+      success_tasks_count: 0,
+      error_tasks_count: 3,
+    });
     expect(shape(body['root_workflow_execution'])).toEqual({
       report_root: [{ call: [{ report_child: [{ go_deeper: [{ report_grandchild: ['flaky'] }] }] }] }],
     });
@@ -122,12 +155,26 @@ describe.each(e2eModes())('GET /v2/executions/{id}/report (%s)', (mode) => {
 
   it('max_depth lists deeper sub-executions without their tasks and does not count them', async () => {
     const zero = await report('?max_depth=0');
-    expect(zero['statistics']).toMatchObject({ total_tasks_count: 3, success_tasks_count: 2, error_tasks_count: 1 });
-    expect(shape(zero['root_workflow_execution'])).toEqual({ report_root: ['first', { call: [{ report_child: '(not expanded)' }] }, 'handle'] });
+    expect(zero['statistics']).toMatchObject({
+      total_tasks_count: 3,
+      success_tasks_count: 2,
+      error_tasks_count: 1,
+    });
+    expect(shape(zero['root_workflow_execution'])).toEqual({
+      report_root: ['first', { call: [{ report_child: '(not expanded)' }] }, 'handle'],
+    });
     const one = await report('?max_depth=1');
-    expect(one['statistics']).toMatchObject({ total_tasks_count: 5, success_tasks_count: 3, error_tasks_count: 2 });
+    expect(one['statistics']).toMatchObject({
+      total_tasks_count: 5,
+      success_tasks_count: 3,
+      error_tasks_count: 2,
+    });
     expect(shape(one['root_workflow_execution'])).toEqual({
-      report_root: ['first', { call: [{ report_child: ['inner_ok', { go_deeper: [{ report_grandchild: '(not expanded)' }] }] }] }, 'handle'],
+      report_root: [
+        'first',
+        { call: [{ report_child: ['inner_ok', { go_deeper: [{ report_grandchild: '(not expanded)' }] }] }] },
+        'handle',
+      ],
     });
     expect((await report('?max_depth=-1'))['statistics']['total_tasks_count']).toBe(6);
   });
@@ -144,8 +191,13 @@ describe.each(e2eModes())('GET /v2/executions/{id}/report (%s)', (mode) => {
         estimated_time: 0,
       },
     });
-    expect((await report('?statistics_only=true&max_depth=0'))['statistics']).toMatchObject({ total_tasks_count: 3 });
-    expect((await report('?statistics_only=true&errors_only=true&max_depth=1'))['statistics']).toMatchObject({ total_tasks_count: 2, error_tasks_count: 2 });
+    expect((await report('?statistics_only=true&max_depth=0'))['statistics']).toMatchObject({
+      total_tasks_count: 3,
+    });
+    expect((await report('?statistics_only=true&errors_only=true&max_depth=1'))['statistics']).toMatchObject({
+      total_tasks_count: 2,
+      error_tasks_count: 2,
+    });
   });
 
   it('a running execution counts its running task; the time estimate needs earlier successful runs', async () => {
@@ -161,9 +213,14 @@ describe.each(e2eModes())('GET /v2/executions/{id}/report (%s)', (mode) => {
       paused_tasks_count: 0,
       estimated_time: -1,
     });
-    const root = (await stack.client.get(`/v2/executions/${created.body.id}/report`)).body['root_workflow_execution'];
+    const root = (await stack.client.get(`/v2/executions/${created.body.id}/report`)).body[
+      'root_workflow_execution'
+    ];
     expect(root).toMatchObject({ name: 'report_waiting', state: 'RUNNING' });
-    expect(root['task_executions'][1]['action_executions'][0]).toMatchObject({ name: 'std.async_noop', state: 'RUNNING' });
+    expect(root['task_executions'][1]['action_executions'][0]).toMatchObject({
+      name: 'std.async_noop',
+      state: 'RUNNING',
+    });
     expect((await stack.client.delete(`/v2/executions/${created.body.id}?force=true`)).status).toBe(204);
   });
 
@@ -173,10 +230,23 @@ describe.each(e2eModes())('GET /v2/executions/{id}/report (%s)', (mode) => {
       expect(res.status).toBe(200);
       return res.body.executions.map((e: Entry) => e['workflow_name']);
     };
-    expect(await names(`/v2/executions/${rootId}/executions`)).toEqual(['report_root', 'report_child', 'report_grandchild']);
-    expect(await names(`/v2/executions/${rootId}/executions?max_depth=1`)).toEqual(['report_root', 'report_child']);
-    expect(await names(`/v2/executions/${rootId}/executions?max_depth=0&errors_only=`)).toEqual(['report_root']);
-    expect(await names(`/v2/executions/${rootId}/executions?errors_only=true`)).toEqual(['report_root', 'report_child', 'report_grandchild']);
+    expect(await names(`/v2/executions/${rootId}/executions`)).toEqual([
+      'report_root',
+      'report_child',
+      'report_grandchild',
+    ]);
+    expect(await names(`/v2/executions/${rootId}/executions?max_depth=1`)).toEqual([
+      'report_root',
+      'report_child',
+    ]);
+    expect(await names(`/v2/executions/${rootId}/executions?max_depth=0&errors_only=`)).toEqual([
+      'report_root',
+    ]);
+    expect(await names(`/v2/executions/${rootId}/executions?errors_only=true`)).toEqual([
+      'report_root',
+      'report_child',
+      'report_grandchild',
+    ]);
     const root = (await report())['root_workflow_execution'];
     const call = root['task_executions'][1];
     expect(await names(`/v2/tasks/${call['id']}/executions`)).toEqual(['report_child', 'report_grandchild']);
@@ -186,8 +256,15 @@ describe.each(e2eModes())('GET /v2/executions/{id}/report (%s)', (mode) => {
     expect(await names(`/v2/tasks/${first['id']}/executions?errors_only=true`)).toEqual([]);
     const child = call['workflow_executions'][0];
     // from the child, errors_only follows the failed go_deeper task down to the grandchild
-    const withOutput = await stack.client.get(`/v2/executions/${child['id']}/executions?include_output=true&errors_only=true`);
-    expect(withOutput.body.executions.map((e: Entry) => [e['workflow_name'], JSON.parse(e['output']).result !== undefined])).toEqual([
+    const withOutput = await stack.client.get(
+      `/v2/executions/${child['id']}/executions?include_output=true&errors_only=true`,
+    );
+    expect(
+      withOutput.body.executions.map((e: Entry) => [
+        e['workflow_name'],
+        JSON.parse(e['output']).result !== undefined,
+      ]),
+    ).toEqual([
       ['report_child', true],
       ['report_grandchild', true],
     ]);
@@ -201,7 +278,9 @@ describe.each(e2eModes())('GET /v2/executions/{id}/report (%s)', (mode) => {
     });
     expect(await stack.client.get(`/v2/executions/${rootId}/report?max_depth=deep`)).toMatchObject({
       status: 400,
-      body: { faultstring: "Invalid input for field/attribute max_depth. Value: 'deep'. unable to convert to int" },
+      body: {
+        faultstring: "Invalid input for field/attribute max_depth. Value: 'deep'. unable to convert to int",
+      },
     });
     expect(await stack.client.get(`/v2/executions/${rootId}/report?depth=1`)).toMatchObject({
       status: 400,

@@ -3,7 +3,14 @@ import { e2eModes } from './support/api-server';
 
 jest.setTimeout(60_000);
 import { ADHOC, DEFINITIONS, SCENARIOS } from './support/basic-scenarios';
-import { type EngineStack, postJson, putJson, startEngineStack, waitForExecution, waitForTask } from './support/engine-stack';
+import {
+  type EngineStack,
+  postJson,
+  putJson,
+  startEngineStack,
+  waitForExecution,
+  waitForTask,
+} from './support/engine-stack';
 
 describe.each(e2eModes())('executions over HTTP (%s)', (mode) => {
   let stack: EngineStack;
@@ -19,7 +26,11 @@ describe.each(e2eModes())('executions over HTTP (%s)', (mode) => {
     await stack?.close();
   }, 60_000);
 
-  const start = async (workflow: string, input: Record<string, unknown> = {}, params: Record<string, unknown> = {}) => {
+  const start = async (
+    workflow: string,
+    input: Record<string, unknown> = {},
+    params: Record<string, unknown> = {},
+  ) => {
     const res = await postJson(stack.client, '/v2/executions', { workflow_name: workflow, input, params });
     expect(res.status).toBe(201);
     return res.body as Record<string, any>;
@@ -33,7 +44,10 @@ describe.each(e2eModes())('executions over HTTP (%s)', (mode) => {
     if (s.stateInfo instanceof RegExp) expect(ex.state_info).toMatch(s.stateInfo);
     else if (s.stateInfo !== undefined) expect(ex.state_info).toBe(s.stateInfo);
     if (s.tasks) {
-      const tasks = (await stack.client.get(`/v2/executions/${created.id}/tasks`)).body.tasks as { name: string; state: string }[];
+      const tasks = (await stack.client.get(`/v2/executions/${created.id}/tasks`)).body.tasks as {
+        name: string;
+        state: string;
+      }[];
       expect(Object.fromEntries(tasks.map((t) => [t.name, t.state]))).toEqual(s.tasks);
     }
   });
@@ -62,9 +76,13 @@ describe.each(e2eModes())('executions over HTTP (%s)', (mode) => {
       status: 404,
       body: { faultstring: 'Workflow not found [workflow_identifier=nope, namespace=]' },
     });
-    expect(await postJson(stack.client, '/v2/executions', { workflow_name: 'check', input: { m: 1 } })).toMatchObject({
+    expect(
+      await postJson(stack.client, '/v2/executions', { workflow_name: 'check', input: { m: 1 } }),
+    ).toMatchObject({
       status: 400,
-      body: { faultstring: "Invalid input [name=check, class=DirectWorkflowSpec, missing=['n'], unexpected=['m']]" },
+      body: {
+        faultstring: "Invalid input [name=check, class=DirectWorkflowSpec, missing=['n'], unexpected=['m']]",
+      },
     });
     expect(await postJson(stack.client, '/v2/executions', { workflow_name: 'rev' })).toMatchObject({
       status: 400,
@@ -82,9 +100,13 @@ describe.each(e2eModes())('executions over HTTP (%s)', (mode) => {
     expect(list.status).toBe(200);
     expect(list.body.executions.length).toBeGreaterThanOrEqual(1);
     expect(list.body.executions[0].output).toBeUndefined();
-    const withOutput = await stack.client.get(`/v2/executions?workflow_name=globals&include_output=true&limit=1`);
+    const withOutput = await stack.client.get(
+      `/v2/executions?workflow_name=globals&include_output=true&limit=1`,
+    );
     expect(JSON.parse(withOutput.body.executions[0].output)).toEqual({ b: 2, seen: 11 });
-    expect(withOutput.body.next).toContain('/v2/executions?sort_keys=created_at,id&sort_dirs=asc,asc&workflow_name=eq:globals&limit=1&marker=');
+    expect(withOutput.body.next).toContain(
+      '/v2/executions?sort_keys=created_at,id&sort_dirs=asc,asc&workflow_name=eq:globals&limit=1&marker=',
+    );
   });
 
   it('tasks and action executions are listed and shown with their fields', async () => {
@@ -107,14 +129,27 @@ describe.each(e2eModes())('executions over HTTP (%s)', (mode) => {
     const actions = (await stack.client.get(`/v2/tasks/${a.id}/action_executions`)).body.action_executions;
     expect(actions).toHaveLength(1);
     const action = (await stack.client.get(`/v2/action_executions/${actions[0].id}`)).body;
-    expect(action).toMatchObject({ name: 'std.echo', task_name: 'a', state: 'SUCCESS', accepted: true, input: '{"output": 2}', output: '{"result": 2}' });
+    expect(action).toMatchObject({
+      name: 'std.echo',
+      task_name: 'a',
+      state: 'SUCCESS',
+      accepted: true,
+      input: '{"output": 2}',
+      output: '{"result": 2}',
+    });
     const filtered = await stack.client.get(`/v2/tasks?workflow_execution_id=${created.id}&name=b`);
     expect(filtered.body.tasks.map((t: any) => t.name)).toEqual(['b']);
     // Mistral filters by the task id as a string: a value that is no task id lists nothing
     for (const id of ['not-a-uuid', a.id.toUpperCase(), 'é%00']) {
       const path = encodeURIComponent(id);
-      expect([id, (await stack.client.get(`/v2/tasks/${path}/action_executions`)).body]).toEqual([id, { action_executions: [] }]);
-      expect([id, (await stack.client.get(`/v2/tasks/${path}/workflow_executions`)).body]).toEqual([id, { executions: [] }]);
+      expect([id, (await stack.client.get(`/v2/tasks/${path}/action_executions`)).body]).toEqual([
+        id,
+        { action_executions: [] },
+      ]);
+      expect([id, (await stack.client.get(`/v2/tasks/${path}/workflow_executions`)).body]).toEqual([
+        id,
+        { executions: [] },
+      ]);
     }
   });
 
@@ -125,7 +160,10 @@ describe.each(e2eModes())('executions over HTTP (%s)', (mode) => {
     for (let i = 0; i < 100 && actions.length === 0; i++) {
       actions = (await stack.client.get(`/v2/tasks/${task.id}/action_executions`)).body.action_executions;
     }
-    const res = await putJson(stack.client, `/v2/action_executions/${actions[0].id}`, { state: 'SUCCESS', output: '{"x": 1}' });
+    const res = await putJson(stack.client, `/v2/action_executions/${actions[0].id}`, {
+      state: 'SUCCESS',
+      output: '{"x": 1}',
+    });
     expect(res.status).toBe(200);
     const ex = await waitForExecution(stack.client, created.id);
     expect(ex.state).toBe('SUCCESS');
@@ -138,15 +176,26 @@ describe.each(e2eModes())('executions over HTTP (%s)', (mode) => {
     const paused = await putJson(stack.client, `/v2/executions/${created.id}`, { state: 'PAUSED' });
     expect(paused.body.state).toBe('PAUSED');
     const bad = await putJson(stack.client, `/v2/executions/${created.id}`, { state: 'BOGUS' });
-    expect(bad).toMatchObject({ status: 400, body: { faultstring: "Cannot change state to BOGUS. Allowed states are: 'RUNNING, PAUSED, SUCCESS, ERROR, CANCELLED" } });
+    expect(bad).toMatchObject({
+      status: 400,
+      body: {
+        faultstring:
+          "Cannot change state to BOGUS. Allowed states are: 'RUNNING, PAUSED, SUCCESS, ERROR, CANCELLED",
+      },
+    });
     const resumed = await putJson(stack.client, `/v2/executions/${created.id}`, { state: 'RUNNING' });
     expect(resumed.body.state).toBe('RUNNING');
-    const cancelled = await putJson(stack.client, `/v2/executions/${created.id}`, { state: 'CANCELLED', state_info: 'enough' });
+    const cancelled = await putJson(stack.client, `/v2/executions/${created.id}`, {
+      state: 'CANCELLED',
+      state_info: 'enough',
+    });
     expect(cancelled.body).toMatchObject({ state: 'CANCELLED', state_info: 'enough' });
     const again = await putJson(stack.client, `/v2/executions/${created.id}`, { state: 'PAUSED' });
     expect(again).toMatchObject({
       status: 400,
-      body: { faultstring: `Can't change workflow execution state from CANCELLED to PAUSED. [workflow=async_wf, execution_id=${created.id}]` },
+      body: {
+        faultstring: `Can't change workflow execution state from CANCELLED to PAUSED. [workflow=async_wf, execution_id=${created.id}]`,
+      },
     });
     expect(await putJson(stack.client, `/v2/executions/${created.id}`, {})).toMatchObject({
       status: 400,
@@ -169,9 +218,14 @@ describe.each(e2eModes())('executions over HTTP (%s)', (mode) => {
   it('force ERROR with a message', async () => {
     const created = await start('async_wf');
     await waitForTask(stack.client, created.id, 't', 'RUNNING');
-    const res = await putJson(stack.client, `/v2/executions/${created.id}`, { state: 'ERROR', state_info: 'by hand' });
+    const res = await putJson(stack.client, `/v2/executions/${created.id}`, {
+      state: 'ERROR',
+      state_info: 'by hand',
+    });
     expect(res.body).toMatchObject({ state: 'ERROR', state_info: 'by hand' });
-    expect(JSON.parse((await stack.client.get(`/v2/executions/${created.id}`)).body.output)).toEqual({ result: 'by hand' });
+    expect(JSON.parse((await stack.client.get(`/v2/executions/${created.id}`)).body.output)).toEqual({
+      result: 'by hand',
+    });
   });
 
   it('skip of a failed task lets the workflow succeed; rerun reruns it', async () => {
@@ -179,12 +233,16 @@ describe.each(e2eModes())('executions over HTTP (%s)', (mode) => {
     await waitForExecution(stack.client, created.id);
     const attempt = await waitForTask(stack.client, created.id, 'attempt', 'ERROR');
     const noReset = await putJson(stack.client, `/v2/tasks/${attempt.id}`, { state: 'RUNNING' });
-    expect(noReset).toMatchObject({ status: 400, body: { faultstring: 'Reset field is mandatory to rerun task.' } });
+    expect(noReset).toMatchObject({
+      status: 400,
+      body: { faultstring: 'Reset field is mandatory to rerun task.' },
+    });
     const rerun = await putJson(stack.client, `/v2/tasks/${attempt.id}`, { state: 'RUNNING', reset: true });
     expect(rerun.status).toBe(200);
     await waitForExecution(stack.client, created.id);
     const again = await waitForTask(stack.client, created.id, 'attempt', 'ERROR');
-    const actions = (await stack.client.get(`/v2/tasks/${again.id}/action_executions`)).body.action_executions;
+    const actions = (await stack.client.get(`/v2/tasks/${again.id}/action_executions`)).body
+      .action_executions;
     expect(actions.map((a: any) => a.accepted)).toEqual([false, true]);
     const skipped = await putJson(stack.client, `/v2/tasks/${again.id}`, { state: 'SKIPPED' });
     expect(skipped.body).toMatchObject({ state: 'SKIPPED', state_info: 'Task was skipped.' });
@@ -198,7 +256,9 @@ describe.each(e2eModes())('executions over HTTP (%s)', (mode) => {
     const refused = await stack.client.delete(`/v2/executions/${created.id}`);
     expect(refused).toMatchObject({
       status: 403,
-      body: { faultstring: `Only completed executions can be deleted. Use --force to override this. Execution ${created.id} is in RUNNING state` },
+      body: {
+        faultstring: `Only completed executions can be deleted. Use --force to override this. Execution ${created.id} is in RUNNING state`,
+      },
     });
     expect((await stack.client.delete(`/v2/executions/${created.id}?force=true`)).status).toBe(204);
     expect((await stack.client.get(`/v2/executions/${created.id}`)).status).toBe(404);
@@ -212,7 +272,9 @@ describe.each(e2eModes())('executions over HTTP (%s)', (mode) => {
     expect(copy.body.input).toBe('{"n": 10}');
     const ex = await waitForExecution(stack.client, copy.body.id);
     expect(JSON.parse(ex.output)).toEqual({ total: 12 });
-    expect((await stack.client.get(`/v2/executions/${copy.body.id}`)).body.source_execution_id).toBe(first.id);
+    expect((await stack.client.get(`/v2/executions/${copy.body.id}`)).body.source_execution_id).toBe(
+      first.id,
+    );
   });
 
   it('webhook notifications arrive in order with the event payloads', async () => {
@@ -232,10 +294,26 @@ describe.each(e2eModes())('executions over HTTP (%s)', (mode) => {
       await waitForExecution(stack.client, created.id);
       const deadline = Date.now() + 10_000;
       while (events.length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-      expect(events.map((e) => e.event)).toEqual(['WORKFLOW_LAUNCHED', 'TASK_LAUNCHED', 'TASK_SUCCEEDED', 'WORKFLOW_SUCCEEDED']);
-      expect(events[0]).toMatchObject({ id: created.id, name: 'sum_up', workflow_name: 'sum_up', state: 'RUNNING', root_execution_id: null });
+      expect(events.map((e) => e.event)).toEqual([
+        'WORKFLOW_LAUNCHED',
+        'TASK_LAUNCHED',
+        'TASK_SUCCEEDED',
+        'WORKFLOW_SUCCEEDED',
+      ]);
+      expect(events[0]).toMatchObject({
+        id: created.id,
+        name: 'sum_up',
+        workflow_name: 'sum_up',
+        state: 'RUNNING',
+        root_execution_id: null,
+      });
       expect(events[1]).toMatchObject({ name: 'add', state: 'RUNNING' });
-      expect(events[2]).toMatchObject({ name: 'add', workflow_execution_id: created.id, state: 'SUCCESS', type: 'ACTION' });
+      expect(events[2]).toMatchObject({
+        name: 'add',
+        workflow_execution_id: created.id,
+        state: 'SUCCESS',
+        type: 'ACTION',
+      });
       expect(events[3]).toMatchObject({ id: created.id, state: 'SUCCESS' });
     } finally {
       await new Promise((r) => server.close(r));

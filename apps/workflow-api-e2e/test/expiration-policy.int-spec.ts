@@ -1,7 +1,19 @@
-import { DEFAULT_FIRING, ExpirationPolicy, type ExpirationPolicyConfig, startCronScheduler } from '@osc/cron-scheduler';
+import {
+  DEFAULT_FIRING,
+  ExpirationPolicy,
+  type ExpirationPolicyConfig,
+  startCronScheduler,
+} from '@osc/cron-scheduler';
 import { type RunningApp, systemClock } from '@osc/platform';
 import { e2eModes } from './support/api-server';
-import { type EngineStack, postJson, putJson, startEngineStack, waitForExecution, waitForTask } from './support/engine-stack';
+import {
+  type EngineStack,
+  postJson,
+  putJson,
+  startEngineStack,
+  waitForExecution,
+  waitForTask,
+} from './support/engine-stack';
 
 jest.setTimeout(120_000);
 
@@ -53,18 +65,32 @@ describe.each(e2eModes())('execution expiration policy (%s)', (mode) => {
   };
   const exists = async (id: string) => (await stack.client.get(`/v2/executions/${id}`)).status === 200;
   const backdate = (ids: string[], minutes: number) =>
-    db().query(`UPDATE "workflow_executions" SET "updated_at" = now() - ($2::int * interval '1 minute') WHERE "id" IN (SELECT (jsonb_array_elements_text($1::jsonb))::uuid)`, [
-      JSON.stringify(ids),
-      minutes,
-    ]);
+    db().query(
+      `UPDATE "workflow_executions" SET "updated_at" = now() - ($2::int * interval '1 minute') WHERE "id" IN (SELECT (jsonb_array_elements_text($1::jsonb))::uuid)`,
+      [JSON.stringify(ids), minutes],
+    );
   const policy = (c: Partial<ExpirationPolicyConfig>) =>
-    new ExpirationPolicy(db(), systemClock, { evaluationIntervalMinutes: 1, olderThanMinutes: 0, maxFinishedExecutions: 0, batchSize: 0, ignoredStates: [], ...c }, silent);
+    new ExpirationPolicy(
+      db(),
+      systemClock,
+      {
+        evaluationIntervalMinutes: 1,
+        olderThanMinutes: 0,
+        maxFinishedExecutions: 0,
+        batchSize: 0,
+        ignoredStates: [],
+        ...c,
+      },
+      silent,
+    );
 
   it('removes completed executions older than older_than with their sub-executions and tasks; keeps newer, running and ignored ones', async () => {
     const oldOk = await run('quick');
     const oldFailed = await run('failing');
     const oldParent = await run('parent');
-    const subs = await db().query(`SELECT "id" FROM "workflow_executions" WHERE "root_execution_id" = $1`, [oldParent]);
+    const subs = await db().query(`SELECT "id" FROM "workflow_executions" WHERE "root_execution_id" = $1`, [
+      oldParent,
+    ]);
     expect(subs).toHaveLength(1);
     const subId = String(subs[0].id);
     const recent = await run('quick');
@@ -74,12 +100,21 @@ describe.each(e2eModes())('execution expiration policy (%s)', (mode) => {
     await backdate([oldOk, oldFailed, oldParent, subId, held], 120);
 
     // ERROR is an ignored state: the old failed execution stays; two replicas run at once
-    const [a, b] = await Promise.all([policy({ olderThanMinutes: 60, ignoredStates: ['ERROR'], batchSize: 1 }).runOnce(), policy({ olderThanMinutes: 60, ignoredStates: ['ERROR'], batchSize: 1 }).runOnce()]);
+    const [a, b] = await Promise.all([
+      policy({ olderThanMinutes: 60, ignoredStates: ['ERROR'], batchSize: 1 }).runOnce(),
+      policy({ olderThanMinutes: 60, ignoredStates: ['ERROR'], batchSize: 1 }).runOnce(),
+    ]);
     expect(a + b).toBe(2);
     expect(await exists(oldOk)).toBe(false);
     expect(await exists(oldParent)).toBe(false);
     expect(await exists(subId)).toBe(false);
-    expect(await db().query(`SELECT 1 FROM "task_executions" WHERE "workflow_execution_id" IN ($1, $2, $3)`, [oldOk, oldParent, subId])).toEqual([]);
+    expect(
+      await db().query(`SELECT 1 FROM "task_executions" WHERE "workflow_execution_id" IN ($1, $2, $3)`, [
+        oldOk,
+        oldParent,
+        subId,
+      ]),
+    ).toEqual([]);
     expect(await exists(oldFailed)).toBe(true);
     expect(await exists(recent)).toBe(true);
     expect(await exists(held)).toBe(true);
@@ -100,7 +135,13 @@ describe.each(e2eModes())('execution expiration policy (%s)', (mode) => {
         health: { port: 0, host: '127.0.0.1' },
         logLevel: 'silent',
         firing: DEFAULT_FIRING,
-        expiration: { evaluationIntervalMinutes: 0.005, olderThanMinutes: 0, maxFinishedExecutions: 2, batchSize: 10, ignoredStates: [] },
+        expiration: {
+          evaluationIntervalMinutes: 0.005,
+          olderThanMinutes: 0,
+          maxFinishedExecutions: 2,
+          batchSize: 10,
+          ignoredStates: [],
+        },
       },
       stack.testRuntime.runtime,
       { http: false },
@@ -108,9 +149,12 @@ describe.each(e2eModes())('execution expiration policy (%s)', (mode) => {
     try {
       const deadline = Date.now() + 30_000;
       for (;;) {
-        const left: { n: number }[] = await db().query(`SELECT count(*)::int AS "n" FROM "workflow_executions" WHERE "task_execution_id" IS NULL AND "state" IN ('SUCCESS', 'ERROR', 'CANCELLED')`);
+        const left: { n: number }[] = await db().query(
+          `SELECT count(*)::int AS "n" FROM "workflow_executions" WHERE "task_execution_id" IS NULL AND "state" IN ('SUCCESS', 'ERROR', 'CANCELLED')`,
+        );
         if (left[0]?.n === 2) break;
-        if (Date.now() > deadline) throw new Error(`expected 2 completed executions left, found ${left[0]?.n}`);
+        if (Date.now() > deadline)
+          throw new Error(`expected 2 completed executions left, found ${left[0]?.n}`);
         await new Promise((r) => setTimeout(r, 100));
       }
       // the two most recently finished ones are the ones kept

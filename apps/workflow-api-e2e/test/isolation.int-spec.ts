@@ -53,13 +53,21 @@ describe.each(e2eModes())('project isolation with header auth (%s)', (mode) => {
     const seen = await bob.get('/v2/workflows/pub_wf');
     expect(seen.status).toBe(200);
     expect(seen.body.scope).toBe('public');
-    expect((await bob.get('/v2/workflows?scope=public')).body.workflows.map((w: { id: string }) => w.id)).toEqual([id]);
+    expect(
+      (await bob.get('/v2/workflows?scope=public')).body.workflows.map((w: { id: string }) => w.id),
+    ).toEqual([id]);
     const put = await bob.put(`/v2/workflows/${id}`, simpleWorkflow('pub_wf'));
     expect(put.status).toBe(403);
-    expect(put.body).toEqual({ faultstring: `Can not access WorkflowDefinition resource of other projects, ID: ${id}` });
+    expect(put.body).toEqual({
+      faultstring: `Can not access WorkflowDefinition resource of other projects, ID: ${id}`,
+    });
     const del = await bob.delete('/v2/workflows/pub_wf');
     expect(del.status).toBe(403);
-    expect(del.body).toEqual({ faultcode: 'Client', faultstring: `Can not access WorkflowDefinition resource of other projects, ID: ${id}`, debuginfo: null });
+    expect(del.body).toEqual({
+      faultcode: 'Client',
+      faultstring: `Can not access WorkflowDefinition resource of other projects, ID: ${id}`,
+      debuginfo: null,
+    });
     expect((await alice.put(`/v2/workflows/${id}`, simpleWorkflow('pub_wf'))).status).toBe(200);
   });
 
@@ -75,7 +83,9 @@ describe.each(e2eModes())('project isolation with header auth (%s)', (mode) => {
     expect(a.status).toBe(200);
     const del = await bob.delete('/v2/actions/my_wb.greet');
     expect(del.status).toBe(403);
-    expect(del.body.faultstring).toBe(`Can not access ActionDefinition resource of other projects, ID: ${a.body.id}`);
+    expect(del.body.faultstring).toBe(
+      `Can not access ActionDefinition resource of other projects, ID: ${a.body.id}`,
+    );
   });
 
   it('lets admins list every project and keeps all_projects from others', async () => {
@@ -87,11 +97,19 @@ describe.each(e2eModes())('project isolation with header auth (%s)', (mode) => {
     expect(onlyB.body.workflows.map((w: { project_id: string }) => w.project_id)).toEqual(['proj-b']);
     const forbidden = await bob.get('/v2/workflows?all_projects=true');
     expect(forbidden.status).toBe(403);
-    expect(forbidden.body).toEqual({ faultcode: 'Client', faultstring: 'Operation forbidden (insufficient permissions)', debuginfo: null });
+    expect(forbidden.body).toEqual({
+      faultcode: 'Client',
+      faultstring: 'Operation forbidden (insufficient permissions)',
+      debuginfo: null,
+    });
     // Mistral: for others `project_id` only filters what they see (here proj-a's public workbook's workflows).
     const filtered = await bob.get('/v2/workflows?project_id=proj-a');
     expect(filtered.status).toBe(200);
-    const rows = filtered.body.workflows.map((w: { name: string; scope: string; project_id: string }) => [w.name, w.scope, w.project_id]);
+    const rows = filtered.body.workflows.map((w: { name: string; scope: string; project_id: string }) => [
+      w.name,
+      w.scope,
+      w.project_id,
+    ]);
     expect(rows.sort()).toEqual([
       ['my_wb.helper', 'public', 'proj-a'],
       ['my_wb.main', 'public', 'proj-a'],

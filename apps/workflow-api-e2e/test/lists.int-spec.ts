@@ -13,7 +13,10 @@ describe.each(e2eModes())('definition lists (%s)', (mode) => {
     api = new Client(server.baseUrl);
     const tags = [['a'], ['a', 'b'], ['b'], [], ['a', 'b', 'c']];
     for (let i = 0; i < 5; i++) {
-      const res = await api.post('/v2/workflows', simpleWorkflow(`lw${i}`, tags[i]!.length ? `  tags: [${tags[i]!.join(', ')}]\n` : ''));
+      const res = await api.post(
+        '/v2/workflows',
+        simpleWorkflow(`lw${i}`, tags[i]!.length ? `  tags: [${tags[i]!.join(', ')}]\n` : ''),
+      );
       created.push(res.body.workflows[0]);
     }
   });
@@ -22,7 +25,10 @@ describe.each(e2eModes())('definition lists (%s)', (mode) => {
   });
 
   const names = (res: { body: { workflows: Wf[] } }) => res.body.workflows.map((w) => w.name);
-  const byCreation = () => [...created].sort((x, y) => (x.created_at === y.created_at ? (x.id < y.id ? -1 : 1) : x.created_at < y.created_at ? -1 : 1));
+  const byCreation = () =>
+    [...created].sort((x, y) =>
+      x.created_at === y.created_at ? (x.id < y.id ? -1 : 1) : x.created_at < y.created_at ? -1 : 1,
+    );
 
   it('lists in creation order (id breaks ties) without a next link when the page is not full', async () => {
     const res = await api.get('/v2/workflows');
@@ -50,7 +56,9 @@ describe.each(e2eModes())('definition lists (%s)', (mode) => {
   it('sorts by any key and direction, pads directions and keeps paging consistent', async () => {
     const res = await api.get('/v2/workflows?sort_keys=name&sort_dirs=desc&limit=2');
     expect(names(res)).toEqual(['lw4', 'lw3']);
-    expect(res.body.next).toBe(`${server.baseUrl}/v2/workflows?sort_keys=name,id&sort_dirs=desc,asc&limit=2&marker=${res.body.workflows[1].id}`);
+    expect(res.body.next).toBe(
+      `${server.baseUrl}/v2/workflows?sort_keys=name,id&sort_dirs=desc,asc&limit=2&marker=${res.body.workflows[1].id}`,
+    );
     const seen: string[] = [];
     let path: string | undefined = '/v2/workflows?sort_keys=updated_at,name&sort_dirs=desc&limit=2';
     while (path) {
@@ -81,8 +89,17 @@ describe.each(e2eModes())('definition lists (%s)', (mode) => {
     expect(names(await api.get('/v2/workflows?name=lw1'))).toEqual(['lw1']);
     expect(names(await api.get('/v2/workflows?name=eq:lw1'))).toEqual(['lw1']);
     expect(names(await api.get('/v2/workflows?name=in:lw1,lw3&sort_keys=name'))).toEqual(['lw1', 'lw3']);
-    expect(names(await api.get('/v2/workflows?name=nin:lw1,lw3&sort_keys=name'))).toEqual(['lw0', 'lw2', 'lw4']);
-    expect(names(await api.get('/v2/workflows?name=neq:lw1&sort_keys=name'))).toEqual(['lw0', 'lw2', 'lw3', 'lw4']);
+    expect(names(await api.get('/v2/workflows?name=nin:lw1,lw3&sort_keys=name'))).toEqual([
+      'lw0',
+      'lw2',
+      'lw4',
+    ]);
+    expect(names(await api.get('/v2/workflows?name=neq:lw1&sort_keys=name'))).toEqual([
+      'lw0',
+      'lw2',
+      'lw3',
+      'lw4',
+    ]);
     expect(names(await api.get('/v2/workflows?name=gt:lw2&sort_keys=name'))).toEqual(['lw3', 'lw4']);
     expect(names(await api.get('/v2/workflows?name=gte:lw2&sort_keys=name'))).toEqual(['lw2', 'lw3', 'lw4']);
     expect(names(await api.get('/v2/workflows?name=lt:lw2&sort_keys=name'))).toEqual(['lw0', 'lw1']);
@@ -90,10 +107,20 @@ describe.each(e2eModes())('definition lists (%s)', (mode) => {
     expect(names(await api.get('/v2/workflows?definition=has:lw3'))).toEqual(['lw3']);
     expect(names(await api.get('/v2/workflows?tags=a&sort_keys=name'))).toEqual(['lw0', 'lw1', 'lw4']);
     expect(names(await api.get('/v2/workflows?tags=a,b&sort_keys=name'))).toEqual(['lw1', 'lw4']);
-    expect(names(await api.get('/v2/workflows?scope=private&input=&sort_keys=name'))).toEqual(['lw0', 'lw1', 'lw2', 'lw3', 'lw4']);
+    expect(names(await api.get('/v2/workflows?scope=private&input=&sort_keys=name'))).toEqual([
+      'lw0',
+      'lw1',
+      'lw2',
+      'lw3',
+      'lw4',
+    ]);
     expect(names(await api.get('/v2/workflows?scope=public'))).toEqual([]);
     const first = byCreation()[0]!;
-    expect(names(await api.get(`/v2/workflows?created_at=gte:${encodeURIComponent(first.created_at)}&sort_keys=name`))).toHaveLength(5);
+    expect(
+      names(
+        await api.get(`/v2/workflows?created_at=gte:${encodeURIComponent(first.created_at)}&sort_keys=name`),
+      ),
+    ).toHaveLength(5);
     expect(names(await api.get('/v2/workflows?created_at=lt:2000-01-01%2000:00:00'))).toEqual([]);
     expect(names(await api.get('/v2/workflows?updated_at=gt:2000-01-01'))).toEqual([]);
     const withNext = await api.get('/v2/workflows?name=in:lw1,lw3&tags=b&limit=1&sort_keys=name');
@@ -111,9 +138,18 @@ describe.each(e2eModes())('definition lists (%s)', (mode) => {
     ['sort_keys=bogus', 'Sort key supplied is invalid: bogus'],
     ['marker=not-a-uuid', "Invalid input for field/attribute marker. Value: 'not-a-uuid'. Invalid UUID"],
     ['bogus=1', 'Unknown argument: "bogus"'],
-    ['created_at=gte:yesterday', "Invalid input for field/attribute created_at. Value: 'yesterday'. Invalid date/time format"],
-    ['scope=shared', "Invalid input for field/attribute scope. Value: 'shared'. Value should be one of: private, public"],
-    ['all_projects=maybe', "Invalid input for field/attribute all_projects. Value: 'maybe'. Wrong type. Expected a boolean (true or false)"],
+    [
+      'created_at=gte:yesterday',
+      "Invalid input for field/attribute created_at. Value: 'yesterday'. Invalid date/time format",
+    ],
+    [
+      'scope=shared',
+      "Invalid input for field/attribute scope. Value: 'shared'. Value should be one of: private, public",
+    ],
+    [
+      'all_projects=maybe',
+      "Invalid input for field/attribute all_projects. Value: 'maybe'. Wrong type. Expected a boolean (true or false)",
+    ],
   ])('rejects %s with 400', async (q, message) => {
     const res = await api.get(`/v2/workflows?${q}`);
     expect(res.status).toBe(400);
@@ -123,7 +159,9 @@ describe.each(e2eModes())('definition lists (%s)', (mode) => {
   it('answers 404 for a marker that does not exist', async () => {
     const res = await api.get('/v2/workflows?marker=00000000-0000-4000-8000-000000000000');
     expect(res.status).toBe(404);
-    expect(res.body.faultstring).toBe('Workflow not found [workflow_id=00000000-0000-4000-8000-000000000000]');
+    expect(res.body.faultstring).toBe(
+      'Workflow not found [workflow_id=00000000-0000-4000-8000-000000000000]',
+    );
   });
 
   it('clamps limit to 1000', async () => {

@@ -53,9 +53,14 @@ describe.each(e2eModes())('workflow members (%s)', (mode) => {
     const again = await json(owner, 'POST', members, { member_id: 'proj-guest' });
     expect(again.status).toBe(409);
     expect(again.body).toEqual(
-      wsme(`Duplicate entry for ResourceMember ['resource_id', 'resource_type', 'member_id']: ${wfId}, workflow, proj-guest`),
+      wsme(
+        `Duplicate entry for ResourceMember ['resource_id', 'resource_type', 'member_id']: ${wfId}, workflow, proj-guest`,
+      ),
     );
-    expect(await json(owner, 'POST', members, {})).toMatchObject({ status: 400, body: wsme('Member id must be provided.') });
+    expect(await json(owner, 'POST', members, {})).toMatchObject({
+      status: 400,
+      body: wsme('Member id must be provided.'),
+    });
     const list = await owner.get(members);
     expect(list.status).toBe(200);
     expect(list.body).toEqual({ members: [added.body] });
@@ -63,7 +68,9 @@ describe.each(e2eModes())('workflow members (%s)', (mode) => {
   });
 
   it('a pending member sees its membership but not the workflow, and cannot run it', async () => {
-    expect((await guest.get(members)).body.members.map((m: { member_id: string }) => m.member_id)).toEqual(['proj-guest']);
+    expect((await guest.get(members)).body.members.map((m: { member_id: string }) => m.member_id)).toEqual([
+      'proj-guest',
+    ]);
     expect((await guest.get(`${members}/proj-guest`)).body.status).toBe('pending');
     expect(await visibleTo(guest)).not.toContain(wfId);
     expect((await guest.get(`/v2/workflows/${wfId}`)).status).toBe(404);
@@ -75,34 +82,50 @@ describe.each(e2eModes())('workflow members (%s)', (mode) => {
     expect((await stranger.get(members)).body).toEqual({ members: [] });
     const hidden = await stranger.get(`${members}/proj-guest`);
     expect(hidden.status).toBe(404);
-    expect(hidden.body).toEqual(wsme(`Resource member not found [resource_id=${wfId}, member_id=proj-guest]`));
+    expect(hidden.body).toEqual(
+      wsme(`Resource member not found [resource_id=${wfId}, member_id=proj-guest]`),
+    );
     const passOn = await json(guest, 'POST', members, { member_id: 'proj-other' });
     expect(passOn.status).toBe(404);
     expect(passOn.body).toEqual(wsme(`Workflow not found [workflow_identifier=${wfId}, namespace=]`));
     expect((await json(stranger, 'POST', members, { member_id: 'proj-other' })).status).toBe(404);
     const missing = '00000000-0000-4000-8000-000000000000';
     const none = await json(owner, 'POST', `/v2/workflows/${missing}/members`, { member_id: 'proj-guest' });
-    expect(none).toMatchObject({ status: 404, body: wsme(`Workflow not found [workflow_identifier=${missing}, namespace=]`) });
+    expect(none).toMatchObject({
+      status: 404,
+      body: wsme(`Workflow not found [workflow_identifier=${missing}, namespace=]`),
+    });
     expect((await owner.get(`/v2/workflows/${missing}/members`)).body).toEqual({ members: [] });
   });
 
   it('only the member project answers, with a known status', async () => {
     const byOwner = await json(owner, 'PUT', `${members}/proj-guest`, { status: 'accepted' });
     expect(byOwner.status).toBe(404);
-    expect(byOwner.body).toEqual(wsme(`Resource member not found [resource_id=${wfId}, member_id=proj-guest]`));
+    expect(byOwner.body).toEqual(
+      wsme(`Resource member not found [resource_id=${wfId}, member_id=proj-guest]`),
+    );
     expect((await json(stranger, 'PUT', `${members}/proj-guest`, { status: 'accepted' })).status).toBe(404);
     const bogus = await json(guest, 'PUT', `${members}/proj-guest`, { status: 'bogus' });
     expect(bogus).toMatchObject({
       status: 400,
-      body: wsme("Invalid input for field/attribute status. Value: 'bogus'. Value should be one of: pending, accepted, rejected"),
+      body: wsme(
+        "Invalid input for field/attribute status. Value: 'bogus'. Value should be one of: pending, accepted, rejected",
+      ),
     });
-    expect(await json(guest, 'PUT', `${members}/proj-guest`, {})).toMatchObject({ status: 400, body: wsme('Status must be provided.') });
+    expect(await json(guest, 'PUT', `${members}/proj-guest`, {})).toMatchObject({
+      status: 400,
+      body: wsme('Status must be provided.'),
+    });
   });
 
   it('an accepted member sees and runs the workflow but cannot change it', async () => {
     const accepted = await json(guest, 'PUT', `${members}/proj-guest`, { status: 'accepted' });
     expect(accepted.status).toBe(200);
-    expect(accepted.body).toMatchObject({ member_id: 'proj-guest', status: 'accepted', updated_at: expect.stringMatching(TIMESTAMP) });
+    expect(accepted.body).toMatchObject({
+      member_id: 'proj-guest',
+      status: 'accepted',
+      updated_at: expect.stringMatching(TIMESTAMP),
+    });
     expect((await owner.get(`${members}/proj-guest`)).body.status).toBe('accepted');
 
     expect(await visibleTo(guest)).toContain(wfId);
@@ -114,7 +137,11 @@ describe.each(e2eModes())('workflow members (%s)', (mode) => {
 
     const byId = await run(guest, { workflow_id: wfId });
     expect(byId.status).toBe(201);
-    expect(byId.body).toMatchObject({ workflow_id: wfId, workflow_name: 'shared_wf', project_id: 'proj-guest' });
+    expect(byId.body).toMatchObject({
+      workflow_id: wfId,
+      workflow_name: 'shared_wf',
+      project_id: 'proj-guest',
+    });
     expect((await guest.get(`/v2/executions/${byId.body.id}`)).status).toBe(200);
     expect((await owner.get(`/v2/executions/${byId.body.id}`)).status).toBe(404);
     expect((await run(guest, { workflow_name: 'shared_wf' })).status).toBe(201);
@@ -122,12 +149,16 @@ describe.each(e2eModes())('workflow members (%s)', (mode) => {
 
     const del = await guest.delete(`/v2/workflows/${wfId}`);
     expect(del.status).toBe(403);
-    expect(del.body).toEqual(wsme(`Can not access WorkflowDefinition resource of other projects, ID: ${wfId}`));
+    expect(del.body).toEqual(
+      wsme(`Can not access WorkflowDefinition resource of other projects, ID: ${wfId}`),
+    );
     expect((await guest.put(`/v2/workflows/${wfId}`, simpleWorkflow('shared_wf'))).status).toBe(403);
   });
 
   it('a rejected member loses sight of the workflow; only the owner removes members', async () => {
-    expect((await json(guest, 'PUT', `${members}/proj-guest`, { status: 'rejected' })).body.status).toBe('rejected');
+    expect((await json(guest, 'PUT', `${members}/proj-guest`, { status: 'rejected' })).body.status).toBe(
+      'rejected',
+    );
     expect(await visibleTo(guest)).not.toContain(wfId);
     expect((await run(guest, { workflow_id: wfId })).status).toBe(404);
 
@@ -142,13 +173,19 @@ describe.each(e2eModes())('workflow members (%s)', (mode) => {
   it('public workflows cannot be shared; deleting a workflow ends its memberships', async () => {
     const pub = await admin.post('/v2/workflows?scope=public', simpleWorkflow('public_wf'));
     expect(pub.status).toBe(201);
-    const shared = await json(admin, 'POST', `/v2/workflows/${pub.body.workflows[0].id}/members`, { member_id: 'proj-guest' });
+    const shared = await json(admin, 'POST', `/v2/workflows/${pub.body.workflows[0].id}/members`, {
+      member_id: 'proj-guest',
+    });
     expect(shared).toMatchObject({ status: 400, body: wsme('Only private resource could be shared.') });
 
     const temp = await owner.post('/v2/workflows', simpleWorkflow('temp_wf'));
     const tempId = temp.body.workflows[0].id;
-    expect((await json(owner, 'POST', `/v2/workflows/${tempId}/members`, { member_id: 'proj-guest' })).status).toBe(201);
-    expect((await json(guest, 'PUT', `/v2/workflows/${tempId}/members/proj-guest`, { status: 'accepted' })).status).toBe(200);
+    expect(
+      (await json(owner, 'POST', `/v2/workflows/${tempId}/members`, { member_id: 'proj-guest' })).status,
+    ).toBe(201);
+    expect(
+      (await json(guest, 'PUT', `/v2/workflows/${tempId}/members/proj-guest`, { status: 'accepted' })).status,
+    ).toBe(200);
     expect(await visibleTo(guest)).toContain(tempId);
     expect((await owner.delete(`/v2/workflows/${tempId}`)).status).toBe(204);
     expect((await guest.get(`/v2/workflows/${tempId}/members`)).body).toEqual({ members: [] });
@@ -158,8 +195,14 @@ describe.each(e2eModes())('workflow members (%s)', (mode) => {
   it('an admin may share a workflow of another project on its owner’s behalf', async () => {
     const added = await json(admin, 'POST', members, { member_id: 'proj-other' });
     expect(added.status).toBe(201);
-    expect(added.body).toMatchObject({ project_id: 'proj-owner', member_id: 'proj-other', status: 'pending' });
-    expect((await owner.get(members)).body.members.map((m: { member_id: string }) => m.member_id)).toEqual(['proj-other']);
+    expect(added.body).toMatchObject({
+      project_id: 'proj-owner',
+      member_id: 'proj-other',
+      status: 'pending',
+    });
+    expect((await owner.get(members)).body.members.map((m: { member_id: string }) => m.member_id)).toEqual([
+      'proj-other',
+    ]);
   });
 });
 
@@ -200,7 +243,7 @@ describe.each(e2eModes())('a shared workflow run by its member (%s)', (mode) => 
     await stack?.close();
   });
 
-  it('runs to SUCCESS with the member as the execution\'s project', async () => {
+  it("runs to SUCCESS with the member as the execution's project", async () => {
     const owner = stack.client.as({ 'x-project-id': 'proj-owner', 'x-roles': 'member' });
     const guest = stack.client.as({ 'x-project-id': 'proj-guest', 'x-roles': 'member' });
     const wf = `version: '2.0'
@@ -213,9 +256,15 @@ greet:
   output: {said: <% $.said %>}
 `;
     const id = (await owner.post('/v2/workflows', wf)).body.workflows[0].id;
-    expect((await json(owner, 'POST', `/v2/workflows/${id}/members`, { member_id: 'proj-guest' })).status).toBe(201);
-    expect((await json(guest, 'POST', '/v2/executions', { workflow_id: id, input: { who: 'guest' } })).status).toBe(404);
-    expect((await json(guest, 'PUT', `/v2/workflows/${id}/members/proj-guest`, { status: 'accepted' })).status).toBe(200);
+    expect(
+      (await json(owner, 'POST', `/v2/workflows/${id}/members`, { member_id: 'proj-guest' })).status,
+    ).toBe(201);
+    expect(
+      (await json(guest, 'POST', '/v2/executions', { workflow_id: id, input: { who: 'guest' } })).status,
+    ).toBe(404);
+    expect(
+      (await json(guest, 'PUT', `/v2/workflows/${id}/members/proj-guest`, { status: 'accepted' })).status,
+    ).toBe(200);
     const started = await json(guest, 'POST', '/v2/executions', { workflow_id: id, input: { who: 'guest' } });
     expect(started.status).toBe(201);
     const done = await waitForExecution(guest, started.body.id);

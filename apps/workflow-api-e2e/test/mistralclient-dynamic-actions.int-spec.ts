@@ -70,7 +70,8 @@ describe.each(e2eModes())('mistral CLI code sources, dynamic actions and service
     await stack?.close();
   }, 60_000);
 
-  const mistral = (...args: string[]) => runClient('mistral', ['--os-mistral-url', `${stack.baseUrl}/v2`, ...args]);
+  const mistral = (...args: string[]) =>
+    runClient('mistral', ['--os-mistral-url', `${stack.baseUrl}/v2`, ...args]);
   const json = async (...args: string[]) => {
     const run = await mistral(...args, '-f', 'json');
     expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
@@ -125,11 +126,17 @@ describe.each(e2eModes())('mistral CLI code sources, dynamic actions and service
     expect(await json('dynamic-action-get', 'doubler', '--namespace', 'ns1')).toEqual(doubler);
     // the list is in created_at order, stored in whole seconds as Mistral does; two rows of the same
     // second follow their (random) ids, as in Mistral — so the names are compared as a set
-    expect((await json('dynamic-action-list', '--namespace', 'ns1')).map((a: { Name: string }) => a.Name).sort()).toEqual([
-      'doubler',
+    expect(
+      (await json('dynamic-action-list', '--namespace', 'ns1')).map((a: { Name: string }) => a.Name).sort(),
+    ).toEqual(['doubler', 'failer']);
+    const updated = await json(
+      'dynamic-action-update',
       'failer',
-    ]);
-    const updated = await json('dynamic-action-update', 'failer', '--class-name', 'Fails', '--namespace', 'ns1');
+      '--class-name',
+      'Fails',
+      '--namespace',
+      'ns1',
+    );
     expect(updated).toMatchObject({ Name: 'failer', Class: 'Fails', 'Code source ID': created.ID });
     expect(updated['Updated at']).toMatch(TIMESTAMP);
 

@@ -15,29 +15,28 @@ describe.each(e2eModes())('python-mistralclient executions and tasks (%s)', (mod
     await stack?.close();
   }, 60_000);
 
-  it(
-    'runs the execution lifecycle through the Python API',
-    async () => {
-      expect(hasClient).toBe(true);
-      const res = await runClient(SYSTEM_PYTHON, [path.join(__dirname, 'python', 'mistralclient_executions.py'), `${stack.baseUrl}/v2`]);
-      expect(res.stderr).toBe('');
-      expect(res.code).toBe(0);
-      expect(JSON.parse(res.stdout)).toEqual({
-        create: ['RUNNING', 'pyclient_run', { n: 21 }, 'from python'],
-        get: ['SUCCESS', { doubled: 42 }],
-        list: [true],
-        tasks: [['double', 'SUCCESS']],
-        task_get: ['double', 42, { d: 42 }],
-        failed: 'ERROR',
-        rerun: 'boom',
-        after_rerun: ['ERROR', 2],
-        rerun_with_env: ['ERROR', 'flaky', 'SUCCESS', 'SUCCESS', [false, true], { fixed: true }],
-        nested: ['SUCCESS', ['pyclient_parent', 'pyclient_run'], ['pyclient_run'], 2, ['call']],
-        filters: [['pyclient_fail'], ['boom']],
-        control: ['PAUSED', 'RUNNING', 403],
-        after_delete: [],
-      });
-    },
-    120_000,
-  );
+  it('runs the execution lifecycle through the Python API', async () => {
+    expect(hasClient).toBe(true);
+    const res = await runClient(SYSTEM_PYTHON, [
+      path.join(__dirname, 'python', 'mistralclient_executions.py'),
+      `${stack.baseUrl}/v2`,
+    ]);
+    expect(res.stderr).toBe('');
+    expect(res.code).toBe(0);
+    expect(JSON.parse(res.stdout)).toEqual({
+      create: ['RUNNING', 'pyclient_run', { n: 21 }, 'from python'],
+      get: ['SUCCESS', { doubled: 42 }],
+      list: [true],
+      tasks: [['double', 'SUCCESS']],
+      task_get: ['double', 42, { d: 42 }],
+      failed: 'ERROR',
+      rerun: 'boom',
+      after_rerun: ['ERROR', 2],
+      rerun_with_env: ['ERROR', 'flaky', 'SUCCESS', 'SUCCESS', [false, true], { fixed: true }],
+      nested: ['SUCCESS', ['pyclient_parent', 'pyclient_run'], ['pyclient_run'], 2, ['call']],
+      filters: [['pyclient_fail'], ['boom']],
+      control: ['PAUSED', 'RUNNING', 403],
+      after_delete: [],
+    });
+  }, 120_000);
 });

@@ -20,14 +20,22 @@ describe.each(e2eModes().slice(0, 1))('python-mistralclient compatibility (%s)',
 
   it('creates, lists, shows, updates and deletes workflows, workbooks and actions through the Python API', async () => {
     expect(hasClient).toBe(true);
-    const res = await runClient(SYSTEM_PYTHON, [path.join(__dirname, 'python', 'mistralclient_check.py'), `${server.baseUrl}/v2`]);
+    const res = await runClient(SYSTEM_PYTHON, [
+      path.join(__dirname, 'python', 'mistralclient_check.py'),
+      `${server.baseUrl}/v2`,
+    ]);
     expect(res.stderr).toBe('');
     expect(res.code).toBe(0);
     const report = JSON.parse(res.stdout);
     expect(report).toEqual({
       wf_create: [['pyclient_wf', 'name, greeting="hello"']],
       wf_list: ['pyclient_wf'],
-      wf_get: { name: 'pyclient_wf', input: 'name, greeting="hello"', interface: '{"input": ["name", {"greeting": "hello"}], "output": []}', scope: 'private' },
+      wf_get: {
+        name: 'pyclient_wf',
+        input: 'name, greeting="hello"',
+        interface: '{"input": ["name", {"greeting": "hello"}], "output": []}',
+        scope: 'private',
+      },
       wf_update: ['name, greeting="bye"'],
       wf_update_id: 'name, greeting="hello"',
       wf_list_limit: ['pyclient_wf'],

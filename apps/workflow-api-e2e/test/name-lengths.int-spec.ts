@@ -15,11 +15,16 @@ describe.each(e2eModes())('name lengths (%s)', (mode) => {
   let server: ApiServer;
   let api: Client;
   let wfId: string;
-  const json = (method: string, path: string, body: unknown) => api.send(method, path, JSON.stringify(body), 'application/json');
+  const json = (method: string, path: string, body: unknown) =>
+    api.send(method, path, JSON.stringify(body), 'application/json');
 
   beforeAll(async () => {
     server = await startApiServer(mode, { authMode: 'headers' });
-    api = new Client(server.baseUrl).as({ 'x-project-id': 'proj-len', 'x-user-id': 'u', 'x-roles': 'member' });
+    api = new Client(server.baseUrl).as({
+      'x-project-id': 'proj-len',
+      'x-user-id': 'u',
+      'x-roles': 'member',
+    });
     wfId = (await api.post('/v2/workflows', simpleWorkflow('len_wf'))).body.workflows[0].id;
   });
   afterAll(async () => {
@@ -33,7 +38,11 @@ describe.each(e2eModes())('name lengths (%s)', (mode) => {
       expect(res.status).toBe(400);
       expect(res.body).toEqual(tooLong('name', name, 200));
     }
-    const ok = await json('POST', '/v2/cron_triggers', { name: 'c'.repeat(200), workflow_id: wfId, pattern: '0 0 1 1 *' });
+    const ok = await json('POST', '/v2/cron_triggers', {
+      name: 'c'.repeat(200),
+      workflow_id: wfId,
+      pattern: '0 0 1 1 *',
+    });
     expect(ok.status).toBe(201);
   });
 
@@ -56,14 +65,20 @@ describe.each(e2eModes())('name lengths (%s)', (mode) => {
     for (const [path, doc] of [
       ['/v2/workflows', simpleWorkflow(name)],
       ['/v2/actions', simpleAction(name)],
-      ['/v2/workbooks', `version: '2.0'\nname: ${name}\nworkflows:\n  x:\n    tasks:\n      t:\n        action: std.noop\n`],
+      [
+        '/v2/workbooks',
+        `version: '2.0'\nname: ${name}\nworkflows:\n  x:\n    tasks:\n      t:\n        action: std.noop\n`,
+      ],
     ] as const) {
       const res = await api.post(path, doc);
       expect([path, res.status, res.body]).toEqual([path, 400, text]);
     }
     // A workbook whose own name fits but whose `<workbook>.<workflow>` name does not.
     const inner = 'w'.repeat(250);
-    const res = await api.post('/v2/workbooks', `version: '2.0'\nname: wb_len\nworkflows:\n  ${inner}:\n    tasks:\n      t:\n        action: std.noop\n`);
+    const res = await api.post(
+      '/v2/workbooks',
+      `version: '2.0'\nname: wb_len\nworkflows:\n  ${inner}:\n    tasks:\n      t:\n        action: std.noop\n`,
+    );
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ faultstring: tooLong('name', `wb_len.${inner}`, 255).faultstring });
     expect((await api.post('/v2/workflows', simpleWorkflow('n'.repeat(255)))).status).toBe(201);
@@ -72,6 +87,10 @@ describe.each(e2eModes())('name lengths (%s)', (mode) => {
   it('refuses an execution id that is not a UUID', async () => {
     const res = await json('POST', '/v2/executions', { workflow_id: wfId, id: 'not-a-uuid' });
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ faultcode: 'Client', faultstring: "Invalid input for field/attribute id. Value: 'not-a-uuid'. Invalid UUID", debuginfo: null });
+    expect(res.body).toEqual({
+      faultcode: 'Client',
+      faultstring: "Invalid input for field/attribute id. Value: 'not-a-uuid'. Invalid UUID",
+      debuginfo: null,
+    });
   });
 });

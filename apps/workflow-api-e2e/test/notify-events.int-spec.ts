@@ -4,7 +4,14 @@ import { type Channel, type ChannelModel, connect } from 'amqplib';
 import { notifyQueueOf } from '@osc/notify';
 import { type RecordedRequest, startHttpServer, testServers } from '@osc/testing';
 import { e2eModes } from './support/api-server';
-import { type EngineStack, postJson, putJson, startEngineStack, waitForExecution, waitForTask } from './support/engine-stack';
+import {
+  type EngineStack,
+  postJson,
+  putJson,
+  startEngineStack,
+  waitForExecution,
+  waitForTask,
+} from './support/engine-stack';
 
 jest.setTimeout(90_000);
 
@@ -61,19 +68,44 @@ ntf_three:
 `;
 
 const WORKFLOW_KEYS = [
-  'id', 'name', 'workflow_name', 'workflow_namespace', 'workflow_id', 'state', 'state_info', 'project_id',
-  'task_execution_id', 'root_execution_id', 'created_at', 'updated_at', 'event',
+  'id',
+  'name',
+  'workflow_name',
+  'workflow_namespace',
+  'workflow_id',
+  'state',
+  'state_info',
+  'project_id',
+  'task_execution_id',
+  'root_execution_id',
+  'created_at',
+  'updated_at',
+  'event',
 ].sort();
 const TASK_KEYS = [
-  'id', 'name', 'workflow_execution_id', 'workflow_name', 'workflow_namespace', 'workflow_id', 'state', 'state_info',
-  'type', 'project_id', 'created_at', 'updated_at', 'started_at', 'finished_at', 'event',
+  'id',
+  'name',
+  'workflow_execution_id',
+  'workflow_name',
+  'workflow_namespace',
+  'workflow_id',
+  'state',
+  'state_info',
+  'type',
+  'project_id',
+  'created_at',
+  'updated_at',
+  'started_at',
+  'finished_at',
+  'event',
 ].sort();
 const TIMESTAMP = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/;
 
 type Event = Record<string, any>;
 
 /** `EVENT` for workflow events, `EVENT:task` for task events: the order the receiver saw. */
-const names = (events: Event[]): string[] => events.map((e) => (e['event'].startsWith('TASK_') ? `${e['event']}:${e['name']}` : e['event']));
+const names = (events: Event[]): string[] =>
+  events.map((e) => (e['event'].startsWith('TASK_') ? `${e['event']}:${e['name']}` : e['event']));
 
 const checkShape = (e: Event): void => {
   const task = String(e['event']).startsWith('TASK_');
@@ -121,7 +153,10 @@ describe.each(e2eModes())('notifications over HTTP (%s)', (mode) => {
     };
   };
   const start = async (workflow: string, notify: unknown[], params: Record<string, unknown> = {}) => {
-    const res = await postJson(stack.client, '/v2/executions', { workflow_name: workflow, params: { notify, ...params } });
+    const res = await postJson(stack.client, '/v2/executions', {
+      workflow_name: workflow,
+      params: { notify, ...params },
+    });
     if (res.status !== 201) throw new Error(`start ${workflow}: ${res.status} ${res.text}`);
     return res.body as Record<string, any>;
   };
@@ -177,7 +212,11 @@ describe.each(e2eModes())('notifications over HTTP (%s)', (mode) => {
         finished_at: expect.stringMatching(TIMESTAMP),
       });
       expect(events[4]!['state_info']).toContain('Fail action expected exception.');
-      expect(events[1]).toMatchObject({ state: 'RUNNING', finished_at: null, started_at: expect.stringMatching(TIMESTAMP) });
+      expect(events[1]).toMatchObject({
+        state: 'RUNNING',
+        finished_at: null,
+        started_at: expect.stringMatching(TIMESTAMP),
+      });
       expect(events[7]).toMatchObject({ id: ex.id, state: 'SUCCESS', state_info: null });
       expect(hook.requests()[0]!.headers['content-type']).toBe('application/json');
     });
@@ -189,10 +228,18 @@ describe.each(e2eModes())('notifications over HTTP (%s)', (mode) => {
       expect((await put(`/v2/executions/${ex.id}`, { state: 'PAUSED' })).status).toBe(200);
       expect((await put(`/v2/executions/${ex.id}`, { state: 'PAUSED' })).status).toBe(200);
       expect((await put(`/v2/executions/${ex.id}`, { state: 'RUNNING' })).status).toBe(200);
-      expect((await put(`/v2/executions/${ex.id}`, { state: 'CANCELLED', state_info: 'no more' })).status).toBe(200);
+      expect(
+        (await put(`/v2/executions/${ex.id}`, { state: 'CANCELLED', state_info: 'no more' })).status,
+      ).toBe(200);
       const events = await settle(hook.events, 5);
       // the second pause was a no-op: no second WORKFLOW_PAUSED
-      expect(names(events)).toEqual(['WORKFLOW_LAUNCHED', 'TASK_LAUNCHED:a', 'WORKFLOW_PAUSED', 'WORKFLOW_RESUMED', 'WORKFLOW_CANCELLED']);
+      expect(names(events)).toEqual([
+        'WORKFLOW_LAUNCHED',
+        'TASK_LAUNCHED:a',
+        'WORKFLOW_PAUSED',
+        'WORKFLOW_RESUMED',
+        'WORKFLOW_CANCELLED',
+      ]);
       events.forEach(checkShape);
       expect(events.slice(2).map((e) => [e['state'], e['state_info']])).toEqual([
         ['PAUSED', null],
@@ -207,7 +254,12 @@ describe.each(e2eModes())('notifications over HTTP (%s)', (mode) => {
       const ex = await start('ntf_fail', [hook.publisher]);
       expect((await waitForExecution(stack.client, ex.id)).state).toBe('ERROR');
       const a = await waitForTask(stack.client, ex.id, 'a', 'ERROR');
-      expect(names(await settle(hook.events, 4))).toEqual(['WORKFLOW_LAUNCHED', 'TASK_LAUNCHED:a', 'TASK_FAILED:a', 'WORKFLOW_FAILED']);
+      expect(names(await settle(hook.events, 4))).toEqual([
+        'WORKFLOW_LAUNCHED',
+        'TASK_LAUNCHED:a',
+        'TASK_FAILED:a',
+        'WORKFLOW_FAILED',
+      ]);
       expect((await put(`/v2/tasks/${a.id}`, { state: 'RUNNING', reset: true })).status).toBe(200);
       await settle(hook.events, 8);
       expect((await waitForExecution(stack.client, ex.id)).state).toBe('ERROR');
@@ -239,23 +291,45 @@ describe.each(e2eModes())('notifications over HTTP (%s)', (mode) => {
       const ex = await start('ntf_parent', [all.publisher, some.publisher]);
       expect((await waitForExecution(stack.client, ex.id)).state).toBe('SUCCESS');
       const events = await settle(all.events, 8);
-      const child = ((await stack.client.get(`/v2/executions?root_execution_id=${ex.id}`)).body.executions as any[])[0];
+      const child = (
+        (await stack.client.get(`/v2/executions?root_execution_id=${ex.id}`)).body.executions as any[]
+      )[0];
       const call = ((await stack.client.get(`/v2/executions/${ex.id}/tasks`)).body.tasks as any[])[0];
-      const of = (id: string) => names(events.filter((e) => e['id'] === id || e['workflow_execution_id'] === id));
-      expect(of(ex.id)).toEqual(['WORKFLOW_LAUNCHED', 'TASK_LAUNCHED:call', 'TASK_SUCCEEDED:call', 'WORKFLOW_SUCCEEDED']);
-      expect(of(child.id)).toEqual(['WORKFLOW_LAUNCHED', 'TASK_LAUNCHED:leaf', 'TASK_SUCCEEDED:leaf', 'WORKFLOW_SUCCEEDED']);
+      const of = (id: string) =>
+        names(events.filter((e) => e['id'] === id || e['workflow_execution_id'] === id));
+      expect(of(ex.id)).toEqual([
+        'WORKFLOW_LAUNCHED',
+        'TASK_LAUNCHED:call',
+        'TASK_SUCCEEDED:call',
+        'WORKFLOW_SUCCEEDED',
+      ]);
+      expect(of(child.id)).toEqual([
+        'WORKFLOW_LAUNCHED',
+        'TASK_LAUNCHED:leaf',
+        'TASK_SUCCEEDED:leaf',
+        'WORKFLOW_SUCCEEDED',
+      ]);
       expect(events).toHaveLength(8);
       // the child starts after the parent task launched and ends before the parent task succeeds
       const at = (pred: (e: Event) => boolean) => events.findIndex(pred);
-      expect(at((e) => e['id'] === child.id && e['event'] === 'WORKFLOW_LAUNCHED')).toBeGreaterThan(at((e) => e['event'] === 'TASK_LAUNCHED' && e['name'] === 'call'));
-      expect(at((e) => e['id'] === child.id && e['event'] === 'WORKFLOW_SUCCEEDED')).toBeLessThan(at((e) => e['event'] === 'TASK_SUCCEEDED' && e['name'] === 'call'));
+      expect(at((e) => e['id'] === child.id && e['event'] === 'WORKFLOW_LAUNCHED')).toBeGreaterThan(
+        at((e) => e['event'] === 'TASK_LAUNCHED' && e['name'] === 'call'),
+      );
+      expect(at((e) => e['id'] === child.id && e['event'] === 'WORKFLOW_SUCCEEDED')).toBeLessThan(
+        at((e) => e['event'] === 'TASK_SUCCEEDED' && e['name'] === 'call'),
+      );
       expect(events.find((e) => e['id'] === child.id && e['event'] === 'WORKFLOW_LAUNCHED')).toMatchObject({
         root_execution_id: ex.id,
         task_execution_id: call.id,
         name: 'ntf_child',
       });
       const filtered = await settle(some.events, 4);
-      expect(names(filtered).sort()).toEqual(['TASK_SUCCEEDED:call', 'TASK_SUCCEEDED:leaf', 'WORKFLOW_SUCCEEDED', 'WORKFLOW_SUCCEEDED']);
+      expect(names(filtered).sort()).toEqual([
+        'TASK_SUCCEEDED:call',
+        'TASK_SUCCEEDED:leaf',
+        'WORKFLOW_SUCCEEDED',
+        'WORKFLOW_SUCCEEDED',
+      ]);
     });
 
     it('a paused sub-workflow: TASK_PAUSED then WORKFLOW_PAUSED of the parent; TASK_RESUMED then WORKFLOW_RESUMED on resume', async () => {
@@ -264,7 +338,9 @@ describe.each(e2eModes())('notifications over HTTP (%s)', (mode) => {
       const call = await waitForTask(stack.client, ex.id, 'call', 'RUNNING');
       let child: any;
       for (let i = 0; i < 400 && !child; i++) {
-        child = ((await stack.client.get(`/v2/executions?task_execution_id=${call.id}`)).body.executions as any[])[0];
+        child = (
+          (await stack.client.get(`/v2/executions?task_execution_id=${call.id}`)).body.executions as any[]
+        )[0];
         if (!child) await new Promise((r) => setTimeout(r, 25));
       }
       await waitForTask(stack.client, child.id, 'a', 'RUNNING');
@@ -275,7 +351,8 @@ describe.each(e2eModes())('notifications over HTTP (%s)', (mode) => {
       expect((await put(`/v2/executions/${ex.id}`, { state: 'CANCELLED' })).status).toBe(200);
       await waitForExecution(stack.client, child.id, ['CANCELLED']);
       const events = await settle(hook.events, 13);
-      const of = (id: string) => names(events.filter((e) => e['id'] === id || e['workflow_execution_id'] === id));
+      const of = (id: string) =>
+        names(events.filter((e) => e['id'] === id || e['workflow_execution_id'] === id));
       expect(of(ex.id)).toEqual([
         'WORKFLOW_LAUNCHED',
         'TASK_LAUNCHED:call',
@@ -287,9 +364,19 @@ describe.each(e2eModes())('notifications over HTTP (%s)', (mode) => {
         // the cancelled child still reports to its task, which records it (DSL-15.3 leaves it running)
         'TASK_CANCELLED:call',
       ]);
-      expect(of(child.id)).toEqual(['WORKFLOW_LAUNCHED', 'TASK_LAUNCHED:a', 'WORKFLOW_PAUSED', 'WORKFLOW_RESUMED', 'WORKFLOW_CANCELLED']);
+      expect(of(child.id)).toEqual([
+        'WORKFLOW_LAUNCHED',
+        'TASK_LAUNCHED:a',
+        'WORKFLOW_PAUSED',
+        'WORKFLOW_RESUMED',
+        'WORKFLOW_CANCELLED',
+      ]);
       events.forEach(checkShape);
-      expect(events.find((e) => e['event'] === 'TASK_PAUSED')).toMatchObject({ id: call.id, state: 'PAUSED', type: 'WORKFLOW' });
+      expect(events.find((e) => e['event'] === 'TASK_PAUSED')).toMatchObject({
+        id: call.id,
+        state: 'PAUSED',
+        type: 'WORKFLOW',
+      });
     });
 
     it('a failing or slow receiver is retried with a bounded timeout and never holds up the engine', async () => {
@@ -359,7 +446,16 @@ describe.each(e2eModes())('notifications over HTTP (%s)', (mode) => {
       expect(other).toBeDefined();
       const began = Date.now();
       const events = await settle(fast.events, 8, 4_000);
-      expect(names(events)).toEqual(['WORKFLOW_LAUNCHED', 'TASK_LAUNCHED:a', 'TASK_SUCCEEDED:a', 'TASK_LAUNCHED:b', 'TASK_SUCCEEDED:b', 'TASK_LAUNCHED:c', 'TASK_SUCCEEDED:c', 'WORKFLOW_SUCCEEDED']);
+      expect(names(events)).toEqual([
+        'WORKFLOW_LAUNCHED',
+        'TASK_LAUNCHED:a',
+        'TASK_SUCCEEDED:a',
+        'TASK_LAUNCHED:b',
+        'TASK_SUCCEEDED:b',
+        'TASK_LAUNCHED:c',
+        'TASK_SUCCEEDED:c',
+        'WORKFLOW_SUCCEEDED',
+      ]);
       expect(Date.now() - began).toBeLessThan(4_500);
       // meanwhile the stuck execution's first event is still being retried
       expect(slow.requests().length).toBeLessThanOrEqual(2);
@@ -379,11 +475,32 @@ describe.each(e2eModes())('notifications over HTTP (%s)', (mode) => {
       await ch.bindQueue(other.queue, otherExchange, 'mine');
       const got: { key: string; type: string | undefined; body: Event; ct: string | undefined }[] = [];
       const gotOther: Event[] = [];
-      await ch.consume(q.queue, (m) => m && got.push({ key: m.fields.routingKey, type: m.properties.type as string, body: JSON.parse(m.content.toString()), ct: m.properties.contentType as string }), { noAck: true });
-      await ch.consume(other.queue, (m) => m && gotOther.push(JSON.parse(m.content.toString())), { noAck: true });
-      const ex = await start('ntf_handled', [{ type: 'amqp' }, { type: 'amqp', exchange: otherExchange, routing_key: 'mine', event_types: ['WORKFLOW_SUCCEEDED'] }]);
+      await ch.consume(
+        q.queue,
+        (m) =>
+          m &&
+          got.push({
+            key: m.fields.routingKey,
+            type: m.properties.type as string,
+            body: JSON.parse(m.content.toString()),
+            ct: m.properties.contentType as string,
+          }),
+        { noAck: true },
+      );
+      await ch.consume(other.queue, (m) => m && gotOther.push(JSON.parse(m.content.toString())), {
+        noAck: true,
+      });
+      const ex = await start('ntf_handled', [
+        { type: 'amqp' },
+        { type: 'amqp', exchange: otherExchange, routing_key: 'mine', event_types: ['WORKFLOW_SUCCEEDED'] },
+      ]);
       expect((await waitForExecution(stack.client, ex.id)).state).toBe('SUCCESS');
-      const mine = (await settle(() => got.filter((m) => m.body['id'] === ex.id || m.body['workflow_execution_id'] === ex.id), 8)).map((m) => m);
+      const mine = (
+        await settle(
+          () => got.filter((m) => m.body['id'] === ex.id || m.body['workflow_execution_id'] === ex.id),
+          8,
+        )
+      ).map((m) => m);
       expect(names(mine.map((m) => m.body))).toEqual([
         'WORKFLOW_LAUNCHED',
         'TASK_LAUNCHED:a',
@@ -400,24 +517,37 @@ describe.each(e2eModes())('notifications over HTTP (%s)', (mode) => {
         expect(m.ct).toBe('application/json');
         checkShape(m.body);
       }
-      expect(mine[0]!.body).toMatchObject({ id: ex.id, workflow_name: 'ntf_handled', state: 'RUNNING', root_execution_id: null });
+      expect(mine[0]!.body).toMatchObject({
+        id: ex.id,
+        workflow_name: 'ntf_handled',
+        state: 'RUNNING',
+        root_execution_id: null,
+      });
       const others = await settle(() => gotOther.filter((e) => e['id'] === ex.id), 1);
       expect(others.map((e) => e['event'])).toEqual(['WORKFLOW_SUCCEEDED']);
     });
 
     it('pause, resume and cancel reach the queue in order, next to a webhook receiving the same events', async () => {
       const q = await ch.assertQueue('', { exclusive: true, autoDelete: true });
-      for (const key of ['WORKFLOW_LAUNCHED', 'WORKFLOW_PAUSED', 'WORKFLOW_RESUMED', 'WORKFLOW_CANCELLED']) await ch.bindQueue(q.queue, exchange, key);
+      for (const key of ['WORKFLOW_LAUNCHED', 'WORKFLOW_PAUSED', 'WORKFLOW_RESUMED', 'WORKFLOW_CANCELLED'])
+        await ch.bindQueue(q.queue, exchange, key);
       const got: Event[] = [];
       await ch.consume(q.queue, (m) => m && got.push(JSON.parse(m.content.toString())), { noAck: true });
-      const hook = webhook({ event_types: ['WORKFLOW_PAUSED', 'WORKFLOW_RESUMED', 'WORKFLOW_CANCELLED', 'WORKFLOW_LAUNCHED'] });
+      const hook = webhook({
+        event_types: ['WORKFLOW_PAUSED', 'WORKFLOW_RESUMED', 'WORKFLOW_CANCELLED', 'WORKFLOW_LAUNCHED'],
+      });
       const ex = await start('ntf_async', [{ type: 'amqp' }, hook.publisher]);
       await waitForTask(stack.client, ex.id, 'a', 'RUNNING');
       await put(`/v2/executions/${ex.id}`, { state: 'PAUSED' });
       await put(`/v2/executions/${ex.id}`, { state: 'RUNNING' });
       await put(`/v2/executions/${ex.id}`, { state: 'CANCELLED', state_info: 'bye' });
       const events = await settle(() => got.filter((e) => e['id'] === ex.id), 4);
-      expect(events.map((e) => e['event'])).toEqual(['WORKFLOW_LAUNCHED', 'WORKFLOW_PAUSED', 'WORKFLOW_RESUMED', 'WORKFLOW_CANCELLED']);
+      expect(events.map((e) => e['event'])).toEqual([
+        'WORKFLOW_LAUNCHED',
+        'WORKFLOW_PAUSED',
+        'WORKFLOW_RESUMED',
+        'WORKFLOW_CANCELLED',
+      ]);
       expect(events[3]).toMatchObject({ state: 'CANCELLED', state_info: 'bye' });
       expect((await settle(hook.events, 4)).map((e) => e['event'])).toEqual(events.map((e) => e['event']));
     });
@@ -430,7 +560,9 @@ describe.each(e2eModes())('notifications with two engine instances (%s)', (mode)
 
   beforeAll(async () => {
     // a receiver answering after a random few ms, so that concurrent deliveries would overtake each other
-    rx = await startHttpServer((_req, res) => void setTimeout(() => res.writeHead(200).end(), Math.random() * 5));
+    rx = await startHttpServer(
+      (_req, res) => void setTimeout(() => res.writeHead(200).end(), Math.random() * 5),
+    );
     stack = await startEngineStack(mode, { engines: 2 });
     const res = await stack.client.post('/v2/workflows', DEFINITIONS);
     if (res.status !== 201) throw new Error(`upload failed: ${res.status} ${res.text}`);
@@ -443,16 +575,32 @@ describe.each(e2eModes())('notifications with two engine instances (%s)', (mode)
   it('every execution sees its events in order, although both engines deliver notifications', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 20; i++) {
-      const res = await postJson(stack.client, '/v2/executions', { workflow_name: 'ntf_three', params: { notify: [{ type: 'webhook', url: `${rx.url}/all` }] } });
+      const res = await postJson(stack.client, '/v2/executions', {
+        workflow_name: 'ntf_three',
+        params: { notify: [{ type: 'webhook', url: `${rx.url}/all` }] },
+      });
       ids.push(res.body.id as string);
     }
     for (const id of ids) expect((await waitForExecution(stack.client, id)).state).toBe('SUCCESS');
     const deadline = Date.now() + 20_000;
-    while (rx.requests.length < ids.length * 8 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    while (rx.requests.length < ids.length * 8 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
     const events = rx.requests.map((r) => JSON.parse(r.body) as Event);
-    const want = ['WORKFLOW_LAUNCHED', 'TASK_LAUNCHED:a', 'TASK_SUCCEEDED:a', 'TASK_LAUNCHED:b', 'TASK_SUCCEEDED:b', 'TASK_LAUNCHED:c', 'TASK_SUCCEEDED:c', 'WORKFLOW_SUCCEEDED'];
+    const want = [
+      'WORKFLOW_LAUNCHED',
+      'TASK_LAUNCHED:a',
+      'TASK_SUCCEEDED:a',
+      'TASK_LAUNCHED:b',
+      'TASK_SUCCEEDED:b',
+      'TASK_LAUNCHED:c',
+      'TASK_SUCCEEDED:c',
+      'WORKFLOW_SUCCEEDED',
+    ];
     for (const id of ids) {
-      expect({ id, events: names(events.filter((e) => e['id'] === id || e['workflow_execution_id'] === id)) }).toEqual({ id, events: want });
+      expect({
+        id,
+        events: names(events.filter((e) => e['id'] === id || e['workflow_execution_id'] === id)),
+      }).toEqual({ id, events: want });
     }
   });
 });

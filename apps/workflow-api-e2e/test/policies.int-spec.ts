@@ -1,6 +1,13 @@
 import { type Server, createServer } from 'node:http';
 import { e2eModes } from './support/api-server';
-import { type EngineStack, postJson, putJson, startEngineStack, waitForExecution, waitForTask } from './support/engine-stack';
+import {
+  type EngineStack,
+  postJson,
+  putJson,
+  startEngineStack,
+  waitForExecution,
+  waitForTask,
+} from './support/engine-stack';
 
 jest.setTimeout(60_000);
 
@@ -247,7 +254,8 @@ async function startReceiver(): Promise<Receiver> {
     setTimeout(() => {
       inFlight--;
       const key = path.split('/').pop();
-      if (n <= fail) res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ failed: key }));
+      if (n <= fail)
+        res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ failed: key }));
       else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ v: key, n }));
     }, delay);
   });
@@ -274,17 +282,27 @@ describe.each(e2eModes())('policies, with-items and control operations over HTTP
     await rx?.close();
   }, 60_000);
 
-  const start = async (workflow: string, input: Record<string, unknown> = {}, params: Record<string, unknown> = {}) => {
+  const start = async (
+    workflow: string,
+    input: Record<string, unknown> = {},
+    params: Record<string, unknown> = {},
+  ) => {
     const res = await postJson(stack.client, '/v2/executions', { workflow_name: workflow, input, params });
     if (res.status !== 201) throw new Error(`start ${workflow}: ${res.status} ${res.text}`);
     return res.body as Record<string, any>;
   };
-  const run = async (workflow: string, input: Record<string, unknown> = {}, params: Record<string, unknown> = {}) => {
+  const run = async (
+    workflow: string,
+    input: Record<string, unknown> = {},
+    params: Record<string, unknown> = {},
+  ) => {
     const created = await start(workflow, input, params);
     return waitForExecution(stack.client, created.id);
   };
-  const tasksOf = async (executionId: string): Promise<any[]> => (await stack.client.get(`/v2/executions/${executionId}/tasks`)).body.tasks;
-  const actionsOf = async (taskId: string): Promise<any[]> => (await stack.client.get(`/v2/tasks/${taskId}/action_executions`)).body.action_executions;
+  const tasksOf = async (executionId: string): Promise<any[]> =>
+    (await stack.client.get(`/v2/executions/${executionId}/tasks`)).body.tasks;
+  const actionsOf = async (taskId: string): Promise<any[]> =>
+    (await stack.client.get(`/v2/tasks/${taskId}/action_executions`)).body.action_executions;
   const put = (path: string, body: unknown) => putJson(stack.client, path, body);
   /** Polls the action executions of a task until `n` exist; returns them. */
   const actionsAtLeast = async (taskId: string, n: number): Promise<any[]> => {
@@ -292,7 +310,8 @@ describe.each(e2eModes())('policies, with-items and control operations over HTTP
     for (;;) {
       const list = await actionsOf(taskId);
       if (list.length >= n) return list;
-      if (Date.now() > deadline) throw new Error(`task ${taskId} has ${list.length} action executions, wanted ${n}`);
+      if (Date.now() > deadline)
+        throw new Error(`task ${taskId} has ${list.length} action executions, wanted ${n}`);
       await new Promise((r) => setTimeout(r, 25));
     }
   };
@@ -509,7 +528,9 @@ describe.each(e2eModes())('policies, with-items and control operations over HTTP
       const list = await stack.client.get(`/v2/action_executions?workflow_execution_id=${ex.id}`);
       expect(list.status).toBe(200);
       expect(list.body.action_executions.map((a: any) => a.task_name)).toEqual(['each', 'each', 'each']);
-      const other = await stack.client.get(`/v2/action_executions?workflow_execution_id=${ex.id}&state=ERROR`);
+      const other = await stack.client.get(
+        `/v2/action_executions?workflow_execution_id=${ex.id}&state=ERROR`,
+      );
       expect(other.body.action_executions).toHaveLength(1);
     });
 
@@ -563,14 +584,16 @@ describe.each(e2eModes())('policies, with-items and control operations over HTTP
     const subOf = async (parentId: string): Promise<Record<string, any>> => {
       const deadline = Date.now() + 20_000;
       for (;;) {
-        const tree = (await stack.client.get(`/v2/executions/${parentId}/executions`)).body.executions as any[];
+        const tree = (await stack.client.get(`/v2/executions/${parentId}/executions`)).body
+          .executions as any[];
         const leaf = tree.find((e) => e.workflow_name === 'nest_child');
         if (leaf) return leaf;
         if (Date.now() > deadline) throw new Error('no sub-execution');
         await new Promise((r) => setTimeout(r, 25));
       }
     };
-    const stateOf = async (id: string) => (await stack.client.get(`/v2/executions/${id}`)).body.state as string;
+    const stateOf = async (id: string) =>
+      (await stack.client.get(`/v2/executions/${id}`)).body.state as string;
     const asyncAction = async (childId: string) => {
       const t = await waitForTask(stack.client, childId, 'wait', 'RUNNING');
       return (await actionsAtLeast(t.id, 1))[0];
@@ -589,7 +612,9 @@ describe.each(e2eModes())('policies, with-items and control operations over HTTP
       expect((await put(`/v2/executions/${root.id}`, { state: 'RUNNING' })).body.state).toBe('RUNNING');
       await waitForExecution(stack.client, leaf.id, ['RUNNING']);
       expect((await put(`/v2/executions/${root.id}`, { state: 'RUNNING' })).status).toBe(200);
-      expect((await put(`/v2/action_executions/${action.id}`, { state: 'SUCCESS', output: '"ok"' })).status).toBe(200);
+      expect(
+        (await put(`/v2/action_executions/${action.id}`, { state: 'SUCCESS', output: '"ok"' })).status,
+      ).toBe(200);
       const done = await waitForExecution(stack.client, root.id);
       expect(done.state).toBe('SUCCESS');
       expect(await stateOf(leaf.id)).toBe('SUCCESS');
@@ -646,7 +671,9 @@ describe.each(e2eModes())('policies, with-items and control operations over HTTP
       const root = await start('nest_parent');
       const leaf = await subOf(root.id);
       await asyncAction(leaf.id);
-      expect((await put(`/v2/executions/${leaf.id}`, { state: 'ERROR', state_info: 'broken' })).body).toMatchObject({ state: 'ERROR', state_info: 'broken' });
+      expect(
+        (await put(`/v2/executions/${leaf.id}`, { state: 'ERROR', state_info: 'broken' })).body,
+      ).toMatchObject({ state: 'ERROR', state_info: 'broken' });
       const again = await put(`/v2/executions/${leaf.id}`, { state: 'ERROR', state_info: 'broken' });
       expect(again.status).toBe(200);
       const done = await waitForExecution(stack.client, root.id);
@@ -657,7 +684,10 @@ describe.each(e2eModes())('policies, with-items and control operations over HTTP
     it('env update on resume is seen by the next task', async () => {
       const created = await start('env_after_resume', {}, { env: { who: 'first' } });
       await waitForExecution(stack.client, created.id, ['PAUSED']);
-      const res = await put(`/v2/executions/${created.id}`, { state: 'RUNNING', params: { env: { who: 'second' } } });
+      const res = await put(`/v2/executions/${created.id}`, {
+        state: 'RUNNING',
+        params: { env: { who: 'second' } },
+      });
       expect(res.status).toBe(200);
       const ex = await waitForExecution(stack.client, created.id);
       expect(outputOf(ex)).toEqual({ who: 'second' });
@@ -675,7 +705,10 @@ describe.each(e2eModes())('policies, with-items and control operations over HTTP
       expect(outputOf(ex)).toEqual({ after: true });
       const twice = await put(`/v2/tasks/${t.id}`, { state: 'SKIPPED' });
       expect(twice.status).toBe(400);
-      expect((await tasksOf(created.id)).map((x) => `${x.name}:${x.state}`).sort()).toEqual(['after:SUCCESS', 't:SKIPPED']);
+      expect((await tasksOf(created.id)).map((x) => `${x.name}:${x.state}`).sort()).toEqual([
+        'after:SUCCESS',
+        't:SKIPPED',
+      ]);
     });
 
     it('skip of a failed error handler ends the workflow SUCCESS, the handled task stays ERROR', async () => {
@@ -685,7 +718,10 @@ describe.each(e2eModes())('policies, with-items and control operations over HTTP
       expect((await put(`/v2/tasks/${h.id}`, { state: 'SKIPPED' })).status).toBe(200);
       const ex = await waitForExecution(stack.client, created.id);
       expect(ex.state).toBe('SUCCESS');
-      expect((await tasksOf(created.id)).map((x) => `${x.name}:${x.state}`).sort()).toEqual(['handler:SKIPPED', 't:ERROR']);
+      expect((await tasksOf(created.id)).map((x) => `${x.name}:${x.state}`).sort()).toEqual([
+        'handler:SKIPPED',
+        't:ERROR',
+      ]);
     });
 
     it('a second rerun while the first runs is refused and runs nothing more', async () => {

@@ -32,10 +32,22 @@ describe.each(e2eModes())('default policy (%s)', (mode) => {
 
   it('publishing (scope=public) is for admins, on workflows, workbooks and actions', async () => {
     for (const c of [member, reader]) {
-      expect(await c.post('/v2/workflows?scope=public', simpleWorkflow('pub_wf'))).toMatchObject({ status: 403, body: textDenied });
-      expect(await c.put('/v2/workflows?scope=public', simpleWorkflow('pub_wf'))).toMatchObject({ status: 403, body: textDenied });
-      expect(await c.post('/v2/workbooks?scope=public', WORKBOOK)).toMatchObject({ status: 403, body: textDenied });
-      expect(await c.post('/v2/actions?scope=public', simpleAction('pub_action'))).toMatchObject({ status: 403, body: textDenied });
+      expect(await c.post('/v2/workflows?scope=public', simpleWorkflow('pub_wf'))).toMatchObject({
+        status: 403,
+        body: textDenied,
+      });
+      expect(await c.put('/v2/workflows?scope=public', simpleWorkflow('pub_wf'))).toMatchObject({
+        status: 403,
+        body: textDenied,
+      });
+      expect(await c.post('/v2/workbooks?scope=public', WORKBOOK)).toMatchObject({
+        status: 403,
+        body: textDenied,
+      });
+      expect(await c.post('/v2/actions?scope=public', simpleAction('pub_action'))).toMatchObject({
+        status: 403,
+        body: textDenied,
+      });
     }
     expect((await admin.post('/v2/workflows?scope=public', simpleWorkflow('pub_wf'))).status).toBe(201);
     expect((await admin.post('/v2/workbooks?scope=public', WORKBOOK)).status).toBe(201);
@@ -54,18 +66,28 @@ describe.each(e2eModes())('default policy (%s)', (mode) => {
     }
     expect((await member.delete('/v2/workflows/r_wf')).status).toBe(404);
     const trigger = { name: 'tick', workflow_name: 'm_wf', pattern: '0 0 1 1 *' };
-    expect(await json(member, 'POST', '/v2/cron_triggers', { ...trigger, scope: 'public' })).toMatchObject({ status: 403, body: wsmeDenied });
+    expect(await json(member, 'POST', '/v2/cron_triggers', { ...trigger, scope: 'public' })).toMatchObject({
+      status: 403,
+      body: wsmeDenied,
+    });
     expect((await json(member, 'POST', '/v2/cron_triggers', trigger)).status).toBe(201);
   });
 
   it('lists of all projects are for admins', async () => {
-    for (const path of ['/v2/workflows?all_projects=true', '/v2/executions?all_projects=true', '/v2/executions?project_id=proj-r', '/v2/cron_triggers?all_projects=true']) {
+    for (const path of [
+      '/v2/workflows?all_projects=true',
+      '/v2/executions?all_projects=true',
+      '/v2/executions?project_id=proj-r',
+      '/v2/cron_triggers?all_projects=true',
+    ]) {
       expect(await member.get(path)).toMatchObject({ status: 403, body: wsmeDenied });
       expect(await reader.get(path)).toMatchObject({ status: 403, body: wsmeDenied });
       expect((await admin.get(path)).status).toBe(200);
     }
     const all = await admin.get('/v2/executions?all_projects=true');
-    expect(new Set(all.body.executions.map((e: { project_id: string }) => e.project_id))).toEqual(new Set(['proj-m', 'proj-r']));
+    expect(new Set(all.body.executions.map((e: { project_id: string }) => e.project_id))).toEqual(
+      new Set(['proj-m', 'proj-r']),
+    );
     const onlyR = await admin.get('/v2/executions?project_id=proj-r');
     expect(onlyR.body.executions.map((e: { project_id: string }) => e.project_id)).toEqual(['proj-r']);
     // A filter within what a member sees: its own rows of that project (none) and public ones.
@@ -99,7 +121,10 @@ describe('policy overrides from a file (embedded)', () => {
       ].join('\n'),
     );
     const config = loadConfig({ AUTH_MODE: 'headers', WORKFLOW_API_POLICY_FILE: file, LOG_LEVEL: 'silent' });
-    server = await startApiServer('embedded', { authMode: 'headers', policyOverrides: config.policyOverrides });
+    server = await startApiServer('embedded', {
+      authMode: 'headers',
+      policyOverrides: config.policyOverrides,
+    });
     const base = new Client(server.baseUrl);
     admin = base.as({ 'x-project-id': 'proj-admin', 'x-roles': 'admin' });
     member = base.as({ 'x-project-id': 'proj-1', 'x-user-id': 'mia', 'x-roles': 'member' });
@@ -111,26 +136,40 @@ describe('policy overrides from a file (embedded)', () => {
   });
 
   it('applies the overridden rules and keeps the defaults for the rest', async () => {
-    expect(await reader.post('/v2/workflows', simpleWorkflow('wf1'))).toMatchObject({ status: 403, body: textDenied });
+    expect(await reader.post('/v2/workflows', simpleWorkflow('wf1'))).toMatchObject({
+      status: 403,
+      body: textDenied,
+    });
     const published = await member.post('/v2/workflows?scope=public', simpleWorkflow('wf1'));
     expect(published.status).toBe(201);
     expect(published.body.workflows[0].scope).toBe('public');
     // Reads keep the default owner rule.
     expect((await reader.get('/v2/workflows/wf1')).status).toBe(200);
     expect(await member.delete('/v2/workflows/wf1')).toMatchObject({ status: 403, body: wsmeDenied });
-    expect(await json(member, 'POST', '/v2/executions', { workflow_name: 'wf1' })).toMatchObject({ status: 403, body: wsmeDenied });
-    expect(await json(admin, 'POST', '/v2/executions', { workflow_name: 'wf1' })).toMatchObject({ status: 403, body: wsmeDenied });
+    expect(await json(member, 'POST', '/v2/executions', { workflow_name: 'wf1' })).toMatchObject({
+      status: 403,
+      body: wsmeDenied,
+    });
+    expect(await json(admin, 'POST', '/v2/executions', { workflow_name: 'wf1' })).toMatchObject({
+      status: 403,
+      body: wsmeDenied,
+    });
     expect((await admin.delete('/v2/workflows/wf1')).status).toBe(204);
     // Other defaults are untouched: publishing a workbook stays admin-only.
-    expect(await member.post('/v2/workbooks?scope=public', WORKBOOK)).toMatchObject({ status: 403, body: textDenied });
+    expect(await member.post('/v2/workbooks?scope=public', WORKBOOK)).toMatchObject({
+      status: 403,
+      body: textDenied,
+    });
   });
 
   it('refuses a bad file at start, naming the variable', () => {
     const bad = join(dir, 'bad.yaml');
     writeFileSync(bad, '"workflows:create": "role:member or"\n');
-    expect(() => loadConfig({ AUTH_MODE: 'headers', WORKFLOW_API_POLICY_FILE: bad })).toThrow(/WORKFLOW_API_POLICY_FILE/);
-    expect(() => loadConfig({ AUTH_MODE: 'headers', WORKFLOW_API_POLICY_FILE: join(dir, 'missing.yaml') })).toThrow(
-      /WORKFLOW_API_POLICY_FILE: cannot read/,
+    expect(() => loadConfig({ AUTH_MODE: 'headers', WORKFLOW_API_POLICY_FILE: bad })).toThrow(
+      /WORKFLOW_API_POLICY_FILE/,
     );
+    expect(() =>
+      loadConfig({ AUTH_MODE: 'headers', WORKFLOW_API_POLICY_FILE: join(dir, 'missing.yaml') }),
+    ).toThrow(/WORKFLOW_API_POLICY_FILE: cannot read/);
   });
 });

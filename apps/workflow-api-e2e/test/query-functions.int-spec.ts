@@ -49,7 +49,11 @@ describe.each(e2eModes())('tasks() and executions() over any execution (%s)', (m
     await stack?.close();
   }, 60_000);
 
-  const run = async (client: EngineStack['client'], workflow: string, input: Record<string, unknown> = {}) => {
+  const run = async (
+    client: EngineStack['client'],
+    workflow: string,
+    input: Record<string, unknown> = {},
+  ) => {
     const created = await postJson(client, '/v2/executions', { workflow_name: workflow, input });
     expect(created.status).toBe(201);
     return waitForExecution(client, created.body.id);
@@ -92,6 +96,11 @@ describe.each(e2eModes())('tasks() and executions() over any execution (%s)', (m
     expect(foreign.project_id).toBe('other-project');
     const ex = await run(stack.client, 'qf_other', { eid: foreign.id });
     expect([ex.state, ex.state_info]).toEqual(['SUCCESS', null]);
-    expect(JSON.parse(ex.output)).toMatchObject({ tasks: [], execution: [], jinja_count: 0, errors_anywhere: [] });
+    expect(JSON.parse(ex.output)).toMatchObject({
+      tasks: [],
+      execution: [],
+      jinja_count: 0,
+      errors_anywhere: [],
+    });
   });
 });

@@ -3,7 +3,13 @@ import { type RecordedRequest, startHttpServer } from '@osc/testing';
 import { SMTPServer } from 'smtp-server';
 import { e2eModes } from './support/api-server';
 import { SCENARIOS } from './support/basic-scenarios';
-import { type EngineStack, postJson, putJson, startEngineStack, waitForExecution } from './support/engine-stack';
+import {
+  type EngineStack,
+  postJson,
+  putJson,
+  startEngineStack,
+  waitForExecution,
+} from './support/engine-stack';
 
 jest.setTimeout(60_000);
 
@@ -452,7 +458,8 @@ const SPEC_SCENARIOS: Scenario[] = [
     name: 'on-error items filtered out by their condition leave the error unhandled',
     workflow: 'on_error_filtered',
     state: 'ERROR',
-    stateInfo: /^Failure caused by error in tasks: t\n\n {2}t \[task_ex_id=[^\]]+\] -> The action raised an exception/,
+    stateInfo:
+      /^Failure caused by error in tasks: t\n\n {2}t \[task_ex_id=[^\]]+\] -> The action raised an exception/,
     tasks: { t: 'ERROR' },
   },
   {
@@ -462,7 +469,13 @@ const SPEC_SCENARIOS: Scenario[] = [
     output: { seen: 'error' },
     tasks: { t: 'ERROR', after_error: 'SUCCESS' },
   },
-  { name: 'succeed command with a message', workflow: 'succeed_with_message', state: 'SUCCESS', stateInfo: 'done at 5', output: { x: 5 } },
+  {
+    name: 'succeed command with a message',
+    workflow: 'succeed_with_message',
+    state: 'SUCCESS',
+    stateInfo: 'done at 5',
+    output: { x: 5 },
+  },
   {
     name: 'pause command with a message keeps the targets after it for the resume',
     workflow: 'pause_with_message',
@@ -526,7 +539,8 @@ const SPEC_SCENARIOS: Scenario[] = [
     params: { task_name: 'b' },
     state: 'ERROR',
     tasks: { a: 'ERROR' },
-    stateInfo: /^Failure caused by error in tasks: a\n\n {2}a \[task_ex_id=[^\]]+\] -> no\n {4}\[action_ex_id=[^\]]+, idx=0\]: no\n$/,
+    stateInfo:
+      /^Failure caused by error in tasks: a\n\n {2}a \[task_ex_id=[^\]]+\] -> no\n {4}\[action_ex_id=[^\]]+, idx=0\]: no\n$/,
   },
   // nested workflows
   {
@@ -537,7 +551,12 @@ const SPEC_SCENARIOS: Scenario[] = [
     output: { got: { inner: 'north-True' } },
     check: async ({ stack, id }) => {
       const tree = (await stack.client.get(`/v2/executions/${id}/executions`)).body.executions;
-      expect(tree.map((e: any) => [e.workflow_name, e.root_execution_id === null ? null : e.root_execution_id === id])).toEqual([
+      expect(
+        tree.map((e: any) => [
+          e.workflow_name,
+          e.root_execution_id === null ? null : e.root_execution_id === id,
+        ]),
+      ).toEqual([
         ['nest_env_root', null],
         ['nest_env_mid', true],
         ['nest_env_leaf', true],
@@ -548,7 +567,8 @@ const SPEC_SCENARIOS: Scenario[] = [
     name: 'missing sub-workflow input fails the execution at once (other keys become params), on-error does not run',
     workflow: 'nest_bad_input',
     state: 'ERROR',
-    stateInfo: "Failed to run task [error=Invalid input [name=nest_child, class=DirectWorkflowSpec, missing=['x']], wf=nest_bad_input, task=call]",
+    stateInfo:
+      "Failed to run task [error=Invalid input [name=nest_child, class=DirectWorkflowSpec, missing=['x']], wf=nest_bad_input, task=call]",
     tasks: { call: 'ERROR' },
   },
   {
@@ -585,34 +605,42 @@ const SPEC_SCENARIOS: Scenario[] = [
     name: 'ad-hoc action with an undeclared parameter is a fatal input error',
     workflow: 'adhoc_bad_input',
     state: 'ERROR',
-    stateInfo: /^Failed to run task \[error=Invalid input \[name=titled, class=[^,]+, unexpected=\['bogus'\]\], wf=adhoc_bad_input, task=t\]$/,
+    stateInfo:
+      /^Failed to run task \[error=Invalid input \[name=titled, class=[^,]+, unexpected=\['bogus'\]\], wf=adhoc_bad_input, task=t\]$/,
   },
   // action input validation and error paths
   {
     name: 'missing action parameter is a fatal input error',
     workflow: 'action_missing_input',
     state: 'ERROR',
-    stateInfo: "Failed to run task [error=Invalid input [name=std.echo, class=mistral.actions.std_actions.EchoAction, missing=['output']], wf=action_missing_input, task=t]",
-    taskStateInfo: { t: "Failed to run task [error=Invalid input [name=std.echo, class=mistral.actions.std_actions.EchoAction, missing=['output']], wf=action_missing_input, task=t]" },
+    stateInfo:
+      "Failed to run task [error=Invalid input [name=std.echo, class=mistral.actions.std_actions.EchoAction, missing=['output']], wf=action_missing_input, task=t]",
+    taskStateInfo: {
+      t: "Failed to run task [error=Invalid input [name=std.echo, class=mistral.actions.std_actions.EchoAction, missing=['output']], wf=action_missing_input, task=t]",
+    },
   },
   {
     name: 'unexpected action parameter is a fatal input error',
     workflow: 'action_unexpected_input',
     state: 'ERROR',
-    stateInfo: "Failed to run task [error=Invalid input [name=std.noop, class=mistral.actions.std_actions.NoOpAction, unexpected=['extra']], wf=action_unexpected_input, task=t]",
+    stateInfo:
+      "Failed to run task [error=Invalid input [name=std.noop, class=mistral.actions.std_actions.NoOpAction, unexpected=['extra']], wf=action_unexpected_input, task=t]",
   },
   {
     name: 'std.fail without data fails with the exception text',
     workflow: 'fail_action_default_message',
     state: 'ERROR',
-    taskStateInfo: { t: /^The action raised an exception \[action=.*, action_ex_id=[^,]+, msg='Fail action expected exception\.'\]$/ },
+    taskStateInfo: {
+      t: /^The action raised an exception \[action=.*, action_ex_id=[^,]+, msg='Fail action expected exception\.'\]$/,
+    },
     stateInfo: /^Failure caused by error in tasks: t\n/,
   },
   {
     name: 'publish expression error fails the execution while handling the result',
     workflow: 'publish_expression_error',
     state: 'ERROR',
-    stateInfo: /^Failed to handle action completion \[error=Can not evaluate YAQL expression \[expression=\$\.nothing_here.*wf=publish_expression_error, task=t, action=std\.echo\]$/s,
+    stateInfo:
+      /^Failed to handle action completion \[error=Can not evaluate YAQL expression \[expression=\$\.nothing_here.*wf=publish_expression_error, task=t, action=std\.echo\]$/s,
   },
   {
     name: 'transition condition expression error fails the execution',
@@ -652,7 +680,10 @@ const SPEC_SCENARIOS: Scenario[] = [
   {
     name: 'a missing workflow input refuses the execution',
     workflow: 'http_get',
-    rejected: { status: 400, faultstring: "Invalid input [name=http_get, class=DirectWorkflowSpec, missing=['base']]" },
+    rejected: {
+      status: 400,
+      faultstring: "Invalid input [name=http_get, class=DirectWorkflowSpec, missing=['base']]",
+    },
   },
   {
     name: 'a reverse target that is not a task refuses the execution',
@@ -685,7 +716,13 @@ const SPEC_SCENARIOS: Scenario[] = [
     workflow: 'http_post_auth',
     input: (s) => ({ base: s.http }),
     state: 'SUCCESS',
-    output: { status: 201, content: { got: { name: 'vol1', size: 2 }, auth: `Basic ${Buffer.from('alice:secret').toString('base64')}` } },
+    output: {
+      status: 201,
+      content: {
+        got: { name: 'vol1', size: 2 },
+        auth: `Basic ${Buffer.from('alice:secret').toString('base64')}`,
+      },
+    },
   },
   {
     name: 'std.http status 404 fails the action with the response map as error value',
@@ -708,13 +745,19 @@ const SPEC_SCENARIOS: Scenario[] = [
     input: (s) => ({ base: s.http }),
     state: 'SUCCESS',
     check: ({ servers, id, tasks, ex }) => {
-      const req = servers.requests.find((r) => r.url === '/mistral' && r.headers['mistral-workflow-execution-id'] === id)!;
+      const req = servers.requests.find(
+        (r) => r.url === '/mistral' && r.headers['mistral-workflow-execution-id'] === id,
+      )!;
       expect(req.method).toBe('POST');
       expect(JSON.parse(req.body)).toEqual({ k: 1 });
       expect(req.headers['mistral-workflow-name']).toBe('mistral_http_callback');
       expect(req.headers['mistral-task-id']).toBe(tasks[0]!['id']);
-      expect(req.headers['mistral-callback-url']).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v2\/action_executions\/[0-9a-f-]{36}$/);
-      expect(req.headers['mistral-callback-url']).toContain(String(req.headers['mistral-action-execution-id']));
+      expect(req.headers['mistral-callback-url']).toMatch(
+        /^http:\/\/127\.0\.0\.1:\d+\/v2\/action_executions\/[0-9a-f-]{36}$/,
+      );
+      expect(req.headers['mistral-callback-url']).toContain(
+        String(req.headers['mistral-action-execution-id']),
+      );
       expect(JSON.parse(ex['output'])).toEqual({ r: { called_back: id } });
     },
   },
@@ -739,7 +782,9 @@ async function startServers(apiBase: () => string) {
     if (req.url.startsWith('/json')) {
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ hello: 'world' }));
     } else if (req.url === '/echo') {
-      res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ got: JSON.parse(req.body), auth: req.headers['authorization'] }));
+      res
+        .writeHead(201, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ got: JSON.parse(req.body), auth: req.headers['authorization'] }));
     } else if (req.url === '/mistral') {
       res.writeHead(200).end('accepted');
       const callback = String(req.headers['mistral-callback-url']);
@@ -810,7 +855,10 @@ describe.each(e2eModes())('spec scenarios over HTTP (%s)', (mode) => {
   }, 60_000);
 
   const count = async (workflow: string) =>
-    ((await stack.client.get(`/v2/executions?workflow_name=${workflow}&limit=1000`)).body.executions as unknown[]).length;
+    (
+      (await stack.client.get(`/v2/executions?workflow_name=${workflow}&limit=1000`)).body
+        .executions as unknown[]
+    ).length;
 
   it.each(SPEC_SCENARIOS.map((s) => [s.name, s] as const))('%s', async (_n, s) => {
     const before = s.rejected ? await count(s.workflow) : 0;
@@ -820,7 +868,10 @@ describe.each(e2eModes())('spec scenarios over HTTP (%s)', (mode) => {
       params: s.params ?? {},
     });
     if (s.rejected) {
-      expect(created).toMatchObject({ status: s.rejected.status, body: { faultstring: s.rejected.faultstring } });
+      expect(created).toMatchObject({
+        status: s.rejected.status,
+        body: { faultstring: s.rejected.faultstring },
+      });
       expect((await count(s.workflow)) - before).toBe(0);
       return;
     }
@@ -840,8 +891,10 @@ describe.each(e2eModes())('spec scenarios over HTTP (%s)', (mode) => {
     const tasks = (await stack.client.get(`/v2/executions/${id}/tasks`)).body.tasks as Record<string, any>[];
     const last = (name: string) => tasks.filter((t) => t['name'] === name).pop();
     if (s.tasks) expect(Object.fromEntries(tasks.map((t) => [t['name'], t['state']]))).toEqual(s.tasks);
-    for (const [name, published] of Object.entries(s.published ?? {})) expect(JSON.parse(last(name)?.['published'] ?? 'null')).toEqual(published);
-    for (const [name, info] of Object.entries(s.taskStateInfo ?? {})) matches(last(name)?.['state_info'], info);
+    for (const [name, published] of Object.entries(s.published ?? {}))
+      expect(JSON.parse(last(name)?.['published'] ?? 'null')).toEqual(published);
+    for (const [name, info] of Object.entries(s.taskStateInfo ?? {}))
+      matches(last(name)?.['state_info'], info);
     await s.check?.({ stack, servers: servers.servers, id, ex, tasks });
   });
 });

@@ -63,16 +63,28 @@ describe.each(e2eModes())('standard system workflows (%s)', (mode) => {
     for (const c of [alice, bob]) {
       const res = await c.get('/v2/workflows');
       expect(res.status).toBe(200);
-      expect(res.body.workflows.map((w: { name: string }) => w.name).sort()).toEqual(['create_instance', 'delete_instance']);
+      expect(res.body.workflows.map((w: { name: string }) => w.name).sort()).toEqual([
+        'create_instance',
+        'delete_instance',
+      ]);
       expect(res.body.next).toBeUndefined();
     }
     const all = await admin.get('/v2/workflows?all_projects=true&name=in:create_instance,delete_instance');
     expect(all.body.workflows).toHaveLength(2);
     const wf = (await alice.get('/v2/workflows/delete_instance')).body;
-    expect(wf).toMatchObject({ name: 'delete_instance', namespace: '', scope: 'public', project_id: '<default-project>', input: 'instance_id', tags: [] });
+    expect(wf).toMatchObject({
+      name: 'delete_instance',
+      namespace: '',
+      scope: 'public',
+      project_id: '<default-project>',
+      input: 'instance_id',
+      tags: [],
+    });
     expect(wf.definition).toContain('nova.servers_delete');
     const create = (await alice.get('/v2/workflows/create_instance')).body;
-    expect(create.input).toBe('name, image_id, flavor_id, ssh_username="None", ssh_password="None", key_name="None", security_groups="None", nics="None"');
+    expect(create.input).toBe(
+      'name, image_id, flavor_id, ssh_username="None", ssh_password="None", key_name="None", security_groups="None", nics="None"',
+    );
     // tempest's WorkflowTestsV2.test_get_list_workflows_with_pagination: one per page, sorted by name.
     const page = await alice.get('/v2/workflows?limit=1&sort_keys=name&sort_dirs=desc');
     expect(page.body.workflows.map((w: { name: string }) => w.name)).toEqual(['delete_instance']);
@@ -82,15 +94,25 @@ describe.each(e2eModes())('standard system workflows (%s)', (mode) => {
   it('is read-only for non-admins', async () => {
     const del = await alice.delete('/v2/workflows/delete_instance');
     expect(del.status).toBe(403);
-    expect(del.body.faultstring).toMatch(/^Can not access WorkflowDefinition resource of other projects, ID: /);
-    const put = await alice.put('/v2/workflows', "version: '2.0'\ndelete_instance:\n  tasks:\n    t:\n      action: std.noop\n");
+    expect(del.body.faultstring).toMatch(
+      /^Can not access WorkflowDefinition resource of other projects, ID: /,
+    );
+    const put = await alice.put(
+      '/v2/workflows',
+      "version: '2.0'\ndelete_instance:\n  tasks:\n    t:\n      action: std.noop\n",
+    );
     // Updating by name looks in the caller's own project first: there is none, so nothing changes.
     expect([403, 404]).toContain(put.status);
-    expect((await alice.get('/v2/workflows/delete_instance')).body.definition).toContain('nova.servers_delete');
+    expect((await alice.get('/v2/workflows/delete_instance')).body.definition).toContain(
+      'nova.servers_delete',
+    );
   });
 
   it('fails an execution with a clear error: the nova actions do not exist here', async () => {
-    const started = await postJson(alice, '/v2/executions', { workflow_name: 'delete_instance', input: { instance_id: 'i-1' } });
+    const started = await postJson(alice, '/v2/executions', {
+      workflow_name: 'delete_instance',
+      input: { instance_id: 'i-1' },
+    });
     expect(started.status).toBe(201);
     const done = await waitForExecution(alice, started.body.id);
     expect(done['state']).toBe('ERROR');
@@ -102,7 +124,9 @@ describe.each(e2eModes())('standard system workflows (%s)', (mode) => {
     try {
       const api = await workflowApi.startWorkflowApi(apiConfig(false), other.runtime);
       try {
-        const res = await new Client(`http://127.0.0.1:${api.port}`).as({ 'x-project-id': 'p', 'x-roles': 'member' }).get('/v2/workflows');
+        const res = await new Client(`http://127.0.0.1:${api.port}`)
+          .as({ 'x-project-id': 'p', 'x-roles': 'member' })
+          .get('/v2/workflows');
         expect(res.body.workflows).toEqual([]);
       } finally {
         await api.close();

@@ -17,7 +17,10 @@ teardown_probe:
 
 /** The run's queue names as the broker lists them, or null where rabbitmqctl is not at hand. */
 function brokerQueuesStartingWith(prefix: string): string[] | null {
-  const r = spawnSync('rabbitmqctl', ['-t', '60', 'list_queues', '-q', '--no-table-headers', 'name'], { encoding: 'utf8', timeout: 90_000 });
+  const r = spawnSync('rabbitmqctl', ['-t', '60', 'list_queues', '-q', '--no-table-headers', 'name'], {
+    encoding: 'utf8',
+    timeout: 90_000,
+  });
   if (r.error || r.status !== 0) return null;
   return r.stdout.split('\n').filter((name) => name.startsWith(prefix));
 }

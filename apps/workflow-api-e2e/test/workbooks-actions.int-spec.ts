@@ -35,7 +35,12 @@ describe.each(e2eModes())('workbooks and actions API (%s)', (mode) => {
       expect((await api.get('/v2/workflows/my_wb.helper')).status).toBe(200);
       const action = await api.get('/v2/actions/my_wb.greet');
       expect(action.status).toBe(200);
-      expect(action.body).toMatchObject({ name: 'my_wb.greet', is_system: false, input: 'who, punctuation="!"', scope: 'private' });
+      expect(action.body).toMatchObject({
+        name: 'my_wb.greet',
+        is_system: false,
+        input: 'who, punctuation="!"',
+        scope: 'private',
+      });
     });
 
     it('gets, lists, selects fields and refuses duplicates', async () => {
@@ -48,7 +53,10 @@ describe.each(e2eModes())('workbooks and actions API (%s)', (mode) => {
       expect(list.body).toEqual({ workbooks: [{ id: got.body.id, name: 'my_wb', tags: ['wb'] }] });
       const dup = await api.post('/v2/workbooks', WORKBOOK);
       expect(dup.status).toBe(409);
-      expect(dup.body).toEqual({ faultstring: "Duplicate entry for WorkbookDefinition ['name', 'namespace', 'project_id']: my_wb, , <default-project>" });
+      expect(dup.body).toEqual({
+        faultstring:
+          "Duplicate entry for WorkbookDefinition ['name', 'namespace', 'project_id']: my_wb, , <default-project>",
+      });
       const missing = await api.get('/v2/workbooks/nope');
       expect(missing.status).toBe(404);
       expect(missing.body.faultstring).toBe('Workbook not found [name=nope, namespace=]');
@@ -57,7 +65,10 @@ describe.each(e2eModes())('workbooks and actions API (%s)', (mode) => {
     });
 
     it('updates by the name inside the definition and updates members', async () => {
-      const changed = WORKBOOK.replace('tags: [wb]', 'tags: [wb, v2]').replace('action: std.noop', 'action: std.echo output=2');
+      const changed = WORKBOOK.replace('tags: [wb]', 'tags: [wb, v2]').replace(
+        'action: std.noop',
+        'action: std.echo output=2',
+      );
       const res = await api.put('/v2/workbooks', changed);
       expect(res.status).toBe(200);
       expect(res.body.tags).toEqual(['wb', 'v2']);
@@ -76,7 +87,8 @@ describe.each(e2eModes())('workbooks and actions API (%s)', (mode) => {
     it('filters, sorts and pages workbooks', async () => {
       const second = WORKBOOK.replace('name: my_wb', 'name: another_wb');
       expect((await api.post('/v2/workbooks?namespace=filters', second)).status).toBe(201);
-      const names = async (q: string) => ((await api.get(`/v2/workbooks?${q}`)).body.workbooks as { name: string }[]).map((w) => w.name);
+      const names = async (q: string) =>
+        ((await api.get(`/v2/workbooks?${q}`)).body.workbooks as { name: string }[]).map((w) => w.name);
       expect(await names('namespace=filters')).toEqual(['another_wb']);
       expect(await names('name=my_wb&namespace=')).toEqual(['my_wb']);
       expect(await names('sort_keys=name&sort_dirs=desc')).toEqual(['my_wb', 'another_wb']);
@@ -84,7 +96,9 @@ describe.each(e2eModes())('workbooks and actions API (%s)', (mode) => {
       expect(await names('scope=public')).toEqual([]);
       expect(await names('created_at=gte:2000-01-01&updated_at=lt:2000-01-01')).toEqual([]);
       const page = await api.get('/v2/workbooks?limit=1&sort_keys=name');
-      expect(page.body.next).toBe(`${server.baseUrl}/v2/workbooks?sort_keys=name,id&sort_dirs=asc,asc&limit=1&marker=${page.body.workbooks[0].id}`);
+      expect(page.body.next).toBe(
+        `${server.baseUrl}/v2/workbooks?sort_keys=name,id&sort_dirs=asc,asc&limit=1&marker=${page.body.workbooks[0].id}`,
+      );
       const rest = await api.get(page.body.next.slice(server.baseUrl.length));
       expect(rest.body.workbooks.map((w: { name: string }) => w.name)).toEqual(['my_wb']);
       expect((await api.get('/v2/workbooks?marker=00000000-0000-4000-8000-000000000000')).status).toBe(404);
@@ -169,13 +183,20 @@ describe.each(e2eModes())('workbooks and actions API (%s)', (mode) => {
       ]);
       const dup = await api.post('/v2/actions', simpleAction('concat'));
       expect(dup.status).toBe(409);
-      expect(dup.body.faultstring).toBe("Duplicate entry for Action ['name', 'namespace', 'project_id']: concat, , <default-project>");
+      expect(dup.body.faultstring).toBe(
+        "Duplicate entry for Action ['name', 'namespace', 'project_id']: concat, , <default-project>",
+      );
     });
 
     it('updates by name or identifier; the name cannot change', async () => {
       const res = await api.put('/v2/actions', simpleAction('concat', 'new text'));
       expect(res.status).toBe(200);
-      expect(res.body.actions[0]).toMatchObject({ name: 'concat', description: 'new text', input: null, updated_at: expect.stringMatching(TIMESTAMP) });
+      expect(res.body.actions[0]).toMatchObject({
+        name: 'concat',
+        description: 'new text',
+        input: null,
+        updated_at: expect.stringMatching(TIMESTAMP),
+      });
       const id = res.body.actions[0].id;
       const byId = await api.put(`/v2/actions/${id}`, simpleAction('concat', 'third'));
       expect(byId.status).toBe(200);
@@ -184,7 +205,9 @@ describe.each(e2eModes())('workbooks and actions API (%s)', (mode) => {
       expect(rename.status).toBe(400);
       const two = await api.put('/v2/actions/concat', ACTIONS);
       expect(two.status).toBe(400);
-      expect(two.body.faultstring).toBe('More than one actions are not supported for update with identifier. [identifier: concat]');
+      expect(two.body.faultstring).toBe(
+        'More than one actions are not supported for update with identifier. [identifier: concat]',
+      );
       const missing = await api.put('/v2/actions', simpleAction('ghost'));
       expect(missing.status).toBe(404);
       expect(missing.body.faultstring).toBe('Action definition not found [action_name=ghost, namespace=]');
@@ -193,7 +216,11 @@ describe.each(e2eModes())('workbooks and actions API (%s)', (mode) => {
     it('lists the default namespace unless asked, with filters and a next link carrying namespace', async () => {
       await api.post('/v2/actions?namespace=ns2', simpleAction('in_ns2'));
       const def = await api.get('/v2/actions?is_system=false&sort_keys=name');
-      expect(def.body.actions.map((a: { name: string }) => a.name)).toEqual(['concat', 'my_wb.greet', 'shout']);
+      expect(def.body.actions.map((a: { name: string }) => a.name)).toEqual([
+        'concat',
+        'my_wb.greet',
+        'shout',
+      ]);
       const ns2 = await api.get('/v2/actions?namespace=ns2');
       expect(ns2.body.actions.map((a: { name: string }) => a.name)).toEqual(['in_ns2']);
       expect((await api.get('/v2/actions/in_ns2?namespace=ns2')).status).toBe(200);

@@ -26,7 +26,10 @@ describe.each(e2eModes())('workflows API (%s)', (mode) => {
       name: 'create_vm',
       namespace: '',
       input: 'vm_name, image_ref, flavor_ref="m1.small", retries="3"',
-      interface: { input: ['vm_name', 'image_ref', { flavor_ref: 'm1.small' }, { retries: 3 }], output: ['vm_id'] },
+      interface: {
+        input: ['vm_name', 'image_ref', { flavor_ref: 'm1.small' }, { retries: 3 }],
+        output: ['vm_id'],
+      },
       definition: DIRECT_WF,
       checksum: md5(DIRECT_WF),
       tags: ['vm', 'example'],
@@ -40,7 +43,8 @@ describe.each(e2eModes())('workflows API (%s)', (mode) => {
     expect(byName.status).toBe(200);
     expect(byName.body).toEqual({
       ...wf,
-      interface: '{"input": ["vm_name", "image_ref", {"flavor_ref": "m1.small"}, {"retries": 3}], "output": ["vm_id"]}',
+      interface:
+        '{"input": ["vm_name", "image_ref", {"flavor_ref": "m1.small"}, {"retries": 3}], "output": ["vm_id"]}',
     });
     const byId = await api.get(`/v2/workflows/${wf.id}`);
     expect(byId.body).toEqual(byName.body);
@@ -72,7 +76,11 @@ describe.each(e2eModes())('workflows API (%s)', (mode) => {
   it('answers 404 with the reference message for unknown names, ids and namespaces', async () => {
     const res = await api.get('/v2/workflows/nope');
     expect(res.status).toBe(404);
-    expect(res.body).toEqual({ faultcode: 'Client', faultstring: 'Workflow not found [workflow_identifier=nope, namespace=]', debuginfo: null });
+    expect(res.body).toEqual({
+      faultcode: 'Client',
+      faultstring: 'Workflow not found [workflow_identifier=nope, namespace=]',
+      debuginfo: null,
+    });
     const ns = await api.get('/v2/workflows/wf_a?namespace=other');
     expect(ns.status).toBe(404);
     expect(ns.body.faultstring).toBe('Workflow not found [workflow_identifier=wf_a, namespace=other]');
@@ -83,7 +91,10 @@ describe.each(e2eModes())('workflows API (%s)', (mode) => {
   it('refuses a duplicate name in a namespace with 409, but allows it in another namespace', async () => {
     const dup = await api.post('/v2/workflows', simpleWorkflow('wf_a'));
     expect(dup.status).toBe(409);
-    expect(dup.body).toEqual({ faultstring: "Duplicate entry for WorkflowDefinition ['name', 'namespace', 'project_id']: wf_a, , <default-project>" });
+    expect(dup.body).toEqual({
+      faultstring:
+        "Duplicate entry for WorkflowDefinition ['name', 'namespace', 'project_id']: wf_a, , <default-project>",
+    });
     const other = await api.post('/v2/workflows?namespace=ns1', simpleWorkflow('wf_a'));
     expect(other.status).toBe(201);
     expect(other.body.workflows[0].namespace).toBe('ns1');
@@ -130,7 +141,9 @@ skip_me:
   it('checks scope and query parameters of uploads', async () => {
     const scope = await api.post('/v2/workflows?scope=shared', simpleWorkflow('s1'));
     expect(scope.status).toBe(400);
-    expect(scope.body.faultstring).toBe('Scope must be one of the following: private, public; actual: shared');
+    expect(scope.body.faultstring).toBe(
+      'Scope must be one of the following: private, public; actual: shared',
+    );
     const unknown = await api.post('/v2/workflows?bogus=1', simpleWorkflow('s1'));
     expect(unknown.status).toBe(400);
     expect(unknown.body.faultstring).toBe('Unknown argument: "bogus"');
@@ -160,12 +173,16 @@ skip_me:
 
     const two = await api.put(`/v2/workflows/${created.id}`, TWO_WORKFLOWS);
     expect(two.status).toBe(400);
-    expect(two.body.faultstring).toBe(`More than one workflows are not supported for update with identifier. [identifier: ${created.id}]`);
+    expect(two.body.faultstring).toBe(
+      `More than one workflows are not supported for update with identifier. [identifier: ${created.id}]`,
+    );
     const byName = await api.put('/v2/workflows/upd1_renamed', simpleWorkflow('upd1_renamed'));
     expect(byName.status).toBe(400);
     const missing = await api.put('/v2/workflows', simpleWorkflow('never_created'));
     expect(missing.status).toBe(404);
-    expect(missing.body).toEqual({ faultstring: 'Workflow not found [workflow_identifier=never_created, namespace=]' });
+    expect(missing.body).toEqual({
+      faultstring: 'Workflow not found [workflow_identifier=never_created, namespace=]',
+    });
     const clash = await api.put(`/v2/workflows/${created.id}`, simpleWorkflow('wf_a'));
     expect(clash.status).toBe(409);
   });
@@ -182,7 +199,11 @@ skip_me:
     expect((await api.delete(`/v2/workflows/${id}`)).status).toBe(204);
     const again = await api.delete(`/v2/workflows/${id}`);
     expect(again.status).toBe(404);
-    expect(again.body).toEqual({ faultcode: 'Client', faultstring: `Workflow not found [workflow_identifier=${id}, namespace=]`, debuginfo: null });
+    expect(again.body).toEqual({
+      faultcode: 'Client',
+      faultstring: `Workflow not found [workflow_identifier=${id}, namespace=]`,
+      debuginfo: null,
+    });
   });
   it('deletes a workflow with unfinished executions, which keep their row (Mistral: 204)', async () => {
     const wf = (await api.post('/v2/workflows', simpleWorkflow('busy'))).body.workflows[0];

@@ -19,7 +19,11 @@ const schema = authEnvSchema.extend({
   WORKFLOW_API_HOST: z.string().default('0.0.0.0'),
   LOG_LEVEL: logLevelSchema,
   /** Largest definition or JSON body accepted, in bytes (Mistral's size limit answers 400). */
-  WORKFLOW_API_BODY_LIMIT: z.coerce.number().int().min(1024).default(1024 * 1024),
+  WORKFLOW_API_BODY_LIMIT: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(1024 * 1024),
   /** Public URL clients use, for `next` links; default: from the request. */
   WORKFLOW_API_PUBLIC_URL: z.string().url().optional(),
   /** oslo.policy-style YAML (or JSON) file whose rules override Mistral's defaults. */
@@ -46,7 +50,8 @@ const schema = authEnvSchema.extend({
 export const DEFAULT_CONSOLE_DIR = consoleDirFrom(__dirname);
 
 export function consoleDirFrom(dir: string): string {
-  const bundled = path.basename(path.dirname(dir)) === 'apps' && path.basename(path.dirname(path.dirname(dir))) === 'dist';
+  const bundled =
+    path.basename(path.dirname(dir)) === 'apps' && path.basename(path.dirname(path.dirname(dir))) === 'dist';
   return path.resolve(dir, bundled ? '../../console' : '../../../dist/console');
 }
 
@@ -73,18 +78,30 @@ export function loadConfig(env: Env): WorkflowApiConfig {
   const c = parseConfig('workflow-api', schema, env);
   const auth = toAuthConfig('workflow-api', c);
   return Object.freeze({
-    http: { port: c.WORKFLOW_API_PORT, host: c.WORKFLOW_API_HOST, bodyLimit: c.WORKFLOW_API_BODY_LIMIT, publicUrl: c.WORKFLOW_API_PUBLIC_URL },
+    http: {
+      port: c.WORKFLOW_API_PORT,
+      host: c.WORKFLOW_API_HOST,
+      bodyLimit: c.WORKFLOW_API_BODY_LIMIT,
+      publicUrl: c.WORKFLOW_API_PUBLIC_URL,
+    },
     authMode: auth.mode,
     keystone: auth.keystone,
     logLevel: c.LOG_LEVEL,
-    policyOverrides: loadPolicyOverrides('workflow-api', 'WORKFLOW_API_POLICY_FILE', c.WORKFLOW_API_POLICY_FILE),
+    policyOverrides: loadPolicyOverrides(
+      'workflow-api',
+      'WORKFLOW_API_POLICY_FILE',
+      c.WORKFLOW_API_POLICY_FILE,
+    ),
     allowActionExecutionDeletion: c.WORKFLOW_API_ALLOW_ACTION_EXECUTION_DELETION === 'true',
     systemWorkflows: c.WORKFLOW_API_SYSTEM_WORKFLOWS === 'true',
     services: {
       heartbeatSeconds: c.WORKFLOW_EXECUTOR_HEARTBEAT_SECONDS,
       aliveWithinSeconds: c.WORKFLOW_EXECUTOR_DEAD_AFTER_SECONDS,
     },
-    console: { dir: c.CONSOLE_DIR ?? DEFAULT_CONSOLE_DIR, volumeApiUrl: c.CONSOLE_VOLUME_API_URL?.replace(/\/+$/, '') },
+    console: {
+      dir: c.CONSOLE_DIR ?? DEFAULT_CONSOLE_DIR,
+      volumeApiUrl: c.CONSOLE_VOLUME_API_URL?.replace(/\/+$/, ''),
+    },
   });
 }
 

@@ -16,10 +16,17 @@ export { WorkflowApiModule } from './workflow-api.module';
 @Module({})
 class WorkflowApiRoot {
   static with(runtime: Runtime, config: WorkflowApiConfig): DynamicModule {
-    const policy = WorkflowPolicySettingsModule.forRoot({ overrides: config.policyOverrides ?? {}, authMode: config.authMode });
-    const actionExecutions = ActionExecutionSettingsModule.forRoot({ allowDeletion: config.allowActionExecutionDeletion ?? false });
+    const policy = WorkflowPolicySettingsModule.forRoot({
+      overrides: config.policyOverrides ?? {},
+      authMode: config.authMode,
+    });
+    const actionExecutions = ActionExecutionSettingsModule.forRoot({
+      allowDeletion: config.allowActionExecutionDeletion ?? false,
+    });
     const systemWorkflows = SystemWorkflowsModule.forRoot(config.systemWorkflows === true);
-    const services = ServicesModule.forRoot(config.services ?? { heartbeatSeconds: 10, aliveWithinSeconds: 120 });
+    const services = ServicesModule.forRoot(
+      config.services ?? { heartbeatSeconds: 10, aliveWithinSeconds: 120 },
+    );
     const consoleSettings = ConsoleSettingsModule.forRoot({
       dir: config.console?.dir ?? DEFAULT_CONSOLE_DIR,
       volumeApiUrl: config.console?.volumeApiUrl,
@@ -27,13 +34,25 @@ class WorkflowApiRoot {
     });
     return {
       module: WorkflowApiRoot,
-      imports: [RuntimeModule.forRoot(runtime), policy, actionExecutions, WorkflowApiModule, systemWorkflows, services, consoleSettings, ConsoleModule],
+      imports: [
+        RuntimeModule.forRoot(runtime),
+        policy,
+        actionExecutions,
+        WorkflowApiModule,
+        systemWorkflows,
+        services,
+        consoleSettings,
+        ConsoleModule,
+      ],
     };
   }
 }
 
 /** Start the Mistral v2 API on the configured port, on the given runtime. */
-export function startWorkflowApi(config: WorkflowApiConfig, runtime: Runtime): Promise<RunningApp & { port: number; app: NestFastifyApplication }> {
+export function startWorkflowApi(
+  config: WorkflowApiConfig,
+  runtime: Runtime,
+): Promise<RunningApp & { port: number; app: NestFastifyApplication }> {
   return startHttpApp(WorkflowApiRoot.with(runtime, config), {
     app: 'workflow-api',
     service: 'workflow',
@@ -46,7 +65,12 @@ export function startWorkflowApi(config: WorkflowApiConfig, runtime: Runtime): P
     host: config.http.host,
     // The console's page loads without a token; the API calls it makes carry one.
     isPublicPath: (path, method) =>
-      method === 'GET' && (path === '/' || path === '/v2' || path === '/v2/' || path === '/console' || path.startsWith('/console/')),
+      method === 'GET' &&
+      (path === '/' ||
+        path === '/v2' ||
+        path === '/v2/' ||
+        path === '/console' ||
+        path.startsWith('/console/')),
   });
 }
 export { SCHEMA_PARTS } from './schema';

@@ -8,7 +8,14 @@ runProcess('workflow-api', async (log) => {
   const config = loadConfig(process.env);
   const infra = loadInfraConfig(process.env);
   const runtime = await createRuntime(
-    { mode: 'distributed', databaseUrl: infra.DATABASE_URL, amqpUrl: infra.AMQP_URL, redisUrl: infra.REDIS_URL, poolSize: infra.DB_POOL_SIZE, queuePrefix: infra.QUEUE_PREFIX },
+    {
+      mode: 'distributed',
+      databaseUrl: infra.DATABASE_URL,
+      amqpUrl: infra.AMQP_URL,
+      redisUrl: infra.REDIS_URL,
+      poolSize: infra.DB_POOL_SIZE,
+      queuePrefix: infra.QUEUE_PREFIX,
+    },
     SCHEMA_PARTS,
   );
   const app = await startWorkflowApi(config, runtime);

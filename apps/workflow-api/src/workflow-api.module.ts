@@ -12,5 +12,20 @@ import { RootController } from './root/root.controller';
 import { WorkbooksModule } from './workbooks/workbooks.module';
 import { WorkflowsModule } from './workflows/workflows.module';
 
-@Module({ imports: [WorkflowPolicyModule, WorkflowsModule, MembersModule, WorkbooksModule, ActionsModule, ExecutionsModule, CronTriggersModule, EventTriggersModule, EnvironmentsModule, CodeSourcesModule, DynamicActionsModule], controllers: [RootController] })
+@Module({
+  imports: [
+    WorkflowPolicyModule,
+    WorkflowsModule,
+    MembersModule,
+    WorkbooksModule,
+    ActionsModule,
+    ExecutionsModule,
+    CronTriggersModule,
+    EventTriggersModule,
+    EnvironmentsModule,
+    CodeSourcesModule,
+    DynamicActionsModule,
+  ],
+  controllers: [RootController],
+})
 export class WorkflowApiModule {}

@@ -1,42 +1,48 @@
 import { z } from 'zod';
 import { type Env, distributedInfraSchema, logLevelSchema, parseConfig, portSchema } from '@osc/http-common';
 
-const schema = z.object({
-  /** Port of /healthz, /readyz and /metrics when this app runs on its own. */
-  WORKFLOW_ENGINE_HEALTH_PORT: portSchema.default(9101),
-  WORKFLOW_ENGINE_HEALTH_HOST: z.string().default('0.0.0.0'),
-  LOG_LEVEL: logLevelSchema,
-  /** What this process does: `all` (engine + executor), `engine` (commands and timers) or `executor` (actions). */
-  WORKFLOW_ENGINE_ROLE: z.enum(['all', 'engine', 'executor']).default('all'),
-  /** Engine commands handled at once by this process (bus prefetch). */
-  WORKFLOW_ENGINE_PREFETCH: z.coerce.number().int().min(1).max(1000).default(32),
-  /**
-   * Complete side-effect-free standard actions (std.noop, std.echo without delay, std.fail) inside the
-   * engine's transaction instead of through an executor job; `false` sends every action to executors.
-   */
-  WORKFLOW_ENGINE_INLINE_ACTIONS: z.enum(['true', 'false']).default('true'),
-  /** Action runs executed at once by this process. */
-  WORKFLOW_EXECUTOR_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(50),
-  /** Base URL of workflow-api for async action callbacks (`Mistral-Callback-URL`). */
-  WORKFLOW_API_PUBLIC_URL: z.string().url().optional(),
-  /** Broker for `amqp` notification publishers (DSL-16.2); absent = amqp publishers are not configured. */
-  WORKFLOW_NOTIFY_AMQP_URL: z.string().optional(),
-  WORKFLOW_NOTIFY_EXCHANGE: z.string().default('mistral'),
-  /** How often the reconciler looks for lost and stuck work (issue #15); 0 turns it off. */
-  WORKFLOW_RECONCILE_INTERVAL_SECONDS: z.coerce.number().min(0).max(86_400).default(30),
-  /** A task or execution RUNNING unchanged this long with nothing pending is re-driven or failed. */
-  WORKFLOW_STUCK_AFTER_SECONDS: z.coerce.number().min(1).max(30 * 86_400).default(300),
-  /** How often each engine and executor records that it is alive (Mistral `[action_heartbeat] check_interval`). */
-  WORKFLOW_EXECUTOR_HEARTBEAT_SECONDS: z.coerce.number().min(0.1).max(3600).default(10),
-  /**
-   * An executor whose last heartbeat is older is dead and its RUNNING actions are handled (Mistral
-   * `max_missed_heartbeats` × `check_interval`); at least twice the heartbeat.
-   */
-  WORKFLOW_EXECUTOR_DEAD_AFTER_SECONDS: z.coerce.number().min(1).max(86_400).default(120),
-}).refine((c) => c.WORKFLOW_EXECUTOR_DEAD_AFTER_SECONDS >= 2 * c.WORKFLOW_EXECUTOR_HEARTBEAT_SECONDS, {
-  message: 'must be at least twice WORKFLOW_EXECUTOR_HEARTBEAT_SECONDS',
-  path: ['WORKFLOW_EXECUTOR_DEAD_AFTER_SECONDS'],
-});
+const schema = z
+  .object({
+    /** Port of /healthz, /readyz and /metrics when this app runs on its own. */
+    WORKFLOW_ENGINE_HEALTH_PORT: portSchema.default(9101),
+    WORKFLOW_ENGINE_HEALTH_HOST: z.string().default('0.0.0.0'),
+    LOG_LEVEL: logLevelSchema,
+    /** What this process does: `all` (engine + executor), `engine` (commands and timers) or `executor` (actions). */
+    WORKFLOW_ENGINE_ROLE: z.enum(['all', 'engine', 'executor']).default('all'),
+    /** Engine commands handled at once by this process (bus prefetch). */
+    WORKFLOW_ENGINE_PREFETCH: z.coerce.number().int().min(1).max(1000).default(32),
+    /**
+     * Complete side-effect-free standard actions (std.noop, std.echo without delay, std.fail) inside the
+     * engine's transaction instead of through an executor job; `false` sends every action to executors.
+     */
+    WORKFLOW_ENGINE_INLINE_ACTIONS: z.enum(['true', 'false']).default('true'),
+    /** Action runs executed at once by this process. */
+    WORKFLOW_EXECUTOR_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(50),
+    /** Base URL of workflow-api for async action callbacks (`Mistral-Callback-URL`). */
+    WORKFLOW_API_PUBLIC_URL: z.string().url().optional(),
+    /** Broker for `amqp` notification publishers (DSL-16.2); absent = amqp publishers are not configured. */
+    WORKFLOW_NOTIFY_AMQP_URL: z.string().optional(),
+    WORKFLOW_NOTIFY_EXCHANGE: z.string().default('mistral'),
+    /** How often the reconciler looks for lost and stuck work (issue #15); 0 turns it off. */
+    WORKFLOW_RECONCILE_INTERVAL_SECONDS: z.coerce.number().min(0).max(86_400).default(30),
+    /** A task or execution RUNNING unchanged this long with nothing pending is re-driven or failed. */
+    WORKFLOW_STUCK_AFTER_SECONDS: z.coerce
+      .number()
+      .min(1)
+      .max(30 * 86_400)
+      .default(300),
+    /** How often each engine and executor records that it is alive (Mistral `[action_heartbeat] check_interval`). */
+    WORKFLOW_EXECUTOR_HEARTBEAT_SECONDS: z.coerce.number().min(0.1).max(3600).default(10),
+    /**
+     * An executor whose last heartbeat is older is dead and its RUNNING actions are handled (Mistral
+     * `max_missed_heartbeats` × `check_interval`); at least twice the heartbeat.
+     */
+    WORKFLOW_EXECUTOR_DEAD_AFTER_SECONDS: z.coerce.number().min(1).max(86_400).default(120),
+  })
+  .refine((c) => c.WORKFLOW_EXECUTOR_DEAD_AFTER_SECONDS >= 2 * c.WORKFLOW_EXECUTOR_HEARTBEAT_SECONDS, {
+    message: 'must be at least twice WORKFLOW_EXECUTOR_HEARTBEAT_SECONDS',
+    path: ['WORKFLOW_EXECUTOR_DEAD_AFTER_SECONDS'],
+  });
 
 export interface WorkflowEngineConfig {
   readonly health: { port: number; host: string };

@@ -25,7 +25,13 @@ import {
   messagingMigrations,
 } from '@osc/messaging';
 import { type WorkflowExecution, newExecution, parseWorkflows } from '@osc/workflow-domain';
-import { ServiceHeartbeat, definitionMigrations, dynamicActionMigrations, executionMigrations, insertExecution } from '@osc/workflow-persistence';
+import {
+  ServiceHeartbeat,
+  definitionMigrations,
+  dynamicActionMigrations,
+  executionMigrations,
+  insertExecution,
+} from '@osc/workflow-persistence';
 import { TEST_QUEUE_EXPIRES_MS } from '@osc/testing';
 import { EngineCommandHandler } from '../src/engine/engine-command.handler';
 import { ActionExecutor } from '../src/executor/action-executor';
@@ -34,7 +40,11 @@ export const POSTGRES_URL = process.env['TEST_POSTGRES_URL'] ?? 'postgres://post
 export const PROJECT = 'project-1';
 
 /** A throw-away PostgreSQL database with the workflow side's migrations applied. */
-export async function createEngineDatabase(): Promise<{ dataSource: DataSource; url: string; drop: () => Promise<void> }> {
+export async function createEngineDatabase(): Promise<{
+  dataSource: DataSource;
+  url: string;
+  drop: () => Promise<void>;
+}> {
   const name = `wf_engine_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: POSTGRES_URL });
   await admin.connect();
@@ -44,7 +54,12 @@ export async function createEngineDatabase(): Promise<{ dataSource: DataSource; 
   const dataSource = new DataSource({
     type: 'postgres',
     url,
-    migrations: [...messagingMigrations, ...definitionMigrations, ...executionMigrations, ...dynamicActionMigrations] as never,
+    migrations: [
+      ...messagingMigrations,
+      ...definitionMigrations,
+      ...executionMigrations,
+      ...dynamicActionMigrations,
+    ] as never,
     extra: { max: 20 },
   });
   await dataSource.initialize();
@@ -108,18 +123,35 @@ export class EngineInstance {
         this.heartbeat = new ServiceHeartbeat(this.dataSource, ['executor'], this.options.heartbeatMs);
         await this.heartbeat.start();
       }
-      const executor = new ActionExecutor(this.dataSource, this.bus, new StandardActionRunner(), concurrency, this.heartbeat?.ids.executor ?? null);
-      this.workers.push(await this.jobs.process(ACTION_JOB_QUEUE, (job) => executor.run(job), { concurrency }));
+      const executor = new ActionExecutor(
+        this.dataSource,
+        this.bus,
+        new StandardActionRunner(),
+        concurrency,
+        this.heartbeat?.ids.executor ?? null,
+      );
+      this.workers.push(
+        await this.jobs.process(ACTION_JOB_QUEUE, (job) => executor.run(job), { concurrency }),
+      );
     }
     if (role === 'executor') return;
-    const handler = new EngineCommandHandler(this.dataSource, this.outbox, this.options.logger ? { logger: this.options.logger } : {});
-    this.sub = await this.bus.consume(ENGINE_COMMAND_QUEUE, (m, info) => handler.handle(m, info), { prefetch: this.options.prefetch ?? 16 });
+    const handler = new EngineCommandHandler(
+      this.dataSource,
+      this.outbox,
+      this.options.logger ? { logger: this.options.logger } : {},
+    );
+    this.sub = await this.bus.consume(ENGINE_COMMAND_QUEUE, (m, info) => handler.handle(m, info), {
+      prefetch: this.options.prefetch ?? 16,
+    });
     this.workers.push(
       await this.jobs.process(
         ENGINE_TIMER_QUEUE,
         async (job) => {
           const data = job.data as TimerFiredPayload;
-          await this.bus.publish(ENGINE_COMMAND_QUEUE, engineCommand(`timer:${data.timerId}`, 'engine.timer-fired', data));
+          await this.bus.publish(
+            ENGINE_COMMAND_QUEUE,
+            engineCommand(`timer:${data.timerId}`, 'engine.timer-fired', data),
+          );
         },
         { concurrency: 4 },
       ),
@@ -143,13 +175,22 @@ export async function startExecution(
   input: Record<string, unknown> = {},
   params: Record<string, unknown> = {},
 ): Promise<string> {
-  const rows: { id: string; spec: unknown }[] = await ds.query(`SELECT "id", "spec" FROM "workflow_definitions" WHERE "name" = $1`, [
-    workflowName,
-  ]);
+  const rows: { id: string; spec: unknown }[] = await ds.query(
+    `SELECT "id", "spec" FROM "workflow_definitions" WHERE "name" = $1`,
+    [workflowName],
+  );
   const def = rows[0];
   if (!def) throw new Error(`no workflow ${workflowName}`);
   const ex: WorkflowExecution = newExecution(
-    { id: randomUUID(), spec: def.spec as never, workflowId: def.id, workflowNamespace: '', projectId: PROJECT, input, params },
+    {
+      id: randomUUID(),
+      spec: def.spec as never,
+      workflowId: def.id,
+      workflowNamespace: '',
+      projectId: PROJECT,
+      input,
+      params,
+    },
     new Date(),
   );
   await ds.transaction(async (em) => {
@@ -166,11 +207,19 @@ export async function startExecution(
 const TERMINAL = ['SUCCESS', 'ERROR', 'CANCELLED'];
 
 /** Polls the execution row until it is in a terminal state (or `states`), failing after `timeoutMs`. */
-export async function waitForState(ds: DataSource, id: string, states = TERMINAL, timeoutMs = 20_000): Promise<Record<string, unknown>> {
+export async function waitForState(
+  ds: DataSource,
+  id: string,
+  states = TERMINAL,
+  timeoutMs = 20_000,
+): Promise<Record<string, unknown>> {
   const deadline = Date.now() + timeoutMs;
   let delay = 5;
   for (;;) {
-    const rows: Record<string, unknown>[] = await ds.query(`SELECT * FROM "workflow_executions" WHERE "id" = $1`, [id]);
+    const rows: Record<string, unknown>[] = await ds.query(
+      `SELECT * FROM "workflow_executions" WHERE "id" = $1`,
+      [id],
+    );
     const row = rows[0];
     if (row && states.includes(String(row['state']))) return row;
     if (Date.now() > deadline) throw new Error(`execution ${id} stayed ${String(row?.['state'])}`);
@@ -214,7 +263,10 @@ export function prefixedJobs(jobs: JobQueue, prefix: string): JobQueue {
  * (`spawnEngineProcess` passes QUEUE_EXPIRES_MS).
  */
 export const testRabbitBus = (): RabbitMqCommandBus =>
-  new RabbitMqCommandBus({ url: process.env['TEST_AMQP_URL'] ?? 'amqp://guest:guest@127.0.0.1:5672', queueExpiresMs: TEST_QUEUE_EXPIRES_MS });
+  new RabbitMqCommandBus({
+    url: process.env['TEST_AMQP_URL'] ?? 'amqp://guest:guest@127.0.0.1:5672',
+    queueExpiresMs: TEST_QUEUE_EXPIRES_MS,
+  });
 
 /** Kills the children still running and waits until they are gone (a live consumer would declare its queue again). */
 export async function killChildren(children: readonly ChildProcess[]): Promise<void> {
@@ -237,25 +289,31 @@ export async function spawnEngineProcess(
   opts: { databaseUrl: string; queuePrefix: string; bullPrefix: string; children: ChildProcess[] },
   extraEnv: Record<string, string> = {},
 ): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['-r', '@swc-node/register', path.join(__dirname, 'engine-process.ts')], {
-    env: {
-      ...process.env,
-      DATABASE_URL: opts.databaseUrl,
-      QUEUE_PREFIX: opts.queuePrefix,
-      QUEUE_EXPIRES_MS: String(TEST_QUEUE_EXPIRES_MS),
-      BULL_PREFIX: opts.bullPrefix,
-      JOB_LOCK_MS: '3000',
-      JOB_STALLED_MS: '1000',
-      DB_POOL: '5',
-      ...extraEnv,
+  const child = spawn(
+    process.execPath,
+    ['-r', '@swc-node/register', path.join(__dirname, 'engine-process.ts')],
+    {
+      env: {
+        ...process.env,
+        DATABASE_URL: opts.databaseUrl,
+        QUEUE_PREFIX: opts.queuePrefix,
+        QUEUE_EXPIRES_MS: String(TEST_QUEUE_EXPIRES_MS),
+        BULL_PREFIX: opts.bullPrefix,
+        JOB_LOCK_MS: '3000',
+        JOB_STALLED_MS: '1000',
+        DB_POOL: '5',
+        ...extraEnv,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  );
   opts.children.push(child); // tracked before it is ready, so a failed start is still killed at teardown
   child.stderr!.on('data', () => undefined);
   await new Promise<void>((resolve, reject) => {
     child.stdout!.on('data', (d) => String(d).includes('ready') && resolve());
-    child.once('exit', (code) => reject(new Error(`${extraEnv['ROLE'] ?? 'engine'} process exited with ${code}`)));
+    child.once('exit', (code) =>
+      reject(new Error(`${extraEnv['ROLE'] ?? 'engine'} process exited with ${code}`)),
+    );
   });
   return child;
 }

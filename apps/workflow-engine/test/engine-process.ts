@@ -12,13 +12,20 @@ import { EngineInstance, prefixedBus, prefixedJobs } from './engine-harness';
 
 async function main(): Promise<void> {
   if (process.env['EXECUTION_HISTORY'] === 'off') setExecutionHistoryWrites(false);
-  const dataSource = new DataSource({ type: 'postgres', url: process.env['DATABASE_URL'], extra: { max: Number(process.env['DB_POOL'] ?? 20) } });
+  const dataSource = new DataSource({
+    type: 'postgres',
+    url: process.env['DATABASE_URL'],
+    extra: { max: Number(process.env['DB_POOL'] ?? 20) },
+  });
   await dataSource.initialize();
   const queuePrefix = process.env['QUEUE_PREFIX'] ?? '';
   // QUEUE_EXPIRES_MS: x-expires of the run's queues (tests and benchmarks), as the parent declares them.
   const expires = process.env['QUEUE_EXPIRES_MS'];
   const bus = prefixedBus(
-    new RabbitMqCommandBus({ url: process.env['AMQP_URL'] ?? 'amqp://guest:guest@127.0.0.1:5672', queueExpiresMs: expires ? Number(expires) : undefined }),
+    new RabbitMqCommandBus({
+      url: process.env['AMQP_URL'] ?? 'amqp://guest:guest@127.0.0.1:5672',
+      queueExpiresMs: expires ? Number(expires) : undefined,
+    }),
     queuePrefix,
   );
   const jobs = prefixedJobs(

@@ -95,7 +95,11 @@ export class StandardActionRunner implements ActionRunner {
    * and error rules as a standard action. The input is passed whole to the class's constructor: a
    * JavaScript class declares no parameters to check it against.
    */
-  runDynamic(def: DynamicActionDefinition, input: Record<string, unknown>, ctx: ActionContext): Promise<ActionOutcome> {
+  runDynamic(
+    def: DynamicActionDefinition,
+    input: Record<string, unknown>,
+    ctx: ActionContext,
+  ): Promise<ActionOutcome> {
     return this.execute(dynamicActionImplementation(def, this.config), input ?? {}, ctx);
   }
 

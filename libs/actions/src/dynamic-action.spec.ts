@@ -53,12 +53,21 @@ describe('dynamic actions in the QuickJS sandbox', () => {
       kind: 'success',
       result: { doubled: 42, task: ctx.taskName, project: ctx.projectId },
     });
-    await expect(runner.runDynamic(def('Plain'), { s: 'fn' }, ctx)).resolves.toEqual({ kind: 'success', result: 'plain fn' });
-    await expect(runner.runDynamic(def('Nothing'), {}, ctx)).resolves.toEqual({ kind: 'success', result: null });
+    await expect(runner.runDynamic(def('Plain'), { s: 'fn' }, ctx)).resolves.toEqual({
+      kind: 'success',
+      result: 'plain fn',
+    });
+    await expect(runner.runDynamic(def('Nothing'), {}, ctx)).resolves.toEqual({
+      kind: 'success',
+      result: null,
+    });
   });
 
   it('awaits a promise returned by run', async () => {
-    await expect(runner.runDynamic(def('Later'), { v: 'a' }, ctx)).resolves.toEqual({ kind: 'success', result: ['a', 'a'] });
+    await expect(runner.runDynamic(def('Later'), { v: 'a' }, ctx)).resolves.toEqual({
+      kind: 'success',
+      result: ['a', 'a'],
+    });
   });
 
   it('turns throws, missing classes and missing run methods into ERROR results', async () => {
@@ -69,18 +78,32 @@ describe('dynamic actions in the QuickJS sandbox', () => {
     await expect(runner.runDynamic(def('notAClass'), {}, ctx)).resolves.toEqual(
       errorOf('TypeError: the code source exports no class named notAClass'),
     );
-    await expect(runner.runDynamic(def('NoRun'), {}, ctx)).resolves.toEqual(errorOf('TypeError: class NoRun has no run\\(context\\) method'));
-    await expect(runner.runDynamic(def('Never'), {}, ctx)).resolves.toEqual(errorOf('Error: run\\(\\) returned a promise that never settles'));
-    await expect(runner.runDynamic(def('X', 'export class X { run() { return 1 } }\nthrow new RangeError("at load");'), {}, ctx)).resolves.toEqual(
-      errorOf('RangeError: at load'),
+    await expect(runner.runDynamic(def('NoRun'), {}, ctx)).resolves.toEqual(
+      errorOf('TypeError: class NoRun has no run\\(context\\) method'),
     );
+    await expect(runner.runDynamic(def('Never'), {}, ctx)).resolves.toEqual(
+      errorOf('Error: run\\(\\) returned a promise that never settles'),
+    );
+    await expect(
+      runner.runDynamic(
+        def('X', 'export class X { run() { return 1 } }\nthrow new RangeError("at load");'),
+        {},
+        ctx,
+      ),
+    ).resolves.toEqual(errorOf('RangeError: at load'));
   });
 
   it('bounds time and memory as std.javascript does', async () => {
-    await expect(runner.runDynamic(def('Spins'), {}, ctx)).resolves.toEqual(errorOf('the script exceeded its time limit of 500 ms'));
+    await expect(runner.runDynamic(def('Spins'), {}, ctx)).resolves.toEqual(
+      errorOf('the script exceeded its time limit of 500 ms'),
+    );
     // A generous time limit, so only the memory limit can stop it (2 shared cores, parallel suites).
-    const roomy = new StandardActionRunner({ javascript: { ...limits, timeLimitMs: 20_000, memoryLimitBytes: 8 * 1024 * 1024 } });
-    await expect(roomy.runDynamic(def('Hog'), {}, ctx)).resolves.toEqual(errorOf('the script exceeded its memory limit of 8388608 bytes'));
+    const roomy = new StandardActionRunner({
+      javascript: { ...limits, timeLimitMs: 20_000, memoryLimitBytes: 8 * 1024 * 1024 },
+    });
+    await expect(roomy.runDynamic(def('Hog'), {}, ctx)).resolves.toEqual(
+      errorOf('the script exceeded its memory limit of 8388608 bytes'),
+    );
   });
 
   it('a task timeout shorter than the sandbox limit wins', async () => {
@@ -91,11 +114,14 @@ describe('dynamic actions in the QuickJS sandbox', () => {
   it('an aborted caller gets no outcome', async () => {
     const controller = new AbortController();
     controller.abort();
-    await expect(runner.runDynamic(def('Doubler'), { x: 1 }, { ...ctx, signal: controller.signal })).rejects.toBeInstanceOf(ActionAbortedError);
+    await expect(
+      runner.runDynamic(def('Doubler'), { x: 1 }, { ...ctx, signal: controller.signal }),
+    ).rejects.toBeInstanceOf(ActionAbortedError);
   });
 
   it('sees nothing of the host and cannot import modules', async () => {
-    const probe = 'export class P { run() { return [typeof process, typeof require, typeof setTimeout, typeof fetch]; } }';
+    const probe =
+      'export class P { run() { return [typeof process, typeof require, typeof setTimeout, typeof fetch]; } }';
     await expect(runner.runDynamic(def('P', probe), {}, ctx)).resolves.toEqual({
       kind: 'success',
       result: ['undefined', 'undefined', 'undefined', 'undefined'],
@@ -105,7 +131,9 @@ describe('dynamic actions in the QuickJS sandbox', () => {
 
 describe('checkCodeSource', () => {
   it('accepts a module and runs none of it', async () => {
-    await expect(checkCodeSource('ok', 'export class A { run() { return 1; } }\nfor (;;) {}', limits)).resolves.toBeUndefined();
+    await expect(
+      checkCodeSource('ok', 'export class A { run() { return 1; } }\nfor (;;) {}', limits),
+    ).resolves.toBeUndefined();
   });
 
   it.each([
@@ -117,9 +145,15 @@ describe('checkCodeSource', () => {
   });
 
   it('names the line and column of a syntax error', async () => {
-    const err = await checkCodeSource('bad', 'export class A {\n  run(c) {\n    return 1 +;\n  }\n}', limits).catch((e: unknown) => e);
+    const err = await checkCodeSource(
+      'bad',
+      'export class A {\n  run(c) {\n    return 1 +;\n  }\n}',
+      limits,
+    ).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InvalidInputError);
-    expect((err as Error).message).toBe("Invalid code source bad: SyntaxError: unexpected token in expression: ';' (line 3, column 15)");
+    expect((err as Error).message).toBe(
+      "Invalid code source bad: SyntaxError: unexpected token in expression: ';' (line 3, column 15)",
+    );
   });
 
   it('refuses imports', async () => {

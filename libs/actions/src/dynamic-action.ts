@@ -20,11 +20,16 @@ export const codeSourceFileName = (codeSourceName: string): string => `${codeSou
  * sandbox has no modules to give). Nothing of it runs. Throws `InvalidInputError`
  * `Invalid code source <name>: SyntaxError: <what> (line L, column C)`.
  */
-export async function checkCodeSource(name: string, content: string, limits: JavaScriptLimits): Promise<void> {
+export async function checkCodeSource(
+  name: string,
+  content: string,
+  limits: JavaScriptLimits,
+): Promise<void> {
   try {
     await sharedJavaScriptSandbox().checkModule(content, codeSourceFileName(name), limits);
   } catch (e) {
-    if (e instanceof JavaScriptError) throw new InvalidInputError(`Invalid code source ${name}: ${e.message}`);
+    if (e instanceof JavaScriptError)
+      throw new InvalidInputError(`Invalid code source ${name}: ${e.message}`);
     throw e;
   }
 }

@@ -59,7 +59,8 @@ export function literalStatusLists(files: readonly string[]): string[] {
     for (const m of text.matchAll(call)) {
       const args = argumentsAt(text, m.index + m[0].length - 1);
       const lists = (LIST_ARGUMENTS[m[2] ?? ''] ?? [2]).map((i) => args[i] ?? '');
-      if (lists.some((list) => /^\[[^\]]*['"`]/.test(list))) found.push(`${relative(ROOT, file)}:${text.slice(0, m.index).split('\n').length} ${m[1]}.${m[2]}`);
+      if (lists.some((list) => /^\[[^\]]*['"`]/.test(list)))
+        found.push(`${relative(ROOT, file)}:${text.slice(0, m.index).split('\n').length} ${m[1]}.${m[2]}`);
     }
   }
   return found;
@@ -73,7 +74,10 @@ function appAndPersistenceSources(): string[] {
   return [...apps, ...sourceFiles(join(ROOT, 'libs', 'block-storage-persistence', 'src'))];
 }
 
-const isPending = (hit: string): boolean => PENDING_MIGRATION_LISTS.some((file) => hit.startsWith(`${file}:`) && hit.endsWith('.compareAndSetMigration'));
+const isPending = (hit: string): boolean =>
+  PENDING_MIGRATION_LISTS.some(
+    (file) => hit.startsWith(`${file}:`) && hit.endsWith('.compareAndSetMigration'),
+  );
 
 describe('compare-and-set call sites', () => {
   it('take their sources from the operation tables, never a literal status list', () => {
@@ -84,7 +88,8 @@ describe('compare-and-set call sites', () => {
 
   it('still need every pending exemption (the list only shrinks)', () => {
     const hits = literalStatusLists(appAndPersistenceSources()).filter(isPending);
-    for (const file of PENDING_MIGRATION_LISTS) expect([file, hits.some((hit) => hit.startsWith(`${file}:`))]).toEqual([file, true]);
+    for (const file of PENDING_MIGRATION_LISTS)
+      expect([file, hits.some((hit) => hit.startsWith(`${file}:`))]).toEqual([file, true]);
   });
 
   it('would catch one (the check itself can fail)', () => {

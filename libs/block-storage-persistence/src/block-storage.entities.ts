@@ -62,17 +62,22 @@ export class VolumeEntity {
   @Column({ name: 'project_id', type: 'varchar', length: 255 }) projectId!: string;
   @Column({ name: 'user_id', type: 'varchar', length: 255, nullable: true }) userId!: string | null;
   @Column({ name: 'display_name', type: 'varchar', length: 255, nullable: true }) displayName!: string | null;
-  @Column({ name: 'display_description', type: 'varchar', length: 255, nullable: true }) displayDescription!: string | null;
+  @Column({ name: 'display_description', type: 'varchar', length: 255, nullable: true }) displayDescription!:
+    string | null;
   @Column({ type: 'integer' }) size!: number;
   @Column({ type: 'varchar', length: 32 }) status!: string;
   @Column({ name: 'attach_status', type: 'varchar', length: 32, default: 'detached' }) attachStatus!: string;
-  @Column({ name: 'availability_zone', type: 'varchar', length: 255, nullable: true }) availabilityZone!: string | null;
+  @Column({ name: 'availability_zone', type: 'varchar', length: 255, nullable: true }) availabilityZone!:
+    string | null;
   @Column({ name: 'volume_type_id', type: 'uuid' }) volumeTypeId!: string;
   @Column({ name: 'snapshot_id', type: 'uuid', nullable: true }) snapshotId!: string | null;
   @Column({ name: 'source_volid', type: 'uuid', nullable: true }) sourceVolid!: string | null;
   @Column({ type: 'jsonb', default: {} }) metadata!: Record<string, string>;
   @Column({ name: 'admin_metadata', type: 'jsonb', default: {} }) adminMetadata!: Record<string, string>;
-  @Column({ name: 'image_metadata', type: 'jsonb', nullable: true }) imageMetadata!: Record<string, string> | null;
+  @Column({ name: 'image_metadata', type: 'jsonb', nullable: true }) imageMetadata!: Record<
+    string,
+    string
+  > | null;
   @Column({ type: 'boolean', default: false }) bootable!: boolean;
   @Column({ type: 'boolean', default: false }) encrypted!: boolean;
   @Column({ name: 'encryption_key_id', type: 'uuid', nullable: true }) encryptionKeyId!: string | null;
@@ -82,13 +87,16 @@ export class VolumeEntity {
   @Column({ name: 'provider_id', type: 'varchar', length: 255, nullable: true }) providerId!: string | null;
   @Column({ name: 'service_uuid', type: 'varchar', length: 36, nullable: true }) serviceUuid!: string | null;
   @Column({ name: 'shared_targets', type: 'boolean', nullable: true }) sharedTargets!: boolean | null;
-  @Column({ name: 'migration_status', type: 'varchar', length: 255, nullable: true }) migrationStatus!: string | null;
+  @Column({ name: 'migration_status', type: 'varchar', length: 255, nullable: true }) migrationStatus!:
+    string | null;
   @Column({ name: 'name_id', type: 'uuid', nullable: true }) nameId!: string | null;
-  @Column({ name: 'replication_status', type: 'varchar', length: 255, nullable: true }) replicationStatus!: string | null;
+  @Column({ name: 'replication_status', type: 'varchar', length: 255, nullable: true }) replicationStatus!:
+    string | null;
   @Column({ name: 'consistencygroup_id', type: 'uuid', nullable: true }) consistencygroupId!: string | null;
   @Column({ name: 'group_id', type: 'uuid', nullable: true }) groupId!: string | null;
   @Column({ name: 'use_quota', type: 'boolean', default: true }) useQuota!: boolean;
-  @Column({ name: 'error_reason', type: 'varchar', length: 1024, nullable: true }) errorReason!: string | null;
+  @Column({ name: 'error_reason', type: 'varchar', length: 1024, nullable: true }) errorReason!:
+    string | null;
   @Column({ name: 'created_at', type: 'timestamptz' }) createdAt!: Date;
   @Column({ name: 'updated_at', type: 'timestamptz', nullable: true }) updatedAt!: Date | null;
   @Column({ type: 'boolean', default: false }) deleted!: boolean;
@@ -103,7 +111,8 @@ export class SnapshotEntity {
   @Column({ name: 'volume_id', type: 'uuid' }) volumeId!: string;
   @Column({ name: 'volume_type_id', type: 'uuid', nullable: true }) volumeTypeId!: string | null;
   @Column({ name: 'display_name', type: 'varchar', length: 255, nullable: true }) displayName!: string | null;
-  @Column({ name: 'display_description', type: 'varchar', length: 255, nullable: true }) displayDescription!: string | null;
+  @Column({ name: 'display_description', type: 'varchar', length: 255, nullable: true }) displayDescription!:
+    string | null;
   @Column({ type: 'integer' }) size!: number;
   @Column({ type: 'varchar', length: 32 }) status!: string;
   @Column({ type: 'varchar', length: 16, nullable: true }) progress!: string | null;
@@ -111,7 +120,8 @@ export class SnapshotEntity {
   @Column({ name: 'group_snapshot_id', type: 'uuid', nullable: true }) groupSnapshotId!: string | null;
   @Column({ name: 'use_quota', type: 'boolean', default: true }) useQuota!: boolean;
   @Column({ type: 'varchar', length: 255, nullable: true }) host!: string | null;
-  @Column({ name: 'error_reason', type: 'varchar', length: 1024, nullable: true }) errorReason!: string | null;
+  @Column({ name: 'error_reason', type: 'varchar', length: 1024, nullable: true }) errorReason!:
+    string | null;
   @Column({ name: 'created_at', type: 'timestamptz' }) createdAt!: Date;
   @Column({ name: 'updated_at', type: 'timestamptz', nullable: true }) updatedAt!: Date | null;
   @Column({ type: 'boolean', default: false }) deleted!: boolean;

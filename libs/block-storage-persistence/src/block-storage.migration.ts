@@ -31,8 +31,12 @@ export class CreateBlockStorage1763950000000 implements MigrationInterface {
         "deleted_at" timestamptz,
         CONSTRAINT "PK_volume_types" PRIMARY KEY ("id")
       )`);
-    await q.query(`CREATE UNIQUE INDEX "UQ_volume_types_name" ON "volume_types" ("name") WHERE "deleted" = false`);
-    await q.query(`CREATE INDEX "IDX_volume_types_created" ON "volume_types" ("deleted", "created_at", "id")`);
+    await q.query(
+      `CREATE UNIQUE INDEX "UQ_volume_types_name" ON "volume_types" ("name") WHERE "deleted" = false`,
+    );
+    await q.query(
+      `CREATE INDEX "IDX_volume_types_created" ON "volume_types" ("deleted", "created_at", "id")`,
+    );
     await q.query(`
       CREATE TABLE "volume_type_extra_specs" (
         "volume_type_id" uuid NOT NULL,
@@ -73,7 +77,9 @@ export class CreateBlockStorage1763950000000 implements MigrationInterface {
         CONSTRAINT "PK_default_volume_types" PRIMARY KEY ("project_id"),
         CONSTRAINT "FK_default_volume_types_type" FOREIGN KEY ("volume_type_id") REFERENCES "volume_types" ("id")
       )`);
-    await q.query(`CREATE INDEX "IDX_default_volume_types_type" ON "default_volume_types" ("volume_type_id")`);
+    await q.query(
+      `CREATE INDEX "IDX_default_volume_types_type" ON "default_volume_types" ("volume_type_id")`,
+    );
     await q.query(`
       CREATE TABLE "volumes" (
         "id" uuid NOT NULL DEFAULT gen_random_uuid(),
@@ -113,7 +119,9 @@ export class CreateBlockStorage1763950000000 implements MigrationInterface {
         "deleted_at" timestamptz,
         CONSTRAINT "PK_volumes" PRIMARY KEY ("id")
       )`);
-    await q.query(`CREATE INDEX "IDX_volumes_project_created" ON "volumes" ("project_id", "deleted", "created_at", "id")`);
+    await q.query(
+      `CREATE INDEX "IDX_volumes_project_created" ON "volumes" ("project_id", "deleted", "created_at", "id")`,
+    );
     await q.query(`CREATE INDEX "IDX_volumes_created" ON "volumes" ("deleted", "created_at", "id")`);
     await q.query(`CREATE INDEX "IDX_volumes_type" ON "volumes" ("volume_type_id") WHERE "deleted" = false`);
     await q.query(`
@@ -139,7 +147,9 @@ export class CreateBlockStorage1763950000000 implements MigrationInterface {
         "deleted_at" timestamptz,
         CONSTRAINT "PK_snapshots" PRIMARY KEY ("id")
       )`);
-    await q.query(`CREATE INDEX "IDX_snapshots_project_created" ON "snapshots" ("project_id", "deleted", "created_at", "id")`);
+    await q.query(
+      `CREATE INDEX "IDX_snapshots_project_created" ON "snapshots" ("project_id", "deleted", "created_at", "id")`,
+    );
     await q.query(`CREATE INDEX "IDX_snapshots_created" ON "snapshots" ("deleted", "created_at", "id")`);
     await q.query(`CREATE INDEX "IDX_snapshots_volume" ON "snapshots" ("volume_id") WHERE "deleted" = false`);
     await q.query(`
@@ -177,8 +187,17 @@ export class CreateBlockStorage1763950000000 implements MigrationInterface {
 
   async down(q: QueryRunner): Promise<void> {
     for (const t of [
-      'storage_pools', 'quota_usages', 'quota_class_limits', 'quota_limits', 'snapshots', 'volumes', 'default_volume_types',
-      'volume_type_encryption', 'volume_type_projects', 'volume_type_extra_specs', 'volume_types',
+      'storage_pools',
+      'quota_usages',
+      'quota_class_limits',
+      'quota_limits',
+      'snapshots',
+      'volumes',
+      'default_volume_types',
+      'volume_type_encryption',
+      'volume_type_projects',
+      'volume_type_extra_specs',
+      'volume_types',
     ]) {
       await q.query(`DROP TABLE "${t}"`);
     }

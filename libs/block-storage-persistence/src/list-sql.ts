@@ -6,7 +6,11 @@ import type { Params } from './sql';
  * expression of a sort key on a table alias (null-safe: COALESCE'd where the column is nullable),
  * so the marker row `m` and candidate rows compare with the same expressions.
  */
-export function orderBy(sort: readonly SortKey[], exprOf: (key: string, alias: string) => string, alias: string): string {
+export function orderBy(
+  sort: readonly SortKey[],
+  exprOf: (key: string, alias: string) => string,
+  alias: string,
+): string {
   return sort.map((s) => `${exprOf(s.key, alias)} ${s.dir === 'asc' ? 'ASC' : 'DESC'}`).join(', ');
 }
 
@@ -24,7 +28,8 @@ export function afterMarker(
   params: Params,
 ): string {
   const m = params.add(marker);
-  const markerExpr = (key: string): string => `(SELECT ${exprOf(key, 'mk')} FROM "${table}" mk WHERE mk.id = ${m}::uuid)`;
+  const markerExpr = (key: string): string =>
+    `(SELECT ${exprOf(key, 'mk')} FROM "${table}" mk WHERE mk.id = ${m}::uuid)`;
   const ors: string[] = [];
   for (let i = 0; i < sort.length; i++) {
     const ands: string[] = [];

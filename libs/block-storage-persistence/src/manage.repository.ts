@@ -22,21 +22,38 @@ export class BackendFileRepository {
 
   /** The files of `backend` whose name starts with `prefix`, by name. */
   async list(db: Queryable, backend: string, prefix: string): Promise<BackendFile[]> {
-    const rows = rowsOf<Row>(await db.query(`SELECT name, bytes FROM "backend_files" WHERE backend = $1 AND starts_with(name, $2) ORDER BY name`, [backend, prefix]));
+    const rows = rowsOf<Row>(
+      await db.query(
+        `SELECT name, bytes FROM "backend_files" WHERE backend = $1 AND starts_with(name, $2) ORDER BY name`,
+        [backend, prefix],
+      ),
+    );
     return rows.map((r) => ({ name: String(r['name']), bytes: Number(r['bytes']) }));
   }
 
   /** Which of these ids are live volumes. */
   async liveVolumes(db: Queryable, ids: readonly string[]): Promise<Set<string>> {
     if (ids.length === 0) return new Set();
-    const rows = rowsOf<Row>(await db.query(`SELECT id FROM "volumes" WHERE deleted = false AND id = ANY($1::uuid[])`, [[...ids]]));
+    const rows = rowsOf<Row>(
+      await db.query(`SELECT id FROM "volumes" WHERE deleted = false AND id = ANY($1::uuid[])`, [[...ids]]),
+    );
     return new Set(rows.map((r) => String(r['id'])));
   }
 
   /** The snapshots with these ids (deleted ones included): whether live, and their volume. */
-  async snapshotsOf(db: Queryable, ids: readonly string[]): Promise<Map<string, { live: boolean; volumeId: string }>> {
+  async snapshotsOf(
+    db: Queryable,
+    ids: readonly string[],
+  ): Promise<Map<string, { live: boolean; volumeId: string }>> {
     if (ids.length === 0) return new Map();
-    const rows = rowsOf<Row>(await db.query(`SELECT id, deleted, volume_id FROM "snapshots" WHERE id = ANY($1::uuid[]) ORDER BY deleted DESC, created_at`, [[...ids]]));
-    return new Map(rows.map((r) => [String(r['id']), { live: r['deleted'] !== true, volumeId: String(r['volume_id']) }]));
+    const rows = rowsOf<Row>(
+      await db.query(
+        `SELECT id, deleted, volume_id FROM "snapshots" WHERE id = ANY($1::uuid[]) ORDER BY deleted DESC, created_at`,
+        [[...ids]],
+      ),
+    );
+    return new Map(
+      rows.map((r) => [String(r['id']), { live: r['deleted'] !== true, volumeId: String(r['volume_id']) }]),
+    );
   }
 }

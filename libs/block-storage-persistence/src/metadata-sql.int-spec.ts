@@ -13,8 +13,13 @@ describe.each(ENGINE_KINDS)('atomic metadata writes (%s)', (kind) => {
   const TYPE = randomUUID();
 
   beforeAll(async () => {
-    t = await createTestDataSource(kind, { entities: blockStorageEntities, migrations: blockStorageMigrations });
-    await t.dataSource.query(`INSERT INTO volume_types (id, name, created_at) VALUES ($1, 'meta', now())`, [TYPE]);
+    t = await createTestDataSource(kind, {
+      entities: blockStorageEntities,
+      migrations: blockStorageMigrations,
+    });
+    await t.dataSource.query(`INSERT INTO volume_types (id, name, created_at) VALUES ($1, 'meta', now())`, [
+      TYPE,
+    ]);
   }, 60000);
   afterAll(() => t?.cleanup());
 
@@ -27,7 +32,10 @@ describe.each(ENGINE_KINDS)('atomic metadata writes (%s)', (kind) => {
     return id;
   };
   const metadataOf = async (table: string, id: string): Promise<unknown> => {
-    const rows: { metadata: unknown }[] = await t.dataSource.query(`SELECT metadata FROM "${table}" WHERE id = $1`, [id]);
+    const rows: { metadata: unknown }[] = await t.dataSource.query(
+      `SELECT metadata FROM "${table}" WHERE id = $1`,
+      [id],
+    );
     const m = rows[0]?.metadata;
     return typeof m === 'string' ? JSON.parse(m) : m;
   };
@@ -48,17 +56,25 @@ describe.each(ENGINE_KINDS)('atomic metadata writes (%s)', (kind) => {
   it('keeps every key of many concurrent merges and item deletes', async () => {
     const id = await volume({ gone: 'x' });
     await Promise.all([
-      ...Array.from({ length: 8 }, (_, i) => volumes.metadata.merge(t.dataSource, id, { [`k${i}`]: String(i) }, new Date())),
+      ...Array.from({ length: 8 }, (_, i) =>
+        volumes.metadata.merge(t.dataSource, id, { [`k${i}`]: String(i) }, new Date()),
+      ),
       volumes.metadata.deleteKey(t.dataSource, id, 'gone', new Date()),
     ]);
-    expect(await metadataOf('volumes', id)).toEqual(Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`k${i}`, String(i)])));
+    expect(await metadataOf('volumes', id)).toEqual(
+      Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`k${i}`, String(i)])),
+    );
   });
 
   it('replaces only when the row still holds the metadata the If-Match was checked against', async () => {
     const id = await volume({ a: '1' });
-    expect(await volumes.metadata.replace(t.dataSource, id, { c: '3' }, new Date(), { a: '1', other: 'x' })).toBeNull();
+    expect(
+      await volumes.metadata.replace(t.dataSource, id, { c: '3' }, new Date(), { a: '1', other: 'x' }),
+    ).toBeNull();
     expect(await metadataOf('volumes', id)).toEqual({ a: '1' });
-    expect(await volumes.metadata.replace(t.dataSource, id, { c: '3' }, new Date(), { a: '1' })).toEqual({ c: '3' });
+    expect(await volumes.metadata.replace(t.dataSource, id, { c: '3' }, new Date(), { a: '1' })).toEqual({
+      c: '3',
+    });
     expect(await volumes.metadata.replace(t.dataSource, id, { d: '4' }, new Date())).toEqual({ d: '4' });
   });
 
@@ -79,7 +95,10 @@ describe.each(ENGINE_KINDS)('atomic metadata writes (%s)', (kind) => {
       `INSERT INTO snapshots (id, project_id, volume_id, size, status, metadata, created_at) VALUES ($1, 'proj', $2, 1, 'available', '{"x": "0"}'::jsonb, now())`,
       [id, vol],
     );
-    await Promise.all([snapshots.metadata.merge(t.dataSource, id, { y: '1' }, new Date()), snapshots.metadata.merge(t.dataSource, id, { z: '2' }, new Date())]);
+    await Promise.all([
+      snapshots.metadata.merge(t.dataSource, id, { y: '1' }, new Date()),
+      snapshots.metadata.merge(t.dataSource, id, { z: '2' }, new Date()),
+    ]);
     expect(await metadataOf('snapshots', id)).toEqual({ x: '0', y: '1', z: '2' });
   });
 });

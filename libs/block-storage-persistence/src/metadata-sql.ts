@@ -5,7 +5,8 @@ export type MetadataTable = 'volumes' | 'snapshots';
 
 type Metadata = Record<string, string>;
 
-const json = (v: unknown): Metadata => (typeof v === 'string' ? (JSON.parse(v) as Metadata) : ((v ?? {}) as Metadata));
+const json = (v: unknown): Metadata =>
+  typeof v === 'string' ? (JSON.parse(v) as Metadata) : ((v ?? {}) as Metadata);
 
 /**
  * User-metadata writes as one UPDATE each, so concurrent writers never lose each other's keys:
@@ -32,7 +33,13 @@ export class MetadataWriter {
    * Replaces the whole metadata. With `expected` (the metadata an If-Match ETag was checked
    * against) the row must still hold exactly that; null when it does not, or the row is gone.
    */
-  async replace(db: Queryable, id: string, metadata: Readonly<Metadata>, now: Date, expected: Readonly<Metadata> | null = null): Promise<Metadata | null> {
+  async replace(
+    db: Queryable,
+    id: string,
+    metadata: Readonly<Metadata>,
+    now: Date,
+    expected: Readonly<Metadata> | null = null,
+  ): Promise<Metadata | null> {
     const [row] = returnedRows<Record<string, unknown>>(
       await db.query(
         `UPDATE "${this.table}" SET metadata = $1::jsonb, updated_at = $2

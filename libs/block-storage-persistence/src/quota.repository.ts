@@ -29,10 +29,18 @@ export class QuotaRepository {
     return out;
   }
 
-  async usages(db: Queryable, projectId: string): Promise<Record<string, { inUse: number; reserved: number }>> {
-    const rows = rowsOf<Row>(await db.query(`SELECT resource, in_use, reserved FROM "quota_usages" WHERE project_id = $1`, [projectId]));
+  async usages(
+    db: Queryable,
+    projectId: string,
+  ): Promise<Record<string, { inUse: number; reserved: number }>> {
+    const rows = rowsOf<Row>(
+      await db.query(`SELECT resource, in_use, reserved FROM "quota_usages" WHERE project_id = $1`, [
+        projectId,
+      ]),
+    );
     const out: Record<string, { inUse: number; reserved: number }> = {};
-    for (const r of rows) out[r['resource']] = { inUse: Number(r['in_use']), reserved: Number(r['reserved']) };
+    for (const r of rows)
+      out[r['resource']] = { inUse: Number(r['in_use']), reserved: Number(r['reserved']) };
     return out;
   }
 
@@ -40,12 +48,19 @@ export class QuotaRepository {
     const p = new Params();
     const pid = p.add(projectId);
     const values = resources.map((r) => `(${pid}, ${p.add(r)})`);
-    await db.query(`INSERT INTO "quota_usages" (project_id, resource) VALUES ${values.join(', ')} ON CONFLICT DO NOTHING`, p.values);
+    await db.query(
+      `INSERT INTO "quota_usages" (project_id, resource) VALUES ${values.join(', ')} ON CONFLICT DO NOTHING`,
+      p.values,
+    );
     const rows = rowsOf<Row>(
-      await db.query(`SELECT resource, in_use, reserved FROM "quota_usages" WHERE project_id = $1 AND resource = ANY($2::varchar[]) ORDER BY resource FOR UPDATE`, [projectId, resources]),
+      await db.query(
+        `SELECT resource, in_use, reserved FROM "quota_usages" WHERE project_id = $1 AND resource = ANY($2::varchar[]) ORDER BY resource FOR UPDATE`,
+        [projectId, resources],
+      ),
     );
     const out: Record<string, { inUse: number; reserved: number }> = {};
-    for (const r of rows) out[r['resource']] = { inUse: Number(r['in_use']), reserved: Number(r['reserved']) };
+    for (const r of rows)
+      out[r['resource']] = { inUse: Number(r['in_use']), reserved: Number(r['reserved']) };
     return out;
   }
 
@@ -53,10 +68,18 @@ export class QuotaRepository {
    * Checks (positive deltas only) and applies deltas to `in_use` (`column: 'in_use'`) or to
    * `reserved`. Throws the domain's OverLimitError when a limit would be exceeded.
    */
-  async apply(db: Queryable, projectId: string, deltas: readonly QuotaDelta[], column: 'in_use' | 'reserved' = 'in_use', check = true): Promise<void> {
+  async apply(
+    db: Queryable,
+    projectId: string,
+    deltas: readonly QuotaDelta[],
+    column: 'in_use' | 'reserved' = 'in_use',
+    check = true,
+  ): Promise<void> {
     const merged = new Map<string, number>();
     for (const d of deltas) merged.set(d.resource, (merged.get(d.resource) ?? 0) + d.delta);
-    const list = [...merged.entries()].filter(([, d]) => d !== 0).map(([resource, delta]) => ({ resource, delta }));
+    const list = [...merged.entries()]
+      .filter(([, d]) => d !== 0)
+      .map(([resource, delta]) => ({ resource, delta }));
     if (list.length === 0) return;
     const usages = await this.lock(db, projectId, list.map((d) => d.resource).sort());
     if (check) {
@@ -64,13 +87,23 @@ export class QuotaRepository {
       checkQuota(list, limits, usages);
     }
     for (const d of list) {
-      await db.query(`UPDATE "quota_usages" SET "${column}" = GREATEST("${column}" + $1, 0) WHERE project_id = $2 AND resource = $3`, [d.delta, projectId, d.resource]);
+      await db.query(
+        `UPDATE "quota_usages" SET "${column}" = GREATEST("${column}" + $1, 0) WHERE project_id = $2 AND resource = $3`,
+        [d.delta, projectId, d.resource],
+      );
     }
   }
 
   /** Moves reserved units to in_use (commit) or drops them (rollback); rows in lock order (sorted by resource). */
-  async settleReserved(db: Queryable, projectId: string, deltas: readonly QuotaDelta[], commit: boolean): Promise<void> {
-    for (const d of [...deltas].sort((a, b) => (a.resource < b.resource ? -1 : a.resource > b.resource ? 1 : 0))) {
+  async settleReserved(
+    db: Queryable,
+    projectId: string,
+    deltas: readonly QuotaDelta[],
+    commit: boolean,
+  ): Promise<void> {
+    for (const d of [...deltas].sort((a, b) =>
+      a.resource < b.resource ? -1 : a.resource > b.resource ? 1 : 0,
+    )) {
       if (d.delta === 0) continue;
       await db.query(
         `UPDATE "quota_usages" SET reserved = GREATEST(reserved - $1, 0)${commit ? ', in_use = in_use + $1' : ''} WHERE project_id = $2 AND resource = $3`,
@@ -85,7 +118,15 @@ export class QuotaRepository {
    */
   async reserve(
     db: Queryable,
-    r: { id: string; projectId: string; volumeId: string; operation: string; newSize: number | null; deltas: readonly QuotaDelta[]; now: Date },
+    r: {
+      id: string;
+      projectId: string;
+      volumeId: string;
+      operation: string;
+      newSize: number | null;
+      deltas: readonly QuotaDelta[];
+      now: Date;
+    },
   ): Promise<void> {
     await this.apply(db, r.projectId, r.deltas, 'reserved');
     await db.query(
@@ -100,25 +141,46 @@ export class QuotaRepository {
    */
   async settleReservation(db: Queryable, id: string, commit: boolean): Promise<boolean> {
     // TypeORM answers a DELETE ... RETURNING with [rows, count].
-    const result: unknown = await db.query(`DELETE FROM "quota_reservations" WHERE id = $1 RETURNING project_id, deltas`, [id]);
-    const rows = Array.isArray(result) && result.length === 2 && typeof result[1] === 'number' ? (result[0] as Row[]) : rowsOf<Row>(result);
+    const result: unknown = await db.query(
+      `DELETE FROM "quota_reservations" WHERE id = $1 RETURNING project_id, deltas`,
+      [id],
+    );
+    const rows =
+      Array.isArray(result) && result.length === 2 && typeof result[1] === 'number'
+        ? (result[0] as Row[])
+        : rowsOf<Row>(result);
     const row = rows[0];
     if (!row) return false;
-    const deltas = (typeof row['deltas'] === 'string' ? JSON.parse(row['deltas']) : row['deltas']) as QuotaDelta[];
+    const deltas = (
+      typeof row['deltas'] === 'string' ? JSON.parse(row['deltas']) : row['deltas']
+    ) as QuotaDelta[];
     await this.settleReserved(db, row['project_id'], deltas, commit);
     return true;
   }
 
   /** Open reservations of a volume, oldest first. */
-  async reservationsOf(db: Queryable, volumeId: string): Promise<{ id: string; operation: string; newSize: number | null }[]> {
-    const rows = rowsOf<Row>(await db.query(`SELECT id, operation, new_size FROM "quota_reservations" WHERE volume_id = $1 ORDER BY created_at, id`, [volumeId]));
-    return rows.map((r) => ({ id: String(r['id']), operation: String(r['operation']), newSize: r['new_size'] === null ? null : Number(r['new_size']) }));
+  async reservationsOf(
+    db: Queryable,
+    volumeId: string,
+  ): Promise<{ id: string; operation: string; newSize: number | null }[]> {
+    const rows = rowsOf<Row>(
+      await db.query(
+        `SELECT id, operation, new_size FROM "quota_reservations" WHERE volume_id = $1 ORDER BY created_at, id`,
+        [volumeId],
+      ),
+    );
+    return rows.map((r) => ({
+      id: String(r['id']),
+      operation: String(r['operation']),
+      newSize: r['new_size'] === null ? null : Number(r['new_size']),
+    }));
   }
 
   /** Releases every open reservation of a volume (its operation is over without a result). */
   async releaseReservationsOf(db: Queryable, volumeId: string): Promise<number> {
     let n = 0;
-    for (const r of await this.reservationsOf(db, volumeId)) if (await this.settleReservation(db, r.id, false)) n++;
+    for (const r of await this.reservationsOf(db, volumeId))
+      if (await this.settleReservation(db, r.id, false)) n++;
     return n;
   }
 
@@ -139,7 +201,10 @@ export class QuotaRepository {
   async renameTypeKeys(db: Queryable, oldName: string, newName: string): Promise<void> {
     for (const prefix of TYPE_KEY_PREFIXES) {
       for (const table of ['quota_limits', 'quota_usages', 'quota_class_limits']) {
-        await db.query(`UPDATE "${table}" SET resource = $1 WHERE resource = $2`, [prefix + newName, prefix + oldName]);
+        await db.query(`UPDATE "${table}" SET resource = $1 WHERE resource = $2`, [
+          prefix + newName,
+          prefix + oldName,
+        ]);
       }
     }
   }
@@ -171,7 +236,9 @@ export class PoolRepository {
 
   /** Pools whose last report is newer than `since` (older stats are ignored, BS-10.1). */
   async listFresh(db: Queryable, since: Date): Promise<StoredPool[]> {
-    return rowsOf<Row>(await db.query(`SELECT * FROM "storage_pools" WHERE updated_at >= $1 ORDER BY name`, [since])).map((r) => ({
+    return rowsOf<Row>(
+      await db.query(`SELECT * FROM "storage_pools" WHERE updated_at >= $1 ORDER BY name`, [since]),
+    ).map((r) => ({
       name: r['name'],
       backend: r['backend'],
       availabilityZone: r['availability_zone'],
@@ -183,7 +250,15 @@ export class PoolRepository {
   /** One pool as last reported, however old the report (its location does not age). */
   async find(db: Queryable, name: string): Promise<StoredPool | null> {
     const r = rowsOf<Row>(await db.query(`SELECT * FROM "storage_pools" WHERE name = $1`, [name]))[0];
-    return r ? { name: r['name'], backend: r['backend'], availabilityZone: r['availability_zone'], capabilities: r['capabilities'], updatedAt: r['updated_at'] } : null;
+    return r
+      ? {
+          name: r['name'],
+          backend: r['backend'],
+          availabilityZone: r['availability_zone'],
+          capabilities: r['capabilities'],
+          updatedAt: r['updated_at'],
+        }
+      : null;
   }
 
   /** Debits a placement in the shared view (BS-10.4) until the next report replaces it. */

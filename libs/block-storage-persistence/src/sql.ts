@@ -18,11 +18,21 @@ export { affectedOf, returnedRows, rowsOf } from '@osc/persistence';
 export const likeEscape = (s: string): string => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /** Is this the driver's unique-violation error? */
-export const isUniqueViolation = (e: unknown): boolean => (e as { code?: string; driverError?: { code?: string } })?.code === '23505' || (e as { driverError?: { code?: string } })?.driverError?.code === '23505';
+export const isUniqueViolation = (e: unknown): boolean =>
+  (e as { code?: string; driverError?: { code?: string } })?.code === '23505' ||
+  (e as { driverError?: { code?: string } })?.driverError?.code === '23505';
 
 /** uuid columns the list filters compare (volumes, snapshots, backups). */
 export const UUID_COLUMNS: ReadonlySet<string> = new Set([
-  'id', 'volume_id', 'volume_type_id', 'snapshot_id', 'source_volid', 'group_id', 'consistencygroup_id', 'group_snapshot_id', 'parent_id',
+  'id',
+  'volume_id',
+  'volume_type_id',
+  'snapshot_id',
+  'source_volid',
+  'group_id',
+  'consistencygroup_id',
+  'group_snapshot_id',
+  'parent_id',
 ]);
 
 const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

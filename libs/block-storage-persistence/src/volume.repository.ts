@@ -1,8 +1,29 @@
-import { isUuid, type VolumeDetailPlan, type ListFilter, type Paging, type SnapshotValue, type VolumeStatus, type VolumeValue, type SnapshotStatus, type StatusOperation, type MigrationOperation, MIGRATION_IN_FLIGHT_STATUSES } from '@osc/block-storage-domain';
+import {
+  isUuid,
+  type VolumeDetailPlan,
+  type ListFilter,
+  type Paging,
+  type SnapshotValue,
+  type VolumeStatus,
+  type VolumeValue,
+  type SnapshotStatus,
+  type StatusOperation,
+  type MigrationOperation,
+  MIGRATION_IN_FLIGHT_STATUSES,
+} from '@osc/block-storage-domain';
 import { UNMANAGED_METADATA_KEY } from '@osc/contracts';
 import { afterMarker, orderBy } from './list-sql';
 import { MetadataWriter } from './metadata-sql';
-import { affectedOf, likeEscape, Params, returnedRows, rowsOf, type Queryable, UUID_COLUMNS, uuidColumnEquals } from './sql';
+import {
+  affectedOf,
+  likeEscape,
+  Params,
+  returnedRows,
+  rowsOf,
+  type Queryable,
+  UUID_COLUMNS,
+  uuidColumnEquals,
+} from './sql';
 import { recordStatusChange, type StatusChange } from './story/status-story';
 
 /** A volume as stored, with the fields only services need (never rendered directly). */
@@ -50,7 +71,8 @@ export function toVolume(r: Row): StoredVolume {
     clusterName: r['cluster_name'] ?? null,
     providerId: r['provider_id'] ?? null,
     serviceUuid: r['service_uuid'] ?? null,
-    sharedTargets: r['shared_targets'] === null || r['shared_targets'] === undefined ? null : bool(r['shared_targets']),
+    sharedTargets:
+      r['shared_targets'] === null || r['shared_targets'] === undefined ? null : bool(r['shared_targets']),
     migrationStatus: r['migration_status'] ?? null,
     nameId: r['name_id'] ?? null,
     replicationStatus: r['replication_status'] ?? null,
@@ -97,13 +119,42 @@ export function toSnapshot(r: Row): StoredSnapshot {
 }
 
 /** Timestamps leave the database already in the wire format (UTC, microseconds, BS-1.6). */
-export const wireTime = (col: string): string => `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US')`;
+export const wireTime = (col: string): string =>
+  `to_char(${col} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US')`;
 
 const VOLUME_COLUMNS_SQL = [
-  'id', 'project_id', 'user_id', 'display_name', 'display_description', 'size', 'status', 'attach_status', 'availability_zone',
-  'volume_type_id', 'snapshot_id', 'source_volid', 'metadata', 'admin_metadata', 'image_metadata', 'bootable', 'encrypted',
-  'encryption_key_id', 'multiattach', 'host', 'cluster_name', 'provider_id', 'service_uuid', 'shared_targets', 'migration_status',
-  'name_id', 'replication_status', 'consistencygroup_id', 'group_id', 'use_quota', 'error_reason', 'deleted',
+  'id',
+  'project_id',
+  'user_id',
+  'display_name',
+  'display_description',
+  'size',
+  'status',
+  'attach_status',
+  'availability_zone',
+  'volume_type_id',
+  'snapshot_id',
+  'source_volid',
+  'metadata',
+  'admin_metadata',
+  'image_metadata',
+  'bootable',
+  'encrypted',
+  'encryption_key_id',
+  'multiattach',
+  'host',
+  'cluster_name',
+  'provider_id',
+  'service_uuid',
+  'shared_targets',
+  'migration_status',
+  'name_id',
+  'replication_status',
+  'consistencygroup_id',
+  'group_id',
+  'use_quota',
+  'error_reason',
+  'deleted',
 ]
   .map((c) => `v."${c}"`)
   .join(', ');
@@ -155,7 +206,15 @@ const VOLUME_COLUMNS: Readonly<Record<string, string>> = {
   progress: 'progress',
 };
 
-const TEXT_SORT = new Set(['name', 'description', 'status', 'availability_zone', 'host', 'project_id', 'user_id']);
+const TEXT_SORT = new Set([
+  'name',
+  'description',
+  'status',
+  'availability_zone',
+  'host',
+  'project_id',
+  'user_id',
+]);
 
 const sortExpr = (key: string, alias: string): string => {
   if (key === 'updated_at') return `COALESCE(${alias}."updated_at", ${alias}."created_at")`;
@@ -177,24 +236,31 @@ function filterSql(filters: readonly ListFilter[], alias: string, p: Params): st
         break;
       case 'like': {
         const col = VOLUME_COLUMNS[f.field];
-        out.push(col === undefined ? 'FALSE' : `${alias}."${col}"::text LIKE ${p.add(`%${likeEscape(f.value)}%`)}`);
+        out.push(
+          col === undefined ? 'FALSE' : `${alias}."${col}"::text LIKE ${p.add(`%${likeEscape(f.value)}%`)}`,
+        );
         break;
       }
       case 'time': {
         const ops = { gt: '>', gte: '>=', eq: '=', neq: '<>', lt: '<', lte: '<=' } as const;
-        out.push(`(${f.conditions.map((c) => `${alias}."${f.field}" ${ops[c.op]} ${p.add(c.at)}`).join(' OR ')})`);
+        out.push(
+          `(${f.conditions.map((c) => `${alias}."${f.field}" ${ops[c.op]} ${p.add(c.at)}`).join(' OR ')})`,
+        );
         break;
       }
       case 'eq': {
         if (f.field === 'volume_type') {
           const v = p.add(String(f.value));
-          out.push(`${alias}."volume_type_id" IN (SELECT id FROM "volume_types" WHERE name = ${v} OR id::text = ${v})`);
+          out.push(
+            `${alias}."volume_type_id" IN (SELECT id FROM "volume_types" WHERE name = ${v} OR id::text = ${v})`,
+          );
           break;
         }
         const col = VOLUME_COLUMNS[f.field];
         if (col === undefined) out.push('FALSE');
         else if (f.value === null) out.push(`${alias}."${col}" IS NULL`);
-        else if (typeof f.value === 'string' && UUID_COLUMNS.has(col)) out.push(uuidColumnEquals(`${alias}."${col}"`, f.value, p));
+        else if (typeof f.value === 'string' && UUID_COLUMNS.has(col))
+          out.push(uuidColumnEquals(`${alias}."${col}"`, f.value, p));
         else if (typeof f.value === 'string') out.push(`${alias}."${col}"::text = ${p.add(f.value)}`);
         else out.push(`${alias}."${col}" = ${p.add(f.value)}`);
         break;
@@ -221,12 +287,22 @@ export class VolumeRepository {
   /** Atomic writes of the user metadata (one UPDATE each). */
   readonly metadata = new MetadataWriter('volumes');
 
-  async findById(db: Queryable, id: string, projectId: string | null, forUpdate = false): Promise<StoredVolume | null> {
+  async findById(
+    db: Queryable,
+    id: string,
+    projectId: string | null,
+    forUpdate = false,
+  ): Promise<StoredVolume | null> {
     if (!isUuid(id)) return null;
     const p = new Params();
     const where = [`v.id = ${p.add(id)}::uuid`, 'v.deleted = false'];
     if (projectId !== null) where.push(`v.project_id = ${p.add(projectId)}`);
-    const rows = rowsOf<Row>(await db.query(`${VOLUME_SELECT} WHERE ${where.join(' AND ')}${forUpdate ? ' FOR UPDATE OF v' : ''}`, p.values));
+    const rows = rowsOf<Row>(
+      await db.query(
+        `${VOLUME_SELECT} WHERE ${where.join(' AND ')}${forUpdate ? ' FOR UPDATE OF v' : ''}`,
+        p.values,
+      ),
+    );
     return rows[0] ? toVolume(rows[0]) : null;
   }
 
@@ -237,13 +313,42 @@ export class VolumeRepository {
         "multiattach","host","replication_status","consistencygroup_id","group_id","use_quota","shared_targets","service_uuid","created_at","updated_at")
        VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12::jsonb,$13::jsonb,$14::jsonb,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$25,$26,$27)`,
       [
-        v.id, v.projectId, v.userId, v.name, v.description, v.size, v.status, v.availabilityZone, v.volumeTypeId, v.snapshotId,
-        v.sourceVolid, JSON.stringify(v.metadata), JSON.stringify(v.adminMetadata), v.imageMetadata === null ? null : JSON.stringify(v.imageMetadata),
-        v.bootable, v.encrypted, v.encryptionKeyId, v.multiattach, v.host, v.replicationStatus, v.consistencygroupId, v.groupId,
-        v.consumesQuota, v.sharedTargets, v.serviceUuid, v.createdAt, v.updatedAt,
+        v.id,
+        v.projectId,
+        v.userId,
+        v.name,
+        v.description,
+        v.size,
+        v.status,
+        v.availabilityZone,
+        v.volumeTypeId,
+        v.snapshotId,
+        v.sourceVolid,
+        JSON.stringify(v.metadata),
+        JSON.stringify(v.adminMetadata),
+        v.imageMetadata === null ? null : JSON.stringify(v.imageMetadata),
+        v.bootable,
+        v.encrypted,
+        v.encryptionKeyId,
+        v.multiattach,
+        v.host,
+        v.replicationStatus,
+        v.consistencygroupId,
+        v.groupId,
+        v.consumesQuota,
+        v.sharedTargets,
+        v.serviceUuid,
+        v.createdAt,
+        v.updatedAt,
       ],
     );
-    recordStatusChange(db, { resource: 'volume', volumeId: v.id, projectId: v.projectId, status: v.status, previousStatus: null });
+    recordStatusChange(db, {
+      resource: 'volume',
+      volumeId: v.id,
+      projectId: v.projectId,
+      status: v.status,
+      previousStatus: null,
+    });
   }
 
   async list(
@@ -256,18 +361,27 @@ export class VolumeRepository {
     const p = new Params();
     const where = ['v.deleted = false'];
     if (scope.projectId !== null) where.push(`v.project_id = ${p.add(scope.projectId)}`);
-    if (scope.hideMigrationTargets) where.push(`(v.migration_status IS NULL OR v.migration_status NOT LIKE 'target:%')`);
+    if (scope.hideMigrationTargets)
+      where.push(`(v.migration_status IS NULL OR v.migration_status NOT LIKE 'target:%')`);
     where.push(...filterSql(filters, 'v', p));
     let count: number | null = null;
     if (withCount) {
-      const c = rowsOf<Row>(await db.query(`SELECT count(*)::int AS n FROM "volumes" v WHERE ${where.join(' AND ')}`, p.values));
+      const c = rowsOf<Row>(
+        await db.query(`SELECT count(*)::int AS n FROM "volumes" v WHERE ${where.join(' AND ')}`, p.values),
+      );
       count = Number(c[0]?.['n'] ?? 0);
     }
-    if (paging.marker !== null) where.push(afterMarker(paging.sort, sortExpr, 'v', 'volumes', paging.marker, p));
+    if (paging.marker !== null)
+      where.push(afterMarker(paging.sort, sortExpr, 'v', 'volumes', paging.marker, p));
     const sql = `${VOLUME_SELECT} WHERE ${where.join(' AND ')} ORDER BY ${orderBy(paging.sort, sortExpr, 'v')} LIMIT ${p.add(paging.limit)} OFFSET ${p.add(paging.offset)}`;
     // The page travels as one JSON text (re-ordered by the same keys inside the aggregate): one
     // native JSON.parse instead of thousands of per-field conversions in the driver.
-    const packed = rowsOf<Row>(await db.query(`SELECT COALESCE(json_agg(x ORDER BY ${orderBy(paging.sort, sortExpr, 'x')}), '[]')::text AS page FROM (${sql}) x`, p.values));
+    const packed = rowsOf<Row>(
+      await db.query(
+        `SELECT COALESCE(json_agg(x ORDER BY ${orderBy(paging.sort, sortExpr, 'x')}), '[]')::text AS page FROM (${sql}) x`,
+        p.values,
+      ),
+    );
     const items = (JSON.parse(String(packed[0]?.['page'] ?? '[]')) as Row[]).map(toVolume);
     return { items, count };
   }
@@ -288,14 +402,18 @@ export class VolumeRepository {
     const p = new Params();
     const where = ['v.deleted = false'];
     if (scope.projectId !== null) where.push(`v.project_id = ${p.add(scope.projectId)}`);
-    if (scope.hideMigrationTargets) where.push(`(v.migration_status IS NULL OR v.migration_status NOT LIKE 'target:%')`);
+    if (scope.hideMigrationTargets)
+      where.push(`(v.migration_status IS NULL OR v.migration_status NOT LIKE 'target:%')`);
     where.push(...filterSql(filters, 'v', p));
     let count: number | null = null;
     if (withCount) {
-      const c = rowsOf<Row>(await db.query(`SELECT count(*)::int AS n FROM "volumes" v WHERE ${where.join(' AND ')}`, p.values));
+      const c = rowsOf<Row>(
+        await db.query(`SELECT count(*)::int AS n FROM "volumes" v WHERE ${where.join(' AND ')}`, p.values),
+      );
       count = Number(c[0]?.['n'] ?? 0);
     }
-    if (paging.marker !== null) where.push(afterMarker(paging.sort, sortExpr, 'v', 'volumes', paging.marker, p));
+    if (paging.marker !== null)
+      where.push(afterMarker(paging.sort, sortExpr, 'v', 'volumes', paging.marker, p));
     const sql = `${VOLUME_SELECT} WHERE ${where.join(' AND ')} ORDER BY ${orderBy(paging.sort, sortExpr, 'v')} LIMIT ${p.add(paging.limit)} OFFSET ${p.add(paging.offset)}`;
     const item = volumeDetailJsonSql(plan, p);
     const order = orderBy(paging.sort, sortExpr, 'x');
@@ -328,7 +446,11 @@ export class VolumeRepository {
       `UPDATE "volumes" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false AND status = ANY(${p.add([...allowed])}::varchar[]) RETURNING project_id`,
       p.values,
     );
-    return tellChanged(db, r, allowed, to, (row) => ({ resource: 'volume', volumeId: id, projectId: row['project_id'] }));
+    return tellChanged(db, r, allowed, to, (row) => ({
+      resource: 'volume',
+      volumeId: id,
+      projectId: row['project_id'],
+    }));
   }
 
   /** A domain operation's compare-and-set (`VOLUME_OPERATIONS`): its sources → its target. */
@@ -363,7 +485,11 @@ export class VolumeRepository {
       `UPDATE "volumes" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false AND status = ANY(${p.add([...allowed])}::varchar[]) AND (migration_status = ANY(${p.add(named)}::varchar[])${orNull}) RETURNING project_id`,
       p.values,
     );
-    return tellChanged(db, r, allowed, to, (row) => ({ resource: 'volume', volumeId: id, projectId: row['project_id'] }));
+    return tellChanged(db, r, allowed, to, (row) => ({
+      resource: 'volume',
+      volumeId: id,
+      projectId: row['project_id'],
+    }));
   }
 
   /**
@@ -378,7 +504,10 @@ export class VolumeRepository {
     now: Date,
     set: Readonly<Record<string, unknown>> = {},
   ): Promise<boolean> {
-    return this.compareAndSetMigration(db, id, [status.from], op.migrationSources, status.to, now, { ...set, migration_status: op.migrationTarget });
+    return this.compareAndSetMigration(db, id, [status.from], op.migrationSources, status.to, now, {
+      ...set,
+      migration_status: op.migrationTarget,
+    });
   }
 
   /**
@@ -386,7 +515,10 @@ export class VolumeRepository {
    * volume (its deleted row marked `unmanaged` in admin metadata) is absent too: its file belongs
    * to the operator again.
    */
-  async placementsOf(db: Queryable, ids: readonly string[]): Promise<Map<string, { host: string | null; deleted: boolean; migrationStatus: string | null }>> {
+  async placementsOf(
+    db: Queryable,
+    ids: readonly string[],
+  ): Promise<Map<string, { host: string | null; deleted: boolean; migrationStatus: string | null }>> {
     if (ids.length === 0) return new Map();
     const rows = rowsOf<Row>(
       await db.query(
@@ -394,13 +526,30 @@ export class VolumeRepository {
         [[...ids], UNMANAGED_METADATA_KEY],
       ),
     );
-    return new Map(rows.map((r) => [String(r['id']), { host: r['host'] ?? null, deleted: r['deleted'] === true, migrationStatus: r['migration_status'] ?? null }]));
+    return new Map(
+      rows.map((r) => [
+        String(r['id']),
+        {
+          host: r['host'] ?? null,
+          deleted: r['deleted'] === true,
+          migrationStatus: r['migration_status'] ?? null,
+        },
+      ]),
+    );
   }
 
   /** Sets (or, with null, removes) one admin-metadata key in place, leaving the other keys as they are now. */
   async setAdminMetadataKey(db: Queryable, id: string, key: string, value: string | null): Promise<void> {
-    if (value === null) await db.query(`UPDATE "volumes" SET admin_metadata = admin_metadata - $2::text WHERE id = $1`, [id, key]);
-    else await db.query(`UPDATE "volumes" SET admin_metadata = admin_metadata || jsonb_build_object($2::text, $3::text) WHERE id = $1`, [id, key, value]);
+    if (value === null)
+      await db.query(`UPDATE "volumes" SET admin_metadata = admin_metadata - $2::text WHERE id = $1`, [
+        id,
+        key,
+      ]);
+    else
+      await db.query(
+        `UPDATE "volumes" SET admin_metadata = admin_metadata || jsonb_build_object($2::text, $3::text) WHERE id = $1`,
+        [id, key, value],
+      );
   }
 
   /** Live volumes with a migration under way whose job (admin metadata) moves them to `backend`. */
@@ -414,19 +563,39 @@ export class VolumeRepository {
     return rows.map(toVolume);
   }
 
-  async update(db: Queryable, id: string, set: Readonly<Record<string, unknown>>, now: Date): Promise<boolean> {
+  async update(
+    db: Queryable,
+    id: string,
+    set: Readonly<Record<string, unknown>>,
+    now: Date,
+  ): Promise<boolean> {
     const p = new Params();
     const sets = [`"updated_at" = ${p.add(now)}`, ...volumeSets(p, set)];
     if (typeof set['status'] !== 'string') {
-      const r = await db.query(`UPDATE "volumes" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false`, p.values);
+      const r = await db.query(
+        `UPDATE "volumes" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false`,
+        p.values,
+      );
       return affectedOf(r) > 0;
     }
-    const r = await db.query(`UPDATE "volumes" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false RETURNING project_id`, p.values);
-    return tellChanged(db, r, [], set['status'], (row) => ({ resource: 'volume', volumeId: id, projectId: row['project_id'] }));
+    const r = await db.query(
+      `UPDATE "volumes" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false RETURNING project_id`,
+      p.values,
+    );
+    return tellChanged(db, r, [], set['status'], (row) => ({
+      resource: 'volume',
+      volumeId: id,
+      projectId: row['project_id'],
+    }));
   }
 
   /** Soft-deletes the row if it is still in one of `allowed` statuses. */
-  async softDelete(db: Queryable, id: string, allowed: readonly VolumeStatus[], now: Date): Promise<StoredVolume | null> {
+  async softDelete(
+    db: Queryable,
+    id: string,
+    allowed: readonly VolumeStatus[],
+    now: Date,
+  ): Promise<StoredVolume | null> {
     const rows = rowsOf<Row>(
       await db.query(
         `UPDATE "volumes" SET deleted = true, deleted_at = $1, updated_at = $1, status = 'deleted'
@@ -435,7 +604,13 @@ export class VolumeRepository {
       ),
     );
     const first = Array.isArray(rows[0]) ? (rows[0] as Row[])[0] : rows[0];
-    if (first) recordStatusChange(db, { resource: 'volume', volumeId: first['id'], projectId: first['project_id'], status: 'deleted' });
+    if (first)
+      recordStatusChange(db, {
+        resource: 'volume',
+        volumeId: first['id'],
+        projectId: first['project_id'],
+        status: 'deleted',
+      });
     return first ? toVolume(first) : null;
   }
 
@@ -453,7 +628,13 @@ export class VolumeRepository {
       ),
     );
     const first = Array.isArray(rows[0]) ? (rows[0] as Row[])[0] : rows[0];
-    if (first) recordStatusChange(db, { resource: 'volume', volumeId: first['id'], projectId: first['project_id'], status: 'deleted' });
+    if (first)
+      recordStatusChange(db, {
+        resource: 'volume',
+        volumeId: first['id'],
+        projectId: first['project_id'],
+        status: 'deleted',
+      });
     return first ? toVolume(first) : null;
   }
 
@@ -470,7 +651,13 @@ export class VolumeRepository {
       ),
     );
     const first = Array.isArray(rows[0]) ? (rows[0] as Row[])[0] : rows[0];
-    if (first) recordStatusChange(db, { resource: 'volume', volumeId: first['id'], projectId: first['project_id'], status: 'deleted' });
+    if (first)
+      recordStatusChange(db, {
+        resource: 'volume',
+        volumeId: first['id'],
+        projectId: first['project_id'],
+        status: 'deleted',
+      });
     return first ? toVolume(first) : null;
   }
 
@@ -486,42 +673,77 @@ export class VolumeRepository {
   /** Live volumes on a back end in one of `statuses` (restart recovery, BS-8.6.2). */
   async listOnBackend(db: Queryable, backend: string, statuses: readonly string[]): Promise<StoredVolume[]> {
     const rows = rowsOf<Row>(
-      await db.query(`${VOLUME_SELECT} WHERE v.deleted = false AND v.host LIKE $1 AND v.status = ANY($2::varchar[])`, [`${likeEscape(backend)}#%`, [...statuses]]),
+      await db.query(
+        `${VOLUME_SELECT} WHERE v.deleted = false AND v.host LIKE $1 AND v.status = ANY($2::varchar[])`,
+        [`${likeEscape(backend)}#%`, [...statuses]],
+      ),
     );
     return rows.map(toVolume);
   }
 
   /** Live snapshots on a back end in one of `statuses`. */
-  async snapshotsOnBackend(db: Queryable, backend: string, statuses: readonly string[]): Promise<StoredSnapshot[]> {
+  async snapshotsOnBackend(
+    db: Queryable,
+    backend: string,
+    statuses: readonly string[],
+  ): Promise<StoredSnapshot[]> {
     const rows = rowsOf<Row>(
-      await db.query(`SELECT * FROM "snapshots" WHERE deleted = false AND host LIKE $1 AND status = ANY($2::varchar[])`, [`${likeEscape(backend)}#%`, [...statuses]]),
+      await db.query(
+        `SELECT * FROM "snapshots" WHERE deleted = false AND host LIKE $1 AND status = ANY($2::varchar[])`,
+        [`${likeEscape(backend)}#%`, [...statuses]],
+      ),
     );
     return rows.map(toSnapshot);
   }
 
   /** Sum of the sizes of live volumes on a back end (its provisioned capacity). */
   async provisionedOn(db: Queryable, backend: string): Promise<number> {
-    const r = rowsOf<Row>(await db.query(`SELECT COALESCE(sum(size), 0)::bigint AS s FROM "volumes" WHERE deleted = false AND host LIKE $1`, [`${likeEscape(backend)}#%`]));
+    const r = rowsOf<Row>(
+      await db.query(
+        `SELECT COALESCE(sum(size), 0)::bigint AS s FROM "volumes" WHERE deleted = false AND host LIKE $1`,
+        [`${likeEscape(backend)}#%`],
+      ),
+    );
     return Number(r[0]?.['s'] ?? 0);
   }
 
   /** Live snapshots of a volume. */
   async snapshotsOf(db: Queryable, volumeId: string): Promise<StoredSnapshot[]> {
-    return rowsOf<Row>(await db.query(`SELECT * FROM "snapshots" WHERE volume_id = $1 AND deleted = false ORDER BY created_at`, [volumeId])).map(toSnapshot);
+    return rowsOf<Row>(
+      await db.query(
+        `SELECT * FROM "snapshots" WHERE volume_id = $1 AND deleted = false ORDER BY created_at`,
+        [volumeId],
+      ),
+    ).map(toSnapshot);
   }
 
   async countActiveSnapshots(db: Queryable, volumeId: string): Promise<number> {
-    const r = rowsOf<Row>(await db.query(`SELECT count(*)::int AS n FROM "snapshots" WHERE volume_id = $1 AND deleted = false`, [volumeId]));
+    const r = rowsOf<Row>(
+      await db.query(`SELECT count(*)::int AS n FROM "snapshots" WHERE volume_id = $1 AND deleted = false`, [
+        volumeId,
+      ]),
+    );
     return Number(r[0]?.['n'] ?? 0);
   }
 
-  async summary(db: Queryable, projectId: string | null): Promise<{ totalCount: number; totalSize: number; metadata: Record<string, string[]> }> {
+  async summary(
+    db: Queryable,
+    projectId: string | null,
+  ): Promise<{ totalCount: number; totalSize: number; metadata: Record<string, string[]> }> {
     const p = new Params();
     const where = ['deleted = false'];
     if (projectId !== null) where.push(`project_id = ${p.add(projectId)}`);
-    const r = rowsOf<Row>(await db.query(`SELECT count(*)::int AS n, COALESCE(sum(size), 0)::bigint AS s FROM "volumes" WHERE ${where.join(' AND ')}`, p.values));
+    const r = rowsOf<Row>(
+      await db.query(
+        `SELECT count(*)::int AS n, COALESCE(sum(size), 0)::bigint AS s FROM "volumes" WHERE ${where.join(' AND ')}`,
+        p.values,
+      ),
+    );
     const m = rowsOf<Row>(
-      await db.query(`SELECT DISTINCT e.key AS k, e.value AS v FROM "volumes", jsonb_each_text(metadata) e WHERE ${where.join(' AND ')} ORDER BY 1, 2`, p.values),
+      await db.query(
+        `SELECT DISTINCT e.key AS k, e.value AS v FROM "volumes", jsonb_each_text(metadata) e WHERE ${where.join(' AND ')} ORDER BY 1, 2`,
+        p.values,
+      ),
     );
     const metadata: Record<string, string[]> = {};
     for (const row of m) (metadata[row['k']] ??= []).push(row['v']);
@@ -557,27 +779,62 @@ export class SnapshotRepository {
     await db.query(
       `INSERT INTO "snapshots" ("id","project_id","user_id","volume_id","volume_type_id","display_name","display_description","size","status",
         "progress","metadata","use_quota","host","created_at","updated_at","manage_source") VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11::jsonb,$12,$13,$14,$15,$16)`,
-      [s.id, s.projectId, s.userId, s.volumeId, s.volumeTypeId, s.name, s.description, s.size, s.status, s.progress, JSON.stringify(s.metadata), s.consumesQuota, s.host, s.createdAt, s.updatedAt, s.manageSource ?? null],
+      [
+        s.id,
+        s.projectId,
+        s.userId,
+        s.volumeId,
+        s.volumeTypeId,
+        s.name,
+        s.description,
+        s.size,
+        s.status,
+        s.progress,
+        JSON.stringify(s.metadata),
+        s.consumesQuota,
+        s.host,
+        s.createdAt,
+        s.updatedAt,
+        s.manageSource ?? null,
+      ],
     );
-    recordStatusChange(db, { resource: 'snapshot', snapshotId: s.id, volumeId: s.volumeId, projectId: s.projectId, status: s.status, previousStatus: null });
+    recordStatusChange(db, {
+      resource: 'snapshot',
+      snapshotId: s.id,
+      volumeId: s.volumeId,
+      projectId: s.projectId,
+      status: s.status,
+      previousStatus: null,
+    });
   }
 
-  async list(db: Queryable, projectId: string | null, filters: readonly ListFilter[], paging: Paging, withCount: boolean): Promise<ListPage<StoredSnapshot>> {
+  async list(
+    db: Queryable,
+    projectId: string | null,
+    filters: readonly ListFilter[],
+    paging: Paging,
+    withCount: boolean,
+  ): Promise<ListPage<StoredSnapshot>> {
     const p = new Params();
     const where = ['s.deleted = false'];
     if (projectId !== null) where.push(`s.project_id = ${p.add(projectId)}`);
     const zoneFilter = filters.find((f) => f.kind === 'eq' && f.field === 'availability_zone');
     const rest = filters.filter((f) => f !== zoneFilter);
     if (zoneFilter && zoneFilter.kind === 'eq') {
-      where.push(`s.volume_id IN (SELECT id FROM "volumes" WHERE availability_zone = ${p.add(String(zoneFilter.value))})`);
+      where.push(
+        `s.volume_id IN (SELECT id FROM "volumes" WHERE availability_zone = ${p.add(String(zoneFilter.value))})`,
+      );
     }
     where.push(...filterSql(rest, 's', p));
     let count: number | null = null;
     if (withCount) {
-      const c = rowsOf<Row>(await db.query(`SELECT count(*)::int AS n FROM "snapshots" s WHERE ${where.join(' AND ')}`, p.values));
+      const c = rowsOf<Row>(
+        await db.query(`SELECT count(*)::int AS n FROM "snapshots" s WHERE ${where.join(' AND ')}`, p.values),
+      );
       count = Number(c[0]?.['n'] ?? 0);
     }
-    if (paging.marker !== null) where.push(afterMarker(paging.sort, snapshotSortExpr, 's', 'snapshots', paging.marker, p));
+    if (paging.marker !== null)
+      where.push(afterMarker(paging.sort, snapshotSortExpr, 's', 'snapshots', paging.marker, p));
     const sql = `${SNAPSHOT_SELECT} WHERE ${where.join(' AND ')} ORDER BY ${orderBy(paging.sort, snapshotSortExpr, 's')} LIMIT ${p.add(paging.limit)} OFFSET ${p.add(paging.offset)}`;
     return { items: rowsOf<Row>(await db.query(sql, p.values)).map(toSnapshot), count };
   }
@@ -593,7 +850,14 @@ export class SnapshotRepository {
     return this.compareAndSetStatus(db, id, op.sources, op.target, now, set);
   }
 
-  async compareAndSetStatus(db: Queryable, id: string, allowed: readonly SnapshotStatus[], to: SnapshotStatus, now: Date, set: Readonly<Record<string, unknown>> = {}): Promise<boolean> {
+  async compareAndSetStatus(
+    db: Queryable,
+    id: string,
+    allowed: readonly SnapshotStatus[],
+    to: SnapshotStatus,
+    now: Date,
+    set: Readonly<Record<string, unknown>> = {},
+  ): Promise<boolean> {
     const p = new Params();
     const sets = [`"status" = ${p.add(to)}`, `"updated_at" = ${p.add(now)}`];
     for (const [col, value] of Object.entries(set)) sets.push(`"${col}" = ${p.add(value)}`);
@@ -601,10 +865,20 @@ export class SnapshotRepository {
       `UPDATE "snapshots" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false AND status = ANY(${p.add([...allowed])}::varchar[]) RETURNING project_id, volume_id`,
       p.values,
     );
-    return tellChanged(db, r, allowed, to, (row) => ({ resource: 'snapshot', snapshotId: id, volumeId: row['volume_id'], projectId: row['project_id'] }));
+    return tellChanged(db, r, allowed, to, (row) => ({
+      resource: 'snapshot',
+      snapshotId: id,
+      volumeId: row['volume_id'],
+      projectId: row['project_id'],
+    }));
   }
 
-  async update(db: Queryable, id: string, set: Readonly<Record<string, unknown>>, now: Date): Promise<boolean> {
+  async update(
+    db: Queryable,
+    id: string,
+    set: Readonly<Record<string, unknown>>,
+    now: Date,
+  ): Promise<boolean> {
     const p = new Params();
     const sets = [`"updated_at" = ${p.add(now)}`];
     for (const [col, value] of Object.entries(set)) {
@@ -612,14 +886,30 @@ export class SnapshotRepository {
       sets.push(`"${col}" = ${p.add(jsonCol ? JSON.stringify(value) : value)}${jsonCol ? '::jsonb' : ''}`);
     }
     if (typeof set['status'] !== 'string') {
-      const r = await db.query(`UPDATE "snapshots" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false`, p.values);
+      const r = await db.query(
+        `UPDATE "snapshots" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false`,
+        p.values,
+      );
       return affectedOf(r) > 0;
     }
-    const r = await db.query(`UPDATE "snapshots" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false RETURNING project_id, volume_id`, p.values);
-    return tellChanged(db, r, [], set['status'], (row) => ({ resource: 'snapshot', snapshotId: id, volumeId: row['volume_id'], projectId: row['project_id'] }));
+    const r = await db.query(
+      `UPDATE "snapshots" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false RETURNING project_id, volume_id`,
+      p.values,
+    );
+    return tellChanged(db, r, [], set['status'], (row) => ({
+      resource: 'snapshot',
+      snapshotId: id,
+      volumeId: row['volume_id'],
+      projectId: row['project_id'],
+    }));
   }
 
-  async softDelete(db: Queryable, id: string, allowed: readonly SnapshotStatus[], now: Date): Promise<StoredSnapshot | null> {
+  async softDelete(
+    db: Queryable,
+    id: string,
+    allowed: readonly SnapshotStatus[],
+    now: Date,
+  ): Promise<StoredSnapshot | null> {
     const rows = rowsOf<Row>(
       await db.query(
         `UPDATE "snapshots" SET deleted = true, deleted_at = $1, updated_at = $1, status = 'deleted'
@@ -628,13 +918,21 @@ export class SnapshotRepository {
       ),
     );
     const first = Array.isArray(rows[0]) ? (rows[0] as Row[])[0] : rows[0];
-    if (first) recordStatusChange(db, { resource: 'snapshot', snapshotId: first['id'], volumeId: first['volume_id'], projectId: first['project_id'], status: 'deleted' });
+    if (first)
+      recordStatusChange(db, {
+        resource: 'snapshot',
+        snapshotId: first['id'],
+        volumeId: first['volume_id'],
+        projectId: first['project_id'],
+        status: 'deleted',
+      });
     return first ? toSnapshot(first) : null;
   }
 }
 
 /** `"key":<json of expr>` (compact, `null` for SQL NULL). */
-const pair = (key: string, expr: string): string => `'${JSON.stringify(key).slice(0, -1)}":' || COALESCE(to_json(${expr})::text, 'null')`;
+const pair = (key: string, expr: string): string =>
+  `'${JSON.stringify(key).slice(0, -1)}":' || COALESCE(to_json(${expr})::text, 'null')`;
 
 /**
  * The `attachments` of the detail view (volumeDetailView's attachmentView) for a row aliased `x`:
@@ -650,8 +948,12 @@ const attachedViewSql = (plan: VolumeDetailPlan): string =>
  * keys in the order volumeDetailView writes them.
  */
 function volumeDetailJsonSql(plan: VolumeDetailPlan, p: Params): string {
-  const status = `CASE x.status ${Object.entries(plan.displayedStatus).map(([from, to]) => `WHEN ${p.add(from)} THEN ${p.add(to)}`).join(' ')} ELSE x.status END`;
-  const shown = plan.shownAdminMetadata.map((k) => `${p.add(k)}::text, COALESCE(x.admin_metadata, '{}'::jsonb) -> ${p.add(k)}::text`).join(', ');
+  const status = `CASE x.status ${Object.entries(plan.displayedStatus)
+    .map(([from, to]) => `WHEN ${p.add(from)} THEN ${p.add(to)}`)
+    .join(' ')} ELSE x.status END`;
+  const shown = plan.shownAdminMetadata
+    .map((k) => `${p.add(k)}::text, COALESCE(x.admin_metadata, '{}'::jsonb) -> ${p.add(k)}::text`)
+    .join(', ');
   const metadata = `(COALESCE(x.metadata, '{}'::jsonb) || jsonb_strip_nulls(jsonb_build_object(${shown})))`;
   const links = `json_build_array(json_build_object('rel', 'self', 'href', ${p.add(plan.selfPrefix)}::text || x.id::text), json_build_object('rel', 'bookmark', 'href', ${p.add(plan.bookmarkPrefix)}::text || x.id::text))`;
   const parts: string[] = [
@@ -680,12 +982,20 @@ function volumeDetailJsonSql(plan: VolumeDetailPlan, p: Params): string {
   if (plan.groupId) parts.push(pair('group_id', 'x.group_id'));
   if (plan.providerId && plan.isAdmin) parts.push(pair('provider_id', 'x.provider_id'));
   if (plan.sharedTargets) {
-    parts.push(pair('shared_targets', plan.sharedTargetsNullable ? 'x.shared_targets' : 'COALESCE(x.shared_targets, true)'));
+    parts.push(
+      pair(
+        'shared_targets',
+        plan.sharedTargetsNullable ? 'x.shared_targets' : 'COALESCE(x.shared_targets, true)',
+      ),
+    );
     parts.push(pair('service_uuid', 'x.service_uuid'));
   }
   if (plan.clusterName && plan.isAdmin) parts.push(pair('cluster_name', 'x.cluster_name'));
   if (plan.volumeTypeId) parts.push(pair('volume_type_id', 'x.volume_type_id'));
-  if (plan.encryptionKeyId) parts.push(`CASE WHEN x.encrypted THEN ${pair('encryption_key_id', 'x.encryption_key_id')} ELSE NULL END`);
+  if (plan.encryptionKeyId)
+    parts.push(
+      `CASE WHEN x.encrypted THEN ${pair('encryption_key_id', 'x.encryption_key_id')} ELSE NULL END`,
+    );
   if (plan.consumesQuota) parts.push(pair('consumes_quota', 'COALESCE(x.use_quota, false)'));
   parts.push(pair('os-vol-tenant-attr:tenant_id', 'x.project_id'));
   if (plan.isAdmin) {
@@ -693,7 +1003,9 @@ function volumeDetailJsonSql(plan: VolumeDetailPlan, p: Params): string {
     parts.push(pair('os-vol-mig-status-attr:migstat', 'x.migration_status'));
     parts.push(pair('os-vol-mig-status-attr:name_id', 'x.name_id'));
   }
-  parts.push(`CASE WHEN x.image_metadata IS NOT NULL AND jsonb_typeof(x.image_metadata) <> 'null' THEN ${pair('volume_image_metadata', 'x.image_metadata')} ELSE NULL END`);
+  parts.push(
+    `CASE WHEN x.image_metadata IS NOT NULL AND jsonb_typeof(x.image_metadata) <> 'null' THEN ${pair('volume_image_metadata', 'x.image_metadata')} ELSE NULL END`,
+  );
   return `'{' || concat_ws(',', ${parts.join(', ')}) || '}'`;
 }
 
@@ -712,6 +1024,10 @@ export function tellChanged(
   const row = returnedRows<Row>(result)[0];
   if (row === undefined) return false;
   if (allowed.length === 1 && allowed[0] === to) return true;
-  recordStatusChange(db, { ...ids(row), status: to, ...(allowed.length === 1 ? { previousStatus: allowed[0] } : {}) });
+  recordStatusChange(db, {
+    ...ids(row),
+    status: to,
+    ...(allowed.length === 1 ? { previousStatus: allowed[0] } : {}),
+  });
   return true;
 }

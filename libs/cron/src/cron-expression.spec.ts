@@ -28,7 +28,9 @@ describe('cronExpression', () => {
 describe('nextCronMatch', () => {
   it('is strictly after the given time, in UTC', () => {
     const e = cronExpression('*/15 * * * *', { secondsField: false })!;
-    expect(nextCronMatch(e, new Date('2026-01-01T10:15:00.500Z')).toISOString()).toBe('2026-01-01T10:30:00.000Z');
+    expect(nextCronMatch(e, new Date('2026-01-01T10:15:00.500Z')).toISOString()).toBe(
+      '2026-01-01T10:30:00.000Z',
+    );
     expect(nextCronMatch(e, new Date('2026-01-01T10:14:59Z')).toISOString()).toBe('2026-01-01T10:15:00.000Z');
   });
 });

@@ -47,7 +47,8 @@ export function cronExpression(pattern: string, options: CronReadOptions): strin
     if (fields.some((f) => !FIELD_CHARS.test(f) || HASHED.test(f))) return null;
   }
   // cron-parser reads six fields with the seconds first; croniter has them last.
-  const expression = fields.length === 6 ? [fields[5], ...fields.slice(0, 5)].join(' ') : ['0', ...fields].join(' ');
+  const expression =
+    fields.length === 6 ? [fields[5], ...fields.slice(0, 5)].join(' ') : ['0', ...fields].join(' ');
   try {
     CronExpressionParser.parse(expression, { currentDate: new Date(0), tz: 'UTC', strict: false }).next();
   } catch {
@@ -59,5 +60,7 @@ export function cronExpression(pattern: string, options: CronReadOptions): strin
 /** The first time a checked expression (from {@link cronExpression}) matches strictly after `after` (whole seconds, UTC). */
 export function nextCronMatch(expression: string, after: Date): Date {
   const from = new Date(Math.floor(after.getTime() / 1000) * 1000);
-  return CronExpressionParser.parse(expression, { currentDate: from, tz: 'UTC', strict: false }).next().toDate();
+  return CronExpressionParser.parse(expression, { currentDate: from, tz: 'UTC', strict: false })
+    .next()
+    .toDate();
 }

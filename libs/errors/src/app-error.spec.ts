@@ -1,4 +1,11 @@
-import { ConflictError, ERROR_KINDS, HTTP_STATUS_BY_KIND, NotFoundError, TransientError, isAppError } from './app-error';
+import {
+  ConflictError,
+  ERROR_KINDS,
+  HTTP_STATUS_BY_KIND,
+  NotFoundError,
+  TransientError,
+  isAppError,
+} from './app-error';
 
 describe('errors', () => {
   it('maps every kind to an HTTP status', () => {

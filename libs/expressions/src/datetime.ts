@@ -9,10 +9,20 @@ import { isInt, mkFloat, PyDateTime, PyTimespan } from './values';
 
 export const US = 1_000_000;
 export const DAY = 86_400 * US;
-const noMatch = (name: string): never => fail(`No function "${name}" matches supplied arguments`, 'NoMatchingFunctionException');
+const noMatch = (name: string): never =>
+  fail(`No function "${name}" matches supplied arguments`, 'NoMatchingFunctionException');
 export const int = (v: unknown, name: string): number => (isInt(v) ? v : noMatch(name));
 
-export function fromFields(y: number, mo: number, d: number, h: number, mi: number, s: number, us: number, offset: number): PyDateTime {
+export function fromFields(
+  y: number,
+  mo: number,
+  d: number,
+  h: number,
+  mi: number,
+  s: number,
+  us: number,
+  offset: number,
+): PyDateTime {
   if (y < 1 || y > 9999) fail(`year ${y} is out of range`, 'ValueError');
   if (mo < 1 || mo > 12) fail('month must be in 1..12', 'ValueError');
   const dim = new Date(Date.UTC(y, mo, 0)).getUTCDate();
@@ -27,11 +37,17 @@ export function fromFields(y: number, mo: number, d: number, h: number, mi: numb
   return new PyDateTime(date.getTime() * 1000 + us - offset, offset);
 }
 
-
 /** Parses ISO-8601-like text the way dateutil does for the common forms; naive → UTC. */
 export function parseDateTime(text: string): PyDateTime {
-  const m = /^\s*(\d{4})-?(\d{2})-?(\d{2})(?:[T ](\d{2}):?(\d{2})(?::?(\d{2})(?:[.,](\d{1,6})\d*)?)?)?\s*(Z|UTC|[+-]\d{2}(?::?\d{2})?)?\s*$/i.exec(text);
-  if (!m) return fail(text.trim() === '' ? `String does not contain a date: ${text}` : `Unknown string format: ${text}`, 'ParserError');
+  const m =
+    /^\s*(\d{4})-?(\d{2})-?(\d{2})(?:[T ](\d{2}):?(\d{2})(?::?(\d{2})(?:[.,](\d{1,6})\d*)?)?)?\s*(Z|UTC|[+-]\d{2}(?::?\d{2})?)?\s*$/i.exec(
+      text,
+    );
+  if (!m)
+    return fail(
+      text.trim() === '' ? `String does not contain a date: ${text}` : `Unknown string format: ${text}`,
+      'ParserError',
+    );
   let offset = 0;
   const z = m[8];
   if (z && !/^(z|utc)$/i.test(z)) {
@@ -40,10 +56,32 @@ export function parseDateTime(text: string): PyDateTime {
     offset = sign * (Number(digits.slice(0, 2)) * 3600 + Number(digits.slice(2, 4) || '0') * 60) * US;
   }
   const frac = m[7] ? Number(m[7].padEnd(6, '0')) : 0;
-  return fromFields(Number(m[1]), Number(m[2]), Number(m[3]), Number(m[4] ?? 0), Number(m[5] ?? 0), Number(m[6] ?? 0), frac, offset);
+  return fromFields(
+    Number(m[1]),
+    Number(m[2]),
+    Number(m[3]),
+    Number(m[4] ?? 0),
+    Number(m[5] ?? 0),
+    Number(m[6] ?? 0),
+    frac,
+    offset,
+  );
 }
 
-const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+const MONTHS = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+];
 const DAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'];
 const p2 = (n: number) => String(n).padStart(2, '0');
 
@@ -115,7 +153,22 @@ export function strptime(text: string, fmt: string): PyDateTime {
     const ch = fmt[i]!;
     if (ch === '%' && i + 1 < fmt.length) {
       const c = fmt[++i]!;
-      const pat: Record<string, string> = { Y: '(\\d{4})', y: '(\\d{2})', m: '(\\d{1,2})', d: '(\\d{1,2})', H: '(\\d{1,2})', I: '(\\d{1,2})', M: '(\\d{1,2})', S: '(\\d{1,2})', f: '(\\d{1,6})', p: '(AM|PM|am|pm)', z: '([+-]\\d{2}:?\\d{2}|Z)', b: '([A-Za-z]{3})', B: '([A-Za-z]+)', '%': '%' };
+      const pat: Record<string, string> = {
+        Y: '(\\d{4})',
+        y: '(\\d{2})',
+        m: '(\\d{1,2})',
+        d: '(\\d{1,2})',
+        H: '(\\d{1,2})',
+        I: '(\\d{1,2})',
+        M: '(\\d{1,2})',
+        S: '(\\d{1,2})',
+        f: '(\\d{1,6})',
+        p: '(AM|PM|am|pm)',
+        z: '([+-]\\d{2}:?\\d{2}|Z)',
+        b: '([A-Za-z]{3})',
+        B: '([A-Za-z]+)',
+        '%': '%',
+      };
       const pc = Object.prototype.hasOwnProperty.call(pat, c) ? pat[c] : undefined;
       if (pc === undefined) fail(`'${c}' is a bad directive in format '${fmt}'`, 'ValueError');
       re += pc;
@@ -123,15 +176,26 @@ export function strptime(text: string, fmt: string): PyDateTime {
     } else re += ch.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   }
   const m = new RegExp(`${re}$`).exec(text);
-  if (!m) return fail(`time data ${JSON.stringify(text)} does not match format ${JSON.stringify(fmt)}`, 'ValueError');
+  if (!m)
+    return fail(
+      `time data ${JSON.stringify(text)} does not match format ${JSON.stringify(fmt)}`,
+      'ValueError',
+    );
   order.forEach((c, i) => {
     const v = m[i + 1]!;
     if (c === 'y') fields.Y = 2000 + Number(v) - (Number(v) >= 69 ? 100 : 0);
     else if (c === 'I') fields.H = Number(v) % 12;
     else if (c === 'p') pm = /pm/i.test(v);
     else if (c === 'f') fields.f = Number(v.padEnd(6, '0'));
-    else if (c === 'b' || c === 'B') fields.m = MONTHS.findIndex((x) => x.toLowerCase().startsWith(v.toLowerCase().slice(0, 3))) + 1;
-    else if (c === 'z') offset = v === 'Z' ? 0 : (v.startsWith('-') ? -1 : 1) * (Number(v.slice(1, 3)) * 3600 + Number(v.replace(':', '').slice(3, 5)) * 60) * US;
+    else if (c === 'b' || c === 'B')
+      fields.m = MONTHS.findIndex((x) => x.toLowerCase().startsWith(v.toLowerCase().slice(0, 3))) + 1;
+    else if (c === 'z')
+      offset =
+        v === 'Z'
+          ? 0
+          : (v.startsWith('-') ? -1 : 1) *
+            (Number(v.slice(1, 3)) * 3600 + Number(v.replace(':', '').slice(3, 5)) * 60) *
+            US;
     else fields[c] = Number(v);
   });
   if (pm === true) fields.H = (fields.H ?? 0) + 12;
@@ -186,4 +250,3 @@ export function dateProperty(obj: PyDateTime | PyTimespan, name: string): unknow
       return fail(`Unknown function "#property#${name}"`, 'NoFunctionRegisteredException');
   }
 }
-

@@ -1,7 +1,25 @@
 import fc from 'fast-check';
-import { containsExpression, evaluate, evaluateJinja, evaluateYaql, ExpressionError, prepareContext, prepareLayeredContext, validateExpressions } from './index';
+import {
+  containsExpression,
+  evaluate,
+  evaluateJinja,
+  evaluateYaql,
+  ExpressionError,
+  prepareContext,
+  prepareLayeredContext,
+  validateExpressions,
+} from './index';
 
-const data = { n: 3, items: [{ n: 'a', v: 1 }, { n: 'b', v: 5 }], name: 'wf', f: 2.5, nested: { k: [1, 2] } };
+const data = {
+  n: 3,
+  items: [
+    { n: 'a', v: 1 },
+    { n: 'b', v: 5 },
+  ],
+  name: 'wf',
+  f: 2.5,
+  nested: { k: [1, 2] },
+};
 
 describe('evaluate (whole structures, DSL-8.2..8.5)', () => {
   it('returns the native value for a string that is exactly one expression', () => {
@@ -17,12 +35,24 @@ describe('evaluate (whole structures, DSL-8.2..8.5)', () => {
     expect(evaluate("d=<% {k => 'v', n => true} %>", data)).toBe("d={'k': 'v', 'n': True}");
     expect(evaluate('{{ _.name }}-{{ _.n }}', data)).toBe('wf-3');
     expect(evaluate("{% for i in _['items'] %}{{ i.n }}{% endfor %}", data)).toBe('ab');
-    expect(() => evaluate('{% for i in _.items %}{{ i }}{% endfor %}', data)).toThrow("'builtin_function_or_method' object is not iterable");
+    expect(() => evaluate('{% for i in _.items %}{{ i }}{% endfor %}', data)).toThrow(
+      "'builtin_function_or_method' object is not iterable",
+    );
   });
 
   it('walks dict values and list items but never keys', () => {
-    const input = { '<% $.name %>': '<% $.n %>', list: ['<% $.n + 1 %>', 7, { deep: '{{ _.n * 2 }}' }], keep: true, none: null };
-    expect(evaluate(input, data)).toEqual({ '<% $.name %>': 3, list: [4, 7, { deep: 6 }], keep: true, none: null });
+    const input = {
+      '<% $.name %>': '<% $.n %>',
+      list: ['<% $.n + 1 %>', 7, { deep: '{{ _.n * 2 }}' }],
+      keep: true,
+      none: null,
+    };
+    expect(evaluate(input, data)).toEqual({
+      '<% $.name %>': 3,
+      list: [4, 7, { deep: 6 }],
+      keep: true,
+      none: null,
+    });
   });
 
   it('leaves non-expression values unchanged', () => {
@@ -36,8 +66,17 @@ describe('evaluate (whole structures, DSL-8.2..8.5)', () => {
   });
 
   it('matches the conformance examples of spec section 19', () => {
-    const ctx = { items: [{ n: 'a', v: 1 }, { n: 'b', v: 5 }], total: 6 };
-    expect(evaluate({ total: '<% $.total %>', names: '<% $.items.select($.n) %>' }, ctx)).toEqual({ total: 6, names: ['a', 'b'] });
+    const ctx = {
+      items: [
+        { n: 'a', v: 1 },
+        { n: 'b', v: 5 },
+      ],
+      total: 6,
+    };
+    expect(evaluate({ total: '<% $.total %>', names: '<% $.items.select($.n) %>' }, ctx)).toEqual({
+      total: 6,
+      names: ['a', 'b'],
+    });
     expect(evaluate('<% $.items.select($.v).sum() %>', ctx)).toBe(6);
     expect(evaluate('<% $.a %>-<% $.b %>', { a: 1, b: 'x' })).toBe('1-x');
     expect(evaluate('too big <% $.n %>', { n: 3 })).toBe('too big 3');
@@ -53,24 +92,54 @@ describe('evaluate (whole structures, DSL-8.2..8.5)', () => {
       expect(e).toBeInstanceOf(ExpressionError);
       const err = e as ExpressionError;
       expect(err.kind).toBe('invalid');
-      expect(err.message).toBe("Can not evaluate YAQL expression [expression=$.d.password, error='password']");
+      expect(err.message).toBe(
+        "Can not evaluate YAQL expression [expression=$.d.password, error='password']",
+      );
       expect(err.message).not.toContain('hunter2');
     }
-    expect(() => evaluateJinja('_.missing', secret)).toThrow("Can not evaluate Jinja expression [expression=_.missing, error='dict object' has no attribute 'missing']");
+    expect(() => evaluateJinja('_.missing', secret)).toThrow(
+      "Can not evaluate Jinja expression [expression=_.missing, error='dict object' has no attribute 'missing']",
+    );
   });
 
   it('never lets a raw JS error escape, whatever the input', () => {
-    const alphabet = fc.constantFrom(...'$._[](){}<>%=!+-*/,:|\'"` abc01→\n'.split(''), 'where(', 'select(', '=>', '->', ' and ', ' or ', ' not ', ' in ', '{{', '}}', '{%', '%}', '<%', '%>', '.len()', ' | ', ' is ');
+    const alphabet = fc.constantFrom(
+      ...'$._[](){}<>%=!+-*/,:|\'"` abc01→\n'.split(''),
+      'where(',
+      'select(',
+      '=>',
+      '->',
+      ' and ',
+      ' or ',
+      ' not ',
+      ' in ',
+      '{{',
+      '}}',
+      '{%',
+      '%}',
+      '<%',
+      '%>',
+      '.len()',
+      ' | ',
+      ' is ',
+    );
     fc.assert(
-      fc.property(fc.array(alphabet, { maxLength: 25 }).map((a) => a.join('')), (text) => {
-        for (const run of [() => evaluateYaql(text, data), () => evaluateJinja(text, data), () => evaluate(text, data)]) {
-          try {
-            run();
-          } catch (e) {
-            if (!(e instanceof ExpressionError)) throw e;
+      fc.property(
+        fc.array(alphabet, { maxLength: 25 }).map((a) => a.join('')),
+        (text) => {
+          for (const run of [
+            () => evaluateYaql(text, data),
+            () => evaluateJinja(text, data),
+            () => evaluate(text, data),
+          ]) {
+            try {
+              run();
+            } catch (e) {
+              if (!(e instanceof ExpressionError)) throw e;
+            }
           }
-        }
-      }),
+        },
+      ),
       { numRuns: 1500 },
     );
   });
@@ -96,7 +165,9 @@ describe('containsExpression / validateExpressions', () => {
     expect(bad[0]).toMatch(/^Invalid YAQL expression \[expression=\$\.a \+, error=/);
     expect(validateExpressions('{{ _.a | }}')[0]).toMatch(/^Invalid Jinja expression/);
     expect(validateExpressions('{% if x %}unclosed')[0]).toMatch(/endif/);
-    expect(validateExpressions('<% $.a %> {{ _.a }}')[0]).toMatch(/already contains an expression of type YAQL/);
+    expect(validateExpressions('<% $.a %> {{ _.a }}')[0]).toMatch(
+      /already contains an expression of type YAQL/,
+    );
   });
 });
 
@@ -122,7 +193,12 @@ describe('prepareLayeredContext', () => {
       { shared: 'global', g: true },
       { shared: 'input', i: 0 },
     );
-    expect(evaluate({ a: '<% $.a %>', s: '<% $.shared %>', g: '{{ _.g }}', i: '<% $.i %>', env: '<% env().e %>' }, ctx)).toEqual({
+    expect(
+      evaluate(
+        { a: '<% $.a %>', s: '<% $.shared %>', g: '{{ _.g }}', i: '<% $.i %>', env: '<% env().e %>' },
+        ctx,
+      ),
+    ).toEqual({
       a: 'task',
       s: 'inbound',
       g: true,
@@ -152,7 +228,9 @@ describe('Jinja generators (select, map, unique, ...)', () => {
     expect(evaluateJinja('_.l | unique | list', d)).toEqual([3, 1, 2]);
     expect(evaluateJinja('not (_.l | select("gt", 10))', d)).toBe(false);
     expect(evaluateJinja('(_.s | select("odd")) | int', d)).toBe(0);
-    expect(() => evaluateJinja('_.l | select | length', d)).toThrow("object of type 'generator' has no len()");
+    expect(() => evaluateJinja('_.l | select | length', d)).toThrow(
+      "object of type 'generator' has no len()",
+    );
     expect(evaluateJinja('_.l | select | list | length', d)).toBe(4);
     expect(evaluateJinja('_.users | map(attribute="n") | join(",")', d)).toBe('a,b');
     expect(() => evaluateJinja('_.users | map(attribute="zz")', d)).toThrow(ExpressionError);

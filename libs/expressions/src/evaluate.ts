@@ -30,7 +30,9 @@ export function validateExpressions(text: string): string[] {
   const yaql = text.match(YAQL_RE) ?? [];
   const jinja = JINJA_RE.test(text);
   if (yaql.length > 0 && jinja) {
-    errors.push(`The line already contains an expression of type YAQL, but Jinja expression is found: ${text}`);
+    errors.push(
+      `The line already contains an expression of type YAQL, but Jinja expression is found: ${text}`,
+    );
     return errors;
   }
   for (const occurrence of yaql) {
@@ -94,7 +96,12 @@ export function prepareLayeredContext(...layers: unknown[]): PreparedContext {
  * `recursive` is Mistral's evaluate_recursively (task input, publish) to the letter: with an empty
  * data context (`{}`, `[]`, null, '') nothing is evaluated and the value comes back as written.
  */
-export function evaluateNative(value: unknown, data: unknown, host: ExpressionHost = {}, options: { recursive?: boolean } = {}): unknown {
+export function evaluateNative(
+  value: unknown,
+  data: unknown,
+  host: ExpressionHost = {},
+  options: { recursive?: boolean } = {},
+): unknown {
   const ctx = fromHostSafe('', 'yaql', data);
   if (options.recursive && !truthy(ctx)) {
     try {

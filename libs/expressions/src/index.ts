@@ -6,5 +6,11 @@ export { ExpressionError, type ExpressionLanguage } from './errors';
 export type { ExpressionHost, TasksFilter, ExecutionsFilter } from './host';
 export { evaluateYaql } from './yaql/engine';
 export { evaluateJinja } from './jinja/engine';
-export { evaluate, validateExpressions, containsExpression, prepareContext, prepareLayeredContext } from './evaluate';
+export {
+  evaluate,
+  validateExpressions,
+  containsExpression,
+  prepareContext,
+  prepareLayeredContext,
+} from './evaluate';
 export type { PreparedContext } from './values';

@@ -1,11 +1,26 @@
 import { TransientError } from '@osc/errors';
-import { evaluate, evaluateJinja, evaluateYaql, ExpressionError, type ExpressionHost, type TasksFilter } from './index';
+import {
+  evaluate,
+  evaluateJinja,
+  evaluateYaql,
+  ExpressionError,
+  type ExpressionHost,
+  type TasksFilter,
+} from './index';
 
 /** A host double recording the calls the functions make (the engine implements the real one). */
 function fakeHost() {
   const calls: unknown[] = [];
   const tasks = [
-    { id: 't1', name: 'fetch', state: 'SUCCESS', state_info: null, result: [1, 2], published: { x: 1 }, spec: { action: 'std.noop' } },
+    {
+      id: 't1',
+      name: 'fetch',
+      state: 'SUCCESS',
+      state_info: null,
+      result: [1, 2],
+      published: { x: 1 },
+      spec: { action: 'std.noop' },
+    },
     { id: 't2', name: 'store', state: 'ERROR', state_info: 'boom', result: null, published: {}, spec: {} },
   ];
   const host: ExpressionHost = {
@@ -18,7 +33,15 @@ function fakeHost() {
       calls.push(['tasks', filter]);
       return tasks.filter((t) => !filter.state || t.state === filter.state);
     },
-    execution: () => ({ id: 'ex-1', name: 'wf', input: { a: 1 }, state: 'RUNNING', params: {}, created_at: '2026-01-02 03:04:05', spec: {} }),
+    execution: () => ({
+      id: 'ex-1',
+      name: 'wf',
+      input: { a: 1 },
+      state: 'RUNNING',
+      params: {},
+      created_at: '2026-01-02 03:04:05',
+      spec: {},
+    }),
     executions: (filter) => {
       calls.push(['executions', filter]);
       return [{ id: 'ex-1', state: 'RUNNING' }];
@@ -48,8 +71,14 @@ describe('Mistral functions', () => {
     expect(evaluateYaql('tasks(state => ERROR).name', {}, host)).toEqual(['store']);
     expect(evaluateYaql('tasks(null, true, SUCCESS).id', {}, host)).toEqual(['t1']);
     expect(evaluateJinja("tasks(state='ERROR') | map(attribute='name') | list", {}, host)).toEqual(['store']);
-    expect(calls).toContainEqual(['tasks', { workflowExecutionId: null, recursive: false, state: 'ERROR', flat: false }]);
-    expect(calls).toContainEqual(['tasks', { workflowExecutionId: null, recursive: true, state: 'SUCCESS', flat: false }]);
+    expect(calls).toContainEqual([
+      'tasks',
+      { workflowExecutionId: null, recursive: false, state: 'ERROR', flat: false },
+    ]);
+    expect(calls).toContainEqual([
+      'tasks',
+      { workflowExecutionId: null, recursive: true, state: 'SUCCESS', flat: false },
+    ]);
   });
 
   it('execution(), executions(), env(), global() and uuid()', () => {
@@ -57,7 +86,10 @@ describe('Mistral functions', () => {
     expect(evaluateYaql('execution().input.a', {}, host)).toBe(1);
     expect(evaluateYaql('execution().created_at', {}, host)).toBe('2026-01-02 03:04:05');
     expect(evaluateYaql('executions(state => RUNNING).len()', {}, host)).toBe(1);
-    expect(calls).toContainEqual(['executions', { id: null, rootExecutionId: null, state: 'RUNNING', fromTime: null, toTime: null }]);
+    expect(calls).toContainEqual([
+      'executions',
+      { id: null, rootExecutionId: null, state: 'RUNNING', fromTime: null, toTime: null },
+    ]);
     expect(evaluateYaql('env().region', {}, host)).toBe('r1');
     expect(evaluateJinja('env().region', {}, host)).toBe('r1');
     expect(evaluateYaql('global(g)', {}, host)).toBe('global-value');
@@ -74,9 +106,15 @@ describe('Mistral functions', () => {
   });
 
   it('serializes like Python json and PyYAML', () => {
-    expect(evaluateYaql('json_dump($)', { a: [1, 'é'], b: null })).toBe('{\n    "a": [\n        1,\n        "\\u00e9"\n    ],\n    "b": null\n}');
+    expect(evaluateYaql('json_dump($)', { a: [1, 'é'], b: null })).toBe(
+      '{\n    "a": [\n        1,\n        "\\u00e9"\n    ],\n    "b": null\n}',
+    );
     expect(evaluateYaql('json_parse($.s).b', { s: '{"b": [true]}' })).toEqual([true]);
-    expect(evaluateYaql('yaml_parse($.s)', { s: 'a: yes\nb: [x, y]\nc: 1.5' })).toEqual({ a: true, b: ['x', 'y'], c: 1.5 });
+    expect(evaluateYaql('yaml_parse($.s)', { s: 'a: yes\nb: [x, y]\nc: 1.5' })).toEqual({
+      a: true,
+      b: ['x', 'y'],
+      c: 1.5,
+    });
     expect(evaluateYaql('yaml_dump($)', { b: [1, 2], a: 'x' })).toBe('a: x\nb:\n- 1\n- 2\n');
     expect(evaluateJinja('_ | json_pp', { a: 1 })).toBe('{\n    "a": 1\n}');
     expect(() => evaluateYaql("json_parse('{nope')", {})).toThrow(ExpressionError);
@@ -99,11 +137,16 @@ describe('Mistral functions', () => {
     expect(evaluateJinja('_ | env', { __env: 'some' })).toBe('some');
     expect(evaluateJinja('(_ | task("fetch")).id', {}, host)).toBe('t1');
     // attr() is getattr() only, as in Jinja2: a dict's keys are not attributes
-    expect(() => evaluateJinja('_ | task("fetch") | attr("id")', {}, host)).toThrow("'dict object' has no attribute 'id'");
+    expect(() => evaluateJinja('_ | task("fetch") | attr("id")', {}, host)).toThrow(
+      "'dict object' has no attribute 'id'",
+    );
     expect(evaluateJinja('(_ | tasks()) | length', {}, host)).toBe(2);
     expect(evaluateJinja('_ | uuid', '3', host)).toBe('00000000-0000-4000-8000-000000000000');
     expect(evaluateJinja('_ | executions(state="RUNNING") | length', {}, host)).toBe(1);
-    expect(calls).toContainEqual(['executions', { id: null, rootExecutionId: null, state: 'RUNNING', fromTime: null, toTime: null }]);
+    expect(calls).toContainEqual([
+      'executions',
+      { id: null, rootExecutionId: null, state: 'RUNNING', fromTime: null, toTime: null },
+    ]);
   });
 
   it('lets typed host errors through and wraps the others', () => {
@@ -125,11 +168,17 @@ describe('Mistral functions', () => {
   it('does not resolve YAML anchors and aliases (billion laughs): both are plain text, as in mistral.utils.safe_yaml', () => {
     // expected values from the reference loader (tools/gen-registry.py's _SafeLoader)
     expect(evaluateYaql('yaml_parse($)', 'a: &x foo\nb: *x\n')).toEqual({ a: '&x foo', b: '*x' });
-    const bomb = 'a: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: [*b,*b,*b,*b,*b,*b,*b,*b,*b]\n';
+    const bomb =
+      'a: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: [*b,*b,*b,*b,*b,*b,*b,*b,*b]\n';
     const parsed = evaluateYaql('yaml_parse($)', bomb) as { a: unknown; c: unknown[] };
     expect(parsed.a).toBe('&a [x,x,x,x,x,x,x,x,x]');
     expect(parsed.c).toEqual(Array(9).fill('*b'));
-    expect(evaluateYaql('yaml_parse($)', 'k: &a v w\n*b: 1\nl: [*c, &d e]\nm: @x y')).toEqual({ k: '&a v w', '*b': 1, l: ['*c', '&d e'], m: '@x y' });
+    expect(evaluateYaql('yaml_parse($)', 'k: &a v w\n*b: 1\nl: [*c, &d e]\nm: @x y')).toEqual({
+      k: '&a v w',
+      '*b': 1,
+      l: ['*c', '&d e'],
+      m: '@x y',
+    });
     expect(evaluateYaql('yaml_parse($)', 'k: &a v # c\nz: *q  \n')).toEqual({ k: '&a v', z: '*q' });
     expect(evaluateYaql('yaml_parse($)', '{a: &b c, d: *e}')).toEqual({ a: '&b c', d: '*e' });
   });

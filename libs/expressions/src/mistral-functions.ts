@@ -7,7 +7,24 @@ import { def, STDLIB } from './yaql/stdlib';
 import './yaql/datetime';
 import type { FnSlot, Invocation } from './yaql/runtime';
 import { MISSING } from './yaql/runtime';
-import { floatRepr, fromHost, intRepr, PyBigInt, PyDate, isDict, isFloat, isNumber, LazySeq, num, PyFloat, PySet, pyTypeName, toArray, truthy, yaqlTypeName } from './values';
+import {
+  floatRepr,
+  fromHost,
+  intRepr,
+  PyBigInt,
+  PyDate,
+  isDict,
+  isFloat,
+  isNumber,
+  LazySeq,
+  num,
+  PyFloat,
+  PySet,
+  pyTypeName,
+  toArray,
+  truthy,
+  yaqlTypeName,
+} from './values';
 
 /**
  * Mistral's expression functions (the `mistral.expression.functions` entry points): env, execution,
@@ -23,13 +40,19 @@ export interface MistralCall {
 }
 
 /** The Python type name of a value in the calling language (yaql holds collections as tuples). */
-const typeNameIn = (c: MistralCall, v: unknown): string => (c.language === 'jinja' ? pyTypeName(v) : yaqlTypeName(v));
+const typeNameIn = (c: MistralCall, v: unknown): string =>
+  c.language === 'jinja' ? pyTypeName(v) : yaqlTypeName(v);
 
 const ctxValue = (ctx: unknown, key: string): unknown => (isDict(ctx) && ctx.has(key) ? ctx.get(key) : null);
 
-function need<K extends keyof ExpressionHost>(host: ExpressionHost, name: K, fname: string): NonNullable<ExpressionHost[K]> {
+function need<K extends keyof ExpressionHost>(
+  host: ExpressionHost,
+  name: K,
+  fname: string,
+): NonNullable<ExpressionHost[K]> {
   const f = host[name];
-  if (typeof f !== 'function') return fail(`${fname}() is not available in this context`, 'NotImplementedError');
+  if (typeof f !== 'function')
+    return fail(`${fname}() is not available in this context`, 'NotImplementedError');
   return f.bind(host) as NonNullable<ExpressionHost[K]>;
 }
 
@@ -40,7 +63,8 @@ function subscriptByStrError(v: unknown): string {
   return `'${pyTypeName(v)}' object is not subscriptable`;
 }
 
-const optStr = (v: unknown): string | null => (v === null || v === undefined || v === MISSING ? null : String(v));
+const optStr = (v: unknown): string | null =>
+  v === null || v === undefined || v === MISSING ? null : String(v);
 
 export const mistralFunctions = {
   env(c: MistralCall): unknown {
@@ -56,9 +80,20 @@ export const mistralFunctions = {
   execution(c: MistralCall): unknown {
     return fromHost(need(c.host, 'execution', 'execution')());
   },
-  executions(c: MistralCall, id?: unknown, rootExecutionId?: unknown, state?: unknown, fromTime?: unknown, toTime?: unknown): unknown {
+  executions(
+    c: MistralCall,
+    id?: unknown,
+    rootExecutionId?: unknown,
+    state?: unknown,
+    fromTime?: unknown,
+    toTime?: unknown,
+  ): unknown {
     return fromHost(
-      need(c.host, 'executions', 'executions')({
+      need(
+        c.host,
+        'executions',
+        'executions',
+      )({
         id: optStr(id),
         rootExecutionId: optStr(rootExecutionId),
         state: optStr(state),
@@ -75,9 +110,19 @@ export const mistralFunctions = {
     const n = name === undefined || name === null || name === MISSING ? undefined : String(name);
     return fromHost(need(c.host, 'task', 'task')(n) ?? null);
   },
-  tasks(c: MistralCall, workflowExecutionId?: unknown, recursive?: unknown, state?: unknown, flat?: unknown): unknown {
+  tasks(
+    c: MistralCall,
+    workflowExecutionId?: unknown,
+    recursive?: unknown,
+    state?: unknown,
+    flat?: unknown,
+  ): unknown {
     return fromHost(
-      need(c.host, 'tasks', 'tasks')({
+      need(
+        c.host,
+        'tasks',
+        'tasks',
+      )({
         workflowExecutionId: optStr(workflowExecutionId),
         recursive: recursive !== MISSING && truthy(recursive),
         state: optStr(state),
@@ -96,7 +141,8 @@ export const mistralFunctions = {
     return pyJsonDumps(data, 4);
   },
   json_parse(c: MistralCall, data: unknown): unknown {
-    if (typeof data !== 'string') return fail(`the JSON object must be str, bytes or bytearray, not ${typeNameIn(c, data)}`, 'TypeError');
+    if (typeof data !== 'string')
+      return fail(`the JSON object must be str, bytes or bytearray, not ${typeNameIn(c, data)}`, 'TypeError');
     return parsePyJson(data);
   },
   yaml_dump(_c: MistralCall, data: unknown): unknown {
@@ -104,7 +150,8 @@ export const mistralFunctions = {
   },
   yaml_parse(c: MistralCall, data: unknown): unknown {
     // PyYAML takes anything else for a stream and reads it
-    if (typeof data !== 'string') return fail(`'${typeNameIn(c, data)}' object has no attribute 'read'`, 'AttributeError');
+    if (typeof data !== 'string')
+      return fail(`'${typeNameIn(c, data)}' object has no attribute 'read'`, 'AttributeError');
     try {
       return fromHost(parseYamlSafely(data));
     } catch (e) {
@@ -119,7 +166,11 @@ export const mistralFunctions = {
  * plain text (`*x`), which also defeats "billion laughs" expansion.
  */
 function parseYamlSafely(text: string): unknown {
-  const doc = parseDocument(plainIndicators(text), { version: '1.1', customTags: pyYamlTags as never, uniqueKeys: false });
+  const doc = parseDocument(plainIndicators(text), {
+    version: '1.1',
+    customTags: pyYamlTags as never,
+    uniqueKeys: false,
+  });
   if (doc.errors.length > 0) throw doc.errors[0]!;
   visit(doc, {
     Alias(_key, node) {
@@ -136,7 +187,8 @@ function parseYamlSafely(text: string): unknown {
 function plainIndicators(text: string): string {
   if (!/[&*@]/.test(text)) return text;
   const tokens = [...new Lexer().lex(text)];
-  const type = (k: number): string | undefined => (k < tokens.length ? (CST.tokenType(tokens[k]!) ?? undefined) : undefined);
+  const type = (k: number): string | undefined =>
+    k < tokens.length ? (CST.tokenType(tokens[k]!) ?? undefined) : undefined;
   // where each token starts in the text (the lexer's markers for documents and scalars are not text)
   const offsets: number[] = [];
   let at = 0;
@@ -158,7 +210,12 @@ function plainIndicators(text: string): string {
       const colon = kind === 'alias' && t.endsWith(':') ? ':' : '';
       let scalar = colon ? t.slice(0, -1) : t;
       // the plain scalar runs to the end of the line, a `: ` or ` #` (and `,[]{}` in a flow)
-      const stops = ['newline', 'comment', 'map-value-ind', ...(flow > 0 ? ['comma', 'flow-seq-start', 'flow-seq-end', 'flow-map-start', 'flow-map-end'] : [])];
+      const stops = [
+        'newline',
+        'comment',
+        'map-value-ind',
+        ...(flow > 0 ? ['comma', 'flow-seq-start', 'flow-seq-end', 'flow-map-start', 'flow-map-end'] : []),
+      ];
       let j = i + 1;
       // where the first line of the scalar ends, when the lexer read a multi-line scalar after it
       let lineEnd: number | undefined;
@@ -226,7 +283,11 @@ function blockIndent(text: string, start: number): number {
  * until a comment, a document marker or a line indented no deeper; a `: ` inside them is
  * PyYAML's ScannerError. Returns the folded text and where it ends, or null when nothing follows.
  */
-function plainContinuation(text: string, from: number, indent: number): { folded: string; end: number } | null {
+function plainContinuation(
+  text: string,
+  from: number,
+  indent: number,
+): { folded: string; end: number } | null {
   let folded = '';
   let end = from;
   let pos = from;
@@ -242,12 +303,20 @@ function plainContinuation(text: string, from: number, indent: number): { folded
       continue;
     }
     const column = line.length - content.length;
-    if (column <= indent || content.startsWith('#') || (column === 0 && /^(?:---|\.\.\.)(?:\s|$)/.test(content))) break;
+    if (
+      column <= indent ||
+      content.startsWith('#') ||
+      (column === 0 && /^(?:---|\.\.\.)(?:\s|$)/.test(content))
+    )
+      break;
     const stop = /:(?:\s|$)| #/.exec(content);
     if (stop && stop[0].startsWith(':')) {
       const lineNo = text.slice(0, lineStart).split('\n').length;
       const col = column + stop.index;
-      fail(`mapping values are not allowed here\n  in "<unicode string>", line ${lineNo}, column ${col + 1}:\n    ${line}\n    ${' '.repeat(col)}^`, 'ScannerError');
+      fail(
+        `mapping values are not allowed here\n  in "<unicode string>", line ${lineNo}, column ${col + 1}:\n    ${line}\n    ${' '.repeat(col)}^`,
+        'ScannerError',
+      );
     }
     const piece = (stop ? content.slice(0, stop.index) : content).trimEnd();
     folded += (blanks > 0 ? '\n'.repeat(blanks) : ' ') + piece;
@@ -298,7 +367,8 @@ export function pyJsonDumps(v: unknown, indent: number | null, level = 0, sortKe
   }
   if (typeof v === 'string') return jsonString(v);
   // json.dumps knows lists, tuples and dicts (Mistral's serializers also sets), not iterators
-  if (v instanceof LazySeq && v.once) fail(`Object of type ${pyTypeName(v)} is not JSON serializable`, 'TypeError');
+  if (v instanceof LazySeq && v.once)
+    fail(`Object of type ${pyTypeName(v)} is not JSON serializable`, 'TypeError');
   if (Array.isArray(v) || v instanceof PySet || v instanceof LazySeq) {
     const a = toArray(v);
     if (a.length === 0) return '[]';
@@ -308,7 +378,9 @@ export function pyJsonDumps(v: unknown, indent: number | null, level = 0, sortKe
     if (v.size === 0) return '{}';
     const entries = [...v.entries()].map(([k, x]) => [jsonKey(k), x] as const);
     if (sortKeys) entries.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-    const parts = entries.map(([k, x]) => `${pad}${jsonString(k)}: ${pyJsonDumps(x, indent, level + 1, sortKeys)}`);
+    const parts = entries.map(
+      ([k, x]) => `${pad}${jsonString(k)}: ${pyJsonDumps(x, indent, level + 1, sortKeys)}`,
+    );
     return `{${parts.join(sep)}${padEnd}}`;
   }
   return fail(`Object of type ${typeof v} is not JSON serializable`, 'TypeError');
@@ -359,29 +431,38 @@ const kw = (inv: Invocation, positional: unknown, ...names: string[]): unknown =
 const Y = MISTRAL_YAQL_FUNCTIONS;
 def(Y, 'env', 'F', '', (_a, inv) => mistralFunctions.env(call(inv)));
 def(Y, 'execution', 'F', '', (_a, inv) => mistralFunctions.execution(call(inv)));
-def(Y, 'executions', 'F', 'id?, rootExecutionId?, state?, fromTime?, toTime?, **kwargs', ([id, root, state, from, to], inv) =>
-  mistralFunctions.executions(
-    call(inv),
-    kw(inv, id),
-    kw(inv, root, 'root_execution_id'),
-    kw(inv, state),
-    kw(inv, from, 'from_time'),
-    kw(inv, to, 'to_time'),
-  ),
+def(
+  Y,
+  'executions',
+  'F',
+  'id?, rootExecutionId?, state?, fromTime?, toTime?, **kwargs',
+  ([id, root, state, from, to], inv) =>
+    mistralFunctions.executions(
+      call(inv),
+      kw(inv, id),
+      kw(inv, root, 'root_execution_id'),
+      kw(inv, state),
+      kw(inv, from, 'from_time'),
+      kw(inv, to, 'to_time'),
+    ),
 );
 def(Y, 'global', 'F', 'varName?, **kwargs', ([n], inv) => {
   const name = kw(inv, n, 'var_name');
-  if (name === MISSING || name === undefined) return fail('No function "global" matches supplied arguments', 'NoMatchingFunctionException');
+  if (name === MISSING || name === undefined)
+    return fail('No function "global" matches supplied arguments', 'NoMatchingFunctionException');
   return mistralFunctions.global(call(inv), name);
 });
-def(Y, 'task', 'F', 'taskName?, **kwargs', ([n], inv) => mistralFunctions.task(call(inv), kw(inv, n, 'task_name')));
+def(Y, 'task', 'F', 'taskName?, **kwargs', ([n], inv) =>
+  mistralFunctions.task(call(inv), kw(inv, n, 'task_name')),
+);
 def(Y, 'tasks', 'F', 'workflowExecutionId?, recursive?, state?, flat?, **kwargs', ([w, r, s, f], inv) =>
   mistralFunctions.tasks(call(inv), kw(inv, w, 'workflow_execution_id'), kw(inv, r), kw(inv, s), kw(inv, f)),
 );
 def(Y, 'uuid', 'F', '', (_a, inv) => mistralFunctions.uuid(call(inv)));
 def(Y, 'json_pp', 'F', 'data?', ([d], inv) => {
   // In YAQL Mistral's `context` argument is yaql's context object, which json cannot serialize.
-  if (d === MISSING || !truthy(d)) return fail('Object of type Context is not JSON serializable', 'TypeError');
+  if (d === MISSING || !truthy(d))
+    return fail('Object of type Context is not JSON serializable', 'TypeError');
   return mistralFunctions.json_pp(call(inv), d);
 });
 def(Y, 'json_dump', 'F', 'data', ([d], inv) => mistralFunctions.json_dump(call(inv), d));

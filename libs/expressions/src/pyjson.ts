@@ -34,7 +34,8 @@ class JsonParser {
   }
 
   value(depth: number): unknown {
-    if (depth > 500) fail('maximum recursion depth exceeded while decoding a JSON document', 'RecursionError');
+    if (depth > 500)
+      fail('maximum recursion depth exceeded while decoding a JSON document', 'RecursionError');
     const t = this.text;
     const ch = t[this.pos];
     if (ch === '"') return this.string();
@@ -81,7 +82,16 @@ class JsonParser {
         continue;
       }
       const esc = t[this.pos + 1];
-      const simple: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
+      const simple: Record<string, string> = {
+        '"': '"',
+        '\\': '\\',
+        '/': '/',
+        b: '\b',
+        f: '\f',
+        n: '\n',
+        r: '\r',
+        t: '\t',
+      };
       if (esc !== undefined && esc in simple) {
         out += simple[esc];
         this.pos += 2;

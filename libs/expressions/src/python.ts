@@ -6,7 +6,8 @@ import { dictGet, dictHas, floatRepr, isDict, isFloat, isInt, isNumber, num, pyR
  * expressions written in Python's `re` dialect.
  */
 
-const PY_WS = ' \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000';
+const PY_WS =
+  ' \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000';
 
 export function pyStrip(s: string, chars: string | null, side: 'left' | 'right' | 'both'): string {
   const set = chars ?? PY_WS;
@@ -105,12 +106,13 @@ export function pyPatternError(p: string): string | null {
   const open: number[] = [];
   let atom = false; // something repeatable precedes
   let repeated = false; // a repeat (with its optional lazy `?`) precedes
-  for (let i = 0; i < p.length; ) {
+  for (let i = 0; i < p.length;) {
     const c = p[i]!;
     if (c === '\\') {
       if (i + 1 >= p.length) return `bad escape (end of pattern) at position ${i}`;
       const e = p[i + 1]!;
-      if (/[A-Za-z]/.test(e) && !'abBdDfnrsStvwWZAxuUN'.includes(e)) return `bad escape \\${e} at position ${i}`;
+      if (/[A-Za-z]/.test(e) && !'abBdDfnrsStvwWZAxuUN'.includes(e))
+        return `bad escape \\${e} at position ${i}`;
       i += 2;
       atom = !'bBAZ'.includes(e);
       repeated = false;
@@ -162,7 +164,13 @@ export function pyPatternError(p: string): string | null {
         continue;
       }
       if (!atom) return `${repeated ? 'multiple repeat' : 'nothing to repeat'} at position ${i}`;
-      if (brace && brace[1] !== '' && brace[3] !== undefined && brace[3] !== '' && Number(brace[1]) > Number(brace[3])) {
+      if (
+        brace &&
+        brace[1] !== '' &&
+        brace[3] !== undefined &&
+        brace[3] !== '' &&
+        Number(brace[1]) > Number(brace[3])
+      ) {
         return `min repeat greater than max repeat at position ${i + 1}`;
       }
       i += brace ? brace[0].length : 1;
@@ -190,7 +198,11 @@ export function compilePyRegex(pattern: string, flags: string): RegExp {
   }
   // Python's comment groups and `{,n}` (at most n), which JS lacks
   src = src.replace(/(?<!\\)\(\?#[^)]*\)/g, '').replace(/(?<![\\{])\{,(\d+)\}/g, '{0,$1}');
-  src = src.replace(/\(\?P<(\w+)>/g, '(?<$1>').replace(/\(\?P=(\w+)\)/g, '\\k<$1>').replace(/\\A/g, '^').replace(/\\Z/g, '$(?![\\s\\S])');
+  src = src
+    .replace(/\(\?P<(\w+)>/g, '(?<$1>')
+    .replace(/\(\?P=(\w+)\)/g, '\\k<$1>')
+    .replace(/\\A/g, '^')
+    .replace(/\\Z/g, '$(?![\\s\\S])');
   try {
     return new RegExp(src, `${f}u`);
   } catch {
@@ -203,7 +215,12 @@ export function compilePyRegex(pattern: string, flags: string): RegExp {
 }
 
 /** Python str.format() with positional/keyword fields, indexes/keys and a common spec subset. */
-export function pyFormat(fmt: string, args: unknown[], kwargs: Map<string, unknown>, str: (v: unknown) => string): string {
+export function pyFormat(
+  fmt: string,
+  args: unknown[],
+  kwargs: Map<string, unknown>,
+  str: (v: unknown) => string,
+): string {
   let out = '';
   let auto = 0;
   for (let i = 0; i < fmt.length; i++) {
@@ -222,17 +239,20 @@ export function pyFormat(fmt: string, args: unknown[], kwargs: Map<string, unkno
       const bang = field.indexOf('!');
       const nameEnd = [colon, bang].filter((x) => x >= 0).reduce((a, b) => Math.min(a, b), field.length);
       const name = field.slice(0, nameEnd);
-      const conv = bang >= 0 && (colon < 0 || bang < colon) ? field.slice(bang + 1, colon >= 0 ? colon : undefined) : '';
+      const conv =
+        bang >= 0 && (colon < 0 || bang < colon) ? field.slice(bang + 1, colon >= 0 ? colon : undefined) : '';
       const spec = colon >= 0 ? field.slice(colon + 1) : '';
       const m = /^([^.[]*)(.*)$/.exec(name)!;
       const head = m[1]!;
       let value: unknown;
       if (head === '') {
-        if (auto >= args.length) fail(`Replacement index ${auto} out of range for positional args tuple`, 'IndexError');
+        if (auto >= args.length)
+          fail(`Replacement index ${auto} out of range for positional args tuple`, 'IndexError');
         value = args[auto++];
       } else if (/^\d+$/.test(head)) {
         const k = Number(head);
-        if (k >= args.length) fail(`Replacement index ${k} out of range for positional args tuple`, 'IndexError');
+        if (k >= args.length)
+          fail(`Replacement index ${k} out of range for positional args tuple`, 'IndexError');
         value = args[k];
       } else {
         if (!kwargs.has(head)) fail(`'${head}'`, 'KeyError');
@@ -282,7 +302,11 @@ function formatSpec(value: unknown, spec: string, conv: string, str: (v: unknown
       if (type === 'E') body = body.toUpperCase();
     } else body = String(Number(n.toPrecision(p || 1)));
   } else if (type === 'd' || type === 'x' || type === 'X' || type === 'o' || type === 'b') {
-    if (!isInt(value)) return fail(`Unknown format code '${type}' for object of type '${isFloat(value) ? 'float' : 'str'}'`, 'ValueError');
+    if (!isInt(value))
+      return fail(
+        `Unknown format code '${type}' for object of type '${isFloat(value) ? 'float' : 'str'}'`,
+        'ValueError',
+      );
     const base = { d: 10, x: 16, X: 16, o: 8, b: 2 }[type];
     body = Math.abs(value).toString(base);
     if (type === 'X') body = body.toUpperCase();
@@ -401,8 +425,15 @@ function ddLog(x: number): DD {
 /** x ** y for floats as Python computes it (NaN where Python would make a complex number). */
 export function pyPow(x: number, y: number): number {
   const approx = Math.pow(x, y);
-  if (!Number.isFinite(x) || !Number.isFinite(y) || x === 0 || y === 0 || x === 1 || Number.isNaN(approx)) return approx;
-  if (!Number.isFinite(approx) || Math.abs(approx) < 1e-300 || Math.abs(approx) > 1e300 || Math.abs(x) < 1e-300) return approx;
+  if (!Number.isFinite(x) || !Number.isFinite(y) || x === 0 || y === 0 || x === 1 || Number.isNaN(approx))
+    return approx;
+  if (
+    !Number.isFinite(approx) ||
+    Math.abs(approx) < 1e-300 ||
+    Math.abs(approx) > 1e300 ||
+    Math.abs(x) < 1e-300
+  )
+    return approx;
   const negative = x < 0 && Math.abs(y % 2) === 1;
   const p = ddMulD(ddLog(Math.abs(x)), y);
   const r = ddExp(p);

@@ -8,30 +8,58 @@ import { fromHost, PySet } from './values';
  * (test/registry.spec.ts) covers the YAML 1.1 quoting rules through Mistral's yaml_dump.
  */
 const CASES: Array<[unknown, string]> = [
-  ["word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word ", "'word word word word word word word word word word word word word word word word word\n  word word word word word word word word word word word word word '\n"],
-  ["ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab", "ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab\n  ab ab ab ab ab ab ab ab ab ab ab ab\n...\n"],
-  ["xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx y z", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n  y z\n...\n"],
-  [{"k": "word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word "}, "k: 'word word word word word word word word word word word word word word word word\n  word word word word word word word word word word word word word word '\n"],
-  [{"kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk": 1}, "? kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk\n: 1\n"],
-  [{"": 1}, "? ''\n: 1\n"],
-  [{"multi\nline": "v"}, "? 'multi\n\n  line'\n: v\n"],
-  ["tab\tx", "\"tab\\tx\"\n"],
-  ["héllo", "\"h\\xE9llo\"\n"],
-  ["emoji😀", "\"emoji\\U0001F600\"\n"],
-  ["nb sp", "\"nb\\_sp\"\n"],
-  ["---", "'---'\n"],
-  ["...x", "'...x'\n"],
-  ["a #b", "'a #b'\n"],
-  ["a#b", "a#b\n...\n"],
-  ["? q", "'? q'\n"],
-  ["?q", "?q\n...\n"],
-  ["- x", "'- x'\n"],
-  ["-x", "-x\n...\n"],
-  ["true\n", "'true\n\n  '\n"],
-  [" \n x", "\" \\n x\"\n"],
-  [{"b": [1, [2, 3], {"c": null}], "a": {"x": [], "y": {}}}, "a:\n  x: []\n  y: {}\nb:\n- 1\n- - 2\n  - 3\n- c: null\n"],
-  [[[["!x"]], "190:20:30.15", 1e-07, 1e+16, 0.1, -5, true, null], "- - - '!x'\n- '190:20:30.15'\n- 1.0e-07\n- 1.0e+16\n- 0.1\n- -5\n- true\n- null\n"],
-  ["long text with many words long text with many words long text with many words long text with many words long text with many words long text with many words long text with many words long text with many words  \"quoted\" and é", "\"long text with many words long text with many words long text with many words long\\\n  \\ text with many words long text with many words long text with many words long\\\n  \\ text with many words long text with many words  \\\"quoted\\\" and \\xE9\"\n"],
+  [
+    'word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word ',
+    "'word word word word word word word word word word word word word word word word word\n  word word word word word word word word word word word word word '\n",
+  ],
+  [
+    'ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab',
+    'ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab ab\n  ab ab ab ab ab ab ab ab ab ab ab ab\n...\n',
+  ],
+  [
+    'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx y z',
+    'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n  y z\n...\n',
+  ],
+  [
+    {
+      k: 'word word word word word word word word word word word word word word word word word word word word word word word word word word word word word word ',
+    },
+    "k: 'word word word word word word word word word word word word word word word word\n  word word word word word word word word word word word word word word '\n",
+  ],
+  [
+    {
+      kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk: 1,
+    },
+    '? kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk\n: 1\n',
+  ],
+  [{ '': 1 }, "? ''\n: 1\n"],
+  [{ 'multi\nline': 'v' }, "? 'multi\n\n  line'\n: v\n"],
+  ['tab\tx', '"tab\\tx"\n'],
+  ['héllo', '"h\\xE9llo"\n'],
+  ['emoji😀', '"emoji\\U0001F600"\n'],
+  ['nb sp', '"nb\\_sp"\n'],
+  ['---', "'---'\n"],
+  ['...x', "'...x'\n"],
+  ['a #b', "'a #b'\n"],
+  ['a#b', 'a#b\n...\n'],
+  ['? q', "'? q'\n"],
+  ['?q', '?q\n...\n'],
+  ['- x', "'- x'\n"],
+  ['-x', '-x\n...\n'],
+  ['true\n', "'true\n\n  '\n"],
+  [' \n x', '" \\n x"\n'],
+  [
+    { b: [1, [2, 3], { c: null }], a: { x: [], y: {} } },
+    'a:\n  x: []\n  y: {}\nb:\n- 1\n- - 2\n  - 3\n- c: null\n',
+  ],
+  [
+    [[['!x']], '190:20:30.15', 1e-7, 1e16, 0.1, -5, true, null],
+    "- - - '!x'\n- '190:20:30.15'\n- 1.0e-07\n- 1.0e+16\n- 0.1\n- -5\n- true\n- null\n",
+  ],
+  [
+    'long text with many words long text with many words long text with many words long text with many words long text with many words long text with many words long text with many words long text with many words  "quoted" and é',
+    '"long text with many words long text with many words long text with many words long\\\n  \\ text with many words long text with many words long text with many words long\\\n  \\ text with many words long text with many words  \\"quoted\\" and \\xE9"\n',
+  ],
 ];
 
 describe('pyYamlDump', () => {

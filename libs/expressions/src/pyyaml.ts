@@ -29,7 +29,8 @@ function represent(v: unknown, depth = 0): Node {
   if (v === null || v === undefined) return { kind: 'scalar', value: 'null', tag: 'other' };
   if (v === true || v === false) return { kind: 'scalar', value: v ? 'true' : 'false', tag: 'other' };
   if (typeof v === 'string') return { kind: 'scalar', value: v, tag: 'str' };
-  if (typeof v === 'number' && Number.isInteger(v)) return { kind: 'scalar', value: intRepr(v), tag: 'other' };
+  if (typeof v === 'number' && Number.isInteger(v))
+    return { kind: 'scalar', value: intRepr(v), tag: 'other' };
   if (typeof v === 'number' || v instanceof PyFloat) {
     const n = typeof v === 'number' ? v : v.value;
     let text: string;
@@ -49,7 +50,8 @@ function represent(v: unknown, depth = 0): Node {
   }
   if (Array.isArray(v)) return { kind: 'seq', items: v.map((x) => represent(x, depth + 1)) };
   // SafeRepresenter has no representer for iterators (yaql's queries)
-  if (v instanceof LazySeq && v.once) fail(`('cannot represent an object', ${pyRepr(v)})`, 'RepresenterError');
+  if (v instanceof LazySeq && v.once)
+    fail(`('cannot represent an object', ${pyRepr(v)})`, 'RepresenterError');
   if (v instanceof LazySeq) return { kind: 'seq', items: toArray(v).map((x) => represent(x, depth + 1)) };
   if (v instanceof Map) {
     let keys = [...v.keys()];
@@ -86,7 +88,10 @@ const IMPLICIT: Array<[string, RegExp]> = [
     '-+0123456789.',
     /^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))\n?$/,
   ],
-  ['-+0123456789', /^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)\n?$/],
+  [
+    '-+0123456789',
+    /^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)\n?$/,
+  ],
   ['<', /^(?:<<)\n?$/],
   ['~nN', /^(?:~|null|Null|NULL|)\n?$/],
   [
@@ -121,7 +126,14 @@ const WS_OR_END = '\0 \t\r\n\x85\u2028\u2029';
 
 function analyze(scalar: string[]): Analysis {
   if (scalar.length === 0) {
-    return { empty: true, multiline: false, allowFlowPlain: false, allowBlockPlain: true, allowSingleQuoted: true, allowBlock: false };
+    return {
+      empty: true,
+      multiline: false,
+      allowFlowPlain: false,
+      allowBlockPlain: true,
+      allowSingleQuoted: true,
+      allowBlock: false,
+    };
   }
   let blockIndicators = false;
   let flowIndicators = false;
@@ -193,14 +205,23 @@ function analyze(scalar: string[]): Analysis {
   let allowBlockPlain = true;
   let allowSingleQuoted = true;
   let allowBlock = true;
-  if (leadingSpace || leadingBreak || trailingSpace || trailingBreak) allowFlowPlain = allowBlockPlain = false;
+  if (leadingSpace || leadingBreak || trailingSpace || trailingBreak)
+    allowFlowPlain = allowBlockPlain = false;
   if (trailingSpace) allowBlock = false;
   if (breakSpace) allowFlowPlain = allowBlockPlain = allowSingleQuoted = false;
-  if (spaceBreak || specialCharacters) allowFlowPlain = allowBlockPlain = allowSingleQuoted = allowBlock = false;
+  if (spaceBreak || specialCharacters)
+    allowFlowPlain = allowBlockPlain = allowSingleQuoted = allowBlock = false;
   if (lineBreaks) allowFlowPlain = allowBlockPlain = false;
   if (flowIndicators) allowFlowPlain = false;
   if (blockIndicators) allowBlockPlain = false;
-  return { empty: false, multiline: lineBreaks, allowFlowPlain, allowBlockPlain, allowSingleQuoted, allowBlock };
+  return {
+    empty: false,
+    multiline: lineBreaks,
+    allowFlowPlain,
+    allowBlockPlain,
+    allowSingleQuoted,
+    allowBlock,
+  };
 }
 
 const ESCAPES: Record<string, string> = {
@@ -342,7 +363,12 @@ class Emitter {
     this.out += data;
   }
 
-  private writeIndicator(indicator: string, needWhitespace: boolean, whitespace = false, indention = false): void {
+  private writeIndicator(
+    indicator: string,
+    needWhitespace: boolean,
+    whitespace = false,
+    indention = false,
+  ): void {
     const data = this.whitespace || !needWhitespace ? indicator : ` ${indicator}`;
     this.whitespace = whitespace;
     this.indention = this.indention && indention;
@@ -353,7 +379,8 @@ class Emitter {
 
   private writeIndent(): void {
     const indent = this.indent ?? 0;
-    if (!this.indention || this.column > indent || (this.column === indent && !this.whitespace)) this.writeLineBreak();
+    if (!this.indention || this.column > indent || (this.column === indent && !this.whitespace))
+      this.writeLineBreak();
     if (this.column < indent) {
       this.whitespace = true;
       this.write(' '.repeat(indent - this.column));
@@ -472,7 +499,13 @@ class Emitter {
           start = end + 1;
         }
       }
-      if (end > 0 && end < text.length - 1 && (ch === ' ' || start >= end) && this.column + (end - start) > BEST_WIDTH && split) {
+      if (
+        end > 0 &&
+        end < text.length - 1 &&
+        (ch === ' ' || start >= end) &&
+        this.column + (end - start) > BEST_WIDTH &&
+        split
+      ) {
         const data = `${text.slice(start, end).join('')}\\`;
         if (start < end) start = end;
         this.column += data.length;

@@ -8,10 +8,32 @@ import { MISTRAL_YAQL_FUNCTIONS, mistralFunctions } from './mistral-functions';
  * `*equal` / `*not_equal` are yaql's names for `=` / `!=` (our `#operator_=` / `#operator_!=`).
  */
 export const YAQL_SYNTAX_FUNCTIONS: readonly string[] = [
-  '#finalize', '#get_context_data', '#indexer', '#iter', '#operator_->', '#operator_.', '#operator_?.',
-  '#operator_and', '#operator_or', '*equal', '*not_equal',
-  ...['date', 'day', 'hour', 'microsecond', 'minute', 'month', 'offset', 'second', 'time', 'timestamp', 'utc', 'weekday', 'year']
-    .map((p) => `#property#${p}`),
+  '#finalize',
+  '#get_context_data',
+  '#indexer',
+  '#iter',
+  '#operator_->',
+  '#operator_.',
+  '#operator_?.',
+  '#operator_and',
+  '#operator_or',
+  '*equal',
+  '*not_equal',
+  ...[
+    'date',
+    'day',
+    'hour',
+    'microsecond',
+    'minute',
+    'month',
+    'offset',
+    'second',
+    'time',
+    'timestamp',
+    'utc',
+    'weekday',
+    'year',
+  ].map((p) => `#property#${p}`),
   ...['days', 'hours', 'microseconds', 'milliseconds', 'minutes', 'seconds'].map((p) => `#property#${p}`),
 ];
 
@@ -19,7 +41,12 @@ export const YAQL_SYNTAX_FUNCTIONS: readonly string[] = [
 export const JINJA_GLOBALS: readonly string[] = ['range', 'dict', 'cycler', 'joiner', 'lipsum', 'namespace'];
 
 /** What this library provides, in the reference's vocabulary (checked against its registry). */
-export function providedFunctions(): { yaql: string[]; jinjaFilters: string[]; jinjaTests: string[]; jinjaGlobals: string[] } {
+export function providedFunctions(): {
+  yaql: string[];
+  jinjaFilters: string[];
+  jinjaTests: string[];
+  jinjaGlobals: string[];
+} {
   return {
     yaql: [...MISTRAL_YAQL_FUNCTIONS.keys(), ...YAQL_SYNTAX_FUNCTIONS],
     jinjaFilters: [...Object.keys(FILTERS), 'd', ...Object.keys(mistralFunctions)],

@@ -126,7 +126,12 @@ describe('sandbox', () => {
   });
 
   it('does not hand host objects or functions to expressions', () => {
-    const hostile = { fn: () => 'called', date: new Date(0), cls: new (class Secret {})(), nested: { f: Math.max } };
+    const hostile = {
+      fn: () => 'called',
+      date: new Date(0),
+      cls: new (class Secret {})(),
+      nested: { f: Math.max },
+    };
     expect(evaluateYaql('$.fn', hostile)).toBeNull();
     expect(evaluateYaql('$.nested.f', hostile)).toBeNull();
     expect(evaluateYaql('$.date', hostile)).toBe('1970-01-01 00:00:00');

@@ -27,7 +27,8 @@ export class PyBigInt {
 export const mkInt = (b: bigint): number | PyBigInt =>
   b >= BigInt(Number.MIN_SAFE_INTEGER) && b <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(b) : new PyBigInt(b);
 /** The exact value of an integer (a number, a bool or a {@link PyBigInt}). */
-export const bigOf = (v: unknown): bigint => (v instanceof PyBigInt ? v.value : BigInt(typeof v === 'boolean' ? Number(v) : (v as number)));
+export const bigOf = (v: unknown): bigint =>
+  v instanceof PyBigInt ? v.value : BigInt(typeof v === 'boolean' ? Number(v) : (v as number));
 
 /** An insertion-ordered set with Python equality (1 and 1.0 are one element). */
 export class PySet {
@@ -58,7 +59,16 @@ export class PyDateTime {
     readonly offsetMicros = 0,
   ) {}
   /** Wall-clock fields in the datetime's own zone. */
-  fields(): { year: number; month: number; day: number; hour: number; minute: number; second: number; microsecond: number; weekday: number } {
+  fields(): {
+    year: number;
+    month: number;
+    day: number;
+    hour: number;
+    minute: number;
+    second: number;
+    microsecond: number;
+    weekday: number;
+  } {
     const local = this.utcMicros + this.offsetMicros;
     const ms = Math.floor(local / 1000);
     const d = new Date(ms);
@@ -164,7 +174,8 @@ export function markIter<T extends unknown[]>(a: T): T {
   Object.defineProperty(a, ITER, { value: true, enumerable: false });
   return a;
 }
-export const isIter = (v: unknown): boolean => Array.isArray(v) && (v as unknown as Record<symbol, unknown>)[ITER] !== undefined;
+export const isIter = (v: unknown): boolean =>
+  Array.isArray(v) && (v as unknown as Record<symbol, unknown>)[ITER] !== undefined;
 /**
  * Marks an array as a dict view (`keys()`, `values()`, `items()`): like an iterator it cannot be
  * indexed, but its truth is its length and list(...)/set(...) take it as one item.
@@ -173,21 +184,25 @@ export function markView<T extends unknown[]>(a: T): T {
   Object.defineProperty(a, ITER, { value: 'view', enumerable: false });
   return a;
 }
-export const isView = (v: unknown): boolean => Array.isArray(v) && (v as unknown as Record<symbol, unknown>)[ITER] === 'view';
+export const isView = (v: unknown): boolean =>
+  Array.isArray(v) && (v as unknown as Record<symbol, unknown>)[ITER] === 'view';
 const PYLIST = Symbol('pylist');
 /** Marks an array as a Python list inside yaql (where collections are otherwise tuples). */
 export function markPyList<T extends unknown[]>(a: T): T {
   Object.defineProperty(a, PYLIST, { value: true, enumerable: false });
   return a;
 }
-export const isPyList = (v: unknown): boolean => Array.isArray(v) && (v as unknown as Record<symbol, unknown>)[PYLIST] === true;
+export const isPyList = (v: unknown): boolean =>
+  Array.isArray(v) && (v as unknown as Record<symbol, unknown>)[PYLIST] === true;
 /** Gives a rebuilt array the markers (tuple, iterator, view, list) of the one it replaces. */
 export function copyMarks<T extends unknown[]>(from: unknown[], to: T): T {
   const marks = from as unknown as Record<symbol, unknown>;
-  for (const s of [TUPLE, ITER, PYLIST]) if (marks[s] !== undefined) Object.defineProperty(to, s, { value: marks[s], enumerable: false });
+  for (const s of [TUPLE, ITER, PYLIST])
+    if (marks[s] !== undefined) Object.defineProperty(to, s, { value: marks[s], enumerable: false });
   return to;
 }
-export const isTuple = (v: unknown): boolean => Array.isArray(v) && (v as unknown as Record<symbol, unknown>)[TUPLE] === true;
+export const isTuple = (v: unknown): boolean =>
+  Array.isArray(v) && (v as unknown as Record<symbol, unknown>)[TUPLE] === true;
 
 /** Upper bound on how many items a lazy sequence may yield before we give up (yaql limitIterators). */
 export const MAX_ITEMS = 1_000_000;
@@ -196,7 +211,8 @@ export const MAX_STRING = 10_000_000;
 
 /** Fails when a result would exceed the size quota; returns the planned size otherwise. */
 export function checkSize(n: number, what: 'string' | 'collection'): number {
-  if (n > (what === 'string' ? MAX_STRING : MAX_ITEMS)) fail(`Expression result exceeds the ${what} size quota`, 'MemoryQuotaExceededException');
+  if (n > (what === 'string' ? MAX_STRING : MAX_ITEMS))
+    fail(`Expression result exceeds the ${what} size quota`, 'MemoryQuotaExceededException');
   return n;
 }
 
@@ -204,11 +220,14 @@ export const isDict = (v: unknown): v is PyDict => v instanceof Map;
 export const isList = (v: unknown): v is unknown[] => Array.isArray(v);
 export const isString = (v: unknown): v is string => typeof v === 'string';
 export const isBool = (v: unknown): v is boolean => typeof v === 'boolean';
-export const isNumber = (v: unknown): v is number | PyFloat => typeof v === 'number' || v instanceof PyFloat || v instanceof PyBigInt;
+export const isNumber = (v: unknown): v is number | PyFloat =>
+  typeof v === 'number' || v instanceof PyFloat || v instanceof PyBigInt;
 export const isFloat = (v: unknown): boolean =>
   v instanceof PyFloat || (typeof v === 'number' && !Number.isInteger(v));
-export const isInt = (v: unknown): v is number => (typeof v === 'number' && Number.isInteger(v)) || v instanceof PyBigInt;
-export const num = (v: number | PyFloat): number => (typeof v === 'number' ? v : Number((v as PyFloat | PyBigInt).value));
+export const isInt = (v: unknown): v is number =>
+  (typeof v === 'number' && Number.isInteger(v)) || v instanceof PyBigInt;
+export const num = (v: number | PyFloat): number =>
+  typeof v === 'number' ? v : Number((v as PyFloat | PyBigInt).value);
 /** Makes a float value, boxing it when integral so that it keeps its float type. */
 export const mkFloat = (n: number): number | PyFloat => (Number.isInteger(n) ? new PyFloat(n) : n);
 export const isIterable = (v: unknown): boolean =>
@@ -223,7 +242,8 @@ export function hashKey(v: unknown): string {
   if (v instanceof PyBigInt) return `i${v.value}`;
   if (typeof v === 'string') return `s${v}`;
   if (Array.isArray(v)) return `l[${v.map(hashKey).join(',')}]`;
-  if (v instanceof Map) return `d{${[...v.entries()].map(([k, x]) => `${hashKey(k)}:${hashKey(x)}`).join(',')}}`;
+  if (v instanceof Map)
+    return `d{${[...v.entries()].map(([k, x]) => `${hashKey(k)}:${hashKey(x)}`).join(',')}}`;
   if (v instanceof PySet) return `t{${[...v.items.keys()].sort().join(',')}}`;
   if (v instanceof PyDateTime) return `D${v.utcMicros}`;
   if (v instanceof PyTimespan) return `T${v.micros}`;
@@ -327,7 +347,8 @@ export function markPlainDict<T extends Map<unknown, unknown>>(d: T): T {
  */
 export function yaqlTypeName(v: unknown): string {
   if (Array.isArray(v) && !isPyList(v)) return isIter(v) && !isView(v) ? 'generator' : 'tuple';
-  if (v instanceof Map) return (v as unknown as Record<symbol, unknown>)[PLAIN_DICT] === true ? 'dict' : 'FrozenDict';
+  if (v instanceof Map)
+    return (v as unknown as Record<symbol, unknown>)[PLAIN_DICT] === true ? 'dict' : 'FrozenDict';
   if (v instanceof PySet) return 'frozenset';
   return pyTypeName(v);
 }
@@ -338,7 +359,11 @@ export function yaqlTypeName(v: unknown): string {
  * the operator Python applied, as its TypeError names it (`max()` compares with `>`).
  */
 export function pyCompare(a: unknown, b: unknown, nullLowest = false, op = '<'): number {
-  if ((a instanceof PyBigInt || b instanceof PyBigInt) && (isInt(a) || typeof a === 'boolean') && (isInt(b) || typeof b === 'boolean')) {
+  if (
+    (a instanceof PyBigInt || b instanceof PyBigInt) &&
+    (isInt(a) || typeof a === 'boolean') &&
+    (isInt(b) || typeof b === 'boolean')
+  ) {
     const x = bigOf(a);
     const y = bigOf(b);
     return x < y ? -1 : x > y ? 1 : 0;
@@ -426,7 +451,17 @@ export function fromHost(v: unknown, depth = 0): unknown {
       return null;
   }
   if (Array.isArray(v)) return v.map((x) => fromHost(x, depth + 1));
-  if (v instanceof Map || v instanceof PySet || v instanceof PyFloat || v instanceof PyBigInt || v instanceof LazySeq || v instanceof PyDateTime || v instanceof PyTimespan || v instanceof PyDate) return v;
+  if (
+    v instanceof Map ||
+    v instanceof PySet ||
+    v instanceof PyFloat ||
+    v instanceof PyBigInt ||
+    v instanceof LazySeq ||
+    v instanceof PyDateTime ||
+    v instanceof PyTimespan ||
+    v instanceof PyDate
+  )
+    return v;
   if (v instanceof Date) return formatTimestamp(v);
   const proto = Object.getPrototypeOf(v);
   if (proto !== Object.prototype && proto !== null) return String(v);
@@ -535,7 +570,10 @@ export function pyRepr(v: unknown, tuples = false): string {
   }
   if (v instanceof PySet) {
     if (v.size === 0) return tuples ? 'frozenset()' : 'set()';
-    const body = `{${v.values().map((x) => pyRepr(x, tuples)).join(', ')}}`;
+    const body = `{${v
+      .values()
+      .map((x) => pyRepr(x, tuples))
+      .join(', ')}}`;
     return tuples ? `frozenset(${body})` : body;
   }
   if (v instanceof LazySeq) return v.once ? `<${v.label}>` : pyRepr(toArray(v), tuples);

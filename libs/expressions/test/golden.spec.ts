@@ -24,26 +24,34 @@ interface GoldenFile {
   cases: GoldenCase[];
 }
 
-const load = (name: string): GoldenFile => JSON.parse(readFileSync(join(__dirname, 'golden', name), 'utf8')) as GoldenFile;
+const load = (name: string): GoldenFile =>
+  JSON.parse(readFileSync(join(__dirname, 'golden', name), 'utf8')) as GoldenFile;
 
 const canon = (v: unknown): unknown => {
   if (Array.isArray(v)) return v.map(canon);
-  if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, canon(x)]));
+  if (v !== null && typeof v === 'object')
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, canon(x)]));
   return v;
 };
 const sortDeep = (v: unknown): unknown => {
-  if (Array.isArray(v)) return v.map(sortDeep).sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));
-  if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, sortDeep(x)]));
+  if (Array.isArray(v))
+    return v.map(sortDeep).sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));
+  if (v !== null && typeof v === 'object')
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, sortDeep(x)]));
   return v;
 };
-
 
 /**
  * Known deviation: a Python iterator or dict view rendered into text prints as
  * `<map object at 0x…>` or `ItemsView({…})`; ours prints the items of a view, and an iterator
  * without the memory address (`<map object>`). Each must still give a value.
  */
-const RENDERED_ITERATOR_DEVIATIONS = new Set(["'{0}-{1}'.format(null, [3, 1, 2].select($.len())).toCharArray()", "'{0}-{1}'.format($.d.items(), float(true)).norm()", "'{0}-{1}'.format($.users[0].containsKey(a), $.users[0].items())", "'{0}-{1}'.format('{0}-{1}'.format({a => 1, b => [1, 2]}, $.pairs), [3, 1, 2].selectMany($)).toCharArray()"]);
+const RENDERED_ITERATOR_DEVIATIONS = new Set([
+  "'{0}-{1}'.format(null, [3, 1, 2].select($.len())).toCharArray()",
+  "'{0}-{1}'.format($.d.items(), float(true)).norm()",
+  "'{0}-{1}'.format($.users[0].containsKey(a), $.users[0].items())",
+  "'{0}-{1}'.format('{0}-{1}'.format({a => 1, b => [1, 2]}, $.pairs), [3, 1, 2].selectMany($)).toCharArray()",
+]);
 
 /**
  * Known Jinja deviations in the random cases, each must still behave as we define it:
@@ -54,12 +62,18 @@ const RENDERED_ITERATOR_DEVIATIONS = new Set(["'{0}-{1}'.format(null, [3, 1, 2].
  */
 const JINJA_DEVIATIONS = new Map<string, 'error' | 'value'>([
   ["{{ (((2)[::-1]) is not mapping >= (_.missing) is not string <= ({'a': 1}) | int) | round }}", 'error'],
-  ["{{ (not {'a': 1})[-1] or not (1, 2) / -1 not in _.n if none else _.t if not none else (none) | join(\",\") }}", 'value'],
-  ["{{ ((((none)[1]) is not float)[:-1]) is mapping }}", 'error'],
-  ["{{ ((((_.pairs).a) | items) | capitalize) | count }}", 'value'],
+  [
+    '{{ (not {\'a\': 1})[-1] or not (1, 2) / -1 not in _.n if none else _.t if not none else (none) | join(",") }}',
+    'value',
+  ],
+  ['{{ ((((none)[1]) is not float)[:-1]) is mapping }}', 'error'],
+  ['{{ ((((_.pairs).a) | items) | capitalize) | count }}', 'value'],
   ["{{ (((('abc') is not true)[:-1]) is integer) is not true }}", 'error'],
-  ["{{ (([1, 2]) | sum) | int if (([1, 2]) is not boolean) is boolean else (none)[1:] and (_.users)['a'] or _.l }}", 'value'],
-  ["{{ ((1)[:-1]) is none }}", 'error'],
+  [
+    "{{ (([1, 2]) | sum) | int if (([1, 2]) is not boolean) is boolean else (none)[1:] and (_.users)['a'] or _.l }}",
+    'value',
+  ],
+  ['{{ ((1)[:-1]) is none }}', 'error'],
 ]);
 
 function runSuite(file: string, evaluate: (expr: string, data: unknown) => unknown): void {
@@ -68,7 +82,8 @@ function runSuite(file: string, evaluate: (expr: string, data: unknown) => unkno
   describe(file, () => {
     it.each(golden.cases.map((c, i) => [i, c.expr, c] as const))('#%i %s', (_i, _expr, c) => {
       const data = 'context' in c ? fromHost(c.context) : defaultData;
-      const deviation = JINJA_DEVIATIONS.get(c.expr) ?? (RENDERED_ITERATOR_DEVIATIONS.has(c.expr) ? 'value' : undefined);
+      const deviation =
+        JINJA_DEVIATIONS.get(c.expr) ?? (RENDERED_ITERATOR_DEVIATIONS.has(c.expr) ? 'value' : undefined);
       if (deviation === 'value') {
         expect(() => evaluate(c.expr, data)).not.toThrow();
         return;
@@ -81,7 +96,9 @@ function runSuite(file: string, evaluate: (expr: string, data: unknown) => unkno
       try {
         value = evaluate(c.expr, data);
       } catch (e) {
-        throw new Error(`unexpected error ${(e as Error).message}; reference gave ${c.str ?? JSON.stringify(c.result)}`);
+        throw new Error(
+          `unexpected error ${(e as Error).message}; reference gave ${c.str ?? JSON.stringify(c.result)}`,
+        );
       }
       if (c.set) {
         expect(sortDeep(toHost(value))).toEqual(sortDeep(c.result));

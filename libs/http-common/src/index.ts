@@ -5,7 +5,12 @@ export * from './health/metrics';
 export * from './bootstrap/http-app';
 export * from './auth/auth-config';
 export * from './auth/keystone-settings';
-export { KeystoneAuthenticator, type KeystoneAuthenticatorDeps, type KeystoneIdentity, toIdentity } from './auth/keystone-authenticator';
+export {
+  KeystoneAuthenticator,
+  type KeystoneAuthenticatorDeps,
+  type KeystoneIdentity,
+  toIdentity,
+} from './auth/keystone-authenticator';
 export { KeystoneUnavailableError, identityV3Root, type FetchLike } from './auth/keystone-client';
 export { ExpiringCache } from './auth/token-cache';
 export { loadPolicyOverrides } from './auth/policy-file';

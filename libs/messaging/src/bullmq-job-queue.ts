@@ -117,7 +117,9 @@ export class BullMqJobQueue implements JobQueue {
     assertQueueName(queue);
     const concurrency = normalizeConcurrency(opts);
     if (opts?.globalConcurrency !== undefined) {
-      await this.queue(queue).setGlobalConcurrency(normalizeConcurrency({ concurrency: opts.globalConcurrency }));
+      await this.queue(queue).setGlobalConcurrency(
+        normalizeConcurrency({ concurrency: opts.globalConcurrency }),
+      );
     }
     const connection = this.redis.duplicate({ maxRetriesPerRequest: null });
     connection.on('error', (err: Error) =>

@@ -62,7 +62,11 @@ export interface CommandBus {
    * transaction's owner once it has committed, hands them to consumers. Not calling it (a
    * rollback) sends nothing. The outbox relay uses it when present.
    */
-  publishInTransaction?(em: EntityManager, queue: string, msg: CommandMessage | CommandMessage[]): Promise<AfterCommit>;
+  publishInTransaction?(
+    em: EntityManager,
+    queue: string,
+    msg: CommandMessage | CommandMessage[],
+  ): Promise<AfterCommit>;
   consume(queue: string, handler: CommandHandler, opts?: ConsumeOptions): Promise<Subscription>;
   /** Health check for /readyz: true when the bus can currently reach its broker. */
   ping(): Promise<boolean>;

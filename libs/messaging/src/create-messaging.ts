@@ -55,8 +55,16 @@ export function createMessaging(config: MessagingConfig): Messaging {
       },
     };
   }
-  const bus = new RabbitMqCommandBus({ url: config.amqpUrl, logger: config.logger, queueExpiresMs: config.queueExpiresMs });
-  const jobs = new BullMqJobQueue({ url: config.redisUrl, prefix: config.redisPrefix, logger: config.logger });
+  const bus = new RabbitMqCommandBus({
+    url: config.amqpUrl,
+    logger: config.logger,
+    queueExpiresMs: config.queueExpiresMs,
+  });
+  const jobs = new BullMqJobQueue({
+    url: config.redisUrl,
+    prefix: config.redisPrefix,
+    logger: config.logger,
+  });
   return {
     bus,
     jobs,

@@ -94,11 +94,19 @@ export class InProcessCommandBus implements CommandBus {
   }
 
   /** Journals the messages with `em` (durable mode); they are enqueued when the returned function runs after the commit. */
-  async publishInTransaction(em: EntityManager, queue: string, msg: CommandMessage | CommandMessage[]): Promise<AfterCommit> {
+  async publishInTransaction(
+    em: EntityManager,
+    queue: string,
+    msg: CommandMessage | CommandMessage[],
+  ): Promise<AfterCommit> {
     this.assertOpen();
     assertQueueName(queue);
     const envelopes = this.envelopes(msg);
-    if (this.journal) await this.journal.insertIn(em, envelopes.map((e) => journalEntry(queue, e)));
+    if (this.journal)
+      await this.journal.insertIn(
+        em,
+        envelopes.map((e) => journalEntry(queue, e)),
+      );
     return () => this.enqueue(queue, envelopes);
   }
 
@@ -134,7 +142,12 @@ export class InProcessCommandBus implements CommandBus {
   async publishRaw(queue: string, body: string, headers: Record<string, string> = {}): Promise<void> {
     this.assertOpen();
     assertQueueName(queue);
-    const envelope: Envelope = { body, headers: { ...headers }, deliveries: 0, journalId: this.journal ? randomUUID() : undefined };
+    const envelope: Envelope = {
+      body,
+      headers: { ...headers },
+      deliveries: 0,
+      journalId: this.journal ? randomUUID() : undefined,
+    };
     if (this.journal) await this.journal.insert([journalEntry(queue, envelope)]);
     this.enqueue(queue, [envelope]);
   }
@@ -297,7 +310,13 @@ export class InProcessCommandBus implements CommandBus {
       // The message keeps its place among the consumer's unacked ones until it is given back.
       const giveBack = () => {
         if (!consumer.inFlight.delete(delivery)) return;
-        if (envelope.journalId) this.journal?.change(envelope.journalId, { queue: consumer.queue, meta: envelope.headers, deliveries: envelope.deliveries, readyAt: null });
+        if (envelope.journalId)
+          this.journal?.change(envelope.journalId, {
+            queue: consumer.queue,
+            meta: envelope.headers,
+            deliveries: envelope.deliveries,
+            readyAt: null,
+          });
         this.queue(consumer.queue).ready.push(envelope);
         this.notifyIdle(consumer);
         this.scheduleDispatch(consumer.queue);
@@ -336,7 +355,13 @@ export class InProcessCommandBus implements CommandBus {
       journalId: envelope.journalId,
     };
     // The journal row moves with the message: dead letters persist until a consumer of the DLQ acks them.
-    if (dead.journalId) this.journal?.change(dead.journalId, { queue: deadLetterQueueOf(queue), meta: dead.headers, deliveries: 0, readyAt: null });
+    if (dead.journalId)
+      this.journal?.change(dead.journalId, {
+        queue: deadLetterQueueOf(queue),
+        meta: dead.headers,
+        deliveries: 0,
+        readyAt: null,
+      });
     this.enqueue(deadLetterQueueOf(queue), [dead]);
   }
 
@@ -360,5 +385,13 @@ export class InProcessCommandBus implements CommandBus {
 }
 
 function journalEntry(queue: string, e: Envelope): JournalEntry {
-  return { id: e.journalId as string, kind: 'bus', queue, body: e.body, meta: e.headers, deliveries: e.deliveries, readyAt: null };
+  return {
+    id: e.journalId as string,
+    kind: 'bus',
+    queue,
+    body: e.body,
+    meta: e.headers,
+    deliveries: e.deliveries,
+    readyAt: null,
+  };
 }

@@ -126,7 +126,11 @@ export class InProcessJobQueue implements JobQueue {
     this.assertOpen();
     const list = (Array.isArray(job) ? job : [job]).map((j) => normalizeJob(queue, j));
     const entries = this.newEntries(list, this.knownIds(queue), Date.now());
-    if (this.journal && entries.length > 0) await this.journal.insertIn(em, entries.map((e) => journalEntry(queue, e)));
+    if (this.journal && entries.length > 0)
+      await this.journal.insertIn(
+        em,
+        entries.map((e) => journalEntry(queue, e)),
+      );
     return () => {
       const state = this.queue(queue);
       const known = this.knownIds(queue);
@@ -161,7 +165,14 @@ export class InProcessJobQueue implements JobQueue {
       this.knownIds(e.queue).set(meta.id, Infinity);
       this.schedule(state, {
         id: meta.id,
-        job: { id: meta.id, name: meta.name, data: JSON.parse(e.body) as unknown, delayMs: 0, attempts: meta.attempts, backoff: meta.backoff },
+        job: {
+          id: meta.id,
+          name: meta.name,
+          data: JSON.parse(e.body) as unknown,
+          delayMs: 0,
+          attempts: meta.attempts,
+          backoff: meta.backoff,
+        },
         data: e.body,
         attemptsMade: e.deliveries,
         readyAt,
@@ -202,7 +213,8 @@ export class InProcessJobQueue implements JobQueue {
     this.assertOpen();
     const concurrency = normalizeConcurrency(opts);
     const state = this.queue(queue);
-    if (opts?.globalConcurrency !== undefined) state.globalConcurrency = normalizeConcurrency({ concurrency: opts.globalConcurrency });
+    if (opts?.globalConcurrency !== undefined)
+      state.globalConcurrency = normalizeConcurrency({ concurrency: opts.globalConcurrency });
     const worker: WorkerState = {
       handler,
       concurrency,
@@ -295,7 +307,10 @@ export class InProcessJobQueue implements JobQueue {
   }
 
   private pickWorker(state: QueueState): WorkerState | undefined {
-    if (state.globalConcurrency !== undefined && state.workers.reduce((sum, w) => sum + w.running, 0) >= state.globalConcurrency) {
+    if (
+      state.globalConcurrency !== undefined &&
+      state.workers.reduce((sum, w) => sum + w.running, 0) >= state.globalConcurrency
+    ) {
       return undefined;
     }
     const n = state.workers.length;
@@ -334,7 +349,13 @@ export class InProcessJobQueue implements JobQueue {
           const now = Date.now();
           if (isRetryableError(error) && entry.attemptsMade < entry.job.attempts) {
             entry.readyAt = now + backoffDelay(entry.job.backoff, entry.attemptsMade);
-            if (entry.journalId) this.journal?.change(entry.journalId, { queue: state.name, meta: jobMeta(entry), deliveries: entry.attemptsMade, readyAt: entry.readyAt });
+            if (entry.journalId)
+              this.journal?.change(entry.journalId, {
+                queue: state.name,
+                meta: jobMeta(entry),
+                deliveries: entry.attemptsMade,
+                readyAt: entry.readyAt,
+              });
             // Closing: a journaled retry is left for the next start; without a journal it is given up.
             if (!this.closed) {
               entry.seq = this.seq++;
@@ -385,5 +406,13 @@ function jobMeta(e: Entry): JobMeta {
 }
 
 function journalEntry(queue: string, e: Entry): JournalEntry {
-  return { id: e.journalId as string, kind: 'jobs', queue, body: e.data, meta: jobMeta(e), deliveries: e.attemptsMade, readyAt: e.readyAt };
+  return {
+    id: e.journalId as string,
+    kind: 'jobs',
+    queue,
+    body: e.data,
+    meta: jobMeta(e),
+    deliveries: e.attemptsMade,
+    readyAt: e.readyAt,
+  };
 }

@@ -99,7 +99,18 @@ export function meterMessaging(
 /** The adapter's methods bound to it, optional ones only when it has them. */
 function bindAll<T extends object>(target: T): T {
   const out: Record<string, unknown> = {};
-  for (const key of ['publish', 'publishInTransaction', 'consume', 'ping', 'messageCount', 'add', 'addInTransaction', 'process', 'waitingJobs', 'close']) {
+  for (const key of [
+    'publish',
+    'publishInTransaction',
+    'consume',
+    'ping',
+    'messageCount',
+    'add',
+    'addInTransaction',
+    'process',
+    'waitingJobs',
+    'close',
+  ]) {
     const fn = (target as Record<string, unknown>)[key];
     if (typeof fn === 'function') out[key] = fn.bind(target);
   }

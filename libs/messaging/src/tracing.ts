@@ -1,5 +1,13 @@
 import { SpanKind, context } from '@opentelemetry/api';
-import { contextFromHeaders, currentService, inSpan, injectHeaders, unwrapJobData, withService, wrapJobData } from '@osc/telemetry';
+import {
+  contextFromHeaders,
+  currentService,
+  inSpan,
+  injectHeaders,
+  unwrapJobData,
+  withService,
+  wrapJobData,
+} from '@osc/telemetry';
 import type { CommandBus, CommandMessage } from './command-bus';
 import type { Job, JobQueue, NewJob } from './job-queue';
 
@@ -55,7 +63,8 @@ export function tracedBus(bus: CommandBus): CommandBus {
  */
 export function tracedJobs(jobs: JobQueue): JobQueue {
   const inTx = jobs.addInTransaction?.bind(jobs);
-  const withTrace = (job: NewJob | NewJob[]) => (Array.isArray(job) ? job.map(withTraceData) : withTraceData(job));
+  const withTrace = (job: NewJob | NewJob[]) =>
+    Array.isArray(job) ? job.map(withTraceData) : withTraceData(job);
   return {
     add: (queue, job) => jobs.add(queue, withTrace(job)),
     ...(inTx && { addInTransaction: (em, queue, job) => inTx(em, queue, withTrace(job)) }),
@@ -86,7 +95,12 @@ export function tracedJobs(jobs: JobQueue): JobQueue {
             ),
           );
         },
-        onFailed ? { ...opts, onFailed: (job, error) => onFailed({ ...job, data: unwrapJobData(job.data).data }, error) } : opts,
+        onFailed
+          ? {
+              ...opts,
+              onFailed: (job, error) => onFailed({ ...job, data: unwrapJobData(job.data).data }, error),
+            }
+          : opts,
       );
     },
     ping: () => jobs.ping(),

@@ -44,10 +44,14 @@ describe('durable in-process adapters on PGlite', () => {
 
   const journalCount = async (kind?: 'bus' | 'jobs'): Promise<number> =>
     Number(
-      ((await ds.query(
-        kind ? `SELECT count(*)::int AS n FROM "message_journal" WHERE "kind" = $1` : `SELECT count(*)::int AS n FROM "message_journal"`,
-        kind ? [kind] : [],
-      )) as Array<{ n: number }>)[0]?.n,
+      (
+        (await ds.query(
+          kind
+            ? `SELECT count(*)::int AS n FROM "message_journal" WHERE "kind" = $1`
+            : `SELECT count(*)::int AS n FROM "message_journal"`,
+          kind ? [kind] : [],
+        )) as Array<{ n: number }>
+      )[0]?.n,
     );
 
   const newBus = async (): Promise<InProcessCommandBus> => {
@@ -104,8 +108,14 @@ describe('durable in-process adapters on PGlite', () => {
       await second.consume('cmd', async (msg, info) => void got.push({ msg, info }));
       await waitFor('redelivery', () => got.length === 2);
       expect(got).toEqual([
-        { msg: { id: 'm-1', type: 't', payload: { n: 1 }, headers: { 'x-request-id': 'r-1' } }, info: { deliveryCount: 2, redelivered: true } },
-        { msg: { id: 'm-2', type: 't', payload: { n: 2 }, headers: {} }, info: { deliveryCount: 2, redelivered: true } },
+        {
+          msg: { id: 'm-1', type: 't', payload: { n: 1 }, headers: { 'x-request-id': 'r-1' } },
+          info: { deliveryCount: 2, redelivered: true },
+        },
+        {
+          msg: { id: 'm-2', type: 't', payload: { n: 2 }, headers: {} },
+          info: { deliveryCount: 2, redelivered: true },
+        },
       ]);
       await waitFor('journal emptied by the acks', async () => (await journalCount('bus')) === 0);
       await second.close();
@@ -125,7 +135,11 @@ describe('durable in-process adapters on PGlite', () => {
         { retryDelayMs: 0 },
       );
       await waitFor('second delivery', () => counts.length === 2);
-      await waitFor('retry recorded', async () => Number((await ds.query(`SELECT "deliveries" FROM "message_journal"`))[0]?.deliveries) === 1);
+      await waitFor(
+        'retry recorded',
+        async () =>
+          Number((await ds.query(`SELECT "deliveries" FROM "message_journal"`))[0]?.deliveries) === 1,
+      );
 
       const second = await newBus();
       const infos: DeliveryInfo[] = [];
@@ -144,7 +158,10 @@ describe('durable in-process adapters on PGlite', () => {
         tried++;
         throw new InvalidInputError('not acceptable');
       });
-      await waitFor('dead-lettered', async () => (await ds.query(`SELECT "queue" FROM "message_journal"`))[0]?.queue === 'cmd.dlq');
+      await waitFor(
+        'dead-lettered',
+        async () => (await ds.query(`SELECT "queue" FROM "message_journal"`))[0]?.queue === 'cmd.dlq',
+      );
       expect(tried).toBe(1);
       await first.close();
 
@@ -155,7 +172,11 @@ describe('durable in-process adapters on PGlite', () => {
       expect(dead[0]).toMatchObject({
         id: 'bad',
         payload: { x: 1 },
-        headers: { 'x-dead-letter-reason': 'rejected', 'x-original-queue': 'cmd', 'x-error': expect.stringContaining('not acceptable') },
+        headers: {
+          'x-dead-letter-reason': 'rejected',
+          'x-original-queue': 'cmd',
+          'x-error': expect.stringContaining('not acceptable'),
+        },
       });
       await waitFor('journal emptied', async () => (await journalCount()) === 0);
       await second.close();
@@ -177,12 +198,21 @@ describe('durable in-process adapters on PGlite', () => {
         { concurrency: 5 },
       );
       await waitFor('flaky attempt 2', () => firstRuns.filter((j) => j.id === 'flaky').length === 2);
-      await waitFor('retry state stored', async () => Number((await ds.query(`SELECT "deliveries" FROM "message_journal" WHERE "meta"->>'id' = 'flaky'`))[0]?.deliveries) === 1);
+      await waitFor(
+        'retry state stored',
+        async () =>
+          Number(
+            (await ds.query(`SELECT "deliveries" FROM "message_journal" WHERE "meta"->>'id' = 'flaky'`))[0]
+              ?.deliveries,
+          ) === 1,
+      );
       abandoned.push(first);
 
       const second = await newQueue();
       const runs = new Map<string, { job: Job; at: number }>();
-      await second.process('jobs', async (j) => void runs.set(j.id, { job: j, at: Date.now() }), { concurrency: 5 });
+      await second.process('jobs', async (j) => void runs.set(j.id, { job: j, at: Date.now() }), {
+        concurrency: 5,
+      });
       await waitFor('both jobs', () => runs.size === 2);
       // 1 failed + 1 lost with the process + this one; the delay runs from the first add, not the restart
       expect(runs.get('flaky')!.job).toEqual({ id: 'flaky', name: 'flaky', data: null, attempt: 3 });
@@ -221,8 +251,16 @@ describe('durable in-process adapters on PGlite', () => {
       const writer = new OutboxWriter();
       await ds.transaction((em) =>
         writer.add(em, [
-          { destination: 'bus', queue: 'engine', message: { id: 'c-1', type: 'engine.start', payload: { a: 1 } } },
-          { destination: 'jobs', queue: 'actions', job: { id: 'run-1', name: 'action.run', data: { b: 2 }, delayMs: 60_000 } },
+          {
+            destination: 'bus',
+            queue: 'engine',
+            message: { id: 'c-1', type: 'engine.start', payload: { a: 1 } },
+          },
+          {
+            destination: 'jobs',
+            queue: 'actions',
+            job: { id: 'run-1', name: 'action.run', data: { b: 2 }, delayMs: 60_000 },
+          },
         ]),
       );
       const relay = new OutboxRelay(ds, bus, jobs, { logger: quiet });
@@ -260,11 +298,22 @@ describe('durable in-process adapters on PGlite', () => {
       let journaledInside = -1;
       await ds.transaction(async (em) => {
         await writer.add(em, [
-          { destination: 'bus', queue: 'engine', message: { id: 'c-1', type: 'engine.start', payload: { a: 1 } } },
+          {
+            destination: 'bus',
+            queue: 'engine',
+            message: { id: 'c-1', type: 'engine.start', payload: { a: 1 } },
+          },
           { destination: 'jobs', queue: 'actions', job: { id: 'run-1', name: 'action.run', data: { b: 2 } } },
-          { destination: 'bus', queue: 'engine', message: { id: 'c-2', type: 'engine.start', payload: { a: 2 } } },
+          {
+            destination: 'bus',
+            queue: 'engine',
+            message: { id: 'c-2', type: 'engine.start', payload: { a: 2 } },
+          },
         ]);
-        journaledInside = Number(((await em.query(`SELECT count(*)::int AS n FROM "message_journal"`)) as Array<{ n: number }>)[0]?.n);
+        journaledInside = Number(
+          ((await em.query(`SELECT count(*)::int AS n FROM "message_journal"`)) as Array<{ n: number }>)[0]
+            ?.n,
+        );
         // not before the commit
         await new Promise((r) => setTimeout(r, 50));
         expect(got).toEqual([]);
@@ -288,15 +337,32 @@ describe('durable in-process adapters on PGlite', () => {
       await bus.consume('engine', async (m) => void got.push(m));
       await expect(
         ds.transaction(async (em) => {
-          await writer.add(em, { destination: 'bus', queue: 'engine', message: { id: 'c-3', type: 'engine.start', payload: {} } });
+          await writer.add(em, {
+            destination: 'bus',
+            queue: 'engine',
+            message: { id: 'c-3', type: 'engine.start', payload: {} },
+          });
           throw new Error('business failure');
         }),
       ).rejects.toThrow('business failure');
       await expect(
-        ds.transaction((em) => writer.add(em, { destination: 'bus', queue: 'engine', message: { id: 'c-4', type: 'engine.start', payload: {} }, partitionKey: '' })),
+        ds.transaction((em) =>
+          writer.add(em, {
+            destination: 'bus',
+            queue: 'engine',
+            message: { id: 'c-4', type: 'engine.start', payload: {} },
+            partitionKey: '',
+          }),
+        ),
       ).rejects.toThrow(InvalidInputError);
       // a later commit hands over its own items only
-      await ds.transaction((em) => writer.add(em, { destination: 'bus', queue: 'engine', message: { id: 'c-5', type: 'engine.start', payload: {} } }));
+      await ds.transaction((em) =>
+        writer.add(em, {
+          destination: 'bus',
+          queue: 'engine',
+          message: { id: 'c-5', type: 'engine.start', payload: {} },
+        }),
+      );
       await waitFor('delivery', () => got.length === 1);
       await new Promise((r) => setTimeout(r, 50));
       expect(got.map((m) => m.id)).toEqual(['c-5']);
@@ -313,10 +379,12 @@ describe('durable in-process adapters on PGlite', () => {
       const bus = new InProcessCommandBus({ journal: new MessageJournal(ds, quiet) });
       const statements: string[] = [];
       const query = ds.manager.query.bind(ds.manager);
-      const spyManager = jest.spyOn(ds.manager, 'query').mockImplementation((sql: string, params?: unknown[]) => {
-        statements.push(sql);
-        return query(sql, params);
-      });
+      const spyManager = jest
+        .spyOn(ds.manager, 'query')
+        .mockImplementation((sql: string, params?: unknown[]) => {
+          statements.push(sql);
+          return query(sql, params);
+        });
       const dsQuery = ds.query.bind(ds);
       const spyDs = jest.spyOn(ds, 'query').mockImplementation((sql: string, params?: unknown[]) => {
         statements.push(sql);
@@ -324,7 +392,9 @@ describe('durable in-process adapters on PGlite', () => {
       });
       try {
         const n = 300;
-        await Promise.all(Array.from({ length: n }, (_, i) => bus.publish('many', { id: `m-${i}`, type: 't', payload: i })));
+        await Promise.all(
+          Array.from({ length: n }, (_, i) => bus.publish('many', { id: `m-${i}`, type: 't', payload: i })),
+        );
         let acked = 0;
         await bus.consume('many', async () => void acked++, { prefetch: 50 });
         await waitFor('all acked', () => acked === n);
@@ -359,7 +429,11 @@ describe('durable in-process adapters on PGlite', () => {
       child.kill('SIGKILL');
       await exited;
 
-      const restarted = await createDataSource({ kind: 'pglite', dataDir }, outboxEntities, messagingMigrations);
+      const restarted = await createDataSource(
+        { kind: 'pglite', dataDir },
+        outboxEntities,
+        messagingMigrations,
+      );
       try {
         const journal = new MessageJournal(restarted, quiet);
         const bus = new InProcessCommandBus({ journal });
@@ -372,7 +446,12 @@ describe('durable in-process adapters on PGlite', () => {
         await jobs.process('timers', async (j) => void ran.push(j));
         await waitFor('delivery and job', () => got.length === 1 && ran.length === 1);
         expect(got[0]).toEqual({
-          msg: { id: 'action-completed:a-1', type: 'engine.action-completed', payload: { state: 'SUCCESS' }, headers: {} },
+          msg: {
+            id: 'action-completed:a-1',
+            type: 'engine.action-completed',
+            payload: { state: 'SUCCESS' },
+            headers: {},
+          },
           info: { deliveryCount: 2, redelivered: true },
         });
         expect(ran[0]).toMatchObject({ id: 'timer:t-1', name: 'timer.fire', data: { timerId: 't-1' } });

@@ -18,7 +18,11 @@ async function main(): Promise<void> {
   const journal = new MessageJournal(ds);
   const bus = new InProcessCommandBus({ journal });
   const jobs = new InProcessJobQueue({ journal });
-  await bus.publish('engine', { id: 'action-completed:a-1', type: 'engine.action-completed', payload: { state: 'SUCCESS' } });
+  await bus.publish('engine', {
+    id: 'action-completed:a-1',
+    type: 'engine.action-completed',
+    payload: { state: 'SUCCESS' },
+  });
   await jobs.add('timers', { id: 'timer:t-1', name: 'timer.fire', data: { timerId: 't-1' } });
   process.send?.({ published: true });
   await new Promise(() => undefined); // killed here: no consumer ever saw them

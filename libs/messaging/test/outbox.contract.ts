@@ -145,34 +145,38 @@ export function outboxContract(h: OutboxHarness): void {
   });
 
   // (not on a database of one connection: no second relay can hold a partition meanwhile)
-  if (!h.serializesTransactions) it('looks again soon, not at the next poll, after skipping a partition another relay held', async () => {
-    const bus = new InProcessCommandBus();
-    const relay = new OutboxRelay(ds, bus, new InProcessJobQueue(), { pollIntervalMs: 60_000, logger: quiet });
-    const off = writer.onCommitted(() => relay.notify());
-    const got: string[] = [];
-    await bus.consume('engine', async (m) => void got.push(m.id));
-    await relay.start();
-    await sleep(50); // the first pass found nothing; now the relay sleeps for a minute unless notified
-    // "another relay" holds the partition's lock through its pass
-    const holding = deferred();
-    const release = deferred();
-    const other = ds.transaction(async (em) => {
-      await em.query(`SELECT pg_advisory_xact_lock(hashtext('outbox:exec-held'))`);
-      holding.resolve();
-      await release.promise;
+  if (!h.serializesTransactions)
+    it('looks again soon, not at the next poll, after skipping a partition another relay held', async () => {
+      const bus = new InProcessCommandBus();
+      const relay = new OutboxRelay(ds, bus, new InProcessJobQueue(), {
+        pollIntervalMs: 60_000,
+        logger: quiet,
+      });
+      const off = writer.onCommitted(() => relay.notify());
+      const got: string[] = [];
+      await bus.consume('engine', async (m) => void got.push(m.id));
+      await relay.start();
+      await sleep(50); // the first pass found nothing; now the relay sleeps for a minute unless notified
+      // "another relay" holds the partition's lock through its pass
+      const holding = deferred();
+      const release = deferred();
+      const other = ds.transaction(async (em) => {
+        await em.query(`SELECT pg_advisory_xact_lock(hashtext('outbox:exec-held'))`);
+        holding.resolve();
+        await release.promise;
+      });
+      await holding.promise;
+      await ds.transaction((em) => writer.add(em, command('c-held', {}, 'exec-held')));
+      await sleep(200);
+      expect(got).toEqual([]); // skipped while held
+      release.resolve();
+      await other;
+      await waitFor('the skipped row', () => got.length === 1, 10_000);
+      expect(got).toEqual(['c-held']);
+      off();
+      await relay.stop();
+      await bus.close();
     });
-    await holding.promise;
-    await ds.transaction((em) => writer.add(em, command('c-held', {}, 'exec-held')));
-    await sleep(200);
-    expect(got).toEqual([]); // skipped while held
-    release.resolve();
-    await other;
-    await waitFor('the skipped row', () => got.length === 1, 10_000);
-    expect(got).toEqual(['c-held']);
-    off();
-    await relay.stop();
-    await bus.close();
-  });
 
   it('notifies once, after the outermost commit, when rows are added in nested transactions', async () => {
     let notified = 0;
@@ -204,7 +208,10 @@ export function outboxContract(h: OutboxHarness): void {
   it('hands rows without a partition key to the relay after the commit: published and deleted without a claim', async () => {
     const handing = new OutboxWriter();
     const bus = new RecordingBus();
-    const relay = new OutboxRelay(ds, bus, new InProcessJobQueue(), { pollIntervalMs: 60_000, logger: quiet });
+    const relay = new OutboxRelay(ds, bus, new InProcessJobQueue(), {
+      pollIntervalMs: 60_000,
+      logger: quiet,
+    });
     let notified = 0;
     handing.onCommitted(() => notified++);
     const handed: string[][] = [];
@@ -225,7 +232,10 @@ export function outboxContract(h: OutboxHarness): void {
     finish.resolve();
     await tx;
     expect(handed).toEqual([['h1', 'h2', 'h3']]);
-    await waitFor('hand-off published and deleted', async () => bus.published.length === 3 && (await outboxCount()) === 0);
+    await waitFor(
+      'hand-off published and deleted',
+      async () => bus.published.length === 3 && (await outboxCount()) === 0,
+    );
     expect(bus.published.map((p) => p.msg)).toEqual([
       { id: 'h1', type: 'engine.start', payload: { n: 1 }, headers: { 'x-request-id': 'r-h1' } },
       { id: 'h2', type: 'engine.start', payload: {}, headers: { 'x-request-id': 'r-h2' } },
@@ -255,7 +265,9 @@ export function outboxContract(h: OutboxHarness): void {
     expect(notified).toBe(2);
     await handing.add(ds.manager, command('o1')); // outside a transaction: handed off at once
     expect(handed).toEqual(['o1']);
-    const ids = (await ds.query(`SELECT "payload"->>'id' AS id FROM "outbox" ORDER BY "seq"`)).map((r: { id: string }) => r.id);
+    const ids = (await ds.query(`SELECT "payload"->>'id' AS id FROM "outbox" ORDER BY "seq"`)).map(
+      (r: { id: string }) => r.id,
+    );
     expect(ids).toEqual(['p1', 'p2', 's1', 'o1']);
   });
 
@@ -263,13 +275,20 @@ export function outboxContract(h: OutboxHarness): void {
     const handing = new OutboxWriter();
     const bus = new RecordingBus();
     bus.failNext = 1;
-    const relay = new OutboxRelay(ds, bus, new InProcessJobQueue(), { pollIntervalMs: 60_000, logger: quiet });
+    const relay = new OutboxRelay(ds, bus, new InProcessJobQueue(), {
+      pollIntervalMs: 60_000,
+      logger: quiet,
+    });
     handing.onCommitted(() => relay.notify());
     handing.onHandOff((rows) => relay.handOff(rows));
     await relay.start();
     await sleep(50); // the first pass found nothing; now the relay sleeps for a minute unless notified
     await ds.transaction((em) => handing.add(em, [command('f1'), command('f2')]));
-    await waitFor('the relay published the rows the hand-off could not', async () => bus.published.length === 2 && (await outboxCount()) === 0, 5000);
+    await waitFor(
+      'the relay published the rows the hand-off could not',
+      async () => bus.published.length === 2 && (await outboxCount()) === 0,
+      5000,
+    );
     expect(bus.published.map((p) => p.msg.id)).toEqual(['f1', 'f2']);
     await relay.stop();
   });

@@ -165,7 +165,9 @@ describeWithServer(
           throw e;
         }
       };
-      expect(() => new RabbitMqCommandBus({ url: AMQP_URL, logger: quiet, queueExpiresMs: 0 })).toThrow(TypeError);
+      expect(() => new RabbitMqCommandBus({ url: AMQP_URL, logger: quiet, queueExpiresMs: 0 })).toThrow(
+        TypeError,
+      );
       const bus = new RabbitMqCommandBus({ url: AMQP_URL, logger: quiet, queueExpiresMs: 1000 });
       const plain = new RabbitMqCommandBus({ url: AMQP_URL, logger: quiet });
       try {
@@ -173,7 +175,11 @@ describeWithServer(
         await plain.publish(kept, { id: 'x', type: 't', payload: null });
         expect(await exists(expiring)).toBe(true);
         await bus.close();
-        await waitFor('the expiring queues to go', async () => !(await exists(expiring)) && !(await exists(`${expiring}.dlq`)), 20_000);
+        await waitFor(
+          'the expiring queues to go',
+          async () => !(await exists(expiring)) && !(await exists(`${expiring}.dlq`)),
+          20_000,
+        );
         expect(await exists(kept)).toBe(true);
         expect(await exists(`${kept}.dlq`)).toBe(true);
       } finally {

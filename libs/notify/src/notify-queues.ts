@@ -9,7 +9,10 @@ import { NOTIFY_JOB_QUEUE } from '@osc/contracts';
 export const NOTIFY_QUEUE_PARTITIONS = 8;
 
 /** Every notify job queue, `workflow.notify.0` … `workflow.notify.7`: the engine consumes them all. */
-export const NOTIFY_QUEUES: readonly string[] = Array.from({ length: NOTIFY_QUEUE_PARTITIONS }, (_, i) => `${NOTIFY_JOB_QUEUE}.${i}`);
+export const NOTIFY_QUEUES: readonly string[] = Array.from(
+  { length: NOTIFY_QUEUE_PARTITIONS },
+  (_, i) => `${NOTIFY_JOB_QUEUE}.${i}`,
+);
 
 /** The notify job queue of the execution tree whose root is `rootExecutionId` (FNV-1a of the id). */
 export function notifyQueueOf(rootExecutionId: string): string {

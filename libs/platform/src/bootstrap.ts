@@ -1,7 +1,14 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { type AppLogger, type HttpAppOptions, createHttpApp, createJsonLogger, exitOnConfigError, NestJsonLogger } from '@osc/http-common';
+import {
+  type AppLogger,
+  type HttpAppOptions,
+  createHttpApp,
+  createJsonLogger,
+  exitOnConfigError,
+  NestJsonLogger,
+} from '@osc/http-common';
 import { startTracing, tracingConfig, withService } from '@osc/telemetry';
 
 /** A started app: something to close on shutdown. */
@@ -24,10 +31,16 @@ export async function startHttpApp(
 }
 
 /** Start a background app with no HTTP surface of its own (embedded mode workers). */
-export async function startWorkerContext(name: string, module: unknown, logLevel = 'info'): Promise<RunningApp & { app: INestApplicationContext }> {
+export async function startWorkerContext(
+  name: string,
+  module: unknown,
+  logLevel = 'info',
+): Promise<RunningApp & { app: INestApplicationContext }> {
   const logger = createJsonLogger({ app: name, level: logLevel });
   const app = await withService(name, async () => {
-    const context = await NestFactory.createApplicationContext(module as never, { logger: new NestJsonLogger(logger) });
+    const context = await NestFactory.createApplicationContext(module as never, {
+      logger: new NestJsonLogger(logger),
+    });
     await context.init();
     return context;
   });
@@ -40,7 +53,10 @@ export async function startWorkerContext(name: string, module: unknown, logLevel
  * every other line the product writes. OpenTelemetry tracing starts first when the standard
  * `OTEL_*` variables ask for it (an OTLP endpoint), and is flushed after the apps have closed.
  */
-export function runProcess(app: string, start: (log: AppLogger) => Promise<{ close(): Promise<void> }>): void {
+export function runProcess(
+  app: string,
+  start: (log: AppLogger) => Promise<{ close(): Promise<void> }>,
+): void {
   const log = createJsonLogger({ app, level: 'info' });
   let tracing: ReturnType<typeof startTracing>;
   try {
@@ -83,7 +99,10 @@ export function runProcess(app: string, start: (log: AppLogger) => Promise<{ clo
 }
 
 /** Close apps in reverse start order, then the runtime; errors are reported, not thrown midway. */
-export async function closeAll(apps: readonly RunningApp[], last?: { close(): Promise<void> }): Promise<void> {
+export async function closeAll(
+  apps: readonly RunningApp[],
+  last?: { close(): Promise<void> },
+): Promise<void> {
   for (const app of [...apps].reverse()) {
     try {
       await app.close();

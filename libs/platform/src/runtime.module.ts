@@ -1,6 +1,15 @@
 import { type DynamicModule, Global, Module } from '@nestjs/common';
 import type { Runtime } from './runtime';
-import { CLOCK, COMMAND_BUS, DATA_SOURCE, JOB_QUEUE, OUTBOX_WRITER, RUNTIME, type Clock, systemClock } from './tokens';
+import {
+  CLOCK,
+  COMMAND_BUS,
+  DATA_SOURCE,
+  JOB_QUEUE,
+  OUTBOX_WRITER,
+  RUNTIME,
+  type Clock,
+  systemClock,
+} from './tokens';
 
 /**
  * Hands the shared runtime to an app's providers. The runtime is created outside Nest (once per

@@ -1,5 +1,11 @@
 import type { DataSource } from 'typeorm';
-import { type MigrationClass, closeDataSource, combineMigrations, createDataSource, type DatabaseOptions } from '@osc/persistence';
+import {
+  type MigrationClass,
+  closeDataSource,
+  combineMigrations,
+  createDataSource,
+  type DatabaseOptions,
+} from '@osc/persistence';
 import {
   type CommandBus,
   type JobQueue,
@@ -56,7 +62,10 @@ export interface Runtime {
 
 export async function createRuntime(options: RuntimeOptions, parts: readonly SchemaPart[]): Promise<Runtime> {
   const entities = [...outboxEntities, ...parts.flatMap((p) => p.entities)];
-  const migrations = combineMigrations(messagingMigrations, ...parts.map((p) => p.migrations as readonly MigrationClass[]));
+  const migrations = combineMigrations(
+    messagingMigrations,
+    ...parts.map((p) => p.migrations as readonly MigrationClass[]),
+  );
   const db: DatabaseOptions =
     options.mode === 'embedded'
       ? { kind: 'pglite', dataDir: options.dataDir }
@@ -67,7 +76,12 @@ export async function createRuntime(options: RuntimeOptions, parts: readonly Sch
   const messaging =
     options.mode === 'embedded'
       ? createMessaging({ mode: 'embedded', journal: dataSource })
-      : createMessaging({ mode: 'distributed', amqpUrl: options.amqpUrl, redisUrl: options.redisUrl, queueExpiresMs: options.queueExpiresMs });
+      : createMessaging({
+          mode: 'distributed',
+          amqpUrl: options.amqpUrl,
+          redisUrl: options.redisUrl,
+          queueExpiresMs: options.queueExpiresMs,
+        });
   try {
     await messaging.restore();
   } catch (err) {
@@ -78,11 +92,15 @@ export async function createRuntime(options: RuntimeOptions, parts: readonly Sch
   const prefix = options.mode === 'distributed' ? (options.queuePrefix ?? '') : '';
   // Trace context rides on every message and job (a no-op unless tracing is configured).
   // Metrics per queue (docs/metrics.md): handlers in flight, counts, durations, depths at scrape.
-  const metered = meterMessaging(namespacedBus(messaging.bus, prefix), namespacedJobs(messaging.jobs, prefix), {
-    bus: messaging.bus,
-    jobs: messaging.jobs,
-    prefix,
-  });
+  const metered = meterMessaging(
+    namespacedBus(messaging.bus, prefix),
+    namespacedJobs(messaging.jobs, prefix),
+    {
+      bus: messaging.bus,
+      jobs: messaging.jobs,
+      prefix,
+    },
+  );
   const unregisterOutbox = registerQueueDepthSource(async () => {
     const [row] = (await dataSource.query(
       `SELECT count(*)::int AS depth, COALESCE(EXTRACT(EPOCH FROM now() - min(created_at)), 0)::float8 AS age FROM outbox`,

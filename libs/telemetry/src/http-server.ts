@@ -20,7 +20,10 @@ export function tracedServerFactory(service: string) {
           method,
           {
             kind: SpanKind.SERVER,
-            attributes: { 'http.request.method': method, 'url.path': (req.url ?? '/').split('?', 1)[0] ?? '/' },
+            attributes: {
+              'http.request.method': method,
+              'url.path': (req.url ?? '/').split('?', 1)[0] ?? '/',
+            },
           },
           parent,
         );

@@ -87,7 +87,8 @@ const queueOldestAge = new Gauge({
   registers: [productRegistry],
   async collect() {
     this.reset();
-    for (const d of await depthsOnce()) if (d.oldestAgeSeconds !== undefined) this.labels(d.kind, d.queue).set(d.oldestAgeSeconds);
+    for (const d of await depthsOnce())
+      if (d.oldestAgeSeconds !== undefined) this.labels(d.kind, d.queue).set(d.oldestAgeSeconds);
   },
 });
 
@@ -186,13 +187,27 @@ export const productMetrics = {
     name: 'osc_backup_throughput_bytes_per_second',
     help: 'Throughput of each finished backup create or restore (volume bytes / seconds)',
     labelNames: ['operation'],
-    buckets: [1 << 20, 4 << 20, 16 << 20, 32 << 20, 64 << 20, 128 << 20, 256 << 20, 512 << 20, 1 << 30, 4 << 30],
+    buckets: [
+      1 << 20,
+      4 << 20,
+      16 << 20,
+      32 << 20,
+      64 << 20,
+      128 << 20,
+      256 << 20,
+      512 << 20,
+      1 << 30,
+      4 << 30,
+    ],
     registers: [productRegistry],
   }),
 } as const;
 
 /** Runs `fn` and records its duration in seconds with `observe` (also when it throws). */
-export async function timed<T>(fn: () => Promise<T>, observe: (seconds: number, ok: boolean) => void): Promise<T> {
+export async function timed<T>(
+  fn: () => Promise<T>,
+  observe: (seconds: number, ok: boolean) => void,
+): Promise<T> {
   const start = process.hrtime.bigint();
   let ok = false;
   try {

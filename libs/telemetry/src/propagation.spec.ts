@@ -4,7 +4,12 @@ import { contextFromHeaders, injectHeaders, unwrapJobData, wrapJobData } from '.
 
 const TRACE = '0af7651916cd43dd8448eb211c80319c';
 const SPAN = 'b7ad6b7169203331';
-const ctx = trace.setSpanContext(ROOT_CONTEXT, { traceId: TRACE, spanId: SPAN, traceFlags: TraceFlags.SAMPLED, isRemote: false });
+const ctx = trace.setSpanContext(ROOT_CONTEXT, {
+  traceId: TRACE,
+  spanId: SPAN,
+  traceFlags: TraceFlags.SAMPLED,
+  isRemote: false,
+});
 const TRACEPARENT = `00-${TRACE}-${SPAN}-01`;
 
 describe('trace context in headers and job data', () => {
@@ -23,15 +28,25 @@ describe('trace context in headers and job data', () => {
   });
 
   it('reads the remote context back', () => {
-    expect(trace.getSpanContext(contextFromHeaders({ traceparent: TRACEPARENT }))).toMatchObject({ traceId: TRACE, spanId: SPAN, isRemote: true });
+    expect(trace.getSpanContext(contextFromHeaders({ traceparent: TRACEPARENT }))).toMatchObject({
+      traceId: TRACE,
+      spanId: SPAN,
+      isRemote: true,
+    });
     expect(trace.getSpanContext(contextFromHeaders({}))).toBeUndefined();
   });
 
-  it.each([[{ x: 1 }], [null], [[1, 2]], ['text']])('wraps job data %j and gives it back unchanged', (data) => {
-    const wrapped = wrapJobData(data, ctx);
-    expect(wrapped).toEqual({ '$osc.trace': { traceparent: TRACEPARENT }, '$osc.data': data });
-    expect(unwrapJobData(JSON.parse(JSON.stringify(wrapped)))).toEqual({ data, trace: { traceparent: TRACEPARENT } });
-  });
+  it.each([[{ x: 1 }], [null], [[1, 2]], ['text']])(
+    'wraps job data %j and gives it back unchanged',
+    (data) => {
+      const wrapped = wrapJobData(data, ctx);
+      expect(wrapped).toEqual({ '$osc.trace': { traceparent: TRACEPARENT }, '$osc.data': data });
+      expect(unwrapJobData(JSON.parse(JSON.stringify(wrapped)))).toEqual({
+        data,
+        trace: { traceparent: TRACEPARENT },
+      });
+    },
+  );
 
   it('passes unwrapped data through and does not wrap twice', () => {
     expect(unwrapJobData({ x: 1 })).toEqual({ data: { x: 1 } });

@@ -43,7 +43,13 @@ export function wrapJobData(data: unknown, ctx: Context = context.active(), repl
 }
 
 export function unwrapJobData(data: unknown): { data: unknown; trace?: TraceCarrier } {
-  if (data === null || typeof data !== 'object' || Array.isArray(data) || !(TRACE_KEY in data) || !(DATA_KEY in data)) {
+  if (
+    data === null ||
+    typeof data !== 'object' ||
+    Array.isArray(data) ||
+    !(TRACE_KEY in data) ||
+    !(DATA_KEY in data)
+  ) {
     return { data };
   }
   const d = data as Record<string, unknown>;

@@ -1,10 +1,24 @@
-import { type Context, type Span, type SpanOptions, type Tracer, type TracerProvider, context, propagation, trace } from '@opentelemetry/api';
+import {
+  type Context,
+  type Span,
+  type SpanOptions,
+  type Tracer,
+  type TracerProvider,
+  context,
+  propagation,
+  trace,
+} from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter as OtlpJsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as OtlpProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, type SpanExporter, type SpanProcessor, TracerProvider as SdkTracerProvider } from '@opentelemetry/sdk-trace';
+import {
+  BatchSpanProcessor,
+  type SpanExporter,
+  type SpanProcessor,
+  TracerProvider as SdkTracerProvider,
+} from '@opentelemetry/sdk-trace';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import { currentService } from './service-context';
 
@@ -28,8 +42,11 @@ const PROTOCOLS = ['http/protobuf', 'http/json'] as const;
  */
 export function tracingConfig(env: NodeJS.ProcessEnv): TracingConfig {
   const endpoint = env['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'] || env['OTEL_EXPORTER_OTLP_ENDPOINT'];
-  const disabled = (env['OTEL_SDK_DISABLED'] ?? '').toLowerCase() === 'true' || (env['OTEL_TRACES_EXPORTER'] ?? '') === 'none';
-  const protocol = env['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'] || env['OTEL_EXPORTER_OTLP_PROTOCOL'] || 'http/protobuf';
+  const disabled =
+    (env['OTEL_SDK_DISABLED'] ?? '').toLowerCase() === 'true' ||
+    (env['OTEL_TRACES_EXPORTER'] ?? '') === 'none';
+  const protocol =
+    env['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'] || env['OTEL_EXPORTER_OTLP_PROTOCOL'] || 'http/protobuf';
   if (!(PROTOCOLS as readonly string[]).includes(protocol)) {
     throw new Error(`OTEL_EXPORTER_OTLP_PROTOCOL must be one of ${PROTOCOLS.join(', ')}, got ${protocol}`);
   }
@@ -61,7 +78,8 @@ export function startTracing(process: string, config: TracingConfig, version = '
     registered = { enabled: false, shutdown: async () => undefined };
     return registered;
   }
-  const exporter: SpanExporter = config.protocol === 'http/json' ? new OtlpJsonExporter() : new OtlpProtobufExporter();
+  const exporter: SpanExporter =
+    config.protocol === 'http/json' ? new OtlpJsonExporter() : new OtlpProtobufExporter();
   const processor = new BatchSpanProcessor({ exporter });
   const providers = new Map<string, SdkTracerProvider>();
   const defaultService = config.serviceName ?? process;

@@ -16,12 +16,18 @@ const LIST_TIMEOUT_S = Number(process.env['PURGE_LIST_TIMEOUT_S'] ?? 60);
 const log = (msg: string): void => void process.stdout.write(`[purge-test-leftovers] ${msg}\n`);
 
 function listQueues(): QueueInfo[] | null {
-  const r = spawnSync('rabbitmqctl', ['-t', String(LIST_TIMEOUT_S), 'list_queues', '-q', '--no-table-headers', 'name', 'consumers'], {
-    encoding: 'utf8',
-    timeout: (LIST_TIMEOUT_S + 10) * 1000,
-  });
+  const r = spawnSync(
+    'rabbitmqctl',
+    ['-t', String(LIST_TIMEOUT_S), 'list_queues', '-q', '--no-table-headers', 'name', 'consumers'],
+    {
+      encoding: 'utf8',
+      timeout: (LIST_TIMEOUT_S + 10) * 1000,
+    },
+  );
   if (r.error || r.status !== 0) {
-    log(`cannot list RabbitMQ queues (${r.error?.message ?? `rabbitmqctl exit ${r.status}: ${(r.stderr ?? '').trim().split('\n')[0]}`}); sweeping Redis only`);
+    log(
+      `cannot list RabbitMQ queues (${r.error?.message ?? `rabbitmqctl exit ${r.status}: ${(r.stderr ?? '').trim().split('\n')[0]}`}); sweeping Redis only`,
+    );
     return null;
   }
   return parseQueueListing(r.stdout);

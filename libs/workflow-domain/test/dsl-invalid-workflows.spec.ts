@@ -839,7 +839,9 @@ const rows: Row[] = [
   ],
   [
     'reverse tasks that require each other in a cycle',
-    wf(`type: reverse\ntasks:\n  t0: {action: std.noop}\n  t1:\n    requires: [t0, t2]\n  t2:\n    requires: t3\n  t3:\n    requires: [t1]\n`),
+    wf(
+      `type: reverse\ntasks:\n  t0: {action: std.noop}\n  t1:\n    requires: [t0, t2]\n  t2:\n    requires: t3\n  t3:\n    requires: [t1]\n`,
+    ),
     'workflows.wf.tasks.t1.requires',
     'Tasks require each other in a cycle: t1 -> t2 -> t3 -> t1',
     'semantic',

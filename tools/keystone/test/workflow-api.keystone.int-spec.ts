@@ -60,12 +60,16 @@ describe('workflow-api in keystone mode against a real Keystone', () => {
   let service: KeystoneUser;
 
   const remember = (t: string) => (secrets.add(t), t);
-  const tokenOf = async (u: KeystoneUser) => remember((await ks.issueToken(u.name, u.password, u.project)).token);
+  const tokenOf = async (u: KeystoneUser) =>
+    remember((await ks.issueToken(u.name, u.password, u.project)).token);
   const adminToken = async () => remember((await ks.issueToken('admin', ks.adminPassword, 'admin')).token);
   const call = async (method: string, path: string, token?: string, body?: string, type = 'text/plain') => {
     const res = await fetch(`${base}${path}`, {
       method,
-      headers: { ...(token === undefined ? {} : { 'x-auth-token': token }), ...(body === undefined ? {} : { 'content-type': type }) },
+      headers: {
+        ...(token === undefined ? {} : { 'x-auth-token': token }),
+        ...(body === undefined ? {} : { 'content-type': type }),
+      },
       ...(body === undefined ? {} : { body }),
     });
     const text = await res.text();
@@ -88,7 +92,10 @@ describe('workflow-api in keystone mode against a real Keystone', () => {
     secrets.add(ks.adminPassword);
     // The deployment's overrides: only admins delete workflows; only members create event triggers.
     const policyFile = join(dir, 'policy.yaml');
-    writeFileSync(policyFile, '"workflows:delete": "rule:admin_only"\n"event_triggers:create": "role:member and project_id:%(project_id)s"\n');
+    writeFileSync(
+      policyFile,
+      '"workflows:delete": "rule:admin_only"\n"event_triggers:create": "role:member and project_id:%(project_id)s"\n',
+    );
     await admin(`CREATE DATABASE "${database}"`);
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
@@ -157,7 +164,9 @@ describe('workflow-api in keystone mode against a real Keystone', () => {
     expect(created.body.workflows[0].project_id).toBe(alice.projectId);
     const list = await call('GET', '/v2/workflows', token);
     const names = list.body.workflows.map((w: { name: string }) => w.name);
-    expect(names).toEqual(expect.arrayContaining([`wf_alice_${suffix}`, 'create_instance', 'delete_instance']));
+    expect(names).toEqual(
+      expect.arrayContaining([`wf_alice_${suffix}`, 'create_instance', 'delete_instance']),
+    );
     // The standard workflows are public and read-only for non-admins.
     const del = await call('DELETE', '/v2/workflows/create_instance', token);
     expect(del.status).toBe(403);
@@ -188,7 +197,12 @@ describe('workflow-api in keystone mode against a real Keystone', () => {
 
   it('publishes a workflow as the workflows:publicize rule in force says', async () => {
     const rule = MISTRAL_DEFAULT_POLICY['workflows:publicize'];
-    const res = await call('POST', '/v2/workflows?scope=public', await tokenOf(alice), WF(`wf_pub_${suffix}`));
+    const res = await call(
+      'POST',
+      '/v2/workflows?scope=public',
+      await tokenOf(alice),
+      WF(`wf_pub_${suffix}`),
+    );
     if (rule === 'rule:admin_only') {
       expect(res.status).toBe(403);
       expect(res.body.faultstring).toBe('Operation forbidden (insufficient permissions)');
@@ -197,7 +211,12 @@ describe('workflow-api in keystone mode against a real Keystone', () => {
       expect(res.status).toBe(201);
       expect(res.body.workflows[0].scope).toBe('public');
     }
-    const byAdmin = await call('POST', '/v2/workflows?scope=public', await adminToken(), WF(`wf_adminpub_${suffix}`));
+    const byAdmin = await call(
+      'POST',
+      '/v2/workflows?scope=public',
+      await adminToken(),
+      WF(`wf_adminpub_${suffix}`),
+    );
     expect(byAdmin.status).toBe(201);
     expect(byAdmin.body.workflows[0].scope).toBe('public');
   });
@@ -208,14 +227,24 @@ describe('workflow-api in keystone mode against a real Keystone', () => {
     const refused = await call('DELETE', `/v2/workflows/wf_alice_${suffix}`, await tokenOf(alice));
     expect(refused.status).toBe(403);
     expect(refused.body.faultstring).toBe('Operation forbidden (insufficient permissions)');
-    const wfId = (await call('GET', `/v2/workflows/wf_alice_${suffix}`, await tokenOf(alice))).body.id as string;
+    const wfId = (await call('GET', `/v2/workflows/wf_alice_${suffix}`, await tokenOf(alice))).body
+      .id as string;
     // event_triggers:create needs the member role here: the reader is refused, the member is not.
-    const body = JSON.stringify({ workflow_id: wfId, exchange: 'nova', topic: 'notifications', event: 'compute.instance.create.end' });
-    expect((await call('POST', '/v2/event_triggers', await tokenOf(rita), body, 'application/json')).status).toBe(403);
+    const body = JSON.stringify({
+      workflow_id: wfId,
+      exchange: 'nova',
+      topic: 'notifications',
+      event: 'compute.instance.create.end',
+    });
+    expect(
+      (await call('POST', '/v2/event_triggers', await tokenOf(rita), body, 'application/json')).status,
+    ).toBe(403);
     const trigger = await call('POST', '/v2/event_triggers', await tokenOf(alice), body, 'application/json');
     expect(trigger.status).toBe(201);
     expect(trigger.body.project_id).toBe(alice.projectId);
-    expect((await call('DELETE', `/v2/event_triggers/${trigger.body.id}`, await tokenOf(alice))).status).toBe(204);
+    expect((await call('DELETE', `/v2/event_triggers/${trigger.body.id}`, await tokenOf(alice))).status).toBe(
+      204,
+    );
     expect((await call('DELETE', `/v2/workflows/${wfId}`, await adminToken())).status).toBe(204);
   });
 
@@ -230,6 +259,7 @@ describe('workflow-api in keystone mode against a real Keystone', () => {
   it('never writes tokens or passwords to its output, even at log level trace', () => {
     expect(output).toContain('"status":403'); // the refusals above were logged
     expect(secrets.size).toBeGreaterThan(10);
-    for (const secret of secrets) expect(output.includes(secret) ? `leaked ${secret.slice(0, 6)}…` : 'clean').toBe('clean');
+    for (const secret of secrets)
+      expect(output.includes(secret) ? `leaked ${secret.slice(0, 6)}…` : 'clean').toBe('clean');
   });
 });

@@ -1,4 +1,10 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+} from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import {
   BACKUP_REBASE_JOB,
@@ -59,7 +65,11 @@ export class BackupRebaseService implements OnApplicationBootstrap, OnModuleDest
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    this.worker = await this.jobs.process(backupRebaseQueue(this.backend.backend), (job) => this.handle(job), { concurrency: 1 });
+    this.worker = await this.jobs.process(
+      backupRebaseQueue(this.backend.backend),
+      (job) => this.handle(job),
+      { concurrency: 1 },
+    );
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -67,7 +77,8 @@ export class BackupRebaseService implements OnApplicationBootstrap, OnModuleDest
   }
 
   async handle(job: Job): Promise<void> {
-    if (job.name !== BACKUP_REBASE_JOB) throw new InvalidInputError(`backup rebase has no handler for job ${job.name}`);
+    if (job.name !== BACKUP_REBASE_JOB)
+      throw new InvalidInputError(`backup rebase has no handler for job ${job.name}`);
     await this.rebase(job.data as BackupRebaseJob);
   }
 
@@ -79,7 +90,8 @@ export class BackupRebaseService implements OnApplicationBootstrap, OnModuleDest
     if (b.parentId !== data.parentId) {
       // Already switched (a re-run after the commit point): finish removing the old objects.
       const before = prefixBeforeRebase(loc.prefix);
-      if (b.parentId === null && before !== null) await this.removeObjects({ container: loc.container, prefix: before });
+      if (b.parentId === null && before !== null)
+        await this.removeObjects({ container: loc.container, prefix: before });
       return;
     }
     if (b.status !== 'available') throw new TransientError(`backup ${b.id} is ${b.status}; its rebase waits`);
@@ -95,14 +107,23 @@ export class BackupRebaseService implements OnApplicationBootstrap, OnModuleDest
       locations.set(row.id, l);
       volumeMeta = m.volumeMeta;
     }
-    const target: BackupLocation = { container: loc.container, prefix: rebasedPrefix(loc.prefix, data.parentId) };
+    const target: BackupLocation = {
+      container: loc.container,
+      prefix: rebasedPrefix(loc.prefix, data.parentId),
+    };
     // A previous run may have left part of the new objects: start clean.
     await this.removeObjects(target);
     const plan = planRebase(layers, this.config.chunkSize);
     const objects = await this.writeMerged(plan.segments, plan.objects, layers, locations, target);
     const store = this.restorer.store;
-    await store.write(target.container, hashFileObjectName(target.prefix), await store.read(loc.container, hashFileObjectName(loc.prefix)));
-    const doc = JSON.parse((await store.read(loc.container, manifestObjectName(loc.prefix))).toString('utf8')) as Record<string, unknown>;
+    await store.write(
+      target.container,
+      hashFileObjectName(target.prefix),
+      await store.read(loc.container, hashFileObjectName(loc.prefix)),
+    );
+    const doc = JSON.parse(
+      (await store.read(loc.container, manifestObjectName(loc.prefix))).toString('utf8'),
+    ) as Record<string, unknown>;
     const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
     await store.write(
       target.container,
@@ -124,28 +145,42 @@ export class BackupRebaseService implements OnApplicationBootstrap, OnModuleDest
       ),
     );
     const switched = await this.db.transaction((em) =>
-      this.policies.completeRebase(em, b.id, { parentId: data.parentId, prefix: loc.prefix }, { prefix: target.prefix, objectCount: objects.length }, this.clock.now()),
+      this.policies.completeRebase(
+        em,
+        b.id,
+        { parentId: data.parentId, prefix: loc.prefix },
+        { prefix: target.prefix, objectCount: objects.length },
+        this.clock.now(),
+      ),
     );
     if (!switched) {
       // The row moved on meanwhile (deleted, reset, restoring): the new objects are nobody's.
       await this.removeObjects(target);
       const now = await this.backups.findById(this.db, b.id, null);
-      if (now && now.status !== 'available' && now.parentId === data.parentId) throw new TransientError(`backup ${b.id} is ${now.status}; its rebase waits`);
+      if (now && now.status !== 'available' && now.parentId === data.parentId)
+        throw new TransientError(`backup ${b.id} is ${now.status}; its rebase waits`);
       return;
     }
-    this.log.log({ msg: 'backup rebased onto a full', backupId: b.id, parentId: data.parentId, objects: objects.length });
+    this.log.log({
+      msg: 'backup rebased onto a full',
+      backupId: b.id,
+      parentId: data.parentId,
+      objects: objects.length,
+    });
     await this.removeObjects(loc);
   }
 
   /** The rows of the chain, full first. */
   private async chainRows(b: StoredBackup): Promise<StoredBackup[]> {
     const out: StoredBackup[] = [b];
-    for (let cur = b; cur.parentId !== null; ) {
+    for (let cur = b; cur.parentId !== null;) {
       const parent = await this.backups.findById(this.db, cur.parentId, null, { withDeleted: true });
-      if (!parent) throw new InvalidInputError(`Invalid backup: the parent backup ${cur.parentId} is missing.`);
+      if (!parent)
+        throw new InvalidInputError(`Invalid backup: the parent backup ${cur.parentId} is missing.`);
       out.unshift(parent);
       cur = parent;
-      if (out.length > 10_000) throw new InvalidInputError(`Invalid backup: the chain of backup ${b.id} is too long.`);
+      if (out.length > 10_000)
+        throw new InvalidInputError(`Invalid backup: the chain of backup ${b.id} is too long.`);
     }
     return out;
   }
@@ -170,10 +205,19 @@ export class BackupRebaseService implements OnApplicationBootstrap, OnModuleDest
       if (cached?.key === key) return cached.bytes;
       const entry = entries.get(key);
       const loc = locations.get(s.backupId);
-      if (!entry || !loc) throw new InvalidInputError(`Invalid backup: object ${s.object} is not in its manifest.`);
+      if (!entry || !loc)
+        throw new InvalidInputError(`Invalid backup: object ${s.object} is not in its manifest.`);
       const stored = own(await store.read(loc.container, s.object));
-      const r = await workers.unpack(stored, stored.byteLength, entry.compression, entry.length, entry.md5, 0);
-      if (r.corrupt) throw new InvalidInputError(`Invalid backup: object ${s.object} is corrupt (checksum mismatch).`);
+      const r = await workers.unpack(
+        stored,
+        stored.byteLength,
+        entry.compression,
+        entry.length,
+        entry.md5,
+        0,
+      );
+      if (r.corrupt)
+        throw new InvalidInputError(`Invalid backup: object ${s.object} is corrupt (checksum mismatch).`);
       cached = { key, bytes: Buffer.from(r.bytes) };
       return cached.bytes;
     };
@@ -183,7 +227,11 @@ export class BackupRebaseService implements OnApplicationBootstrap, OnModuleDest
     for (const [i, range] of ranges.entries()) {
       const buf = Buffer.alloc(range.length);
       const end = range.offset + range.length;
-      while (si < segments.length && (segments[si]?.offset ?? 0) + (segments[si]?.length ?? 0) <= range.offset) si++;
+      while (
+        si < segments.length &&
+        (segments[si]?.offset ?? 0) + (segments[si]?.length ?? 0) <= range.offset
+      )
+        si++;
       for (let k = si; k < segments.length; k++) {
         const s = segments[k];
         if (!s || s.offset >= end) break;
@@ -191,16 +239,28 @@ export class BackupRebaseService implements OnApplicationBootstrap, OnModuleDest
         const to = Math.min(s.offset + s.length, end);
         if (to <= from) continue;
         const bytes = await source(s);
-        bytes.copy(buf, from - range.offset, s.objectOffset + (from - s.offset), s.objectOffset + (to - s.offset));
+        bytes.copy(
+          buf,
+          from - range.offset,
+          s.objectOffset + (from - s.offset),
+          s.objectOffset + (to - s.offset),
+        );
       }
       const packed = await workers.pack(own(buf), range.length, [[0, range.length]], codec);
       const piece = packed.pieces[0];
       if (!piece) throw new Error('the chunk worker packed nothing');
       const name = dataObjectName(target.prefix, i + 1);
       // A piece stored raw (codec `none`) comes back as the chunk's own buffer, not as bytes of its own.
-      const stored = piece.bytes === null ? Buffer.from(packed.buf, 0, range.length) : Buffer.from(piece.bytes);
+      const stored =
+        piece.bytes === null ? Buffer.from(packed.buf, 0, range.length) : Buffer.from(piece.bytes);
       await store.write(target.container, name, stored);
-      out.push({ name, offset: range.offset, length: range.length, compression: piece.codec, md5: piece.md5 });
+      out.push({
+        name,
+        offset: range.offset,
+        length: range.length,
+        compression: piece.codec,
+        md5: piece.md5,
+      });
     }
     return out;
   }

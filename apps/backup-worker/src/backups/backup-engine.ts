@@ -145,9 +145,20 @@ export async function writeBackup(o: CreateBackupOptions): Promise<{ objectCount
     const ranges =
       parentHashes === null
         ? nonZeroRanges(h.zero, blockSize, chunk.length, chunkSize)
-        : changedRanges(parentHashes.slice(first, first + h.hashes.length), h.hashes, blockSize, chunk.length, chunkSize);
+        : changedRanges(
+            parentHashes.slice(first, first + h.hashes.length),
+            h.hashes,
+            blockSize,
+            chunk.length,
+            chunkSize,
+          );
     if (ranges.length === 0) return { buf, ranges, pieces: [] };
-    const packed = await o.workers.pack(buf, chunk.length, ranges.map((r) => [r.offset, r.length] as const), o.codec);
+    const packed = await o.workers.pack(
+      buf,
+      chunk.length,
+      ranges.map((r) => [r.offset, r.length] as const),
+      o.codec,
+    );
     return { buf: packed.buf, ranges, pieces: packed.pieces };
   };
 
@@ -174,9 +185,16 @@ export async function writeBackup(o: CreateBackupOptions): Promise<{ objectCount
       for (const [k, r] of ranges.entries()) {
         const piece = pieces[k] as PackedPiece;
         const name = dataObjectName(o.location.prefix, objects.length + 1);
-        const bytes = piece.bytes === null ? data.subarray(r.offset, r.offset + r.length) : Buffer.from(piece.bytes);
+        const bytes =
+          piece.bytes === null ? data.subarray(r.offset, r.offset + r.length) : Buffer.from(piece.bytes);
         await o.store.write(o.location.container, name, bytes);
-        objects.push({ name, offset: chunk.offset + r.offset, length: r.length, compression: piece.codec, md5: piece.md5 });
+        objects.push({
+          name,
+          offset: chunk.offset + r.offset,
+          length: r.length,
+          compression: piece.codec,
+          md5: piece.md5,
+        });
       }
       buffers.push(buf);
       done += chunk.length;
@@ -189,7 +207,8 @@ export async function writeBackup(o: CreateBackupOptions): Promise<{ objectCount
     // Let chunks still in preparation finish before the input closes under them.
     await Promise.allSettled([...inFlight.filter((p) => p !== undefined), report]);
     await input.close();
-    if (err instanceof BackupCancelledError) await o.store.deletePrefix(o.location.container, o.location.prefix);
+    if (err instanceof BackupCancelledError)
+      await o.store.deletePrefix(o.location.container, o.location.prefix);
     throw err;
   }
   await input.close();
@@ -320,9 +339,17 @@ export async function restoreBackup(o: RestoreOptions): Promise<string | null> {
         const job = (async () => {
           const into = pool.take(x.length);
           const stored = await o.store.read(m.loc.container, x.name, into);
-          const r = await o.workers.unpack(own(stored, into), stored.length, x.compression, x.length, x.md5, sparse ? SPARSE_BLOCK : 0);
+          const r = await o.workers.unpack(
+            own(stored, into),
+            stored.length,
+            x.compression,
+            x.length,
+            x.md5,
+            sparse ? SPARSE_BLOCK : 0,
+          );
           pool.give(r.spare);
-          if (r.corrupt) throw new InvalidInputError(`Invalid backup: object ${x.name} is corrupt (checksum mismatch).`);
+          if (r.corrupt)
+            throw new InvalidInputError(`Invalid backup: object ${x.name} is corrupt (checksum mismatch).`);
           const bytes = Buffer.from(r.bytes, 0, x.length);
           for (const [off, len] of r.runs) {
             for (let p = off; p < off + len; p += 8 * MIB) {
@@ -367,7 +394,11 @@ export async function restoreBackup(o: RestoreOptions): Promise<string | null> {
  * Buffer may share Node's allocation pool, which must not be transferred).
  */
 function own(b: Buffer, pooled: ArrayBuffer | undefined): ArrayBuffer {
-  if (b.byteOffset === 0 && (b.buffer === pooled || b.byteLength === b.buffer.byteLength) && b.buffer instanceof ArrayBuffer)
+  if (
+    b.byteOffset === 0 &&
+    (b.buffer === pooled || b.byteLength === b.buffer.byteLength) &&
+    b.buffer instanceof ArrayBuffer
+  )
     return b.buffer;
   const copy = new ArrayBuffer(b.byteLength);
   new Uint8Array(copy).set(b);
@@ -396,7 +427,11 @@ class BufferPool {
  * cover are zeros: clear what the target holds there (written zeros: there is no hole punching
  * here), leaving bytes past the backup's end as they are.
  */
-async function zeroUncovered(out: FileHandle, objects: readonly ManifestObject[], bytes: number): Promise<void> {
+async function zeroUncovered(
+  out: FileHandle,
+  objects: readonly ManifestObject[],
+  bytes: number,
+): Promise<void> {
   const covered = [...objects].sort((a, b) => a.offset - b.offset);
   let pos = 0;
   const gaps: ChunkRange[] = [];
@@ -411,7 +446,8 @@ async function zeroUncovered(out: FileHandle, objects: readonly ManifestObject[]
     for (let p = g.offset; p < g.offset + g.length; p += MIB) {
       const len = Math.min(MIB, g.offset + g.length - p);
       const { bytesRead } = await out.read(buf, 0, len, p);
-      if (bytesRead > 0 && !buf.subarray(0, bytesRead).equals(zero.subarray(0, bytesRead))) await out.write(zero, 0, len, p);
+      if (bytesRead > 0 && !buf.subarray(0, bytesRead).equals(zero.subarray(0, bytesRead)))
+        await out.write(zero, 0, len, p);
     }
   }
 }

@@ -96,7 +96,17 @@ describe('backup engine (posix store)', () => {
     newVolume: boolean,
     progress: (done: number, total: number) => Promise<boolean> = going,
   ) =>
-    restoreBackup({ store, workers, depth: 3, chain, target, bytes: 8 * MIB, newVolume, progress, reportEvery: MIB });
+    restoreBackup({
+      store,
+      workers,
+      depth: 3,
+      chain,
+      target,
+      bytes: 8 * MIB,
+      newVolume,
+      progress,
+      reportEvery: MIB,
+    });
   const manifest = async (loc: BackupLocation): Promise<ManifestObject[]> =>
     parseManifestObjects((await store.read(loc.container, manifestObjectName(loc.prefix))).toString('utf8'));
 
@@ -217,7 +227,17 @@ describe('backup engine (posix store)', () => {
       expect(createHash('md5').update(raw).digest('hex')).toBe((objects[0] as ManifestObject).md5);
       const target = path.join(dir, 'target');
       await createSparseFile(target, 16 * MIB);
-      await restoreBackup({ store, workers, depth: 1, chain: [loc], target, bytes: 16 * MIB, newVolume: true, progress: going, reportEvery: MIB });
+      await restoreBackup({
+        store,
+        workers,
+        depth: 1,
+        chain: [loc],
+        target,
+        bytes: 16 * MIB,
+        newVolume: true,
+        progress: going,
+        reportEvery: MIB,
+      });
       expect(await sha(target)).toBe(await sha(vol));
     },
   );
@@ -237,7 +257,9 @@ describe('backup engine (posix store)', () => {
     });
     expect(reports[reports.length - 1]).toBe(1);
     expect([...reports].sort((a, b) => a - b)).toEqual(reports);
-    await expect(restore([loc], target, true, async () => false)).rejects.toBeInstanceOf(BackupCancelledError);
+    await expect(restore([loc], target, true, async () => false)).rejects.toBeInstanceOf(
+      BackupCancelledError,
+    );
   });
 
   it('restores a backup written by the earlier writer: whole chunks with their zeros, zlib', async () => {
@@ -255,15 +277,33 @@ describe('backup engine (posix store)', () => {
     for (let off = 0; off < bytes.length; off += MIB) {
       const chunk = bytes.subarray(off, off + MIB);
       for (let b = 0; b < chunk.length; b += 32 * 1024)
-        hashes.push(createHash('sha256').update(chunk.subarray(b, b + 32 * 1024)).digest('hex'));
+        hashes.push(
+          createHash('sha256')
+            .update(chunk.subarray(b, b + 32 * 1024))
+            .digest('hex'),
+        );
       if (chunk.equals(Buffer.alloc(MIB))) continue;
       const name = dataObjectName(loc.prefix, objects.length + 1);
       await store.write(loc.container, name, deflateSync(chunk, { level: 1 }));
-      objects.push({ name, offset: off, length: MIB, compression: 'zlib', md5: createHash('md5').update(chunk).digest('hex') });
+      objects.push({
+        name,
+        offset: off,
+        length: MIB,
+        compression: 'zlib',
+        md5: createHash('md5').update(chunk).digest('hex'),
+      });
     }
     const desc = description('old');
-    await store.write(loc.container, hashFileObjectName(loc.prefix), Buffer.from(hashFileDocument(desc, 32 * 1024, hashes)));
-    await store.write(loc.container, manifestObjectName(loc.prefix), Buffer.from(manifestDocument(desc, objects, '{}')));
+    await store.write(
+      loc.container,
+      hashFileObjectName(loc.prefix),
+      Buffer.from(hashFileDocument(desc, 32 * 1024, hashes)),
+    );
+    await store.write(
+      loc.container,
+      manifestObjectName(loc.prefix),
+      Buffer.from(manifestDocument(desc, objects, '{}')),
+    );
     expect(objects.map((x) => x.offset)).toEqual([0, 2 * MIB, 3 * MIB]);
 
     const target = path.join(dir, 'target');

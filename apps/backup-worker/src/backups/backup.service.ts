@@ -123,7 +123,12 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
         });
       } else {
         await this.db.transaction((em) =>
-          this.settlements.endBackupRestore(em, b, 'The restore was interrupted by a restart of the backup service.', this.clock.now()),
+          this.settlements.endBackupRestore(
+            em,
+            b,
+            'The restore was interrupted by a restart of the backup service.',
+            this.clock.now(),
+          ),
         );
       }
     }
@@ -167,11 +172,16 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
    * which the reconciler watches) while the backup is still in `status`, tells the story at each
    * 10% step, and answers false once the backup left that status (the job must stop).
    */
-  private progressOf(b: StoredBackup, status: 'creating' | 'restoring', restoreVolumeId: string | null): ProgressReport {
+  private progressOf(
+    b: StoredBackup,
+    status: 'creating' | 'restoring',
+    restoreVolumeId: string | null,
+  ): ProgressReport {
     let last = 0;
     return async (done, total) => {
       const percent = progressPercent(done, total);
-      if (!(await this.backups.reportProgress(this.db, b.id, status, this.clock.now(), percent))) return false;
+      if (!(await this.backups.reportProgress(this.db, b.id, status, this.clock.now(), percent)))
+        return false;
       const step = progressStepReached(last, percent);
       last = percent;
       if (step !== null)
@@ -353,13 +363,7 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
       }
     }
     await this.db.transaction(async (em) => {
-      await this.volumes.transition(
-        em,
-        v.id,
-        VOLUME_OPERATIONS.restored,
-        this.clock.now(),
-        set,
-      );
+      await this.volumes.transition(em, v.id, VOLUME_OPERATIONS.restored, this.clock.now(), set);
       await this.backups.transition(em, b.id, BACKUP_OPERATIONS.restored, this.clock.now());
     });
   }
@@ -384,13 +388,9 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
       }
     } catch (err) {
       this.log.warn(`deleting backup ${b.id} failed: ${reasonOf(err)}`);
-      await this.backups.transition(
-        this.db,
-        b.id,
-        BACKUP_OPERATIONS.deleteFailed,
-        this.clock.now(),
-        { fail_reason: reasonOf(err) },
-      );
+      await this.backups.transition(this.db, b.id, BACKUP_OPERATIONS.deleteFailed, this.clock.now(), {
+        fail_reason: reasonOf(err),
+      });
       return;
     }
     await this.db.transaction(async (em) => {

@@ -28,7 +28,10 @@ describe('manage and unmanage recovery', () => {
   beforeAll(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'osc-manage-'));
     runtime = await createRuntime({ mode: 'embedded', dataDir: 'memory://' }, SCHEMA_PARTS);
-    await runtime.dataSource.query(`INSERT INTO volume_types (id, name, created_at) VALUES ($1, 'plain', now())`, [TYPE]);
+    await runtime.dataSource.query(
+      `INSERT INTO volume_types (id, name, created_at) VALUES ($1, 'plain', now())`,
+      [TYPE],
+    );
   }, 60000);
 
   afterAll(async () => {
@@ -38,7 +41,12 @@ describe('manage and unmanage recovery', () => {
   });
 
   const file = (name: string): string => path.join(dir, name);
-  const volume = async (status: string, size: number, adminMetadata: Record<string, string> = {}, deleted = false): Promise<string> => {
+  const volume = async (
+    status: string,
+    size: number,
+    adminMetadata: Record<string, string> = {},
+    deleted = false,
+  ): Promise<string> => {
     const id = randomUUID();
     await runtime.dataSource.query(
       `INSERT INTO volumes (id, project_id, size, status, volume_type_id, host, admin_metadata, deleted, created_at) VALUES ($1, 'p', $2, $3, $4, $5, $6::jsonb, $7, now())`,
@@ -46,7 +54,12 @@ describe('manage and unmanage recovery', () => {
     );
     return id;
   };
-  const snapshot = async (volumeId: string, status: string, size: number, manageSource: string | null): Promise<string> => {
+  const snapshot = async (
+    volumeId: string,
+    status: string,
+    size: number,
+    manageSource: string | null,
+  ): Promise<string> => {
     const id = randomUUID();
     await runtime.dataSource.query(
       `INSERT INTO snapshots (id, project_id, volume_id, volume_type_id, size, status, host, manage_source, created_at) VALUES ($1, 'p', $2, $3, $4, $5, $6, $7, now())`,
@@ -54,7 +67,8 @@ describe('manage and unmanage recovery', () => {
     );
     return id;
   };
-  const row = async (table: 'volumes' | 'snapshots', id: string): Promise<any> => (await runtime.dataSource.query(`SELECT * FROM ${table} WHERE id = $1`, [id]))[0];
+  const row = async (table: 'volumes' | 'snapshots', id: string): Promise<any> =>
+    (await runtime.dataSource.query(`SELECT * FROM ${table} WHERE id = $1`, [id]))[0];
   const until = async (check: () => Promise<boolean>): Promise<void> => {
     const deadline = Date.now() + 20000;
     while (!(await check())) {
@@ -99,7 +113,11 @@ describe('manage and unmanage recovery', () => {
     const snapUnmanaging = await snapshot(parent, 'unmanaging', 1, null);
     await createSparseFile(file(`snapshot-${snapUnmanaging}`), GIB);
 
-    worker = await startBackupWorker(loadConfig({ VOLUME_BACKEND_DIR: dir, VOLUME_BACKEND_HOST: 'manage-host', LOG_LEVEL: 'error' }), runtime, { http: false });
+    worker = await startBackupWorker(
+      loadConfig({ VOLUME_BACKEND_DIR: dir, VOLUME_BACKEND_HOST: 'manage-host', LOG_LEVEL: 'error' }),
+      runtime,
+      { http: false },
+    );
 
     await until(async () => (await row('volumes', managing)).status === 'available');
     expect(Number((await row('volumes', managing)).size)).toBe(2);
@@ -133,8 +151,12 @@ describe('manage and unmanage recovery', () => {
     expect(existsSync(file(`volume-${strayId}`))).toBe(false);
     expect(existsSync(file(`volume-${keptId}`))).toBe(true);
     const reported = async (): Promise<string[]> =>
-      (await runtime.dataSource.query(`SELECT name FROM backend_files WHERE backend = $1`, [backend])).map((f: { name: string }) => f.name);
+      (await runtime.dataSource.query(`SELECT name FROM backend_files WHERE backend = $1`, [backend])).map(
+        (f: { name: string }) => f.name,
+      );
     await until(async () => (await reported()).includes(`snapshot-${snapManaging}`));
-    expect(await reported()).toEqual(expect.arrayContaining([`volume-${keptId}`, `snapshot-${snapUnmanaging}`, `volume-${managing}`]));
+    expect(await reported()).toEqual(
+      expect.arrayContaining([`volume-${keptId}`, `snapshot-${snapUnmanaging}`, `volume-${managing}`]),
+    );
   }, 60000);
 });

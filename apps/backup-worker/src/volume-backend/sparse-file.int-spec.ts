@@ -34,7 +34,11 @@ describe('sparse volume files', () => {
     await sparseCopy(src, dst, 32 * MIB);
     const [a, b] = await Promise.all([readFile(src), readFile(dst)]);
     expect(b.length).toBe(32 * MIB);
-    expect(createHash('sha256').update(b.subarray(0, 16 * MIB)).digest('hex')).toBe(createHash('sha256').update(a).digest('hex'));
+    expect(
+      createHash('sha256')
+        .update(b.subarray(0, 16 * MIB))
+        .digest('hex'),
+    ).toBe(createHash('sha256').update(a).digest('hex'));
     expect(b.subarray(16 * MIB).every((x) => x === 0)).toBe(true);
     expect((await stat(dst)).blocks * 512).toBeLessThan(4 * MIB);
   });

@@ -3,7 +3,13 @@ import type { Server } from 'node:http';
 import { access, readdir, rename, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+} from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import {
   checkPerVolumeSize,
@@ -69,7 +75,15 @@ import { CLOCK, DATA_SOURCE, JOB_QUEUE, OUTBOX_WRITER, type Clock } from '@osc/p
 import { BackupRestorer } from '../backups/backup-restorer';
 import { VOLUME_BACKEND_CONFIG, type VolumeBackendConfig } from './volume-backend.config';
 import { fetchRemoteVolume, removeRemoteVolume, startVolumeDataServer } from './volume-data';
-import { createSparseFile, ensureDir, filesystemCapacity, GIB, growFile, removeFile, sparseCopy } from './sparse-file';
+import {
+  createSparseFile,
+  ensureDir,
+  filesystemCapacity,
+  GIB,
+  growFile,
+  removeFile,
+  sparseCopy,
+} from './sparse-file';
 import { productMetrics, timed } from '@osc/telemetry';
 
 /**
@@ -78,7 +92,8 @@ import { productMetrics, timed } from '@osc/telemetry';
  * from that directory when the volume migrates to it, and the API hands out `local` connections
  * to `<directory>/volume-<id>` from it.
  */
-export const fileLocationInfo = (directory: string, machine: string = os.hostname()): string => domainFileLocationInfo(machine, path.resolve(directory));
+export const fileLocationInfo = (directory: string, machine: string = os.hostname()): string =>
+  domainFileLocationInfo(machine, path.resolve(directory));
 
 export { parseFileLocationInfo };
 
@@ -154,7 +169,11 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
         fileOf: (id) => this.volumeFile(id),
         mayServe: async (id) => {
           const v = await this.volumes.findById(this.db, id, null);
-          return v !== null && v.host === this.poolName && (v.migrationStatus === 'starting' || v.migrationStatus === 'migrating');
+          return (
+            v !== null &&
+            v.host === this.poolName &&
+            (v.migrationStatus === 'starting' || v.migrationStatus === 'migrating')
+          );
         },
         removeMovedAway: async (id) => {
           const p = (await this.volumes.placementsOf(this.db, [id])).get(id);
@@ -174,7 +193,9 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
       void this.reportFiles().catch((e: unknown) => this.log.warn(`file report failed: ${String(e)}`));
     }, this.config.statsIntervalSeconds * 1000);
     this.timer.unref();
-    this.worker = await this.jobs.process(backendJobQueue(this.backend), (job) => this.handle(job), { concurrency: this.config.concurrency });
+    this.worker = await this.jobs.process(backendJobQueue(this.backend), (job) => this.handle(job), {
+      concurrency: this.config.concurrency,
+    });
     await this.recover();
   }
 
@@ -185,16 +206,36 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
    * lost job) ends in `error_extending`.
    */
   async recover(): Promise<void> {
-    for (const v of await this.volumes.listOnBackend(this.db, this.backend, ['creating', 'deleting', 'extending', 'reverting', 'managing', 'unmanaging'])) {
+    for (const v of await this.volumes.listOnBackend(this.db, this.backend, [
+      'creating',
+      'deleting',
+      'extending',
+      'reverting',
+      'managing',
+      'unmanaging',
+    ])) {
       if (v.status === 'creating' && v.host === null) continue;
       const inputs = {
-        extendNewSize: v.status === 'extending' ? ((await this.quotas.reservationsOf(this.db, v.id)).find((r) => r.operation === 'extend' && r.newSize !== null)?.newSize ?? null) : null,
-        restoringSnapshotId: v.status === 'reverting' ? ((await this.volumes.snapshotsOf(this.db, v.id)).find((s) => s.status === 'restoring')?.id ?? null) : null,
+        extendNewSize:
+          v.status === 'extending'
+            ? ((await this.quotas.reservationsOf(this.db, v.id)).find(
+                (r) => r.operation === 'extend' && r.newSize !== null,
+              )?.newSize ?? null)
+            : null,
+        restoringSnapshotId:
+          v.status === 'reverting'
+            ? ((await this.volumes.snapshotsOf(this.db, v.id)).find((s) => s.status === 'restoring')?.id ??
+              null)
+            : null,
       };
       const job = volumeRecoveryJob(v, inputs);
       if (job !== null) await this.jobs.add(job.queue, job);
-      else if (v.status === 'reverting') await this.volumes.transition(this.db, v.id, VOLUME_OPERATIONS.revertFailed, this.clock.now(), { error_reason: 'The revert was interrupted and its snapshot is no longer restoring.' });
-      else if (v.status === 'extending') await this.failExtend(v.id, 'The extend was interrupted by a restart of the volume back end.');
+      else if (v.status === 'reverting')
+        await this.volumes.transition(this.db, v.id, VOLUME_OPERATIONS.revertFailed, this.clock.now(), {
+          error_reason: 'The revert was interrupted and its snapshot is no longer restoring.',
+        });
+      else if (v.status === 'extending')
+        await this.failExtend(v.id, 'The extend was interrupted by a restart of the volume back end.');
     }
     await this.sweepStrayFiles();
     // Migrations to this back end: their job is kept in the volume's admin metadata.
@@ -202,7 +243,11 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
       const job = migrationRecoveryJob(v);
       if (job) await this.jobs.add(job.queue, job);
     }
-    for (const s of await this.volumes.snapshotsOnBackend(this.db, this.backend, ['creating', 'deleting', 'unmanaging'])) {
+    for (const s of await this.volumes.snapshotsOnBackend(this.db, this.backend, [
+      'creating',
+      'deleting',
+      'unmanaging',
+    ])) {
       const job = snapshotRecoveryJob({ ...s, manageSource: s.manageSource ?? null });
       if (job) await this.jobs.add(job.queue, job);
     }
@@ -217,7 +262,9 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
   private async sweepStrayFiles(): Promise<void> {
     const files = new Map<string, string[]>();
     for (const name of await readdir(this.config.directory)) {
-      const m = /^volume-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(\.migrating)?$/.exec(name);
+      const m = /^volume-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(\.migrating)?$/.exec(
+        name,
+      );
       if (m?.[1]) files.set(m[1], [...(files.get(m[1]) ?? []), name]);
     }
     const placements = await this.volumes.placementsOf(this.db, [...files.keys()]);
@@ -230,7 +277,9 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
         const partial = name.endsWith('.migrating');
         const stray = partial ? !migrating : !migrating && (p.deleted || !(p.host ?? '').startsWith(mine));
         if (!stray) continue;
-        this.log.log(`removing ${name}: volume ${id} is ${p.deleted ? 'deleted' : `on ${p.host ?? 'no back end'}`}`);
+        this.log.log(
+          `removing ${name}: volume ${id} is ${p.deleted ? 'deleted' : `on ${p.host ?? 'no back end'}`}`,
+        );
         await removeFile(path.join(this.config.directory, name)).catch(() => undefined);
       }
     }
@@ -292,7 +341,12 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
           this.clock.now(),
         );
         // The stats report is this back end's heartbeat as a cinder-volume service (os-services, os-hosts).
-        await this.services.heartbeat(this.db, { binary: 'cinder-volume', host: this.backend, availabilityZone: this.config.availabilityZone, now: this.clock.now() });
+        await this.services.heartbeat(this.db, {
+          binary: 'cinder-volume',
+          host: this.backend,
+          availabilityZone: this.config.availabilityZone,
+          now: this.clock.now(),
+        });
       } while (this.reportAgain);
     })().finally(() => {
       this.reporting = null;
@@ -323,7 +377,11 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
         } catch (err) {
           // Last run: the volume ends in error_extending and its reservation is released rather
           // than left `extending` with reserved quota nobody settles.
-          if (job.attempt >= VOLUME_EXTEND_ATTEMPTS) await this.failExtend((job.data as VolumeExtendJob).volumeId, `Extending the volume failed: ${String(err)}`);
+          if (job.attempt >= VOLUME_EXTEND_ATTEMPTS)
+            await this.failExtend(
+              (job.data as VolumeExtendJob).volumeId,
+              `Extending the volume failed: ${String(err)}`,
+            );
           throw err;
         }
       case SNAPSHOT_CREATE_JOB:
@@ -359,8 +417,7 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
       else if (source.kind === 'backup') {
         await createSparseFile(file, bytes);
         await this.restorer.restoreIntoNewVolume(source.id, file);
-      }
-      else await createSparseFile(file, bytes);
+      } else await createSparseFile(file, bytes);
     } catch (err) {
       await removeFile(file).catch(() => undefined);
       await this.failCreate(data, err);
@@ -386,13 +443,27 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
     const attempt = data.schedule.attempt;
     await this.db.transaction(async (em) => {
       if (attempt < MAX_SCHEDULE_ATTEMPTS) {
-        const reset = await this.volumes.transition(em, data.volumeId, VOLUME_OPERATIONS.reschedule, this.clock.now(), { host: null });
+        const reset = await this.volumes.transition(
+          em,
+          data.volumeId,
+          VOLUME_OPERATIONS.reschedule,
+          this.clock.now(),
+          { host: null },
+        );
         if (!reset) return;
-        const schedule = { ...data.schedule, attempt: attempt + 1, excludedPools: [...data.schedule.excludedPools, data.pool] };
+        const schedule = {
+          ...data.schedule,
+          attempt: attempt + 1,
+          excludedPools: [...data.schedule.excludedPools, data.pool],
+        };
         await this.outbox.add(em, {
           destination: 'bus',
           queue: BLOCK_STORAGE_SCHEDULER_QUEUE,
-          message: { id: `schedule-${data.volumeId}-${attempt + 1}`, type: SCHEDULE_VOLUME_COMMAND, payload: schedule },
+          message: {
+            id: `schedule-${data.volumeId}-${attempt + 1}`,
+            type: SCHEDULE_VOLUME_COMMAND,
+            payload: schedule,
+          },
           partitionKey: data.volumeId,
         });
       } else {
@@ -419,7 +490,13 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
     await this.db.transaction(async (em) => {
       const removed = await this.volumes.softDelete(em, v.id, ['deleting'], this.clock.now());
       if (removed && removed.consumesQuota) {
-        await this.quotas.apply(em, removed.projectId, volumeQuotaDeltas(removed.size, v.volumeTypeName, -1), 'in_use', false);
+        await this.quotas.apply(
+          em,
+          removed.projectId,
+          volumeQuotaDeltas(removed.size, v.volumeTypeName, -1),
+          'in_use',
+          false,
+        );
       }
     });
     void this.reportStats().catch(() => undefined);
@@ -439,13 +516,20 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
       await this.failExtend(v.id, `Extending the volume failed: ${String(err)}`);
       return;
     }
-    const extended = v.attachments.some((a) => a.attachStatus === 'attached') ? VOLUME_OPERATIONS.extendedInUse : VOLUME_OPERATIONS.extendedAvailable;
+    const extended = v.attachments.some((a) => a.attachStatus === 'attached')
+      ? VOLUME_OPERATIONS.extendedInUse
+      : VOLUME_OPERATIONS.extendedAvailable;
     await this.db.transaction(async (em) => {
-      if (!(await this.volumes.transition(em, v.id, extended, this.clock.now(), { size: data.newSize }))) return;
-      const reservation = (await this.quotas.reservationsOf(em, v.id)).find((r) => r.operation === 'extend' && r.newSize === data.newSize);
+      if (!(await this.volumes.transition(em, v.id, extended, this.clock.now(), { size: data.newSize })))
+        return;
+      const reservation = (await this.quotas.reservationsOf(em, v.id)).find(
+        (r) => r.operation === 'extend' && r.newSize === data.newSize,
+      );
       if (reservation) await this.quotas.settleReservation(em, reservation.id, true);
       else {
-        const deltas = volumeQuotaDeltas(data.newSize - v.size, v.volumeTypeName).filter((d) => d.resource.startsWith('gigabytes'));
+        const deltas = volumeQuotaDeltas(data.newSize - v.size, v.volumeTypeName).filter((d) =>
+          d.resource.startsWith('gigabytes'),
+        );
         await this.quotas.settleReserved(em, v.projectId, deltas, true);
       }
       // Any other reservation of this volume belongs to an extend that can no longer finish.
@@ -456,7 +540,9 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
 
   /** `extending` → `error_extending` with the reason, and the volume's reserved quota released, in one transaction. */
   private async failExtend(volumeId: string, reason: string): Promise<void> {
-    await this.db.transaction((em) => this.settlements.failVolumeExtend(em, volumeId, reason, this.clock.now()));
+    await this.db.transaction((em) =>
+      this.settlements.failVolumeExtend(em, volumeId, reason, this.clock.now()),
+    );
   }
 
   /**
@@ -481,7 +567,15 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
     }
     await this.db.transaction(async (em) => {
       const now = this.clock.now();
-      await this.volumes.transition(em, v.id, failure === null ? VOLUME_OPERATIONS.reverted : VOLUME_OPERATIONS.revertFailed, now, failure === null ? {} : { error_reason: `Reverting to snapshot ${s.id} failed: ${String(failure)}`.slice(0, 1000) });
+      await this.volumes.transition(
+        em,
+        v.id,
+        failure === null ? VOLUME_OPERATIONS.reverted : VOLUME_OPERATIONS.revertFailed,
+        now,
+        failure === null
+          ? {}
+          : { error_reason: `Reverting to snapshot ${s.id} failed: ${String(failure)}`.slice(0, 1000) },
+      );
       await this.snapshots.transition(em, s.id, SNAPSHOT_OPERATIONS.reverted, now);
     });
   }
@@ -500,21 +594,33 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
     const v = await this.volumes.findById(this.db, job.volumeId, null);
     if (!v) return;
     // One read of the pools: the source's location (however old its report) and this pool's stats.
-    const pools = await this.pools.listFresh(this.db, new Date(this.clock.now().getTime() - 24 * 3600 * 1000));
+    const pools = await this.pools.listFresh(
+      this.db,
+      new Date(this.clock.now().getTime() - 24 * 3600 * 1000),
+    );
     const sourceCapabilities = pools.find((p) => p.name === job.source)?.capabilities ?? {};
     const location = parseFileLocationInfo(sourceCapabilities['location_info']);
     // Same machine: the source file is read directly; another machine: through its data endpoint.
     const local = location !== null && location.machine === this.config.machine;
     const sourceDir = (): string => {
-      if (!location) throw new MigrationRefused(`The source back end ${job.source} reports no file location.`);
-      if (!local) throw new MigrationRefused(`The source back end ${job.source} is on ${location.machine}; its bytes cannot be read from ${this.config.machine}.`);
+      if (!location)
+        throw new MigrationRefused(`The source back end ${job.source} reports no file location.`);
+      if (!local)
+        throw new MigrationRefused(
+          `The source back end ${job.source} is on ${location.machine}; its bytes cannot be read from ${this.config.machine}.`,
+        );
       return location.directory;
     };
     const remote = (): { url: string; secret: string; timeoutMs: number } => {
       const url = sourceCapabilities['data_url'];
       if (typeof url !== 'string' || url === '')
-        throw new MigrationRefused(`The source back end ${job.source} is on ${location?.machine ?? 'an unknown machine'} and reports no data endpoint (data_url); its bytes cannot be read from ${this.config.machine}.`);
-      if (!this.config.data) throw new MigrationRefused(`The source back end ${job.source} is on another machine and ${this.backend} has no VOLUME_DATA_SECRET to read it with.`);
+        throw new MigrationRefused(
+          `The source back end ${job.source} is on ${location?.machine ?? 'an unknown machine'} and reports no data endpoint (data_url); its bytes cannot be read from ${this.config.machine}.`,
+        );
+      if (!this.config.data)
+        throw new MigrationRefused(
+          `The source back end ${job.source} is on another machine and ${this.backend} has no VOLUME_DATA_SECRET to read it with.`,
+        );
       return { url, secret: this.config.data.secret, timeoutMs: this.config.data.timeoutMs };
     };
     if (v.host === job.destination && v.migrationStatus === 'success') {
@@ -523,36 +629,77 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
       else await this.removeRemoteCopy(v.id, job.source, remote);
       return;
     }
-    if (v.host !== job.source || v.status !== job.holdStatus || !['starting', 'migrating'].includes(v.migrationStatus ?? '')) return;
+    if (
+      v.host !== job.source ||
+      v.status !== job.holdStatus ||
+      !['starting', 'migrating'].includes(v.migrationStatus ?? '')
+    )
+      return;
     const file = this.volumeFile(v.id);
     const temp = `${file}.migrating`;
     let source: string | null = null;
     let type: StoredVolumeType | null;
     try {
-      if (job.destination !== this.poolName) throw new MigrationRefused(`The destination pool ${job.destination} is not served by ${this.backend}.`);
+      if (job.destination !== this.poolName)
+        throw new MigrationRefused(
+          `The destination pool ${job.destination} is not served by ${this.backend}.`,
+        );
       const typeId = job.newTypeId ?? v.volumeTypeId;
       type = await this.types.findAny(this.db, typeId);
       if (!type) throw new MigrationRefused(`Volume type ${typeId} could not be found.`);
       const freshSince = this.clock.now().getTime() - 180 * 1000;
-      const here = pools.find((p) => p.name === this.poolName && new Date(p.updatedAt).getTime() >= freshSince);
-      if (!here) throw new MigrationRefused(`The destination pool ${this.poolName} has not reported its capacity.`);
-      const placed = placeVolume([here], { size: v.size, availabilityZone: null, extraSpecs: type.extraSpecs });
-      if (placed.kind !== 'placed') throw new MigrationRefused(`No valid back end: ${Object.values(placed.reasons).join('; ')}`);
+      const here = pools.find(
+        (p) => p.name === this.poolName && new Date(p.updatedAt).getTime() >= freshSince,
+      );
+      if (!here)
+        throw new MigrationRefused(`The destination pool ${this.poolName} has not reported its capacity.`);
+      const placed = placeVolume([here], {
+        size: v.size,
+        availabilityZone: null,
+        extraSpecs: type.extraSpecs,
+      });
+      if (placed.kind !== 'placed')
+        throw new MigrationRefused(`No valid back end: ${Object.values(placed.reasons).join('; ')}`);
       const from = local ? null : remote();
       if (local) {
         source = path.join(sourceDir(), volumeFileName(v.id));
         await access(source);
       }
-      if (!(await this.volumes.compareAndSetMigration(this.db, v.id, [job.holdStatus], ['starting', 'migrating'], job.holdStatus, this.clock.now(), { migration_status: 'migrating' }))) return;
+      if (
+        !(await this.volumes.compareAndSetMigration(
+          this.db,
+          v.id,
+          [job.holdStatus],
+          ['starting', 'migrating'],
+          job.holdStatus,
+          this.clock.now(),
+          { migration_status: 'migrating' },
+        ))
+      )
+        return;
       if (source !== null) await sparseCopy(source, temp, v.size * GIB);
       else if (from) {
-        const size = await fetchRemoteVolume({ baseUrl: from.url, backend: backendOfPool(job.source), volumeId: v.id, secret: from.secret, dest: temp, bytes: v.size * GIB, now: this.clock.now().getTime(), timeoutMs: from.timeoutMs });
-        if (size > v.size * GIB) throw new MigrationRefused(`The source copy of volume ${v.id} is ${size} bytes, more than its ${v.size} GiB.`);
+        const size = await fetchRemoteVolume({
+          baseUrl: from.url,
+          backend: backendOfPool(job.source),
+          volumeId: v.id,
+          secret: from.secret,
+          dest: temp,
+          bytes: v.size * GIB,
+          now: this.clock.now().getTime(),
+          timeoutMs: from.timeoutMs,
+        });
+        if (size > v.size * GIB)
+          throw new MigrationRefused(
+            `The source copy of volume ${v.id} is ${size} bytes, more than its ${v.size} GiB.`,
+          );
       }
       await rename(temp, file);
     } catch (err) {
       await removeFile(temp).catch(() => undefined);
-      this.log.warn(`migrating volume ${v.id} from ${job.source} to ${job.destination} failed: ${String(err)}`);
+      this.log.warn(
+        `migrating volume ${v.id} from ${job.source} to ${job.destination} failed: ${String(err)}`,
+      );
       // Refused or failed alike: the volume goes back to where it was (a retry would find it no
       // longer migrating); only a failure to record that makes the job run again.
       await this.failMigration(v.id, job);
@@ -565,7 +712,18 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
         set['volume_type_id'] = newType.id;
         set['multiattach'] = isMultiattachSpec(newType.extraSpecs);
       }
-      if (!(await this.volumes.compareAndSetMigration(em, v.id, [job.holdStatus], ['migrating'], job.previousStatus, this.clock.now(), set))) return false;
+      if (
+        !(await this.volumes.compareAndSetMigration(
+          em,
+          v.id,
+          [job.holdStatus],
+          ['migrating'],
+          job.previousStatus,
+          this.clock.now(),
+          set,
+        ))
+      )
+        return false;
       await this.volumes.setAdminMetadataKey(em, v.id, MIGRATION_JOB_METADATA_KEY, null);
       if (newType && job.reservationId !== null) {
         await this.quotas.settleReservation(em, job.reservationId, true);
@@ -579,7 +737,10 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
       await removeFile(file).catch(() => undefined);
       return;
     }
-    if (source !== null) await removeFile(source).catch((e: unknown) => this.log.warn(`removing the source copy of migrated volume ${v.id} failed: ${String(e)}`));
+    if (source !== null)
+      await removeFile(source).catch((e: unknown) =>
+        this.log.warn(`removing the source copy of migrated volume ${v.id} failed: ${String(e)}`),
+      );
     else await this.removeRemoteCopy(v.id, job.source, remote);
     void this.reportStats().catch(() => undefined);
   }
@@ -588,12 +749,25 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
    * Asks a source back end on another machine to remove its copy of a volume that moved here. A
    * failure only logs: the source's stray-file sweep removes the copy at its next start.
    */
-  private async removeRemoteCopy(volumeId: string, sourcePool: string, remote: () => { url: string; secret: string; timeoutMs: number }): Promise<void> {
+  private async removeRemoteCopy(
+    volumeId: string,
+    sourcePool: string,
+    remote: () => { url: string; secret: string; timeoutMs: number },
+  ): Promise<void> {
     try {
       const from = remote();
-      await removeRemoteVolume({ baseUrl: from.url, backend: backendOfPool(sourcePool), volumeId, secret: from.secret, now: this.clock.now().getTime(), timeoutMs: 30_000 });
+      await removeRemoteVolume({
+        baseUrl: from.url,
+        backend: backendOfPool(sourcePool),
+        volumeId,
+        secret: from.secret,
+        now: this.clock.now().getTime(),
+        timeoutMs: 30_000,
+      });
     } catch (e) {
-      this.log.warn(`removing the source copy of migrated volume ${volumeId} on ${sourcePool} failed: ${String(e)}`);
+      this.log.warn(
+        `removing the source copy of migrated volume ${volumeId} on ${sourcePool} failed: ${String(e)}`,
+      );
     }
   }
 
@@ -610,10 +784,16 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
     } catch (err) {
       this.log.warn(`creating snapshot ${s.id} failed: ${String(err)}`);
       await removeFile(this.snapshotFile(s.id)).catch(() => undefined);
-      await this.snapshots.transition(this.db, s.id, SNAPSHOT_OPERATIONS.createFailed, this.clock.now(), { error_reason: String(err).slice(0, 1000) });
+      await this.snapshots.transition(this.db, s.id, SNAPSHOT_OPERATIONS.createFailed, this.clock.now(), {
+        error_reason: String(err).slice(0, 1000),
+      });
       return;
     }
-    if (!(await this.snapshots.transition(this.db, s.id, SNAPSHOT_OPERATIONS.created, this.clock.now(), { progress: '100%' }))) {
+    if (
+      !(await this.snapshots.transition(this.db, s.id, SNAPSHOT_OPERATIONS.created, this.clock.now(), {
+        progress: '100%',
+      }))
+    ) {
       await removeFile(this.snapshotFile(s.id));
     }
   }
@@ -628,10 +808,18 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
       await this.snapshots.transition(this.db, s.id, SNAPSHOT_OPERATIONS.deleteFailed, this.clock.now());
       return;
     }
-    const typeName = s.volumeTypeId === null ? null : ((await this.types.findAny(this.db, s.volumeTypeId))?.name ?? null);
+    const typeName =
+      s.volumeTypeId === null ? null : ((await this.types.findAny(this.db, s.volumeTypeId))?.name ?? null);
     await this.db.transaction(async (em) => {
       const removed = await this.snapshots.softDelete(em, s.id, ['deleting'], this.clock.now());
-      if (removed && removed.consumesQuota) await this.quotas.apply(em, removed.projectId, snapshotQuotaDeltas(removed.size, typeName, -1), 'in_use', false);
+      if (removed && removed.consumesQuota)
+        await this.quotas.apply(
+          em,
+          removed.projectId,
+          snapshotQuotaDeltas(removed.size, typeName, -1),
+          'in_use',
+          false,
+        );
     });
   }
 
@@ -664,22 +852,43 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
    * the file is gone but `target` exists, an earlier run already renamed it (a restart between the
    * rename and the commit): the size comes from `target` and there is nothing left to rename.
    */
-  private async adoptable(kind: 'volume' | 'snapshot', source: string, target: string): Promise<{ size: number; from: string | null }> {
-    if (source === '') throw new ManageRefused(invalidReferenceReason(kind, '{}', 'the reference must name the file with source-name or source-id'));
+  private async adoptable(
+    kind: 'volume' | 'snapshot',
+    source: string,
+    target: string,
+  ): Promise<{ size: number; from: string | null }> {
+    if (source === '')
+      throw new ManageRefused(
+        invalidReferenceReason(kind, '{}', 'the reference must name the file with source-name or source-id'),
+      );
     const owner = managedIdOf(source, kind);
     if (owner === null || source !== `${kind}-${owner}`) {
-      throw new ManageRefused(invalidReferenceReason(kind, source, `the files of back end ${this.backend} are named ${kind}-<uuid>`));
+      throw new ManageRefused(
+        invalidReferenceReason(
+          kind,
+          source,
+          `the files of back end ${this.backend} are named ${kind}-<uuid>`,
+        ),
+      );
     }
     const from = path.join(this.config.directory, source);
     const found = await stat(from).catch(() => null);
     if (found === null) {
       const adopted = await stat(target).catch(() => null);
       if (adopted?.isFile()) return { size: Math.max(1, Math.ceil(adopted.size / GIB)), from: null };
-      throw new ManageRefused(invalidReferenceReason(kind, source, `no such file on back end ${this.backend}`));
+      throw new ManageRefused(
+        invalidReferenceReason(kind, source, `no such file on back end ${this.backend}`),
+      );
     }
     if (!found.isFile()) throw new ManageRefused(invalidReferenceReason(kind, source, 'not a regular file'));
-    const live = kind === 'volume' ? await this.volumes.findById(this.db, owner, null) : await this.snapshots.findById(this.db, owner, null);
-    if (live) throw new ManageRefused(invalidReferenceReason(kind, source, `it is already managed as ${kind} ${owner}`));
+    const live =
+      kind === 'volume'
+        ? await this.volumes.findById(this.db, owner, null)
+        : await this.snapshots.findById(this.db, owner, null);
+    if (live)
+      throw new ManageRefused(
+        invalidReferenceReason(kind, source, `it is already managed as ${kind} ${owner}`),
+      );
     return { size: Math.max(1, Math.ceil(found.size / GIB)), from };
   }
 
@@ -698,8 +907,17 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
       await this.db.transaction(async (em) => {
         const now = this.clock.now();
         checkPerVolumeSize(size, await this.quotas.limits(em, v.projectId));
-        await this.quotas.apply(em, v.projectId, volumeQuotaDeltas(size, v.volumeTypeName).filter((d) => d.resource.startsWith('gigabytes')));
-        if (!(await this.volumes.transition(em, v.id, VOLUME_OPERATIONS.managed, now, { size, service_uuid: this.serviceUuid }))) {
+        await this.quotas.apply(
+          em,
+          v.projectId,
+          volumeQuotaDeltas(size, v.volumeTypeName).filter((d) => d.resource.startsWith('gigabytes')),
+        );
+        if (
+          !(await this.volumes.transition(em, v.id, VOLUME_OPERATIONS.managed, now, {
+            size,
+            service_uuid: this.serviceUuid,
+          }))
+        ) {
           throw new ManageRefused('the volume is no longer managing');
         }
         await this.volumes.setAdminMetadataKey(em, v.id, MANAGE_SOURCE_METADATA_KEY, null);
@@ -718,9 +936,22 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
   private async failVolumeManage(v: StoredVolume, reason: string): Promise<void> {
     await this.db.transaction(async (em) => {
       const now = this.clock.now();
-      if (!(await this.volumes.transition(em, v.id, VOLUME_OPERATIONS.manageFailed, now, { error_reason: reason.slice(0, 1000), use_quota: false }))) return;
+      if (
+        !(await this.volumes.transition(em, v.id, VOLUME_OPERATIONS.manageFailed, now, {
+          error_reason: reason.slice(0, 1000),
+          use_quota: false,
+        }))
+      )
+        return;
       await this.volumes.setAdminMetadataKey(em, v.id, MANAGE_SOURCE_METADATA_KEY, null);
-      if (v.consumesQuota) await this.quotas.apply(em, v.projectId, volumeQuotaDeltas(v.size, v.volumeTypeName, -1), 'in_use', false);
+      if (v.consumesQuota)
+        await this.quotas.apply(
+          em,
+          v.projectId,
+          volumeQuotaDeltas(v.size, v.volumeTypeName, -1),
+          'in_use',
+          false,
+        );
     });
   }
 
@@ -730,7 +961,14 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
     if (!v || v.status !== 'unmanaging') return;
     await this.db.transaction(async (em) => {
       const removed = await this.volumes.softDeleteUnmanaged(em, v.id, this.clock.now());
-      if (removed && removed.consumesQuota) await this.quotas.apply(em, removed.projectId, volumeQuotaDeltas(removed.size, v.volumeTypeName, -1), 'in_use', false);
+      if (removed && removed.consumesQuota)
+        await this.quotas.apply(
+          em,
+          removed.projectId,
+          volumeQuotaDeltas(removed.size, v.volumeTypeName, -1),
+          'in_use',
+          false,
+        );
     });
     void this.reportStats().catch(() => undefined);
     void this.reportFiles().catch(() => undefined);
@@ -743,17 +981,34 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
    */
   private async manageSnapshot(data: SnapshotManageJob): Promise<void> {
     const s = await this.snapshots.findById(this.db, data.snapshotId, null);
-    if (!s || s.status !== 'creating' || (s.manageSource ?? null) === null || !(s.host ?? '').startsWith(`${this.backend}#`)) return;
+    if (
+      !s ||
+      s.status !== 'creating' ||
+      (s.manageSource ?? null) === null ||
+      !(s.host ?? '').startsWith(`${this.backend}#`)
+    )
+      return;
     const target = this.snapshotFile(s.id);
-    const typeName = s.volumeTypeId === null ? null : ((await this.types.findAny(this.db, s.volumeTypeId))?.name ?? null);
+    const typeName =
+      s.volumeTypeId === null ? null : ((await this.types.findAny(this.db, s.volumeTypeId))?.name ?? null);
     try {
       const { size, from } = await this.adoptable('snapshot', data.source, target);
       await this.db.transaction(async (em) => {
         const now = this.clock.now();
         if (s.consumesQuota && size !== s.size) {
-          await this.quotas.apply(em, s.projectId, snapshotQuotaDeltas(size - s.size, typeName).filter((d) => d.resource.startsWith('gigabytes')));
+          await this.quotas.apply(
+            em,
+            s.projectId,
+            snapshotQuotaDeltas(size - s.size, typeName).filter((d) => d.resource.startsWith('gigabytes')),
+          );
         }
-        if (!(await this.snapshots.transition(em, s.id, SNAPSHOT_OPERATIONS.created, now, { size, progress: '100%', manage_source: null }))) {
+        if (
+          !(await this.snapshots.transition(em, s.id, SNAPSHOT_OPERATIONS.created, now, {
+            size,
+            progress: '100%',
+            manage_source: null,
+          }))
+        ) {
           throw new ManageRefused('the snapshot is no longer creating');
         }
         if (from !== null) await rename(from, target);
@@ -769,17 +1024,28 @@ export class VolumeBackendService implements OnApplicationBootstrap, OnModuleDes
 
   /** `creating` → `error` with the reason; the snapshot keeps the quota charged for it until it is deleted. */
   private async failSnapshotManage(s: StoredSnapshot, reason: string): Promise<void> {
-    await this.snapshots.transition(this.db, s.id, SNAPSHOT_OPERATIONS.createFailed, this.clock.now(), { error_reason: reason.slice(0, 1000), manage_source: null });
+    await this.snapshots.transition(this.db, s.id, SNAPSHOT_OPERATIONS.createFailed, this.clock.now(), {
+      error_reason: reason.slice(0, 1000),
+      manage_source: null,
+    });
   }
 
   /** `unmanaging` → the row is removed and its quota released; the file stays. */
   private async unmanageSnapshot(data: SnapshotJob): Promise<void> {
     const s = await this.snapshots.findById(this.db, data.snapshotId, null);
     if (!s || s.status !== 'unmanaging') return;
-    const typeName = s.volumeTypeId === null ? null : ((await this.types.findAny(this.db, s.volumeTypeId))?.name ?? null);
+    const typeName =
+      s.volumeTypeId === null ? null : ((await this.types.findAny(this.db, s.volumeTypeId))?.name ?? null);
     await this.db.transaction(async (em) => {
       const removed = await this.snapshots.softDelete(em, s.id, ['unmanaging'], this.clock.now());
-      if (removed && removed.consumesQuota) await this.quotas.apply(em, removed.projectId, snapshotQuotaDeltas(removed.size, typeName, -1), 'in_use', false);
+      if (removed && removed.consumesQuota)
+        await this.quotas.apply(
+          em,
+          removed.projectId,
+          snapshotQuotaDeltas(removed.size, typeName, -1),
+          'in_use',
+          false,
+        );
     });
     void this.reportStats().catch(() => undefined);
     void this.reportFiles().catch(() => undefined);

@@ -48,7 +48,17 @@ describe('volume data endpoint', () => {
   });
 
   const read = (dest: string, over: Partial<Parameters<typeof fetchRemoteVolume>[0]> = {}) =>
-    fetchRemoteVolume({ baseUrl: base, backend: BACKEND, volumeId: id, secret: SECRET, dest, bytes: 64 * MIB, now: Date.now(), timeoutMs: 30_000, ...over });
+    fetchRemoteVolume({
+      baseUrl: base,
+      backend: BACKEND,
+      volumeId: id,
+      secret: SECRET,
+      dest,
+      bytes: 64 * MIB,
+      now: Date.now(),
+      timeoutMs: 30_000,
+      ...over,
+    });
 
   it('streams a migrating volume whole, sha256 equal, holes kept as holes', async () => {
     await createSparseFile(fileOf(id), 64 * MIB);
@@ -59,7 +69,10 @@ describe('volume data endpoint', () => {
     migrating.add(id);
     const dest = path.join(dir, 'copy');
     expect(await read(dest)).toBe(64 * MIB);
-    const digest = async (f: string) => createHash('sha256').update(await readFile(f)).digest('hex');
+    const digest = async (f: string) =>
+      createHash('sha256')
+        .update(await readFile(f))
+        .digest('hex');
     expect(await digest(dest)).toBe(await digest(fileOf(id)));
     // Three 1 MiB blocks hold data; the 61 others stay unallocated.
     expect((await stat(dest)).blocks * 512).toBeLessThanOrEqual(4 * MIB);
@@ -67,8 +80,14 @@ describe('volume data endpoint', () => {
 
   it('refuses requests not signed with the secret, for another volume or back end, or while not migrating', async () => {
     const dest = path.join(dir, 'refused');
-    await expect(read(dest, { secret: 'another-secret-of-16' })).rejects.toThrow(/answered 401: .*signature does not match/);
-    const other = await fetch(`${base}/v1/backends/${BACKEND}/volumes/${id}`, { headers: { authorization: signVolumeRequest(SECRET, 'GET', BACKEND, id.replace('1111', '9999'), Date.now()) } });
+    await expect(read(dest, { secret: 'another-secret-of-16' })).rejects.toThrow(
+      /answered 401: .*signature does not match/,
+    );
+    const other = await fetch(`${base}/v1/backends/${BACKEND}/volumes/${id}`, {
+      headers: {
+        authorization: signVolumeRequest(SECRET, 'GET', BACKEND, id.replace('1111', '9999'), Date.now()),
+      },
+    });
     expect(other.status).toBe(401);
     await expect(read(dest, { backend: 'host-b@file' })).rejects.toThrow(/answered 404/);
     migrating.delete(id);
@@ -77,9 +96,20 @@ describe('volume data endpoint', () => {
   });
 
   it('removes the source copy only once the volume moved away, and only when signed for DELETE', async () => {
-    const del = (secret = SECRET) => removeRemoteVolume({ baseUrl: base, backend: BACKEND, volumeId: id, secret, now: Date.now(), timeoutMs: 10_000 });
+    const del = (secret = SECRET) =>
+      removeRemoteVolume({
+        baseUrl: base,
+        backend: BACKEND,
+        volumeId: id,
+        secret,
+        now: Date.now(),
+        timeoutMs: 10_000,
+      });
     await expect(del()).rejects.toThrow(/answered 409: .*still on host-a@file/);
-    const getToken = await fetch(`${base}/v1/backends/${BACKEND}/volumes/${id}`, { method: 'DELETE', headers: { authorization: signVolumeRequest(SECRET, 'GET', BACKEND, id, Date.now()) } });
+    const getToken = await fetch(`${base}/v1/backends/${BACKEND}/volumes/${id}`, {
+      method: 'DELETE',
+      headers: { authorization: signVolumeRequest(SECRET, 'GET', BACKEND, id, Date.now()) },
+    });
     expect(getToken.status).toBe(401);
     movedAway.add(id);
     await del();
@@ -104,8 +134,15 @@ describe('volume data endpoint', () => {
     await new Promise<void>((r) => liar.listen(0, '127.0.0.1', () => r()));
     const liarBase = `http://127.0.0.1:${(liar.address() as AddressInfo).port}`;
     try {
-      await expect(read(path.join(dir, 'cut'), { baseUrl: liarBase, volumeId: '22222222-2222-4333-8444-555555555555' })).rejects.toThrow(/ended before its end frame/);
-      await expect(read(path.join(dir, 'altered'), { baseUrl: liarBase, volumeId: '33333333-2222-4333-8444-555555555555' })).rejects.toThrow(/digest does not match/);
+      await expect(
+        read(path.join(dir, 'cut'), { baseUrl: liarBase, volumeId: '22222222-2222-4333-8444-555555555555' }),
+      ).rejects.toThrow(/ended before its end frame/);
+      await expect(
+        read(path.join(dir, 'altered'), {
+          baseUrl: liarBase,
+          volumeId: '33333333-2222-4333-8444-555555555555',
+        }),
+      ).rejects.toThrow(/digest does not match/);
     } finally {
       await new Promise((r) => liar.close(r));
     }

@@ -2,7 +2,14 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { open } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { checkVolumeRequest, FrameDecoder, FrameEncoder, signVolumeRequest, VOLUME_STREAM_CONTENT_TYPE, VolumeStreamError } from './volume-stream';
+import {
+  checkVolumeRequest,
+  FrameDecoder,
+  FrameEncoder,
+  signVolumeRequest,
+  VOLUME_STREAM_CONTENT_TYPE,
+  VolumeStreamError,
+} from './volume-stream';
 
 const BLOCK = 1024 * 1024;
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
@@ -76,7 +83,11 @@ export async function startVolumeDataServer(o: VolumeDataServerOptions): Promise
       res.writeHead(200, { 'content-type': VOLUME_STREAM_CONTENT_TYPE });
       if (!first.done) res.write(first.value);
     } catch (err) {
-      return reply(res, (err as NodeJS.ErrnoException).code === 'ENOENT' ? 404 : 500, `volume ${id}: ${String(err)}`);
+      return reply(
+        res,
+        (err as NodeJS.ErrnoException).code === 'ENOENT' ? 404 : 500,
+        `volume ${id}: ${String(err)}`,
+      );
     }
     await pipeline(Readable.from(frames), res);
   };
@@ -102,20 +113,32 @@ export async function startVolumeDataServer(o: VolumeDataServerOptions): Promise
  * writing only the frames received so holes stay holes. Throws unless the whole stream arrived with
  * a matching digest; the caller removes `dest` then.
  */
-export async function fetchRemoteVolume(opts: { baseUrl: string; backend: string; volumeId: string; secret: string; dest: string; bytes: number; now: number; timeoutMs: number }): Promise<number> {
+export async function fetchRemoteVolume(opts: {
+  baseUrl: string;
+  backend: string;
+  volumeId: string;
+  secret: string;
+  dest: string;
+  bytes: number;
+  now: number;
+  timeoutMs: number;
+}): Promise<number> {
   const url = `${opts.baseUrl.replace(/\/+$/, '')}/v1/backends/${encodeURIComponent(opts.backend)}/volumes/${opts.volumeId}`;
   const res = await fetch(url, {
     headers: { authorization: signVolumeRequest(opts.secret, 'GET', opts.backend, opts.volumeId, opts.now) },
     signal: AbortSignal.timeout(opts.timeoutMs),
   });
-  if (res.status !== 200 || !res.body) throw new VolumeStreamError(`${url} answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
-  if (!(res.headers.get('content-type') ?? '').startsWith(VOLUME_STREAM_CONTENT_TYPE)) throw new VolumeStreamError(`${url} answered ${res.headers.get('content-type')}, not a volume stream`);
+  if (res.status !== 200 || !res.body)
+    throw new VolumeStreamError(`${url} answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
+  if (!(res.headers.get('content-type') ?? '').startsWith(VOLUME_STREAM_CONTENT_TYPE))
+    throw new VolumeStreamError(`${url} answered ${res.headers.get('content-type')}, not a volume stream`);
   const out = await open(opts.dest, 'w', 0o600);
   try {
     await out.truncate(opts.bytes);
     const decoder = new FrameDecoder(opts.bytes);
     for await (const chunk of Readable.fromWeb(res.body as never) as AsyncIterable<Buffer>) {
-      for (const part of decoder.push(chunk)) if (part.kind === 'data') await out.write(part.data, 0, part.data.length, part.offset);
+      for (const part of decoder.push(chunk))
+        if (part.kind === 'data') await out.write(part.data, 0, part.data.length, part.offset);
     }
     const size = decoder.finish();
     await out.sync();
@@ -126,12 +149,22 @@ export async function fetchRemoteVolume(opts: { baseUrl: string; backend: string
 }
 
 /** Asks the source back end to remove its copy of a volume that has moved away from it. */
-export async function removeRemoteVolume(opts: { baseUrl: string; backend: string; volumeId: string; secret: string; now: number; timeoutMs: number }): Promise<void> {
+export async function removeRemoteVolume(opts: {
+  baseUrl: string;
+  backend: string;
+  volumeId: string;
+  secret: string;
+  now: number;
+  timeoutMs: number;
+}): Promise<void> {
   const url = `${opts.baseUrl.replace(/\/+$/, '')}/v1/backends/${encodeURIComponent(opts.backend)}/volumes/${opts.volumeId}`;
   const res = await fetch(url, {
     method: 'DELETE',
-    headers: { authorization: signVolumeRequest(opts.secret, 'DELETE', opts.backend, opts.volumeId, opts.now) },
+    headers: {
+      authorization: signVolumeRequest(opts.secret, 'DELETE', opts.backend, opts.volumeId, opts.now),
+    },
     signal: AbortSignal.timeout(opts.timeoutMs),
   });
-  if (res.status !== 204) throw new VolumeStreamError(`${url} answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
+  if (res.status !== 204)
+    throw new VolumeStreamError(`${url} answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
 }

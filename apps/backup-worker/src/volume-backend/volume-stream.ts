@@ -85,14 +85,19 @@ export class FrameDecoder {
       if (length === 0) {
         this.hash.update(buf.subarray(0, FRAME_HEADER));
         const expected = this.hash.digest();
-        if (!timingSafeEqual(expected, buf.subarray(FRAME_HEADER))) throw new VolumeStreamError('the volume stream digest does not match its data');
-        if (offset < this.nextOffset || offset > this.maxBytes) throw new VolumeStreamError(`the volume stream ends at ${offset}, outside 0..${this.maxBytes}`);
+        if (!timingSafeEqual(expected, buf.subarray(FRAME_HEADER)))
+          throw new VolumeStreamError('the volume stream digest does not match its data');
+        if (offset < this.nextOffset || offset > this.maxBytes)
+          throw new VolumeStreamError(`the volume stream ends at ${offset}, outside 0..${this.maxBytes}`);
         this.ended = offset;
         if (this.pendingBytes > 0) throw new VolumeStreamError('data after the end of the volume stream');
         parts.push({ kind: 'end', size: offset });
         return parts;
       }
-      if (offset < this.nextOffset || offset + length > this.maxBytes) throw new VolumeStreamError(`a frame at ${offset} of ${length} bytes is out of order or past ${this.maxBytes}`);
+      if (offset < this.nextOffset || offset + length > this.maxBytes)
+        throw new VolumeStreamError(
+          `a frame at ${offset} of ${length} bytes is out of order or past ${this.maxBytes}`,
+        );
       this.nextOffset = offset + length;
       this.hash.update(buf);
       parts.push({ kind: 'data', offset, data: buf.subarray(FRAME_HEADER) });
@@ -127,13 +132,27 @@ const mac = (secret: string, method: string, backend: string, volumeId: string, 
 export type VolumeRequestMethod = 'GET' | 'DELETE';
 
 /** The Authorization header value for `method` on `volumeId` of `backend`, valid until `now + ttl`. */
-export function signVolumeRequest(secret: string, method: VolumeRequestMethod, backend: string, volumeId: string, nowMs: number, ttlSeconds = TOKEN_TTL_SECONDS): string {
+export function signVolumeRequest(
+  secret: string,
+  method: VolumeRequestMethod,
+  backend: string,
+  volumeId: string,
+  nowMs: number,
+  ttlSeconds = TOKEN_TTL_SECONDS,
+): string {
   const expires = Math.floor(nowMs / 1000) + ttlSeconds;
   return `OSC-HMAC ${expires}:${mac(secret, method, backend, volumeId, expires)}`;
 }
 
 /** Null when the header authorizes `method` on `volumeId` of `backend` at `nowMs`, else why not. */
-export function checkVolumeRequest(secret: string, header: string | undefined, method: VolumeRequestMethod, backend: string, volumeId: string, nowMs: number): string | null {
+export function checkVolumeRequest(
+  secret: string,
+  header: string | undefined,
+  method: VolumeRequestMethod,
+  backend: string,
+  volumeId: string,
+  nowMs: number,
+): string | null {
   const m = /^OSC-HMAC (\d{1,12}):([0-9a-f]{64})$/.exec(header ?? '');
   if (!m) return 'missing or malformed OSC-HMAC authorization';
   const expires = Number(m[1]);

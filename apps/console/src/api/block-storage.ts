@@ -53,7 +53,10 @@ export async function listBlockStorage(noauth: boolean): Promise<BlockStorageLis
   const [v, s, b] = await Promise.all([
     getJson<{ volumes: Volume[] }>(`${BASE}/volumes/detail?all_tenants=1&limit=200`, headers),
     getJson<{ snapshots: Snapshot[] }>(`${BASE}/snapshots/detail?all_tenants=1&limit=200`, headers),
-    getJson<{ backups: Backup[] }>(`${BASE}/backups/detail?all_tenants=1&limit=200`, { ...headers, 'X-OSC-Backup-Progress': 'true' }),
+    getJson<{ backups: Backup[] }>(`${BASE}/backups/detail?all_tenants=1&limit=200`, {
+      ...headers,
+      'X-OSC-Backup-Progress': 'true',
+    }),
   ]);
   return { volumes: v.volumes, snapshots: s.snapshots, backups: b.backups };
 }

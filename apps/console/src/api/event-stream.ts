@@ -27,7 +27,8 @@ export class SseParser {
       const line = this.buffer.slice(0, nl);
       this.buffer = this.buffer.slice(this.buffer.startsWith('\r\n', nl) ? nl + 2 : nl + 1);
       if (line === '') {
-        if (this.data.length > 0) out.push({ id: this.id, event: this.event || 'message', data: this.data.join('\n') });
+        if (this.data.length > 0)
+          out.push({ id: this.id, event: this.event || 'message', data: this.data.join('\n') });
         this.event = '';
         this.data = [];
         continue;
@@ -67,7 +68,8 @@ export async function followExecutionEvents(
     const { value, done } = await reader.read();
     if (done) return;
     for (const m of parser.push(value)) {
-      if (m.event === 'execution' || m.event === 'task' || m.event === 'action') onEvent(JSON.parse(m.data) as ExecutionEvent);
+      if (m.event === 'execution' || m.event === 'task' || m.event === 'action')
+        onEvent(JSON.parse(m.data) as ExecutionEvent);
     }
   }
 }
@@ -89,7 +91,10 @@ export async function followExecutionStateChanges(
   if (opts.allProjects) params.set('all_projects', 'true');
   if (opts.afterPosition !== null) params.set('marker', String(opts.afterPosition));
   const query = params.toString();
-  const res = await fetch(`/v2/executions${query ? `?${query}` : ''}`, { headers: { Accept: 'text/event-stream', ...authHeaders() }, signal });
+  const res = await fetch(`/v2/executions${query ? `?${query}` : ''}`, {
+    headers: { Accept: 'text/event-stream', ...authHeaders() },
+    signal,
+  });
   if (!res.ok || !res.body) throw new Error(`execution stream answered HTTP ${res.status}`);
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
   const parser = new SseParser();

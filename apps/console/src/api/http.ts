@@ -41,7 +41,8 @@ function errorMessage(status: number, text: string): string {
     const body = JSON.parse(text) as Record<string, unknown>;
     if (typeof body['faultstring'] === 'string') return body['faultstring'];
     for (const v of Object.values(body)) {
-      if (v && typeof v === 'object' && typeof (v as { message?: unknown }).message === 'string') return (v as { message: string }).message;
+      if (v && typeof v === 'object' && typeof (v as { message?: unknown }).message === 'string')
+        return (v as { message: string }).message;
     }
     if (typeof body['message'] === 'string') return body['message'];
   } catch {
@@ -50,10 +51,20 @@ function errorMessage(status: number, text: string): string {
   return text.trim() || `HTTP ${status}`;
 }
 
-export async function request<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
+export async function request<T>(
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<T> {
   const res = await fetch(path, {
     method,
-    headers: { Accept: 'application/json', ...authHeaders(), ...(body === undefined ? {} : { 'Content-Type': 'application/json' }), ...headers },
+    headers: {
+      Accept: 'application/json',
+      ...authHeaders(),
+      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+      ...headers,
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
@@ -61,6 +72,7 @@ export async function request<T>(method: string, path: string, body?: unknown, h
   return (text ? JSON.parse(text) : undefined) as T;
 }
 
-export const getJson = <T>(path: string, headers?: Record<string, string>) => request<T>('GET', path, undefined, headers);
+export const getJson = <T>(path: string, headers?: Record<string, string>) =>
+  request<T>('GET', path, undefined, headers);
 
 export const loadConfig = () => getJson<ConsoleConfig>('/console/config.json');

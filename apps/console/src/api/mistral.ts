@@ -16,7 +16,8 @@ export interface Workflow {
 export const EXECUTION_STATES = ['IDLE', 'RUNNING', 'PAUSED', 'SUCCESS', 'ERROR', 'CANCELLED'] as const;
 export type ExecutionState = (typeof EXECUTION_STATES)[number];
 
-export const isTerminal = (state: string): boolean => state === 'SUCCESS' || state === 'ERROR' || state === 'CANCELLED';
+export const isTerminal = (state: string): boolean =>
+  state === 'SUCCESS' || state === 'ERROR' || state === 'CANCELLED';
 
 export interface Execution {
   readonly id: string;
@@ -74,7 +75,13 @@ export interface ExecutionEvent {
   readonly state: string;
   readonly previous_state: string | null;
   readonly state_info: string | null;
-  readonly details: { withItems?: { done: number; total: number }; retryNo?: number; published?: string[]; itemIndex?: number; taskName?: string };
+  readonly details: {
+    withItems?: { done: number; total: number };
+    retryNo?: number;
+    published?: string[];
+    itemIndex?: number;
+    taskName?: string;
+  };
   readonly created_at: string;
 }
 
@@ -86,11 +93,16 @@ export interface ExecutionStateChange extends ExecutionEvent {
 }
 
 const q = (params: Record<string, string | undefined>): string => {
-  const s = new URLSearchParams(Object.entries(params).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== '')).toString();
+  const s = new URLSearchParams(
+    Object.entries(params).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== ''),
+  ).toString();
   return s ? `?${s}` : '';
 };
 
-export const listWorkflows = () => getJson<{ workflows: Workflow[] }>('/v2/workflows?limit=1000&sort_keys=name&sort_dirs=asc').then((r) => r.workflows);
+export const listWorkflows = () =>
+  getJson<{ workflows: Workflow[] }>('/v2/workflows?limit=1000&sort_keys=name&sort_dirs=asc').then(
+    (r) => r.workflows,
+  );
 export const getWorkflow = (id: string) => getJson<Workflow>(`/v2/workflows/${encodeURIComponent(id)}`);
 
 export interface ExecutionFilters {
@@ -103,10 +115,12 @@ export interface ExecutionFilters {
 }
 
 /** Mistral's filter timestamps: `YYYY-MM-DD HH:MM:SS`, UTC. */
-export const mistralTime = (iso: string): string => new Date(iso).toISOString().slice(0, 19).replace('T', ' ');
+export const mistralTime = (iso: string): string =>
+  new Date(iso).toISOString().slice(0, 19).replace('T', ' ');
 
 /** Mistral's timestamps are UTC without a zone; as epoch milliseconds. */
-export const parseMistralTime = (t: string | null | undefined): number | null => (t ? Date.parse(`${t.replace(' ', 'T')}Z`) : null);
+export const parseMistralTime = (t: string | null | undefined): number | null =>
+  t ? Date.parse(`${t.replace(' ', 'T')}Z`) : null;
 
 export function listExecutions(f: ExecutionFilters): Promise<Execution[]> {
   // Two bounds on one column need Mistral's single filter per field: the lower bound is sent,
@@ -123,7 +137,9 @@ export function listExecutions(f: ExecutionFilters): Promise<Execution[]> {
     })}`,
   ).then((r) => {
     const to = f.from && f.to ? Date.parse(f.to) : null;
-    return to === null ? r.executions : r.executions.filter((e) => (parseMistralTime(e.created_at) ?? 0) <= to);
+    return to === null
+      ? r.executions
+      : r.executions.filter((e) => (parseMistralTime(e.created_at) ?? 0) <= to);
   });
 }
 
@@ -134,21 +150,39 @@ export const setExecutionState = (id: string, state: 'PAUSED' | 'RUNNING' | 'CAN
   request<Execution>('PUT', `/v2/executions/${encodeURIComponent(id)}`, { state });
 
 export const listTasks = (executionId: string) =>
-  getJson<{ tasks: TaskExecution[] }>(`/v2/executions/${encodeURIComponent(executionId)}/tasks?limit=1000`).then((r) => r.tasks);
+  getJson<{ tasks: TaskExecution[] }>(
+    `/v2/executions/${encodeURIComponent(executionId)}/tasks?limit=1000`,
+  ).then((r) => r.tasks);
 export const getTask = (id: string) => getJson<TaskExecution>(`/v2/tasks/${encodeURIComponent(id)}`);
 export const listActionExecutions = (taskId: string) =>
-  getJson<{ action_executions: ActionExecution[] }>(`/v2/tasks/${encodeURIComponent(taskId)}/action_executions`).then((r) => r.action_executions);
+  getJson<{ action_executions: ActionExecution[] }>(
+    `/v2/tasks/${encodeURIComponent(taskId)}/action_executions`,
+  ).then((r) => r.action_executions);
 export const subExecutionsOf = (taskId: string) =>
-  getJson<{ executions: Execution[] }>(`/v2/executions${q({ task_execution_id: taskId })}`).then((r) => r.executions);
+  getJson<{ executions: Execution[] }>(`/v2/executions${q({ task_execution_id: taskId })}`).then(
+    (r) => r.executions,
+  );
 /** Mistral: a task in ERROR reruns (`RUNNING`, reset) or is skipped (`SKIPPED`). */
-export const rerunTask = (id: string) => request<TaskExecution>('PUT', `/v2/tasks/${encodeURIComponent(id)}`, { state: 'RUNNING', reset: true });
-export const skipTask = (id: string) => request<TaskExecution>('PUT', `/v2/tasks/${encodeURIComponent(id)}`, { state: 'SKIPPED' });
+export const rerunTask = (id: string) =>
+  request<TaskExecution>('PUT', `/v2/tasks/${encodeURIComponent(id)}`, { state: 'RUNNING', reset: true });
+export const skipTask = (id: string) =>
+  request<TaskExecution>('PUT', `/v2/tasks/${encodeURIComponent(id)}`, { state: 'SKIPPED' });
 
 /** What the expression playground answers (docs/workflow-events.md). */
 export type EvaluationOutcome =
   | { readonly result: unknown; readonly task_execution_id: string | null }
-  | { readonly error: { readonly message: string; readonly language: string; readonly expression: string; readonly position: number | null }; readonly task_execution_id: string | null };
+  | {
+      readonly error: {
+        readonly message: string;
+        readonly language: string;
+        readonly expression: string;
+        readonly position: number | null;
+      };
+      readonly task_execution_id: string | null;
+    };
 
 /** Evaluates an expression against an execution's data, as one of its tasks sees it (our extension). */
-export const evaluateExpression = (executionId: string, body: { expression: string; language: 'yaql' | 'jinja'; task_execution_id?: string }) =>
-  request<EvaluationOutcome>('POST', `/v2/executions/${encodeURIComponent(executionId)}/evaluate`, body);
+export const evaluateExpression = (
+  executionId: string,
+  body: { expression: string; language: 'yaql' | 'jinja'; task_execution_id?: string },
+) => request<EvaluationOutcome>('POST', `/v2/executions/${encodeURIComponent(executionId)}/evaluate`, body);

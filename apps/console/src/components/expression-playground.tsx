@@ -9,7 +9,15 @@ const message = (err: unknown) => (err instanceof Error ? err.message : String(e
  * chosen task sees it (POST /v2/executions/{id}/evaluate). A syntax error is shown with a caret
  * under its position in the text.
  */
-export function ExpressionPlayground({ executionId, taskExecutionId, taskName }: { executionId: string; taskExecutionId: string | null; taskName: string | null }) {
+export function ExpressionPlayground({
+  executionId,
+  taskExecutionId,
+  taskName,
+}: {
+  executionId: string;
+  taskExecutionId: string | null;
+  taskName: string | null;
+}) {
   const [expression, setExpression] = useState('');
   const [language, setLanguage] = useState<'yaql' | 'jinja'>('yaql');
   const [outcome, setOutcome] = useState<EvaluationOutcome | null>(null);
@@ -21,7 +29,13 @@ export function ExpressionPlayground({ executionId, taskExecutionId, taskName }:
     setBusy(true);
     try {
       const text = expression;
-      setOutcome(await evaluateExpression(executionId, { expression: text, language, ...(taskExecutionId ? { task_execution_id: taskExecutionId } : {}) }));
+      setOutcome(
+        await evaluateExpression(executionId, {
+          expression: text,
+          language,
+          ...(taskExecutionId ? { task_execution_id: taskExecutionId } : {}),
+        }),
+      );
       setSent(text);
       setFailure(null);
     } catch (err) {
@@ -34,7 +48,9 @@ export function ExpressionPlayground({ executionId, taskExecutionId, taskName }:
   return (
     <section className="playground" aria-label="expression playground">
       <h3>Expression playground</h3>
-      <p className="muted">Evaluated against {taskName ? `the context of task ${taskName}` : "the execution's data"}.</p>
+      <p className="muted">
+        Evaluated against {taskName ? `the context of task ${taskName}` : "the execution's data"}.
+      </p>
       <form
         onSubmit={(e) => {
           e.preventDefault();
@@ -44,7 +60,11 @@ export function ExpressionPlayground({ executionId, taskExecutionId, taskName }:
         <div className="buttons">
           <label>
             Language{' '}
-            <select aria-label="expression language" value={language} onChange={(e) => setLanguage(e.target.value === 'jinja' ? 'jinja' : 'yaql')}>
+            <select
+              aria-label="expression language"
+              value={language}
+              onChange={(e) => setLanguage(e.target.value === 'jinja' ? 'jinja' : 'yaql')}
+            >
               <option value="yaql">YAQL</option>
               <option value="jinja">Jinja</option>
             </select>
@@ -63,7 +83,9 @@ export function ExpressionPlayground({ executionId, taskExecutionId, taskName }:
         />
       </form>
       {failure && <p role="alert">{failure}</p>}
-      {outcome && 'result' in outcome && <pre data-testid="playground-result">{JSON.stringify(outcome.result, null, 2)}</pre>}
+      {outcome && 'result' in outcome && (
+        <pre data-testid="playground-result">{JSON.stringify(outcome.result, null, 2)}</pre>
+      )}
       {outcome && 'error' in outcome && (
         <div data-testid="playground-error">
           <pre className="wrap">{outcome.error.message}</pre>

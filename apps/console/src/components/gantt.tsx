@@ -20,7 +20,10 @@ export function Gantt({ statuses, now }: { statuses: readonly TaskStatus[]; now:
               <td className="gantt-track">
                 <div
                   className={`gantt-bar state-bg-${s.state.toLowerCase().replace(/[^a-z]+/g, '-')}`}
-                  style={{ left: `${(from / span) * 100}%`, width: `${Math.max(0.5, ((to - from) / span) * 100)}%` }}
+                  style={{
+                    left: `${(from / span) * 100}%`,
+                    width: `${Math.max(0.5, ((to - from) / span) * 100)}%`,
+                  }}
                   title={`${s.name}: ${s.state}, ${seconds(to - from)}`}
                 />
               </td>

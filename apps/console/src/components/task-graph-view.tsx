@@ -1,5 +1,16 @@
 import dagre from '@dagrejs/dagre';
-import { Background, Controls, type Edge, Handle, MarkerType, type Node, type NodeProps, Position, ReactFlow, useNodesState } from '@xyflow/react';
+import {
+  Background,
+  Controls,
+  type Edge,
+  Handle,
+  MarkerType,
+  type Node,
+  type NodeProps,
+  Position,
+  ReactFlow,
+  useNodesState,
+} from '@xyflow/react';
 import { useEffect, useMemo } from 'react';
 import type { TaskGraph } from '../model/task-graph';
 import type { TaskStatus } from '../model/task-states';
@@ -54,7 +65,12 @@ function TaskNode({ data }: NodeProps<Node<TaskNodeData>>) {
 
 const NODE_TYPES = { task: TaskNode };
 
-const EDGE_COLOURS = { 'on-success': '#2e7d32', 'on-error': '#c62828', 'on-complete': '#1565c0', requires: '#555' } as const;
+const EDGE_COLOURS = {
+  'on-success': '#2e7d32',
+  'on-error': '#c62828',
+  'on-complete': '#1565c0',
+  requires: '#555',
+} as const;
 
 /** The task graph laid out top-down by dagre and drawn by React Flow (pan, zoom; click a task to select it). */
 export function TaskGraphView({
@@ -82,7 +98,9 @@ export function TaskGraphView({
 
   const nodes: Node<TaskNodeData>[] = graph.tasks.map((t) => {
     const p = layout.get(t.name);
-    const flags = [t.withItems ? 'with-items' : null, t.retry ? 'retry' : null, t.join ? 'join' : null].filter(Boolean).join(', ');
+    const flags = [t.withItems ? 'with-items' : null, t.retry ? 'retry' : null, t.join ? 'join' : null]
+      .filter(Boolean)
+      .join(', ');
     return {
       id: t.name,
       type: 'task',
@@ -99,7 +117,17 @@ export function TaskGraphView({
   // React Flow keeps each node's measured size on the node objects it holds: new states replace
   // the data of the nodes it has, never the nodes themselves (a node without a size is hidden).
   const [flowNodes, setFlowNodes, onNodesChange] = useNodesState<Node<TaskNodeData>>(nodes);
-  const nodesKey = JSON.stringify(nodes.map((n) => [n.id, n.position, n.data.status?.state, n.data.status?.withItems, n.data.status?.retryNo, n.data.childExecutionId, n.data.selected]));
+  const nodesKey = JSON.stringify(
+    nodes.map((n) => [
+      n.id,
+      n.position,
+      n.data.status?.state,
+      n.data.status?.withItems,
+      n.data.status?.retryNo,
+      n.data.childExecutionId,
+      n.data.selected,
+    ]),
+  );
   useEffect(() => {
     setFlowNodes((prev) => nodes.map((n) => ({ ...prev.find((p) => p.id === n.id), ...n })));
   }, [nodesKey]); // `nodes` is new on every render; its content is nodesKey

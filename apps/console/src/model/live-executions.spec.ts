@@ -36,7 +36,11 @@ const change = (id: string, state: string, at = '2026-11-26T10:00:05.120Z'): Exe
 
 describe('applyStateChange', () => {
   it('gives a shown execution its new state, state info and update time at once', () => {
-    const { rows, reload } = applyStateChange([row('a', 'RUNNING'), row('b', 'RUNNING')], change('b', 'ERROR'), {});
+    const { rows, reload } = applyStateChange(
+      [row('a', 'RUNNING'), row('b', 'RUNNING')],
+      change('b', 'ERROR'),
+      {},
+    );
     expect(reload).toBe(false);
     expect(rows.map((r) => [r.id, r.state, r.state_info, r.updated_at])).toEqual([
       ['a', 'RUNNING', null, '2026-11-26 10:00:00'],
@@ -45,18 +49,28 @@ describe('applyStateChange', () => {
   });
 
   it('asks for a reload for an execution not shown, unless the state filter rules it out', () => {
-    expect(applyStateChange([row('a', 'RUNNING')], change('new', 'RUNNING'), {})).toEqual({ rows: [row('a', 'RUNNING')], reload: true });
+    expect(applyStateChange([row('a', 'RUNNING')], change('new', 'RUNNING'), {})).toEqual({
+      rows: [row('a', 'RUNNING')],
+      reload: true,
+    });
     expect(applyStateChange([], change('new', 'RUNNING'), { state: 'ERROR' }).reload).toBe(false);
     expect(applyStateChange([], change('new', 'ERROR'), { state: 'ERROR' }).reload).toBe(true);
   });
 
   it('drops a row whose new state leaves the state filter', () => {
-    expect(applyStateChange([row('a', 'RUNNING'), row('b', 'RUNNING')], change('a', 'SUCCESS'), { state: 'RUNNING' }).rows.map((r) => r.id)).toEqual(['b']);
+    expect(
+      applyStateChange([row('a', 'RUNNING'), row('b', 'RUNNING')], change('a', 'SUCCESS'), {
+        state: 'RUNNING',
+      }).rows.map((r) => r.id),
+    ).toEqual(['b']);
   });
 
   it('ends in the latest state when the changes received during a list read are applied to it again', () => {
     // the list was read after the first change committed; both changes came while it was read
-    const changes = [change('a', 'PAUSED', '2026-11-26T10:00:05.000Z'), change('a', 'RUNNING', '2026-11-26T10:00:06.000Z')];
+    const changes = [
+      change('a', 'PAUSED', '2026-11-26T10:00:05.000Z'),
+      change('a', 'RUNNING', '2026-11-26T10:00:06.000Z'),
+    ];
     let rows = [row('a', 'PAUSED')];
     for (const c of changes) rows = applyStateChange(rows, c, {}).rows;
     expect(rows.map((r) => [r.state, r.updated_at])).toEqual([['RUNNING', '2026-11-26 10:00:06']]);

@@ -14,15 +14,25 @@ const mistralText = (iso: string): string => new Date(iso).toISOString().slice(0
  * after the list's start, the latest last, so the rows end in the latest state whatever the list's
  * moment was.
  */
-export function applyStateChange(rows: readonly Execution[], change: ExecutionStateChange, filters: ExecutionFilters): { rows: Execution[]; reload: boolean } {
+export function applyStateChange(
+  rows: readonly Execution[],
+  change: ExecutionStateChange,
+  filters: ExecutionFilters,
+): { rows: Execution[]; reload: boolean } {
   const i = rows.findIndex((r) => r.id === change.execution_id);
   if (i < 0) {
     const couldMatch = !filters.state || filters.state === change.state;
     return { rows: [...rows], reload: couldMatch };
   }
   const row = rows[i] as Execution;
-  if (filters.state && filters.state !== change.state) return { rows: rows.filter((r) => r.id !== change.execution_id), reload: false };
+  if (filters.state && filters.state !== change.state)
+    return { rows: rows.filter((r) => r.id !== change.execution_id), reload: false };
   const next = [...rows];
-  next[i] = { ...row, state: change.state, state_info: change.state_info, updated_at: mistralText(change.created_at) };
+  next[i] = {
+    ...row,
+    state: change.state,
+    state_info: change.state_info,
+    updated_at: mistralText(change.created_at),
+  };
   return { rows: next, reload: false };
 }

@@ -59,17 +59,28 @@ rev:
 `),
     );
     expect(g.type).toBe('reverse');
-    expect(g.edges.map((e) => `${e.from}->${e.to}:${e.kind}`)).toEqual(['one->two:requires', 'one->three:requires', 'two->three:requires']);
+    expect(g.edges.map((e) => `${e.from}->${e.to}:${e.kind}`)).toEqual([
+      'one->two:requires',
+      'one->three:requires',
+      'two->three:requires',
+    ]);
   });
 
   it('picks the named workflow of a workbook, by its short name', () => {
-    const g = taskGraphOf(parse(`version: '2.0'\nname: wb\nworkflows:\n  x: {tasks: {t1: {action: std.noop}}}\n  y: {tasks: {t2: {action: std.noop}}}\n`), 'wb.y');
+    const g = taskGraphOf(
+      parse(
+        `version: '2.0'\nname: wb\nworkflows:\n  x: {tasks: {t1: {action: std.noop}}}\n  y: {tasks: {t2: {action: std.noop}}}\n`,
+      ),
+      'wb.y',
+    );
     expect(g.workflowName).toBe('y');
     expect(g.tasks.map((t) => t.name)).toEqual(['t2']);
   });
 
   it('refuses a definition without tasks', () => {
-    expect(() => taskGraphOf(parse(`version: '2.0'\nwf: {input: [a]}\n`))).toThrow('The definition has no workflow with tasks.');
+    expect(() => taskGraphOf(parse(`version: '2.0'\nwf: {input: [a]}\n`))).toThrow(
+      'The definition has no workflow with tasks.',
+    );
     expect(() => taskGraphOf('text')).toThrow('not a YAML mapping');
   });
 });

@@ -37,12 +37,14 @@ export interface TaskGraph {
 
 const ENGINE_COMMANDS = new Set(['fail', 'succeed', 'pause', 'noop']);
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isRecord = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** `task_name key=value` → `task_name` (the first word names the target). */
 const targetName = (s: string): string => s.trim().split(/\s+/, 1)[0] ?? '';
 
-const conditionText = (v: unknown): string | null => (v === null || v === undefined ? null : typeof v === 'string' ? v : JSON.stringify(v));
+const conditionText = (v: unknown): string | null =>
+  v === null || v === undefined ? null : typeof v === 'string' ? v : JSON.stringify(v);
 
 /** Targets of one transition clause: a name, a list of names or `{name: condition}` dicts, or `{next: …}`. */
 function targets(clause: unknown): { to: string; condition: string | null }[] {
@@ -50,8 +52,12 @@ function targets(clause: unknown): { to: string; condition: string | null }[] {
   if (typeof clause === 'string') return [{ to: targetName(clause), condition: null }];
   if (Array.isArray(clause)) return clause.flatMap((item) => targets(item));
   if (isRecord(clause)) {
-    if ('next' in clause || 'publish' in clause || 'publish-on-error' in clause) return targets(clause['next']);
-    return Object.entries(clause).map(([name, cond]) => ({ to: targetName(name), condition: conditionText(cond) }));
+    if ('next' in clause || 'publish' in clause || 'publish-on-error' in clause)
+      return targets(clause['next']);
+    return Object.entries(clause).map(([name, cond]) => ({
+      to: targetName(name),
+      condition: conditionText(cond),
+    }));
   }
   return [];
 }
@@ -72,8 +78,15 @@ export function taskGraphOf(doc: unknown, name?: string): TaskGraph {
   collect(doc);
   if (isRecord(doc['workflows'])) collect(doc['workflows']);
   const short = name?.includes('.') ? name.slice(name.lastIndexOf('.') + 1) : name;
-  const found = candidates.find(([key]) => key === name || key === short) ?? (candidates.length === 1 ? candidates[0] : undefined);
-  if (!found) throw new Error(name ? `The definition has no workflow ${name} with tasks.` : 'The definition has no workflow with tasks.');
+  const found =
+    candidates.find(([key]) => key === name || key === short) ??
+    (candidates.length === 1 ? candidates[0] : undefined);
+  if (!found)
+    throw new Error(
+      name
+        ? `The definition has no workflow ${name} with tasks.`
+        : 'The definition has no workflow with tasks.',
+    );
   const [workflowName, wf] = found;
   const type = wf['type'] === 'reverse' ? 'reverse' : 'direct';
   const taskDefaults = isRecord(wf['task-defaults']) ? wf['task-defaults'] : {};
@@ -94,7 +107,12 @@ export function taskGraphOf(doc: unknown, name?: string): TaskGraph {
     });
     if (type === 'reverse') {
       const requires = t['requires'];
-      const names = typeof requires === 'string' ? [requires] : Array.isArray(requires) ? requires.filter((r): r is string => typeof r === 'string') : [];
+      const names =
+        typeof requires === 'string'
+          ? [requires]
+          : Array.isArray(requires)
+            ? requires.filter((r): r is string => typeof r === 'string')
+            : [];
       for (const r of names) edges.push({ from: r, to: taskName, kind: 'requires', condition: null });
       continue;
     }

@@ -5,7 +5,14 @@ import type { TaskGraph } from './task-graph';
 const graph: TaskGraph = {
   workflowName: 'wf',
   type: 'direct',
-  tasks: ['a', 'b', 'c'].map((name) => ({ name, action: 'std.noop', workflow: null, withItems: false, retry: false, join: false })),
+  tasks: ['a', 'b', 'c'].map((name) => ({
+    name,
+    action: 'std.noop',
+    workflow: null,
+    withItems: false,
+    retry: false,
+    join: false,
+  })),
   edges: [],
 };
 
@@ -45,10 +52,26 @@ describe('taskStatuses', () => {
   it('shows unreached tasks, the latest run of a task, with-items progress and retries', () => {
     const tasks = [
       task({ id: 'a1', name: 'a', state: 'ERROR', created_at: '2026-11-26 08:00:00' }),
-      task({ id: 'a2', name: 'a', state: 'RUNNING', created_at: '2026-11-26 08:00:05', finished_at: null, runtime_context: '{"retry_task_policy":{"retry_no":2}}' }),
-      task({ id: 'b1', name: 'b', state: 'RUNNING', runtime_context: '{"with_items":{"count":3}}', finished_at: null }),
+      task({
+        id: 'a2',
+        name: 'a',
+        state: 'RUNNING',
+        created_at: '2026-11-26 08:00:05',
+        finished_at: null,
+        runtime_context: '{"retry_task_policy":{"retry_no":2}}',
+      }),
+      task({
+        id: 'b1',
+        name: 'b',
+        state: 'RUNNING',
+        runtime_context: '{"with_items":{"count":3}}',
+        finished_at: null,
+      }),
     ];
-    const progress = progressOf([event({ details: { withItems: { done: 1, total: 3 } } }), event({ seq: 2, details: { withItems: { done: 2, total: 3 } } })]);
+    const progress = progressOf([
+      event({ details: { withItems: { done: 1, total: 3 } } }),
+      event({ seq: 2, details: { withItems: { done: 2, total: 3 } } }),
+    ]);
     const s = taskStatuses(graph, tasks, progress);
     expect(s.map((t) => [t.name, t.state, t.runs, t.withItems, t.retryNo])).toEqual([
       ['a', 'RUNNING', 2, null, 2],
@@ -60,7 +83,11 @@ describe('taskStatuses', () => {
   });
 
   it('counts a finished with-items task without progress entries as done', () => {
-    const s = taskStatuses(graph, [task({ id: 'b1', name: 'b', runtime_context: '{"with_items":{"count":4}}' })], new Map());
+    const s = taskStatuses(
+      graph,
+      [task({ id: 'b1', name: 'b', runtime_context: '{"with_items":{"count":4}}' })],
+      new Map(),
+    );
     expect(s[1]?.withItems).toEqual({ done: 4, total: 4 });
   });
 });

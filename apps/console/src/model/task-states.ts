@@ -52,14 +52,33 @@ const parseContext = (raw: string | undefined): Record<string, unknown> => {
  * graph (none for a well-formed definition). With-items totals fall back on the task's public
  * `runtime_context.with_items.count`; retries on `runtime_context.retry_task_policy.retry_no`.
  */
-export function taskStatuses(graph: TaskGraph, tasks: readonly TaskExecution[], progress: ReadonlyMap<string, TaskProgress>): TaskStatus[] {
+export function taskStatuses(
+  graph: TaskGraph,
+  tasks: readonly TaskExecution[],
+  progress: ReadonlyMap<string, TaskProgress>,
+): TaskStatus[] {
   const byName = new Map<string, TaskExecution[]>();
   for (const t of tasks) byName.set(t.name, [...(byName.get(t.name) ?? []), t]);
-  const names = [...graph.tasks.map((t) => t.name), ...[...byName.keys()].filter((n) => !graph.tasks.some((t) => t.name === n))];
+  const names = [
+    ...graph.tasks.map((t) => t.name),
+    ...[...byName.keys()].filter((n) => !graph.tasks.some((t) => t.name === n)),
+  ];
   return names.map((name) => {
-    const runs = [...(byName.get(name) ?? [])].sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
+    const runs = [...(byName.get(name) ?? [])].sort(
+      (a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id),
+    );
     const latest = runs[runs.length - 1] ?? null;
-    if (!latest) return { name, state: NOT_STARTED, latest: null, runs: 0, withItems: null, retryNo: 0, startedAt: null, finishedAt: null };
+    if (!latest)
+      return {
+        name,
+        state: NOT_STARTED,
+        latest: null,
+        runs: 0,
+        withItems: null,
+        retryNo: 0,
+        startedAt: null,
+        finishedAt: null,
+      };
     const ctx = parseContext(latest.runtime_context);
     const p = progress.get(latest.id);
     const wiCtx = ctx['with_items'] as { count?: unknown } | undefined;

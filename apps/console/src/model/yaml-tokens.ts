@@ -5,7 +5,16 @@
  * numbers, booleans and null. Pure: no DOM.
  */
 
-export const TOKEN_KINDS = ['plain', 'comment', 'key', 'dash', 'string', 'expression', 'number', 'literal'] as const;
+export const TOKEN_KINDS = [
+  'plain',
+  'comment',
+  'key',
+  'dash',
+  'string',
+  'expression',
+  'number',
+  'literal',
+] as const;
 export type TokenKind = (typeof TOKEN_KINDS)[number];
 
 export interface Token {

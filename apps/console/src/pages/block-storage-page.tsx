@@ -10,8 +10,16 @@ const POLL_MS = 2000;
  * `os-extended-snapshot-attributes:progress`, shown as reported.
  */
 export function BlockStoragePage({ enabled, noauth }: { enabled: boolean; noauth: boolean }) {
-  const { data, error } = usePoll(() => listBlockStorage(noauth), enabled ? POLL_MS : null, [enabled, noauth]);
-  if (!enabled) return <p role="alert">Block storage is not configured for this console (CONSOLE_VOLUME_API_URL on the workflow API).</p>;
+  const { data, error } = usePoll(() => listBlockStorage(noauth), enabled ? POLL_MS : null, [
+    enabled,
+    noauth,
+  ]);
+  if (!enabled)
+    return (
+      <p role="alert">
+        Block storage is not configured for this console (CONSOLE_VOLUME_API_URL on the workflow API).
+      </p>
+    );
   return (
     <section>
       <h1>Block storage</h1>

@@ -66,7 +66,9 @@ export function ExecutionPage({ id }: { id: string }) {
       setError(null);
       const subs = ts.filter((t) => t.type === 'WORKFLOW');
       if (subs.length > 0) {
-        const found = await Promise.all(subs.map(async (t) => [t.name, (await subExecutionsOf(t.id))[0]?.id] as const));
+        const found = await Promise.all(
+          subs.map(async (t) => [t.name, (await subExecutionsOf(t.id))[0]?.id] as const),
+        );
         setChildren(new Map(found.filter((f): f is readonly [string, string] => f[1] !== undefined)));
       }
       setRefreshes((n) => n + 1);
@@ -157,7 +159,10 @@ export function ExecutionPage({ id }: { id: string }) {
   }, [running]);
 
   const progress = useMemo(() => progressOf(events.filter((e) => e.execution_id === id)), [events, id]);
-  const statuses = useMemo(() => (graph?.graph ? taskStatuses(graph.graph, tasks, progress) : []), [graph, tasks, progress]);
+  const statuses = useMemo(
+    () => (graph?.graph ? taskStatuses(graph.graph, tasks, progress) : []),
+    [graph, tasks, progress],
+  );
 
   const act = async (what: () => Promise<unknown>) => {
     setActionError(null);
@@ -209,10 +214,18 @@ export function ExecutionPage({ id }: { id: string }) {
         <dd data-testid="stream-state">{stream}</dd>
       </dl>
       <div className="buttons">
-        <button type="button" disabled={execution.state !== 'RUNNING'} onClick={() => void act(() => setExecutionState(id, 'PAUSED'))}>
+        <button
+          type="button"
+          disabled={execution.state !== 'RUNNING'}
+          onClick={() => void act(() => setExecutionState(id, 'PAUSED'))}
+        >
           Pause
         </button>
-        <button type="button" disabled={execution.state !== 'PAUSED'} onClick={() => void act(() => setExecutionState(id, 'RUNNING'))}>
+        <button
+          type="button"
+          disabled={execution.state !== 'PAUSED'}
+          onClick={() => void act(() => setExecutionState(id, 'RUNNING'))}
+        >
           Resume
         </button>
         <button
@@ -229,7 +242,13 @@ export function ExecutionPage({ id }: { id: string }) {
         <div>
           <h2>Task graph</h2>
           {graph?.graph && (
-            <TaskGraphView graph={graph.graph} statuses={statuses} childExecutions={children} selected={selected} onSelect={setSelected} />
+            <TaskGraphView
+              graph={graph.graph}
+              statuses={statuses}
+              childExecutions={children}
+              selected={selected}
+              onSelect={setSelected}
+            />
           )}
           {graph?.error && <p role="alert">{graph.error}</p>}
           <h2>Tasks</h2>
@@ -246,7 +265,11 @@ export function ExecutionPage({ id }: { id: string }) {
             </thead>
             <tbody>
               {statuses.map((s) => (
-                <tr key={s.name} data-testid={`task-row-${s.name}`} className={selected === s.name ? 'selected' : undefined}>
+                <tr
+                  key={s.name}
+                  data-testid={`task-row-${s.name}`}
+                  className={selected === s.name ? 'selected' : undefined}
+                >
                   <td>
                     <button type="button" className="linkish" onClick={() => setSelected(s.name)}>
                       {s.name}
@@ -313,7 +336,9 @@ export function ExecutionPage({ id }: { id: string }) {
               </td>
               <td className="mono">
                 {[
-                  e.details.withItems ? `items ${e.details.withItems.done}/${e.details.withItems.total}` : null,
+                  e.details.withItems
+                    ? `items ${e.details.withItems.done}/${e.details.withItems.total}`
+                    : null,
                   e.details.retryNo ? `retry ${e.details.retryNo}` : null,
                   e.details.published?.length ? `published ${e.details.published.join(', ')}` : null,
                   e.details.itemIndex !== undefined ? `item ${e.details.itemIndex}` : null,
@@ -379,10 +404,18 @@ function TaskPanel({
       {!status.latest && <p className="muted">Not reached yet.</p>}
       {status.latest && (
         <div className="buttons">
-          <button type="button" disabled={status.state !== 'ERROR'} onClick={() => void act(() => rerunTask(status.latest?.id ?? ''))}>
+          <button
+            type="button"
+            disabled={status.state !== 'ERROR'}
+            onClick={() => void act(() => rerunTask(status.latest?.id ?? ''))}
+          >
             Rerun task
           </button>
-          <button type="button" disabled={status.state !== 'ERROR'} onClick={() => void act(() => skipTask(status.latest?.id ?? ''))}>
+          <button
+            type="button"
+            disabled={status.state !== 'ERROR'}
+            onClick={() => void act(() => skipTask(status.latest?.id ?? ''))}
+          >
             Skip task
           </button>
         </div>

@@ -1,6 +1,12 @@
 import { useEffect, useRef, useState } from 'react';
 import { followExecutionStateChanges } from '../api/event-stream';
-import { EXECUTION_STATES, type Execution, type ExecutionFilters, type ExecutionStateChange, listExecutions } from '../api/mistral';
+import {
+  EXECUTION_STATES,
+  type Execution,
+  type ExecutionFilters,
+  type ExecutionStateChange,
+  listExecutions,
+} from '../api/mistral';
 import { StateBadge } from '../components/state-badge';
 import { applyStateChange } from '../model/live-executions';
 import { Link } from '../router';
@@ -106,7 +112,8 @@ export function ExecutionsPage() {
     };
   }, []);
 
-  const set = (key: keyof ExecutionFilters) => (e: { target: { value: string } }) => setFilters((f) => ({ ...f, [key]: e.target.value || undefined }));
+  const set = (key: keyof ExecutionFilters) => (e: { target: { value: string } }) =>
+    setFilters((f) => ({ ...f, [key]: e.target.value || undefined }));
   return (
     <section>
       <h1>Executions</h1>
@@ -123,7 +130,8 @@ export function ExecutionsPage() {
           </select>
         </label>
         <label>
-          Workflow <input value={filters.workflow ?? ''} onChange={set('workflow')} placeholder="name contains" />
+          Workflow{' '}
+          <input value={filters.workflow ?? ''} onChange={set('workflow')} placeholder="name contains" />
         </label>
         <label>
           Tags <input value={filters.tags ?? ''} onChange={set('tags')} placeholder="a,b (all of)" />

@@ -60,7 +60,8 @@ export function WorkflowPage({ id }: { id: string }) {
     setStartError(null);
     try {
       const parsed: unknown = JSON.parse(input || '{}');
-      if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('The input must be a JSON object.');
+      if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+        throw new Error('The input must be a JSON object.');
       const ex = await startExecution(id, parsed as Record<string, unknown>);
       navigate(`/executions/${ex.id}`);
     } catch (err) {
@@ -80,7 +81,13 @@ export function WorkflowPage({ id }: { id: string }) {
       <div className="start-form">
         <label>
           Input (JSON){' '}
-          <textarea aria-label="execution input" value={input} onChange={(e) => setInput(e.target.value)} rows={2} cols={60} />
+          <textarea
+            aria-label="execution input"
+            value={input}
+            onChange={(e) => setInput(e.target.value)}
+            rows={2}
+            cols={60}
+          />
         </label>
         <button type="button" onClick={() => void start()}>
           Start execution

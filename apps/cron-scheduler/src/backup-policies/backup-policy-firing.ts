@@ -130,9 +130,18 @@ export class BackupPolicyFiring {
             skipped.push({ volumeId, reason: err.message });
           }
         }
-        await this.policies.advance(em, p.id, advanceBackupPolicy(parseBackupSchedule(p.schedule), p.nextRunAt, now), now);
+        await this.policies.advance(
+          em,
+          p.id,
+          advanceBackupPolicy(parseBackupSchedule(p.schedule), p.nextRunAt, now),
+          now,
+        );
         fired.push({ policyId: p.id, scheduledAt: p.nextRunAt, backupIds, skipped });
-        for (const s of skipped) this.options.log?.('warn', `backup policy ${p.id}: volume ${s.volumeId} not backed up: ${s.reason}`);
+        for (const s of skipped)
+          this.options.log?.(
+            'warn',
+            `backup policy ${p.id}: volume ${s.volumeId} not backed up: ${s.reason}`,
+          );
       }
       await this.outbox.add(em, items);
       await this.options.beforeCommit?.(em);
@@ -224,7 +233,13 @@ export class BackupPolicyFiring {
           items.push({
             destination: 'jobs',
             queue: backupRebaseQueue(b.host),
-            job: { id: `backup-rebase-${b.id}-${b.parentId}`, name: BACKUP_REBASE_JOB, data, attempts: 5, backoff: { type: 'exponential', delayMs: 1000 } },
+            job: {
+              id: `backup-rebase-${b.id}-${b.parentId}`,
+              name: BACKUP_REBASE_JOB,
+              data,
+              attempts: 5,
+              backoff: { type: 'exponential', delayMs: 1000 },
+            },
             partitionKey: b.id,
           });
           rebased.push(b.id);

@@ -16,7 +16,10 @@ import {
 import { type Notification, eventParams } from './notification';
 
 /** The description of an execution an event trigger starts, as Mistral writes it (a JSON text). */
-export function eventTriggerExecutionDescription(trigger: { readonly id: string; readonly name: string }): string {
+export function eventTriggerExecutionDescription(trigger: {
+  readonly id: string;
+  readonly name: string;
+}): string {
   return pyJsonDumps({
     description: `Workflow execution created by event trigger '(${trigger.id})'.`,
     triggered_by: { type: 'event_trigger', id: trigger.id, name: trigger.name },
@@ -27,7 +30,10 @@ export function eventTriggerExecutionDescription(trigger: { readonly id: string;
  * Mistral's choice among the triggers of an event: public ones, and those of the project the
  * notification's context names.
  */
-export const triggersToFire = (triggers: readonly EventTriggerRecord[], n: Notification): EventTriggerRecord[] =>
+export const triggersToFire = (
+  triggers: readonly EventTriggerRecord[],
+  n: Notification,
+): EventTriggerRecord[] =>
   triggers.filter((t) => t.scope === 'public' || t.projectId === n.context['project_id']);
 
 export interface EventFiringResult {
@@ -92,16 +98,26 @@ export class EventTriggerFiring {
               description: eventTriggerExecutionDescription(t),
               input: t.workflowInput,
               // An environment named in the params is resolved now, in the trigger's project (as Mistral's engine does).
-              params: { ...(await resolveNamedEnvironment(em, t.projectId, t.workflowParams)), event_params: eventParams(n) },
+              params: {
+                ...(await resolveNamedEnvironment(em, t.projectId, t.workflowParams)),
+                event_params: eventParams(n),
+              },
             },
             now,
           );
         } catch (err) {
-          this.options.log?.('warn', `event trigger ${t.id} cannot start ${wf.name}: ${(err as Error).message}`);
+          this.options.log?.(
+            'warn',
+            `event trigger ${t.id} cannot start ${wf.name}: ${(err as Error).message}`,
+          );
           continue;
         }
         await insertExecution(em, ex);
-        commands.push({ destination: 'bus', queue: ENGINE_COMMAND_QUEUE, message: engineCommand(`start:${ex.id}`, 'engine.start-execution', { executionId: ex.id }) });
+        commands.push({
+          destination: 'bus',
+          queue: ENGINE_COMMAND_QUEUE,
+          message: engineCommand(`start:${ex.id}`, 'engine.start-execution', { executionId: ex.id }),
+        });
         started.push(ex.id);
       }
       await this.outbox.add(em, commands);

@@ -1,4 +1,10 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+} from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import type { OutboxWriter } from '@osc/messaging';
 import { CLOCK, type Clock, DATA_SOURCE, OUTBOX_WRITER } from '@osc/platform';
@@ -30,7 +36,8 @@ export class EventTriggerListenerRunner implements OnApplicationBootstrap, OnMod
     @Inject(CLOCK) clock: Clock,
     @Inject(EVENT_TRIGGER_LISTENER_CONFIG) config: CronSchedulerConfig,
   ) {
-    const log = (level: 'info' | 'warn' | 'error', message: string) => this.logger[level === 'info' ? 'log' : level](message);
+    const log = (level: 'info' | 'warn' | 'error', message: string) =>
+      this.logger[level === 'info' ? 'log' : level](message);
     this.firing = new EventTriggerFiring(db, outbox, clock, { log });
     const et = config.eventTriggers;
     this.listener = et
@@ -53,7 +60,10 @@ export class EventTriggerListenerRunner implements OnApplicationBootstrap, OnMod
     }
     // Not awaited: a broker that is down at start must not hold the app back (the connection retries).
     this.listener.start().catch((err: Error) => this.logger.error(`notification listener: ${err.message}`));
-    const prune = () => this.firing.prune(DEDUPE_RETENTION_MS).catch((err: Error) => this.logger.warn(`pruning handled notifications: ${err.message}`));
+    const prune = () =>
+      this.firing
+        .prune(DEDUPE_RETENTION_MS)
+        .catch((err: Error) => this.logger.warn(`pruning handled notifications: ${err.message}`));
     void prune();
     this.pruneTimer = setInterval(() => void prune(), PRUNE_EVERY_MS);
     this.pruneTimer.unref();

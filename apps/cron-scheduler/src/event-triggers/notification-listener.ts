@@ -20,7 +20,13 @@ export interface NotificationListenerOptions {
   readonly retryDelayMs: number;
   readonly log?: (level: 'info' | 'warn' | 'error', message: string) => void;
   /** Called after a notification was handled and acked (tests, metrics). */
-  readonly onHandled?: (info: { exchange: string; topic: string; messageId: string; executionIds: readonly string[]; firstTime: boolean }) => void;
+  readonly onHandled?: (info: {
+    exchange: string;
+    topic: string;
+    messageId: string;
+    executionIds: readonly string[];
+    firstTime: boolean;
+  }) => void;
 }
 
 interface ExchangeState {
@@ -52,12 +58,20 @@ export class NotificationListener {
   ) {}
 
   async start(): Promise<void> {
-    this.connection = amqp.connect([this.options.amqpUrl], { heartbeatIntervalInSeconds: 5, reconnectTimeInSeconds: 1, connectionOptions: { clientProperties: { connection_name: 'event-trigger-listener' } } });
-    this.connection.on('disconnect', ({ err }) => this.options.log?.('warn', `notification listener disconnected: ${err?.message ?? 'closed'}`));
+    this.connection = amqp.connect([this.options.amqpUrl], {
+      heartbeatIntervalInSeconds: 5,
+      reconnectTimeInSeconds: 1,
+      connectionOptions: { clientProperties: { connection_name: 'event-trigger-listener' } },
+    });
+    this.connection.on('disconnect', ({ err }) =>
+      this.options.log?.('warn', `notification listener disconnected: ${err?.message ?? 'closed'}`),
+    );
     this.wrapper = this.connection.createChannel({ json: false, confirm: false });
     await this.wrapper.waitForConnect();
     // A database hiccup now must not stop the listener: the next sync picks the triggers up.
-    await this.sync().catch((err: Error) => this.options.log?.('warn', `event trigger sources not read: ${err.message}`));
+    await this.sync().catch((err: Error) =>
+      this.options.log?.('warn', `event trigger sources not read: ${err.message}`),
+    );
     this.schedule();
   }
 
@@ -112,12 +126,16 @@ export class NotificationListener {
   }
 
   private async bindTopic(ch: Channel, exchange: string, queue: string, topic: string): Promise<void> {
-    for (const priority of NOTIFICATION_PRIORITIES) await ch.bindQueue(queue, exchange, `${topic}.${priority}`);
+    for (const priority of NOTIFICATION_PRIORITIES)
+      await ch.bindQueue(queue, exchange, `${topic}.${priority}`);
   }
 
   private async addExchange(wrapper: ChannelWrapper, exchange: string, state: ExchangeState): Promise<void> {
     await wrapper.addSetup(async (ch: Channel) => {
-      await ch.assertExchange(exchange, 'topic', { durable: this.options.exchangeDurable, autoDelete: false });
+      await ch.assertExchange(exchange, 'topic', {
+        durable: this.options.exchangeDurable,
+        autoDelete: false,
+      });
       await ch.assertQueue(state.queue, { durable: true });
       for (const topic of state.topics) await this.bindTopic(ch, exchange, state.queue, topic);
       await ch.prefetch(this.options.prefetch);
@@ -137,7 +155,10 @@ export class NotificationListener {
     const topic = topicOfRoutingKey(msg.fields.routingKey);
     const parsed = parseNotification(msg.content);
     if (topic === null || 'error' in parsed) {
-      this.options.log?.('warn', `dropped a message on ${exchange}/${msg.fields.routingKey}: ${topic === null ? 'not a notification routing key' : (parsed as { error: string }).error}`);
+      this.options.log?.(
+        'warn',
+        `dropped a message on ${exchange}/${msg.fields.routingKey}: ${topic === null ? 'not a notification routing key' : (parsed as { error: string }).error}`,
+      );
       safely(() => ch.ack(msg));
       return;
     }
@@ -146,7 +167,10 @@ export class NotificationListener {
       safely(() => ch.ack(msg));
       this.options.onHandled?.({ exchange, topic, messageId: parsed.messageId, ...result });
     } catch (err) {
-      this.options.log?.('error', `notification ${parsed.messageId} (${parsed.eventType}) not handled, will be redelivered: ${(err as Error).message}`);
+      this.options.log?.(
+        'error',
+        `notification ${parsed.messageId} (${parsed.eventType}) not handled, will be redelivered: ${(err as Error).message}`,
+      );
       await new Promise((r) => setTimeout(r, this.options.retryDelayMs));
       safely(() => ch.nack(msg, false, true));
     }

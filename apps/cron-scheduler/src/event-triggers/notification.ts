@@ -16,7 +16,8 @@ export interface Notification {
   readonly context: Readonly<Record<string, unknown>>;
 }
 
-const isMap = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isMap = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The notification in an AMQP body, or a reason why it is not one (the caller drops such messages). */
 export function parseNotification(body: Buffer): Notification | { error: string } {
@@ -39,10 +40,12 @@ export function parseNotification(body: Buffer): Notification | { error: string 
   const eventType = message['event_type'];
   if (typeof eventType !== 'string' || eventType === '') return { error: 'message has no event_type' };
   const context: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(message)) if (k.startsWith('_context_')) context[k.slice('_context_'.length)] = v;
+  for (const [k, v] of Object.entries(message))
+    if (k.startsWith('_context_')) context[k.slice('_context_'.length)] = v;
   const id = message['message_id'] ?? message['_unique_id'];
   return {
-    messageId: typeof id === 'string' && id !== '' ? id : `sha256:${createHash('sha256').update(body).digest('hex')}`,
+    messageId:
+      typeof id === 'string' && id !== '' ? id : `sha256:${createHash('sha256').update(body).digest('hex')}`,
     eventType,
     publisherId: typeof message['publisher_id'] === 'string' ? message['publisher_id'] : null,
     timestamp: typeof message['timestamp'] === 'string' ? message['timestamp'] : null,

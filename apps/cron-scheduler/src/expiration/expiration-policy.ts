@@ -16,11 +16,20 @@ export interface ExpirationPolicyConfig {
   readonly ignoredStates: readonly string[];
 }
 
-export const EXPIRATION_OFF: ExpirationPolicyConfig = Object.freeze({ olderThanMinutes: 0, maxFinishedExecutions: 0, batchSize: 0, ignoredStates: [] });
+export const EXPIRATION_OFF: ExpirationPolicyConfig = Object.freeze({
+  olderThanMinutes: 0,
+  maxFinishedExecutions: 0,
+  batchSize: 0,
+  ignoredStates: [],
+});
 
 /** Mistral runs the policy only with an interval and at least one of the two limits (≥ 1). */
 export function isExpirationEnabled(c: ExpirationPolicyConfig): boolean {
-  return c.evaluationIntervalMinutes !== undefined && c.evaluationIntervalMinutes > 0 && (c.olderThanMinutes >= 1 || c.maxFinishedExecutions >= 1);
+  return (
+    c.evaluationIntervalMinutes !== undefined &&
+    c.evaluationIntervalMinutes > 0 &&
+    (c.olderThanMinutes >= 1 || c.maxFinishedExecutions >= 1)
+  );
 }
 
 export interface ExpirationLog {
@@ -77,7 +86,10 @@ export class ExpirationPolicy {
    */
   async runOnce(): Promise<number> {
     const c = this.config;
-    const expireBefore = c.olderThanMinutes >= 1 ? new Date(this.clock.now().getTime() - c.olderThanMinutes * 60_000) : undefined;
+    const expireBefore =
+      c.olderThanMinutes >= 1
+        ? new Date(this.clock.now().getTime() - c.olderThanMinutes * 60_000)
+        : undefined;
     const passStarted = performance.now();
     let total = 0;
     let batches = 0;
@@ -86,9 +98,17 @@ export class ExpirationPolicy {
     while (!this.stopped) {
       const batchStarted = performance.now();
       const batch = await this.db.transaction(async (em) => {
-        const [lock] = (await em.query(`SELECT pg_try_advisory_xact_lock(hashtext('workflow-execution-expiration')) AS "ok"`)) as { ok: boolean }[];
+        const [lock] = (await em.query(
+          `SELECT pg_try_advisory_xact_lock(hashtext('workflow-execution-expiration')) AS "ok"`,
+        )) as { ok: boolean }[];
         if (!lock?.ok) return null;
-        return expireExecutionsBatch(em, { expireBefore, maxFinishedExecutions: c.maxFinishedExecutions, batchSize: c.batchSize, ignoredStates: c.ignoredStates, cutoff });
+        return expireExecutionsBatch(em, {
+          expireBefore,
+          maxFinishedExecutions: c.maxFinishedExecutions,
+          batchSize: c.batchSize,
+          ignoredStates: c.ignoredStates,
+          cutoff,
+        });
       });
       if (batch === null) {
         lockTaken = true;
@@ -99,7 +119,10 @@ export class ExpirationPolicy {
         total += batch.removed.length;
         batches += 1;
         const durationMs = Math.round(performance.now() - batchStarted);
-        this.log.info({ executionIds: batch.removed, count: batch.removed.length, durationMs }, 'expiration policy removed executions');
+        this.log.info(
+          { executionIds: batch.removed, count: batch.removed.length, durationMs },
+          'expiration policy removed executions',
+        );
       }
       // What finished after the scan waits for the next pass: under a steady load a pass that
       // chased every new finish would never end, rescanning the kept executions batch after batch.
@@ -107,7 +130,10 @@ export class ExpirationPolicy {
     }
     if (total > 0) {
       const durationMs = Math.round(performance.now() - passStarted);
-      this.log.info({ count: total, batches, durationMs, yieldedToReplica: lockTaken }, 'expiration policy pass finished');
+      this.log.info(
+        { count: total, batches, durationMs, yieldedToReplica: lockTaken },
+        'expiration policy pass finished',
+      );
     }
     return total;
   }

@@ -1,14 +1,27 @@
 import type { DataSource } from 'typeorm';
 import { OutboxWriter } from '@osc/messaging';
 import { systemClock } from '@osc/platform';
-import { type CronTestDatabase, createCronTestDatabase, firedExecutions, seedDueTriggers, seedWorkflow } from './cron-fixture';
+import {
+  type CronTestDatabase,
+  createCronTestDatabase,
+  firedExecutions,
+  seedDueTriggers,
+  seedWorkflow,
+} from './cron-fixture';
 import { CronPoller } from './cron-poller';
 import { CronTriggerFiring, type FiredTrigger } from './cron-trigger-firing';
 
 jest.setTimeout(60_000);
 
 /** A scheduler replica: its own pool, firing and poller (as a separate process would have). */
-async function replica(db: CronTestDatabase, fired: FiredTrigger[], opts: { batchSize?: number; beforeCommit?: (tx: { query(sql: string): Promise<unknown> }) => Promise<void> } = {}) {
+async function replica(
+  db: CronTestDatabase,
+  fired: FiredTrigger[],
+  opts: {
+    batchSize?: number;
+    beforeCommit?: (tx: { query(sql: string): Promise<unknown> }) => Promise<void>;
+  } = {},
+) {
   const ds = await db.connect(3);
   const firing = new CronTriggerFiring(ds, new OutboxWriter(), systemClock, {
     batchSize: opts.batchSize ?? 20,
@@ -27,7 +40,8 @@ async function until(check: () => Promise<boolean>, timeoutMs = 30_000): Promise
   }
 }
 
-const remaining = async (ds: DataSource) => Number((await ds.query(`SELECT count(*)::int AS n FROM "cron_triggers"`))[0].n);
+const remaining = async (ds: DataSource) =>
+  Number((await ds.query(`SELECT count(*)::int AS n FROM "cron_triggers"`))[0].n);
 
 describe('cron firing on PostgreSQL', () => {
   let db: CronTestDatabase;
@@ -59,7 +73,9 @@ describe('cron firing on PostgreSQL', () => {
     expect([...byTrigger.keys()].sort()).toEqual([...ids].sort());
     for (const list of byTrigger.values()) expect(list).toHaveLength(1);
     expect(fired).toHaveLength(200);
-    const created: { created_at: Date }[] = await seed.query(`SELECT "created_at" FROM "workflow_executions"`);
+    const created: { created_at: Date }[] = await seed.query(
+      `SELECT "created_at" FROM "workflow_executions"`,
+    );
     for (const c of created) expect(new Date(c.created_at).getTime()).toBeGreaterThanOrEqual(at.getTime());
   });
 
@@ -68,7 +84,11 @@ describe('cron firing on PostgreSQL', () => {
     const at = new Date(Math.ceil((Date.now() + 1500) / 1000) * 1000);
     const ids = await seedDueTriggers(seed, wf, 'p1', 20, at, 2, '* * * * * *');
     const fired: FiredTrigger[] = [];
-    const replicas = await Promise.all([replica(db, fired, { batchSize: 3 }), replica(db, fired, { batchSize: 3 }), replica(db, fired, { batchSize: 3 })]);
+    const replicas = await Promise.all([
+      replica(db, fired, { batchSize: 3 }),
+      replica(db, fired, { batchSize: 3 }),
+      replica(db, fired, { batchSize: 3 }),
+    ]);
     replicas.forEach((r) => r.poller.start());
     try {
       await until(async () => (await remaining(seed)) === 0);
@@ -79,7 +99,8 @@ describe('cron firing on PostgreSQL', () => {
     expect([...byTrigger.keys()].sort()).toEqual([...ids].sort());
     for (const list of byTrigger.values()) expect(list).toHaveLength(2);
     const times = new Map<string, number[]>();
-    for (const f of fired) times.set(f.triggerId, [...(times.get(f.triggerId) ?? []), f.scheduledAt.getTime()]);
+    for (const f of fired)
+      times.set(f.triggerId, [...(times.get(f.triggerId) ?? []), f.scheduledAt.getTime()]);
     for (const list of times.values()) expect(new Set(list).size).toBe(2);
   });
 
@@ -116,7 +137,15 @@ describe('cron firing on PostgreSQL', () => {
 
   it('a trigger deleted while a replica holds it is fired by that replica or never', async () => {
     const wf = await seedWorkflow(seed, 'p1');
-    const [id] = await seedDueTriggers(seed, wf, 'p1', 1, new Date(Date.now() - 1000), null as never, '* * * * * *');
+    const [id] = await seedDueTriggers(
+      seed,
+      wf,
+      'p1',
+      1,
+      new Date(Date.now() - 1000),
+      null as never,
+      '* * * * * *',
+    );
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
     let claimed!: () => void;
@@ -145,14 +174,25 @@ describe('cron firing on PostgreSQL', () => {
 
   it('catches up after downtime by firing once, then resumes the pattern after now', async () => {
     const wf = await seedWorkflow(seed, 'p1');
-    const [id] = await seedDueTriggers(seed, wf, 'p1', 1, new Date(Date.now() - 3600_000), null as never, '* * * * *');
+    const [id] = await seedDueTriggers(
+      seed,
+      wf,
+      'p1',
+      1,
+      new Date(Date.now() - 3600_000),
+      null as never,
+      '* * * * *',
+    );
     const fired: FiredTrigger[] = [];
     const r = await replica(db, fired);
     const before = Date.now();
     expect(await r.firing.fireDue()).toBe(1);
     expect(await r.firing.fireDue()).toBe(0);
     expect((await firedExecutions(seed)).executions).toBe(1);
-    const rows: { next_execution_time: Date }[] = await seed.query(`SELECT "next_execution_time" FROM "cron_triggers" WHERE "id" = $1`, [id]);
+    const rows: { next_execution_time: Date }[] = await seed.query(
+      `SELECT "next_execution_time" FROM "cron_triggers" WHERE "id" = $1`,
+      [id],
+    );
     const next = new Date(rows[0]!.next_execution_time);
     expect(next.getTime()).toBeGreaterThan(before);
     expect(next.getTime() - before).toBeLessThanOrEqual(60_000);

@@ -40,7 +40,11 @@ export async function createCronTestDatabase(prefix: string): Promise<CronTestDa
   const connect = async (poolSize = 4) => {
     // Migrations hold an advisory lock on one connection and run on another: at least two.
     poolSize = Math.max(poolSize, 2);
-    const ds = await createDataSource({ kind: 'postgres', url: url.toString(), poolSize }, entities as never, migrations as never);
+    const ds = await createDataSource(
+      { kind: 'postgres', url: url.toString(), poolSize },
+      entities as never,
+      migrations as never,
+    );
     open.push(ds);
     return ds;
   };
@@ -70,7 +74,15 @@ export async function seedWorkflow(db: DataSource, projectId: string): Promise<s
 }
 
 /** `count` one-shot triggers all due at `at`, input `{n: i}`; returns their ids. */
-export async function seedDueTriggers(db: DataSource, workflowId: string, projectId: string, count: number, at: Date, remaining = 1, pattern: string | null = null): Promise<string[]> {
+export async function seedDueTriggers(
+  db: DataSource,
+  workflowId: string,
+  projectId: string,
+  count: number,
+  at: Date,
+  remaining = 1,
+  pattern: string | null = null,
+): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < count; i++) {
     const t = await insertCronTrigger(db, {
@@ -93,13 +105,19 @@ export async function seedDueTriggers(db: DataSource, workflowId: string, projec
 }
 
 /** Executions started by triggers: trigger id → execution ids, and the outbox start commands. */
-export async function firedExecutions(db: DataSource): Promise<{ byTrigger: Map<string, string[]>; startCommands: number; executions: number }> {
-  const rows: { id: string; description: string }[] = await db.query(`SELECT "id", "description" FROM "workflow_executions"`);
+export async function firedExecutions(
+  db: DataSource,
+): Promise<{ byTrigger: Map<string, string[]>; startCommands: number; executions: number }> {
+  const rows: { id: string; description: string }[] = await db.query(
+    `SELECT "id", "description" FROM "workflow_executions"`,
+  );
   const byTrigger = new Map<string, string[]>();
   for (const r of rows) {
     const id = (JSON.parse(r.description) as { triggered_by: { id: string } }).triggered_by.id;
     byTrigger.set(id, [...(byTrigger.get(id) ?? []), r.id]);
   }
-  const out: { n: string }[] = await db.query(`SELECT count(*)::text AS n FROM "outbox" WHERE "payload"::text LIKE '%engine.start-execution%'`);
+  const out: { n: string }[] = await db.query(
+    `SELECT count(*)::text AS n FROM "outbox" WHERE "payload"::text LIKE '%engine.start-execution%'`,
+  );
   return { byTrigger, startCommands: Number(out[0]?.n ?? 0), executions: rows.length };
 }

@@ -84,7 +84,11 @@ export class CronTriggerFiring {
         updates.push(advance.kind === 'delete' ? { id: t.id, kind: 'delete' } : { id: t.id, ...advance });
         const wf = workflows.get(t.workflowId);
         let ex: WorkflowExecution | null = null;
-        if (!wf) this.options.log?.('warn', `cron trigger ${t.name} (${t.id}): workflow ${t.workflowId} no longer exists`);
+        if (!wf)
+          this.options.log?.(
+            'warn',
+            `cron trigger ${t.name} (${t.id}): workflow ${t.workflowId} no longer exists`,
+          );
         else {
           try {
             ex = newExecution(
@@ -102,14 +106,26 @@ export class CronTriggerFiring {
               this.clock.now(),
             );
           } catch (err) {
-            this.options.log?.('warn', `cron trigger ${t.name} (${t.id}) cannot start ${wf.name}: ${(err as Error).message}`);
+            this.options.log?.(
+              'warn',
+              `cron trigger ${t.name} (${t.id}) cannot start ${wf.name}: ${(err as Error).message}`,
+            );
           }
         }
         if (ex) {
           await insertExecution(em, ex);
-          commands.push({ destination: 'bus', queue: ENGINE_COMMAND_QUEUE, message: engineCommand(`start:${ex.id}`, 'engine.start-execution', { executionId: ex.id }) });
+          commands.push({
+            destination: 'bus',
+            queue: ENGINE_COMMAND_QUEUE,
+            message: engineCommand(`start:${ex.id}`, 'engine.start-execution', { executionId: ex.id }),
+          });
         }
-        fired.push({ triggerId: t.id, triggerName: t.name, scheduledAt: t.nextExecutionTime, executionId: ex?.id ?? null });
+        fired.push({
+          triggerId: t.id,
+          triggerName: t.name,
+          scheduledAt: t.nextExecutionTime,
+          executionId: ex?.id ?? null,
+        });
       }
       await this.outbox.add(em, commands);
       await applyCronTriggerUpdates(em, updates, now);
@@ -119,7 +135,9 @@ export class CronTriggerFiring {
       // Committed: how late each firing was against its due time (docs/metrics.md).
       const firedAt = this.clock.now().getTime();
       for (const f of fired) {
-        productMetrics.cronLateness.observe(Math.max(0, (firedAt - new Date(f.scheduledAt).getTime()) / 1000));
+        productMetrics.cronLateness.observe(
+          Math.max(0, (firedAt - new Date(f.scheduledAt).getTime()) / 1000),
+        );
         productMetrics.cronFirings.labels(f.executionId ? 'started' : 'failed').inc();
       }
       this.options.onFired?.(fired, this.clock.now());

@@ -1,8 +1,19 @@
 import os from 'node:os';
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+} from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { placeVolume, type PoolState, VOLUME_OPERATIONS } from '@osc/block-storage-domain';
-import { MessageRepository, PoolRepository, ServiceRepository, VolumeRepository } from '@osc/block-storage-persistence';
+import {
+  MessageRepository,
+  PoolRepository,
+  ServiceRepository,
+  VolumeRepository,
+} from '@osc/block-storage-persistence';
 import {
   BLOCK_STORAGE_SCHEDULER_QUEUE,
   VOLUME_CREATE_JOB,
@@ -38,7 +49,11 @@ export class PlacementService implements OnApplicationBootstrap, OnModuleDestroy
   private subscription: Subscription | null = null;
   private heartbeatTimer: NodeJS.Timeout | null = null;
   /** This process as a cinder-scheduler service (os-services, os-hosts). */
-  private readonly serviceHost = os.hostname().replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 100) || 'localhost';
+  private readonly serviceHost =
+    os
+      .hostname()
+      .replace(/[^A-Za-z0-9._-]/g, '-')
+      .slice(0, 100) || 'localhost';
 
   constructor(
     @Inject(DATA_SOURCE) private readonly db: DataSource,
@@ -49,14 +64,25 @@ export class PlacementService implements OnApplicationBootstrap, OnModuleDestroy
   ) {}
 
   private heartbeat(): Promise<void> {
-    return this.services.heartbeat(this.db, { binary: 'cinder-scheduler', host: this.serviceHost, availabilityZone: 'nova', now: this.clock.now() });
+    return this.services.heartbeat(this.db, {
+      binary: 'cinder-scheduler',
+      host: this.serviceHost,
+      availabilityZone: 'nova',
+      now: this.clock.now(),
+    });
   }
 
   async onApplicationBootstrap(): Promise<void> {
     await this.heartbeat();
-    this.heartbeatTimer = setInterval(() => void this.heartbeat().catch((e: unknown) => this.log.warn(`service heartbeat failed: ${String(e)}`)), 10000);
+    this.heartbeatTimer = setInterval(
+      () =>
+        void this.heartbeat().catch((e: unknown) => this.log.warn(`service heartbeat failed: ${String(e)}`)),
+      10000,
+    );
     this.heartbeatTimer.unref();
-    this.subscription = await this.bus.consume(BLOCK_STORAGE_SCHEDULER_QUEUE, (msg) => this.handle(msg), { prefetch: this.config.prefetch });
+    this.subscription = await this.bus.consume(BLOCK_STORAGE_SCHEDULER_QUEUE, (msg) => this.handle(msg), {
+      prefetch: this.config.prefetch,
+    });
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -69,18 +95,36 @@ export class PlacementService implements OnApplicationBootstrap, OnModuleDestroy
     const v = await this.volumes.findById(this.db, req.volumeId, null);
     if (!v || v.status !== 'creating' || v.host !== null) return;
     const now = this.clock.now();
-    const fresh = await this.pools.listFresh(this.db, new Date(now.getTime() - this.config.serviceDownSeconds * 1000));
+    const fresh = await this.pools.listFresh(
+      this.db,
+      new Date(now.getTime() - this.config.serviceDownSeconds * 1000),
+    );
     // A cinder-volume service an operator disabled (os-services) takes no new volumes.
     const disabled = await this.services.disabledHosts(this.db, 'cinder-volume');
     let pools: PoolState[] = fresh
       .filter((p) => !disabled.has(p.backend))
-      .map((p) => ({ name: p.name, backend: p.backend, availabilityZone: p.availabilityZone, capabilities: p.capabilities }));
+      .map((p) => ({
+        name: p.name,
+        backend: p.backend,
+        availabilityZone: p.availabilityZone,
+        capabilities: p.capabilities,
+      }));
     // Clones and volumes from snapshots stay on the source's back end, which holds the bytes.
     const source = req.source;
-    if (source.kind !== 'none' && source.backend !== null) pools = pools.filter((p) => p.backend === source.backend);
-    const result = placeVolume(pools, { size: req.size, availabilityZone: req.availabilityZone, extraSpecs: req.extraSpecs, excludedPools: req.excludedPools }, {
-      capacityWeightMultiplier: this.config.capacityWeightMultiplier,
-    });
+    if (source.kind !== 'none' && source.backend !== null)
+      pools = pools.filter((p) => p.backend === source.backend);
+    const result = placeVolume(
+      pools,
+      {
+        size: req.size,
+        availabilityZone: req.availabilityZone,
+        extraSpecs: req.extraSpecs,
+        excludedPools: req.excludedPools,
+      },
+      {
+        capacityWeightMultiplier: this.config.capacityWeightMultiplier,
+      },
+    );
     if (result.kind === 'no-valid-backend') {
       const why = Object.entries(result.reasons)
         .map(([pool, reason]) => `${pool}: ${reason}`)
@@ -92,7 +136,15 @@ export class PlacementService implements OnApplicationBootstrap, OnModuleDestroy
           error_reason: `No valid backend was found. ${why || 'No pools are reported.'}`.slice(0, 1000),
         });
         if (failed) {
-          await this.messages.record(em, { projectId: v.projectId, requestId: req.requestId, resourceType: 'VOLUME', resourceUuid: v.id, action: 'schedule-allocate-volume', detail: 'no-backend', now });
+          await this.messages.record(em, {
+            projectId: v.projectId,
+            requestId: req.requestId,
+            resourceType: 'VOLUME',
+            resourceUuid: v.id,
+            action: 'schedule-allocate-volume',
+            detail: 'no-backend',
+            now,
+          });
         }
       });
       return;

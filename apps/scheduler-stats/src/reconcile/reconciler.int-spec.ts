@@ -17,11 +17,17 @@ import { ReconcilerService } from './reconciler.service';
 const POSTGRES_URL = process.env['TEST_POSTGRES_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const AMQP_URL = process.env['TEST_AMQP_URL'] ?? 'amqp://guest:guest@127.0.0.1:5672';
 const REDIS_URL = process.env['TEST_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
-const MODES = (process.env['E2E_MODES'] ?? 'embedded,distributed').split(',').map((m) => m.trim()) as ('embedded' | 'distributed')[];
+const MODES = (process.env['E2E_MODES'] ?? 'embedded,distributed').split(',').map((m) => m.trim()) as (
+  'embedded' | 'distributed'
+)[];
 
 /** The bound under test: small, so each case resolves in seconds (the default is 300 s). */
 const STUCK_AFTER_SECONDS = 1.5;
-const RECONCILER_ENV = { LOG_LEVEL: 'error', BLOCK_STORAGE_RECONCILE_INTERVAL_SECONDS: '0.2', BLOCK_STORAGE_STUCK_AFTER_SECONDS: String(STUCK_AFTER_SECONDS) };
+const RECONCILER_ENV = {
+  LOG_LEVEL: 'error',
+  BLOCK_STORAGE_RECONCILE_INTERVAL_SECONDS: '0.2',
+  BLOCK_STORAGE_STUCK_AFTER_SECONDS: String(STUCK_AFTER_SECONDS),
+};
 
 async function withAdmin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
   const c = new pg.Client({ connectionString: POSTGRES_URL });
@@ -49,7 +55,15 @@ describe.each(MODES)('block-storage reconciler (%s)', (mode) => {
     const url = new URL(POSTGRES_URL);
     url.pathname = `/${database ?? ''}`;
     return createRuntime(
-      { mode: 'distributed', databaseUrl: url.toString(), amqpUrl: AMQP_URL, redisUrl: REDIS_URL, poolSize: 4, queuePrefix: `${host}.`, queueExpiresMs: TEST_QUEUE_EXPIRES_MS },
+      {
+        mode: 'distributed',
+        databaseUrl: url.toString(),
+        amqpUrl: AMQP_URL,
+        redisUrl: REDIS_URL,
+        poolSize: 4,
+        queuePrefix: `${host}.`,
+        queueExpiresMs: TEST_QUEUE_EXPIRES_MS,
+      },
       SCHEMA_PARTS,
     );
   };
@@ -64,7 +78,10 @@ describe.each(MODES)('block-storage reconciler (%s)', (mode) => {
     // Two reconciler replicas: in distributed mode each on its own connections, queues and relay.
     if (mode === 'distributed') runtimes.push(await newRuntime());
     const [first, second] = [runtimes[0]!, runtimes[1] ?? runtimes[0]!];
-    await first.dataSource.query(`INSERT INTO volume_types (id, name, created_at) VALUES ($1, 'reconcile-type', now())`, [TYPE]);
+    await first.dataSource.query(
+      `INSERT INTO volume_types (id, name, created_at) VALUES ($1, 'reconcile-type', now())`,
+      [TYPE],
+    );
     apps.push(
       await backupWorker.startBackupWorker(
         backupWorker.loadConfig({
@@ -96,7 +113,8 @@ describe.each(MODES)('block-storage reconciler (%s)', (mode) => {
   }, 60000);
 
   const db = () => runtimes[0]!.dataSource;
-  const row = async (table: string, id: string): Promise<Record<string, any>> => (await db().query(`SELECT * FROM ${table} WHERE id = $1`, [id]))[0];
+  const row = async (table: string, id: string): Promise<Record<string, any>> =>
+    (await db().query(`SELECT * FROM ${table} WHERE id = $1`, [id]))[0];
   const until = async (what: string, check: () => Promise<boolean>, timeoutMs = 30000): Promise<void> => {
     const deadline = Date.now() + timeoutMs;
     while (!(await check())) {
@@ -104,17 +122,27 @@ describe.each(MODES)('block-storage reconciler (%s)', (mode) => {
       await new Promise((r) => setTimeout(r, 50));
     }
   };
-  const messagesOf = async (resourceId: string) => (await new MessageRepository().list(db(), project, new Date())).filter((m) => m.resourceUuid === resourceId);
-  const volume = async (status: string, backend: string | null, extra: { size?: number; projectId?: string } = {}): Promise<string> => {
+  const messagesOf = async (resourceId: string) =>
+    (await new MessageRepository().list(db(), project, new Date())).filter(
+      (m) => m.resourceUuid === resourceId,
+    );
+  const volume = async (
+    status: string,
+    backend: string | null,
+    extra: { size?: number; projectId?: string } = {},
+  ): Promise<string> => {
     const id = randomUUID();
-    await db().query(`INSERT INTO volumes (id, project_id, size, status, volume_type_id, host, created_at) VALUES ($1, $2, $3, $4, $5, $6, now())`, [
-      id,
-      extra.projectId ?? project,
-      extra.size ?? 1,
-      status,
-      TYPE,
-      backend === null ? null : `${backend}#file`,
-    ]);
+    await db().query(
+      `INSERT INTO volumes (id, project_id, size, status, volume_type_id, host, created_at) VALUES ($1, $2, $3, $4, $5, $6, now())`,
+      [
+        id,
+        extra.projectId ?? project,
+        extra.size ?? 1,
+        status,
+        TYPE,
+        backend === null ? null : `${backend}#file`,
+      ],
+    );
     return id;
   };
   const backup = async (status: string, volumeId: string, backend: string): Promise<string> => {
@@ -124,7 +152,15 @@ describe.each(MODES)('block-storage reconciler (%s)', (mode) => {
        VALUES ($1, $2, $3, $4, 1, $5, 'available', now(), now())`,
       [id, project, volumeId, status, backend],
     );
-    await new QuotaRepository().reserve(db(), { id, projectId: project, volumeId: id, operation: 'backup', newSize: null, deltas: backupQuotaDeltas(1), now: new Date() });
+    await new QuotaRepository().reserve(db(), {
+      id,
+      projectId: project,
+      volumeId: id,
+      operation: 'backup',
+      newSize: null,
+      deltas: backupQuotaDeltas(1),
+      now: new Date(),
+    });
     return id;
   };
 
@@ -133,41 +169,65 @@ describe.each(MODES)('block-storage reconciler (%s)', (mode) => {
     const started = Date.now();
     await until('volume in error', async () => (await row('volumes', id))['status'] === 'error');
     expect(Date.now() - started).toBeLessThan((STUCK_AFTER_SECONDS + 10) * 1000);
-    expect((await row('volumes', id))['error_reason']).toMatch(/^Ended by the reconciler: creating for \d+ s and its back end has not reported within the bound\.$/);
+    expect((await row('volumes', id))['error_reason']).toMatch(
+      /^Ended by the reconciler: creating for \d+ s and its back end has not reported within the bound\.$/,
+    );
     // Two replicas ran passes all along: exactly one resolution, so exactly one message.
     await new Promise((r) => setTimeout(r, 1000));
     const messages = await messagesOf(id);
     expect(messages.map((m) => [m.eventId, m.resourceType, m.userMessage])).toEqual([
-      ['VOLUME_VOLUME_008_002', 'VOLUME', 'create volume from backend storage:Driver is not initialized at present.'],
+      [
+        'VOLUME_VOLUME_008_002',
+        'VOLUME',
+        'create volume from backend storage:Driver is not initialized at present.',
+      ],
     ]);
   });
 
   // Replicas are separate processes on one database only in distributed mode; embedded is one process.
-  if (mode === 'distributed') it('(e) a replica does not act on a row another transaction holds, and acts once it is free', async () => {
-    const config = { ...loadConfig(RECONCILER_ENV).reconcile, intervalSeconds: 0 };
-    const replica = new ReconcilerService(runtimes[1]!.dataSource, runtimes[1]!.outbox, { now: () => new Date() }, config);
-    const url = new URL(POSTGRES_URL);
-    url.pathname = `/${database ?? ''}`;
-    const other = new pg.Client({ connectionString: url.toString() });
-    await other.connect();
-    try {
-      // Another replica (or a request) holds the row from before it is due: passes go by it
-      // instead of waiting, the running replicas' and this one's.
-      const id = await volume('creating', dead);
-      await other.query('BEGIN');
-      await other.query('SELECT id FROM volumes WHERE id = $1 FOR UPDATE', [id]);
-      await until('row past the bound', async () => (await db().query(`SELECT created_at < now() - $2::interval AS due FROM volumes WHERE id = $1`, [id, `${STUCK_AFTER_SECONDS + 0.5} seconds`]))[0].due === true);
-      expect((await replica.runPass()).ended).toBe(0);
-      expect((await row('volumes', id))['status']).toBe('creating');
-      await other.query('COMMIT');
-      // Free again: this replica and the two running ones race for it; exactly one acts.
-      await Promise.all([replica.runPass(), until('volume in error', async () => (await row('volumes', id))['status'] === 'error')]);
-      await new Promise((r) => setTimeout(r, 1000));
-      expect((await messagesOf(id)).length).toBe(1);
-    } finally {
-      await other.end();
-    }
-  });
+  if (mode === 'distributed')
+    it('(e) a replica does not act on a row another transaction holds, and acts once it is free', async () => {
+      const config = { ...loadConfig(RECONCILER_ENV).reconcile, intervalSeconds: 0 };
+      const replica = new ReconcilerService(
+        runtimes[1]!.dataSource,
+        runtimes[1]!.outbox,
+        { now: () => new Date() },
+        config,
+      );
+      const url = new URL(POSTGRES_URL);
+      url.pathname = `/${database ?? ''}`;
+      const other = new pg.Client({ connectionString: url.toString() });
+      await other.connect();
+      try {
+        // Another replica (or a request) holds the row from before it is due: passes go by it
+        // instead of waiting, the running replicas' and this one's.
+        const id = await volume('creating', dead);
+        await other.query('BEGIN');
+        await other.query('SELECT id FROM volumes WHERE id = $1 FOR UPDATE', [id]);
+        await until(
+          'row past the bound',
+          async () =>
+            (
+              await db().query(`SELECT created_at < now() - $2::interval AS due FROM volumes WHERE id = $1`, [
+                id,
+                `${STUCK_AFTER_SECONDS + 0.5} seconds`,
+              ])
+            )[0].due === true,
+        );
+        expect((await replica.runPass()).ended).toBe(0);
+        expect((await row('volumes', id))['status']).toBe('creating');
+        await other.query('COMMIT');
+        // Free again: this replica and the two running ones race for it; exactly one acts.
+        await Promise.all([
+          replica.runPass(),
+          until('volume in error', async () => (await row('volumes', id))['status'] === 'error'),
+        ]);
+        await new Promise((r) => setTimeout(r, 1000));
+        expect((await messagesOf(id)).length).toBe(1);
+      } finally {
+        await other.end();
+      }
+    });
 
   it('(b) resumes a stuck delete on a live back end, and ends one on a dead back end in error_deleting', async () => {
     const resumed = await volume('deleting', live);
@@ -175,10 +235,17 @@ describe.each(MODES)('block-storage reconciler (%s)', (mode) => {
     const failed = await volume('deleting', dead);
     await until('resumed delete done', async () => (await row('volumes', resumed))['deleted'] === true);
     expect(existsSync(path.join(dir, 'volumes', `volume-${resumed}`))).toBe(false);
-    expect(await db().query(`SELECT status, resumes FROM reconcile_marks WHERE resource_id = $1`, [resumed])).toEqual([{ status: 'deleting', resumes: 1 }]);
+    expect(
+      await db().query(`SELECT status, resumes FROM reconcile_marks WHERE resource_id = $1`, [resumed]),
+    ).toEqual([{ status: 'deleting', resumes: 1 }]);
     expect(await messagesOf(resumed)).toEqual([]);
-    await until('dead delete ended', async () => (await row('volumes', failed))['status'] === 'error_deleting');
-    expect((await messagesOf(failed)).map((m) => m.userMessage)).toEqual(['delete volume:Driver is not initialized at present.']);
+    await until(
+      'dead delete ended',
+      async () => (await row('volumes', failed))['status'] === 'error_deleting',
+    );
+    expect((await messagesOf(failed)).map((m) => m.userMessage)).toEqual([
+      'delete volume:Driver is not initialized at present.',
+    ]);
   });
 
   it('(c) fails a backup whose worker is gone and returns its volume from backing-up', async () => {
@@ -186,7 +253,9 @@ describe.each(MODES)('block-storage reconciler (%s)', (mode) => {
     const id = await backup('creating', source, dead);
     await until('backup in error', async () => (await row('backups', id))['status'] === 'error');
     expect((await row('volumes', source))['status']).toBe('available');
-    expect((await row('backups', id))['fail_reason']).toMatch(/^Ended by the reconciler: creating for \d+ s and its back end has not reported/);
+    expect((await row('backups', id))['fail_reason']).toMatch(
+      /^Ended by the reconciler: creating for \d+ s and its back end has not reported/,
+    );
     // Like a failed backup in Cinder, it counts until deleted: the reservation was committed.
     expect(await new QuotaRepository().reservationsOf(db(), id)).toEqual([]);
     expect((await messagesOf(id)).map((m) => [m.eventId, m.resourceType, m.userMessage])).toEqual([
@@ -234,7 +303,11 @@ describe.each(MODES)('block-storage reconciler (%s)', (mode) => {
     const sentinel = await volume('uploading', null);
     await db().query(`UPDATE volumes SET created_at = now() - interval '1 hour' WHERE id = $1`, [sentinel]);
     const started = Date.now();
-    await runtimes[0]!.jobs.add(backupJobQueue(live), { id: `backup-create-${id}`, name: BACKUP_CREATE_JOB, data: { backupId: id } });
+    await runtimes[0]!.jobs.add(backupJobQueue(live), {
+      id: `backup-create-${id}`,
+      name: BACKUP_CREATE_JOB,
+      data: { backupId: id },
+    });
     await until('backup done', async () => (await row('backups', id))['status'] !== 'creating', 120000);
     const took = Date.now() - started;
     expect((await row('backups', id))['status']).toBe('available');

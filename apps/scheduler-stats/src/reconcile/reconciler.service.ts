@@ -1,4 +1,10 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnModuleDestroy,
+} from '@nestjs/common';
 import type { DataSource, EntityManager } from 'typeorm';
 import {
   backendOfPool,
@@ -142,19 +148,47 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
   async runPass(): Promise<PassReport> {
     const now = this.clock.now();
     const pass = new Pass(now, await this.workers(this.db, now));
-    const query = (resource: ReconciledResource) => ({ statuses: transitionalStatuses(resource), before: this.cutoff(now), limit: this.config.batchSize });
+    const query = (resource: ReconciledResource) => ({
+      statuses: transitionalStatuses(resource),
+      before: this.cutoff(now),
+      limit: this.config.batchSize,
+    });
     for (const { id } of await this.reconcile.stuckVolumes(this.db, query('volume'))) {
-      await this.claim(pass, 'volume', id, (em) => this.reconcile.stuckVolumes(em, { ...query('volume'), claim: id }), (em, v) => this.volume(pass, em, v));
+      await this.claim(
+        pass,
+        'volume',
+        id,
+        (em) => this.reconcile.stuckVolumes(em, { ...query('volume'), claim: id }),
+        (em, v) => this.volume(pass, em, v),
+      );
     }
     for (const { id } of await this.reconcile.stuckSnapshots(this.db, query('snapshot'))) {
-      await this.claim(pass, 'snapshot', id, (em) => this.reconcile.stuckSnapshots(em, { ...query('snapshot'), claim: id }), (em, sn) => this.snapshot(pass, em, sn));
+      await this.claim(
+        pass,
+        'snapshot',
+        id,
+        (em) => this.reconcile.stuckSnapshots(em, { ...query('snapshot'), claim: id }),
+        (em, sn) => this.snapshot(pass, em, sn),
+      );
     }
     for (const { backup } of await this.reconcile.stuckBackups(this.db, query('backup'))) {
-      await this.claim(pass, 'backup', backup.id, (em) => this.reconcile.stuckBackups(em, { ...query('backup'), claim: backup.id }), (em, b) => this.backup(pass, em, b));
+      await this.claim(
+        pass,
+        'backup',
+        backup.id,
+        (em) => this.reconcile.stuckBackups(em, { ...query('backup'), claim: backup.id }),
+        (em, b) => this.backup(pass, em, b),
+      );
     }
     for (const resource of ['group', 'group_snapshot'] as const) {
       for (const { id } of await this.reconcile.stuckGroups(this.db, resource, query(resource))) {
-        await this.claim(pass, resource, id, (em) => this.reconcile.stuckGroups(em, resource, { ...query(resource), claim: id }), (em, g) => this.group(pass, em, resource, g));
+        await this.claim(
+          pass,
+          resource,
+          id,
+          (em) => this.reconcile.stuckGroups(em, resource, { ...query(resource), claim: id }),
+          (em, g) => this.group(pass, em, resource, g),
+        );
       }
     }
     const quotaCorrections = await this.recountQuotas();
@@ -162,7 +196,13 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
   }
 
   /** Claims one row (gone, changed, fresh again or held elsewhere: nothing to do) and acts on it in one transaction. */
-  private async claim<T>(pass: Pass, resource: ReconciledResource, id: string, load: (em: EntityManager) => Promise<T[]>, act: (em: EntityManager, row: T) => Promise<void>): Promise<void> {
+  private async claim<T>(
+    pass: Pass,
+    resource: ReconciledResource,
+    id: string,
+    load: (em: EntityManager) => Promise<T[]>,
+    act: (em: EntityManager, row: T) => Promise<void>,
+  ): Promise<void> {
     try {
       await this.db.transaction(async (em) => {
         const [row] = await load(em);
@@ -181,10 +221,20 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
   /** `host@backend` → its cinder-volume heartbeat is fresh (the backup worker of a back end is the same process). */
   private async workers(db: DataSource, now: Date): Promise<Map<string, boolean>> {
     const since = now.getTime() - this.config.serviceDownSeconds * 1000;
-    return new Map((await this.services.list(db, { binary: 'cinder-volume' })).map((s) => [s.host, s.updatedAt !== null && s.updatedAt.getTime() >= since]));
+    return new Map(
+      (await this.services.list(db, { binary: 'cinder-volume' })).map((s) => [
+        s.host,
+        s.updatedAt !== null && s.updatedAt.getTime() >= since,
+      ]),
+    );
   }
 
-  private decide(pass: Pass, resource: ReconciledResource, row: { status: string; since: Date; mark: { status: string; resumes: number } | null }, more: Partial<StuckWork>): StuckDecision {
+  private decide(
+    pass: Pass,
+    resource: ReconciledResource,
+    row: { status: string; since: Date; mark: { status: string; resumes: number } | null },
+    more: Partial<StuckWork>,
+  ): StuckDecision {
     const statusKey = this.statusKey(row.status, more.migrationStatus ?? null);
     const work: StuckWork = {
       resource,
@@ -195,14 +245,25 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
       resumes: row.mark !== null && row.mark.status === statusKey ? row.mark.resumes : 0,
       ...more,
     };
-    return decideStuck(work, { stuckAfterMs: this.config.stuckAfterSeconds * 1000, maxResumes: this.config.maxResumes });
+    return decideStuck(work, {
+      stuckAfterMs: this.config.stuckAfterSeconds * 1000,
+      maxResumes: this.config.maxResumes,
+    });
   }
 
   private statusKey(status: string, migrationStatus: string | null): string {
     return isMigrationInFlight(migrationStatus) ? `migration:${status}` : status;
   }
 
-  private async resume(pass: Pass, em: EntityManager, resource: ReconciledResource, id: string, statusKey: string, job: RecoveryJob, reason: string): Promise<void> {
+  private async resume(
+    pass: Pass,
+    em: EntityManager,
+    resource: ReconciledResource,
+    id: string,
+    statusKey: string,
+    job: RecoveryJob,
+    reason: string,
+  ): Promise<void> {
     await this.outbox.add(em, {
       destination: 'jobs',
       queue: job.queue,
@@ -217,11 +278,26 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
   private async ended(
     pass: Pass,
     em: EntityManager,
-    m: { resource: ReconciledResource; id: string; projectId: string; from: string; to: string; messageType: MessageResourceType | null },
+    m: {
+      resource: ReconciledResource;
+      id: string;
+      projectId: string;
+      from: string;
+      to: string;
+      messageType: MessageResourceType | null;
+    },
     d: Extract<StuckDecision, { action: 'end' }>,
   ): Promise<void> {
     if (d.message !== null && m.messageType !== null) {
-      await this.messages.record(em, { projectId: m.projectId, requestId: null, resourceType: m.messageType, resourceUuid: m.id, action: d.message.action, detail: d.message.detail, now: pass.now });
+      await this.messages.record(em, {
+        projectId: m.projectId,
+        requestId: null,
+        resourceType: m.messageType,
+        resourceUuid: m.id,
+        action: d.message.action,
+        detail: d.message.detail,
+        now: pass.now,
+      });
     }
     await this.reconcile.forgetMark(em, m.resource, m.id);
     pass.ended++;
@@ -229,8 +305,25 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
   }
 
   /** The JSON warn line of every resolution: resource, id, what was done and why. */
-  private report(outcome: 'resumed' | 'ended', resource: string, id: string, status: string, reason: string, to: string | null): void {
-    this.log.warn(JSON.stringify({ event: 'block-storage.reconcile', outcome, resource, id, status, ...(to === null ? {} : { to }), reason }));
+  private report(
+    outcome: 'resumed' | 'ended',
+    resource: string,
+    id: string,
+    status: string,
+    reason: string,
+    to: string | null,
+  ): void {
+    this.log.warn(
+      JSON.stringify({
+        event: 'block-storage.reconcile',
+        outcome,
+        resource,
+        id,
+        status,
+        ...(to === null ? {} : { to }),
+        reason,
+      }),
+    );
   }
 
   private workerOf(pass: Pass, host: string | null): WorkerState {
@@ -241,8 +334,11 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
   private async volume(pass: Pass, em: EntityManager, v: StuckVolumeRow): Promise<void> {
     const migration = migrationJobOf(v.adminMetadata);
     const migrating = isMigrationInFlight(v.migrationStatus);
-    const job = migrating ? migrationRecoveryJob(v, `-reconcile-${pass.now.getTime()}`) : volumeRecoveryJob(v, v, `-reconcile-${pass.now.getTime()}`);
-    const holderLive = v.status === 'backing-up' ? v.backupLive : v.status === 'restoring-backup' ? v.restoreLive : undefined;
+    const job = migrating
+      ? migrationRecoveryJob(v, `-reconcile-${pass.now.getTime()}`)
+      : volumeRecoveryJob(v, v, `-reconcile-${pass.now.getTime()}`);
+    const holderLive =
+      v.status === 'backing-up' ? v.backupLive : v.status === 'restoring-backup' ? v.restoreLive : undefined;
     const d = this.decide(pass, 'volume', v, {
       migrationStatus: v.migrationStatus,
       worker: this.workerOf(pass, migrating ? (migration?.destination ?? null) : v.host),
@@ -251,39 +347,79 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
     });
     const statusKey = this.statusKey(v.status, v.migrationStatus);
     if (d.action === 'leave') return;
-    if (d.action === 'resume' && job !== null) return this.resume(pass, em, 'volume', v.id, statusKey, job, d.reason);
+    if (d.action === 'resume' && job !== null)
+      return this.resume(pass, em, 'volume', v.id, statusKey, job, d.reason);
     if (d.action !== 'end') return;
     const reason = `Ended by the reconciler: ${d.reason}.`;
     let to: string;
     let done: boolean;
     if (migrating) {
-      to = migration?.previousStatus ?? (v.status === 'retyping' || v.status === 'maintenance' ? previousVolumeStatus(v.attached) : v.status);
+      to =
+        migration?.previousStatus ??
+        (v.status === 'retyping' || v.status === 'maintenance' ? previousVolumeStatus(v.attached) : v.status);
       done = migration
         ? await this.settlements.failMigration(em, v.id, migration, pass.now)
-        : await this.volumes.transitionMigration(em, v.id, MIGRATION_OPERATIONS.fail, { from: v.status as VolumeStatus, to: to as VolumeStatus }, pass.now);
+        : await this.volumes.transitionMigration(
+            em,
+            v.id,
+            MIGRATION_OPERATIONS.fail,
+            { from: v.status as VolumeStatus, to: to as VolumeStatus },
+            pass.now,
+          );
     } else if (v.status === 'extending') {
       to = 'error_extending';
       done = await this.settlements.failVolumeExtend(em, v.id, reason, pass.now);
     } else {
       to = d.to === 'previous' ? previousVolumeStatus(v.attached) : d.to;
       const errored = to.startsWith('error');
-      done = await this.volumes.compareAndSetStatus(em, v.id, [v.status as VolumeStatus], to as VolumeStatus, pass.now, errored ? { error_reason: reason.slice(0, 1000) } : {});
+      done = await this.volumes.compareAndSetStatus(
+        em,
+        v.id,
+        [v.status as VolumeStatus],
+        to as VolumeStatus,
+        pass.now,
+        errored ? { error_reason: reason.slice(0, 1000) } : {},
+      );
     }
-    if (done) await this.ended(pass, em, { resource: 'volume', id: v.id, projectId: v.projectId, from: statusKey, to, messageType: 'VOLUME' }, d);
+    if (done)
+      await this.ended(
+        pass,
+        em,
+        { resource: 'volume', id: v.id, projectId: v.projectId, from: statusKey, to, messageType: 'VOLUME' },
+        d,
+      );
   }
 
   private async snapshot(pass: Pass, em: EntityManager, s: StuckSnapshotRow): Promise<void> {
     const job = snapshotRecoveryJob(s, `-reconcile-${pass.now.getTime()}`);
-    const holderLive = s.status === 'backing-up' ? s.backupLive : s.status === 'restoring' ? s.revertLive : undefined;
-    const d = this.decide(pass, 'snapshot', s, { worker: this.workerOf(pass, s.host), jobInputs: job !== null, holderLive });
+    const holderLive =
+      s.status === 'backing-up' ? s.backupLive : s.status === 'restoring' ? s.revertLive : undefined;
+    const d = this.decide(pass, 'snapshot', s, {
+      worker: this.workerOf(pass, s.host),
+      jobInputs: job !== null,
+      holderLive,
+    });
     if (d.action === 'leave') return;
-    if (d.action === 'resume' && job !== null) return this.resume(pass, em, 'snapshot', s.id, s.status, job, d.reason);
+    if (d.action === 'resume' && job !== null)
+      return this.resume(pass, em, 'snapshot', s.id, s.status, job, d.reason);
     if (d.action !== 'end') return;
     const reason = `Ended by the reconciler: ${d.reason}.`;
     const to = d.to as SnapshotStatus;
     const set = to.startsWith('error') ? { error_reason: reason.slice(0, 1000), manage_source: null } : {};
     if (await this.snapshots.compareAndSetStatus(em, s.id, [s.status as SnapshotStatus], to, pass.now, set)) {
-      await this.ended(pass, em, { resource: 'snapshot', id: s.id, projectId: s.projectId, from: s.status, to, messageType: 'VOLUME_SNAPSHOT' }, d);
+      await this.ended(
+        pass,
+        em,
+        {
+          resource: 'snapshot',
+          id: s.id,
+          projectId: s.projectId,
+          from: s.status,
+          to,
+          messageType: 'VOLUME_SNAPSHOT',
+        },
+        d,
+      );
     }
   }
 
@@ -291,9 +427,15 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
     const b = row.backup;
     const job = backupRecoveryJob(b, `-reconcile-${pass.now.getTime()}`);
     // An import is resumable; a plain create is not (BS-8.3.6), whatever the worker's state.
-    const d = this.decide(pass, 'backup', { status: b.status, since: row.since, mark: row.mark }, { worker: this.workerOf(pass, b.host), jobInputs: job !== null });
+    const d = this.decide(
+      pass,
+      'backup',
+      { status: b.status, since: row.since, mark: row.mark },
+      { worker: this.workerOf(pass, b.host), jobInputs: job !== null },
+    );
     if (d.action === 'leave') return;
-    if (d.action === 'resume' && job !== null) return this.resume(pass, em, 'backup', b.id, b.status, job, d.reason);
+    if (d.action === 'resume' && job !== null)
+      return this.resume(pass, em, 'backup', b.id, b.status, job, d.reason);
     if (d.action !== 'end') return;
     const reason = `Ended by the reconciler: ${d.reason}.`;
     const done =
@@ -301,25 +443,54 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
         ? await this.settlements.failBackupCreate(em, b, reason, pass.now)
         : b.status === 'restoring'
           ? await this.settlements.endBackupRestore(em, b, reason, pass.now)
-          : await this.backups.transition(em, b.id, BACKUP_OPERATIONS.deleteFailed, pass.now, { fail_reason: reason.slice(0, 1000) });
-    if (done) await this.ended(pass, em, { resource: 'backup', id: b.id, projectId: b.projectId, from: b.status, to: d.to, messageType: 'VOLUME_BACKUP' }, d);
+          : await this.backups.transition(em, b.id, BACKUP_OPERATIONS.deleteFailed, pass.now, {
+              fail_reason: reason.slice(0, 1000),
+            });
+    if (done)
+      await this.ended(
+        pass,
+        em,
+        {
+          resource: 'backup',
+          id: b.id,
+          projectId: b.projectId,
+          from: b.status,
+          to: d.to,
+          messageType: 'VOLUME_BACKUP',
+        },
+        d,
+      );
   }
 
-  private async group(pass: Pass, em: EntityManager, resource: 'group' | 'group_snapshot', g: StuckGroupRow): Promise<void> {
+  private async group(
+    pass: Pass,
+    em: EntityManager,
+    resource: 'group' | 'group_snapshot',
+    g: StuckGroupRow,
+  ): Promise<void> {
     if (g.pending) {
       // The members' work decides (as a read of the group would settle it); members still
       // transitional are reconciled on their own, and the group follows on a later pass.
-      const outcome = resource === 'group' ? settledGroupStatus(g.status as GroupStatus, g.members) : settledGroupSnapshotStatus(g.status as GroupSnapshotStatus, g.members);
+      const outcome =
+        resource === 'group'
+          ? settledGroupStatus(g.status as GroupStatus, g.members)
+          : settledGroupSnapshotStatus(g.status as GroupSnapshotStatus, g.members);
       if (outcome === null) return;
       let done: boolean;
       if (outcome === 'deleted') {
-        done = resource === 'group' ? await this.groups.softDelete(em, g.id, ['deleting'], pass.now) : await this.groupSnapshots.softDelete(em, g.id, pass.now);
-        if (done && resource === 'group') await this.quotas.apply(em, g.projectId, GROUP_RELEASE, 'in_use', false);
+        done =
+          resource === 'group'
+            ? await this.groups.softDelete(em, g.id, ['deleting'], pass.now)
+            : await this.groupSnapshots.softDelete(em, g.id, pass.now);
+        if (done && resource === 'group')
+          await this.quotas.apply(em, g.projectId, GROUP_RELEASE, 'in_use', false);
       } else {
         done =
           resource === 'group'
             ? await this.groups.transition(em, g.id, GROUP_SETTLEMENTS[outcome], pass.now, { pending: false })
-            : await this.groupSnapshots.transition(em, g.id, GROUP_SNAPSHOT_SETTLEMENTS[outcome], pass.now, { pending: false });
+            : await this.groupSnapshots.transition(em, g.id, GROUP_SNAPSHOT_SETTLEMENTS[outcome], pass.now, {
+                pending: false,
+              });
       }
       if (done) {
         pass.ended++;
@@ -331,10 +502,28 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
     if (d.action !== 'end') return;
     const done =
       resource === 'group'
-        ? await this.groups.compareAndSetStatus(em, g.id, [g.status as GroupStatus], d.to as GroupStatus, pass.now)
-        : await this.groupSnapshots.compareAndSetStatus(em, g.id, [g.status as GroupSnapshotStatus], d.to as GroupSnapshotStatus, pass.now);
+        ? await this.groups.compareAndSetStatus(
+            em,
+            g.id,
+            [g.status as GroupStatus],
+            d.to as GroupStatus,
+            pass.now,
+          )
+        : await this.groupSnapshots.compareAndSetStatus(
+            em,
+            g.id,
+            [g.status as GroupSnapshotStatus],
+            d.to as GroupSnapshotStatus,
+            pass.now,
+          );
     // Cinder has no user-message resource type for groups: the log line is the record.
-    if (done) await this.ended(pass, em, { resource, id: g.id, projectId: g.projectId, from: g.status, to: d.to, messageType: null }, d);
+    if (done)
+      await this.ended(
+        pass,
+        em,
+        { resource, id: g.id, projectId: g.projectId, from: g.status, to: d.to, messageType: null },
+        d,
+      );
   }
 
   /** Recounts every project's usage from the rows and corrects drifted columns (a warn line each). */
@@ -354,7 +543,16 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
     const corrections = quotaCorrections(stored, await this.reconcile.recount(em, projectId));
     for (const c of corrections) {
       await this.reconcile.setUsage(em, projectId, c.resource, c.column, c.counted);
-      this.log.warn(JSON.stringify({ event: 'block-storage.quota-corrected', project: projectId, resource: c.resource, column: c.column, old: c.stored, new: c.counted }));
+      this.log.warn(
+        JSON.stringify({
+          event: 'block-storage.quota-corrected',
+          project: projectId,
+          resource: c.resource,
+          column: c.column,
+          old: c.stored,
+          new: c.counted,
+        }),
+      );
     }
     return corrections.length;
   }

@@ -45,12 +45,18 @@ import { CLOCK, DATA_SOURCE, type Clock } from '@osc/platform';
 import type { ApiRequest } from '../http/api-request';
 import { VOLUME_API_CONFIG, type VolumeApiConfig } from '../volume-api.tokens';
 
-const volumeNotFound = (id: string): NotFoundError => new NotFoundError('Volume', id, `Volume ${id} could not be found.`);
+const volumeNotFound = (id: string): NotFoundError =>
+  new NotFoundError('Volume', id, `Volume ${id} could not be found.`);
 const attachmentNotFound = (id: string): NotFoundError =>
-  new NotFoundError('VolumeAttachment', id, `Volume attachment could not be found with filter: attachment_id = ${id}.`);
+  new NotFoundError(
+    'VolumeAttachment',
+    id,
+    `Volume attachment could not be found with filter: attachment_id = ${id}.`,
+  );
 
 /** Cinder's ConflictNovaUsingAttachment (bug #2004555): the attachment to remove cannot be told apart. */
-const novaConflict = (instance: string): ConflictError => new ConflictError(`Detach volume from instance ${instance} using the Compute API`);
+const novaConflict = (instance: string): ConflictError =>
+  new ConflictError(`Detach volume from instance ${instance} using the Compute API`);
 
 /** Cinder's `sanitize_hostname`: the host name an attachment records. */
 const sanitizeHostname = (host: string): string =>
@@ -119,7 +125,10 @@ export class AttachmentsService {
 
   async list(api: ApiRequest, detail: boolean): Promise<Record<string, unknown>> {
     this.requireVersion(api, 'attachments.api');
-    const allTenants = api.isAdmin && queryValue(api.query['all_tenants']) !== undefined && isTrueish(queryValue(api.query['all_tenants']));
+    const allTenants =
+      api.isAdmin &&
+      queryValue(api.query['all_tenants']) !== undefined &&
+      isTrueish(queryValue(api.query['all_tenants']));
     const paging = parsePaging(api.query, { maxLimit: this.config.maxLimit, sortKeys: ATTACHMENT_SORT_KEYS });
     const projectId = allTenants ? null : api.ctx.projectId;
     if (paging.marker !== null && !(await this.attachments.findById(this.db, paging.marker, projectId))) {
@@ -129,7 +138,11 @@ export class AttachmentsService {
     const items = await this.attachments.list(
       this.db,
       projectId,
-      { volumeId: q('volume_id'), instanceUuid: q('instance_id'), attachStatus: q('attach_status') ?? q('status') },
+      {
+        volumeId: q('volume_id'),
+        instanceUuid: q('instance_id'),
+        attachStatus: q('attach_status') ?? q('status'),
+      },
       paging,
     );
     return { attachments: items.map((a) => (detail ? attachmentDetailView(a) : attachmentSummaryView(a))) };
@@ -158,20 +171,35 @@ export class AttachmentsService {
         `Invalid volume: Volume attachments can not be created if the volume is in an error state. The Volume ${v.id} currently has a status of: ${v.status} `,
       );
     }
-    if (v.multiattach && v.status === 'in-use' && v.bootable) api.authorize('volume:multiattach_bootable_volume', v.projectId);
+    if (v.multiattach && v.status === 'in-use' && v.bootable)
+      api.authorize('volume:multiattach_bootable_volume', v.projectId);
     const attachMode = createAttachMode(v.adminMetadata['readonly'], input.mode);
     const connection = input.connector === null ? null : await this.connection(v, input.connector);
     const id = randomUUID();
     await this.db.transaction(async (em) => {
       const now = this.clock.now();
       const locked = await this.lockVolume(em, v.id);
-      const reserve = locked.multiattach ? VOLUME_OPERATIONS.attachmentReserveMultiattach : VOLUME_OPERATIONS.attachmentReserve;
+      const reserve = locked.multiattach
+        ? VOLUME_OPERATIONS.attachmentReserveMultiattach
+        : VOLUME_OPERATIONS.attachmentReserve;
       if (!(await this.volumes.transition(em, v.id, reserve, now))) {
         // LP 1694530: the same instance may reserve again (a move of the instance between hosts).
-        const sameInstance = input.instanceUuid !== null && ['in-use', 'reserved'].includes(locked.status) && (await this.attachments.listOfVolume(em, v.id)).some((a) => a.instanceUuid === input.instanceUuid);
-        if (!sameInstance) throw new InvalidStateError(refusalOf(reserve, { id: v.id, status: locked.status }));
+        const sameInstance =
+          input.instanceUuid !== null &&
+          ['in-use', 'reserved'].includes(locked.status) &&
+          (await this.attachments.listOfVolume(em, v.id)).some((a) => a.instanceUuid === input.instanceUuid);
+        if (!sameInstance)
+          throw new InvalidStateError(refusalOf(reserve, { id: v.id, status: locked.status }));
       }
-      await this.attachments.insert(em, { id, volumeId: v.id, volumeHost: locked.host, instanceUuid: input.instanceUuid, attachStatus: 'reserved', attachMode, now });
+      await this.attachments.insert(em, {
+        id,
+        volumeId: v.id,
+        volumeHost: locked.host,
+        instanceUuid: input.instanceUuid,
+        attachStatus: 'reserved',
+        attachMode,
+        now,
+      });
       if (input.connector !== null && connection !== null) {
         await this.connect(em, locked, await this.reload(em, id), input.connector, connection);
         // Cinder's create saves its own attach_mode over the one the connection recorded.
@@ -202,7 +230,11 @@ export class AttachmentsService {
     await this.db.transaction(async (em) => {
       const locked = await this.lockVolume(em, v.id);
       const all = await this.attachments.listOfVolume(em, v.id);
-      if (all.length > 1 && !locked.multiattach && all.some((x) => x.connectionInfo !== null && Object.keys(x.connectionInfo).length > 0)) {
+      if (
+        all.length > 1 &&
+        !locked.multiattach &&
+        all.some((x) => x.connectionInfo !== null && Object.keys(x.connectionInfo).length > 0)
+      ) {
         throw new ConflictError(`Resource conflict: duplicate connectors detected on volume ${v.id}`);
       }
       await this.connect(em, locked, await this.reload(em, id), connector, connection);
@@ -219,7 +251,8 @@ export class AttachmentsService {
     await this.db.transaction(async (em) => {
       const now = this.clock.now();
       const v = await this.lockVolume(em, a.volumeId);
-      if (!(await this.attachments.update(em, id, { attachStatus: 'attached' }, now))) throw attachmentNotFound(id);
+      if (!(await this.attachments.update(em, id, { attachStatus: 'attached' }, now)))
+        throw attachmentNotFound(id);
       await this.setVolumeStatus(em, v, 'in-use', 'attached', 'complete the attachment');
     });
   }
@@ -253,30 +286,53 @@ export class AttachmentsService {
   async attach(api: ApiRequest, v: StoredVolume, rawArgs: unknown): Promise<void> {
     api.authorize('volume_extension:volume_actions:attach', v.projectId);
     const args = parseAttachArgs(rawArgs);
-    if (v.status === 'maintenance') throw new InvalidStateError('Invalid volume: The volume cannot be attached in maintenance mode.');
-    if (v.adminMetadata['readonly'] === 'True' && args.mode !== 'ro') throw new InvalidInputError(`Invalid attaching mode '${args.mode}' for volume ${v.id}.`);
-    const refused = (reason: string): InvalidInputError => new InvalidInputError(`Error attaching volume - InvalidVolume: Invalid volume: ${reason}`);
+    if (v.status === 'maintenance')
+      throw new InvalidStateError('Invalid volume: The volume cannot be attached in maintenance mode.');
+    if (v.adminMetadata['readonly'] === 'True' && args.mode !== 'ro')
+      throw new InvalidInputError(`Invalid attaching mode '${args.mode}' for volume ${v.id}.`);
+    const refused = (reason: string): InvalidInputError =>
+      new InvalidInputError(`Error attaching volume - InvalidVolume: Invalid volume: ${reason}`);
     const hostName = args.hostName === null ? null : sanitizeHostname(args.hostName);
     await this.db.transaction(async (em) => {
       const now = this.clock.now();
       const locked = await this.lockVolume(em, v.id);
       // Cinder adds the readonly flag when it is missing.
-      if (locked.adminMetadata['readonly'] === undefined) await this.volumes.setAdminMetadataKey(em, v.id, 'readonly', 'False');
+      if (locked.adminMetadata['readonly'] === undefined)
+        await this.volumes.setAdminMetadataKey(em, v.id, 'readonly', 'False');
       const attachedMode = locked.adminMetadata['attached_mode'];
-      if (locked.status === 'attaching' && attachedMode !== undefined && attachedMode !== args.mode) throw refused('being attached by different mode');
-      const existing = (await this.attachments.listOfVolume(em, v.id)).find((a) => (args.instanceUuid !== null ? a.instanceUuid === args.instanceUuid : a.attachedHost === hostName));
+      if (locked.status === 'attaching' && attachedMode !== undefined && attachedMode !== args.mode)
+        throw refused('being attached by different mode');
+      const existing = (await this.attachments.listOfVolume(em, v.id)).find((a) =>
+        args.instanceUuid !== null ? a.instanceUuid === args.instanceUuid : a.attachedHost === hostName,
+      );
       if (existing) {
         await this.setVolumeStatus(em, locked, 'in-use', null, 'attach', refused);
         return;
       }
-      if (locked.status === 'in-use' && !locked.multiattach && locked.migrationStatus === null) throw refused('volume is already attached and multiple attachments are not enabled');
+      if (locked.status === 'in-use' && !locked.multiattach && locked.migrationStatus === null)
+        throw refused('volume is already attached and multiple attachments are not enabled');
       const id = randomUUID();
-      await this.attachments.insert(em, { id, volumeId: v.id, volumeHost: locked.host, instanceUuid: null, attachStatus: 'attaching', attachMode: 'null', now });
+      await this.attachments.insert(em, {
+        id,
+        volumeId: v.id,
+        volumeHost: locked.host,
+        instanceUuid: null,
+        attachStatus: 'attaching',
+        attachMode: 'null',
+        now,
+      });
       await this.volumes.setAdminMetadataKey(em, v.id, 'attached_mode', args.mode);
       await this.attachments.update(
         em,
         id,
-        { attachStatus: 'attached', instanceUuid: args.instanceUuid, attachedHost: hostName, mountpoint: args.mountpoint, attachTime: now, attachMode: args.mode },
+        {
+          attachStatus: 'attached',
+          instanceUuid: args.instanceUuid,
+          attachedHost: hostName,
+          mountpoint: args.mountpoint,
+          attachTime: now,
+          attachMode: args.mode,
+        },
         now,
       );
       await this.setVolumeStatus(em, locked, 'in-use', 'attached', 'attach', refused);
@@ -290,12 +346,21 @@ export class AttachmentsService {
    * answers 409. The attachment goes and the volume takes the status its remaining attachments
    * imply.
    */
-  async detach(api: ApiRequest, v: StoredVolume, rawArgs: unknown, prefix = 'Error detaching volume'): Promise<void> {
+  async detach(
+    api: ApiRequest,
+    v: StoredVolume,
+    rawArgs: unknown,
+    prefix = 'Error detaching volume',
+  ): Promise<void> {
     const { attachmentId } = parseDetachArgs(rawArgs);
     await this.detachAttachment(v, attachmentId, prefix);
   }
 
-  private async detachAttachment(v: StoredVolume, attachmentId: string | null, prefix: string): Promise<void> {
+  private async detachAttachment(
+    v: StoredVolume,
+    attachmentId: string | null,
+    prefix: string,
+  ): Promise<void> {
     const attachments = await this.attachments.listOfVolume(this.db, v.id);
     let target: StoredAttachment | null = null;
     if (attachmentId === null) {
@@ -304,15 +369,24 @@ export class AttachmentsService {
     } else {
       const found = await this.attachments.findById(this.db, attachmentId, null);
       if (!found) throw novaConflict('');
-      if (found.volumeId !== v.id) throw new InvalidInputError('Invalid input received: Mismatched volume and attachment');
+      if (found.volumeId !== v.id)
+        throw new InvalidInputError('Invalid input received: Mismatched volume and attachment');
       target = found;
     }
-    if (v.status === 'maintenance') throw new InvalidStateError('Invalid volume: The volume cannot be detached in maintenance mode.');
+    if (v.status === 'maintenance')
+      throw new InvalidStateError('Invalid volume: The volume cannot be detached in maintenance mode.');
     await this.db.transaction(async (em) => {
       const locked = await this.lockVolume(em, v.id);
       if (target === null) {
         // No attachment at all: Cinder's manager marks the volume available and detached.
-        await this.setVolumeStatus(em, locked, 'available', 'detached', 'detach', (reason) => new InvalidInputError(`${prefix} - InvalidVolume: Invalid volume: ${reason}`));
+        await this.setVolumeStatus(
+          em,
+          locked,
+          'available',
+          'detached',
+          'detach',
+          (reason) => new InvalidInputError(`${prefix} - InvalidVolume: Invalid volume: ${reason}`),
+        );
         return;
       }
       await this.finishDetach(em, locked, target.id);
@@ -323,12 +397,21 @@ export class AttachmentsService {
    * `os-initialize_connection` (200): the connection the back end offers the connector, without
    * recording anything (Cinder's legacy flow; `os-attach` records the attachment).
    */
-  async initializeConnection(api: ApiRequest, v: StoredVolume, rawArgs: unknown): Promise<Record<string, unknown>> {
+  async initializeConnection(
+    api: ApiRequest,
+    v: StoredVolume,
+    rawArgs: unknown,
+  ): Promise<Record<string, unknown>> {
     api.authorize('volume_extension:volume_actions:initialize_connection', v.projectId);
-    const connector = parseConnectorArg(rawArgs, 'os-initialize_connection', { nullable: false, required: true }) ?? '';
-    if (v.status === 'maintenance') throw new InvalidStateError('Invalid volume: The volume connection cannot be initialized in maintenance mode.');
+    const connector =
+      parseConnectorArg(rawArgs, 'os-initialize_connection', { nullable: false, required: true }) ?? '';
+    if (v.status === 'maintenance')
+      throw new InvalidStateError(
+        'Invalid volume: The volume connection cannot be initialized in maintenance mode.',
+      );
     const info = await this.connection(v, connector);
-    const enforce = typeof connector === 'object' && connector !== null ? (connector['enforce_multipath'] ?? false) : false;
+    const enforce =
+      typeof connector === 'object' && connector !== null ? (connector['enforce_multipath'] ?? false) : false;
     return { connection_info: { ...info, enforce_multipath: enforce } };
   }
 
@@ -346,7 +429,12 @@ export class AttachmentsService {
   private async terminate(v: StoredVolume): Promise<void> {
     if ((await this.attachments.listOfVolume(this.db, v.id)).length > 1) throw novaConflict('');
     const now = this.clock.now();
-    await this.volumes.transition(this.db, v.id, v.attachments.length > 0 ? VOLUME_OPERATIONS.unreserveToInUse : VOLUME_OPERATIONS.unreserveToAvailable, now);
+    await this.volumes.transition(
+      this.db,
+      v.id,
+      v.attachments.length > 0 ? VOLUME_OPERATIONS.unreserveToInUse : VOLUME_OPERATIONS.unreserveToAvailable,
+      now,
+    );
   }
 
   /** `os-force_detach` (admin): terminate the connection, then detach (`Error force detaching volume - …`). */
@@ -368,10 +456,20 @@ export class AttachmentsService {
     let frontEndQos: Record<string, string> | null = null;
     if (type?.qosSpecsId) {
       const q = await this.qos.find(this.db, type.qosSpecsId);
-      if (q && (q.consumer === 'front-end' || q.consumer === 'both')) frontEndQos = Object.fromEntries(Object.entries(q.specs).filter((e): e is [string, string] => e[1] !== null));
+      if (q && (q.consumer === 'front-end' || q.consumer === 'both'))
+        frontEndQos = Object.fromEntries(
+          Object.entries(q.specs).filter((e): e is [string, string] => e[1] !== null),
+        );
     }
     return localConnection(
-      { volumeId: v.id, host: v.host, encrypted: v.encryptionKeyId !== null, adminMetadata: v.adminMetadata, cacheableSpec: type?.extraSpecs['cacheable'] ?? null, frontEndQos },
+      {
+        volumeId: v.id,
+        host: v.host,
+        encrypted: v.encryptionKeyId !== null,
+        adminMetadata: v.adminMetadata,
+        cacheableSpec: type?.extraSpecs['cacheable'] ?? null,
+        frontEndQos,
+      },
       pool?.capabilities['location_info'],
       connector,
     );
@@ -382,16 +480,31 @@ export class AttachmentsService {
    * becomes `attaching` with the connector, its host and mountpoint, the mode and the connection
    * info; the volume becomes `attaching`.
    */
-  private async connect(db: Queryable, v: StoredVolume, a: StoredAttachment, connector: Connector, info: LocalConnectionInfo): Promise<void> {
+  private async connect(
+    db: Queryable,
+    v: StoredVolume,
+    a: StoredAttachment,
+    connector: Connector,
+    info: LocalConnectionInfo,
+  ): Promise<void> {
     const now = this.clock.now();
     const mode = connectionMode(a.attachMode, connector);
-    const stored: Record<string, unknown> = a.attachMode !== 'null' ? { ...connector, mode } : { ...connector };
+    const stored: Record<string, unknown> =
+      a.attachMode !== 'null' ? { ...connector, mode } : { ...connector };
     const host = typeof connector['host'] === 'string' ? connector['host'] : '';
     const mountpoint = typeof connector['mountpoint'] === 'string' ? connector['mountpoint'] : 'na';
     await this.attachments.update(
       db,
       a.id,
-      { attachStatus: 'attaching', connector: stored, connectionInfo: attachmentConnectionInfo(info, a.id, connector), attachedHost: host, mountpoint, attachTime: now, attachMode: mode as AttachMode },
+      {
+        attachStatus: 'attaching',
+        connector: stored,
+        connectionInfo: attachmentConnectionInfo(info, a.id, connector),
+        attachedHost: host,
+        mountpoint,
+        attachTime: now,
+        attachMode: mode as AttachMode,
+      },
       now,
     );
     await this.setVolumeStatus(db, v, 'attaching', 'attaching', 'connect the attachment');
@@ -402,7 +515,11 @@ export class AttachmentsService {
    * sets the volume's status and attach_status from the attachments left. A volume busy with
    * another operation (backing-up, extending, …) keeps its status; only attach_status follows.
    */
-  private async finishDetach(db: Queryable, v: StoredVolume, attachmentId: string): Promise<StoredAttachment[]> {
+  private async finishDetach(
+    db: Queryable,
+    v: StoredVolume,
+    attachmentId: string,
+  ): Promise<StoredAttachment[]> {
     const now = this.clock.now();
     await this.attachments.softDelete(db, attachmentId, now);
     const remaining = await this.attachments.listOfVolume(db, v.id);
@@ -411,7 +528,11 @@ export class AttachmentsService {
       v,
     );
     await this.volumes.setAdminMetadataKey(db, v.id, 'attached_mode', null);
-    const moved = next.status !== null && (await this.volumes.compareAndSetStatus(db, v.id, attachFlowSources(next.status), next.status, now, { attach_status: next.attachStatus }));
+    const moved =
+      next.status !== null &&
+      (await this.volumes.compareAndSetStatus(db, v.id, attachFlowSources(next.status), next.status, now, {
+        attach_status: next.attachStatus,
+      }));
     if (!moved) await this.volumes.update(db, v.id, { attach_status: next.attachStatus }, now);
     return remaining;
   }

@@ -23,9 +23,16 @@ import { CLOCK, DATA_SOURCE, type Clock } from '@osc/platform';
 import type { ApiRequest } from '../http/api-request';
 import { VOLUME_API_CONFIG, type VolumeApiConfig } from '../volume-api.tokens';
 
-const policyNotFound = (id: string): NotFoundError => new NotFoundError('Backup policy', id, `Backup policy ${id} could not be found.`);
+const policyNotFound = (id: string): NotFoundError =>
+  new NotFoundError('Backup policy', id, `Backup policy ${id} could not be found.`);
 
-const iso = (d: Date | null): string | null => (d === null ? null : d.toISOString().replace('Z', '').replace(/\.(\d{3})$/, '.$1000'));
+const iso = (d: Date | null): string | null =>
+  d === null
+    ? null
+    : d
+        .toISOString()
+        .replace('Z', '')
+        .replace(/\.(\d{3})$/, '.$1000');
 
 /** The wire form of a policy (ours; timestamps in the style of Cinder's other resources). */
 export function backupPolicyView(p: StoredBackupPolicy): Record<string, unknown> {
@@ -86,12 +93,21 @@ export class BackupPoliciesService {
     let projectId = api.ctx.projectId;
     if (input.volumeId !== null) {
       const v = await this.volumes.findById(this.db, input.volumeId, scope);
-      if (!v) throw new NotFoundError('Volume', input.volumeId, `Volume ${input.volumeId} could not be found.`);
+      if (!v)
+        throw new NotFoundError('Volume', input.volumeId, `Volume ${input.volumeId} could not be found.`);
       // An admin's policy on another project's volume backs it up in that project (its quota, its backups).
       projectId = v.projectId;
     } else if (input.volumeTypeId !== null) {
-      const t = await this.types.findVisible(this.db, input.volumeTypeId, { projectId: api.ctx.projectId, isAdmin: api.isAdmin });
-      if (!t) throw new NotFoundError('Volume type', input.volumeTypeId, `Volume type with id ${input.volumeTypeId} could not be found.`);
+      const t = await this.types.findVisible(this.db, input.volumeTypeId, {
+        projectId: api.ctx.projectId,
+        isAdmin: api.isAdmin,
+      });
+      if (!t)
+        throw new NotFoundError(
+          'Volume type',
+          input.volumeTypeId,
+          `Volume type with id ${input.volumeTypeId} could not be found.`,
+        );
     }
     const now = this.clock.now();
     const id = randomUUID();
@@ -125,12 +141,14 @@ export class BackupPoliciesService {
     let marker: StoredBackupPolicy | null = null;
     if (paging.marker !== null) {
       marker = await this.policies.findById(this.db, paging.marker, projectId);
-      if (!marker) throw new NotFoundError('Marker', paging.marker, `Marker ${paging.marker} could not be found.`);
+      if (!marker)
+        throw new NotFoundError('Marker', paging.marker, `Marker ${paging.marker} could not be found.`);
     }
     const items = await this.policies.list(this.db, projectId, paging.limit, marker);
     const out: Record<string, unknown> = { backup_policies: items.map(backupPolicyView) };
     const last = items[items.length - 1];
-    if (last && items.length === paging.limit) out['backup_policies_links'] = [nextPageLink(api.links, api.collectionPath, api.query, last.id)];
+    if (last && items.length === paging.limit)
+      out['backup_policies_links'] = [nextPageLink(api.links, api.collectionPath, api.query, last.id)];
     return out;
   }
 

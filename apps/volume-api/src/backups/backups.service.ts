@@ -127,7 +127,13 @@ export class BackupsService {
     data: BackupJob | BackupRestoreJob,
     partitionKey: string,
   ) {
-    return outboxJob(backupJobQueue(backend), { id: `${name.replace('.', '-')}-${id}`, name, data, partitionKey, backoffMs: 500 });
+    return outboxJob(backupJobQueue(backend), {
+      id: `${name.replace('.', '-')}-${id}`,
+      name,
+      data,
+      partitionKey,
+      backoffMs: 500,
+    });
   }
 
   async create(api: ApiRequest, body: unknown): Promise<Record<string, unknown>> {
@@ -368,7 +374,9 @@ export class BackupsService {
         throw new InvalidStateError(refusalOf(BACKUP_OPERATIONS.restore, { id: b.id, status: b.status }));
       }
       if (!(await this.volumes.transition(em, v.id, VOLUME_OPERATIONS.restoreBackup, now))) {
-        throw new InvalidStateError(refusalOf(VOLUME_OPERATIONS.restoreBackup, { id: v.id, status: v.status }));
+        throw new InvalidStateError(
+          refusalOf(VOLUME_OPERATIONS.restoreBackup, { id: v.id, status: v.status }),
+        );
       }
       const data: BackupRestoreJob = { backupId: b.id, volumeId: v.id, newVolume };
       await this.outbox.add(em, {

@@ -5,7 +5,11 @@ import { routes } from '../http/api-request';
 /** Aliases and names of the API extensions the service advertises (BS-7.1.1). */
 const EXTENSIONS: readonly (readonly [alias: string, name: string, description: string])[] = [
   ['os-hosts', 'Hosts', 'Admin-only host administration.'],
-  ['os-vol-tenant-attr', 'VolumeTenantAttribute', 'Expose the internal project_id as an attribute of a volume.'],
+  [
+    'os-vol-tenant-attr',
+    'VolumeTenantAttribute',
+    'Expose the internal project_id as an attribute of a volume.',
+  ],
   ['os-quota-sets', 'Quotas', 'Quota management support.'],
   ['os-availability-zone', 'AvailabilityZones', 'Describe availability zones.'],
   ['os-volume-encryption-metadata', 'VolumeEncryptionMetadata', 'Volume encryption metadata.'],
@@ -23,7 +27,11 @@ const EXTENSIONS: readonly (readonly [alias: string, name: string, description: 
   ['cgsnapshots', 'Cgsnapshots', 'cgsnapshots support.'],
   ['os-types-extra-specs', 'TypesExtraSpecs', 'Type extra specs support.'],
   ['os-used-limits', 'UsedLimits', 'Provide data on limited resources that are being used.'],
-  ['os-vol-mig-status-attr', 'VolumeMigStatusAttribute', 'Expose migration_status as an attribute of a volume.'],
+  [
+    'os-vol-mig-status-attr',
+    'VolumeMigStatusAttribute',
+    'Expose migration_status as an attribute of a volume.',
+  ],
   ['os-volume-type-access', 'VolumeTypeAccess', 'Volume type access support.'],
   ['os-extended-services', 'ExtendedServices', 'Extended services support.'],
   ['os-extended-snapshot-attributes', 'ExtendedSnapshotAttributes', 'Extended snapshot attributes.'],

@@ -55,13 +55,22 @@ export class GroupTypesController {
   }
 
   @Put(':id/group_specs/:key')
-  updateSpec(@Api() api: ApiRequest, @Param('id') id: string, @Param('key') key: string, @Body() body: unknown) {
+  updateSpec(
+    @Api() api: ApiRequest,
+    @Param('id') id: string,
+    @Param('key') key: string,
+    @Body() body: unknown,
+  ) {
     return this.types.updateSpec(api, id, key, body);
   }
 
   @Delete(':id/group_specs/:key')
   @HttpCode(202)
-  async deleteSpec(@Api() api: ApiRequest, @Param('id') id: string, @Param('key') key: string): Promise<void> {
+  async deleteSpec(
+    @Api() api: ApiRequest,
+    @Param('id') id: string,
+    @Param('key') key: string,
+  ): Promise<void> {
     await this.types.deleteSpec(api, id, key);
   }
 }
@@ -97,8 +106,11 @@ export class GroupsController {
   @HttpCode(202)
   createFromSource(@Api() api: ApiRequest, @Body() body: unknown) {
     this.groups.gate(api, 'group-snapshots.api');
-    if (!isJsonObject(body) || !('create-from-src' in body)) throw new InvalidInputError("Invalid input received: 'create-from-src' is the only action on /groups.");
-    return this.groups.createFromSource(api, 'group', body, (a, b, member) => this.volumes.create(a, b, member));
+    if (!isJsonObject(body) || !('create-from-src' in body))
+      throw new InvalidInputError("Invalid input received: 'create-from-src' is the only action on /groups.");
+    return this.groups.createFromSource(api, 'group', body, (a, b, member) =>
+      this.volumes.create(a, b, member),
+    );
   }
 
   @Get(':id')
@@ -219,10 +231,12 @@ export class ConsistencyGroupsController {
   async remove(@Api() api: ApiRequest, @Param('id') id: string, @Body() body: unknown): Promise<void> {
     let force = false;
     if (body !== undefined && body !== null && body !== '') {
-      if (!isJsonObject(body)) throw new InvalidInputError('Invalid input received: the body must be an object.');
+      if (!isJsonObject(body))
+        throw new InvalidInputError('Invalid input received: the body must be an object.');
       const cg = body['consistencygroup'];
       if (cg !== undefined && cg !== null) {
-        if (!isJsonObject(cg)) throw new InvalidInputError("Invalid input received: 'consistencygroup' must be an object.");
+        if (!isJsonObject(cg))
+          throw new InvalidInputError("Invalid input received: 'consistencygroup' must be an object.");
         if (cg['force'] !== undefined) force = parseBoolean(cg['force'], 'force');
       }
     }

@@ -1,6 +1,12 @@
 import type { Provider, Type } from '@nestjs/common';
 import { GroupTypesService } from './group-types.service';
-import { CgsnapshotsController, ConsistencyGroupsController, GroupSnapshotsController, GroupsController, GroupTypesController } from './groups.controller';
+import {
+  CgsnapshotsController,
+  ConsistencyGroupsController,
+  GroupSnapshotsController,
+  GroupsController,
+  GroupTypesController,
+} from './groups.controller';
 import { GroupsService } from './groups.service';
 import { LegacyTransfersController, TransfersController } from './transfers.controller';
 import { TransfersService } from './transfers.service';

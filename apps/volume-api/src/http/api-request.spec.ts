@@ -36,7 +36,12 @@ describe('volumeApiOnRequest', () => {
     expect(request.volumeProjectSegment).toBe(segment);
     const api = apiRequestOf(request);
     expect(api.links).toEqual({ baseUrl: 'http://h:8776', projectSegment: segment, apiPrefix: 'v3' });
-    expect(api.collectionPath).toBe(url.split('/').slice(segment === null ? 2 : 3).join('/'));
+    expect(api.collectionPath).toBe(
+      url
+        .split('/')
+        .slice(segment === null ? 2 : 3)
+        .join('/'),
+    );
   });
   it('ignores microversions on v2 and needs its project', async () => {
     const { request, reply, sent } = fake(`/v2/${P}/volumes`, { 'openstack-api-version': 'volume 3.50' });
@@ -57,13 +62,20 @@ describe('volumeApiOnRequest', () => {
     expect(sent['OpenStack-API-Version']).toBe('volume 3.0');
   });
   it('accepts JSON bodies and body-less requests of any type', async () => {
-    for (const headers of <Record<string, string>[]>[{ 'content-type': 'application/json; charset=utf-8', 'content-length': '2' }, { 'content-type': 'application/vnd.openstack.volume+json', 'content-length': '2' }, { 'content-type': 'text/plain' }]) {
+    for (const headers of <Record<string, string>[]>[
+      { 'content-type': 'application/json; charset=utf-8', 'content-length': '2' },
+      { 'content-type': 'application/vnd.openstack.volume+json', 'content-length': '2' },
+      { 'content-type': 'text/plain' },
+    ]) {
       const { request, reply } = fake('/v3/volumes', headers);
       await expect(volumeApiOnRequest(request, reply)).resolves.toBeUndefined();
     }
   });
   it('mounts every collection under both v3 forms and v2', () => {
     expect(routes('volumes')).toEqual(['v3/:project_id/volumes', 'v3/volumes', 'v2/:project_id/volumes']);
-    expect(routes('default-types', { v2: false })).toEqual(['v3/:project_id/default-types', 'v3/default-types']);
+    expect(routes('default-types', { v2: false })).toEqual([
+      'v3/:project_id/default-types',
+      'v3/default-types',
+    ]);
   });
 });

@@ -29,11 +29,38 @@ declare module 'fastify' {
  * position is a project segment (BS-1.2, BS-1.3).
  */
 const COLLECTIONS = new Set([
-  'volumes', 'types', 'snapshots', 'extensions', 'default-types', 'scheduler-stats', 'os-quota-sets', 'os-quota-class-sets',
-  'limits', 'os-availability-zone', 'backups', 'os-volume-transfer', 'volume-transfers', 'capabilities', 'os-hosts',
-  'qos-specs', 'attachments', 'groups', 'group_types', 'group_snapshots', 'consistencygroups', 'cgsnapshots', 'messages',
-  'resource_filters', 'os-services', 'clusters', 'workers', 'manageable_volumes', 'manageable_snapshots',
-  'os-volume-manage', 'os-snapshot-manage', 'os-backup-policies',
+  'volumes',
+  'types',
+  'snapshots',
+  'extensions',
+  'default-types',
+  'scheduler-stats',
+  'os-quota-sets',
+  'os-quota-class-sets',
+  'limits',
+  'os-availability-zone',
+  'backups',
+  'os-volume-transfer',
+  'volume-transfers',
+  'capabilities',
+  'os-hosts',
+  'qos-specs',
+  'attachments',
+  'groups',
+  'group_types',
+  'group_snapshots',
+  'consistencygroups',
+  'cgsnapshots',
+  'messages',
+  'resource_filters',
+  'os-services',
+  'clusters',
+  'workers',
+  'manageable_volumes',
+  'manageable_snapshots',
+  'os-volume-manage',
+  'os-snapshot-manage',
+  'os-backup-policies',
 ]);
 
 const PROJECT_SEGMENT = /^[0-9a-f-]+$/;
@@ -118,7 +145,8 @@ function assertJsonBody(request: FastifyRequest): void {
 
 function checkProject(request: FastifyRequest, segment: string | undefined): void {
   if (segment === undefined) return;
-  if (!PROJECT_SEGMENT.test(segment)) throw new NotFoundError('resource', segment, 'The resource could not be found.');
+  if (!PROJECT_SEGMENT.test(segment))
+    throw new NotFoundError('resource', segment, 'The resource could not be found.');
   const ctx = request.requestContext;
   if (ctx && ctx.projectId !== segment) throw new InvalidInputError('Malformed request url');
 }
@@ -159,14 +187,24 @@ export function apiRequestOf(request: FastifyRequest): ApiRequest {
   const mv = request.volumeMicroversion ?? DEFAULT_MICROVERSION;
   const projectSegment = request.volumeProjectSegment ?? null;
   const apiPrefix = request.volumeApiPrefix ?? 'v3';
-  const links: LinkContext = { baseUrl: requestBaseUrl(request, configuredPublicUrl), projectSegment, apiPrefix };
+  const links: LinkContext = {
+    baseUrl: requestBaseUrl(request, configuredPublicUrl),
+    projectSegment,
+    apiPrefix,
+  };
   const path = request.url.split('?', 1)[0] ?? '';
-  const segments = path.split('/').filter((s) => s.length > 0).slice(projectSegment === null ? 1 : 2);
+  const segments = path
+    .split('/')
+    .filter((s) => s.length > 0)
+    .slice(projectSegment === null ? 1 : 2);
   const policy = request.volumePolicy ?? defaultPolicy();
   const base = credentialsOf({ ...ctx, isAdmin: false });
   const isAdmin = policy.check('context_is_admin', { project_id: ctx.projectId }, base);
   const creds: Credentials = Object.freeze({ ...base, is_admin: isAdmin });
-  const target = (project: string | undefined) => ({ project_id: project ?? ctx.projectId, user_id: ctx.userId });
+  const target = (project: string | undefined) => ({
+    project_id: project ?? ctx.projectId,
+    user_id: ctx.userId,
+  });
   return {
     ctx,
     isAdmin,
@@ -181,8 +219,13 @@ export function apiRequestOf(request: FastifyRequest): ApiRequest {
 }
 
 /** `@Api() api: ApiRequest` in controllers. */
-export const Api = createParamDecorator((_data: unknown, ctx: ExecutionContext): ApiRequest => apiRequestOf(ctx.switchToHttp().getRequest<FastifyRequest>()));
+export const Api = createParamDecorator((_data: unknown, ctx: ExecutionContext): ApiRequest =>
+  apiRequestOf(ctx.switchToHttp().getRequest<FastifyRequest>()),
+);
 
 /** Path prefixes every v3 (and v2) controller is mounted under (BS-1.2, BS-4.7). */
-export const routes = (path: string, options: { v2?: boolean } = { v2: true }): string[] =>
-  [`v3/:project_id/${path}`, `v3/${path}`, ...(options.v2 === false ? [] : [`v2/:project_id/${path}`])];
+export const routes = (path: string, options: { v2?: boolean } = { v2: true }): string[] => [
+  `v3/:project_id/${path}`,
+  `v3/${path}`,
+  ...(options.v2 === false ? [] : [`v2/:project_id/${path}`]),
+];

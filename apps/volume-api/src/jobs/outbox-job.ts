@@ -25,7 +25,13 @@ export interface JobSpec {
 export const outboxJob = (queue: string, spec: JobSpec): OutboxItem => ({
   destination: 'jobs',
   queue,
-  job: { id: spec.id, name: spec.name, data: spec.data, attempts: spec.attempts ?? 3, backoff: { type: 'exponential', delayMs: spec.backoffMs ?? 200 } },
+  job: {
+    id: spec.id,
+    name: spec.name,
+    data: spec.data,
+    attempts: spec.attempts ?? 3,
+    backoff: { type: 'exponential', delayMs: spec.backoffMs ?? 200 },
+  },
   partitionKey: spec.partitionKey,
 });
 
@@ -33,4 +39,5 @@ export const outboxJob = (queue: string, spec: JobSpec): OutboxItem => ({
  * A job for the back end that owns `host` (`host@backend#pool` or `host@backend`); a resource
  * never placed has the empty host and its queue is the empty back end's (as before the split).
  */
-export const backendJob = (host: string | null, spec: JobSpec): OutboxItem => outboxJob(backendJobQueue(backendOf(host ?? '')), spec);
+export const backendJob = (host: string | null, spec: JobSpec): OutboxItem =>
+  outboxJob(backendJobQueue(backendOf(host ?? '')), spec);

@@ -31,7 +31,14 @@ import {
   type VolumeManageJob,
 } from '@osc/contracts';
 import { InvalidInputError, InvalidStateError, NotFoundError } from '@osc/errors';
-import { BackendFileRepository, QuotaRepository, SnapshotRepository, VolumeRepository, type StoredSnapshot, type StoredVolume } from '@osc/block-storage-persistence';
+import {
+  BackendFileRepository,
+  QuotaRepository,
+  SnapshotRepository,
+  VolumeRepository,
+  type StoredSnapshot,
+  type StoredVolume,
+} from '@osc/block-storage-persistence';
 import { OutboxWriter } from '@osc/messaging';
 import { CLOCK, DATA_SOURCE, OUTBOX_WRITER, type Clock } from '@osc/platform';
 import { backendJob } from '../jobs/outbox-job';
@@ -79,15 +86,24 @@ export class ManageService {
   private async poolFor(host: string | null, cluster: string | null) {
     const pools = await this.livePools.fresh();
     // Clusters are not used by this service: a named cluster never has a service.
-    const pool = host === null ? undefined : host.includes('#') ? pools.find((p) => p.name === host) : pools.filter((p) => p.backend === host).sort((a, b) => (a.name < b.name ? -1 : 1))[0];
-    if (!pool) throw new InvalidInputError(host !== null ? `Host '${host}' not found` : `Cluster '${cluster ?? ''}' not found`);
+    const pool =
+      host === null
+        ? undefined
+        : host.includes('#')
+          ? pools.find((p) => p.name === host)
+          : pools.filter((p) => p.backend === host).sort((a, b) => (a.name < b.name ? -1 : 1))[0];
+    if (!pool)
+      throw new InvalidInputError(
+        host !== null ? `Host '${host}' not found` : `Cluster '${cluster ?? ''}' not found`,
+      );
     await this.assertEnabled(pool.backend);
     return pool;
   }
 
   /** Cinder refuses to manage on a cinder-volume service an operator disabled (400). */
   private async assertEnabled(backend: string): Promise<void> {
-    if ((await this.livePools.disabledBackends()).has(backend)) throw new InvalidInputError('Service is unavailable at this time.');
+    if ((await this.livePools.disabledBackends()).has(backend))
+      throw new InvalidInputError('Service is unavailable at this time.');
   }
 
   /**
@@ -97,12 +113,23 @@ export class ManageService {
    */
   async listVolumes(api: ApiRequest, detail: boolean): Promise<Record<string, unknown>> {
     const { backend, paging } = await this.listQuery(api, 'volume_extension:list_manageable');
-    const files = (await this.files.list(this.db, backend, 'volume-')).filter((f) => managedIdOf(f.name, 'volume') === f.name.slice('volume-'.length));
-    const live = await this.files.liveVolumes(this.db, files.map((f) => f.name.slice('volume-'.length)));
+    const files = (await this.files.list(this.db, backend, 'volume-')).filter(
+      (f) => managedIdOf(f.name, 'volume') === f.name.slice('volume-'.length),
+    );
+    const live = await this.files.liveVolumes(
+      this.db,
+      files.map((f) => f.name.slice('volume-'.length)),
+    );
     const entries: ManageableEntry[] = files.map((f) => {
       const id = f.name.slice('volume-'.length);
       const managed = live.has(id);
-      return { reference: { 'source-name': f.name }, size: gib(f.bytes), safeToManage: !managed, reasonNotSafe: managed ? 'already managed' : null, cinderId: managed ? id : null };
+      return {
+        reference: { 'source-name': f.name },
+        size: gib(f.bytes),
+        safeToManage: !managed,
+        reasonNotSafe: managed ? 'already managed' : null,
+        cinderId: managed ? id : null,
+      };
     });
     return { 'manageable-volumes': pageManageable(entries, paging).map((e) => manageableView(e, detail)) };
   }
@@ -113,8 +140,13 @@ export class ManageService {
    */
   async listSnapshots(api: ApiRequest, detail: boolean): Promise<Record<string, unknown>> {
     const { backend, paging } = await this.listQuery(api, 'snapshot_extension:list_manageable');
-    const files = (await this.files.list(this.db, backend, 'snapshot-')).filter((f) => managedIdOf(f.name, 'snapshot') === f.name.slice('snapshot-'.length));
-    const rows = await this.files.snapshotsOf(this.db, files.map((f) => f.name.slice('snapshot-'.length)));
+    const files = (await this.files.list(this.db, backend, 'snapshot-')).filter(
+      (f) => managedIdOf(f.name, 'snapshot') === f.name.slice('snapshot-'.length),
+    );
+    const rows = await this.files.snapshotsOf(
+      this.db,
+      files.map((f) => f.name.slice('snapshot-'.length)),
+    );
     const entries: ManageableEntry[] = files.map((f) => {
       const id = f.name.slice('snapshot-'.length);
       const row = rows.get(id);
@@ -135,19 +167,29 @@ export class ManageService {
   /** The admin check, `host` (or `cluster`, 3.17) → the back end, and paging of a manageable list. */
   private async listQuery(api: ApiRequest, rule: string) {
     if (api.links.apiPrefix === 'v3' && !supports(api.mv, 'manageable.lists')) {
-      throw new NotFoundError('version', formatMicroversion(api.mv), `API version ${formatMicroversion(api.mv)} is not supported on this method.`);
+      throw new NotFoundError(
+        'version',
+        formatMicroversion(api.mv),
+        `API version ${formatMicroversion(api.mv)} is not supported on this method.`,
+      );
     }
     api.authorize(rule);
     const withCluster = supports(api.mv, 'manage.cluster');
     const host = queryValue(api.query['host']) || null;
     const cluster = withCluster ? queryValue(api.query['cluster']) || null : null;
     if ((host === null) === (cluster === null)) {
-      throw new InvalidInputError(`Invalid input received: ${withCluster ? 'One and only one of cluster and host must be set.' : 'Host field is missing.'}`);
+      throw new InvalidInputError(
+        `Invalid input received: ${withCluster ? 'One and only one of cluster and host must be set.' : 'Host field is missing.'}`,
+      );
     }
     const paging = parsePaging(api.query, { maxLimit: this.config.maxLimit, sortKeys: MANAGEABLE_SORT_KEYS });
     const backend = host?.split('#', 1)[0] ?? '';
     if (host === null || !(await this.livePools.fresh()).some((p) => p.backend === backend)) {
-      throw new NotFoundError('Service', host ?? cluster ?? '', `Service ${host ?? cluster ?? ''} could not be found.`);
+      throw new NotFoundError(
+        'Service',
+        host ?? cluster ?? '',
+        `Service ${host ?? cluster ?? ''} could not be found.`,
+      );
     }
     return { backend, paging };
   }
@@ -159,16 +201,26 @@ export class ManageService {
     // Cinder refuses at once a reference naming a volume it already manages.
     const existing = file === null ? null : managedIdOf(file, 'volume');
     if (existing !== null && (await this.volumes.findById(this.db, existing, null))) {
-      throw new InvalidStateError('Invalid volume: Unable to manage existing volume. The volume is already managed');
+      throw new InvalidStateError(
+        'Invalid volume: Unable to manage existing volume. The volume is already managed',
+      );
     }
-    const type = input.volumeType !== null ? await this.types.visibleType(api, input.volumeType) : await this.types.defaultType(api.ctx.projectId);
+    const type =
+      input.volumeType !== null
+        ? await this.types.visibleType(api, input.volumeType)
+        : await this.types.defaultType(api.ctx.projectId);
     if ((await this.types.encryptionOf(type.id)) !== null) {
-      throw new InvalidInputError('Invalid input received: Managing a volume of an encrypted volume type is not supported.');
+      throw new InvalidInputError(
+        'Invalid input received: Managing a volume of an encrypted volume type is not supported.',
+      );
     }
     const pool = await this.poolFor(input.host, input.cluster);
     const zone = input.availabilityZone ?? pool.availabilityZone;
     const zones = await this.livePools.knownZones();
-    if (!zones.has(zone)) throw new InvalidInputError(`Invalid input received: Availability zone '${zone.slice(0, 100)}' is invalid.`);
+    if (!zones.has(zone))
+      throw new InvalidInputError(
+        `Invalid input received: Availability zone '${zone.slice(0, 100)}' is invalid.`,
+      );
 
     const now = this.clock.now();
     const id = randomUUID();
@@ -216,7 +268,15 @@ export class ManageService {
       // The count now (413 when over); the gigabytes when the back end knows the size.
       await this.quotas.apply(em, api.ctx.projectId, volumeQuotaDeltas(0, type.name));
       await this.volumes.insert(em, volume);
-      await this.outbox.add(em, backendJob(pool.backend, { id: volumeManageJobId(id), name: VOLUME_MANAGE_JOB, data: job, partitionKey: id }));
+      await this.outbox.add(
+        em,
+        backendJob(pool.backend, {
+          id: volumeManageJobId(id),
+          name: VOLUME_MANAGE_JOB,
+          data: job,
+          partitionKey: id,
+        }),
+      );
     });
     return { volume: volumeDetailView(api.view, volume, 'create') };
   }
@@ -229,13 +289,17 @@ export class ManageService {
     const file = manageRefFile(input.ref, 'snapshot');
     const existing = file === null ? null : managedIdOf(file, 'snapshot');
     if (existing !== null && (await this.snapshots.findById(this.db, existing, null))) {
-      throw new InvalidStateError('Invalid snapshot: Unable to manage existing snapshot. The snapshot is already managed');
+      throw new InvalidStateError(
+        'Invalid snapshot: Unable to manage existing snapshot. The snapshot is already managed',
+      );
     }
     // Cinder: the volume's service must be up; the snapshot is created as a forced one.
     const pools = await this.livePools.fresh();
-    if (v.host === null || !pools.some((p) => p.backend === backendOf(v.host ?? ''))) throw new InvalidInputError('Service is unavailable at this time.');
+    if (v.host === null || !pools.some((p) => p.backend === backendOf(v.host ?? '')))
+      throw new InvalidInputError('Service is unavailable at this time.');
     await this.assertEnabled(backendOf(v.host));
-    if (v.status === 'maintenance') throw new InvalidStateError('Invalid volume: The volume cannot be updated during maintenance.');
+    if (v.status === 'maintenance')
+      throw new InvalidStateError('Invalid volume: The volume cannot be updated during maintenance.');
     if (isMigrating(v.migrationStatus)) {
       throw new InvalidStateError('Invalid volume: Snapshot cannot be created while volume is migrating.');
     }
@@ -264,7 +328,15 @@ export class ManageService {
     await this.db.transaction(async (em) => {
       await this.quotas.apply(em, api.ctx.projectId, snapshotQuotaDeltas(v.size, v.volumeTypeName));
       await this.snapshots.insert(em, snapshot);
-      await this.outbox.add(em, backendJob(v.host, { id: snapshotManageJobId(snapshot.id), name: SNAPSHOT_MANAGE_JOB, data: job, partitionKey: v.id }));
+      await this.outbox.add(
+        em,
+        backendJob(v.host, {
+          id: snapshotManageJobId(snapshot.id),
+          name: SNAPSHOT_MANAGE_JOB,
+          data: job,
+          partitionKey: v.id,
+        }),
+      );
     });
     return { snapshot: snapshotView(api.view, snapshot, false) };
   }

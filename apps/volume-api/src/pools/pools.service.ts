@@ -1,6 +1,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { admitFilters, capabilityText, isTrueish, poolsForType, queryValue, supports, type PoolState } from '@osc/block-storage-domain';
+import {
+  admitFilters,
+  capabilityText,
+  isTrueish,
+  poolsForType,
+  queryValue,
+  supports,
+  type PoolState,
+} from '@osc/block-storage-domain';
 import { PoolRepository, ServiceRepository, type StoredPool } from '@osc/block-storage-persistence';
 import { CLOCK, DATA_SOURCE, type Clock } from '@osc/platform';
 import type { ApiRequest } from '../http/api-request';
@@ -25,7 +33,10 @@ export class PoolsService {
 
   /** Pools whose back end reported within the service-down interval (BS-10.1). */
   fresh(): Promise<StoredPool[]> {
-    return this.pools.listFresh(this.db, new Date(this.clock.now().getTime() - this.config.serviceDownSeconds * 1000));
+    return this.pools.listFresh(
+      this.db,
+      new Date(this.clock.now().getTime() - this.config.serviceDownSeconds * 1000),
+    );
   }
 
   /** Zones of the live pools plus the installation default (BS-7.7.6). */
@@ -43,10 +54,20 @@ export class PoolsService {
   async getPools(api: ApiRequest): Promise<Record<string, unknown>> {
     api.authorize('scheduler_extension:scheduler_stats:get_pools');
     const detail = isTrueish(queryValue(api.query['detail']));
-    let pools: PoolState[] = (await this.fresh()).map((p) => ({ name: p.name, backend: p.backend, availabilityZone: p.availabilityZone, capabilities: p.capabilities }));
+    let pools: PoolState[] = (await this.fresh()).map((p) => ({
+      name: p.name,
+      backend: p.backend,
+      availabilityZone: p.availabilityZone,
+      capabilities: p.capabilities,
+    }));
     if (supports(api.mv, 'pools.filters')) {
       // The pool allow-list applies to admins too (BS-5.7).
-      const filters = admitFilters('pool', api.query, { mv: api.mv, isAdmin: false, allowList: supports(api.mv, 'list.reject-invalid-filters') ? ['name', 'volume_type'] : undefined, ignore: ['detail'] });
+      const filters = admitFilters('pool', api.query, {
+        mv: api.mv,
+        isAdmin: false,
+        allowList: supports(api.mv, 'list.reject-invalid-filters') ? ['name', 'volume_type'] : undefined,
+        ignore: ['detail'],
+      });
       const name = filters['name'];
       if (name !== undefined) pools = pools.filter((p) => p.name === name);
       const typeRef = filters['volume_type'];
@@ -56,14 +77,24 @@ export class PoolsService {
       }
       for (const [k, v] of Object.entries(filters)) {
         if (k === 'name' || k === 'volume_type') continue;
-        pools = pools.filter((p) => p.capabilities[k] !== undefined && capabilityText(p.capabilities[k]).toLowerCase() === v.toLowerCase());
+        pools = pools.filter(
+          (p) =>
+            p.capabilities[k] !== undefined &&
+            capabilityText(p.capabilities[k]).toLowerCase() === v.toLowerCase(),
+        );
       }
     }
-    return { pools: pools.map((p) => (detail ? { name: p.name, capabilities: p.capabilities } : { name: p.name })) };
+    return {
+      pools: pools.map((p) => (detail ? { name: p.name, capabilities: p.capabilities } : { name: p.name })),
+    };
   }
 
   async zones(): Promise<Record<string, unknown>> {
     const zones = await this.knownZones();
-    return { availabilityZoneInfo: [...zones].sort().map((zoneName) => ({ zoneName, zoneState: { available: true } })) };
+    return {
+      availabilityZoneInfo: [...zones]
+        .sort()
+        .map((zoneName) => ({ zoneName, zoneState: { available: true } })),
+    };
   }
 }

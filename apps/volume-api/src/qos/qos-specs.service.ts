@@ -18,13 +18,20 @@ import {
   type QosSpecsValue,
 } from '@osc/block-storage-domain';
 import { ConflictError, InvalidInputError, NotFoundError } from '@osc/errors';
-import { QosSpecsRepository, isUniqueViolation, type QosListQuery, type Queryable } from '@osc/block-storage-persistence';
+import {
+  QosSpecsRepository,
+  isUniqueViolation,
+  type QosListQuery,
+  type Queryable,
+} from '@osc/block-storage-persistence';
 import { CLOCK, DATA_SOURCE, type Clock } from '@osc/platform';
 import type { ApiRequest } from '../http/api-request';
 import { VOLUME_API_CONFIG, type VolumeApiConfig } from '../volume-api.tokens';
 
-const qosNotFound = (id: string): NotFoundError => new NotFoundError('QoS spec', id, `No such QoS spec ${id}.`);
-const typeNotFound = (id: string): NotFoundError => new NotFoundError('Volume type', id, `Volume type ${id} could not be found.`);
+const qosNotFound = (id: string): NotFoundError =>
+  new NotFoundError('QoS spec', id, `No such QoS spec ${id}.`);
+const typeNotFound = (id: string): NotFoundError =>
+  new NotFoundError('Volume type', id, `Volume type ${id} could not be found.`);
 
 const POLICY = {
   getAll: 'volume_extension:qos_specs_manage:get_all',
@@ -67,7 +74,10 @@ export class QosSpecsService {
     const limitRaw = queryValue(api.query['limit']);
     const offsetRaw = queryValue(api.query['offset']);
     const marker = queryValue(api.query['marker']) ?? null;
-    const limit = limitRaw === undefined ? this.config.maxLimit : Math.min(parseInteger(limitRaw, 'limit', 0), this.config.maxLimit);
+    const limit =
+      limitRaw === undefined
+        ? this.config.maxLimit
+        : Math.min(parseInteger(limitRaw, 'limit', 0), this.config.maxLimit);
     const filters: { id?: string; name?: string; consumer?: string } = {};
     for (const key of ['id', 'name', 'consumer'] as const) {
       const v = queryValue(api.query[key]);
@@ -87,7 +97,8 @@ export class QosSpecsService {
     const items = await this.repo.list(this.db, q);
     const out: Record<string, unknown> = { qos_specs: items.map(qosSpecsItemView) };
     const last = items[items.length - 1];
-    if (last && items.length === limit) out['qos_specs_links'] = [nextPageLink(api.links, api.collectionPath, api.query, last.id)];
+    if (last && items.length === limit)
+      out['qos_specs_links'] = [nextPageLink(api.links, api.collectionPath, api.query, last.id)];
     return out;
   }
 
@@ -99,7 +110,12 @@ export class QosSpecsService {
   async create(api: ApiRequest, body: unknown): Promise<Record<string, unknown>> {
     api.authorize(POLICY.create);
     const input = parseCreateQosSpecs(body);
-    const q: QosSpecsValue = { id: randomUUID(), name: input.name, consumer: input.consumer, specs: input.specs };
+    const q: QosSpecsValue = {
+      id: randomUUID(),
+      name: input.name,
+      consumer: input.consumer,
+      specs: input.specs,
+    };
     try {
       await this.db.transaction(async (em) => this.repo.insert(em, q, this.clock.now()));
     } catch (e) {
@@ -127,7 +143,8 @@ export class QosSpecsService {
     await this.db.transaction(async (em) => {
       const qid = await this.locked(em, id);
       const missing = await this.repo.deleteKeys(em, qid, keys);
-      if (missing !== null) throw new NotFoundError('QoS spec key', missing, `QoS spec ${id} has no spec with key ${missing}.`);
+      if (missing !== null)
+        throw new NotFoundError('QoS spec key', missing, `QoS spec ${id} has no spec with key ${missing}.`);
     });
   }
 
@@ -159,7 +176,9 @@ export class QosSpecsService {
       const outcome = await this.repo.associate(em, qid, typeId);
       if (outcome === 'no-type') throw typeNotFound(typeId);
       if (outcome !== 'associated') {
-        throw new InvalidInputError(`Invalid volume type: Type ${typeId} is already associated with another qos specs: ${outcome.otherSpecsId}`);
+        throw new InvalidInputError(
+          `Invalid volume type: Type ${typeId} is already associated with another qos specs: ${outcome.otherSpecsId}`,
+        );
       }
     });
   }

@@ -23,21 +23,31 @@ export class QuotasService {
   constructor(@Inject(DATA_SOURCE) private readonly db: DataSource) {}
 
   private async keys(): Promise<string[]> {
-    const types = rowsOf<{ name: string }>(await this.db.query(`SELECT name FROM "volume_types" WHERE deleted = false ORDER BY name`));
+    const types = rowsOf<{ name: string }>(
+      await this.db.query(`SELECT name FROM "volume_types" WHERE deleted = false ORDER BY name`),
+    );
     return [...STANDARD_QUOTA_RESOURCES, ...types.flatMap((t) => perTypeQuotaKeys(t.name))];
   }
 
   async limits(api: ApiRequest): Promise<Record<string, unknown>> {
     const asked = queryValue(api.query['project_id']);
-    const projectId = asked !== undefined && api.isAdmin && supports(api.mv, 'limits.project-id') ? asked : api.ctx.projectId;
-    const [limits, usages] = await Promise.all([this.quotas.limits(this.db, projectId), this.quotas.usages(this.db, projectId)]);
+    const projectId =
+      asked !== undefined && api.isAdmin && supports(api.mv, 'limits.project-id') ? asked : api.ctx.projectId;
+    const [limits, usages] = await Promise.all([
+      this.quotas.limits(this.db, projectId),
+      this.quotas.usages(this.db, projectId),
+    ]);
     return { limits: { rate: [], absolute: absoluteLimits(limits, usages) } };
   }
 
   async show(api: ApiRequest, projectId: string): Promise<Record<string, unknown>> {
     api.authorize('volume_extension:quotas:show', projectId);
     const usage = isTrueish(queryValue(api.query['usage']));
-    const [keys, limits, usages] = await Promise.all([this.keys(), this.quotas.limits(this.db, projectId), this.quotas.usages(this.db, projectId)]);
+    const [keys, limits, usages] = await Promise.all([
+      this.keys(),
+      this.quotas.limits(this.db, projectId),
+      this.quotas.usages(this.db, projectId),
+    ]);
     return quotaSetView(projectId, keys, limits, usage ? usages : null);
   }
 
@@ -52,7 +62,9 @@ export class QuotasService {
     const keys = await this.keys();
     const limits = parseQuotaUpdate(body, keys, await this.quotas.usages(this.db, projectId));
     await this.quotas.setLimits(this.db, projectId, limits);
-    const set = quotaSetView(projectId, keys, await this.quotas.limits(this.db, projectId), null)['quota_set'] as Record<string, unknown>;
+    const set = quotaSetView(projectId, keys, await this.quotas.limits(this.db, projectId), null)[
+      'quota_set'
+    ] as Record<string, unknown>;
     delete set['id'];
     return { quota_set: set };
   }

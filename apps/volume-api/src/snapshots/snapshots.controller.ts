@@ -67,13 +67,22 @@ export class SnapshotsController {
   }
 
   @Put(':id/metadata/:key')
-  updateMetadata(@Api() api: ApiRequest, @Param('id') id: string, @Param('key') key: string, @Body() body: unknown) {
+  updateMetadata(
+    @Api() api: ApiRequest,
+    @Param('id') id: string,
+    @Param('key') key: string,
+    @Body() body: unknown,
+  ) {
     return this.snapshots.updateMetadataItem(api, id, key, body);
   }
 
   @Delete(':id/metadata/:key')
   @HttpCode(200)
-  async deleteMetadata(@Api() api: ApiRequest, @Param('id') id: string, @Param('key') key: string): Promise<void> {
+  async deleteMetadata(
+    @Api() api: ApiRequest,
+    @Param('id') id: string,
+    @Param('key') key: string,
+  ): Promise<void> {
     await this.snapshots.deleteMetadataItem(api, id, key);
   }
 }

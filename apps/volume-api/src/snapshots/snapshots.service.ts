@@ -24,9 +24,19 @@ import {
   SNAPSHOT_OPERATIONS,
   refusalOf,
 } from '@osc/block-storage-domain';
-import { SNAPSHOT_CREATE_JOB, SNAPSHOT_DELETE_JOB, SNAPSHOT_UNMANAGE_JOB, snapshotUnmanageJobId } from '@osc/contracts';
+import {
+  SNAPSHOT_CREATE_JOB,
+  SNAPSHOT_DELETE_JOB,
+  SNAPSHOT_UNMANAGE_JOB,
+  snapshotUnmanageJobId,
+} from '@osc/contracts';
 import { InvalidInputError, InvalidStateError, NotFoundError } from '@osc/errors';
-import { QuotaRepository, SnapshotRepository, VolumeRepository, type StoredSnapshot } from '@osc/block-storage-persistence';
+import {
+  QuotaRepository,
+  SnapshotRepository,
+  VolumeRepository,
+  type StoredSnapshot,
+} from '@osc/block-storage-persistence';
 import { OutboxWriter } from '@osc/messaging';
 import { CLOCK, DATA_SOURCE, OUTBOX_WRITER, type Clock } from '@osc/platform';
 import { backendJob } from '../jobs/outbox-job';
@@ -34,7 +44,8 @@ import type { ApiRequest } from '../http/api-request';
 import { VOLUME_API_CONFIG, type VolumeApiConfig } from '../volume-api.tokens';
 import { volumeNotFound } from '../volumes/volume-lookup';
 
-const snapshotNotFound = (id: string): NotFoundError => new NotFoundError('Snapshot', id, `Snapshot ${id} could not be found.`);
+const snapshotNotFound = (id: string): NotFoundError =>
+  new NotFoundError('Snapshot', id, `Snapshot ${id} could not be found.`);
 
 /** Snapshots (spec 7.8): the back end copies the volume's bytes; quota counts snapshots and gigabytes. */
 @Injectable()
@@ -65,12 +76,16 @@ export class SnapshotsService {
     if (!v) throw volumeNotFound(input.volumeId);
     const migrating = isMigrating(v.migrationStatus);
     if (v.host === null || ['maintenance', 'error'].includes(v.status) || migrating) {
-      throw new InvalidStateError(`Invalid volume: Volume ${v.id} must be placed on a back end and not be in maintenance, error or migrating to take a snapshot.`);
+      throw new InvalidStateError(
+        `Invalid volume: Volume ${v.id} must be placed on a back end and not be in maintenance, error or migrating to take a snapshot.`,
+      );
     }
     const allowInUse = input.force === true || supports(api.mv, 'snapshot.in-use-without-force');
     const allowed = allowInUse ? ['available', 'in-use'] : ['available'];
     if (!allowed.includes(v.status)) {
-      throw new InvalidStateError(`Invalid volume: Volume ${v.id} status must be ${allowed.join(' or ')}, but current status is: ${v.status}.`);
+      throw new InvalidStateError(
+        `Invalid volume: Volume ${v.id} status must be ${allowed.join(' or ')}, but current status is: ${v.status}.`,
+      );
     }
     const now = this.clock.now();
     const snapshot: StoredSnapshot = {
@@ -94,7 +109,15 @@ export class SnapshotsService {
     await this.db.transaction(async (em) => {
       await this.quotas.apply(em, api.ctx.projectId, snapshotQuotaDeltas(v.size, v.volumeTypeName));
       await this.snapshots.insert(em, snapshot);
-      await this.outbox.add(em, backendJob(v.host, { id: `snapshot-create-${snapshot.id}`, name: SNAPSHOT_CREATE_JOB, data: { snapshotId: snapshot.id }, partitionKey: v.id }));
+      await this.outbox.add(
+        em,
+        backendJob(v.host, {
+          id: `snapshot-create-${snapshot.id}`,
+          name: SNAPSHOT_CREATE_JOB,
+          data: { snapshotId: snapshot.id },
+          partitionKey: v.id,
+        }),
+      );
     });
     return { snapshot: snapshotView(api.view, snapshot, false) };
   }
@@ -105,17 +128,27 @@ export class SnapshotsService {
     const admitted = admitFilters('snapshot', api.query, { mv: api.mv, isAdmin: api.isAdmin });
     if (!allTenants) delete admitted['project_id'];
     const filters = compileSnapshotFilters(admitted, api.mv);
-    const paging = parsePaging(api.query, { maxLimit: this.config.maxLimit, sortKeys: SNAPSHOT_SORT_KEYS, sortAliases: SORT_ALIASES });
+    const paging = parsePaging(api.query, {
+      maxLimit: this.config.maxLimit,
+      sortKeys: SNAPSHOT_SORT_KEYS,
+      sortAliases: SORT_ALIASES,
+    });
     const withCountRaw = queryValue(api.query['with_count']);
-    const withCount = supports(api.mv, 'list.with-count') && withCountRaw !== undefined && parseBooleanFilter('with_count', withCountRaw, api.mv);
+    const withCount =
+      supports(api.mv, 'list.with-count') &&
+      withCountRaw !== undefined &&
+      parseBooleanFilter('with_count', withCountRaw, api.mv);
     const projectId = allTenants ? null : api.ctx.projectId;
     if (paging.marker !== null && !(await this.snapshots.findById(this.db, paging.marker, projectId))) {
       throw new NotFoundError('Marker', paging.marker, `Marker ${paging.marker} could not be found.`);
     }
     const page = await this.snapshots.list(this.db, projectId, filters, paging, withCount);
-    const out: Record<string, unknown> = { snapshots: page.items.map((s) => snapshotView(api.view, s, detail)) };
+    const out: Record<string, unknown> = {
+      snapshots: page.items.map((s) => snapshotView(api.view, s, detail)),
+    };
     const last = page.items[page.items.length - 1];
-    if (last && page.items.length === paging.limit) out['snapshots_links'] = [nextPageLink(api.links, api.collectionPath, api.query, last.id)];
+    if (last && page.items.length === paging.limit)
+      out['snapshots_links'] = [nextPageLink(api.links, api.collectionPath, api.query, last.id)];
     if (page.count !== null) out['count'] = page.count;
     return out;
   }
@@ -139,35 +172,60 @@ export class SnapshotsService {
   /** Cinder: a user delete needs available or error; an admin force-delete accepts any status, `deleting` included. */
   async remove(api: ApiRequest, id: string, force = false): Promise<void> {
     const s = await this.load(api, id);
-    api.authorize(force ? 'volume_extension:snapshot_admin_actions:force_delete' : 'volume:delete_snapshot', s.projectId);
+    api.authorize(
+      force ? 'volume_extension:snapshot_admin_actions:force_delete' : 'volume:delete_snapshot',
+      s.projectId,
+    );
     const operation = force ? SNAPSHOT_OPERATIONS.forceDelete : SNAPSHOT_OPERATIONS.delete;
-    if (s.groupSnapshotId !== null) throw new InvalidStateError('Invalid snapshot: Snapshots in a group snapshot cannot be deleted individually.');
+    if (s.groupSnapshotId !== null)
+      throw new InvalidStateError(
+        'Invalid snapshot: Snapshots in a group snapshot cannot be deleted individually.',
+      );
     await this.db.transaction(async (em) => {
       if (!(await this.snapshots.transition(em, s.id, operation, this.clock.now()))) {
         throw new InvalidStateError(refusalOf(operation, { id: s.id, status: s.status }));
       }
       // A forced delete gets its own job id: an earlier delete job of this snapshot may be kept
       // by the queue as completed or failed, and the handler is idempotent anyway.
-      await this.outbox.add(em, backendJob(s.host, { id: force ? `snapshot-delete-${s.id}-forced-${this.clock.now().getTime()}` : `snapshot-delete-${s.id}`, name: SNAPSHOT_DELETE_JOB, data: { snapshotId: s.id }, partitionKey: s.volumeId }));
+      await this.outbox.add(
+        em,
+        backendJob(s.host, {
+          id: force
+            ? `snapshot-delete-${s.id}-forced-${this.clock.now().getTime()}`
+            : `snapshot-delete-${s.id}`,
+          name: SNAPSHOT_DELETE_JOB,
+          data: { snapshotId: s.id },
+          partitionKey: s.volumeId,
+        }),
+      );
     });
   }
 
   async action(api: ApiRequest, id: string, body: unknown): Promise<void> {
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new InvalidInputError('Malformed request body');
+    if (typeof body !== 'object' || body === null || Array.isArray(body))
+      throw new InvalidInputError('Malformed request body');
     const keys = Object.keys(body);
     if (keys.length === 1 && keys[0] === 'os-force_delete') return this.remove(api, id, true);
     if (keys.length === 1 && keys[0] === 'os-reset_status') {
       const s = await this.load(api, id);
       api.authorize('volume_extension:snapshot_admin_actions:reset_status', s.projectId);
-      const status = ((body as Record<string, unknown>)['os-reset_status'] as Record<string, unknown> | null)?.['status'];
-      if (typeof status !== 'string' || !['available', 'error', 'creating', 'deleting', 'error_deleting'].includes(status)) {
-        throw new InvalidInputError('Invalid input received: status must be one of available, error, creating, deleting, error_deleting.');
+      const status = (
+        (body as Record<string, unknown>)['os-reset_status'] as Record<string, unknown> | null
+      )?.['status'];
+      if (
+        typeof status !== 'string' ||
+        !['available', 'error', 'creating', 'deleting', 'error_deleting'].includes(status)
+      ) {
+        throw new InvalidInputError(
+          'Invalid input received: status must be one of available, error, creating, deleting, error_deleting.',
+        );
       }
       await this.snapshots.update(this.db, s.id, { status }, this.clock.now());
       return;
     }
     if (keys.length === 1 && keys[0] === 'os-unmanage') return this.unmanage(api, id);
-    if (keys.length === 1 && keys[0] === 'os-update_snapshot_status') return this.updateStatus(api, id, (body as Record<string, unknown>)['os-update_snapshot_status']);
+    if (keys.length === 1 && keys[0] === 'os-update_snapshot_status')
+      return this.updateStatus(api, id, (body as Record<string, unknown>)['os-update_snapshot_status']);
     throw new InvalidInputError(`There is no such action: ${(keys[0] ?? '(none)').slice(0, 100)}`);
   }
 
@@ -179,11 +237,21 @@ export class SnapshotsService {
   private async unmanage(api: ApiRequest, id: string): Promise<void> {
     const s = await this.load(api, id);
     api.authorize('snapshot_extension:snapshot_unmanage', s.projectId);
-    const refuse = (): InvalidStateError => new InvalidStateError(refusalOf(SNAPSHOT_OPERATIONS.unmanage, { id: s.id, status: s.status }));
+    const refuse = (): InvalidStateError =>
+      new InvalidStateError(refusalOf(SNAPSHOT_OPERATIONS.unmanage, { id: s.id, status: s.status }));
     if (s.groupSnapshotId !== null) throw refuse();
     await this.db.transaction(async (em) => {
-      if (!(await this.snapshots.transition(em, s.id, SNAPSHOT_OPERATIONS.unmanage, this.clock.now()))) throw refuse();
-      await this.outbox.add(em, backendJob(s.host, { id: snapshotUnmanageJobId(s.id), name: SNAPSHOT_UNMANAGE_JOB, data: { snapshotId: s.id }, partitionKey: s.volumeId }));
+      if (!(await this.snapshots.transition(em, s.id, SNAPSHOT_OPERATIONS.unmanage, this.clock.now())))
+        throw refuse();
+      await this.outbox.add(
+        em,
+        backendJob(s.host, {
+          id: snapshotUnmanageJobId(s.id),
+          name: SNAPSHOT_UNMANAGE_JOB,
+          data: { snapshotId: s.id },
+          partitionKey: s.volumeId,
+        }),
+      );
     });
   }
 
@@ -193,9 +261,20 @@ export class SnapshotsService {
     api.authorize('snapshot_extension:snapshot_actions:update_snapshot_status', s.projectId);
     const { status, progress } = parseSnapshotStatusUpdate(args, s.status);
     const set = progress === null ? {} : { progress };
-    if (!(await this.snapshots.compareAndSetStatus(this.db, s.id, snapshotStatusUpdateSources(status), status, this.clock.now(), set))) {
+    if (
+      !(await this.snapshots.compareAndSetStatus(
+        this.db,
+        s.id,
+        snapshotStatusUpdateSources(status),
+        status,
+        this.clock.now(),
+        set,
+      ))
+    ) {
       const now = (await this.snapshots.findById(this.db, s.id, null))?.status ?? 'deleted';
-      throw new InvalidInputError(`Provided snapshot status ${status} not allowed for snapshot with status ${now}.`);
+      throw new InvalidInputError(
+        `Provided snapshot status ${status} not allowed for snapshot with status ${now}.`,
+      );
     }
   }
 
@@ -203,27 +282,47 @@ export class SnapshotsService {
     return { metadata: { ...(await this.load(api, id)).metadata } };
   }
 
-  async writeMetadata(api: ApiRequest, id: string, body: unknown, replace: boolean): Promise<Record<string, unknown>> {
+  async writeMetadata(
+    api: ApiRequest,
+    id: string,
+    body: unknown,
+    replace: boolean,
+  ): Promise<Record<string, unknown>> {
     const meta = parseMetadataBody(body);
     const s = await this.load(api, id);
     api.authorize('volume:update_snapshot', s.projectId);
     const now = this.clock.now();
-    const next = replace ? await this.snapshots.metadata.replace(this.db, s.id, meta, now) : await this.snapshots.metadata.merge(this.db, s.id, meta, now);
+    const next = replace
+      ? await this.snapshots.metadata.replace(this.db, s.id, meta, now)
+      : await this.snapshots.metadata.merge(this.db, s.id, meta, now);
     if (next === null) throw snapshotNotFound(id);
     return { metadata: next };
   }
 
   async showMetadataItem(api: ApiRequest, id: string, key: string): Promise<Record<string, unknown>> {
     const s = await this.load(api, id);
-    if (!(key in s.metadata)) throw new NotFoundError('Metadata', key, `Metadata item was not found for snapshot ${id} and key ${key}.`);
+    if (!(key in s.metadata))
+      throw new NotFoundError(
+        'Metadata',
+        key,
+        `Metadata item was not found for snapshot ${id} and key ${key}.`,
+      );
     return { meta: { [key]: s.metadata[key] } };
   }
 
-  async updateMetadataItem(api: ApiRequest, id: string, key: string, body: unknown): Promise<Record<string, unknown>> {
+  async updateMetadataItem(
+    api: ApiRequest,
+    id: string,
+    key: string,
+    body: unknown,
+  ): Promise<Record<string, unknown>> {
     const pair = parseMetaItemBody(key, body);
     const s = await this.load(api, id);
     api.authorize('volume:update_snapshot', s.projectId);
-    if ((await this.snapshots.metadata.merge(this.db, s.id, { [key]: pair.value }, this.clock.now())) === null) throw snapshotNotFound(id);
+    if (
+      (await this.snapshots.metadata.merge(this.db, s.id, { [key]: pair.value }, this.clock.now())) === null
+    )
+      throw snapshotNotFound(id);
     return { meta: { [key]: pair.value } };
   }
 
@@ -231,7 +330,11 @@ export class SnapshotsService {
     const s = await this.load(api, id);
     api.authorize('volume:update_snapshot', s.projectId);
     if (!(await this.snapshots.metadata.deleteKey(this.db, s.id, key, this.clock.now()))) {
-      throw new NotFoundError('Metadata', key, `Metadata item was not found for snapshot ${id} and key ${key}.`);
+      throw new NotFoundError(
+        'Metadata',
+        key,
+        `Metadata item was not found for snapshot ${id} and key ${key}.`,
+      );
     }
   }
 }

@@ -62,13 +62,22 @@ export class VolumeTypesController {
   }
 
   @Put(':id/extra_specs/:key')
-  updateSpec(@Api() api: ApiRequest, @Param('id') id: string, @Param('key') key: string, @Body() body: unknown) {
+  updateSpec(
+    @Api() api: ApiRequest,
+    @Param('id') id: string,
+    @Param('key') key: string,
+    @Body() body: unknown,
+  ) {
     return this.types.updateSpec(api, id, key, body);
   }
 
   @Delete(':id/extra_specs/:key')
   @HttpCode(202)
-  async deleteSpec(@Api() api: ApiRequest, @Param('id') id: string, @Param('key') key: string): Promise<void> {
+  async deleteSpec(
+    @Api() api: ApiRequest,
+    @Param('id') id: string,
+    @Param('key') key: string,
+  ): Promise<void> {
     await this.types.deleteSpec(api, id, key);
   }
 

@@ -29,12 +29,19 @@ import {
   volumeTypeView,
 } from '@osc/block-storage-domain';
 import { ConflictError, InternalError, InvalidInputError, NotFoundError } from '@osc/errors';
-import { QuotaRepository, VolumeTypeRepository, isUniqueViolation, type StoredVolumeType, type TypeVisibilityFilter } from '@osc/block-storage-persistence';
+import {
+  QuotaRepository,
+  VolumeTypeRepository,
+  isUniqueViolation,
+  type StoredVolumeType,
+  type TypeVisibilityFilter,
+} from '@osc/block-storage-persistence';
 import { CLOCK, DATA_SOURCE, type Clock } from '@osc/platform';
 import type { ApiRequest } from '../http/api-request';
 import { VOLUME_API_CONFIG, type VolumeApiConfig } from '../volume-api.tokens';
 
-const typeNotFound = (id: string): NotFoundError => new NotFoundError('Volume type', id, `Volume type ${id} could not be found.`);
+const typeNotFound = (id: string): NotFoundError =>
+  new NotFoundError('Volume type', id, `Volume type ${id} could not be found.`);
 
 /**
  * Volume types, extra specs, encryption types, type access and per-project default types
@@ -55,7 +62,14 @@ export class VolumeTypesService implements OnModuleInit {
   async onModuleInit(): Promise<void> {
     if (await this.types.findAny(this.db, '__DEFAULT__')) return;
     try {
-      await this.types.insert(this.db, { id: randomUUID(), name: '__DEFAULT__', description: 'Default Volume Type', isPublic: true, extraSpecs: {}, now: this.clock.now() });
+      await this.types.insert(this.db, {
+        id: randomUUID(),
+        name: '__DEFAULT__',
+        description: 'Default Volume Type',
+        isPublic: true,
+        extraSpecs: {},
+        now: this.clock.now(),
+      });
     } catch (e) {
       if (!isUniqueViolation(e)) throw e;
     }
@@ -63,7 +77,10 @@ export class VolumeTypesService implements OnModuleInit {
 
   /** A type visible to the caller, by id or name; 404 otherwise (BS-7.2.6). */
   async visibleType(api: ApiRequest, idOrName: string): Promise<StoredVolumeType> {
-    const t = await this.types.findVisible(this.db, idOrName, { projectId: api.ctx.projectId, isAdmin: api.isAdmin });
+    const t = await this.types.findVisible(this.db, idOrName, {
+      projectId: api.ctx.projectId,
+      isAdmin: api.isAdmin,
+    });
     if (!t) throw typeNotFound(idOrName);
     return t;
   }
@@ -82,7 +99,10 @@ export class VolumeTypesService implements OnModuleInit {
       if (t) return t;
     }
     const t = await this.types.findAny(this.db, this.config.defaultVolumeType);
-    if (!t) throw new InternalError(`The configured default volume type ${this.config.defaultVolumeType} was not found.`);
+    if (!t)
+      throw new InternalError(
+        `The configured default volume type ${this.config.defaultVolumeType} was not found.`,
+      );
     return t;
   }
 
@@ -92,7 +112,11 @@ export class VolumeTypesService implements OnModuleInit {
   }
 
   async list(api: ApiRequest): Promise<Record<string, unknown>> {
-    const filters = admitFilters('volume_type', api.query, { mv: api.mv, isAdmin: api.isAdmin, ignore: ['is_public', 'extra_specs'] });
+    const filters = admitFilters('volume_type', api.query, {
+      mv: api.mv,
+      isAdmin: api.isAdmin,
+      ignore: ['is_public', 'extra_specs'],
+    });
     void filters;
     let visibility: TypeVisibilityFilter = 'public-and-granted';
     const isPublic = queryValue(api.query['is_public']);
@@ -104,14 +128,29 @@ export class VolumeTypesService implements OnModuleInit {
     const specs = queryValue(api.query['extra_specs']);
     if (specs !== undefined && supports(api.mv, 'types.extra-specs-filter')) {
       specFilter = parseDictLiteral(specs);
-      if (specFilter === null) throw new InvalidInputError(`Invalid input received: extra_specs filter must be a dictionary, got ${specs.slice(0, 60)}`);
+      if (specFilter === null)
+        throw new InvalidInputError(
+          `Invalid input received: extra_specs filter must be a dictionary, got ${specs.slice(0, 60)}`,
+        );
     }
-    const paging = parsePaging(api.query, { maxLimit: this.config.maxLimit, sortKeys: VOLUME_TYPE_SORT_KEYS, sortAliases: SORT_ALIASES });
-    if (paging.marker !== null && !(await this.types.markerExists(this.db, paging.marker))) throw new NotFoundError('Volume type', paging.marker, `Marker ${paging.marker} could not be found.`);
-    const items = await this.types.list(this.db, { projectId: api.ctx.projectId, isAdmin: api.isAdmin }, visibility, specFilter, paging);
+    const paging = parsePaging(api.query, {
+      maxLimit: this.config.maxLimit,
+      sortKeys: VOLUME_TYPE_SORT_KEYS,
+      sortAliases: SORT_ALIASES,
+    });
+    if (paging.marker !== null && !(await this.types.markerExists(this.db, paging.marker)))
+      throw new NotFoundError('Volume type', paging.marker, `Marker ${paging.marker} could not be found.`);
+    const items = await this.types.list(
+      this.db,
+      { projectId: api.ctx.projectId, isAdmin: api.isAdmin },
+      visibility,
+      specFilter,
+      paging,
+    );
     const out: Record<string, unknown> = { volume_types: items.map((t) => volumeTypeView(t, api.isAdmin)) };
     const last = items[items.length - 1];
-    if (last && items.length === paging.limit) out['volume_type_links'] = [nextPageLink(api.links, api.collectionPath, api.query, last.id)];
+    if (last && items.length === paging.limit)
+      out['volume_type_links'] = [nextPageLink(api.links, api.collectionPath, api.query, last.id)];
     return out;
   }
 
@@ -126,7 +165,8 @@ export class VolumeTypesService implements OnModuleInit {
     const id = randomUUID();
     try {
       await this.db.transaction(async (em) => {
-        if (await this.types.nameTaken(em, input.name, null)) throw new ConflictError(`Volume Type ${input.name} already exists.`);
+        if (await this.types.nameTaken(em, input.name, null))
+          throw new ConflictError(`Volume Type ${input.name} already exists.`);
         await this.types.insert(em, { id, ...input, now: this.clock.now() });
       });
     } catch (e) {
@@ -143,7 +183,8 @@ export class VolumeTypesService implements OnModuleInit {
     try {
       await this.db.transaction(async (em) => {
         if (input.name !== undefined && input.name !== current.name) {
-          if (await this.types.nameTaken(em, input.name, current.id)) throw new ConflictError(`Volume Type ${input.name} already exists.`);
+          if (await this.types.nameTaken(em, input.name, current.id))
+            throw new ConflictError(`Volume Type ${input.name} already exists.`);
           await this.quotas.renameTypeKeys(em, current.name, input.name);
         }
         await this.types.update(em, current.id, input, this.clock.now());
@@ -162,8 +203,10 @@ export class VolumeTypesService implements OnModuleInit {
       if (t.name === this.config.defaultVolumeType || (await this.types.isProjectDefault(em, t.id))) {
         throw new InvalidInputError(`Invalid volume type: Default volume type ${t.name} can not be deleted.`);
       }
-      if (await this.types.isInUse(em, t.id)) throw new InvalidInputError(`Invalid volume type: Target volume type ${t.id} is still in use.`);
-      if ((await this.types.countActive(em)) <= 1) throw new InvalidInputError('Invalid volume type: The last volume type can not be deleted.');
+      if (await this.types.isInUse(em, t.id))
+        throw new InvalidInputError(`Invalid volume type: Target volume type ${t.id} is still in use.`);
+      if ((await this.types.countActive(em)) <= 1)
+        throw new InvalidInputError('Invalid volume type: The last volume type can not be deleted.');
       await this.types.softDelete(em, t.id, this.clock.now());
     });
   }
@@ -178,13 +221,16 @@ export class VolumeTypesService implements OnModuleInit {
   async showSpec(api: ApiRequest, id: string, key: string): Promise<Record<string, unknown>> {
     const t = await this.visibleType(api, id);
     const specs = visibleExtraSpecs(t.extraSpecs, api.isAdmin);
-    if (!(key in specs)) throw new NotFoundError('Extra spec', key, `Volume Type ${id} has no extra specs with key ${key}.`);
+    if (!(key in specs))
+      throw new NotFoundError('Extra spec', key, `Volume Type ${id} has no extra specs with key ${key}.`);
     return { [key]: specs[key] ?? null };
   }
 
   private async assertNotInUse(typeId: string): Promise<void> {
     if (await this.types.isInUse(this.db, typeId)) {
-      throw new InvalidInputError(`Invalid volume type: Type ${typeId} is currently in use by volumes; its specifications cannot change.`);
+      throw new InvalidInputError(
+        `Invalid volume type: Type ${typeId} is currently in use by volumes; its specifications cannot change.`,
+      );
     }
   }
 
@@ -198,7 +244,12 @@ export class VolumeTypesService implements OnModuleInit {
     return { extra_specs: specs };
   }
 
-  async updateSpec(api: ApiRequest, id: string, key: string, body: unknown): Promise<Record<string, unknown>> {
+  async updateSpec(
+    api: ApiRequest,
+    id: string,
+    key: string,
+    body: unknown,
+  ): Promise<Record<string, unknown>> {
     api.authorize('volume_extension:types_extra_specs:update');
     const t = await this.anyType(id);
     await this.assertNotInUse(t.id);
@@ -232,7 +283,11 @@ export class VolumeTypesService implements OnModuleInit {
     const e = await this.types.getEncryption(this.db, t.id);
     const view = e ? encryptionView(e) : null;
     if (!view || !(ENCRYPTION_SPEC_KEYS as readonly string[]).includes(key)) {
-      throw new NotFoundError('Encryption spec', key, `Volume type encryption for type ${id} has no key ${key}.`);
+      throw new NotFoundError(
+        'Encryption spec',
+        key,
+        `Volume type encryption for type ${id} has no key ${key}.`,
+      );
     }
     return { [key]: view[key] };
   }
@@ -243,7 +298,9 @@ export class VolumeTypesService implements OnModuleInit {
     await this.assertNotInUse(t.id);
     const input = parseCreateEncryption(body);
     if (await this.types.getEncryption(this.db, t.id)) {
-      throw new InvalidInputError(`Invalid volume type: Volume type encryption for type ${t.id} already exists.`);
+      throw new InvalidInputError(
+        `Invalid volume type: Volume type encryption for type ${t.id} already exists.`,
+      );
     }
     const encryptionId = randomUUID();
     await this.types.insertEncryption(this.db, {
@@ -255,10 +312,17 @@ export class VolumeTypesService implements OnModuleInit {
       controlLocation: input.controlLocation,
       now: this.clock.now(),
     });
-    return { encryption: { ...this.sentEncryptionFields(input), volume_type_id: t.id, encryption_id: encryptionId } };
+    return {
+      encryption: { ...this.sentEncryptionFields(input), volume_type_id: t.id, encryption_id: encryptionId },
+    };
   }
 
-  private sentEncryptionFields(input: { provider?: string; controlLocation?: string; cipher?: string | null; keySize?: number | null }): Record<string, unknown> {
+  private sentEncryptionFields(input: {
+    provider?: string;
+    controlLocation?: string;
+    cipher?: string | null;
+    keySize?: number | null;
+  }): Record<string, unknown> {
     const out: Record<string, unknown> = {};
     if (input.provider !== undefined) out['provider'] = input.provider;
     if (input.controlLocation !== undefined) out['control_location'] = input.controlLocation;
@@ -272,7 +336,12 @@ export class VolumeTypesService implements OnModuleInit {
     const t = await this.anyType(id);
     await this.assertNotInUse(t.id);
     const input = parseUpdateEncryption(body);
-    if (!(await this.types.getEncryption(this.db, t.id))) throw new NotFoundError('Volume type encryption', t.id, `Volume type encryption for type ${t.id} could not be found.`);
+    if (!(await this.types.getEncryption(this.db, t.id)))
+      throw new NotFoundError(
+        'Volume type encryption',
+        t.id,
+        `Volume type encryption for type ${t.id} could not be found.`,
+      );
     const set: Record<string, unknown> = {};
     if (input.provider !== undefined) set['provider'] = input.provider;
     if (input.controlLocation !== undefined) set['control_location'] = input.controlLocation;
@@ -287,7 +356,11 @@ export class VolumeTypesService implements OnModuleInit {
     const t = await this.anyType(id);
     await this.assertNotInUse(t.id);
     if (!(await this.types.deleteEncryption(this.db, t.id))) {
-      throw new NotFoundError('Volume type encryption', t.id, `Volume type encryption for type ${t.id} could not be found.`);
+      throw new NotFoundError(
+        'Volume type encryption',
+        t.id,
+        `Volume type encryption for type ${t.id} could not be found.`,
+      );
     }
   }
 
@@ -297,20 +370,34 @@ export class VolumeTypesService implements OnModuleInit {
     const action = parseTypeAccessAction(body);
     api.authorize(`volume_extension:volume_type_access:${action.action}`);
     const t = await this.anyType(id);
-    if (t.isPublic) throw new InvalidInputError('Invalid volume type: Type access modification is not applicable to public volume type.');
+    if (t.isPublic)
+      throw new InvalidInputError(
+        'Invalid volume type: Type access modification is not applicable to public volume type.',
+      );
     if (action.action === 'addProjectAccess') {
       if (!(await this.types.addAccess(this.db, t.id, action.project, this.clock.now()))) {
-        throw new ConflictError(`Volume type access for ${t.id}/${action.project} combination already exists.`);
+        throw new ConflictError(
+          `Volume type access for ${t.id}/${action.project} combination already exists.`,
+        );
       }
     } else if (!(await this.types.removeAccess(this.db, t.id, action.project))) {
-      throw new NotFoundError('Volume type access', `${t.id}/${action.project}`, `Volume type access not found for ${t.id}/${action.project} combination.`);
+      throw new NotFoundError(
+        'Volume type access',
+        `${t.id}/${action.project}`,
+        `Volume type access not found for ${t.id}/${action.project} combination.`,
+      );
     }
   }
 
   async listAccess(api: ApiRequest, id: string): Promise<Record<string, unknown>> {
     api.authorize('volume_extension:volume_type_access:get_all_for_type');
     const t = await this.anyType(id);
-    if (t.isPublic) throw new NotFoundError('Volume type access', t.id, `Volume type access for public volume type ${t.id} could not be found.`);
+    if (t.isPublic)
+      throw new NotFoundError(
+        'Volume type access',
+        t.id,
+        `Volume type access for public volume type ${t.id} could not be found.`,
+      );
     const projects = await this.types.listAccess(this.db, t.id);
     return { volume_type_access: projects.map((p) => ({ volume_type_id: t.id, project_id: p })) };
   }
@@ -318,7 +405,8 @@ export class VolumeTypesService implements OnModuleInit {
   // ---- default types (BS-7.6) ----
 
   private assertDefaultTypesApi(api: ApiRequest): void {
-    if (!supports(api.mv, 'default-types.api')) throw new NotFoundError('resource', 'default-types', 'The resource could not be found.');
+    if (!supports(api.mv, 'default-types.api'))
+      throw new NotFoundError('resource', 'default-types', 'The resource could not be found.');
   }
 
   async setDefault(api: ApiRequest, projectId: string, body: unknown): Promise<Record<string, unknown>> {
@@ -335,7 +423,12 @@ export class VolumeTypesService implements OnModuleInit {
     this.assertDefaultTypesApi(api);
     api.authorize('volume_extension:default_get');
     const d = await this.types.getDefault(this.db, projectId);
-    if (!d) throw new NotFoundError('Default type', projectId, `Default type for project ${projectId} could not be found.`);
+    if (!d)
+      throw new NotFoundError(
+        'Default type',
+        projectId,
+        `Default type for project ${projectId} could not be found.`,
+      );
     return { default_type: { project_id: d.projectId, volume_type_id: d.volumeTypeId } };
   }
 

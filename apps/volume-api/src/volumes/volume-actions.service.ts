@@ -1,6 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { formatMicroversion, parseActionBody, supports, type MicroversionFeature } from '@osc/block-storage-domain';
+import {
+  formatMicroversion,
+  parseActionBody,
+  supports,
+  type MicroversionFeature,
+} from '@osc/block-storage-domain';
 import type { StoredVolume } from '@osc/block-storage-persistence';
 import { InvalidInputError, NotFoundError } from '@osc/errors';
 import { DATA_SOURCE } from '@osc/platform';
@@ -47,24 +52,93 @@ export class VolumeActionsService {
     migration: VolumeMigrationService,
   ) {
     this.routes = {
-      'os-extend': { policy: 'volume:extend', status: 202, handle: (api, v, args) => lifecycle.extend(api, v, args) },
-      'os-reset_status': { policy: 'volume_extension:volume_admin_actions:reset_status', status: 202, handle: (_api, v, args) => lifecycle.resetStatus(v, args) },
-      'os-force_delete': { policy: 'volume_extension:volume_admin_actions:force_delete', status: 202, handle: (_api, v) => lifecycle.deleteVolume(v, { force: true, cascade: false }) },
-      'os-set_bootable': { policy: 'volume:update', status: 200, handle: (_api, v, args) => lifecycle.setBootable(v, args) },
-      'os-update_readonly_flag': { policy: 'volume:update', status: 202, handle: (_api, v, args) => lifecycle.updateReadonlyFlag(v, args) },
-      'os-reserve': { policy: 'volume_extension:volume_actions:reserve', status: 202, handle: (_api, v) => attachFlow.reserve(v) },
-      'os-unreserve': { policy: 'volume_extension:volume_actions:unreserve', status: 202, handle: (_api, v) => attachFlow.unreserve(v) },
-      'os-begin_detaching': { policy: 'volume_extension:volume_actions:begin_detaching', status: 202, handle: (_api, v) => attachFlow.beginDetaching(v) },
-      'os-roll_detaching': { policy: 'volume_extension:volume_actions:roll_detaching', status: 202, handle: (_api, v) => attachFlow.rollDetaching(v) },
-      'os-detach': { policy: 'volume_extension:volume_actions:detach', status: 202, handle: (api, v, args) => attachments.detach(api, v, args) },
+      'os-extend': {
+        policy: 'volume:extend',
+        status: 202,
+        handle: (api, v, args) => lifecycle.extend(api, v, args),
+      },
+      'os-reset_status': {
+        policy: 'volume_extension:volume_admin_actions:reset_status',
+        status: 202,
+        handle: (_api, v, args) => lifecycle.resetStatus(v, args),
+      },
+      'os-force_delete': {
+        policy: 'volume_extension:volume_admin_actions:force_delete',
+        status: 202,
+        handle: (_api, v) => lifecycle.deleteVolume(v, { force: true, cascade: false }),
+      },
+      'os-set_bootable': {
+        policy: 'volume:update',
+        status: 200,
+        handle: (_api, v, args) => lifecycle.setBootable(v, args),
+      },
+      'os-update_readonly_flag': {
+        policy: 'volume:update',
+        status: 202,
+        handle: (_api, v, args) => lifecycle.updateReadonlyFlag(v, args),
+      },
+      'os-reserve': {
+        policy: 'volume_extension:volume_actions:reserve',
+        status: 202,
+        handle: (_api, v) => attachFlow.reserve(v),
+      },
+      'os-unreserve': {
+        policy: 'volume_extension:volume_actions:unreserve',
+        status: 202,
+        handle: (_api, v) => attachFlow.unreserve(v),
+      },
+      'os-begin_detaching': {
+        policy: 'volume_extension:volume_actions:begin_detaching',
+        status: 202,
+        handle: (_api, v) => attachFlow.beginDetaching(v),
+      },
+      'os-roll_detaching': {
+        policy: 'volume_extension:volume_actions:roll_detaching',
+        status: 202,
+        handle: (_api, v) => attachFlow.rollDetaching(v),
+      },
+      'os-detach': {
+        policy: 'volume_extension:volume_actions:detach',
+        status: 202,
+        handle: (api, v, args) => attachments.detach(api, v, args),
+      },
       'os-attach': { policy: null, status: 202, handle: (api, v, args) => attachments.attach(api, v, args) },
-      'os-initialize_connection': { policy: null, status: 200, handle: (api, v, args) => attachments.initializeConnection(api, v, args) },
-      'os-terminate_connection': { policy: null, status: 202, handle: (api, v, args) => attachments.terminateConnection(api, v, args) },
-      'os-force_detach': { policy: null, status: 202, handle: (api, v, args) => attachments.forceDetach(api, v, args) },
-      'os-retype': { policy: 'volume:retype', status: 202, handle: (_api, v, args) => migration.retype(v, args) },
-      'os-migrate_volume': { policy: 'volume_extension:volume_admin_actions:migrate_volume', status: 202, handle: (api, v, args) => migration.migrate(api, v, args) },
-      'os-unmanage': { policy: 'volume_extension:volume_unmanage', status: 202, handle: (_api, v) => lifecycle.unmanage(v) },
-      revert: { policy: 'volume:revert_to_snapshot', requires: 'volume.revert', status: 202, handle: (_api, v, args) => lifecycle.revert(v, args) },
+      'os-initialize_connection': {
+        policy: null,
+        status: 200,
+        handle: (api, v, args) => attachments.initializeConnection(api, v, args),
+      },
+      'os-terminate_connection': {
+        policy: null,
+        status: 202,
+        handle: (api, v, args) => attachments.terminateConnection(api, v, args),
+      },
+      'os-force_detach': {
+        policy: null,
+        status: 202,
+        handle: (api, v, args) => attachments.forceDetach(api, v, args),
+      },
+      'os-retype': {
+        policy: 'volume:retype',
+        status: 202,
+        handle: (_api, v, args) => migration.retype(v, args),
+      },
+      'os-migrate_volume': {
+        policy: 'volume_extension:volume_admin_actions:migrate_volume',
+        status: 202,
+        handle: (api, v, args) => migration.migrate(api, v, args),
+      },
+      'os-unmanage': {
+        policy: 'volume_extension:volume_unmanage',
+        status: 202,
+        handle: (_api, v) => lifecycle.unmanage(v),
+      },
+      revert: {
+        policy: 'volume:revert_to_snapshot',
+        requires: 'volume.revert',
+        status: 202,
+        handle: (_api, v, args) => lifecycle.revert(v, args),
+      },
     };
   }
 
@@ -74,7 +148,11 @@ export class VolumeActionsService {
     const route = (this.routes as Readonly<Record<string, VolumeActionRoute | undefined>>)[action];
     if (route === undefined) throw new InvalidInputError(`There is no such action: ${action}`);
     if (route.requires !== undefined && !supports(api.mv, route.requires)) {
-      throw new NotFoundError('version', formatMicroversion(api.mv), `API version ${formatMicroversion(api.mv)} is not supported on this method.`);
+      throw new NotFoundError(
+        'version',
+        formatMicroversion(api.mv),
+        `API version ${formatMicroversion(api.mv)} is not supported on this method.`,
+      );
     }
     if (route.policy !== null) api.authorize(route.policy, v.projectId);
     const answer = await route.handle(api, v, args);

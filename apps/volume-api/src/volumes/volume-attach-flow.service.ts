@@ -29,14 +29,22 @@ export class VolumeAttachFlowService {
   }
 
   async beginDetaching(v: StoredVolume): Promise<void> {
-    const refused = new InvalidStateError(refusalOf(VOLUME_OPERATIONS.beginDetaching, { id: v.id, status: v.status }));
+    const refused = new InvalidStateError(
+      refusalOf(VOLUME_OPERATIONS.beginDetaching, { id: v.id, status: v.status }),
+    );
     if (v.attachStatus !== 'attached' || isMigrating(v.migrationStatus)) throw refused;
-    if (!(await this.volumes.transition(this.db, v.id, VOLUME_OPERATIONS.beginDetaching, this.clock.now()))) throw refused;
+    if (!(await this.volumes.transition(this.db, v.id, VOLUME_OPERATIONS.beginDetaching, this.clock.now())))
+      throw refused;
   }
 
   /** Cinder answers 202 whatever the status: a volume no longer attaching is left as it is. */
   async unreserve(v: StoredVolume): Promise<void> {
-    await this.volumes.transition(this.db, v.id, v.attachments.length > 0 ? VOLUME_OPERATIONS.unreserveToInUse : VOLUME_OPERATIONS.unreserveToAvailable, this.clock.now());
+    await this.volumes.transition(
+      this.db,
+      v.id,
+      v.attachments.length > 0 ? VOLUME_OPERATIONS.unreserveToInUse : VOLUME_OPERATIONS.unreserveToAvailable,
+      this.clock.now(),
+    );
   }
 
   /** Nova gave up a detach: detaching → in-use (202 whatever the status, as in Cinder). */

@@ -1,10 +1,28 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { checkPerVolumeSize, isMultiattachSpec, parseCreateVolume, VOLUME_CLONEABLE_STATUSES, volumeDetailView, volumeQuotaDeltas } from '@osc/block-storage-domain';
-import { BLOCK_STORAGE_SCHEDULER_QUEUE, SCHEDULE_VOLUME_COMMAND, type ScheduleVolumePayload, type VolumeSourceRef } from '@osc/contracts';
+import {
+  checkPerVolumeSize,
+  isMultiattachSpec,
+  parseCreateVolume,
+  VOLUME_CLONEABLE_STATUSES,
+  volumeDetailView,
+  volumeQuotaDeltas,
+} from '@osc/block-storage-domain';
+import {
+  BLOCK_STORAGE_SCHEDULER_QUEUE,
+  SCHEDULE_VOLUME_COMMAND,
+  type ScheduleVolumePayload,
+  type VolumeSourceRef,
+} from '@osc/contracts';
 import { InvalidInputError, NotFoundError } from '@osc/errors';
-import { BackupRepository, QuotaRepository, SnapshotRepository, VolumeRepository, type StoredVolume } from '@osc/block-storage-persistence';
+import {
+  BackupRepository,
+  QuotaRepository,
+  SnapshotRepository,
+  VolumeRepository,
+  type StoredVolume,
+} from '@osc/block-storage-persistence';
 import { OutboxWriter } from '@osc/messaging';
 import { CLOCK, DATA_SOURCE, OUTBOX_WRITER, type Clock } from '@osc/platform';
 import { GroupsService } from '../groups/groups.service';
@@ -37,10 +55,15 @@ export class VolumeCreateService {
     private readonly livePools: PoolsService,
   ) {}
 
-  async create(api: ApiRequest, body: unknown, member?: { groupId: string; consistencygroup: boolean }): Promise<Record<string, unknown>> {
+  async create(
+    api: ApiRequest,
+    body: unknown,
+    member?: { groupId: string; consistencygroup: boolean },
+  ): Promise<Record<string, unknown>> {
     api.authorize('volume:create');
     const input = parseCreateVolume(body, api.mv);
-    if (input.imageRef !== null) throw new NotFoundError('Image', input.imageRef, `Image ${input.imageRef} could not be found.`);
+    if (input.imageRef !== null)
+      throw new NotFoundError('Image', input.imageRef, `Image ${input.imageRef} could not be found.`);
     const scope = volumeScope(api);
     let source: VolumeSourceRef = { kind: 'none' };
     let sourceSize: number | null = null;
@@ -48,8 +71,16 @@ export class VolumeCreateService {
     let sourceZone: string | null = null;
     if (input.snapshotId !== null) {
       const s = await this.snapshots.findById(this.db, input.snapshotId, scope);
-      if (!s) throw new NotFoundError('Snapshot', input.snapshotId, `Snapshot ${input.snapshotId} could not be found.`);
-      if (s.status !== 'available') throw new InvalidInputError(`Invalid snapshot: Originating snapshot status must be one of 'available' values, but it is ${s.status}.`);
+      if (!s)
+        throw new NotFoundError(
+          'Snapshot',
+          input.snapshotId,
+          `Snapshot ${input.snapshotId} could not be found.`,
+        );
+      if (s.status !== 'available')
+        throw new InvalidInputError(
+          `Invalid snapshot: Originating snapshot status must be one of 'available' values, but it is ${s.status}.`,
+        );
       const parent = await this.volumes.findById(this.db, s.volumeId, null);
       source = { kind: 'snapshot', id: s.id, backend: s.host === null ? null : backendOf(s.host) };
       sourceSize = s.size;
@@ -59,7 +90,9 @@ export class VolumeCreateService {
       const src = await this.volumes.findById(this.db, input.sourceVolid, scope);
       if (!src) throw volumeNotFound(input.sourceVolid);
       if (!VOLUME_CLONEABLE_STATUSES.includes(src.status)) {
-        throw new InvalidInputError(`Invalid volume: Source volume status must be one of ${VOLUME_CLONEABLE_STATUSES.join(', ')}, but it is ${src.status}.`);
+        throw new InvalidInputError(
+          `Invalid volume: Source volume status must be one of ${VOLUME_CLONEABLE_STATUSES.join(', ')}, but it is ${src.status}.`,
+        );
       }
       source = { kind: 'volume', id: src.id, backend: src.host === null ? null : backendOf(src.host) };
       sourceSize = src.size;
@@ -68,8 +101,12 @@ export class VolumeCreateService {
     } else if (input.backupId !== null) {
       // 3.47: the back end restores the backup's bytes into the new volume (BS-7.7.3).
       const b = await this.backups.findById(this.db, input.backupId, scope);
-      if (!b) throw new NotFoundError('Backup', input.backupId, `Backup ${input.backupId} could not be found.`);
-      if (b.status !== 'available') throw new InvalidInputError(`Invalid volume: Backup status must be available to create a volume from it, but it is ${b.status}.`);
+      if (!b)
+        throw new NotFoundError('Backup', input.backupId, `Backup ${input.backupId} could not be found.`);
+      if (b.status !== 'available')
+        throw new InvalidInputError(
+          `Invalid volume: Backup status must be available to create a volume from it, but it is ${b.status}.`,
+        );
       source = { kind: 'backup', id: b.id, backend: b.host };
       sourceSize = b.size;
     }
@@ -83,22 +120,34 @@ export class VolumeCreateService {
       input.volumeType !== null
         ? await this.types.visibleType(api, input.volumeType)
         : sourceTypeId !== null
-          ? ((await this.types.visibleType(api, sourceTypeId).catch(() => null)) ?? (await this.types.defaultType(api.ctx.projectId)))
+          ? ((await this.types.visibleType(api, sourceTypeId).catch(() => null)) ??
+            (await this.types.defaultType(api.ctx.projectId)))
           : await this.types.defaultType(api.ctx.projectId);
     // Group membership (group_id 3.13, consistencygroup_id): the group must exist and support the type.
-    const membership = member ?? (await this.groups.memberFor(api, input.groupId, input.consistencygroupId, type.id));
+    const membership =
+      member ?? (await this.groups.memberFor(api, input.groupId, input.consistencygroupId, type.id));
     const multiattach = isMultiattachSpec(type.extraSpecs);
     const encryption = await this.types.encryptionOf(type.id);
-    if (encryption && multiattach) throw new InvalidInputError('Invalid input received: multiattach is not supported for encrypted volume types.');
+    if (encryption && multiattach)
+      throw new InvalidInputError(
+        'Invalid input received: multiattach is not supported for encrypted volume types.',
+      );
 
     const typeZones = (type.extraSpecs['RESKEY:availability_zones'] ?? '')
       .split(',')
       .map((z) => z.trim())
       .filter((z) => z.length > 0);
-    const zone = input.availabilityZone ?? sourceZone ?? (typeZones.length > 0 && !typeZones.includes(this.config.defaultAvailabilityZone) ? (typeZones[0] ?? this.config.defaultAvailabilityZone) : this.config.defaultAvailabilityZone);
+    const zone =
+      input.availabilityZone ??
+      sourceZone ??
+      (typeZones.length > 0 && !typeZones.includes(this.config.defaultAvailabilityZone)
+        ? (typeZones[0] ?? this.config.defaultAvailabilityZone)
+        : this.config.defaultAvailabilityZone);
     const known = await this.livePools.knownZones();
     if (!known.has(zone) || (typeZones.length > 0 && !typeZones.includes(zone))) {
-      throw new InvalidInputError(`Invalid input received: Availability zone '${zone.slice(0, 100)}' is invalid.`);
+      throw new InvalidInputError(
+        `Invalid input received: Availability zone '${zone.slice(0, 100)}' is invalid.`,
+      );
     }
 
     const limits = await this.quotas.limits(this.db, api.ctx.projectId);
@@ -160,11 +209,15 @@ export class VolumeCreateService {
       await this.outbox.add(em, {
         destination: 'bus',
         queue: BLOCK_STORAGE_SCHEDULER_QUEUE,
-        message: { id: `schedule-${id}-1`, type: SCHEDULE_VOLUME_COMMAND, payload: schedule, headers: { 'x-request-id': api.ctx.requestId } },
+        message: {
+          id: `schedule-${id}-1`,
+          type: SCHEDULE_VOLUME_COMMAND,
+          payload: schedule,
+          headers: { 'x-request-id': api.ctx.requestId },
+        },
         partitionKey: id,
       });
     });
     return { volume: volumeDetailView(api.view, volume, 'create') };
   }
-
 }

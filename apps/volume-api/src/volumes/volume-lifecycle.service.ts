@@ -17,9 +17,21 @@ import {
   volumeQuotaDeltas,
   type VolumeStatus,
 } from '@osc/block-storage-domain';
-import { VOLUME_DELETE_JOB, VOLUME_EXTEND_JOB, VOLUME_REVERT_JOB, VOLUME_UNMANAGE_JOB, volumeUnmanageJobId } from '@osc/contracts';
+import {
+  VOLUME_DELETE_JOB,
+  VOLUME_EXTEND_JOB,
+  VOLUME_REVERT_JOB,
+  VOLUME_UNMANAGE_JOB,
+  volumeUnmanageJobId,
+} from '@osc/contracts';
 import { ConflictError, InvalidInputError, InvalidStateError } from '@osc/errors';
-import { AttachmentRepository, QuotaRepository, SnapshotRepository, VolumeRepository, type StoredVolume } from '@osc/block-storage-persistence';
+import {
+  AttachmentRepository,
+  QuotaRepository,
+  SnapshotRepository,
+  VolumeRepository,
+  type StoredVolume,
+} from '@osc/block-storage-persistence';
 import { OutboxWriter } from '@osc/messaging';
 import { CLOCK, DATA_SOURCE, OUTBOX_WRITER, type Clock } from '@osc/platform';
 import type { ApiRequest } from '../http/api-request';
@@ -48,7 +60,8 @@ export class VolumeLifecycleService {
 
   async remove(api: ApiRequest, id: string): Promise<void> {
     const force = queryValue(api.query['force']);
-    const forced = supports(api.mv, 'volume.force-delete-param') && force !== undefined && parseBoolean(force, 'force');
+    const forced =
+      supports(api.mv, 'volume.force-delete-param') && force !== undefined && parseBoolean(force, 'force');
     const cascade = queryValue(api.query['cascade']);
     const cascaded = cascade !== undefined && parseBoolean(cascade, 'cascade');
     const v = await loadVolume(this.db, api, id);
@@ -63,7 +76,14 @@ export class VolumeLifecycleService {
       const done = await this.db.transaction(async (em) => {
         const removed = await this.volumes.softDeleteUnplaced(em, v.id, now);
         if (!removed) return false;
-        if (removed.consumesQuota) await this.quotas.apply(em, removed.projectId, volumeQuotaDeltas(removed.size, removed.volumeTypeName ?? v.volumeTypeName, -1), 'in_use', false);
+        if (removed.consumesQuota)
+          await this.quotas.apply(
+            em,
+            removed.projectId,
+            volumeQuotaDeltas(removed.size, removed.volumeTypeName ?? v.volumeTypeName, -1),
+            'in_use',
+            false,
+          );
         return true;
       });
       if (done) return;
@@ -71,17 +91,40 @@ export class VolumeLifecycleService {
       if (v.host === null) return;
     }
     const operation = opts.force ? VOLUME_OPERATIONS.forceDelete : VOLUME_OPERATIONS.delete;
-    const refuse = (): InvalidStateError => new InvalidStateError(refusalOf(operation, { id: v.id, status: v.status }));
-    if (v.attachStatus === 'attached' || isMigrating(v.migrationStatus) || v.groupId !== null || v.consistencygroupId !== null) throw refuse();
+    const refuse = (): InvalidStateError =>
+      new InvalidStateError(refusalOf(operation, { id: v.id, status: v.status }));
+    if (
+      v.attachStatus === 'attached' ||
+      isMigrating(v.migrationStatus) ||
+      v.groupId !== null ||
+      v.consistencygroupId !== null
+    )
+      throw refuse();
     const snaps = await this.volumes.snapshotsOf(this.db, v.id);
     if (snaps.length > 0 && !opts.cascade) throw refuse();
-    if (opts.cascade && snaps.some((s) => !(SNAPSHOT_OPERATIONS.deleteWithVolume.sources as readonly string[]).includes(s.status))) {
-      throw new InvalidStateError('Invalid volume: Snapshots of the volume must be available, error or deleting to delete it with cascade.');
+    if (
+      opts.cascade &&
+      snaps.some(
+        (s) => !(SNAPSHOT_OPERATIONS.deleteWithVolume.sources as readonly string[]).includes(s.status),
+      )
+    ) {
+      throw new InvalidStateError(
+        'Invalid volume: Snapshots of the volume must be available, error or deleting to delete it with cascade.',
+      );
     }
     await this.db.transaction(async (em) => {
       if (!(await this.volumes.transition(em, v.id, operation, now))) throw refuse();
-      for (const s of snaps) await this.snapshots.transition(em, s.id, SNAPSHOT_OPERATIONS.deleteWithVolume, now);
-      await this.outbox.add(em, backendJob(v.host, { id: `volume-delete-${v.id}`, name: VOLUME_DELETE_JOB, data: { volumeId: v.id }, partitionKey: v.id }));
+      for (const s of snaps)
+        await this.snapshots.transition(em, s.id, SNAPSHOT_OPERATIONS.deleteWithVolume, now);
+      await this.outbox.add(
+        em,
+        backendJob(v.host, {
+          id: `volume-delete-${v.id}`,
+          name: VOLUME_DELETE_JOB,
+          data: { volumeId: v.id },
+          partitionKey: v.id,
+        }),
+      );
     });
   }
 
@@ -94,29 +137,62 @@ export class VolumeLifecycleService {
    */
   async unmanage(v: StoredVolume): Promise<void> {
     if (v.host === null) return this.deleteVolume(v, { force: false, cascade: false });
-    if (v.encryptionKeyId !== null) throw new InvalidInputError('Invalid volume: Unmanaging encrypted volumes is not supported.');
-    const refuse = (): InvalidStateError => new InvalidStateError(refusalOf(VOLUME_OPERATIONS.unmanage, { id: v.id, status: v.status }));
-    if (v.attachStatus === 'attached' || isMigrating(v.migrationStatus) || v.groupId !== null || v.consistencygroupId !== null) throw refuse();
+    if (v.encryptionKeyId !== null)
+      throw new InvalidInputError('Invalid volume: Unmanaging encrypted volumes is not supported.');
+    const refuse = (): InvalidStateError =>
+      new InvalidStateError(refusalOf(VOLUME_OPERATIONS.unmanage, { id: v.id, status: v.status }));
+    if (
+      v.attachStatus === 'attached' ||
+      isMigrating(v.migrationStatus) ||
+      v.groupId !== null ||
+      v.consistencygroupId !== null
+    )
+      throw refuse();
     if ((await this.volumes.countActiveSnapshots(this.db, v.id)) > 0) throw refuse();
     await this.db.transaction(async (em) => {
-      if (!(await this.volumes.transition(em, v.id, VOLUME_OPERATIONS.unmanage, this.clock.now()))) throw refuse();
-      await this.outbox.add(em, backendJob(v.host, { id: volumeUnmanageJobId(v.id), name: VOLUME_UNMANAGE_JOB, data: { volumeId: v.id }, partitionKey: v.id }));
+      if (!(await this.volumes.transition(em, v.id, VOLUME_OPERATIONS.unmanage, this.clock.now())))
+        throw refuse();
+      await this.outbox.add(
+        em,
+        backendJob(v.host, {
+          id: volumeUnmanageJobId(v.id),
+          name: VOLUME_UNMANAGE_JOB,
+          data: { volumeId: v.id },
+          partitionKey: v.id,
+        }),
+      );
     });
   }
 
   /** `os-set_bootable` (BS-8.1.x): the flag only; nothing moves. */
   async setBootable(v: StoredVolume, args: unknown): Promise<void> {
     const a = expectArgs(args, 'os-set_bootable');
-    if (!('bootable' in a)) throw new InvalidInputError("Invalid input for field/attribute os-set_bootable. Value: {}. 'bootable' is a required property");
-    await this.volumes.update(this.db, v.id, { bootable: parseBoolean(a['bootable'], 'bootable') }, this.clock.now());
+    if (!('bootable' in a))
+      throw new InvalidInputError(
+        "Invalid input for field/attribute os-set_bootable. Value: {}. 'bootable' is a required property",
+      );
+    await this.volumes.update(
+      this.db,
+      v.id,
+      { bootable: parseBoolean(a['bootable'], 'bootable') },
+      this.clock.now(),
+    );
   }
 
   /** `os-update_readonly_flag`: the `readonly` admin-metadata key Nova reads when it attaches. */
   async updateReadonlyFlag(v: StoredVolume, args: unknown): Promise<void> {
     const a = expectArgs(args, 'os-update_readonly_flag');
-    if (!('readonly' in a)) throw new InvalidInputError("Invalid input for field/attribute os-update_readonly_flag. Value: {}. 'readonly' is a required property");
+    if (!('readonly' in a))
+      throw new InvalidInputError(
+        "Invalid input for field/attribute os-update_readonly_flag. Value: {}. 'readonly' is a required property",
+      );
     const readonly = parseBoolean(a['readonly'], 'readonly');
-    await this.volumes.update(this.db, v.id, { admin_metadata: { ...v.adminMetadata, readonly: readonly ? 'True' : 'False' } }, this.clock.now());
+    await this.volumes.update(
+      this.db,
+      v.id,
+      { admin_metadata: { ...v.adminMetadata, readonly: readonly ? 'True' : 'False' } },
+      this.clock.now(),
+    );
   }
 
   /**
@@ -128,47 +204,94 @@ export class VolumeLifecycleService {
     const { snapshotId } = parseRevertArgs(args);
     const snaps = await this.volumes.snapshotsOf(this.db, v.id);
     const time = (t: string | Date): number => new Date(t).getTime();
-    const latest = [...snaps].sort((a, b) => time(b.createdAt) - time(a.createdAt) || (b.id < a.id ? -1 : 1))[0];
+    const latest = [...snaps].sort(
+      (a, b) => time(b.createdAt) - time(a.createdAt) || (b.id < a.id ? -1 : 1),
+    )[0];
     if (!latest) throw new InvalidInputError(`Volume ${v.id} doesn't have any snapshots.`);
-    if (snapshotId === null || snapshotId !== latest.id) throw new InvalidInputError(`Specified snapshot ${snapshotId ?? 'None'} is None or not the latest one of volume ${v.id}.`);
+    if (snapshotId === null || snapshotId !== latest.id)
+      throw new InvalidInputError(
+        `Specified snapshot ${snapshotId ?? 'None'} is None or not the latest one of volume ${v.id}.`,
+      );
     if (v.size !== latest.size) {
-      throw new InvalidInputError(`Can't revert volume ${v.id} to its latest snapshot ${latest.id}. The volume size must be equal to the snapshot size.`);
+      throw new InvalidInputError(
+        `Can't revert volume ${v.id} to its latest snapshot ${latest.id}. The volume size must be equal to the snapshot size.`,
+      );
     }
     await this.db.transaction(async (em) => {
       const now = this.clock.now();
       if (!(await this.volumes.transition(em, v.id, VOLUME_OPERATIONS.revert, now))) {
-        throw new ConflictError(refusalOf(VOLUME_OPERATIONS.revert, { id: v.id, status: v.status, snapshot: latest.id }));
+        throw new ConflictError(
+          refusalOf(VOLUME_OPERATIONS.revert, { id: v.id, status: v.status, snapshot: latest.id }),
+        );
       }
       if (!(await this.snapshots.transition(em, latest.id, SNAPSHOT_OPERATIONS.revert, now))) {
-        throw new ConflictError(refusalOf(SNAPSHOT_OPERATIONS.revert, { id: latest.id, status: latest.status, volume: v.id }));
+        throw new ConflictError(
+          refusalOf(SNAPSHOT_OPERATIONS.revert, { id: latest.id, status: latest.status, volume: v.id }),
+        );
       }
-      await this.outbox.add(em, backendJob(v.host, { id: `volume-revert-${v.id}-${latest.id}-${now.getTime()}`, name: VOLUME_REVERT_JOB, data: { volumeId: v.id, snapshotId: latest.id }, partitionKey: v.id }));
+      await this.outbox.add(
+        em,
+        backendJob(v.host, {
+          id: `volume-revert-${v.id}-${latest.id}-${now.getTime()}`,
+          name: VOLUME_REVERT_JOB,
+          data: { volumeId: v.id, snapshotId: latest.id },
+          partitionKey: v.id,
+        }),
+      );
     });
   }
 
   /** BS-7.7.14 / BS-8.1.3: quota for the increase is reserved now and committed by the back end. */
   async extend(api: ApiRequest, v: StoredVolume, args: unknown): Promise<void> {
     const { newSize } = parseExtendArgs(args);
-    const operation = supports(api.mv, 'volume.extend-in-use') ? VOLUME_OPERATIONS.extendInUse : VOLUME_OPERATIONS.extend;
+    const operation = supports(api.mv, 'volume.extend-in-use')
+      ? VOLUME_OPERATIONS.extendInUse
+      : VOLUME_OPERATIONS.extend;
     if (!(operation.sources as readonly VolumeStatus[]).includes(v.status)) {
-      throw new InvalidStateError(`Invalid volume: Volume ${v.id} status must be ${operation.sources.join(' or ')} to extend, currently ${v.status}.`);
+      throw new InvalidStateError(
+        `Invalid volume: Volume ${v.id} status must be ${operation.sources.join(' or ')} to extend, currently ${v.status}.`,
+      );
     }
     // The bytes being copied to another back end must not change under the copy.
-    if (isMigrating(v.migrationStatus)) throw new InvalidStateError(`Invalid volume: Volume ${v.id} is part of an active migration and cannot be extended.`);
+    if (isMigrating(v.migrationStatus))
+      throw new InvalidStateError(
+        `Invalid volume: Volume ${v.id} is part of an active migration and cannot be extended.`,
+      );
     if (newSize <= v.size) {
-      throw new InvalidInputError(`Invalid input received: New size for extend must be greater than current size. (current: ${v.size}, extended: ${newSize}).`);
+      throw new InvalidInputError(
+        `Invalid input received: New size for extend must be greater than current size. (current: ${v.size}, extended: ${newSize}).`,
+      );
     }
     checkPerVolumeSize(newSize, await this.quotas.limits(this.db, v.projectId));
     const delta = newSize - v.size;
-    const deltas = volumeQuotaDeltas(delta, v.volumeTypeName).filter((d) => d.resource.startsWith('gigabytes'));
+    const deltas = volumeQuotaDeltas(delta, v.volumeTypeName).filter((d) =>
+      d.resource.startsWith('gigabytes'),
+    );
     await this.db.transaction(async (em: EntityManager) => {
       // The reservation is a row (with the target size) so the back end, its recovery after a
       // restart, or a final job failure commits or releases exactly these units once.
-      await this.quotas.reserve(em, { id: randomUUID(), projectId: v.projectId, volumeId: v.id, operation: 'extend', newSize, deltas, now: this.clock.now() });
+      await this.quotas.reserve(em, {
+        id: randomUUID(),
+        projectId: v.projectId,
+        volumeId: v.id,
+        operation: 'extend',
+        newSize,
+        deltas,
+        now: this.clock.now(),
+      });
       if (!(await this.volumes.transition(em, v.id, operation, this.clock.now()))) {
         throw new InvalidStateError(refusalOf(operation, { id: v.id, status: v.status }));
       }
-      await this.outbox.add(em, backendJob(v.host, { id: `volume-extend-${v.id}-${newSize}`, name: VOLUME_EXTEND_JOB, data: { volumeId: v.id, newSize }, partitionKey: v.id, attempts: VOLUME_EXTEND_ATTEMPTS }));
+      await this.outbox.add(
+        em,
+        backendJob(v.host, {
+          id: `volume-extend-${v.id}-${newSize}`,
+          name: VOLUME_EXTEND_JOB,
+          data: { volumeId: v.id, newSize },
+          partitionKey: v.id,
+          attempts: VOLUME_EXTEND_ATTEMPTS,
+        }),
+      );
     });
   }
 
@@ -177,31 +300,40 @@ export class VolumeLifecycleService {
     const a = expectArgs(args, 'os-reset_status');
     const status = a['status'];
     if (status === undefined && a['attach_status'] === undefined && a['migration_status'] === undefined) {
-      throw new InvalidInputError('Invalid input received: Must specify status, attach_status or migration_status.');
+      throw new InvalidInputError(
+        'Invalid input received: Must specify status, attach_status or migration_status.',
+      );
     }
     const set: Record<string, unknown> = {};
     if (status !== undefined) {
       if (typeof status !== 'string' || !(VOLUME_RESETTABLE_STATUSES as readonly string[]).includes(status)) {
-        throw new InvalidInputError(`Invalid input received: status must be one of ${VOLUME_RESETTABLE_STATUSES.join(', ')}.`);
+        throw new InvalidInputError(
+          `Invalid input received: status must be one of ${VOLUME_RESETTABLE_STATUSES.join(', ')}.`,
+        );
       }
-      if (status === 'in-use' && v.attachments.length === 0) throw new InvalidInputError('Invalid input received: a volume without attachments cannot be in-use.');
+      if (status === 'in-use' && v.attachments.length === 0)
+        throw new InvalidInputError('Invalid input received: a volume without attachments cannot be in-use.');
       set['status'] = status;
     }
     if (a['attach_status'] !== undefined) {
-      if (a['attach_status'] !== 'attached' && a['attach_status'] !== 'detached') throw new InvalidInputError('Invalid input received: attach_status must be attached or detached.');
+      if (a['attach_status'] !== 'attached' && a['attach_status'] !== 'detached')
+        throw new InvalidInputError('Invalid input received: attach_status must be attached or detached.');
       set['attach_status'] = a['attach_status'];
     }
     if (a['migration_status'] !== undefined) {
       const ms = a['migration_status'];
-      if (!['migrating', 'error', 'success', 'completing', 'none', 'starting'].includes(String(ms))) throw new InvalidInputError('Invalid input received: invalid migration_status.');
+      if (!['migrating', 'error', 'success', 'completing', 'none', 'starting'].includes(String(ms)))
+        throw new InvalidInputError('Invalid input received: invalid migration_status.');
       set['migration_status'] = ms === 'none' ? null : ms;
     }
     await this.db.transaction(async (em) => {
       await this.volumes.update(em, v.id, set, this.clock.now());
       // Cinder's `_clean_volume_attachment`: attach_status detached removes every attachment.
-      if (set['attach_status'] === 'detached') await this.attachmentRows.softDeleteOfVolume(em, v.id, this.clock.now());
+      if (set['attach_status'] === 'detached')
+        await this.attachmentRows.softDeleteOfVolume(em, v.id, this.clock.now());
       // Resetting a volume out of `extending` abandons the extend: its reserved quota goes back.
-      if (v.status === 'extending' && set['status'] !== undefined && set['status'] !== 'extending') await this.quotas.releaseReservationsOf(em, v.id);
+      if (v.status === 'extending' && set['status'] !== undefined && set['status'] !== 'extending')
+        await this.quotas.releaseReservationsOf(em, v.id);
     });
   }
 }

@@ -3,7 +3,8 @@ import { NotFoundError } from '@osc/errors';
 import { VolumeRepository, type StoredVolume } from '@osc/block-storage-persistence';
 import type { ApiRequest } from '../http/api-request';
 
-export const volumeNotFound = (id: string): NotFoundError => new NotFoundError('Volume', id, `Volume ${id} could not be found.`);
+export const volumeNotFound = (id: string): NotFoundError =>
+  new NotFoundError('Volume', id, `Volume ${id} could not be found.`);
 
 /** The project a request sees volumes of: every project for an admin, its own otherwise. */
 export const volumeScope = (api: ApiRequest): string | null => (api.isAdmin ? null : api.ctx.projectId);

@@ -44,7 +44,12 @@ export class VolumeMetadataService {
    * requires that same metadata, so a change in between refuses the write too; null means 412
    * Precondition Failed.
    */
-  async replaceMetadata(api: ApiRequest, id: string, body: unknown, ifMatch: readonly string[] | null): Promise<Record<string, unknown> | null> {
+  async replaceMetadata(
+    api: ApiRequest,
+    id: string,
+    body: unknown,
+    ifMatch: readonly string[] | null,
+  ): Promise<Record<string, unknown> | null> {
     let expected: Record<string, string> | null = null;
     if (ifMatch !== null) {
       const current = await loadVolume(this.db, api, id);
@@ -64,15 +69,26 @@ export class VolumeMetadataService {
   async showMetadataItem(api: ApiRequest, id: string, key: string): Promise<Record<string, unknown>> {
     const v = await loadVolume(this.db, api, id);
     api.authorize('volume:get_volume_metadata', v.projectId);
-    if (!(key in v.metadata)) throw new NotFoundError('Metadata', key, `Metadata item was not found for volume ${id} and key ${key}.`);
+    if (!(key in v.metadata))
+      throw new NotFoundError(
+        'Metadata',
+        key,
+        `Metadata item was not found for volume ${id} and key ${key}.`,
+      );
     return { meta: { [key]: v.metadata[key] } };
   }
 
-  async updateMetadataItem(api: ApiRequest, id: string, key: string, body: unknown): Promise<Record<string, unknown>> {
+  async updateMetadataItem(
+    api: ApiRequest,
+    id: string,
+    key: string,
+    body: unknown,
+  ): Promise<Record<string, unknown>> {
     const pair = parseMetaItemBody(key, body);
     const v = await loadVolume(this.db, api, id);
     api.authorize('volume:update_volume_metadata', v.projectId);
-    if ((await this.volumes.metadata.merge(this.db, v.id, { [key]: pair.value }, this.clock.now())) === null) throw volumeNotFound(id);
+    if ((await this.volumes.metadata.merge(this.db, v.id, { [key]: pair.value }, this.clock.now())) === null)
+      throw volumeNotFound(id);
     return { meta: { [key]: pair.value } };
   }
 
@@ -80,11 +96,17 @@ export class VolumeMetadataService {
     const v = await loadVolume(this.db, api, id);
     api.authorize('volume:delete_volume_metadata', v.projectId);
     if (!(await this.volumes.metadata.deleteKey(this.db, v.id, key, this.clock.now()))) {
-      throw new NotFoundError('Metadata', key, `Metadata item was not found for volume ${id} and key ${key}.`);
+      throw new NotFoundError(
+        'Metadata',
+        key,
+        `Metadata item was not found for volume ${id} and key ${key}.`,
+      );
     }
   }
 }
 
 /** Cinder's metadata ETag (3.15): the MD5 of the `{"metadata": …}` body. */
-const metadataEtag = (metadata: Readonly<Record<string, string>>): string => createHash('md5').update(JSON.stringify({ metadata: { ...metadata } })).digest('hex');
-
+const metadataEtag = (metadata: Readonly<Record<string, string>>): string =>
+  createHash('md5')
+    .update(JSON.stringify({ metadata: { ...metadata } }))
+    .digest('hex');

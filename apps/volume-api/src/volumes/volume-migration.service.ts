@@ -13,9 +13,19 @@ import {
   VOLUME_RETYPE_SOURCES,
   volumeQuotaDeltas,
 } from '@osc/block-storage-domain';
-import { MIGRATION_JOB_METADATA_KEY, VOLUME_MIGRATE_JOB, volumeMigrateJobId, type VolumeMigrateJob } from '@osc/contracts';
+import {
+  MIGRATION_JOB_METADATA_KEY,
+  VOLUME_MIGRATE_JOB,
+  volumeMigrateJobId,
+  type VolumeMigrateJob,
+} from '@osc/contracts';
 import { InvalidInputError, InvalidStateError, NotFoundError } from '@osc/errors';
-import { QuotaRepository, VolumeRepository, VolumeTypeRepository, type StoredVolume } from '@osc/block-storage-persistence';
+import {
+  QuotaRepository,
+  VolumeRepository,
+  VolumeTypeRepository,
+  type StoredVolume,
+} from '@osc/block-storage-persistence';
 import { OutboxWriter } from '@osc/messaging';
 import { CLOCK, DATA_SOURCE, OUTBOX_WRITER, type Clock } from '@osc/platform';
 import type { ApiRequest } from '../http/api-request';
@@ -23,7 +33,8 @@ import { backendJob, backendOf } from '../jobs/outbox-job';
 import { PoolsService } from '../pools/pools.service';
 import { VolumeTypesService } from '../types/volume-types.service';
 
-const isUuidLike = (s: string): boolean => /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i.test(s);
+const isUuidLike = (s: string): boolean =>
+  /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i.test(s);
 
 /**
  * Moving a volume (BS-8.1.4, BS-7.7): `os-retype` in place or by migration, `os-migrate_volume`
@@ -73,33 +84,66 @@ export class VolumeMigrationService {
       );
     }
     const encryption = await this.types.encryptionOf(type.id);
-    if (targetMultiattach && encryption) throw new InvalidInputError('Invalid input received: Retype requested both encryption and multi-attach, which is not supported.');
+    if (targetMultiattach && encryption)
+      throw new InvalidInputError(
+        'Invalid input received: Retype requested both encryption and multi-attach, which is not supported.',
+      );
     const refused = new InvalidStateError(
       'Invalid volume: Retype needs volume to be in available or in-use state, not be part of an active migration or a consistency group, requested type has to be different that the one from the volume, and for in-use volumes front-end qos specs cannot change.',
     );
-    if (!VOLUME_RETYPE_SOURCES.includes(v.status) || isMigrating(v.migrationStatus) || v.groupId !== null || v.consistencygroupId !== null || v.volumeTypeId === type.id) throw refused;
+    if (
+      !VOLUME_RETYPE_SOURCES.includes(v.status) ||
+      isMigrating(v.migrationStatus) ||
+      v.groupId !== null ||
+      v.consistencygroupId !== null ||
+      v.volumeTypeId === type.id
+    )
+      throw refused;
     const sameEncryption = (encryption !== null) === v.encrypted;
     const pools = await this.livePools.fresh();
     const pool = pools.find((p) => p.name === v.host);
-    const fitsInPlace = sameEncryption && pool !== undefined && poolsForType([pool], type.extraSpecs).length > 0;
+    const fitsInPlace =
+      sameEncryption && pool !== undefined && poolsForType([pool], type.extraSpecs).length > 0;
     if (!fitsInPlace) {
       // Cinder's scheduler finds no valid host (policy never, or no other pool fits the type), puts
       // the volume back in its previous status and records no user message: the type simply stays.
       if (migrationPolicy !== 'on-demand' || !sameEncryption) return;
       const disabled = await this.livePools.disabledBackends();
       const candidates = pools.filter((p) => !disabled.has(p.backend));
-      const placed = placeVolume(candidates, { size: v.size, availabilityZone: v.availabilityZone, extraSpecs: type.extraSpecs, excludedPools: v.host === null ? [] : [v.host] });
+      const placed = placeVolume(candidates, {
+        size: v.size,
+        availabilityZone: v.availabilityZone,
+        extraSpecs: type.extraSpecs,
+        excludedPools: v.host === null ? [] : [v.host],
+      });
       if (placed.kind !== 'placed') return;
-      if ((await this.volumes.snapshotsOf(this.db, v.id)).length > 0) throw new InvalidStateError(`Invalid volume: Volume ${v.id} must not have snapshots to be retyped with a migration.`);
-      const deltas = [...volumeQuotaDeltas(v.size, v.volumeTypeName, -1), ...volumeQuotaDeltas(v.size, type.name)].filter((d) => d.resource.includes('_') && d.delta > 0);
-      await this.startMigration(v, placed.pool.name, { newTypeId: type.id, holdStatus: 'retyping', deltas }, refused);
+      if ((await this.volumes.snapshotsOf(this.db, v.id)).length > 0)
+        throw new InvalidStateError(
+          `Invalid volume: Volume ${v.id} must not have snapshots to be retyped with a migration.`,
+        );
+      const deltas = [
+        ...volumeQuotaDeltas(v.size, v.volumeTypeName, -1),
+        ...volumeQuotaDeltas(v.size, type.name),
+      ].filter((d) => d.resource.includes('_') && d.delta > 0);
+      await this.startMigration(
+        v,
+        placed.pool.name,
+        { newTypeId: type.id, holdStatus: 'retyping', deltas },
+        refused,
+      );
       return;
     }
     await this.db.transaction(async (em) => {
-      const moved = [...volumeQuotaDeltas(v.size, v.volumeTypeName, -1), ...volumeQuotaDeltas(v.size, type.name)].filter((d) => d.resource.includes('_'));
+      const moved = [
+        ...volumeQuotaDeltas(v.size, v.volumeTypeName, -1),
+        ...volumeQuotaDeltas(v.size, type.name),
+      ].filter((d) => d.resource.includes('_'));
       await this.quotas.apply(em, v.projectId, moved);
       // Compare-and-set on the status the checks above saw: a concurrent change makes this a refusal.
-      const done = await this.volumes.compareAndSetStatus(em, v.id, [v.status], v.status, this.clock.now(), { volume_type_id: type.id, multiattach: targetMultiattach });
+      const done = await this.volumes.compareAndSetStatus(em, v.id, [v.status], v.status, this.clock.now(), {
+        volume_type_id: type.id,
+        multiattach: targetMultiattach,
+      });
       if (!done) throw refused;
     });
   }
@@ -116,19 +160,42 @@ export class VolumeMigrationService {
   async migrate(api: ApiRequest, v: StoredVolume, args: unknown): Promise<void> {
     const { host, cluster, lockVolume } = parseMigrateArgs(args, api.mv);
     if (!VOLUME_RETYPE_SOURCES.includes(v.status)) {
-      throw new InvalidStateError(`Invalid volume: Volume ${v.id} status must be available or in-use, but current status is: ${v.status}.`);
+      throw new InvalidStateError(
+        `Invalid volume: Volume ${v.id} status must be available or in-use, but current status is: ${v.status}.`,
+      );
     }
-    if (isMigrating(v.migrationStatus)) throw new InvalidStateError(`Invalid volume: Volume ${v.id} is already part of an active migration.`);
-    if ((await this.volumes.snapshotsOf(this.db, v.id)).length > 0) throw new InvalidStateError(`Invalid volume: Volume ${v.id} must not have snapshots.`);
-    if (v.groupId !== null || v.consistencygroupId !== null) throw new InvalidStateError(`Invalid volume: Volume ${v.id} must not be part of a group.`);
+    if (isMigrating(v.migrationStatus))
+      throw new InvalidStateError(`Invalid volume: Volume ${v.id} is already part of an active migration.`);
+    if ((await this.volumes.snapshotsOf(this.db, v.id)).length > 0)
+      throw new InvalidStateError(`Invalid volume: Volume ${v.id} must not have snapshots.`);
+    if (v.groupId !== null || v.consistencygroupId !== null)
+      throw new InvalidStateError(`Invalid volume: Volume ${v.id} must not be part of a group.`);
     // Clusters are not used by this service: a named cluster never has a service.
     // Cinder looks among the enabled cinder-volume services that are up.
     const disabled = await this.livePools.disabledBackends();
-    const target = host === null ? undefined : (await this.livePools.fresh()).find((p) => (p.name === host || p.backend === host) && !disabled.has(p.backend));
-    if (!target) throw new InvalidInputError(`Invalid host: No available service named ${host ?? cluster ?? ''}`);
-    if (v.host !== null && target.backend === backendOf(v.host)) throw new InvalidInputError('Invalid host: Destination host must be different than the current host.');
-    const refused = new InvalidStateError(`Invalid volume: Volume ${v.id} status must be available or in-use and it must not be part of an active migration.`);
-    await this.startMigration(v, target.name, { newTypeId: null, holdStatus: lockVolume ? 'maintenance' : (v.status as 'available' | 'in-use'), deltas: [] }, refused);
+    const target =
+      host === null
+        ? undefined
+        : (await this.livePools.fresh()).find(
+            (p) => (p.name === host || p.backend === host) && !disabled.has(p.backend),
+          );
+    if (!target)
+      throw new InvalidInputError(`Invalid host: No available service named ${host ?? cluster ?? ''}`);
+    if (v.host !== null && target.backend === backendOf(v.host))
+      throw new InvalidInputError('Invalid host: Destination host must be different than the current host.');
+    const refused = new InvalidStateError(
+      `Invalid volume: Volume ${v.id} status must be available or in-use and it must not be part of an active migration.`,
+    );
+    await this.startMigration(
+      v,
+      target.name,
+      {
+        newTypeId: null,
+        holdStatus: lockVolume ? 'maintenance' : (v.status as 'available' | 'in-use'),
+        deltas: [],
+      },
+      refused,
+    );
   }
 
   /**
@@ -139,7 +206,11 @@ export class VolumeMigrationService {
   private async startMigration(
     v: StoredVolume,
     destination: string,
-    opts: { newTypeId: string | null; holdStatus: VolumeMigrateJob['holdStatus']; deltas: ReturnType<typeof volumeQuotaDeltas> },
+    opts: {
+      newTypeId: string | null;
+      holdStatus: VolumeMigrateJob['holdStatus'];
+      deltas: ReturnType<typeof volumeQuotaDeltas>;
+    },
     refused: Error,
   ): Promise<void> {
     const now = this.clock.now();
@@ -155,11 +226,35 @@ export class VolumeMigrationService {
       startedAt: now.getTime(),
     };
     await this.db.transaction(async (em) => {
-      if (reservationId !== null) await this.quotas.reserve(em, { id: reservationId, projectId: v.projectId, volumeId: v.id, operation: 'migrate', newSize: null, deltas: opts.deltas, now });
-      const started = await this.volumes.transitionMigration(em, v.id, MIGRATION_OPERATIONS.start, { from: v.status, to: opts.holdStatus }, now);
+      if (reservationId !== null)
+        await this.quotas.reserve(em, {
+          id: reservationId,
+          projectId: v.projectId,
+          volumeId: v.id,
+          operation: 'migrate',
+          newSize: null,
+          deltas: opts.deltas,
+          now,
+        });
+      const started = await this.volumes.transitionMigration(
+        em,
+        v.id,
+        MIGRATION_OPERATIONS.start,
+        { from: v.status, to: opts.holdStatus },
+        now,
+      );
       if (!started) throw refused;
       await this.volumes.setAdminMetadataKey(em, v.id, MIGRATION_JOB_METADATA_KEY, JSON.stringify(job));
-      await this.outbox.add(em, backendJob(destination, { id: volumeMigrateJobId(job), name: VOLUME_MIGRATE_JOB, data: job, partitionKey: v.id, backoffMs: 500 }));
+      await this.outbox.add(
+        em,
+        backendJob(destination, {
+          id: volumeMigrateJobId(job),
+          name: VOLUME_MIGRATE_JOB,
+          data: job,
+          partitionKey: v.id,
+          backoffMs: 500,
+        }),
+      );
     });
   }
 }

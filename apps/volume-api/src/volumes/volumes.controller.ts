@@ -60,14 +60,23 @@ export class VolumesController {
   }
 
   @Post(':id/action')
-  async action(@Api() api: ApiRequest, @Param('id') id: string, @Body() body: unknown, @Res({ passthrough: true }) reply: FastifyReply) {
+  async action(
+    @Api() api: ApiRequest,
+    @Param('id') id: string,
+    @Body() body: unknown,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
     const result = await this.actions.run(api, id, body);
     void reply.code(result.status);
     return result.body ?? '';
   }
 
   @Get(':id/metadata')
-  async metadata(@Api() api: ApiRequest, @Param('id') id: string, @Res({ passthrough: true }) reply: FastifyReply) {
+  async metadata(
+    @Api() api: ApiRequest,
+    @Param('id') id: string,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
     const { body, etag } = await this.metadataOf.getMetadata(api, id);
     if (supports(api.mv, 'volume.metadata-etag')) void reply.header('Etag', etag);
     return body;
@@ -88,7 +97,10 @@ export class VolumesController {
     @Headers('if-match') ifMatch: string | undefined,
     @Res({ passthrough: true }) reply: FastifyReply,
   ) {
-    const wanted = ifMatch !== undefined && supports(api.mv, 'volume.metadata-etag') ? ifMatch.split(',').map((t) => t.trim().replace(/^W\//, '').replace(/^"|"$/g, '')) : null;
+    const wanted =
+      ifMatch !== undefined && supports(api.mv, 'volume.metadata-etag')
+        ? ifMatch.split(',').map((t) => t.trim().replace(/^W\//, '').replace(/^"|"$/g, ''))
+        : null;
     const written = await this.metadataOf.replaceMetadata(api, id, body, wanted);
     if (written === null) {
       void reply.code(412);
@@ -103,13 +115,22 @@ export class VolumesController {
   }
 
   @Put(':id/metadata/:key')
-  updateMetadata(@Api() api: ApiRequest, @Param('id') id: string, @Param('key') key: string, @Body() body: unknown) {
+  updateMetadata(
+    @Api() api: ApiRequest,
+    @Param('id') id: string,
+    @Param('key') key: string,
+    @Body() body: unknown,
+  ) {
     return this.metadataOf.updateMetadataItem(api, id, key, body);
   }
 
   @Delete(':id/metadata/:key')
   @HttpCode(200)
-  async deleteMetadata(@Api() api: ApiRequest, @Param('id') id: string, @Param('key') key: string): Promise<void> {
+  async deleteMetadata(
+    @Api() api: ApiRequest,
+    @Param('id') id: string,
+    @Param('key') key: string,
+  ): Promise<void> {
     await this.metadataOf.deleteMetadataItem(api, id, key);
   }
 }

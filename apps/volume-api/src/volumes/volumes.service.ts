@@ -45,9 +45,17 @@ export class VolumesService {
   async detailJson(api: ApiRequest): Promise<string> {
     const q = this.listQuery(api);
     const projectId = await this.checkedListProject(api, q);
-    const page = await this.volumes.listDetailJson(this.db, { projectId, hideMigrationTargets: !api.isAdmin }, q.filters, q.paging, q.withCount, volumeDetailPlan(api.view));
+    const page = await this.volumes.listDetailJson(
+      this.db,
+      { projectId, hideMigrationTargets: !api.isAdmin },
+      q.filters,
+      q.paging,
+      q.withCount,
+      volumeDetailPlan(api.view),
+    );
     let out = `{"volumes":[${page.items}]`;
-    if (page.lastId !== null && page.size === q.paging.limit) out += `,"volumes_links":${JSON.stringify([nextPageLink(api.links, api.collectionPath, api.query, page.lastId)])}`;
+    if (page.lastId !== null && page.size === q.paging.limit)
+      out += `,"volumes_links":${JSON.stringify([nextPageLink(api.links, api.collectionPath, api.query, page.lastId)])}`;
     if (page.count !== null) out += `,"count":${page.count}`;
     return `${out}}`;
   }
@@ -59,13 +67,23 @@ export class VolumesService {
     const admitted = admitFilters('volume', api.query, { mv: api.mv, isAdmin: api.isAdmin });
     if (!allTenants) delete admitted['project_id'];
     const filters = compileVolumeFilters(admitted, api.mv);
-    const paging = parsePaging(api.query, { maxLimit: this.config.maxLimit, sortKeys: VOLUME_SORT_KEYS, sortAliases: SORT_ALIASES });
+    const paging = parsePaging(api.query, {
+      maxLimit: this.config.maxLimit,
+      sortKeys: VOLUME_SORT_KEYS,
+      sortAliases: SORT_ALIASES,
+    });
     const withCountRaw = queryValue(api.query['with_count']);
-    const withCount = supports(api.mv, 'list.with-count') && withCountRaw !== undefined && parseBooleanFilter('with_count', withCountRaw, api.mv);
+    const withCount =
+      supports(api.mv, 'list.with-count') &&
+      withCountRaw !== undefined &&
+      parseBooleanFilter('with_count', withCountRaw, api.mv);
     return { allTenants, filters, paging, withCount };
   }
 
-  private async checkedListProject(api: ApiRequest, q: { allTenants: boolean; paging: { marker: string | null } }): Promise<string | null> {
+  private async checkedListProject(
+    api: ApiRequest,
+    q: { allTenants: boolean; paging: { marker: string | null } },
+  ): Promise<string | null> {
     const projectId = q.allTenants ? null : api.ctx.projectId;
     if (q.paging.marker !== null && !(await this.volumes.findById(this.db, q.paging.marker, projectId))) {
       throw new NotFoundError('Marker', q.paging.marker, `Marker ${q.paging.marker} could not be found.`);
@@ -76,18 +94,28 @@ export class VolumesService {
   async list(api: ApiRequest, detail: boolean): Promise<Record<string, unknown>> {
     const q = this.listQuery(api);
     const projectId = await this.checkedListProject(api, q);
-    const page = await this.volumes.list(this.db, { projectId, hideMigrationTargets: !api.isAdmin }, q.filters, q.paging, q.withCount);
+    const page = await this.volumes.list(
+      this.db,
+      { projectId, hideMigrationTargets: !api.isAdmin },
+      q.filters,
+      q.paging,
+      q.withCount,
+    );
     const out: Record<string, unknown> = {
-      volumes: page.items.map((v) => (detail ? volumeDetailView(api.view, v, 'list') : volumeSummaryView(api.view, v))),
+      volumes: page.items.map((v) =>
+        detail ? volumeDetailView(api.view, v, 'list') : volumeSummaryView(api.view, v),
+      ),
     };
     const last = page.items[page.items.length - 1];
-    if (last && page.items.length === q.paging.limit) out['volumes_links'] = [nextPageLink(api.links, api.collectionPath, api.query, last.id)];
+    if (last && page.items.length === q.paging.limit)
+      out['volumes_links'] = [nextPageLink(api.links, api.collectionPath, api.query, last.id)];
     if (page.count !== null) out['count'] = page.count;
     return out;
   }
 
   async summary(api: ApiRequest): Promise<Record<string, unknown>> {
-    if (!supports(api.mv, 'volume.summary')) throw new NotFoundError('resource', 'summary', 'The resource could not be found.');
+    if (!supports(api.mv, 'volume.summary'))
+      throw new NotFoundError('resource', 'summary', 'The resource could not be found.');
     api.authorize('volume:get_all');
     const allTenants = api.isAdmin && isTrueish(queryValue(api.query['all_tenants']));
     const s = await this.volumes.summary(this.db, allTenants ? null : api.ctx.projectId);
@@ -105,7 +133,8 @@ export class VolumesService {
     const input = parseUpdateVolume(body, api.mv);
     const v = await loadVolume(this.db, api, id);
     api.authorize('volume:update', v.projectId);
-    if (v.status === 'maintenance') throw new InvalidInputError(`Invalid volume: Volume ${id} is in maintenance.`);
+    if (v.status === 'maintenance')
+      throw new InvalidInputError(`Invalid volume: Volume ${id} is in maintenance.`);
     const set: Record<string, unknown> = {};
     if (input.name !== undefined) set['display_name'] = input.name;
     if (input.description !== undefined) set['display_description'] = input.description;

@@ -13,7 +13,11 @@ export interface ApiServer {
 /** workflow-api on an ephemeral port over a fresh runtime (its own empty database). */
 export async function startApiServer(
   mode: TestRuntimeMode,
-  opts: { authMode?: 'noauth' | 'headers'; bodyLimit?: number; policyOverrides?: WorkflowApiConfig['policyOverrides'] } = {},
+  opts: {
+    authMode?: 'noauth' | 'headers';
+    bodyLimit?: number;
+    policyOverrides?: WorkflowApiConfig['policyOverrides'];
+  } = {},
 ): Promise<ApiServer> {
   const testRuntime = await createTestRuntime(mode, SCHEMA_PARTS);
   let app: (RunningApp & { port: number }) | undefined;

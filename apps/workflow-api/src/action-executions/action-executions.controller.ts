@@ -1,4 +1,16 @@
-import { Body, Controller, Delete, Inject, Get, HttpCode, Param, Post, Put, Query, Req } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Delete,
+  Inject,
+  Get,
+  HttpCode,
+  Param,
+  Post,
+  Put,
+  Query,
+  Req,
+} from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { InvalidInputError } from '@osc/errors';
 import { Ctx, type RequestContext, requestBaseUrl } from '@osc/http-common';
@@ -22,7 +34,11 @@ export class ActionExecutionsController {
   async list(@Ctx() ctx: RequestContext, @Query() query: QueryBag, @Req() req: FastifyRequest) {
     const list = parseRunList(ACTION_EXECUTION_LIST, query, ctx, this.policy);
     const raw = queryValue(query, 'include_output');
-    const rows = await this.actions.list(ACTION_EXECUTION_LIST, list, raw !== undefined && parseBool('include_output', raw));
+    const rows = await this.actions.list(
+      ACTION_EXECUTION_LIST,
+      list,
+      raw !== undefined && parseBool('include_output', raw),
+    );
     const action_executions = rows.map((r) => pickFields(r, list.fields));
     const next = runNextLink(requestBaseUrl(req), ACTION_EXECUTION_LIST, list, action_executions);
     return next ? { action_executions, next } : { action_executions };
@@ -45,7 +61,8 @@ export class ActionExecutionsController {
   @Put(':id')
   @Authorize('action_executions:update')
   update(@Ctx() ctx: RequestContext, @Param('id') id: string, @Body() body: unknown) {
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new InvalidInputError('The request body must be a JSON object.');
+    if (body === null || typeof body !== 'object' || Array.isArray(body))
+      throw new InvalidInputError('The request body must be a JSON object.');
     return this.actions.update(ctx, id, body as Record<string, unknown>);
   }
 

@@ -2,7 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { AD_HOC_ACTION_CLASS, StandardActionRunner, validateActionInput } from '@osc/actions';
-import { ACTION_JOB_QUEUE, ACTION_RUN_JOB, ENGINE_COMMAND_QUEUE, type ActionRunJob, type EngineCommandMessage, engineCommand } from '@osc/contracts';
+import {
+  ACTION_JOB_QUEUE,
+  ACTION_RUN_JOB,
+  ENGINE_COMMAND_QUEUE,
+  type ActionRunJob,
+  type EngineCommandMessage,
+  engineCommand,
+} from '@osc/contracts';
 import { ForbiddenError, InvalidInputError, NotFoundError, TransientError } from '@osc/errors';
 import type { RequestContext } from '@osc/http-common';
 import type { OutboxWriter } from '@osc/messaging';
@@ -18,7 +25,11 @@ import {
 import { isCanonicalUuid } from '../definitions/list-params';
 import { type RunListRequest, type RunListSpec, runList } from '../executions/run-list';
 import { ACTION_EXECUTION_LIST_COLUMNS, type Row, actionExecutionView } from '../executions/run-views';
-import { ACTION_EXECUTION_SETTINGS, type ActionExecutionSettings, DEFAULT_ACTION_EXECUTION_SETTINGS } from './action-execution-settings';
+import {
+  ACTION_EXECUTION_SETTINGS,
+  type ActionExecutionSettings,
+  DEFAULT_ACTION_EXECUTION_SETTINGS,
+} from './action-execution-settings';
 import { type ActionRunRequest, parseActionRunRequest, planActionRun } from './action-run-request';
 
 const APPLY_WAIT_MS = 10_000;
@@ -53,7 +64,8 @@ export class ActionExecutionsService {
   }
 
   async findRow(ctx: RequestContext, id: string): Promise<Row> {
-    if (!isCanonicalUuid(id)) throw new NotFoundError('ActionExecution', id, `ActionExecution not found [id=${id}]`);
+    if (!isCanonicalUuid(id))
+      throw new NotFoundError('ActionExecution', id, `ActionExecution not found [id=${id}]`);
     const rows: Row[] = await this.db.query(
       `SELECT * FROM "action_executions" WHERE "id" = $1::uuid AND NOT "transient" ${ctx.isAdmin ? '' : 'AND "project_id" = $2'}`,
       ctx.isAdmin ? [id] : [id, ctx.projectId],
@@ -69,7 +81,9 @@ export class ActionExecutionsService {
   async list(spec: RunListSpec, req: RunListRequest, includeOutput: boolean): Promise<Row[]> {
     const withOutput = includeOutput || req.fields.includes('output');
     const columns = withOutput ? [...ACTION_EXECUTION_LIST_COLUMNS, 'output'] : ACTION_EXECUTION_LIST_COLUMNS;
-    return (await runList(this.db, spec, { ...req, where: [...req.where, 'NOT "transient"'] }, columns)).map((r) => actionExecutionView(r, { includeOutput: withOutput }));
+    return (await runList(this.db, spec, { ...req, where: [...req.where, 'NOT "transient"'] }, columns)).map(
+      (r) => actionExecutionView(r, { includeOutput: withOutput }),
+    );
   }
 
   /** PUT /v2/action_executions/{id}: `{state, output}` completes, pauses or resumes an async action. */
@@ -80,7 +94,9 @@ export class ActionExecutionsService {
     }
     const state = body['state'];
     if (typeof state !== 'string' || !PUT_STATES.includes(state)) {
-      throw new InvalidInputError(`Invalid input for field/attribute state. Value: '${String(state)}'. Value should be one of: ${PUT_STATES.join(', ')}`);
+      throw new InvalidInputError(
+        `Invalid input for field/attribute state. Value: '${String(state)}'. Value should be one of: ${PUT_STATES.join(', ')}`,
+      );
     }
     let output = body['output'];
     if (typeof output === 'string') {
@@ -112,14 +128,21 @@ export class ActionExecutionsService {
         actionExecutionId: id,
         state: s,
         ...(s === 'SUCCESS' ? { result: output ?? null } : {}),
-        ...(s === 'ERROR' ? { error: output === undefined || output === null ? 'Unknown error' : output } : {}),
+        ...(s === 'ERROR'
+          ? { error: output === undefined || output === null ? 'Unknown error' : output }
+          : {}),
       });
     }
-    await this.db.transaction((em) => this.outbox.add(em, { destination: 'bus', queue: ENGINE_COMMAND_QUEUE, message: cmd }));
+    await this.db.transaction((em) =>
+      this.outbox.add(em, { destination: 'bus', queue: ENGINE_COMMAND_QUEUE, message: cmd }),
+    );
     const deadline = Date.now() + APPLY_WAIT_MS;
     let delay = 5;
     while (Date.now() < deadline) {
-      const r: { state: string }[] = await this.db.query(`SELECT "state" FROM "action_executions" WHERE "id" = $1`, [id]);
+      const r: { state: string }[] = await this.db.query(
+        `SELECT "state" FROM "action_executions" WHERE "id" = $1`,
+        [id],
+      );
       if (!r[0] || r[0].state === state) break;
       await new Promise((res) => setTimeout(res, delay));
       delay = Math.min(delay * 2, 100);
@@ -128,17 +151,36 @@ export class ActionExecutionsService {
   }
 
   /** PUT of a standalone execution: no engine is involved, the row itself changes. */
-  private async updateStandalone(ctx: RequestContext, row: Row, state: string, output: unknown): Promise<Row> {
+  private async updateStandalone(
+    ctx: RequestContext,
+    row: Row,
+    state: string,
+    output: unknown,
+  ): Promise<Row> {
     const id = String(row['id']);
     if (state === 'PAUSED' || state === 'RUNNING') {
-      if (state === 'PAUSED' && !(await this.resolveAction(ctx, String(row['name']), String(row['workflow_namespace'] ?? ''))).async) {
-        throw new InvalidInputError('Transition to the PAUSED state is only supported for asynchronous action execution.');
+      if (
+        state === 'PAUSED' &&
+        !(await this.resolveAction(ctx, String(row['name']), String(row['workflow_namespace'] ?? ''))).async
+      ) {
+        throw new InvalidInputError(
+          'Transition to the PAUSED state is only supported for asynchronous action execution.',
+        );
       }
       await setStandaloneActionState(this.db, id, state, this.clock.now());
     } else {
       const s = state as 'SUCCESS' | 'ERROR' | 'CANCELLED';
       const error = output === undefined || output === null ? 'Unknown error' : output;
-      await completeStandaloneAction(this.db, id, s === 'SUCCESS' ? { state: s, result: output ?? null } : s === 'ERROR' ? { state: s, error } : { state: s }, this.clock.now());
+      await completeStandaloneAction(
+        this.db,
+        id,
+        s === 'SUCCESS'
+          ? { state: s, result: output ?? null }
+          : s === 'ERROR'
+            ? { state: s, error }
+            : { state: s },
+        this.clock.now(),
+      );
     }
     return this.get(ctx, id);
   }
@@ -190,7 +232,11 @@ export class ActionExecutionsService {
         transient: !save,
         createdAt: now,
       });
-      await this.outbox.add(em, { destination: 'jobs', queue: ACTION_JOB_QUEUE, job: { id, name: ACTION_RUN_JOB, data: job } });
+      await this.outbox.add(em, {
+        destination: 'jobs',
+        queue: ACTION_JOB_QUEUE,
+        job: { id, name: ACTION_RUN_JOB, data: job },
+      });
     });
     if (plan.kind === 'schedule') return postView(await this.get(ctx, id));
     const done = await this.waitForCompletion(id, req);
@@ -205,7 +251,8 @@ export class ActionExecutionsService {
     if (!this.settings.allowDeletion) throw new ForbiddenError('Action execution deletion is not allowed.');
     const row = await this.findRow(ctx, id);
     if (row['task_execution_id']) throw new ForbiddenError('Only ad-hoc action execution can be deleted.');
-    if (!isCompleted(String(row['state']))) throw new ForbiddenError('Only completed action execution can be deleted.');
+    if (!isCompleted(String(row['state'])))
+      throw new ForbiddenError('Only completed action execution can be deleted.');
     await this.db.query(`DELETE FROM "action_executions" WHERE "id" = $1`, [id]);
   }
 
@@ -230,7 +277,10 @@ export class ActionExecutionsService {
     for (;;) {
       const stdBase = findStandardAction(base);
       if (stdBase) return { className: AD_HOC_ACTION_CLASS, params: spec.input, async: stdBase.async };
-      if (seen.has(base)) throw new InvalidInputError(`Found a cycle in an ad-hoc action chain [action_name=${name}, duplicate_action_name=${base}]`);
+      if (seen.has(base))
+        throw new InvalidInputError(
+          `Found a cycle in an ad-hoc action chain [action_name=${name}, duplicate_action_name=${base}]`,
+        );
       seen.add(base);
       const next = await find(base);
       if (!next) throw new InvalidInputError(`Failed to find action [action_name=${base}]`);
@@ -240,7 +290,10 @@ export class ActionExecutionsService {
 
   /** Polls the row until the executor completed it; bounded by the action timeout and the sync wait. */
   private async waitForCompletion(id: string, req: ActionRunRequest): Promise<Row> {
-    const limit = req.timeout !== undefined ? Math.min(this.settings.syncWaitMs, req.timeout * 1000 + 5_000) : this.settings.syncWaitMs;
+    const limit =
+      req.timeout !== undefined
+        ? Math.min(this.settings.syncWaitMs, req.timeout * 1000 + 5_000)
+        : this.settings.syncWaitMs;
     const deadline = Date.now() + limit;
     let delay = 5;
     for (;;) {
@@ -249,7 +302,9 @@ export class ActionExecutionsService {
       if (!row) throw new NotFoundError('ActionExecution', id, `ActionExecution not found [id=${id}]`);
       if (isCompleted(String(row['state']))) return row;
       if (Date.now() >= deadline) {
-        throw new TransientError(`Action execution ${id} (${req.name}) did not complete within ${Math.round(limit / 1000)} s: no executor ran it in time.`);
+        throw new TransientError(
+          `Action execution ${id} (${req.name}) did not complete within ${Math.round(limit / 1000)} s: no executor ran it in time.`,
+        );
       }
       await new Promise((res) => setTimeout(res, delay));
       delay = Math.min(delay * 2, 100);

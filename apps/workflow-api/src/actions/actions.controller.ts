@@ -1,4 +1,17 @@
-import { Body, Controller, Inject, Delete, Get, HttpCode, Param, Post, Put, Query, Req, Res } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Inject,
+  Delete,
+  Get,
+  HttpCode,
+  Param,
+  Post,
+  Put,
+  Query,
+  Req,
+  Res,
+} from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Ctx, type RequestContext, requestBaseUrl } from '@osc/http-common';
 import { ACTION_DEFINITIONS } from '@osc/workflow-persistence';
@@ -12,7 +25,18 @@ import { ActionsService } from './actions.service';
 export const ACTION_LIST: ListSpec = {
   collection: 'actions',
   table: ACTION_DEFINITIONS,
-  filters: ['created_at', 'name', 'scope', 'tags', 'updated_at', 'description', 'definition', 'is_system', 'input', 'namespace'],
+  filters: [
+    'created_at',
+    'name',
+    'scope',
+    'tags',
+    'updated_at',
+    'description',
+    'definition',
+    'is_system',
+    'input',
+    'namespace',
+  ],
   defaultSortKey: 'name',
   adminFilters: false,
   implicitFilters: { namespace: '' },
@@ -44,7 +68,12 @@ export class ActionsController {
   @Post()
   @Authorize('actions:create', 'text')
   @HttpCode(201)
-  async create(@Ctx() ctx: RequestContext, @Query() query: QueryBag, @Body() body: unknown, @Req() req: FastifyRequest) {
+  async create(
+    @Ctx() ctx: RequestContext,
+    @Query() query: QueryBag,
+    @Body() body: unknown,
+    @Req() req: FastifyRequest,
+  ) {
     req.mistralErrorShape = 'text';
     const params = parseUploadParams(query, ctx, this.policy, { policy: 'actions', skipValidation: false });
     return { actions: await this.actions.create(ctx, definitionText(body), params) };
@@ -52,7 +81,12 @@ export class ActionsController {
 
   @Put()
   @Authorize('actions:update', 'text')
-  async updateAll(@Ctx() ctx: RequestContext, @Query() query: QueryBag, @Body() body: unknown, @Req() req: FastifyRequest) {
+  async updateAll(
+    @Ctx() ctx: RequestContext,
+    @Query() query: QueryBag,
+    @Body() body: unknown,
+    @Req() req: FastifyRequest,
+  ) {
     req.mistralErrorShape = 'text';
     const params = parseUploadParams(query, ctx, this.policy, { policy: 'actions', skipValidation: false });
     return { actions: await this.actions.update(ctx, definitionText(body), params) };
@@ -88,7 +122,11 @@ export class ActionsController {
   @Delete(':identifier')
   @Authorize('actions:delete')
   @HttpCode(204)
-  async delete(@Ctx() ctx: RequestContext, @Param('identifier') identifier: string, @Query() query: QueryBag): Promise<void> {
+  async delete(
+    @Ctx() ctx: RequestContext,
+    @Param('identifier') identifier: string,
+    @Query() query: QueryBag,
+  ): Promise<void> {
     await this.actions.delete(ctx, identifier, parseNamespaceParam(query));
   }
 }

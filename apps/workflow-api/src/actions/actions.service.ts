@@ -32,7 +32,11 @@ const duplicate = (name: string, namespace: string, projectId: string) =>
   `Duplicate entry for Action ['name', 'namespace', 'project_id']: ${name}, ${namespace}, ${projectId}`;
 
 const definitionNotFound = (identifier: string, namespace: string) =>
-  new NotFoundError('Action', identifier, `Action definition not found [action_name=${identifier}, namespace=${namespace}]`);
+  new NotFoundError(
+    'Action',
+    identifier,
+    `Action definition not found [action_name=${identifier}, namespace=${namespace}]`,
+  );
 
 /**
  * Ad-hoc action definitions plus the listed standard actions. `name` and `description` come from the
@@ -56,7 +60,8 @@ export class ActionsService implements OnModuleInit {
     return this.tx('Duplicate entry for Action', async (em) => {
       const out: DefinitionRow[] = [];
       for (const action of actions) {
-        if (isStandardActionName(action.name)) throw new InvalidInputError(`Attempt to modify a system action: ${action.name}`);
+        if (isStandardActionName(action.name))
+          throw new InvalidInputError(`Attempt to modify a system action: ${action.name}`);
         const row = await insertDefinition(em, T, {
           ...this.values(text, action, params),
           name: { value: action.name },
@@ -71,20 +76,29 @@ export class ActionsService implements OnModuleInit {
     });
   }
 
-  async update(ctx: RequestContext, text: string, params: UploadParams, identifier?: string): Promise<DefinitionRow[]> {
+  async update(
+    ctx: RequestContext,
+    text: string,
+    params: UploadParams,
+    identifier?: string,
+  ): Promise<DefinitionRow[]> {
     const actions = this.parse(text);
     if (identifier !== undefined && actions.length > 1) {
-      throw new InvalidInputError(`More than one actions are not supported for update with identifier. [identifier: ${identifier}]`);
+      throw new InvalidInputError(
+        `More than one actions are not supported for update with identifier. [identifier: ${identifier}]`,
+      );
     }
     const at = toSeconds(this.clock.now()).toISOString();
     return this.tx('Duplicate entry for Action', async (em) => {
       const out: DefinitionRow[] = [];
       for (const action of actions) {
-        if (isStandardActionName(action.name)) throw new InvalidInputError(`Attempt to modify a system action: ${action.name}`);
+        if (isStandardActionName(action.name))
+          throw new InvalidInputError(`Attempt to modify a system action: ${action.name}`);
         const key = identifier ?? action.name;
         const current = await this.find(em, ctx, key, params.namespace, true);
         if (!current) throw definitionNotFound(key, params.namespace);
-        if (current.is_system === true) throw new InvalidInputError(`Attempt to modify a system action: ${String(current.name)}`);
+        if (current.is_system === true)
+          throw new InvalidInputError(`Attempt to modify a system action: ${String(current.name)}`);
         checkOwner(ctx, T, current);
         if (current.name !== action.name) {
           throw new InvalidInputError(
@@ -105,7 +119,12 @@ export class ActionsService implements OnModuleInit {
   /** By name or UUID in `namespace`, falling back to the default namespace (where system actions live). */
   async get(ctx: RequestContext, identifier: string, namespace: string): Promise<DefinitionRow> {
     const row = await this.guard(() => this.find(this.db, ctx, identifier, namespace, false));
-    if (!row) throw new NotFoundError('Action', identifier, `Action not found [name=${identifier}, namespace=${namespace}]`);
+    if (!row)
+      throw new NotFoundError(
+        'Action',
+        identifier,
+        `Action not found [name=${identifier}, namespace=${namespace}]`,
+      );
     return row;
   }
 
@@ -113,7 +132,8 @@ export class ActionsService implements OnModuleInit {
     await this.tx('', async (em) => {
       const row = await this.find(em, ctx, identifier, namespace, true);
       if (!row) throw definitionNotFound(identifier, namespace);
-      if (row.is_system === true) throw new InvalidInputError(`Attempt to delete a system action: ${identifier}`);
+      if (row.is_system === true)
+        throw new InvalidInputError(`Attempt to delete a system action: ${identifier}`);
       checkOwner(ctx, T, row);
       await deleteDefinition(em, T, String(row.id));
     });
@@ -122,7 +142,15 @@ export class ActionsService implements OnModuleInit {
   async list(req: ListRequest): Promise<JsonPage> {
     let after: Record<string, string | null> | undefined;
     if (req.marker !== undefined) {
-      const m = await this.guard(() => markerValues(this.db, T, req.marker!, req.sort.map((s) => s.key), req.visibility));
+      const m = await this.guard(() =>
+        markerValues(
+          this.db,
+          T,
+          req.marker!,
+          req.sort.map((s) => s.key),
+          req.visibility,
+        ),
+      );
       if (!m) throw new NotFoundError('Action', req.marker, `Action not found [id=${req.marker}]`);
       after = m;
     }
@@ -146,7 +174,13 @@ export class ActionsService implements OnModuleInit {
     return actions;
   }
 
-  private find(db: SqlRunner, ctx: RequestContext, identifier: string, namespace: string, forUpdate: boolean) {
+  private find(
+    db: SqlRunner,
+    ctx: RequestContext,
+    identifier: string,
+    namespace: string,
+    forUpdate: boolean,
+  ) {
     return findDefinition(db, T, {
       identifier,
       identifierIsId: isUuid(identifier),

@@ -1,4 +1,16 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query, Req } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  Inject,
+  Param,
+  Post,
+  Put,
+  Query,
+  Req,
+} from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { InvalidInputError } from '@osc/errors';
 import { Ctx, type RequestContext, requestBaseUrl } from '@osc/http-common';
@@ -55,18 +67,36 @@ export class CodeSourcesController {
   @Post()
   @Authorize('code_sources:create', 'text')
   @HttpCode(201)
-  create(@Ctx() ctx: RequestContext, @Query() query: QueryBag, @Body() body: unknown, @Req() req: FastifyRequest) {
+  create(
+    @Ctx() ctx: RequestContext,
+    @Query() query: QueryBag,
+    @Body() body: unknown,
+    @Req() req: FastifyRequest,
+  ) {
     req.mistralErrorShape = 'text';
     const p = uploadParams(query, 'name', ctx, this.policy);
-    return this.codeSources.create(ctx, { name: p.key, namespace: p.namespace, scope: p.scope }, contentOf(body));
+    return this.codeSources.create(
+      ctx,
+      { name: p.key, namespace: p.namespace, scope: p.scope },
+      contentOf(body),
+    );
   }
 
   @Put()
   @Authorize('code_sources:update', 'text')
-  update(@Ctx() ctx: RequestContext, @Query() query: QueryBag, @Body() body: unknown, @Req() req: FastifyRequest) {
+  update(
+    @Ctx() ctx: RequestContext,
+    @Query() query: QueryBag,
+    @Body() body: unknown,
+    @Req() req: FastifyRequest,
+  ) {
     req.mistralErrorShape = 'text';
     const p = uploadParams(query, 'identifier', ctx, this.policy);
-    return this.codeSources.update(ctx, { identifier: p.key, namespace: p.namespace, scope: p.scope }, contentOf(body));
+    return this.codeSources.update(
+      ctx,
+      { identifier: p.key, namespace: p.namespace, scope: p.scope },
+      contentOf(body),
+    );
   }
 
   @Get()
@@ -87,7 +117,11 @@ export class CodeSourcesController {
   @Delete(':identifier')
   @Authorize('code_sources:delete')
   @HttpCode(204)
-  async delete(@Ctx() ctx: RequestContext, @Param('identifier') identifier: string, @Query() query: QueryBag): Promise<void> {
+  async delete(
+    @Ctx() ctx: RequestContext,
+    @Param('identifier') identifier: string,
+    @Query() query: QueryBag,
+  ): Promise<void> {
     await this.codeSources.delete(ctx, identifier, parseNamespaceParam(query));
   }
 }

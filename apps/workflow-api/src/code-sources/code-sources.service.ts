@@ -24,7 +24,11 @@ const CHECK_LIMITS = resolveActionsConfig().javascript;
 
 /** Mistral's not-found text of `get_code_source`. */
 export const codeSourceNotFound = (identifier: string, namespace: string): NotFoundError =>
-  new NotFoundError('CodeSource', identifier, `Code Source not found [name=${identifier},namespace=${namespace}]`);
+  new NotFoundError(
+    'CodeSource',
+    identifier,
+    `Code Source not found [name=${identifier},namespace=${namespace}]`,
+  );
 
 /**
  * Code sources (Mistral's `/v2/code_sources`): JavaScript modules, unique per (name, namespace,
@@ -48,15 +52,17 @@ export class CodeSourcesService {
     checkLength('name', params.name, NAME_MAX.definition);
     rejectNul('A code source', params.name, params.namespace, content);
     await checkCodeSource(params.name, content, CHECK_LIMITS);
-    const created = await this.guard(codeSourceDuplicateMessage(params.name, params.namespace, ctx.projectId), () =>
-      insertCodeSource(this.db, {
-        name: params.name,
-        namespace: params.namespace,
-        content,
-        scope: params.scope,
-        projectId: ctx.projectId,
-        createdAt: toSeconds(this.clock.now()),
-      }),
+    const created = await this.guard(
+      codeSourceDuplicateMessage(params.name, params.namespace, ctx.projectId),
+      () =>
+        insertCodeSource(this.db, {
+          name: params.name,
+          namespace: params.namespace,
+          content,
+          scope: params.scope,
+          projectId: ctx.projectId,
+          createdAt: toSeconds(this.clock.now()),
+        }),
     );
     return codeSourceView(created);
   }
@@ -90,16 +96,22 @@ export class CodeSourcesService {
   async list(ctx: RequestContext, req: RunListRequest): Promise<Record<string, unknown>[]> {
     const own = `"project_id" = $${req.params.indexOf(ctx.projectId) + 1}`;
     const where = req.where.map((w) => (w === own ? `(${own} OR "scope" = 'public')` : w));
-    return (await runList(this.db, CODE_SOURCE_LIST, { ...req, where, markerPublicToo: true })).map(codeSourceRowView);
+    return (await runList(this.db, CODE_SOURCE_LIST, { ...req, where, markerPublicToo: true })).map(
+      codeSourceRowView,
+    );
   }
 
   /** DELETE /v2/code_sources/{identifier}?namespace= → 204; its dynamic actions go with it (Mistral's cascade). */
   async delete(ctx: RequestContext, identifier: string, namespace: string): Promise<void> {
     await this.db.transaction(async (em) => {
-      const found = this.owned(ctx, await findCodeSource(em, identifier, namespace, ctx.projectId, { lock: true }), {
-        identifier,
-        namespace,
-      });
+      const found = this.owned(
+        ctx,
+        await findCodeSource(em, identifier, namespace, ctx.projectId, { lock: true }),
+        {
+          identifier,
+          namespace,
+        },
+      );
       await deleteCodeSource(em, found.id);
     });
   }

@@ -34,10 +34,18 @@ export async function resolveConsoleFile(dir: string, urlPath: string): Promise<
     if (!file.startsWith(root + path.sep)) return null;
     try {
       const body = await readFile(file);
-      return { body, contentType: CONTENT_TYPES[path.extname(file)] ?? 'application/octet-stream', immutable: rel.startsWith('assets/') };
+      return {
+        body,
+        contentType: CONTENT_TYPES[path.extname(file)] ?? 'application/octet-stream',
+        immutable: rel.startsWith('assets/'),
+      };
     } catch {
       return null;
     }
   }
-  return { body: await readFile(path.join(root, 'index.html')), contentType: CONTENT_TYPES['.html'] ?? 'text/html', immutable: false };
+  return {
+    body: await readFile(path.join(root, 'index.html')),
+    contentType: CONTENT_TYPES['.html'] ?? 'text/html',
+    immutable: false,
+  };
 }

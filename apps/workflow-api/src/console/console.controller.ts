@@ -7,7 +7,15 @@ import { resolveConsoleFile } from './console-files';
  * Request headers the block-storage pass-through forwards: identity (every auth mode), microversion,
  * and our opt-in backup progress extension (docs/block-storage.md).
  */
-const FORWARDED_HEADERS = ['x-auth-token', 'x-user-id', 'x-project-id', 'x-roles', 'openstack-api-version', 'accept', 'x-osc-backup-progress'] as const;
+const FORWARDED_HEADERS = [
+  'x-auth-token',
+  'x-user-id',
+  'x-project-id',
+  'x-roles',
+  'openstack-api-version',
+  'accept',
+  'x-osc-backup-progress',
+] as const;
 
 /**
  * The operator console (apps/console): its static files, its settings, and a read-only pass-through
@@ -28,7 +36,10 @@ export class ConsoleController {
   async blockStorage(@Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     const base = this.settings.volumeApiUrl;
     if (base === undefined) {
-      await reply.code(404).type('application/json').send({ message: 'Block storage is not configured for this console (CONSOLE_VOLUME_API_URL).' });
+      await reply
+        .code(404)
+        .type('application/json')
+        .send({ message: 'Block storage is not configured for this console (CONSOLE_VOLUME_API_URL).' });
       return;
     }
     const rest = req.url.replace(/^\/console\/block-storage/, '');
@@ -41,15 +52,26 @@ export class ConsoleController {
     try {
       res = await fetch(`${base}${rest}`, { headers, signal: AbortSignal.timeout(30_000) });
     } catch {
-      await reply.code(502).type('application/json').send({ message: 'The block-storage API does not answer.' });
+      await reply
+        .code(502)
+        .type('application/json')
+        .send({ message: 'The block-storage API does not answer.' });
       return;
     }
     const out: Record<string, string> = {};
-    for (const name of ['content-type', 'openstack-api-version', 'x-openstack-request-id', 'www-authenticate']) {
+    for (const name of [
+      'content-type',
+      'openstack-api-version',
+      'x-openstack-request-id',
+      'www-authenticate',
+    ]) {
       const v = res.headers.get(name);
       if (v !== null) out[name] = v;
     }
-    await reply.code(res.status).headers(out).send(Buffer.from(await res.arrayBuffer()));
+    await reply
+      .code(res.status)
+      .headers(out)
+      .send(Buffer.from(await res.arrayBuffer()));
   }
 
   @Get()
@@ -70,7 +92,9 @@ export class ConsoleController {
       await reply
         .code(503)
         .type('text/plain; charset=utf-8')
-        .send(`The console is not built in ${this.settings.dir}: run \`npm run build:console\` (npm start builds it).`);
+        .send(
+          `The console is not built in ${this.settings.dir}: run \`npm run build:console\` (npm start builds it).`,
+        );
       return;
     }
     if (file === null) {

@@ -70,4 +70,5 @@ export function cronTriggerView(t: CronTriggerRecord): Record<string, unknown> {
   };
 }
 
-export const cronTriggerRowView = (row: Record<string, unknown>): Record<string, unknown> => cronTriggerView(toCronTrigger(row));
+export const cronTriggerRowView = (row: Record<string, unknown>): Record<string, unknown> =>
+  cronTriggerView(toCronTrigger(row));

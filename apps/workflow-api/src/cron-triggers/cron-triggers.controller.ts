@@ -11,7 +11,8 @@ import { CronTriggersService } from './cron-triggers.service';
 
 const bodyMap = (body: unknown): Record<string, unknown> => {
   if (body === undefined || body === null || body === '') return {};
-  if (typeof body !== 'object' || Array.isArray(body)) throw new InvalidInputError('The request body must be a JSON object.');
+  if (typeof body !== 'object' || Array.isArray(body))
+    throw new InvalidInputError('The request body must be a JSON object.');
   return body as Record<string, unknown>;
 };
 
@@ -19,9 +20,19 @@ const singleFields = (query: QueryBag): string[] => {
   const raw = queryValue(query, 'fields');
   if (raw === undefined) return [];
   const all: readonly string[] = CRON_TRIGGER_FIELDS;
-  const fields = [...new Set(raw.split(',').map((f) => f.trim().toLowerCase()).filter(Boolean))];
+  const fields = [
+    ...new Set(
+      raw
+        .split(',')
+        .map((f) => f.trim().toLowerCase())
+        .filter(Boolean),
+    ),
+  ];
   const unknown = fields.filter((f) => !all.includes(f));
-  if (unknown.length) throw new InvalidInputError(`Some fields do not exist  [${unknown.join(', ')}], please choose from [${all.join(', ')}]`);
+  if (unknown.length)
+    throw new InvalidInputError(
+      `Some fields do not exist  [${unknown.join(', ')}], please choose from [${all.join(', ')}]`,
+    );
   if (fields.length && !fields.includes('id')) fields.unshift('id');
   return fields;
 };
@@ -31,7 +42,9 @@ const checkCountFilter = (query: QueryBag): void => {
   const raw = queryValue(query, 'remaining_executions');
   if (raw === undefined) return;
   const value = raw.replace(/^(eq|neq|gt|gte|lt|lte|in|nin|has):/, '');
-  for (const v of value.split(',')) if (!/^\s*[+-]?\d+\s*$/.test(v)) throw invalidField('remaining_executions', raw, 'unable to convert to int');
+  for (const v of value.split(','))
+    if (!/^\s*[+-]?\d+\s*$/.test(v))
+      throw invalidField('remaining_executions', raw, 'unable to convert to int');
 };
 
 /** Mistral v2 `/v2/cron_triggers` (seed: Cron triggers). There is no update. */

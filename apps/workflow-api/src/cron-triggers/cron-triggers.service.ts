@@ -4,7 +4,12 @@ import type { DataSource } from 'typeorm';
 import { InvalidInputError, NotFoundError } from '@osc/errors';
 import type { RequestContext } from '@osc/http-common';
 import { CLOCK, type Clock, DATA_SOURCE } from '@osc/platform';
-import { type WorkflowSpec, newExecution, parseFirstExecutionTime, planCronTrigger } from '@osc/workflow-domain';
+import {
+  type WorkflowSpec,
+  newExecution,
+  parseFirstExecutionTime,
+  planCronTrigger,
+} from '@osc/workflow-domain';
 import {
   deleteCronTrigger,
   findCronTrigger,
@@ -34,12 +39,15 @@ const BODY_FIELDS = [
 ];
 
 const wrongType = (field: string, v: unknown, expected: string) =>
-  new InvalidInputError(`Invalid input for field/attribute ${field}. Value: '${typeof v === 'string' ? v : JSON.stringify(v)}'. ${expected}`);
+  new InvalidInputError(
+    `Invalid input for field/attribute ${field}. Value: '${typeof v === 'string' ? v : JSON.stringify(v)}'. ${expected}`,
+  );
 
 const optString = (body: Record<string, unknown>, field: string): string | undefined => {
   const v = body[field];
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'string') throw wrongType(field, v, `Wrong type. Expected '<class 'str'>', got '<class '${typeof v}'>'`);
+  if (typeof v !== 'string')
+    throw wrongType(field, v, `Wrong type. Expected '<class 'str'>', got '<class '${typeof v}'>'`);
   return v;
 };
 
@@ -54,14 +62,16 @@ const asMap = (field: string, v: unknown): Record<string, unknown> => {
       throw wrongType(field, v, 'Invalid JSON');
     }
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw wrongType(field, v, 'Value should be a dict');
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw wrongType(field, v, 'Value should be a dict');
   return value as Record<string, unknown>;
 };
 
 const optCount = (v: unknown): number | undefined => {
   if (v === undefined || v === null) return undefined;
   const n = typeof v === 'string' && /^\s*[+-]?\d+\s*$/.test(v) ? Number(v) : v;
-  if (typeof n !== 'number' || !Number.isInteger(n)) throw wrongType('remaining_executions', v, 'unable to convert to int');
+  if (typeof n !== 'number' || !Number.isInteger(n))
+    throw wrongType('remaining_executions', v, 'unable to convert to int');
   return n;
 };
 
@@ -76,10 +86,14 @@ export class CronTriggersService {
   /** POST /v2/cron_triggers (seed: Cron triggers; issue 8 validation). */
   async create(ctx: RequestContext, body: Record<string, unknown>): Promise<Record<string, unknown>> {
     for (const key of Object.keys(body)) {
-      if (!BODY_FIELDS.includes(key)) throw new InvalidInputError(`Unknown attribute for argument cron_trigger: ${key}`);
+      if (!BODY_FIELDS.includes(key))
+        throw new InvalidInputError(`Unknown attribute for argument cron_trigger: ${key}`);
     }
     const name = optString(body, 'name');
-    if (!name || !name.trim()) throw new InvalidInputError('Invalid input for field/attribute name. Value: \'None\'. Mandatory field missing.');
+    if (!name || !name.trim())
+      throw new InvalidInputError(
+        "Invalid input for field/attribute name. Value: 'None'. Mandatory field missing.",
+      );
     checkLength('name', name, NAME_MAX.trigger);
     const workflowId = optString(body, 'workflow_id');
     const workflowName = optString(body, 'workflow_name');
@@ -93,7 +107,11 @@ export class CronTriggersService {
 
     const now = toSeconds(this.clock.now());
     const plan = planCronTrigger(
-      { pattern: pattern ?? null, firstExecutionTime: firstRaw ? parseFirstExecutionTime(firstRaw) : null, remainingExecutions: count ?? null },
+      {
+        pattern: pattern ?? null,
+        firstExecutionTime: firstRaw ? parseFirstExecutionTime(firstRaw) : null,
+        remainingExecutions: count ?? null,
+      },
       this.clock.now(),
     );
     const wf = await findWorkflowForRun(this.db, {
@@ -102,12 +120,25 @@ export class CronTriggersService {
       projectId: ctx.projectId,
       visibility: { kind: 'project', projectId: ctx.projectId },
     });
-    if (!wf) throw new NotFoundError('Workflow', identifier, `Workflow not found [workflow_identifier=${identifier}, namespace=]`);
+    if (!wf)
+      throw new NotFoundError(
+        'Workflow',
+        identifier,
+        `Workflow not found [workflow_identifier=${identifier}, namespace=]`,
+      );
     // The same checks the trigger's executions will meet: declared input, env, reverse task_name. An env
     // naming a stored environment is resolved only when the trigger fires (Mistral), so it is not checked here.
     const checkedParams = typeof params['env'] === 'string' ? { ...params, env: {} } : params;
     newExecution(
-      { id: randomUUID(), spec: wf.spec as WorkflowSpec, workflowId: wf.id, workflowNamespace: wf.namespace, projectId: ctx.projectId, input, params: checkedParams },
+      {
+        id: randomUUID(),
+        spec: wf.spec as WorkflowSpec,
+        workflowId: wf.id,
+        workflowNamespace: wf.namespace,
+        projectId: ctx.projectId,
+        input,
+        params: checkedParams,
+      },
       now,
     );
     const created = await insertCronTrigger(this.db, {

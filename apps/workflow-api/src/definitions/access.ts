@@ -10,8 +10,14 @@ export const visibilityOf = (ctx: RequestContext): Visibility =>
  * Changes are for the owner (or an admin): a public row of another project is readable but not
  * writable (Mistral's `check_db_obj_access`).
  */
-export function checkOwner(ctx: RequestContext, table: DefinitionTable, row: { id?: unknown; project_id?: unknown }): void {
+export function checkOwner(
+  ctx: RequestContext,
+  table: DefinitionTable,
+  row: { id?: unknown; project_id?: unknown },
+): void {
   if (!ctx.isAdmin && row.project_id !== ctx.projectId) {
-    throw new ForbiddenError(`Can not access ${table.model} resource of other projects, ID: ${String(row.id)}`);
+    throw new ForbiddenError(
+      `Can not access ${table.model} resource of other projects, ID: ${String(row.id)}`,
+    );
   }
 }

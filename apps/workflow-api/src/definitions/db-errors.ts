@@ -7,7 +7,9 @@ import { DATA_EXCEPTION_MESSAGE } from '@osc/http-common';
  * propagates as is.
  */
 export function translateDbError(err: unknown, conflictMessage: string): unknown {
-  const code = (err as { code?: unknown; driverError?: { code?: unknown } } | null)?.code ?? (err as { driverError?: { code?: unknown } } | null)?.driverError?.code;
+  const code =
+    (err as { code?: unknown; driverError?: { code?: unknown } } | null)?.code ??
+    (err as { driverError?: { code?: unknown } } | null)?.driverError?.code;
   if (typeof code === 'string') {
     if (code === '23505') return new ConflictError(conflictMessage);
     if (code.startsWith('22')) return new InvalidInputError(DATA_EXCEPTION_MESSAGE);
@@ -21,7 +23,8 @@ const NUL = '\u0000';
 export function rejectNul(what: string, ...values: readonly unknown[]): void {
   for (const v of values) {
     const s = typeof v === 'string' ? v : v === undefined ? '' : JSON.stringify(v);
-    if (s.includes(NUL) || s.includes('\\u0000')) throw new InvalidInputError(`${what} must not contain NUL characters.`);
+    if (s.includes(NUL) || s.includes('\\u0000'))
+      throw new InvalidInputError(`${what} must not contain NUL characters.`);
   }
 }
 
@@ -34,6 +37,8 @@ export const NAME_MAX = { definition: 255, trigger: 200 } as const;
 
 export function checkLength(field: string, value: string | undefined, max: number): void {
   if (value !== undefined && value.length > max) {
-    throw new InvalidInputError(`Invalid input for field/attribute ${field}. Value: '${value}'. Value should have a maximum character requirement of ${max}`);
+    throw new InvalidInputError(
+      `Invalid input for field/attribute ${field}. Value: '${value}'. Value should have a maximum character requirement of ${max}`,
+    );
   }
 }

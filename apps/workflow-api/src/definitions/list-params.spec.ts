@@ -33,7 +33,12 @@ describe('parseListRequest', () => {
   });
 
   it('reads list-typed values trimmed and lower-cased, pads directions and adds id to fields', () => {
-    const r = parseListRequest(SPEC, { sort_keys: ' Name , created_at', sort_dirs: 'DESC', fields: 'Name', limit: '5000' }, user, policy);
+    const r = parseListRequest(
+      SPEC,
+      { sort_keys: ' Name , created_at', sort_dirs: 'DESC', fields: 'Name', limit: '5000' },
+      user,
+      policy,
+    );
     expect(r.sort).toEqual([
       { key: 'name', dir: 'desc' },
       { key: 'created_at', dir: 'asc' },
@@ -48,7 +53,11 @@ describe('parseListRequest', () => {
     [{ name: 'a' }, { field: 'name', op: 'eq', value: 'a' }, 'eq:a'],
     [{ name: 'has:x' }, { field: 'name', op: 'has', value: 'x' }, 'has:x'],
     [{ tags: 'a, b' }, { field: 'tags', op: 'eq', value: ['a', 'b'] }, 'eq:a, b'],
-    [{ created_at: 'gte:2016-12-01 15:01:00' }, { field: 'created_at', op: 'gte', value: '2016-12-01T15:01:00.000Z' }, 'gte:2016-12-01 15:01:00'],
+    [
+      { created_at: 'gte:2016-12-01 15:01:00' },
+      { field: 'created_at', op: 'gte', value: '2016-12-01T15:01:00.000Z' },
+      'gte:2016-12-01 15:01:00',
+    ],
     [{ namespace: '' }, { field: 'namespace', op: 'eq', value: '' }, 'eq:'],
   ])('parses filter %j', (query, filter, link) => {
     const r = parseListRequest(SPEC, query, user, policy);
@@ -65,7 +74,10 @@ describe('parseListRequest', () => {
     [{ fields: 'spec,x' }, /^Some fields do not exist {2}\[spec, x\], please choose from \[id, name, /],
     [{ unknown: '1' }, 'Unknown argument: "unknown"'],
     [{ tags: 'gt:a' }, /^Filter operator 'gt' is not supported for field tags/],
-    [{ updated_at: 'lt:2021-02-31' }, "Invalid input for field/attribute updated_at. Value: '2021-02-31'. Invalid date/time format"],
+    [
+      { updated_at: 'lt:2021-02-31' },
+      "Invalid input for field/attribute updated_at. Value: '2021-02-31'. Invalid date/time format",
+    ],
   ])('rejects %j', (query, message) => {
     expect(() => parseListRequest(SPEC, query, user, policy)).toThrow(InvalidInputError);
     expect(() => parseListRequest(SPEC, query, user, policy)).toThrow(message);
@@ -73,14 +85,18 @@ describe('parseListRequest', () => {
 
   it('keeps all_projects to admins (the policy rule) and makes project_id a filter within what the caller sees', () => {
     expect(() => parseListRequest(SPEC, { all_projects: 'true' }, user, policy)).toThrow(ForbiddenError);
-    expect(() => parseListRequest(SPEC, { all_projects: 'true' }, user, policy)).toThrow('Operation forbidden (insufficient permissions)');
+    expect(() => parseListRequest(SPEC, { all_projects: 'true' }, user, policy)).toThrow(
+      'Operation forbidden (insufficient permissions)',
+    );
     const open = new WorkflowPolicy({ 'workflows:list:all_projects': '@' }, 'headers');
     expect(parseListRequest(SPEC, { all_projects: 'true' }, user, open).visibility).toEqual({ kind: 'all' });
     const own = parseListRequest(SPEC, { project_id: 'p2' }, user, policy);
     expect(own.visibility).toEqual({ kind: 'project', projectId: 'p1' });
     expect(own.filters).toEqual([{ field: 'project_id', op: 'eq', value: 'p2' }]);
     expect(parseListRequest(SPEC, { all_projects: 'false' }, user, policy).filters).toEqual([]);
-    expect(parseListRequest(SPEC, { project_id: 'p2', all_projects: '1' }, admin, policy).filters).toEqual([{ field: 'project_id', op: 'eq', value: 'p2' }]);
+    expect(parseListRequest(SPEC, { project_id: 'p2', all_projects: '1' }, admin, policy).filters).toEqual([
+      { field: 'project_id', op: 'eq', value: 'p2' },
+    ]);
   });
 });
 
@@ -94,13 +110,19 @@ describe('parseTimestamp', () => {
     ['2016-12-01 15:01:00.123456', '2016-12-01T15:01:00.123Z'],
   ])('%s', (raw, iso) => expect(parseTimestamp('created_at', raw)).toBe(iso));
 
-  it.each(['yesterday', '2016-13-01', '2016-12-01 25:00:00', '', '2016-12-01 15:01:00 UTC'])('rejects %j', (raw) =>
-    expect(() => parseTimestamp('created_at', raw)).toThrow(InvalidInputError),
+  it.each(['yesterday', '2016-13-01', '2016-12-01 25:00:00', '', '2016-12-01 15:01:00 UTC'])(
+    'rejects %j',
+    (raw) => expect(() => parseTimestamp('created_at', raw)).toThrow(InvalidInputError),
   );
 });
 
 describe('next links and bodies', () => {
-  const req = parseListRequest(SPEC, { limit: '2', name: 'in:a,b', created_at: 'gte:2016-12-01 15:01:00', fields: 'name' }, user, policy);
+  const req = parseListRequest(
+    SPEC,
+    { limit: '2', name: 'in:a,b', created_at: 'gte:2016-12-01 15:01:00', fields: 'name' },
+    user,
+    policy,
+  );
 
   it('appear only for full pages and repeat sort, filters, limit, marker and fields', () => {
     expect(nextLink('http://h', SPEC, req, { count: 1, lastId: 'x' })).toBeUndefined();
@@ -110,7 +132,12 @@ describe('next links and bodies', () => {
   });
 
   it('wrap the database-rendered page', () => {
-    expect(JSON.parse(listBody(SPEC, { json: '[{"id": "a"}]', count: 1, lastId: 'a' }, 'http://n'))).toEqual({ workflows: [{ id: 'a' }], next: 'http://n' });
-    expect(JSON.parse(listBody(SPEC, { json: '[]', count: 0, lastId: null }, undefined))).toEqual({ workflows: [] });
+    expect(JSON.parse(listBody(SPEC, { json: '[{"id": "a"}]', count: 1, lastId: 'a' }, 'http://n'))).toEqual({
+      workflows: [{ id: 'a' }],
+      next: 'http://n',
+    });
+    expect(JSON.parse(listBody(SPEC, { json: '[]', count: 0, lastId: null }, undefined))).toEqual({
+      workflows: [],
+    });
   });
 });

@@ -81,14 +81,27 @@ const SCOPES = ['private', 'public'];
 
 /** `2016-12-01 15:01:00`, `2016-12-01T15:01:00Z`, `2016-12-01`: UTC unless an offset is given. */
 export const parseTimestamp = (field: string, raw: string): string => {
-  const m = /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?)?\s*(Z|[+-]\d{2}:?\d{2})?$/i.exec(raw.trim());
+  const m =
+    /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?)?\s*(Z|[+-]\d{2}:?\d{2})?$/i.exec(
+      raw.trim(),
+    );
   const bad = () => invalidField(field, raw, 'Invalid date/time format');
   if (!m) throw bad();
   const [, y, mo, d, h = '00', mi = '00', s = '00', frac = '', zone = 'Z'] = m;
-  const z = zone.toUpperCase() === 'Z' ? 'Z' : zone.includes(':') ? zone : `${zone.slice(0, 3)}:${zone.slice(3)}`;
+  const z =
+    zone.toUpperCase() === 'Z' ? 'Z' : zone.includes(':') ? zone : `${zone.slice(0, 3)}:${zone.slice(3)}`;
   const iso = `${y}-${mo}-${d}T${h}:${mi}:${s}${frac ? `.${frac.padEnd(3, '0').slice(0, 3)}` : ''}${z}`;
   const date = new Date(iso);
-  if (Number.isNaN(date.getTime()) || Number(mo) < 1 || Number(mo) > 12 || Number(d) < 1 || Number(d) > 31 || Number(h) > 23 || Number(mi) > 59 || Number(s) > 59) {
+  if (
+    Number.isNaN(date.getTime()) ||
+    Number(mo) < 1 ||
+    Number(mo) > 12 ||
+    Number(d) < 1 ||
+    Number(d) > 31 ||
+    Number(h) > 23 ||
+    Number(mi) > 59 ||
+    Number(s) > 59
+  ) {
     throw bad();
   }
   // Reject dates that roll over (2021-02-31).
@@ -109,8 +122,14 @@ const parseFilter = (spec: ListSpec, field: string, raw: string): { filter: Fiel
   const { op, value } = splitOp(raw);
   const link = `${op}:${value}`;
   if (column.kind === 'tags') {
-    if (op !== 'eq') throw new InvalidInputError(`Filter operator '${op}' is not supported for field tags; use tags=<tag>[,<tag>...]`);
-    const tags = value.split(',').map((t) => t.trim()).filter((t) => t.length > 0);
+    if (op !== 'eq')
+      throw new InvalidInputError(
+        `Filter operator '${op}' is not supported for field tags; use tags=<tag>[,<tag>...]`,
+      );
+    const tags = value
+      .split(',')
+      .map((t) => t.trim())
+      .filter((t) => t.length > 0);
     return { filter: { field, op: 'eq', value: tags }, link };
   }
   const many = op === 'in' || op === 'nin';
@@ -133,8 +152,17 @@ const parseFilter = (spec: ListSpec, field: string, raw: string): { filter: Fiel
 };
 
 /** Parses and checks a list request of one definitions collection (workflow-api.md §4). */
-export function parseListRequest(spec: ListSpec, query: QueryBag, ctx: RequestContext, policy: WorkflowPolicy): ListRequest {
-  const allowed = new Set<string>([...COMMON_PARAMS, ...spec.filters, ...(spec.adminFilters ? ['all_projects', 'project_id'] : [])]);
+export function parseListRequest(
+  spec: ListSpec,
+  query: QueryBag,
+  ctx: RequestContext,
+  policy: WorkflowPolicy,
+): ListRequest {
+  const allowed = new Set<string>([
+    ...COMMON_PARAMS,
+    ...spec.filters,
+    ...(spec.adminFilters ? ['all_projects', 'project_id'] : []),
+  ]);
   for (const name of Object.keys(query)) {
     if (!allowed.has(name)) throw new InvalidInputError(`Unknown argument: "${name}"`);
   }
@@ -163,7 +191,8 @@ export function parseListRequest(spec: ListSpec, query: QueryBag, ctx: RequestCo
   }
   while (sortDirs.length < sortKeys.length) sortDirs.push('asc');
   for (const d of sortDirs) {
-    if (d !== 'asc' && d !== 'desc') throw new InvalidInputError("Unknown sort direction, must be 'desc' or 'asc'.");
+    if (d !== 'asc' && d !== 'desc')
+      throw new InvalidInputError("Unknown sort direction, must be 'desc' or 'asc'.");
   }
   for (const k of sortKeys) {
     if (!spec.table.columns[k]) throw new InvalidInputError(`Sort key supplied is invalid: ${k}`);
@@ -178,7 +207,9 @@ export function parseListRequest(spec: ListSpec, query: QueryBag, ctx: RequestCo
   if (fields.length > 0) {
     const unknown = fields.filter((f) => !spec.table.columns[f]);
     if (unknown.length > 0) {
-      throw new InvalidInputError(`Some fields do not exist  [${unknown.join(', ')}], please choose from [${spec.table.fields.join(', ')}]`);
+      throw new InvalidInputError(
+        `Some fields do not exist  [${unknown.join(', ')}], please choose from [${spec.table.fields.join(', ')}]`,
+      );
     }
     if (!fields.includes('id')) fields.unshift('id');
   }
@@ -217,7 +248,12 @@ const linkValue = (v: string): string => encodeURIComponent(v).replace(/%3A/gi, 
  * Mistral's `next` link, present only when the page is full: sort keys and directions (with `id`),
  * each filter as `field=op:value`, limit, the last id as marker, then `fields` when given.
  */
-export function nextLink(baseUrl: string, spec: ListSpec, req: ListRequest, page: Pick<JsonPage, 'count' | 'lastId'>): string | undefined {
+export function nextLink(
+  baseUrl: string,
+  spec: ListSpec,
+  req: ListRequest,
+  page: Pick<JsonPage, 'count' | 'lastId'>,
+): string | undefined {
   if (page.count === 0 || page.count !== req.limit || page.lastId === null) return undefined;
   const parts = [
     `sort_keys=${req.sort.map((s) => s.key).join(',')}`,

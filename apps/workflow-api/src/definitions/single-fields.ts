@@ -14,7 +14,9 @@ export function parseSingleFields(table: DefinitionTable, query: QueryBag): stri
   if (fields.length === 0) return [];
   const unknown = fields.filter((f) => !table.columns[f]);
   if (unknown.length > 0) {
-    throw new InvalidInputError(`Some fields do not exist  [${unknown.join(', ')}], please choose from [${table.fields.join(', ')}]`);
+    throw new InvalidInputError(
+      `Some fields do not exist  [${unknown.join(', ')}], please choose from [${table.fields.join(', ')}]`,
+    );
   }
   if (!fields.includes('id')) fields.unshift('id');
   return fields;

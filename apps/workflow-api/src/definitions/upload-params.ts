@@ -24,7 +24,10 @@ export function parseUploadParams(
   policy: WorkflowPolicy,
   opts: { policy: string; skipValidation: boolean },
 ): UploadParams {
-  checkKnownParams(query, opts.skipValidation ? ['namespace', 'scope', 'skip_validation'] : ['namespace', 'scope']);
+  checkKnownParams(
+    query,
+    opts.skipValidation ? ['namespace', 'scope', 'skip_validation'] : ['namespace', 'scope'],
+  );
   const scope = queryValue(query, 'scope') ?? 'private';
   if (scope !== 'private' && scope !== 'public') {
     throw new InvalidInputError(`Scope must be one of the following: private, public; actual: ${scope}`);
@@ -33,7 +36,11 @@ export function parseUploadParams(
   const skip = queryValue(query, 'skip_validation');
   const namespace = queryValue(query, 'namespace') ?? '';
   if (namespace.length > 255) throw new InvalidInputError('Namespace must be at most 255 characters.');
-  return { namespace, scope, validate: skip === undefined ? true : !(skip.trim() === '' || parseBool('skip_validation', skip)) };
+  return {
+    namespace,
+    scope,
+    validate: skip === undefined ? true : !(skip.trim() === '' || parseBool('skip_validation', skip)),
+  };
 }
 
 /** The YAML text of an upload; definitions come as text/plain, never as JSON. */

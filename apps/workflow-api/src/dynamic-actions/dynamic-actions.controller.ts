@@ -1,4 +1,16 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query, Req } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  Inject,
+  Param,
+  Post,
+  Put,
+  Query,
+  Req,
+} from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { InvalidInputError } from '@osc/errors';
 import { Ctx, type RequestContext, requestBaseUrl } from '@osc/http-common';
@@ -12,7 +24,8 @@ import { DynamicActionsService } from './dynamic-actions.service';
 
 const bodyMap = (body: unknown): Record<string, unknown> => {
   if (body === undefined || body === null || body === '') return {};
-  if (typeof body !== 'object' || Array.isArray(body)) throw new InvalidInputError('The request body must be a JSON object.');
+  if (typeof body !== 'object' || Array.isArray(body))
+    throw new InvalidInputError('The request body must be a JSON object.');
   return body as Record<string, unknown>;
 };
 
@@ -58,7 +71,11 @@ export class DynamicActionsController {
   @Delete(':identifier')
   @Authorize('dynamic_actions:delete')
   @HttpCode(204)
-  async delete(@Ctx() ctx: RequestContext, @Param('identifier') identifier: string, @Query() query: QueryBag): Promise<void> {
+  async delete(
+    @Ctx() ctx: RequestContext,
+    @Param('identifier') identifier: string,
+    @Query() query: QueryBag,
+  ): Promise<void> {
     await this.actions.delete(ctx, identifier, parseNamespaceParam(query));
   }
 }

@@ -39,7 +39,6 @@ const ATTRIBUTES = [
   'updated_at',
 ];
 
-
 /** A JSON body as WSME reads it into a DynamicAction: text types, the scope enum, read-only and unknown attributes. */
 interface DynamicActionBody {
   readonly id?: string;
@@ -60,17 +59,23 @@ function readBody(body: Record<string, unknown>): DynamicActionBody {
     if (attr === 'project_id') throw invalidField(attr, shownValue(v), 'Cannot set read only field.');
     if (v === null) continue;
     if (attr === 'scope') {
-      if (v !== 'private' && v !== 'public') throw invalidField(attr, shownValue(v), 'Value should be one of: private, public');
+      if (v !== 'private' && v !== 'public')
+        throw invalidField(attr, shownValue(v), 'Value should be one of: private, public');
       scope = v;
       continue;
     }
     if (typeof v !== 'string') {
-      throw invalidField(attr, shownValue(v), `Wrong type. Expected '<class 'str'>', got '<class '${pyType(v)}'>'`);
+      throw invalidField(
+        attr,
+        shownValue(v),
+        `Wrong type. Expected '<class 'str'>', got '<class '${pyType(v)}'>'`,
+      );
     }
     text[attr] = v;
   }
   const unknown = Object.keys(body).filter((k) => !ATTRIBUTES.includes(k));
-  if (unknown.length) throw new InvalidInputError(`Unknown attribute for argument dyn_action: ${unknown.join(', ')}`);
+  if (unknown.length)
+    throw new InvalidInputError(`Unknown attribute for argument dyn_action: ${unknown.join(', ')}`);
   rejectNul('A dynamic action', ...Object.values(text));
   checkLength('name', text['name'], NAME_MAX.definition);
   checkLength('class_name', text['class_name'], NAME_MAX.definition);
@@ -89,7 +94,11 @@ function readBody(body: Record<string, unknown>): DynamicActionBody {
 }
 
 const dynamicActionNotFound = (identifier: string, namespace: string): NotFoundError =>
-  new NotFoundError('DynamicActionDefinition', identifier, `Dynamic Action not found [name=${identifier},namespace=${namespace}]`);
+  new NotFoundError(
+    'DynamicActionDefinition',
+    identifier,
+    `Dynamic Action not found [name=${identifier},namespace=${namespace}]`,
+  );
 
 /**
  * Dynamic actions (Mistral's `/v2/dynamic_actions`): a name bound to a class exported by a code
@@ -115,19 +124,22 @@ export class DynamicActionsService {
     }
     if (body.scope === 'public') this.policy.enforce('dynamic_actions:publicize', ctx);
     const { name, className } = body;
-    const created = await this.guard(dynamicActionDuplicateMessage(name, body.namespace, ctx.projectId), async () => {
-      const source = await this.codeSource(this.db, ctx, body);
-      return insertDynamicAction(this.db, {
-        name,
-        namespace: body.namespace,
-        className,
-        codeSourceId: source.id,
-        codeSourceName: source.name,
-        scope: body.scope ?? 'private',
-        projectId: ctx.projectId,
-        createdAt: toSeconds(this.clock.now()),
-      });
-    });
+    const created = await this.guard(
+      dynamicActionDuplicateMessage(name, body.namespace, ctx.projectId),
+      async () => {
+        const source = await this.codeSource(this.db, ctx, body);
+        return insertDynamicAction(this.db, {
+          name,
+          namespace: body.namespace,
+          className,
+          codeSourceId: source.id,
+          codeSourceName: source.name,
+          scope: body.scope ?? 'private',
+          projectId: ctx.projectId,
+          createdAt: toSeconds(this.clock.now()),
+        });
+      },
+    );
     return dynamicActionView(created);
   }
 
@@ -141,8 +153,14 @@ export class DynamicActionsService {
     if (!identifier) throw new InvalidInputError("Either 'name' or 'id' must be provided.");
     if (body.scope === 'public') this.policy.enforce('dynamic_actions:publicize', ctx);
     const updated = await this.db.transaction(async (em) => {
-      const found = this.owned(ctx, await findDynamicAction(em, identifier, body.namespace, ctx.projectId, { lock: true }), identifier, body.namespace);
-      const source = body.codeSourceId || body.codeSourceName ? await this.codeSource(em, ctx, body) : undefined;
+      const found = this.owned(
+        ctx,
+        await findDynamicAction(em, identifier, body.namespace, ctx.projectId, { lock: true }),
+        identifier,
+        body.namespace,
+      );
+      const source =
+        body.codeSourceId || body.codeSourceName ? await this.codeSource(em, ctx, body) : undefined;
       const changes: DynamicActionChanges = {
         ...(body.className ? { className: body.className } : {}),
         ...(body.scope ? { scope: body.scope } : {}),
@@ -162,12 +180,19 @@ export class DynamicActionsService {
   async list(ctx: RequestContext, req: RunListRequest): Promise<Record<string, unknown>[]> {
     const own = `"project_id" = $${req.params.indexOf(ctx.projectId) + 1}`;
     const where = req.where.map((w) => (w === own ? `(${own} OR "scope" = 'public')` : w));
-    return (await runList(this.db, DYNAMIC_ACTION_LIST, { ...req, where, markerPublicToo: true })).map(dynamicActionRowView);
+    return (await runList(this.db, DYNAMIC_ACTION_LIST, { ...req, where, markerPublicToo: true })).map(
+      dynamicActionRowView,
+    );
   }
 
   async delete(ctx: RequestContext, identifier: string, namespace: string): Promise<void> {
     await this.db.transaction(async (em) => {
-      const found = this.owned(ctx, await findDynamicAction(em, identifier, namespace, ctx.projectId, { lock: true }), identifier, namespace);
+      const found = this.owned(
+        ctx,
+        await findDynamicAction(em, identifier, namespace, ctx.projectId, { lock: true }),
+        identifier,
+        namespace,
+      );
       await deleteDynamicAction(em, found.id);
     });
   }
@@ -180,10 +205,17 @@ export class DynamicActionsService {
     return source;
   }
 
-  private owned(ctx: RequestContext, a: DynamicActionRecord | null, identifier: string, namespace: string): DynamicActionRecord {
+  private owned(
+    ctx: RequestContext,
+    a: DynamicActionRecord | null,
+    identifier: string,
+    namespace: string,
+  ): DynamicActionRecord {
     if (!a) throw dynamicActionNotFound(identifier, namespace);
     if (!ctx.isAdmin && a.projectId !== ctx.projectId) {
-      throw new ForbiddenError(`Can not access DynamicActionDefinition resource of other projects, ID: ${a.id}`);
+      throw new ForbiddenError(
+        `Can not access DynamicActionDefinition resource of other projects, ID: ${a.id}`,
+      );
     }
     return a;
   }

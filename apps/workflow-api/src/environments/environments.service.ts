@@ -40,7 +40,6 @@ const UPDATE_KEYS = ['description', 'variables', 'scope'];
 
 const NO_NAME = 'Name of the environment is not provided.';
 
-
 /**
  * `variables` as Mistral's JsonType reads it: an object, or a JSON text of one (python-mistralclient
  * sends text); empty means `{}`; anything else that parses is refused as not a dictionary.

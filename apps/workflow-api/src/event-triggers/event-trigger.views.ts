@@ -65,4 +65,5 @@ export function eventTriggerView(t: EventTriggerRecord): Record<string, unknown>
   };
 }
 
-export const eventTriggerRowView = (row: Record<string, unknown>): Record<string, unknown> => eventTriggerView(toEventTrigger(row));
+export const eventTriggerRowView = (row: Record<string, unknown>): Record<string, unknown> =>
+  eventTriggerView(toEventTrigger(row));

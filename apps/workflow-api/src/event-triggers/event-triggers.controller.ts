@@ -1,4 +1,16 @@
-import { Body, Controller, Delete, Get, HttpCode, Inject, Param, Post, Put, Query, Req } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  Inject,
+  Param,
+  Post,
+  Put,
+  Query,
+  Req,
+} from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { InvalidInputError } from '@osc/errors';
 import { Ctx, type RequestContext, requestBaseUrl } from '@osc/http-common';
@@ -11,7 +23,8 @@ import { EventTriggersService } from './event-triggers.service';
 
 const bodyMap = (body: unknown): Record<string, unknown> => {
   if (body === undefined || body === null || body === '') return {};
-  if (typeof body !== 'object' || Array.isArray(body)) throw new InvalidInputError('The request body must be a JSON object.');
+  if (typeof body !== 'object' || Array.isArray(body))
+    throw new InvalidInputError('The request body must be a JSON object.');
   return body as Record<string, unknown>;
 };
 
@@ -19,9 +32,19 @@ const singleFields = (query: QueryBag): string[] => {
   const raw = queryValue(query, 'fields');
   if (raw === undefined) return [];
   const all: readonly string[] = EVENT_TRIGGER_FIELDS;
-  const fields = [...new Set(raw.split(',').map((f) => f.trim().toLowerCase()).filter(Boolean))];
+  const fields = [
+    ...new Set(
+      raw
+        .split(',')
+        .map((f) => f.trim().toLowerCase())
+        .filter(Boolean),
+    ),
+  ];
   const unknown = fields.filter((f) => !all.includes(f));
-  if (unknown.length) throw new InvalidInputError(`Some fields do not exist  [${unknown.join(', ')}], please choose from [${all.join(', ')}]`);
+  if (unknown.length)
+    throw new InvalidInputError(
+      `Some fields do not exist  [${unknown.join(', ')}], please choose from [${all.join(', ')}]`,
+    );
   if (fields.length && !fields.includes('id')) fields.unshift('id');
   return fields;
 };

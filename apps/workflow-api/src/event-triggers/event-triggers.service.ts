@@ -22,21 +22,34 @@ import { WorkflowPolicy } from '../policy/workflow-policy';
 import { EVENT_TRIGGER_LIST, eventTriggerRowView, eventTriggerView } from './event-trigger.views';
 
 /** Writable attributes of Mistral's EventTrigger resource. */
-const BODY_FIELDS = ['name', 'workflow_id', 'workflow_input', 'workflow_params', 'exchange', 'topic', 'event', 'scope'];
+const BODY_FIELDS = [
+  'name',
+  'workflow_id',
+  'workflow_input',
+  'workflow_params',
+  'exchange',
+  'topic',
+  'event',
+  'scope',
+];
 /** Read-only attributes: WSME refuses them in a body. */
 const READ_ONLY = ['id', 'project_id', 'created_at', 'updated_at'];
 
 /** Mistral's check of the four mandatory attributes (EventTriggerException, 400). */
-export const MANDATORY_MESSAGE = "Params {'exchange', 'workflow_id', 'topic', 'event'} must be provided for creating event trigger.";
+export const MANDATORY_MESSAGE =
+  "Params {'exchange', 'workflow_id', 'topic', 'event'} must be provided for creating event trigger.";
 const UPDATE_NOT_ALLOWED = ['exchange', 'topic', 'event'];
 
 const wrongType = (field: string, v: unknown, expected: string) =>
-  new InvalidInputError(`Invalid input for field/attribute ${field}. Value: '${typeof v === 'string' ? v : JSON.stringify(v)}'. ${expected}`);
+  new InvalidInputError(
+    `Invalid input for field/attribute ${field}. Value: '${typeof v === 'string' ? v : JSON.stringify(v)}'. ${expected}`,
+  );
 
 const optString = (body: Record<string, unknown>, field: string): string | undefined => {
   const v = body[field];
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'string') throw wrongType(field, v, `Wrong type. Expected '<class 'str'>', got '<class '${typeof v}'>'`);
+  if (typeof v !== 'string')
+    throw wrongType(field, v, `Wrong type. Expected '<class 'str'>', got '<class '${typeof v}'>'`);
   return v;
 };
 
@@ -51,21 +64,24 @@ const asMap = (field: string, v: unknown): Record<string, unknown> | undefined =
       throw wrongType(field, v, 'Invalid JSON');
     }
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw wrongType(field, v, 'Value should be a dict');
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw wrongType(field, v, 'Value should be a dict');
   return value as Record<string, unknown>;
 };
 
 const optScope = (body: Record<string, unknown>): 'private' | 'public' | undefined => {
   const v = body['scope'];
   if (v === undefined || v === null) return undefined;
-  if (v !== 'private' && v !== 'public') throw wrongType('scope', v, 'Value should be one of: private, public');
+  if (v !== 'private' && v !== 'public')
+    throw wrongType('scope', v, 'Value should be one of: private, public');
   return v;
 };
 
 const checkAttributes = (body: Record<string, unknown>): void => {
   for (const key of Object.keys(body)) {
     if (READ_ONLY.includes(key)) throw wrongType(key, body[key], 'Cannot set read only field.');
-    if (!BODY_FIELDS.includes(key)) throw new InvalidInputError(`Unknown attribute for argument event_trigger: ${key}`);
+    if (!BODY_FIELDS.includes(key))
+      throw new InvalidInputError(`Unknown attribute for argument event_trigger: ${key}`);
   }
 };
 
@@ -87,13 +103,18 @@ export class EventTriggersService {
     const event = optString(body, 'event');
     const workflowId = optString(body, 'workflow_id');
     // WSME's uuid type answers with its bare message here.
-    if (workflowId !== undefined && !isUuid(workflowId)) throw new InvalidInputError(`Expected a uuid but received ${workflowId}.`);
+    if (workflowId !== undefined && !isUuid(workflowId))
+      throw new InvalidInputError(`Expected a uuid but received ${workflowId}.`);
     const input = asMap('workflow_input', body['workflow_input']);
     const params = asMap('workflow_params', body['workflow_params']);
     const scope = optScope(body);
     if (!exchange || !topic || !event || !workflowId) throw new InvalidInputError(MANDATORY_MESSAGE);
     if (scope === 'public') this.policy.enforce('event_triggers:publicize', ctx);
-    for (const [field, v] of [['exchange', exchange], ['topic', topic], ['event', event]] as const) {
+    for (const [field, v] of [
+      ['exchange', exchange],
+      ['topic', topic],
+      ['event', event],
+    ] as const) {
       if (v.length > 80) throw wrongType(field, v, 'Value should have a maximum character requirement of 80');
     }
     checkLength('name', name, NAME_MAX.trigger);
@@ -104,7 +125,8 @@ export class EventTriggersService {
       projectId: ctx.projectId,
       visibility: ctx.isAdmin ? { kind: 'all' } : { kind: 'project', projectId: ctx.projectId },
     });
-    if (!wf || wf.id !== workflowId.toLowerCase()) throw new NotFoundError('Workflow', workflowId, `Workflow not found [workflow_id=${workflowId}]`);
+    if (!wf || wf.id !== workflowId.toLowerCase())
+      throw new NotFoundError('Workflow', workflowId, `Workflow not found [workflow_id=${workflowId}]`);
     // The input the trigger's executions will be started with must fit the workflow (as Mistral checks).
     checkWorkflowInput(wf.spec as WorkflowSpec, input ?? {});
     const created = await insertEventTrigger(this.db, {
@@ -132,12 +154,21 @@ export class EventTriggersService {
   /** Own triggers and public ones of other projects (Mistral's secure query), or all for admins. */
   async list(ctx: RequestContext, req: RunListRequest): Promise<Record<string, unknown>[]> {
     const own = `"project_id" = $${req.params.indexOf(ctx.projectId) + 1}`;
-    const where = !req.allProjects && !ctx.isAdmin ? req.where.map((w) => (w === own ? `(${own} OR "scope" = 'public')` : w)) : req.where;
-    return (await runList(this.db, EVENT_TRIGGER_LIST, { ...req, where, markerPublicToo: true })).map(eventTriggerRowView);
+    const where =
+      !req.allProjects && !ctx.isAdmin
+        ? req.where.map((w) => (w === own ? `(${own} OR "scope" = 'public')` : w))
+        : req.where;
+    return (await runList(this.db, EVENT_TRIGGER_LIST, { ...req, where, markerPublicToo: true })).map(
+      eventTriggerRowView,
+    );
   }
 
   /** PUT /v2/event_triggers/{id}: name, scope, workflow input and params; never exchange, topic or event. */
-  async update(ctx: RequestContext, id: string, body: Record<string, unknown>): Promise<Record<string, unknown>> {
+  async update(
+    ctx: RequestContext,
+    id: string,
+    body: Record<string, unknown>,
+  ): Promise<Record<string, unknown>> {
     this.checkId(id);
     checkAttributes(body);
     const scope = optScope(body);
@@ -153,9 +184,18 @@ export class EventTriggersService {
     };
     checkLength('name', changes.name, NAME_MAX.trigger);
     const updated = await this.db.transaction(async (em) => {
-      const t = this.owned(ctx, await findEventTrigger(em, id, ctx.isAdmin ? null : ctx.projectId, { lock: true }), id);
+      const t = this.owned(
+        ctx,
+        await findEventTrigger(em, id, ctx.isAdmin ? null : ctx.projectId, { lock: true }),
+        id,
+      );
       if (changes.workflowInput) {
-        const wf = await findWorkflowForRun(em, { identifier: t.workflowId, namespace: '', projectId: t.projectId, visibility: { kind: 'all' } });
+        const wf = await findWorkflowForRun(em, {
+          identifier: t.workflowId,
+          namespace: '',
+          projectId: t.projectId,
+          visibility: { kind: 'all' },
+        });
         if (wf) checkWorkflowInput(wf.spec as WorkflowSpec, changes.workflowInput);
       }
       return updateEventTrigger(em, t.id, changes, toSeconds(this.clock.now()));
@@ -167,7 +207,11 @@ export class EventTriggersService {
   async delete(ctx: RequestContext, id: string): Promise<void> {
     this.checkId(id);
     await this.db.transaction(async (em) => {
-      const t = this.owned(ctx, await findEventTrigger(em, id, ctx.isAdmin ? null : ctx.projectId, { lock: true }), id);
+      const t = this.owned(
+        ctx,
+        await findEventTrigger(em, id, ctx.isAdmin ? null : ctx.projectId, { lock: true }),
+        id,
+      );
       await deleteEventTrigger(em, t.id);
     });
   }
@@ -182,11 +226,11 @@ export class EventTriggersService {
   }
 
   private checkId(id: string): void {
-    if (!isUuid(id)) throw wrongType('id', id, `unable to convert to uuid. Error: Expected a uuid but received ${id}.`);
+    if (!isUuid(id))
+      throw wrongType('id', id, `unable to convert to uuid. Error: Expected a uuid but received ${id}.`);
   }
 
   private notFound(id: string): NotFoundError {
     return new NotFoundError('EventTrigger', id, `Event trigger not found [id=${id}].`);
   }
 }
-

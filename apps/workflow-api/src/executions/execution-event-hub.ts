@@ -169,7 +169,8 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
   private readonly projectConnection = new ReservedConnection(() => this.db);
   private listener?: QueryRunner;
   private closed = false;
-  private readonly onLocal = (s: ExecutionEventSignal) => this.signal({ projectId: s.projectId, rootExecutionId: s.rootExecutionId });
+  private readonly onLocal = (s: ExecutionEventSignal) =>
+    this.signal({ projectId: s.projectId, rootExecutionId: s.rootExecutionId });
 
   constructor(@Inject(RUNTIME) private readonly runtime: Runtime) {}
 
@@ -260,13 +261,18 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
     const asks: { root: string; after: number; watchers: EventWatcher[] }[] = [];
     for (const root of roots) {
       const watchers = [...(this.trees.get(root) ?? [])];
-      if (watchers.length > 0) asks.push({ root, after: Math.min(...watchers.map((w) => w.after)), watchers });
+      if (watchers.length > 0)
+        asks.push({ root, after: Math.min(...watchers.map((w) => w.after)), watchers });
     }
     let pages: Map<string, StoredExecutionEvent[]>;
     try {
       pages = await listExecutionEventsOfTrees(this.readerOf('trees'), asks, PAGE);
     } catch (err) {
-      this.logger.warn({ msg: 'reading execution events failed; retrying in 1 s', trees: asks.length, err: String(err) });
+      this.logger.warn({
+        msg: 'reading execution events failed; retrying in 1 s',
+        trees: asks.length,
+        err: String(err),
+      });
       setTimeout(() => {
         for (const { root } of asks) this.treeReads.request(root);
       }, 1000).unref();
@@ -277,7 +283,10 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
       const last = page.at(-1);
       if (!last) continue;
       for (const w of watchers) {
-        const mine = page.filter((e) => e.seq > w.after && (w.execution.rootExecutionId === null || e.execution_id === w.execution.id));
+        const mine = page.filter(
+          (e) =>
+            e.seq > w.after && (w.execution.rootExecutionId === null || e.execution_id === w.execution.id),
+        );
         if (mine.length > 0) this.handOut(() => w.deliver(mine));
         if (last.seq > w.after) w.after = last.seq;
       }
@@ -304,7 +313,11 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
         PAGE,
       );
     } catch (err) {
-      this.logger.warn({ msg: 'reading execution state changes failed; retrying in 1 s', projects: asks.length, err: String(err) });
+      this.logger.warn({
+        msg: 'reading execution state changes failed; retrying in 1 s',
+        projects: asks.length,
+        err: String(err),
+      });
       setTimeout(() => {
         for (const { key } of asks) this.projectReads.request(key);
       }, 1000).unref();
@@ -351,7 +364,10 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
     while (!this.closed) {
       try {
         const qr = this.db.createQueryRunner();
-        const client = (await qr.connect()) as { on(ev: string, cb: (...a: unknown[]) => void): void; removeAllListeners(ev: string): void };
+        const client = (await qr.connect()) as {
+          on(ev: string, cb: (...a: unknown[]) => void): void;
+          removeAllListeners(ev: string): void;
+        };
         this.listener = qr;
         const lost = new Promise<void>((resolve) => {
           client.on('notification', (n: unknown) => {

@@ -12,12 +12,16 @@ const DEFAULT_LIMIT = 100;
 const MAX_LIMIT = 1000;
 const TERMINAL = new Set(['SUCCESS', 'ERROR', 'CANCELLED']);
 
-const nonNegative = (name: string, raw: string | undefined, fallback: number, max = Number.MAX_SAFE_INTEGER): number => {
+const nonNegative = (
+  name: string,
+  raw: string | undefined,
+  fallback: number,
+  max = Number.MAX_SAFE_INTEGER,
+): number => {
   if (raw === undefined || raw === '') return fallback;
   if (!/^\d+$/.test(raw.trim())) throw invalidField(name, raw, 'must be a non-negative integer');
   return Math.min(Number(raw.trim()), max);
 };
-
 
 /**
  * Execution event history, our extension of the Mistral API (docs/workflow-events.md):
@@ -46,11 +50,16 @@ export class ExecutionEventsController {
     checkKnownParams(query, ['marker', 'limit']);
     const marker = nonNegative('marker', queryValue(query, 'marker'), 0);
     const row = await this.executions.findRow(ctx, id);
-    const execution = { id: String(row['id']), rootExecutionId: (row['root_execution_id'] as string | null) ?? null };
+    const execution = {
+      id: String(row['id']),
+      rootExecutionId: (row['root_execution_id'] as string | null) ?? null,
+    };
     if (wantsStream(accept)) {
       const after = nonNegative('Last-Event-ID', lastEventId, marker);
       // a finished execution whose history the client has read to the end: nothing will come
-      const finished = TERMINAL.has(String(row['state'])) && (await listExecutionEvents(this.executions.db, execution, after, 1)).length === 0;
+      const finished =
+        TERMINAL.has(String(row['state'])) &&
+        (await listExecutionEvents(this.executions.db, execution, after, 1)).length === 0;
       this.stream(execution, after, req, reply, finished);
       return;
     }
@@ -58,11 +67,18 @@ export class ExecutionEventsController {
     const events = await listExecutionEvents(this.executions.db, execution, marker, limit);
     const last = events.at(-1);
     const body: Record<string, unknown> = { events };
-    if (events.length === limit && last) body['next'] = `${requestBaseUrl(req)}/v2/executions/${id}/events?marker=${last.seq}&limit=${limit}`;
+    if (events.length === limit && last)
+      body['next'] = `${requestBaseUrl(req)}/v2/executions/${id}/events?marker=${last.seq}&limit=${limit}`;
     await reply.code(200).type('application/json').send(body);
   }
 
-  private stream(execution: { id: string; rootExecutionId: string | null }, after: number, req: FastifyRequest, reply: FastifyReply, finished: boolean): void {
+  private stream(
+    execution: { id: string; rootExecutionId: string | null },
+    after: number,
+    req: FastifyRequest,
+    reply: FastifyReply,
+    finished: boolean,
+  ): void {
     let stop = (): void => undefined;
     const sse = openSse(req, reply, () => stop());
     if (finished) {
@@ -75,7 +91,12 @@ export class ExecutionEventsController {
       deliver: (events: StoredExecutionEvent[]) => {
         if (!sse.open) return;
         sse.send(events.map((e) => ({ id: e.seq, event: e.subject, data: e })));
-        if (events.some((e) => e.subject === 'execution' && e.execution_id === execution.id && TERMINAL.has(e.state))) sse.close();
+        if (
+          events.some(
+            (e) => e.subject === 'execution' && e.execution_id === execution.id && TERMINAL.has(e.state),
+          )
+        )
+          sse.close();
       },
     });
   }

@@ -24,7 +24,8 @@ type Query = (sql: string, params: unknown[]) => Promise<Row[]>;
 /** How many earlier successful runs of the same workflow the time estimate averages. */
 const ESTIMATE_SAMPLE = 20;
 
-const ts = (v: unknown): string | null => formatTimestamp(v === null || v === undefined ? null : new Date(v as string));
+const ts = (v: unknown): string | null =>
+  formatTimestamp(v === null || v === undefined ? null : new Date(v as string));
 
 const asMap = (v: unknown): Record<string, unknown> => {
   const parsed = typeof v === 'string' ? (JSON.parse(v) as unknown) : v;
@@ -42,7 +43,13 @@ const baseEntry = (r: Row, name: unknown): Row => ({
 
 const count = (stat: ReportStatistics, state: unknown): void => {
   const key = (
-    { RUNNING: 'running_tasks_count', SUCCESS: 'success_tasks_count', ERROR: 'error_tasks_count', IDLE: 'idle_tasks_count', PAUSED: 'paused_tasks_count' } as const
+    {
+      RUNNING: 'running_tasks_count',
+      SUCCESS: 'success_tasks_count',
+      ERROR: 'error_tasks_count',
+      IDLE: 'idle_tasks_count',
+      PAUSED: 'paused_tasks_count',
+    } as const
   )[state as 'RUNNING'];
   if (!key) return;
   stat[key] += 1;
@@ -60,8 +67,10 @@ async function estimatedTime(query: Query, root: Row, now: Date): Promise<number
     [root['workflow_id']],
   );
   if (prev.length === 0) return -1;
-  const secs = (from: unknown, to: unknown) => Math.floor((new Date(to as string).getTime() - new Date(from as string).getTime()) / 1000);
-  const average = prev.reduce((s, r) => s + secs(r['created_at'], r['updated_at'] ?? r['created_at']), 0) / prev.length;
+  const secs = (from: unknown, to: unknown) =>
+    Math.floor((new Date(to as string).getTime() - new Date(from as string).getTime()) / 1000);
+  const average =
+    prev.reduce((s, r) => s + secs(r['created_at'], r['updated_at'] ?? r['created_at']), 0) / prev.length;
   const left = average - secs(root['created_at'], now.toISOString());
   return left < 0 ? 1 : Math.round(left);
 }
@@ -71,7 +80,12 @@ async function estimatedTime(query: Query, root: Row, now: Date): Promise<number
  * tree itself (workflow → tasks → action executions and sub-workflow executions). With `errorsOnly`
  * only tasks in ERROR are kept (and counted); below `maxDepth` a sub-execution is listed without tasks.
  */
-export async function buildExecutionReport(query: Query, root: Row, filters: ReportFilters, now: Date): Promise<Row> {
+export async function buildExecutionReport(
+  query: Query,
+  root: Row,
+  filters: ReportFilters,
+  now: Date,
+): Promise<Row> {
   const statistics: ReportStatistics = {
     total_tasks_count: 0,
     running_tasks_count: 0,
@@ -87,7 +101,10 @@ export async function buildExecutionReport(query: Query, root: Row, filters: Rep
     if (filters.statisticsOnly && tooDeep(depth)) return null;
     const entry = baseEntry(wf, wf['workflow_name']);
     if (!filters.statisticsOnly && tooDeep(depth)) return entry;
-    const tasks = await query(`SELECT * FROM "task_executions" WHERE "workflow_execution_id" = $1 ORDER BY "seq"`, [wf['id']]);
+    const tasks = await query(
+      `SELECT * FROM "task_executions" WHERE "workflow_execution_id" = $1 ORDER BY "seq"`,
+      [wf['id']],
+    );
     const entries: Row[] = [];
     for (const t of tasks) {
       if (filters.errorsOnly && t['state'] !== 'ERROR') continue;
@@ -97,11 +114,16 @@ export async function buildExecutionReport(query: Query, root: Row, filters: Rep
       if (retry) taskEntry['retry_count'] = retry.retry_no ?? 0;
       const actions =
         t['type'] === 'ACTION' && !filters.statisticsOnly
-          ? await query(`SELECT * FROM "action_executions" WHERE "task_execution_id" = $1 ORDER BY "seq"`, [t['id']])
+          ? await query(`SELECT * FROM "action_executions" WHERE "task_execution_id" = $1 ORDER BY "seq"`, [
+              t['id'],
+            ])
           : [];
       const children =
         t['type'] === 'WORKFLOW'
-          ? await query(`SELECT * FROM "workflow_executions" WHERE "task_execution_id" = $1 ORDER BY "created_at", "seq"`, [t['id']])
+          ? await query(
+              `SELECT * FROM "workflow_executions" WHERE "task_execution_id" = $1 ORDER BY "created_at", "seq"`,
+              [t['id']],
+            )
           : [];
       taskEntry['action_executions'] = actions.map((a) => ({
         ...baseEntry(a, a['name']),

@@ -4,7 +4,13 @@ import type { DataSource } from 'typeorm';
 import type { RequestContext } from '@osc/http-common';
 import { DATA_SOURCE } from '@osc/platform';
 import { type StoredExecutionStateChange, settledStreamPosition } from '@osc/workflow-persistence';
-import { type QueryBag, checkKnownParams, invalidField, parseBool, queryValue } from '../definitions/query-values';
+import {
+  type QueryBag,
+  checkKnownParams,
+  invalidField,
+  parseBool,
+  queryValue,
+} from '../definitions/query-values';
 import { WORKFLOW_POLICY } from '../policy/authorize';
 import { WorkflowPolicy } from '../policy/workflow-policy';
 import { ExecutionEventHub } from './execution-event-hub';
@@ -12,7 +18,8 @@ import { openSse } from './sse';
 
 const position = (name: string, raw: string | undefined): number | undefined => {
   if (raw === undefined || raw === '') return undefined;
-  if (!/^\d{1,15}$/.test(raw.trim())) throw invalidField(name, raw, 'must be a stream position (a non-negative integer)');
+  if (!/^\d{1,15}$/.test(raw.trim()))
+    throw invalidField(name, raw, 'must be a stream position (a non-negative integer)');
   return Number(raw.trim());
 };
 
@@ -31,19 +38,29 @@ export class ExecutionStateStream {
     @Inject(WORKFLOW_POLICY) private readonly policy: WorkflowPolicy,
   ) {}
 
-  async open(ctx: RequestContext, query: QueryBag, lastEventId: string | undefined, req: FastifyRequest, reply: FastifyReply): Promise<void> {
+  async open(
+    ctx: RequestContext,
+    query: QueryBag,
+    lastEventId: string | undefined,
+    req: FastifyRequest,
+    reply: FastifyReply,
+  ): Promise<void> {
     checkKnownParams(query, ['all_projects', 'marker']);
     const all = queryValue(query, 'all_projects');
     const allProjects = all !== undefined && parseBool('all_projects', all);
     if (allProjects) this.policy.enforce('executions:list:all_projects', ctx);
-    const after = position('Last-Event-ID', lastEventId) ?? position('marker', queryValue(query, 'marker')) ?? (await settledStreamPosition(this.db));
+    const after =
+      position('Last-Event-ID', lastEventId) ??
+      position('marker', queryValue(query, 'marker')) ??
+      (await settledStreamPosition(this.db));
     let stop = (): void => undefined;
     const sse = openSse(req, reply, () => stop());
     sse.send([{ id: after, event: 'position', data: { position: after } }]);
     stop = this.hub.watchProject({
       projectId: allProjects ? null : ctx.projectId,
       after,
-      deliver: (changes: StoredExecutionStateChange[]) => sse.send(changes.map((c) => ({ id: c.position, event: 'execution', data: c }))),
+      deliver: (changes: StoredExecutionStateChange[]) =>
+        sse.send(changes.map((c) => ({ id: c.position, event: 'execution', data: c }))),
     });
   }
 }

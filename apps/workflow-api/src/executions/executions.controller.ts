@@ -1,8 +1,28 @@
-import { Body, Controller, Inject, Delete, Get, Headers, HttpCode, Param, Post, Put, Query, Req, Res } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Inject,
+  Delete,
+  Get,
+  Headers,
+  HttpCode,
+  Param,
+  Post,
+  Put,
+  Query,
+  Req,
+  Res,
+} from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { InvalidInputError } from '@osc/errors';
 import { Ctx, type RequestContext, requestBaseUrl } from '@osc/http-common';
-import { type QueryBag, checkKnownParams, invalidField, parseBool, queryValue } from '../definitions/query-values';
+import {
+  type QueryBag,
+  checkKnownParams,
+  invalidField,
+  parseBool,
+  queryValue,
+} from '../definitions/query-values';
 import { Authorize, WORKFLOW_POLICY } from '../policy/authorize';
 import { WorkflowPolicy } from '../policy/workflow-policy';
 import { TasksService } from '../tasks/tasks.service';
@@ -33,16 +53,23 @@ export const subExecutionFilters = (query: QueryBag) => ({
 
 const bodyMap = (body: unknown): Record<string, unknown> => {
   if (body === undefined || body === null || body === '') return {};
-  if (typeof body !== 'object' || Array.isArray(body)) throw new InvalidInputError('The request body must be a JSON object.');
+  if (typeof body !== 'object' || Array.isArray(body))
+    throw new InvalidInputError('The request body must be a JSON object.');
   return body as Record<string, unknown>;
 };
 
 const singleFields = (query: QueryBag, all: readonly string[]): string[] => {
   const raw = queryValue(query, 'fields');
   if (raw === undefined) return [];
-  const fields = raw.split(',').map((f) => f.trim().toLowerCase()).filter(Boolean);
+  const fields = raw
+    .split(',')
+    .map((f) => f.trim().toLowerCase())
+    .filter(Boolean);
   const unknown = fields.filter((f) => !all.includes(f));
-  if (unknown.length) throw new InvalidInputError(`Some fields do not exist  [${unknown.join(', ')}], please choose from [${all.join(', ')}]`);
+  if (unknown.length)
+    throw new InvalidInputError(
+      `Some fields do not exist  [${unknown.join(', ')}], please choose from [${all.join(', ')}]`,
+    );
   if (fields.length && !fields.includes('id')) fields.unshift('id');
   return fields;
 };
@@ -110,7 +137,12 @@ export class ExecutionsController {
 
   @Get(':id/tasks')
   @Authorize('tasks:list')
-  async tasksOf(@Ctx() ctx: RequestContext, @Param('id') id: string, @Query() query: QueryBag, @Req() req: FastifyRequest) {
+  async tasksOf(
+    @Ctx() ctx: RequestContext,
+    @Param('id') id: string,
+    @Query() query: QueryBag,
+    @Req() req: FastifyRequest,
+  ) {
     await this.executions.findRow(ctx, id);
     const spec = { ...TASK_LIST, scope: { column: 'workflow_execution_id', value: id } };
     const list = parseRunList(spec, query, ctx, this.policy);

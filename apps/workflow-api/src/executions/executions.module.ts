@@ -13,8 +13,21 @@ import { ExpressionPlaygroundService } from './expression-playground.service';
 
 /** Run-time resources: executions, tasks and action executions (one module: they reference each other). */
 @Module({
-  controllers: [ExecutionsController, ExecutionEventsController, ExpressionPlaygroundController, TasksController, ActionExecutionsController],
-  providers: [ExecutionsService, TasksService, ActionExecutionsService, ExecutionEventHub, ExecutionStateStream, ExpressionPlaygroundService],
+  controllers: [
+    ExecutionsController,
+    ExecutionEventsController,
+    ExpressionPlaygroundController,
+    TasksController,
+    ActionExecutionsController,
+  ],
+  providers: [
+    ExecutionsService,
+    TasksService,
+    ActionExecutionsService,
+    ExecutionEventHub,
+    ExecutionStateStream,
+    ExpressionPlaygroundService,
+  ],
   exports: [ExecutionsService, TasksService, ActionExecutionsService],
 })
 export class ExecutionsModule {}

@@ -14,7 +14,13 @@ import {
   isValidExecutionTransition,
   newExecution,
 } from '@osc/workflow-domain';
-import { deleteExecutionHistory, findWorkflowForRun, insertExecutionReturning, resolveNamedEnvironment, toWorkflowExecution } from '@osc/workflow-persistence';
+import {
+  deleteExecutionHistory,
+  findWorkflowForRun,
+  insertExecutionReturning,
+  resolveNamedEnvironment,
+  toWorkflowExecution,
+} from '@osc/workflow-persistence';
 import { isCanonicalUuid, isUuid } from '../definitions/list-params';
 import { type ReportFilters, buildExecutionReport } from './execution-report';
 import { type RunListRequest, runList } from './run-list';
@@ -34,7 +40,9 @@ const asMap = (field: string, v: unknown): Record<string, unknown> => {
     }
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new InvalidInputError(`Invalid input for field/attribute ${field}. Value: '${JSON.stringify(v)}'. Value should be a dict`);
+    throw new InvalidInputError(
+      `Invalid input for field/attribute ${field}. Value: '${JSON.stringify(v)}'. Value should be a dict`,
+    );
   }
   return value as Record<string, unknown>;
 };
@@ -42,7 +50,10 @@ const asMap = (field: string, v: unknown): Record<string, unknown> => {
 const optString = (body: Record<string, unknown>, field: string): string | undefined => {
   const v = body[field];
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'string') throw new InvalidInputError(`Invalid input for field/attribute ${field}. Value: '${JSON.stringify(v)}'. Wrong type. Expected '<class 'str'>', got '<class '${typeof v}'>'`);
+  if (typeof v !== 'string')
+    throw new InvalidInputError(
+      `Invalid input for field/attribute ${field}. Value: '${JSON.stringify(v)}'. Wrong type. Expected '<class 'str'>', got '<class '${typeof v}'>'`,
+    );
   return v;
 };
 
@@ -59,8 +70,14 @@ export class ExecutionsService {
   ) {}
 
   /** Loads a visible execution row or throws 404. */
-  async findRow(ctx: RequestContext, id: string, em: { query: EntityManager['query'] } = this.db, lock = false): Promise<Row> {
-    if (!isCanonicalUuid(id)) throw new NotFoundError('WorkflowExecution', id, `WorkflowExecution not found [id=${id}]`);
+  async findRow(
+    ctx: RequestContext,
+    id: string,
+    em: { query: EntityManager['query'] } = this.db,
+    lock = false,
+  ): Promise<Row> {
+    if (!isCanonicalUuid(id))
+      throw new NotFoundError('WorkflowExecution', id, `WorkflowExecution not found [id=${id}]`);
     const rows: Row[] = await em.query(
       `SELECT * FROM "workflow_executions" WHERE "id" = $1::uuid ${ctx.isAdmin ? '' : 'AND "project_id" = $2'}${lock ? ' FOR UPDATE' : ''}`,
       ctx.isAdmin ? [id] : [id, ctx.projectId],
@@ -85,7 +102,12 @@ export class ExecutionsService {
   }
 
   async list(req: RunListRequest, includeOutput: boolean): Promise<Row[]> {
-    const rows = await runList(this.db, EXECUTION_LIST, req, includeOutput ? [...EXECUTION_LIST_COLUMNS, 'output'] : EXECUTION_LIST_COLUMNS);
+    const rows = await runList(
+      this.db,
+      EXECUTION_LIST,
+      req,
+      includeOutput ? [...EXECUTION_LIST_COLUMNS, 'output'] : EXECUTION_LIST_COLUMNS,
+    );
     return rows.map((r) => executionView(r, { detail: false, includeOutput }));
   }
 
@@ -101,7 +123,9 @@ export class ExecutionsService {
     const requestedId = optString(body, 'id');
     // Mistral stores any string as an id; ids here are UUIDs (the column's type), so others are refused.
     if (requestedId !== undefined && !isUuid(requestedId)) {
-      throw new InvalidInputError(`Invalid input for field/attribute id. Value: '${requestedId}'. Invalid UUID`);
+      throw new InvalidInputError(
+        `Invalid input for field/attribute id. Value: '${requestedId}'. Invalid UUID`,
+      );
     }
     if (requestedId !== undefined) {
       // Mistral: an id the caller can already see returns that execution (an idempotent retry).
@@ -128,7 +152,12 @@ export class ExecutionsService {
       projectId: ctx.projectId,
       visibility: ctx.isAdmin ? { kind: 'all' } : { kind: 'project', projectId: ctx.projectId },
     });
-    if (!stored) throw new NotFoundError('Workflow', identifier, `Workflow not found [workflow_identifier=${identifier}, namespace=${namespace}]`);
+    if (!stored)
+      throw new NotFoundError(
+        'Workflow',
+        identifier,
+        `Workflow not found [workflow_identifier=${identifier}, namespace=${namespace}]`,
+      );
     workflowName = stored.name;
     // Mistral: `params.env` may name a stored environment (own or public); its variables are used.
     params = await resolveNamedEnvironment(this.db, ctx.projectId, params);
@@ -145,24 +174,41 @@ export class ExecutionsService {
       },
       this.clock.now(),
     );
-    const start: OutboxItem = { destination: 'bus', queue: ENGINE_COMMAND_QUEUE, message: engineCommand(`start:${ex.id}`, 'engine.start-execution', { executionId: ex.id }) };
+    const start: OutboxItem = {
+      destination: 'bus',
+      queue: ENGINE_COMMAND_QUEUE,
+      message: engineCommand(`start:${ex.id}`, 'engine.start-execution', { executionId: ex.id }),
+    };
     const inserted = await this.db.transaction(async (em) => {
       // the start command goes into the outbox in the INSERT's own statement (one round trip less)
       // where the writer writes outbox rows; otherwise (embedded journal) through `add`
       let alongside = false;
-      const row = await insertExecutionReturning(em, ex, { sourceExecutionId: sourceId ?? null }, (bind, when) => {
-        const sql = this.outbox.insertStatement([start], bind, when);
-        alongside = sql !== null;
-        return sql;
-      });
+      const row = await insertExecutionReturning(
+        em,
+        ex,
+        { sourceExecutionId: sourceId ?? null },
+        (bind, when) => {
+          const sql = this.outbox.insertStatement([start], bind, when);
+          alongside = sql !== null;
+          return sql;
+        },
+      );
       if (row && alongside) this.outbox.added(em);
       else if (row) await this.outbox.add(em, start);
       return row;
     });
     // Mistral's engine, on a duplicate id, reads the execution back through the project-scoped
     // query: the caller's own (a concurrent retry) is returned, another project's is a 404.
-    if (!inserted) return executionView(await this.findRow(ctx, ex.id), { detail: false, includeOutput: true });
-    this.logger.log({ msg: 'execution started', executionId: ex.id, workflow: ex.workflowName, workflowId: ex.workflowId, projectId: ex.projectId, state: ex.state });
+    if (!inserted)
+      return executionView(await this.findRow(ctx, ex.id), { detail: false, includeOutput: true });
+    this.logger.log({
+      msg: 'execution started',
+      executionId: ex.id,
+      workflow: ex.workflowName,
+      workflowId: ex.workflowId,
+      projectId: ex.projectId,
+      state: ex.state,
+    });
     // the stored row as the INSERT returned it (no read back): the list view, without the detail fields
     return executionView(inserted, { detail: false, includeOutput: true });
   }
@@ -185,36 +231,42 @@ export class ExecutionsService {
       throw new ForbiddenError(`Can not access WorkflowExecution resource of other projects, ID: ${id}`);
     }
     if (description !== undefined) {
-      await this.db.query(`UPDATE "workflow_executions" SET "description" = $2, "updated_at" = $3::timestamptz WHERE "id" = $1`, [
-        id,
-        description,
-        this.clock.now().toISOString(),
-      ]);
+      await this.db.query(
+        `UPDATE "workflow_executions" SET "description" = $2, "updated_at" = $3::timestamptz WHERE "id" = $1`,
+        [id, description, this.clock.now().toISOString()],
+      );
     }
     if (env !== undefined && state === undefined) {
       if (row.state === 'RUNNING') {
-        throw new InvalidInputError('The property env can only be updated when workflow execution is not running or on resume from pause.');
+        throw new InvalidInputError(
+          'The property env can only be updated when workflow execution is not running or on resume from pause.',
+        );
       }
       await this.db.transaction(async (em) => {
         const locked = toWorkflowExecution(await this.findRow(ctx, id, em, true));
         const merged = { ...locked.params, env: { ...((locked.params['env'] as object) ?? {}), ...env } };
-        await em.query(`UPDATE "workflow_executions" SET "params" = $2::jsonb, "updated_at" = $3::timestamptz WHERE "id" = $1`, [
-          id,
-          JSON.stringify(merged),
-          this.clock.now().toISOString(),
-        ]);
+        await em.query(
+          `UPDATE "workflow_executions" SET "params" = $2::jsonb, "updated_at" = $3::timestamptz WHERE "id" = $1`,
+          [id, JSON.stringify(merged), this.clock.now().toISOString()],
+        );
       });
     }
     if (state !== undefined) {
       if (!(UPDATABLE_STATES as readonly string[]).includes(state)) {
-        throw new InvalidInputError(`Cannot change state to ${state}. Allowed states are: '${UPDATABLE_STATES.join(', ')}`);
+        throw new InvalidInputError(
+          `Cannot change state to ${state}. Allowed states are: '${UPDATABLE_STATES.join(', ')}`,
+        );
       }
       if (env !== undefined && state !== 'RUNNING') {
-        throw new InvalidInputError('The property env can only be updated when workflow execution is not running or on resume from pause.');
+        throw new InvalidInputError(
+          'The property env can only be updated when workflow execution is not running or on resume from pause.',
+        );
       }
       const to = state as ExecutionState;
       if (!isValidExecutionTransition(row.state, to)) {
-        throw new InvalidInputError(`Can't change workflow execution state from ${row.state} to ${to}. [workflow=${row.workflowName}, execution_id=${id}]`);
+        throw new InvalidInputError(
+          `Can't change workflow execution state from ${row.state} to ${to}. [workflow=${row.workflowName}, execution_id=${id}]`,
+        );
       }
       if (row.state !== to) {
         const cmdId = `${to.toLowerCase()}:${id}:${randomUUID()}`;
@@ -224,7 +276,10 @@ export class ExecutionsService {
             : to === 'RUNNING'
               ? engineCommand(cmdId, 'engine.resume-execution', { executionId: id, ...(env ? { env } : {}) })
               : to === 'CANCELLED'
-                ? engineCommand(cmdId, 'engine.cancel-execution', { executionId: id, message: stateInfo ?? null })
+                ? engineCommand(cmdId, 'engine.cancel-execution', {
+                    executionId: id,
+                    message: stateInfo ?? null,
+                  })
                 : engineCommand(cmdId, 'engine.force-execution-state', {
                     executionId: id,
                     state: to === 'SUCCESS' ? 'SUCCESS' : 'ERROR',
@@ -310,7 +365,10 @@ export class ExecutionsService {
     const deadline = Date.now() + APPLY_WAIT_MS;
     let delay = 5;
     while (Date.now() < deadline) {
-      const rows: { state: string }[] = await this.db.query(`SELECT "state" FROM "workflow_executions" WHERE "id" = $1`, [id]);
+      const rows: { state: string }[] = await this.db.query(
+        `SELECT "state" FROM "workflow_executions" WHERE "id" = $1`,
+        [id],
+      );
       if (!rows[0] || done(rows[0].state)) return;
       await new Promise((r) => setTimeout(r, delay));
       delay = Math.min(delay * 2, 100);

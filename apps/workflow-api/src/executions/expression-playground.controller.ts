@@ -17,7 +17,8 @@ export class ExpressionPlaygroundController {
   @Authorize('executions:evaluate')
   @HttpCode(200)
   evaluate(@Ctx() ctx: RequestContext, @Param('id') id: string, @Body() body: unknown) {
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new InvalidInputError('The request body must be a JSON object.');
+    if (body === null || typeof body !== 'object' || Array.isArray(body))
+      throw new InvalidInputError('The request body must be a JSON object.');
     return this.playground.evaluate(ctx, id, body as Record<string, unknown>);
   }
 }

@@ -30,24 +30,44 @@ export class ExpressionPlaygroundService {
     @Inject(CLOCK) private readonly clock: Clock,
   ) {}
 
-  async evaluate(ctx: RequestContext, id: string, body: Record<string, unknown>): Promise<PlaygroundOutcome & { task_execution_id: string | null }> {
-    const unknown = Object.keys(body).filter((k) => !['expression', 'language', 'task_execution_id'].includes(k));
-    if (unknown.length > 0) throw new InvalidInputError(`Unknown attribute for the evaluation: ${unknown.join(', ')}`);
+  async evaluate(
+    ctx: RequestContext,
+    id: string,
+    body: Record<string, unknown>,
+  ): Promise<PlaygroundOutcome & { task_execution_id: string | null }> {
+    const unknown = Object.keys(body).filter(
+      (k) => !['expression', 'language', 'task_execution_id'].includes(k),
+    );
+    if (unknown.length > 0)
+      throw new InvalidInputError(`Unknown attribute for the evaluation: ${unknown.join(', ')}`);
     const expression = body['expression'];
-    if (typeof expression !== 'string' || expression.trim() === '') throw new InvalidInputError('expression must be a non-empty string.');
-    if (expression.length > MAX_EXPRESSION_LENGTH) throw new InvalidInputError(`expression is longer than ${MAX_EXPRESSION_LENGTH} characters.`);
+    if (typeof expression !== 'string' || expression.trim() === '')
+      throw new InvalidInputError('expression must be a non-empty string.');
+    if (expression.length > MAX_EXPRESSION_LENGTH)
+      throw new InvalidInputError(`expression is longer than ${MAX_EXPRESSION_LENGTH} characters.`);
     const language = body['language'] ?? 'yaql';
-    if (!LANGUAGES.includes(language as (typeof LANGUAGES)[number])) throw new InvalidInputError(`language must be one of: ${LANGUAGES.join(', ')}.`);
+    if (!LANGUAGES.includes(language as (typeof LANGUAGES)[number]))
+      throw new InvalidInputError(`language must be one of: ${LANGUAGES.join(', ')}.`);
     const taskId = body['task_execution_id'] ?? null;
-    if (taskId !== null && (typeof taskId !== 'string' || !UUID.test(taskId))) throw new InvalidInputError('task_execution_id must be a task execution id (a UUID).');
+    if (taskId !== null && (typeof taskId !== 'string' || !UUID.test(taskId)))
+      throw new InvalidInputError('task_execution_id must be a task execution id (a UUID).');
 
     const row = await this.executions.findRow(ctx, id);
     this.policy.enforce('executions:evaluate', ctx, { project_id: String(row['project_id']) });
     const snapshot = await readSnapshot(this.db, String(row['id']));
     if (!snapshot) throw new NotFoundError('Execution', id, `Execution not found [id=${id}]`);
     const task = taskId === null ? null : (snapshot.tasks.find((t) => t.id === taskId) ?? null);
-    if (taskId !== null && !task) throw new NotFoundError('TaskExecution', taskId, `Task execution not found in execution ${id} [id=${taskId}]`);
-    const outcome = evaluatePlayground(expression, language as (typeof LANGUAGES)[number], expressionScope(snapshot, task, this.clock.now(), randomUUID));
+    if (taskId !== null && !task)
+      throw new NotFoundError(
+        'TaskExecution',
+        taskId,
+        `Task execution not found in execution ${id} [id=${taskId}]`,
+      );
+    const outcome = evaluatePlayground(
+      expression,
+      language as (typeof LANGUAGES)[number],
+      expressionScope(snapshot, task, this.clock.now(), randomUUID),
+    );
     return { ...outcome, task_execution_id: task?.id ?? null };
   }
 }

@@ -78,7 +78,13 @@ class Params {
 }
 
 const castOf = (kind: RunColumnKind): string =>
-  kind === 'timestamp' ? '::timestamptz' : kind === 'json' || kind === 'tags' ? '::jsonb' : kind === 'uuid' ? '::uuid' : '';
+  kind === 'timestamp'
+    ? '::timestamptz'
+    : kind === 'json' || kind === 'tags'
+      ? '::jsonb'
+      : kind === 'uuid'
+        ? '::uuid'
+        : '';
 
 /**
  * Non-null sort expression so keyset pages never skip NULL rows, and the type its marker values are
@@ -94,7 +100,9 @@ const sortExpr = (c: RunColumn): { sql: string; cast: string } => {
     case 'bool':
       return { sql: c.nullable ? `COALESCE(${ref}, false)` : ref, cast: '::boolean' };
     case 'uuid':
-      return c.column === 'id' ? { sql: ref, cast: '::uuid' } : { sql: `COALESCE(${ref}::text, '')`, cast: '::text' };
+      return c.column === 'id'
+        ? { sql: ref, cast: '::uuid' }
+        : { sql: `COALESCE(${ref}::text, '')`, cast: '::text' };
     case 'json':
     case 'tags':
     case 'text':
@@ -104,7 +112,12 @@ const sortExpr = (c: RunColumn): { sql: string; cast: string } => {
 };
 
 /** Parses a list request (filters, paging, sorting, fields), checking every parameter. */
-export function parseRunList(spec: RunListSpec, query: QueryBag, ctx: RequestContext, policy: WorkflowPolicy): RunListRequest {
+export function parseRunList(
+  spec: RunListSpec,
+  query: QueryBag,
+  ctx: RequestContext,
+  policy: WorkflowPolicy,
+): RunListRequest {
   const allowed = new Set<string>([
     'marker',
     'limit',
@@ -115,7 +128,8 @@ export function parseRunList(spec: RunListSpec, query: QueryBag, ctx: RequestCon
     ...spec.extraParams,
     ...(spec.adminFilters ? ['all_projects', 'project_id'] : []),
   ]);
-  for (const name of Object.keys(query)) if (!allowed.has(name)) throw new InvalidInputError(`Unknown argument: "${name}"`);
+  for (const name of Object.keys(query))
+    if (!allowed.has(name)) throw new InvalidInputError(`Unknown argument: "${name}"`);
   const get = (name: string) => queryValue(query, name);
   const p = new Params();
   const where: string[] = [];
@@ -130,7 +144,8 @@ export function parseRunList(spec: RunListSpec, query: QueryBag, ctx: RequestCon
     }
     const project = get('project_id');
     if (project !== undefined) {
-      if (spec.projectFilterNeedsAllProjects && !allProjects) policy.enforce(`${spec.policy}:list:all_projects`, ctx);
+      if (spec.projectFilterNeedsAllProjects && !allProjects)
+        policy.enforce(`${spec.policy}:list:all_projects`, ctx);
       // Without that rule (cron triggers) the filter stays within the caller's own rows unless admin.
       if (spec.projectFilterNeedsAllProjects || ctx.isAdmin) allProjects = true;
       where.push(`"project_id" = ${p.add(project)}`);
@@ -140,7 +155,12 @@ export function parseRunList(spec: RunListSpec, query: QueryBag, ctx: RequestCon
   if (!allProjects && !ctx.isAdmin) where.push(`"project_id" = ${p.add(ctx.projectId)}`);
   else if (!allProjects) where.push(`"project_id" = ${p.add(ctx.projectId)}`);
   // The scope columns hold uuids; Mistral compares them as strings, so anything else matches no row.
-  if (spec.scope) where.push(isCanonicalUuid(spec.scope.value) ? `${q(spec.scope.column)} = ${p.add(spec.scope.value)}::uuid` : 'FALSE');
+  if (spec.scope)
+    where.push(
+      isCanonicalUuid(spec.scope.value)
+        ? `${q(spec.scope.column)} = ${p.add(spec.scope.value)}::uuid`
+        : 'FALSE',
+    );
 
   const nulls = spec.extraParams.includes('nulls') ? get('nulls') : undefined;
   if (nulls !== undefined) {
@@ -167,12 +187,18 @@ export function parseRunList(spec: RunListSpec, query: QueryBag, ctx: RequestCon
     link.push([field, `${op}:${value}`]);
     const ref = q(c.column);
     if (c.kind === 'tags') {
-      const tags = value.split(',').map((t) => t.trim()).filter(Boolean);
+      const tags = value
+        .split(',')
+        .map((t) => t.trim())
+        .filter(Boolean);
       where.push(`${ref} @> ${p.add(JSON.stringify(tags), '::jsonb')}`);
       continue;
     }
     if (op === 'has') {
-      const shown = c.kind === 'timestamp' ? `to_char(${ref} AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')` : `${ref}::text`;
+      const shown =
+        c.kind === 'timestamp'
+          ? `to_char(${ref} AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')`
+          : `${ref}::text`;
       where.push(`${shown} LIKE ${p.add(`%${value}%`)}`);
       continue;
     }
@@ -199,7 +225,11 @@ export function parseRunList(spec: RunListSpec, query: QueryBag, ctx: RequestCon
     };
     if (op === 'in' || op === 'nin') {
       const items = value.split(',').map((v) => p.add(convert(v), castOf(c.kind)));
-      where.push(op === 'in' ? `${ref} IN (${items.join(', ')})` : `(${ref} IS NULL OR ${ref} NOT IN (${items.join(', ')}))`);
+      where.push(
+        op === 'in'
+          ? `${ref} IN (${items.join(', ')})`
+          : `(${ref} IS NULL OR ${ref} NOT IN (${items.join(', ')}))`,
+      );
       continue;
     }
     const v = p.add(convert(value), castOf(c.kind));
@@ -210,7 +240,8 @@ export function parseRunList(spec: RunListSpec, query: QueryBag, ctx: RequestCon
   const rawLimit = get('limit');
   let limit = MAX_PAGE_SIZE;
   if (rawLimit !== undefined) {
-    if (!/^[+-]?\d+$/.test(rawLimit.trim())) throw invalidField('limit', rawLimit, 'unable to convert to int');
+    if (!/^[+-]?\d+$/.test(rawLimit.trim()))
+      throw invalidField('limit', rawLimit, 'unable to convert to int');
     limit = Number(rawLimit.trim());
     if (limit <= 0) throw new InvalidInputError('Limit must be positive.');
     limit = Math.min(limit, MAX_PAGE_SIZE);
@@ -221,10 +252,14 @@ export function parseRunList(spec: RunListSpec, query: QueryBag, ctx: RequestCon
   const keys = commaList(get('sort_keys') ?? 'created_at');
   const dirs = commaList(get('sort_dirs') ?? 'asc');
   if (keys.length === 0) keys.push('created_at');
-  if (keys.length < dirs.length) throw new InvalidInputError('Length of sort_keys must be equal or greater than sort_dirs.');
+  if (keys.length < dirs.length)
+    throw new InvalidInputError('Length of sort_keys must be equal or greater than sort_dirs.');
   while (dirs.length < keys.length) dirs.push('asc');
-  for (const d of dirs) if (d !== 'asc' && d !== 'desc') throw new InvalidInputError("Unknown sort direction, must be 'desc' or 'asc'.");
-  for (const k of keys) if (!spec.columns[k]) throw new InvalidInputError(`Sort key supplied is invalid: ${k}`);
+  for (const d of dirs)
+    if (d !== 'asc' && d !== 'desc')
+      throw new InvalidInputError("Unknown sort direction, must be 'desc' or 'asc'.");
+  for (const k of keys)
+    if (!spec.columns[k]) throw new InvalidInputError(`Sort key supplied is invalid: ${k}`);
   const sort = keys.map((key, i) => ({ key, dir: dirs[i] as 'asc' | 'desc' }));
   if (!keys.includes('id')) sort.push({ key: 'id', dir: 'asc' });
 
@@ -234,12 +269,24 @@ export function parseRunList(spec: RunListSpec, query: QueryBag, ctx: RequestCon
     for (const f of commaList(rawFields)) if (!fields.includes(f)) fields.push(f);
     const unknown = fields.filter((f) => !spec.fields.includes(f));
     if (unknown.length) {
-      throw new InvalidInputError(`Some fields do not exist  [${unknown.join(', ')}], please choose from [${spec.fields.join(', ')}]`);
+      throw new InvalidInputError(
+        `Some fields do not exist  [${unknown.join(', ')}], please choose from [${spec.fields.join(', ')}]`,
+      );
     }
     if (fields.length && !fields.includes('id')) fields.unshift('id');
   }
   const markerProject = allProjects || ctx.isAdmin ? null : ctx.projectId;
-  return { allProjects, where, params: p.values, sort, limit, marker: marker?.trim(), markerProject, fields, link };
+  return {
+    allProjects,
+    where,
+    params: p.values,
+    sort,
+    limit,
+    marker: marker?.trim(),
+    markerProject,
+    fields,
+    link,
+  };
 }
 
 export interface SqlRunner {
@@ -250,7 +297,12 @@ export interface SqlRunner {
  * Runs a parsed list: one indexed keyset query. Rows come back raw (the caller maps them), with
  * `columns` only when given (what the caller's view reads), else every column.
  */
-export async function runList(db: SqlRunner, spec: RunListSpec, req: RunListRequest, columns?: readonly string[]): Promise<Record<string, unknown>[]> {
+export async function runList(
+  db: SqlRunner,
+  spec: RunListSpec,
+  req: RunListRequest,
+  columns?: readonly string[],
+): Promise<Record<string, unknown>[]> {
   const p = new Params();
   p.values.push(...req.params);
   const where = [...req.where];
@@ -258,7 +310,10 @@ export async function runList(db: SqlRunner, spec: RunListSpec, req: RunListRequ
   if (req.marker) {
     // Marker values travel as text and come back with their type: a timestamp keeps its microseconds.
     const select = cols.map((k, i) => `(${sortExpr(k.c).sql})::text AS "k${i}"`).join(', ');
-    const visible = req.markerProject === null ? '' : ` AND ("project_id" = $2${req.markerPublicToo ? ` OR "scope" = 'public'` : ''})`;
+    const visible =
+      req.markerProject === null
+        ? ''
+        : ` AND ("project_id" = $2${req.markerPublicToo ? ` OR "scope" = 'public'` : ''})`;
     const rows: Record<string, unknown>[] = await db.query(
       `SELECT ${select} FROM ${q(spec.table)} WHERE "id" = $1::uuid${visible}`,
       req.markerProject === null ? [req.marker] : [req.marker, req.markerProject],
@@ -275,7 +330,8 @@ export async function runList(db: SqlRunner, spec: RunListSpec, req: RunListRequ
     // The same bound on the first key alone is implied by the ORs and is what an index can seek to:
     // the 1,000th page starts at the marker instead of reading the 999 pages before it.
     const [first] = cols;
-    if (first) where.push(`${sortExpr(first.c).sql} ${first.dir === 'asc' ? '>=' : '<='} ${value(first.c, 0)}`);
+    if (first)
+      where.push(`${sortExpr(first.c).sql} ${first.dir === 'asc' ? '>=' : '<='} ${value(first.c, 0)}`);
     where.push(`(${ors.join(' OR ')})`);
   }
   const order = cols.map((k) => `${sortExpr(k.c).sql} ${k.dir.toUpperCase()}`).join(', ');
@@ -285,7 +341,12 @@ export async function runList(db: SqlRunner, spec: RunListSpec, req: RunListRequ
 }
 
 /** `next` link when the page is full (workflow-api.md §4). */
-export function runNextLink(baseUrl: string, spec: RunListSpec, req: RunListRequest, items: readonly { id?: unknown }[]): string | undefined {
+export function runNextLink(
+  baseUrl: string,
+  spec: RunListSpec,
+  req: RunListRequest,
+  items: readonly { id?: unknown }[],
+): string | undefined {
   if (items.length === 0 || items.length < req.limit) return undefined;
   const last = items[items.length - 1]!;
   const parts = [
@@ -300,5 +361,8 @@ export function runNextLink(baseUrl: string, spec: RunListSpec, req: RunListRequ
 }
 
 /** Keeps only the requested fields (all when none were asked for). */
-export const pickFields = <T extends Record<string, unknown>>(obj: T, fields: readonly string[]): Record<string, unknown> =>
+export const pickFields = <T extends Record<string, unknown>>(
+  obj: T,
+  fields: readonly string[],
+): Record<string, unknown> =>
   fields.length ? Object.fromEntries(fields.filter((f) => f in obj).map((f) => [f, obj[f]])) : obj;

@@ -37,14 +37,21 @@ describe('openSse', () => {
     expect(reply.hijack).toHaveBeenCalled();
     expect(raw.head).toEqual({
       status: 200,
-      headers: expect.objectContaining({ 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', 'x-openstack-request-id': 'req-1' }),
+      headers: expect.objectContaining({
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache, no-transform',
+        'x-openstack-request-id': 'req-1',
+      }),
     });
     sse.send([
       { id: 7, event: 'execution', data: { a: 1 } },
       { id: 8, event: 'execution', data: 'x' },
     ]);
     sse.send([]);
-    expect(raw.written).toEqual(['retry: 2000\n\n', 'id: 7\nevent: execution\ndata: {"a":1}\n\nid: 8\nevent: execution\ndata: "x"\n\n']);
+    expect(raw.written).toEqual([
+      'retry: 2000\n\n',
+      'id: 7\nevent: execution\ndata: {"a":1}\n\nid: 8\nevent: execution\ndata: "x"\n\n',
+    ]);
   });
 
   it('sends a heartbeat comment every 15 s until closed, and closes once', () => {
@@ -95,7 +102,10 @@ describe('openSse with a client that does not read', () => {
     expect(stringify).toHaveBeenCalledTimes(2);
     stringify.mockRestore();
     expect(a.raw.written[1]).toBe('id: 5\nevent: execution\ndata: {"position":5}\n\n');
-    expect(b.raw.written.slice(1)).toEqual([a.raw.written[1], 'id: 6\nevent: other\ndata: {"position":5}\n\n']);
+    expect(b.raw.written.slice(1)).toEqual([
+      a.raw.written[1],
+      'id: 6\nevent: other\ndata: {"position":5}\n\n',
+    ]);
   });
 });
 

@@ -11,7 +11,8 @@ export const HEARTBEAT_MS = 15_000;
 export const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
 
 /** Whether the client asks for Server-Sent Events (`Accept: text/event-stream`). */
-export const wantsStream = (accept: string | undefined): boolean => (accept ?? '').split(',').some((a) => a.trim().startsWith('text/event-stream'));
+export const wantsStream = (accept: string | undefined): boolean =>
+  (accept ?? '').split(',').some((a) => a.trim().startsWith('text/event-stream'));
 
 /** One Server-Sent Event. */
 export interface SseMessage {
@@ -49,7 +50,13 @@ const format = (m: SseMessage): string => {
  * `onClose` runs once, when the client goes away or {@link SseResponse.close} is called, or when
  * more than `maxBufferedBytes` wait for a client that does not read.
  */
-export function openSse(req: FastifyRequest, reply: FastifyReply, onClose: () => void, heartbeatMs = HEARTBEAT_MS, maxBufferedBytes = MAX_BUFFERED_BYTES): SseResponse {
+export function openSse(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  onClose: () => void,
+  heartbeatMs = HEARTBEAT_MS,
+  maxBufferedBytes = MAX_BUFFERED_BYTES,
+): SseResponse {
   reply.hijack();
   const raw = reply.raw;
   raw.writeHead(200, {

@@ -9,14 +9,25 @@ import { WorkflowPolicy } from '../policy/workflow-policy';
 import { MembersService } from './members.service';
 
 /** The member fields a request body may carry (Mistral's `Member` resource). */
-const MEMBER_FIELDS = ['id', 'resource_id', 'resource_type', 'project_id', 'member_id', 'status', 'created_at', 'updated_at'];
+const MEMBER_FIELDS = [
+  'id',
+  'resource_id',
+  'resource_type',
+  'project_id',
+  'member_id',
+  'status',
+  'created_at',
+  'updated_at',
+];
 
 const bodyMap = (body: unknown): Record<string, unknown> => {
   if (body === undefined || body === null || body === '') return {};
-  if (typeof body !== 'object' || Array.isArray(body)) throw new InvalidInputError('The request body must be a JSON object.');
+  if (typeof body !== 'object' || Array.isArray(body))
+    throw new InvalidInputError('The request body must be a JSON object.');
   const map = body as Record<string, unknown>;
   for (const key of Object.keys(map)) {
-    if (!MEMBER_FIELDS.includes(key)) throw new InvalidInputError(`Unknown attribute for argument member_info: ${key}`);
+    if (!MEMBER_FIELDS.includes(key))
+      throw new InvalidInputError(`Unknown attribute for argument member_info: ${key}`);
   }
   return map;
 };
@@ -41,7 +52,11 @@ export class MembersController {
 
   @Get()
   @Authorize('members:list')
-  async list(@Ctx() ctx: RequestContext, @Param('workflowId') workflowId: string, @Req() req: FastifyRequest) {
+  async list(
+    @Ctx() ctx: RequestContext,
+    @Param('workflowId') workflowId: string,
+    @Req() req: FastifyRequest,
+  ) {
     this.checkAuthEnabled(req);
     return { members: await this.members.list(ctx, workflowId) };
   }
@@ -49,7 +64,12 @@ export class MembersController {
   @Post()
   @Authorize('members:create')
   @HttpCode(201)
-  create(@Ctx() ctx: RequestContext, @Param('workflowId') workflowId: string, @Body() body: unknown, @Req() req: FastifyRequest) {
+  create(
+    @Ctx() ctx: RequestContext,
+    @Param('workflowId') workflowId: string,
+    @Body() body: unknown,
+    @Req() req: FastifyRequest,
+  ) {
     this.checkAuthEnabled(req);
     const memberId = textField(bodyMap(body), 'member_id');
     if (!memberId) throw new InvalidInputError('Member id must be provided.');
@@ -58,7 +78,12 @@ export class MembersController {
 
   @Get(':memberId')
   @Authorize('members:get')
-  get(@Ctx() ctx: RequestContext, @Param('workflowId') workflowId: string, @Param('memberId') memberId: string, @Req() req: FastifyRequest) {
+  get(
+    @Ctx() ctx: RequestContext,
+    @Param('workflowId') workflowId: string,
+    @Param('memberId') memberId: string,
+    @Req() req: FastifyRequest,
+  ) {
     this.checkAuthEnabled(req);
     return this.members.get(ctx, workflowId, memberId);
   }
@@ -98,6 +123,8 @@ export class MembersController {
   private checkAuthEnabled(req: FastifyRequest): void {
     if (this.policy.authMode !== 'noauth') return;
     req.mistralErrorShape = 'text';
-    throw new InvalidInputError('Resource sharing feature can only be supported with authentication enabled.');
+    throw new InvalidInputError(
+      'Resource sharing feature can only be supported with authentication enabled.',
+    );
   }
 }

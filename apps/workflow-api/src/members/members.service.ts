@@ -21,7 +21,11 @@ import { isUuid } from '../definitions/list-params';
 import { workflowNotFound } from '../workflows/workflows.service';
 
 const memberNotFound = (resourceId: string, memberId: string) =>
-  new NotFoundError('ResourceMember', memberId, `Resource member not found [resource_id=${resourceId}, member_id=${memberId}]`);
+  new NotFoundError(
+    'ResourceMember',
+    memberId,
+    `Resource member not found [resource_id=${resourceId}, member_id=${memberId}]`,
+  );
 
 /**
  * Sharing of private workflows with other projects (Mistral's resource members). The owner adds
@@ -68,7 +72,12 @@ export class MembersService {
         throw workflowNotFound(workflowId, '');
       }
       if (wf.scope !== 'private') throw new InvalidInputError('Only private resource could be shared.');
-      const row = await insertMember(em, { resourceId: String(wf.id), projectId: String(wf.project_id), memberId, now });
+      const row = await insertMember(em, {
+        resourceId: String(wf.id),
+        projectId: String(wf.project_id),
+        memberId,
+        now,
+      });
       if (!row) {
         throw new ConflictError(
           `Duplicate entry for ResourceMember ['resource_id', 'resource_type', 'member_id']: ${String(wf.id)}, workflow, ${memberId}`,
@@ -79,7 +88,12 @@ export class MembersService {
   }
 
   /** Only the member project itself answers a share (the owner gets "not found", as in Mistral). */
-  async setStatus(ctx: RequestContext, workflowId: string, memberId: string, status: MemberStatus): Promise<MemberRow> {
+  async setStatus(
+    ctx: RequestContext,
+    workflowId: string,
+    memberId: string,
+    status: MemberStatus,
+  ): Promise<MemberRow> {
     if (memberId !== ctx.projectId) throw memberNotFound(workflowId, memberId);
     const row = await updateMemberStatus(this.db, {
       resourceId: workflowId,
@@ -93,6 +107,7 @@ export class MembersService {
 
   /** Only the owner removes a member. */
   async delete(ctx: RequestContext, workflowId: string, memberId: string): Promise<void> {
-    if (!(await deleteMember(this.db, workflowId, memberId, ctx.projectId))) throw memberNotFound(workflowId, memberId);
+    if (!(await deleteMember(this.db, workflowId, memberId, ctx.projectId)))
+      throw memberNotFound(workflowId, memberId);
   }
 }

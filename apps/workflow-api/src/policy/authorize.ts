@@ -46,7 +46,8 @@ export class PolicyGuard implements CanActivate {
     if (!meta) return true;
     const req = context.switchToHttp().getRequest<FastifyRequest>();
     if (meta.errors === 'text') req.mistralErrorShape = 'text';
-    if (!req.requestContext) throw new UnauthorizedError('The request you have made requires authentication.');
+    if (!req.requestContext)
+      throw new UnauthorizedError('The request you have made requires authentication.');
     this.policy.enforce(meta.action, req.requestContext);
     return true;
   }

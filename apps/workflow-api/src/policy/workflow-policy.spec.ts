@@ -42,7 +42,9 @@ describe('WorkflowPolicy', () => {
 
   it("denies with Mistral's NotAllowedException message", () => {
     expect(() => defaults.enforce('workflows:publicize', member)).toThrow(ForbiddenError);
-    expect(() => defaults.enforce('workflows:publicize', member)).toThrow('Operation forbidden (insufficient permissions)');
+    expect(() => defaults.enforce('workflows:publicize', member)).toThrow(
+      'Operation forbidden (insufficient permissions)',
+    );
   });
 
   it("judges owner rules against the caller's own project unless the call names the owner", () => {
@@ -53,7 +55,11 @@ describe('WorkflowPolicy', () => {
 
   it("lets a deployment's rules replace the defaults", () => {
     const strict = new WorkflowPolicy(
-      { 'workflows:create': 'role:member', 'workflows:delete': 'rule:admin_only', 'workflows:publicize': 'role:member' },
+      {
+        'workflows:create': 'role:member',
+        'workflows:delete': 'rule:admin_only',
+        'workflows:publicize': 'role:member',
+      },
       'headers',
     );
     expect(strict.allows('workflows:create', reader)).toBe(false);

@@ -1,5 +1,11 @@
 import { type AuthMode, type RequestContext } from '@osc/http-common';
-import { type PolicyEnforcer, type PolicyRules, type Target, credentialsOf, mistralPolicy } from '@osc/policy';
+import {
+  type PolicyEnforcer,
+  type PolicyRules,
+  type Target,
+  credentialsOf,
+  mistralPolicy,
+} from '@osc/policy';
 
 /**
  * The workflow service's authorisation: Mistral's default policy overlaid by the deployment's file

@@ -8,7 +8,11 @@ export class RootController {
   @Get('/')
   versions(@Req() req: FastifyRequest) {
     const base = requestBaseUrl(req);
-    return { versions: [{ id: 'v2.0', status: 'CURRENT', links: [{ href: `${base}/v2`, target: 'v2', rel: 'self' }] }] };
+    return {
+      versions: [
+        { id: 'v2.0', status: 'CURRENT', links: [{ href: `${base}/v2`, target: 'v2', rel: 'self' }] },
+      ],
+    };
   }
 
   @Get('/v2')

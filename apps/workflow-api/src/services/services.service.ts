@@ -40,8 +40,12 @@ export class ServicesService implements OnModuleInit, OnModuleDestroy {
     @Inject(DATA_SOURCE) private readonly db: DataSource,
     @Inject(SERVICES_SETTINGS) private readonly settings: ServicesSettings,
   ) {
-    this.heartbeat = new ServiceHeartbeat(db, ['api'], settings.heartbeatSeconds * 1000, (level, msg, fields) =>
-      level === 'warn' ? this.logger.warn({ ...fields, msg }) : this.logger.error({ ...fields, msg }),
+    this.heartbeat = new ServiceHeartbeat(
+      db,
+      ['api'],
+      settings.heartbeatSeconds * 1000,
+      (level, msg, fields) =>
+        level === 'warn' ? this.logger.warn({ ...fields, msg }) : this.logger.error({ ...fields, msg }),
     );
   }
 

@@ -3,7 +3,12 @@ import type { DataSource } from 'typeorm';
 import { runInTransaction } from '@osc/persistence';
 import { CLOCK, type Clock, DATA_SOURCE } from '@osc/platform';
 import { parseWorkflows, pyJsonDumps, renderInputString, workflowInterface } from '@osc/workflow-domain';
-import { type ColumnValues, WORKFLOW_DEFINITIONS, insertDefinition, toSeconds } from '@osc/workflow-persistence';
+import {
+  type ColumnValues,
+  WORKFLOW_DEFINITIONS,
+  insertDefinition,
+  toSeconds,
+} from '@osc/workflow-persistence';
 import { definitionChecksum } from '../definitions/definition-text';
 import { SYSTEM_WORKFLOW_DEFINITIONS, SYSTEM_WORKFLOW_PROJECT } from './system-workflow-definitions';
 

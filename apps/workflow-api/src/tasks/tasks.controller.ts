@@ -36,10 +36,18 @@ export class TasksController {
   async get(@Ctx() ctx: RequestContext, @Param('id') id: string, @Query() query: QueryBag) {
     checkKnownParams(query, ['fields']);
     const raw = queryValue(query, 'fields');
-    const fields = raw === undefined ? [] : raw.split(',').map((f) => f.trim().toLowerCase()).filter(Boolean);
+    const fields =
+      raw === undefined
+        ? []
+        : raw
+            .split(',')
+            .map((f) => f.trim().toLowerCase())
+            .filter(Boolean);
     const unknown = fields.filter((f) => !(TASK_FIELDS as readonly string[]).includes(f));
     if (unknown.length) {
-      throw new InvalidInputError(`Some fields do not exist  [${unknown.join(', ')}], please choose from [${TASK_FIELDS.join(', ')}]`);
+      throw new InvalidInputError(
+        `Some fields do not exist  [${unknown.join(', ')}], please choose from [${TASK_FIELDS.join(', ')}]`,
+      );
     }
     if (fields.length && !fields.includes('id')) fields.unshift('id');
     return pickFields(await this.tasks.get(ctx, id), fields);
@@ -48,20 +56,26 @@ export class TasksController {
   @Put(':id')
   @Authorize('tasks:update')
   update(@Ctx() ctx: RequestContext, @Param('id') id: string, @Body() body: unknown) {
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new InvalidInputError('The request body must be a JSON object.');
+    if (body === null || typeof body !== 'object' || Array.isArray(body))
+      throw new InvalidInputError('The request body must be a JSON object.');
     return this.tasks.update(ctx, id, body as Record<string, unknown>);
   }
 
   @Get(':id/action_executions')
   @Authorize('action_executions:list')
-  async actionsOf(@Ctx() ctx: RequestContext, @Param('id') id: string, @Query() query: QueryBag, @Req() req: FastifyRequest) {
+  async actionsOf(
+    @Ctx() ctx: RequestContext,
+    @Param('id') id: string,
+    @Query() query: QueryBag,
+    @Req() req: FastifyRequest,
+  ) {
     // Mistral filters by the task id without looking the task up: another project's task lists nothing.
     const spec = { ...ACTION_EXECUTION_LIST, scope: { column: 'task_execution_id', value: id } };
     const list = parseRunList(spec, query, ctx, this.policy);
     const raw = queryValue(query, 'include_output');
-    const action_executions = (await this.actions.list(spec, list, raw !== undefined && raw.toLowerCase() === 'true')).map((a) =>
-      pickFields(a, list.fields),
-    );
+    const action_executions = (
+      await this.actions.list(spec, list, raw !== undefined && raw.toLowerCase() === 'true')
+    ).map((a) => pickFields(a, list.fields));
     const next = runNextLink(requestBaseUrl(req), spec, list, action_executions);
     return next ? { action_executions, next } : { action_executions };
   }

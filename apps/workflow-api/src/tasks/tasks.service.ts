@@ -22,7 +22,8 @@ export class TasksService {
   ) {}
 
   async findRow(ctx: RequestContext, id: string): Promise<Row> {
-    if (!isCanonicalUuid(id)) throw new NotFoundError('TaskExecution', id, `TaskExecution not found [id=${id}]`);
+    if (!isCanonicalUuid(id))
+      throw new NotFoundError('TaskExecution', id, `TaskExecution not found [id=${id}]`);
     const rows: Row[] = await this.db.query(
       `SELECT * FROM "task_executions" WHERE "id" = $1::uuid ${ctx.isAdmin ? '' : 'AND "project_id" = $2'}`,
       ctx.isAdmin ? [id] : [id, ctx.projectId],
@@ -56,24 +57,40 @@ export class TasksService {
       }
     }
     if (env !== undefined && env !== null && (typeof env !== 'object' || Array.isArray(env))) {
-      throw new InvalidInputError(`Invalid input for field/attribute env. Value: '${JSON.stringify(env)}'. Value should be a dict`);
+      throw new InvalidInputError(
+        `Invalid input for field/attribute env. Value: '${JSON.stringify(env)}'. Value should be a dict`,
+      );
     }
     if (state !== 'RUNNING' && state !== 'SKIPPED') {
-      throw new InvalidInputError(`Invalid task state: ${String(state)}. Only RUNNING (rerun) and SKIPPED (skip) can be requested.`);
+      throw new InvalidInputError(
+        `Invalid task state: ${String(state)}. Only RUNNING (rerun) and SKIPPED (skip) can be requested.`,
+      );
     }
     if (row['state'] !== 'ERROR') {
-      throw new InvalidInputError(`Task execution ${id} is in ${String(row['state'])} state: only a task in ERROR can be ${state === 'RUNNING' ? 'rerun' : 'skipped'}.`);
+      throw new InvalidInputError(
+        `Task execution ${id} is in ${String(row['state'])} state: only a task in ERROR can be ${state === 'RUNNING' ? 'rerun' : 'skipped'}.`,
+      );
     }
     const executionId = String(row['workflow_execution_id']);
-    const exRows: { state: string }[] = await this.db.query(`SELECT "state" FROM "workflow_executions" WHERE "id" = $1`, [executionId]);
+    const exRows: { state: string }[] = await this.db.query(
+      `SELECT "state" FROM "workflow_executions" WHERE "id" = $1`,
+      [executionId],
+    );
     if (exRows[0]?.state === 'PAUSED') {
-      throw new InvalidInputError(`Cannot rerun or skip a task of a paused workflow execution [execution_id=${executionId}]`);
+      throw new InvalidInputError(
+        `Cannot rerun or skip a task of a paused workflow execution [execution_id=${executionId}]`,
+      );
     }
     let cmd;
     if (state === 'RUNNING') {
       if (typeof reset !== 'boolean') throw new InvalidInputError('Reset field is mandatory to rerun task.');
-      const wi = (typeof row['runtime_context'] === 'string' ? JSON.parse(row['runtime_context']) : row['runtime_context']) as Record<string, unknown>;
-      if (!reset && !wi?.['with_items']) throw new InvalidInputError('Only with-items task has the option to not reset.');
+      const wi = (
+        typeof row['runtime_context'] === 'string'
+          ? JSON.parse(row['runtime_context'])
+          : row['runtime_context']
+      ) as Record<string, unknown>;
+      if (!reset && !wi?.['with_items'])
+        throw new InvalidInputError('Only with-items task has the option to not reset.');
       cmd = engineCommand(`rerun:${id}:${randomUUID()}`, 'engine.rerun-task', {
         executionId,
         taskExecutionId: id,
@@ -81,19 +98,28 @@ export class TasksService {
         ...(env ? { env: env as Record<string, unknown> } : {}),
       });
     } else {
-      cmd = engineCommand(`skip:${id}:${randomUUID()}`, 'engine.skip-task', { executionId, taskExecutionId: id });
+      cmd = engineCommand(`skip:${id}:${randomUUID()}`, 'engine.skip-task', {
+        executionId,
+        taskExecutionId: id,
+      });
     }
-    const stamp = (v: unknown): number => (v === null || v === undefined ? 0 : new Date(v as string | Date).getTime());
+    const stamp = (v: unknown): number =>
+      v === null || v === undefined ? 0 : new Date(v as string | Date).getTime();
     const before = stamp(row['updated_at']);
     await this.db.transaction(async (em) => {
       // Claim the task under the execution's row lock (the engine holds the same lock while it
       // decides): of two concurrent requests only one finds it in ERROR and unclaimed; the engine
       // releases the claim when it handles the command.
-      const locked: { state: string }[] = await em.query(`SELECT "state" FROM "workflow_executions" WHERE "id" = $1 FOR UPDATE`, [executionId]);
+      const locked: { state: string }[] = await em.query(
+        `SELECT "state" FROM "workflow_executions" WHERE "id" = $1 FOR UPDATE`,
+        [executionId],
+      );
       // Mistral: the env of an execution changes only while it is IDLE, PAUSED or ERROR (DSL-15.6)
       const envChange = env !== undefined && env !== null && Object.keys(env).length > 0;
       if (envChange && !['IDLE', 'PAUSED', 'ERROR'].includes(locked[0]?.state ?? '')) {
-        throw new ForbiddenError('Updating env to workflow execution is only permitted if it is in IDLE, PAUSED, or ERROR state.');
+        throw new ForbiddenError(
+          'Updating env to workflow execution is only permitted if it is in IDLE, PAUSED, or ERROR state.',
+        );
       }
       const claimed: unknown[] = await em.query(
         `WITH claim AS (UPDATE "task_executions" SET "runtime_context" = "runtime_context" || jsonb_build_object($2::text, $3::text)
@@ -101,14 +127,19 @@ export class TasksService {
         [id, CONTROL_REQUEST, cmd.id],
       );
       if (claimed.length === 0) {
-        throw new InvalidInputError(`Task execution ${id} already has a rerun or skip in progress or is no longer in ERROR state.`);
+        throw new InvalidInputError(
+          `Task execution ${id} already has a rerun or skip in progress or is no longer in ERROR state.`,
+        );
       }
       await this.outbox.add(em, { destination: 'bus', queue: ENGINE_COMMAND_QUEUE, message: cmd });
     });
     const deadline = Date.now() + APPLY_WAIT_MS;
     let delay = 5;
     while (Date.now() < deadline) {
-      const r: Row[] = await this.db.query(`SELECT "state", "updated_at" FROM "task_executions" WHERE "id" = $1`, [id]);
+      const r: Row[] = await this.db.query(
+        `SELECT "state", "updated_at" FROM "task_executions" WHERE "id" = $1`,
+        [id],
+      );
       // applied: the task left ERROR, or it was updated since (a rerun that failed again at once)
       if (!r[0] || r[0]['state'] !== 'ERROR' || stamp(r[0]['updated_at']) !== before) break;
       await new Promise((res) => setTimeout(res, delay));

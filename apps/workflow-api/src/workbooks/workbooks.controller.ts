@@ -1,4 +1,17 @@
-import { Body, Controller, Inject, Delete, Get, HttpCode, Param, Post, Put, Query, Req, Res } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Inject,
+  Delete,
+  Get,
+  HttpCode,
+  Param,
+  Post,
+  Put,
+  Query,
+  Req,
+  Res,
+} from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Ctx, type RequestContext, requestBaseUrl } from '@osc/http-common';
 import { WORKBOOKS } from '@osc/workflow-persistence';
@@ -44,7 +57,12 @@ export class WorkbooksController {
   @Post()
   @Authorize('workbooks:create', 'text')
   @HttpCode(201)
-  create(@Ctx() ctx: RequestContext, @Query() query: QueryBag, @Body() body: unknown, @Req() req: FastifyRequest) {
+  create(
+    @Ctx() ctx: RequestContext,
+    @Query() query: QueryBag,
+    @Body() body: unknown,
+    @Req() req: FastifyRequest,
+  ) {
     req.mistralErrorShape = 'text';
     const params = parseUploadParams(query, ctx, this.policy, { policy: 'workbooks', skipValidation: true });
     return this.workbooks.create(ctx, definitionText(body), params);
@@ -52,7 +70,12 @@ export class WorkbooksController {
 
   @Put()
   @Authorize('workbooks:update', 'text')
-  update(@Ctx() ctx: RequestContext, @Query() query: QueryBag, @Body() body: unknown, @Req() req: FastifyRequest) {
+  update(
+    @Ctx() ctx: RequestContext,
+    @Query() query: QueryBag,
+    @Body() body: unknown,
+    @Req() req: FastifyRequest,
+  ) {
     req.mistralErrorShape = 'text';
     const params = parseUploadParams(query, ctx, this.policy, { policy: 'workbooks', skipValidation: true });
     return this.workbooks.update(ctx, definitionText(body), params);
@@ -75,7 +98,11 @@ export class WorkbooksController {
   @Delete(':name')
   @Authorize('workbooks:delete')
   @HttpCode(204)
-  async delete(@Ctx() ctx: RequestContext, @Param('name') name: string, @Query() query: QueryBag): Promise<void> {
+  async delete(
+    @Ctx() ctx: RequestContext,
+    @Param('name') name: string,
+    @Query() query: QueryBag,
+  ): Promise<void> {
     await this.workbooks.delete(ctx, name, parseNamespaceParam(query));
   }
 }

@@ -99,7 +99,12 @@ export class WorkbooksService {
     });
   }
 
-  async get(ctx: RequestContext, name: string, namespace: string, fields: readonly string[]): Promise<DefinitionRow> {
+  async get(
+    ctx: RequestContext,
+    name: string,
+    namespace: string,
+    fields: readonly string[],
+  ): Promise<DefinitionRow> {
     const row = await this.guard(() =>
       findDefinition(this.db, T, {
         identifier: name,
@@ -134,7 +139,15 @@ export class WorkbooksService {
   async list(req: ListRequest): Promise<JsonPage> {
     let after: Record<string, string | null> | undefined;
     if (req.marker !== undefined) {
-      const m = await this.guard(() => markerValues(this.db, T, req.marker!, req.sort.map((s) => s.key), req.visibility));
+      const m = await this.guard(() =>
+        markerValues(
+          this.db,
+          T,
+          req.marker!,
+          req.sort.map((s) => s.key),
+          req.visibility,
+        ),
+      );
       if (!m) throw new NotFoundError('Workbook', req.marker, `Workbook not found [id=${req.marker}]`);
       after = m;
     }
@@ -154,9 +167,11 @@ export class WorkbooksService {
   private check(text: string, wb: WorkbookSpec): void {
     rejectNul('The workbook definition', text, wb);
     // The workbook's own name and the `<workbook>.<name>` names its workflows and actions are stored under.
-    for (const name of [wb.name, ...wb.workflows.map((w) => w.name), ...wb.actions.map((x) => x.name)]) checkLength('name', name, NAME_MAX.definition);
+    for (const name of [wb.name, ...wb.workflows.map((w) => w.name), ...wb.actions.map((x) => x.name)])
+      checkLength('name', name, NAME_MAX.definition);
     for (const a of wb.actions) {
-      if (isStandardActionName(a.name)) throw new InvalidInputError(`Attempt to modify a system action: ${a.name}`);
+      if (isStandardActionName(a.name))
+        throw new InvalidInputError(`Attempt to modify a system action: ${a.name}`);
     }
   }
 
@@ -171,7 +186,14 @@ export class WorkbooksService {
   }
 
   /** Creates or updates every member under the workbook's owner, namespace and scope. */
-  private async storeMembers(em: SqlRunner, text: string, wb: WorkbookSpec, params: UploadParams, projectId: string, at: string): Promise<void> {
+  private async storeMembers(
+    em: SqlRunner,
+    text: string,
+    wb: WorkbookSpec,
+    params: UploadParams,
+    projectId: string,
+    at: string,
+  ): Promise<void> {
     const texts = workbookMemberDefinitions(text, wb);
     const owner = {
       namespace: { value: params.namespace },
@@ -221,7 +243,10 @@ export class WorkbooksService {
     return this.guard(() => runInTransaction(this.db, (em) => fn(em)), conflict);
   }
 
-  private async guard<R>(fn: () => Promise<R>, conflict = 'Duplicate entry for WorkbookDefinition'): Promise<R> {
+  private async guard<R>(
+    fn: () => Promise<R>,
+    conflict = 'Duplicate entry for WorkbookDefinition',
+  ): Promise<R> {
     try {
       return await fn();
     } catch (err) {

@@ -1,4 +1,17 @@
-import { Body, Controller, Inject, Delete, Get, HttpCode, Param, Post, Put, Query, Req, Res } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Inject,
+  Delete,
+  Get,
+  HttpCode,
+  Param,
+  Post,
+  Put,
+  Query,
+  Req,
+  Res,
+} from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Ctx, type RequestContext, requestBaseUrl } from '@osc/http-common';
 import { WORKFLOW_DEFINITIONS } from '@osc/workflow-persistence';
@@ -44,7 +57,12 @@ export class WorkflowsController {
   @Post()
   @Authorize('workflows:create', 'text')
   @HttpCode(201)
-  async create(@Ctx() ctx: RequestContext, @Query() query: QueryBag, @Body() body: unknown, @Req() req: FastifyRequest) {
+  async create(
+    @Ctx() ctx: RequestContext,
+    @Query() query: QueryBag,
+    @Body() body: unknown,
+    @Req() req: FastifyRequest,
+  ) {
     req.mistralErrorShape = 'text';
     const params = parseUploadParams(query, ctx, this.policy, { policy: 'workflows', skipValidation: true });
     return { workflows: await this.workflows.create(ctx, definitionText(body), params) };
@@ -52,7 +70,12 @@ export class WorkflowsController {
 
   @Put()
   @Authorize('workflows:update', 'text')
-  async updateAll(@Ctx() ctx: RequestContext, @Query() query: QueryBag, @Body() body: unknown, @Req() req: FastifyRequest) {
+  async updateAll(
+    @Ctx() ctx: RequestContext,
+    @Query() query: QueryBag,
+    @Body() body: unknown,
+    @Req() req: FastifyRequest,
+  ) {
     req.mistralErrorShape = 'text';
     const params = parseUploadParams(query, ctx, this.policy, { policy: 'workflows', skipValidation: true });
     return { workflows: await this.workflows.update(ctx, definitionText(body), params) };
@@ -90,7 +113,11 @@ export class WorkflowsController {
   @Delete(':identifier')
   @Authorize('workflows:delete')
   @HttpCode(204)
-  async delete(@Ctx() ctx: RequestContext, @Param('identifier') identifier: string, @Query() query: QueryBag): Promise<void> {
+  async delete(
+    @Ctx() ctx: RequestContext,
+    @Param('identifier') identifier: string,
+    @Query() query: QueryBag,
+  ): Promise<void> {
     await this.workflows.delete(ctx, identifier, parseNamespaceParam(query));
   }
 }

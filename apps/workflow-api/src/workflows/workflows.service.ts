@@ -41,7 +41,11 @@ const duplicate = (name: string, namespace: string, projectId: string) =>
   `Duplicate entry for WorkflowDefinition ['name', 'namespace', 'project_id']: ${name}, ${namespace}, ${projectId}`;
 
 export const workflowNotFound = (identifier: string, namespace: string) =>
-  new NotFoundError('Workflow', identifier, `Workflow not found [workflow_identifier=${identifier}, namespace=${namespace}]`);
+  new NotFoundError(
+    'Workflow',
+    identifier,
+    `Workflow not found [workflow_identifier=${identifier}, namespace=${namespace}]`,
+  );
 
 /** Column values of one parsed workflow (definition text, checksum, spec and rendered views). */
 const workflowValues = (parsed: ParsedWorkflows, index: number, scope: string, now: Date) => {
@@ -101,13 +105,22 @@ export class WorkflowsService {
    * Updates every workflow of the document by name, or (with `id`) exactly one workflow by UUID, which
    * may then also be renamed. Namespaces never change.
    */
-  async update(ctx: RequestContext, text: string, params: UploadParams, id?: string): Promise<DefinitionRow[]> {
+  async update(
+    ctx: RequestContext,
+    text: string,
+    params: UploadParams,
+    id?: string,
+  ): Promise<DefinitionRow[]> {
     if (id !== undefined && !isUuid(id)) {
-      throw new InvalidInputError(`A workflow to update by identifier must be given by its UUID [identifier: ${id}]`);
+      throw new InvalidInputError(
+        `A workflow to update by identifier must be given by its UUID [identifier: ${id}]`,
+      );
     }
     const parsed = parseWorkflows(text, { validate: params.validate });
     if (id !== undefined && parsed.workflows.length > 1) {
-      throw new InvalidInputError(`More than one workflows are not supported for update with identifier. [identifier: ${id}]`);
+      throw new InvalidInputError(
+        `More than one workflows are not supported for update with identifier. [identifier: ${id}]`,
+      );
     }
     const now = this.clock.now();
     return this.tx(async (em) => {
@@ -127,11 +140,17 @@ export class WorkflowsService {
         checkOwner(ctx, T, current);
         const projectId = String(current.project_id);
         const namespace = String(current.namespace);
-        if (wf.name !== current.name && (await nameTaken(em, T, { projectId, namespace, name: wf.name }, String(current.id)))) {
+        if (
+          wf.name !== current.name &&
+          (await nameTaken(em, T, { projectId, namespace, name: wf.name }, String(current.id)))
+        ) {
           throw new ConflictError(duplicate(wf.name, namespace, projectId));
         }
         const row = await this.guard(duplicate(wf.name, namespace, projectId), () =>
-          updateDefinition(em, T, String(current.id), { ...values, updated_at: { value: at, kind: 'timestamp' } } as ColumnValues),
+          updateDefinition(em, T, String(current.id), {
+            ...values,
+            updated_at: { value: at, kind: 'timestamp' },
+          } as ColumnValues),
         );
         if (!row) throw workflowNotFound(identifier, params.namespace);
         out.push(toWriteResponse(row, iface));
@@ -140,7 +159,12 @@ export class WorkflowsService {
     });
   }
 
-  async get(ctx: RequestContext, identifier: string, namespace: string, fields: readonly string[]): Promise<DefinitionRow> {
+  async get(
+    ctx: RequestContext,
+    identifier: string,
+    namespace: string,
+    fields: readonly string[],
+  ): Promise<DefinitionRow> {
     const row = await this.guard('', () =>
       findDefinition(this.db, T, {
         identifier,
@@ -168,7 +192,12 @@ export class WorkflowsService {
       });
       if (!row) throw workflowNotFound(identifier, namespace);
       checkOwner(ctx, T, row);
-      await this.guards.check(em, { id: String(row.id), name: String(row.name), namespace: String(row.namespace), identifier });
+      await this.guards.check(em, {
+        id: String(row.id),
+        name: String(row.name),
+        namespace: String(row.namespace),
+        identifier,
+      });
       await deleteDefinition(em, T, String(row.id));
     });
   }
@@ -176,8 +205,17 @@ export class WorkflowsService {
   async list(req: ListRequest): Promise<JsonPage> {
     let after: Record<string, string | null> | undefined;
     if (req.marker !== undefined) {
-      const m = await this.guard('', () => markerValues(this.db, T, req.marker!, req.sort.map((s) => s.key), req.visibility));
-      if (!m) throw new NotFoundError('Workflow', req.marker, `Workflow not found [workflow_id=${req.marker}]`);
+      const m = await this.guard('', () =>
+        markerValues(
+          this.db,
+          T,
+          req.marker!,
+          req.sort.map((s) => s.key),
+          req.visibility,
+        ),
+      );
+      if (!m)
+        throw new NotFoundError('Workflow', req.marker, `Workflow not found [workflow_id=${req.marker}]`);
       after = m;
     }
     return this.guard('', () => listDefinitionsJson(this.db, T, { ...req, ...(after ? { after } : {}) }));
@@ -195,7 +233,9 @@ export class WorkflowsService {
   }
 
   private tx<R>(fn: (em: SqlRunner) => Promise<R>): Promise<R> {
-    return this.guard('Duplicate entry for WorkflowDefinition', () => runInTransaction(this.db, (em) => fn(em)));
+    return this.guard('Duplicate entry for WorkflowDefinition', () =>
+      runInTransaction(this.db, (em) => fn(em)),
+    );
   }
 
   private async guard<R>(conflict: string, fn: () => Promise<R>): Promise<R> {

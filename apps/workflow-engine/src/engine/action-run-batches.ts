@@ -1,4 +1,10 @@
-import { ACTION_JOB_QUEUE, ACTION_RUN_BATCH_JOB, ACTION_RUN_JOB, type ActionRunBatchJob, type ActionRunJob } from '@osc/contracts';
+import {
+  ACTION_JOB_QUEUE,
+  ACTION_RUN_BATCH_JOB,
+  ACTION_RUN_JOB,
+  type ActionRunBatchJob,
+  type ActionRunJob,
+} from '@osc/contracts';
 import type { OutboxItem } from '@osc/messaging';
 import { contextFromHeaders, unwrapJobData, wrapJobData } from '@osc/telemetry';
 
@@ -42,7 +48,11 @@ export function batchActionRuns(items: readonly OutboxItem[], size = ACTION_RUNS
     const job =
       chunk.length === 1
         ? { id: first.run.actionExecutionId, name: ACTION_RUN_JOB, data: first.run as unknown }
-        : { id: `runs-${first.run.actionExecutionId}`, name: ACTION_RUN_BATCH_JOB, data: { runs: chunk.map((c) => c.run) } satisfies ActionRunBatchJob as unknown };
+        : {
+            id: `runs-${first.run.actionExecutionId}`,
+            name: ACTION_RUN_BATCH_JOB,
+            data: { runs: chunk.map((c) => c.run) } satisfies ActionRunBatchJob as unknown,
+          };
     if (first.trace?.['traceparent']) job.data = wrapJobData(job.data, contextFromHeaders(first.trace));
     out.push({ destination: 'jobs', queue: ACTION_JOB_QUEUE, job });
   }

@@ -4,7 +4,16 @@ import { type Server, createServer } from 'node:http';
 import type { DataSource } from 'typeorm';
 import { BullMqJobQueue, OutboxRelay, OutboxWriter } from '@osc/messaging';
 import { purgeTestPrefix } from '@osc/testing';
-import { createEngineDatabase, prefixedBus, prefixedJobs, startExecution, storeWorkflows, spawnEngineProcess, killChildren, testRabbitBus } from '../../test/engine-harness';
+import {
+  createEngineDatabase,
+  prefixedBus,
+  prefixedJobs,
+  startExecution,
+  storeWorkflows,
+  spawnEngineProcess,
+  killChildren,
+  testRabbitBus,
+} from '../../test/engine-harness';
 
 const N = 6;
 const DELAY_S = 3;
@@ -28,7 +37,8 @@ describe('SIGKILL of the engine during a retry delay (distributed)', () => {
   let close: () => Promise<void>;
   const outbox = new OutboxWriter();
 
-  const startEngine = (): Promise<ChildProcess> => spawnEngineProcess({ databaseUrl: db.url, queuePrefix: prefix, bullPrefix, children });
+  const startEngine = (): Promise<ChildProcess> =>
+    spawnEngineProcess({ databaseUrl: db.url, queuePrefix: prefix, bullPrefix, children });
 
   beforeAll(async () => {
     receiver = createServer((req, res) => {
@@ -54,7 +64,10 @@ retry_crash:
 `,
     );
     const bus = prefixedBus(testRabbitBus(), prefix);
-    const jobs = prefixedJobs(new BullMqJobQueue({ url: 'redis://127.0.0.1:6379', prefix: bullPrefix }), prefix);
+    const jobs = prefixedJobs(
+      new BullMqJobQueue({ url: 'redis://127.0.0.1:6379', prefix: bullPrefix }),
+      prefix,
+    );
     relay = new OutboxRelay(ds, bus, jobs, { pollIntervalMs: 100 });
     outbox.onCommitted(() => relay.notify());
     await relay.start();
@@ -78,51 +91,59 @@ retry_crash:
   it.each([
     ['restarted within the delay', 0],
     ['restarted after the delay is over', (DELAY_S + 1) * 1000],
-  ])('%s: every retry runs once, and never before its delay', async (_name, downMs) => {
-    const ids: string[] = [];
-    for (let i = 0; i < N; i++) ids.push(await startExecution(ds, outbox, 'retry_crash'));
-    // wait until every task failed its first attempt and sits in the retry delay
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const [{ n }] = (await ds.query(
-        `SELECT count(*)::int AS n FROM "task_executions" WHERE "workflow_execution_id" = ANY($1::uuid[]) AND "state" = 'DELAYED'`,
-        [ids],
-      )) as [{ n: number }];
-      if (n === N) break;
-      if (Date.now() > deadline) throw new Error(`only ${n} of ${N} tasks reached DELAYED`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    const engine = children[children.length - 1]!;
-    engine.kill('SIGKILL');
-    await new Promise((r) => engine.once('exit', r));
-    expect(ids.map((id) => hits.get(id)?.length ?? 0)).toEqual(ids.map(() => 1));
-    await new Promise((r) => setTimeout(r, downMs));
-    await startEngine();
-
-    const rows = await (async () => {
-      const until = Date.now() + 60_000;
+  ])(
+    '%s: every retry runs once, and never before its delay',
+    async (_name, downMs) => {
+      const ids: string[] = [];
+      for (let i = 0; i < N; i++) ids.push(await startExecution(ds, outbox, 'retry_crash'));
+      // wait until every task failed its first attempt and sits in the retry delay
+      const deadline = Date.now() + 30_000;
       for (;;) {
-        const r: { id: string; state: string }[] = await ds.query(`SELECT "id", "state" FROM "workflow_executions" WHERE "id" = ANY($1::uuid[])`, [ids]);
-        if (r.every((x) => x.state !== 'RUNNING')) return r;
-        if (Date.now() > until) throw new Error(`still running: ${r.filter((x) => x.state === 'RUNNING').length}`);
-        await new Promise((res) => setTimeout(res, 100));
+        const [{ n }] = (await ds.query(
+          `SELECT count(*)::int AS n FROM "task_executions" WHERE "workflow_execution_id" = ANY($1::uuid[]) AND "state" = 'DELAYED'`,
+          [ids],
+        )) as [{ n: number }];
+        if (n === N) break;
+        if (Date.now() > deadline) throw new Error(`only ${n} of ${N} tasks reached DELAYED`);
+        await new Promise((r) => setTimeout(r, 20));
       }
-    })();
-    expect(rows.map((r) => r.state)).toEqual(ids.map(() => 'SUCCESS'));
-    await new Promise((r) => setTimeout(r, 500));
-    for (const id of ids) {
-      const times = hits.get(id) ?? [];
-      // exactly one retry, and it waited the whole delay (the first call's request time is before
-      // the delay was armed, so the gap can only be longer); generous upper bound for a loaded machine
-      expect({ id, runs: times.length }).toEqual({ id, runs: 2 });
-      const gap = times[1]! - times[0]!;
-      expect(gap).toBeGreaterThanOrEqual(DELAY_S * 1000);
-      expect(gap).toBeLessThan(DELAY_S * 1000 + 30_000);
-    }
-    const attempts: { n: number }[] = await ds.query(
-      `SELECT count(*)::int AS n FROM "action_executions" WHERE "workflow_execution_id" = ANY($1::uuid[]) GROUP BY "workflow_execution_id"`,
-      [ids],
-    );
-    expect(attempts.map((a) => a.n)).toEqual(ids.map(() => 2));
-  }, 120_000);
+      const engine = children[children.length - 1]!;
+      engine.kill('SIGKILL');
+      await new Promise((r) => engine.once('exit', r));
+      expect(ids.map((id) => hits.get(id)?.length ?? 0)).toEqual(ids.map(() => 1));
+      await new Promise((r) => setTimeout(r, downMs));
+      await startEngine();
+
+      const rows = await (async () => {
+        const until = Date.now() + 60_000;
+        for (;;) {
+          const r: { id: string; state: string }[] = await ds.query(
+            `SELECT "id", "state" FROM "workflow_executions" WHERE "id" = ANY($1::uuid[])`,
+            [ids],
+          );
+          if (r.every((x) => x.state !== 'RUNNING')) return r;
+          if (Date.now() > until)
+            throw new Error(`still running: ${r.filter((x) => x.state === 'RUNNING').length}`);
+          await new Promise((res) => setTimeout(res, 100));
+        }
+      })();
+      expect(rows.map((r) => r.state)).toEqual(ids.map(() => 'SUCCESS'));
+      await new Promise((r) => setTimeout(r, 500));
+      for (const id of ids) {
+        const times = hits.get(id) ?? [];
+        // exactly one retry, and it waited the whole delay (the first call's request time is before
+        // the delay was armed, so the gap can only be longer); generous upper bound for a loaded machine
+        expect({ id, runs: times.length }).toEqual({ id, runs: 2 });
+        const gap = times[1]! - times[0]!;
+        expect(gap).toBeGreaterThanOrEqual(DELAY_S * 1000);
+        expect(gap).toBeLessThan(DELAY_S * 1000 + 30_000);
+      }
+      const attempts: { n: number }[] = await ds.query(
+        `SELECT count(*)::int AS n FROM "action_executions" WHERE "workflow_execution_id" = ANY($1::uuid[]) GROUP BY "workflow_execution_id"`,
+        [ids],
+      );
+      expect(attempts.map((a) => a.n)).toEqual(ids.map(() => 2));
+    },
+    120_000,
+  );
 });

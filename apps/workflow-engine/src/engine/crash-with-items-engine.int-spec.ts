@@ -4,7 +4,16 @@ import { type Server, createServer } from 'node:http';
 import type { DataSource } from 'typeorm';
 import { BullMqJobQueue, OutboxRelay, OutboxWriter } from '@osc/messaging';
 import { purgeTestPrefix } from '@osc/testing';
-import { createEngineDatabase, prefixedBus, prefixedJobs, startExecution, storeWorkflows, spawnEngineProcess, killChildren, testRabbitBus } from '../../test/engine-harness';
+import {
+  createEngineDatabase,
+  prefixedBus,
+  prefixedJobs,
+  startExecution,
+  storeWorkflows,
+  spawnEngineProcess,
+  killChildren,
+  testRabbitBus,
+} from '../../test/engine-harness';
 
 const ITEMS = 2000;
 
@@ -29,13 +38,21 @@ describe('SIGKILL of an engine-role process during a with-items run of 2,000 ite
   let close: () => Promise<void>;
   const outbox = new OutboxWriter();
 
-  const startProcess = (role: 'engine' | 'executor'): Promise<ChildProcess> => spawnEngineProcess({ databaseUrl: db.url, queuePrefix: prefix, bullPrefix, children }, { ROLE: role, PREFETCH: '100', EXECUTOR_CONCURRENCY: '20' });
+  const startProcess = (role: 'engine' | 'executor'): Promise<ChildProcess> =>
+    spawnEngineProcess(
+      { databaseUrl: db.url, queuePrefix: prefix, bullPrefix, children },
+      { ROLE: role, PREFETCH: '100', EXECUTOR_CONCURRENCY: '20' },
+    );
 
   beforeAll(async () => {
     receiver = createServer((req, res) => {
       const item = req.url?.split('/').pop() ?? '';
       hits.set(item, (hits.get(item) ?? 0) + 1);
-      setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ i: Number(item) })), 2);
+      setTimeout(
+        () =>
+          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ i: Number(item) })),
+        2,
+      );
     });
     await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
     port = (receiver.address() as { port: number }).port;
@@ -55,7 +72,10 @@ items_engine_crash:
 `,
     );
     const bus = prefixedBus(testRabbitBus(), prefix);
-    const jobs = prefixedJobs(new BullMqJobQueue({ url: 'redis://127.0.0.1:6379', prefix: bullPrefix }), prefix);
+    const jobs = prefixedJobs(
+      new BullMqJobQueue({ url: 'redis://127.0.0.1:6379', prefix: bullPrefix }),
+      prefix,
+    );
     relay = new OutboxRelay(ds, bus, jobs, { pollIntervalMs: 100 });
     outbox.onCommitted(() => relay.notify());
     await relay.start();
@@ -93,7 +113,10 @@ items_engine_crash:
     const until = Date.now() + 150_000;
     let ex: { state: string; state_info: string | null; output: unknown } | undefined;
     for (;;) {
-      [ex] = (await ds.query(`SELECT "state", "state_info", "output" FROM "workflow_executions" WHERE "id" = $1`, [id])) as {
+      [ex] = (await ds.query(
+        `SELECT "state", "state_info", "output" FROM "workflow_executions" WHERE "id" = $1`,
+        [id],
+      )) as {
         state: string;
         state_info: string | null;
         output: unknown;

@@ -4,7 +4,16 @@ import { type Server, createServer } from 'node:http';
 import type { DataSource } from 'typeorm';
 import { BullMqJobQueue, OutboxRelay, OutboxWriter } from '@osc/messaging';
 import { purgeTestPrefix } from '@osc/testing';
-import { createEngineDatabase, prefixedBus, prefixedJobs, startExecution, storeWorkflows, spawnEngineProcess, killChildren, testRabbitBus } from '../../test/engine-harness';
+import {
+  createEngineDatabase,
+  prefixedBus,
+  prefixedJobs,
+  startExecution,
+  storeWorkflows,
+  spawnEngineProcess,
+  killChildren,
+  testRabbitBus,
+} from '../../test/engine-harness';
 
 const ITEMS = 2000;
 const EXECUTOR_CONCURRENCY = 20;
@@ -28,7 +37,11 @@ describe('SIGKILL of an engine during a with-items run of 2,000 items (distribut
   let close: () => Promise<void>;
   const outbox = new OutboxWriter();
 
-  const startEngine = (): Promise<ChildProcess> => spawnEngineProcess({ databaseUrl: db.url, queuePrefix: prefix, bullPrefix, children }, { EXECUTOR_CONCURRENCY: String(EXECUTOR_CONCURRENCY) });
+  const startEngine = (): Promise<ChildProcess> =>
+    spawnEngineProcess(
+      { databaseUrl: db.url, queuePrefix: prefix, bullPrefix, children },
+      { EXECUTOR_CONCURRENCY: String(EXECUTOR_CONCURRENCY) },
+    );
 
   beforeAll(async () => {
     receiver = createServer((req, res) => {
@@ -53,7 +66,10 @@ items_crash:
 `,
     );
     const bus = prefixedBus(testRabbitBus(), prefix);
-    const jobs = prefixedJobs(new BullMqJobQueue({ url: 'redis://127.0.0.1:6379', prefix: bullPrefix }), prefix);
+    const jobs = prefixedJobs(
+      new BullMqJobQueue({ url: 'redis://127.0.0.1:6379', prefix: bullPrefix }),
+      prefix,
+    );
     relay = new OutboxRelay(ds, bus, jobs, { pollIntervalMs: 100 });
     outbox.onCommitted(() => relay.notify());
     await relay.start();
@@ -90,17 +106,20 @@ items_crash:
     const until = Date.now() + 150_000;
     let ex: { state: string; state_info: string | null } | undefined;
     for (;;) {
-      [ex] = (await ds.query(`SELECT "state", "state_info" FROM "workflow_executions" WHERE "id" = $1`, [id])) as { state: string; state_info: string | null }[];
+      [ex] = (await ds.query(`SELECT "state", "state_info" FROM "workflow_executions" WHERE "id" = $1`, [
+        id,
+      ])) as { state: string; state_info: string | null }[];
       if (ex && ex.state !== 'RUNNING') break;
       if (Date.now() > until) throw new Error(`execution still RUNNING, ${hits.size} items ran`);
       await new Promise((r) => setTimeout(r, 200));
     }
     expect(ranAtKill).toBeLessThan(ITEMS);
-    const actions: { item_index: number; state: string; state_info: string | null; n: number }[] = await ds.query(
-      `SELECT "item_index", min("state") AS "state", min("state_info") AS "state_info", count(*)::int AS "n"
+    const actions: { item_index: number; state: string; state_info: string | null; n: number }[] =
+      await ds.query(
+        `SELECT "item_index", min("state") AS "state", min("state_info") AS "state_info", count(*)::int AS "n"
          FROM "action_executions" WHERE "workflow_execution_id" = $1 GROUP BY "item_index" ORDER BY "item_index"`,
-      [id],
-    );
+        [id],
+      );
     // one action execution per item, for every item
     expect(actions.length).toBe(ITEMS);
     expect(actions.filter((a) => a.n !== 1)).toEqual([]);
@@ -108,10 +127,18 @@ items_crash:
     expect([...hits.entries()].filter(([, n]) => n > 1)).toEqual([]);
     const failed = actions.filter((a) => a.state !== 'SUCCESS');
     // only items cut off by the kill may fail, as interrupted, and at most what that executor held
-    for (const a of failed) expect({ item: a.item_index, state: a.state, info: a.state_info }).toMatchObject({ state: 'ERROR', info: expect.stringMatching(/was interrupted/) });
+    for (const a of failed)
+      expect({ item: a.item_index, state: a.state, info: a.state_info }).toMatchObject({
+        state: 'ERROR',
+        info: expect.stringMatching(/was interrupted/),
+      });
     expect(failed.length).toBeLessThanOrEqual(EXECUTOR_CONCURRENCY);
     // every item that succeeded hit the receiver exactly once
-    for (const a of actions.filter((x) => x.state === 'SUCCESS')) expect({ item: a.item_index, hits: hits.get(String(a.item_index)) }).toEqual({ item: a.item_index, hits: 1 });
+    for (const a of actions.filter((x) => x.state === 'SUCCESS'))
+      expect({ item: a.item_index, hits: hits.get(String(a.item_index)) }).toEqual({
+        item: a.item_index,
+        hits: 1,
+      });
     expect(ex!.state).toBe(failed.length === 0 ? 'SUCCESS' : 'ERROR');
   }, 240_000);
 });

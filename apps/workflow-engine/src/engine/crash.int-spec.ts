@@ -4,7 +4,16 @@ import { type Server, createServer } from 'node:http';
 import type { DataSource } from 'typeorm';
 import { BullMqJobQueue, OutboxRelay, OutboxWriter } from '@osc/messaging';
 import { purgeTestPrefix } from '@osc/testing';
-import { createEngineDatabase, prefixedBus, prefixedJobs, startExecution, storeWorkflows, spawnEngineProcess, killChildren, testRabbitBus } from '../../test/engine-harness';
+import {
+  createEngineDatabase,
+  prefixedBus,
+  prefixedJobs,
+  startExecution,
+  storeWorkflows,
+  spawnEngineProcess,
+  killChildren,
+  testRabbitBus,
+} from '../../test/engine-harness';
 
 const N = 50;
 
@@ -27,7 +36,8 @@ describe('crash of one of two engine processes (distributed)', () => {
   let close: () => Promise<void>;
   const outbox = new OutboxWriter();
 
-  const startEngine = (): Promise<ChildProcess> => spawnEngineProcess({ databaseUrl: db.url, queuePrefix: prefix, bullPrefix, children });
+  const startEngine = (): Promise<ChildProcess> =>
+    spawnEngineProcess({ databaseUrl: db.url, queuePrefix: prefix, bullPrefix, children });
 
   beforeAll(async () => {
     receiver = createServer((req, res) => {
@@ -61,7 +71,10 @@ crashy:
 `,
     );
     const bus = prefixedBus(testRabbitBus(), prefix);
-    const jobs = prefixedJobs(new BullMqJobQueue({ url: 'redis://127.0.0.1:6379', prefix: bullPrefix }), prefix);
+    const jobs = prefixedJobs(
+      new BullMqJobQueue({ url: 'redis://127.0.0.1:6379', prefix: bullPrefix }),
+      prefix,
+    );
     relay = new OutboxRelay(ds, bus, jobs, { pollIntervalMs: 100 });
     outbox.onCommitted(() => relay.notify());
     await relay.start();
@@ -88,7 +101,9 @@ crashy:
     for (let i = 0; i < N; i++) ids.push(await startExecution(ds, outbox, 'crashy'));
     // Kill the first engine once some work is done but much is still in flight.
     for (;;) {
-      const [{ n }] = (await ds.query(`SELECT count(*)::int AS n FROM "task_executions" WHERE "state" = 'SUCCESS'`)) as [{ n: number }];
+      const [{ n }] = (await ds.query(
+        `SELECT count(*)::int AS n FROM "task_executions" WHERE "state" = 'SUCCESS'`,
+      )) as [{ n: number }];
       if (n >= 40) break;
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -103,9 +118,13 @@ crashy:
     const deadline = Date.now() + 120_000;
     let rows: { id: string; state: string; state_info: string | null }[] = [];
     for (;;) {
-      rows = await ds.query(`SELECT "id", "state", "state_info" FROM "workflow_executions" WHERE "id" = ANY($1::uuid[])`, [ids]);
+      rows = await ds.query(
+        `SELECT "id", "state", "state_info" FROM "workflow_executions" WHERE "id" = ANY($1::uuid[])`,
+        [ids],
+      );
       if (rows.every((r) => r.state !== 'RUNNING')) break;
-      if (Date.now() > deadline) throw new Error(`still running: ${rows.filter((r) => r.state === 'RUNNING').length}`);
+      if (Date.now() > deadline)
+        throw new Error(`still running: ${rows.filter((r) => r.state === 'RUNNING').length}`);
       await new Promise((r) => setTimeout(r, 200));
     }
     const dup: unknown[] = await ds.query(

@@ -96,11 +96,20 @@ export function toEngineEvent(msg: EngineCommandMessage): { executionId: string;
       return { executionId, event: { type: 'sub-workflow-rerun', ...rest } };
     }
     case 'engine.pause-execution':
-      return { executionId: msg.payload.executionId, event: { type: 'pause', message: msg.payload.message ?? null } };
+      return {
+        executionId: msg.payload.executionId,
+        event: { type: 'pause', message: msg.payload.message ?? null },
+      };
     case 'engine.resume-execution':
-      return { executionId: msg.payload.executionId, event: { type: 'resume', ...(msg.payload.env ? { env: msg.payload.env } : {}) } };
+      return {
+        executionId: msg.payload.executionId,
+        event: { type: 'resume', ...(msg.payload.env ? { env: msg.payload.env } : {}) },
+      };
     case 'engine.cancel-execution':
-      return { executionId: msg.payload.executionId, event: { type: 'cancel', message: msg.payload.message ?? null } };
+      return {
+        executionId: msg.payload.executionId,
+        event: { type: 'cancel', message: msg.payload.message ?? null },
+      };
     case 'engine.force-execution-state':
       return {
         executionId: msg.payload.executionId,
@@ -108,7 +117,9 @@ export function toEngineEvent(msg: EngineCommandMessage): { executionId: string;
           type: 'force-state',
           state: msg.payload.state,
           message: msg.payload.message ?? null,
-          ...(msg.payload.taskExecutionId !== undefined ? { taskExecutionId: msg.payload.taskExecutionId } : {}),
+          ...(msg.payload.taskExecutionId !== undefined
+            ? { taskExecutionId: msg.payload.taskExecutionId }
+            : {}),
           ...(msg.payload.taskUpdatedAt !== undefined ? { taskUpdatedAt: msg.payload.taskUpdatedAt } : {}),
         },
       };
@@ -134,9 +145,11 @@ export function toEngineEvent(msg: EngineCommandMessage): { executionId: string;
 export function toEngineEvents(msg: EngineCommandMessage): { executionId: string; event: EngineEvent }[] {
   if (msg.type !== 'engine.actions-completed') return [toEngineEvent(msg)];
   const results = (msg.payload as { results?: unknown } | null)?.results;
-  if (!Array.isArray(results) || results.length === 0) throw new InvalidInputError('engine.actions-completed needs a non-empty results list');
+  if (!Array.isArray(results) || results.length === 0)
+    throw new InvalidInputError('engine.actions-completed needs a non-empty results list');
   return (results as ActionCompletedPayload[]).map(({ executionId, ...rest }) => {
-    if (typeof executionId !== 'string') throw new InvalidInputError('every result of engine.actions-completed names its executionId');
+    if (typeof executionId !== 'string')
+      throw new InvalidInputError('every result of engine.actions-completed names its executionId');
     return { executionId, event: { type: 'action-completed', ...rest } };
   });
 }
@@ -185,7 +198,9 @@ class StoreFailure extends Error {
  */
 const isDeterministicFailure = (err: unknown): boolean => {
   if (err instanceof DecisionError) return true;
-  const code = (err as { driverError?: { code?: unknown }; code?: unknown } | null)?.driverError?.code ?? (err as { code?: unknown } | null)?.code;
+  const code =
+    (err as { driverError?: { code?: unknown }; code?: unknown } | null)?.driverError?.code ??
+    (err as { code?: unknown } | null)?.code;
   return typeof code === 'string' && /^(22|54)/.test(code);
 };
 
@@ -197,8 +212,14 @@ const describeFailure = (err: unknown): string => {
 };
 
 const stderrLogger: MessagingLogger = {
-  warn: (msg, context) => process.stderr.write(`${JSON.stringify({ level: 'warn', time: new Date().toISOString(), app: 'workflow-engine', msg, ...context })}\n`),
-  error: (msg, context) => process.stderr.write(`${JSON.stringify({ level: 'error', time: new Date().toISOString(), app: 'workflow-engine', msg, ...context })}\n`),
+  warn: (msg, context) =>
+    process.stderr.write(
+      `${JSON.stringify({ level: 'warn', time: new Date().toISOString(), app: 'workflow-engine', msg, ...context })}\n`,
+    ),
+  error: (msg, context) =>
+    process.stderr.write(
+      `${JSON.stringify({ level: 'error', time: new Date().toISOString(), app: 'workflow-engine', msg, ...context })}\n`,
+    ),
 };
 
 interface Waiter {
@@ -250,12 +271,15 @@ export class EngineCommandHandler {
    * ERROR with a `state_info` naming the command and the failure, and the command is acknowledged.
    */
   async handle(msg: CommandMessage, info?: DeliveryInfo): Promise<void> {
-    if (!isEngineCommandType(msg.type)) throw new InvalidInputError(`unknown engine command type ${msg.type}`);
+    if (!isEngineCommandType(msg.type))
+      throw new InvalidInputError(`unknown engine command type ${msg.type}`);
     const events = toEngineEvents(msg as EngineCommandMessage);
     if (events.length === 1) return this.enqueue(events[0]!.executionId, events[0]!.event, msg.type, info);
     // several results: each joins its execution's next batch; the message is done when all are
     // (one failing retryably brings the whole message back, and the applied ones are no-ops then)
-    await Promise.all(events.map((e) => this.enqueue(e.executionId, e.event, 'engine.action-completed', info)));
+    await Promise.all(
+      events.map((e) => this.enqueue(e.executionId, e.event, 'engine.action-completed', info)),
+    );
   }
 
   private enqueue(executionId: string, event: EngineEvent, type: string, info?: DeliveryInfo): Promise<void> {
@@ -310,19 +334,34 @@ export class EngineCommandHandler {
    * reconciler is left to find the execution.
    */
   private async onFailure(executionId: string, w: Waiter, err: unknown): Promise<void> {
-    const context = { executionId, command: w.type, delivery: w.deliveryCount, maxDeliveries: this.maxDeliveries, error: describeFailure(err) };
+    const context = {
+      executionId,
+      command: w.type,
+      delivery: w.deliveryCount,
+      maxDeliveries: this.maxDeliveries,
+      error: describeFailure(err),
+    };
     if (!isDeterministicFailure(err) && isRetryableError(err) && w.deliveryCount < this.maxDeliveries) {
-      this.logger.warn(`engine could not apply ${w.type} to execution ${executionId}; the command will be redelivered`, context);
+      this.logger.warn(
+        `engine could not apply ${w.type} to execution ${executionId}; the command will be redelivered`,
+        context,
+      );
       w.reject(err);
       return;
     }
-    this.logger.error(`engine cannot apply ${w.type} to execution ${executionId}; ending the execution in ERROR`, context);
+    this.logger.error(
+      `engine cannot apply ${w.type} to execution ${executionId}; ending the execution in ERROR`,
+      context,
+    );
     const stateInfo = `The engine failed to apply the command ${w.type} to this execution [error=${describeFailure(err)}]`;
     try {
       await this.failExecution(executionId, stateInfo);
       w.resolve();
     } catch (failed) {
-      this.logger.error(`engine could not end execution ${executionId} in ERROR`, { ...context, failure: describeFailure(failed) });
+      this.logger.error(`engine could not end execution ${executionId} in ERROR`, {
+        ...context,
+        failure: describeFailure(failed),
+      });
       w.reject(err);
     }
   }
@@ -338,15 +377,23 @@ export class EngineCommandHandler {
         touched.clear();
         const snapshot = await lockSnapshot(em, executionId, this.specs, []);
         if (!snapshot) return;
-        const decision = decide(snapshot, { type: 'force-state', state: 'ERROR', message: stateInfo }, this.now(), this.newId);
+        const decision = decide(
+          snapshot,
+          { type: 'force-state', state: 'ERROR', message: stateInfo },
+          this.now(),
+          this.newId,
+        );
         await this.outbox.add(em, await this.store(em, snapshot, decision, touched));
       });
       announceHistory(touched, this.options.log);
     } catch (err) {
-      this.logger.warn(`engine could not end execution ${executionId} through its snapshot; setting its row to ERROR`, {
-        executionId,
-        error: describeFailure(err),
-      });
+      this.logger.warn(
+        `engine could not end execution ${executionId} through its snapshot; setting its row to ERROR`,
+        {
+          executionId,
+          error: describeFailure(err),
+        },
+      );
       await this.dataSource.transaction((em) => failExecutionRow(em, executionId, stateInfo, this.now()));
     }
   }
@@ -402,7 +449,11 @@ export class EngineCommandHandler {
           // every member's rows in one statement, then each member's history and messages
           await applyChangesOfMany(
             em,
-            decided.map(({ snapshot, decision }) => ({ ex: decision.changes.execution ?? snapshot.execution, changes: decision.changes, before: snapshot })),
+            decided.map(({ snapshot, decision }) => ({
+              ex: decision.changes.execution ?? snapshot.execution,
+              changes: decision.changes,
+              before: snapshot,
+            })),
           );
           const items: OutboxItem[] = [];
           for (const { i, snapshot, decision } of decided) {
@@ -431,7 +482,12 @@ export class EngineCommandHandler {
           touched.clear();
           const snapshot = await lockSnapshot(em, m.executionId, this.specs, namedActions(m.events));
           if (!snapshot) return; // deleted execution: nothing to do
-          const out = await this.store(em, snapshot, await this.decideEvents(em, snapshot, m.events), touched);
+          const out = await this.store(
+            em,
+            snapshot,
+            await this.decideEvents(em, snapshot, m.events),
+            touched,
+          );
           await this.outbox.add(em, batchActionRuns(inTrace(span, m.ctx, out)));
         });
         announceHistory(touched, this.options.log);
@@ -446,7 +502,11 @@ export class EngineCommandHandler {
     }
   }
 
-  private async decideEvents(em: EntityManager, snapshot: ExecutionSnapshot, events: readonly EngineEvent[]): Promise<Decision> {
+  private async decideEvents(
+    em: EntityManager,
+    snapshot: ExecutionSnapshot,
+    events: readonly EngineEvent[],
+  ): Promise<Decision> {
     // each inline round is a later moment, at least 1 ms after the previous one: tasks created by
     // successive rounds keep their order in lists sorted by created_at (Mistral's default sort)
     let prev = 0;
@@ -460,21 +520,32 @@ export class EngineCommandHandler {
       let current = s;
       for (let attempt = 0; ; attempt++) {
         try {
-          const d = evs.length === 1 ? decide(current, evs[0] as EngineEvent, now, this.newId) : decideBatch(current, evs, now, this.newId);
+          const d =
+            evs.length === 1
+              ? decide(current, evs[0] as EngineEvent, now, this.newId)
+              : decideBatch(current, evs, now, this.newId);
           earlier.push(d.changes);
           return d;
         } catch (err) {
           if (!(err instanceof ItemsNeeded) || attempt >= MAX_ITEM_LOADS) throw err;
           const asked = new Set(err.requests.map((r) => r.taskExecutionId));
-          let loads = await loadTaskItems(em, err.requests).catch((e: unknown) => Promise.reject(new StoreFailure(e)));
-          for (const c of earlier) loads = applyItemChanges(loads, c).filter((l) => asked.has(l.taskExecutionId));
-          current = { ...current, items: [...(current.items ?? []).filter((l) => !asked.has(l.taskExecutionId)), ...loads] };
+          let loads = await loadTaskItems(em, err.requests).catch((e: unknown) =>
+            Promise.reject(new StoreFailure(e)),
+          );
+          for (const c of earlier)
+            loads = applyItemChanges(loads, c).filter((l) => asked.has(l.taskExecutionId));
+          current = {
+            ...current,
+            items: [...(current.items ?? []).filter((l) => !asked.has(l.taskExecutionId)), ...loads],
+          };
         }
       }
     };
     const runner = this.inlineRunner;
     try {
-      return runner ? await decideInline(snapshot, events, decideEvents, (ex, e) => runInline(runner, ex, e)) : await decideEvents(snapshot, events);
+      return runner
+        ? await decideInline(snapshot, events, decideEvents, (ex, e) => runInline(runner, ex, e))
+        : await decideEvents(snapshot, events);
     } catch (err) {
       // the database failed while loading items: as any failure of the store
       if (err instanceof StoreFailure) throw err.cause;
@@ -485,7 +556,12 @@ export class EngineCommandHandler {
 
   /** Writes a decision's rows; returns its outgoing messages for the outbox. */
   /** `touched`: executions that got history entries, announced in this process after the commit. */
-  private async store(em: EntityManager, snapshot: ExecutionSnapshot, decision: Decision, touched: Map<WorkflowExecution, HistoryEvent[]>): Promise<OutboxItem[]> {
+  private async store(
+    em: EntityManager,
+    snapshot: ExecutionSnapshot,
+    decision: Decision,
+    touched: Map<WorkflowExecution, HistoryEvent[]>,
+  ): Promise<OutboxItem[]> {
     await applyChanges(em, decision.changes.execution ?? snapshot.execution, decision.changes, snapshot);
     return this.storeHistoryAndEffects(em, snapshot, decision, touched);
   }
@@ -505,7 +581,12 @@ export class EngineCommandHandler {
     return batchItemRuns(items);
   }
 
-  private async effectItems(em: EntityManager, ex: WorkflowExecution, decision: Decision, e: EngineEffect): Promise<OutboxItem[]> {
+  private async effectItems(
+    em: EntityManager,
+    ex: WorkflowExecution,
+    decision: Decision,
+    e: EngineEffect,
+  ): Promise<OutboxItem[]> {
     switch (e.type) {
       case 'run-action': {
         const job: ActionRunJob = {
@@ -515,7 +596,9 @@ export class EngineCommandHandler {
           actionName: e.actionName,
           input: e.input,
           namespace: String(ex.params['namespace'] ?? ex.workflowNamespace),
-          ...(ex.workflowName.includes('.') ? { workbookName: ex.workflowName.slice(0, ex.workflowName.lastIndexOf('.')) } : {}),
+          ...(ex.workflowName.includes('.')
+            ? { workbookName: ex.workflowName.slice(0, ex.workflowName.lastIndexOf('.')) }
+            : {}),
           ...(e.itemIndex !== null ? { itemIndex: e.itemIndex } : {}),
           safeRerun: e.safeRerun,
           ...(e.taskData ? { taskData: e.taskData } : {}),
@@ -528,15 +611,34 @@ export class EngineCommandHandler {
             taskName: e.taskName,
             actionExecutionId: e.actionExecutionId,
             projectId: ex.projectId,
-            ...(this.options.apiUrl ? { callbackUrl: `${this.options.apiUrl}/v2/action_executions/${e.actionExecutionId}` } : {}),
+            ...(this.options.apiUrl
+              ? { callbackUrl: `${this.options.apiUrl}/v2/action_executions/${e.actionExecutionId}` }
+              : {}),
             ...(e.timeoutSeconds !== undefined ? { timeoutMs: Math.round(e.timeoutSeconds * 1000) } : {}),
           },
         };
-        return [{ destination: 'jobs', queue: ACTION_JOB_QUEUE, job: { id: e.actionExecutionId, name: ACTION_RUN_JOB, data: job } }];
+        return [
+          {
+            destination: 'jobs',
+            queue: ACTION_JOB_QUEUE,
+            job: { id: e.actionExecutionId, name: ACTION_RUN_JOB, data: job },
+          },
+        ];
       }
       case 'arm-timer': {
-        const data: TimerFiredPayload = { executionId: ex.id, taskExecutionId: e.taskExecutionId, timerId: e.timerId, kind: e.kind };
-        return [{ destination: 'jobs', queue: ENGINE_TIMER_QUEUE, job: { id: e.timerId, name: TIMER_FIRED_JOB, data, delayMs: e.delayMs } }];
+        const data: TimerFiredPayload = {
+          executionId: ex.id,
+          taskExecutionId: e.taskExecutionId,
+          timerId: e.timerId,
+          kind: e.kind,
+        };
+        return [
+          {
+            destination: 'jobs',
+            queue: ENGINE_TIMER_QUEUE,
+            job: { id: e.timerId, name: TIMER_FIRED_JOB, data, delayMs: e.delayMs },
+          },
+        ];
       }
       case 'start-sub-workflow':
         return this.startSubWorkflow(em, ex, e);
@@ -561,11 +663,15 @@ export class EngineCommandHandler {
         if (!parentId) return [];
         return [
           bus(
-            engineCommand(`sub-workflow-rerun:${e.subExecutionId}:${this.newId()}`, 'engine.sub-workflow-rerun', {
-              executionId: parentId,
-              taskExecutionId: e.taskExecutionId,
-              subExecutionId: e.subExecutionId,
-            }),
+            engineCommand(
+              `sub-workflow-rerun:${e.subExecutionId}:${this.newId()}`,
+              'engine.sub-workflow-rerun',
+              {
+                executionId: parentId,
+                taskExecutionId: e.taskExecutionId,
+                subExecutionId: e.subExecutionId,
+              },
+            ),
           ),
         ];
       }
@@ -576,7 +682,10 @@ export class EngineCommandHandler {
             ? engineCommand(id, 'engine.pause-execution', { executionId: e.subExecutionId })
             : e.command === 'resume'
               ? engineCommand(id, 'engine.resume-execution', { executionId: e.subExecutionId })
-              : engineCommand(id, 'engine.cancel-execution', { executionId: e.subExecutionId, message: e.message ?? null });
+              : engineCommand(id, 'engine.cancel-execution', {
+                  executionId: e.subExecutionId,
+                  message: e.message ?? null,
+                });
         return [bus(msg)];
       }
       case 'control-parent-execution': {
@@ -612,11 +721,19 @@ export class EngineCommandHandler {
     const namespace = String(e.params['namespace'] ?? parent.workflowNamespace);
     const visibility = { kind: 'project', projectId: parent.projectId } as const;
     const candidates = parent.workflowName.includes('.')
-      ? [`${parent.workflowName.slice(0, parent.workflowName.lastIndexOf('.'))}.${e.workflowName}`, e.workflowName]
+      ? [
+          `${parent.workflowName.slice(0, parent.workflowName.lastIndexOf('.'))}.${e.workflowName}`,
+          e.workflowName,
+        ]
       : [e.workflowName];
     let stored = null;
     for (const name of candidates) {
-      stored = await findWorkflowForRun(em, { identifier: name, namespace, projectId: parent.projectId, visibility });
+      stored = await findWorkflowForRun(em, {
+        identifier: name,
+        namespace,
+        projectId: parent.projectId,
+        visibility,
+      });
       if (stored) break;
     }
     const fail = (message: string): OutboxItem[] => [
@@ -656,7 +773,11 @@ export class EngineCommandHandler {
   }
 
   /** Notification jobs (issue 7): one per event, partitioned by execution for ordered delivery. */
-  private notifyItems(ex: WorkflowExecution, decision: Decision, e: Extract<EngineEffect, { type: 'notify' }>): OutboxItem[] {
+  private notifyItems(
+    ex: WorkflowExecution,
+    decision: Decision,
+    e: Extract<EngineEffect, { type: 'notify' }>,
+  ): OutboxItem[] {
     const publishers = ex.params['notify'] as NotifyPublisher[] | undefined;
     if (!Array.isArray(publishers) || publishers.length === 0) return [];
     const wanted = publishers.filter((p) => !p.event_types || p.event_types.includes(e.event));
@@ -669,7 +790,9 @@ export class EngineCommandHandler {
     };
     let event: NotifyJob['event'];
     if (e.taskExecutionId) {
-      const t = [...decision.changes.tasksCreated, ...decision.changes.tasksUpdated].find((x) => x.id === e.taskExecutionId);
+      const t = [...decision.changes.tasksCreated, ...decision.changes.tasksUpdated].find(
+        (x) => x.id === e.taskExecutionId,
+      );
       if (!t) return [];
       event = {
         id: t.id,
@@ -705,7 +828,13 @@ export class EngineCommandHandler {
       {
         destination: 'jobs',
         queue: notifyQueueOf(ex.rootExecutionId ?? ex.id),
-        job: { id: this.newId(), name: NOTIFY_DELIVER_JOB, data: job, attempts: 5, backoff: { type: 'exponential', delayMs: 500 } },
+        job: {
+          id: this.newId(),
+          name: NOTIFY_DELIVER_JOB,
+          data: job,
+          attempts: 5,
+          backoff: { type: 'exponential', delayMs: 500 },
+        },
         partitionKey: ex.rootExecutionId ?? ex.id,
       },
     ];
@@ -735,7 +864,13 @@ interface GroupMember {
 function transactionSpan(m: GroupMember, groupSize: number): Span {
   return tracer().startSpan(
     'engine transaction',
-    { attributes: { 'osc.execution.id': m.executionId, 'osc.engine.events': m.events.length, 'osc.engine.group_size': groupSize } },
+    {
+      attributes: {
+        'osc.execution.id': m.executionId,
+        'osc.engine.events': m.events.length,
+        'osc.engine.group_size': groupSize,
+      },
+    },
     m.ctx,
   );
 }
@@ -745,7 +880,9 @@ function inTrace(span: Span | undefined, ctx: Context, items: OutboxItem[]): Out
   if (!span) return items;
   return context.with(trace.setSpan(ctx, span), () =>
     items.map((item) =>
-      item.destination === 'bus' ? { ...item, message: withTraceHeaders(item.message) } : { ...item, job: withTraceData(item.job) },
+      item.destination === 'bus'
+        ? { ...item, message: withTraceHeaders(item.message) }
+        : { ...item, job: withTraceData(item.job) },
     ),
   );
 }
@@ -757,26 +894,63 @@ function inTrace(span: Span | undefined, ctx: Context, items: OutboxItem[]): Out
  */
 const namedActions = (events: readonly EngineEvent[]): { ids: string[]; failing: string[] } => ({
   ids: events.flatMap((e) => ('actionExecutionId' in e ? [e.actionExecutionId] : [])),
-  failing: events.flatMap((e) => (e.type === 'action-completed' && e.state === 'ERROR' ? [e.actionExecutionId] : [])),
+  failing: events.flatMap((e) =>
+    e.type === 'action-completed' && e.state === 'ERROR' ? [e.actionExecutionId] : [],
+  ),
 });
 
-const bus = (message: EngineCommandMessage): OutboxItem => ({ destination: 'bus', queue: ENGINE_COMMAND_QUEUE, message });
+const bus = (message: EngineCommandMessage): OutboxItem => ({
+  destination: 'bus',
+  queue: ENGINE_COMMAND_QUEUE,
+  message,
+});
 
 /** Tells this process's event streams (embedded mode, or an API beside the engine) that history grew. */
-function announceHistory(touched: ReadonlyMap<WorkflowExecution, HistoryEvent[]>, log: EngineHandlerOptions['log']): void {
+function announceHistory(
+  touched: ReadonlyMap<WorkflowExecution, HistoryEvent[]>,
+  log: EngineHandlerOptions['log'],
+): void {
   for (const [ex, history] of touched) {
-    localExecutionEvents.emit('events', { projectId: ex.projectId, rootExecutionId: ex.rootExecutionId ?? ex.id });
+    localExecutionEvents.emit('events', {
+      projectId: ex.projectId,
+      rootExecutionId: ex.rootExecutionId ?? ex.id,
+    });
     for (const e of history) {
-      if (e.state !== e.previousState) productMetrics.transitions.labels(e.subject, e.previousState ?? 'NONE', e.state).inc();
+      if (e.state !== e.previousState)
+        productMetrics.transitions.labels(e.subject, e.previousState ?? 'NONE', e.state).inc();
     }
     if (!log) continue;
     for (const e of history) {
       if (e.subject === 'action' || e.state === e.previousState) continue;
-      const ids = { executionId: e.executionId, rootExecutionId: ex.rootExecutionId ?? ex.id, projectId: ex.projectId };
+      const ids = {
+        executionId: e.executionId,
+        rootExecutionId: ex.rootExecutionId ?? ex.id,
+        projectId: ex.projectId,
+      };
       if (e.subject === 'execution') {
-        log({ ...ids, workflow: e.name, state: e.state, previousState: e.previousState, stateInfo: e.stateInfo ?? undefined }, `execution ${e.state}`);
+        log(
+          {
+            ...ids,
+            workflow: e.name,
+            state: e.state,
+            previousState: e.previousState,
+            stateInfo: e.stateInfo ?? undefined,
+          },
+          `execution ${e.state}`,
+        );
       } else {
-        log({ ...ids, taskExecutionId: e.taskExecutionId, task: e.name, state: e.state, previousState: e.previousState, ...(e.details.retryNo ? { retryNo: e.details.retryNo } : {}), stateInfo: e.stateInfo ?? undefined }, `task ${e.state}`);
+        log(
+          {
+            ...ids,
+            taskExecutionId: e.taskExecutionId,
+            task: e.name,
+            state: e.state,
+            previousState: e.previousState,
+            ...(e.details.retryNo ? { retryNo: e.details.retryNo } : {}),
+            stateInfo: e.stateInfo ?? undefined,
+          },
+          `task ${e.state}`,
+        );
       }
     }
   }

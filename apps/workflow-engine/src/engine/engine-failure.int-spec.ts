@@ -2,7 +2,14 @@ import type { DataSource } from 'typeorm';
 import { ENGINE_COMMAND_QUEUE, engineCommand } from '@osc/contracts';
 import type { CommandBus, JobQueue, MessagingLogger } from '@osc/messaging';
 import { failExecutionRow } from '@osc/workflow-persistence';
-import { EngineInstance, createEngineDatabase, inProcessMessaging, startExecution, storeWorkflows, waitForState } from '../../test/engine-harness';
+import {
+  EngineInstance,
+  createEngineDatabase,
+  inProcessMessaging,
+  startExecution,
+  storeWorkflows,
+  waitForState,
+} from '../../test/engine-harness';
 
 const WORKFLOWS = `
 version: '2.0'
@@ -38,7 +45,9 @@ describe('engine: a command that cannot be applied ends its execution in ERROR (
     ds = db.dataSource;
     await storeWorkflows(ds, WORKFLOWS);
     // a stored spec naming a start task it does not define: decide throws for it
-    await ds.query(`UPDATE "workflow_definitions" SET "spec" = jsonb_set("spec", '{startTasks}', '["ghost"]') WHERE "name" = 'corrupt'`);
+    await ds.query(
+      `UPDATE "workflow_definitions" SET "spec" = jsonb_set("spec", '{startTasks}', '["ghost"]') WHERE "name" = 'corrupt'`,
+    );
     ({ bus, jobs } = inProcessMessaging());
     engine = new EngineInstance(ds, bus, jobs, { logger });
     await engine.start();
@@ -77,7 +86,9 @@ describe('engine: a command that cannot be applied ends its execution in ERROR (
     );
     const row = await waitForState(ds, id);
     expect(row['state']).toBe('ERROR');
-    expect(row['state_info']).toMatch(/^The engine failed to apply the command engine\.action-completed to this execution \[error=QueryFailedError: .*\]$/);
+    expect(row['state_info']).toMatch(
+      /^The engine failed to apply the command engine\.action-completed to this execution \[error=QueryFailedError: .*\]$/,
+    );
     expect(logged).toContainEqual(
       expect.objectContaining({
         level: 'error',
@@ -91,7 +102,9 @@ describe('engine: a command that cannot be applied ends its execution in ERROR (
     const id = await startExecution(ds, engine.outbox, 'corrupt');
     const row = await waitForState(ds, id);
     expect(row['state']).toBe('ERROR');
-    expect(row['state_info']).toBe('The engine failed to apply the command engine.start-execution to this execution [error=Error: task ghost is not in workflow corrupt]');
+    expect(row['state_info']).toBe(
+      'The engine failed to apply the command engine.start-execution to this execution [error=Error: task ghost is not in workflow corrupt]',
+    );
     const mine = logged.filter((l) => l.context?.['executionId'] === id);
     // no redelivery: the one error line, no warning about a retry
     expect(mine.map((l) => [l.level, l.context?.['delivery']])).toEqual([['error', 1]]);
@@ -100,19 +113,30 @@ describe('engine: a command that cannot be applied ends its execution in ERROR (
   it('the last resort (no snapshot) sets ERROR only from a state the domain lets move to ERROR', async () => {
     const id = await startExecution(ds, engine.outbox, 'waits');
     expect(await failExecutionRow(ds, id, 'why', new Date())).toBe(true);
-    const [row] = (await ds.query(`SELECT "state", "state_info", "output" FROM "workflow_executions" WHERE "id" = $1`, [id])) as Record<string, unknown>[];
+    const [row] = (await ds.query(
+      `SELECT "state", "state_info", "output" FROM "workflow_executions" WHERE "id" = $1`,
+      [id],
+    )) as Record<string, unknown>[];
     expect(row).toEqual({ state: 'ERROR', state_info: 'why', output: { result: 'why' } });
     // the change is in the execution's history, as the engine's own changes are
     const history = (await ds.query(
       `SELECT "subject", "previous_state", "state", "state_info" FROM "execution_events" WHERE "root_execution_id" = $1 AND "subject" = 'execution' ORDER BY "seq"`,
       [id],
     )) as Record<string, unknown>[];
-    expect(history.at(-1)).toEqual({ subject: 'execution', previous_state: 'RUNNING', state: 'ERROR', state_info: 'why' });
+    expect(history.at(-1)).toEqual({
+      subject: 'execution',
+      previous_state: 'RUNNING',
+      state: 'ERROR',
+      state_info: 'why',
+    });
     // ERROR keeps its first reason; SUCCESS is final
     expect(await failExecutionRow(ds, id, 'again', new Date())).toBe(false);
     await ds.query(`UPDATE "workflow_executions" SET "state" = 'SUCCESS' WHERE "id" = $1`, [id]);
     expect(await failExecutionRow(ds, id, 'late', new Date())).toBe(false);
-    const [after] = (await ds.query(`SELECT "state", "state_info" FROM "workflow_executions" WHERE "id" = $1`, [id])) as Record<string, unknown>[];
+    const [after] = (await ds.query(
+      `SELECT "state", "state_info" FROM "workflow_executions" WHERE "id" = $1`,
+      [id],
+    )) as Record<string, unknown>[];
     expect(after).toEqual({ state: 'SUCCESS', state_info: 'why' });
   }, 30_000);
 });

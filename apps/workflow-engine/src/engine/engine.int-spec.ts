@@ -131,7 +131,10 @@ describe('engine handler on PostgreSQL (in-process bus and jobs)', () => {
     const ex = await waitForState(ds, id);
     expect(ex['state']).toBe('SUCCESS');
     expect(ex['output']).toEqual({ l: 1, r: 2, sum: 3 });
-    const joins: unknown[] = await ds.query(`SELECT 1 FROM "task_executions" WHERE "workflow_execution_id" = $1 AND "name" = 'j'`, [id]);
+    const joins: unknown[] = await ds.query(
+      `SELECT 1 FROM "task_executions" WHERE "workflow_execution_id" = $1 AND "name" = 'j'`,
+      [id],
+    );
     expect(joins).toHaveLength(1);
   });
 
@@ -140,7 +143,10 @@ describe('engine handler on PostgreSQL (in-process bus and jobs)', () => {
     const ex = await waitForState(ds, id);
     expect(ex['state']).toBe('SUCCESS');
     expect(ex['output']).toEqual({ got: 42 });
-    const children: Record<string, unknown>[] = await ds.query(`SELECT * FROM "workflow_executions" WHERE "parent_execution_id" = $1`, [id]);
+    const children: Record<string, unknown>[] = await ds.query(
+      `SELECT * FROM "workflow_executions" WHERE "parent_execution_id" = $1`,
+      [id],
+    );
     expect(children).toHaveLength(1);
     expect(children[0]).toMatchObject({ state: 'SUCCESS', root_execution_id: id, workflow_name: 'child' });
   });
@@ -149,7 +155,9 @@ describe('engine handler on PostgreSQL (in-process bus and jobs)', () => {
     const id = await startExecution(ds, engine.outbox, 'failing');
     const ex = await waitForState(ds, id);
     expect(ex['state']).toBe('ERROR');
-    expect(String(ex['state_info'])).toMatch(/^Failure caused by error in tasks: boom\n\n {2}boom \[task_ex_id=.*\] -> The action raised an exception \[action=.*msg='Fail action expected exception.'\]\n {4}\[action_ex_id=.*, idx=0\]: The action raised/);
+    expect(String(ex['state_info'])).toMatch(
+      /^Failure caused by error in tasks: boom\n\n {2}boom \[task_ex_id=.*\] -> The action raised an exception \[action=.*msg='Fail action expected exception.'\]\n {4}\[action_ex_id=.*, idx=0\]: The action raised/,
+    );
   });
 
   it('a failed with-items task names every failed item by its position in the task, earlier attempts included', async () => {
@@ -175,7 +183,9 @@ describe('engine handler on PostgreSQL (in-process bus and jobs)', () => {
     const id = await startExecution(ds, engine.outbox, 'bad_input');
     const ex = await waitForState(ds, id);
     expect(ex['state']).toBe('ERROR');
-    expect(ex['state_info']).toMatch(/^Failed to run task \[error=Invalid input \[name=std.echo, class=.*missing=\['output'\], unexpected=\['wrong'\]\], wf=bad_input, task=t\]$/);
+    expect(ex['state_info']).toMatch(
+      /^Failed to run task \[error=Invalid input \[name=std.echo, class=.*missing=\['output'\], unexpected=\['wrong'\]\], wf=bad_input, task=t\]$/,
+    );
   });
 
   it('an unknown action is fatal', async () => {
@@ -183,22 +193,36 @@ describe('engine handler on PostgreSQL (in-process bus and jobs)', () => {
     const ex = await waitForState(ds, id);
     expect(ex).toMatchObject({
       state: 'ERROR',
-      state_info: 'Failed to run task [error=Failed to find action [action_name=no.such.action, namespace=], wf=adhoc_missing, task=t]',
+      state_info:
+        'Failed to run task [error=Failed to find action [action_name=no.such.action, namespace=], wf=adhoc_missing, task=t]',
     });
   });
 
   it('a redelivered start command changes nothing', async () => {
     const id = await startExecution(ds, engine.outbox, 'seq');
     await waitForState(ds, id);
-    const before: unknown[] = await ds.query(`SELECT "id" FROM "task_executions" WHERE "workflow_execution_id" = $1`, [id]);
+    const before: unknown[] = await ds.query(
+      `SELECT "id" FROM "task_executions" WHERE "workflow_execution_id" = $1`,
+      [id],
+    );
     const { EngineCommandHandler } = await import('./engine-command.handler');
-    await new EngineCommandHandler(ds, engine.outbox).handle({ id: `start:${id}`, type: 'engine.start-execution', payload: { executionId: id } });
-    const after: unknown[] = await ds.query(`SELECT "id" FROM "task_executions" WHERE "workflow_execution_id" = $1`, [id]);
+    await new EngineCommandHandler(ds, engine.outbox).handle({
+      id: `start:${id}`,
+      type: 'engine.start-execution',
+      payload: { executionId: id },
+    });
+    const after: unknown[] = await ds.query(
+      `SELECT "id" FROM "task_executions" WHERE "workflow_execution_id" = $1`,
+      [id],
+    );
     expect(after).toHaveLength(before.length);
   });
 
   it('applies one engine.actions-completed holding the results of two executions, and its redelivery changes nothing', async () => {
-    const ids = [await startExecution(ds, engine.outbox, 'waiting'), await startExecution(ds, engine.outbox, 'waiting')];
+    const ids = [
+      await startExecution(ds, engine.outbox, 'waiting'),
+      await startExecution(ds, engine.outbox, 'waiting'),
+    ];
     const running = async () =>
       (await ds.query(
         `SELECT "workflow_execution_id" AS "executionId", "task_execution_id" AS "taskExecutionId", "id" AS "actionExecutionId"
@@ -220,7 +244,11 @@ describe('engine handler on PostgreSQL (in-process bus and jobs)', () => {
       expect(ex['state']).toBe('SUCCESS');
       expect(ex['output']).toEqual({ got: `for ${id}` });
     }
-    const history = async () => (await ds.query(`SELECT count(*)::int AS n FROM "execution_events" WHERE "execution_id" = ANY($1::uuid[])`, [ids])) as unknown[];
+    const history = async () =>
+      (await ds.query(
+        `SELECT count(*)::int AS n FROM "execution_events" WHERE "execution_id" = ANY($1::uuid[])`,
+        [ids],
+      )) as unknown[];
     const before = await history();
     await handler.handle(msg);
     expect(await history()).toEqual(before);
@@ -228,16 +256,24 @@ describe('engine handler on PostgreSQL (in-process bus and jobs)', () => {
 
   it('refuses an engine.actions-completed without results (the bus dead-letters it)', async () => {
     const { EngineCommandHandler } = await import('./engine-command.handler');
-    await expect(new EngineCommandHandler(ds, engine.outbox).handle({ id: 'x', type: 'engine.actions-completed', payload: { results: [] } })).rejects.toThrow(
-      'engine.actions-completed needs a non-empty results list',
-    );
+    await expect(
+      new EngineCommandHandler(ds, engine.outbox).handle({
+        id: 'x',
+        type: 'engine.actions-completed',
+        payload: { results: [] },
+      }),
+    ).rejects.toThrow('engine.actions-completed needs a non-empty results list');
   });
 
   it('two engine instances on one queue run 30 executions with no task run twice', async () => {
     const second = new EngineInstance(ds, bus, jobs);
     await second.start();
     try {
-      const ids = await Promise.all(Array.from({ length: 30 }, (_, i) => startExecution(ds, i % 2 ? engine.outbox : second.outbox, 'fan')));
+      const ids = await Promise.all(
+        Array.from({ length: 30 }, (_, i) =>
+          startExecution(ds, i % 2 ? engine.outbox : second.outbox, 'fan'),
+        ),
+      );
       for (const id of ids) expect((await waitForState(ds, id))['state']).toBe('SUCCESS');
       const dup: unknown[] = await ds.query(
         `SELECT "workflow_execution_id", "name", count(*) FROM "task_executions" WHERE "workflow_execution_id" = ANY($1::uuid[])

@@ -10,8 +10,21 @@ import {
   type TimerFiredPayload,
   engineCommand,
 } from '@osc/contracts';
-import { type CommandBus, type JobQueue, type OutboxWriter, type Subscription, type Worker, deadLetterQueueOf } from '@osc/messaging';
-import { AmqpPublisher, NOTIFY_QUEUES, type NotificationPublisher, NotificationDispatcher, WebhookPublisher } from '@osc/notify';
+import {
+  type CommandBus,
+  type JobQueue,
+  type OutboxWriter,
+  type Subscription,
+  type Worker,
+  deadLetterQueueOf,
+} from '@osc/messaging';
+import {
+  AmqpPublisher,
+  NOTIFY_QUEUES,
+  type NotificationPublisher,
+  NotificationDispatcher,
+  WebhookPublisher,
+} from '@osc/notify';
 import { COMMAND_BUS, DATA_SOURCE, JOB_QUEUE, OUTBOX_WRITER } from '@osc/platform';
 import type { WorkflowEngineConfig } from '../config';
 import { ActionExecutor } from '../executor/action-executor';
@@ -76,20 +89,37 @@ export class EngineRunner implements OnModuleInit, OnModuleDestroy {
     // registered before any claim, so every claimed action names a live executor instance
     await this.heartbeat.start();
     if (role === 'all' || role === 'engine') {
-      this.subscription = await this.bus.consume(ENGINE_COMMAND_QUEUE, (msg, info) => this.handler.handle(msg, info), {
-        prefetch: this.config.prefetch,
-      });
-      this.deadLetterSubscription = await this.bus.consume(deadLetterQueueOf(ENGINE_COMMAND_QUEUE), (msg) => this.deadLetters.onEngineCommand(msg), {
-        prefetch: 1,
-      });
+      this.subscription = await this.bus.consume(
+        ENGINE_COMMAND_QUEUE,
+        (msg, info) => this.handler.handle(msg, info),
+        {
+          prefetch: this.config.prefetch,
+        },
+      );
+      this.deadLetterSubscription = await this.bus.consume(
+        deadLetterQueueOf(ENGINE_COMMAND_QUEUE),
+        (msg) => this.deadLetters.onEngineCommand(msg),
+        {
+          prefetch: 1,
+        },
+      );
       this.workers.push(
         await this.jobs.process(
           ENGINE_TIMER_QUEUE,
           async (job) => {
             const data = job.data as TimerFiredPayload;
-            await this.bus.publish(ENGINE_COMMAND_QUEUE, engineCommand(`timer:${data.timerId}`, 'engine.timer-fired', data));
+            await this.bus.publish(
+              ENGINE_COMMAND_QUEUE,
+              engineCommand(`timer:${data.timerId}`, 'engine.timer-fired', data),
+            );
           },
-          { concurrency: 10, onFailed: (job, error) => void this.deadLetters.onTimerJobFailed(job, error).catch((e: unknown) => this.logger.error(`timer job ${job.id}: ${String(e)}`)) },
+          {
+            concurrency: 10,
+            onFailed: (job, error) =>
+              void this.deadLetters
+                .onTimerJobFailed(job, error)
+                .catch((e: unknown) => this.logger.error(`timer job ${job.id}: ${String(e)}`)),
+          },
         ),
       );
       const interval = (this.config.reconcile ?? DEFAULT_RECONCILE).intervalSeconds;
@@ -99,7 +129,9 @@ export class EngineRunner implements OnModuleInit, OnModuleDestroy {
       // are spread over several queues so that one slow webhook does not hold up all the others.
       const publishers: NotificationPublisher[] = [new WebhookPublisher()];
       if (this.config.notifyAmqpUrl) {
-        publishers.push(new AmqpPublisher({ url: this.config.notifyAmqpUrl, defaultExchange: this.config.notifyExchange }));
+        publishers.push(
+          new AmqpPublisher({ url: this.config.notifyAmqpUrl, defaultExchange: this.config.notifyExchange }),
+        );
       }
       this.publishers = publishers;
       const dispatcher = new NotificationDispatcher(publishers);
@@ -128,7 +160,13 @@ export class EngineRunner implements OnModuleInit, OnModuleDestroy {
         await this.jobs.process(ACTION_JOB_QUEUE, (job) => executor.run(job), {
           concurrency: this.config.executorConcurrency,
           onFailed: (job, error) =>
-            void this.deadLetters.onActionJobFailed(job, error).catch((e: unknown) => this.logger.error(`action job ${job.id} failed: ${String(error)}; reporting it failed: ${String(e)}`)),
+            void this.deadLetters
+              .onActionJobFailed(job, error)
+              .catch((e: unknown) =>
+                this.logger.error(
+                  `action job ${job.id} failed: ${String(error)}; reporting it failed: ${String(e)}`,
+                ),
+              ),
         }),
       );
     }
@@ -145,4 +183,9 @@ export class EngineRunner implements OnModuleInit, OnModuleDestroy {
   }
 }
 
-const DEFAULT_RECONCILE = { intervalSeconds: 30, stuckAfterSeconds: 300, heartbeatSeconds: 10, executorDeadAfterSeconds: 120 } as const;
+const DEFAULT_RECONCILE = {
+  intervalSeconds: 30,
+  stuckAfterSeconds: 300,
+  heartbeatSeconds: 10,
+  executorDeadAfterSeconds: 120,
+} as const;

@@ -92,9 +92,15 @@ const CASES: Record<string, Case> = {
   replace_method_count: yaql("$.s.replace(regex('o'), '0', 1)"),
   lazy_to_list_index: yaql('$.l.where($ > 1).toList()[0]'),
   yaml_dump_map: yaql('yaml_dump($.d)'),
-  yaml_dump_implicit: yaql("yaml_dump({a => 'yes', b => 'no', c => 'on', d => 'null', e => '1.0', f => '', g => '~', h => 'true'})"),
-  yaml_dump_numbers: yaql("yaml_dump(['010', '0x1F', '1e3', '1_000', '12:30', '2001-12-14', '.inf', '-.5', '+1', 'y', 'n'])"),
-  yaml_dump_indicators: yaql("yaml_dump({'a b' => 'c: d', 'x' => '- item', 'h' => '#tag', 'q' => \"it's\", 'dq' => '\"q\"'})"),
+  yaml_dump_implicit: yaql(
+    "yaml_dump({a => 'yes', b => 'no', c => 'on', d => 'null', e => '1.0', f => '', g => '~', h => 'true'})",
+  ),
+  yaml_dump_numbers: yaql(
+    "yaml_dump(['010', '0x1F', '1e3', '1_000', '12:30', '2001-12-14', '.inf', '-.5', '+1', 'y', 'n'])",
+  ),
+  yaml_dump_indicators: yaql(
+    "yaml_dump({'a b' => 'c: d', 'x' => '- item', 'h' => '#tag', 'q' => \"it's\", 'dq' => '\"q\"'})",
+  ),
   yaml_dump_multiline: yaql("yaml_dump('multi\\nline')"),
   yaml_dump_unicode: yaql("yaml_dump('h\u00e9llo')"),
   yaml_dump_scalar_end: yaql('yaml_dump(1)'),
@@ -148,7 +154,8 @@ const FAILING: Record<string, Case> = {
 };
 
 const yamlString = (s: string) => JSON.stringify(s); // a JSON string is a YAML double-quoted scalar
-const published = (c: Case): string => (c.mode === 'yaql' ? `<% ${c.expr} %>` : c.mode === 'jinja' ? `{{ ${c.expr} }}` : c.expr);
+const published = (c: Case): string =>
+  c.mode === 'yaql' ? `<% ${c.expr} %>` : c.mode === 'jinja' ? `{{ ${c.expr} }}` : c.expr;
 
 const WORKFLOWS = `
 version: '2.0'
@@ -215,7 +222,10 @@ const STACKS: [string, () => Promise<Stack>][] = [
       const db = await createEngineDatabase();
       const prefix = `expr${randomBytes(4).toString('hex')}.`;
       const bus = prefixedBus(testRabbitBus(), prefix);
-      const jobs = prefixedJobs(new BullMqJobQueue({ url: 'redis://127.0.0.1:6379', prefix: prefix.slice(0, -1) }), prefix);
+      const jobs = prefixedJobs(
+        new BullMqJobQueue({ url: 'redis://127.0.0.1:6379', prefix: prefix.slice(0, -1) }),
+        prefix,
+      );
       return {
         ds: db.dataSource,
         bus,
@@ -252,12 +262,16 @@ describe.each(STACKS)('expression functions in a workflow — %s', (_name, open)
     const row = await waitForState(stack.ds, id, undefined, 30_000);
     expect(row['state_info']).toBeNull();
     expect(row['state']).toBe('SUCCESS');
-    const expected = Object.fromEntries(Object.entries(CASES).map(([k, c]) => [k, reference(c.mode, c.expr)]));
+    const expected = Object.fromEntries(
+      Object.entries(CASES).map(([k, c]) => [k, reference(c.mode, c.expr)]),
+    );
     expect(row['output']).toEqual(expected);
     // spot checks, so that a broken lookup cannot make the comparison vacuous
     expect(expected['search_group']).toEqual({ value: 'Hello', start: 0, end: 5 });
     expect(expected['replace_backrefs']).toBe('Heoll World');
-    expect(expected['yaml_dump_numbers']).toBe("- '010'\n- '0x1F'\n- 1e3\n- '1_000'\n- '12:30'\n- '2001-12-14'\n- '.inf'\n- -.5\n- '+1'\n- y\n- n\n");
+    expect(expected['yaml_dump_numbers']).toBe(
+      "- '010'\n- '0x1F'\n- 1e3\n- '1_000'\n- '12:30'\n- '2001-12-14'\n- '.inf'\n- -.5\n- '+1'\n- y\n- n\n",
+    );
     expect(expected['yaml_dump_unicode']).toBe('"h\\xE9llo"\n');
     expect(expected['jinja_int_base16']).toBe(255);
     expect(expected['split_yaql']).toBe('<% $.n\n + 1 %>');
@@ -266,23 +280,34 @@ describe.each(STACKS)('expression functions in a workflow — %s', (_name, open)
     expect(expected['yaml_anchor_multiline']).toEqual({ a: '&anchor - 1 - 2', b: '*anchor' });
   }, 60_000);
 
-  it.each(Object.keys(FAILING))('fails the task as the reference does: %s', async (name) => {
-    const c = FAILING[name]!;
-    const message = referenceError(c.mode, c.expr);
-    const id = await startExecution(stack.ds, engine.outbox, name, input());
-    const row = await waitForState(stack.ds, id, undefined, 30_000);
-    expect(row['state']).toBe('ERROR');
-    const info = String(row['state_info']);
-    expect(info).toContain(`Can not evaluate ${c.mode === 'yaql' ? 'YAQL' : 'Jinja'} expression [expression=`);
-    expect(info).toContain(c.expr);
-    expect(info).toContain(`error=${message}]`);
-  }, 60_000);
+  it.each(Object.keys(FAILING))(
+    'fails the task as the reference does: %s',
+    async (name) => {
+      const c = FAILING[name]!;
+      const message = referenceError(c.mode, c.expr);
+      const id = await startExecution(stack.ds, engine.outbox, name, input());
+      const row = await waitForState(stack.ds, id, undefined, 30_000);
+      expect(row['state']).toBe('ERROR');
+      const info = String(row['state_info']);
+      expect(info).toContain(
+        `Can not evaluate ${c.mode === 'yaql' ? 'YAQL' : 'Jinja'} expression [expression=`,
+      );
+      expect(info).toContain(c.expr);
+      expect(info).toContain(`error=${message}]`);
+    },
+    60_000,
+  );
 
   it('env() returns the execution environment', async () => {
     const id = await startExecution(stack.ds, engine.outbox, 'env_fn', {}, { env: { a: 'b' } });
     const row = await waitForState(stack.ds, id, undefined, 30_000);
     expect(row['state']).toBe('SUCCESS');
-    const answer = registry.cases.find((c) => c.mode === 'yaql' && c.expr === 'env()' && JSON.stringify(c.context) === JSON.stringify({ x: 1, __env: { a: 'b' } }))?.result;
+    const answer = registry.cases.find(
+      (c) =>
+        c.mode === 'yaql' &&
+        c.expr === 'env()' &&
+        JSON.stringify(c.context) === JSON.stringify({ x: 1, __env: { a: 'b' } }),
+    )?.result;
     expect(answer).toEqual({ a: 'b' });
     expect(row['output']).toEqual({ whole: answer, jinja_whole: answer });
   }, 60_000);

@@ -19,12 +19,21 @@ const runner = new StandardActionRunner();
 
 const snapshotOf = (yaml: string): ExecutionSnapshot => {
   const spec = parseWorkflows(yaml).workflows[0]!;
-  const execution = newExecution({ id: newId(), spec, workflowId: 'wf', workflowNamespace: '', projectId: 'p', input: {} }, now);
+  const execution = newExecution(
+    { id: newId(), spec, workflowId: 'wf', workflowNamespace: '', projectId: 'p', input: {} },
+    now,
+  );
   return { execution, tasks: [], actions: [], subExecutions: [] };
 };
 
 const start = (yaml: string, maxRounds?: number) =>
-  decideInline(snapshotOf(yaml), [{ type: 'start' }], decideEvents, (ex, e) => runInline(runner, ex, e), maxRounds);
+  decideInline(
+    snapshotOf(yaml),
+    [{ type: 'start' }],
+    decideEvents,
+    (ex, e) => runInline(runner, ex, e),
+    maxRounds,
+  );
 
 const chain = (actions: string[]) => `
 version: '2.0'
@@ -80,11 +89,27 @@ describe('decideInline', () => {
   });
 
   it('never inlines with-items items nor std.echo with a delay', () => {
-    const base = { type: 'run-action', actionExecutionId: 'a', taskExecutionId: 't', taskName: 't', safeRerun: false, taskData: {} } as const;
+    const base = {
+      type: 'run-action',
+      actionExecutionId: 'a',
+      taskExecutionId: 't',
+      taskName: 't',
+      safeRerun: false,
+      taskData: {},
+    } as const;
     expect(isInlineAction({ ...base, actionName: 'std.noop', input: {}, itemIndex: null })).toBe(true);
     expect(isInlineAction({ ...base, actionName: 'std.noop', input: {}, itemIndex: 0 })).toBe(false);
-    expect(isInlineAction({ ...base, actionName: 'std.echo', input: { output: 1, delay: 1 }, itemIndex: null })).toBe(false);
-    for (const name of ['std.http', 'std.email', 'std.javascript', 'std.sleep', 'std.mistral_http', 'my.adhoc']) {
+    expect(
+      isInlineAction({ ...base, actionName: 'std.echo', input: { output: 1, delay: 1 }, itemIndex: null }),
+    ).toBe(false);
+    for (const name of [
+      'std.http',
+      'std.email',
+      'std.javascript',
+      'std.sleep',
+      'std.mistral_http',
+      'my.adhoc',
+    ]) {
       expect(isInlineAction({ ...base, actionName: name, input: {}, itemIndex: null })).toBe(false);
     }
   });

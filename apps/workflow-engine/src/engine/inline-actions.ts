@@ -47,7 +47,11 @@ const CONTINUABLE: ReadonlySet<EngineEffect['type']> = new Set(['run-action', 'n
  * Runs one inline action with the executor's outcome rules: an unknown action or invalid input is a
  * fatal task failure (DSL-13.6), an action error an ERROR result.
  */
-export async function runInline(runner: StandardActionRunner, ex: WorkflowExecution, e: RunAction): Promise<EngineEvent> {
+export async function runInline(
+  runner: StandardActionRunner,
+  ex: WorkflowExecution,
+  e: RunAction,
+): Promise<EngineEvent> {
   const started = process.hrtime.bigint();
   let outcome = 'ERROR';
   try {
@@ -56,11 +60,17 @@ export async function runInline(runner: StandardActionRunner, ex: WorkflowExecut
     return event;
   } finally {
     // Timed like an executor's run (docs/metrics.md, osc_action_duration_seconds).
-    productMetrics.actionDuration.labels(e.actionName, outcome).observe(Number(process.hrtime.bigint() - started) / 1e9);
+    productMetrics.actionDuration
+      .labels(e.actionName, outcome)
+      .observe(Number(process.hrtime.bigint() - started) / 1e9);
   }
 }
 
-async function runInlineAction(runner: StandardActionRunner, ex: WorkflowExecution, e: RunAction): Promise<EngineEvent> {
+async function runInlineAction(
+  runner: StandardActionRunner,
+  ex: WorkflowExecution,
+  e: RunAction,
+): Promise<EngineEvent> {
   const ctx: ActionContext = {
     workflowName: ex.workflowName,
     workflowNamespace: ex.workflowNamespace,
@@ -72,7 +82,11 @@ async function runInlineAction(runner: StandardActionRunner, ex: WorkflowExecuti
     projectId: ex.projectId,
     data: e.taskData,
   };
-  const base = { type: 'action-completed', taskExecutionId: e.taskExecutionId, actionExecutionId: e.actionExecutionId } as const;
+  const base = {
+    type: 'action-completed',
+    taskExecutionId: e.taskExecutionId,
+    actionExecutionId: e.actionExecutionId,
+  } as const;
   try {
     const outcome = await runner.run(e.actionName, e.input, ctx);
     if (outcome.kind === 'success') return { ...base, state: 'SUCCESS', result: outcome.result };
@@ -128,18 +142,32 @@ class MergedChanges {
     this.actionsUpdated = new RowsById([...first.actionsUpdated]);
     this.unaccepted = [...(first.actionsUnaccepted ?? [])];
     this.execution = first.execution;
-    this.items = { tasksCreated: [], tasksUpdated: [], actionsCreated: [], actionsUpdated: [], ...mergeItemChanges(first, NO_CHANGES) };
+    this.items = {
+      tasksCreated: [],
+      tasksUpdated: [],
+      actionsCreated: [],
+      actionsUpdated: [],
+      ...mergeItemChanges(first, NO_CHANGES),
+    };
   }
 
   add(b: EngineChanges): void {
     for (const t of b.tasksCreated) this.tasksCreated.upsert(t);
-    for (const t of b.tasksUpdated) (this.tasksCreated.has(t.id) ? this.tasksCreated : this.tasksUpdated).upsert(t);
+    for (const t of b.tasksUpdated)
+      (this.tasksCreated.has(t.id) ? this.tasksCreated : this.tasksUpdated).upsert(t);
     for (const x of b.actionsCreated) this.actionsCreated.upsert(x);
-    for (const x of b.actionsUpdated) (this.actionsCreated.has(x.id) ? this.actionsCreated : this.actionsUpdated).upsert(x);
+    for (const x of b.actionsUpdated)
+      (this.actionsCreated.has(x.id) ? this.actionsCreated : this.actionsUpdated).upsert(x);
     this.unaccepted.push(...(b.actionsUnaccepted ?? []));
     this.execution = b.execution ?? this.execution;
     if (b.itemsDeleted?.length || b.itemsCreated?.length || b.itemsUpdated?.length) {
-      this.items = { ...this.items, itemsDeleted: undefined, itemsCreated: undefined, itemsUpdated: undefined, ...mergeItemChanges(this.items, b) };
+      this.items = {
+        ...this.items,
+        itemsDeleted: undefined,
+        itemsCreated: undefined,
+        itemsUpdated: undefined,
+        ...mergeItemChanges(this.items, b),
+      };
     }
   }
 
@@ -156,7 +184,12 @@ class MergedChanges {
   }
 }
 
-const NO_CHANGES: EngineChanges = { tasksCreated: [], tasksUpdated: [], actionsCreated: [], actionsUpdated: [] };
+const NO_CHANGES: EngineChanges = {
+  tasksCreated: [],
+  tasksUpdated: [],
+  actionsCreated: [],
+  actionsUpdated: [],
+};
 
 /** The rows of `b` applied over those of `a`: a row created in `a` and updated in `b` stays created. */
 export function mergeChanges(a: EngineChanges, b: EngineChanges): EngineChanges {
@@ -189,7 +222,13 @@ class AdvancingSnapshot {
     for (const a of changes.actionsCreated) this.actions.upsert(a);
     const items = applyItemChanges(this.current.items ?? [], changes);
     const { items: _, ...rest } = this.current;
-    this.current = { ...rest, execution: changes.execution ?? this.current.execution, tasks: this.tasks.rows, actions: this.actions.rows, ...(items.length ? { items } : {}) };
+    this.current = {
+      ...rest,
+      execution: changes.execution ?? this.current.execution,
+      tasks: this.tasks.rows,
+      actions: this.actions.rows,
+      ...(items.length ? { items } : {}),
+    };
     return this.current;
   }
 }
@@ -217,7 +256,10 @@ export async function decideInline(
   const commands: EngineEffect[] = [];
   const advancing = new AdvancingSnapshot(snapshot);
   for (let round = 1; ; round++) {
-    const inline = round < maxRounds && decision.commands.every((c) => CONTINUABLE.has(c.type)) ? decision.commands.filter(isInlineAction) : [];
+    const inline =
+      round < maxRounds && decision.commands.every((c) => CONTINUABLE.has(c.type))
+        ? decision.commands.filter(isInlineAction)
+        : [];
     for (const c of decision.commands) if (!inline.includes(c as RunAction)) commands.push(c);
     if (inline.length === 0) break;
     const current = advancing.advance(decision.changes);

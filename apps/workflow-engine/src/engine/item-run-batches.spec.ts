@@ -5,9 +5,17 @@ import { batchItemRuns } from './item-run-batches';
 const run = (id: string, itemIndex?: number): OutboxItem => ({
   destination: 'jobs',
   queue: ACTION_JOB_QUEUE,
-  job: { id, name: ACTION_RUN_JOB, data: { actionExecutionId: id, ...(itemIndex !== undefined ? { itemIndex } : {}) } as ActionRunJob },
+  job: {
+    id,
+    name: ACTION_RUN_JOB,
+    data: { actionExecutionId: id, ...(itemIndex !== undefined ? { itemIndex } : {}) } as ActionRunJob,
+  },
 });
-const other: OutboxItem = { destination: 'jobs', queue: 'workflow.timers', job: { id: 't', name: 'engine.timer-fired', data: {} } };
+const other: OutboxItem = {
+  destination: 'jobs',
+  queue: 'workflow.timers',
+  job: { id: 't', name: 'engine.timer-fired', data: {} },
+};
 
 describe('batchItemRuns', () => {
   it('groups item runs in item order, keeps plain runs and other items as they are', () => {
@@ -21,6 +29,9 @@ describe('batchItemRuns', () => {
       [ACTION_RUN_JOB, 'a4'],
     ]);
     const first = out[2]!;
-    expect(first.destination === 'jobs' && (first.job.data as { runs: ActionRunJob[] }).runs.map((r) => r.itemIndex)).toEqual([0, 1]);
+    expect(
+      first.destination === 'jobs' &&
+        (first.job.data as { runs: ActionRunJob[] }).runs.map((r) => r.itemIndex),
+    ).toEqual([0, 1]);
   });
 });

@@ -1,4 +1,10 @@
-import { ACTION_JOB_QUEUE, ACTION_RUN_BATCH_JOB, ACTION_RUN_JOB, type ActionRunBatchJob, type ActionRunJob } from '@osc/contracts';
+import {
+  ACTION_JOB_QUEUE,
+  ACTION_RUN_BATCH_JOB,
+  ACTION_RUN_JOB,
+  type ActionRunBatchJob,
+  type ActionRunJob,
+} from '@osc/contracts';
 import type { OutboxItem } from '@osc/messaging';
 
 /** with-items runs per job: one outbox row, job and executor round trip for this many items. */
@@ -13,7 +19,11 @@ export function batchItemRuns(items: readonly OutboxItem[], size = ITEM_RUNS_PER
   const out: OutboxItem[] = [];
   const runs: ActionRunJob[] = [];
   for (const item of items) {
-    if (item.destination === 'jobs' && item.job.name === ACTION_RUN_JOB && (item.job.data as ActionRunJob).itemIndex !== undefined) {
+    if (
+      item.destination === 'jobs' &&
+      item.job.name === ACTION_RUN_JOB &&
+      (item.job.data as ActionRunJob).itemIndex !== undefined
+    ) {
       runs.push(item.job.data as ActionRunJob);
     } else {
       out.push(item);
@@ -23,10 +33,18 @@ export function batchItemRuns(items: readonly OutboxItem[], size = ITEM_RUNS_PER
     const chunk = runs.slice(i, i + size);
     const first = chunk[0]!;
     if (chunk.length === 1) {
-      out.push({ destination: 'jobs', queue: ACTION_JOB_QUEUE, job: { id: first.actionExecutionId, name: ACTION_RUN_JOB, data: first } });
+      out.push({
+        destination: 'jobs',
+        queue: ACTION_JOB_QUEUE,
+        job: { id: first.actionExecutionId, name: ACTION_RUN_JOB, data: first },
+      });
     } else {
       const data: ActionRunBatchJob = { runs: chunk };
-      out.push({ destination: 'jobs', queue: ACTION_JOB_QUEUE, job: { id: `batch-${first.actionExecutionId}`, name: ACTION_RUN_BATCH_JOB, data } });
+      out.push({
+        destination: 'jobs',
+        queue: ACTION_JOB_QUEUE,
+        job: { id: `batch-${first.actionExecutionId}`, name: ACTION_RUN_BATCH_JOB, data },
+      });
     }
   }
   return out;

@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { SpecCache, lockSnapshot, lockSnapshots } from '@osc/workflow-persistence';
-import { EngineInstance, createEngineDatabase, inProcessMessaging, startExecution, storeWorkflows, taskStates } from '../../test/engine-harness';
+import {
+  EngineInstance,
+  createEngineDatabase,
+  inProcessMessaging,
+  startExecution,
+  storeWorkflows,
+  taskStates,
+} from '../../test/engine-harness';
 
 const WORKFLOWS = `
 version: '2.0'
@@ -57,7 +64,11 @@ describe('lockSnapshots (PostgreSQL)', () => {
     const c = await startExecution(ds, engine.outbox, 'items');
     await waitFor(async () => (await taskStates(ds, a))['hold'] === 'RUNNING');
     await waitFor(async () => (await taskStates(ds, c))['each'] === 'RUNNING');
-    await waitFor(async () => (await ds.query(`SELECT 1 FROM "workflow_executions" WHERE "parent_execution_id" = $1`, [b])).length === 1);
+    await waitFor(
+      async () =>
+        (await ds.query(`SELECT 1 FROM "workflow_executions" WHERE "parent_execution_id" = $1`, [b]))
+          .length === 1,
+    );
     const itemActions: { id: string }[] = await ds.query(
       `SELECT "id" FROM "action_executions" WHERE "workflow_execution_id" = $1 ORDER BY "item_index"`,
       [c],
@@ -77,7 +88,10 @@ describe('lockSnapshots (PostgreSQL)', () => {
     const many = await ds.transaction((em) => lockSnapshots(em, [c, missing, b, a], cache, named));
 
     expect([...many.keys()].sort()).toEqual([a, b, c].sort());
-    expect(many.get(a)).toEqual({ ...one.a, actions: one.a!.actions.map((x) => expect.objectContaining({ ...x })) });
+    expect(many.get(a)).toEqual({
+      ...one.a,
+      actions: one.a!.actions.map((x) => expect.objectContaining({ ...x })),
+    });
     expect(many.get(b)).toEqual(one.b);
     expect(many.get(b)!.subExecutions).toHaveLength(1);
     expect(many.get(c)).toEqual(one.c);
@@ -89,14 +103,18 @@ describe('lockSnapshots (PostgreSQL)', () => {
   it('gives named item actions their position in the task only when an event fails them', async () => {
     const c = await startExecution(ds, engine.outbox, 'items');
     await waitFor(async () => (await taskStates(ds, c))['each'] === 'RUNNING');
-    const items: { id: string }[] = await ds.query(`SELECT "id" FROM "action_executions" WHERE "workflow_execution_id" = $1 ORDER BY "item_index"`, [c]);
+    const items: { id: string }[] = await ds.query(
+      `SELECT "id" FROM "action_executions" WHERE "workflow_execution_id" = $1 ORDER BY "item_index"`,
+      [c],
+    );
     const [, second, third] = items.map((r) => r.id);
     const load = (named: { ids: string[]; failing: string[] }) =>
       ds.transaction(async (em) => ({
         one: await lockSnapshot(em, c, new SpecCache(), named),
         many: (await lockSnapshots(em, [c], new SpecCache(), new Map([[c, named]]))).get(c),
       }));
-    const ordinals = (s: Awaited<ReturnType<typeof lockSnapshot>>) => s!.actions.map((x) => [x.id, x.ordinal]);
+    const ordinals = (s: Awaited<ReturnType<typeof lockSnapshot>>) =>
+      s!.actions.map((x) => [x.id, x.ordinal]);
 
     const succeeding = await load({ ids: [second!, third!], failing: [] });
     expect(ordinals(succeeding.one)).toEqual([

@@ -3,7 +3,13 @@ import type { DataSource } from 'typeorm';
 import { type CommandBus, type JobQueue, messagingMigrations } from '@osc/messaging';
 import { PGLITE_MEMORY, closeDataSource, combineMigrations, createDataSource } from '@osc/persistence';
 import { definitionMigrations, executionMigrations } from '@osc/workflow-persistence';
-import { EngineInstance, inProcessMessaging, startExecution, storeWorkflows, waitForState } from '../../test/engine-harness';
+import {
+  EngineInstance,
+  inProcessMessaging,
+  startExecution,
+  storeWorkflows,
+  waitForState,
+} from '../../test/engine-harness';
 
 const ITEMS = 5000;
 
@@ -60,9 +66,10 @@ items_input:
     expect(row['state_info']).toBeNull();
     expect(row['state']).toBe('SUCCESS');
     expect((row['output'] as { echoed: string[] }).echoed).toEqual(items);
-    const [{ n }] = (await ds.query(`SELECT count(*)::int AS n FROM "action_executions" WHERE "workflow_execution_id" = $1 AND "state" = 'SUCCESS'`, [id])) as [
-      { n: number },
-    ];
+    const [{ n }] = (await ds.query(
+      `SELECT count(*)::int AS n FROM "action_executions" WHERE "workflow_execution_id" = $1 AND "state" = 'SUCCESS'`,
+      [id],
+    )) as [{ n: number }];
     expect(n).toBe(ITEMS);
   }, 300_000);
 });

@@ -33,10 +33,14 @@ describe('ActionClaims', () => {
     // a standalone run is not accepted until done (as Mistral shows it), yet free to claim
     const standalone = await action('RUNNING', false, true);
     const standaloneDone = await action('SUCCESS', true, true);
-    const answers = await Promise.all([...free, done, superseded, standalone, standaloneDone].map((id) => claims.claim(id)));
+    const answers = await Promise.all(
+      [...free, done, superseded, standalone, standaloneDone].map((id) => claims.claim(id)),
+    );
     expect(answers.slice(0, 120).every((a) => a !== undefined && a.prev === null)).toBe(true);
     expect(answers.slice(120)).toEqual([undefined, undefined, { prev: null }, undefined]);
-    const [{ n }] = (await ds.query(`SELECT count(*)::int AS n FROM "action_executions" WHERE "claimed_at" IS NOT NULL`)) as [{ n: number }];
+    const [{ n }] = (await ds.query(
+      `SELECT count(*)::int AS n FROM "action_executions" WHERE "claimed_at" IS NOT NULL`,
+    )) as [{ n: number }];
     expect(n).toBe(121);
   });
 

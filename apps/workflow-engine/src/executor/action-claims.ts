@@ -60,9 +60,13 @@ export class ActionClaims {
           const ids = [...new Set(batch.map((w) => w.id))];
           const rerunJobs: Record<string, unknown> = {};
           for (const w of batch) if (w.rerunJob !== undefined) rerunJobs[w.id] = w.rerunJob;
-          const rows: { id: string; prev: Date | string | null; prev_executor: string | null; prev_heartbeat: Date | null }[] =
-            await this.dataSource.query(
-              `WITH p AS (SELECT "id", "claimed_at" AS prev, "executor_id" AS prev_executor FROM "action_executions"
+          const rows: {
+            id: string;
+            prev: Date | string | null;
+            prev_executor: string | null;
+            prev_heartbeat: Date | null;
+          }[] = await this.dataSource.query(
+            `WITH p AS (SELECT "id", "claimed_at" AS prev, "executor_id" AS prev_executor FROM "action_executions"
                            WHERE "id" = ANY($1::uuid[]) ORDER BY "id" FOR UPDATE),
                     c AS (UPDATE "action_executions" a SET "claimed_at" = now(), "executor_id" = $2::uuid, "rerun_job" = $3::jsonb -> a."id"::text
                            FROM p
@@ -70,17 +74,27 @@ export class ActionClaims {
                            RETURNING a."id", p.prev, p.prev_executor)
                SELECT c."id", c.prev, c.prev_executor, s."heartbeat_at" AS prev_heartbeat
                  FROM c LEFT JOIN "workflow_service_instances" s ON s."id" = c.prev_executor`,
-              [ids, this.executorId, JSON.stringify(rerunJobs)],
-            );
+            [ids, this.executorId, JSON.stringify(rerunJobs)],
+          );
           const byId = new Map(rows.map((r) => [String(r.id), r]));
           const seen = new Set<string>();
           for (const w of batch) {
             const row = byId.get(w.id);
             if (!row) w.resolve(undefined);
             // the same action twice in one batch: the second finds it claimed, as it would one statement later
-            else if (seen.has(w.id)) w.resolve({ prev: 'claimed in the same batch', prevExecutorId: this.executorId, prevHeartbeat: null });
+            else if (seen.has(w.id))
+              w.resolve({
+                prev: 'claimed in the same batch',
+                prevExecutorId: this.executorId,
+                prevHeartbeat: null,
+              });
             else if (row.prev === null) w.resolve({ prev: null });
-            else w.resolve({ prev: row.prev, prevExecutorId: row.prev_executor, prevHeartbeat: row.prev_heartbeat ? new Date(row.prev_heartbeat) : null });
+            else
+              w.resolve({
+                prev: row.prev,
+                prevExecutorId: row.prev_executor,
+                prevHeartbeat: row.prev_heartbeat ? new Date(row.prev_heartbeat) : null,
+              });
             seen.add(w.id);
           }
         } catch (e) {
@@ -98,9 +112,9 @@ export class ActionClaims {
    */
   async release(actionExecutionId: string): Promise<void> {
     if (this.executorId === null) return;
-    await this.dataSource.query(`UPDATE "action_executions" SET "executor_id" = NULL WHERE "id" = $1 AND "executor_id" = $2`, [
-      actionExecutionId,
-      this.executorId,
-    ]);
+    await this.dataSource.query(
+      `UPDATE "action_executions" SET "executor_id" = NULL WHERE "id" = $1 AND "executor_id" = $2`,
+      [actionExecutionId, this.executorId],
+    );
   }
 }

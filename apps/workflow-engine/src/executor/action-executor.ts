@@ -12,7 +12,11 @@ import { AppError } from '@osc/errors';
 import type { CommandBus, Job } from '@osc/messaging';
 import { inSpan, productMetrics } from '@osc/telemetry';
 import { type ActionSpec, executorLostMessage } from '@osc/workflow-domain';
-import { completeStandaloneAction, findAdHocActionSpec, findRunnableDynamicAction } from '@osc/workflow-persistence';
+import {
+  completeStandaloneAction,
+  findAdHocActionSpec,
+  findRunnableDynamicAction,
+} from '@osc/workflow-persistence';
 import { ActionClaims } from './action-claims';
 import { retryConnectionRefusals } from './connection-refusals';
 import { ResultReports } from './result-reports';
@@ -67,7 +71,11 @@ export class ActionExecutor {
   private async runBatch(batch: ActionRunBatchJob): Promise<void> {
     await Promise.all(
       batch.runs.map((run) =>
-        this.slots.use(() => this.runOne(run)).catch((e: unknown) => this.report(run, { state: 'ERROR', error: e instanceof Error ? e.message : String(e) })),
+        this.slots
+          .use(() => this.runOne(run))
+          .catch((e: unknown) =>
+            this.report(run, { state: 'ERROR', error: e instanceof Error ? e.message : String(e) }),
+          ),
       ),
     );
   }
@@ -76,7 +84,13 @@ export class ActionExecutor {
   private runOne(data: ActionRunJob): Promise<void> {
     return inSpan(
       `action ${data.actionName}`,
-      { attributes: { 'osc.action.name': data.actionName, 'osc.execution.id': data.executionId, 'osc.action_execution.id': data.actionExecutionId } },
+      {
+        attributes: {
+          'osc.action.name': data.actionName,
+          'osc.execution.id': data.executionId,
+          'osc.action_execution.id': data.actionExecutionId,
+        },
+      },
       () => this.runClaimed(data),
     );
   }
@@ -86,27 +100,44 @@ export class ActionExecutor {
     // previous run may have started and died (DSL-6.10): rerun only when the task is safe-rerun.
     // A claim the database refused a connection for never ran: try it again for a few seconds rather
     // than fail the action for good ("too many clients" under load, a database restarting).
-    const claim = await retryConnectionRefusals(() => this.claims.claim(data.actionExecutionId, data.safeRerun && !data.standalone ? data : undefined));
+    const claim = await retryConnectionRefusals(() =>
+      this.claims.claim(data.actionExecutionId, data.safeRerun && !data.standalone ? data : undefined),
+    );
     if (!claim) return; // already completed or superseded
     if (claim.prev !== null && !data.safeRerun) {
       const lost = executorLostMessage(claim.prevExecutorId ?? null, claim.prevHeartbeat ?? null);
-      await this.report(data, { state: 'ERROR', error: `${lost}: the action was interrupted and the task is not safe-rerun` });
+      await this.report(data, {
+        state: 'ERROR',
+        error: `${lost}: the action was interrupted and the task is not safe-rerun`,
+      });
       return;
     }
     const ctx: ActionContext = { ...data.context, data: data.taskData ?? {} };
     let payload: ActionCompletedPayload;
-    const base = { executionId: data.executionId, taskExecutionId: data.taskExecutionId, actionExecutionId: data.actionExecutionId };
+    const base = {
+      executionId: data.executionId,
+      taskExecutionId: data.taskExecutionId,
+      actionExecutionId: data.actionExecutionId,
+    };
     const started = process.hrtime.bigint();
     // Seconds this run took, per action name and outcome (docs/metrics.md); async actions are not
     // timed here (their result comes later, through the API).
     const observe = (outcome: string) =>
-      productMetrics.actionDuration.labels(data.actionName, outcome).observe(Number(process.hrtime.bigint() - started) / 1e9);
+      productMetrics.actionDuration
+        .labels(data.actionName, outcome)
+        .observe(Number(process.hrtime.bigint() - started) / 1e9);
     try {
       const outcome = await this.execute(data, ctx);
       if (outcome.kind === 'async') return await this.claims.release(data.actionExecutionId);
-      payload = outcome.kind === 'success' ? { ...base, state: 'SUCCESS', result: outcome.result } : { ...base, state: 'ERROR', error: outcome.error };
+      payload =
+        outcome.kind === 'success'
+          ? { ...base, state: 'SUCCESS', result: outcome.result }
+          : { ...base, state: 'ERROR', error: outcome.error };
     } catch (e) {
-      if (e instanceof FatalActionError || (e instanceof AppError && (e.kind === 'not-found' || e.kind === 'invalid'))) {
+      if (
+        e instanceof FatalActionError ||
+        (e instanceof AppError && (e.kind === 'not-found' || e.kind === 'invalid'))
+      ) {
         payload = { ...base, state: 'ERROR', error: e.message, fatal: { message: e.message } };
       } else {
         observe('ERROR');
@@ -117,7 +148,10 @@ export class ActionExecutor {
     await this.publish(data, payload);
   }
 
-  private async report(data: ActionRunJob, outcome: Pick<ActionCompletedPayload, 'state' | 'result' | 'error'>): Promise<void> {
+  private async report(
+    data: ActionRunJob,
+    outcome: Pick<ActionCompletedPayload, 'state' | 'result' | 'error'>,
+  ): Promise<void> {
     const payload: ActionCompletedPayload = {
       executionId: data.executionId,
       taskExecutionId: data.taskExecutionId,
@@ -133,7 +167,12 @@ export class ActionExecutor {
    */
   private async publish(data: ActionRunJob, payload: ActionCompletedPayload): Promise<void> {
     if (data.standalone) {
-      await completeStandaloneAction(this.dataSource, data.actionExecutionId, { state: payload.state, result: payload.result, error: payload.error }, new Date());
+      await completeStandaloneAction(
+        this.dataSource,
+        data.actionExecutionId,
+        { state: payload.state, result: payload.result, error: payload.error },
+        new Date(),
+      );
       return;
     }
     await this.results.report(payload);
@@ -143,7 +182,8 @@ export class ActionExecutor {
     if (this.runner.has(job.actionName)) return this.runner.run(job.actionName, job.input, ctx);
     const resolve = async (name: string) => (await this.findAdHoc(name, job)) ?? undefined;
     const action = await resolve(job.actionName);
-    if (action) return runAdHocAction(action, job.input, ctx, this.runner, { resolve, namespace: job.namespace });
+    if (action)
+      return runAdHocAction(action, job.input, ctx, this.runner, { resolve, namespace: job.namespace });
     const dynamic = await findRunnableDynamicAction(this.dataSource, {
       name: job.actionName,
       namespace: job.namespace,
@@ -153,11 +193,16 @@ export class ActionExecutor {
       const { action: def, codeSource } = dynamic;
       return this.runner.runDynamic({ name: def.name, className: def.className, codeSource }, job.input, ctx);
     }
-    throw new FatalActionError(`Failed to find action [action_name=${job.actionName}, namespace=${job.namespace}]`);
+    throw new FatalActionError(
+      `Failed to find action [action_name=${job.actionName}, namespace=${job.namespace}]`,
+    );
   }
 
   private async findAdHoc(name: string, job: ActionRunJob): Promise<ActionSpec | null> {
-    const names = job.workbookName && !name.startsWith(`${job.workbookName}.`) ? [`${job.workbookName}.${name}`, name] : [name];
+    const names =
+      job.workbookName && !name.startsWith(`${job.workbookName}.`)
+        ? [`${job.workbookName}.${name}`, name]
+        : [name];
     for (const n of names) {
       const found = await findAdHocActionSpec(this.dataSource, {
         name: n,

@@ -7,7 +7,9 @@ describe('isConnectionRefusal', () => {
     expect(isConnectionRefusal(pgError('53300', 'sorry, too many clients already'))).toBe(true);
     expect(isConnectionRefusal(pgError('57P03', 'the database system is starting up'))).toBe(true);
     expect(isConnectionRefusal(pgError('ECONNREFUSED'))).toBe(true);
-    expect(isConnectionRefusal(Object.assign(new Error('query failed'), { driverError: pgError('08001') }))).toBe(true);
+    expect(
+      isConnectionRefusal(Object.assign(new Error('query failed'), { driverError: pgError('08001') })),
+    ).toBe(true);
   });
 
   it('leaves alone what may have committed or is not the connection', () => {

@@ -6,11 +6,16 @@
 const REFUSALS = new Set(['53300', '57P03', '08001', '08004', 'ECONNREFUSED']);
 
 const codeOf = (e: unknown): string | undefined =>
-  typeof e === 'object' && e !== null && typeof (e as { code?: unknown }).code === 'string' ? (e as { code: string }).code : undefined;
+  typeof e === 'object' && e !== null && typeof (e as { code?: unknown }).code === 'string'
+    ? (e as { code: string }).code
+    : undefined;
 
 /** Whether `error` (or the driver error TypeORM wraps in it) is a connection refusal. */
 export function isConnectionRefusal(error: unknown): boolean {
-  const wrapped = typeof error === 'object' && error !== null ? (error as { driverError?: unknown }).driverError : undefined;
+  const wrapped =
+    typeof error === 'object' && error !== null
+      ? (error as { driverError?: unknown }).driverError
+      : undefined;
   return [codeOf(error), codeOf(wrapped)].some((c) => c !== undefined && REFUSALS.has(c));
 }
 

@@ -2,7 +2,13 @@ import { ENGINE_COMMAND_QUEUE, type ActionCompletedPayload } from '@osc/contract
 import type { CommandMessage } from '@osc/messaging';
 import { ResultReports } from './result-reports';
 
-const result = (n: number): ActionCompletedPayload => ({ executionId: `x${n}`, taskExecutionId: `t${n}`, actionExecutionId: `a${n}`, state: 'SUCCESS', result: n });
+const result = (n: number): ActionCompletedPayload => ({
+  executionId: `x${n}`,
+  taskExecutionId: `t${n}`,
+  actionExecutionId: `a${n}`,
+  state: 'SUCCESS',
+  result: n,
+});
 
 /** A bus whose publishes stay pending until released, recording what was sent. */
 function manualBus() {
@@ -29,14 +35,20 @@ describe('ResultReports', () => {
     const first = reports.report(result(1)).then(() => settled.push('a1'));
     expect(bus.sent).toEqual([]); // not before the end of the turn
     await tick();
-    expect(bus.sent).toEqual([{ id: 'action-completed:a1', type: 'engine.action-completed', payload: result(1) }]);
+    expect(bus.sent).toEqual([
+      { id: 'action-completed:a1', type: 'engine.action-completed', payload: result(1) },
+    ]);
     const later = [2, 3, 4].map((n) => reports.report(result(n)).then(() => settled.push(`a${n}`)));
     await tick();
     expect(bus.sent).toHaveLength(1); // waiting for the confirm of the first
     bus.pending[0]!.resolve();
     await first;
     await tick();
-    expect(bus.sent[1]).toEqual({ id: 'actions-completed:a2:3', type: 'engine.actions-completed', payload: { results: [result(2), result(3), result(4)] } });
+    expect(bus.sent[1]).toEqual({
+      id: 'actions-completed:a2:3',
+      type: 'engine.actions-completed',
+      payload: { results: [result(2), result(3), result(4)] },
+    });
     // not confirmed yet: nobody may complete its job
     expect(settled).toEqual(['a1']);
     bus.pending[1]!.resolve();
@@ -45,7 +57,11 @@ describe('ResultReports', () => {
     // idle again: the results of one turn go as one message
     const again = [5, 6].map((n) => reports.report(result(n)));
     await tick();
-    expect(bus.sent[2]).toEqual({ id: 'actions-completed:a5:2', type: 'engine.actions-completed', payload: { results: [result(5), result(6)] } });
+    expect(bus.sent[2]).toEqual({
+      id: 'actions-completed:a5:2',
+      type: 'engine.actions-completed',
+      payload: { results: [result(5), result(6)] },
+    });
     bus.pending[2]!.resolve();
     await Promise.all(again);
   });

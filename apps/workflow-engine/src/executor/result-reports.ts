@@ -1,4 +1,9 @@
-import { ENGINE_COMMAND_QUEUE, type ActionCompletedPayload, type EngineCommandMessage, engineCommand } from '@osc/contracts';
+import {
+  ENGINE_COMMAND_QUEUE,
+  type ActionCompletedPayload,
+  type EngineCommandMessage,
+  engineCommand,
+} from '@osc/contracts';
 import type { CommandBus } from '@osc/messaging';
 
 interface Waiter {
@@ -56,8 +61,15 @@ export class ResultReports {
 }
 
 /** One result as `engine.action-completed`, several as one `engine.actions-completed`. */
-export function resultsMessage(results: [ActionCompletedPayload, ...ActionCompletedPayload[]]): EngineCommandMessage {
+export function resultsMessage(
+  results: [ActionCompletedPayload, ...ActionCompletedPayload[]],
+): EngineCommandMessage {
   const [first] = results;
-  if (results.length === 1) return engineCommand(`action-completed:${first.actionExecutionId}`, 'engine.action-completed', first);
-  return engineCommand(`actions-completed:${first.actionExecutionId}:${results.length}`, 'engine.actions-completed', { results });
+  if (results.length === 1)
+    return engineCommand(`action-completed:${first.actionExecutionId}`, 'engine.action-completed', first);
+  return engineCommand(
+    `actions-completed:${first.actionExecutionId}:${results.length}`,
+    'engine.actions-completed',
+    { results },
+  );
 }

@@ -1,7 +1,14 @@
 import type { DataSource } from 'typeorm';
 import { ACTION_RUN_JOB, ENGINE_COMMAND_QUEUE, engineCommand } from '@osc/contracts';
 import { deadLetterQueueOf } from '@osc/messaging';
-import { EngineInstance, createEngineDatabase, inProcessMessaging, startExecution, storeWorkflows, waitForState } from '../../test/engine-harness';
+import {
+  EngineInstance,
+  createEngineDatabase,
+  inProcessMessaging,
+  startExecution,
+  storeWorkflows,
+  waitForState,
+} from '../../test/engine-harness';
 import { DeadLetters } from './dead-letters';
 import type { ReconcilerLog } from './reconciler-log';
 
@@ -56,28 +63,47 @@ slow:
     // what the bus puts on the dead-letter queue after a command failed for good
     await bus.publish(deadLetterQueueOf(ENGINE_COMMAND_QUEUE), {
       ...engineCommand(`pause:${id}:x`, 'engine.pause-execution', { executionId: id }),
-      headers: { 'x-dead-letter-reason': 'rejected', 'x-error': 'boom', 'x-original-queue': ENGINE_COMMAND_QUEUE },
+      headers: {
+        'x-dead-letter-reason': 'rejected',
+        'x-error': 'boom',
+        'x-original-queue': ENGINE_COMMAND_QUEUE,
+      },
     });
     const row = await waitForState(ds, id);
     expect(row).toMatchObject({
       state: 'ERROR',
       state_info: `dead letter: engine command engine.pause-execution (pause:${id}:x) failed for good (rejected): boom`,
     });
-    expect(lines).toContainEqual(expect.objectContaining({ level: 'error', fields: expect.objectContaining({ executionId: id }) }));
+    expect(lines).toContainEqual(
+      expect.objectContaining({ level: 'error', fields: expect.objectContaining({ executionId: id }) }),
+    );
   }, 30_000);
 
   it('a dead-lettered engine.actions-completed fails every execution it names', async () => {
-    const ids = [await startExecution(ds, engine.outbox, 'slow'), await startExecution(ds, engine.outbox, 'slow')];
+    const ids = [
+      await startExecution(ds, engine.outbox, 'slow'),
+      await startExecution(ds, engine.outbox, 'slow'),
+    ];
     const actions = await Promise.all(ids.map(runningAction));
-    const results = ids.map((id, i) => ({ executionId: id, taskExecutionId: actions[i]!.task_execution_id, actionExecutionId: actions[i]!.id, state: 'SUCCESS' as const }));
+    const results = ids.map((id, i) => ({
+      executionId: id,
+      taskExecutionId: actions[i]!.task_execution_id,
+      actionExecutionId: actions[i]!.id,
+      state: 'SUCCESS' as const,
+    }));
     await bus.publish(deadLetterQueueOf(ENGINE_COMMAND_QUEUE), {
       ...engineCommand('actions-completed:x:2', 'engine.actions-completed', { results }),
-      headers: { 'x-dead-letter-reason': 'rejected', 'x-error': 'boom', 'x-original-queue': ENGINE_COMMAND_QUEUE },
+      headers: {
+        'x-dead-letter-reason': 'rejected',
+        'x-error': 'boom',
+        'x-original-queue': ENGINE_COMMAND_QUEUE,
+      },
     });
     for (const id of ids) {
       expect(await waitForState(ds, id)).toMatchObject({
         state: 'ERROR',
-        state_info: 'dead letter: engine command engine.actions-completed (actions-completed:x:2) failed for good (rejected): boom',
+        state_info:
+          'dead letter: engine command engine.actions-completed (actions-completed:x:2) failed for good (rejected): boom',
       });
     }
   }, 30_000);
@@ -86,10 +112,16 @@ slow:
     const id = await startExecution(ds, engine.outbox, 'slow');
     await runningAction(id);
     await dead.onEngineCommand({
-      ...engineCommand(`dead-letter:x:${id}`, 'engine.force-execution-state', { executionId: id, state: 'ERROR', message: 'm' }),
+      ...engineCommand(`dead-letter:x:${id}`, 'engine.force-execution-state', {
+        executionId: id,
+        state: 'ERROR',
+        message: 'm',
+      }),
       headers: { 'x-dead-letter-reason': 'delivery-limit', 'x-error': 'db down' },
     });
-    expect((await ds.query(`SELECT "state", "state_info" FROM "workflow_executions" WHERE "id" = $1`, [id]))[0]).toEqual({
+    expect(
+      (await ds.query(`SELECT "state", "state_info" FROM "workflow_executions" WHERE "id" = $1`, [id]))[0],
+    ).toEqual({
       state: 'ERROR',
       state_info: `dead letter: engine command engine.force-execution-state (dead-letter:x:${id}) failed for good (delivery-limit): db down`,
     });
@@ -99,10 +131,17 @@ slow:
     const id = await startExecution(ds, engine.outbox, 'slow');
     const action = await runningAction(id);
     const run = { actionExecutionId: action.id, executionId: id, taskExecutionId: action.task_execution_id };
-    await dead.onActionJobFailed({ id: action.id, name: ACTION_RUN_JOB, data: run, attempt: 1 }, new Error('redis gone'));
+    await dead.onActionJobFailed(
+      { id: action.id, name: ACTION_RUN_JOB, data: run, attempt: 1 },
+      new Error('redis gone'),
+    );
     const row = await waitForState(ds, id);
     expect(row['state']).toBe('ERROR');
-    expect((await ds.query(`SELECT "state", "state_info" FROM "action_executions" WHERE "id" = $1`, [action.id]))[0]).toEqual({
+    expect(
+      (
+        await ds.query(`SELECT "state", "state_info" FROM "action_executions" WHERE "id" = $1`, [action.id])
+      )[0],
+    ).toEqual({
       state: 'ERROR',
       state_info: 'the action job failed for good after 1 attempt(s): redis gone',
     });

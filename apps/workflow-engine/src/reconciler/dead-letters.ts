@@ -44,7 +44,12 @@ export class DeadLetters {
     const reason = msg.headers?.['x-dead-letter-reason'] ?? 'unknown';
     const error = msg.headers?.['x-error'] ?? 'unknown error';
     if (!isEngineCommandType(msg.type)) {
-      this.log('error', 'a dead-lettered engine message is not an engine command', { commandId: msg.id, type: msg.type, reason, error });
+      this.log('error', 'a dead-lettered engine message is not an engine command', {
+        commandId: msg.id,
+        type: msg.type,
+        reason,
+        error,
+      });
       return;
     }
     let executionIds: string[];
@@ -52,31 +57,56 @@ export class DeadLetters {
       // several for engine.actions-completed (results of several executions), else one
       executionIds = [...new Set(toEngineEvents(msg as EngineCommandMessage).map((e) => e.executionId))];
     } catch (e) {
-      this.log('error', 'a dead-lettered engine command names no execution', { commandId: msg.id, type: msg.type, reason, error: String(e) });
+      this.log('error', 'a dead-lettered engine command names no execution', {
+        commandId: msg.id,
+        type: msg.type,
+        reason,
+        error: String(e),
+      });
       return;
     }
     const why = `dead letter: engine command ${msg.type} (${msg.id}) failed for good (${reason}): ${error}`;
-    for (const executionId of executionIds) this.log('error', why, { executionId, commandId: msg.id, type: msg.type, reason });
+    for (const executionId of executionIds)
+      this.log('error', why, { executionId, commandId: msg.id, type: msg.type, reason });
     if (msg.id.startsWith(DEAD_LETTER_ID)) {
-      for (const executionId of executionIds) await failExecutionRow(this.dataSource, executionId, why, new Date());
+      for (const executionId of executionIds)
+        await failExecutionRow(this.dataSource, executionId, why, new Date());
       return;
     }
     const suffix = (executionId: string) => (executionIds.length > 1 ? `:${executionId}` : '');
     await this.send(
       executionIds.map((executionId) =>
-        bus(engineCommand(`${DEAD_LETTER_ID}${msg.id}${suffix(executionId)}`, 'engine.force-execution-state', { executionId, state: 'ERROR', message: why })),
+        bus(
+          engineCommand(`${DEAD_LETTER_ID}${msg.id}${suffix(executionId)}`, 'engine.force-execution-state', {
+            executionId,
+            state: 'ERROR',
+            message: why,
+          }),
+        ),
       ),
     );
   }
 
   /** `onFailed` of the action job worker. */
   async onActionJobFailed(job: Job, error: unknown): Promise<void> {
-    const runs = job.name === ACTION_RUN_BATCH_JOB ? (job.data as ActionRunBatchJob).runs : [job.data as ActionRunJob];
+    const runs =
+      job.name === ACTION_RUN_BATCH_JOB ? (job.data as ActionRunBatchJob).runs : [job.data as ActionRunJob];
     const why = `the action job failed for good after ${job.attempt} attempt(s): ${error instanceof Error ? error.message : String(error)}`;
     const items: OutboxItem[] = [];
     for (const run of runs) {
-      this.log('error', why, { executionId: run.executionId || null, taskExecutionId: run.taskExecutionId || null, actionExecutionId: run.actionExecutionId, jobId: job.id });
-      if (run.standalone) await completeStandaloneAction(this.dataSource, run.actionExecutionId, { state: 'ERROR', error: why }, new Date());
+      this.log('error', why, {
+        executionId: run.executionId || null,
+        taskExecutionId: run.taskExecutionId || null,
+        actionExecutionId: run.actionExecutionId,
+        jobId: job.id,
+      });
+      if (run.standalone)
+        await completeStandaloneAction(
+          this.dataSource,
+          run.actionExecutionId,
+          { state: 'ERROR', error: why },
+          new Date(),
+        );
       else items.push(bus(actionFailed(run.executionId, run.taskExecutionId, run.actionExecutionId, why)));
     }
     await this.send(items);
@@ -85,11 +115,15 @@ export class DeadLetters {
   /** `onFailed` of the timer job worker: the timer's command could not be published. */
   async onTimerJobFailed(job: Job, error: unknown): Promise<void> {
     const data = job.data as TimerFiredPayload;
-    this.log('error', `timer job failed for good; its command goes out through the outbox: ${String(error)}`, {
-      executionId: data.executionId,
-      taskExecutionId: data.taskExecutionId,
-      timerId: data.timerId,
-    });
+    this.log(
+      'error',
+      `timer job failed for good; its command goes out through the outbox: ${String(error)}`,
+      {
+        executionId: data.executionId,
+        taskExecutionId: data.taskExecutionId,
+        timerId: data.timerId,
+      },
+    );
     await this.send([bus(engineCommand(`timer:${data.timerId}`, 'engine.timer-fired', data))]);
   }
 
@@ -99,4 +133,8 @@ export class DeadLetters {
   }
 }
 
-const bus = (message: EngineCommandMessage): OutboxItem => ({ destination: 'bus', queue: ENGINE_COMMAND_QUEUE, message });
+const bus = (message: EngineCommandMessage): OutboxItem => ({
+  destination: 'bus',
+  queue: ENGINE_COMMAND_QUEUE,
+  message,
+});

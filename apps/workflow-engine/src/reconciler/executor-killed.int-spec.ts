@@ -38,7 +38,10 @@ describe('an executor killed mid-action (distributed)', () => {
   let close: () => Promise<void>;
 
   const spawn = (role: 'engine' | 'executor') =>
-    spawnEngineProcess({ databaseUrl: db.url, queuePrefix: prefix, bullPrefix, children }, { ROLE: role, HEARTBEAT_MS: '300' });
+    spawnEngineProcess(
+      { databaseUrl: db.url, queuePrefix: prefix, bullPrefix, children },
+      { ROLE: role, HEARTBEAT_MS: '300' },
+    );
 
   beforeAll(async () => {
     receiver = createServer((req, res) => {
@@ -70,7 +73,10 @@ killed_safe:
 `,
     );
     const bus = prefixedBus(testRabbitBus(), prefix);
-    const jobs = prefixedJobs(new BullMqJobQueue({ url: 'redis://127.0.0.1:6379', prefix: bullPrefix }), prefix);
+    const jobs = prefixedJobs(
+      new BullMqJobQueue({ url: 'redis://127.0.0.1:6379', prefix: bullPrefix }),
+      prefix,
+    );
     const relay = new OutboxRelay(ds, bus, jobs, { pollIntervalMs: 100 });
     outbox.onCommitted(() => relay.notify());
     await relay.start();
@@ -105,7 +111,12 @@ killed_safe:
     executor.kill('SIGKILL');
     await new Promise((r) => executor.once('exit', r));
 
-    const reconciler = new WorkflowReconciler(ds, outbox, { stuckAfterSeconds: 3600, executorDeadAfterSeconds: 2 }, () => undefined);
+    const reconciler = new WorkflowReconciler(
+      ds,
+      outbox,
+      { stuckAfterSeconds: 3600, executorDeadAfterSeconds: 2 },
+      () => undefined,
+    );
     const done: Resolution[] = [];
     while (!done.some((r) => r.executionId === retried) || !done.some((r) => r.executionId === safe)) {
       done.push(...(await reconciler.pass()));
@@ -122,12 +133,18 @@ killed_safe:
     expect((await waitForState(ds, retried, undefined, 60_000))['state']).toBe('SUCCESS');
     expect((await waitForState(ds, safe, undefined, 60_000))['state']).toBe('SUCCESS');
     const actions = async (id: string) =>
-      (await ds.query(`SELECT "state", "state_info" FROM "action_executions" WHERE "workflow_execution_id" = $1 ORDER BY "seq"`, [id])) as {
+      (await ds.query(
+        `SELECT "state", "state_info" FROM "action_executions" WHERE "workflow_execution_id" = $1 ORDER BY "seq"`,
+        [id],
+      )) as {
         state: string;
         state_info: string | null;
       }[];
     const [first, second, ...more] = await actions(retried);
-    expect(first).toEqual({ state: 'ERROR', state_info: expect.stringContaining(`${EXECUTOR_LOST} (executor ${executorId}, last heartbeat `) });
+    expect(first).toEqual({
+      state: 'ERROR',
+      state_info: expect.stringContaining(`${EXECUTOR_LOST} (executor ${executorId}, last heartbeat `),
+    });
     expect([second?.state, more]).toEqual(['SUCCESS', []]);
     expect((await actions(safe)).map((a) => a.state)).toEqual(['SUCCESS']);
   }, 120_000);

@@ -3,5 +3,7 @@ export type ReconcilerLog = (level: 'warn' | 'error', msg: string, fields: Recor
 
 /** Default: one JSON line on stderr, naming the execution, task and action ids in its fields. */
 export const jsonLineLog: ReconcilerLog = (level, msg, fields) => {
-  process.stderr.write(`${JSON.stringify({ level, time: new Date().toISOString(), app: 'workflow-engine', msg, ...fields })}\n`);
+  process.stderr.write(
+    `${JSON.stringify({ level, time: new Date().toISOString(), app: 'workflow-engine', msg, ...fields })}\n`,
+  );
 };

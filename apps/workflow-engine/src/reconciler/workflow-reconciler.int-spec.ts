@@ -74,7 +74,9 @@ safe:
     new WorkflowReconciler(ds, e.outbox, { stuckAfterSeconds, executorDeadAfterSeconds }, log);
 
   /** Starts an execution on an engine without executor and waits for its RUNNING action. */
-  const runningAction = async (workflow: string): Promise<{ executionId: string; taskExecutionId: string; actionExecutionId: string }> => {
+  const runningAction = async (
+    workflow: string,
+  ): Promise<{ executionId: string; taskExecutionId: string; actionExecutionId: string }> => {
     const e = engines[0] ?? (await engine('engine'));
     const executionId = await startExecution(ds, e.outbox, workflow);
     for (let delay = 5; ; delay = Math.min(delay * 2, 50)) {
@@ -82,7 +84,8 @@ safe:
         `SELECT "id", "task_execution_id" FROM "action_executions" WHERE "workflow_execution_id" = $1 AND "state" = 'RUNNING'`,
         [executionId],
       );
-      if (rows[0]) return { executionId, taskExecutionId: rows[0].task_execution_id, actionExecutionId: rows[0].id };
+      if (rows[0])
+        return { executionId, taskExecutionId: rows[0].task_execution_id, actionExecutionId: rows[0].id };
       await new Promise((r) => setTimeout(r, delay));
     }
   };
@@ -91,7 +94,10 @@ safe:
   const claimByDeadExecutor = async (actionExecutionId: string, rerunJob?: ActionRunJob): Promise<string> => {
     const dead = randomUUID();
     await heartbeatServiceInstance(ds, { id: dead, kind: 'executor', host: 'gone', pid: 1 });
-    await ds.query(`UPDATE "workflow_service_instances" SET "heartbeat_at" = now() - interval '1 hour' WHERE "id" = $1`, [dead]);
+    await ds.query(
+      `UPDATE "workflow_service_instances" SET "heartbeat_at" = now() - interval '1 hour' WHERE "id" = $1`,
+      [dead],
+    );
     expect(await new ActionClaims(ds, 10, dead).claim(actionExecutionId, rerunJob)).toEqual({ prev: null });
     return dead;
   };
@@ -119,9 +125,14 @@ safe:
       [ids.executionId],
     );
     expect(actions.map((a) => a.state)).toEqual(['ERROR', 'SUCCESS']);
-    expect(actions[0]!.state_info).toMatch(new RegExp(`^${EXECUTOR_LOST} \\(executor ${dead}, last heartbeat \\d{4}-`));
+    expect(actions[0]!.state_info).toMatch(
+      new RegExp(`^${EXECUTOR_LOST} \\(executor ${dead}, last heartbeat \\d{4}-`),
+    );
     expect(lines).toContainEqual(
-      expect.objectContaining({ level: 'warn', fields: expect.objectContaining({ reconciler: 'fail-action', ...ids }) }),
+      expect.objectContaining({
+        level: 'warn',
+        fields: expect.objectContaining({ reconciler: 'fail-action', ...ids }),
+      }),
     );
   }, 30_000);
 
@@ -142,13 +153,23 @@ safe:
       input: { output: 'again', delay: 0.01 },
       namespace: '',
       safeRerun: true,
-      context: { workflowName: 'safe', workflowNamespace: '', workflowExecutionId: ids.executionId, rootExecutionId: null, taskName: 't', projectId: 'project-1', ...ids },
+      context: {
+        workflowName: 'safe',
+        workflowNamespace: '',
+        workflowExecutionId: ids.executionId,
+        rootExecutionId: null,
+        taskName: 't',
+        projectId: 'project-1',
+        ...ids,
+      },
     };
     await claimByDeadExecutor(ids.actionExecutionId, job);
     for (const e of engines.splice(0)) await e.stop();
     const restarted = await engine('all');
     const done = await passUntilResolved(reconciler(restarted, 3600), ids.executionId);
-    expect(done).toEqual([expect.objectContaining({ kind: 'run-action-again', actionExecutionId: ids.actionExecutionId })]);
+    expect(done).toEqual([
+      expect.objectContaining({ kind: 'run-action-again', actionExecutionId: ids.actionExecutionId }),
+    ]);
     expect((await waitForState(ds, ids.executionId))['state']).toBe('SUCCESS');
     const actions: { id: string; state: string; output: unknown }[] = await ds.query(
       `SELECT "id", "state", "output" FROM "action_executions" WHERE "workflow_execution_id" = $1`,
@@ -162,36 +183,67 @@ safe:
     const live = randomUUID();
     await heartbeatServiceInstance(ds, { id: live, kind: 'executor', host: 'here', pid: 2 });
     expect(await new ActionClaims(ds, 10, live).claim(ids.actionExecutionId)).toEqual({ prev: null });
-    await ds.query(`UPDATE "task_executions" SET "updated_at" = now() - interval '1 hour' WHERE "id" = $1`, [ids.taskExecutionId]);
+    await ds.query(`UPDATE "task_executions" SET "updated_at" = now() - interval '1 hour' WHERE "id" = $1`, [
+      ids.taskExecutionId,
+    ]);
     const r = reconciler(engines[0]!, 1, 60);
     expect((await r.pass()).filter((x) => x.executionId === ids.executionId)).toEqual([]);
-    expect((await ds.query(`SELECT "state" FROM "action_executions" WHERE "id" = $1`, [ids.actionExecutionId]))[0].state).toBe('RUNNING');
-    await ds.query(`UPDATE "action_executions" SET "state" = 'CANCELLED' WHERE "id" = $1`, [ids.actionExecutionId]);
-    await ds.query(`UPDATE "workflow_executions" SET "state" = 'CANCELLED' WHERE "id" = $1`, [ids.executionId]);
+    expect(
+      (await ds.query(`SELECT "state" FROM "action_executions" WHERE "id" = $1`, [ids.actionExecutionId]))[0]
+        .state,
+    ).toBe('RUNNING');
+    await ds.query(`UPDATE "action_executions" SET "state" = 'CANCELLED' WHERE "id" = $1`, [
+      ids.actionExecutionId,
+    ]);
+    await ds.query(`UPDATE "workflow_executions" SET "state" = 'CANCELLED' WHERE "id" = $1`, [
+      ids.executionId,
+    ]);
   }, 30_000);
 
   it('a RUNNING task whose job was lost is resolved once by two replicas passing at the same time', async () => {
     const ids = await runningAction('plain'); // no executor: the job waits in a queue that is then dropped
     for (const e of engines.splice(0)) await e.stop();
     const restarted = await engine('engine');
-    await ds.query(`UPDATE "task_executions" SET "updated_at" = now() - interval '10 minutes' WHERE "id" = $1`, [ids.taskExecutionId]);
+    await ds.query(
+      `UPDATE "task_executions" SET "updated_at" = now() - interval '10 minutes' WHERE "id" = $1`,
+      [ids.taskExecutionId],
+    );
     const [a, b] = await Promise.all([reconciler(restarted, 1).pass(), reconciler(restarted, 1).pass()]);
     const mine = [...a!, ...b!].filter((x) => x.executionId === ids.executionId);
     expect(mine).toEqual([expect.objectContaining({ kind: 'fail-action', ...ids })]);
     const row = await waitForState(ds, ids.executionId);
     expect(row['state']).toBe('ERROR');
-    expect(String(row['state_info'])).toMatch(/reconciler: task t was RUNNING with its action never picked up by an executor and no timer or pending command for \d+ s/);
+    expect(String(row['state_info'])).toMatch(
+      /reconciler: task t was RUNNING with its action never picked up by an executor and no timer or pending command for \d+ s/,
+    );
   }, 30_000);
 
   it('a RUNNING task with no action at all fails, task and execution', async () => {
     const ids = await runningAction('plain');
     await ds.query(`DELETE FROM "action_executions" WHERE "id" = $1`, [ids.actionExecutionId]);
-    await ds.query(`UPDATE "task_executions" SET "updated_at" = now() - interval '10 minutes' WHERE "id" = $1`, [ids.taskExecutionId]);
+    await ds.query(
+      `UPDATE "task_executions" SET "updated_at" = now() - interval '10 minutes' WHERE "id" = $1`,
+      [ids.taskExecutionId],
+    );
     const done = await passUntilResolved(reconciler(engines[0]!, 60), ids.executionId);
-    expect(done).toEqual([expect.objectContaining({ kind: 'fail-task', executionId: ids.executionId, taskExecutionId: ids.taskExecutionId })]);
+    expect(done).toEqual([
+      expect.objectContaining({
+        kind: 'fail-task',
+        executionId: ids.executionId,
+        taskExecutionId: ids.taskExecutionId,
+      }),
+    ]);
     const row = await waitForState(ds, ids.executionId);
-    expect(row).toMatchObject({ state: 'ERROR', state_info: expect.stringMatching(/^reconciler: task t was RUNNING with no action, timer or pending command for 6\d\d s$/) });
-    expect((await ds.query(`SELECT "state" FROM "task_executions" WHERE "id" = $1`, [ids.taskExecutionId]))[0].state).toBe('ERROR');
+    expect(row).toMatchObject({
+      state: 'ERROR',
+      state_info: expect.stringMatching(
+        /^reconciler: task t was RUNNING with no action, timer or pending command for 6\d\d s$/,
+      ),
+    });
+    expect(
+      (await ds.query(`SELECT "state" FROM "task_executions" WHERE "id" = $1`, [ids.taskExecutionId]))[0]
+        .state,
+    ).toBe('ERROR');
   }, 30_000);
 
   it('an execution whose start command was lost is started again', async () => {
@@ -200,9 +252,14 @@ safe:
     engines.splice(0);
     const executionId = await startExecution(ds, e.outbox, 'plain');
     await ds.query(`DELETE FROM "outbox"`);
-    await ds.query(`UPDATE "workflow_executions" SET "created_at" = now() - interval '10 minutes' WHERE "id" = $1`, [executionId]);
+    await ds.query(
+      `UPDATE "workflow_executions" SET "created_at" = now() - interval '10 minutes' WHERE "id" = $1`,
+      [executionId],
+    );
     const restarted = await engine('all');
-    expect(await passUntilResolved(reconciler(restarted, 60), executionId)).toEqual([expect.objectContaining({ kind: 'start-execution', executionId })]);
+    expect(await passUntilResolved(reconciler(restarted, 60), executionId)).toEqual([
+      expect.objectContaining({ kind: 'start-execution', executionId }),
+    ]);
     expect((await waitForState(ds, executionId))['state']).toBe('SUCCESS');
   }, 30_000);
 
@@ -210,15 +267,21 @@ safe:
     await ds.transaction(async (em) => {
       await em.query(`SET LOCAL enable_seqscan = off`);
       const plan = async (sql: string) => JSON.stringify(await em.query(`EXPLAIN ${sql}`));
-      expect(await plan(`SELECT "id" FROM "action_executions" WHERE "state" = 'RUNNING' AND "executor_id" IS NOT NULL`)).toContain(
-        'IDX_action_executions_running_executor',
-      );
-      expect(await plan(`SELECT "id" FROM "task_executions" WHERE "state" IN ('RUNNING', 'DELAYED', 'WAITING') AND "updated_at" < now()`)).toContain(
-        'IDX_task_executions_unfinished',
-      );
-      expect(await plan(`SELECT "id" FROM "workflow_executions" WHERE "state" = 'RUNNING' AND "updated_at" < now()`)).toContain(
-        'IDX_workflow_executions_running',
-      );
+      expect(
+        await plan(
+          `SELECT "id" FROM "action_executions" WHERE "state" = 'RUNNING' AND "executor_id" IS NOT NULL`,
+        ),
+      ).toContain('IDX_action_executions_running_executor');
+      expect(
+        await plan(
+          `SELECT "id" FROM "task_executions" WHERE "state" IN ('RUNNING', 'DELAYED', 'WAITING') AND "updated_at" < now()`,
+        ),
+      ).toContain('IDX_task_executions_unfinished');
+      expect(
+        await plan(
+          `SELECT "id" FROM "workflow_executions" WHERE "state" = 'RUNNING' AND "updated_at" < now()`,
+        ),
+      ).toContain('IDX_workflow_executions_running');
     });
   });
 });

@@ -1,7 +1,18 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import { ACTION_JOB_QUEUE, ACTION_RUN_JOB, ENGINE_COMMAND_QUEUE, type EngineCommandMessage, engineCommand } from '@osc/contracts';
+import {
+  ACTION_JOB_QUEUE,
+  ACTION_RUN_JOB,
+  ENGINE_COMMAND_QUEUE,
+  type EngineCommandMessage,
+  engineCommand,
+} from '@osc/contracts';
 import type { OutboxItem, OutboxWriter } from '@osc/messaging';
-import { type ReconcileBounds, judgeClaimedAction, judgeIdleExecution, judgeStuckTask } from '@osc/workflow-domain';
+import {
+  type ReconcileBounds,
+  judgeClaimedAction,
+  judgeIdleExecution,
+  judgeStuckTask,
+} from '@osc/workflow-domain';
 import {
   claimUnpickedAction,
   completeStandaloneAction,
@@ -30,7 +41,14 @@ export interface ReconcilerSettings {
 
 /** What one pass did about one execution (also logged as a warn line). */
 export interface Resolution {
-  readonly kind: 'fail-action' | 'run-action-again' | 'fire-timer' | 'complete-sub-workflow' | 'fail-task' | 'start-execution' | 'fail-execution';
+  readonly kind:
+    | 'fail-action'
+    | 'run-action-again'
+    | 'fire-timer'
+    | 'complete-sub-workflow'
+    | 'fail-task'
+    | 'start-execution'
+    | 'fail-execution';
   readonly executionId: string | null;
   readonly taskExecutionId?: string;
   readonly actionExecutionId?: string;
@@ -106,19 +124,42 @@ export class WorkflowReconciler {
       for (const a of await findLostExecutorActions(em, this.settings.executorDeadAfterSeconds, limit)) {
         if (a.executionId && busy.has(a.executionId)) continue;
         const canRunAgain = a.executionId !== null && a.rerunJob !== null;
-        const verdict = judgeClaimedAction({ executorId: a.executorId, lastHeartbeat: a.lastHeartbeat, canRunAgain }, now, bounds);
-        const ids = { executionId: a.executionId, ...(a.taskExecutionId ? { taskExecutionId: a.taskExecutionId } : {}), actionExecutionId: a.actionExecutionId };
+        const verdict = judgeClaimedAction(
+          { executorId: a.executorId, lastHeartbeat: a.lastHeartbeat, canRunAgain },
+          now,
+          bounds,
+        );
+        const ids = {
+          executionId: a.executionId,
+          ...(a.taskExecutionId ? { taskExecutionId: a.taskExecutionId } : {}),
+          actionExecutionId: a.actionExecutionId,
+        };
         if (verdict.kind === 'alive') continue;
         if (verdict.kind === 'run-again') {
           if (!(await releaseLostClaim(em, a.actionExecutionId, a.executorId))) continue;
           const reason = `reconciler: executor ${a.executorId} of safe-rerun action ${a.actionExecutionId} stopped (last heartbeat ${a.lastHeartbeat?.toISOString() ?? 'unknown'}); running it again`;
-          const job = { id: `rerun:${a.actionExecutionId}:${now.getTime()}`, name: ACTION_RUN_JOB, data: a.rerunJob };
-          resolve({ kind: 'run-action-again', ...ids, reason }, { destination: 'jobs', queue: ACTION_JOB_QUEUE, job });
+          const job = {
+            id: `rerun:${a.actionExecutionId}:${now.getTime()}`,
+            name: ACTION_RUN_JOB,
+            data: a.rerunJob,
+          };
+          resolve(
+            { kind: 'run-action-again', ...ids, reason },
+            { destination: 'jobs', queue: ACTION_JOB_QUEUE, job },
+          );
         } else if (a.executionId === null) {
-          await completeStandaloneAction(em, a.actionExecutionId, { state: 'ERROR', error: verdict.error }, now);
+          await completeStandaloneAction(
+            em,
+            a.actionExecutionId,
+            { state: 'ERROR', error: verdict.error },
+            now,
+          );
           resolve({ kind: 'fail-action', ...ids, reason: verdict.error });
         } else {
-          resolve({ kind: 'fail-action', ...ids, reason: verdict.error }, bus(actionFailed(a.executionId, a.taskExecutionId ?? '', a.actionExecutionId, verdict.error)));
+          resolve(
+            { kind: 'fail-action', ...ids, reason: verdict.error },
+            bus(actionFailed(a.executionId, a.taskExecutionId ?? '', a.actionExecutionId, verdict.error)),
+          );
         }
       }
 
@@ -143,7 +184,13 @@ export class WorkflowReconciler {
           const id = `reconcile:${x.id}:${facts.lastChange.getTime()}`;
           resolve(
             { kind: 'fail-execution', executionId: x.id, reason: verdict.stateInfo },
-            bus(engineCommand(id, 'engine.force-execution-state', { executionId: x.id, state: 'ERROR', message: verdict.stateInfo })),
+            bus(
+              engineCommand(id, 'engine.force-execution-state', {
+                executionId: x.id,
+                state: 'ERROR',
+                message: verdict.stateInfo,
+              }),
+            ),
           );
         }
       }
@@ -203,20 +250,29 @@ export class WorkflowReconciler {
         // claimed on the reconciler's behalf first: a job delivered late must not start it now
         if (!(await claimUnpickedAction(em, verdict.actionExecutionId))) return null;
         return {
-          resolution: { kind: 'fail-action', ...ids, actionExecutionId: verdict.actionExecutionId, reason: verdict.error },
+          resolution: {
+            kind: 'fail-action',
+            ...ids,
+            actionExecutionId: verdict.actionExecutionId,
+            reason: verdict.error,
+          },
           item: bus(actionFailed(executionId, taskExecutionId, verdict.actionExecutionId, verdict.error)),
         };
       case 'fail-task':
         return {
           resolution: { kind: 'fail-task', ...ids, reason: verdict.stateInfo },
           item: bus(
-            engineCommand(`reconcile:${taskExecutionId}:${t.updatedAt.getTime()}`, 'engine.force-execution-state', {
-              executionId,
-              state: 'ERROR',
-              message: verdict.stateInfo,
-              taskExecutionId,
-              taskUpdatedAt: t.updatedAt.toISOString(),
-            }),
+            engineCommand(
+              `reconcile:${taskExecutionId}:${t.updatedAt.getTime()}`,
+              'engine.force-execution-state',
+              {
+                executionId,
+                state: 'ERROR',
+                message: verdict.stateInfo,
+                taskExecutionId,
+                taskUpdatedAt: t.updatedAt.toISOString(),
+              },
+            ),
           ),
         };
     }
@@ -224,7 +280,12 @@ export class WorkflowReconciler {
 }
 
 /** The normal ERROR report of an action, with the id its executor's own report has. */
-export const actionFailed = (executionId: string, taskExecutionId: string, actionExecutionId: string, error: string): EngineCommandMessage =>
+export const actionFailed = (
+  executionId: string,
+  taskExecutionId: string,
+  actionExecutionId: string,
+  error: string,
+): EngineCommandMessage =>
   engineCommand(`action-completed:${actionExecutionId}`, 'engine.action-completed', {
     executionId,
     taskExecutionId,
@@ -233,4 +294,8 @@ export const actionFailed = (executionId: string, taskExecutionId: string, actio
     error,
   });
 
-const bus = (message: EngineCommandMessage): OutboxItem => ({ destination: 'bus', queue: ENGINE_COMMAND_QUEUE, message });
+const bus = (message: EngineCommandMessage): OutboxItem => ({
+  destination: 'bus',
+  queue: ENGINE_COMMAND_QUEUE,
+  message,
+});

@@ -81,15 +81,20 @@ async function sendHttpAction(
     `std.http ${request.method}`,
     {
       kind: SpanKind.CLIENT,
-      attributes: { 'http.request.method': request.method, 'server.address': request.url.hostname, 'url.path': request.url.pathname },
+      attributes: {
+        'http.request.method': request.method,
+        'server.address': request.url.hostname,
+        'url.path': request.url.pathname,
+      },
     },
     async (span) => {
-      if (!findKey(request.headers, 'traceparent')) request.headers = injectHeaders(request.headers) ?? request.headers;
+      if (!findKey(request.headers, 'traceparent'))
+        request.headers = injectHeaders(request.headers) ?? request.headers;
       try {
         const outcome = await exchange(request, scope);
-        const answer = (outcome.kind === 'success' ? outcome.result : outcome.kind === 'error' ? outcome.error : undefined) as
-          | { status?: unknown }
-          | undefined;
+        const answer = (
+          outcome.kind === 'success' ? outcome.result : outcome.kind === 'error' ? outcome.error : undefined
+        ) as { status?: unknown } | undefined;
         if (typeof answer?.status === 'number') span.setAttribute('http.response.status_code', answer.status);
         return outcome;
       } finally {

@@ -26,7 +26,14 @@ type Reply =
 type Request =
   | { kind: 'script'; script: string; context: unknown }
   | { kind: 'module-check'; source: string; filename: string }
-  | { kind: 'module-run'; source: string; filename: string; className: string; input: unknown; context: unknown };
+  | {
+      kind: 'module-run';
+      source: string;
+      filename: string;
+      className: string;
+      input: unknown;
+      context: unknown;
+    };
 
 interface Job {
   request: Request;

@@ -97,7 +97,9 @@ async function checkModule({ source, filename, limits }) {
       // imports and limits always come as error objects (or null for out of memory).
       if (dumped === undefined && !box.interrupted()) return { ok: true, json: 'null' };
       const failed = classify(dumped, box.interrupted(), limits);
-      return failed.reason === 'error' ? { ...failed, message: failed.message + position(dumped, filename) } : failed;
+      return failed.reason === 'error'
+        ? { ...failed, message: failed.message + position(dumped, filename) }
+        : failed;
     }
     result.value.dispose();
     return { ok: true, json: 'null' };
@@ -153,16 +155,26 @@ async function runModule({ source, filename, className, input, context, limits }
     if (loaded.error) return fail(loaded.error);
     const ns = settle(box, loaded.value);
     if (ns.error) return fail(ns.error);
-    if (ns.pending) return { ok: false, reason: 'error', message: `Error: the module ${filename} never finished loading` };
+    if (ns.pending)
+      return { ok: false, reason: 'error', message: `Error: the module ${filename} never finished loading` };
     const cls = vm.getProp(ns.value, className);
     ns.value.dispose();
     if (vm.typeof(cls) !== 'function') {
       cls.dispose();
-      return { ok: false, reason: 'error', message: `TypeError: the code source exports no class named ${className}` };
+      return {
+        ok: false,
+        reason: 'error',
+        message: `TypeError: the code source exports no class named ${className}`,
+      };
     }
     vm.setProp(vm.global, '__dynamicActionClass', cls);
     cls.dispose();
-    const args = JSON.stringify(JSON.stringify({ input: input === undefined ? null : input, context: context === undefined ? null : context }));
+    const args = JSON.stringify(
+      JSON.stringify({
+        input: input === undefined ? null : input,
+        context: context === undefined ? null : context,
+      }),
+    );
     const started = vm.evalCode(
       `(async () => { const a = JSON.parse(${args}); const Action = globalThis.__dynamicActionClass;\n` +
         `delete globalThis.__dynamicActionClass;\n` +
@@ -175,7 +187,8 @@ async function runModule({ source, filename, className, input, context, limits }
     if (started.error) return fail(started.error);
     const outcome = settle(box, started.value);
     if (outcome.error) return fail(outcome.error);
-    if (outcome.pending) return { ok: false, reason: 'error', message: 'Error: run() returned a promise that never settles' };
+    if (outcome.pending)
+      return { ok: false, reason: 'error', message: 'Error: run() returned a promise that never settles' };
     const json = vm.typeof(outcome.value) === 'string' ? vm.getString(outcome.value) : 'null';
     outcome.value.dispose();
     return { ok: true, json };

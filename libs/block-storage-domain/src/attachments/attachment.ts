@@ -7,7 +7,15 @@ import { formatTimestamp } from '../views/links';
  * Attachment statuses (Cinder's `VolumeAttachStatus`); a volume's `attach_status` takes the same
  * values (`detached` when it has no live attachment).
  */
-export const ATTACH_STATUSES = ['reserved', 'attaching', 'attached', 'detaching', 'detached', 'error_attaching', 'error_detaching'] as const;
+export const ATTACH_STATUSES = [
+  'reserved',
+  'attaching',
+  'attached',
+  'detaching',
+  'detached',
+  'error_attaching',
+  'error_detaching',
+] as const;
 export type AttachStatus = (typeof ATTACH_STATUSES)[number];
 
 /** `attach_mode` of an attachment: `null` (the string) until a mode is known, as Cinder stores it. */
@@ -54,7 +62,12 @@ export function statusAfterDetach(
 ): { status: VolumeStatus | null; attachStatus: AttachStatus } {
   const live = remaining.filter((s) => !s.startsWith('error_')).sort();
   const attachStatus: AttachStatus = live[0] ?? 'detached';
-  const status: VolumeStatus = attachStatus === 'attached' ? 'in-use' : attachStatus === 'detached' ? 'available' : (attachStatus as VolumeStatus);
+  const status: VolumeStatus =
+    attachStatus === 'attached'
+      ? 'in-use'
+      : attachStatus === 'detached'
+        ? 'available'
+        : (attachStatus as VolumeStatus);
   const busy = isMigrating(volume.migrationStatus) || volume.status === 'uploading';
   return { status: attachStatus === 'detached' && busy ? null : status, attachStatus };
 }
@@ -64,7 +77,10 @@ export function statusAfterDetach(
  * once one was chosen at create (3.54) or forced by the `readonly` admin flag, else the
  * connector's `mode`, else `rw`.
  */
-export function connectionMode(attachMode: AttachMode, connector: Readonly<Record<string, unknown>>): 'rw' | 'ro' {
+export function connectionMode(
+  attachMode: AttachMode,
+  connector: Readonly<Record<string, unknown>>,
+): 'rw' | 'ro' {
   if (attachMode !== 'null') return attachMode;
   return connector['mode'] === 'ro' ? 'ro' : 'rw';
 }
@@ -94,10 +110,19 @@ export const attachmentDetailView = (a: AttachmentRecord): Record<string, unknow
 });
 
 /** Sort keys of `GET /attachments` (Cinder sorts attachments by their columns; default created_at desc, id). */
-export const ATTACHMENT_SORT_KEYS = ['created_at', 'updated_at', 'id', 'volume_id', 'instance_uuid', 'attach_status', 'attached_host'] as const;
+export const ATTACHMENT_SORT_KEYS = [
+  'created_at',
+  'updated_at',
+  'id',
+  'volume_id',
+  'instance_uuid',
+  'attach_status',
+  'attached_host',
+] as const;
 
 /**
  * Whether a volume type makes its volumes multiattach (Cinder `_is_multiattach`: the extra spec
  * `multiattach` is exactly `<is> True`).
  */
-export const isMultiattachSpec = (extraSpecs: Readonly<Record<string, string | null>>): boolean => extraSpecs['multiattach'] === '<is> True';
+export const isMultiattachSpec = (extraSpecs: Readonly<Record<string, string | null>>): boolean =>
+  extraSpecs['multiattach'] === '<is> True';

@@ -26,7 +26,11 @@ export interface AttachmentCreateInput {
 }
 
 const typeError = (field: string, value: unknown, type: string): InvalidInputError =>
-  fieldError(field, value, `${typeof value === 'string' ? `'${value}'` : echoValue(value)} is not of type ${type}`);
+  fieldError(
+    field,
+    value,
+    `${typeof value === 'string' ? `'${value}'` : echoValue(value)} is not of type ${type}`,
+  );
 
 /**
  * `POST /attachments` (Cinder's `attachments.create` / `create_v354` schemas): `volume_uuid`
@@ -36,15 +40,23 @@ const typeError = (field: string, value: unknown, type: string): InvalidInputErr
 export function parseAttachmentCreate(body: unknown, mv: Microversion): AttachmentCreateInput {
   const a = requireEnvelope(body, 'attachment');
   const withMode = supports(mv, 'attachments.mode');
-  rejectUnknownKeys(a, withMode ? ['volume_uuid', 'instance_uuid', 'connector', 'mode'] : ['volume_uuid', 'instance_uuid', 'connector'], 'attachment');
+  rejectUnknownKeys(
+    a,
+    withMode
+      ? ['volume_uuid', 'instance_uuid', 'connector', 'mode']
+      : ['volume_uuid', 'instance_uuid', 'connector'],
+    'attachment',
+  );
   const volumeId = parseUuid(requireKey(a, 'volume_uuid', 'attachment'), 'volume_uuid');
   const instanceUuid = has(a, 'instance_uuid') ? parseUuid(a['instance_uuid'], 'instance_uuid') : null;
   const rawConnector = a['connector'] ?? null;
-  if (rawConnector !== null && !isJsonObject(rawConnector)) throw typeError('connector', rawConnector, "'object', 'null'");
+  if (rawConnector !== null && !isJsonObject(rawConnector))
+    throw typeError('connector', rawConnector, "'object', 'null'");
   const connector = rawConnector !== null && Object.keys(rawConnector).length > 0 ? rawConnector : null;
   let mode: 'rw' | 'ro' | null = null;
   if (withMode && has(a, 'mode')) {
-    if (a['mode'] !== 'rw' && a['mode'] !== 'ro') throw fieldError('mode', a['mode'], `${echoValue(a['mode'])} is not one of ['rw', 'ro']`);
+    if (a['mode'] !== 'rw' && a['mode'] !== 'ro')
+      throw fieldError('mode', a['mode'], `${echoValue(a['mode'])} is not one of ['rw', 'ro']`);
     mode = a['mode'];
   }
   return { volumeId, instanceUuid, connector, mode };
@@ -56,7 +68,8 @@ export function parseAttachmentUpdate(body: unknown): Connector {
   rejectUnknownKeys(a, ['connector'], 'attachment');
   const connector = requireKey(a, 'connector', 'attachment');
   if (!isJsonObject(connector)) throw typeError('connector', connector, "'object'");
-  if (Object.keys(connector).length === 0) throw fieldError('connector', connector, '{} does not have enough properties');
+  if (Object.keys(connector).length === 0)
+    throw fieldError('connector', connector, '{} does not have enough properties');
   return connector;
 }
 
@@ -65,7 +78,8 @@ export function parseAttachmentAction(body: unknown): 'os-complete' {
   if (body === undefined || body === null) throw new InvalidInputError('Missing request body.');
   if (!isJsonObject(body)) throw new InvalidInputError('Malformed request body');
   const keys = Object.keys(body);
-  if (!keys.includes('os-complete')) throw new InvalidInputError(`There is no such action: ${(keys[0] ?? '(none)').slice(0, 100)}`);
+  if (!keys.includes('os-complete'))
+    throw new InvalidInputError(`There is no such action: ${(keys[0] ?? '(none)').slice(0, 100)}`);
   rejectUnknownKeys(body, ['os-complete'], null);
   return 'os-complete';
 }
@@ -83,7 +97,8 @@ export function parseAttachArgs(args: unknown): AttachArgs {
   rejectUnknownKeys(a, ['instance_uuid', 'mountpoint', 'host_name', 'mode'], 'os-attach');
   const mountpoint = requireKey(a, 'mountpoint', 'os-attach');
   if (typeof mountpoint !== 'string') throw typeError('mountpoint', mountpoint, "'string'");
-  if (mountpoint.length < 1 || mountpoint.length > 255) throw fieldError('mountpoint', mountpoint, 'is not 1 to 255 characters long');
+  if (mountpoint.length < 1 || mountpoint.length > 255)
+    throw fieldError('mountpoint', mountpoint, 'is not 1 to 255 characters long');
   if (!has(a, 'instance_uuid') && !has(a, 'host_name')) {
     throw fieldError('os-attach', a, "'instance_uuid' or 'host_name' is a required property");
   }
@@ -96,7 +111,8 @@ export function parseAttachArgs(args: unknown): AttachArgs {
   }
   let mode: 'rw' | 'ro' = 'rw';
   if (has(a, 'mode')) {
-    if (a['mode'] !== 'rw' && a['mode'] !== 'ro') throw fieldError('mode', a['mode'], `${echoValue(a['mode'])} is not one of ['rw', 'ro']`);
+    if (a['mode'] !== 'rw' && a['mode'] !== 'ro')
+      throw fieldError('mode', a['mode'], `${echoValue(a['mode'])} is not one of ['rw', 'ro']`);
     mode = a['mode'];
   }
   return { instanceUuid, hostName, mountpoint, mode };
@@ -116,7 +132,11 @@ export function parseDetachArgs(args: unknown): { attachmentId: string | null } 
  * Cinder's schemas accept an object or a string (and null where noted); a string connector is
  * passed to the driver, which here cannot use it (refused by the connection check).
  */
-export function parseConnectorArg(args: unknown, action: string, options: { nullable: boolean; required: boolean }): Connector | string | null {
+export function parseConnectorArg(
+  args: unknown,
+  action: string,
+  options: { nullable: boolean; required: boolean },
+): Connector | string | null {
   const a: JsonObject = expectObject(args, action);
   rejectUnknownKeys(a, action === 'os-force_detach' ? ['connector', 'attachment_id'] : ['connector'], action);
   if (options.required) requireKey(a, 'connector', action);

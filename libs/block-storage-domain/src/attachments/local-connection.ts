@@ -7,7 +7,8 @@ import { InvalidInputError } from '@osc/errors';
  */
 export const volumeFileName = (volumeId: string): string => `volume-${volumeId}`;
 
-export const fileLocationInfo = (machine: string, directory: string): string => `file:${machine}:${directory}`;
+export const fileLocationInfo = (machine: string, directory: string): string =>
+  `file:${machine}:${directory}`;
 
 export function parseFileLocationInfo(value: unknown): { machine: string; directory: string } | null {
   if (typeof value !== 'string' || !value.startsWith('file:')) return null;
@@ -18,7 +19,8 @@ export function parseFileLocationInfo(value: unknown): { machine: string; direct
 }
 
 /** `<directory>/volume-<id>`; the directory is absolute (the back end reports it resolved). */
-export const volumeFilePath = (directory: string, volumeId: string): string => `${directory.replace(/\/+$/, '')}/${volumeFileName(volumeId)}`;
+export const volumeFilePath = (directory: string, volumeId: string): string =>
+  `${directory.replace(/\/+$/, '')}/${volumeFileName(volumeId)}`;
 
 /** What a connection needs to know about the volume besides its location. */
 export interface ConnectionSubject {
@@ -48,19 +50,29 @@ export interface LocalConnectionInfo {
  * `access_mode` (`attached_mode` admin metadata, else `ro` when flagged readonly, else `rw`),
  * `encrypted`, `cacheable` (`<is> True` type spec) and `enforce_multipath` (from the connector).
  */
-export function localConnection(subject: ConnectionSubject, locationInfo: unknown, connector: unknown): LocalConnectionInfo {
+export function localConnection(
+  subject: ConnectionSubject,
+  locationInfo: unknown,
+  connector: unknown,
+): LocalConnectionInfo {
   const location = parseFileLocationInfo(locationInfo);
   const backend = subject.host === null ? '(none)' : (subject.host.split('#', 1)[0] ?? subject.host);
   if (location === null) {
-    throw new InvalidInputError(`Invalid input received: Connector doesn't have required information: back end ${backend} reports no file location, so it cannot serve a connection.`);
+    throw new InvalidInputError(
+      `Invalid input received: Connector doesn't have required information: back end ${backend} reports no file location, so it cannot serve a connection.`,
+    );
   }
   if (typeof connector !== 'object' || connector === null || Array.isArray(connector)) {
-    throw new InvalidInputError(`Invalid input received: Connector doesn't have required information: the back end ${backend} serves 'local' connections only, to a connector object naming its host ${location.machine}.`);
+    throw new InvalidInputError(
+      `Invalid input received: Connector doesn't have required information: the back end ${backend} serves 'local' connections only, to a connector object naming its host ${location.machine}.`,
+    );
   }
   const c = connector as Record<string, unknown>;
   const host = c['host'];
   if (typeof host !== 'string' || host.length === 0) {
-    throw new InvalidInputError(`Invalid input received: Connector doesn't have required information: host (the back end ${backend} serves 'local' connections on ${location.machine} only).`);
+    throw new InvalidInputError(
+      `Invalid input received: Connector doesn't have required information: host (the back end ${backend} serves 'local' connections on ${location.machine} only).`,
+    );
   }
   if (host !== location.machine) {
     throw new InvalidInputError(
@@ -86,6 +98,15 @@ export function localConnection(subject: ConnectionSubject, locationInfo: unknow
  * driver's `data` flattened beside `driver_volume_type`, plus `attachment_id` and
  * `enforce_multipath`.
  */
-export function attachmentConnectionInfo(info: LocalConnectionInfo, attachmentId: string, connector: Readonly<Record<string, unknown>>): Record<string, unknown> {
-  return { ...info.data, driver_volume_type: info.driver_volume_type, attachment_id: attachmentId, enforce_multipath: connector['enforce_multipath'] ?? false };
+export function attachmentConnectionInfo(
+  info: LocalConnectionInfo,
+  attachmentId: string,
+  connector: Readonly<Record<string, unknown>>,
+): Record<string, unknown> {
+  return {
+    ...info.data,
+    driver_volume_type: info.driver_volume_type,
+    attachment_id: attachmentId,
+    enforce_multipath: connector['enforce_multipath'] ?? false,
+  };
 }

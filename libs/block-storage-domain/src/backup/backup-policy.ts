@@ -36,10 +36,19 @@ export interface BackupSchedule {
  * without their seconds field: the finest is every minute. Anything else is a 400.
  */
 export function parseBackupSchedule(value: unknown): BackupSchedule {
-  if (typeof value !== 'string') throw fieldError('schedule', value, `${value === null ? 'None' : JSON.stringify(value)} is not of type 'string'`);
+  if (typeof value !== 'string')
+    throw fieldError(
+      'schedule',
+      value,
+      `${value === null ? 'None' : JSON.stringify(value)} is not of type 'string'`,
+    );
   const expression = cronExpression(value, { secondsField: false });
   if (expression === null) {
-    throw fieldError('schedule', value, 'The schedule is not a valid cron pattern of five fields (minute hour day-of-month month day-of-week) or @hourly, @daily, @weekly, @monthly, @yearly.');
+    throw fieldError(
+      'schedule',
+      value,
+      'The schedule is not a valid cron pattern of five fields (minute hour day-of-month month day-of-week) or @hourly, @daily, @weekly, @monthly, @yearly.',
+    );
   }
   return { schedule: value.trim(), expression };
 }
@@ -73,24 +82,52 @@ export interface BackupPolicyInput {
   readonly enabled: boolean;
 }
 
-const CREATE_KEYS = ['name', 'description', 'volume_id', 'volume_type_id', 'schedule', 'retention', 'full_every', 'skip_unchanged', 'enabled'];
-const UPDATE_KEYS = ['name', 'description', 'schedule', 'retention', 'full_every', 'skip_unchanged', 'enabled'];
+const CREATE_KEYS = [
+  'name',
+  'description',
+  'volume_id',
+  'volume_type_id',
+  'schedule',
+  'retention',
+  'full_every',
+  'skip_unchanged',
+  'enabled',
+];
+const UPDATE_KEYS = [
+  'name',
+  'description',
+  'schedule',
+  'retention',
+  'full_every',
+  'skip_unchanged',
+  'enabled',
+];
 
 /** `POST /os-backup-policies` body `{"backup_policy": {...}}` (strict); Cinder-style 400s. */
 export function parseCreateBackupPolicy(body: unknown): BackupPolicyInput {
   const b = requireEnvelope(body, 'backup_policy');
   rejectUnknownKeys(b, CREATE_KEYS, 'backup_policy');
   const volumeId = has(b, 'volume_id') ? parseNullableUuid(b['volume_id'], 'volume_id') : null;
-  const volumeTypeId = has(b, 'volume_type_id') ? parseNullableUuid(b['volume_type_id'], 'volume_type_id') : null;
-  if ((volumeId === null) === (volumeTypeId === null)) throw invalidInput('A backup policy applies to exactly one of volume_id or volume_type_id.');
+  const volumeTypeId = has(b, 'volume_type_id')
+    ? parseNullableUuid(b['volume_type_id'], 'volume_type_id')
+    : null;
+  if ((volumeId === null) === (volumeTypeId === null))
+    throw invalidInput('A backup policy applies to exactly one of volume_id or volume_type_id.');
   return {
     name: has(b, 'name') ? parseName(b['name'], 'name', { nullable: true }) : null,
     description: has(b, 'description') ? parseDescription(b['description']) : null,
     volumeId,
     volumeTypeId,
     schedule: parseBackupSchedule(requireKey(b, 'schedule', 'backup_policy')),
-    retention: parseInteger(requireKey(b, 'retention', 'backup_policy'), 'retention', 1, MAX_BACKUP_POLICY_RETENTION),
-    fullEvery: has(b, 'full_every') ? parseInteger(b['full_every'], 'full_every', 0, MAX_BACKUP_POLICY_FULL_EVERY) : 0,
+    retention: parseInteger(
+      requireKey(b, 'retention', 'backup_policy'),
+      'retention',
+      1,
+      MAX_BACKUP_POLICY_RETENTION,
+    ),
+    fullEvery: has(b, 'full_every')
+      ? parseInteger(b['full_every'], 'full_every', 0, MAX_BACKUP_POLICY_FULL_EVERY)
+      : 0,
     skipUnchanged: has(b, 'skip_unchanged') ? parseBoolean(b['skip_unchanged'], 'skip_unchanged') : true,
     enabled: has(b, 'enabled') ? parseBoolean(b['enabled'], 'enabled') : true,
   };
@@ -106,11 +143,14 @@ export function parseUpdateBackupPolicy(body: unknown): BackupPolicyUpdate {
   if (has(b, 'name')) out.name = parseName(b['name'], 'name', { nullable: true });
   if (has(b, 'description')) out.description = parseDescription(b['description']);
   if (has(b, 'schedule')) out.schedule = parseBackupSchedule(b['schedule']);
-  if (has(b, 'retention')) out.retention = parseInteger(b['retention'], 'retention', 1, MAX_BACKUP_POLICY_RETENTION);
-  if (has(b, 'full_every')) out.fullEvery = parseInteger(b['full_every'], 'full_every', 0, MAX_BACKUP_POLICY_FULL_EVERY);
+  if (has(b, 'retention'))
+    out.retention = parseInteger(b['retention'], 'retention', 1, MAX_BACKUP_POLICY_RETENTION);
+  if (has(b, 'full_every'))
+    out.fullEvery = parseInteger(b['full_every'], 'full_every', 0, MAX_BACKUP_POLICY_FULL_EVERY);
   if (has(b, 'skip_unchanged')) out.skipUnchanged = parseBoolean(b['skip_unchanged'], 'skip_unchanged');
   if (has(b, 'enabled')) out.enabled = parseBoolean(b['enabled'], 'enabled');
-  if (Object.keys(out).length === 0) throw invalidInput(`At least one of ${UPDATE_KEYS.join(', ')} must be given.`);
+  if (Object.keys(out).length === 0)
+    throw invalidInput(`At least one of ${UPDATE_KEYS.join(', ')} must be given.`);
   return out;
 }
 
@@ -125,14 +165,18 @@ export interface PolicyBackup {
   readonly status: string;
 }
 
-const byAge = (a: PolicyBackup, b: PolicyBackup): number => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+const byAge = (a: PolicyBackup, b: PolicyBackup): number =>
+  a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 /**
  * What a run makes: a full backup when the volume has none to build on or when `fullEvery`
  * incrementals already follow the newest full; an incremental on the newest available backup
  * otherwise. `fullEvery` 0 makes every backup full.
  */
-export function chooseBackupKind(backups: readonly PolicyBackup[], fullEvery: number): { kind: 'full' } | { kind: 'incremental'; parentId: string } {
+export function chooseBackupKind(
+  backups: readonly PolicyBackup[],
+  fullEvery: number,
+): { kind: 'full' } | { kind: 'incremental'; parentId: string } {
   const usable = backups.filter((b) => b.status === 'available').sort(byAge);
   const newest = usable[usable.length - 1];
   if (!newest || fullEvery === 0) return { kind: 'full' };
@@ -150,8 +194,11 @@ export function chooseBackupKind(backups: readonly PolicyBackup[], fullEvery: nu
  * Skip when nothing changed: the incremental diff against the parent found no changed range and
  * the volume kept its size. The worker computes the ranges while reading; a skipped run leaves no backup.
  */
-export const unchangedSinceParent = (changed: readonly ChunkRange[], volumeBytes: number, parentVolumeBytes: number): boolean =>
-  changed.length === 0 && volumeBytes === parentVolumeBytes;
+export const unchangedSinceParent = (
+  changed: readonly ChunkRange[],
+  volumeBytes: number,
+  parentVolumeBytes: number,
+): boolean => changed.length === 0 && volumeBytes === parentVolumeBytes;
 
 export interface RetentionPlan {
   /** Kept incrementals whose parent is deleted, oldest first: each becomes a full first. */
@@ -179,11 +226,18 @@ export function chooseRetention(backups: readonly PolicyBackup[], retention: num
     const chain: string[] = [b.id];
     for (let p = byId.get(b.parentId); p; p = p.parentId === null ? undefined : byId.get(p.parentId)) {
       chain.unshift(p.id);
-      if (p.parentId !== null && !byId.has(p.parentId)) throw new Error(`backup ${p.id} builds on ${p.parentId}, which is not among the volume's backups`);
+      if (p.parentId !== null && !byId.has(p.parentId))
+        throw new Error(`backup ${p.id} builds on ${p.parentId}, which is not among the volume's backups`);
     }
     rebase.push({ id: b.id, chain });
   }
-  return { rebase, delete: all.filter((b) => goes.has(b.id)).map((b) => b.id).reverse() };
+  return {
+    rebase,
+    delete: all
+      .filter((b) => goes.has(b.id))
+      .map((b) => b.id)
+      .reverse(),
+  };
 }
 
 /** The objects of one backup of a chain, as its manifest lists them. */
@@ -231,9 +285,21 @@ export function planRebase(chain: readonly ChainLayer[], chunkSize: number): Reb
           continue;
         }
         if (s.offset < start) next.push({ ...s, length: start - s.offset });
-        if (sEnd > end) next.push({ ...s, offset: end, length: sEnd - end, objectOffset: s.objectOffset + (end - s.offset) });
+        if (sEnd > end)
+          next.push({
+            ...s,
+            offset: end,
+            length: sEnd - end,
+            objectOffset: s.objectOffset + (end - s.offset),
+          });
       }
-      next.push({ offset: start, length: o.length, backupId: layer.backupId, object: o.name, objectOffset: 0 });
+      next.push({
+        offset: start,
+        length: o.length,
+        backupId: layer.backupId,
+        object: o.name,
+        objectOffset: 0,
+      });
       painted = next.sort((a, b) => a.offset - b.offset);
     }
   }
@@ -242,7 +308,8 @@ export function planRebase(chain: readonly ChainLayer[], chunkSize: number): Reb
   let runStart = -1;
   let runEnd = -1;
   const flush = (): void => {
-    for (let o = runStart; runStart >= 0 && o < runEnd; o += chunkSize) objects.push({ offset: o, length: Math.min(chunkSize, runEnd - o) });
+    for (let o = runStart; runStart >= 0 && o < runEnd; o += chunkSize)
+      objects.push({ offset: o, length: Math.min(chunkSize, runEnd - o) });
   };
   for (const s of painted) {
     if (runStart >= 0 && s.offset === runEnd) runEnd += s.length;
@@ -269,10 +336,12 @@ export interface BackupRebaseJob {
 }
 
 /** The rebase queue of a back end's backup worker (beside its create/restore/delete queue). */
-export const backupRebaseQueue = (backend: string): string => `block-storage.backup-rebase.${backend.replace(/[^A-Za-z0-9._-]/g, '_')}`;
+export const backupRebaseQueue = (backend: string): string =>
+  `block-storage.backup-rebase.${backend.replace(/[^A-Za-z0-9._-]/g, '_')}`;
 
 /** The object-name prefix of a backup's merged full, from its prefix and the parent it leaves (deterministic: a retried job rewrites the same names). */
-export const rebasedPrefix = (prefix: string, parentId: string): string => `${prefix}_rebase_${parentId.slice(0, 8)}`;
+export const rebasedPrefix = (prefix: string, parentId: string): string =>
+  `${prefix}_rebase_${parentId.slice(0, 8)}`;
 
 /** The prefix a rebased backup had before, or null when `prefix` is not a rebased one. */
 export const prefixBeforeRebase = (prefix: string): string | null => {

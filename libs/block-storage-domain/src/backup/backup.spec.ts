@@ -169,13 +169,24 @@ describe('backup progress (ours)', () => {
 
   it('shows the progress field only to a client that asks for it', () => {
     const running = { ...backup, status: 'creating' as const, progress: 42 };
-    expect(backupDetailView({ mv: mv('3.71'), isAdmin: true, links }, running)).not.toHaveProperty(['os-backup-progress:progress']);
-    expect(backupDetailView({ mv: mv('3.0'), isAdmin: false, links }, running, { progress: true })).toMatchObject({
+    expect(backupDetailView({ mv: mv('3.71'), isAdmin: true, links }, running)).not.toHaveProperty([
+      'os-backup-progress:progress',
+    ]);
+    expect(
+      backupDetailView({ mv: mv('3.0'), isAdmin: false, links }, running, { progress: true }),
+    ).toMatchObject({
       'os-backup-progress:progress': 42,
     });
-    expect(backupDetailView({ mv: mv('3.0'), isAdmin: false, links }, backup, { progress: true })).toMatchObject({
+    expect(
+      backupDetailView({ mv: mv('3.0'), isAdmin: false, links }, backup, { progress: true }),
+    ).toMatchObject({
       'os-backup-progress:progress': null,
     });
-    expect([wantsBackupProgress('true'), wantsBackupProgress(' 1 '), wantsBackupProgress('no'), wantsBackupProgress(undefined)]).toEqual([true, true, false, false]);
+    expect([
+      wantsBackupProgress('true'),
+      wantsBackupProgress(' 1 '),
+      wantsBackupProgress('no'),
+      wantsBackupProgress(undefined),
+    ]).toEqual([true, true, false, false]);
   });
 });

@@ -18,30 +18,66 @@ import {
 } from './chunk-format';
 
 const at = new Date('2024-03-05T07:08:09Z');
-const desc = { backupId: 'b1', volumeId: 'v1', name: 'n', description: null, createdAt: '2024-03-05T07:08:09.000000', parentId: null };
+const desc = {
+  backupId: 'b1',
+  volumeId: 'v1',
+  name: 'n',
+  description: null,
+  createdAt: '2024-03-05T07:08:09.000000',
+  parentId: null,
+};
 
 describe('backup chunk format', () => {
   it.each([
-    ['zlib', 'zlib'], ['gzip', 'zlib'], ['BZ2', 'bz2'], ['bzip2', 'bz2'], ['zstd', 'zstd'], ['none', 'none'], ['off', 'none'], ['no', 'none'],
+    ['zlib', 'zlib'],
+    ['gzip', 'zlib'],
+    ['BZ2', 'bz2'],
+    ['bzip2', 'bz2'],
+    ['zstd', 'zstd'],
+    ['none', 'none'],
+    ['off', 'none'],
+    ['no', 'none'],
   ])('codec %s → %s', (name, codec) => {
     expect(parseBackupCodec(name)).toBe(codec);
   });
   it.each([
     ['all zeros', [1, 1, 1, 1], 4096, []],
     ['no zeros', [0, 0, 0, 0], 4096, [[0, 4096]]],
-    ['zeros between data', [0, 1, 1, 0], 4096, [[0, 1024], [3072, 1024]]],
+    [
+      'zeros between data',
+      [0, 1, 1, 0],
+      4096,
+      [
+        [0, 1024],
+        [3072, 1024],
+      ],
+    ],
     ['short last block', [1, 0, 0], 2500, [[1024, 1476]]],
-    ['runs split at maxRun', [0, 0, 0, 0], 4096, [[0, 2048], [2048, 2048]]],
+    [
+      'runs split at maxRun',
+      [0, 0, 0, 0],
+      4096,
+      [
+        [0, 2048],
+        [2048, 2048],
+      ],
+    ],
   ])('full backups store the non-zero runs only: %s', (_, zero, length, expected) => {
     const maxRun = _ === 'runs split at maxRun' ? 2048 : 1 << 20;
-    expect(nonZeroRanges(zero as number[], 1024, length as number, maxRun).map((r) => [r.offset, r.length])).toEqual(expected);
+    expect(
+      nonZeroRanges(zero as number[], 1024, length as number, maxRun).map((r) => [r.offset, r.length]),
+    ).toEqual(expected);
   });
   it('rejects unknown codecs', () => {
     expect(() => parseBackupCodec('lz4')).toThrow(InvalidInputError);
   });
   it('names objects', () => {
-    expect(backupObjectPrefix('posix', { volumeId: 'v1', backupId: 'b1', availabilityZone: 'nova', at })).toBe('volume_v1_20240305070809_backup_b1');
-    expect(backupObjectPrefix('object-store', { volumeId: 'v1', backupId: 'b1', availabilityZone: 'nova', at })).toBe('volume_v1/20240305070809/az_nova_backup_b1');
+    expect(
+      backupObjectPrefix('posix', { volumeId: 'v1', backupId: 'b1', availabilityZone: 'nova', at }),
+    ).toBe('volume_v1_20240305070809_backup_b1');
+    expect(
+      backupObjectPrefix('object-store', { volumeId: 'v1', backupId: 'b1', availabilityZone: 'nova', at }),
+    ).toBe('volume_v1/20240305070809/az_nova_backup_b1');
     expect(dataObjectName('p', 1)).toBe('p-00001');
     expect(dataObjectName('p', 123456)).toBe('p-123456');
     expect(manifestObjectName('p')).toBe('p_metadata');
@@ -77,14 +113,30 @@ describe('backup chunk format', () => {
     ]);
   });
   it('refuses incompatible incrementals', () => {
-    expect(() => assertIncrementalCompatible({ parentBlockSize: 1, blockSize: 2, parentVolumeBytes: 1, volumeBytes: 1 })).toThrow(/Do a full backup/);
-    expect(() => assertIncrementalCompatible({ parentBlockSize: 1, blockSize: 1, parentVolumeBytes: 1, volumeBytes: 2 })).toThrow(/Do a full backup/);
-    expect(() => assertIncrementalCompatible({ parentBlockSize: 1, blockSize: 1, parentVolumeBytes: 2, volumeBytes: 2 })).not.toThrow();
+    expect(() =>
+      assertIncrementalCompatible({ parentBlockSize: 1, blockSize: 2, parentVolumeBytes: 1, volumeBytes: 1 }),
+    ).toThrow(/Do a full backup/);
+    expect(() =>
+      assertIncrementalCompatible({ parentBlockSize: 1, blockSize: 1, parentVolumeBytes: 1, volumeBytes: 2 }),
+    ).toThrow(/Do a full backup/);
+    expect(() =>
+      assertIncrementalCompatible({ parentBlockSize: 1, blockSize: 1, parentVolumeBytes: 2, volumeBytes: 2 }),
+    ).not.toThrow();
   });
   it('writes sorted manifests that round-trip', () => {
     const objects = [{ name: 'p-00001', offset: 0, length: 4, compression: 'zlib' as const, md5: 'm' }];
     const text = manifestDocument(desc, objects, '{"x": 1}');
-    expect(Object.keys(JSON.parse(text))).toEqual(['backup_description', 'backup_id', 'backup_name', 'created_at', 'objects', 'parent_id', 'version', 'volume_id', 'volume_meta']);
+    expect(Object.keys(JSON.parse(text))).toEqual([
+      'backup_description',
+      'backup_id',
+      'backup_name',
+      'created_at',
+      'objects',
+      'parent_id',
+      'version',
+      'volume_id',
+      'volume_meta',
+    ]);
     expect(text).toContain('\n  "backup_description": null');
     expect(parseManifestObjects(text)).toEqual(objects);
     expect(() => parseManifestObjects('nope')).toThrow(/not JSON/);
@@ -92,7 +144,14 @@ describe('backup chunk format', () => {
   });
   it('writes the hash file', () => {
     expect(JSON.parse(hashFileDocument(desc, 32768, ['h1', 'h2']))).toEqual({
-      version: '1.0.0', backup_id: 'b1', volume_id: 'v1', backup_name: 'n', backup_description: null, created_at: desc.createdAt, chunk_size: 32768, sha256s: ['h1', 'h2'],
+      version: '1.0.0',
+      backup_id: 'b1',
+      volume_id: 'v1',
+      backup_name: 'n',
+      backup_description: null,
+      created_at: desc.createdAt,
+      chunk_size: 32768,
+      sha256s: ['h1', 'h2'],
     });
   });
 });

@@ -23,7 +23,8 @@ const CODEC_ALIASES: Readonly<Record<string, BackupCodec>> = {
 /** Configured codec name → codec (BS-11.4); unknown names are a configuration error. */
 export function parseBackupCodec(name: string): BackupCodec {
   const codec = CODEC_ALIASES[name.trim().toLowerCase()];
-  if (codec === undefined) throw new InvalidInputError(`Unsupported backup compression algorithm: ${name.slice(0, 40)}`);
+  if (codec === undefined)
+    throw new InvalidInputError(`Unsupported backup compression algorithm: ${name.slice(0, 40)}`);
   return codec;
 }
 
@@ -49,8 +50,16 @@ export const DEFAULT_CHUNK_PARAMETERS: Readonly<Record<BackupStoreKind, ChunkPar
 
 /** The chunk size must be a positive multiple of the hash block size (else the backup fails). */
 export function assertChunkParameters(p: ChunkParameters): void {
-  if (!Number.isSafeInteger(p.blockSize) || p.blockSize <= 0 || !Number.isSafeInteger(p.chunkSize) || p.chunkSize <= 0 || p.chunkSize % p.blockSize !== 0) {
-    throw new InvalidInputError(`Invalid backup chunking: chunk size ${p.chunkSize} must be a positive multiple of the block size ${p.blockSize}.`);
+  if (
+    !Number.isSafeInteger(p.blockSize) ||
+    p.blockSize <= 0 ||
+    !Number.isSafeInteger(p.chunkSize) ||
+    p.chunkSize <= 0 ||
+    p.chunkSize % p.blockSize !== 0
+  ) {
+    throw new InvalidInputError(
+      `Invalid backup chunking: chunk size ${p.chunkSize} must be a positive multiple of the block size ${p.blockSize}.`,
+    );
   }
 }
 
@@ -60,7 +69,10 @@ export const backupTimestamp = (d: Date): string =>
   `${d.getUTCFullYear()}${pad2(d.getUTCMonth() + 1)}${pad2(d.getUTCDate())}${pad2(d.getUTCHours())}${pad2(d.getUTCMinutes())}${pad2(d.getUTCSeconds())}`;
 
 /** The object-name prefix stored as the backup's `service_metadata` (BS-11.3). */
-export function backupObjectPrefix(kind: BackupStoreKind, p: { volumeId: string; backupId: string; availabilityZone: string | null; at: Date }): string {
+export function backupObjectPrefix(
+  kind: BackupStoreKind,
+  p: { volumeId: string; backupId: string; availabilityZone: string | null; at: Date },
+): string {
   const ts = backupTimestamp(p.at);
   return kind === 'posix'
     ? `volume_${p.volumeId}_${ts}_backup_${p.backupId}`
@@ -72,7 +84,8 @@ export const defaultBackupContainer = (kind: BackupStoreKind, backupId: string):
   kind === 'posix' ? `${backupId.slice(0, 2)}/${backupId.slice(2, 4)}/${backupId}` : 'volumebackups';
 
 /** Data object `n` (1-based), at least five digits. */
-export const dataObjectName = (prefix: string, n: number): string => `${prefix}-${String(n).padStart(5, '0')}`;
+export const dataObjectName = (prefix: string, n: number): string =>
+  `${prefix}-${String(n).padStart(5, '0')}`;
 export const manifestObjectName = (prefix: string): string => `${prefix}_metadata`;
 export const hashFileObjectName = (prefix: string): string => `${prefix}_sha256file`;
 
@@ -84,7 +97,8 @@ export interface ChunkRange {
 /** Splits `[0, size)` into chunk-sized ranges. */
 export function planChunks(size: number, chunkSize: number): ChunkRange[] {
   const out: ChunkRange[] = [];
-  for (let offset = 0; offset < size; offset += chunkSize) out.push({ offset, length: Math.min(chunkSize, size - offset) });
+  for (let offset = 0; offset < size; offset += chunkSize)
+    out.push({ offset, length: Math.min(chunkSize, size - offset) });
   return out;
 }
 
@@ -93,7 +107,13 @@ export function planChunks(size: number, chunkSize: number): ChunkRange[] {
  * as byte ranges; blocks past the parent's end count as changed. Runs are split at `maxRun` bytes
  * so each object stays at most a chunk.
  */
-export function changedRanges(parent: readonly string[], current: readonly string[], blockSize: number, volumeSize: number, maxRun: number): ChunkRange[] {
+export function changedRanges(
+  parent: readonly string[],
+  current: readonly string[],
+  blockSize: number,
+  volumeSize: number,
+  maxRun: number,
+): ChunkRange[] {
   const out: ChunkRange[] = [];
   let start = -1;
   const flush = (endBlock: number): void => {
@@ -117,13 +137,19 @@ export function changedRanges(parent: readonly string[], current: readonly strin
  * (`zero[i]` is 1 for an all-zero block), as byte ranges split at `maxRun`. Zero blocks are never
  * stored; restore reads the ranges no object covers as zeros.
  */
-export function nonZeroRanges(zero: ArrayLike<number>, blockSize: number, length: number, maxRun: number): ChunkRange[] {
+export function nonZeroRanges(
+  zero: ArrayLike<number>,
+  blockSize: number,
+  length: number,
+  maxRun: number,
+): ChunkRange[] {
   const out: ChunkRange[] = [];
   let start = -1;
   const flush = (endBlock: number): void => {
     if (start < 0) return;
     const to = Math.min(endBlock * blockSize, length);
-    for (let o = start * blockSize; o < to; o += maxRun) out.push({ offset: o, length: Math.min(maxRun, to - o) });
+    for (let o = start * blockSize; o < to; o += maxRun)
+      out.push({ offset: o, length: Math.min(maxRun, to - o) });
     start = -1;
   };
   for (let i = 0; i < zero.length; i++) {
@@ -135,9 +161,16 @@ export function nonZeroRanges(zero: ArrayLike<number>, blockSize: number, length
 }
 
 /** Refuses an incremental whose parent used another block size or a smaller volume (BS-11.6). */
-export function assertIncrementalCompatible(p: { parentBlockSize: number; blockSize: number; parentVolumeBytes: number; volumeBytes: number }): void {
+export function assertIncrementalCompatible(p: {
+  parentBlockSize: number;
+  blockSize: number;
+  parentVolumeBytes: number;
+  volumeBytes: number;
+}): void {
   if (p.parentBlockSize !== p.blockSize) {
-    throw new InvalidInputError('Invalid backup: the parent backup was made with another hash block size. Do a full backup.');
+    throw new InvalidInputError(
+      'Invalid backup: the parent backup was made with another hash block size. Do a full backup.',
+    );
   }
   if (p.volumeBytes > p.parentVolumeBytes) {
     throw new InvalidInputError('Invalid backup: the volume grew since the parent backup. Do a full backup.');
@@ -176,7 +209,12 @@ export function sortedJson(value: unknown): string {
 }
 
 /** The manifest document (BS-11.5). `volumeMeta` is already a JSON string. */
-export function manifestDocument(b: BackupDescription, objects: readonly ManifestObject[], volumeMeta: string, extraMetadata?: unknown): string {
+export function manifestDocument(
+  b: BackupDescription,
+  objects: readonly ManifestObject[],
+  volumeMeta: string,
+  extraMetadata?: unknown,
+): string {
   const doc: Record<string, unknown> = {
     version: '1.0.0',
     backup_id: b.backupId,
@@ -185,7 +223,9 @@ export function manifestDocument(b: BackupDescription, objects: readonly Manifes
     backup_description: b.description,
     created_at: b.createdAt,
     parent_id: b.parentId,
-    objects: objects.map((o) => ({ [o.name]: { offset: o.offset, length: o.length, compression: o.compression, md5: o.md5 } })),
+    objects: objects.map((o) => ({
+      [o.name]: { offset: o.offset, length: o.length, compression: o.compression, md5: o.md5 },
+    })),
     volume_meta: volumeMeta,
   };
   if (extraMetadata !== undefined) doc['extra_metadata'] = extraMetadata;
@@ -193,7 +233,11 @@ export function manifestDocument(b: BackupDescription, objects: readonly Manifes
 }
 
 /** The hash file document (BS-11.5): one SHA-256 hex digest per block of the whole volume. */
-export function hashFileDocument(b: BackupDescription, blockSize: number, sha256s: readonly string[]): string {
+export function hashFileDocument(
+  b: BackupDescription,
+  blockSize: number,
+  sha256s: readonly string[],
+): string {
   return sortedJson({
     version: '1.0.0',
     backup_id: b.backupId,
@@ -215,14 +259,28 @@ export function parseManifestObjects(manifest: string): ManifestObject[] {
     throw new InvalidInputError('Invalid backup: the manifest is not JSON.');
   }
   const objects = (doc as { objects?: unknown }).objects;
-  if (!Array.isArray(objects)) throw new InvalidInputError('Invalid backup: the manifest has no object list.');
+  if (!Array.isArray(objects))
+    throw new InvalidInputError('Invalid backup: the manifest has no object list.');
   return objects.map((entry: unknown) => {
     const pairs = typeof entry === 'object' && entry !== null ? Object.entries(entry) : [];
     const [name, meta] = pairs[0] ?? [];
     const m = meta as Partial<Record<'offset' | 'length' | 'compression' | 'md5', unknown>> | undefined;
-    if (pairs.length !== 1 || typeof name !== 'string' || !m || typeof m.offset !== 'number' || typeof m.length !== 'number' || typeof m.md5 !== 'string') {
+    if (
+      pairs.length !== 1 ||
+      typeof name !== 'string' ||
+      !m ||
+      typeof m.offset !== 'number' ||
+      typeof m.length !== 'number' ||
+      typeof m.md5 !== 'string'
+    ) {
       throw new InvalidInputError('Invalid backup: malformed manifest entry.');
     }
-    return { name, offset: m.offset, length: m.length, compression: parseBackupCodec(String(m.compression ?? 'none')), md5: m.md5 };
+    return {
+      name,
+      offset: m.offset,
+      length: m.length,
+      compression: parseBackupCodec(String(m.compression ?? 'none')),
+      md5: m.md5,
+    };
   });
 }

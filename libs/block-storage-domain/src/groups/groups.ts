@@ -28,9 +28,24 @@ export interface GroupTypeValue {
   readonly groupSpecs: Readonly<Record<string, string | null>>;
 }
 
-export const GROUP_STATUSES = ['creating', 'available', 'updating', 'in-use', 'deleting', 'error', 'error_deleting'] as const;
+export const GROUP_STATUSES = [
+  'creating',
+  'available',
+  'updating',
+  'in-use',
+  'deleting',
+  'error',
+  'error_deleting',
+] as const;
 export type GroupStatus = (typeof GROUP_STATUSES)[number];
-export const GROUP_SNAPSHOT_STATUSES = ['creating', 'available', 'updating', 'deleting', 'error', 'error_deleting'] as const;
+export const GROUP_SNAPSHOT_STATUSES = [
+  'creating',
+  'available',
+  'updating',
+  'deleting',
+  'error',
+  'error_deleting',
+] as const;
 export type GroupSnapshotStatus = (typeof GROUP_SNAPSHOT_STATUSES)[number];
 
 /** A generic group; consistency groups are groups of the built-in cgsnapshot type (BS-7.11.1). */
@@ -82,7 +97,12 @@ export function parseGroupSpecs(value: unknown, field = 'group_specs'): Record<s
   const obj = expectObject(value, field);
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(obj)) {
-    if (k.length < 1 || k.length > 255 || !/^[A-Za-z0-9_:. /-]+$/.test(k)) throw fieldError(field, obj, `'${k.slice(0, 120)}' does not match any of the regexes: '^[a-zA-Z0-9-_:. /]{1,255}$'`);
+    if (k.length < 1 || k.length > 255 || !/^[A-Za-z0-9_:. /-]+$/.test(k))
+      throw fieldError(
+        field,
+        obj,
+        `'${k.slice(0, 120)}' does not match any of the regexes: '^[a-zA-Z0-9-_:. /]{1,255}$'`,
+      );
     if (typeof v !== 'string') throw fieldError(field, obj, `${JSON.stringify(v)} is not of type 'string'`);
     if (v.length > 255) throw fieldError(field, obj, `'${v.slice(0, 120)}...' is too long`);
     out[k] = v;
@@ -90,7 +110,9 @@ export function parseGroupSpecs(value: unknown, field = 'group_specs'): Record<s
   return out;
 }
 
-export function parseCreateGroupType(body: unknown): Required<Omit<GroupTypeInput, 'groupSpecs'>> & { groupSpecs: Record<string, string> } {
+export function parseCreateGroupType(
+  body: unknown,
+): Required<Omit<GroupTypeInput, 'groupSpecs'>> & { groupSpecs: Record<string, string> } {
   const t = requireEnvelope(body, 'group_type');
   rejectUnknownKeys(t, ['name', 'description', 'is_public', 'group_specs'], 'group_type');
   const name = parseRequiredName(requireKey(t, 'name', 'group_type'), 'name');
@@ -125,7 +147,12 @@ export function parseGroupSpecItem(key: string, body: unknown): string {
 
 /** Show/list item: specs for those who may see them (admins by default). */
 export function groupTypeView(t: GroupTypeValue, showSpecs: boolean): Record<string, unknown> {
-  const out: Record<string, unknown> = { id: t.id, name: t.name, description: t.description, is_public: t.isPublic };
+  const out: Record<string, unknown> = {
+    id: t.id,
+    name: t.name,
+    description: t.description,
+    is_public: t.isPublic,
+  };
   if (showSpecs) out['group_specs'] = { ...t.groupSpecs };
   return out;
 }
@@ -141,22 +168,29 @@ export interface CreateGroupInput {
   readonly availabilityZone: string | null;
 }
 
-const optionalName = (obj: JsonObject, key = 'name'): string | null => (has(obj, key) ? parseName(obj[key], key, { nullable: true }) : null);
-const optionalDescription = (obj: JsonObject): string | null => (has(obj, 'description') ? parseDescription(obj['description']) : null);
-const optionalZone = (obj: JsonObject): string | null => (has(obj, 'availability_zone') && obj['availability_zone'] !== null ? parseName(obj['availability_zone'], 'availability_zone', { required: true }) : null);
+const optionalName = (obj: JsonObject, key = 'name'): string | null =>
+  has(obj, key) ? parseName(obj[key], key, { nullable: true }) : null;
+const optionalDescription = (obj: JsonObject): string | null =>
+  has(obj, 'description') ? parseDescription(obj['description']) : null;
+const optionalZone = (obj: JsonObject): string | null =>
+  has(obj, 'availability_zone') && obj['availability_zone'] !== null
+    ? parseName(obj['availability_zone'], 'availability_zone', { required: true })
+    : null;
 
 /** `{"group": {group_type, volume_types: [...], name, description, availability_zone}}`. */
 export function parseCreateGroup(body: unknown): CreateGroupInput {
   const g = requireEnvelope(body, 'group');
   const groupTypeRaw = g['group_type'];
-  if (groupTypeRaw === undefined || groupTypeRaw === null || groupTypeRaw === '') throw new InvalidInputError("Invalid input received: 'group_type' must be specified.");
+  if (groupTypeRaw === undefined || groupTypeRaw === null || groupTypeRaw === '')
+    throw new InvalidInputError("Invalid input received: 'group_type' must be specified.");
   if (typeof groupTypeRaw !== 'string') throw fieldError('group_type', groupTypeRaw, 'is not of type string');
   const types = g['volume_types'];
   if (types === undefined || types === null || (Array.isArray(types) && types.length === 0) || types === '') {
     throw new InvalidInputError("Invalid input received: 'volume_types' must be specified.");
   }
   const list = Array.isArray(types) ? types : typeof types === 'string' ? types.split(',') : null;
-  if (list === null || list.some((t) => typeof t !== 'string' || t.trim().length === 0)) throw fieldError('volume_types', types, 'must be a list of volume type names or ids');
+  if (list === null || list.some((t) => typeof t !== 'string' || t.trim().length === 0))
+    throw fieldError('volume_types', types, 'must be a list of volume type names or ids');
   return {
     groupType: groupTypeRaw,
     volumeTypes: [...new Set((list as string[]).map((t) => t.trim()))],
@@ -176,7 +210,14 @@ export interface UpdateGroupInput {
 const idList = (value: unknown, field: string): string[] => {
   if (value === null || value === undefined || value === '') return [];
   if (typeof value !== 'string') throw fieldError(field, value, 'is not of type string');
-  return [...new Set(value.split(',').map((s) => s.trim()).filter((s) => s.length > 0))];
+  return [
+    ...new Set(
+      value
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s.length > 0),
+    ),
+  ];
 };
 
 /**
@@ -184,19 +225,27 @@ const idList = (value: unknown, field: string): string[] => {
  * comma-separated add/remove volume ids; at least one non-empty value; an id in both lists → 400
  * (BS-7.11.6). `emptyCounts`: from 3.6 (and always for groups) an empty name/description counts.
  */
-export function parseUpdateGroup(body: unknown, envelope: 'group' | 'consistencygroup', emptyCounts: boolean): UpdateGroupInput {
+export function parseUpdateGroup(
+  body: unknown,
+  envelope: 'group' | 'consistencygroup',
+  emptyCounts: boolean,
+): UpdateGroupInput {
   const g = requireEnvelope(body, envelope);
   const out: { name?: string | null; description?: string | null } = {};
   if (has(g, 'name')) out.name = g['name'] === null ? null : parseName(g['name'], 'name', { nullable: true });
   if (has(g, 'description')) out.description = parseDescription(g['description']);
   const addVolumes = idList(g['add_volumes'], 'add_volumes');
   const removeVolumes = idList(g['remove_volumes'], 'remove_volumes');
-  const given = (v: string | null | undefined): boolean => v !== undefined && (emptyCounts ? true : v !== null && v !== '');
+  const given = (v: string | null | undefined): boolean =>
+    v !== undefined && (emptyCounts ? true : v !== null && v !== '');
   if (!given(out.name) && !given(out.description) && addVolumes.length === 0 && removeVolumes.length === 0) {
-    throw invalidInput(`Name, description, add_volumes, and remove_volumes can not be all empty in the request body.`);
+    throw invalidInput(
+      `Name, description, add_volumes, and remove_volumes can not be all empty in the request body.`,
+    );
   }
   const both = addVolumes.filter((v) => removeVolumes.includes(v));
-  if (both.length > 0) throw invalidInput(`Volume ${both[0]} cannot be both added to and removed from the group.`);
+  if (both.length > 0)
+    throw invalidInput(`Volume ${both[0]} cannot be both added to and removed from the group.`);
   return { ...out, addVolumes, removeVolumes };
 }
 
@@ -208,15 +257,22 @@ export interface GroupFromSourceInput {
 }
 
 /** `create-from-src` (groups) or `consistencygroup-from-src` (CG): exactly one source. */
-export function parseGroupFromSource(body: unknown, envelope: 'create-from-src' | 'consistencygroup-from-src'): GroupFromSourceInput {
+export function parseGroupFromSource(
+  body: unknown,
+  envelope: 'create-from-src' | 'consistencygroup-from-src',
+): GroupFromSourceInput {
   const g = requireEnvelope(body, envelope);
   const snapKey = envelope === 'create-from-src' ? 'group_snapshot_id' : 'cgsnapshot_id';
   const srcKey = envelope === 'create-from-src' ? 'source_group_id' : 'source_cgid';
   const snap = has(g, snapKey) && g[snapKey] !== null ? g[snapKey] : null;
   const src = has(g, srcKey) && g[srcKey] !== null ? g[srcKey] : null;
   const noun = envelope === 'create-from-src' ? 'group' : 'consistency group';
-  if (snap === null && src === null) throw invalidInput(`Either '${snapKey}' or '${srcKey}' must be provided to create ${noun} from a source.`);
-  if (snap !== null && src !== null) throw invalidInput(`Cannot create ${noun} from both '${snapKey}' and '${srcKey}'.`);
+  if (snap === null && src === null)
+    throw invalidInput(
+      `Either '${snapKey}' or '${srcKey}' must be provided to create ${noun} from a source.`,
+    );
+  if (snap !== null && src !== null)
+    throw invalidInput(`Cannot create ${noun} from both '${snapKey}' and '${srcKey}'.`);
   return {
     name: optionalName(g),
     description: optionalDescription(g),
@@ -226,7 +282,11 @@ export function parseGroupFromSource(body: unknown, envelope: 'create-from-src' 
 }
 
 /** Group view (BS-7.13): fields by microversion; `volumes` (3.25) only when asked for. */
-export function groupDetailView(mv: Microversion, g: GroupValue, volumeIds: readonly string[] | null): Record<string, unknown> {
+export function groupDetailView(
+  mv: Microversion,
+  g: GroupValue,
+  volumeIds: readonly string[] | null,
+): Record<string, unknown> {
   const out: Record<string, unknown> = {
     id: g.id,
     status: g.status,
@@ -247,7 +307,10 @@ export function groupDetailView(mv: Microversion, g: GroupValue, volumeIds: read
   return out;
 }
 
-export const groupSummaryView = (g: Pick<GroupValue, 'id' | 'name'>): Record<string, unknown> => ({ id: g.id, name: g.name });
+export const groupSummaryView = (g: Pick<GroupValue, 'id' | 'name'>): Record<string, unknown> => ({
+  id: g.id,
+  name: g.name,
+});
 
 /** Consistency-group detail (BS-7.11.3). */
 export const consistencyGroupDetailView = (g: GroupValue): Record<string, unknown> => ({
@@ -286,7 +349,10 @@ export const cgsnapshotDetailView = (s: GroupSnapshotValue): Record<string, unkn
 });
 
 /** `{"group_snapshot": {group_id, name, description}}` or `{"cgsnapshot": {consistencygroup_id, ...}}`. */
-export function parseCreateGroupSnapshot(body: unknown, envelope: 'group_snapshot' | 'cgsnapshot'): { groupId: string; name: string | null; description: string | null } {
+export function parseCreateGroupSnapshot(
+  body: unknown,
+  envelope: 'group_snapshot' | 'cgsnapshot',
+): { groupId: string; name: string | null; description: string | null } {
   const s = requireEnvelope(body, envelope);
   const key = envelope === 'group_snapshot' ? 'group_id' : 'consistencygroup_id';
   const raw = s[key];
@@ -300,7 +366,9 @@ export function parseResetStatus<T extends string>(args: unknown, allowed: reado
   const a = expectObject(args, 'reset_status');
   const status = a['status'];
   if (typeof status !== 'string' || !allowed.includes(status as T)) {
-    throw invalidInput(`Status must be one of ${allowed.join(', ')}, but it is ${typeof status === 'string' ? status.slice(0, 100) : String(status)}.`);
+    throw invalidInput(
+      `Status must be one of ${allowed.join(', ')}, but it is ${typeof status === 'string' ? status.slice(0, 100) : String(status)}.`,
+    );
   }
   return status as T;
 }
@@ -312,27 +380,38 @@ export type GroupSettledOutcome = 'available' | 'error' | 'error_deleting' | 'de
  * The outcome of a group snapshot whose member snapshots are being created or deleted, from the
  * members' statuses (null: still in progress). Deletion ends when no member is left.
  */
-export function settledGroupSnapshotStatus(status: GroupSnapshotStatus, members: readonly string[]): GroupSettledOutcome | null {
+export function settledGroupSnapshotStatus(
+  status: GroupSnapshotStatus,
+  members: readonly string[],
+): GroupSettledOutcome | null {
   if (status === 'creating') {
     if (members.some((m) => m === 'error')) return 'error';
     return members.every((m) => m === 'available') ? 'available' : null;
   }
   if (status === 'deleting') {
     if (members.length === 0) return 'deleted';
-    return members.some((m) => m === 'error_deleting') && members.every((m) => m === 'error_deleting' || m === 'error' || m === 'available') ? 'error_deleting' : null;
+    return members.some((m) => m === 'error_deleting') &&
+      members.every((m) => m === 'error_deleting' || m === 'error' || m === 'available')
+      ? 'error_deleting'
+      : null;
   }
   return null;
 }
 
 /** The outcome of a group whose member volumes are being created (from a source) or deleted. */
-export function settledGroupStatus(status: GroupStatus, members: readonly string[]): GroupSettledOutcome | null {
+export function settledGroupStatus(
+  status: GroupStatus,
+  members: readonly string[],
+): GroupSettledOutcome | null {
   if (status === 'creating') {
     if (members.some((m) => m === 'error')) return 'error';
     return members.every((m) => m === 'available') ? 'available' : null;
   }
   if (status === 'deleting') {
     if (members.length === 0) return 'deleted';
-    return members.some((m) => m === 'error_deleting') && !members.some((m) => m === 'deleting') ? 'error_deleting' : null;
+    return members.some((m) => m === 'error_deleting') && !members.some((m) => m === 'deleting')
+      ? 'error_deleting'
+      : null;
   }
   return null;
 }

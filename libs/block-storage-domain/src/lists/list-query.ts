@@ -26,7 +26,8 @@ export interface Paging {
 }
 
 /** The single value of a query parameter (the last one wins when repeated). */
-export const queryValue = (v: QueryValue): string | undefined => (typeof v === 'string' ? v : v === undefined ? undefined : v[v.length - 1]);
+export const queryValue = (v: QueryValue): string | undefined =>
+  typeof v === 'string' ? v : v === undefined ? undefined : v[v.length - 1];
 
 function parseLimit(raw: string | undefined, maxLimit: number): { limit: number; given: boolean } {
   if (raw === undefined) return { limit: maxLimit, given: false };
@@ -47,7 +48,10 @@ function parseOffset(raw: string | undefined): number {
 
 function parseDirection(raw: string): SortDirection {
   const d = raw.trim().toLowerCase();
-  if (d !== 'asc' && d !== 'desc') throw new InvalidInputError(`Invalid input received: Unknown sort direction '${raw.slice(0, 50)}', must be 'desc' or 'asc'`);
+  if (d !== 'asc' && d !== 'desc')
+    throw new InvalidInputError(
+      `Invalid input received: Unknown sort direction '${raw.slice(0, 50)}', must be 'desc' or 'asc'`,
+    );
   return d;
 }
 
@@ -56,16 +60,23 @@ function parseDirection(raw: string): SortDirection {
  * → 400). Default `created_at:desc`; `created_at` and `id` are appended as tie-breakers with the
  * first key's direction. `aliases` maps wire keys to canonical ones (e.g. `display_name` → `name`).
  */
-export function parseSort(query: RawQuery, allowedKeys: readonly string[], aliases: Readonly<Record<string, string>> = {}): SortKey[] {
+export function parseSort(
+  query: RawQuery,
+  allowedKeys: readonly string[],
+  aliases: Readonly<Record<string, string>> = {},
+): SortKey[] {
   const sort = queryValue(query['sort']);
   const sortKey = queryValue(query['sort_key']);
   const sortDir = queryValue(query['sort_dir']);
   if (sort !== undefined && (sortKey !== undefined || sortDir !== undefined)) {
-    throw new InvalidInputError("Invalid input received: The 'sort_key' and 'sort_dir' parameters are deprecated and cannot be used with the 'sort' parameter.");
+    throw new InvalidInputError(
+      "Invalid input received: The 'sort_key' and 'sort_dir' parameters are deprecated and cannot be used with the 'sort' parameter.",
+    );
   }
   const canonical = (k: string): string => {
     const key = aliases[k] ?? k;
-    if (!allowedKeys.includes(key)) throw new InvalidInputError(`Invalid input received: Invalid sort key ${k.slice(0, 50)}`);
+    if (!allowedKeys.includes(key))
+      throw new InvalidInputError(`Invalid input received: Invalid sort key ${k.slice(0, 50)}`);
     return key;
   };
   const keys: SortKey[] = [];
@@ -74,13 +85,16 @@ export function parseSort(query: RawQuery, allowedKeys: readonly string[], alias
       const trimmed = part.trim();
       if (trimmed === '') throw new InvalidInputError('Invalid input received: empty sort key');
       const [k, d, ...rest] = trimmed.split(':');
-      if (rest.length > 0) throw new InvalidInputError(`Invalid input received: Invalid sort key ${trimmed.slice(0, 50)}`);
+      if (rest.length > 0)
+        throw new InvalidInputError(`Invalid input received: Invalid sort key ${trimmed.slice(0, 50)}`);
       keys.push({ key: canonical((k ?? '').trim()), dir: d === undefined ? 'desc' : parseDirection(d) });
     }
   } else if (sortKey !== undefined || sortDir !== undefined) {
     const ks = (sortKey ?? 'created_at').split(',').map((k) => k.trim());
     const ds = (sortDir ?? 'desc').split(',').map((d) => d.trim());
-    ks.forEach((k, i) => keys.push({ key: canonical(k), dir: parseDirection(ds[i] ?? ds[ds.length - 1] ?? 'desc') }));
+    ks.forEach((k, i) =>
+      keys.push({ key: canonical(k), dir: parseDirection(ds[i] ?? ds[ds.length - 1] ?? 'desc') }),
+    );
   }
   const firstDir = keys[0]?.dir ?? 'desc';
   for (const tie of ['created_at', 'id']) {
@@ -121,7 +135,8 @@ export function parseBooleanFilter(key: string, raw: string, mv: Microversion): 
 }
 
 /** Whether `all_tenants` is "true-ish" (anything but an explicit false spelling). */
-export const isTrueish = (raw: string | undefined): boolean => raw !== undefined && !STRICT_FALSE.includes(raw.trim().toLowerCase());
+export const isTrueish = (raw: string | undefined): boolean =>
+  raw !== undefined && !STRICT_FALSE.includes(raw.trim().toLowerCase());
 
 export const TIME_OPERATORS = ['gt', 'gte', 'eq', 'neq', 'lt', 'lte'] as const;
 export type TimeOperator = (typeof TIME_OPERATORS)[number];
@@ -139,7 +154,9 @@ export function parseIsoTime(raw: string): Date | null {
   const hasZone = /(?:Z|[+-]\d{2}:?\d{2})$/.test(text) && text.length > 10;
   let normalised = text.replace(' ', 'T');
   if (/[+-]\d{4}$/.test(normalised)) normalised = `${normalised.slice(0, -2)}:${normalised.slice(-2)}`;
-  const d = new Date(hasZone ? normalised : normalised.length === 10 ? `${normalised}T00:00:00Z` : `${normalised}Z`);
+  const d = new Date(
+    hasZone ? normalised : normalised.length === 10 ? `${normalised}T00:00:00Z` : `${normalised}Z`,
+  );
   return Number.isNaN(d.getTime()) ? null : d;
 }
 
@@ -152,9 +169,11 @@ export function parseTimeFilter(raw: string): TimeCondition[] {
     const idx = part.indexOf(':');
     const op = (idx < 0 ? part : part.slice(0, idx)).trim();
     const time = idx < 0 ? '' : part.slice(idx + 1);
-    if (!(TIME_OPERATORS as readonly string[]).includes(op)) throw new InvalidInputError(`Invalid input received: Invalid ${op.slice(0, 30)} operator`);
+    if (!(TIME_OPERATORS as readonly string[]).includes(op))
+      throw new InvalidInputError(`Invalid input received: Invalid ${op.slice(0, 30)} operator`);
     const at = parseIsoTime(time);
-    if (at === null) throw new InvalidInputError(`Invalid input received: Invalid ${time.slice(0, 60)} value`);
+    if (at === null)
+      throw new InvalidInputError(`Invalid input received: Invalid ${time.slice(0, 60)} value`);
     return { op: op as TimeOperator, at };
   });
 }
@@ -164,7 +183,14 @@ export function parseTimeFilter(raw: string): TimeCondition[] {
  * returns null when the text is not a flat dict of scalars.
  */
 export function parseDictLiteral(raw: string): Record<string, string> | null {
-  const attempts = [raw, raw.replace(/'/g, '"').replace(/\bTrue\b/g, 'true').replace(/\bFalse\b/g, 'false').replace(/\bNone\b/g, 'null')];
+  const attempts = [
+    raw,
+    raw
+      .replace(/'/g, '"')
+      .replace(/\bTrue\b/g, 'true')
+      .replace(/\bFalse\b/g, 'false')
+      .replace(/\bNone\b/g, 'null'),
+  ];
   for (const text of attempts) {
     try {
       const v: unknown = JSON.parse(text);
@@ -184,7 +210,19 @@ export function parseDictLiteral(raw: string): Record<string, string> | null {
 
 /** Default filter allow-lists for non-admin callers (BS-5.8). */
 export const RESOURCE_FILTERS: Readonly<Record<string, readonly string[]>> = {
-  volume: ['name', 'status', 'metadata', 'bootable', 'migration_status', 'availability_zone', 'group_id', 'size', 'created_at', 'updated_at', 'consumes_quota'],
+  volume: [
+    'name',
+    'status',
+    'metadata',
+    'bootable',
+    'migration_status',
+    'availability_zone',
+    'group_id',
+    'size',
+    'created_at',
+    'updated_at',
+    'consumes_quota',
+  ],
   snapshot: ['name', 'status', 'volume_id', 'metadata', 'availability_zone', 'consumes_quota'],
   backup: ['name', 'status', 'volume_id'],
   group: ['name'],
@@ -196,7 +234,16 @@ export const RESOURCE_FILTERS: Readonly<Record<string, readonly string[]>> = {
 };
 
 /** Query keys that are paging/sorting/meta parameters, never filters. */
-export const NON_FILTER_KEYS = ['limit', 'offset', 'marker', 'sort', 'sort_key', 'sort_dir', 'with_count', 'all_tenants'] as const;
+export const NON_FILTER_KEYS = [
+  'limit',
+  'offset',
+  'marker',
+  'sort',
+  'sort_key',
+  'sort_dir',
+  'with_count',
+  'all_tenants',
+] as const;
 
 /**
  * Filter admission (BS-5.7): returns the filter keys the caller may use. Non-admin keys outside
@@ -214,11 +261,20 @@ export function admitFilters(
   const invalid: string[] = [];
   for (const [key, rawValue] of Object.entries(query)) {
     const value = queryValue(rawValue);
-    if (value === undefined || (NON_FILTER_KEYS as readonly string[]).includes(key) || options.ignore?.includes(key)) continue;
+    if (
+      value === undefined ||
+      (NON_FILTER_KEYS as readonly string[]).includes(key) ||
+      options.ignore?.includes(key)
+    )
+      continue;
     // eslint-disable-next-line no-control-regex
-    if (!/^[\x00-\x7f]*$/.test(key)) throw new InvalidInputError('Invalid input received: filter keys must be ASCII');
+    if (!/^[\x00-\x7f]*$/.test(key))
+      throw new InvalidInputError('Invalid input received: filter keys must be ASCII');
     if (!options.isAdmin) {
-      const permitted = key.endsWith('~') && supports(options.mv, 'list.like-filters') ? allow.includes(key) : allow.includes(key) || allow.includes(`${key}~`);
+      const permitted =
+        key.endsWith('~') && supports(options.mv, 'list.like-filters')
+          ? allow.includes(key)
+          : allow.includes(key) || allow.includes(`${key}~`);
       if (!permitted) {
         invalid.push(key);
         continue;
@@ -227,7 +283,9 @@ export function admitFilters(
     out[key] = value;
   }
   if (invalid.length > 0 && supports(options.mv, 'list.reject-invalid-filters')) {
-    throw new InvalidInputError(`Invalid input received: Invalid filters ${invalid.map((k) => k.slice(0, 50)).join(',')} are found in query options.`);
+    throw new InvalidInputError(
+      `Invalid input received: Invalid filters ${invalid.map((k) => k.slice(0, 50)).join(',')} are found in query options.`,
+    );
   }
   return out;
 }

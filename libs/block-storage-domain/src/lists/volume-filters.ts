@@ -9,7 +9,11 @@ export type ListFilter =
   | { readonly kind: 'eq'; readonly field: string; readonly value: string | number | boolean | null }
   | { readonly kind: 'like'; readonly field: string; readonly value: string }
   | { readonly kind: 'metadata'; readonly pairs: Readonly<Record<string, string>> }
-  | { readonly kind: 'time'; readonly field: 'created_at' | 'updated_at'; readonly conditions: readonly TimeCondition[] }
+  | {
+      readonly kind: 'time';
+      readonly field: 'created_at' | 'updated_at';
+      readonly conditions: readonly TimeCondition[];
+    }
   /** Matches nothing: a filter on something that is not a field, or a malformed metadata value (BS-5.9). */
   | { readonly kind: 'none'; readonly reason: string };
 
@@ -38,7 +42,10 @@ const VOLUME_FIELDS: Readonly<Record<string, 'string' | 'int' | 'bool'>> = {
   replication_status: 'string',
 };
 
-const FIELD_ALIASES: Readonly<Record<string, string>> = { display_name: 'name', display_description: 'description' };
+const FIELD_ALIASES: Readonly<Record<string, string>> = {
+  display_name: 'name',
+  display_description: 'description',
+};
 
 /** Snapshot fields a filter may name. */
 const SNAPSHOT_FIELDS: Readonly<Record<string, 'string' | 'int' | 'bool'>> = {
@@ -71,7 +78,11 @@ function compile(
     }
     if (rawKey === 'metadata' && gates.metadata) {
       const pairs = parseDictLiteral(value);
-      out.push(pairs === null ? { kind: 'none', reason: 'metadata filter is not a dictionary' } : { kind: 'metadata', pairs });
+      out.push(
+        pairs === null
+          ? { kind: 'none', reason: 'metadata filter is not a dictionary' }
+          : { kind: 'metadata', pairs },
+      );
       continue;
     }
     const like = rawKey.endsWith('~') && supports(mv, 'list.like-filters');
@@ -89,7 +100,11 @@ function compile(
     if (type === 'bool') out.push({ kind: 'eq', field: key, value: parseBooleanFilter(key, value, mv) });
     else if (type === 'int') {
       const n = /^-?[0-9]{1,15}$/.test(value.trim()) ? Number(value.trim()) : null;
-      out.push(n === null ? { kind: 'none', reason: `${key} is not an integer` } : { kind: 'eq', field: key, value: n });
+      out.push(
+        n === null
+          ? { kind: 'none', reason: `${key} is not an integer` }
+          : { kind: 'eq', field: key, value: n },
+      );
     } else out.push({ kind: 'eq', field: key, value });
   }
   return out;
@@ -99,15 +114,52 @@ function compile(
  * Compiles admitted volume filters (BS-5.9–5.11): exact matches, `k~` LIKE (3.34), `metadata`
  * dictionaries, strict booleans (3.2), time operators (3.60), `consumes_quota` (3.65).
  */
-export const compileVolumeFilters = (filters: Readonly<Record<string, string>>, mv: Microversion): ListFilter[] =>
-  compile(filters, VOLUME_FIELDS, mv, { time: true, metadata: true });
+export const compileVolumeFilters = (
+  filters: Readonly<Record<string, string>>,
+  mv: Microversion,
+): ListFilter[] => compile(filters, VOLUME_FIELDS, mv, { time: true, metadata: true });
 
 /** Compiles admitted snapshot filters; `metadata` from 3.22. */
-export const compileSnapshotFilters = (filters: Readonly<Record<string, string>>, mv: Microversion): ListFilter[] =>
+export const compileSnapshotFilters = (
+  filters: Readonly<Record<string, string>>,
+  mv: Microversion,
+): ListFilter[] =>
   compile(filters, SNAPSHOT_FIELDS, mv, { time: false, metadata: supports(mv, 'snapshot.metadata-filter') });
 
 /** Sort keys accepted for volume lists (BS-5.5); `display_name` is an alias of `name`. */
-export const VOLUME_SORT_KEYS = ['id', 'name', 'status', 'size', 'availability_zone', 'created_at', 'updated_at', 'bootable', 'project_id', 'user_id', 'volume_type_id', 'host'] as const;
-export const SNAPSHOT_SORT_KEYS = ['id', 'name', 'status', 'size', 'volume_id', 'created_at', 'updated_at', 'project_id'] as const;
-export const VOLUME_TYPE_SORT_KEYS = ['id', 'name', 'description', 'is_public', 'created_at', 'updated_at'] as const;
-export const SORT_ALIASES: Readonly<Record<string, string>> = { display_name: 'name', display_description: 'description' };
+export const VOLUME_SORT_KEYS = [
+  'id',
+  'name',
+  'status',
+  'size',
+  'availability_zone',
+  'created_at',
+  'updated_at',
+  'bootable',
+  'project_id',
+  'user_id',
+  'volume_type_id',
+  'host',
+] as const;
+export const SNAPSHOT_SORT_KEYS = [
+  'id',
+  'name',
+  'status',
+  'size',
+  'volume_id',
+  'created_at',
+  'updated_at',
+  'project_id',
+] as const;
+export const VOLUME_TYPE_SORT_KEYS = [
+  'id',
+  'name',
+  'description',
+  'is_public',
+  'created_at',
+  'updated_at',
+] as const;
+export const SORT_ALIASES: Readonly<Record<string, string>> = {
+  display_name: 'name',
+  display_description: 'description',
+};

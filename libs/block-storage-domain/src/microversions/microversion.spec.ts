@@ -58,14 +58,20 @@ describe('parseMicroversion', () => {
   ])('accepts %p as %s', (raw, expected) => {
     expect(formatMicroversion(parseMicroversion(raw))).toBe(expected);
   });
-  it.each(['3', '3.', '.3', '03.1', '3.01', 'v3.1', '3.1.1', 'abc', '', '3,1', '-3.1', '0.5'])('rejects malformed %p with 400', (raw) => {
-    expect(() => parseMicroversion(raw)).toThrow(InvalidInputError);
-    expect(() => parseMicroversion(raw)).toThrow(/MajorNum\.MinorNum/);
-  });
-  it.each(['3.72', '2.0', '4.0', '1.0', '3.100', '99999999999999999999.0'])('rejects out-of-range %p with 406', (raw) => {
-    expect(() => parseMicroversion(raw)).toThrow(NotAcceptableError);
-    expect(() => parseMicroversion(raw)).toThrow('Minimum is 3.0 and maximum is 3.71');
-  });
+  it.each(['3', '3.', '.3', '03.1', '3.01', 'v3.1', '3.1.1', 'abc', '', '3,1', '-3.1', '0.5'])(
+    'rejects malformed %p with 400',
+    (raw) => {
+      expect(() => parseMicroversion(raw)).toThrow(InvalidInputError);
+      expect(() => parseMicroversion(raw)).toThrow(/MajorNum\.MinorNum/);
+    },
+  );
+  it.each(['3.72', '2.0', '4.0', '1.0', '3.100', '99999999999999999999.0'])(
+    'rejects out-of-range %p with 406',
+    (raw) => {
+      expect(() => parseMicroversion(raw)).toThrow(NotAcceptableError);
+      expect(() => parseMicroversion(raw)).toThrow('Minimum is 3.0 and maximum is 3.71');
+    },
+  );
 });
 
 describe('negotiateMicroversion', () => {
@@ -115,17 +121,23 @@ describe('version documents', () => {
             { rel: 'describedby', type: 'text/html', href: 'https://docs.openstack.org/' },
             { rel: 'self', href: 'http://h:8776/v3/' },
           ],
-          'media-types': [{ base: 'application/json', type: 'application/vnd.openstack.volume+json;version=3' }],
+          'media-types': [
+            { base: 'application/json', type: 'application/vnd.openstack.volume+json;version=3' },
+          ],
         },
       ],
     });
   });
   it('lists v2 as SUPPORTED only when enabled', () => {
-    expect(rootVersionsDocument('http://h', { v2Enabled: true }).versions.map((v) => [v.id, v.status])).toEqual([
+    expect(
+      rootVersionsDocument('http://h', { v2Enabled: true }).versions.map((v) => [v.id, v.status]),
+    ).toEqual([
       ['v2.0', 'SUPPORTED'],
       ['v3.0', 'CURRENT'],
     ]);
-    expect(rootVersionsDocument('http://h', { v2Enabled: false }).versions.map((v) => v.id)).toEqual(['v3.0']);
+    expect(rootVersionsDocument('http://h', { v2Enabled: false }).versions.map((v) => v.id)).toEqual([
+      'v3.0',
+    ]);
     const v2 = v2VersionDocument('http://h').versions[0]!;
     expect([v2.version, v2.min_version, v2.links[1]!.href]).toEqual(['', '', 'http://h/v2/']);
   });

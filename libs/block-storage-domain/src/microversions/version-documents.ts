@@ -18,7 +18,11 @@ export interface VersionEntry {
 
 const stripSlash = (base: string): string => base.replace(/\/+$/, '');
 
-const describedBy: VersionLink = { rel: 'describedby', type: 'text/html', href: 'https://docs.openstack.org/' };
+const describedBy: VersionLink = {
+  rel: 'describedby',
+  type: 'text/html',
+  href: 'https://docs.openstack.org/',
+};
 
 /** The v3 entry of the version documents (BS-4.1); `version` is the table's maximum. */
 export function v3VersionEntry(baseUrl: string): VersionEntry {
@@ -50,12 +54,21 @@ export function v2VersionEntry(baseUrl: string): VersionEntry {
 }
 
 /** `GET /` (answered with 300): every enabled API version. */
-export const rootVersionsDocument = (baseUrl: string, options: { v2Enabled: boolean }): { versions: VersionEntry[] } => ({
-  versions: options.v2Enabled ? [v2VersionEntry(baseUrl), v3VersionEntry(baseUrl)] : [v3VersionEntry(baseUrl)],
+export const rootVersionsDocument = (
+  baseUrl: string,
+  options: { v2Enabled: boolean },
+): { versions: VersionEntry[] } => ({
+  versions: options.v2Enabled
+    ? [v2VersionEntry(baseUrl), v3VersionEntry(baseUrl)]
+    : [v3VersionEntry(baseUrl)],
 });
 
 /** `GET /v3/` (200). */
-export const v3VersionDocument = (baseUrl: string): { versions: VersionEntry[] } => ({ versions: [v3VersionEntry(baseUrl)] });
+export const v3VersionDocument = (baseUrl: string): { versions: VersionEntry[] } => ({
+  versions: [v3VersionEntry(baseUrl)],
+});
 
 /** `GET /v2/` (200). */
-export const v2VersionDocument = (baseUrl: string): { versions: VersionEntry[] } => ({ versions: [v2VersionEntry(baseUrl)] });
+export const v2VersionDocument = (baseUrl: string): { versions: VersionEntry[] } => ({
+  versions: [v2VersionEntry(baseUrl)],
+});

@@ -29,14 +29,22 @@ describe('QoS specs validation', () => {
   });
 
   it('refuses bad creation bodies with Cinder messages', () => {
-    expect(message(() => parseCreateQosSpecs(undefined))).toBe("Missing required element 'qos_specs' in request body.");
+    expect(message(() => parseCreateQosSpecs(undefined))).toBe(
+      "Missing required element 'qos_specs' in request body.",
+    );
     expect(message(() => parseCreateQosSpecs({}))).toBe("'qos_specs' is a required property");
-    expect(message(() => parseCreateQosSpecs({ qos_specs: { name: '' } }))).toBe("An invalid 'name' value was provided. The 'name' can not be empty.");
-    expect(message(() => parseCreateQosSpecs({ qos_specs: { name: 'q', k: 1 } }))).toBe('Invalid input received: Value for key "k" is not a string or unicode');
+    expect(message(() => parseCreateQosSpecs({ qos_specs: { name: '' } }))).toBe(
+      "An invalid 'name' value was provided. The 'name' can not be empty.",
+    );
+    expect(message(() => parseCreateQosSpecs({ qos_specs: { name: 'q', k: 1 } }))).toBe(
+      'Invalid input received: Value for key "k" is not a string or unicode',
+    );
     expect(message(() => parseCreateQosSpecs({ qos_specs: { name: 'q', k: 'v'.repeat(256) } }))).toBe(
       'Invalid input received: Value for key "k" has 256 characters, more than 255.',
     );
-    expect(message(() => parseCreateQosSpecs({ qos_specs: { name: 'q', consumer: 'x' } }))).toMatch(/^Invalid qos specs: Valid consumer of QoS specs are: /);
+    expect(message(() => parseCreateQosSpecs({ qos_specs: { name: 'q', consumer: 'x' } }))).toMatch(
+      /^Invalid qos specs: Valid consumer of QoS specs are: /,
+    );
   });
 
   it('parses updates: consumer apart, null values kept, the request echoed', () => {
@@ -45,17 +53,30 @@ describe('QoS specs validation', () => {
       specs: { a: 'b', c: null },
       echo: { consumer: 'front-end', a: 'b', c: null },
     });
-    expect(parseUpdateQosSpecs({ qos_specs: { consumer: null } })).toEqual({ specs: {}, echo: { consumer: null } });
-    expect(message(() => parseUpdateQosSpecs({ qos_specs: { 'a!': 'b' } }))).toMatch(/does not match any of the regexes/);
-    expect(message(() => parseUpdateQosSpecs({ qos_specs: {}, x: 1 }))).toBe("Additional properties are not allowed ('x' was unexpected)");
+    expect(parseUpdateQosSpecs({ qos_specs: { consumer: null } })).toEqual({
+      specs: {},
+      echo: { consumer: null },
+    });
+    expect(message(() => parseUpdateQosSpecs({ qos_specs: { 'a!': 'b' } }))).toMatch(
+      /does not match any of the regexes/,
+    );
+    expect(message(() => parseUpdateQosSpecs({ qos_specs: {}, x: 1 }))).toBe(
+      "Additional properties are not allowed ('x' was unexpected)",
+    );
   });
 
   it('parses delete_keys, vol_type_id and force', () => {
     expect(parseQosDeleteKeys({ keys: ['a', 'b'] })).toEqual(['a', 'b']);
-    expect(message(() => parseQosDeleteKeys({ keys: ['a', 'a'] }))).toBe("Invalid input for field/attribute keys. Value: ['a', 'a']. ['a', 'a'] has non-unique elements");
+    expect(message(() => parseQosDeleteKeys({ keys: ['a', 'a'] }))).toBe(
+      "Invalid input for field/attribute keys. Value: ['a', 'a']. ['a', 'a'] has non-unique elements",
+    );
     expect(message(() => parseQosDeleteKeys(null))).toBe("'keys' is a required property");
     expect(message(() => parseQosVolumeTypeId(''))).toBe('Volume Type id must not be None.');
-    expect([qosForceFlag(undefined), qosForceFlag('False'), qosForceFlag(' yes ')]).toEqual([false, false, true]);
+    expect([qosForceFlag(undefined), qosForceFlag('False'), qosForceFlag(' yes ')]).toEqual([
+      false,
+      false,
+      true,
+    ]);
     expect(message(() => qosForceFlag('maybe'))).toBe("Value 'maybe' for 'force' is not a boolean.");
   });
 
@@ -68,6 +89,8 @@ describe('QoS specs validation', () => {
         { rel: 'bookmark', href: 'http://h:8776/p1/qos-specs/i' },
       ],
     });
-    expect(qosAssociationsView([{ id: 't', name: 'vt' }])).toEqual({ qos_associations: [{ association_type: 'volume_type', name: 'vt', id: 't' }] });
+    expect(qosAssociationsView([{ id: 't', name: 'vt' }])).toEqual({
+      qos_associations: [{ association_type: 'volume_type', name: 'vt', id: 't' }],
+    });
   });
 });

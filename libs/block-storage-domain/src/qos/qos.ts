@@ -79,10 +79,12 @@ function parseConsumer(value: string): QosConsumer {
 export function parseCreateQosSpecs(body: unknown): QosCreateInput {
   const obj = envelope(body, 'qos_specs');
   const rawName = requireKey(obj, 'name', 'qos_specs');
-  if (typeof rawName !== 'string') throw fieldError('name', rawName, `${typeName(rawName)} is not of type 'string'`);
+  if (typeof rawName !== 'string')
+    throw fieldError('name', rawName, `${typeName(rawName)} is not of type 'string'`);
   const name = rawName.trim();
   if (name.length === 0) throw new InvalidInputError(`${NAME_ERROR} The 'name' can not be empty.`);
-  if (name.length > 255) throw new InvalidInputError(`${NAME_ERROR} The 'name' can not be greater than 255 characters.`);
+  if (name.length > 255)
+    throw new InvalidInputError(`${NAME_ERROR} The 'name' can not be greater than 255 characters.`);
   const specs: Record<string, string | null> = {};
   let consumer = DEFAULT_QOS_CONSUMER;
   for (const [k, v] of Object.entries(obj)) {
@@ -101,8 +103,14 @@ export function parseUpdateQosSpecs(body: unknown): QosUpdateInput & { echo: Rec
   const obj = envelope(body, 'qos_specs');
   const echo: Record<string, string | null> = {};
   for (const [k, v] of Object.entries(obj)) {
-    if (!SPEC_KEY.test(k)) throw fieldError('qos_specs', obj, `'${echoValue(k)}' does not match any of the regexes: '^[a-zA-Z0-9-_:. /]{1,255}$'`);
-    if (v !== null && typeof v !== 'string') throw fieldError(k, v, `${typeName(v)} is not of type 'string', 'null'`);
+    if (!SPEC_KEY.test(k))
+      throw fieldError(
+        'qos_specs',
+        obj,
+        `'${echoValue(k)}' does not match any of the regexes: '^[a-zA-Z0-9-_:. /]{1,255}$'`,
+      );
+    if (v !== null && typeof v !== 'string')
+      throw fieldError(k, v, `${typeName(v)} is not of type 'string', 'null'`);
     if (typeof v === 'string' && v.length > 255) throw fieldError(k, v, `${typeName(v)} is too long`);
     echo[k] = v;
   }
@@ -148,10 +156,17 @@ export function qosSpecsItemView(q: QosSpecsValue): Record<string, unknown> {
   return { id: q.id, name: q.name, consumer: q.consumer, specs: { ...q.specs } };
 }
 
-export function qosSpecsView(q: QosSpecsValue, links: LinkContext): { qos_specs: Record<string, unknown>; links: Link[] } {
+export function qosSpecsView(
+  q: QosSpecsValue,
+  links: LinkContext,
+): { qos_specs: Record<string, unknown>; links: Link[] } {
   return { qos_specs: qosSpecsItemView(q), links: resourceLinks(links, 'qos-specs', q.id) };
 }
 
-export function qosAssociationsView(types: readonly QosAssociation[]): { qos_associations: Record<string, unknown>[] } {
-  return { qos_associations: types.map((t) => ({ association_type: 'volume_type', name: t.name, id: t.id })) };
+export function qosAssociationsView(types: readonly QosAssociation[]): {
+  qos_associations: Record<string, unknown>[];
+} {
+  return {
+    qos_associations: types.map((t) => ({ association_type: 'volume_type', name: t.name, id: t.id })),
+  };
 }

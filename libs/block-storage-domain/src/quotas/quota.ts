@@ -15,7 +15,11 @@ export type StandardQuotaResource = keyof typeof DEFAULT_QUOTAS;
 export const STANDARD_QUOTA_RESOURCES = Object.keys(DEFAULT_QUOTAS) as StandardQuotaResource[];
 
 /** Per volume type keys (`volumes_<type>`, ...), default -1. */
-export const perTypeQuotaKeys = (typeName: string): string[] => [`volumes_${typeName}`, `snapshots_${typeName}`, `gigabytes_${typeName}`];
+export const perTypeQuotaKeys = (typeName: string): string[] => [
+  `volumes_${typeName}`,
+  `snapshots_${typeName}`,
+  `gigabytes_${typeName}`,
+];
 
 /** Limit per quota key; missing keys fall back to the defaults. */
 export type QuotaLimits = Readonly<Record<string, number>>;
@@ -35,7 +39,8 @@ export interface QuotaDelta {
 export const limitOf = (limits: QuotaLimits, key: string): number =>
   limits[key] ?? (key in DEFAULT_QUOTAS ? DEFAULT_QUOTAS[key as StandardQuotaResource] : -1);
 
-const consumedOf = (usages: QuotaUsages, key: string): number => (usages[key]?.inUse ?? 0) + (usages[key]?.reserved ?? 0);
+const consumedOf = (usages: QuotaUsages, key: string): number =>
+  (usages[key]?.inUse ?? 0) + (usages[key]?.reserved ?? 0);
 
 /** The error kind of an over-quota resource key (BS-9.3). */
 function overQuotaError(key: string, limit: number, delta: number, consumed: number): OverLimitError {
@@ -50,9 +55,25 @@ function overQuotaError(key: string, limit: number, delta: number, consumed: num
       `VolumeBackupSizeExceedsAvailableQuota: Requested backup exceeds allowed backup_gigabytes quota. Requested ${delta}G, quota is ${limit}G and ${consumed}G has been consumed.`,
     );
   }
-  const kind = base === 'volumes' ? 'VolumeLimitExceeded' : base === 'snapshots' ? 'SnapshotLimitExceeded' : base === 'backups' ? 'BackupLimitExceeded' : 'GroupLimitExceeded';
-  const noun = base === 'volumes' ? 'volumes' : base === 'snapshots' ? 'snapshots' : base === 'backups' ? 'backups' : 'groups';
-  return new OverLimitError(`${kind}: Maximum number of ${noun} allowed (${limit}) exceeded for quota '${key}'.`);
+  const kind =
+    base === 'volumes'
+      ? 'VolumeLimitExceeded'
+      : base === 'snapshots'
+        ? 'SnapshotLimitExceeded'
+        : base === 'backups'
+          ? 'BackupLimitExceeded'
+          : 'GroupLimitExceeded';
+  const noun =
+    base === 'volumes'
+      ? 'volumes'
+      : base === 'snapshots'
+        ? 'snapshots'
+        : base === 'backups'
+          ? 'backups'
+          : 'groups';
+  return new OverLimitError(
+    `${kind}: Maximum number of ${noun} allowed (${limit}) exceeded for quota '${key}'.`,
+  );
 }
 
 /** Sizes are checked before counts so a too-large request names the size (upstream order). */
@@ -78,7 +99,9 @@ export function checkQuota(deltas: readonly QuotaDelta[], limits: QuotaLimits, u
 export function checkPerVolumeSize(size: number, limits: QuotaLimits): void {
   const limit = limitOf(limits, 'per_volume_gigabytes');
   if (limit >= 0 && size > limit) {
-    throw new OverLimitError(`VolumeSizeExceedsLimit: Requested volume size ${size}G is larger than maximum allowed limit ${limit}G.`);
+    throw new OverLimitError(
+      `VolumeSizeExceedsLimit: Requested volume size ${size}G is larger than maximum allowed limit ${limit}G.`,
+    );
   }
 }
 
@@ -95,7 +118,11 @@ export const volumeQuotaDeltas = (size: number, typeName: string | null, sign: 1
 ];
 
 /** The deltas of one snapshot of `size` GiB; snapshots also consume gigabytes (BS-9.2). */
-export const snapshotQuotaDeltas = (size: number, typeName: string | null, sign: 1 | -1 = 1): QuotaDelta[] => [
+export const snapshotQuotaDeltas = (
+  size: number,
+  typeName: string | null,
+  sign: 1 | -1 = 1,
+): QuotaDelta[] => [
   { resource: 'snapshots', delta: sign },
   { resource: 'gigabytes', delta: sign * size },
   ...(typeName === null
@@ -124,10 +151,18 @@ export function absoluteLimits(limits: QuotaLimits, usages: QuotaUsages): Record
 }
 
 /** `{"quota_set": {...}}` (BS-9.4); with usage every key maps to `{limit, in_use, reserved}`. */
-export function quotaSetView(projectId: string, keys: readonly string[], limits: QuotaLimits, usages: QuotaUsages | null): Record<string, unknown> {
+export function quotaSetView(
+  projectId: string,
+  keys: readonly string[],
+  limits: QuotaLimits,
+  usages: QuotaUsages | null,
+): Record<string, unknown> {
   const set: Record<string, unknown> = { id: projectId };
   for (const k of keys) {
-    set[k] = usages === null ? limitOf(limits, k) : { limit: limitOf(limits, k), in_use: usages[k]?.inUse ?? 0, reserved: usages[k]?.reserved ?? 0 };
+    set[k] =
+      usages === null
+        ? limitOf(limits, k)
+        : { limit: limitOf(limits, k), in_use: usages[k]?.inUse ?? 0, reserved: usages[k]?.reserved ?? 0 };
   }
   return { quota_set: set };
 }
@@ -139,18 +174,27 @@ export const NON_QUOTA_KEYS = ['tenant_id', 'id'] as const;
  * `PUT /os-quota-sets/{p}` body (BS-9.4): every key known, integers ≥ -1, and no limit below the
  * current usage. Returns the new limits.
  */
-export function parseQuotaUpdate(body: unknown, knownKeys: readonly string[], usages: QuotaUsages): Record<string, number> {
+export function parseQuotaUpdate(
+  body: unknown,
+  knownKeys: readonly string[],
+  usages: QuotaUsages,
+): Record<string, number> {
   const set = { ...expectObject(requireEnvelope(body, 'quota_set'), 'quota_set') };
   // Cinder skips these (its NON_QUOTA_KEYS): python-cinderclient always sends `tenant_id`.
   for (const k of NON_QUOTA_KEYS) delete set[k];
   const bad = Object.keys(set).filter((k) => !knownKeys.includes(k));
-  if (bad.length > 0) throw new InvalidInputError(`Bad key(s) in quota set: ${bad.map((k) => k.slice(0, 60)).join(', ')}`);
+  if (bad.length > 0)
+    throw new InvalidInputError(`Bad key(s) in quota set: ${bad.map((k) => k.slice(0, 60)).join(', ')}`);
   const out: Record<string, number> = {};
   for (const [k, raw] of Object.entries(set)) {
     const v = parseInteger(raw, k, -1, 2147483647);
     const used = consumedOf(usages, k);
     if (v >= 0 && v < used) {
-      throw fieldError(k, raw, `Quota limit must be -1 or at least the current usage: ${k} has ${used} in use, limit ${v}.`);
+      throw fieldError(
+        k,
+        raw,
+        `Quota limit must be -1 or at least the current usage: ${k} has ${used} in use, limit ${v}.`,
+      );
     }
     out[k] = v;
   }

@@ -79,7 +79,10 @@ export function migrationJobOf(adminMetadata: Readonly<Record<string, string>>):
  * The job that drives a volume's migration to its destination again, on the destination's queue;
  * null without a readable job in the admin metadata.
  */
-export function migrationRecoveryJob(v: Pick<RecoverableVolume, 'adminMetadata'>, idSuffix = ''): RecoveryJob | null {
+export function migrationRecoveryJob(
+  v: Pick<RecoverableVolume, 'adminMetadata'>,
+  idSuffix = '',
+): RecoveryJob | null {
   const job = migrationJobOf(v.adminMetadata);
   if (job === null) return null;
   return {
@@ -101,7 +104,11 @@ export function migrationRecoveryJob(v: Pick<RecoverableVolume, 'adminMetadata'>
  * and the reconciler both use it; `idSuffix` makes a resumed job distinct from the lost one (job
  * ids are deduplicated for a while after they finish).
  */
-export function volumeRecoveryJob(v: RecoverableVolume, inputs: VolumeJobInputs, idSuffix = ''): RecoveryJob | null {
+export function volumeRecoveryJob(
+  v: RecoverableVolume,
+  inputs: VolumeJobInputs,
+  idSuffix = '',
+): RecoveryJob | null {
   if (v.host === null) return null;
   const backend = backendOfPool(v.host);
   const queue = backendJobQueue(backend);
@@ -119,18 +126,39 @@ export function volumeRecoveryJob(v: RecoverableVolume, inputs: VolumeJobInputs,
       const data: VolumeCreateJob = {
         volumeId: v.id,
         pool: v.host,
-        schedule: { volumeId: v.id, size: v.size, availabilityZone: v.availabilityZone, extraSpecs: {}, source, excludedPools: [], attempt: MAX_SCHEDULE_ATTEMPTS },
+        schedule: {
+          volumeId: v.id,
+          size: v.size,
+          availabilityZone: v.availabilityZone,
+          extraSpecs: {},
+          source,
+          excludedPools: [],
+          attempt: MAX_SCHEDULE_ATTEMPTS,
+        },
       };
       return { queue, id: `volume-recover-${v.id}${idSuffix}`, name: VOLUME_CREATE_JOB, data };
     }
     case 'deleting':
-      return { queue, id: `volume-delete-${v.id}${idSuffix}`, name: VOLUME_DELETE_JOB, data: { volumeId: v.id } };
+      return {
+        queue,
+        id: `volume-delete-${v.id}${idSuffix}`,
+        name: VOLUME_DELETE_JOB,
+        data: { volumeId: v.id },
+      };
     case 'managing': {
-      const data: VolumeManageJob = { volumeId: v.id, source: v.adminMetadata[MANAGE_SOURCE_METADATA_KEY] ?? '' };
+      const data: VolumeManageJob = {
+        volumeId: v.id,
+        source: v.adminMetadata[MANAGE_SOURCE_METADATA_KEY] ?? '',
+      };
       return { queue, id: `${volumeManageJobId(v.id)}${idSuffix}`, name: VOLUME_MANAGE_JOB, data };
     }
     case 'unmanaging':
-      return { queue, id: `${volumeUnmanageJobId(v.id)}${idSuffix}`, name: VOLUME_UNMANAGE_JOB, data: { volumeId: v.id } };
+      return {
+        queue,
+        id: `${volumeUnmanageJobId(v.id)}${idSuffix}`,
+        name: VOLUME_UNMANAGE_JOB,
+        data: { volumeId: v.id },
+      };
     case 'reverting':
       if (inputs.restoringSnapshotId === null) return null;
       return {
@@ -171,15 +199,30 @@ export function snapshotRecoveryJob(s: RecoverableSnapshot, idSuffix = ''): Reco
   const queue = backendJobQueue(backendOfPool(s.host));
   switch (s.status) {
     case 'unmanaging':
-      return { queue, id: `${snapshotUnmanageJobId(s.id)}${idSuffix}`, name: SNAPSHOT_UNMANAGE_JOB, data: { snapshotId: s.id } };
+      return {
+        queue,
+        id: `${snapshotUnmanageJobId(s.id)}${idSuffix}`,
+        name: SNAPSHOT_UNMANAGE_JOB,
+        data: { snapshotId: s.id },
+      };
     case 'creating':
       if (s.manageSource !== null) {
         const data: SnapshotManageJob = { snapshotId: s.id, source: s.manageSource };
         return { queue, id: `${snapshotManageJobId(s.id)}${idSuffix}`, name: SNAPSHOT_MANAGE_JOB, data };
       }
-      return { queue, id: `snapshot-create-${s.id}${idSuffix}`, name: SNAPSHOT_CREATE_JOB, data: { snapshotId: s.id } };
+      return {
+        queue,
+        id: `snapshot-create-${s.id}${idSuffix}`,
+        name: SNAPSHOT_CREATE_JOB,
+        data: { snapshotId: s.id },
+      };
     case 'deleting':
-      return { queue, id: `snapshot-delete-${s.id}${idSuffix}`, name: SNAPSHOT_DELETE_JOB, data: { snapshotId: s.id } };
+      return {
+        queue,
+        id: `snapshot-delete-${s.id}${idSuffix}`,
+        name: SNAPSHOT_DELETE_JOB,
+        data: { snapshotId: s.id },
+      };
     default:
       return null;
   }
@@ -200,7 +243,19 @@ export interface RecoverableBackup {
 export function backupRecoveryJob(b: RecoverableBackup, idSuffix = ''): RecoveryJob | null {
   if (b.host === null) return null;
   const queue = backupJobQueue(backendOfPool(b.host));
-  if (b.status === 'creating' && b.importRecord !== null) return { queue, id: `backup-import-recover-${b.id}${idSuffix}`, name: BACKUP_IMPORT_JOB, data: { backupId: b.id } };
-  if (b.status === 'deleting') return { queue, id: `backup-delete-${b.id}${idSuffix}`, name: BACKUP_DELETE_JOB, data: { backupId: b.id } };
+  if (b.status === 'creating' && b.importRecord !== null)
+    return {
+      queue,
+      id: `backup-import-recover-${b.id}${idSuffix}`,
+      name: BACKUP_IMPORT_JOB,
+      data: { backupId: b.id },
+    };
+  if (b.status === 'deleting')
+    return {
+      queue,
+      id: `backup-delete-${b.id}${idSuffix}`,
+      name: BACKUP_DELETE_JOB,
+      data: { backupId: b.id },
+    };
   return null;
 }

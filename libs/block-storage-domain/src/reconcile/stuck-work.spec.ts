@@ -4,8 +4,19 @@ import { canTransition } from '../state/transition-table';
 import { VOLUME_TRANSITIONS, type VolumeStatus } from '../state/volume-status';
 import { GROUP_SNAPSHOT_STATUSES, GROUP_STATUSES } from '../groups/groups';
 import { MESSAGE_ACTIONS, MESSAGE_DETAILS } from './message-fields';
-import { backupRecoveryJob, snapshotRecoveryJob, volumeRecoveryJob, type RecoverableVolume } from './recovery-jobs';
-import { STUCK_RULES, decideStuck, quotaCorrections, transitionalStatuses, type StuckWork } from './stuck-work';
+import {
+  backupRecoveryJob,
+  snapshotRecoveryJob,
+  volumeRecoveryJob,
+  type RecoverableVolume,
+} from './recovery-jobs';
+import {
+  STUCK_RULES,
+  decideStuck,
+  quotaCorrections,
+  transitionalStatuses,
+  type StuckWork,
+} from './stuck-work';
 
 const bounds = { stuckAfterMs: 300_000, maxResumes: 1 };
 const work = (over: Partial<StuckWork>): StuckWork => ({
@@ -21,9 +32,31 @@ const work = (over: Partial<StuckWork>): StuckWork => ({
 describe('stuck-work rules', () => {
   it('covers exactly the transitional statuses of each status table', () => {
     expect(transitionalStatuses('volume').sort()).toEqual(
-      ['attaching', 'backing-up', 'creating', 'deleting', 'detaching', 'downloading', 'extending', 'maintenance', 'managing', 'reserved', 'restoring-backup', 'retyping', 'reverting', 'unmanaging', 'uploading'].sort(),
+      [
+        'attaching',
+        'backing-up',
+        'creating',
+        'deleting',
+        'detaching',
+        'downloading',
+        'extending',
+        'maintenance',
+        'managing',
+        'reserved',
+        'restoring-backup',
+        'retyping',
+        'reverting',
+        'unmanaging',
+        'uploading',
+      ].sort(),
     );
-    expect(transitionalStatuses('snapshot').sort()).toEqual(['backing-up', 'creating', 'deleting', 'restoring', 'unmanaging']);
+    expect(transitionalStatuses('snapshot').sort()).toEqual([
+      'backing-up',
+      'creating',
+      'deleting',
+      'restoring',
+      'unmanaging',
+    ]);
     expect(transitionalStatuses('backup').sort()).toEqual(['creating', 'deleting', 'restoring']);
     expect(transitionalStatuses('group').sort()).toEqual(['creating', 'deleting', 'updating']);
     for (const s of transitionalStatuses('group')) expect(GROUP_STATUSES).toContain(s);
@@ -36,9 +69,15 @@ describe('stuck-work rules', () => {
     ...Object.entries(STUCK_RULES.backup).map(([from, r]) => ['backup', from, r.endsIn] as const),
   ])('%s %s ends in %s, an edge of its transition table (unmanaging excepted)', (resource, from, to) => {
     if (from === 'unmanaging') return expect(to).toBe('error');
-    const table = resource === 'volume' ? VOLUME_TRANSITIONS : resource === 'snapshot' ? SNAPSHOT_TRANSITIONS : BACKUP_TRANSITIONS;
+    const table =
+      resource === 'volume'
+        ? VOLUME_TRANSITIONS
+        : resource === 'snapshot'
+          ? SNAPSHOT_TRANSITIONS
+          : BACKUP_TRANSITIONS;
     const targets = to === 'previous' ? ['available', 'in-use'] : [to];
-    for (const t of targets) expect([from, t, canTransition(table as never, from as never, t as never)]).toEqual([from, t, true]);
+    for (const t of targets)
+      expect([from, t, canTransition(table as never, from as never, t as never)]).toEqual([from, t, true]);
   });
 
   it('names only Cinder message fields that exist', () => {
@@ -49,7 +88,10 @@ describe('stuck-work rules', () => {
         expect(MESSAGE_DETAILS[r.message.detail]).toBeDefined();
       }
     }
-    expect(MESSAGE_ACTIONS['create-volume-from-backend']).toEqual(['008', 'create volume from backend storage']);
+    expect(MESSAGE_ACTIONS['create-volume-from-backend']).toEqual([
+      '008',
+      'create volume from backend storage',
+    ]);
     expect(MESSAGE_DETAILS['driver-failed-create']).toEqual(['012', 'Driver failed to create the volume.']);
     expect(MESSAGE_DETAILS['backup-service-down']).toEqual(['018', 'Backup service is down.']);
   });
@@ -66,26 +108,66 @@ describe('decideStuck', () => {
     ['creating, never placed', { worker: 'unplaced' }, 'end', 'error'],
     ['deleting, worker alive', { status: 'deleting' }, 'resume', null],
     ['deleting, worker down', { status: 'deleting', worker: 'down' }, 'end', 'error_deleting'],
-    ['extending without its reservation', { status: 'extending', jobInputs: false }, 'end', 'error_extending'],
+    [
+      'extending without its reservation',
+      { status: 'extending', jobInputs: false },
+      'end',
+      'error_extending',
+    ],
     ['extending with its reservation', { status: 'extending' }, 'resume', null],
     ['reverting without a restoring snapshot', { status: 'reverting', jobInputs: false }, 'end', 'error'],
-    ['backing-up held by a live backup', { status: 'backing-up', holderLive: true, idleMs: 10_000_000 }, 'leave', null],
+    [
+      'backing-up held by a live backup',
+      { status: 'backing-up', holderLive: true, idleMs: 10_000_000 },
+      'leave',
+      null,
+    ],
     ['backing-up whose backup is gone', { status: 'backing-up', holderLive: false }, 'end', 'previous'],
-    ['restoring-backup whose restore is gone', { status: 'restoring-backup', holderLive: false }, 'end', 'error_restoring'],
+    [
+      'restoring-backup whose restore is gone',
+      { status: 'restoring-backup', holderLive: false },
+      'end',
+      'error_restoring',
+    ],
     // attach states belong to the attaching client (attachments API), never timed out, as in Cinder
     ['attaching, however long', { status: 'attaching', idleMs: 10_000_000 }, 'leave', null],
     ['detaching, however long', { status: 'detaching', idleMs: 10_000_000 }, 'leave', null],
     ['reserved, however long', { status: 'reserved', idleMs: 10_000_000, worker: 'down' }, 'leave', null],
-    ['migration running, destination alive', { status: 'available', migrationStatus: 'migrating' }, 'resume', null],
-    ['migration running, destination down', { status: 'maintenance', migrationStatus: 'starting', worker: 'down' }, 'end', 'previous'],
+    [
+      'migration running, destination alive',
+      { status: 'available', migrationStatus: 'migrating' },
+      'resume',
+      null,
+    ],
+    [
+      'migration running, destination down',
+      { status: 'maintenance', migrationStatus: 'starting', worker: 'down' },
+      'end',
+      'previous',
+    ],
     ['migration over, status available', { status: 'available', migrationStatus: 'success' }, 'leave', null],
     ['snapshot creating, worker alive', { resource: 'snapshot' }, 'resume', null],
-    ['snapshot deleting, worker down', { resource: 'snapshot', status: 'deleting', worker: 'down' }, 'end', 'error_deleting'],
-    ['snapshot backing-up, backup gone', { resource: 'snapshot', status: 'backing-up', holderLive: false }, 'end', 'available'],
+    [
+      'snapshot deleting, worker down',
+      { resource: 'snapshot', status: 'deleting', worker: 'down' },
+      'end',
+      'error_deleting',
+    ],
+    [
+      'snapshot backing-up, backup gone',
+      { resource: 'snapshot', status: 'backing-up', holderLive: false },
+      'end',
+      'available',
+    ],
     ['backup creating, worker alive but idle', { resource: 'backup' }, 'end', 'error'],
     ['backup creating, progressing', { resource: 'backup', idleMs: 1_000 }, 'leave', null],
     ['backup deleting, worker alive', { resource: 'backup', status: 'deleting' }, 'resume', null],
-    ['backup deleting, worker down', { resource: 'backup', status: 'deleting', worker: 'down' }, 'end', 'error_deleting'],
+    [
+      'backup deleting, worker down',
+      { resource: 'backup', status: 'deleting', worker: 'down' },
+      'end',
+      'error_deleting',
+    ],
     ['backup restoring', { resource: 'backup', status: 'restoring' }, 'end', 'available'],
     ['group creating', { resource: 'group' }, 'end', 'error'],
     ['group updating', { resource: 'group', status: 'updating' }, 'end', 'available'],
@@ -101,10 +183,18 @@ describe('decideStuck', () => {
       message: { action: 'create-volume-from-backend', detail: 'driver-not-initialized' },
       reason: 'creating for 301 s and its back end has not reported within the bound',
     });
-    expect(decideStuck(work({ worker: 'unplaced' }), bounds)).toMatchObject({ message: { action: 'schedule-allocate-volume', detail: 'unknown-error' } });
-    expect(decideStuck(work({ resumes: 1 }), bounds)).toMatchObject({ message: { action: 'create-volume-from-backend', detail: 'driver-failed-create' } });
-    expect(decideStuck(work({ resource: 'backup', worker: 'down' }), bounds)).toMatchObject({ message: { action: 'backup-create', detail: 'backup-service-down' } });
-    expect(decideStuck(work({ status: 'backing-up', holderLive: false }), bounds)).toMatchObject({ message: null });
+    expect(decideStuck(work({ worker: 'unplaced' }), bounds)).toMatchObject({
+      message: { action: 'schedule-allocate-volume', detail: 'unknown-error' },
+    });
+    expect(decideStuck(work({ resumes: 1 }), bounds)).toMatchObject({
+      message: { action: 'create-volume-from-backend', detail: 'driver-failed-create' },
+    });
+    expect(decideStuck(work({ resource: 'backup', worker: 'down' }), bounds)).toMatchObject({
+      message: { action: 'backup-create', detail: 'backup-service-down' },
+    });
+    expect(decideStuck(work({ status: 'backing-up', holderLive: false }), bounds)).toMatchObject({
+      message: null,
+    });
   });
 
   it('more resumes are allowed when configured', () => {
@@ -129,10 +219,22 @@ describe('recovery jobs', () => {
   const none = { extendNewSize: null, restoringSnapshotId: null };
 
   it('rebuild the back-end job on the owning back end, with a distinct id when resumed', () => {
-    expect(volumeRecoveryJob(v({}), none)).toMatchObject({ queue: 'block-storage.backend.h_file', id: 'volume-recover-v1', name: 'volume.create' });
-    expect(volumeRecoveryJob(v({ status: 'deleting' }), none, '-r1')).toMatchObject({ id: 'volume-delete-v1-r1', name: 'volume.delete', data: { volumeId: 'v1' } });
-    expect(volumeRecoveryJob(v({ status: 'extending' }), { extendNewSize: 3, restoringSnapshotId: null })).toMatchObject({ data: { volumeId: 'v1', newSize: 3 }, attempts: 3 });
-    expect(volumeRecoveryJob(v({ status: 'creating', snapshotId: 's1' }), none)).toMatchObject({ data: { schedule: { source: { kind: 'snapshot', id: 's1', backend: 'h@file' } } } });
+    expect(volumeRecoveryJob(v({}), none)).toMatchObject({
+      queue: 'block-storage.backend.h_file',
+      id: 'volume-recover-v1',
+      name: 'volume.create',
+    });
+    expect(volumeRecoveryJob(v({ status: 'deleting' }), none, '-r1')).toMatchObject({
+      id: 'volume-delete-v1-r1',
+      name: 'volume.delete',
+      data: { volumeId: 'v1' },
+    });
+    expect(
+      volumeRecoveryJob(v({ status: 'extending' }), { extendNewSize: 3, restoringSnapshotId: null }),
+    ).toMatchObject({ data: { volumeId: 'v1', newSize: 3 }, attempts: 3 });
+    expect(volumeRecoveryJob(v({ status: 'creating', snapshotId: 's1' }), none)).toMatchObject({
+      data: { schedule: { source: { kind: 'snapshot', id: 's1', backend: 'h@file' } } },
+    });
   });
 
   it('is null when the job cannot be rebuilt', () => {
@@ -141,8 +243,12 @@ describe('recovery jobs', () => {
     expect(volumeRecoveryJob(v({ status: 'reverting' }), none)).toBeNull();
     expect(volumeRecoveryJob(v({ status: 'available' as VolumeStatus }), none)).toBeNull();
     expect(backupRecoveryJob({ id: 'b', status: 'creating', host: 'h@file', importRecord: null })).toBeNull();
-    expect(backupRecoveryJob({ id: 'b', status: 'deleting', host: 'h@file', importRecord: null })).toMatchObject({ queue: 'block-storage.backup.h_file', name: 'backup.delete' });
-    expect(snapshotRecoveryJob({ id: 's', status: 'creating', host: 'h@file#file', manageSource: 'snapshot-x' })).toMatchObject({ name: 'snapshot.manage' });
+    expect(
+      backupRecoveryJob({ id: 'b', status: 'deleting', host: 'h@file', importRecord: null }),
+    ).toMatchObject({ queue: 'block-storage.backup.h_file', name: 'backup.delete' });
+    expect(
+      snapshotRecoveryJob({ id: 's', status: 'creating', host: 'h@file#file', manageSource: 'snapshot-x' }),
+    ).toMatchObject({ name: 'snapshot.manage' });
   });
 });
 
@@ -150,14 +256,25 @@ describe('quotaCorrections', () => {
   it('lists every drifted column, and stored keys no row counts for any more', () => {
     expect(
       quotaCorrections(
-        { volumes: { inUse: 3, reserved: 0 }, gigabytes: { inUse: 10, reserved: 2 }, volumes_gold: { inUse: 1, reserved: 0 }, backups: { inUse: 1, reserved: 0 } },
-        { volumes: { inUse: 2, reserved: 0 }, gigabytes: { inUse: 10, reserved: 0 }, backups: { inUse: 1, reserved: 0 } },
+        {
+          volumes: { inUse: 3, reserved: 0 },
+          gigabytes: { inUse: 10, reserved: 2 },
+          volumes_gold: { inUse: 1, reserved: 0 },
+          backups: { inUse: 1, reserved: 0 },
+        },
+        {
+          volumes: { inUse: 2, reserved: 0 },
+          gigabytes: { inUse: 10, reserved: 0 },
+          backups: { inUse: 1, reserved: 0 },
+        },
       ),
     ).toEqual([
       { resource: 'gigabytes', column: 'reserved', stored: 2, counted: 0 },
       { resource: 'volumes', column: 'in_use', stored: 3, counted: 2 },
       { resource: 'volumes_gold', column: 'in_use', stored: 1, counted: 0 },
     ]);
-    expect(quotaCorrections({ volumes: { inUse: 1, reserved: 0 } }, { volumes: { inUse: 1, reserved: 0 } })).toEqual([]);
+    expect(
+      quotaCorrections({ volumes: { inUse: 1, reserved: 0 } }, { volumes: { inUse: 1, reserved: 0 } }),
+    ).toEqual([]);
   });
 });

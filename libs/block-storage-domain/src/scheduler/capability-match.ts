@@ -8,11 +8,23 @@
 const TRUE_WORDS = ['true', '1', 'yes', 'y', 'on', 't'];
 
 const truthy = (v: unknown): boolean =>
-  typeof v === 'boolean' ? v : typeof v === 'number' ? v !== 0 : TRUE_WORDS.includes(String(v).trim().toLowerCase());
+  typeof v === 'boolean'
+    ? v
+    : typeof v === 'number'
+      ? v !== 0
+      : TRUE_WORDS.includes(String(v).trim().toLowerCase());
 
 /** Capability values as their string form: booleans render as Python does (`True`/`False`). */
 export const capabilityText = (v: unknown): string =>
-  typeof v === 'boolean' ? (v ? 'True' : 'False') : typeof v === 'string' ? v : typeof v === 'number' ? String(v) : JSON.stringify(v) ?? '';
+  typeof v === 'boolean'
+    ? v
+      ? 'True'
+      : 'False'
+    : typeof v === 'string'
+      ? v
+      : typeof v === 'number'
+        ? String(v)
+        : (JSON.stringify(v) ?? '');
 
 const asNumber = (v: unknown): number | null => {
   if (typeof v === 'number') return Number.isFinite(v) ? v : null;
@@ -22,13 +34,18 @@ const asNumber = (v: unknown): number | null => {
   return Number.isFinite(n) ? n : null;
 };
 
-const numeric = (cmp: (a: number, b: number) => boolean) => (cap: unknown, word: string): boolean => {
-  const a = asNumber(cap);
-  const b = asNumber(word);
-  return a !== null && b !== null && cmp(a, b);
-};
+const numeric =
+  (cmp: (a: number, b: number) => boolean) =>
+  (cap: unknown, word: string): boolean => {
+    const a = asNumber(cap);
+    const b = asNumber(word);
+    return a !== null && b !== null && cmp(a, b);
+  };
 
-const textual = (cmp: (a: string, b: string) => boolean) => (cap: unknown, word: string): boolean => cmp(capabilityText(cap), word);
+const textual =
+  (cmp: (a: string, b: string) => boolean) =>
+  (cap: unknown, word: string): boolean =>
+    cmp(capabilityText(cap), word);
 
 const OPERATORS: Readonly<Record<string, (cap: unknown, word: string) => boolean>> = {
   '=': numeric((a, b) => a >= b),
@@ -59,7 +76,8 @@ export function matchesRequirement(capability: unknown, requirement: string | nu
     return alternatives.includes(text);
   }
   const method = Object.prototype.hasOwnProperty.call(OPERATORS, op) ? OPERATORS[op] : undefined;
-  if (method === undefined) return capability !== null && capability !== undefined && capabilityText(capability) === requirement;
+  if (method === undefined)
+    return capability !== null && capability !== undefined && capabilityText(capability) === requirement;
   if (capability === null || capability === undefined) return false;
   const word = words[1];
   if (word === undefined) return false;

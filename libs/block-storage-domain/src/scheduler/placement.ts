@@ -36,7 +36,8 @@ const num = (v: unknown, fallback: number): number => {
   return Number.isFinite(n) ? n : fallback;
 };
 
-const isTrue = (v: unknown): boolean => v === true || (typeof v === 'string' && ['true', '1', 'yes', 'on', 't', 'y'].includes(v.toLowerCase()));
+const isTrue = (v: unknown): boolean =>
+  v === true || (typeof v === 'string' && ['true', '1', 'yes', 'on', 't', 'y'].includes(v.toLowerCase()));
 
 /** Whether the pool provisions this request thin (BS-10.2): it supports thin and the type does not ask for thick. */
 function usesThin(pool: PoolState, specs: Readonly<Record<string, string | null>>): boolean {
@@ -68,7 +69,10 @@ function figures(pool: PoolState): Figures {
  * Free capacity as the weigher ranks it (BS-10.3): thin `(total − reserved) × r − provisioned`,
  * thick `min(free, total − reserved − provisioned)`. Non-numeric figures → the value as reported.
  */
-export function virtualFreeCapacity(pool: PoolState, specs: Readonly<Record<string, string | null>> = {}): CapacityValue {
+export function virtualFreeCapacity(
+  pool: PoolState,
+  specs: Readonly<Record<string, string | null>> = {},
+): CapacityValue {
   const f = figures(pool);
   if (f.free === 'infinite' || f.free === 'unknown') return f.free;
   if (f.total === 'infinite' || f.total === 'unknown') return f.total;
@@ -84,7 +88,9 @@ export const availabilityZoneFilter: PoolFilter = (pool, request) => {
   const listed = request.extraSpecs['RESKEY:availability_zones'];
   if (typeof listed === 'string' && listed.trim() !== '') {
     const zones = listed.split(',').map((z) => z.trim());
-    return zones.includes(pool.availabilityZone) ? null : `zone ${pool.availabilityZone} not in ${zones.join(',')}`;
+    return zones.includes(pool.availabilityZone)
+      ? null
+      : `zone ${pool.availabilityZone} not in ${zones.join(',')}`;
   }
   if (request.availabilityZone !== null && request.availabilityZone !== pool.availabilityZone) {
     return `zone ${pool.availabilityZone} is not ${request.availabilityZone}`;
@@ -103,8 +109,10 @@ export const capacityFilter: PoolFilter = (pool, request) => {
   if (usesThin(pool, request.extraSpecs)) {
     if (f.ratio < 1) return `over-subscription ratio ${f.ratio} is below 1`;
     const usable = (f.total - f.reserved) * f.ratio;
-    if ((f.provisioned + size) / usable > f.ratio) return 'provisioned ratio would exceed the over-subscription ratio';
-    if (usable - f.provisioned < size) return `virtual free capacity ${usable - f.provisioned}G is below ${size}G`;
+    if ((f.provisioned + size) / usable > f.ratio)
+      return 'provisioned ratio would exceed the over-subscription ratio';
+    if (usable - f.provisioned < size)
+      return `virtual free capacity ${usable - f.provisioned}G is below ${size}G`;
     return null;
   }
   const available = Math.min(f.free, f.total - f.reserved - f.provisioned);
@@ -115,7 +123,13 @@ export const capacityFilter: PoolFilter = (pool, request) => {
 function lookupCapability(capabilities: Readonly<Record<string, unknown>>, path: readonly string[]): unknown {
   let cur: unknown = capabilities;
   for (const part of path) {
-    if (typeof cur !== 'object' || cur === null || Array.isArray(cur) || !Object.prototype.hasOwnProperty.call(cur, part)) return undefined;
+    if (
+      typeof cur !== 'object' ||
+      cur === null ||
+      Array.isArray(cur) ||
+      !Object.prototype.hasOwnProperty.call(cur, part)
+    )
+      return undefined;
     cur = (cur as Record<string, unknown>)[part];
   }
   return cur;
@@ -135,7 +149,8 @@ export const capabilitiesFilter: PoolFilter = (pool, request) => {
     else continue;
     const cap = lookupCapability(pool.capabilities, path);
     if (cap === undefined) return `capability ${path.join(':')} is missing`;
-    if (!matchesRequirement(cap, requirement)) return `capability ${path.join(':')}=${capabilityText(cap)} does not satisfy ${requirement ?? 'null'}`;
+    if (!matchesRequirement(cap, requirement))
+      return `capability ${path.join(':')}=${capabilityText(cap)} does not satisfy ${requirement ?? 'null'}`;
   }
   return null;
 };
@@ -160,7 +175,11 @@ export type PlacementResult =
  * Capacity weigher (BS-10.3): virtual free capacity normalised to 0..1 over the candidates, times
  * the multiplier (1.0 spreads, negative stacks). `infinite`/`unknown` rank lowest.
  */
-export function weighByCapacity(pools: readonly PoolState[], request: PlacementRequest, multiplier = 1): WeighedPool[] {
+export function weighByCapacity(
+  pools: readonly PoolState[],
+  request: PlacementRequest,
+  multiplier = 1,
+): WeighedPool[] {
   const values = pools.map((p) => virtualFreeCapacity(p, request.extraSpecs));
   const numbers = values.filter((v): v is number => typeof v === 'number');
   const min = numbers.length ? Math.min(...numbers) : 0;
@@ -178,7 +197,11 @@ export function weighByCapacity(pools: readonly PoolState[], request: PlacementR
  * Places a request: filters in order, then the capacity weigher; the highest weight wins and ties
  * go to the first candidate. Excluded pools (already tried) never qualify.
  */
-export function placeVolume(pools: readonly PoolState[], request: PlacementRequest, options: { capacityWeightMultiplier?: number } = {}): PlacementResult {
+export function placeVolume(
+  pools: readonly PoolState[],
+  request: PlacementRequest,
+  options: { capacityWeightMultiplier?: number } = {},
+): PlacementResult {
   const reasons: Record<string, string> = {};
   const candidates = pools.filter((pool) => {
     if (request.excludedPools?.includes(pool.name)) {
@@ -203,8 +226,13 @@ export function placeVolume(pools: readonly PoolState[], request: PlacementReque
 }
 
 /** Pools that could host a type at all (3.35 `volume_type` pool filter): the filters with size 0. */
-export const poolsForType = (pools: readonly PoolState[], extraSpecs: Readonly<Record<string, string | null>>): PoolState[] =>
-  pools.filter((pool) => DEFAULT_FILTERS.every(([, f]) => f(pool, { size: 0, availabilityZone: null, extraSpecs }) === null));
+export const poolsForType = (
+  pools: readonly PoolState[],
+  extraSpecs: Readonly<Record<string, string | null>>,
+): PoolState[] =>
+  pools.filter((pool) =>
+    DEFAULT_FILTERS.every(([, f]) => f(pool, { size: 0, availabilityZone: null, extraSpecs }) === null),
+  );
 
 /**
  * Debits a placement in the scheduler's view (BS-10.4) so concurrent requests spread; the next

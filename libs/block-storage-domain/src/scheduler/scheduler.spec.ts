@@ -18,7 +18,11 @@ const pool = (name: string, caps: Record<string, unknown>, az = 'nova'): PoolSta
   availabilityZone: az,
   capabilities: { total_capacity_gb: 100, free_capacity_gb: 100, reserved_percentage: 0, ...caps },
 });
-const req = (size: number, extraSpecs: Record<string, string | null> = {}, availabilityZone: string | null = null): PlacementRequest => ({
+const req = (
+  size: number,
+  extraSpecs: Record<string, string | null> = {},
+  availabilityZone: string | null = null,
+): PlacementRequest => ({
   size,
   extraSpecs,
   availabilityZone,
@@ -69,7 +73,12 @@ describe('filters', () => {
     ['requested zone matches', 'nova', req(1, {}, 'nova'), null],
     ['requested zone differs', 'az2', req(1, {}, 'nova'), 'zone az2 is not nova'],
     ['type list wins', 'az2', req(1, { 'RESKEY:availability_zones': 'az1, az2' }, 'nova'), null],
-    ['type list excludes', 'nova', req(1, { 'RESKEY:availability_zones': 'az1,az2' }), 'zone nova not in az1,az2'],
+    [
+      'type list excludes',
+      'nova',
+      req(1, { 'RESKEY:availability_zones': 'az1,az2' }),
+      'zone nova not in az1,az2',
+    ],
   ])('AvailabilityZoneFilter: %s', (_name, az, request, expected) => {
     expect(availabilityZoneFilter(pool('p', {}, az), request)).toBe(expected);
   });
@@ -83,10 +92,40 @@ describe('filters', () => {
     ['thick honours reserved', { free_capacity_gb: 100, reserved_percentage: 10 }, req(91), false],
     ['thick uses provisioned', { free_capacity_gb: 100, provisioned_capacity_gb: 60 }, req(41), false],
     ['thick falls back to allocated', { free_capacity_gb: 100, allocated_capacity_gb: 60 }, req(40), true],
-    ['thin oversubscribes', { thin_provisioning_support: true, max_over_subscription_ratio: 2, provisioned_capacity_gb: 150, free_capacity_gb: 1 }, req(50), true],
-    ['thin over the ratio', { thin_provisioning_support: true, max_over_subscription_ratio: 2, provisioned_capacity_gb: 150, free_capacity_gb: 1 }, req(51), false],
-    ['thin ratio below 1 fails', { thin_provisioning_support: true, max_over_subscription_ratio: 0.5 }, req(1), false],
-    ['type asks thick', { thin_provisioning_support: true, max_over_subscription_ratio: 20, free_capacity_gb: 10 }, req(11, { 'provisioning:type': 'thick' }), false],
+    [
+      'thin oversubscribes',
+      {
+        thin_provisioning_support: true,
+        max_over_subscription_ratio: 2,
+        provisioned_capacity_gb: 150,
+        free_capacity_gb: 1,
+      },
+      req(50),
+      true,
+    ],
+    [
+      'thin over the ratio',
+      {
+        thin_provisioning_support: true,
+        max_over_subscription_ratio: 2,
+        provisioned_capacity_gb: 150,
+        free_capacity_gb: 1,
+      },
+      req(51),
+      false,
+    ],
+    [
+      'thin ratio below 1 fails',
+      { thin_provisioning_support: true, max_over_subscription_ratio: 0.5 },
+      req(1),
+      false,
+    ],
+    [
+      'type asks thick',
+      { thin_provisioning_support: true, max_over_subscription_ratio: 20, free_capacity_gb: 10 },
+      req(11, { 'provisioning:type': 'thick' }),
+      false,
+    ],
     ['string figures', { total_capacity_gb: '100', free_capacity_gb: '20' }, req(20), true],
   ])('CapacityFilter: %s', (_name, caps, request, passes) => {
     expect(capacityFilter(pool('p', caps), request) === null).toBe(passes);
@@ -99,7 +138,12 @@ describe('filters', () => {
     ['scoped capabilities', { 'capabilities:multiattach': '<is> True' }, { multiattach: true }, true],
     ['nested capabilities', { 'capabilities:a:b': '>= 3' }, { a: { b: 4 } }, true],
     ['nested missing', { 'capabilities:a:c': '>= 3' }, { a: { b: 4 } }, false],
-    ['other scopes ignored', { 'RESKEY:availability_zones': 'x', 'foo:bar': 'baz', 'provisioning:type': 'thin' }, {}, true],
+    [
+      'other scopes ignored',
+      { 'RESKEY:availability_zones': 'x', 'foo:bar': 'baz', 'provisioning:type': 'thin' },
+      {},
+      true,
+    ],
     ['prototype keys are not capabilities', { constructor: 'x' }, {}, false],
   ])('CapabilitiesFilter: %s', (_name, specs, caps, passes) => {
     expect(capabilitiesFilter(pool('p', caps), req(1, specs)) === null).toBe(passes);
@@ -108,12 +152,29 @@ describe('filters', () => {
 
 describe('placement', () => {
   it('computes virtual free capacity', () => {
-    expect(virtualFreeCapacity(pool('p', { free_capacity_gb: 40, provisioned_capacity_gb: 30, reserved_percentage: 10 }))).toBe(40);
-    expect(virtualFreeCapacity(pool('p', { thin_provisioning_support: true, max_over_subscription_ratio: 2, provisioned_capacity_gb: 30 }))).toBe(170);
+    expect(
+      virtualFreeCapacity(
+        pool('p', { free_capacity_gb: 40, provisioned_capacity_gb: 30, reserved_percentage: 10 }),
+      ),
+    ).toBe(40);
+    expect(
+      virtualFreeCapacity(
+        pool('p', {
+          thin_provisioning_support: true,
+          max_over_subscription_ratio: 2,
+          provisioned_capacity_gb: 30,
+        }),
+      ),
+    ).toBe(170);
     expect(virtualFreeCapacity(pool('p', { free_capacity_gb: 'infinite' }))).toBe('infinite');
   });
   it('weighs by normalised free capacity and ranks infinite lowest', () => {
-    const pools = [pool('a', { free_capacity_gb: 10 }), pool('b', { free_capacity_gb: 90 }), pool('c', { free_capacity_gb: 'infinite' }), pool('d', { free_capacity_gb: 50 })];
+    const pools = [
+      pool('a', { free_capacity_gb: 10 }),
+      pool('b', { free_capacity_gb: 90 }),
+      pool('c', { free_capacity_gb: 'infinite' }),
+      pool('d', { free_capacity_gb: 50 }),
+    ];
     expect(weighByCapacity(pools, req(1)).map((w) => w.weight)).toEqual([0, 1, -1, 0.5]);
     expect(weighByCapacity(pools, req(1), -1).map((w) => w.weight)).toEqual([-0, -1, -2, -0.5]);
   });
@@ -149,7 +210,11 @@ describe('placement', () => {
       pools = pools.map((p) => (p.name === r.pool.name ? debitPool(p, 10) : p));
     }
     expect(chosen).toEqual(['a', 'b', 'a', 'b']);
-    expect(pools[0]!.capabilities).toMatchObject({ free_capacity_gb: 80, allocated_capacity_gb: 20, provisioned_capacity_gb: 20 });
+    expect(pools[0]!.capabilities).toMatchObject({
+      free_capacity_gb: 80,
+      allocated_capacity_gb: 20,
+      provisioned_capacity_gb: 20,
+    });
   });
   it('lists pools able to host a type', () => {
     const pools = [pool('a', { multiattach: true }), pool('b', { multiattach: false })];

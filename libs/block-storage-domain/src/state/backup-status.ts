@@ -1,7 +1,15 @@
 import type { TransitionTable } from './transition-table';
 
 /** Backup statuses (spec section 8.3). */
-export const BACKUP_STATUSES = ['creating', 'available', 'deleting', 'deleted', 'error', 'error_deleting', 'restoring'] as const;
+export const BACKUP_STATUSES = [
+  'creating',
+  'available',
+  'deleting',
+  'deleted',
+  'error',
+  'error_deleting',
+  'restoring',
+] as const;
 export type BackupStatus = (typeof BACKUP_STATUSES)[number];
 
 const NEXT: Readonly<Record<BackupStatus, readonly BackupStatus[]>> = {
@@ -26,4 +34,7 @@ const TRANSFER_NEXT: Readonly<Record<TransferState, readonly TransferState[]>> =
   accepted: [],
 };
 
-export const TRANSFER_TRANSITIONS: TransitionTable<TransferState> = { statuses: TRANSFER_STATES, next: TRANSFER_NEXT };
+export const TRANSFER_TRANSITIONS: TransitionTable<TransferState> = {
+  statuses: TRANSFER_STATES,
+  next: TRANSFER_NEXT,
+};

@@ -1,4 +1,9 @@
-import { GROUP_SNAPSHOT_STATUSES, GROUP_STATUSES, type GroupSnapshotStatus, type GroupStatus } from '../groups/groups';
+import {
+  GROUP_SNAPSHOT_STATUSES,
+  GROUP_STATUSES,
+  type GroupSnapshotStatus,
+  type GroupStatus,
+} from '../groups/groups';
 import type { TransitionTable } from './transition-table';
 
 /**
@@ -29,4 +34,7 @@ const GROUP_SNAPSHOT_NEXT: Readonly<Record<GroupSnapshotStatus, readonly GroupSn
   error_deleting: [],
 };
 
-export const GROUP_SNAPSHOT_TRANSITIONS: TransitionTable<GroupSnapshotStatus> = { statuses: GROUP_SNAPSHOT_STATUSES, next: GROUP_SNAPSHOT_NEXT };
+export const GROUP_SNAPSHOT_TRANSITIONS: TransitionTable<GroupSnapshotStatus> = {
+  statuses: GROUP_SNAPSHOT_STATUSES,
+  next: GROUP_SNAPSHOT_NEXT,
+};

@@ -15,10 +15,17 @@ import {
 } from './operations';
 import { SNAPSHOT_STATUSES, SNAPSHOT_TRANSITIONS } from './snapshot-status';
 import { canTransition, type TransitionTable } from './transition-table';
-import { VOLUME_STATUSES, VOLUME_TRANSITIONS, isMigrating, isMigrationInFlight, NOT_MIGRATING_STATUSES } from './volume-status';
+import {
+  VOLUME_STATUSES,
+  VOLUME_TRANSITIONS,
+  isMigrating,
+  isMigrationInFlight,
+  NOT_MIGRATING_STATUSES,
+} from './volume-status';
 
 const V = '5f0c3d1e-0000-4000-8000-000000000001';
-const DELETE = 'Invalid volume: Volume status must be available, error, error_restoring, error_extending, error_managing and must not be migrating, attached, belong to a group or have snapshots (it is in-use).';
+const DELETE =
+  'Invalid volume: Volume status must be available, error, error_restoring, error_extending, error_managing and must not be migrating, attached, belong to a group or have snapshots (it is in-use).';
 
 /**
  * Written out independently of operations.ts: [name, sources, target, refusal filled with
@@ -28,21 +35,71 @@ const ROWS: readonly [keyof typeof VOLUME_OPERATIONS, string, string, string | n
   ['delete', 'available error error_restoring error_extending error_managing', 'deleting', DELETE],
   ['forceDelete', VOLUME_STATUSES.filter((s) => s !== 'deleting').join(' '), 'deleting', DELETE],
   ['unmanage', 'available error error_restoring error_extending error_managing', 'unmanaging', DELETE],
-  ['reserve', 'available', 'attaching', 'Invalid volume: Volume status must be available to reserve, but the status is in-use.'],
-  ['reserveMultiattach', 'available in-use', 'attaching', 'Invalid volume: Volume status must be available or in-use to reserve, but the status is in-use.'],
-  ['attachmentReserve', 'available', 'reserved', `Invalid volume: Volume ${V} status must be available or downloading to reserve, but the current status is in-use.`],
-  ['attachmentReserveMultiattach', 'available in-use', 'reserved', `Invalid volume: Volume ${V} status must be available, in-use or downloading to reserve, but the current status is in-use.`],
+  [
+    'reserve',
+    'available',
+    'attaching',
+    'Invalid volume: Volume status must be available to reserve, but the status is in-use.',
+  ],
+  [
+    'reserveMultiattach',
+    'available in-use',
+    'attaching',
+    'Invalid volume: Volume status must be available or in-use to reserve, but the status is in-use.',
+  ],
+  [
+    'attachmentReserve',
+    'available',
+    'reserved',
+    `Invalid volume: Volume ${V} status must be available or downloading to reserve, but the current status is in-use.`,
+  ],
+  [
+    'attachmentReserveMultiattach',
+    'available in-use',
+    'reserved',
+    `Invalid volume: Volume ${V} status must be available, in-use or downloading to reserve, but the current status is in-use.`,
+  ],
   ['unreserveToInUse', 'attaching', 'in-use', null],
   ['unreserveToAvailable', 'attaching', 'available', null],
-  ['beginDetaching', 'in-use', 'detaching', "Invalid volume: Unable to detach volume. Volume status must be 'in-use' and attach_status must be 'attached' to detach."],
+  [
+    'beginDetaching',
+    'in-use',
+    'detaching',
+    "Invalid volume: Unable to detach volume. Volume status must be 'in-use' and attach_status must be 'attached' to detach.",
+  ],
   ['rollDetaching', 'detaching', 'in-use', null],
   ['extend', 'available', 'extending', `Invalid volume: Volume ${V} status must be available to extend.`],
-  ['extendInUse', 'available in-use', 'extending', `Invalid volume: Volume ${V} status must be available or in-use to extend.`],
-  ['revert', 'available', 'reverting', `Invalid volume: Can't revert volume ${V} to its latest snapshot S. Volume's status must be 'available'.`],
+  [
+    'extendInUse',
+    'available in-use',
+    'extending',
+    `Invalid volume: Volume ${V} status must be available or in-use to extend.`,
+  ],
+  [
+    'revert',
+    'available',
+    'reverting',
+    `Invalid volume: Can't revert volume ${V} to its latest snapshot S. Volume's status must be 'available'.`,
+  ],
   ['backup', 'available', 'backing-up', 'Invalid volume: Volume to be backed up must be available.'],
-  ['forceBackup', 'available in-use', 'backing-up', 'Invalid volume: Volume to be backed up must be available or in-use.'],
-  ['restoreBackup', 'available', 'restoring-backup', 'Invalid volume: Volume to be restored to must be available.'],
-  ['offerTransfer', 'available', 'awaiting-transfer', `Invalid volume: Volume ${V} status must be available to transfer.`],
+  [
+    'forceBackup',
+    'available in-use',
+    'backing-up',
+    'Invalid volume: Volume to be backed up must be available or in-use.',
+  ],
+  [
+    'restoreBackup',
+    'available',
+    'restoring-backup',
+    'Invalid volume: Volume to be restored to must be available.',
+  ],
+  [
+    'offerTransfer',
+    'available',
+    'awaiting-transfer',
+    `Invalid volume: Volume ${V} status must be available to transfer.`,
+  ],
   ['endTransfer', 'awaiting-transfer', 'available', null],
   ['created', 'creating', 'available', null],
   ['createFailed', 'creating', 'error', null],
@@ -58,7 +115,12 @@ const ROWS: readonly [keyof typeof VOLUME_OPERATIONS, string, string, string | n
   ['restored', 'restoring-backup', 'available', null],
   ['restoreIntoNewFailed', 'restoring-backup', 'error', null],
   ['restoreFailed', 'restoring-backup', 'error_restoring', null],
-  ['deleteGroupMember', 'available error error_restoring error_extending error_deleting error_managing', 'deleting', null],
+  [
+    'deleteGroupMember',
+    'available error error_restoring error_extending error_deleting error_managing',
+    'deleting',
+    null,
+  ],
   ['managed', 'managing', 'available', null],
   ['manageFailed', 'managing', 'error_managing', null],
 ];
@@ -66,12 +128,23 @@ const ROWS: readonly [keyof typeof VOLUME_OPERATIONS, string, string, string | n
 /** The operations allowed to leave the transition table, each for a stated reason. */
 const BYPASSES = new Set(['forceDelete', 'deleteGroupMember', 'deleteWithVolumes']);
 
-function checkRow<S extends string>(table: TransitionTable<S>, name: string, op: StatusOperation<S>, sources: string, target: string, refusal: string | null): void {
+function checkRow<S extends string>(
+  table: TransitionTable<S>,
+  name: string,
+  op: StatusOperation<S>,
+  sources: string,
+  target: string,
+  refusal: string | null,
+): void {
   expect([...op.sources]).toEqual(sources.split(' '));
   expect(op.target).toBe(target);
-  expect(op.refusal === null ? null : refusalOf(op, { id: V, status: 'in-use', snapshot: 'S', volume: 'W' })).toBe(refusal);
+  expect(
+    op.refusal === null ? null : refusalOf(op, { id: V, status: 'in-use', snapshot: 'S', volume: 'W' }),
+  ).toBe(refusal);
   expect(op.bypassesTable === true).toBe(BYPASSES.has(name));
-  if (!op.bypassesTable) for (const from of op.sources) expect([from, from === op.target || canTransition(table, from, op.target)]).toEqual([from, true]);
+  if (!op.bypassesTable)
+    for (const from of op.sources)
+      expect([from, from === op.target || canTransition(table, from, op.target)]).toEqual([from, true]);
 }
 
 describe('VOLUME_OPERATIONS', () => {
@@ -79,13 +152,21 @@ describe('VOLUME_OPERATIONS', () => {
     expect(Object.keys(VOLUME_OPERATIONS).sort()).toEqual(ROWS.map(([name]) => name).sort());
   });
 
-  it.each(ROWS)('%s: sources, target and refusal; a table edge from every source', (name, sources, target, refusal) => {
-    checkRow(VOLUME_TRANSITIONS, name, VOLUME_OPERATIONS[name], sources, target, refusal);
-  });
+  it.each(ROWS)(
+    '%s: sources, target and refusal; a table edge from every source',
+    (name, sources, target, refusal) => {
+      checkRow(VOLUME_TRANSITIONS, name, VOLUME_OPERATIONS[name], sources, target, refusal);
+    },
+  );
 });
 
 const SNAPSHOT_ROWS: readonly [keyof typeof SNAPSHOT_OPERATIONS, string, string, string | null][] = [
-  ['delete', 'available error', 'deleting', 'Invalid snapshot: Snapshot status must be available or error to delete, but it is in-use.'],
+  [
+    'delete',
+    'available error',
+    'deleting',
+    'Invalid snapshot: Snapshot status must be available or error to delete, but it is in-use.',
+  ],
   [
     'forceDelete',
     SNAPSHOT_STATUSES.join(' '),
@@ -94,8 +175,18 @@ const SNAPSHOT_ROWS: readonly [keyof typeof SNAPSHOT_OPERATIONS, string, string,
   ],
   ['deleteWithVolume', 'available error deleting', 'deleting', null],
   ['deleteGroupMember', 'available error error_deleting', 'deleting', null],
-  ['unmanage', 'available error', 'unmanaging', 'Invalid snapshot: Snapshot status must be available or error and must not be part of a group, but it is in-use.'],
-  ['revert', 'available', 'restoring', `Invalid snapshot: Can't revert volume W to its latest snapshot ${V}. Snapshot's status must be 'available'.`],
+  [
+    'unmanage',
+    'available error',
+    'unmanaging',
+    'Invalid snapshot: Snapshot status must be available or error and must not be part of a group, but it is in-use.',
+  ],
+  [
+    'revert',
+    'available',
+    'restoring',
+    `Invalid snapshot: Can't revert volume W to its latest snapshot ${V}. Snapshot's status must be 'available'.`,
+  ],
   ['backup', 'available', 'backing-up', 'Invalid snapshot: Snapshot to be backed up must be available.'],
   ['created', 'creating', 'available', null],
   ['createFailed', 'creating', 'error', null],
@@ -109,9 +200,12 @@ describe('SNAPSHOT_OPERATIONS', () => {
     expect(Object.keys(SNAPSHOT_OPERATIONS).sort()).toEqual(SNAPSHOT_ROWS.map(([name]) => name).sort());
   });
 
-  it.each(SNAPSHOT_ROWS)('%s: sources, target and refusal; a table edge from every source', (name, sources, target, refusal) => {
-    checkRow(SNAPSHOT_TRANSITIONS, name, SNAPSHOT_OPERATIONS[name], sources, target, refusal);
-  });
+  it.each(SNAPSHOT_ROWS)(
+    '%s: sources, target and refusal; a table edge from every source',
+    (name, sources, target, refusal) => {
+      checkRow(SNAPSHOT_TRANSITIONS, name, SNAPSHOT_OPERATIONS[name], sources, target, refusal);
+    },
+  );
 });
 
 const BACKUP_ROWS: readonly [keyof typeof BACKUP_OPERATIONS, string, string, string | null][] = [
@@ -134,9 +228,12 @@ describe('BACKUP_OPERATIONS', () => {
     expect(Object.keys(BACKUP_OPERATIONS).sort()).toEqual(BACKUP_ROWS.map(([name]) => name).sort());
   });
 
-  it.each(BACKUP_ROWS)('%s: sources, target and refusal; a table edge from every source', (name, sources, target, refusal) => {
-    checkRow(BACKUP_TRANSITIONS, name, BACKUP_OPERATIONS[name], sources, target, refusal);
-  });
+  it.each(BACKUP_ROWS)(
+    '%s: sources, target and refusal; a table edge from every source',
+    (name, sources, target, refusal) => {
+      checkRow(BACKUP_TRANSITIONS, name, BACKUP_OPERATIONS[name], sources, target, refusal);
+    },
+  );
 });
 
 const GROUP_ROWS: readonly [keyof typeof GROUP_OPERATIONS, string, string, string | null][] = [
@@ -144,8 +241,18 @@ const GROUP_ROWS: readonly [keyof typeof GROUP_OPERATIONS, string, string, strin
   ['placementFailed', 'creating', 'error', null],
   ['beginUpdate', 'available', 'updating', `Group ${V} status must be available to change its volumes.`],
   ['endUpdate', 'updating', 'available', null],
-  ['delete', 'available error', 'deleting', 'Group status must be available or error, but current status is: in-use'],
-  ['deleteWithVolumes', 'available error error_deleting creating updating in-use', 'deleting', 'Group status must be available or error, but current status is: in-use'],
+  [
+    'delete',
+    'available error',
+    'deleting',
+    'Group status must be available or error, but current status is: in-use',
+  ],
+  [
+    'deleteWithVolumes',
+    'available error error_deleting creating updating in-use',
+    'deleting',
+    'Group status must be available or error, but current status is: in-use',
+  ],
   ['created', 'creating', 'available', null],
   ['createFailed', 'creating', 'error', null],
   ['deleteFailed', 'deleting', 'error_deleting', null],
@@ -156,9 +263,12 @@ describe('GROUP_OPERATIONS', () => {
     expect(Object.keys(GROUP_OPERATIONS).sort()).toEqual(GROUP_ROWS.map(([name]) => name).sort());
   });
 
-  it.each(GROUP_ROWS)('%s: sources, target and refusal; a table edge from every source', (name, sources, target, refusal) => {
-    checkRow(GROUP_TRANSITIONS, name, GROUP_OPERATIONS[name], sources, target, refusal);
-  });
+  it.each(GROUP_ROWS)(
+    '%s: sources, target and refusal; a table edge from every source',
+    (name, sources, target, refusal) => {
+      checkRow(GROUP_TRANSITIONS, name, GROUP_OPERATIONS[name], sources, target, refusal);
+    },
+  );
 
   it('records each settled outcome with the operation into that status', () => {
     for (const [outcome, op] of Object.entries(GROUP_SETTLEMENTS)) expect(op.target).toBe(outcome);
@@ -166,8 +276,18 @@ describe('GROUP_OPERATIONS', () => {
   });
 });
 
-const GROUP_SNAPSHOT_ROWS: readonly [keyof typeof GROUP_SNAPSHOT_OPERATIONS, string, string, string | null][] = [
-  ['delete', 'available error', 'deleting', 'Group snapshot status must be available or error and no group can be currently using it as source for its creation.'],
+const GROUP_SNAPSHOT_ROWS: readonly [
+  keyof typeof GROUP_SNAPSHOT_OPERATIONS,
+  string,
+  string,
+  string | null,
+][] = [
+  [
+    'delete',
+    'available error',
+    'deleting',
+    'Group snapshot status must be available or error and no group can be currently using it as source for its creation.',
+  ],
   ['created', 'creating', 'available', null],
   ['createFailed', 'creating', 'error', null],
   ['deleteFailed', 'deleting', 'error_deleting', null],
@@ -175,12 +295,17 @@ const GROUP_SNAPSHOT_ROWS: readonly [keyof typeof GROUP_SNAPSHOT_OPERATIONS, str
 
 describe('GROUP_SNAPSHOT_OPERATIONS', () => {
   it('has exactly the rows below', () => {
-    expect(Object.keys(GROUP_SNAPSHOT_OPERATIONS).sort()).toEqual(GROUP_SNAPSHOT_ROWS.map(([name]) => name).sort());
+    expect(Object.keys(GROUP_SNAPSHOT_OPERATIONS).sort()).toEqual(
+      GROUP_SNAPSHOT_ROWS.map(([name]) => name).sort(),
+    );
   });
 
-  it.each(GROUP_SNAPSHOT_ROWS)('%s: sources, target and refusal; a table edge from every source', (name, sources, target, refusal) => {
-    checkRow(GROUP_SNAPSHOT_TRANSITIONS, name, GROUP_SNAPSHOT_OPERATIONS[name], sources, target, refusal);
-  });
+  it.each(GROUP_SNAPSHOT_ROWS)(
+    '%s: sources, target and refusal; a table edge from every source',
+    (name, sources, target, refusal) => {
+      checkRow(GROUP_SNAPSHOT_TRANSITIONS, name, GROUP_SNAPSHOT_OPERATIONS[name], sources, target, refusal);
+    },
+  );
 });
 
 describe('MIGRATION_OPERATIONS', () => {
@@ -221,14 +346,21 @@ describe('isMigrationInFlight (a migration job owns the volume)', () => {
 
 describe('refusalOf', () => {
   it('leaves an unknown placeholder as written and words a silent operation generically', () => {
-    expect(refusalOf({ sources: ['a'], target: 'b', refusal: 'x {id} {other}' }, { id: '1' })).toBe('x 1 {other}');
-    expect(refusalOf(VOLUME_OPERATIONS.rollDetaching, { status: 'available' })).toBe('Invalid state: status must be detaching to become in-use, but it is available.');
+    expect(refusalOf({ sources: ['a'], target: 'b', refusal: 'x {id} {other}' }, { id: '1' })).toBe(
+      'x 1 {other}',
+    );
+    expect(refusalOf(VOLUME_OPERATIONS.rollDetaching, { status: 'available' })).toBe(
+      'Invalid state: status must be detaching to become in-use, but it is available.',
+    );
   });
 });
 
 describe('fromStatus', () => {
   it('narrows the sources to the status the resource was read in', () => {
-    expect(fromStatus(VOLUME_OPERATIONS.forceBackup, 'in-use')).toEqual({ sources: ['in-use'], target: 'backing-up' });
+    expect(fromStatus(VOLUME_OPERATIONS.forceBackup, 'in-use')).toEqual({
+      sources: ['in-use'],
+      target: 'backing-up',
+    });
     expect(fromStatus(VOLUME_OPERATIONS.backup, 'in-use')).toEqual({ sources: [], target: 'backing-up' });
   });
 });
@@ -251,4 +383,3 @@ describe('isMigrating (Cinder AVAILABLE_MIGRATION_STATUS: None, deleting, error,
     expect([...NOT_MIGRATING_STATUSES]).toEqual([null, 'none', 'error', 'success', 'deleting']);
   });
 });
-

@@ -4,11 +4,19 @@ import { expectObject, fieldError, rejectUnknownKeys, requireKey } from '../vali
 
 /** Snapshot statuses (spec section 8.2). */
 export const SNAPSHOT_STATUSES = [
-  'creating', 'available', 'deleting', 'error', 'error_deleting', 'backing-up', 'restoring', 'unmanaging',
+  'creating',
+  'available',
+  'deleting',
+  'error',
+  'error_deleting',
+  'backing-up',
+  'restoring',
+  'unmanaging',
 ] as const;
 export type SnapshotStatus = (typeof SNAPSHOT_STATUSES)[number];
 
-export const isSnapshotStatus = (s: unknown): s is SnapshotStatus => typeof s === 'string' && (SNAPSHOT_STATUSES as readonly string[]).includes(s);
+export const isSnapshotStatus = (s: unknown): s is SnapshotStatus =>
+  typeof s === 'string' && (SNAPSHOT_STATUSES as readonly string[]).includes(s);
 
 /**
  * creating → available | error; available/error → deleting → (removed) | error_deleting; backup and revert return to
@@ -25,7 +33,10 @@ const NEXT: Readonly<Record<SnapshotStatus, readonly SnapshotStatus[]>> = {
   unmanaging: [],
 };
 
-export const SNAPSHOT_TRANSITIONS: TransitionTable<SnapshotStatus> = { statuses: SNAPSHOT_STATUSES, next: NEXT };
+export const SNAPSHOT_TRANSITIONS: TransitionTable<SnapshotStatus> = {
+  statuses: SNAPSHOT_STATUSES,
+  next: NEXT,
+};
 
 /**
  * `os-update_snapshot_status` (the back end reporting progress): Cinder lets a `creating` snapshot
@@ -45,24 +56,35 @@ export const snapshotStatusUpdateSources = (to: SnapshotStatus): SnapshotStatus[
  * Validates `{"os-update_snapshot_status": {"status", "progress"}}` against the current status
  * with Cinder's 400 messages; returns the new status and progress (null when not given or empty).
  */
-export function parseSnapshotStatusUpdate(args: unknown, current: SnapshotStatus): { status: SnapshotStatus; progress: string | null } {
+export function parseSnapshotStatusUpdate(
+  args: unknown,
+  current: SnapshotStatus,
+): { status: SnapshotStatus; progress: string | null } {
   const a = expectObject(args, 'os-update_snapshot_status');
   rejectUnknownKeys(a, ['status', 'progress'], 'os-update_snapshot_status');
   const status = requireKey(a, 'status', 'os-update_snapshot_status');
-  if (typeof status !== 'string') throw fieldError('status', status, `${JSON.stringify(status)} is not of type 'string'`);
+  if (typeof status !== 'string')
+    throw fieldError('status', status, `${JSON.stringify(status)} is not of type 'string'`);
   const progressRaw = a['progress'];
   let progress: string | null = null;
   if (typeof progressRaw === 'string' && progressRaw !== '') {
     const digits = progressRaw.slice(0, -1);
-    if (!/^[+-]?\d+$/.test(digits.trim())) throw new InvalidInputError('Invalid input received: progress must be an integer percentage');
+    if (!/^[+-]?\d+$/.test(digits.trim()))
+      throw new InvalidInputError('Invalid input received: progress must be an integer percentage');
     const n = Number(digits);
-    if (n < 0 || n > 100 || !progressRaw.endsWith('%')) throw new InvalidInputError('Invalid input received: progress must be an integer percentage between 0 and 100');
+    if (n < 0 || n > 100 || !progressRaw.endsWith('%'))
+      throw new InvalidInputError(
+        'Invalid input received: progress must be an integer percentage between 0 and 100',
+      );
     progress = progressRaw;
   }
   const allowed = STATUS_UPDATES[current];
-  if (allowed === undefined) throw new InvalidInputError(`Snapshot status ${current} not allowed for update_snapshot_status`);
+  if (allowed === undefined)
+    throw new InvalidInputError(`Snapshot status ${current} not allowed for update_snapshot_status`);
   if (!isSnapshotStatus(status) || !allowed.includes(status)) {
-    throw new InvalidInputError(`Provided snapshot status ${status.slice(0, 100)} not allowed for snapshot with status ${current}.`);
+    throw new InvalidInputError(
+      `Provided snapshot status ${status.slice(0, 100)} not allowed for snapshot with status ${current}.`,
+    );
   }
   return { status, progress };
 }

@@ -2,7 +2,11 @@ import { InvalidStateError } from '@osc/errors';
 import { BACKUP_TRANSITIONS, TRANSFER_TRANSITIONS } from './backup-status';
 import { GROUP_SNAPSHOT_TRANSITIONS, GROUP_TRANSITIONS } from './group-status';
 import { VOLUME_OPERATIONS } from './operations';
-import { SNAPSHOT_TRANSITIONS, parseSnapshotStatusUpdate, snapshotStatusUpdateSources } from './snapshot-status';
+import {
+  SNAPSHOT_TRANSITIONS,
+  parseSnapshotStatusUpdate,
+  snapshotStatusUpdateSources,
+} from './snapshot-status';
 import { assertTransition, canTransition, sourcesOf, type TransitionTable } from './transition-table';
 import {
   VOLUME_DELETABLE_STATUSES,
@@ -23,7 +27,10 @@ function checkPairs<S extends string>(table: TransitionTable<S>, allowed: string
   }
   for (const from of table.statuses) {
     for (const to of table.statuses) {
-      expect([`${from}>${to}`, canTransition(table, from, to)]).toEqual([`${from}>${to}`, edges.has(`${from}>${to}`)]);
+      expect([`${from}>${to}`, canTransition(table, from, to)]).toEqual([
+        `${from}>${to}`,
+        edges.has(`${from}>${to}`),
+      ]);
     }
   }
 }
@@ -49,7 +56,26 @@ describe('volume transitions', () => {
   });
   it.each([
     ['deleting', ['available', 'error', 'error_restoring', 'error_extending', 'error_managing']],
-    ['available', ['creating', 'reserved', 'attaching', 'in-use', 'detaching', 'maintenance', 'awaiting-transfer', 'backing-up', 'restoring-backup', 'extending', 'downloading', 'uploading', 'retyping', 'reverting', 'managing']],
+    [
+      'available',
+      [
+        'creating',
+        'reserved',
+        'attaching',
+        'in-use',
+        'detaching',
+        'maintenance',
+        'awaiting-transfer',
+        'backing-up',
+        'restoring-backup',
+        'extending',
+        'downloading',
+        'uploading',
+        'retyping',
+        'reverting',
+        'managing',
+      ],
+    ],
     ['extending', ['available', 'in-use']],
     ['error_deleting', ['deleting']],
     ['creating', []],
@@ -60,19 +86,21 @@ describe('volume transitions', () => {
     expect([...VOLUME_DELETABLE_STATUSES].sort()).toEqual(sourcesOf(VOLUME_TRANSITIONS, 'deleting').sort());
   });
   it('maps internal statuses to public ones', () => {
-    expect(['managing', 'error_managing', 'error_managing_deleting', 'in-use'].map((s) => displayVolumeStatus(s as never))).toEqual([
-      'creating',
-      'error',
-      'deleting',
-      'in-use',
-    ]);
+    expect(
+      ['managing', 'error_managing', 'error_managing_deleting', 'in-use'].map((s) =>
+        displayVolumeStatus(s as never),
+      ),
+    ).toEqual(['creating', 'error', 'deleting', 'in-use']);
   });
   it('never lets reset-status set deleting, error_deleting or detaching', () => {
-    for (const s of ['deleting', 'error_deleting', 'detaching']) expect(VOLUME_RESETTABLE_STATUSES).not.toContain(s);
+    for (const s of ['deleting', 'error_deleting', 'detaching'])
+      expect(VOLUME_RESETTABLE_STATUSES).not.toContain(s);
     expect(VOLUME_RESETTABLE_STATUSES).toContain('available');
   });
   it('assertTransition explains refusals', () => {
-    expect(() => assertTransition(VOLUME_TRANSITIONS, 'volume', 'in-use', 'deleting')).toThrow(InvalidStateError);
+    expect(() => assertTransition(VOLUME_TRANSITIONS, 'volume', 'in-use', 'deleting')).toThrow(
+      InvalidStateError,
+    );
     expect(() => assertTransition(VOLUME_TRANSITIONS, 'volume', 'in-use', 'deleting')).toThrow(
       'Invalid volume: status must be available, error, error_restoring, error_extending, error_managing to become deleting, but it is in-use.',
     );
@@ -107,10 +135,16 @@ describe('backup and transfer transitions', () => {
 
 describe('group and group snapshot transitions', () => {
   it('allows exactly the documented group pairs', () => {
-    checkPairs(GROUP_TRANSITIONS, 'creating>available creating>error available>updating available>deleting updating>available deleting>error_deleting error>deleting');
+    checkPairs(
+      GROUP_TRANSITIONS,
+      'creating>available creating>error available>updating available>deleting updating>available deleting>error_deleting error>deleting',
+    );
   });
   it('allows exactly the documented group snapshot pairs', () => {
-    checkPairs(GROUP_SNAPSHOT_TRANSITIONS, 'creating>available creating>error available>deleting deleting>error_deleting error>deleting');
+    checkPairs(
+      GROUP_SNAPSHOT_TRANSITIONS,
+      'creating>available creating>error available>deleting deleting>error_deleting error>deleting',
+    );
   });
 });
 
@@ -121,8 +155,16 @@ describe('os-update_snapshot_status', () => {
     ['creating', 'creating', null],
     ['deleting', 'error_deleting', null],
     ['deleting', 'deleting', null],
-    ['creating', 'deleting', 'Provided snapshot status deleting not allowed for snapshot with status creating.'],
-    ['deleting', 'available', 'Provided snapshot status available not allowed for snapshot with status deleting.'],
+    [
+      'creating',
+      'deleting',
+      'Provided snapshot status deleting not allowed for snapshot with status creating.',
+    ],
+    [
+      'deleting',
+      'available',
+      'Provided snapshot status available not allowed for snapshot with status deleting.',
+    ],
     ['available', 'error', 'Snapshot status available not allowed for update_snapshot_status'],
     ['error', 'available', 'Snapshot status error not allowed for update_snapshot_status'],
   ] as const)('%s → %s', (from, to, message) => {
@@ -136,10 +178,16 @@ describe('os-update_snapshot_status', () => {
   it('validates progress as an integer percentage and the body as strict', () => {
     expect(parseSnapshotStatusUpdate({ status: 'error', progress: '80%' }, 'creating').progress).toBe('80%');
     expect(parseSnapshotStatusUpdate({ status: 'error', progress: '' }, 'creating').progress).toBeNull();
-    expect(() => parseSnapshotStatusUpdate({ status: 'error', progress: '101%' }, 'creating')).toThrow('between 0 and 100');
-    expect(() => parseSnapshotStatusUpdate({ status: 'error', progress: 'abc%' }, 'creating')).toThrow('integer percentage');
+    expect(() => parseSnapshotStatusUpdate({ status: 'error', progress: '101%' }, 'creating')).toThrow(
+      'between 0 and 100',
+    );
+    expect(() => parseSnapshotStatusUpdate({ status: 'error', progress: 'abc%' }, 'creating')).toThrow(
+      'integer percentage',
+    );
     expect(() => parseSnapshotStatusUpdate({ status: 'error', progress: '80' }, 'creating')).toThrow();
-    expect(() => parseSnapshotStatusUpdate({ status: 'error', extra: 1 }, 'creating')).toThrow('Additional properties');
+    expect(() => parseSnapshotStatusUpdate({ status: 'error', extra: 1 }, 'creating')).toThrow(
+      'Additional properties',
+    );
     expect(() => parseSnapshotStatusUpdate({}, 'creating')).toThrow("'status' is a required property");
     expect(() => parseSnapshotStatusUpdate(null, 'creating')).toThrow("is not of type 'object'");
   });
@@ -149,7 +197,10 @@ describe('reserve, retype and migration guards', () => {
   it('reserves from available, and from in-use only for multiattach volumes', () => {
     expect(VOLUME_OPERATIONS.reserve.sources).toEqual(['available']);
     expect(VOLUME_OPERATIONS.reserveMultiattach.sources).toEqual(['available', 'in-use']);
-    for (const s of [...VOLUME_OPERATIONS.reserveMultiattach.sources, ...VOLUME_RETYPE_SOURCES]) expect(sourcesOf(VOLUME_TRANSITIONS, 'attaching').concat(sourcesOf(VOLUME_TRANSITIONS, 'retyping'))).toContain(s);
+    for (const s of [...VOLUME_OPERATIONS.reserveMultiattach.sources, ...VOLUME_RETYPE_SOURCES])
+      expect(
+        sourcesOf(VOLUME_TRANSITIONS, 'attaching').concat(sourcesOf(VOLUME_TRANSITIONS, 'retyping')),
+      ).toContain(s);
   });
   it.each([
     [null, false],

@@ -17,7 +17,12 @@ export const canTransition = <S extends string>(table: TransitionTable<S>, from:
   table.next[from].includes(to);
 
 /** Throws InvalidStateError naming the resource and the allowed sources when `from → to` is not allowed. */
-export function assertTransition<S extends string>(table: TransitionTable<S>, resource: string, from: S, to: S): void {
+export function assertTransition<S extends string>(
+  table: TransitionTable<S>,
+  resource: string,
+  from: S,
+  to: S,
+): void {
   if (!canTransition(table, from, to)) {
     throw new InvalidStateError(
       `Invalid ${resource}: status must be ${sourcesOf(table, to).join(', ') || '(none)'} to become ${to}, but it is ${from}.`,

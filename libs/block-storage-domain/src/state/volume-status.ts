@@ -45,12 +45,32 @@ const NEXT: Readonly<Record<VolumeStatus, readonly VolumeStatus[]>> = {
   creating: ['available', 'error', 'downloading'],
   downloading: ['available', 'error'],
   available: [
-    'deleting', 'extending', 'retyping', 'backing-up', 'restoring-backup', 'awaiting-transfer', 'uploading',
-    'reserved', 'attaching', 'in-use', 'maintenance', 'reverting', 'unmanaging',
+    'deleting',
+    'extending',
+    'retyping',
+    'backing-up',
+    'restoring-backup',
+    'awaiting-transfer',
+    'uploading',
+    'reserved',
+    'attaching',
+    'in-use',
+    'maintenance',
+    'reverting',
+    'unmanaging',
   ],
   reserved: ['attaching', 'available', 'in-use'],
   attaching: ['in-use', 'available', 'reserved'],
-  'in-use': ['detaching', 'extending', 'retyping', 'backing-up', 'uploading', 'reserved', 'attaching', 'available'],
+  'in-use': [
+    'detaching',
+    'extending',
+    'retyping',
+    'backing-up',
+    'uploading',
+    'reserved',
+    'attaching',
+    'available',
+  ],
   detaching: ['available', 'in-use'],
   maintenance: ['available', 'error'],
   deleting: ['error_deleting'],
@@ -75,7 +95,13 @@ const NEXT: Readonly<Record<VolumeStatus, readonly VolumeStatus[]>> = {
 export const VOLUME_TRANSITIONS: TransitionTable<VolumeStatus> = { statuses: VOLUME_STATUSES, next: NEXT };
 
 /** Statuses from which a user (non-forced) delete is accepted (BS-8.1.2). */
-export const VOLUME_DELETABLE_STATUSES: readonly VolumeStatus[] = ['available', 'error', 'error_restoring', 'error_extending', 'error_managing'];
+export const VOLUME_DELETABLE_STATUSES: readonly VolumeStatus[] = [
+  'available',
+  'error',
+  'error_restoring',
+  'error_extending',
+  'error_managing',
+];
 
 /** Statuses a volume must be in to be the source of a clone (BS-7.7.3). */
 export const VOLUME_CLONEABLE_STATUSES: readonly VolumeStatus[] = ['available', 'in-use'];
@@ -91,7 +117,16 @@ export const displayVolumeStatus = (status: VolumeStatus): VolumeStatus => DISPL
 
 /** Statuses an admin may set with os-reset_status (BS-8.1.11, BS-13.4: deleting, error_deleting and detaching refused). */
 export const VOLUME_RESETTABLE_STATUSES: readonly VolumeStatus[] = VOLUME_STATUSES.filter(
-  (s) => !['deleting', 'error_deleting', 'detaching', 'managing', 'error_managing', 'error_managing_deleting', 'unmanaging'].includes(s),
+  (s) =>
+    ![
+      'deleting',
+      'error_deleting',
+      'detaching',
+      'managing',
+      'error_managing',
+      'error_managing_deleting',
+      'unmanaging',
+    ].includes(s),
 );
 
 /** `os-retype` (BS-8.1.4): the statuses a volume may be retyped from. */
@@ -102,10 +137,17 @@ export const VOLUME_RETYPE_SOURCES: readonly VolumeStatus[] = ['available', 'in-
  * (None, deleting, error, success; spec BS-7.7: "migration_status not in none/error/success/deleting"),
  * `none` being how an admin reset writes None. The `IN (...)` set of a migration's start.
  */
-export const NOT_MIGRATING_STATUSES: readonly (string | null)[] = [null, 'none', 'error', 'success', 'deleting'];
+export const NOT_MIGRATING_STATUSES: readonly (string | null)[] = [
+  null,
+  'none',
+  'error',
+  'success',
+  'deleting',
+];
 
 /** True while a migration is under way (migration_status outside NOT_MIGRATING_STATUSES). */
-export const isMigrating = (migrationStatus: string | null): boolean => !NOT_MIGRATING_STATUSES.includes(migrationStatus);
+export const isMigrating = (migrationStatus: string | null): boolean =>
+  !NOT_MIGRATING_STATUSES.includes(migrationStatus);
 
 /**
  * Migration statuses during which a migration job is moving the volume: the API has started it

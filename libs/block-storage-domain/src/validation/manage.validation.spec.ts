@@ -16,50 +16,127 @@ const message = (fn: () => unknown): string => {
 
 describe('manage volume body', () => {
   it('reads every field, with defaults', () => {
-    expect(parseManageVolume({ volume: { host: 'h@b#p', ref: { 'source-name': 'volume-1' } } }, mv('3.0'))).toEqual({
-      host: 'h@b#p', cluster: null, ref: { 'source-name': 'volume-1' }, name: null, description: null, volumeType: null,
-      availabilityZone: null, metadata: {}, bootable: false,
+    expect(
+      parseManageVolume({ volume: { host: 'h@b#p', ref: { 'source-name': 'volume-1' } } }, mv('3.0')),
+    ).toEqual({
+      host: 'h@b#p',
+      cluster: null,
+      ref: { 'source-name': 'volume-1' },
+      name: null,
+      description: null,
+      volumeType: null,
+      availabilityZone: null,
+      metadata: {},
+      bootable: false,
     });
     const full = parseManageVolume(
-      { volume: { host: 'h@b', ref: 'volume-1', name: ' n ', description: 'd', volume_type: 't', availability_zone: 'nova', metadata: { a: 'b' }, bootable: 'true', extra: 1 } },
+      {
+        volume: {
+          host: 'h@b',
+          ref: 'volume-1',
+          name: ' n ',
+          description: 'd',
+          volume_type: 't',
+          availability_zone: 'nova',
+          metadata: { a: 'b' },
+          bootable: 'true',
+          extra: 1,
+        },
+      },
       mv('3.0'),
     );
-    expect(full).toMatchObject({ host: 'h@b', ref: 'volume-1', name: 'n', description: 'd', volumeType: 't', availabilityZone: 'nova', metadata: { a: 'b' }, bootable: true });
+    expect(full).toMatchObject({
+      host: 'h@b',
+      ref: 'volume-1',
+      name: 'n',
+      description: 'd',
+      volumeType: 't',
+      availabilityZone: 'nova',
+      metadata: { a: 'b' },
+      bootable: true,
+    });
   });
 
   it('needs the envelope and a ref that is an object or a string', () => {
-    expect(message(() => parseManageVolume(undefined, mv('3.0')))).toContain("Missing required element 'volume'");
-    expect(message(() => parseManageVolume({ volume: { host: 'h@b' } }, mv('3.0')))).toContain("'ref' is a required property");
-    expect(message(() => parseManageVolume({ volume: { host: 'h@b', ref: 3 } }, mv('3.0')))).toContain("is not of type 'object', 'string'");
-    expect(message(() => parseManageVolume({ volume: { host: 'h@b', ref: {} }, other: 1 }, mv('3.0')))).toContain('Additional properties');
+    expect(message(() => parseManageVolume(undefined, mv('3.0')))).toContain(
+      "Missing required element 'volume'",
+    );
+    expect(message(() => parseManageVolume({ volume: { host: 'h@b' } }, mv('3.0')))).toContain(
+      "'ref' is a required property",
+    );
+    expect(message(() => parseManageVolume({ volume: { host: 'h@b', ref: 3 } }, mv('3.0')))).toContain(
+      "is not of type 'object', 'string'",
+    );
+    expect(
+      message(() => parseManageVolume({ volume: { host: 'h@b', ref: {} }, other: 1 }, mv('3.0'))),
+    ).toContain('Additional properties');
   });
 
   it('takes exactly one of host and cluster (cluster from 3.16)', () => {
-    expect(message(() => parseManageVolume({ volume: { ref: {} } }, mv('3.0')))).toBe('Invalid input received: Host field is missing.');
-    expect(message(() => parseManageVolume({ volume: { ref: {}, cluster: 'c' } }, mv('3.15')))).toBe('Invalid input received: Host field is missing.');
-    expect(parseManageVolume({ volume: { ref: {}, cluster: 'c' } }, mv('3.16'))).toMatchObject({ host: null, cluster: 'c' });
-    expect(message(() => parseManageVolume({ volume: { ref: {}, cluster: 'c', host: 'h@b' } }, mv('3.16')))).toBe(
-      'Invalid input received: One and only one of cluster and host must be set.',
+    expect(message(() => parseManageVolume({ volume: { ref: {} } }, mv('3.0')))).toBe(
+      'Invalid input received: Host field is missing.',
     );
-    expect(message(() => parseManageVolume({ volume: { ref: {}, host: 7 } }, mv('3.0')))).toContain("is not of type 'string'");
+    expect(message(() => parseManageVolume({ volume: { ref: {}, cluster: 'c' } }, mv('3.15')))).toBe(
+      'Invalid input received: Host field is missing.',
+    );
+    expect(parseManageVolume({ volume: { ref: {}, cluster: 'c' } }, mv('3.16'))).toMatchObject({
+      host: null,
+      cluster: 'c',
+    });
+    expect(
+      message(() => parseManageVolume({ volume: { ref: {}, cluster: 'c', host: 'h@b' } }, mv('3.16'))),
+    ).toBe('Invalid input received: One and only one of cluster and host must be set.');
+    expect(message(() => parseManageVolume({ volume: { ref: {}, host: 7 } }, mv('3.0')))).toContain(
+      "is not of type 'string'",
+    );
   });
 
   it('validates the optional fields', () => {
-    expect(message(() => parseManageVolume({ volume: { host: 'h@b', ref: {}, bootable: 'maybe' } }, mv('3.0')))).toContain('not a valid boolean');
-    expect(message(() => parseManageVolume({ volume: { host: 'h@b', ref: {}, metadata: { a: 1 } } }, mv('3.0')))).toContain("is not of type 'string'");
-    expect(message(() => parseManageVolume({ volume: { host: 'h@b', ref: {}, name: 'x'.repeat(256) } }, mv('3.0')))).toContain('too long');
+    expect(
+      message(() => parseManageVolume({ volume: { host: 'h@b', ref: {}, bootable: 'maybe' } }, mv('3.0'))),
+    ).toContain('not a valid boolean');
+    expect(
+      message(() => parseManageVolume({ volume: { host: 'h@b', ref: {}, metadata: { a: 1 } } }, mv('3.0'))),
+    ).toContain("is not of type 'string'");
+    expect(
+      message(() =>
+        parseManageVolume({ volume: { host: 'h@b', ref: {}, name: 'x'.repeat(256) } }, mv('3.0')),
+      ),
+    ).toContain('too long');
   });
 });
 
 describe('manage snapshot body', () => {
   it('needs volume_id and ref, and nothing else', () => {
-    expect(parseManageSnapshot({ snapshot: { volume_id: UUID, ref: { 'source-id': UUID }, name: 'n', description: null, metadata: { k: 'v' } } })).toEqual({
-      volumeId: UUID, ref: { 'source-id': UUID }, name: 'n', description: null, metadata: { k: 'v' },
+    expect(
+      parseManageSnapshot({
+        snapshot: {
+          volume_id: UUID,
+          ref: { 'source-id': UUID },
+          name: 'n',
+          description: null,
+          metadata: { k: 'v' },
+        },
+      }),
+    ).toEqual({
+      volumeId: UUID,
+      ref: { 'source-id': UUID },
+      name: 'n',
+      description: null,
+      metadata: { k: 'v' },
     });
-    expect(message(() => parseManageSnapshot({ snapshot: { ref: {} } }))).toContain("'volume_id' is a required property");
-    expect(message(() => parseManageSnapshot({ snapshot: { volume_id: UUID } }))).toContain("'ref' is a required property");
-    expect(message(() => parseManageSnapshot({ snapshot: { volume_id: 'nope', ref: {} } }))).toContain('volume_id');
-    expect(message(() => parseManageSnapshot({ snapshot: { volume_id: UUID, ref: {}, size: 1 } }))).toContain("'size' was unexpected");
+    expect(message(() => parseManageSnapshot({ snapshot: { ref: {} } }))).toContain(
+      "'volume_id' is a required property",
+    );
+    expect(message(() => parseManageSnapshot({ snapshot: { volume_id: UUID } }))).toContain(
+      "'ref' is a required property",
+    );
+    expect(message(() => parseManageSnapshot({ snapshot: { volume_id: 'nope', ref: {} } }))).toContain(
+      'volume_id',
+    );
+    expect(message(() => parseManageSnapshot({ snapshot: { volume_id: UUID, ref: {}, size: 1 } }))).toContain(
+      "'size' was unexpected",
+    );
   });
 });
 

@@ -51,7 +51,8 @@ function parseRef(v: JsonObject, field: string): unknown {
   return ref;
 }
 
-const optionalText = (v: JsonObject, key: string): string | null => (has(v, key) && v[key] !== null ? parseString(v[key], key, { max: 255 }) : null);
+const optionalText = (v: JsonObject, key: string): string | null =>
+  has(v, key) && v[key] !== null ? parseString(v[key], key, { max: 255 }) : null;
 
 /**
  * `{"volume": {"host" | "cluster" (3.16), "ref", "name", "description", "volume_type",
@@ -66,7 +67,9 @@ export function parseManageVolume(body: unknown, mv: Microversion): ManageVolume
   const host = optionalText(v, 'host');
   const cluster = withCluster ? optionalText(v, 'cluster') : null;
   if ((host === null || host === '') === (cluster === null || cluster === '')) {
-    throw new InvalidInputError(`Invalid input received: ${withCluster ? 'One and only one of cluster and host must be set.' : 'Host field is missing.'}`);
+    throw new InvalidInputError(
+      `Invalid input received: ${withCluster ? 'One and only one of cluster and host must be set.' : 'Host field is missing.'}`,
+    );
   }
   return {
     host: host === '' ? null : host,

@@ -30,7 +30,8 @@ export const fieldError = (field: string, value: unknown, reason: string): Inval
   new InvalidInputError(`Invalid input for field/attribute ${field}. Value: ${echoValue(value)}. ${reason}`);
 
 /** `Invalid input received: <reason>` for domain refusals that are not schema failures. */
-export const invalidInput = (reason: string): InvalidInputError => new InvalidInputError(`Invalid input received: ${reason}`);
+export const invalidInput = (reason: string): InvalidInputError =>
+  new InvalidInputError(`Invalid input received: ${reason}`);
 
 export const isJsonObject = (value: unknown): value is JsonObject =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -69,7 +70,8 @@ export function requireKey(obj: JsonObject, key: string, field: string): unknown
   return obj[key];
 }
 
-export const has = (obj: JsonObject, key: string): boolean => Object.prototype.hasOwnProperty.call(obj, key) && obj[key] !== undefined;
+export const has = (obj: JsonObject, key: string): boolean =>
+  Object.prototype.hasOwnProperty.call(obj, key) && obj[key] !== undefined;
 
 const MAX_NAME = 255;
 
@@ -77,12 +79,18 @@ const MAX_NAME = 255;
  * A name-like string (BS-6.1): surrounding whitespace is trimmed; `required` names must be
  * non-empty after trimming; at most 255 characters. `null` is allowed only when `nullable`.
  */
-export function parseName(value: unknown, field: string, options: { required?: boolean; nullable?: boolean } = {}): string | null {
+export function parseName(
+  value: unknown,
+  field: string,
+  options: { required?: boolean; nullable?: boolean } = {},
+): string | null {
   if (value === null && options.nullable && !options.required) return null;
   if (typeof value !== 'string') throw fieldError(field, value, `${typeName(value)} is not of type 'string'`);
   const trimmed = value.trim();
-  if (options.required && trimmed.length === 0) throw fieldError(field, value, 'Name has a null string or only whitespace.');
-  if (trimmed.length > MAX_NAME) throw fieldError(field, value, `'${echoValue(value)}' is too long (at most ${MAX_NAME} characters)`);
+  if (options.required && trimmed.length === 0)
+    throw fieldError(field, value, 'Name has a null string or only whitespace.');
+  if (trimmed.length > MAX_NAME)
+    throw fieldError(field, value, `'${echoValue(value)}' is too long (at most ${MAX_NAME} characters)`);
   return trimmed;
 }
 
@@ -93,9 +101,12 @@ const NON_PRINTABLE = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
 /** A description (BS-6.1): null or 0–255 printable characters. */
 export function parseDescription(value: unknown, field = 'description'): string | null {
   if (value === null) return null;
-  if (typeof value !== 'string') throw fieldError(field, value, `${typeName(value)} is not of type 'string', 'null'`);
-  if (value.length > MAX_NAME) throw fieldError(field, value, `'${echoValue(value)}' is too long (at most ${MAX_NAME} characters)`);
-  if (NON_PRINTABLE.test(value)) throw fieldError(field, value, 'Description contains non-printable characters.');
+  if (typeof value !== 'string')
+    throw fieldError(field, value, `${typeName(value)} is not of type 'string', 'null'`);
+  if (value.length > MAX_NAME)
+    throw fieldError(field, value, `'${echoValue(value)}' is too long (at most ${MAX_NAME} characters)`);
+  if (NON_PRINTABLE.test(value))
+    throw fieldError(field, value, 'Description contains non-printable characters.');
   return value;
 }
 
@@ -119,14 +130,20 @@ export function parseSize(value: unknown, field = 'size', minimum = 1): number {
   let n: number | undefined;
   if (typeof value === 'number' && Number.isInteger(value)) n = value;
   else if (typeof value === 'string' && /^[0-9]{1,12}$/.test(value.trim())) n = Number(value.trim());
-  if (n === undefined) throw fieldError(field, value, `${typeName(value)} is not of type 'integer', 'string' (decimal digits)`);
+  if (n === undefined)
+    throw fieldError(field, value, `${typeName(value)} is not of type 'integer', 'string' (decimal digits)`);
   if (n < minimum) throw fieldError(field, value, `${n} is less than the minimum of ${minimum}`);
   if (n > MAX_SIZE) throw fieldError(field, value, `${n} is greater than the maximum of ${MAX_SIZE}`);
   return n;
 }
 
 /** An integer (or decimal-digit string) in `[min, max]`. */
-export function parseInteger(value: unknown, field: string, min: number, max: number = Number.MAX_SAFE_INTEGER): number {
+export function parseInteger(
+  value: unknown,
+  field: string,
+  min: number,
+  max: number = Number.MAX_SAFE_INTEGER,
+): number {
   let n: number | undefined;
   if (typeof value === 'number' && Number.isSafeInteger(value)) n = value;
   else if (typeof value === 'string' && /^-?[0-9]{1,15}$/.test(value.trim())) n = Number(value.trim());
@@ -161,22 +178,33 @@ export function parseMetadata(value: unknown, field = 'metadata'): Record<string
   const obj = expectObject(value, field);
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(obj)) {
-    if (!METADATA_KEY.test(k)) throw fieldError(field, obj, `'${echoValue(k)}' does not match any of the regexes: '^[a-zA-Z0-9-_:. /]{1,255}$'`);
+    if (!METADATA_KEY.test(k))
+      throw fieldError(
+        field,
+        obj,
+        `'${echoValue(k)}' does not match any of the regexes: '^[a-zA-Z0-9-_:. /]{1,255}$'`,
+      );
     if (typeof v !== 'string') throw fieldError(field, obj, `${typeName(v)} is not of type 'string'`);
-    if (v.length > MAX_NAME) throw fieldError(field, obj, `'${echoValue(v)}' is too long (at most ${MAX_NAME} characters)`);
+    if (v.length > MAX_NAME)
+      throw fieldError(field, obj, `'${echoValue(v)}' is too long (at most ${MAX_NAME} characters)`);
     out[k] = v;
   }
   return out;
 }
 
 /** A string of 1..max characters. */
-export function parseString(value: unknown, field: string, options: { min?: number; max?: number; nullable?: boolean } = {}): string | null {
+export function parseString(
+  value: unknown,
+  field: string,
+  options: { min?: number; max?: number; nullable?: boolean } = {},
+): string | null {
   if (value === null && options.nullable) return null;
   if (typeof value !== 'string') throw fieldError(field, value, `${typeName(value)} is not of type 'string'`);
   const min = options.min ?? 0;
   const max = options.max ?? MAX_NAME;
   if (value.length < min) throw fieldError(field, value, `'${value}' is too short`);
-  if (value.length > max) throw fieldError(field, value, `'${echoValue(value)}' is too long (at most ${max} characters)`);
+  if (value.length > max)
+    throw fieldError(field, value, `'${echoValue(value)}' is too long (at most ${max} characters)`);
   return value;
 }
 
@@ -186,6 +214,10 @@ export function parseRequiredName(value: unknown, field: string): string {
 }
 
 /** A required string of `min..max` characters. */
-export function parseRequiredString(value: unknown, field: string, options: { min?: number; max?: number } = {}): string {
+export function parseRequiredString(
+  value: unknown,
+  field: string,
+  options: { min?: number; max?: number } = {},
+): string {
   return parseString(value, field, { ...options, nullable: false }) ?? '';
 }

@@ -25,7 +25,12 @@ export function parseExtraSpecs(value: unknown, field = 'extra_specs'): ExtraSpe
   const obj = expectObject(value, field);
   const out: ExtraSpecs = {};
   for (const [k, v] of Object.entries(obj)) {
-    if (!SPEC_KEY.test(k)) throw fieldError(field, obj, `'${k.slice(0, 100)}' does not match any of the regexes: '^[a-zA-Z0-9-_:.]{1,255}$'`);
+    if (!SPEC_KEY.test(k))
+      throw fieldError(
+        field,
+        obj,
+        `'${k.slice(0, 100)}' does not match any of the regexes: '^[a-zA-Z0-9-_:.]{1,255}$'`,
+      );
     if (v === null) {
       out[k] = null;
       continue;
@@ -45,9 +50,12 @@ export function parseExtraSpecs(value: unknown, field = 'extra_specs'): ExtraSpe
  * volume cannot be multi-attached.
  */
 export function assertCompatibleSpecs(specs: Readonly<Record<string, string | null>>): void {
-  const isTrue = (v: string | null | undefined): boolean => typeof v === 'string' && /^<is>\s+true$/i.test(v.trim());
+  const isTrue = (v: string | null | undefined): boolean =>
+    typeof v === 'string' && /^<is>\s+true$/i.test(v.trim());
   if (isTrue(specs['multiattach']) && isTrue(specs['cacheable'])) {
-    throw new InvalidInputError('Invalid input received: multiattach and cacheable cannot both be enabled on a volume type.');
+    throw new InvalidInputError(
+      'Invalid input received: multiattach and cacheable cannot both be enabled on a volume type.',
+    );
   }
 }
 
@@ -61,7 +69,11 @@ export interface CreateVolumeTypeInput {
 /** `POST /types` body (strict, BS-7.2.3). */
 export function parseCreateVolumeType(body: unknown): CreateVolumeTypeInput {
   const t = requireEnvelope(body, 'volume_type');
-  rejectUnknownKeys(t, ['name', 'description', 'extra_specs', 'os-volume-type-access:is_public'], 'volume_type');
+  rejectUnknownKeys(
+    t,
+    ['name', 'description', 'extra_specs', 'os-volume-type-access:is_public'],
+    'volume_type',
+  );
   const name = parseRequiredName(requireKey(t, 'name', 'volume_type'), 'name');
   const description = has(t, 'description') ? parseDescription(t['description']) : null;
   const isPublic = has(t, 'os-volume-type-access:is_public')
@@ -85,7 +97,8 @@ export function parseUpdateVolumeType(body: unknown): UpdateVolumeTypeInput {
   const out: { name?: string; description?: string | null; isPublic?: boolean } = {};
   if (has(t, 'name') && t['name'] !== null) out.name = parseRequiredName(t['name'], 'name');
   if (has(t, 'description')) out.description = parseDescription(t['description']);
-  if (has(t, 'is_public') && t['is_public'] !== null) out.isPublic = parseBoolean(t['is_public'], 'is_public');
+  if (has(t, 'is_public') && t['is_public'] !== null)
+    out.isPublic = parseBoolean(t['is_public'], 'is_public');
   if (out.name === undefined && !('description' in out) && out.isPublic === undefined) {
     throw new InvalidInputError(
       'Invalid input received: Specify volume type name, description, is_public or a combination thereof.',
@@ -108,7 +121,10 @@ export function parseUpdateExtraSpec(key: string, body: unknown): { key: string;
   if (body === undefined || body === null) throw new InvalidInputError('Missing request body.');
   const specs = parseExtraSpecs(expectObject(body, 'extra_specs'));
   const keys = Object.keys(specs);
-  if (keys.length !== 1) throw new InvalidInputError('Request body contains too many items; exactly one key-value pair is expected.');
+  if (keys.length !== 1)
+    throw new InvalidInputError(
+      'Request body contains too many items; exactly one key-value pair is expected.',
+    );
   if (keys[0] !== key) throw new InvalidInputError('Request body and URI mismatch');
   return { key, value: specs[key] ?? null };
 }
@@ -124,7 +140,12 @@ export interface EncryptionInput {
 }
 
 function parseEncryptionFields(e: JsonObject, create: boolean): EncryptionInput {
-  const out: { provider?: string; controlLocation?: ControlLocation; cipher?: string | null; keySize?: number | null } = {};
+  const out: {
+    provider?: string;
+    controlLocation?: ControlLocation;
+    cipher?: string | null;
+    keySize?: number | null;
+  } = {};
   if (create) requireKey(e, 'provider', 'encryption');
   if (has(e, 'provider')) out.provider = parseRequiredString(e['provider'], 'provider', { min: 1, max: 255 });
   if (has(e, 'control_location')) {
@@ -138,14 +159,21 @@ function parseEncryptionFields(e: JsonObject, create: boolean): EncryptionInput 
     out.controlLocation = 'front-end';
   }
   if (has(e, 'cipher')) out.cipher = parseString(e['cipher'], 'cipher', { max: 255, nullable: true });
-  if (has(e, 'key_size')) out.keySize = e['key_size'] === null ? null : parseInteger(e['key_size'], 'key_size', 0, 65536);
+  if (has(e, 'key_size'))
+    out.keySize = e['key_size'] === null ? null : parseInteger(e['key_size'], 'key_size', 0, 65536);
   return out;
 }
 
 /** `POST /types/{id}/encryption` body (BS-7.4.2; extra keys tolerated). */
-export function parseCreateEncryption(body: unknown): Required<Pick<EncryptionInput, 'provider' | 'controlLocation'>> & EncryptionInput {
+export function parseCreateEncryption(
+  body: unknown,
+): Required<Pick<EncryptionInput, 'provider' | 'controlLocation'>> & EncryptionInput {
   const parsed = parseEncryptionFields(requireEnvelope(body, 'encryption'), true);
-  return { ...parsed, provider: parsed.provider ?? '', controlLocation: parsed.controlLocation ?? 'front-end' };
+  return {
+    ...parsed,
+    provider: parsed.provider ?? '',
+    controlLocation: parsed.controlLocation ?? 'front-end',
+  };
 }
 
 /** `PUT /types/{id}/encryption/{encryption_id}` body: same fields, all optional (BS-7.4.3). */
@@ -153,14 +181,18 @@ export function parseUpdateEncryption(body: unknown): EncryptionInput {
   return parseEncryptionFields(requireEnvelope(body, 'encryption'), false);
 }
 
-export type TypeAccessAction = { readonly action: 'addProjectAccess' | 'removeProjectAccess'; readonly project: string };
+export type TypeAccessAction = {
+  readonly action: 'addProjectAccess' | 'removeProjectAccess';
+  readonly project: string;
+};
 
 /** `POST /types/{id}/action` with `addProjectAccess` or `removeProjectAccess` (BS-7.5). */
 export function parseTypeAccessAction(body: unknown): TypeAccessAction {
   if (body === undefined || body === null) throw new InvalidInputError('Missing request body.');
   const obj = expectObject(body, 'action');
   const keys = Object.keys(obj);
-  if (keys.length !== 1) throw new InvalidInputError('Invalid input received: exactly one action is expected.');
+  if (keys.length !== 1)
+    throw new InvalidInputError('Invalid input received: exactly one action is expected.');
   const action = keys[0] ?? '';
   if (action !== 'addProjectAccess' && action !== 'removeProjectAccess') {
     throw new InvalidInputError(`There is no such action: ${action.slice(0, 100)}`);

@@ -37,8 +37,20 @@ export interface CreateVolumeInput {
 }
 
 const BASE_VOLUME_FIELDS = [
-  'size', 'name', 'display_name', 'description', 'display_description', 'volume_type', 'metadata',
-  'availability_zone', 'snapshot_id', 'source_volid', 'consistencygroup_id', 'imageRef', 'image_id', 'multiattach',
+  'size',
+  'name',
+  'display_name',
+  'description',
+  'display_description',
+  'volume_type',
+  'metadata',
+  'availability_zone',
+  'snapshot_id',
+  'source_volid',
+  'consistencygroup_id',
+  'imageRef',
+  'image_id',
+  'multiattach',
 ] as const;
 
 /** Picks `name` over its legacy alias `display_name` (both accepted, BS-7.7.2). */
@@ -61,7 +73,8 @@ export function parseCreateVolume(body: unknown, mv: Microversion): CreateVolume
   const get = (k: string): unknown => (allowed.includes(k) && has(v, k) ? v[k] : undefined);
 
   const hintsRaw = (body as JsonObject)['OS-SCH-HNT:scheduler_hints'];
-  const schedulerHints = hintsRaw === undefined || hintsRaw === null ? {} : expectObject(hintsRaw, 'OS-SCH-HNT:scheduler_hints');
+  const schedulerHints =
+    hintsRaw === undefined || hintsRaw === null ? {} : expectObject(hintsRaw, 'OS-SCH-HNT:scheduler_hints');
 
   const sizeRaw = get('size');
   const size = sizeRaw === undefined || sizeRaw === null ? null : parseSize(sizeRaw, 'size');
@@ -70,11 +83,17 @@ export function parseCreateVolume(body: unknown, mv: Microversion): CreateVolume
   const descEntry = aliased(v, 'description', 'display_description');
   const description = descEntry === undefined ? null : parseDescription(descEntry[1], descEntry[0]);
   const typeRaw = get('volume_type');
-  const volumeType = typeRaw === undefined || typeRaw === null ? null : parseString(typeRaw, 'volume_type', { min: 1, max: 255 });
+  const volumeType =
+    typeRaw === undefined || typeRaw === null
+      ? null
+      : parseString(typeRaw, 'volume_type', { min: 1, max: 255 });
   const metaRaw = get('metadata');
   const metadata = metaRaw === undefined || metaRaw === null ? {} : parseMetadata(metaRaw);
   const azRaw = get('availability_zone');
-  const availabilityZone = azRaw === undefined || azRaw === null ? null : parseString(azRaw, 'availability_zone', { min: 1, max: 255 });
+  const availabilityZone =
+    azRaw === undefined || azRaw === null
+      ? null
+      : parseString(azRaw, 'availability_zone', { min: 1, max: 255 });
   const uuidOf = (k: string): string | null => {
     const raw = get(k);
     return raw === undefined ? null : parseNullableUuid(raw, k);
@@ -85,7 +104,10 @@ export function parseCreateVolume(body: unknown, mv: Microversion): CreateVolume
   const consistencygroupId = uuidOf('consistencygroup_id');
   const groupId = uuidOf('group_id');
   const imageEntry = aliased(v, 'imageRef', 'image_id');
-  const imageRef = imageEntry === undefined || imageEntry[1] === null ? null : parseString(imageEntry[1], imageEntry[0], { min: 1, max: 255 });
+  const imageRef =
+    imageEntry === undefined || imageEntry[1] === null
+      ? null
+      : parseString(imageEntry[1], imageEntry[0], { min: 1, max: 255 });
   const multiRaw = get('multiattach');
   if (multiRaw !== undefined && multiRaw !== null && parseBoolean(multiRaw, 'multiattach')) {
     throw new InvalidInputError(
@@ -105,7 +127,11 @@ export function parseCreateVolume(body: unknown, mv: Microversion): CreateVolume
     );
   }
   if (size === null && sources.length === 0) {
-    throw fieldError('size', sizeRaw ?? null, 'size is required when no source (snapshot, volume, image or backup) is given');
+    throw fieldError(
+      'size',
+      sizeRaw ?? null,
+      'size is required when no source (snapshot, volume, image or backup) is given',
+    );
   }
   return {
     size,
@@ -160,7 +186,10 @@ export function parseActionBody(body: unknown, known: readonly string[]): { acti
   if (first === undefined) throw new InvalidInputError('There is no such action: (none)');
   const action = keys.find((k) => known.includes(k));
   if (action === undefined) throw new InvalidInputError(`There is no such action: ${first.slice(0, 100)}`);
-  if (keys.length > 1) throw new InvalidInputError('Invalid input received: exactly one action is expected in the request body.');
+  if (keys.length > 1)
+    throw new InvalidInputError(
+      'Invalid input received: exactly one action is expected in the request body.',
+    );
   return { action, args: body[action] };
 }
 
@@ -172,14 +201,22 @@ export function parseExtendArgs(args: unknown): { newSize: number } {
 }
 
 /** `{"os-retype": {"new_type", "migration_policy"}}` (strict, Cinder's schema). */
-export function parseRetypeArgs(args: unknown): { newType: string; migrationPolicy: 'never' | 'on-demand' | null } {
+export function parseRetypeArgs(args: unknown): {
+  newType: string;
+  migrationPolicy: 'never' | 'on-demand' | null;
+} {
   const a = expectObject(args, 'os-retype');
   rejectUnknownKeys(a, ['new_type', 'migration_policy'], 'os-retype');
   const newType = requireKey(a, 'new_type', 'os-retype');
-  if (typeof newType !== 'string') throw fieldError('new_type', newType, `${JSON.stringify(newType)} is not of type 'string'`);
+  if (typeof newType !== 'string')
+    throw fieldError('new_type', newType, `${JSON.stringify(newType)} is not of type 'string'`);
   const policy = a['migration_policy'] ?? null;
   if (policy !== null && policy !== 'never' && policy !== 'on-demand') {
-    throw fieldError('migration_policy', policy, `${JSON.stringify(policy)} is not one of ['on-demand', 'never']`);
+    throw fieldError(
+      'migration_policy',
+      policy,
+      `${JSON.stringify(policy)} is not one of ['on-demand', 'never']`,
+    );
   }
   return { newType, migrationPolicy: policy };
 }
@@ -199,11 +236,18 @@ export interface MigrateArgs {
 export function parseMigrateArgs(args: unknown, mv: Microversion): MigrateArgs {
   const a = expectObject(args, 'os-migrate_volume');
   const withCluster = supports(mv, 'volume.migrate-cluster');
-  rejectUnknownKeys(a, withCluster ? ['host', 'cluster', 'force_host_copy', 'lock_volume'] : ['host', 'force_host_copy', 'lock_volume'], 'os-migrate_volume');
+  rejectUnknownKeys(
+    a,
+    withCluster
+      ? ['host', 'cluster', 'force_host_copy', 'lock_volume']
+      : ['host', 'force_host_copy', 'lock_volume'],
+    'os-migrate_volume',
+  );
   const text = (key: string): string | null => {
     const value = a[key];
     if (value === undefined || (withCluster && value === null)) return null;
-    if (typeof value !== 'string') throw fieldError(key, value, `${JSON.stringify(value)} is not of type 'string'`);
+    if (typeof value !== 'string')
+      throw fieldError(key, value, `${JSON.stringify(value)} is not of type 'string'`);
     if (value.length > 255) throw fieldError(key, value, `${JSON.stringify(value)} is too long`);
     return value;
   };
@@ -213,7 +257,8 @@ export function parseMigrateArgs(args: unknown, mv: Microversion): MigrateArgs {
     if (!withCluster) requireKey(a, 'host', 'os-migrate_volume');
     throw new InvalidInputError('Invalid input received: Must specify host or cluster.');
   }
-  if (host !== null && cluster !== null) throw new InvalidInputError('Invalid input received: Only one of host and cluster may be given.');
+  if (host !== null && cluster !== null)
+    throw new InvalidInputError('Invalid input received: Only one of host and cluster may be given.');
   const flag = (key: string): boolean => (a[key] === undefined ? false : parseBoolean(a[key], key));
   return { host, cluster, forceHostCopy: flag('force_host_copy'), lockVolume: flag('lock_volume') };
 }
@@ -222,7 +267,8 @@ export function parseMigrateArgs(args: unknown, mv: Microversion): MigrateArgs {
 export function parseRevertArgs(args: unknown): { snapshotId: string | null } {
   const a = expectObject(args, 'revert');
   const id = a['snapshot_id'] ?? null;
-  if (id !== null && typeof id !== 'string') throw fieldError('snapshot_id', id, `${JSON.stringify(id)} is not of type 'string', 'null'`);
+  if (id !== null && typeof id !== 'string')
+    throw fieldError('snapshot_id', id, `${JSON.stringify(id)} is not of type 'string', 'null'`);
   return { snapshotId: id };
 }
 
@@ -236,7 +282,10 @@ export function parseMetadataBody(body: unknown): Record<string, string> {
 export function parseMetaItemBody(key: string, body: unknown): { key: string; value: string } {
   const meta = parseMetadata(requireEnvelope(body, 'meta'), 'meta');
   const keys = Object.keys(meta);
-  if (keys.length !== 1) throw new InvalidInputError('Request body contains too many items; exactly one key-value pair is expected.');
+  if (keys.length !== 1)
+    throw new InvalidInputError(
+      'Request body contains too many items; exactly one key-value pair is expected.',
+    );
   if (keys[0] !== key) throw new InvalidInputError('Request body and URI mismatch');
   return { key, value: meta[key] ?? '' };
 }
@@ -253,7 +302,11 @@ export interface CreateSnapshotInput {
 /** `POST /snapshots` body (strict, BS-7.8.1). `force: false` from 3.66 → 400. */
 export function parseCreateSnapshot(body: unknown, mv: Microversion): CreateSnapshotInput {
   const s = requireEnvelope(body, 'snapshot');
-  rejectUnknownKeys(s, ['volume_id', 'name', 'display_name', 'description', 'display_description', 'force', 'metadata'], 'snapshot');
+  rejectUnknownKeys(
+    s,
+    ['volume_id', 'name', 'display_name', 'description', 'display_description', 'force', 'metadata'],
+    'snapshot',
+  );
   const volumeId = parseNullableUuid(requireKey(s, 'volume_id', 'snapshot'), 'volume_id');
   const nameEntry = aliased(s, 'name', 'display_name');
   const name = nameEntry === undefined ? null : parseName(nameEntry[1], nameEntry[0], { nullable: true });

@@ -44,7 +44,10 @@ export function nextPageLink(
     for (const item of typeof v === 'string' ? [v] : v) params.append(k, item);
   }
   params.append('marker', lastId);
-  return { rel: 'next', href: `${trimBase(ctx.baseUrl)}/${ctx.apiPrefix}/${pid(ctx)}${collectionPath}?${params.toString()}` };
+  return {
+    rel: 'next',
+    href: `${trimBase(ctx.baseUrl)}/${ctx.apiPrefix}/${pid(ctx)}${collectionPath}?${params.toString()}`,
+  };
 }
 
 const ISO_LIKE = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|[+-]00(?::?00)?)?$/;

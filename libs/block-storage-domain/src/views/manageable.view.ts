@@ -19,7 +19,11 @@ export const MANAGEABLE_SORT_KEYS = ['reference', 'size'] as const;
 
 /** Summary: reference, size, safe_to_manage (and source_reference for snapshots); detail adds the rest. */
 export function manageableView(e: ManageableEntry, detail: boolean): Record<string, unknown> {
-  const out: Record<string, unknown> = { reference: { ...e.reference }, size: e.size, safe_to_manage: e.safeToManage };
+  const out: Record<string, unknown> = {
+    reference: { ...e.reference },
+    size: e.size,
+    safe_to_manage: e.safeToManage,
+  };
   if (e.sourceReference !== undefined) out['source_reference'] = { ...e.sourceReference };
   if (detail) {
     out['reason_not_safe'] = e.reasonNotSafe;
@@ -29,7 +33,8 @@ export function manageableView(e: ManageableEntry, detail: boolean): Record<stri
   return out;
 }
 
-const referenceText = (e: ManageableEntry): string => e.reference['source-name'] ?? JSON.stringify(e.reference);
+const referenceText = (e: ManageableEntry): string =>
+  e.reference['source-name'] ?? JSON.stringify(e.reference);
 
 /**
  * Sorts (default: reference, descending, as Cinder), then starts after the entry whose reference
@@ -39,7 +44,14 @@ export function pageManageable(entries: readonly ManageableEntry[], paging: Pagi
   const keys = paging.sort.length > 0 ? paging.sort : [{ key: 'reference', dir: 'desc' as const }];
   const sorted = [...entries].sort((a, b) => {
     for (const { key, dir } of keys) {
-      const c = key === 'size' ? a.size - b.size : referenceText(a) < referenceText(b) ? -1 : referenceText(a) > referenceText(b) ? 1 : 0;
+      const c =
+        key === 'size'
+          ? a.size - b.size
+          : referenceText(a) < referenceText(b)
+            ? -1
+            : referenceText(a) > referenceText(b)
+              ? 1
+              : 0;
       if (c !== 0) return dir === 'asc' ? c : -c;
     }
     return 0;
@@ -47,7 +59,8 @@ export function pageManageable(entries: readonly ManageableEntry[], paging: Pagi
   let start = 0;
   if (paging.marker !== null) {
     const at = sorted.findIndex((e) => referenceText(e) === paging.marker);
-    if (at < 0) throw new InvalidInputError(`Invalid input received: marker not found: ${paging.marker.slice(0, 100)}`);
+    if (at < 0)
+      throw new InvalidInputError(`Invalid input received: marker not found: ${paging.marker.slice(0, 100)}`);
     start = at + 1;
   }
   return sorted.slice(start + paging.offset, start + paging.offset + paging.limit);

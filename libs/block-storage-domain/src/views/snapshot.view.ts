@@ -24,7 +24,8 @@ export function snapshotView(ctx: ViewContext, s: SnapshotValue, detail: boolean
   if (supports(ctx.mv, 'volume.consumes-quota')) out['consumes_quota'] = s.consumesQuota;
   if (detail) {
     out['os-extended-snapshot-attributes:project_id'] = s.projectId;
-    out['os-extended-snapshot-attributes:progress'] = s.progress ?? (s.status === 'available' ? '100%' : '0%');
+    out['os-extended-snapshot-attributes:progress'] =
+      s.progress ?? (s.status === 'available' ? '100%' : '0%');
   }
   return out;
 }

@@ -2,12 +2,21 @@ import { parseMicroversion } from '../microversions/microversion';
 import type { SnapshotValue, VolumeTypeValue, VolumeValue } from '../model/resources';
 import { formatTimestamp, nextPageLink, resourceLinks, type LinkContext } from './links';
 import { snapshotView } from './snapshot.view';
-import { encryptionView, volumeTypeCreateView, volumeTypeUpdateView, volumeTypeView } from './volume-type.view';
+import {
+  encryptionView,
+  volumeTypeCreateView,
+  volumeTypeUpdateView,
+  volumeTypeView,
+} from './volume-type.view';
 import { volumeDetailView, volumeSummaryView, type ViewContext } from './volume.view';
 
 const P = '0123456789abcdef0123456789abcdef';
 const links: LinkContext = { baseUrl: 'http://h:8776/', projectSegment: P, apiPrefix: 'v3' };
-const ctx = (mv: string, isAdmin: boolean, l: LinkContext = links): ViewContext => ({ mv: parseMicroversion(mv), isAdmin, links: l });
+const ctx = (mv: string, isAdmin: boolean, l: LinkContext = links): ViewContext => ({
+  mv: parseMicroversion(mv),
+  isAdmin,
+  links: l,
+});
 
 const volume: VolumeValue = {
   id: 'v1',
@@ -41,8 +50,24 @@ const volume: VolumeValue = {
   groupId: null,
   consumesQuota: true,
   attachments: [
-    { id: 'a1', volumeId: 'v1', serverId: 'srv', hostName: 'hst', device: '/dev/vdb', attachedAt: new Date('2024-01-02T03:04:05.678Z'), attachStatus: 'attached' },
-    { id: 'a2', volumeId: 'v1', serverId: 'srv2', hostName: null, device: null, attachedAt: null, attachStatus: 'attaching' },
+    {
+      id: 'a1',
+      volumeId: 'v1',
+      serverId: 'srv',
+      hostName: 'hst',
+      device: '/dev/vdb',
+      attachedAt: new Date('2024-01-02T03:04:05.678Z'),
+      attachStatus: 'attached',
+    },
+    {
+      id: 'a2',
+      volumeId: 'v1',
+      serverId: 'srv2',
+      hostName: null,
+      device: null,
+      attachedAt: null,
+      attachStatus: 'attaching',
+    },
   ],
   createdAt: '2024-01-02 03:04:05.123456',
   updatedAt: null,
@@ -71,7 +96,14 @@ describe('timestamps and links', () => {
     ]);
   });
   it('builds next links with every original parameter', () => {
-    expect(nextPageLink(links, 'volumes/detail', { limit: '2', marker: 'old', sort: 'name:asc', status: ['a', 'b'] }, 'last')).toEqual({
+    expect(
+      nextPageLink(
+        links,
+        'volumes/detail',
+        { limit: '2', marker: 'old', sort: 'name:asc', status: ['a', 'b'] },
+        'last',
+      ),
+    ).toEqual({
       rel: 'next',
       href: `http://h:8776/v3/${P}/volumes/detail?limit=2&sort=name%3Aasc&status=a&status=b&marker=last`,
     });
@@ -102,7 +134,15 @@ describe('volume views', () => {
       consistencygroup_id: null,
       multiattach: false,
       attachments: [
-        { id: 'v1', attachment_id: 'a1', volume_id: 'v1', server_id: 'srv', host_name: null, device: '/dev/vdb', attached_at: '2024-01-02T03:04:05.678000' },
+        {
+          id: 'v1',
+          attachment_id: 'a1',
+          volume_id: 'v1',
+          server_id: 'srv',
+          host_name: null,
+          device: '/dev/vdb',
+          attached_at: '2024-01-02T03:04:05.678000',
+        },
       ],
       'os-vol-tenant-attr:tenant_id': P,
     });
@@ -116,7 +156,11 @@ describe('volume views', () => {
     ['3.61', true, ['group_id', 'provider_id', 'shared_targets', 'service_uuid', 'cluster_name']],
     ['3.63', false, ['group_id', 'shared_targets', 'service_uuid', 'volume_type_id']],
     ['3.64', false, ['group_id', 'shared_targets', 'service_uuid', 'volume_type_id', 'encryption_key_id']],
-    ['3.65', false, ['group_id', 'shared_targets', 'service_uuid', 'volume_type_id', 'encryption_key_id', 'consumes_quota']],
+    [
+      '3.65',
+      false,
+      ['group_id', 'shared_targets', 'service_uuid', 'volume_type_id', 'encryption_key_id', 'consumes_quota'],
+    ],
   ])('at %s (admin %p) adds %p', (mv, admin, added) => {
     const base = Object.keys(volumeDetailView(ctx('3.0', admin as boolean), volume, 'create'));
     const keys = Object.keys(volumeDetailView(ctx(mv, admin as boolean), volume, 'create'));
@@ -127,7 +171,9 @@ describe('volume views', () => {
     expect(volumeDetailView(ctx('3.69', false), volume, 'show')['shared_targets']).toBeNull();
   });
   it('hides encryption_key_id for unencrypted volumes', () => {
-    expect(volumeDetailView(ctx('3.71', false), { ...volume, encrypted: false }, 'show')).not.toHaveProperty('encryption_key_id');
+    expect(volumeDetailView(ctx('3.71', false), { ...volume, encrypted: false }, 'show')).not.toHaveProperty(
+      'encryption_key_id',
+    );
   });
   it('adds admin attributes to show views only', () => {
     const show = volumeDetailView(ctx('3.0', true), volume, 'show');
@@ -140,7 +186,11 @@ describe('volume views', () => {
     expect((create['attachments'] as { host_name: string }[])[0]!.host_name).toBe('hst');
   });
   it('renders image metadata when present', () => {
-    expect(volumeDetailView(ctx('3.0', false), { ...volume, imageMetadata: { image_id: 'i' } }, 'list')['volume_image_metadata']).toEqual({ image_id: 'i' });
+    expect(
+      volumeDetailView(ctx('3.0', false), { ...volume, imageMetadata: { image_id: 'i' } }, 'list')[
+        'volume_image_metadata'
+      ],
+    ).toEqual({ image_id: 'i' });
   });
   it('renders the summary view', () => {
     expect(volumeSummaryView(ctx('3.0', false, { ...links, projectSegment: null }), volume)).toEqual({
@@ -183,12 +233,34 @@ describe('volume type views', () => {
     });
   });
   it('renders create and update views with their exact key sets', () => {
-    expect(Object.keys(volumeTypeCreateView(type)).sort()).toEqual(['description', 'extra_specs', 'id', 'is_public', 'name', 'os-volume-type-access:is_public']);
-    expect(Object.keys(volumeTypeUpdateView(type)).sort()).toEqual(['description', 'extra_specs', 'id', 'is_public', 'name']);
+    expect(Object.keys(volumeTypeCreateView(type)).sort()).toEqual([
+      'description',
+      'extra_specs',
+      'id',
+      'is_public',
+      'name',
+      'os-volume-type-access:is_public',
+    ]);
+    expect(Object.keys(volumeTypeUpdateView(type)).sort()).toEqual([
+      'description',
+      'extra_specs',
+      'id',
+      'is_public',
+      'name',
+    ]);
   });
   it('renders the encryption object', () => {
     expect(
-      encryptionView({ encryptionId: 'e', volumeTypeId: 't', provider: 'luks', cipher: null, keySize: 256, controlLocation: 'front-end', createdAt: new Date(0), updatedAt: null }),
+      encryptionView({
+        encryptionId: 'e',
+        volumeTypeId: 't',
+        provider: 'luks',
+        cipher: null,
+        keySize: 256,
+        controlLocation: 'front-end',
+        createdAt: new Date(0),
+        updatedAt: null,
+      }),
     ).toEqual({
       volume_type_id: 't',
       encryption_id: 'e',
@@ -206,18 +278,75 @@ describe('volume type views', () => {
 
 describe('snapshot views', () => {
   const snap: SnapshotValue = {
-    id: 's1', projectId: P, userId: 'u', volumeId: 'v1', name: 's', description: null, size: 1, status: 'available', progress: null,
-    metadata: {}, groupSnapshotId: null, consumesQuota: true, createdAt: new Date(0), updatedAt: null,
+    id: 's1',
+    projectId: P,
+    userId: 'u',
+    volumeId: 'v1',
+    name: 's',
+    description: null,
+    size: 1,
+    status: 'available',
+    progress: null,
+    metadata: {},
+    groupSnapshotId: null,
+    consumesQuota: true,
+    createdAt: new Date(0),
+    updatedAt: null,
   };
   it.each([
-    ['3.0', false, ['id', 'created_at', 'updated_at', 'name', 'description', 'status', 'size', 'volume_id', 'metadata']],
-    ['3.41', false, ['id', 'created_at', 'updated_at', 'name', 'description', 'status', 'size', 'volume_id', 'metadata', 'group_snapshot_id', 'user_id']],
-    ['3.65', true, ['id', 'created_at', 'updated_at', 'name', 'description', 'status', 'size', 'volume_id', 'metadata', 'group_snapshot_id', 'user_id', 'consumes_quota', 'os-extended-snapshot-attributes:project_id', 'os-extended-snapshot-attributes:progress']],
+    [
+      '3.0',
+      false,
+      ['id', 'created_at', 'updated_at', 'name', 'description', 'status', 'size', 'volume_id', 'metadata'],
+    ],
+    [
+      '3.41',
+      false,
+      [
+        'id',
+        'created_at',
+        'updated_at',
+        'name',
+        'description',
+        'status',
+        'size',
+        'volume_id',
+        'metadata',
+        'group_snapshot_id',
+        'user_id',
+      ],
+    ],
+    [
+      '3.65',
+      true,
+      [
+        'id',
+        'created_at',
+        'updated_at',
+        'name',
+        'description',
+        'status',
+        'size',
+        'volume_id',
+        'metadata',
+        'group_snapshot_id',
+        'user_id',
+        'consumes_quota',
+        'os-extended-snapshot-attributes:project_id',
+        'os-extended-snapshot-attributes:progress',
+      ],
+    ],
   ])('at %s (detail %p) has keys %p', (mv, detail, keys) => {
     expect(Object.keys(snapshotView(ctx(mv, false), snap, detail as boolean))).toEqual(keys);
   });
   it('reports progress', () => {
-    expect(snapshotView(ctx('3.0', false), snap, true)['os-extended-snapshot-attributes:progress']).toBe('100%');
-    expect(snapshotView(ctx('3.0', false), { ...snap, status: 'creating' }, true)['os-extended-snapshot-attributes:progress']).toBe('0%');
+    expect(snapshotView(ctx('3.0', false), snap, true)['os-extended-snapshot-attributes:progress']).toBe(
+      '100%',
+    );
+    expect(
+      snapshotView(ctx('3.0', false), { ...snap, status: 'creating' }, true)[
+        'os-extended-snapshot-attributes:progress'
+      ],
+    ).toBe('0%');
   });
 });

@@ -2,10 +2,17 @@ import type { EncryptionValue, VolumeTypeValue } from '../model/resources';
 import { formatTimestamp } from './links';
 
 /** Extra-spec keys every caller may see (BS-7.3.5); the rest are admin-only. */
-export const USER_VISIBLE_EXTRA_SPECS: readonly string[] = ['RESKEY:availability_zones', 'multiattach', 'replication_enabled'];
+export const USER_VISIBLE_EXTRA_SPECS: readonly string[] = [
+  'RESKEY:availability_zones',
+  'multiattach',
+  'replication_enabled',
+];
 
 /** The specs a caller may see. */
-export function visibleExtraSpecs(specs: Readonly<Record<string, string | null>>, isAdmin: boolean): Record<string, string | null> {
+export function visibleExtraSpecs(
+  specs: Readonly<Record<string, string | null>>,
+  isAdmin: boolean,
+): Record<string, string | null> {
   if (isAdmin) return { ...specs };
   const out: Record<string, string | null> = {};
   for (const k of USER_VISIBLE_EXTRA_SPECS) if (k in specs) out[k] = specs[k] ?? null;
@@ -60,4 +67,11 @@ export const encryptionView = (e: EncryptionValue): Record<string, unknown> => (
 });
 
 /** Field names of `GET /types/{id}/encryption/{key}`. */
-export const ENCRYPTION_SPEC_KEYS = ['volume_type_id', 'encryption_id', 'provider', 'cipher', 'key_size', 'control_location'] as const;
+export const ENCRYPTION_SPEC_KEYS = [
+  'volume_type_id',
+  'encryption_id',
+  'provider',
+  'cipher',
+  'key_size',
+  'control_location',
+] as const;

@@ -38,7 +38,11 @@ function attachmentView(ctx: ViewContext, a: AttachmentValue): Record<string, un
 }
 
 /** The volume detail view for microversion `ctx.mv` (BS-7.7.8), admin fields only for admins (BS-2.8). */
-export function volumeDetailView(ctx: ViewContext, v: VolumeValue, kind: VolumeViewKind): Record<string, unknown> {
+export function volumeDetailView(
+  ctx: ViewContext,
+  v: VolumeValue,
+  kind: VolumeViewKind,
+): Record<string, unknown> {
   const metadata: Record<string, string> = { ...v.metadata };
   for (const k of SHOWN_ADMIN_METADATA) {
     const value = v.adminMetadata[k];
@@ -64,19 +68,25 @@ export function volumeDetailView(ctx: ViewContext, v: VolumeValue, kind: VolumeV
     replication_status: v.replicationStatus,
     consistencygroup_id: v.consistencygroupId,
     multiattach: v.multiattach,
-    attachments: v.attachments.filter((a) => a.attachStatus === 'attached').map((a) => attachmentView(ctx, a)),
+    attachments: v.attachments
+      .filter((a) => a.attachStatus === 'attached')
+      .map((a) => attachmentView(ctx, a)),
   };
   if (ctx.isAdmin) out['migration_status'] = v.migrationStatus;
   if (supports(ctx.mv, 'volume.group-id')) out['group_id'] = v.groupId;
   if (supports(ctx.mv, 'volume.provider-id') && ctx.isAdmin) out['provider_id'] = v.providerId;
   if (supports(ctx.mv, 'volume.shared-targets')) {
     // Below 3.69 an unknown (null) shared_targets is shown as true (BS-4.8).
-    out['shared_targets'] = v.sharedTargets === null && !supports(ctx.mv, 'volume.shared-targets-nullable') ? true : v.sharedTargets;
+    out['shared_targets'] =
+      v.sharedTargets === null && !supports(ctx.mv, 'volume.shared-targets-nullable')
+        ? true
+        : v.sharedTargets;
     out['service_uuid'] = v.serviceUuid;
   }
   if (supports(ctx.mv, 'volume.cluster-name') && ctx.isAdmin) out['cluster_name'] = v.clusterName;
   if (supports(ctx.mv, 'volume.volume-type-id')) out['volume_type_id'] = v.volumeTypeId;
-  if (supports(ctx.mv, 'volume.encryption-key-id') && v.encrypted) out['encryption_key_id'] = v.encryptionKeyId;
+  if (supports(ctx.mv, 'volume.encryption-key-id') && v.encrypted)
+    out['encryption_key_id'] = v.encryptionKeyId;
   if (supports(ctx.mv, 'volume.consumes-quota')) out['consumes_quota'] = v.consumesQuota;
   if (kind === 'show' || kind === 'list') {
     out['os-vol-tenant-attr:tenant_id'] = v.projectId;
@@ -119,7 +129,8 @@ export interface VolumeDetailPlan {
 export function volumeDetailPlan(ctx: ViewContext): VolumeDetailPlan {
   const [self, bookmark] = resourceLinks(ctx.links, 'volumes', '');
   const displayedStatus: Record<string, string> = {};
-  for (const s of ['managing', 'error_managing', 'error_managing_deleting'] as const) displayedStatus[s] = displayVolumeStatus(s);
+  for (const s of ['managing', 'error_managing', 'error_managing_deleting'] as const)
+    displayedStatus[s] = displayVolumeStatus(s);
   return {
     isAdmin: ctx.isAdmin,
     groupId: supports(ctx.mv, 'volume.group-id'),

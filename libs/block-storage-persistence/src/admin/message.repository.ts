@@ -1,10 +1,21 @@
 import { randomUUID } from 'node:crypto';
-import { MESSAGE_ACTIONS, MESSAGE_DETAILS, type MessageAction, type MessageDetail, type MessageResourceType } from '@osc/block-storage-domain';
+import {
+  MESSAGE_ACTIONS,
+  MESSAGE_DETAILS,
+  type MessageAction,
+  type MessageDetail,
+  type MessageResourceType,
+} from '@osc/block-storage-domain';
 import { Params, affectedOf, rowsOf, type Queryable } from '../sql';
 
 type Row = Record<string, any>;
 
-export { MESSAGE_ACTIONS, MESSAGE_DETAILS, type MessageAction, type MessageDetail } from '@osc/block-storage-domain';
+export {
+  MESSAGE_ACTIONS,
+  MESSAGE_DETAILS,
+  type MessageAction,
+  type MessageDetail,
+} from '@osc/block-storage-domain';
 
 export interface StoredMessage {
   readonly id: string;

@@ -29,7 +29,9 @@ export class CreateVolumeAttachments1765200000000 implements MigrationInterface 
         "deleted_at" timestamptz,
         CONSTRAINT "PK_volume_attachments" PRIMARY KEY ("id")
       )`);
-    await q.query(`CREATE INDEX IF NOT EXISTS "IDX_volume_attachments_volume" ON "volume_attachments" ("volume_id") WHERE deleted = false`);
+    await q.query(
+      `CREATE INDEX IF NOT EXISTS "IDX_volume_attachments_volume" ON "volume_attachments" ("volume_id") WHERE deleted = false`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

@@ -1,4 +1,10 @@
-import { isUuid, type AttachMode, type AttachmentRecord, type AttachStatus, type Paging } from '@osc/block-storage-domain';
+import {
+  isUuid,
+  type AttachMode,
+  type AttachmentRecord,
+  type AttachStatus,
+  type Paging,
+} from '@osc/block-storage-domain';
 import { afterMarker, orderBy } from '../list-sql';
 import { affectedOf, Params, rowsOf, type Queryable } from '../sql';
 import { wireTime } from '../volume.repository';
@@ -50,7 +56,9 @@ const SORT_COLUMNS: Readonly<Record<string, string>> = {
 const sortExpr = (key: string, alias: string): string => {
   if (key === 'updated_at') return `COALESCE(${alias}."updated_at", ${alias}."created_at")`;
   const col = SORT_COLUMNS[key] ?? 'created_at';
-  return col === 'instance_uuid' || col === 'attached_host' ? `COALESCE(${alias}."${col}", '')` : `${alias}."${col}"`;
+  return col === 'instance_uuid' || col === 'attached_host'
+    ? `COALESCE(${alias}."${col}", '')`
+    : `${alias}."${col}"`;
 };
 
 /** What changes when an attachment is connected, attached or detached. */
@@ -79,21 +87,46 @@ const COLUMN_OF: Readonly<Record<keyof AttachmentChange, string>> = {
 /** Volume attachment rows (Cinder's `volume_attachment`). */
 export class AttachmentRepository {
   /** A live attachment; with `projectId`, only one of that project's volumes (others read as absent). */
-  async findById(db: Queryable, id: string, projectId: string | null, forUpdate = false): Promise<StoredAttachment | null> {
+  async findById(
+    db: Queryable,
+    id: string,
+    projectId: string | null,
+    forUpdate = false,
+  ): Promise<StoredAttachment | null> {
     if (!isUuid(id)) return null;
     const p = new Params();
     const where = [`a.id = ${p.add(id)}::uuid`, 'a.deleted = false', 'v.deleted = false'];
     if (projectId !== null) where.push(`v.project_id = ${p.add(projectId)}`);
-    const rows = rowsOf<Row>(await db.query(`${SELECT} WHERE ${where.join(' AND ')}${forUpdate ? ' FOR UPDATE OF a' : ''}`, p.values));
+    const rows = rowsOf<Row>(
+      await db.query(
+        `${SELECT} WHERE ${where.join(' AND ')}${forUpdate ? ' FOR UPDATE OF a' : ''}`,
+        p.values,
+      ),
+    );
     return rows[0] ? toAttachment(rows[0]) : null;
   }
 
   /** Live attachments of a volume, oldest first. */
   async listOfVolume(db: Queryable, volumeId: string): Promise<StoredAttachment[]> {
-    return rowsOf<Row>(await db.query(`${SELECT} WHERE a.volume_id = $1 AND a.deleted = false ORDER BY a.created_at, a.id`, [volumeId])).map(toAttachment);
+    return rowsOf<Row>(
+      await db.query(`${SELECT} WHERE a.volume_id = $1 AND a.deleted = false ORDER BY a.created_at, a.id`, [
+        volumeId,
+      ]),
+    ).map(toAttachment);
   }
 
-  async insert(db: Queryable, a: { id: string; volumeId: string; volumeHost: string | null; instanceUuid: string | null; attachStatus: AttachStatus; attachMode: AttachMode; now: Date }): Promise<void> {
+  async insert(
+    db: Queryable,
+    a: {
+      id: string;
+      volumeId: string;
+      volumeHost: string | null;
+      instanceUuid: string | null;
+      attachStatus: AttachStatus;
+      attachMode: AttachMode;
+      now: Date;
+    },
+  ): Promise<void> {
     await db.query(
       `INSERT INTO "volume_attachments" (id, volume_id, volume_host, instance_uuid, attach_status, attach_mode, connection_info, created_at)
        VALUES ($1, $2, $3, $4, $5, $6, '{}'::jsonb, $7)`,
@@ -108,10 +141,14 @@ export class AttachmentRepository {
     for (const [key, value] of Object.entries(change) as [keyof AttachmentChange, unknown][]) {
       if (value === undefined) continue;
       const col = COLUMN_OF[key];
-      if (col === 'connector' || col === 'connection_info') sets.push(`"${col}" = ${p.add(value === null ? null : JSON.stringify(value))}::jsonb`);
+      if (col === 'connector' || col === 'connection_info')
+        sets.push(`"${col}" = ${p.add(value === null ? null : JSON.stringify(value))}::jsonb`);
       else sets.push(`"${col}" = ${p.add(value)}`);
     }
-    const r = await db.query(`UPDATE "volume_attachments" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false`, p.values);
+    const r = await db.query(
+      `UPDATE "volume_attachments" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false`,
+      p.values,
+    );
     return affectedOf(r) > 0;
   }
 
@@ -134,14 +171,21 @@ export class AttachmentRepository {
   }
 
   /** `GET /attachments[/detail]`: one project's (or, null, every project's) live attachments of live volumes. */
-  async list(db: Queryable, projectId: string | null, filters: AttachmentFilters, paging: Paging): Promise<StoredAttachment[]> {
+  async list(
+    db: Queryable,
+    projectId: string | null,
+    filters: AttachmentFilters,
+    paging: Paging,
+  ): Promise<StoredAttachment[]> {
     const p = new Params();
     const where = ['a.deleted = false', 'v.deleted = false'];
     if (projectId !== null) where.push(`v.project_id = ${p.add(projectId)}`);
-    if (filters.volumeId !== undefined) where.push(isUuid(filters.volumeId) ? `a.volume_id = ${p.add(filters.volumeId)}::uuid` : 'FALSE');
+    if (filters.volumeId !== undefined)
+      where.push(isUuid(filters.volumeId) ? `a.volume_id = ${p.add(filters.volumeId)}::uuid` : 'FALSE');
     if (filters.instanceUuid !== undefined) where.push(`a.instance_uuid = ${p.add(filters.instanceUuid)}`);
     if (filters.attachStatus !== undefined) where.push(`a.attach_status = ${p.add(filters.attachStatus)}`);
-    if (paging.marker !== null) where.push(afterMarker(paging.sort, sortExpr, 'a', 'volume_attachments', paging.marker, p));
+    if (paging.marker !== null)
+      where.push(afterMarker(paging.sort, sortExpr, 'a', 'volume_attachments', paging.marker, p));
     const sql = `${SELECT} WHERE ${where.join(' AND ')} ORDER BY ${orderBy(paging.sort, sortExpr, 'a')} LIMIT ${p.add(paging.limit)} OFFSET ${p.add(paging.offset)}`;
     return rowsOf<Row>(await db.query(sql, p.values)).map(toAttachment);
   }

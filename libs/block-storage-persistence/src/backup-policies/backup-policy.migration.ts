@@ -33,11 +33,17 @@ export class CreateBackupPolicies1765650000000 implements MigrationInterface {
         CONSTRAINT "CK_backup_policies_target" CHECK (("volume_id" IS NULL) <> ("volume_type_id" IS NULL)),
         CONSTRAINT "CK_backup_policies_retention" CHECK ("retention" >= 1 AND "full_every" >= 0)
       )`);
-    await q.query(`CREATE INDEX "IDX_backup_policies_due" ON "backup_policies" ("next_run_at") WHERE "enabled" = true`);
-    await q.query(`CREATE INDEX "IDX_backup_policies_project_list" ON "backup_policies" ("project_id", "created_at", "id")`);
+    await q.query(
+      `CREATE INDEX "IDX_backup_policies_due" ON "backup_policies" ("next_run_at") WHERE "enabled" = true`,
+    );
+    await q.query(
+      `CREATE INDEX "IDX_backup_policies_project_list" ON "backup_policies" ("project_id", "created_at", "id")`,
+    );
     await q.query(`CREATE INDEX "IDX_backup_policies_list" ON "backup_policies" ("created_at", "id")`);
     await q.query(`ALTER TABLE "backups" ADD COLUMN IF NOT EXISTS "backup_policy_id" uuid`);
-    await q.query(`CREATE INDEX "IDX_backups_policy" ON "backups" ("backup_policy_id", "volume_id") WHERE "deleted" = false AND "backup_policy_id" IS NOT NULL`);
+    await q.query(
+      `CREATE INDEX "IDX_backups_policy" ON "backups" ("backup_policy_id", "volume_id") WHERE "deleted" = false AND "backup_policy_id" IS NOT NULL`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

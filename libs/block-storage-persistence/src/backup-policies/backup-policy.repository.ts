@@ -81,12 +81,31 @@ const CHANGE_COLUMNS: Readonly<Record<keyof BackupPolicyChanges, string>> = {
  * delete commits or never (as for workflow cron triggers).
  */
 export class BackupPolicyRepository {
-  async insert(db: Queryable, p: Omit<StoredBackupPolicy, 'createdAt' | 'updatedAt' | 'lastRunAt'>, now: Date): Promise<void> {
+  async insert(
+    db: Queryable,
+    p: Omit<StoredBackupPolicy, 'createdAt' | 'updatedAt' | 'lastRunAt'>,
+    now: Date,
+  ): Promise<void> {
     await db.query(
       `INSERT INTO "backup_policies" ("id","project_id","user_id","name","description","volume_id","volume_type_id","schedule",
         "retention","full_every","skip_unchanged","enabled","next_run_at","created_at")
        VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14)`,
-      [p.id, p.projectId, p.userId, p.name, p.description, p.volumeId, p.volumeTypeId, p.schedule, p.retention, p.fullEvery, p.skipUnchanged, p.enabled, p.nextRunAt, now],
+      [
+        p.id,
+        p.projectId,
+        p.userId,
+        p.name,
+        p.description,
+        p.volumeId,
+        p.volumeTypeId,
+        p.schedule,
+        p.retention,
+        p.fullEvery,
+        p.skipUnchanged,
+        p.enabled,
+        p.nextRunAt,
+        now,
+      ],
     );
   }
 
@@ -103,13 +122,25 @@ export class BackupPolicyRepository {
    * Newest first, a page of `limit` after `marker` (a policy id of the previous page); `projectId`
    * null lists every project's (an admin's all_tenants).
    */
-  async list(db: Queryable, projectId: string | null, limit: number, marker: StoredBackupPolicy | null): Promise<StoredBackupPolicy[]> {
+  async list(
+    db: Queryable,
+    projectId: string | null,
+    limit: number,
+    marker: StoredBackupPolicy | null,
+  ): Promise<StoredBackupPolicy[]> {
     const p = new Params();
     const where = [projectId === null ? 'TRUE' : `p.project_id = ${p.add(projectId)}`];
     if (marker !== null) {
-      where.push(`(p.created_at, p.id) < ((SELECT created_at FROM "backup_policies" WHERE id = ${p.add(marker.id)}::uuid), ${p.add(marker.id)}::uuid)`);
+      where.push(
+        `(p.created_at, p.id) < ((SELECT created_at FROM "backup_policies" WHERE id = ${p.add(marker.id)}::uuid), ${p.add(marker.id)}::uuid)`,
+      );
     }
-    const rows = rowsOf<Row>(await db.query(`${SELECT} WHERE ${where.join(' AND ')} ORDER BY p.created_at DESC, p.id DESC LIMIT ${p.add(limit)}`, p.values));
+    const rows = rowsOf<Row>(
+      await db.query(
+        `${SELECT} WHERE ${where.join(' AND ')} ORDER BY p.created_at DESC, p.id DESC LIMIT ${p.add(limit)}`,
+        p.values,
+      ),
+    );
     return rows.map(toPolicy);
   }
 
@@ -120,7 +151,14 @@ export class BackupPolicyRepository {
     for (const [key, column] of Object.entries(CHANGE_COLUMNS) as [keyof BackupPolicyChanges, string][]) {
       if (changes[key] !== undefined) sets.push(`"${column}" = ${p.add(changes[key])}`);
     }
-    return affectedOf(await db.query(`UPDATE "backup_policies" SET ${sets.join(', ')} WHERE "id" = ${p.add(id)}::uuid`, p.values)) > 0;
+    return (
+      affectedOf(
+        await db.query(
+          `UPDATE "backup_policies" SET ${sets.join(', ')} WHERE "id" = ${p.add(id)}::uuid`,
+          p.values,
+        ),
+      ) > 0
+    );
   }
 
   /** Deletes the row (waiting for a firing that holds it); false when it was already gone. */
@@ -145,17 +183,26 @@ export class BackupPolicyRepository {
 
   /** Claims one policy (retention passes); null when another replica holds it or it is gone. */
   async claim(db: Queryable, id: string): Promise<StoredBackupPolicy | null> {
-    const rows = rowsOf<Row>(await db.query(`${SELECT} WHERE p.id = $1::uuid FOR UPDATE OF p SKIP LOCKED`, [id]));
+    const rows = rowsOf<Row>(
+      await db.query(`${SELECT} WHERE p.id = $1::uuid FOR UPDATE OF p SKIP LOCKED`, [id]),
+    );
     return rows[0] ? toPolicy(rows[0]) : null;
   }
 
   async advance(db: Queryable, id: string, nextRunAt: Date, ranAt: Date): Promise<void> {
-    await db.query(`UPDATE "backup_policies" SET "next_run_at" = $2, "last_run_at" = $3 WHERE "id" = $1::uuid`, [id, nextRunAt, ranAt]);
+    await db.query(
+      `UPDATE "backup_policies" SET "next_run_at" = $2, "last_run_at" = $3 WHERE "id" = $1::uuid`,
+      [id, nextRunAt, ranAt],
+    );
   }
 
   /** The earliest next run of any enabled policy (the scheduler sleeps until then), or null. */
   async earliestDue(db: Queryable): Promise<Date | null> {
-    const rows = rowsOf<Row>(await db.query(`SELECT "next_run_at" FROM "backup_policies" WHERE "enabled" = true ORDER BY "next_run_at" LIMIT 1`));
+    const rows = rowsOf<Row>(
+      await db.query(
+        `SELECT "next_run_at" FROM "backup_policies" WHERE "enabled" = true ORDER BY "next_run_at" LIMIT 1`,
+      ),
+    );
     return rows[0] ? date(rows[0]['next_run_at']) : null;
   }
 
@@ -163,12 +210,17 @@ export class BackupPolicyRepository {
   async targetVolumeIds(db: Queryable, policy: StoredBackupPolicy): Promise<string[]> {
     const rows =
       policy.volumeId !== null
-        ? rowsOf<Row>(await db.query(`SELECT id FROM "volumes" WHERE id = $1::uuid AND deleted = false AND project_id = $2`, [policy.volumeId, policy.projectId]))
+        ? rowsOf<Row>(
+            await db.query(
+              `SELECT id FROM "volumes" WHERE id = $1::uuid AND deleted = false AND project_id = $2`,
+              [policy.volumeId, policy.projectId],
+            ),
+          )
         : rowsOf<Row>(
-            await db.query(`SELECT id FROM "volumes" WHERE volume_type_id = $1::uuid AND deleted = false AND project_id = $2 ORDER BY created_at, id`, [
-              policy.volumeTypeId,
-              policy.projectId,
-            ]),
+            await db.query(
+              `SELECT id FROM "volumes" WHERE volume_type_id = $1::uuid AND deleted = false AND project_id = $2 ORDER BY created_at, id`,
+              [policy.volumeTypeId, policy.projectId],
+            ),
           );
     return rows.map((r) => String(r['id']));
   }
@@ -218,7 +270,10 @@ export class BackupPolicyRepository {
 
   /** Marks a backup as made by the policy (in the transaction that inserted it). */
   async markPolicyBackup(db: Queryable, backupId: string, policyId: string): Promise<void> {
-    await db.query(`UPDATE "backups" SET "backup_policy_id" = $2::uuid WHERE "id" = $1::uuid`, [backupId, policyId]);
+    await db.query(`UPDATE "backups" SET "backup_policy_id" = $2::uuid WHERE "id" = $1::uuid`, [
+      backupId,
+      policyId,
+    ]);
   }
 
   /**
@@ -241,7 +296,10 @@ export class BackupPolicyRepository {
       ),
     );
     if (done > 0) {
-      await db.query(`UPDATE "backups" SET "num_dependent_backups" = GREATEST("num_dependent_backups" - 1, 0) WHERE "id" = $1::uuid`, [from.parentId]);
+      await db.query(
+        `UPDATE "backups" SET "num_dependent_backups" = GREATEST("num_dependent_backups" - 1, 0) WHERE "id" = $1::uuid`,
+        [from.parentId],
+      );
     }
     return done > 0;
   }

@@ -3,4 +3,6 @@ import { CreateBackupPolicies1765650000000 } from './backup-policy.migration';
 export * from './backup-policy.repository';
 
 // Backup policies (ours): migrations (registered in blockStorageMigrations).
-export const backupPolicyMigrations: (new (...args: never[]) => unknown)[] = [CreateBackupPolicies1765650000000];
+export const backupPolicyMigrations: (new (...args: never[]) => unknown)[] = [
+  CreateBackupPolicies1765650000000,
+];

@@ -31,10 +31,20 @@ export interface BackupCreateJobItem {
 }
 
 /** The backup create job of `backupId` on `backend`'s backup queue (one per backup: the id deduplicates). */
-export const backupCreateJobItem = (backend: string, backupId: string, volumeId: string): BackupCreateJobItem => ({
+export const backupCreateJobItem = (
+  backend: string,
+  backupId: string,
+  volumeId: string,
+): BackupCreateJobItem => ({
   destination: 'jobs',
   queue: backupJobQueue(backend),
-  job: { id: `backup-create-${backupId}`, name: BACKUP_CREATE_JOB, data: { backupId }, attempts: 3, backoff: { type: 'exponential', delayMs: 500 } },
+  job: {
+    id: `backup-create-${backupId}`,
+    name: BACKUP_CREATE_JOB,
+    data: { backupId },
+    attempts: 3,
+    backoff: { type: 'exponential', delayMs: 500 },
+  },
   partitionKey: volumeId,
 });
 
@@ -52,10 +62,19 @@ export async function startBackup(
   now: Date,
 ): Promise<BackupCreateJobItem> {
   if (backup.snapshotId !== null) {
-    if (!(await new SnapshotRepository().transition(em, backup.snapshotId, SNAPSHOT_OPERATIONS.backup, now))) {
+    if (
+      !(await new SnapshotRepository().transition(em, backup.snapshotId, SNAPSHOT_OPERATIONS.backup, now))
+    ) {
       throw new InvalidStateError(refusalOf(SNAPSHOT_OPERATIONS.backup, { id: backup.snapshotId }));
     }
-  } else if (!(await new VolumeRepository().transition(em, backup.volumeId, fromStatus<VolumeStatus>(volume.operation, volume.status), now))) {
+  } else if (
+    !(await new VolumeRepository().transition(
+      em,
+      backup.volumeId,
+      fromStatus<VolumeStatus>(volume.operation, volume.status),
+      now,
+    ))
+  ) {
     throw new InvalidStateError(refusalOf(volume.operation, { id: backup.volumeId, status: volume.status }));
   }
   await new QuotaRepository().reserve(em, {
@@ -75,7 +94,13 @@ export async function startBackup(
 export const backupDeleteJobItem = (backend: string, backupId: string): BackupCreateJobItem => ({
   destination: 'jobs',
   queue: backupJobQueue(backend),
-  job: { id: `backup-delete-${backupId}`, name: BACKUP_DELETE_JOB, data: { backupId }, attempts: 3, backoff: { type: 'exponential', delayMs: 500 } },
+  job: {
+    id: `backup-delete-${backupId}`,
+    name: BACKUP_DELETE_JOB,
+    data: { backupId },
+    attempts: 3,
+    backoff: { type: 'exponential', delayMs: 500 },
+  },
   partitionKey: backupId,
 });
 
@@ -84,7 +109,11 @@ export const backupDeleteJobItem = (backend: string, backupId: string): BackupCr
  * incrementals depend on it or when it is not `available`/`error`; else `deleting` by compare-and-set
  * and the worker's delete job returned for the outbox.
  */
-export async function startBackupDelete(em: Queryable, b: StoredBackup, now: Date): Promise<BackupCreateJobItem | null> {
+export async function startBackupDelete(
+  em: Queryable,
+  b: StoredBackup,
+  now: Date,
+): Promise<BackupCreateJobItem | null> {
   if (b.numDependentBackups > 0 || b.host === null) return null;
   if (!(await new BackupRepository().transition(em, b.id, BACKUP_OPERATIONS.delete, now))) return null;
   return backupDeleteJobItem(b.host, b.id);

@@ -1,4 +1,10 @@
-import { isUuid, type BackupStatus, type BackupValue, type Paging, type StatusOperation } from '@osc/block-storage-domain';
+import {
+  isUuid,
+  type BackupStatus,
+  type BackupValue,
+  type Paging,
+  type StatusOperation,
+} from '@osc/block-storage-domain';
 import { afterMarker, orderBy } from '../list-sql';
 import { affectedOf, Params, rowsOf, type Queryable, UUID_COLUMNS, uuidColumnEquals } from '../sql';
 import { recordStatusChange } from '../story/status-story';
@@ -75,7 +81,16 @@ const sortExpr = (key: string, alias: string): string => {
 const STORY_COLUMNS = 'project_id, volume_id, snapshot_id, restore_volume_id';
 const storyIds =
   (id: string) =>
-  (row: Row): { resource: 'backup'; backupId: string; volumeId: string; snapshotId: string | null; restoreVolumeId: string | null; projectId: string } => ({
+  (
+    row: Row,
+  ): {
+    resource: 'backup';
+    backupId: string;
+    volumeId: string;
+    snapshotId: string | null;
+    restoreVolumeId: string | null;
+    projectId: string;
+  } => ({
     resource: 'backup',
     backupId: id,
     volumeId: row['volume_id'],
@@ -144,7 +159,15 @@ export class BackupRepository {
         b.updatedAt,
       ],
     );
-    recordStatusChange(db, { resource: 'backup', backupId: b.id, volumeId: b.volumeId, snapshotId: b.snapshotId, projectId: b.projectId, status: b.status, previousStatus: null });
+    recordStatusChange(db, {
+      resource: 'backup',
+      backupId: b.id,
+      volumeId: b.volumeId,
+      snapshotId: b.snapshotId,
+      projectId: b.projectId,
+      status: b.status,
+      previousStatus: null,
+    });
   }
 
   /** Removes a soft-deleted row so an import can revive its id (BS-7.9.9). */
@@ -267,7 +290,13 @@ export class BackupRepository {
    * it moves) and stores `percent` while the backup is still in `status`. False when the backup
    * left that status or is gone: the job was cancelled or ended by someone else.
    */
-  async reportProgress(db: Queryable, id: string, status: BackupStatus, now: Date, percent: number): Promise<boolean> {
+  async reportProgress(
+    db: Queryable,
+    id: string,
+    status: BackupStatus,
+    now: Date,
+    percent: number,
+  ): Promise<boolean> {
     const r = await db.query(
       `UPDATE "backups" SET updated_at = $1, progress = $4 WHERE id = $2 AND deleted = false AND status = $3`,
       [now, id, status, Math.max(0, Math.min(100, Math.floor(percent)))],

@@ -10,7 +10,8 @@ export class VolumeTransferEntity {
   @Column({ name: 'crypt_hash', type: 'varchar', length: 255 }) cryptHash!: string;
   @Column({ name: 'no_snapshots', type: 'boolean', default: false }) noSnapshots!: boolean;
   @Column({ name: 'source_project_id', type: 'varchar', length: 255 }) sourceProjectId!: string;
-  @Column({ name: 'destination_project_id', type: 'varchar', length: 255, nullable: true }) destinationProjectId!: string | null;
+  @Column({ name: 'destination_project_id', type: 'varchar', length: 255, nullable: true })
+  destinationProjectId!: string | null;
   @Column({ type: 'boolean', default: false }) accepted!: boolean;
   @Column({ name: 'created_at', type: 'timestamptz' }) createdAt!: Date;
   @Column({ name: 'updated_at', type: 'timestamptz', nullable: true }) updatedAt!: Date | null;
@@ -43,7 +44,8 @@ export class GroupEntity {
   @Column({ name: 'project_id', type: 'varchar', length: 255 }) projectId!: string;
   @Column({ name: 'user_id', type: 'varchar', length: 255, nullable: true }) userId!: string | null;
   @Column({ name: 'display_name', type: 'varchar', length: 255, nullable: true }) displayName!: string | null;
-  @Column({ name: 'display_description', type: 'varchar', length: 255, nullable: true }) displayDescription!: string | null;
+  @Column({ name: 'display_description', type: 'varchar', length: 255, nullable: true }) displayDescription!:
+    string | null;
   @Column({ name: 'availability_zone', type: 'varchar', length: 255 }) availabilityZone!: string;
   @Column({ type: 'varchar', length: 255, nullable: true }) host!: string | null;
   @Column({ type: 'varchar', length: 32 }) status!: string;
@@ -51,7 +53,8 @@ export class GroupEntity {
   @Column({ name: 'group_type_id', type: 'uuid' }) groupTypeId!: string;
   @Column({ name: 'group_snapshot_id', type: 'uuid', nullable: true }) groupSnapshotId!: string | null;
   @Column({ name: 'source_group_id', type: 'uuid', nullable: true }) sourceGroupId!: string | null;
-  @Column({ name: 'replication_status', type: 'varchar', length: 255, nullable: true }) replicationStatus!: string | null;
+  @Column({ name: 'replication_status', type: 'varchar', length: 255, nullable: true }) replicationStatus!:
+    string | null;
   @Column({ name: 'created_at', type: 'timestamptz' }) createdAt!: Date;
   @Column({ name: 'updated_at', type: 'timestamptz', nullable: true }) updatedAt!: Date | null;
   @Column({ type: 'boolean', default: false }) deleted!: boolean;
@@ -73,7 +76,8 @@ export class GroupSnapshotEntity {
   @Column({ name: 'group_id', type: 'uuid' }) groupId!: string;
   @Column({ name: 'group_type_id', type: 'uuid' }) groupTypeId!: string;
   @Column({ name: 'display_name', type: 'varchar', length: 255, nullable: true }) displayName!: string | null;
-  @Column({ name: 'display_description', type: 'varchar', length: 255, nullable: true }) displayDescription!: string | null;
+  @Column({ name: 'display_description', type: 'varchar', length: 255, nullable: true }) displayDescription!:
+    string | null;
   @Column({ type: 'varchar', length: 32 }) status!: string;
   @Column({ type: 'boolean', default: false }) pending!: boolean;
   @Column({ name: 'created_at', type: 'timestamptz' }) createdAt!: Date;

@@ -31,8 +31,12 @@ export class CreateGroupsAndTransfers1764400000000 implements MigrationInterface
         "deleted_at" timestamptz,
         CONSTRAINT "PK_volume_transfers" PRIMARY KEY ("id")
       )`);
-    await q.query(`CREATE INDEX "IDX_volume_transfers_project" ON "volume_transfers" ("source_project_id", "deleted", "created_at", "id")`);
-    await q.query(`CREATE UNIQUE INDEX "UQ_volume_transfers_volume" ON "volume_transfers" ("volume_id") WHERE "deleted" = false`);
+    await q.query(
+      `CREATE INDEX "IDX_volume_transfers_project" ON "volume_transfers" ("source_project_id", "deleted", "created_at", "id")`,
+    );
+    await q.query(
+      `CREATE UNIQUE INDEX "UQ_volume_transfers_volume" ON "volume_transfers" ("volume_id") WHERE "deleted" = false`,
+    );
     await q.query(`
       CREATE TABLE "group_types" (
         "id" uuid NOT NULL,
@@ -45,7 +49,9 @@ export class CreateGroupsAndTransfers1764400000000 implements MigrationInterface
         "deleted_at" timestamptz,
         CONSTRAINT "PK_group_types" PRIMARY KEY ("id")
       )`);
-    await q.query(`CREATE UNIQUE INDEX "UQ_group_types_name" ON "group_types" ("name") WHERE "deleted" = false`);
+    await q.query(
+      `CREATE UNIQUE INDEX "UQ_group_types_name" ON "group_types" ("name") WHERE "deleted" = false`,
+    );
     await q.query(`
       CREATE TABLE "group_type_specs" (
         "group_type_id" uuid NOT NULL,
@@ -75,7 +81,9 @@ export class CreateGroupsAndTransfers1764400000000 implements MigrationInterface
         "deleted_at" timestamptz,
         CONSTRAINT "PK_groups" PRIMARY KEY ("id")
       )`);
-    await q.query(`CREATE INDEX "IDX_groups_project_created" ON "groups" ("project_id", "deleted", "created_at", "id")`);
+    await q.query(
+      `CREATE INDEX "IDX_groups_project_created" ON "groups" ("project_id", "deleted", "created_at", "id")`,
+    );
     await q.query(`CREATE INDEX "IDX_groups_type" ON "groups" ("group_type_id") WHERE "deleted" = false`);
     await q.query(`
       CREATE TABLE "group_volume_types" (
@@ -103,21 +111,37 @@ export class CreateGroupsAndTransfers1764400000000 implements MigrationInterface
         "deleted_at" timestamptz,
         CONSTRAINT "PK_group_snapshots" PRIMARY KEY ("id")
       )`);
-    await q.query(`CREATE INDEX "IDX_group_snapshots_project_created" ON "group_snapshots" ("project_id", "deleted", "created_at", "id")`);
-    await q.query(`CREATE INDEX "IDX_group_snapshots_group" ON "group_snapshots" ("group_id") WHERE "deleted" = false`);
+    await q.query(
+      `CREATE INDEX "IDX_group_snapshots_project_created" ON "group_snapshots" ("project_id", "deleted", "created_at", "id")`,
+    );
+    await q.query(
+      `CREATE INDEX "IDX_group_snapshots_group" ON "group_snapshots" ("group_id") WHERE "deleted" = false`,
+    );
     await q.query(`CREATE INDEX "IDX_volumes_group" ON "volumes" ("group_id") WHERE "deleted" = false`);
-    await q.query(`CREATE INDEX "IDX_snapshots_group_snapshot" ON "snapshots" ("group_snapshot_id") WHERE "deleted" = false`);
-    await q.query(`INSERT INTO "group_types" ("id", "name", "description", "is_public", "created_at") VALUES ($1, $2, 'Default group type for migrating cgsnapshot', true, now())`, [
-      CG_GROUP_TYPE_ID,
-      CG_GROUP_TYPE_NAME,
-    ]);
-    await q.query(`INSERT INTO "group_type_specs" ("group_type_id", "key", "value") VALUES ($1, 'consistent_group_snapshot_enabled', '<is> True')`, [CG_GROUP_TYPE_ID]);
+    await q.query(
+      `CREATE INDEX "IDX_snapshots_group_snapshot" ON "snapshots" ("group_snapshot_id") WHERE "deleted" = false`,
+    );
+    await q.query(
+      `INSERT INTO "group_types" ("id", "name", "description", "is_public", "created_at") VALUES ($1, $2, 'Default group type for migrating cgsnapshot', true, now())`,
+      [CG_GROUP_TYPE_ID, CG_GROUP_TYPE_NAME],
+    );
+    await q.query(
+      `INSERT INTO "group_type_specs" ("group_type_id", "key", "value") VALUES ($1, 'consistent_group_snapshot_enabled', '<is> True')`,
+      [CG_GROUP_TYPE_ID],
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {
     await q.query(`DROP INDEX "IDX_snapshots_group_snapshot"`);
     await q.query(`DROP INDEX "IDX_volumes_group"`);
-    for (const t of ['group_snapshots', 'group_volume_types', 'groups', 'group_type_specs', 'group_types', 'volume_transfers']) {
+    for (const t of [
+      'group_snapshots',
+      'group_volume_types',
+      'groups',
+      'group_type_specs',
+      'group_types',
+      'volume_transfers',
+    ]) {
       await q.query(`DROP TABLE "${t}"`);
     }
   }

@@ -1,4 +1,12 @@
-import type { GroupSnapshotStatus, GroupSnapshotValue, GroupStatus, GroupTypeValue, GroupValue, StatusOperation, TransferValue } from '@osc/block-storage-domain';
+import type {
+  GroupSnapshotStatus,
+  GroupSnapshotValue,
+  GroupStatus,
+  GroupTypeValue,
+  GroupValue,
+  StatusOperation,
+  TransferValue,
+} from '@osc/block-storage-domain';
 import { affectedOf, Params, rowsOf, type Queryable } from '../sql';
 import { wireTime } from '../volume.repository';
 
@@ -20,15 +28,31 @@ export interface SimplePage {
   readonly sortKey?: string | undefined;
 }
 
-const pageSql = (alias: string, table: string, page: SimplePage, p: Params): { where: string[]; tail: string } => {
+const pageSql = (
+  alias: string,
+  table: string,
+  page: SimplePage,
+  p: Params,
+): { where: string[]; tail: string } => {
   const dir = page.desc ? 'DESC' : 'ASC';
-  const cols = (a: string): string[] => [...(page.sortKey ? [`COALESCE(${a}."${page.sortKey}"::text, '')`] : []), `${a}.created_at`, `${a}.id`];
+  const cols = (a: string): string[] => [
+    ...(page.sortKey ? [`COALESCE(${a}."${page.sortKey}"::text, '')`] : []),
+    `${a}.created_at`,
+    `${a}.id`,
+  ];
   const where: string[] = [];
   if (page.marker !== null) {
     const m = p.add(page.marker);
-    where.push(`(${cols(alias).join(', ')}) ${page.desc ? '<' : '>'} (SELECT ${cols('mk').join(', ')} FROM "${table}" mk WHERE mk.id = ${m}::uuid)`);
+    where.push(
+      `(${cols(alias).join(', ')}) ${page.desc ? '<' : '>'} (SELECT ${cols('mk').join(', ')} FROM "${table}" mk WHERE mk.id = ${m}::uuid)`,
+    );
   }
-  return { where, tail: `ORDER BY ${cols(alias).map((c) => `${c} ${dir}`).join(', ')} LIMIT ${p.add(page.limit)} OFFSET ${p.add(page.offset)}` };
+  return {
+    where,
+    tail: `ORDER BY ${cols(alias)
+      .map((c) => `${c} ${dir}`)
+      .join(', ')} LIMIT ${p.add(page.limit)} OFFSET ${p.add(page.offset)}`,
+  };
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -52,11 +76,21 @@ const TRANSFER_SELECT = `SELECT t.id, t.volume_id, t.display_name, t.salt, t.cry
 /** Volume transfers (BS-7.10): open transfers are `deleted = false`. */
 export class TransferRepository {
   /** An open transfer; `projectId` limits it to transfers of that project's volumes. */
-  async findById(db: Queryable, id: string, projectId: string | null, forUpdate = false): Promise<TransferValue | null> {
+  async findById(
+    db: Queryable,
+    id: string,
+    projectId: string | null,
+    forUpdate = false,
+  ): Promise<TransferValue | null> {
     const p = new Params();
     const where = [`t.id = ${p.add(id)}::uuid`, 't.deleted = false'];
     if (projectId !== null) where.push(`t.source_project_id = ${p.add(projectId)}`);
-    const r = first(await db.query(`${TRANSFER_SELECT} WHERE ${where.join(' AND ')}${forUpdate ? ' FOR UPDATE OF t' : ''}`, p.values));
+    const r = first(
+      await db.query(
+        `${TRANSFER_SELECT} WHERE ${where.join(' AND ')}${forUpdate ? ' FOR UPDATE OF t' : ''}`,
+        p.values,
+      ),
+    );
     return r ? toTransfer(r) : null;
   }
 
@@ -73,7 +107,9 @@ export class TransferRepository {
     const where = ['t.deleted = false'];
     if (projectId !== null) where.push(`t.source_project_id = ${p.add(projectId)}`);
     const { where: w, tail } = pageSql('t', 'volume_transfers', page, p);
-    return rowsOf<Row>(await db.query(`${TRANSFER_SELECT} WHERE ${[...where, ...w].join(' AND ')} ${tail}`, p.values)).map(toTransfer);
+    return rowsOf<Row>(
+      await db.query(`${TRANSFER_SELECT} WHERE ${[...where, ...w].join(' AND ')} ${tail}`, p.values),
+    ).map(toTransfer);
   }
 
   /** Closes an open transfer (delete, or accept with the recipient); false when it was already closed. */
@@ -103,46 +139,94 @@ const GROUP_TYPE_SELECT = `SELECT gt.id, gt.name, gt.description, gt.is_public,
 
 export class GroupTypeRepository {
   async find(db: Queryable, idOrName: string, byName: boolean): Promise<GroupTypeValue | null> {
-    const r = first(await db.query(`${GROUP_TYPE_SELECT} WHERE gt.deleted = false AND ${byName ? 'gt.name = $1' : 'gt.id = $1::uuid'}`, [idOrName]));
+    const r = first(
+      await db.query(
+        `${GROUP_TYPE_SELECT} WHERE gt.deleted = false AND ${byName ? 'gt.name = $1' : 'gt.id = $1::uuid'}`,
+        [idOrName],
+      ),
+    );
     return r ? toGroupType(r) : null;
   }
 
-  async list(db: Queryable, includePrivate: boolean, page: SimplePage, isPublic: boolean | null): Promise<GroupTypeValue[]> {
+  async list(
+    db: Queryable,
+    includePrivate: boolean,
+    page: SimplePage,
+    isPublic: boolean | null,
+  ): Promise<GroupTypeValue[]> {
     const p = new Params();
     const where = ['gt.deleted = false'];
     if (!includePrivate) where.push('gt.is_public = true');
     else if (isPublic !== null) where.push(`gt.is_public = ${p.add(isPublic)}`);
     const { where: w, tail } = pageSql('gt', 'group_types', page, p);
-    return rowsOf<Row>(await db.query(`${GROUP_TYPE_SELECT} WHERE ${[...where, ...w].join(' AND ')} ${tail}`, p.values)).map(toGroupType);
+    return rowsOf<Row>(
+      await db.query(`${GROUP_TYPE_SELECT} WHERE ${[...where, ...w].join(' AND ')} ${tail}`, p.values),
+    ).map(toGroupType);
   }
 
   async insert(db: Queryable, t: GroupTypeValue, now: Date): Promise<void> {
-    await db.query(`INSERT INTO "group_types" ("id","name","description","is_public","created_at") VALUES ($1,$2,$3,$4,$5)`, [t.id, t.name, t.description, t.isPublic, now]);
+    await db.query(
+      `INSERT INTO "group_types" ("id","name","description","is_public","created_at") VALUES ($1,$2,$3,$4,$5)`,
+      [t.id, t.name, t.description, t.isPublic, now],
+    );
     await this.setSpecs(db, t.id, t.groupSpecs);
   }
 
-  async update(db: Queryable, id: string, set: Readonly<Record<string, unknown>>, now: Date): Promise<boolean> {
+  async update(
+    db: Queryable,
+    id: string,
+    set: Readonly<Record<string, unknown>>,
+    now: Date,
+  ): Promise<boolean> {
     const p = new Params();
-    const sets = [`updated_at = ${p.add(now)}`, ...Object.entries(set).map(([c, v]) => `"${c}" = ${p.add(v)}`)];
-    return affectedOf(await db.query(`UPDATE "group_types" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false`, p.values)) > 0;
+    const sets = [
+      `updated_at = ${p.add(now)}`,
+      ...Object.entries(set).map(([c, v]) => `"${c}" = ${p.add(v)}`),
+    ];
+    return (
+      affectedOf(
+        await db.query(
+          `UPDATE "group_types" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false`,
+          p.values,
+        ),
+      ) > 0
+    );
   }
 
   async softDelete(db: Queryable, id: string, now: Date): Promise<boolean> {
-    return affectedOf(await db.query(`UPDATE "group_types" SET deleted = true, deleted_at = $1 WHERE id = $2 AND deleted = false`, [now, id])) > 0;
+    return (
+      affectedOf(
+        await db.query(
+          `UPDATE "group_types" SET deleted = true, deleted_at = $1 WHERE id = $2 AND deleted = false`,
+          [now, id],
+        ),
+      ) > 0
+    );
   }
 
   async inUse(db: Queryable, id: string): Promise<boolean> {
-    return rowsOf(await db.query(`SELECT 1 FROM "groups" WHERE group_type_id = $1 AND deleted = false LIMIT 1`, [id])).length > 0;
+    return (
+      rowsOf(
+        await db.query(`SELECT 1 FROM "groups" WHERE group_type_id = $1 AND deleted = false LIMIT 1`, [id]),
+      ).length > 0
+    );
   }
 
   async setSpecs(db: Queryable, id: string, specs: Readonly<Record<string, string | null>>): Promise<void> {
     for (const [k, v] of Object.entries(specs)) {
-      await db.query(`INSERT INTO "group_type_specs" ("group_type_id","key","value") VALUES ($1,$2,$3) ON CONFLICT ("group_type_id","key") DO UPDATE SET value = EXCLUDED.value`, [id, k, v]);
+      await db.query(
+        `INSERT INTO "group_type_specs" ("group_type_id","key","value") VALUES ($1,$2,$3) ON CONFLICT ("group_type_id","key") DO UPDATE SET value = EXCLUDED.value`,
+        [id, k, v],
+      );
     }
   }
 
   async deleteSpec(db: Queryable, id: string, key: string): Promise<boolean> {
-    return affectedOf(await db.query(`DELETE FROM "group_type_specs" WHERE group_type_id = $1 AND key = $2`, [id, key])) > 0;
+    return (
+      affectedOf(
+        await db.query(`DELETE FROM "group_type_specs" WHERE group_type_id = $1 AND key = $2`, [id, key]),
+      ) > 0
+    );
   }
 }
 
@@ -184,11 +268,21 @@ export interface GroupMember {
 }
 
 export class GroupRepository {
-  async findById(db: Queryable, id: string, projectId: string | null, forUpdate = false): Promise<GroupValue | null> {
+  async findById(
+    db: Queryable,
+    id: string,
+    projectId: string | null,
+    forUpdate = false,
+  ): Promise<GroupValue | null> {
     const p = new Params();
     const where = [`g.id = ${p.add(id)}::uuid`, 'g.deleted = false'];
     if (projectId !== null) where.push(`g.project_id = ${p.add(projectId)}`);
-    const r = first(await db.query(`${GROUP_SELECT} WHERE ${where.join(' AND ')}${forUpdate ? ' FOR UPDATE OF g' : ''}`, p.values));
+    const r = first(
+      await db.query(
+        `${GROUP_SELECT} WHERE ${where.join(' AND ')}${forUpdate ? ' FOR UPDATE OF g' : ''}`,
+        p.values,
+      ),
+    );
     return r ? toGroup(r) : null;
   }
 
@@ -197,7 +291,9 @@ export class GroupRepository {
     const where = ['g.deleted = false'];
     if (projectId !== null) where.push(`g.project_id = ${p.add(projectId)}`);
     const { where: w, tail } = pageSql('g', 'groups', page, p);
-    return rowsOf<Row>(await db.query(`${GROUP_SELECT} WHERE ${[...where, ...w].join(' AND ')} ${tail}`, p.values)).map(toGroup);
+    return rowsOf<Row>(
+      await db.query(`${GROUP_SELECT} WHERE ${[...where, ...w].join(' AND ')} ${tail}`, p.values),
+    ).map(toGroup);
   }
 
   async insert(db: Queryable, g: GroupValue, now: Date): Promise<void> {
@@ -205,39 +301,95 @@ export class GroupRepository {
       `INSERT INTO "groups" ("id","project_id","user_id","display_name","display_description","availability_zone","host","status","pending",
         "group_type_id","group_snapshot_id","source_group_id","replication_status","created_at")
        VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14)`,
-      [g.id, g.projectId, g.userId, g.name, g.description, g.availabilityZone, g.host, g.status, g.pending, g.groupTypeId, g.groupSnapshotId, g.sourceGroupId, g.replicationStatus, now],
+      [
+        g.id,
+        g.projectId,
+        g.userId,
+        g.name,
+        g.description,
+        g.availabilityZone,
+        g.host,
+        g.status,
+        g.pending,
+        g.groupTypeId,
+        g.groupSnapshotId,
+        g.sourceGroupId,
+        g.replicationStatus,
+        now,
+      ],
     );
     let position = 0;
     for (const t of g.volumeTypeIds) {
-      await db.query(`INSERT INTO "group_volume_types" ("group_id","volume_type_id","position") VALUES ($1,$2,$3)`, [g.id, t, position++]);
+      await db.query(
+        `INSERT INTO "group_volume_types" ("group_id","volume_type_id","position") VALUES ($1,$2,$3)`,
+        [g.id, t, position++],
+      );
     }
   }
 
   /** A domain operation's compare-and-set (`GROUP_OPERATIONS`): its sources → its target. */
-  async transition(db: Queryable, id: string, op: Pick<StatusOperation<GroupStatus>, 'sources' | 'target'>, now: Date, set: Readonly<Record<string, unknown>> = {}): Promise<boolean> {
+  async transition(
+    db: Queryable,
+    id: string,
+    op: Pick<StatusOperation<GroupStatus>, 'sources' | 'target'>,
+    now: Date,
+    set: Readonly<Record<string, unknown>> = {},
+  ): Promise<boolean> {
     return this.compareAndSetStatus(db, id, op.sources, op.target, now, set);
   }
 
   /** Compare-and-set of the status (STYLE §2), with more columns. */
-  async compareAndSetStatus(db: Queryable, id: string, allowed: readonly GroupStatus[], to: GroupStatus, now: Date, set: Readonly<Record<string, unknown>> = {}): Promise<boolean> {
+  async compareAndSetStatus(
+    db: Queryable,
+    id: string,
+    allowed: readonly GroupStatus[],
+    to: GroupStatus,
+    now: Date,
+    set: Readonly<Record<string, unknown>> = {},
+  ): Promise<boolean> {
     const p = new Params();
-    const sets = [`status = ${p.add(to)}`, `updated_at = ${p.add(now)}`, ...Object.entries(set).map(([c, v]) => `"${c}" = ${p.add(v)}`)];
-    return affectedOf(await db.query(`UPDATE "groups" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false AND status = ANY(${p.add([...allowed])}::varchar[])`, p.values)) > 0;
+    const sets = [
+      `status = ${p.add(to)}`,
+      `updated_at = ${p.add(now)}`,
+      ...Object.entries(set).map(([c, v]) => `"${c}" = ${p.add(v)}`),
+    ];
+    return (
+      affectedOf(
+        await db.query(
+          `UPDATE "groups" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false AND status = ANY(${p.add([...allowed])}::varchar[])`,
+          p.values,
+        ),
+      ) > 0
+    );
   }
 
-  async update(db: Queryable, id: string, set: Readonly<Record<string, unknown>>, now: Date): Promise<boolean> {
+  async update(
+    db: Queryable,
+    id: string,
+    set: Readonly<Record<string, unknown>>,
+    now: Date,
+  ): Promise<boolean> {
     const p = new Params();
-    const sets = [`updated_at = ${p.add(now)}`, ...Object.entries(set).map(([c, v]) => `"${c}" = ${p.add(v)}`)];
-    return affectedOf(await db.query(`UPDATE "groups" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false`, p.values)) > 0;
+    const sets = [
+      `updated_at = ${p.add(now)}`,
+      ...Object.entries(set).map(([c, v]) => `"${c}" = ${p.add(v)}`),
+    ];
+    return (
+      affectedOf(
+        await db.query(
+          `UPDATE "groups" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false`,
+          p.values,
+        ),
+      ) > 0
+    );
   }
 
   /** Soft-deletes the group if it is still in one of `allowed`; the row is returned. */
   async softDelete(db: Queryable, id: string, allowed: readonly GroupStatus[], now: Date): Promise<boolean> {
-    const r = await db.query(`UPDATE "groups" SET deleted = true, deleted_at = $1, updated_at = $1, status = 'deleted', pending = false WHERE id = $2 AND deleted = false AND status = ANY($3::varchar[])`, [
-      now,
-      id,
-      [...allowed],
-    ]);
+    const r = await db.query(
+      `UPDATE "groups" SET deleted = true, deleted_at = $1, updated_at = $1, status = 'deleted', pending = false WHERE id = $2 AND deleted = false AND status = ANY($3::varchar[])`,
+      [now, id, [...allowed]],
+    );
     return affectedOf(r) > 0;
   }
 
@@ -266,22 +418,39 @@ export class GroupRepository {
   }
 
   /** Sets (or clears, `groupId` null) the group of volumes, both group columns (BS-7.11.1). */
-  async setMembership(db: Queryable, volumeIds: readonly string[], groupId: string | null, consistencygroup: boolean, now: Date): Promise<void> {
+  async setMembership(
+    db: Queryable,
+    volumeIds: readonly string[],
+    groupId: string | null,
+    consistencygroup: boolean,
+    now: Date,
+  ): Promise<void> {
     if (volumeIds.length === 0) return;
-    await db.query(`UPDATE "volumes" SET group_id = $1, consistencygroup_id = $2, updated_at = $3 WHERE id = ANY($4::uuid[]) AND deleted = false`, [
-      groupId,
-      consistencygroup ? groupId : null,
-      now,
-      [...volumeIds],
-    ]);
+    await db.query(
+      `UPDATE "volumes" SET group_id = $1, consistencygroup_id = $2, updated_at = $3 WHERE id = ANY($4::uuid[]) AND deleted = false`,
+      [groupId, consistencygroup ? groupId : null, now, [...volumeIds]],
+    );
   }
 
   async hasGroupSnapshots(db: Queryable, groupId: string): Promise<boolean> {
-    return rowsOf(await db.query(`SELECT 1 FROM "group_snapshots" WHERE group_id = $1 AND deleted = false LIMIT 1`, [groupId])).length > 0;
+    return (
+      rowsOf(
+        await db.query(`SELECT 1 FROM "group_snapshots" WHERE group_id = $1 AND deleted = false LIMIT 1`, [
+          groupId,
+        ]),
+      ).length > 0
+    );
   }
 
   async creatingFrom(db: Queryable, sourceId: string): Promise<boolean> {
-    return rowsOf(await db.query(`SELECT 1 FROM "groups" WHERE (group_snapshot_id = $1 OR source_group_id = $1) AND status = 'creating' AND deleted = false LIMIT 1`, [sourceId])).length > 0;
+    return (
+      rowsOf(
+        await db.query(
+          `SELECT 1 FROM "groups" WHERE (group_snapshot_id = $1 OR source_group_id = $1) AND status = 'creating' AND deleted = false LIMIT 1`,
+          [sourceId],
+        ),
+      ).length > 0
+    );
   }
 }
 
@@ -313,46 +482,115 @@ export class GroupSnapshotRepository {
   }
 
   /** Group snapshots; `cgOnly` keeps those of consistency groups (cgsnapshots). */
-  async list(db: Queryable, projectId: string | null, page: SimplePage, groupTypeId: string | null = null): Promise<GroupSnapshotValue[]> {
+  async list(
+    db: Queryable,
+    projectId: string | null,
+    page: SimplePage,
+    groupTypeId: string | null = null,
+  ): Promise<GroupSnapshotValue[]> {
     const p = new Params();
     const where = ['gs.deleted = false'];
     if (projectId !== null) where.push(`gs.project_id = ${p.add(projectId)}`);
     if (groupTypeId !== null) where.push(`gs.group_type_id = ${p.add(groupTypeId)}::uuid`);
     const { where: w, tail } = pageSql('gs', 'group_snapshots', page, p);
-    return rowsOf<Row>(await db.query(`${GROUP_SNAPSHOT_SELECT} WHERE ${[...where, ...w].join(' AND ')} ${tail}`, p.values)).map(toGroupSnapshot);
+    return rowsOf<Row>(
+      await db.query(`${GROUP_SNAPSHOT_SELECT} WHERE ${[...where, ...w].join(' AND ')} ${tail}`, p.values),
+    ).map(toGroupSnapshot);
   }
 
   async insert(db: Queryable, s: GroupSnapshotValue, now: Date): Promise<void> {
     await db.query(
       `INSERT INTO "group_snapshots" ("id","project_id","user_id","group_id","group_type_id","display_name","display_description","status","pending","created_at")
        VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10)`,
-      [s.id, s.projectId, s.userId, s.groupId, s.groupTypeId, s.name, s.description, s.status, s.pending, now],
+      [
+        s.id,
+        s.projectId,
+        s.userId,
+        s.groupId,
+        s.groupTypeId,
+        s.name,
+        s.description,
+        s.status,
+        s.pending,
+        now,
+      ],
     );
   }
 
   /** A domain operation's compare-and-set (`GROUP_SNAPSHOT_OPERATIONS`): its sources → its target. */
-  async transition(db: Queryable, id: string, op: Pick<StatusOperation<GroupSnapshotStatus>, 'sources' | 'target'>, now: Date, set: Readonly<Record<string, unknown>> = {}): Promise<boolean> {
+  async transition(
+    db: Queryable,
+    id: string,
+    op: Pick<StatusOperation<GroupSnapshotStatus>, 'sources' | 'target'>,
+    now: Date,
+    set: Readonly<Record<string, unknown>> = {},
+  ): Promise<boolean> {
     return this.compareAndSetStatus(db, id, op.sources, op.target, now, set);
   }
 
-  async compareAndSetStatus(db: Queryable, id: string, allowed: readonly GroupSnapshotStatus[], to: GroupSnapshotStatus, now: Date, set: Readonly<Record<string, unknown>> = {}): Promise<boolean> {
+  async compareAndSetStatus(
+    db: Queryable,
+    id: string,
+    allowed: readonly GroupSnapshotStatus[],
+    to: GroupSnapshotStatus,
+    now: Date,
+    set: Readonly<Record<string, unknown>> = {},
+  ): Promise<boolean> {
     const p = new Params();
-    const sets = [`status = ${p.add(to)}`, `updated_at = ${p.add(now)}`, ...Object.entries(set).map(([c, v]) => `"${c}" = ${p.add(v)}`)];
-    return affectedOf(await db.query(`UPDATE "group_snapshots" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false AND status = ANY(${p.add([...allowed])}::varchar[])`, p.values)) > 0;
+    const sets = [
+      `status = ${p.add(to)}`,
+      `updated_at = ${p.add(now)}`,
+      ...Object.entries(set).map(([c, v]) => `"${c}" = ${p.add(v)}`),
+    ];
+    return (
+      affectedOf(
+        await db.query(
+          `UPDATE "group_snapshots" SET ${sets.join(', ')} WHERE id = ${p.add(id)} AND deleted = false AND status = ANY(${p.add([...allowed])}::varchar[])`,
+          p.values,
+        ),
+      ) > 0
+    );
   }
 
   async softDelete(db: Queryable, id: string, now: Date): Promise<boolean> {
-    return affectedOf(await db.query(`UPDATE "group_snapshots" SET deleted = true, deleted_at = $1, updated_at = $1, status = 'deleted', pending = false WHERE id = $2 AND deleted = false`, [now, id])) > 0;
+    return (
+      affectedOf(
+        await db.query(
+          `UPDATE "group_snapshots" SET deleted = true, deleted_at = $1, updated_at = $1, status = 'deleted', pending = false WHERE id = $2 AND deleted = false`,
+          [now, id],
+        ),
+      ) > 0
+    );
   }
 
   /** Makes a snapshot a member of a group snapshot. */
   async attachSnapshot(db: Queryable, snapshotId: string, groupSnapshotId: string): Promise<void> {
-    await db.query(`UPDATE "snapshots" SET group_snapshot_id = $1 WHERE id = $2`, [groupSnapshotId, snapshotId]);
+    await db.query(`UPDATE "snapshots" SET group_snapshot_id = $1 WHERE id = $2`, [
+      groupSnapshotId,
+      snapshotId,
+    ]);
   }
 
   /** Statuses of the member snapshots (not deleted). */
-  async memberSnapshots(db: Queryable, id: string): Promise<{ id: string; status: string; volumeId: string; host: string | null; size: number; volumeTypeId: string | null }[]> {
-    return rowsOf<Row>(await db.query(`SELECT id, status, volume_id, host, size, volume_type_id FROM "snapshots" WHERE group_snapshot_id = $1 AND deleted = false ORDER BY created_at, id`, [id])).map((r) => ({
+  async memberSnapshots(
+    db: Queryable,
+    id: string,
+  ): Promise<
+    {
+      id: string;
+      status: string;
+      volumeId: string;
+      host: string | null;
+      size: number;
+      volumeTypeId: string | null;
+    }[]
+  > {
+    return rowsOf<Row>(
+      await db.query(
+        `SELECT id, status, volume_id, host, size, volume_type_id FROM "snapshots" WHERE group_snapshot_id = $1 AND deleted = false ORDER BY created_at, id`,
+        [id],
+      ),
+    ).map((r) => ({
       id: r['id'],
       status: r['status'],
       volumeId: r['volume_id'],

@@ -1,4 +1,11 @@
-import { GroupEntity, GroupSnapshotEntity, GroupTypeEntity, GroupTypeSpecEntity, GroupVolumeTypeEntity, VolumeTransferEntity } from './group.entities';
+import {
+  GroupEntity,
+  GroupSnapshotEntity,
+  GroupTypeEntity,
+  GroupTypeSpecEntity,
+  GroupVolumeTypeEntity,
+  VolumeTransferEntity,
+} from './group.entities';
 import { CreateGroupsAndTransfers1764400000000 } from './group.migration';
 
 export * from './group.entities';

@@ -30,7 +30,9 @@ export class CreateQosSpecs1764650000000 implements MigrationInterface {
         CONSTRAINT "PK_qos_spec_items" PRIMARY KEY ("qos_specs_id", "key"),
         CONSTRAINT "FK_qos_spec_items_specs" FOREIGN KEY ("qos_specs_id") REFERENCES "qos_specs" ("id") ON DELETE CASCADE
       )`);
-    await q.query(`CREATE INDEX "IDX_volume_types_qos_specs" ON "volume_types" ("qos_specs_id") WHERE "deleted" = false`);
+    await q.query(
+      `CREATE INDEX "IDX_volume_types_qos_specs" ON "volume_types" ("qos_specs_id") WHERE "deleted" = false`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

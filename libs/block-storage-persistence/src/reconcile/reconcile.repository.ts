@@ -76,12 +76,18 @@ export interface StuckQuery {
 }
 
 const claimSql = (q: StuckQuery, p: Params): { where: string; lock: string } =>
-  q.claim === undefined ? { where: '', lock: '' } : { where: ` AND x.id = ${p.add(q.claim)}`, lock: ' FOR UPDATE OF x SKIP LOCKED' };
+  q.claim === undefined
+    ? { where: '', lock: '' }
+    : { where: ` AND x.id = ${p.add(q.claim)}`, lock: ' FOR UPDATE OF x SKIP LOCKED' };
 
 /** `GREATEST(changed, resumed)` of a row aliased `x` joined to its mark `m`. */
 const SINCE = `GREATEST(COALESCE(x.updated_at, x.created_at), COALESCE(m.resumed_at, x.created_at))`;
-const markJoin = (resource: string): string => `LEFT JOIN "reconcile_marks" m ON m.resource = '${resource}' AND m.resource_id = x.id`;
-const markOf = (r: Row): ReconcileMark | null => (r['mark_status'] === null || r['mark_status'] === undefined ? null : { status: String(r['mark_status']), resumes: Number(r['mark_resumes']) });
+const markJoin = (resource: string): string =>
+  `LEFT JOIN "reconcile_marks" m ON m.resource = '${resource}' AND m.resource_id = x.id`;
+const markOf = (r: Row): ReconcileMark | null =>
+  r['mark_status'] === null || r['mark_status'] === undefined
+    ? null
+    : { status: String(r['mark_status']), resumes: Number(r['mark_resumes']) };
 const json = (v: unknown): any => (typeof v === 'string' ? JSON.parse(v) : v);
 
 /**
@@ -125,7 +131,10 @@ export class ReconcileRepository {
       attached: (r['attach_status'] ?? 'detached') !== 'detached',
       backupLive: r['backup_live'] === true,
       restoreLive: r['restore_live'] === true,
-      extendNewSize: r['extend_new_size'] === null || r['extend_new_size'] === undefined ? null : Number(r['extend_new_size']),
+      extendNewSize:
+        r['extend_new_size'] === null || r['extend_new_size'] === undefined
+          ? null
+          : Number(r['extend_new_size']),
       restoringSnapshotId: r['restoring_snapshot_id'] ?? null,
       since: new Date(r['since']),
       mark: markOf(r),
@@ -185,11 +194,18 @@ export class ReconcileRepository {
    * Groups (`group`) or group snapshots (`group_snapshot`) in a transitional status idle since
    * before the cutoff, with their members' statuses.
    */
-  async stuckGroups(em: Queryable, resource: 'group' | 'group_snapshot', q: StuckQuery): Promise<StuckGroupRow[]> {
+  async stuckGroups(
+    em: Queryable,
+    resource: 'group' | 'group_snapshot',
+    q: StuckQuery,
+  ): Promise<StuckGroupRow[]> {
     const [table, members] =
       resource === 'group'
         ? ['groups', `SELECT v.status FROM "volumes" v WHERE v.group_id = x.id AND v.deleted = false`]
-        : ['group_snapshots', `SELECT s.status FROM "snapshots" s WHERE s.group_snapshot_id = x.id AND s.deleted = false`];
+        : [
+            'group_snapshots',
+            `SELECT s.status FROM "snapshots" s WHERE s.group_snapshot_id = x.id AND s.deleted = false`,
+          ];
     const p = new Params();
     p.add([...q.statuses]);
     p.add(q.before);
@@ -248,14 +264,26 @@ export class ReconcileRepository {
    * (FOR UPDATE): a request or worker changing usage locks these rows too, so the recount that
    * follows sees no change half done. Returns the stored figures of the locked rows.
    */
-  async lockUsages(em: Queryable, projectId: string, keys: readonly string[]): Promise<Record<string, QuotaFigure>> {
+  async lockUsages(
+    em: Queryable,
+    projectId: string,
+    keys: readonly string[],
+  ): Promise<Record<string, QuotaFigure>> {
     if (keys.length > 0) {
       const p = new Params();
       const pid = p.add(projectId);
-      await em.query(`INSERT INTO "quota_usages" (project_id, resource) VALUES ${keys.map((k) => `(${pid}, ${p.add(k)})`).join(', ')} ON CONFLICT DO NOTHING`, p.values);
+      await em.query(
+        `INSERT INTO "quota_usages" (project_id, resource) VALUES ${keys.map((k) => `(${pid}, ${p.add(k)})`).join(', ')} ON CONFLICT DO NOTHING`,
+        p.values,
+      );
     }
     const out: Record<string, QuotaFigure> = {};
-    for (const r of rowsOf<Row>(await em.query(`SELECT resource, in_use, reserved FROM "quota_usages" WHERE project_id = $1 ORDER BY resource FOR UPDATE`, [projectId]))) {
+    for (const r of rowsOf<Row>(
+      await em.query(
+        `SELECT resource, in_use, reserved FROM "quota_usages" WHERE project_id = $1 ORDER BY resource FOR UPDATE`,
+        [projectId],
+      ),
+    )) {
       out[String(r['resource'])] = { inUse: Number(r['in_use']), reserved: Number(r['reserved']) };
     }
     return out;
@@ -296,11 +324,25 @@ export class ReconcileRepository {
       ),
     );
     const out: Record<string, QuotaFigure> = {};
-    for (const r of rows) out[String(r['resource'])] = { inUse: Number(r['in_use']), reserved: Math.max(0, Number(r['reserved'])) };
+    for (const r of rows)
+      out[String(r['resource'])] = {
+        inUse: Number(r['in_use']),
+        reserved: Math.max(0, Number(r['reserved'])),
+      };
     return out;
   }
 
-  async setUsage(em: Queryable, projectId: string, resource: string, column: 'in_use' | 'reserved', value: number): Promise<void> {
-    await em.query(`UPDATE "quota_usages" SET "${column}" = $1 WHERE project_id = $2 AND resource = $3`, [value, projectId, resource]);
+  async setUsage(
+    em: Queryable,
+    projectId: string,
+    resource: string,
+    column: 'in_use' | 'reserved',
+    value: number,
+  ): Promise<void> {
+    await em.query(`UPDATE "quota_usages" SET "${column}" = $1 WHERE project_id = $2 AND resource = $3`, [
+      value,
+      projectId,
+      resource,
+    ]);
   }
 }

@@ -1,5 +1,10 @@
 import { MIGRATION_JOB_METADATA_KEY, type VolumeMigrateJob } from '@osc/contracts';
-import { BACKUP_OPERATIONS, MIGRATION_OPERATIONS, SNAPSHOT_OPERATIONS, VOLUME_OPERATIONS } from '@osc/block-storage-domain';
+import {
+  BACKUP_OPERATIONS,
+  MIGRATION_OPERATIONS,
+  SNAPSHOT_OPERATIONS,
+  VOLUME_OPERATIONS,
+} from '@osc/block-storage-domain';
 import { BackupRepository, type StoredBackup } from '../backups/backup.repository';
 import { QuotaRepository } from '../quota.repository';
 import type { Queryable } from '../sql';
@@ -23,7 +28,14 @@ export class Settlements {
     if (b.snapshotId !== null) {
       await this.snapshots.transition(em, b.snapshotId, SNAPSHOT_OPERATIONS.backedUp, now);
     } else {
-      await this.volumes.transition(em, b.volumeId, b.volumePreviousStatus === 'in-use' ? VOLUME_OPERATIONS.backedUpInUse : VOLUME_OPERATIONS.backedUpAvailable, now);
+      await this.volumes.transition(
+        em,
+        b.volumeId,
+        b.volumePreviousStatus === 'in-use'
+          ? VOLUME_OPERATIONS.backedUpInUse
+          : VOLUME_OPERATIONS.backedUpAvailable,
+        now,
+      );
     }
   }
 
@@ -32,7 +44,12 @@ export class Settlements {
    * until it is deleted, as in Cinder) and the source released.
    */
   async failBackupCreate(em: Queryable, b: StoredBackup, reason: string, now: Date): Promise<boolean> {
-    if (!(await this.backups.transition(em, b.id, BACKUP_OPERATIONS.createFailed, now, { fail_reason: reason.slice(0, 1000) }))) return false;
+    if (
+      !(await this.backups.transition(em, b.id, BACKUP_OPERATIONS.createFailed, now, {
+        fail_reason: reason.slice(0, 1000),
+      }))
+    )
+      return false;
     await this.quotas.settleReservation(em, b.id, true);
     await this.releaseBackupSource(em, b, now);
     return true;
@@ -42,14 +59,21 @@ export class Settlements {
   async endBackupRestore(em: Queryable, b: StoredBackup, reason: string, now: Date): Promise<boolean> {
     if (!(await this.backups.transition(em, b.id, BACKUP_OPERATIONS.restored, now))) return false;
     if (b.restoreVolumeId !== null) {
-      await this.volumes.transition(em, b.restoreVolumeId, VOLUME_OPERATIONS.restoreFailed, now, { error_reason: reason.slice(0, 1000) });
+      await this.volumes.transition(em, b.restoreVolumeId, VOLUME_OPERATIONS.restoreFailed, now, {
+        error_reason: reason.slice(0, 1000),
+      });
     }
     return true;
   }
 
   /** `extending` → `error_extending`; the extend's reservation is released. */
   async failVolumeExtend(em: Queryable, volumeId: string, reason: string, now: Date): Promise<boolean> {
-    if (!(await this.volumes.transition(em, volumeId, VOLUME_OPERATIONS.extendFailed, now, { error_reason: reason.slice(0, 1000) }))) return false;
+    if (
+      !(await this.volumes.transition(em, volumeId, VOLUME_OPERATIONS.extendFailed, now, {
+        error_reason: reason.slice(0, 1000),
+      }))
+    )
+      return false;
     await this.quotas.releaseReservationsOf(em, volumeId);
     return true;
   }
@@ -59,7 +83,16 @@ export class Settlements {
    * `error`, the job leaves its admin metadata and the new type's reservation is released.
    */
   async failMigration(em: Queryable, volumeId: string, job: VolumeMigrateJob, now: Date): Promise<boolean> {
-    if (!(await this.volumes.transitionMigration(em, volumeId, MIGRATION_OPERATIONS.fail, { from: job.holdStatus, to: job.previousStatus }, now))) return false;
+    if (
+      !(await this.volumes.transitionMigration(
+        em,
+        volumeId,
+        MIGRATION_OPERATIONS.fail,
+        { from: job.holdStatus, to: job.previousStatus },
+        now,
+      ))
+    )
+      return false;
     await this.volumes.setAdminMetadataKey(em, volumeId, MIGRATION_JOB_METADATA_KEY, null);
     if (job.reservationId !== null) await this.quotas.settleReservation(em, job.reservationId, false);
     return true;

@@ -17,8 +17,13 @@ describe.each(ENGINE_KINDS)('block-storage story lines (%s)', (kind) => {
   const TYPE = randomUUID();
 
   beforeAll(async () => {
-    t = await createTestDataSource(kind, { entities: blockStorageEntities, migrations: blockStorageMigrations });
-    await t.dataSource.query(`INSERT INTO volume_types (id, name, created_at) VALUES ($1, 'story', now())`, [TYPE]);
+    t = await createTestDataSource(kind, {
+      entities: blockStorageEntities,
+      migrations: blockStorageMigrations,
+    });
+    await t.dataSource.query(`INSERT INTO volume_types (id, name, created_at) VALUES ($1, 'story', now())`, [
+      TYPE,
+    ]);
   }, 60000);
   afterAll(() => t?.cleanup());
   beforeEach(() => {
@@ -63,10 +68,14 @@ describe.each(ENGINE_KINDS)('block-storage story lines (%s)', (kind) => {
         throw new Error('roll back');
       }),
     ).rejects.toThrow('roll back');
-    expect(await volumes.compareAndSetStatus(t.dataSource, id, ['deleting'], 'error_deleting', new Date())).toBe(false);
+    expect(
+      await volumes.compareAndSetStatus(t.dataSource, id, ['deleting'], 'error_deleting', new Date()),
+    ).toBe(false);
     expect(lines).toEqual([]);
     // Outside a transaction the statement has committed when it returns: told at once.
-    expect(await volumes.compareAndSetStatus(t.dataSource, id, ['creating', 'error'], 'available', new Date())).toBe(true);
+    expect(
+      await volumes.compareAndSetStatus(t.dataSource, id, ['creating', 'error'], 'available', new Date()),
+    ).toBe(true);
     expect(lines).toEqual([expect.objectContaining({ volumeId: id, status: 'available' })]);
     expect(lines[0]).not.toHaveProperty('previousStatus');
   });

@@ -47,7 +47,11 @@ const pending = new WeakMap<QueryRunner, StatusChange[]>();
 const attached = new WeakSet<DataSource>();
 
 function lineOf(c: StatusChange): Record<string, unknown> {
-  const out: Record<string, unknown> = { msg: `${c.resource} ${c.status}`, event: 'block-storage.status', resource: c.resource };
+  const out: Record<string, unknown> = {
+    msg: `${c.resource} ${c.status}`,
+    event: 'block-storage.status',
+    resource: c.resource,
+  };
   if (c.volumeId) out['volumeId'] = c.volumeId;
   if (c.snapshotId) out['snapshotId'] = c.snapshotId;
   if (c.backupId) out['backupId'] = c.backupId;

@@ -34,7 +34,8 @@ export interface ScheduleVolumePayload {
 export const MAX_SCHEDULE_ATTEMPTS = 3;
 
 /** Job queue of one back end (`host@backend`), its name made safe for queue names. */
-export const backendJobQueue = (backend: string): string => `block-storage.backend.${backend.replace(/[^A-Za-z0-9._-]/g, '_')}`;
+export const backendJobQueue = (backend: string): string =>
+  `block-storage.backend.${backend.replace(/[^A-Za-z0-9._-]/g, '_')}`;
 
 export const VOLUME_CREATE_JOB = 'volume.create';
 export const VOLUME_DELETE_JOB = 'volume.delete';
@@ -97,7 +98,8 @@ export interface VolumeMigrateJob {
   readonly startedAt: number;
 }
 
-export const volumeMigrateJobId = (job: VolumeMigrateJob): string => `volume-migrate-${job.volumeId}-${job.startedAt}`;
+export const volumeMigrateJobId = (job: VolumeMigrateJob): string =>
+  `volume-migrate-${job.volumeId}-${job.startedAt}`;
 
 /**
  * Manage (adopt a file already in a back end's directory) and unmanage (forget a volume or

@@ -69,7 +69,8 @@ export interface ActionRunBatchJob {
  * `PUT /v2/action_executions/{id}` (std.async_noop, std.mistral_http).
  * Mistral: results are stored as `{"result": <value>}` (DSL-17.1); an error value is stored the same way.
  */
-export type ActionOutcome = { kind: 'success'; result: unknown } | { kind: 'error'; error: unknown } | { kind: 'async' };
+export type ActionOutcome =
+  { kind: 'success'; result: unknown } | { kind: 'error'; error: unknown } | { kind: 'async' };
 
 /**
  * The executor side of actions (implemented by @osc/actions). `run` throws `NotFoundError` for an

@@ -196,7 +196,9 @@ export const ENGINE_COMMAND_TYPES = [
 export type PayloadOf<T extends EngineCommandType> = EngineCommandPayloads[T];
 
 /** One engine command as a discriminated union: `{ type, payload }`. */
-export type EngineCommand = { [K in EngineCommandType]: { type: K; payload: EngineCommandPayloads[K] } }[EngineCommandType];
+export type EngineCommand = {
+  [K in EngineCommandType]: { type: K; payload: EngineCommandPayloads[K] };
+}[EngineCommandType];
 
 /** The command bus envelope of an engine command (structurally a `CommandMessage`). */
 export type EngineCommandMessage = EngineCommand & { id: string; headers?: Record<string, string> };

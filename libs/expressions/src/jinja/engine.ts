@@ -37,7 +37,13 @@ function wrap(text: string, e: unknown): Error {
   else if (e instanceof EvalFailure) reason = e.message;
   else if (e instanceof RangeError) reason = 'maximum recursion depth exceeded';
   else reason = e instanceof Error ? e.message : String(e);
-  return new ExpressionError('jinja', text, reason, 'evaluation', e instanceof SyntaxFailure ? (e.position ?? null) : null);
+  return new ExpressionError(
+    'jinja',
+    text,
+    reason,
+    'evaluation',
+    e instanceof SyntaxFailure ? (e.position ?? null) : null,
+  );
 }
 
 /** A result holding undefined values could not be stored (it is not data): fail instead. */
@@ -50,13 +56,18 @@ function rejectNestedUndefined(v: unknown, depth = 0): void {
   if (v instanceof LazySeq) for (const x of toArray(v)) rejectNestedUndefined(x, depth + 1);
   else if (Array.isArray(v)) for (const x of v) rejectNestedUndefined(x, depth + 1);
   else if (isDict(v)) for (const x of v.values()) rejectNestedUndefined(x, depth + 1);
-  else if (v instanceof JCallable) fail('Object of type builtin_function_or_method is not JSON serializable', 'TypeError');
+  else if (v instanceof JCallable)
+    fail('Object of type builtin_function_or_method is not JSON serializable', 'TypeError');
   else if (v instanceof JObject) fail(`Object of type ${v.typeName} is not JSON serializable`, 'TypeError');
   else if (v instanceof PyDate) fail('Object of type date is not JSON serializable', 'TypeError');
 }
 
 /** Evaluates a bare Jinja expression (the inside of `{{ }}`) to a native value (internal model). */
-export function evaluateJinjaExpressionNative(expr: string, data: unknown, host: ExpressionHost = {}): unknown {
+export function evaluateJinjaExpressionNative(
+  expr: string,
+  data: unknown,
+  host: ExpressionHost = {},
+): unknown {
   try {
     const node = cached(EXPRESSIONS, expr, parseJinjaExpression);
     const value = new Evaluator({ host, data }).evaluateExpression(node);
@@ -79,7 +90,8 @@ export function evaluateJinjaString(text: string, data: unknown, host: Expressio
   const m = WHOLE.exec(text);
   // Deliberate deviation: Mistral's greedy pattern also treats `{{ a }}-{{ b }}` as one expression
   // and fails; we render such strings as templates (DSL-8.4: "exactly one {{ }}").
-  if (m && m[0] === text && !m[1]!.includes('}}') && !m[1]!.includes('{{')) return evaluateJinjaExpressionNative(m[1]!, data, host);
+  if (m && m[0] === text && !m[1]!.includes('}}') && !m[1]!.includes('{{'))
+    return evaluateJinjaExpressionNative(m[1]!, data, host);
   try {
     const body = cached(TEMPLATES, text, parseTemplate);
     return new Evaluator({ host, data }).render(body);

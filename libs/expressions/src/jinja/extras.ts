@@ -7,7 +7,12 @@ import { isTuple, pyCompare, pyRepr, strRepr } from '../values';
  */
 
 const htmlEscape = (s: string): string =>
-  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&#34;').replace(/'/g, '&#39;');
+  s
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&#34;')
+    .replace(/'/g, '&#39;');
 
 // ---------------------------------------------------------------------------------------------
 // urlize (jinja2.utils.urlize)
@@ -15,8 +20,14 @@ const htmlEscape = (s: string): string =>
 const W = '\\p{L}\\p{N}_';
 const HTTP_RE = new RegExp(
   '^(' +
-    '(https?://|www\\.)(([' + W + '%-]+\\.)+)?([a-z]{2,63}|xn--[' + W + '%]{2,59})' +
-    '|([' + W + '%-]{2,63}\\.)+(com|net|int|edu|gov|org|info|mil)' +
+    '(https?://|www\\.)(([' +
+    W +
+    '%-]+\\.)+)?([a-z]{2,63}|xn--[' +
+    W +
+    '%]{2,59})' +
+    '|([' +
+    W +
+    '%-]{2,63}\\.)+(com|net|int|edu|gov|org|info|mil)' +
     '|(https?://)((([\\d]{1,3})(\\.[\\d]{1,3}){3})|(\\[([\\da-f]{0,4}:){2}([\\da-f]{0,4}:?){1,6}\\]))' +
     ')(?::[\\d]{1,5})?(?:[/?#]\\S*)?$',
   'iu',
@@ -35,9 +46,13 @@ export interface UrlizeOptions {
 
 export function urlize(text: string, o: UrlizeOptions): string {
   for (const scheme of o.extraSchemes) {
-    if (!URI_SCHEME_RE.test(scheme)) fail(`${strRepr(scheme)} is not a valid URI scheme prefix.`, 'FilterArgumentError');
+    if (!URI_SCHEME_RE.test(scheme))
+      fail(`${strRepr(scheme)} is not a valid URI scheme prefix.`, 'FilterArgumentError');
   }
-  const trim = (x: string): string => (o.trimUrlLimit !== null && [...x].length > o.trimUrlLimit ? `${[...x].slice(0, Math.max(0, o.trimUrlLimit)).join('')}...` : x);
+  const trim = (x: string): string =>
+    o.trimUrlLimit !== null && [...x].length > o.trimUrlLimit
+      ? `${[...x].slice(0, Math.max(0, o.trimUrlLimit)).join('')}...`
+      : x;
   const words = htmlEscape(text).split(/(\s+)/u);
   const relAttr = o.rel ? ` rel="${htmlEscape(o.rel)}"` : '';
   const targetAttr = o.target ? ` target="${htmlEscape(o.target)}"` : '';
@@ -58,7 +73,11 @@ export function urlize(text: string, o: UrlizeOptions): string {
           middle = middle.slice(0, trail.index);
         }
       }
-      for (const [startChar, endChar] of [['(', ')'], ['<', '>'], ['&lt;', '&gt;']] as const) {
+      for (const [startChar, endChar] of [
+        ['(', ')'],
+        ['<', '>'],
+        ['&lt;', '&gt;'],
+      ] as const) {
         const startCount = count(middle, startChar);
         if (startCount <= count(middle, endChar)) continue;
         const moves = Math.min(startCount, count(tail, endChar));
@@ -69,15 +88,22 @@ export function urlize(text: string, o: UrlizeOptions): string {
         }
       }
       if (HTTP_RE.test(middle)) {
-        const href = middle.startsWith('https://') || middle.startsWith('http://') ? middle : `https://${middle}`;
+        const href =
+          middle.startsWith('https://') || middle.startsWith('http://') ? middle : `https://${middle}`;
         middle = `<a href="${href}"${relAttr}${targetAttr}>${trim(middle)}</a>`;
       } else if (middle.startsWith('mailto:') && EMAIL_RE.test(middle.slice(7))) {
         middle = `<a href="${middle}">${middle.slice(7)}</a>`;
-      } else if (middle.includes('@') && !middle.startsWith('www.') && !middle.includes(':') && EMAIL_RE.test(middle)) {
+      } else if (
+        middle.includes('@') &&
+        !middle.startsWith('www.') &&
+        !middle.includes(':') &&
+        EMAIL_RE.test(middle)
+      ) {
         middle = `<a href="mailto:${middle}">${middle}</a>`;
       } else {
         for (const scheme of o.extraSchemes) {
-          if (middle !== scheme && middle.startsWith(scheme)) middle = `<a href="${middle}"${relAttr}${targetAttr}>${middle}</a>`;
+          if (middle !== scheme && middle.startsWith(scheme))
+            middle = `<a href="${middle}"${relAttr}${targetAttr}>${middle}</a>`;
         }
       }
       return `${head}${middle}${tail}`;
@@ -102,7 +128,9 @@ const isBlank = (s: string): boolean => /^[\s]*$/u.test(s);
 
 function textwrap(text: string, width: number, breakLongWords: boolean, breakOnHyphens: boolean): string[] {
   if (width <= 0) fail(`invalid width ${width} (must be > 0)`, 'ValueError');
-  const chunks = text.split(breakOnHyphens ? WORDSEP : WORDSEP_SIMPLE).filter((c) => c !== undefined && c !== '');
+  const chunks = text
+    .split(breakOnHyphens ? WORDSEP : WORDSEP_SIMPLE)
+    .filter((c) => c !== undefined && c !== '');
   chunks.reverse();
   const lines: string[] = [];
   while (chunks.length > 0) {
@@ -144,7 +172,13 @@ function splitLines(s: string): string[] {
   return parts;
 }
 
-export function wordwrap(s: string, width: number, breakLongWords: boolean, wrapstring: string, breakOnHyphens: boolean): string {
+export function wordwrap(
+  s: string,
+  width: number,
+  breakLongWords: boolean,
+  wrapstring: string,
+  breakOnHyphens: boolean,
+): string {
   return splitLines(s)
     .map((line) => textwrap(line, width, breakLongWords, breakOnHyphens).join(wrapstring))
     .join(wrapstring);
@@ -163,7 +197,10 @@ function sortedEntries(m: Map<unknown, unknown>): Array<[unknown, unknown]> {
 }
 
 function safeRepr(v: unknown): string {
-  if (v instanceof Map) return `{${sortedEntries(v).map(([k, x]) => `${safeRepr(k)}: ${safeRepr(x)}`).join(', ')}}`;
+  if (v instanceof Map)
+    return `{${sortedEntries(v)
+      .map(([k, x]) => `${safeRepr(k)}: ${safeRepr(x)}`)
+      .join(', ')}}`;
   if (Array.isArray(v)) {
     const inner = v.map(safeRepr);
     if (!isTuple(v)) return `[${inner.join(', ')}]`;
@@ -216,8 +253,11 @@ function format(v: unknown, out: string[], indent: number, allowance: number, le
 function formatString(s: string, indent0: number, allowance0: number, level: number): string {
   let indent = indent0;
   let allowance = allowance0;
-  // eslint-disable-next-line no-control-regex -- str.splitlines(True): Python's line boundaries
-  const lines = s.match(/[^\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]*(?:\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029])|[^\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]+$/gu) ?? [];
+  const lines =
+    s.match(
+      // eslint-disable-next-line no-control-regex -- str.splitlines(True): Python's line boundaries
+      /[^\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]*(?:\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029])|[^\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]+$/gu,
+    ) ?? [];
   if (level === 1) {
     indent += 1;
     allowance += 1;
@@ -277,7 +317,9 @@ const LOREM_IPSUM_WORDS = (
   'tincidunt torquent tortor tristique turpis ullamcorper ultrices ultricies urna ut varius vehicula ' +
   'vel velit venenatis vestibulum vitae vivamus viverra volutpat vulputate ' +
   ''
-).split(' ').filter((w) => w !== '');
+)
+  .split(' ')
+  .filter((w) => w !== '');
 
 export function lipsum(n: number, html: boolean, min: number, max: number, random: () => number): string {
   const randrange = (a: number, b: number): number => {

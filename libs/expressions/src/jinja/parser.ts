@@ -28,7 +28,14 @@ export type JNode =
   | { type: 'slice'; obj: JNode; start: JNode | null; stop: JNode | null; step: JNode | null }
   | { type: 'call'; fn: JNode; args: JNode[]; kwargs: Array<[string, JNode]> }
   | { type: 'filter'; value: JNode; name: string; args: JNode[]; kwargs: Array<[string, JNode]> }
-  | { type: 'test'; value: JNode; name: string; args: JNode[]; kwargs: Array<[string, JNode]>; negate: boolean }
+  | {
+      type: 'test';
+      value: JNode;
+      name: string;
+      args: JNode[];
+      kwargs: Array<[string, JNode]>;
+      negate: boolean;
+    }
   | { type: 'binop'; op: string; left: JNode; right: JNode }
   | { type: 'unop'; op: string; operand: JNode }
   | { type: 'compare'; first: JNode; ops: Array<[string, JNode]> }
@@ -43,8 +50,47 @@ export type Stmt =
   | { type: 'for'; target: string[]; iter: JNode; filter: JNode | null; body: Stmt[]; else: Stmt[] }
   | { type: 'set'; target: string[]; value: JNode };
 
-const OPS = ['//', '**', '==', '!=', '<=', '>=', '+', '-', '*', '/', '%', '~', '<', '>', '=', '(', ')', '[', ']', '{', '}', ',', '.', ':', '|', ';'];
-const ESC: Record<string, string> = { n: '\n', t: '\t', r: '\r', '\\': '\\', "'": "'", '"': '"', a: '\x07', b: '\b', f: '\f', v: '\v', '0': '\0' };
+const OPS = [
+  '//',
+  '**',
+  '==',
+  '!=',
+  '<=',
+  '>=',
+  '+',
+  '-',
+  '*',
+  '/',
+  '%',
+  '~',
+  '<',
+  '>',
+  '=',
+  '(',
+  ')',
+  '[',
+  ']',
+  '{',
+  '}',
+  ',',
+  '.',
+  ':',
+  '|',
+  ';',
+];
+const ESC: Record<string, string> = {
+  n: '\n',
+  t: '\t',
+  r: '\r',
+  '\\': '\\',
+  "'": "'",
+  '"': '"',
+  a: '\x07',
+  b: '\b',
+  f: '\f',
+  v: '\v',
+  '0': '\0',
+};
 
 /** Tokenizes expression source starting at `pos` until `closer` (`}}` or `%}`) at token level. */
 function lexExpr(
@@ -63,13 +109,36 @@ function lexExpr(
   for (;;) {
     while (i < src.length && /\s/.test(src[i]!)) i++;
     if (closer !== null) {
-      if (src.startsWith(`-${closer}`, i)) return { toks: [...toks, { t: 'end' }], starts: [...starts, i], end: i + 1 + closer.length, stripAfter: true };
+      if (src.startsWith(`-${closer}`, i))
+        return {
+          toks: [...toks, { t: 'end' }],
+          starts: [...starts, i],
+          end: i + 1 + closer.length,
+          stripAfter: true,
+        };
       // `+%}` keeps the newline that trim_blocks would remove.
-      if (closer === '%}' && src.startsWith('+%}', i)) return { toks: [...toks, { t: 'end' }], starts: [...starts, i], end: i + 3, stripAfter: false, keepNewline: true };
-      if (src.startsWith(closer, i)) return { toks: [...toks, { t: 'end' }], starts: [...starts, i], end: i + closer.length, stripAfter: false };
+      if (closer === '%}' && src.startsWith('+%}', i))
+        return {
+          toks: [...toks, { t: 'end' }],
+          starts: [...starts, i],
+          end: i + 3,
+          stripAfter: false,
+          keepNewline: true,
+        };
+      if (src.startsWith(closer, i))
+        return {
+          toks: [...toks, { t: 'end' }],
+          starts: [...starts, i],
+          end: i + closer.length,
+          stripAfter: false,
+        };
     }
     if (i >= src.length) {
-      if (closer !== null) throw new SyntaxFailure(`unexpected end of template, expected '${closer === '}}' ? 'end of print statement' : 'end of statement block'}'`, i);
+      if (closer !== null)
+        throw new SyntaxFailure(
+          `unexpected end of template, expected '${closer === '}}' ? 'end of print statement' : 'end of statement block'}'`,
+          i,
+        );
       return { toks: [...toks, { t: 'end' }], starts: [...starts, i], end: i, stripAfter: false };
     }
     const ch = src[i]!;
@@ -80,7 +149,14 @@ function lexExpr(
       if (num[2] || num[3]) {
         const v = parseFloat(text);
         push({ t: 'float', v: Number.isInteger(v) ? new PyFloat(v) : v }, i);
-      } else push({ t: 'int', v: Number.isSafeInteger(parseInt(text, 10)) ? parseInt(text, 10) : mkInt(BigInt(text)) }, i);
+      } else
+        push(
+          {
+            t: 'int',
+            v: Number.isSafeInteger(parseInt(text, 10)) ? parseInt(text, 10) : mkInt(BigInt(text)),
+          },
+          i,
+        );
       i += num[0].length;
       continue;
     }
@@ -100,7 +176,8 @@ function lexExpr(
           else if (e === 'x' || e === 'u' || e === 'U') {
             const len = e === 'x' ? 2 : e === 'u' ? 4 : 8;
             const hex = src.slice(j + 2, j + 2 + len);
-            if (!/^[0-9a-fA-F]+$/.test(hex) || hex.length !== len) throw new SyntaxFailure('truncated escape sequence');
+            if (!/^[0-9a-fA-F]+$/.test(hex) || hex.length !== len)
+              throw new SyntaxFailure('truncated escape sequence');
             out += String.fromCodePoint(parseInt(hex, 16));
             j += len;
           } else if (e === '\n') out += '';
@@ -108,7 +185,7 @@ function lexExpr(
           j += 2;
         } else out += src[j++];
       }
-      if (j >= src.length) throw new SyntaxFailure('unexpected char \'' + ch + "' at " + i, i);
+      if (j >= src.length) throw new SyntaxFailure("unexpected char '" + ch + "' at " + i, i);
       push({ t: 'str', v: out }, i);
       i = j + 1;
       continue;
@@ -322,7 +399,7 @@ class ExprParser {
         }
         throw new SyntaxFailure(`unexpected '${t.v}'`);
       case 'end':
-        throw new SyntaxFailure('Expected an expression, got \'end of print statement\'');
+        throw new SyntaxFailure("Expected an expression, got 'end of print statement'");
     }
   }
   parsePostfix(node: JNode): JNode {
@@ -429,10 +506,14 @@ class ExprParser {
           // Jinja2 takes any following primary as the test's single argument (even a name like
           // `if`), except `else`/`or`/`and`; a second `is` is refused.
           const startsPrimary =
-            p.t === 'str' || p.t === 'int' || p.t === 'float' || (p.t === 'op' && (p.v === '(' || p.v === '[' || p.v === '{')) ||
+            p.t === 'str' ||
+            p.t === 'int' ||
+            p.t === 'float' ||
+            (p.t === 'op' && (p.v === '(' || p.v === '[' || p.v === '{')) ||
             (p.t === 'name' && !['else', 'or', 'and'].includes(p.v));
           if (startsPrimary) {
-            if (p.t === 'name' && p.v === 'is') throw new SyntaxFailure('You cannot chain multiple tests with is');
+            if (p.t === 'name' && p.v === 'is')
+              throw new SyntaxFailure('You cannot chain multiple tests with is');
             args = [this.parsePostfix(this.parsePrimary())];
           }
         }
@@ -452,11 +533,13 @@ export function parseJinjaExpression(src: string): JNode {
   const p = new ExprParser(toks);
   try {
     const node = p.parseTuple(true);
-    if (!p.atEnd()) throw new SyntaxFailure(`expected token 'end of print statement', got ${describe(p.peek())}`);
+    if (!p.atEnd())
+      throw new SyntaxFailure(`expected token 'end of print statement', got ${describe(p.peek())}`);
     return node;
   } catch (e) {
     // the parser's failures name the token it looked at last: give them its place
-    if (e instanceof SyntaxFailure && e.position === undefined) throw new SyntaxFailure(e.message, starts[p.seen]);
+    if (e instanceof SyntaxFailure && e.position === undefined)
+      throw new SyntaxFailure(e.message, starts[p.seen]);
     throw e;
   }
 }
@@ -533,7 +616,10 @@ function lexTemplate(source: string): RawTag[] {
       const endRe = /\{%(-?)\s*endraw\s*(-?)%\}/g;
       endRe.lastIndex = p;
       const em = endRe.exec(src);
-      if (!em) throw new SyntaxFailure("Unexpected end of template. Jinja was looking for the following tags: 'endraw'.");
+      if (!em)
+        throw new SyntaxFailure(
+          "Unexpected end of template. Jinja was looking for the following tags: 'endraw'.",
+        );
       let body = src.slice(p + raw[0].length, em.index);
       if (raw[1] === '-') body = body.replace(/^\s+/, '');
       else body = body.replace(/^\n/, '');
@@ -570,7 +656,8 @@ export function parseTemplate(src: string): Stmt[] {
       const p = new ExprParser(tag.toks!);
       if (tag.kind === 'output') {
         const expr = p.parseTuple(true);
-        if (!p.atEnd()) throw new SyntaxFailure(`expected token 'end of print statement', got ${describe(p.peek())}`);
+        if (!p.atEnd())
+          throw new SyntaxFailure(`expected token 'end of print statement', got ${describe(p.peek())}`);
         body.push({ type: 'output', expr });
         continue;
       }
@@ -588,7 +675,8 @@ export function parseTemplate(src: string): Stmt[] {
           let cond = cp.parseTuple(false);
           let elseBody: Stmt[] = [];
           for (;;) {
-            if (!cp.atEnd()) throw new SyntaxFailure(`expected token 'end of statement block', got ${describe(cp.peek())}`);
+            if (!cp.atEnd())
+              throw new SyntaxFailure(`expected token 'end of statement block', got ${describe(cp.peek())}`);
             const r = parseBody(['elif', 'else', 'endif']);
             branches.push([cond, r.body]);
             if (r.ender === 'elif') {
@@ -598,10 +686,15 @@ export function parseTemplate(src: string): Stmt[] {
             }
             if (r.ender === 'else') {
               const r2 = parseBody(['endif']);
-              if (r2.ender !== 'endif') throw new SyntaxFailure("Unexpected end of template. Jinja was looking for the following tags: 'endif'.");
+              if (r2.ender !== 'endif')
+                throw new SyntaxFailure(
+                  "Unexpected end of template. Jinja was looking for the following tags: 'endif'.",
+                );
               elseBody = r2.body;
             } else if (r.ender !== 'endif') {
-              throw new SyntaxFailure("Unexpected end of template. Jinja was looking for the following tags: 'elif' or 'else' or 'endif'.");
+              throw new SyntaxFailure(
+                "Unexpected end of template. Jinja was looking for the following tags: 'elif' or 'else' or 'endif'.",
+              );
             }
             break;
           }
@@ -618,15 +711,21 @@ export function parseTemplate(src: string): Stmt[] {
             p.next();
             filter = p.parseExpression();
           }
-          if (!p.atEnd()) throw new SyntaxFailure(`expected token 'end of statement block', got ${describe(p.peek())}`);
+          if (!p.atEnd())
+            throw new SyntaxFailure(`expected token 'end of statement block', got ${describe(p.peek())}`);
           const r = parseBody(['else', 'endfor']);
           let elseBody: Stmt[] = [];
           if (r.ender === 'else') {
             const r2 = parseBody(['endfor']);
-            if (r2.ender !== 'endfor') throw new SyntaxFailure("Unexpected end of template. Jinja was looking for the following tags: 'endfor'.");
+            if (r2.ender !== 'endfor')
+              throw new SyntaxFailure(
+                "Unexpected end of template. Jinja was looking for the following tags: 'endfor'.",
+              );
             elseBody = r2.body;
           } else if (r.ender !== 'endfor') {
-            throw new SyntaxFailure("Unexpected end of template. Jinja was looking for the following tags: 'endfor' or 'else'.");
+            throw new SyntaxFailure(
+              "Unexpected end of template. Jinja was looking for the following tags: 'endfor' or 'else'.",
+            );
           }
           body.push({ type: 'for', target, iter, filter, body: r.body, else: elseBody });
           break;
@@ -636,7 +735,8 @@ export function parseTemplate(src: string): Stmt[] {
           if (!p.isOp('=')) throw new SyntaxFailure('block set is not supported');
           p.next();
           const value = p.parseTuple(true);
-          if (!p.atEnd()) throw new SyntaxFailure(`expected token 'end of statement block', got ${describe(p.peek())}`);
+          if (!p.atEnd())
+            throw new SyntaxFailure(`expected token 'end of statement block', got ${describe(p.peek())}`);
           body.push({ type: 'set', target, value });
           break;
         }

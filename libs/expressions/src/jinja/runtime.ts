@@ -90,7 +90,8 @@ const MISSING = Symbol('missing');
 export const own = <T>(table: Record<string, T>, key: string): T | undefined =>
   Object.prototype.hasOwnProperty.call(table, key) ? table[key] : undefined;
 
-const objRepr = (v: unknown): string => (v === null ? 'None' : `${isIter(v) ? 'generator' : pyTypeName(v)} object`);
+const objRepr = (v: unknown): string =>
+  v === null ? 'None' : `${isIter(v) ? 'generator' : pyTypeName(v)} object`;
 
 /** Raises when `v` is a strict undefined; returns it otherwise. */
 export function use(v: unknown): unknown {
@@ -155,13 +156,16 @@ const lazy = (produce: () => unknown[], label = 'generator object'): LazySeq =>
     yield* produce();
   }, label);
 
-const pyName = (v: unknown): string => (v instanceof JCallable ? 'builtin_function_or_method' : isIter(v) ? 'generator' : pyTypeName(v));
+const pyName = (v: unknown): string =>
+  v instanceof JCallable ? 'builtin_function_or_method' : isIter(v) ? 'generator' : pyTypeName(v);
 
 // ---------------------------------------------------------------------------------------------
 // Python methods reachable through attribute access
 
-const arg = (args: unknown[], i: number, dflt: unknown = undefined): unknown => (i < args.length ? args[i] : dflt);
-const strArg = (v: unknown, what: string): string => (typeof v === 'string' ? v : typeErr(`${what} must be str, not ${pyName(v)}`));
+const arg = (args: unknown[], i: number, dflt: unknown = undefined): unknown =>
+  i < args.length ? args[i] : dflt;
+const strArg = (v: unknown, what: string): string =>
+  typeof v === 'string' ? v : typeErr(`${what} must be str, not ${pyName(v)}`);
 
 const STR_METHODS: Record<string, (s: string, args: unknown[], kwargs: Map<string, unknown>) => unknown> = {
   upper: (s) => s.toUpperCase(),
@@ -171,16 +175,32 @@ const STR_METHODS: Record<string, (s: string, args: unknown[], kwargs: Map<strin
   strip: (s, a) => pyStrip(s, (arg(a, 0, null) as string | null) ?? null, 'both'),
   lstrip: (s, a) => pyStrip(s, (arg(a, 0, null) as string | null) ?? null, 'left'),
   rstrip: (s, a) => pyStrip(s, (arg(a, 0, null) as string | null) ?? null, 'right'),
-  split: (s, a, k) => pySplit(s, (arg(a, 0, k.get('sep') ?? null) as string | null) ?? null, Number(arg(a, 1, k.get('maxsplit') ?? -1)), false),
-  rsplit: (s, a, k) => pySplit(s, (arg(a, 0, k.get('sep') ?? null) as string | null) ?? null, Number(arg(a, 1, k.get('maxsplit') ?? -1)), true),
+  split: (s, a, k) =>
+    pySplit(
+      s,
+      (arg(a, 0, k.get('sep') ?? null) as string | null) ?? null,
+      Number(arg(a, 1, k.get('maxsplit') ?? -1)),
+      false,
+    ),
+  rsplit: (s, a, k) =>
+    pySplit(
+      s,
+      (arg(a, 0, k.get('sep') ?? null) as string | null) ?? null,
+      Number(arg(a, 1, k.get('maxsplit') ?? -1)),
+      true,
+    ),
   splitlines: (s) => s.split(/\r\n|\r|\n/).filter((x, i, all) => i < all.length - 1 || x !== ''),
   startswith: (s, a) => {
     const p = arg(a, 0);
-    return Array.isArray(p) ? p.some((x) => s.startsWith(strArg(x, 'prefix'))) : s.startsWith(strArg(p, 'startswith first arg'));
+    return Array.isArray(p)
+      ? p.some((x) => s.startsWith(strArg(x, 'prefix')))
+      : s.startsWith(strArg(p, 'startswith first arg'));
   },
   endswith: (s, a) => {
     const p = arg(a, 0);
-    return Array.isArray(p) ? p.some((x) => s.endsWith(strArg(x, 'suffix'))) : s.endsWith(strArg(p, 'endswith first arg'));
+    return Array.isArray(p)
+      ? p.some((x) => s.endsWith(strArg(x, 'suffix')))
+      : s.endsWith(strArg(p, 'endswith first arg'));
   },
   replace: (s, a) => {
     const old = strArg(arg(a, 0), 'replace() argument 1');
@@ -207,7 +227,12 @@ const STR_METHODS: Record<string, (s: string, args: unknown[], kwargs: Map<strin
     const sub = strArg(arg(a, 0), 'count');
     return sub === '' ? Array.from(s).length + 1 : s.split(sub).length - 1;
   },
-  join: (s, a) => toArray(arg(a, 0)).map((x) => (typeof x === 'string' ? x : typeErr(`sequence item: expected str instance, ${pyName(x)} found`))).join(s),
+  join: (s, a) =>
+    toArray(arg(a, 0))
+      .map((x) =>
+        typeof x === 'string' ? x : typeErr(`sequence item: expected str instance, ${pyName(x)} found`),
+      )
+      .join(s),
   format: (s, a, k) => pyFormat(s, a, k, pyStr),
   isdigit: (s) => /^\d+$/.test(s),
   isalpha: (s) => /^\p{L}+$/u.test(s),
@@ -277,7 +302,11 @@ export function getattr(obj: unknown, name: string): unknown {
   use(obj);
   if (/^__.*__$/.test(name) || obj instanceof JCallable) {
     // Python objects all carry dunder attributes; the sandbox refuses every one of them.
-    return new JUndefined(`access to attribute '${name}' of '${obj instanceof JCallable ? 'function' : pyName(obj)}' object is unsafe.`, true, true);
+    return new JUndefined(
+      `access to attribute '${name}' of '${obj instanceof JCallable ? 'function' : pyName(obj)}' object is unsafe.`,
+      true,
+      true,
+    );
   }
   if (obj instanceof JObject) {
     const v = name.startsWith('_') ? undefined : obj.attr(name);
@@ -317,7 +346,8 @@ function sliceOf(obj: unknown, start: unknown, stop: unknown, step: unknown): un
   use(obj);
   if (obj instanceof LazySeq) typeErr("'generator' object is not subscriptable");
   // Jinja compiles slices to plain Python subscripts: slicing a non-sequence is a TypeError.
-  if (typeof obj !== 'string' && !(Array.isArray(obj) && !isIter(obj))) typeErr(`'${pyName(obj)}' object is not subscriptable`);
+  if (typeof obj !== 'string' && !(Array.isArray(obj) && !isIter(obj)))
+    typeErr(`'${pyName(obj)}' object is not subscriptable`);
   const seq = typeof obj === 'string' ? Array.from(obj) : obj;
   const n = seq.length;
   const st = step === null ? 1 : Number(step);
@@ -353,7 +383,14 @@ function exactIntOp(op: string, a: unknown, b: unknown): unknown {
   if (!isIntLike(a) || !isIntLike(b)) return undefined;
   const x = nv(a);
   const y = nv(b);
-  const approx: Record<string, number> = { '+': x + y, '-': x - y, '*': x * y, '//': Math.floor(x / y), '%': x - y * Math.floor(x / y), '**': x ** y };
+  const approx: Record<string, number> = {
+    '+': x + y,
+    '-': x - y,
+    '*': x * y,
+    '//': Math.floor(x / y),
+    '%': x - y * Math.floor(x / y),
+    '**': x ** y,
+  };
   if (!(op in approx)) return undefined;
   const big = (a as unknown) instanceof PyBigInt || (b as unknown) instanceof PyBigInt;
   if (!big && Number.isSafeInteger(approx[op])) return undefined;
@@ -374,7 +411,8 @@ function exactIntOp(op: string, a: unknown, b: unknown): unknown {
     case '%':
       return mkInt(p - q * floorDiv(p, q));
     default:
-      if (y * Math.log10(Math.max(2, Math.abs(x))) > 100_000) fail('Expression result exceeds the integer size quota', 'MemoryQuotaExceededException');
+      if (y * Math.log10(Math.max(2, Math.abs(x))) > 100_000)
+        fail('Expression result exceeds the integer size quota', 'MemoryQuotaExceededException');
       return mkInt(p ** q);
   }
 }
@@ -384,7 +422,8 @@ function binop(op: string, a: unknown, b: unknown): unknown {
   use(b);
   const exact = exactIntOp(op, a, b);
   if (exact !== undefined) return exact;
-  const unsupported = (): never => typeErr(`unsupported operand type(s) for ${op}: '${pyName(a)}' and '${pyName(b)}'`);
+  const unsupported = (): never =>
+    typeErr(`unsupported operand type(s) for ${op}: '${pyName(a)}' and '${pyName(b)}'`);
   switch (op) {
     case '+':
       if (isNum(a) && isNum(b)) return flt(a, b) ? mkFloat(nv(a) + nv(b)) : nv(a) + nv(b);
@@ -394,7 +433,8 @@ function binop(op: string, a: unknown, b: unknown): unknown {
         return a + (b as string);
       }
       if (Array.isArray(a) && Array.isArray(b)) {
-        if (isTuple(a) !== isTuple(b)) typeErr(`can only concatenate ${pyName(a)} (not "${pyName(b)}") to ${pyName(a)}`);
+        if (isTuple(a) !== isTuple(b))
+          typeErr(`can only concatenate ${pyName(a)} (not "${pyName(b)}") to ${pyName(a)}`);
         checkSize(a.length + b.length, 'collection');
         return isTuple(a) ? markTuple([...a, ...b]) : [...a, ...b];
       }
@@ -406,10 +446,14 @@ function binop(op: string, a: unknown, b: unknown): unknown {
     case '*':
       if (isNum(a) && isNum(b)) return flt(a, b) ? mkFloat(nv(a) * nv(b)) : nv(a) * nv(b);
       // bool is an int in Python: `'ab' * true` repeats once.
-      if (typeof b === 'boolean' && (typeof a === 'string' || Array.isArray(a))) return binop('*', a, b ? 1 : 0);
-      if (typeof a === 'boolean' && (typeof b === 'string' || Array.isArray(b))) return binop('*', a ? 1 : 0, b);
-      if (typeof a === 'string' && isInt(b)) return a.repeat(checkSize(Math.max(0, b) * a.length, 'string') && Math.max(0, b));
-      if (isInt(a) && typeof b === 'string') return b.repeat(checkSize(Math.max(0, a) * b.length, 'string') && Math.max(0, a));
+      if (typeof b === 'boolean' && (typeof a === 'string' || Array.isArray(a)))
+        return binop('*', a, b ? 1 : 0);
+      if (typeof a === 'boolean' && (typeof b === 'string' || Array.isArray(b)))
+        return binop('*', a ? 1 : 0, b);
+      if (typeof a === 'string' && isInt(b))
+        return a.repeat(checkSize(Math.max(0, b) * a.length, 'string') && Math.max(0, b));
+      if (isInt(a) && typeof b === 'string')
+        return b.repeat(checkSize(Math.max(0, a) * b.length, 'string') && Math.max(0, a));
       if (Array.isArray(a) && isInt(b)) {
         checkSize(Math.max(0, b) * a.length, 'collection');
         return Array.from({ length: Math.max(0, b) }, () => a).flat();
@@ -442,7 +486,8 @@ function binop(op: string, a: unknown, b: unknown): unknown {
       {
         const p = pyPow(nv(a), nv(b));
         // C's pow reports ERANGE for a finite result too large for a double
-        if ((p === Infinity || p === -Infinity) && Number.isFinite(nv(a)) && Number.isFinite(nv(b))) fail("(34, 'Numerical result out of range')", 'OverflowError');
+        if ((p === Infinity || p === -Infinity) && Number.isFinite(nv(a)) && Number.isFinite(nv(b)))
+          fail("(34, 'Numerical result out of range')", 'OverflowError');
         return mkFloat(p);
       }
     default:
@@ -453,80 +498,101 @@ function binop(op: string, a: unknown, b: unknown): unknown {
 /** Python printf-style formatting (`'%s-%d' % (a, b)`, the `format` filter). */
 export function printf(fmt: string, values: unknown): string {
   const named = isDict(values) && fmt.includes('%(') ? values : null;
-  const list = named ? [] : Array.isArray(values) && (values as unknown[]).length !== undefined && isTupleLike(values) ? (values as unknown[]) : [values];
+  const list = named
+    ? []
+    : Array.isArray(values) && (values as unknown[]).length !== undefined && isTupleLike(values)
+      ? (values as unknown[])
+      : [values];
   let idx = 0;
-  const out = fmt.replace(/%(\(([^)]*)\))?([#0\- +]*)(\d+|\*)?(?:\.(\d+))?([diouxXeEfFgGcrsa%])/g, (_m, _n, key: string | undefined, flags: string, width: string | undefined, prec: string | undefined, conv: string) => {
-    if (conv === '%') return '%';
-    let v: unknown;
-    if (key !== undefined) {
-      if (!named) return typeErr('format requires a mapping');
-      if (!dictHas(named, key)) fail(pyRepr(key), 'KeyError');
-      v = dictGet(named, key);
-    } else {
-      if (idx >= list.length) typeErr('not enough arguments for format string');
-      v = list[idx++];
-    }
-    use(v);
-    let body: string;
-    switch (conv) {
-      case 's':
-        body = pyStr(v);
-        break;
-      case 'r':
-      case 'a':
-        body = pyRepr(v);
-        break;
-      case 'd':
-      case 'i':
-      case 'u':
-        if (!isNum(v)) typeErr(`%${conv} format: a real number is required, not ${pyName(v)}`);
-        body = String(Math.trunc(nv(v)));
-        break;
-      case 'f':
-      case 'F':
-        if (!isNum(v)) typeErr(`must be real number, not ${pyName(v)}`);
-        body = nv(v).toFixed(prec === undefined ? 6 : Number(prec));
-        break;
-      case 'e':
-      case 'E': {
-        if (!isNum(v)) typeErr(`must be real number, not ${pyName(v)}`);
-        const [mant, ex] = nv(v).toExponential(prec === undefined ? 6 : Number(prec)).split('e') as [string, string];
-        body = `${mant}e${ex[0] === '-' ? '-' : '+'}${ex.replace(/^[+-]/, '').padStart(2, '0')}`;
-        if (conv === 'E') body = body.toUpperCase();
-        break;
+  const out = fmt.replace(
+    /%(\(([^)]*)\))?([#0\- +]*)(\d+|\*)?(?:\.(\d+))?([diouxXeEfFgGcrsa%])/g,
+    (
+      _m,
+      _n,
+      key: string | undefined,
+      flags: string,
+      width: string | undefined,
+      prec: string | undefined,
+      conv: string,
+    ) => {
+      if (conv === '%') return '%';
+      let v: unknown;
+      if (key !== undefined) {
+        if (!named) return typeErr('format requires a mapping');
+        if (!dictHas(named, key)) fail(pyRepr(key), 'KeyError');
+        v = dictGet(named, key);
+      } else {
+        if (idx >= list.length) typeErr('not enough arguments for format string');
+        v = list[idx++];
       }
-      case 'g':
-      case 'G':
-        if (!isNum(v)) typeErr(`must be real number, not ${pyName(v)}`);
-        body = String(Number(nv(v).toPrecision(prec === undefined ? 6 : Math.max(1, Number(prec)))));
-        break;
-      case 'x':
-      case 'X':
-      case 'o':
-        if (!isInt(v)) typeErr(`%${conv} format: an integer is required, not ${pyName(v)}`);
-        body = Math.abs(v as number).toString(conv === 'o' ? 8 : 16);
-        if (conv === 'X') body = body.toUpperCase();
-        if ((v as number) < 0) body = `-${body}`;
-        break;
-      case 'c':
-        body = typeof v === 'string' ? v : String.fromCodePoint(nv(v));
-        break;
-      default:
-        body = pyStr(v);
-    }
-    if (flags.includes('+') && isNum(v) && !body.startsWith('-') && conv !== 's') body = `+${body}`;
-    const w = width === undefined || width === '*' ? 0 : Number(width);
-    if (body.length < w) {
-      if (flags.includes('-')) body = body.padEnd(w);
-      else if (flags.includes('0') && isNum(v) && conv !== 's') body = (body.startsWith('-') ? '-' : '') + body.replace(/^-/, '').padStart(w - (body.startsWith('-') ? 1 : 0), '0');
-      else body = body.padStart(w);
-    }
-    return body;
-  });
+      use(v);
+      let body: string;
+      switch (conv) {
+        case 's':
+          body = pyStr(v);
+          break;
+        case 'r':
+        case 'a':
+          body = pyRepr(v);
+          break;
+        case 'd':
+        case 'i':
+        case 'u':
+          if (!isNum(v)) typeErr(`%${conv} format: a real number is required, not ${pyName(v)}`);
+          body = String(Math.trunc(nv(v)));
+          break;
+        case 'f':
+        case 'F':
+          if (!isNum(v)) typeErr(`must be real number, not ${pyName(v)}`);
+          body = nv(v).toFixed(prec === undefined ? 6 : Number(prec));
+          break;
+        case 'e':
+        case 'E': {
+          if (!isNum(v)) typeErr(`must be real number, not ${pyName(v)}`);
+          const [mant, ex] = nv(v)
+            .toExponential(prec === undefined ? 6 : Number(prec))
+            .split('e') as [string, string];
+          body = `${mant}e${ex[0] === '-' ? '-' : '+'}${ex.replace(/^[+-]/, '').padStart(2, '0')}`;
+          if (conv === 'E') body = body.toUpperCase();
+          break;
+        }
+        case 'g':
+        case 'G':
+          if (!isNum(v)) typeErr(`must be real number, not ${pyName(v)}`);
+          body = String(Number(nv(v).toPrecision(prec === undefined ? 6 : Math.max(1, Number(prec)))));
+          break;
+        case 'x':
+        case 'X':
+        case 'o':
+          if (!isInt(v)) typeErr(`%${conv} format: an integer is required, not ${pyName(v)}`);
+          body = Math.abs(v as number).toString(conv === 'o' ? 8 : 16);
+          if (conv === 'X') body = body.toUpperCase();
+          if ((v as number) < 0) body = `-${body}`;
+          break;
+        case 'c':
+          body = typeof v === 'string' ? v : String.fromCodePoint(nv(v));
+          break;
+        default:
+          body = pyStr(v);
+      }
+      if (flags.includes('+') && isNum(v) && !body.startsWith('-') && conv !== 's') body = `+${body}`;
+      const w = width === undefined || width === '*' ? 0 : Number(width);
+      if (body.length < w) {
+        if (flags.includes('-')) body = body.padEnd(w);
+        else if (flags.includes('0') && isNum(v) && conv !== 's')
+          body =
+            (body.startsWith('-') ? '-' : '') +
+            body.replace(/^-/, '').padStart(w - (body.startsWith('-') ? 1 : 0), '0');
+        else body = body.padStart(w);
+      }
+      return body;
+    },
+  );
   // Python: leftover arguments fail, except a single list/dict argument (it has __getitem__).
   const single = !isTupleLike(values);
   const tolerant = single && (Array.isArray(values) || isDict(values));
-  if (!named && idx < list.length && !tolerant) typeErr('not all arguments converted during string formatting');
+  if (!named && idx < list.length && !tolerant)
+    typeErr('not all arguments converted during string formatting');
   return out;
 }
 const isTupleLike = (v: unknown): boolean => Array.isArray(v) && Object.getOwnPropertySymbols(v).length > 0;
@@ -556,15 +622,22 @@ function compare(op: string, a: unknown, b: unknown): boolean {
     case 'in':
     case 'notin': {
       let r: boolean;
-      if (typeof b === 'string') r = typeof a === 'string' ? b.includes(a) : typeErr(`'in <string>' requires string as left operand, not ${pyName(a)}`);
+      if (typeof b === 'string')
+        r =
+          typeof a === 'string'
+            ? b.includes(a)
+            : typeErr(`'in <string>' requires string as left operand, not ${pyName(a)}`);
       else if (isDict(b)) r = dictHas(b, a);
-      else if (Array.isArray(b) || b instanceof PySet || b instanceof LazySeq) r = toArray(b).some((x) => pyEquals(x, a));
+      else if (Array.isArray(b) || b instanceof PySet || b instanceof LazySeq)
+        r = toArray(b).some((x) => pyEquals(x, a));
       else r = typeErr(`argument of type '${pyName(b)}' is not iterable`);
       return op === 'in' ? r : !r;
     }
     default: {
       const ok =
-        (isNum(a) && isNum(b)) || (typeof a === 'string' && typeof b === 'string') || (Array.isArray(a) && Array.isArray(b) && isTuple(a) === isTuple(b));
+        (isNum(a) && isNum(b)) ||
+        (typeof a === 'string' && typeof b === 'string') ||
+        (Array.isArray(a) && Array.isArray(b) && isTuple(a) === isTuple(b));
       if (!ok) typeErr(`'${op}' not supported between instances of '${pyName(a)}' and '${pyName(b)}'`);
       const c = pyCompare(a, b);
       return op === '<' ? c < 0 : op === '>' ? c > 0 : op === '<=' ? c <= 0 : c >= 0;
@@ -592,26 +665,57 @@ function pyLen(v: unknown): number {
 const truth = (v: unknown): boolean => truthy(use(v));
 /** Python str() as Jinja renders it; an iterator prints its type without being iterated. */
 export const jinjaStr = (v: unknown): string =>
-  v instanceof JUndefined ? (use(v), '') : v instanceof JObject ? v.repr() : v instanceof JCallable ? `<bound method ${v.name}>` : v instanceof LazySeq ? `<${v.label}>` : pyStr(v);
+  v instanceof JUndefined
+    ? (use(v), '')
+    : v instanceof JObject
+      ? v.repr()
+      : v instanceof JCallable
+        ? `<bound method ${v.name}>`
+        : v instanceof LazySeq
+          ? `<${v.label}>`
+          : pyStr(v);
 
 // ---------------------------------------------------------------------------------------------
 // filters and tests
 
 type Filter = (env: Evaluator, value: unknown, args: unknown[], kwargs: Map<string, unknown>) => unknown;
-const kwOr = (args: unknown[], kwargs: Map<string, unknown>, i: number, name: string, dflt: unknown): unknown =>
-  i < args.length ? args[i] : kwargs.has(name) ? kwargs.get(name) : dflt;
+const kwOr = (
+  args: unknown[],
+  kwargs: Map<string, unknown>,
+  i: number,
+  name: string,
+  dflt: unknown,
+): unknown => (i < args.length ? args[i] : kwargs.has(name) ? kwargs.get(name) : dflt);
 
-const sortKey = (v: unknown, caseSensitive: boolean): unknown => (!caseSensitive && typeof v === 'string' ? v.toLowerCase() : v);
+const sortKey = (v: unknown, caseSensitive: boolean): unknown =>
+  !caseSensitive && typeof v === 'string' ? v.toLowerCase() : v;
 function attrGetter(env: Evaluator, attribute: unknown): (x: unknown) => unknown {
   if (attribute === null || attribute === undefined) return (x) => x;
   const parts = String(attribute).split('.');
   return (x) => parts.reduce<unknown>((o, p) => (/^\d+$/.test(p) ? getitem(o, Number(p)) : getitem(o, p)), x);
 }
 
-function selectOrReject(env: Evaluator, value: unknown, args: unknown[], kwargs: Map<string, unknown>, select: boolean, byAttr: boolean): LazySeq {
-  return lazy(() => selectOrRejectNow(env, value, args, kwargs, select, byAttr), 'generator object select_or_reject');
+function selectOrReject(
+  env: Evaluator,
+  value: unknown,
+  args: unknown[],
+  kwargs: Map<string, unknown>,
+  select: boolean,
+  byAttr: boolean,
+): LazySeq {
+  return lazy(
+    () => selectOrRejectNow(env, value, args, kwargs, select, byAttr),
+    'generator object select_or_reject',
+  );
 }
-function selectOrRejectNow(env: Evaluator, value: unknown, args: unknown[], kwargs: Map<string, unknown>, select: boolean, byAttr: boolean): unknown[] {
+function selectOrRejectNow(
+  env: Evaluator,
+  value: unknown,
+  args: unknown[],
+  kwargs: Map<string, unknown>,
+  select: boolean,
+  byAttr: boolean,
+): unknown[] {
   if (!truth(value)) return [];
   // prepare_select_or_reject runs before the value is iterated
   if (byAttr && args.length < 1) fail('Missing parameter for attribute name', 'FilterArgumentError');
@@ -632,7 +736,14 @@ function selectOrRejectNow(env: Evaluator, value: unknown, args: unknown[], kwar
 }
 
 export const FILTERS: Record<string, Filter> = {
-  abs: (_e, v) => (v instanceof PyBigInt ? mkInt(v.value < 0n ? -v.value : v.value) : isFloat(v) ? mkFloat(Math.abs(nv(use(v)))) : isNum(v) ? Math.abs(nv(v)) : typeErr(`bad operand type for abs(): '${pyName(v)}'`)),
+  abs: (_e, v) =>
+    v instanceof PyBigInt
+      ? mkInt(v.value < 0n ? -v.value : v.value)
+      : isFloat(v)
+        ? mkFloat(Math.abs(nv(use(v))))
+        : isNum(v)
+          ? Math.abs(nv(v))
+          : typeErr(`bad operand type for abs(): '${pyName(v)}'`),
   attr: (_e, v, a, k) => {
     // do_attr: getattr() only, never the item (`{'x': 1} | attr('x')` is undefined)
     if (a.length < 1 && !k.has('name')) typeErr("do_attr() missing 1 required positional argument: 'name'");
@@ -642,7 +753,8 @@ export const FILTERS: Record<string, Filter> = {
     return getattr(v, name);
   },
   batch: (_e, v, a, k) => {
-    if (a.length < 1 && !k.has('linecount')) typeErr("do_batch() missing 1 required positional argument: 'linecount'");
+    if (a.length < 1 && !k.has('linecount'))
+      typeErr("do_batch() missing 1 required positional argument: 'linecount'");
     return lazy(() => batchNow(v, a), 'generator object do_batch');
   },
   capitalize: (_e, v) => capitalize(jinjaStr(v)),
@@ -662,7 +774,12 @@ export const FILTERS: Record<string, Filter> = {
     const cs = truthy(kwOr(a, k, 0, 'case_sensitive', false));
     const by = String(kwOr(a, k, 1, 'by', 'key'));
     const rev = truthy(kwOr(a, k, 2, 'reverse', false));
-    const pos = by === 'key' ? 0 : by === 'value' ? 1 : fail('You can only sort by either "key" or "value"', 'FilterArgumentError');
+    const pos =
+      by === 'key'
+        ? 0
+        : by === 'value'
+          ? 1
+          : fail('You can only sort by either "key" or "value"', 'FilterArgumentError');
     const items = [...(v as Map<unknown, unknown>).entries()].map(([x, y]) => markTuple([x, y]));
     items.sort((p, q) => pyCompare(sortKey(p[pos], cs), sortKey(q[pos], cs)) * (rev ? -1 : 1));
     return items;
@@ -675,7 +792,8 @@ export const FILTERS: Record<string, Filter> = {
     if (v instanceof LazySeq) typeErr("'generator' object is not reversible");
     // do_last is next(reversed(value)): only sequences and dicts are reversible
     use(v);
-    if (!(typeof v === 'string' || Array.isArray(v) || isDict(v))) typeErr(`'${pyName(v)}' object is not reversible`);
+    if (!(typeof v === 'string' || Array.isArray(v) || isDict(v)))
+      typeErr(`'${pyName(v)}' object is not reversible`);
     const items = iterable(v);
     return items.length > 0 ? items[items.length - 1] : new JUndefined('No last item, sequence was empty.');
   },
@@ -683,7 +801,8 @@ export const FILTERS: Record<string, Filter> = {
     use(v);
     const dflt = kwOr(a, k, 0, 'default', mkFloat(0));
     if (isNum(v)) return mkFloat(nv(v));
-    if (typeof v === 'string' && /^\s*[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?\s*$/i.test(v)) return mkFloat(parseFloat(v));
+    if (typeof v === 'string' && /^\s*[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?\s*$/i.test(v))
+      return mkFloat(parseFloat(v));
     return dflt;
   },
   int: (_e, v, a, k) => {
@@ -724,16 +843,23 @@ export const FILTERS: Record<string, Filter> = {
   replace: (_e, v, a, k) => {
     const missing = ['old', 'new'].filter((n, i) => a.length <= i && !k.has(n));
     if (missing.length > 0) {
-      typeErr(`do_replace() missing ${missing.length} required positional argument${missing.length > 1 ? 's' : ''}: ${missing.map((n) => `'${n}'`).join(' and ')}`);
+      typeErr(
+        `do_replace() missing ${missing.length} required positional argument${missing.length > 1 ? 's' : ''}: ${missing.map((n) => `'${n}'`).join(' and ')}`,
+      );
     }
-    return STR_METHODS.replace!(jinjaStr(v), a.slice(0, 2).concat(a.length > 2 && a[2] !== null ? [a[2]] : []), new Map());
+    return STR_METHODS.replace!(
+      jinjaStr(v),
+      a.slice(0, 2).concat(a.length > 2 && a[2] !== null ? [a[2]] : []),
+      new Map(),
+    );
   },
   reverse: (_e, v) => {
     use(v);
     if (typeof v === 'string') return Array.from(v).reverse().join('');
     if (Array.isArray(v)) return lazy(() => [...v].reverse(), 'list_reverseiterator object');
     // do_reverse: reversed(value), else list(value) reversed, else a FilterArgumentError
-    if (!(isDict(v) || v instanceof PySet || v instanceof LazySeq)) fail('argument must be iterable', 'FilterArgumentError');
+    if (!(isDict(v) || v instanceof PySet || v instanceof LazySeq))
+      fail('argument must be iterable', 'FilterArgumentError');
     return [...iterable(v)].reverse();
   },
   round: (_e, v, a, k) => {
@@ -791,12 +917,12 @@ export const FILTERS: Record<string, Filter> = {
     return lazy(() => {
       const seen = new PySet();
       return iterable(v).filter((x) => {
-      const key = sortKey(get(x), cs);
-      if (Array.isArray(key) && !isTupleLike(key)) typeErr("unhashable type: 'list'");
-      if (isDict(key)) typeErr("unhashable type: 'dict'");
-      if (seen.has(key)) return false;
-      seen.add(key);
-      return true;
+        const key = sortKey(get(x), cs);
+        if (Array.isArray(key) && !isTupleLike(key)) typeErr("unhashable type: 'list'");
+        if (isDict(key)) typeErr("unhashable type: 'dict'");
+        if (seen.has(key)) return false;
+        seen.add(key);
+        return true;
       });
     }, 'generator object do_unique');
   },
@@ -818,7 +944,8 @@ export const FILTERS: Record<string, Filter> = {
       return [...(v as Map<unknown, unknown>).entries()].map(([x, y]) => markTuple([x, y]));
     }, 'generator object do_items'),
   groupby: (e, v, a, k) => {
-    if (a.length < 1 && !k.has('attribute')) typeErr("sync_do_groupby() missing 1 required positional argument: 'attribute'");
+    if (a.length < 1 && !k.has('attribute'))
+      typeErr("sync_do_groupby() missing 1 required positional argument: 'attribute'");
     const get = attrGetter(e, kwOr(a, k, 0, 'attribute', null));
     const groups = new Map<string, [unknown, unknown[]]>();
     const items = iterable(v).map((x) => ({ x, key: get(x) }));
@@ -829,12 +956,19 @@ export const FILTERS: Record<string, Filter> = {
       if (g) g[1].push(x);
       else groups.set(h, [key, [x]]);
     }
-    return [...groups.values()].map(([grouper, list]) => new Map<unknown, unknown>([['grouper', grouper], ['list', list]]));
+    return [...groups.values()].map(
+      ([grouper, list]) =>
+        new Map<unknown, unknown>([
+          ['grouper', grouper],
+          ['list', list],
+        ]),
+    );
   },
   indent: (_e, v, a, k) => {
     // do_indent starts with `s += "\n"`: a list extends and then lacks splitlines, others refuse +=
     if (Array.isArray(v) && !isIter(v)) fail("'list' object has no attribute 'splitlines'", 'AttributeError');
-    if (typeof v !== 'string' && !isUndef(v)) typeErr(`unsupported operand type(s) for +=: '${pyName(v)}' and 'str'`);
+    if (typeof v !== 'string' && !isUndef(v))
+      typeErr(`unsupported operand type(s) for +=: '${pyName(v)}' and 'str'`);
     const width = kwOr(a, k, 0, 'width', 4);
     const first = truthy(kwOr(a, k, 1, 'first', false));
     const blank = truthy(kwOr(a, k, 2, 'blank', false));
@@ -844,19 +978,26 @@ export const FILTERS: Record<string, Filter> = {
     if (blank) rv = lines.join(`\n${ind}`);
     else {
       rv = lines[0] ?? '';
-      if (lines.length > 1) rv += `\n${lines.slice(1).map((l) => (l ? ind + l : l)).join('\n')}`;
+      if (lines.length > 1)
+        rv += `\n${lines
+          .slice(1)
+          .map((l) => (l ? ind + l : l))
+          .join('\n')}`;
     }
     return first ? ind + rv : rv;
   },
   slice: (_e, v, a, k) => {
-    if (a.length < 1 && !k.has('slices')) typeErr("sync_do_slice() missing 1 required positional argument: 'slices'");
+    if (a.length < 1 && !k.has('slices'))
+      typeErr("sync_do_slice() missing 1 required positional argument: 'slices'");
     return lazy(() => sliceNow(v, a, k), 'generator object sync_do_slice');
   },
   filesizeformat: (_e, v, a, k) => {
     const bytes = pyFloatOf(v); // float(value): no default, unlike the float filter
     const binary = truthy(kwOr(a, k, 0, 'binary', false));
     const base = binary ? 1024 : 1000;
-    const prefixes = binary ? ['KiB', 'MiB', 'GiB', 'TiB', 'PiB', 'EiB', 'ZiB', 'YiB'] : ['kB', 'MB', 'GB', 'TB', 'PB', 'EB', 'ZB', 'YB'];
+    const prefixes = binary
+      ? ['KiB', 'MiB', 'GiB', 'TiB', 'PiB', 'EiB', 'ZiB', 'YiB']
+      : ['kB', 'MB', 'GB', 'TB', 'PB', 'EB', 'ZB', 'YB'];
     if (bytes === 1) return '1 Byte';
     if (bytes < base) return `${Math.trunc(bytes)} Bytes`;
     let unit = base;
@@ -880,9 +1021,22 @@ export const FILTERS: Record<string, Filter> = {
       ? [...v.entries()]
       : (v as unknown[]).map((p) => {
           // `for k, v in value`: a non-iterable item cannot be unpacked
-          if (!(typeof p === 'string' || Array.isArray(p) || isDict(p) || p instanceof PySet || p instanceof LazySeq)) typeErr(`cannot unpack non-iterable ${pyName(p)} object`);
+          if (!(
+            typeof p === 'string' ||
+            Array.isArray(p) ||
+            isDict(p) ||
+            p instanceof PySet ||
+            p instanceof LazySeq
+          ))
+            typeErr(`cannot unpack non-iterable ${pyName(p)} object`);
           const pair = iterable(p);
-          if (pair.length !== 2) fail(pair.length > 2 ? 'too many values to unpack (expected 2)' : `not enough values to unpack (expected 2, got ${pair.length})`, 'ValueError');
+          if (pair.length !== 2)
+            fail(
+              pair.length > 2
+                ? 'too many values to unpack (expected 2)'
+                : `not enough values to unpack (expected 2, got ${pair.length})`,
+              'ValueError',
+            );
           return pair as [unknown, unknown];
         });
     return items.map(([x, y]) => `${quote(x, true)}=${quote(y, true)}`).join('&');
@@ -918,9 +1072,18 @@ export const FILTERS: Record<string, Filter> = {
     const target = kwOr(a, k, 2, 'target', null);
     const rel = kwOr(a, k, 3, 'rel', null);
     const extra = kwOr(a, k, 4, 'extra_schemes', null);
-    const relParts = new Set(`${rel === null ? '' : jinjaStr(rel)} noopener${nofollow ? ' nofollow' : ''}`.split(/\s+/).filter((x) => x));
+    const relParts = new Set(
+      `${rel === null ? '' : jinjaStr(rel)} noopener${nofollow ? ' nofollow' : ''}`
+        .split(/\s+/)
+        .filter((x) => x),
+    );
     return urlize(jinjaStr(v), {
-      trimUrlLimit: limit === null ? null : isInt(limit) ? limit : typeErr(`'>' not supported between instances of 'int' and '${pyName(limit)}'`),
+      trimUrlLimit:
+        limit === null
+          ? null
+          : isInt(limit)
+            ? limit
+            : typeErr(`'>' not supported between instances of 'int' and '${pyName(limit)}'`),
       rel: [...relParts].sort().join(' ') || null,
       target: target === null ? null : jinjaStr(target),
       extraSchemes: extra === null ? [] : iterable(extra).map((x) => jinjaStr(x)),
@@ -932,7 +1095,13 @@ export const FILTERS: Record<string, Filter> = {
     const width = kwOr(a, k, 0, 'width', 79);
     if (!isInt(width)) typeErr(`'<=' not supported between instances of '${pyName(width)}' and 'int'`);
     const wrapstring = kwOr(a, k, 2, 'wrapstring', null);
-    return wordwrap(v, width, truthy(kwOr(a, k, 1, 'break_long_words', true)), wrapstring === null ? '\n' : jinjaStr(wrapstring), truthy(kwOr(a, k, 3, 'break_on_hyphens', true)));
+    return wordwrap(
+      v,
+      width,
+      truthy(kwOr(a, k, 1, 'break_long_words', true)),
+      wrapstring === null ? '\n' : jinjaStr(wrapstring),
+      truthy(kwOr(a, k, 3, 'break_on_hyphens', true)),
+    );
   },
   xmlattr: (_e, v, a, k) => {
     use(v);
@@ -960,11 +1129,17 @@ function pyDict(args: unknown[], kwargs: Map<string, unknown>): Map<unknown, unk
     if (isDict(src)) for (const [key, v] of src) m.set(key, v);
     else {
       iterable(src).forEach((item, i) => {
-        if (typeof item !== 'string' && !Array.isArray(item) && !isDict(item)) typeErr(`cannot convert dictionary update sequence element #${i} to a sequence`);
+        if (typeof item !== 'string' && !Array.isArray(item) && !isDict(item))
+          typeErr(`cannot convert dictionary update sequence element #${i} to a sequence`);
         const pair = iterable(item);
-        if (pair.length !== 2) fail(`dictionary update sequence element #${i} has length ${pair.length}; 2 is required`, 'ValueError');
+        if (pair.length !== 2)
+          fail(
+            `dictionary update sequence element #${i} has length ${pair.length}; 2 is required`,
+            'ValueError',
+          );
         const key = use(pair[0]);
-        if (isDict(key) || (Array.isArray(key) && !isTupleLike(key))) typeErr(`unhashable type: '${pyName(key)}'`);
+        if (isDict(key) || (Array.isArray(key) && !isTupleLike(key)))
+          typeErr(`unhashable type: '${pyName(key)}'`);
         m.set(dictKey(key), pair[1]);
       });
     }
@@ -974,7 +1149,12 @@ function pyDict(args: unknown[], kwargs: Map<string, unknown>): Map<unknown, unk
 }
 
 function htmlEscape(s: string): string {
-  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&#34;').replace(/'/g, '&#39;');
+  return s
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&#34;')
+    .replace(/'/g, '&#39;');
 }
 
 function batchNow(v: unknown, a: unknown[]): unknown[] {
@@ -1034,7 +1214,8 @@ function minMax(e: Evaluator, v: unknown, a: unknown[], k: Map<string, unknown>,
   let best = items[0];
   for (const x of items.slice(1)) {
     // Python's max() asks `item > best`, min() `item < best`
-    if (sign * pyCompare(sortKey(get(x), cs), sortKey(get(best), cs), false, sign === 1 ? '>' : '<') > 0) best = x;
+    if (sign * pyCompare(sortKey(get(x), cs), sortKey(get(best), cs), false, sign === 1 ? '>' : '<') > 0)
+      best = x;
   }
   return best;
 }
@@ -1056,7 +1237,8 @@ export const TESTS: Record<string, Test> = {
   string: (v) => typeof v === 'string',
   mapping: (v) => isDict(v),
   sequence: (v) => typeof v === 'string' || (Array.isArray(v) && !isIter(v)) || isDict(v),
-  iterable: (v) => typeof use(v) === 'string' || Array.isArray(v) || isDict(v) || v instanceof PySet || v instanceof LazySeq,
+  iterable: (v) =>
+    typeof use(v) === 'string' || Array.isArray(v) || isDict(v) || v instanceof PySet || v instanceof LazySeq,
   callable: (v) => v instanceof JCallable || isUndef(v),
   odd: (v) => pyEquals(binop('%', v, 2), 1),
   even: (v) => pyEquals(binop('%', v, 2), 0),
@@ -1086,19 +1268,31 @@ export const TESTS: Record<string, Test> = {
   float: (v) => isFloat(v),
   sameas: (v, a) => (v === null || typeof v !== 'object' ? v === a[0] : v === a[0]),
   escaped: () => false,
-  filter: (v, a) => registered(v, a, 'filter') && (own(FILTERS, v as string) !== undefined || v === 'd' || Object.prototype.hasOwnProperty.call(mistralFunctions, v as string)),
+  filter: (v, a) =>
+    registered(v, a, 'filter') &&
+    (own(FILTERS, v as string) !== undefined ||
+      v === 'd' ||
+      Object.prototype.hasOwnProperty.call(mistralFunctions, v as string)),
   test: (v, a) => registered(v, a, 'test') && own(TESTS, v as string) !== undefined,
 };
 
 /** `name in env.filters` / `env.tests`: any hashable value may be asked, only a str can be there. */
 function registered(v: unknown, args: unknown[], name: string): boolean {
-  if (args.length > 0) typeErr(`test_${name}() takes 2 positional arguments but ${args.length + 2} were given`);
+  if (args.length > 0)
+    typeErr(`test_${name}() takes 2 positional arguments but ${args.length + 2} were given`);
   use(v);
-  if (isDict(v) || (Array.isArray(v) && !isTupleLike(v)) || v instanceof PySet) typeErr(`unhashable type: '${pyName(v)}'`);
+  if (isDict(v) || (Array.isArray(v) && !isTupleLike(v)) || v instanceof PySet)
+    typeErr(`unhashable type: '${pyName(v)}'`);
   return typeof v === 'string';
 }
 
-const MISTRAL_REQUIRED: Record<string, number> = { json_dump: 1, json_parse: 1, yaml_dump: 1, yaml_parse: 1, global: 1 };
+const MISTRAL_REQUIRED: Record<string, number> = {
+  json_dump: 1,
+  json_parse: 1,
+  yaml_dump: 1,
+  yaml_parse: 1,
+  global: 1,
+};
 /** Python parameter names of Mistral's functions (after the context), for keyword arguments. */
 const MISTRAL_PARAMS: Record<string, string[]> = {
   env: [],
@@ -1120,7 +1314,12 @@ function bindMistralArgs(name: string, args: unknown[], kwargs: Map<string, unkn
   if (args.length > params.length) {
     const given = args.length + 1;
     // uuid_(context=None) may also be called without the context
-    const takes = name === 'uuid' ? 'from 0 to 1 positional arguments' : params.length === 0 ? '1 positional argument' : `from 1 to ${params.length + 1} positional arguments`;
+    const takes =
+      name === 'uuid'
+        ? 'from 0 to 1 positional arguments'
+        : params.length === 0
+          ? '1 positional argument'
+          : `from 1 to ${params.length + 1} positional arguments`;
     typeErr(`${name}_() takes ${takes} but ${given} were given`);
   }
   const out = [...args];
@@ -1150,23 +1349,35 @@ export class Evaluator {
 
   private mistral(name: keyof typeof mistralFunctions, ctx: unknown, args: unknown[]): unknown {
     const fn = mistralFunctions[name] as (c: MistralCall, ...a: unknown[]) => unknown;
-    if (args.length < (own(MISTRAL_REQUIRED, name) ?? 0)) typeErr(`${name}_() missing 1 required positional argument: '${own(MISTRAL_PARAMS, name)?.[0] ?? 'data'}'`);
+    if (args.length < (own(MISTRAL_REQUIRED, name) ?? 0))
+      typeErr(
+        `${name}_() missing 1 required positional argument: '${own(MISTRAL_PARAMS, name)?.[0] ?? 'data'}'`,
+      );
     return fn({ host: this.env.host, ctx, language: 'jinja' }, ...args);
   }
 
   private global(name: string): unknown {
     if (Object.prototype.hasOwnProperty.call(mistralFunctions, name)) {
       return new JCallable(name, (a, k) =>
-        this.mistral(name as keyof typeof mistralFunctions, this.env.data, bindMistralArgs(name, a, k).map((x) => (x === undefined ? undefined : useValue(x)))),
+        this.mistral(
+          name as keyof typeof mistralFunctions,
+          this.env.data,
+          bindMistralArgs(name, a, k).map((x) => (x === undefined ? undefined : useValue(x))),
+        ),
       );
     }
     if (name === 'range') {
       return new JCallable('range', (a) => {
-        const ints = a.map((x) => (isInt(use(x)) ? (x as number) : typeErr(`'${pyName(x)}' object cannot be interpreted as an integer`)));
+        const ints = a.map((x) =>
+          isInt(use(x))
+            ? (x as number)
+            : typeErr(`'${pyName(x)}' object cannot be interpreted as an integer`),
+        );
         const [start, stop, step] = ints.length === 1 ? [0, ints[0]!, 1] : [ints[0]!, ints[1]!, ints[2] ?? 1];
         if (step === 0) fail('range() arg 3 must not be zero', 'ValueError');
         const len = Math.max(0, Math.ceil((stop - start) / step));
-        if (len > 100000) fail('Range too big. The sandbox blocks ranges larger than MAX_RANGE (100000).', 'OverflowError');
+        if (len > 100000)
+          fail('Range too big. The sandbox blocks ranges larger than MAX_RANGE (100000).', 'OverflowError');
         return Array.from({ length: len }, (_x, i) => start + i * step);
       });
     }
@@ -1176,7 +1387,8 @@ export class Evaluator {
         const items = a.map(useValue);
         if (items.length === 0) fail('at least one item has to be provided', 'RuntimeError');
         let pos = 0;
-        const current = () => (items.length === 0 ? fail('tuple index out of range', 'IndexError') : items[pos]);
+        const current = () =>
+          items.length === 0 ? fail('tuple index out of range', 'IndexError') : items[pos];
         return new JObject(
           'Cycler',
           (attr) => {
@@ -1224,7 +1436,13 @@ export class Evaluator {
           const v = useValue(kwOr(a, k, i, key, dflt));
           return isInt(v) ? v : typeErr(`'${pyName(v)}' object cannot be interpreted as an integer`);
         };
-        return lipsum(int(0, 'n', 5), truthy(useValue(kwOr(a, k, 1, 'html', true))), int(2, 'min', 20), int(3, 'max', 100), () => this.random());
+        return lipsum(
+          int(0, 'n', 5),
+          truthy(useValue(kwOr(a, k, 1, 'html', true))),
+          int(2, 'min', 20),
+          int(3, 'max', 100),
+          () => this.random(),
+        );
       });
     }
     return MISSING;
@@ -1239,7 +1457,11 @@ export class Evaluator {
     const f = own(FILTERS, name === 'd' ? 'default' : name);
     if (f) return f(this, value, args, kwargs);
     if (Object.prototype.hasOwnProperty.call(mistralFunctions, name)) {
-      return this.mistral(name as keyof typeof mistralFunctions, useValue(value), bindMistralArgs(name, args, kwargs).map((x) => (x === undefined ? undefined : useValue(x))));
+      return this.mistral(
+        name as keyof typeof mistralFunctions,
+        useValue(value),
+        bindMistralArgs(name, args, kwargs).map((x) => (x === undefined ? undefined : useValue(x))),
+      );
     }
     return fail(`No filter named '${name}'.`, 'TemplateAssertionError');
   }
@@ -1273,7 +1495,8 @@ export class Evaluator {
         const m = new Map<unknown, unknown>();
         for (const [k, v] of n.items) {
           const key = use(this.eval(k, f));
-          if (isDict(key) || (Array.isArray(key) && !isTupleLike(key))) typeErr(`unhashable type: '${pyName(key)}'`);
+          if (isDict(key) || (Array.isArray(key) && !isTupleLike(key)))
+            typeErr(`unhashable type: '${pyName(key)}'`);
           m.set(dictKey(key), useValue(this.eval(v, f)));
         }
         return m;
@@ -1337,7 +1560,12 @@ export class Evaluator {
         return n.items.map((x) => jinjaStr(this.eval(x, f))).join('');
       case 'cond':
         if (truth(this.eval(n.test, f))) return this.eval(n.then, f);
-        return n.else ? this.eval(n.else, f) : new JUndefined('the inline if-expression evaluated to false and no else section was defined.', false);
+        return n.else
+          ? this.eval(n.else, f)
+          : new JUndefined(
+              'the inline if-expression evaluated to false and no else section was defined.',
+              false,
+            );
     }
   }
 
@@ -1357,7 +1585,8 @@ export class Evaluator {
       return;
     }
     const items = iterable(value);
-    if (items.length !== target.length) fail(`too many values to unpack (expected ${target.length})`, 'ValueError');
+    if (items.length !== target.length)
+      fail(`too many values to unpack (expected ${target.length})`, 'ValueError');
     target.forEach((t, i) => f.vars.set(t, items[i]));
   }
 
@@ -1407,7 +1636,12 @@ export class Evaluator {
               ['depth0', 0],
               ['previtem', i > 0 ? items[i - 1] : new JUndefined('there is no previous item')],
               ['nextitem', i < items.length - 1 ? items[i + 1] : new JUndefined('there is no next item')],
-              ['cycle', new JCallable('cycle', (a) => (a.length === 0 ? typeErr('no items for cycling given') : a[i % a.length]))],
+              [
+                'cycle',
+                new JCallable('cycle', (a) =>
+                  a.length === 0 ? typeErr('no items for cycling given') : a[i % a.length],
+                ),
+              ],
             ]);
             inner.vars.set('loop', loop);
             this.assign(inner, s.target, x);

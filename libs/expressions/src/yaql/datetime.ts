@@ -11,40 +11,71 @@ import { def, STDLIB } from './stdlib';
  * and `format` (strftime) on datetimes. Properties (`.year`, `.hours`) live in ../datetime.ts.
  */
 const given = (v: unknown) => v !== MISSING;
-const noMatch = (name: string): never => fail(`No function "${name}" matches supplied arguments`, 'NoMatchingFunctionException');
-const offsetOf = (v: unknown, fname = 'datetime'): number => (v === MISSING || v === null || v === undefined ? 0 : v instanceof PyTimespan ? v.micros : noMatch(fname));
+const noMatch = (name: string): never =>
+  fail(`No function "${name}" matches supplied arguments`, 'NoMatchingFunctionException');
+const offsetOf = (v: unknown, fname = 'datetime'): number =>
+  v === MISSING || v === null || v === undefined ? 0 : v instanceof PyTimespan ? v.micros : noMatch(fname);
 
 const S = STDLIB;
-def(S, 'datetime', 'F', 'year?, month?, day?, hour?, minute?, second?, microsecond?, offset?, **kwargs', (args, inv) => {
-  const named = (i: number, name: string): unknown => (given(args[i]) ? args[i] : inv.kwargs.has(name) ? inv.kwargs.get(name) : MISSING);
-  const first = named(0, 'year');
-  if (typeof first === 'string' || inv.kwargs.has('string')) {
-    const text = typeof first === 'string' ? first : inv.kwargs.get('string');
-    const fmt = given(args[1]) ? args[1] : inv.kwargs.get('format');
-    // the string overload is datetime(string, format=null): nothing else may follow
-    if (typeof text !== 'string' || args.slice(2).some(given)) return noMatch('datetime');
-    const d = fmt === undefined || fmt === null ? parseDateTime(text) : strptime(text, String(fmt));
-    return d;
-  }
-  if (isNumber(first) && !given(named(2, 'day')) && (isFloat(first) || !given(named(1, 'month')) || named(1, 'month') instanceof PyTimespan)) {
-    const off = offsetOf(given(args[1]) ? args[1] : inv.kwargs.get('offset') ?? MISSING);
-    return new PyDateTime(Math.round(num(first) * US), off);
-  }
-  const get = (i: number, name: string, dflt: number | null): number => {
-    const v = named(i, name);
-    if (v === MISSING) return dflt === null ? noMatch('datetime') : dflt;
-    return int(v, 'datetime');
-  };
-  return fromFields(get(0, 'year', null), get(1, 'month', null), get(2, 'day', null), get(3, 'hour', 0), get(4, 'minute', 0), get(5, 'second', 0), get(6, 'microsecond', 0), offsetOf(named(7, 'offset')));
-});
-def(S, 'timespan', 'F', 'days?, hours?, minutes?, seconds?, milliseconds?, microseconds?', ([d, h, m, s, ms, us]) => {
-  // every part is an int in yaql's signature (`seconds => 1.5` does not match)
-  const n = (v: unknown) => (given(v) ? (isInt(v) ? v : noMatch('timespan')) : 0);
-  return new PyTimespan(Math.round(n(d) * DAY + n(h) * 3600 * US + n(m) * 60 * US + n(s) * US + n(ms) * 1000 + n(us)));
-});
+def(
+  S,
+  'datetime',
+  'F',
+  'year?, month?, day?, hour?, minute?, second?, microsecond?, offset?, **kwargs',
+  (args, inv) => {
+    const named = (i: number, name: string): unknown =>
+      given(args[i]) ? args[i] : inv.kwargs.has(name) ? inv.kwargs.get(name) : MISSING;
+    const first = named(0, 'year');
+    if (typeof first === 'string' || inv.kwargs.has('string')) {
+      const text = typeof first === 'string' ? first : inv.kwargs.get('string');
+      const fmt = given(args[1]) ? args[1] : inv.kwargs.get('format');
+      // the string overload is datetime(string, format=null): nothing else may follow
+      if (typeof text !== 'string' || args.slice(2).some(given)) return noMatch('datetime');
+      const d = fmt === undefined || fmt === null ? parseDateTime(text) : strptime(text, String(fmt));
+      return d;
+    }
+    if (
+      isNumber(first) &&
+      !given(named(2, 'day')) &&
+      (isFloat(first) || !given(named(1, 'month')) || named(1, 'month') instanceof PyTimespan)
+    ) {
+      const off = offsetOf(given(args[1]) ? args[1] : (inv.kwargs.get('offset') ?? MISSING));
+      return new PyDateTime(Math.round(num(first) * US), off);
+    }
+    const get = (i: number, name: string, dflt: number | null): number => {
+      const v = named(i, name);
+      if (v === MISSING) return dflt === null ? noMatch('datetime') : dflt;
+      return int(v, 'datetime');
+    };
+    return fromFields(
+      get(0, 'year', null),
+      get(1, 'month', null),
+      get(2, 'day', null),
+      get(3, 'hour', 0),
+      get(4, 'minute', 0),
+      get(5, 'second', 0),
+      get(6, 'microsecond', 0),
+      offsetOf(named(7, 'offset')),
+    );
+  },
+);
+def(
+  S,
+  'timespan',
+  'F',
+  'days?, hours?, minutes?, seconds?, milliseconds?, microseconds?',
+  ([d, h, m, s, ms, us]) => {
+    // every part is an int in yaql's signature (`seconds => 1.5` does not match)
+    const n = (v: unknown) => (given(v) ? (isInt(v) ? v : noMatch('timespan')) : 0);
+    return new PyTimespan(
+      Math.round(n(d) * DAY + n(h) * 3600 * US + n(m) * 60 * US + n(s) * US + n(ms) * 1000 + n(us)),
+    );
+  },
+);
 def(S, 'now', 'F', 'offset?', ([off], inv: Invocation) => {
   const clock = inv.scope.rt.host.now;
-  if (typeof clock !== 'function') return fail('now() is not available in this context', 'NotImplementedError');
+  if (typeof clock !== 'function')
+    return fail('now() is not available in this context', 'NotImplementedError');
   const at = clock.call(inv.scope.rt.host);
   return new PyDateTime(at.getTime() * 1000, offsetOf(off, 'now'));
 });
@@ -63,7 +94,12 @@ function extend(name: string, handle: (a: unknown, b: unknown) => unknown): void
     ...base,
     impl: (args, inv) => {
       const [a, b] = args;
-      if (a instanceof PyDateTime || a instanceof PyTimespan || b instanceof PyDateTime || b instanceof PyTimespan) {
+      if (
+        a instanceof PyDateTime ||
+        a instanceof PyTimespan ||
+        b instanceof PyDateTime ||
+        b instanceof PyTimespan
+      ) {
         const r = handle(a, b);
         if (r !== NOT_MINE) return r;
         return noMatch(name);
@@ -75,13 +111,16 @@ function extend(name: string, handle: (a: unknown, b: unknown) => unknown): void
 }
 const T = (u: number) => new PyTimespan(Math.round(u));
 extend('#operator_+', (a, b) => {
-  if (a instanceof PyDateTime && b instanceof PyTimespan) return new PyDateTime(a.utcMicros + b.micros, a.offsetMicros);
-  if (a instanceof PyTimespan && b instanceof PyDateTime) return new PyDateTime(b.utcMicros + a.micros, b.offsetMicros);
+  if (a instanceof PyDateTime && b instanceof PyTimespan)
+    return new PyDateTime(a.utcMicros + b.micros, a.offsetMicros);
+  if (a instanceof PyTimespan && b instanceof PyDateTime)
+    return new PyDateTime(b.utcMicros + a.micros, b.offsetMicros);
   if (a instanceof PyTimespan && b instanceof PyTimespan) return T(a.micros + b.micros);
   return noMatch('#operator_+');
 });
 extend('#operator_-', (a, b) => {
-  if (a instanceof PyDateTime && b instanceof PyTimespan) return new PyDateTime(a.utcMicros - b.micros, a.offsetMicros);
+  if (a instanceof PyDateTime && b instanceof PyTimespan)
+    return new PyDateTime(a.utcMicros - b.micros, a.offsetMicros);
   if (a instanceof PyDateTime && b instanceof PyDateTime) return T(a.utcMicros - b.utcMicros);
   if (a instanceof PyTimespan && b instanceof PyTimespan) return T(a.micros - b.micros);
   return noMatch('#operator_-');
@@ -118,7 +157,13 @@ for (const op of ['-', '+']) {
   const slot = S.get(`#unary_operator_${op}`);
   const base = slot?.fn;
   if (slot && base) {
-    slot.fn = { ...base, impl: (args, inv) => (args[0] instanceof PyTimespan ? T(op === '-' ? -args[0].micros : args[0].micros) : base.impl(args, inv)) };
+    slot.fn = {
+      ...base,
+      impl: (args, inv) =>
+        args[0] instanceof PyTimespan
+          ? T(op === '-' ? -args[0].micros : args[0].micros)
+          : base.impl(args, inv),
+    };
   }
 }
 
@@ -128,14 +173,28 @@ function extendMethod(name: string, handle: (args: unknown[], inv: Invocation) =
   const base = slot?.method;
   if (!slot || !base) return;
   const params = base.params.map((p, i) => (i === 0 ? p : { ...p, optional: true }));
-  slot.method = { params, kwargs: true, impl: (args, inv) => (args[0] instanceof PyDateTime ? handle(args, inv) : base.impl(args, inv)) };
+  slot.method = {
+    params,
+    kwargs: true,
+    impl: (args, inv) => (args[0] instanceof PyDateTime ? handle(args, inv) : base.impl(args, inv)),
+  };
 }
 extendMethod('replace', (args, inv) => {
   const d = args[0] as PyDateTime;
   const f = d.fields();
-  const pick = (name: keyof typeof f): number => (inv.kwargs.has(name) ? int(inv.kwargs.get(name), 'replace') : f[name]);
+  const pick = (name: keyof typeof f): number =>
+    inv.kwargs.has(name) ? int(inv.kwargs.get(name), 'replace') : f[name];
   const off = inv.kwargs.has('offset') ? offsetOf(inv.kwargs.get('offset')) : d.offsetMicros;
-  return fromFields(pick('year'), pick('month'), pick('day'), pick('hour'), pick('minute'), pick('second'), pick('microsecond'), off);
+  return fromFields(
+    pick('year'),
+    pick('month'),
+    pick('day'),
+    pick('hour'),
+    pick('minute'),
+    pick('second'),
+    pick('microsecond'),
+    off,
+  );
 });
 extendMethod('format', (args) => {
   if (typeof args[1] !== 'string') return noMatch('format');

@@ -107,7 +107,8 @@ export function evaluateYaqlNative(expr: string, data: unknown, host: Expression
     const scope = new Scope(null, rt);
     scope.vars.set('', data);
     if (isDict(data)) {
-      for (const k of ['__env', '__execution', '__task_execution']) scope.vars.set(k, data.has(k) ? data.get(k) : null);
+      for (const k of ['__env', '__execution', '__task_execution'])
+        scope.vars.set(k, data.has(k) ? data.get(k) : null);
     }
     const result = convertOutput(compiled(scope));
     checkOutput(result);
@@ -117,7 +118,13 @@ export function evaluateYaqlNative(expr: string, data: unknown, host: Expression
     // engine can retry, as Mistral re-raises database errors.
     if (isAppError(e)) throw e;
     const reason = e instanceof SyntaxFailure ? e.message : asFailure(e).message;
-    throw new ExpressionError('yaql', text, reason, 'evaluation', e instanceof SyntaxFailure ? (e.position ?? null) : null);
+    throw new ExpressionError(
+      'yaql',
+      text,
+      reason,
+      'evaluation',
+      e instanceof SyntaxFailure ? (e.position ?? null) : null,
+    );
   }
 }
 
@@ -135,6 +142,11 @@ export function fromHostSafe(expr: string, lang: 'yaql' | 'jinja', data: unknown
   try {
     return fromHost(data);
   } catch (e) {
-    throw new ExpressionError(lang, expr.trim(), e instanceof EvalFailure ? e.message : 'invalid data', 'evaluation');
+    throw new ExpressionError(
+      lang,
+      expr.trim(),
+      e instanceof EvalFailure ? e.message : 'invalid data',
+      'evaluation',
+    );
   }
 }

@@ -34,7 +34,31 @@ export type Node =
   | { type: 'wrap'; inner: Node };
 
 const WORD_OPS = new Set(['and', 'or', 'not', 'in', 'mod']);
-const SYMBOL_OPS = ['=>', '->', '?.', '=~', '!~', '!=', '>=', '<=', '.', '+', '-', '*', '/', '>', '<', '=', '[', ']', '{', '}', '(', ')', ','];
+const SYMBOL_OPS = [
+  '=>',
+  '->',
+  '?.',
+  '=~',
+  '!~',
+  '!=',
+  '>=',
+  '<=',
+  '.',
+  '+',
+  '-',
+  '*',
+  '/',
+  '>',
+  '<',
+  '=',
+  '[',
+  ']',
+  '{',
+  '}',
+  '(',
+  ')',
+  ',',
+];
 const IDENT = /[\p{L}_][\p{L}\p{N}_]*/uy;
 const NUMBER = /\d+(\.?\d+)?/y;
 const DOLLAR = /\$[\p{L}\p{N}_]*/uy;
@@ -115,10 +139,17 @@ export function tokenize(src: string): Tok[] {
         text = text.slice(0, -1);
         if (text.endsWith('.')) text = text.slice(0, -1);
       }
-      if (text.length === 0) throw new SyntaxFailure(`Lexical error: illegal character '${ch}' at position ${i}`, i);
+      if (text.length === 0)
+        throw new SyntaxFailure(`Lexical error: illegal character '${ch}' at position ${i}`, i);
       const v = text.includes('.') ? parseFloat(text) : parseInt(text, 10);
       // an integer literal is a Python int: exact at any size
-      const value = text.includes('.') ? (Number.isInteger(v) ? new PyFloat(v) : v) : Number.isSafeInteger(v) ? v : mkInt(BigInt(text));
+      const value = text.includes('.')
+        ? Number.isInteger(v)
+          ? new PyFloat(v)
+          : v
+        : Number.isSafeInteger(v)
+          ? v
+          : mkInt(BigInt(text));
       toks.push({ t: 'num', v: value, pos: i });
       i += text.length;
       continue;
@@ -133,7 +164,8 @@ export function tokenize(src: string): Tok[] {
         i = end + 1;
         continue;
       }
-      if (word.startsWith('__')) throw new SyntaxFailure(`Lexical error: illegal character '_' at position ${i}`, i);
+      if (word.startsWith('__'))
+        throw new SyntaxFailure(`Lexical error: illegal character '_' at position ${i}`, i);
       if (WORD_OPS.has(word)) toks.push({ t: 'op', v: word, pos: i });
       else if (word === 'true') toks.push({ t: 'const', v: true, pos: i });
       else if (word === 'false') toks.push({ t: 'const', v: false, pos: i });
@@ -151,7 +183,8 @@ export function tokenize(src: string): Tok[] {
           j++;
         } else raw += src[j];
       }
-      if (j >= src.length) throw new SyntaxFailure(`Lexical error: illegal character '${ch}' at position ${i}`, i);
+      if (j >= src.length)
+        throw new SyntaxFailure(`Lexical error: illegal character '${ch}' at position ${i}`, i);
       const v = ch === '`' ? raw.replace(/\\`/g, '`') : decodeEscapes(raw);
       toks.push({ t: 'str', v, pos: i });
       i = j + 1;
@@ -208,7 +241,10 @@ class Parser {
   }
   private error(tok: Tok): never {
     if (tok.t === 'eof') throw new SyntaxFailure('Parse error: unexpected end of statement', tok.pos);
-    throw new SyntaxFailure(`Parse error: unexpected '${String(tok.v)}' at position ${tok.pos} of expression '${this.src}'`, tok.pos);
+    throw new SyntaxFailure(
+      `Parse error: unexpected '${String(tok.v)}' at position ${tok.pos} of expression '${this.src}'`,
+      tok.pos,
+    );
   }
   private expectOp(v: string): void {
     const t = this.next();

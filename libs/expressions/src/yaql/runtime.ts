@@ -1,6 +1,19 @@
 import { EvalFailure, fail } from '../errors';
 import type { ExpressionHost } from '../host';
-import { dictGet, dictHas, dictKey, isDict, isIter, LazySeq, PyDateTime, pyRepr, PySet, PyTimespan, toArray, truthy as truthyFast } from '../values';
+import {
+  dictGet,
+  dictHas,
+  dictKey,
+  isDict,
+  isIter,
+  LazySeq,
+  PyDateTime,
+  pyRepr,
+  PySet,
+  PyTimespan,
+  toArray,
+  truthy as truthyFast,
+} from '../values';
 import { dateProperty } from '../datetime';
 import type { Arg, Node } from './parser';
 
@@ -88,7 +101,10 @@ export const MAX_STEPS = 10_000_000;
 export function parseParams(sig: string): { params: Param[]; kwargs: boolean } {
   const params: Param[] = [];
   let kwargs = false;
-  for (const raw of sig.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const raw of sig
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     if (raw.startsWith('**')) {
       kwargs = true;
       continue;
@@ -152,7 +168,13 @@ function invoke(name: string, def: FnDef, scope: Scope, args: CArg[], receiver: 
     } else if (a.kind === 'named') {
       const k = a.key;
       const v = a.value;
-      positional.push({ value: (s) => new MappingRule(() => k(s), () => v(s)) });
+      positional.push({
+        value: (s) =>
+          new MappingRule(
+            () => k(s),
+            () => v(s),
+          ),
+      });
     } else {
       positional.push({ value: a.value });
     }
@@ -173,18 +195,21 @@ function invoke(name: string, def: FnDef, scope: Scope, args: CArg[], receiver: 
       const a = positional[pi++]!;
       c = a.value;
       if ('pre' in a) pre = a.pre;
-      if (named.has(p.name)) fail(`No function "${name}" matches supplied arguments`, 'NoMatchingFunctionException');
+      if (named.has(p.name))
+        fail(`No function "${name}" matches supplied arguments`, 'NoMatchingFunctionException');
     } else if (named.has(p.name)) {
       c = named.get(p.name);
       named.delete(p.name);
     }
     if (c === undefined) {
-      if (!p.optional) fail(`No function "${name}" matches supplied arguments`, 'NoMatchingFunctionException');
+      if (!p.optional)
+        fail(`No function "${name}" matches supplied arguments`, 'NoMatchingFunctionException');
       out.push(MISSING);
     } else if (p.lazy) out.push(pre !== MISSING ? () => pre : makeLambda(c, scope));
     else out.push(pre !== MISSING ? pre : c(scope));
   }
-  if (pi < positional.length) fail(`No function "${name}" matches supplied arguments`, 'NoMatchingFunctionException');
+  if (pi < positional.length)
+    fail(`No function "${name}" matches supplied arguments`, 'NoMatchingFunctionException');
   const kwargs = new Map<string, unknown>();
   for (const [k, c] of named) {
     if (!def.kwargs) fail(`No function "${name}" matches supplied arguments`, 'NoMatchingFunctionException');
@@ -196,7 +221,8 @@ function invoke(name: string, def: FnDef, scope: Scope, args: CArg[], receiver: 
 function callFunction(name: string, scope: Scope, args: CArg[]): unknown {
   const user = scope.userFunction(name);
   if (user) {
-    if (args.some((a) => a.kind !== 'pos')) fail(`No function "${name}" matches supplied arguments`, 'NoMatchingFunctionException');
+    if (args.some((a) => a.kind !== 'pos'))
+      fail(`No function "${name}" matches supplied arguments`, 'NoMatchingFunctionException');
     return user(...args.map((a) => a.value(scope)));
   }
   const slot = scope.rt.functions.get(name);
@@ -205,7 +231,13 @@ function callFunction(name: string, scope: Scope, args: CArg[]): unknown {
 }
 
 /** yaql's `call(name, args, kwargs, receiver)`: a function, or a method when a receiver is given. */
-export function callByName(name: string, scope: Scope, args: unknown[], kwargs: Map<string, unknown>, receiver: unknown = MISSING): unknown {
+export function callByName(
+  name: string,
+  scope: Scope,
+  args: unknown[],
+  kwargs: Map<string, unknown>,
+  receiver: unknown = MISSING,
+): unknown {
   const cargs: CArg[] = [
     ...args.map((v): CArg => ({ kind: 'pos', keyword: null, key: () => null, value: () => v })),
     ...[...kwargs].map(([k, v]): CArg => ({ kind: 'named', keyword: k, key: () => k, value: () => v })),
@@ -217,16 +249,30 @@ function callMethod(name: string, scope: Scope, receiver: unknown, args: CArg[])
   const slot = scope.rt.functions.get(name);
   const def = slot?.method;
   if (!def) {
-    if (slot?.fn) return fail(`No method "${name}" for receiver ${pyRepr(receiver, true)} matches supplied arguments`, 'NoMatchingMethodException');
+    if (slot?.fn)
+      return fail(
+        `No method "${name}" for receiver ${pyRepr(receiver, true)} matches supplied arguments`,
+        'NoMatchingMethodException',
+      );
     // user functions (def) are functions only: as a method they are unknown too
-    return fail(`Unknown method "${name}" for receiver ${typeof receiver === 'string' ? receiver : pyRepr(receiver, true)}`, 'NoMethodRegisteredException');
+    return fail(
+      `Unknown method "${name}" for receiver ${typeof receiver === 'string' ? receiver : pyRepr(receiver, true)}`,
+      'NoMethodRegisteredException',
+    );
   }
   try {
     return invoke(name, def, scope, args, receiver);
   } catch (e) {
     // the method's own refusal reads as yaql's for a method call
-    if (e instanceof EvalFailure && e.pyType === 'NoMatchingFunctionException' && [name, ...(def.names ?? [])].some((n) => e.message === `No function "${n}" matches supplied arguments`)) {
-      fail(`No method "${name}" for receiver ${typeof receiver === 'string' ? receiver : pyRepr(receiver, true)} matches supplied arguments`, 'NoMatchingMethodException');
+    if (
+      e instanceof EvalFailure &&
+      e.pyType === 'NoMatchingFunctionException' &&
+      [name, ...(def.names ?? [])].some((n) => e.message === `No function "${n}" matches supplied arguments`)
+    ) {
+      fail(
+        `No method "${name}" for receiver ${typeof receiver === 'string' ? receiver : pyRepr(receiver, true)} matches supplied arguments`,
+        'NoMatchingMethodException',
+      );
     }
     throw e;
   }
@@ -234,8 +280,25 @@ function callMethod(name: string, scope: Scope, receiver: unknown, args: CArg[])
 
 /** The properties yaql registers (of datetimes and timespans). */
 const PROPERTIES = new Set([
-  'date', 'day', 'hour', 'microsecond', 'minute', 'month', 'offset', 'second', 'time', 'timestamp', 'utc', 'weekday', 'year',
-  'days', 'hours', 'microseconds', 'milliseconds', 'minutes', 'seconds',
+  'date',
+  'day',
+  'hour',
+  'microsecond',
+  'minute',
+  'month',
+  'offset',
+  'second',
+  'time',
+  'timestamp',
+  'utc',
+  'weekday',
+  'year',
+  'days',
+  'hours',
+  'microseconds',
+  'milliseconds',
+  'minutes',
+  'seconds',
 ]);
 
 /** `obj.name`: key of a dict (KeyError when absent), mapped over collections of dicts. */
@@ -248,7 +311,8 @@ export function getAttribute(obj: unknown, name: string): unknown {
     return toArray(obj).map((x) => getAttribute(x, name));
   }
   if (obj instanceof PyDateTime || obj instanceof PyTimespan) return dateProperty(obj, name);
-  if (PROPERTIES.has(name)) fail(`No function "#property#${name}" matches supplied arguments`, 'NoMatchingFunctionException');
+  if (PROPERTIES.has(name))
+    fail(`No function "#property#${name}" matches supplied arguments`, 'NoMatchingFunctionException');
   return fail(`Unknown function "#property#${name}"`, 'NoFunctionRegisteredException');
 }
 
@@ -259,7 +323,13 @@ export function indexValue(obj: unknown, key: unknown, dflt: unknown = MISSING):
     if (dflt !== MISSING) return dflt;
     return fail(pyRepr(dictKey(key)), 'KeyError');
   }
-  if (dflt === MISSING && Array.isArray(obj) && !isIter(obj) && typeof key === 'number' && Number.isInteger(key)) {
+  if (
+    dflt === MISSING &&
+    Array.isArray(obj) &&
+    !isIter(obj) &&
+    typeof key === 'number' &&
+    Number.isInteger(key)
+  ) {
     const i = key < 0 ? obj.length + key : key;
     if (i < 0 || i >= obj.length) fail('tuple index out of range', 'IndexError');
     return obj[i];
@@ -351,14 +421,16 @@ function compileMember(leftNode: Node, right: Node, nullSafe: boolean): Compiled
 }
 
 function compileBinary(op: string, left: Compiled, right: Compiled): Compiled {
-  if (op === 'and') return (s) => {
-    const l = left(s);
-    return truthyFast(l) ? right(s) : l;
-  };
-  if (op === 'or') return (s) => {
-    const l = left(s);
-    return truthyFast(l) ? l : right(s);
-  };
+  if (op === 'and')
+    return (s) => {
+      const l = left(s);
+      return truthyFast(l) ? right(s) : l;
+    };
+  if (op === 'or')
+    return (s) => {
+      const l = left(s);
+      return truthyFast(l) ? l : right(s);
+    };
   if (op === '->') {
     return (s) => {
       const l = left(s);

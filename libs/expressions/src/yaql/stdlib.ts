@@ -38,7 +38,18 @@ import {
   truthy,
   type PyFloat,
 } from '../values';
-import { callByName, type FnDef, type FnSlot, type Invocation, type Lambda, LambdaVars, LetFrame, MappingRule, MISSING, parseParams } from './runtime';
+import {
+  callByName,
+  type FnDef,
+  type FnSlot,
+  type Invocation,
+  type Lambda,
+  LambdaVars,
+  LetFrame,
+  MappingRule,
+  MISSING,
+  parseParams,
+} from './runtime';
 
 /**
  * The yaql 2.x standard library (the parts Mistral workflows use), registered the way yaql
@@ -49,7 +60,13 @@ export const STDLIB = new Map<string, FnSlot>();
 
 type Impl = (args: any[], inv: Invocation) => unknown;
 
-export function def(functions: Map<string, FnSlot>, names: string | string[], kind: 'F' | 'M' | 'MF', sig: string, impl: Impl): void {
+export function def(
+  functions: Map<string, FnSlot>,
+  names: string | string[],
+  kind: 'F' | 'M' | 'MF',
+  sig: string,
+  impl: Impl,
+): void {
   const { params, kwargs } = parseParams(sig);
   const fn: FnDef = { names: Array.isArray(names) ? names : [names], params, kwargs, impl };
   for (const name of Array.isArray(names) ? names : [names]) {
@@ -61,10 +78,41 @@ export function def(functions: Map<string, FnSlot>, names: string | string[], ki
 }
 /** yaql functions whose result is a lazy iterator (not indexable, equal only to itself). */
 const ITERATOR_RESULTS = new Set([
-  'where', 'filter', 'select', 'map', 'selectMany', 'skip', 'take', 'limit', 'skipWhile', 'takeWhile', 'orderBy',
-  'orderByDescending', 'thenBy', 'thenByDescending', 'distinct', 'enumerate', 'zip', 'zipLongest', 'flatten', 'append',
-  'reverse', 'range', 'groupBy', 'accumulate', 'slice', 'splitWhere', 'sliceWhere', 'repeat',
-  'generate', 'generateMany', 'insertMany', 'replaceMany', 'selectAllCases', 'concat', 'delete',
+  'where',
+  'filter',
+  'select',
+  'map',
+  'selectMany',
+  'skip',
+  'take',
+  'limit',
+  'skipWhile',
+  'takeWhile',
+  'orderBy',
+  'orderByDescending',
+  'thenBy',
+  'thenByDescending',
+  'distinct',
+  'enumerate',
+  'zip',
+  'zipLongest',
+  'flatten',
+  'append',
+  'reverse',
+  'range',
+  'groupBy',
+  'accumulate',
+  'slice',
+  'splitWhere',
+  'sliceWhere',
+  'repeat',
+  'generate',
+  'generateMany',
+  'insertMany',
+  'replaceMany',
+  'selectAllCases',
+  'concat',
+  'delete',
 ]);
 /**
  * The queries yaql computes only while they are iterated (generator functions, `filter`, `map`,
@@ -72,11 +120,38 @@ const ITERATOR_RESULTS = new Set([
  * `groupBy`, `reverse`, `range`, ...) compute or check their arguments at the call.
  */
 const LAZY_QUERIES = new Set([
-  'where', 'filter', 'select', 'map', 'selectMany', 'skipWhile', 'takeWhile', 'orderBy', 'orderByDescending', 'thenBy',
-  'thenByDescending', 'distinct', 'enumerate', 'zip', 'zipLongest', 'flatten', 'append', 'accumulate', 'slice', 'splitWhere',
-  'sliceWhere', 'generate', 'generateMany', 'insertMany', 'replaceMany', 'selectAllCases',
+  'where',
+  'filter',
+  'select',
+  'map',
+  'selectMany',
+  'skipWhile',
+  'takeWhile',
+  'orderBy',
+  'orderByDescending',
+  'thenBy',
+  'thenByDescending',
+  'distinct',
+  'enumerate',
+  'zip',
+  'zipLongest',
+  'flatten',
+  'append',
+  'accumulate',
+  'slice',
+  'splitWhere',
+  'sliceWhere',
+  'generate',
+  'generateMany',
+  'insertMany',
+  'replaceMany',
+  'selectAllCases',
 ]);
-const DISPATCH_FAILURES = new Set(['NoMatchingFunctionException', 'NoMatchingMethodException', 'NoFunctionRegisteredException']);
+const DISPATCH_FAILURES = new Set([
+  'NoMatchingFunctionException',
+  'NoMatchingMethodException',
+  'NoFunctionRegisteredException',
+]);
 /** yaql functions that return a Python list (rendered `[...]` by str(), not as a tuple). */
 const LIST_RESULTS = new Set(['split', 'rightSplit', 'splitAt', 'insert']);
 const reg = (names: string | string[], kind: 'F' | 'M' | 'MF', sig: string, impl: Impl) => {
@@ -97,7 +172,8 @@ const reg = (names: string | string[], kind: 'F' | 'M' | 'MF', sig: string, impl
       // fails only once the result is iterated; testing it for truth or identity does not.
       // Arguments of the wrong type are refused at the call, as yaql's dispatch does.
       // (a refusal naming another function comes from inside a lambda: that one is lazy too)
-      const refused = e instanceof EvalFailure && DISPATCH_FAILURES.has(e.pyType) && e.message.includes(`"${first}"`);
+      const refused =
+        e instanceof EvalFailure && DISPATCH_FAILURES.has(e.pyType) && e.message.includes(`"${first}"`);
       if (e instanceof EvalFailure && LAZY_QUERIES.has(first) && !refused) {
         return new LazySeq(() => {
           throw e;
@@ -115,7 +191,8 @@ const reg = (names: string | string[], kind: 'F' | 'M' | 'MF', sig: string, impl
 const RE_ITERABLE_RESULTS = new Set(['orderBy', 'orderByDescending', 'thenBy', 'thenByDescending']);
 
 const given = (v: unknown): boolean => v !== MISSING;
-const noMatch = (name: string): never => fail(`No function "${name}" matches supplied arguments`, 'NoMatchingFunctionException');
+const noMatch = (name: string): never =>
+  fail(`No function "${name}" matches supplied arguments`, 'NoMatchingFunctionException');
 
 /** yaql `str()`: null/true/false spelled in yaql, collections as Python prints yaql's tuples. */
 export function yaqlStr(v: unknown): string {
@@ -142,15 +219,23 @@ const needStr = (v: unknown, fname: string): string => (typeof v === 'string' ? 
 const needInt = (v: unknown, fname: string): number => (isInt(v) ? num(v) : noMatch(fname));
 /** The most decimal digits an integer result may have (Python's are unbounded; memory is not). */
 const MAX_INT_DIGITS = 100_000;
-const needNum = (v: unknown, fname: string): number => (isNumber(v) && typeof v !== 'boolean' ? num(v) : noMatch(fname));
+const needNum = (v: unknown, fname: string): number =>
+  isNumber(v) && typeof v !== 'boolean' ? num(v) : noMatch(fname);
 const chars = (s: string): string[] => Array.from(s);
 
 // ---------------------------------------------------------------------------------------------
 // operators
 
 function add(l: unknown, r: unknown): unknown {
-  if (isNumber(l) && isNumber(r)) return arith(l, r, (a, b) => a + b, (a, b) => a + b);
-  if (typeof l === 'string' && typeof r === 'string') return checkSize(l.length + r.length, 'string') && l + r;
+  if (isNumber(l) && isNumber(r))
+    return arith(
+      l,
+      r,
+      (a, b) => a + b,
+      (a, b) => a + b,
+    );
+  if (typeof l === 'string' && typeof r === 'string')
+    return checkSize(l.length + r.length, 'string') && l + r;
   if (isDict(l) && isDict(r)) return new Map([...l, ...r]);
   if (isSeq(l) && isSeq(r)) {
     const a = toArray(l);
@@ -165,9 +250,15 @@ function add(l: unknown, r: unknown): unknown {
  * Python arithmetic on numbers: floats when either side is one; ints exact at any size (`exact`
  * runs on bigints when a side is already big or the double result left JS's exact range).
  */
-function arith(l: number | PyFloat, r: number | PyFloat, f: (a: number, b: number) => number, exact?: (a: bigint, b: bigint) => bigint): number | PyFloat | PyBigInt {
+function arith(
+  l: number | PyFloat,
+  r: number | PyFloat,
+  f: (a: number, b: number) => number,
+  exact?: (a: bigint, b: bigint) => bigint,
+): number | PyFloat | PyBigInt {
   if (exact && isInt(l) && isInt(r)) {
-    if ((l as unknown) instanceof PyBigInt || (r as unknown) instanceof PyBigInt) return mkInt(exact(bigOf(l), bigOf(r)));
+    if ((l as unknown) instanceof PyBigInt || (r as unknown) instanceof PyBigInt)
+      return mkInt(exact(bigOf(l), bigOf(r)));
     const v = f(l, r);
     return Number.isSafeInteger(v) ? v : mkInt(exact(BigInt(l), BigInt(r)));
   }
@@ -175,7 +266,8 @@ function arith(l: number | PyFloat, r: number | PyFloat, f: (a: number, b: numbe
   return isFloat(l) || isFloat(r) ? mkFloat(v) : v;
 }
 /** Python's floor division and modulo of ints (rounding toward negative infinity). */
-const floorDivBig = (a: bigint, b: bigint): bigint => (a % b !== 0n && a < 0n !== b < 0n ? a / b - 1n : a / b);
+const floorDivBig = (a: bigint, b: bigint): bigint =>
+  a % b !== 0n && a < 0n !== b < 0n ? a / b - 1n : a / b;
 const floorModBig = (a: bigint, b: bigint): bigint => a - b * floorDivBig(a, b);
 
 function pyDiv(l: unknown, r: unknown): unknown {
@@ -203,14 +295,22 @@ function pyMod(l: unknown, r: unknown): unknown {
 }
 
 function repeat(l: unknown, r: unknown): unknown {
-  if (isNumber(l) && isNumber(r)) return arith(l, r, (a, b) => a * b, (a, b) => a * b);
+  if (isNumber(l) && isNumber(r))
+    return arith(
+      l,
+      r,
+      (a, b) => a * b,
+      (a, b) => a * b,
+    );
   // Only real sequences repeat (not iterators or sets); Python's bool counts as an int here.
   const isSequence = (v: unknown) => Array.isArray(v) && !isIter(v);
   if (typeof r === 'boolean' && (typeof l === 'string' || isSequence(l))) r = r ? 1 : 0;
   if (typeof l === 'boolean' && (typeof r === 'string' || isSequence(r))) l = l ? 1 : 0;
   if ((isSeq(l) && !isSequence(l)) || (isSeq(r) && !isSequence(r))) return noMatch('#operator_*');
-  if (typeof l === 'string' && isInt(r)) return l.repeat(checkSize(Math.max(0, r) * l.length, 'string') && Math.max(0, r));
-  if (isInt(l) && typeof r === 'string') return r.repeat(checkSize(Math.max(0, l) * r.length, 'string') && Math.max(0, l));
+  if (typeof l === 'string' && isInt(r))
+    return l.repeat(checkSize(Math.max(0, r) * l.length, 'string') && Math.max(0, r));
+  if (isInt(l) && typeof r === 'string')
+    return r.repeat(checkSize(Math.max(0, l) * r.length, 'string') && Math.max(0, l));
   if (isSeq(l) && isInt(r)) return repeatList(toArray(l), r);
   if (isInt(l) && isSeq(r)) return repeatList(toArray(r), l);
   return noMatch('#operator_*');
@@ -262,7 +362,13 @@ export const ITEMS_VIEWS = new WeakSet<unknown[]>();
 
 reg('#operator_+', 'F', 'l, r', ([l, r]) => add(l, r));
 reg('#operator_-', 'F', 'l, r', ([l, r]) => {
-  if (isNumber(l) && isNumber(r)) return arith(l, r, (a, b) => a - b, (a, b) => a - b);
+  if (isNumber(l) && isNumber(r))
+    return arith(
+      l,
+      r,
+      (a, b) => a - b,
+      (a, b) => a - b,
+    );
   if (l instanceof PySet && r instanceof PySet) return new PySet(l.values().filter((x) => !r.has(x)));
   return noMatch('#operator_-');
 });
@@ -271,10 +377,18 @@ reg('#operator_/', 'F', 'l, r', ([l, r]) => pyDiv(l, r));
 reg('#operator_mod', 'F', 'l, r', ([l, r]) => pyMod(l, r));
 /** Sets order by inclusion, as Python's frozenset comparisons. */
 const subset = (a: PySet, b: PySet): boolean => a.values().every((x) => b.has(x));
-reg('#operator_<', 'F', 'l, r', ([l, r]) => (l instanceof PySet && r instanceof PySet ? subset(l, r) && l.size < r.size : comparable(l, r, '<') < 0));
-reg('#operator_>', 'F', 'l, r', ([l, r]) => (l instanceof PySet && r instanceof PySet ? subset(r, l) && l.size > r.size : comparable(l, r, '>') > 0));
-reg('#operator_<=', 'F', 'l, r', ([l, r]) => (l instanceof PySet && r instanceof PySet ? subset(l, r) : comparable(l, r, '<=') <= 0));
-reg('#operator_>=', 'F', 'l, r', ([l, r]) => (l instanceof PySet && r instanceof PySet ? subset(r, l) : comparable(l, r, '>=') >= 0));
+reg('#operator_<', 'F', 'l, r', ([l, r]) =>
+  l instanceof PySet && r instanceof PySet ? subset(l, r) && l.size < r.size : comparable(l, r, '<') < 0,
+);
+reg('#operator_>', 'F', 'l, r', ([l, r]) =>
+  l instanceof PySet && r instanceof PySet ? subset(r, l) && l.size > r.size : comparable(l, r, '>') > 0,
+);
+reg('#operator_<=', 'F', 'l, r', ([l, r]) =>
+  l instanceof PySet && r instanceof PySet ? subset(l, r) : comparable(l, r, '<=') <= 0,
+);
+reg('#operator_>=', 'F', 'l, r', ([l, r]) =>
+  l instanceof PySet && r instanceof PySet ? subset(r, l) : comparable(l, r, '>=') >= 0,
+);
 reg('#operator_=', 'F', 'l, r', ([l, r]) => sameRegex(l, r) ?? pyEquals(l, r));
 reg('#operator_!=', 'F', 'l, r', ([l, r]) => !(sameRegex(l, r) ?? pyEquals(l, r)));
 reg('#operator_in', 'F', 'l, r', ([l, r]) => {
@@ -285,7 +399,13 @@ reg('#operator_in', 'F', 'l, r', ([l, r]) => {
 reg('#operator_=~', 'F', 'l, r', ([l, r]) => regexOf(r, '#operator_=~').test(needStr(l, '#operator_=~')));
 reg('#operator_!~', 'F', 'l, r', ([l, r]) => !regexOf(r, '#operator_!~').test(needStr(l, '#operator_!~')));
 reg('#unary_operator_-', 'F', 'x', ([x]) =>
-  x instanceof PyBigInt ? mkInt(-x.value) : isNumber(x) ? (isFloat(x) ? mkFloat(-num(x)) : -num(x) || 0) : noMatch('#unary_operator_-'),
+  x instanceof PyBigInt
+    ? mkInt(-x.value)
+    : isNumber(x)
+      ? isFloat(x)
+        ? mkFloat(-num(x))
+        : -num(x) || 0
+      : noMatch('#unary_operator_-'),
 );
 reg('#unary_operator_+', 'F', 'x', ([x]) => (isNumber(x) ? x : noMatch('#unary_operator_+')));
 reg('#unary_operator_not', 'F', 'x', ([x]) => !truthy(x));
@@ -321,7 +441,12 @@ reg('dict', 'F', '*args, **kwargs', (args, inv) => {
     // each element (a dict's first two keys), more are ignored
     const m = new Map<unknown, unknown>();
     for (const pair of toArray(args[0])) {
-      const p = typeof pair === 'string' ? Array.from(pair) : isIterable(pair) ? toArray(pair) : fail(`'${pyTypeName(pair)}' object is not iterable`, 'TypeError');
+      const p =
+        typeof pair === 'string'
+          ? Array.from(pair)
+          : isIterable(pair)
+            ? toArray(pair)
+            : fail(`'${pyTypeName(pair)}' object is not iterable`, 'TypeError');
       if (p.length < 2) fail('generator raised StopIteration', 'RuntimeError');
       m.set(hashableKey(p[0]), p[1]);
     }
@@ -330,7 +455,8 @@ reg('dict', 'F', '*args, **kwargs', (args, inv) => {
   return mappingToDict(args, inv.kwargs, 'dict');
 });
 /** list(...) and set(...) take their arguments as items, spreading iterators (query results). */
-const spreadIterators = (args: unknown[]): unknown[] => args.flatMap((a) => ((isIter(a) && !isView(a)) || a instanceof LazySeq ? toArray(a) : [a]));
+const spreadIterators = (args: unknown[]): unknown[] =>
+  args.flatMap((a) => ((isIter(a) && !isView(a)) || a instanceof LazySeq ? toArray(a) : [a]));
 reg('list', 'F', '*args', (args) => spreadIterators(args));
 reg('set', 'F', '*args', (args) => {
   const out = new PySet();
@@ -352,28 +478,33 @@ reg('def', 'F', 'name, func:λ', ([name, func], inv) => {
   s.fns = new Map<string, Lambda>([[name as string, func as Lambda]]);
   return new LetFrame(s);
 });
-reg('generateMany', 'F', 'initial, producer:λ, selector?:λ, decycle?, depthFirst?', ([initial, prod, sel, decycle, depthFirst]) => {
-  if (given(decycle) && typeof decycle !== 'boolean') noMatch('generateMany');
-  if (given(depthFirst) && typeof depthFirst !== 'boolean') noMatch('generateMany');
-  const out: unknown[] = [];
-  const seen = decycle === true ? new PySet() : null;
-  const queue: unknown[] = [initial];
-  while (queue.length > 0) {
-    const item = queue.shift();
-    if (seen) {
-      if (seen.has(item)) continue;
-      seen.add(item);
+reg(
+  'generateMany',
+  'F',
+  'initial, producer:λ, selector?:λ, decycle?, depthFirst?',
+  ([initial, prod, sel, decycle, depthFirst]) => {
+    if (given(decycle) && typeof decycle !== 'boolean') noMatch('generateMany');
+    if (given(depthFirst) && typeof depthFirst !== 'boolean') noMatch('generateMany');
+    const out: unknown[] = [];
+    const seen = decycle === true ? new PySet() : null;
+    const queue: unknown[] = [initial];
+    while (queue.length > 0) {
+      const item = queue.shift();
+      if (seen) {
+        if (seen.has(item)) continue;
+        seen.add(item);
+      }
+      out.push(given(sel) ? sel(item) : item);
+      checkSize(out.length, 'collection');
+      const produced = needIter(prod(item), 'generateMany');
+      // depthFirst: the produced items go to the front of the queue, in their order
+      if (depthFirst === true) queue.unshift(...produced);
+      else queue.push(...produced);
+      checkSize(queue.length, 'collection');
     }
-    out.push(given(sel) ? sel(item) : item);
-    checkSize(out.length, 'collection');
-    const produced = needIter(prod(item), 'generateMany');
-    // depthFirst: the produced items go to the front of the queue, in their order
-    if (depthFirst === true) queue.unshift(...produced);
-    else queue.push(...produced);
-    checkSize(queue.length, 'collection');
-  }
-  return out;
-});
+    return out;
+  },
+);
 /** call(name, args, kwargs, receiver?): the function (or method, with a receiver) called by name. */
 reg('call', 'F', 'name, args, kwargs, receiver?', ([name, args, kwargs, receiver], inv) => {
   if (typeof name !== 'string' || !isSeq(args) || !isDict(kwargs)) noMatch('call');
@@ -388,7 +519,10 @@ reg('random', 'F', 'from?, to?', ([from, to], inv) => {
   // random.randint(from, to): both ends included
   const int = (v: unknown): number => {
     if (isInt(v)) return v;
-    if (typeof v === 'string') return /^\s*[+-]?\d+\s*$/.test(v) ? Number(v) : fail(`invalid literal for int() with base 10: ${pyRepr(v)}`, 'ValueError');
+    if (typeof v === 'string')
+      return /^\s*[+-]?\d+\s*$/.test(v)
+        ? Number(v)
+        : fail(`invalid literal for int() with base 10: ${pyRepr(v)}`, 'ValueError');
     if (isFloat(v) && Number.isInteger(num(v as number))) return num(v as number);
     return fail(`'${pyTypeName(v)}' object cannot be interpreted as an integer`, 'TypeError');
   };
@@ -407,7 +541,11 @@ reg('with', 'F', '*args', (args, inv) => {
 reg('unpack', 'M', 'sequence, *args', ([seq, ...names], inv) => {
   const items = needIter(seq, 'unpack');
   // yaql reads at most one element more than there are names, and reports how many it read
-  if (names.length > 0 && names.length !== items.length) fail(`Cannot unpack ${Math.min(items.length, names.length + 1)} elements into ${names.length}`, 'ValueError');
+  if (names.length > 0 && names.length !== items.length)
+    fail(
+      `Cannot unpack ${Math.min(items.length, names.length + 1)} elements into ${names.length}`,
+      'ValueError',
+    );
   const s = inv.scope.child();
   items.forEach((v, i) => s.vars.set(names.length > 0 ? String(names[i]) : String(i + 1), v));
   return new LetFrame(s);
@@ -419,21 +557,26 @@ reg('selectAllCases', 'F', '*args:λ', (args: Lambda[]) => {
   });
   return out;
 });
-reg('generate', 'F', 'initial, predicate:λ, producer:λ, selector?:λ, decycle?', ([initial, pred, prod, sel, decycle]) => {
-  const out: unknown[] = [];
-  const seen = new PySet();
-  let x = initial;
-  while (truthy(pred(x))) {
-    if (given(decycle) && truthy(decycle)) {
-      if (seen.has(x)) break;
-      seen.add(x);
+reg(
+  'generate',
+  'F',
+  'initial, predicate:λ, producer:λ, selector?:λ, decycle?',
+  ([initial, pred, prod, sel, decycle]) => {
+    const out: unknown[] = [];
+    const seen = new PySet();
+    let x = initial;
+    while (truthy(pred(x))) {
+      if (given(decycle) && truthy(decycle)) {
+        if (seen.has(x)) break;
+        seen.add(x);
+      }
+      out.push(given(sel) ? sel(x) : x);
+      checkSize(out.length, 'collection');
+      x = prod(x);
     }
-    out.push(given(sel) ? sel(x) : x);
-    checkSize(out.length, 'collection');
-    x = prod(x);
-  }
-  return out;
-});
+    return out;
+  },
+);
 reg('switch', 'F', '*args', (args) => {
   for (const a of args) {
     if (!(a instanceof MappingRule)) noMatch('switch');
@@ -483,7 +626,10 @@ reg('int', 'F', 'value', ([v]) => {
     if (/^[+-]?\d+$/.test(t)) return mkInt(BigInt(t));
     return fail(`invalid literal for int() with base 10: ${pyRepr(v)}`, 'ValueError');
   }
-  return fail(`int() argument must be a string, a bytes-like object or a real number, not '${yaqlTypeName(v)}'`, 'TypeError');
+  return fail(
+    `int() argument must be a string, a bytes-like object or a real number, not '${yaqlTypeName(v)}'`,
+    'TypeError',
+  );
 });
 reg('float', 'F', 'value', ([v]) => {
   if (v === null) return mkFloat(0);
@@ -514,7 +660,9 @@ reg('isTimespan', 'F', 'value', () => false);
 // ---------------------------------------------------------------------------------------------
 // math
 
-reg('abs', 'F', 'op', ([x]) => (isFloat(x) ? mkFloat(Math.abs(needNum(x, 'abs'))) : Math.abs(needNum(x, 'abs'))));
+reg('abs', 'F', 'op', ([x]) =>
+  isFloat(x) ? mkFloat(Math.abs(needNum(x, 'abs'))) : Math.abs(needNum(x, 'abs')),
+);
 reg('round', 'F', 'number, ndigits?', ([x, nd]) => {
   const n = needNum(x, 'round');
   const r = pyRound(n, given(nd) ? needInt(nd, 'round') : 0);
@@ -544,13 +692,15 @@ reg('pow', 'F', 'a, b, c?', ([a, b, c]) => {
     const v = x ** y;
     if (Number.isSafeInteger(v) && !((a as unknown) instanceof PyBigInt)) return v;
     // Python ints have no upper bound; the digits a result may have are bounded like strings
-    if (y * Math.log10(Math.max(2, Math.abs(x))) > MAX_INT_DIGITS) fail('Expression result exceeds the integer size quota', 'MemoryQuotaExceededException');
+    if (y * Math.log10(Math.max(2, Math.abs(x))) > MAX_INT_DIGITS)
+      fail('Expression result exceeds the integer size quota', 'MemoryQuotaExceededException');
     return mkInt(bigOf(a) ** bigOf(b));
   }
   if (x === 0 && y < 0) fail('0.0 cannot be raised to a negative power', 'ZeroDivisionError');
   const p = pyPow(x, y);
   // C's pow reports ERANGE for a finite result too large for a double
-  if ((p === Infinity || p === -Infinity) && Number.isFinite(x) && Number.isFinite(y)) fail("(34, 'Numerical result out of range')", 'OverflowError');
+  if ((p === Infinity || p === -Infinity) && Number.isFinite(x) && Number.isFinite(y))
+    fail("(34, 'Numerical result out of range')", 'OverflowError');
   return mkFloat(p);
 });
 reg('sign', 'F', 'num', ([x]) => {
@@ -559,7 +709,8 @@ reg('sign', 'F', 'num', ([x]) => {
 });
 reg('hex', 'F', 'num', ([x]) => {
   // yaql takes any number and leaves the refusal of floats to Python's hex()
-  if (isFloat(x) && typeof x !== 'boolean') fail("'float' object cannot be interpreted as an integer", 'TypeError');
+  if (isFloat(x) && typeof x !== 'boolean')
+    fail("'float' object cannot be interpreted as an integer", 'TypeError');
   const n = needInt(x, 'hex');
   return n < 0 ? `-0x${(-n).toString(16)}` : `0x${n.toString(16)}`;
 });
@@ -571,8 +722,15 @@ const shiftCount = (b: unknown, name: string): number => {
   const n = needInt(b, name);
   return n < 0 ? fail('negative shift count', 'ValueError') : n;
 };
-reg('shiftBitsLeft', 'F', 'value, bitsNumber', ([a, b]) => needInt(a, 'shiftBitsLeft') * 2 ** shiftCount(b, 'shiftBitsLeft'));
-reg('shiftBitsRight', 'F', 'value, bitsNumber', ([a, b]) => Math.floor(needInt(a, 'shiftBitsRight') / 2 ** shiftCount(b, 'shiftBitsRight')));
+reg(
+  'shiftBitsLeft',
+  'F',
+  'value, bitsNumber',
+  ([a, b]) => needInt(a, 'shiftBitsLeft') * 2 ** shiftCount(b, 'shiftBitsLeft'),
+);
+reg('shiftBitsRight', 'F', 'value, bitsNumber', ([a, b]) =>
+  Math.floor(needInt(a, 'shiftBitsRight') / 2 ** shiftCount(b, 'shiftBitsRight')),
+);
 
 function maxMin(sign: 1 | -1, name: string) {
   reg(name, 'F', 'a, b', ([a, b]) => {
@@ -750,8 +908,12 @@ function sortBy(src: unknown[], keys: Array<{ f: Lambda; desc: boolean }>): Orde
   Object.defineProperty(out, '__src', { value: src, enumerable: false });
   return out;
 }
-reg('orderBy', 'M', 'collection, selector:λ', ([c, f]) => sortBy(needIter(c, 'orderBy'), [{ f, desc: false }]));
-reg('orderByDescending', 'M', 'collection, selector:λ', ([c, f]) => sortBy(needIter(c, 'orderByDescending'), [{ f, desc: true }]));
+reg('orderBy', 'M', 'collection, selector:λ', ([c, f]) =>
+  sortBy(needIter(c, 'orderBy'), [{ f, desc: false }]),
+);
+reg('orderByDescending', 'M', 'collection, selector:λ', ([c, f]) =>
+  sortBy(needIter(c, 'orderByDescending'), [{ f, desc: true }]),
+);
 function thenBy(desc: boolean, name: string) {
   reg(name, 'M', 'collection, selector:λ', ([c, f]) => {
     const o = c as Ordered;
@@ -798,9 +960,18 @@ reg('sum', 'M', 'collection, initial?', ([c, init]) => {
 });
 // these stop at the first item that decides, leaving the rest of an iterator unread, as Python's
 // any(), all() and `in` do
-reg('any', 'MF', 'collection, predicate?:λ', ([c, p]) => someItem(needSeq(c, 'any'), (x) => !given(p) || truthy((p as Lambda)(x))));
-reg('all', 'MF', 'collection, predicate?:λ', ([c, p]) => !someItem(needSeq(c, 'all'), (x) => !truthy(lambdaOr(p, id)(x))));
-reg('contains', 'M', 'collection, value', ([c, v]) => someItem(needSeq(c, 'contains'), (x) => pyEquals(x, v)));
+reg('any', 'MF', 'collection, predicate?:λ', ([c, p]) =>
+  someItem(needSeq(c, 'any'), (x) => !given(p) || truthy((p as Lambda)(x))),
+);
+reg(
+  'all',
+  'MF',
+  'collection, predicate?:λ',
+  ([c, p]) => !someItem(needSeq(c, 'all'), (x) => !truthy(lambdaOr(p, id)(x))),
+);
+reg('contains', 'M', 'collection, value', ([c, v]) =>
+  someItem(needSeq(c, 'contains'), (x) => pyEquals(x, v)),
+);
 reg('indexOf', 'M', 'collection, item, start?, length?', ([c, item, start, length]) => {
   if (typeof c === 'string') return strIndexOf(c, needStr(item, 'indexOf'), start, length, false);
   let i = 0;
@@ -1014,13 +1185,19 @@ reg('isEmpty', 'MF', 'value, trim?, chars?', ([v, ts, ch], inv) => {
     return trimmed.length === 0;
   }
   if (!('receiver' in inv)) return noMatch('isEmpty');
-  return fail(`No method "isEmpty" for receiver ${yaqlStr(v)} matches supplied arguments`, 'NoMatchingMethodException');
+  return fail(
+    `No method "isEmpty" for receiver ${yaqlStr(v)} matches supplied arguments`,
+    'NoMatchingMethodException',
+  );
 });
 
 function setOp(name: string, f: (l: unknown[], r: unknown[], rset: PySet) => unknown[]) {
   reg(name, 'M', 'left, right', ([l, r]) => {
     if (l instanceof PySet && r instanceof PySet) return new PySet(f(l.values(), r.values(), r));
-    return fail(`No method "${name}" for receiver ${pyRepr(l, true)} matches supplied arguments`, 'NoMatchingMethodException');
+    return fail(
+      `No method "${name}" for receiver ${pyRepr(l, true)} matches supplied arguments`,
+      'NoMatchingMethodException',
+    );
   });
 }
 const dedupe = (a: unknown[]) => {
@@ -1071,7 +1248,9 @@ reg('items', 'M', 'd', ([d]) => {
   return view;
 });
 reg('containsKey', 'M', 'd, key', ([d, k]) => dictHas(needDict(d, 'containsKey'), k));
-reg('containsValue', 'M', 'd, value', ([d, v]) => [...needDict(d, 'containsValue').values()].some((x) => pyEquals(x, v)));
+reg('containsValue', 'M', 'd, value', ([d, v]) =>
+  [...needDict(d, 'containsValue').values()].some((x) => pyEquals(x, v)),
+);
 reg('set', 'M', 'd, *args, **kwargs', ([d, ...args], inv) => {
   const m = new Map(needDict(d, 'set'));
   if (args.length === 2 && !(args[0] instanceof MappingRule)) {
@@ -1102,7 +1281,14 @@ reg('deleteAll', 'M', 'd, keys', ([d, keys]) => {
   for (const k of needIter(keys, 'deleteAll')) m.delete(dictKey(k));
   return m;
 });
-function mergeDicts(a: Map<unknown, unknown>, b: Map<unknown, unknown>, listMerger: Lambda, itemMerger: Lambda, maxLevels: number, level: number): Map<unknown, unknown> {
+function mergeDicts(
+  a: Map<unknown, unknown>,
+  b: Map<unknown, unknown>,
+  listMerger: Lambda,
+  itemMerger: Lambda,
+  maxLevels: number,
+  level: number,
+): Map<unknown, unknown> {
   const out = new Map<unknown, unknown>();
   for (const [k, v] of a) {
     if (!b.has(k)) {
@@ -1111,7 +1297,8 @@ function mergeDicts(a: Map<unknown, unknown>, b: Map<unknown, unknown>, listMerg
     }
     const w = b.get(k);
     if (maxLevels !== 0 && level >= maxLevels) out.set(k, w);
-    else if (isDict(v) && isDict(w)) out.set(k, mergeDicts(v, w, listMerger, itemMerger, maxLevels, level + 1));
+    else if (isDict(v) && isDict(w))
+      out.set(k, mergeDicts(v, w, listMerger, itemMerger, maxLevels, level + 1));
     else if (isSeq(v) && isSeq(w)) out.set(k, listMerger(toArray(v), toArray(w)));
     else out.set(k, itemMerger(v, w));
   }
@@ -1122,7 +1309,14 @@ reg('mergeWith', 'M', 'd, another, listMerger?:λ, itemMerger?:λ, maxLevels?', 
   const listMerger = given(lm) ? lm : (x: unknown, y: unknown) => dedupe([...toArray(x), ...toArray(y)]);
   const itemMerger = given(im) ? im : (_x: unknown, y: unknown) => y;
   const maxLevels = given(ml) && ml !== null ? needInt(ml, 'mergeWith') : 0;
-  return mergeDicts(needDict(d, 'mergeWith'), needDict(other, 'mergeWith'), listMerger, itemMerger, maxLevels, 1);
+  return mergeDicts(
+    needDict(d, 'mergeWith'),
+    needDict(other, 'mergeWith'),
+    listMerger,
+    itemMerger,
+    maxLevels,
+    1,
+  );
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -1141,15 +1335,25 @@ function strIndexOf(s: string, sub: string, start: unknown, length: unknown, las
 
 reg('toUpper', 'M', 'string', ([s]) => needStr(s, 'toUpper').toUpperCase());
 reg('toLower', 'M', 'string', ([s]) => needStr(s, 'toLower').toLowerCase());
-reg('trim', 'M', 'string, chars?', ([s, c]) => pyStrip(needStr(s, 'trim'), given(c) ? (c as string | null) : null, 'both'));
-reg('trimLeft', 'M', 'string, chars?', ([s, c]) => pyStrip(needStr(s, 'trimLeft'), given(c) ? (c as string | null) : null, 'left'));
-reg('trimRight', 'M', 'string, chars?', ([s, c]) => pyStrip(needStr(s, 'trimRight'), given(c) ? (c as string | null) : null, 'right'));
+reg('trim', 'M', 'string, chars?', ([s, c]) =>
+  pyStrip(needStr(s, 'trim'), given(c) ? (c as string | null) : null, 'both'),
+);
+reg('trimLeft', 'M', 'string, chars?', ([s, c]) =>
+  pyStrip(needStr(s, 'trimLeft'), given(c) ? (c as string | null) : null, 'left'),
+);
+reg('trimRight', 'M', 'string, chars?', ([s, c]) =>
+  pyStrip(needStr(s, 'trimRight'), given(c) ? (c as string | null) : null, 'right'),
+);
 reg('norm', 'MF', 'string, chars?', ([s, c]) => {
   const t = pyStrip(needStr(s, 'norm'), given(c) ? (c as string | null) : null, 'both');
   return t.length === 0 ? null : t;
 });
-reg('startsWith', 'M', 'string, *prefixes', ([s, ...p]) => p.some((x) => needStr(s, 'startsWith').startsWith(needStr(x, 'startsWith'))));
-reg('endsWith', 'M', 'string, *suffixes', ([s, ...p]) => p.some((x) => needStr(s, 'endsWith').endsWith(needStr(x, 'endsWith'))));
+reg('startsWith', 'M', 'string, *prefixes', ([s, ...p]) =>
+  p.some((x) => needStr(s, 'startsWith').startsWith(needStr(x, 'startsWith'))),
+);
+reg('endsWith', 'M', 'string, *suffixes', ([s, ...p]) =>
+  p.some((x) => needStr(s, 'endsWith').endsWith(needStr(x, 'endsWith'))),
+);
 reg('substring', 'M', 'string, start, length?', ([s, st, ln]) => {
   const cs = chars(needStr(s, 'substring'));
   let start = needInt(st, 'substring');
@@ -1160,42 +1364,57 @@ reg('substring', 'M', 'string, start, length?', ([s, st, ln]) => {
 reg('toCharArray', 'M', 'string', ([s]) => chars(needStr(s, 'toCharArray')));
 // tuple(set(string)): distinct characters in an order Python's string hashing decides (first
 // appearance here). `letters`, `lowercase` and `uppercase` name Python 2 constants: Python 3 raises.
-reg('characters', 'F', 'digits?, hexdigits?, asciiLowercase?, asciiUppercase?, asciiLetters?, letters?, octdigits?, punctuation?, printable?, lowercase?, uppercase?, whitespace?', (flags) => {
-  const sets: Array<string | undefined> = [
-    '0123456789',
-    '0123456789abcdefABCDEF',
-    'abcdefghijklmnopqrstuvwxyz',
-    'ABCDEFGHIJKLMNOPQRSTUVWXYZ',
-    'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ',
-    undefined,
-    '01234567',
-    '!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~',
-    '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~ \t\n\r\x0b\x0c',
-    undefined,
-    undefined,
-    ' \t\n\r\x0b\x0c',
-  ];
-  const out = new PySet();
-  flags.forEach((f, i) => {
-    if (!given(f) || !truthy(f)) return;
-    const set = sets[i];
-    if (set === undefined) return fail(`module 'string' has no attribute '${['letters', 'lowercase', 'uppercase'][[5, 9, 10].indexOf(i)]}'`, 'AttributeError');
-    for (const ch of set) out.add(ch);
-  });
-  return out.values();
-});
+reg(
+  'characters',
+  'F',
+  'digits?, hexdigits?, asciiLowercase?, asciiUppercase?, asciiLetters?, letters?, octdigits?, punctuation?, printable?, lowercase?, uppercase?, whitespace?',
+  (flags) => {
+    const sets: Array<string | undefined> = [
+      '0123456789',
+      '0123456789abcdefABCDEF',
+      'abcdefghijklmnopqrstuvwxyz',
+      'ABCDEFGHIJKLMNOPQRSTUVWXYZ',
+      'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ',
+      undefined,
+      '01234567',
+      '!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~',
+      '0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~ \t\n\r\x0b\x0c',
+      undefined,
+      undefined,
+      ' \t\n\r\x0b\x0c',
+    ];
+    const out = new PySet();
+    flags.forEach((f, i) => {
+      if (!given(f) || !truthy(f)) return;
+      const set = sets[i];
+      if (set === undefined)
+        return fail(
+          `module 'string' has no attribute '${['letters', 'lowercase', 'uppercase'][[5, 9, 10].indexOf(i)]}'`,
+          'AttributeError',
+        );
+      for (const ch of set) out.add(ch);
+    });
+    return out.values();
+  },
+);
 reg('split', 'M', 'string, separator?, maxSplits?, **kwargs', ([s, sep, max], inv) => {
   // regexp.split(string, maxSplit => 0) and string.split(regexp, maxSplit => 0)
   if (!given(max) && inv.kwargs.has('maxSplit')) max = inv.kwargs.get('maxSplit');
   if ([...inv.kwargs.keys()].some((k) => k !== 'maxSplit')) noMatch('split');
-  if (s instanceof YaqlRegex) return regexSplit(needStr(sep, 'split'), s.re, given(max) ? needInt(max, 'split') : 0);
+  if (s instanceof YaqlRegex)
+    return regexSplit(needStr(sep, 'split'), s.re, given(max) ? needInt(max, 'split') : 0);
   const str = needStr(s, 'split');
   const m = given(max) ? needInt(max, 'split') : -1;
   if (sep instanceof YaqlRegex) return regexSplit(str, sep.re, given(max) ? m : 0);
   return pySplit(str, given(sep) ? (sep === null ? null : needStr(sep, 'split')) : null, m, false);
 });
 reg('rightSplit', 'M', 'string, separator?, maxSplits?', ([s, sep, max]) =>
-  pySplit(needStr(s, 'rightSplit'), given(sep) ? (sep === null ? null : needStr(sep, 'rightSplit')) : null, given(max) ? needInt(max, 'rightSplit') : -1, true),
+  pySplit(
+    needStr(s, 'rightSplit'),
+    given(sep) ? (sep === null ? null : needStr(sep, 'rightSplit')) : null,
+    given(max) ? needInt(max, 'rightSplit') : -1,
+    true,
+  ),
 );
 reg('join', 'M', 'a, b, c?:λ, d?:λ', ([a, b, c, d]) => {
   if (given(c) || given(d)) {
@@ -1244,12 +1463,18 @@ reg('replace', 'M', 'string, old, new?, count?', ([s, old, nw, cnt]) => {
   const count = given(cnt) ? needInt(cnt, 'replace') : -1;
   if (!given(nw)) return noMatch('replace');
   // re.sub's count: 0 replaces every match.
-  if (old instanceof YaqlRegex) return regexReplace(str, old.re, needStr(nw, 'replace'), count === 0 ? -1 : count);
+  if (old instanceof YaqlRegex)
+    return regexReplace(str, old.re, needStr(nw, 'replace'), count === 0 ? -1 : count);
   return replaceCount(str, needStr(old, 'replace'), needStr(nw, 'replace'), count);
 });
 function replaceCount(s: string, old: string, nw: string, count: number): string {
   if (count < 0) {
-    if (old === '') return chars(s).map((c) => nw + c).join('') + nw;
+    if (old === '')
+      return (
+        chars(s)
+          .map((c) => nw + c)
+          .join('') + nw
+      );
     return s.split(old).join(nw);
   }
   let out = '';
@@ -1268,7 +1493,9 @@ function replaceCount(s: string, old: string, nw: string, count: number): string
   }
   return out + rest;
 }
-reg('format', 'MF', 'format, *args, **kwargs', ([f, ...args], inv) => pyFormat(needStr(f, 'format'), args, inv.kwargs, (v) => (typeof v === 'string' ? v : pyRepr(v, true))));
+reg('format', 'MF', 'format, *args, **kwargs', ([f, ...args], inv) =>
+  pyFormat(needStr(f, 'format'), args, inv.kwargs, (v) => (typeof v === 'string' ? v : pyRepr(v, true))),
+);
 
 // ---------------------------------------------------------------------------------------------
 // regular expressions
@@ -1281,7 +1508,9 @@ reg('regex', 'F', 'pattern, ignoreCase?, multiLine?, dotAll?', ([p, ic, ml, da])
   return new YaqlRegex(needStr(p, 'regex'), compilePyRegex(needStr(p, 'regex'), flags));
 });
 // Python 3.7+ re.escape: only the characters special in a pattern (and whitespace)
-reg('escapeRegex', 'F', 'string', ([s]) => needStr(s, 'escapeRegex').replace(/[()[\]{}?*+\-|^$\\.&~# \t\n\r\v\f]/g, (c) => `\\${c}`));
+reg('escapeRegex', 'F', 'string', ([s]) =>
+  needStr(s, 'escapeRegex').replace(/[()[\]{}?*+\-|^$\\.&~# \t\n\r\v\f]/g, (c) => `\\${c}`),
+);
 reg('matches', 'M', 'a, b', ([a, b]) => {
   if (a instanceof YaqlRegex) return a.re.test(needStr(b, 'matches'));
   return regexOf(b, 'matches').test(needStr(a, 'matches'));
@@ -1294,7 +1523,15 @@ function publishedMatch(m: RegExpExecArray): unknown[] {
   const recs: unknown[] = [];
   for (let i = 0; i < m.length; i++) {
     const span = m.indices?.[i];
-    recs.push(markPlainDict(new Map<unknown, unknown>([['value', m[i] ?? null], ['start', span ? span[0] : -1], ['end', span ? span[1] : -1]])));
+    recs.push(
+      markPlainDict(
+        new Map<unknown, unknown>([
+          ['value', m[i] ?? null],
+          ['start', span ? span[0] : -1],
+          ['end', span ? span[1] : -1],
+        ]),
+      ),
+    );
   }
   const named = m.groups ? Object.values(m.groups) : [];
   if (named.length === 0) return recs;
@@ -1310,7 +1547,16 @@ function publishedMatch(m: RegExpExecArray): unknown[] {
     const [key, group] = cs as [string, string];
     const span = m.indices?.groups?.[group];
     if (!m.groups || !(group in m.groups)) fail('no such group', 'IndexError');
-    vars.set(key, markPlainDict(new Map<unknown, unknown>([['value', group], ['start', span ? span[0] : -1], ['end', span ? span[1] : -1]])));
+    vars.set(
+      key,
+      markPlainDict(
+        new Map<unknown, unknown>([
+          ['value', group],
+          ['start', span ? span[0] : -1],
+          ['end', span ? span[1] : -1],
+        ]),
+      ),
+    );
   }
   return [...recs, new LambdaVars(vars)];
 }
@@ -1326,7 +1572,10 @@ function searchImpl(re: RegExp, s: string, selector: unknown, all: boolean): unk
   return all ? results : null;
 }
 const noMethod = (name: string, receiver: unknown): never =>
-  fail(`No method "${name}" for receiver ${yaqlStr(receiver)} matches supplied arguments`, 'NoMatchingMethodException');
+  fail(
+    `No method "${name}" for receiver ${yaqlStr(receiver)} matches supplied arguments`,
+    'NoMatchingMethodException',
+  );
 reg('search', 'M', 'regexp, string, selector?:λ', ([a, b, sel]) =>
   a instanceof YaqlRegex ? searchImpl(a.re, needStr(b, 'search'), sel, false) : noMethod('search', a),
 );
@@ -1361,7 +1610,11 @@ function regexReplace(s: string, re: RegExp, repl: string, count: number): strin
     if (n > groups) fail(`invalid group reference ${n} at position ${(ref.index ?? 0) + 1}`, 'error');
   }
   let n = 0;
-  const jsRepl = repl.replace(/\$/g, '$$$$').replace(/\\(\d+)|\\g<(\w+)>/g, (_m, d: string, name: string) => (d ? `$${d}` : /^\d+$/.test(name) ? `$${name}` : `$<${name}>`));
+  const jsRepl = repl
+    .replace(/\$/g, '$$$$')
+    .replace(/\\(\d+)|\\g<(\w+)>/g, (_m, d: string, name: string) =>
+      d ? `$${d}` : /^\d+$/.test(name) ? `$${name}` : `$<${name}>`,
+    );
   return s.replace(g, (...m) => {
     if (count >= 0 && n >= count) return m[0] as string;
     n++;
@@ -1384,7 +1637,8 @@ reg('replaceBy', 'M', 'string, regexp, repl:λ, count?', ([s0, r0, f, cnt]) => {
   for (let m = g.exec(str); m && (count === 0 || n < count); m = g.exec(str), n++) {
     if (m.index > last) pieces.push(str.slice(last, m.index));
     const out = f(...publishedMatch(m));
-    if (typeof out !== 'string') fail(`sequence item ${pieces.length}: expected str instance, ${yaqlTypeName(out)} found`, 'TypeError');
+    if (typeof out !== 'string')
+      fail(`sequence item ${pieces.length}: expected str instance, ${yaqlTypeName(out)} found`, 'TypeError');
     pieces.push(out);
     last = m.index + m[0].length;
     if (m[0] === '') g.lastIndex++;

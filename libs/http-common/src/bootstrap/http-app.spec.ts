@@ -71,7 +71,9 @@ describe('createHttpApp', () => {
     expect(nf.json()).toEqual({ itemNotFound: { code: 404, message: 'Volume x could not be found.' } });
     const route = await inject({ method: 'GET', url: '/v3/nothing-here', headers: h });
     expect(route.statusCode).toBe(404);
-    expect(route.json()).toEqual({ itemNotFound: { code: 404, message: 'The resource could not be found.' } });
+    expect(route.json()).toEqual({
+      itemNotFound: { code: 404, message: 'The resource could not be found.' },
+    });
     const crash = await inject({ method: 'GET', url: '/v3/crash', headers: h });
     expect(crash.statusCode).toBe(500);
     expect(crash.body).not.toContain('secret');
@@ -81,11 +83,15 @@ describe('createHttpApp', () => {
     const h = { 'x-auth-token': 'u:p' };
     const bad = await inject({ method: 'GET', url: '/v3/items/%E0%A4%A', headers: h });
     expect(bad.statusCode).toBe(400);
-    expect(bad.json()).toEqual({ badRequest: { code: 400, message: 'Invalid URL: the path is not valid percent-encoded UTF-8.' } });
+    expect(bad.json()).toEqual({
+      badRequest: { code: 400, message: 'Invalid URL: the path is not valid percent-encoded UTF-8.' },
+    });
     const long = await inject({ method: 'GET', url: `/v3/items/${'n'.repeat(1001)}`, headers: h });
     expect(long.statusCode).toBe(404);
     expect(long.json()).toEqual({ itemNotFound: { code: 404, message: 'The resource could not be found.' } });
-    expect((await inject({ method: 'GET', url: `/v3/items/${'n'.repeat(1000)}`, headers: h })).statusCode).toBe(200);
+    expect(
+      (await inject({ method: 'GET', url: `/v3/items/${'n'.repeat(1000)}`, headers: h })).statusCode,
+    ).toBe(200);
   });
   it('answers a request the HTTP parser refuses in the Cinder format and says it closes the connection', async () => {
     await app.listen(0, '127.0.0.1');
@@ -95,22 +101,40 @@ describe('createHttpApp', () => {
     socket.on('data', (c: Buffer) => chunks.push(c));
     const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
     // a raw non-ASCII byte in the request target
-    socket.write(Buffer.concat([Buffer.from('GET /v3/whoami?'), Buffer.from([0xe9]), Buffer.from('=1 HTTP/1.1\r\nhost: x\r\nx-auth-token: u:p\r\n\r\n')]));
+    socket.write(
+      Buffer.concat([
+        Buffer.from('GET /v3/whoami?'),
+        Buffer.from([0xe9]),
+        Buffer.from('=1 HTTP/1.1\r\nhost: x\r\nx-auth-token: u:p\r\n\r\n'),
+      ]),
+    );
     await closed;
     const text = Buffer.concat(chunks).toString('latin1');
     expect(text).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
     expect(text.toLowerCase()).toContain('connection: close');
-    expect(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4))).toEqual({ badRequest: { code: 400, message: 'Malformed HTTP request.' } });
+    expect(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4))).toEqual({
+      badRequest: { code: 400, message: 'Malformed HTTP request.' },
+    });
   });
   it('refuses malformed, oversized and foreign bodies with 4xx', async () => {
     const h = { 'x-auth-token': 'u:p', 'content-type': 'application/json' };
     const bad = await inject({ method: 'POST', url: '/v3/echo', headers: h, payload: '{"a":' });
     expect(bad.statusCode).toBe(400);
     expect(bad.json()).toEqual({ badRequest: { code: 400, message: 'Malformed request body' } });
-    const big = await inject({ method: 'POST', url: '/v3/echo', headers: h, payload: JSON.stringify({ a: 'x'.repeat(4096) }) });
+    const big = await inject({
+      method: 'POST',
+      url: '/v3/echo',
+      headers: h,
+      payload: JSON.stringify({ a: 'x'.repeat(4096) }),
+    });
     expect(big.statusCode).toBe(413);
     expect(big.json()).toHaveProperty('overLimit.code', 413);
-    const xml = await inject({ method: 'POST', url: '/v3/echo', headers: { ...h, 'content-type': 'application/xml' }, payload: '<a/>' });
+    const xml = await inject({
+      method: 'POST',
+      url: '/v3/echo',
+      headers: { ...h, 'content-type': 'application/xml' },
+      payload: '<a/>',
+    });
     expect(xml.statusCode).toBe(415);
     const vnd = await inject({
       method: 'POST',
@@ -123,7 +147,10 @@ describe('createHttpApp', () => {
   });
   it('serves health, readiness and metrics without auth', async () => {
     expect((await inject({ method: 'GET', url: '/healthz' })).json()).toEqual({ status: 'ok' });
-    expect((await inject({ method: 'GET', url: '/readyz' })).json()).toEqual({ status: 'ok', checks: { db: 'ok' } });
+    expect((await inject({ method: 'GET', url: '/readyz' })).json()).toEqual({
+      status: 'ok',
+      checks: { db: 'ok' },
+    });
     const m = await inject({ method: 'GET', url: '/metrics' });
     expect(m.statusCode).toBe(200);
     expect(m.body).toContain('http_request_duration_seconds');
@@ -147,7 +174,12 @@ describe('createHttpApp for the workflow service', () => {
   afterAll(async () => app.close());
 
   it('reads a body without Content-Type as text (the tempest plugin uploads YAML so) and refuses unknown types', async () => {
-    const bare = await app.inject({ method: 'POST', url: '/v3/echo', headers: { 'x-auth-token': 'u:p' }, payload: 'a: b' });
+    const bare = await app.inject({
+      method: 'POST',
+      url: '/v3/echo',
+      headers: { 'x-auth-token': 'u:p' },
+      payload: 'a: b',
+    });
     expect(bare.statusCode).toBe(201);
     expect(bare.json()).toEqual({ got: 'a: b' });
     const xml = await app.inject({
@@ -181,7 +213,11 @@ describe('createHttpApp logs', () => {
   it('writes one JSON line per request with method, route, status, duration and the request id', async () => {
     lines.length = 0;
     const ok = await app.inject({ method: 'GET', url: '/v3/whoami', headers: { 'x-auth-token': 'u:p1' } });
-    const missing = await app.inject({ method: 'GET', url: '/v3/missing', headers: { 'x-auth-token': 'u:p1' } });
+    const missing = await app.inject({
+      method: 'GET',
+      url: '/v3/missing',
+      headers: { 'x-auth-token': 'u:p1' },
+    });
     await app.inject({ method: 'GET', url: '/healthz' });
     const done = lines.filter((l) => l['msg'] === 'request completed');
     expect(done).toHaveLength(2);
@@ -196,9 +232,16 @@ describe('createHttpApp logs', () => {
       durationMs: expect.any(Number),
       msg: 'request completed',
     });
-    expect(done[1]).toMatchObject({ reqId: missing.headers['x-openstack-request-id'], route: '/v3/missing', status: 404 });
+    expect(done[1]).toMatchObject({
+      reqId: missing.headers['x-openstack-request-id'],
+      route: '/v3/missing',
+      status: 404,
+    });
     // the 4xx also has its warn line with the same request id, and every line has the same shape
-    expect(lines.find((l) => l['level'] === 'warn')).toMatchObject({ reqId: missing.headers['x-openstack-request-id'], status: 404 });
+    expect(lines.find((l) => l['level'] === 'warn')).toMatchObject({
+      reqId: missing.headers['x-openstack-request-id'],
+      status: 404,
+    });
     for (const l of lines) expect(Object.keys(l).slice(0, 3)).toEqual(['level', 'time', 'app']);
   });
 });
@@ -206,7 +249,13 @@ describe('createHttpApp logs', () => {
 describe('NestJsonLogger', () => {
   it('turns an object message into keys and drops Nest start-up chatter', () => {
     const lines: Record<string, unknown>[] = [];
-    const nest = new NestJsonLogger(createJsonLogger({ app: 'x', level: 'info', stream: { write: (l: string) => lines.push(JSON.parse(l) as Record<string, unknown>) } }));
+    const nest = new NestJsonLogger(
+      createJsonLogger({
+        app: 'x',
+        level: 'info',
+        stream: { write: (l: string) => lines.push(JSON.parse(l) as Record<string, unknown>) },
+      }),
+    );
     nest.log({ msg: 'execution finished', executionId: 'e1' }, 'Engine');
     nest.log('Mapped {/v2, GET} route', 'RouterExplorer');
     nest.warn('careful', 'Engine');

@@ -16,8 +16,19 @@ import { type AppError, InvalidInputError, NotFoundError, UnauthorizedError } fr
 import { nameHttpSpan, productRegistry, tracedServerFactory } from '@osc/telemetry';
 import { KeystoneAuthenticator } from '../auth/keystone-authenticator';
 import type { KeystoneSettings } from '../auth/keystone-settings';
-import { type AuthMode, type AuthOutcome, type RequestContext, type ServiceKind, authenticate } from '../context/request-context';
-import { type MistralErrorShape, cinderErrorBody, mistralErrorBody, toWireError } from '../errors/error-bodies';
+import {
+  type AuthMode,
+  type AuthOutcome,
+  type RequestContext,
+  type ServiceKind,
+  authenticate,
+} from '../context/request-context';
+import {
+  type MistralErrorShape,
+  cinderErrorBody,
+  mistralErrorBody,
+  toWireError,
+} from '../errors/error-bodies';
 import { AppMetrics, type ReadinessCheck, runReadiness } from '../health/metrics';
 import { createJsonLogger, NestJsonLogger } from '../logging/json-logger';
 
@@ -90,12 +101,22 @@ export class OpenStackExceptionFilter implements ExceptionFilter {
   }
 }
 
-function sendError(service: ServiceKind, exception: unknown, request: FastifyRequest, reply: FastifyReply): void {
+function sendError(
+  service: ServiceKind,
+  exception: unknown,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): void {
   const shape: MistralErrorShape =
-    request.mistralErrorShape ?? (String(request.headers['content-type'] ?? '').startsWith('text/plain') ? 'text' : 'wsme');
+    request.mistralErrorShape ??
+    (String(request.headers['content-type'] ?? '').startsWith('text/plain') ? 'text' : 'wsme');
   const wire = toWireError(service, exception, String(request.id), shape);
   if (wire.status >= 500) request.log.error({ err: exception, reqId: request.id }, 'request failed');
-  else request.log.warn({ status: wire.status, reqId: request.id, url: request.url }, String((exception as Error)?.message ?? ''));
+  else
+    request.log.warn(
+      { status: wire.status, reqId: request.id, url: request.url },
+      String((exception as Error)?.message ?? ''),
+    );
   if (reply.sent) return;
   void reply.code(wire.status).headers(wire.headers).type('application/json').send(wire.body);
 }
@@ -106,7 +127,8 @@ function sendError(service: ServiceKind, exception: unknown, request: FastifyReq
  * so it is the 404 an unknown resource gets.
  */
 function routerRefusal(error: Error & { code?: string }): AppError {
-  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') return new NotFoundError('Resource', 'path', 'The resource could not be found.');
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH')
+    return new NotFoundError('Resource', 'path', 'The resource could not be found.');
   return new InvalidInputError('Invalid URL: the path is not valid percent-encoded UTF-8.');
 }
 
@@ -116,7 +138,11 @@ function routerRefusal(error: Error & { code?: string }): AppError {
  * is closed, saying so (`Connection: close`) so a keep-alive client does not send its next request
  * on it and lose it to the close.
  */
-function answerMalformedRequest(service: ServiceKind, error: Error & { code?: string }, socket: Socket): void {
+function answerMalformedRequest(
+  service: ServiceKind,
+  error: Error & { code?: string },
+  socket: Socket,
+): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const [status, message] =
     error.code === 'HPE_HEADER_OVERFLOW'
@@ -124,8 +150,11 @@ function answerMalformedRequest(service: ServiceKind, error: Error & { code?: st
       : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? [408, 'The request was not received in time.']
         : [400, 'Malformed HTTP request.'];
-  const payload = JSON.stringify(service === 'workflow' ? mistralErrorBody(status, message) : cinderErrorBody(status, message));
-  const started = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
+  const payload = JSON.stringify(
+    service === 'workflow' ? mistralErrorBody(status, message) : cinderErrorBody(status, message),
+  );
+  const started =
+    (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
   if (socket.writable && !started) {
     socket.end(
       `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Bad Request'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(payload)}\r\nConnection: close\r\n\r\n${payload}`,
@@ -156,7 +185,8 @@ export async function createHttpApp(module: unknown, opts: HttpAppOptions): Prom
     // Node's HTTP parser answer in the service's error format like everything else.
     frameworkErrors: (error: Error & { code?: string }, request: FastifyRequest, reply: FastifyReply) =>
       sendError(opts.service, routerRefusal(error), request, reply),
-    clientErrorHandler: (error: Error & { code?: string }, socket: Socket) => answerMalformedRequest(opts.service, error, socket),
+    clientErrorHandler: (error: Error & { code?: string }, socket: Socket) =>
+      answerMalformedRequest(opts.service, error, socket),
   } as ConstructorParameters<typeof FastifyAdapter>[0]);
   const app = await NestFactory.create<NestFastifyApplication>(module as never, adapter, {
     logger: new NestJsonLogger(logger),
@@ -183,17 +213,28 @@ function installHooks(fastify: FastifyInstance, opts: HttpAppOptions): void {
   fastify.decorateRequest('mistralErrorShape', null);
 
   // Definition uploads (Mistral) are raw YAML text.
-  fastify.addContentTypeParser(['text/plain', 'application/x-yaml', 'text/yaml'], { parseAs: 'string' }, (_req, body, done) =>
-    done(null, body),
+  fastify.addContentTypeParser(
+    ['text/plain', 'application/x-yaml', 'text/yaml'],
+    { parseAs: 'string' },
+    (_req, body, done) => done(null, body),
   );
   if (opts.service === 'workflow') {
     // Mistral reads an upload body whatever its Content-Type; python clients (the tempest plugin) send none.
     fastify.addContentTypeParser('*', { parseAs: 'string' }, (req, body, done) => {
       if (req.headers['content-type'] === undefined) return done(null, body);
-      done(Object.assign(new Error('Unsupported Media Type'), { statusCode: 415, code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE' }), undefined);
+      done(
+        Object.assign(new Error('Unsupported Media Type'), {
+          statusCode: 415,
+          code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE',
+        }),
+        undefined,
+      );
     });
   }
-  const jsonTypes = opts.service === 'block-storage' ? ['application/json', 'application/vnd.openstack.volume+json'] : ['application/json'];
+  const jsonTypes =
+    opts.service === 'block-storage'
+      ? ['application/json', 'application/vnd.openstack.volume+json']
+      : ['application/json'];
   fastify.removeContentTypeParser('application/json');
   fastify.addContentTypeParser(jsonTypes, { parseAs: 'string' }, (_req, body, done) => {
     const text = String(body);
@@ -201,7 +242,13 @@ function installHooks(fastify: FastifyInstance, opts: HttpAppOptions): void {
     try {
       done(null, JSON.parse(text, rejectProtoKeys));
     } catch {
-      done(Object.assign(new Error('Malformed request body'), { statusCode: 400, code: 'FST_ERR_CTP_INVALID_JSON_BODY' }), undefined);
+      done(
+        Object.assign(new Error('Malformed request body'), {
+          statusCode: 400,
+          code: 'FST_ERR_CTP_INVALID_JSON_BODY',
+        }),
+        undefined,
+      );
     }
   });
 
@@ -222,9 +269,17 @@ function installHooks(fastify: FastifyInstance, opts: HttpAppOptions): void {
         if (out.exact) {
           await reply.code(out.status).headers(out.headers).type('application/json').send(out.body);
         } else if (out.status === 401) {
-          sendError(opts.service, new UnauthorizedError('The request you have made requires authentication.'), request, reply);
+          sendError(
+            opts.service,
+            new UnauthorizedError('The request you have made requires authentication.'),
+            request,
+            reply,
+          );
         } else {
-          await reply.code(out.status).headers(out.headers).send(out.body ?? '');
+          await reply
+            .code(out.status)
+            .headers(out.headers)
+            .send(out.body ?? '');
         }
         return reply;
       }
@@ -258,11 +313,18 @@ function installHooks(fastify: FastifyInstance, opts: HttpAppOptions): void {
 
   fastify.addHook('onResponse', async (request, reply) => {
     const route = request.routeOptions?.url ?? 'unmatched';
-    metrics.httpDuration.labels(request.method, route, String(reply.statusCode)).observe(reply.elapsedTime / 1000);
+    metrics.httpDuration
+      .labels(request.method, route, String(reply.statusCode))
+      .observe(reply.elapsedTime / 1000);
     if (reply.statusCode >= 500) metrics.httpErrors.labels(String(reply.statusCode)).inc();
     if (!ALWAYS_PUBLIC.has(route)) {
       request.log.info(
-        { method: request.method, route, status: reply.statusCode, durationMs: Math.round(reply.elapsedTime * 100) / 100 },
+        {
+          method: request.method,
+          route,
+          status: reply.statusCode,
+          durationMs: Math.round(reply.elapsedTime * 100) / 100,
+        },
         'request completed',
       );
     }
@@ -287,11 +349,16 @@ function installHooks(fastify: FastifyInstance, opts: HttpAppOptions): void {
  * The auth mode's authenticator. In keystone mode a cache hit resolves without I/O; Keystone
  * outages are logged at warn without tokens.
  */
-function requestAuthenticator(opts: HttpAppOptions, fastify: FastifyInstance): (request: FastifyRequest) => AuthOutcome | Promise<AuthOutcome> {
+function requestAuthenticator(
+  opts: HttpAppOptions,
+  fastify: FastifyInstance,
+): (request: FastifyRequest) => AuthOutcome | Promise<AuthOutcome> {
   const mode = opts.authMode;
   if (mode === 'keystone') {
     if (!opts.keystone) throw new Error(`${opts.app}: auth mode keystone needs keystone settings`);
-    const keystone = new KeystoneAuthenticator(opts.keystone, { warn: (message) => fastify.log.warn(message) });
+    const keystone = new KeystoneAuthenticator(opts.keystone, {
+      warn: (message) => fastify.log.warn(message),
+    });
     return (request) => keystone.authenticate(request.headers, String(request.id));
   }
   return (request) => authenticate(mode, opts.service, request.headers, String(request.id), fullUrl(request));

@@ -9,7 +9,10 @@ describe('parseConfig', () => {
   it('reports every invalid name, never values', () => {
     let err: unknown;
     try {
-      parseConfig('workflow-engine', distributedInfraSchema, { DATABASE_URL: 'mysql://secret@x/db', REDIS_URL: 'redis://r' });
+      parseConfig('workflow-engine', distributedInfraSchema, {
+        DATABASE_URL: 'mysql://secret@x/db',
+        REDIS_URL: 'redis://r',
+      });
     } catch (e) {
       err = e;
     }

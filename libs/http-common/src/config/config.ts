@@ -1,6 +1,5 @@
 import { z } from 'zod';
 
-
 /** Thrown when environment variables are missing or invalid; lists names, never values. */
 export class ConfigError extends Error {
   constructor(
@@ -35,16 +34,21 @@ export const portSchema = z.coerce.number().int().min(0).max(65535);
  * `authEnvSchema` / `loadAuthConfig` (auth/auth-config.ts) to accept it.
  */
 export const authModeSchema = z.enum(['noauth', 'headers']).default('noauth');
-export const logLevelSchema = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info');
+export const logLevelSchema = z
+  .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+  .default('info');
 
 const urlWithProtocols = (protocols: string[], what: string) =>
-  z.string().refine((v) => {
-    try {
-      return protocols.includes(new URL(v).protocol);
-    } catch {
-      return false;
-    }
-  }, `must be a ${what} URL (${protocols.map((p) => p.replace(':', '://')).join(' or ')}...)`);
+  z.string().refine(
+    (v) => {
+      try {
+        return protocols.includes(new URL(v).protocol);
+      } catch {
+        return false;
+      }
+    },
+    `must be a ${what} URL (${protocols.map((p) => p.replace(':', '://')).join(' or ')}...)`,
+  );
 
 export const databaseUrlSchema = urlWithProtocols(['postgres:', 'postgresql:'], 'PostgreSQL');
 export const amqpUrlSchema = urlWithProtocols(['amqp:', 'amqps:'], 'RabbitMQ');
@@ -70,7 +74,9 @@ export const distributedInfraSchema = z.object({
 export function exitOnConfigError(err: unknown): never {
   if (err instanceof ConfigError) {
     // one JSON line like every other, written synchronously before the exit
-    process.stderr.write(`${JSON.stringify({ level: 'fatal', time: new Date().toISOString(), msg: err.message })}\n`);
+    process.stderr.write(
+      `${JSON.stringify({ level: 'fatal', time: new Date().toISOString(), msg: err.message })}\n`,
+    );
     process.exit(2);
   }
   throw err;

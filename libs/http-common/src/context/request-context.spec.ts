@@ -10,11 +10,24 @@ describe('authenticate', () => {
     const out = authenticate('noauth', 'block-storage', { 'x-auth-token': token }, 'r', url);
     expect(out).toEqual({
       kind: 'context',
-      context: { requestId: 'r', userId: user, projectId: project, roles: ['admin'], isAdmin: true, authToken: token },
+      context: {
+        requestId: 'r',
+        userId: user,
+        projectId: project,
+        roles: ['admin'],
+        isAdmin: true,
+        authToken: token,
+      },
     });
   });
   it('noauth block storage without token answers 204 with a token to use', () => {
-    const out = authenticate('noauth', 'block-storage', { 'x-auth-user': 'bob', 'x-auth-project-id': 'p9' }, 'r', url);
+    const out = authenticate(
+      'noauth',
+      'block-storage',
+      { 'x-auth-user': 'bob', 'x-auth-project-id': 'p9' },
+      'r',
+      url,
+    );
     expect(out).toEqual({
       kind: 'respond',
       status: 204,
@@ -26,7 +39,13 @@ describe('authenticate', () => {
     expect(out.kind === 'context' && out.context.projectId).toBe(MISTRAL_DEFAULT_PROJECT);
   });
   it('headers mode trusts gateway headers and grants admin only with the admin role', () => {
-    const member = authenticate('headers', 'workflow', { 'x-project-id': 'p', 'x-user-id': 'u', 'x-roles': 'member, reader' }, 'r', url);
+    const member = authenticate(
+      'headers',
+      'workflow',
+      { 'x-project-id': 'p', 'x-user-id': 'u', 'x-roles': 'member, reader' },
+      'r',
+      url,
+    );
     expect(member).toEqual({
       kind: 'context',
       context: { requestId: 'r', userId: 'u', projectId: 'p', roles: ['member', 'reader'], isAdmin: false },

@@ -94,7 +94,13 @@ export function authenticate(
     }
     return {
       kind: 'context',
-      context: { requestId, userId: null, projectId: MISTRAL_DEFAULT_PROJECT, roles: ['admin'], isAdmin: true },
+      context: {
+        requestId,
+        userId: null,
+        projectId: MISTRAL_DEFAULT_PROJECT,
+        roles: ['admin'],
+        isAdmin: true,
+      },
     };
   }
   const colon = token.indexOf(':');
@@ -102,6 +108,13 @@ export function authenticate(
   const projectId = colon >= 0 ? token.slice(colon + 1) : token;
   return {
     kind: 'context',
-    context: { requestId, userId, projectId: projectId || userId, roles: ['admin'], isAdmin: true, authToken: token },
+    context: {
+      requestId,
+      userId,
+      projectId: projectId || userId,
+      roles: ['admin'],
+      isAdmin: true,
+      authToken: token,
+    },
   };
 }

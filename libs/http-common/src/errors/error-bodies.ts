@@ -14,7 +14,11 @@ export interface WireError {
  */
 export type MistralErrorShape = 'wsme' | 'text';
 
-export function mistralErrorBody(status: number, message: string, shape: MistralErrorShape = 'wsme'): unknown {
+export function mistralErrorBody(
+  status: number,
+  message: string,
+  shape: MistralErrorShape = 'wsme',
+): unknown {
   if (shape === 'text') return { faultstring: message };
   return { faultcode: status >= 500 ? 'Server' : 'Client', faultstring: message, debuginfo: null };
 }
@@ -40,10 +44,14 @@ export function cinderErrorBody(status: number, message: string, retryAfter?: nu
   return { [name]: fault };
 }
 
-export const GENERIC_500_MESSAGE = 'The server has either erred or is incapable of performing the requested operation.';
+export const GENERIC_500_MESSAGE =
+  'The server has either erred or is incapable of performing the requested operation.';
 
 /** Status and message of anything thrown, without leaking internals of unexpected errors. */
-export function classifyError(err: unknown, requestId: string): { status: number; message: string; retryAfter?: number; expected: boolean } {
+export function classifyError(
+  err: unknown,
+  requestId: string,
+): { status: number; message: string; retryAfter?: number; expected: boolean } {
   if (err instanceof AppError) {
     const status = HTTP_STATUS_BY_KIND[err.kind];
     const retryAfter = err instanceof OverLimitError ? err.retryAfter : undefined;
@@ -52,11 +60,23 @@ export function classifyError(err: unknown, requestId: string): { status: number
     }
     return { status, message: err.message, retryAfter, expected: status < 500 };
   }
-  const anyErr = err as { statusCode?: unknown; status?: unknown; message?: unknown; code?: unknown; getStatus?: () => number; getResponse?: () => unknown } | null;
+  const anyErr = err as {
+    statusCode?: unknown;
+    status?: unknown;
+    message?: unknown;
+    code?: unknown;
+    getStatus?: () => number;
+    getResponse?: () => unknown;
+  } | null;
   if (anyErr && typeof anyErr.getStatus === 'function') {
     // NestJS HttpException (unknown routes, framework-level refusals).
     const status = anyErr.getStatus();
-    if (status < 500) return { status, message: nestMessage(status, anyErr.getResponse?.(), String(anyErr.message ?? '')), expected: true };
+    if (status < 500)
+      return {
+        status,
+        message: nestMessage(status, anyErr.getResponse?.(), String(anyErr.message ?? '')),
+        expected: true,
+      };
   }
   if (isDataException(err)) {
     // PostgreSQL refused a value the request carried (SQLSTATE class 22: a NUL character, a JSON
@@ -67,12 +87,17 @@ export function classifyError(err: unknown, requestId: string): { status: number
   const statusCode = typeof anyErr?.statusCode === 'number' ? anyErr.statusCode : undefined;
   if (statusCode !== undefined && statusCode >= 400 && statusCode < 500) {
     // Fastify lifecycle errors: invalid JSON, body too large, unsupported media type.
-    return { status: statusCode, message: fastifyMessage(String(anyErr?.code ?? ''), String(anyErr?.message ?? '')), expected: true };
+    return {
+      status: statusCode,
+      message: fastifyMessage(String(anyErr?.code ?? ''), String(anyErr?.message ?? '')),
+      expected: true,
+    };
   }
   return { status: 500, message: `${GENERIC_500_MESSAGE} (request ${requestId})`, expected: false };
 }
 
-export const DATA_EXCEPTION_MESSAGE = 'The request contains a value that cannot be stored (invalid characters or too long).';
+export const DATA_EXCEPTION_MESSAGE =
+  'The request contains a value that cannot be stored (invalid characters or too long).';
 
 /** A database error of SQLSTATE class 22 (data exception), from pg, PGlite or TypeORM's wrapper. */
 function isDataException(err: unknown): boolean {
@@ -104,12 +129,20 @@ function fastifyMessage(code: string, message: string): string {
   }
 }
 
-export function toWireError(service: ServiceKind, err: unknown, requestId: string, mistralShape: MistralErrorShape = 'wsme'): WireError & { expected: boolean } {
+export function toWireError(
+  service: ServiceKind,
+  err: unknown,
+  requestId: string,
+  mistralShape: MistralErrorShape = 'wsme',
+): WireError & { expected: boolean } {
   const classified = classifyError(err, requestId);
   // Mistral's size limit is an input error: an over-large body is a 400 there, a 413 in Cinder.
   const c = service === 'workflow' && classified.status === 413 ? { ...classified, status: 400 } : classified;
   const headers: Record<string, string> = {};
   if (c.retryAfter !== undefined) headers['retry-after'] = String(c.retryAfter);
-  const body = service === 'workflow' ? mistralErrorBody(c.status, c.message, mistralShape) : cinderErrorBody(c.status, c.message, c.retryAfter);
+  const body =
+    service === 'workflow'
+      ? mistralErrorBody(c.status, c.message, mistralShape)
+      : cinderErrorBody(c.status, c.message, c.retryAfter);
   return { status: c.status, body, headers, expected: c.expected };
 }

@@ -31,7 +31,10 @@ export interface ReadinessCheck {
   check(): Promise<boolean>;
 }
 
-export async function runReadiness(checks: readonly ReadinessCheck[], timeoutMs = 2000): Promise<{ ok: boolean; checks: Record<string, string> }> {
+export async function runReadiness(
+  checks: readonly ReadinessCheck[],
+  timeoutMs = 2000,
+): Promise<{ ok: boolean; checks: Record<string, string> }> {
   const results = await Promise.all(
     checks.map(async (c) => {
       let timer: NodeJS.Timeout | undefined;

@@ -48,7 +48,11 @@ export class NestJsonLogger implements LoggerService {
     const [stack, ...more] = rest;
     const ctx = contextOf(typeof stack === 'string' && stack.includes('\n') ? more : rest);
     if (message instanceof Error) this.logger.error({ ...ctx, err: message }, message.message);
-    else this.logger.error({ ...ctx, ...(typeof stack === 'string' && stack.includes('\n') ? { stack } : {}) }, text(message));
+    else
+      this.logger.error(
+        { ...ctx, ...(typeof stack === 'string' && stack.includes('\n') ? { stack } : {}) },
+        text(message),
+      );
   }
 
   warn(message: unknown, ...rest: unknown[]): void {
@@ -68,10 +72,22 @@ export class NestJsonLogger implements LoggerService {
   }
 }
 
-const NEST_INTERNALS = new Set(['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication', 'NestMicroservice']);
+const NEST_INTERNALS = new Set([
+  'NestFactory',
+  'InstanceLoader',
+  'RoutesResolver',
+  'RouterExplorer',
+  'NestApplication',
+  'NestMicroservice',
+]);
 
 function line(ctx: Record<string, unknown>, message: unknown): [Record<string, unknown>, string] {
-  if (message !== null && typeof message === 'object' && !(message instanceof Error) && !Array.isArray(message)) {
+  if (
+    message !== null &&
+    typeof message === 'object' &&
+    !(message instanceof Error) &&
+    !Array.isArray(message)
+  ) {
     const { msg, ...fields } = message as Record<string, unknown>;
     return [{ ...ctx, ...fields }, typeof msg === 'string' ? msg : ''];
   }

@@ -89,7 +89,15 @@ export class MessageJournal {
   async load(): Promise<JournalEntry[]> {
     const rows = (await this.dataSource.query(
       `SELECT "id", "kind", "queue", "body", "meta", "deliveries", "ready_at" FROM "message_journal" ORDER BY "seq"`,
-    )) as Array<{ id: string; kind: 'bus' | 'jobs'; queue: string; body: string; meta: unknown; deliveries: number | string; ready_at: number | string | null }>;
+    )) as Array<{
+      id: string;
+      kind: 'bus' | 'jobs';
+      queue: string;
+      body: string;
+      meta: unknown;
+      deliveries: number | string;
+      ready_at: number | string | null;
+    }>;
     return rows.map((r) => ({
       id: String(r.id),
       kind: r.kind,
@@ -103,7 +111,13 @@ export class MessageJournal {
 
   /** Resolves once every write asked for so far has been attempted (shutdown, tests). */
   async flush(): Promise<void> {
-    while (this.busy || this.scheduled || this.inserts.length > 0 || this.changes.size > 0 || this.removals.size > 0) {
+    while (
+      this.busy ||
+      this.scheduled ||
+      this.inserts.length > 0 ||
+      this.changes.size > 0 ||
+      this.removals.size > 0
+    ) {
       if (!this.busy) {
         this.scheduled = false;
         await this.drain();
@@ -131,7 +145,10 @@ export class MessageJournal {
         const inserts = this.inserts.splice(0);
         if (inserts.length > 0) {
           try {
-            await insertRows(this.dataSource.manager, inserts.flatMap((i) => i.rows));
+            await insertRows(
+              this.dataSource.manager,
+              inserts.flatMap((i) => i.rows),
+            );
             for (const i of inserts) i.resolve();
           } catch (e) {
             for (const i of inserts) i.reject(e);
@@ -147,11 +164,14 @@ export class MessageJournal {
         } catch (e) {
           // Not retried: a lost removal means a redelivery after the next restart, a lost change a
           // retry counted from an older state. Both are within at-least-once; say so.
-          this.logger.warn('message journal update failed; the entries concerned may be delivered again after a restart', {
-            changes: changes.length,
-            removals: removals.length,
-            error: describeError(e),
-          });
+          this.logger.warn(
+            'message journal update failed; the entries concerned may be delivered again after a restart',
+            {
+              changes: changes.length,
+              removals: removals.length,
+              error: describeError(e),
+            },
+          );
         }
       }
     } finally {
@@ -177,20 +197,34 @@ async function insertRows(em: EntityManager, rows: readonly JournalEntry[]): Pro
   }
 }
 
-async function changeRows(ds: DataSource, changes: ReadonlyArray<JournalChange & { id: string }>): Promise<void> {
+async function changeRows(
+  ds: DataSource,
+  changes: ReadonlyArray<JournalChange & { id: string }>,
+): Promise<void> {
   await ds.query(
     `UPDATE "message_journal" j
         SET "queue" = x."queue", "meta" = x."meta", "deliveries" = x."deliveries", "ready_at" = x."ready_at"
        FROM jsonb_to_recordset($1::jsonb) AS x("id" uuid, "queue" varchar, "meta" jsonb, "deliveries" int, "ready_at" bigint)
       WHERE j."id" = x."id"`,
-    [JSON.stringify(changes.map((c) => ({ id: c.id, queue: c.queue, meta: c.meta ?? null, deliveries: c.deliveries, ready_at: c.readyAt })))],
+    [
+      JSON.stringify(
+        changes.map((c) => ({
+          id: c.id,
+          queue: c.queue,
+          meta: c.meta ?? null,
+          deliveries: c.deliveries,
+          ready_at: c.readyAt,
+        })),
+      ),
+    ],
   );
 }
 
 async function removeRows(ds: DataSource, ids: readonly string[]): Promise<void> {
   for (let i = 0; i < ids.length; i += 10_000) {
-    await ds.query(`DELETE FROM "message_journal" WHERE "id" IN (SELECT (jsonb_array_elements_text($1::jsonb))::uuid)`, [
-      JSON.stringify(ids.slice(i, i + 10_000)),
-    ]);
+    await ds.query(
+      `DELETE FROM "message_journal" WHERE "id" IN (SELECT (jsonb_array_elements_text($1::jsonb))::uuid)`,
+      [JSON.stringify(ids.slice(i, i + 10_000))],
+    );
   }
 }

@@ -114,7 +114,9 @@ export class OutboxRelay {
         await deleteRows(this.dataSource.manager, delivered);
         for (const handOver of afterCommit) handOver();
       } catch (e) {
-        this.logger.warn('outbox hand-off failed; the relay will publish the rows', { error: describeError(e) });
+        this.logger.warn('outbox hand-off failed; the relay will publish the rows', {
+          error: describeError(e),
+        });
         this.notify();
       }
     }
@@ -231,7 +233,9 @@ export class OutboxRelay {
               (SELECT COALESCE(json_agg(json_build_object('id', "id", 'destination', "destination", 'queue', "queue", 'payload', "payload") ORDER BY "seq"), '[]'::json) FROM "taken") AS "rows"`,
       [this.batchSize],
     )) as Array<{ window: number | string; rows: unknown }>;
-    const parsed = (typeof result?.rows === 'string' ? JSON.parse(result.rows) : (result?.rows ?? [])) as Array<OutboxRow & { payload: unknown }>;
+    const parsed = (
+      typeof result?.rows === 'string' ? JSON.parse(result.rows) : (result?.rows ?? [])
+    ) as Array<OutboxRow & { payload: unknown }>;
     const rows = parsed.map((r) => ({
       ...r,
       id: String(r.id),
@@ -245,7 +249,11 @@ export class OutboxRelay {
    * to delete. A row that can never be published (a non-retryable error such as an invalid message)
    * is logged and deleted rather than blocking its partition forever.
    */
-  private async publish(em: EntityManager, rows: readonly OutboxRow[], afterCommit: AfterCommit[]): Promise<string[]> {
+  private async publish(
+    em: EntityManager,
+    rows: readonly OutboxRow[],
+    afterCommit: AfterCommit[],
+  ): Promise<string[]> {
     const groups = new Map<string, OutboxRow[]>();
     for (const r of rows) {
       const key = `${r.destination}\u0000${r.queue}`;
@@ -288,7 +296,11 @@ export class OutboxRelay {
         `publish ${first.queue}`,
         {
           kind: SpanKind.PRODUCER,
-          attributes: { 'messaging.operation.type': 'send', 'messaging.destination.name': first.queue, 'osc.outbox.row': id },
+          attributes: {
+            'messaging.operation.type': 'send',
+            'messaging.destination.name': first.queue,
+            'osc.outbox.row': id,
+          },
         },
         contextFromHeaders(headers),
       );
@@ -302,7 +314,8 @@ export class OutboxRelay {
           if (!m.headers?.['traceparent']) return m;
           return { ...m, headers: injectHeaders(m.headers, publishSpan(m.headers, r.id), true) };
         });
-        if (this.bus.publishInTransaction) afterCommit.push(await this.bus.publishInTransaction(em, first.queue, messages));
+        if (this.bus.publishInTransaction)
+          afterCommit.push(await this.bus.publishInTransaction(em, first.queue, messages));
         else await this.bus.publish(first.queue, messages);
       } else {
         const jobs = group.map((r) => {
@@ -311,7 +324,8 @@ export class OutboxRelay {
           if (!carrier?.['traceparent']) return j;
           return { ...j, data: wrapJobData(j.data, publishSpan(carrier, r.id), true) };
         });
-        if (this.jobs.addInTransaction) afterCommit.push(await this.jobs.addInTransaction(em, first.queue, jobs));
+        if (this.jobs.addInTransaction)
+          afterCommit.push(await this.jobs.addInTransaction(em, first.queue, jobs));
         else await this.jobs.add(first.queue, jobs);
       }
     } finally {

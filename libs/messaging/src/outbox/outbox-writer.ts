@@ -8,7 +8,13 @@ import type {
   TransactionRollbackEvent,
 } from 'typeorm';
 import { InvalidInputError } from '@osc/errors';
-import { type AfterCommit, type CommandBus, type CommandMessage, assertQueueName, encodeCommand } from '../command-bus';
+import {
+  type AfterCommit,
+  type CommandBus,
+  type CommandMessage,
+  assertQueueName,
+  encodeCommand,
+} from '../command-bus';
 import { type JobQueue, type NewJob, normalizeJob } from '../job-queue';
 import { withTraceData, withTraceHeaders } from '../tracing';
 
@@ -98,7 +104,12 @@ export class OutboxWriter {
     // Rows with a partition key keep their order through the relay's partition locks; the others
     // may be handed off (see onHandOff), unless the transaction also has rows for the relay, which
     // then moves them all.
-    const free = rows.map((r) => ({ id: r.id, destination: r.destination, queue: r.queue, payload: r.message }));
+    const free = rows.map((r) => ({
+      id: r.id,
+      destination: r.destination,
+      queue: r.queue,
+      payload: r.message,
+    }));
     const relay = !this.handOffListener || rows.some((r) => r.partitionKey !== null);
     if (qr?.isTransactionActive) {
       this.attach(em.connection);
@@ -143,10 +154,19 @@ export class OutboxWriter {
    * in direct mode, whose journal is written by `add`. Run the statement inside a transaction and
    * call {@link added} with its manager: listeners are told after the commit, as for `add`.
    */
-  insertStatement(items: readonly OutboxItem[], bind: (value: unknown) => string, condition = 'true'): string | null {
+  insertStatement(
+    items: readonly OutboxItem[],
+    bind: (value: unknown) => string,
+    condition = 'true',
+  ): string | null {
     if (this.direct?.bus.publishInTransaction && this.direct.jobs.addInTransaction) return null;
     if (items.length === 0) return null;
-    const values = items.map(toRow).map((r) => `(${bind(r.destination)}::varchar, ${bind(r.queue)}::varchar, ${bind(r.payload)}::jsonb, ${bind(r.partitionKey)}::varchar)`);
+    const values = items
+      .map(toRow)
+      .map(
+        (r) =>
+          `(${bind(r.destination)}::varchar, ${bind(r.queue)}::varchar, ${bind(r.payload)}::jsonb, ${bind(r.partitionKey)}::varchar)`,
+      );
     return `INSERT INTO "outbox" ("destination", "queue", "payload", "partition_key")
       SELECT v.* FROM (VALUES ${values.join(', ')}) AS v WHERE ${condition}`;
   }
@@ -178,7 +198,8 @@ export class OutboxWriter {
     const messages = new Map<string, CommandMessage[]>();
     const jobs = new Map<string, NewJob[]>();
     for (const item of list) {
-      if (item.destination === 'bus') messages.set(item.queue, [...(messages.get(item.queue) ?? []), item.message]);
+      if (item.destination === 'bus')
+        messages.set(item.queue, [...(messages.get(item.queue) ?? []), item.message]);
       else jobs.set(item.queue, [...(jobs.get(item.queue) ?? []), item.job]);
     }
     const handOvers: AfterCommit[] = [];
@@ -247,15 +268,22 @@ export class OutboxWriter {
 
 /** What `toRow` checks, without building the row (direct mode; the adapters check the rest). */
 function validate(item: OutboxItem): void {
-  if (item === null || typeof item !== 'object') throw new InvalidInputError('an outbox item must be an object');
+  if (item === null || typeof item !== 'object')
+    throw new InvalidInputError('an outbox item must be an object');
   assertQueueName(item.queue);
   const partitionKey = item.partitionKey ?? null;
-  if (partitionKey !== null && (typeof partitionKey !== 'string' || partitionKey.length === 0 || partitionKey.length > 255)) {
+  if (
+    partitionKey !== null &&
+    (typeof partitionKey !== 'string' || partitionKey.length === 0 || partitionKey.length > 255)
+  ) {
     throw new InvalidInputError('an outbox partition key must be a string of 1 to 255 characters');
   }
   if (item.destination === 'bus') encodeCommand(item.message);
   else if (item.destination === 'jobs') normalizeJob(item.queue, item.job);
-  else throw new InvalidInputError(`outbox destination must be bus or jobs, got ${String((item as { destination: unknown }).destination)}`);
+  else
+    throw new InvalidInputError(
+      `outbox destination must be bus or jobs, got ${String((item as { destination: unknown }).destination)}`,
+    );
 }
 
 function toRow(item: OutboxItem): {
@@ -283,12 +311,26 @@ function toRow(item: OutboxItem): {
       // The row remembers the trace of the transaction that wrote it; the relay continues it.
       const m = withTraceHeaders(item.message);
       const message = { id: m.id, type: m.type, payload: m.payload ?? null, headers: m.headers };
-      return { id: randomUUID(), destination: 'bus', queue: item.queue, payload: JSON.stringify(message), message, partitionKey };
+      return {
+        id: randomUUID(),
+        destination: 'bus',
+        queue: item.queue,
+        payload: JSON.stringify(message),
+        message,
+        partitionKey,
+      };
     }
     case 'jobs': {
       normalizeJob(item.queue, item.job);
       const job = withTraceData(item.job);
-      return { id: randomUUID(), destination: 'jobs', queue: item.queue, payload: JSON.stringify(job), message: job, partitionKey };
+      return {
+        id: randomUUID(),
+        destination: 'jobs',
+        queue: item.queue,
+        payload: JSON.stringify(job),
+        message: job,
+        partitionKey,
+      };
     }
     default:
       throw new InvalidInputError(

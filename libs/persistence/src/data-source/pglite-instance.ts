@@ -40,7 +40,12 @@ export async function openPglite(dataDir: string): Promise<PGlite> {
   const unlock = inMemory ? () => undefined : lockDataDir(dataDir);
   try {
     const loadDataDir = fresh ? await freshClusterDump() : undefined;
-    const pglite = await PGlite.create({ dataDir, extensions, startParams: startParams(), ...(loadDataDir ? { loadDataDir } : {}) });
+    const pglite = await PGlite.create({
+      dataDir,
+      extensions,
+      startParams: startParams(),
+      ...(loadDataDir ? { loadDataDir } : {}),
+    });
     unlockers.set(pglite, unlock);
     return pglite;
   } catch (err) {

@@ -1,8 +1,10 @@
 /** Rows of a SELECT, whatever the driver wraps them in. */
-export const rowsOf = <T>(result: unknown): T[] => (Array.isArray(result) ? (result as T[]) : ((result as { rows?: T[] })?.rows ?? []));
+export const rowsOf = <T>(result: unknown): T[] =>
+  Array.isArray(result) ? (result as T[]) : ((result as { rows?: T[] })?.rows ?? []);
 
 /** Is this TypeORM's postgres answer to an UPDATE/DELETE: `[rows, count]`? */
-const isWrite = (result: unknown): result is [unknown[], number] => Array.isArray(result) && result.length === 2 && typeof result[1] === 'number';
+const isWrite = (result: unknown): result is [unknown[], number] =>
+  Array.isArray(result) && result.length === 2 && typeof result[1] === 'number';
 
 /**
  * Affected-row count of an UPDATE/DELETE. TypeORM's postgres driver returns `[rows, count]` for

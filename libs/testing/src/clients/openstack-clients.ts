@@ -8,7 +8,8 @@ import { existsSync } from 'node:fs';
 export const SYSTEM_PYTHON = '/usr/bin/python3';
 
 export const hasPythonModule = (module: string): boolean =>
-  existsSync(SYSTEM_PYTHON) && spawnSync(SYSTEM_PYTHON, ['-c', `import ${module}`], { stdio: 'ignore' }).status === 0;
+  existsSync(SYSTEM_PYTHON) &&
+  spawnSync(SYSTEM_PYTHON, ['-c', `import ${module}`], { stdio: 'ignore' }).status === 0;
 
 export interface ClientRun {
   readonly code: number | null;

@@ -32,7 +32,13 @@ const parse = (buf: Buffer): RawAnswer & { length: number } => {
   const want = Number(headers['content-length'] ?? NaN);
   const rest = split >= 0 ? text.slice(split + 4) : '';
   const complete = split >= 0 && Number.isFinite(want) && rest.length >= want;
-  return { status: m ? Number(m[1]) : null, headers, body: complete ? rest.slice(0, want) : rest, complete, length: complete ? split + 4 + want : buf.length };
+  return {
+    status: m ? Number(m[1]) : null,
+    headers,
+    body: complete ? rest.slice(0, want) : rest,
+    complete,
+    length: complete ? split + 4 + want : buf.length,
+  };
 };
 
 /**
@@ -44,7 +50,10 @@ const parse = (buf: Buffer): RawAnswer & { length: number } => {
  * and, in a client that reads only after writing, the answer is lost. Every step waits on socket
  * events, never on a timer.
  */
-export async function rawUpload(url: string, opts: { size: number; headers?: Record<string, string>; next?: string }): Promise<RawUploadResult> {
+export async function rawUpload(
+  url: string,
+  opts: { size: number; headers?: Record<string, string>; next?: string },
+): Promise<RawUploadResult> {
   const u = new URL(url);
   const socket = net.connect({ port: Number(u.port), host: u.hostname, allowHalfOpen: true });
   let buffer = Buffer.alloc(0);
@@ -94,10 +103,19 @@ export async function rawUpload(url: string, opts: { size: number; headers?: Rec
       socket.write(data, (err) => resolve(!err && !failed));
     });
 
-  const headers = { host: u.host, 'content-type': 'application/json', 'content-length': String(opts.size), ...opts.headers };
+  const headers = {
+    host: u.host,
+    'content-type': 'application/json',
+    'content-length': String(opts.size),
+    ...opts.headers,
+  };
   const first = Math.min(64 * 1024, opts.size);
   const chunk = Buffer.alloc(64 * 1024, 0x61);
-  await write(`POST ${u.pathname}${u.search} HTTP/1.1\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n`);
+  await write(
+    `POST ${u.pathname}${u.search} HTTP/1.1\r\n${Object.entries(headers)
+      .map(([k, v]) => `${k}: ${v}`)
+      .join('\r\n')}\r\n\r\n`,
+  );
   await write(chunk.subarray(0, first));
   const answer = await readAnswer();
   let sent = first;

@@ -9,7 +9,10 @@ describe('test-run leftovers: which queues and keys belong to a test or bench ru
     ['crash1a2b3c4d.workflow.engine', { id: 'crash1a2b3c4d.' }],
     ['crashretry1a2b3c4d.workflow.engine.dlq', { id: 'crashretry1a2b3c4d.' }],
     ['bench1795455913044.workflow.engine', { id: 'bench1795455913044.' }],
-    ['osc-test-et-4242-0a1b2c3d.event-triggers.osc-test-notify-4242-0a1b2c3d', { id: 'osc-test-et-4242-0a1b2c3d.', pid: 4242 }],
+    [
+      'osc-test-et-4242-0a1b2c3d.event-triggers.osc-test-notify-4242-0a1b2c3d',
+      { id: 'osc-test-et-4242-0a1b2c3d.', pid: 4242 },
+    ],
     ['osc_ks_wf_77_0a1b2c3d.workflow.engine', { id: 'osc_ks_wf_77_0a1b2c3d.', pid: 77 }],
     ['cmd-mibx1k2z-0a1b2c3d', { id: 'cmd-mibx1k2z-0a1b2c3d' }],
     ['cmd-mibx1k2z-0a1b2c3d.dlq', { id: 'cmd-mibx1k2z-0a1b2c3d' }],
@@ -41,12 +44,15 @@ describe('test-run leftovers: which queues and keys belong to a test or bench ru
     expect(testRunOfKey(key)).toEqual(run);
   });
 
-  it.each(['osc:workflow.actions:meta', 'osc:prod.workflow.actions:1', 'session:abc', 'bull:osc_e2e_1_ab12cd34ef56.q:x', 'plain'])(
-    'key %s is nobody’s test run',
-    (key) => {
-      expect(testRunOfKey(key)).toBeNull();
-    },
-  );
+  it.each([
+    'osc:workflow.actions:meta',
+    'osc:prod.workflow.actions:1',
+    'session:abc',
+    'bull:osc_e2e_1_ab12cd34ef56.q:x',
+    'plain',
+  ])('key %s is nobody’s test run', (key) => {
+    expect(testRunOfKey(key)).toBeNull();
+  });
 
   it('a run is under way while a queue of it has a consumer, its process lives or a BullMQ worker of it is connected', () => {
     const queues = parseQueueListing(
@@ -63,6 +69,10 @@ describe('test-run leftovers: which queues and keys belong to a test or bench ru
     expect(queues).toHaveLength(6);
     const worker = `bench1795455913044:${Buffer.from('bench1795455913044.workflow.actions').toString('base64')}`;
     const live = liveRuns(queues, [worker, 'some-other-client']);
-    expect([...live].sort()).toEqual(['bench1795455913044.', 'crash1a2b3c4d.', `osc_e2e_${process.pid}_ab12cd34ef56.`]);
+    expect([...live].sort()).toEqual([
+      'bench1795455913044.',
+      'crash1a2b3c4d.',
+      `osc_e2e_${process.pid}_ab12cd34ef56.`,
+    ]);
   });
 });

@@ -143,7 +143,9 @@ export async function sweepTestLeftovers(opts: {
       if (live.has(run.id)) kept += 1;
       else doomed.push(q.name);
     }
-    const { deleted, failed } = opts.dryRun ? { deleted: doomed.length, failed: [] } : await deleteQueuesTolerant(opts.amqpUrl, doomed);
+    const { deleted, failed } = opts.dryRun
+      ? { deleted: doomed.length, failed: [] }
+      : await deleteQueuesTolerant(opts.amqpUrl, doomed);
     const keysDeleted = await deleteKeysWith(
       redis,
       opts.keyMatch ?? '*',
@@ -153,7 +155,13 @@ export async function sweepTestLeftovers(opts: {
       },
       opts.dryRun,
     );
-    return { queuesDeleted: deleted, queuesFailed: failed, queuesKept: kept, keysDeleted, runsKept: [...live] };
+    return {
+      queuesDeleted: deleted,
+      queuesFailed: failed,
+      queuesKept: kept,
+      keysDeleted,
+      runsKept: [...live],
+    };
   } finally {
     await redis.quit().catch(() => undefined);
   }
@@ -168,7 +176,10 @@ async function redisClientNames(redis: Redis): Promise<string[]> {
 }
 
 /** Deletes queues one by one; a refusal (an exclusive queue of a live connection) skips that queue only. */
-async function deleteQueuesTolerant(amqpUrl: string, names: readonly string[]): Promise<{ deleted: number; failed: string[] }> {
+async function deleteQueuesTolerant(
+  amqpUrl: string,
+  names: readonly string[],
+): Promise<{ deleted: number; failed: string[] }> {
   if (names.length === 0) return { deleted: 0, failed: [] };
   const connection = await amqplib.connect(amqpUrl, { timeout: 10_000 });
   connection.on('error', () => undefined);

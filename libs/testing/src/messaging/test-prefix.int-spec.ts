@@ -69,7 +69,11 @@ describe('test runs leave no queues or BullMQ keys behind (RabbitMQ, Redis, Post
     const deadBull = `crash${randomBytes(4).toString('hex')}`;
     await leaveBehind(dead, deadBull);
     const alive = `crash${randomBytes(4).toString('hex')}.`;
-    const aliveBus = new RabbitMqCommandBus({ url: amqpUrl, logger: quiet, queueExpiresMs: TEST_QUEUE_EXPIRES_MS });
+    const aliveBus = new RabbitMqCommandBus({
+      url: amqpUrl,
+      logger: quiet,
+      queueExpiresMs: TEST_QUEUE_EXPIRES_MS,
+    });
     const unrelated = `h1-not-a-test-${randomBytes(4).toString('hex')}`;
     try {
       await aliveBus.consume(`${alive}${ENGINE_COMMAND_QUEUE}`, async () => undefined);

@@ -40,11 +40,20 @@ export interface PurgeResult {
  */
 export async function purgeTestPrefix(target: TestPrefix): Promise<PurgeResult> {
   const { queuePrefix } = target;
-  if (!queuePrefix) throw new Error('purgeTestPrefix needs a non-empty queue prefix (an empty one would name production queues)');
+  if (!queuePrefix)
+    throw new Error(
+      'purgeTestPrefix needs a non-empty queue prefix (an empty one would name production queues)',
+    );
   const servers = testServers();
-  const names = (target.queues ?? BUS_QUEUES).flatMap((q) => [`${queuePrefix}${q}`, `${queuePrefix}${q}.dlq`]);
+  const names = (target.queues ?? BUS_QUEUES).flatMap((q) => [
+    `${queuePrefix}${q}`,
+    `${queuePrefix}${q}.dlq`,
+  ]);
   await deleteQueues(target.amqpUrl ?? servers.amqpUrl, names);
-  const keys = await deleteKeys(target.redisUrl ?? servers.redisUrl, `${globEscape(`${target.bullPrefix ?? 'osc'}:${queuePrefix}`)}*`);
+  const keys = await deleteKeys(
+    target.redisUrl ?? servers.redisUrl,
+    `${globEscape(`${target.bullPrefix ?? 'osc'}:${queuePrefix}`)}*`,
+  );
   return { queues: names, keys };
 }
 
@@ -70,7 +79,11 @@ export async function deleteQueues(amqpUrl: string, names: readonly string[]): P
 }
 
 /** Deletes every Redis key matching a SCAN glob, in batches; returns how many. */
-export async function deleteKeys(redisUrl: string, match: string, filter: (key: string) => boolean = () => true): Promise<number> {
+export async function deleteKeys(
+  redisUrl: string,
+  match: string,
+  filter: (key: string) => boolean = () => true,
+): Promise<number> {
   const redis = connectRedis(redisUrl);
   try {
     return await deleteKeysWith(redis, match, filter);
@@ -80,7 +93,12 @@ export async function deleteKeys(redisUrl: string, match: string, filter: (key: 
 }
 
 /** `dryRun`: only counts the matching keys. */
-export async function deleteKeysWith(redis: Redis, match: string, filter: (key: string) => boolean = () => true, dryRun = false): Promise<number> {
+export async function deleteKeysWith(
+  redis: Redis,
+  match: string,
+  filter: (key: string) => boolean = () => true,
+  dryRun = false,
+): Promise<number> {
   let cursor = '0';
   let deleted = 0;
   do {
@@ -110,7 +128,11 @@ export async function scanKeys(redisUrl: string, match: string): Promise<string[
 }
 
 export function connectRedis(url: string): Redis {
-  const redis = new IORedis(url, { maxRetriesPerRequest: 1, connectTimeout: 10_000, enableOfflineQueue: true });
+  const redis = new IORedis(url, {
+    maxRetriesPerRequest: 1,
+    connectTimeout: 10_000,
+    enableOfflineQueue: true,
+  });
   redis.on('error', () => undefined); // reported through the failing command
   return redis;
 }

@@ -34,7 +34,10 @@ export interface TestRuntime {
  * - `postgres`: a uniquely named database on the test server (dropped by `cleanup`), RabbitMQ and Redis.
  * Missing servers make this reject, so tests fail rather than skip.
  */
-export async function createTestRuntime(mode: TestRuntimeMode, parts: readonly SchemaPart[]): Promise<TestRuntime> {
+export async function createTestRuntime(
+  mode: TestRuntimeMode,
+  parts: readonly SchemaPart[],
+): Promise<TestRuntime> {
   if (mode === 'embedded') {
     const runtime = await createRuntime({ mode: 'embedded', dataDir: 'memory://' }, parts);
     return { runtime, queuePrefix: null, cleanup: () => runtime.close() };

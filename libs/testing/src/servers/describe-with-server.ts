@@ -24,7 +24,9 @@ export function describeWithServer(
   }
   describe(title, () => {
     it(`needs ${server.name} at ${server.host}:${server.port}`, () => {
-      throw new Error(`${server.name} is not answering at ${server.host}:${server.port}; start it (see README)`);
+      throw new Error(
+        `${server.name} is not answering at ${server.host}:${server.port}; start it (see README)`,
+      );
     });
   });
 }

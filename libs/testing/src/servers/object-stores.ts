@@ -31,12 +31,20 @@ export async function freePort(): Promise<number> {
   });
 }
 
-async function waitHttp(url: string, ms: number, ok: (status: number) => boolean, child: ChildProcess[]): Promise<void> {
+async function waitHttp(
+  url: string,
+  ms: number,
+  ok: (status: number) => boolean,
+  child: ChildProcess[],
+): Promise<void> {
   const until = Date.now() + ms;
   let last = '';
   while (Date.now() < until) {
     const dead = child.find((c) => c.exitCode !== null);
-    if (dead) throw new Error(`${String(dead.spawnargs.slice(0, 2).join(' '))} exited with ${dead.exitCode}: ${last}`);
+    if (dead)
+      throw new Error(
+        `${String(dead.spawnargs.slice(0, 2).join(' '))} exited with ${dead.exitCode}: ${last}`,
+      );
     try {
       const r = await fetch(url, { signal: AbortSignal.timeout(2000) });
       await r.arrayBuffer();
@@ -80,11 +88,19 @@ function spawnLogged(cmd: string, args: string[], log: string): ChildProcess {
   return child;
 }
 
-const SWIFT_PROGRAMS = ['swift-proxy-server', 'swift-account-server', 'swift-container-server', 'swift-object-server', 'swift-ring-builder', 'memcached'];
+const SWIFT_PROGRAMS = [
+  'swift-proxy-server',
+  'swift-account-server',
+  'swift-container-server',
+  'swift-object-server',
+  'swift-ring-builder',
+  'memcached',
+];
 
 /** Whether Swift's Debian packages (and memcached) are installed. */
 export const swiftInstalled = (): boolean =>
-  SWIFT_PROGRAMS.every((p) => spawnSync('sh', ['-c', `command -v ${p}`]).status === 0) && existsSync('/etc/swift/swift.conf');
+  SWIFT_PROGRAMS.every((p) => spawnSync('sh', ['-c', `command -v ${p}`]).status === 0) &&
+  existsSync('/etc/swift/swift.conf');
 
 /**
  * OpenStack Swift on loopback: a one-node ring (one device, one replica) built with
@@ -100,7 +116,13 @@ export async function startSwift(opts: { segmentSize?: number } = {}): Promise<R
   const dir = mkdtempSync(path.join(os.tmpdir(), 'osc-swift-'));
   const devices = path.join(dir, 'node');
   mkdirSync(path.join(devices, 'd1'), { recursive: true });
-  const [proxy, account, container, object, memcache] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()] as [number, number, number, number, number];
+  const [proxy, account, container, object, memcache] = [
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+  ] as [number, number, number, number, number];
   const rings = { account, container, object };
   await Promise.all(
     Object.entries(rings).map(async ([kind, port]) => {
@@ -131,7 +153,10 @@ export async function startSwift(opts: { segmentSize?: number } = {}): Promise<R
     return file;
   };
   const server = (kind: string, port: number) =>
-    conf(kind, `${common}bind_port = ${port}\n\n[pipeline:main]\npipeline = ${kind}-server\n\n[app:${kind}-server]\nuse = egg:swift#${kind}\n`);
+    conf(
+      kind,
+      `${common}bind_port = ${port}\n\n[pipeline:main]\npipeline = ${kind}-server\n\n[app:${kind}-server]\nuse = egg:swift#${kind}\n`,
+    );
   const proxyConf = conf(
     'proxy',
     `${common}bind_port = ${proxy}\n\n[pipeline:main]\npipeline = catch_errors gatekeeper healthcheck proxy-logging cache listing_formats bulk slo dlo tempauth copy proxy-logging proxy-server\n\n` +
@@ -144,7 +169,21 @@ export async function startSwift(opts: { segmentSize?: number } = {}): Promise<R
       `[filter:listing_formats]\nuse = egg:swift#listing_formats\n\n[filter:copy]\nuse = egg:swift#copy\n`,
   );
   const children = [
-    spawnLogged('memcached', ['-l', '127.0.0.1', '-p', String(memcache), '-U', '0', '-m', '16', ...(user === 'root' ? ['-u', 'root'] : [])], path.join(dir, 'memcached.log')),
+    spawnLogged(
+      'memcached',
+      [
+        '-l',
+        '127.0.0.1',
+        '-p',
+        String(memcache),
+        '-U',
+        '0',
+        '-m',
+        '16',
+        ...(user === 'root' ? ['-u', 'root'] : []),
+      ],
+      path.join(dir, 'memcached.log'),
+    ),
     spawnLogged('swift-account-server', [server('account', account)], path.join(dir, 'account.log')),
     spawnLogged('swift-container-server', [server('container', container)], path.join(dir, 'container.log')),
     spawnLogged('swift-object-server', [server('object', object)], path.join(dir, 'object.log')),
@@ -156,7 +195,8 @@ export async function startSwift(opts: { segmentSize?: number } = {}): Promise<R
   };
   try {
     // The storage servers answer anything (400 to a bare path) once they listen.
-    for (const port of [account, container, object]) await waitHttp(`http://127.0.0.1:${port}/`, 60000, () => true, children);
+    for (const port of [account, container, object])
+      await waitHttp(`http://127.0.0.1:${port}/`, 60000, () => true, children);
     await waitHttp(`http://127.0.0.1:${proxy}/healthcheck`, 60000, (s) => s === 200, children);
   } catch (err) {
     await stop();
@@ -193,10 +233,19 @@ export async function startS3(opts: { partSize?: number } = {}): Promise<Running
   // The package ships no bin/ script: its library is started directly. Its v4 signature check
   // canonicalises a bucket request as `/bucket` where the AWS SDK signs `/bucket/` (real S3 takes
   // both), so mismatched signatures are let through; an unknown access key is still refused.
-  const options = JSON.stringify({ directory: dir, address: '127.0.0.1', port, silent: true, allowMismatchedSignatures: true });
+  const options = JSON.stringify({
+    directory: dir,
+    address: '127.0.0.1',
+    port,
+    silent: true,
+    allowMismatchedSignatures: true,
+  });
   const child = spawnLogged(
     process.execPath,
-    ['-e', `const S3rver = require(${JSON.stringify(lib)}); new S3rver(${options}).run().catch((e) => { console.error(e); process.exit(1); });`],
+    [
+      '-e',
+      `const S3rver = require(${JSON.stringify(lib)}); new S3rver(${options}).run().catch((e) => { console.error(e); process.exit(1); });`,
+    ],
     path.join(os.tmpdir(), `osc-s3-${port}.log`),
   );
   const stop = async () => {

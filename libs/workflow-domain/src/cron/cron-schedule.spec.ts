@@ -25,12 +25,28 @@ describe('parseCronPattern', () => {
     expect(parseCronPattern(pattern)).toEqual({ pattern, expression });
   });
 
-  it.each(['', '* * *', '* * * *', '* * * * * * *', '60 * * * *', '* 24 * * *', '* * 32 * *', '* * * 13 *', '* * * * 8', 'H * * * *', '0 0 30 2 *', '@reboot', '@every 5m', '*/0 * * * *', '$ * * * *', 'a b c d e'])(
-    'refuses %p',
-    (pattern) => {
-      expect(() => parseCronPattern(pattern)).toThrow(new InvalidInputError(`The specified pattern is not valid: ${pattern}`));
-    },
-  );
+  it.each([
+    '',
+    '* * *',
+    '* * * *',
+    '* * * * * * *',
+    '60 * * * *',
+    '* 24 * * *',
+    '* * 32 * *',
+    '* * * 13 *',
+    '* * * * 8',
+    'H * * * *',
+    '0 0 30 2 *',
+    '@reboot',
+    '@every 5m',
+    '*/0 * * * *',
+    '$ * * * *',
+    'a b c d e',
+  ])('refuses %p', (pattern) => {
+    expect(() => parseCronPattern(pattern)).toThrow(
+      new InvalidInputError(`The specified pattern is not valid: ${pattern}`),
+    );
+  });
 });
 
 describe('nextCronTime', () => {
@@ -54,9 +70,12 @@ describe('parseFirstExecutionTime', () => {
     ['2030-01-02T03:04:05Z', '2030-01-02T03:04:05.000Z'],
   ])('reads %p', (raw, iso) => expect(parseFirstExecutionTime(raw).toISOString()).toBe(iso));
 
-  it.each(['tomorrow', '2030-02-30 10:00', '2030-01-01', '2030-01-01 25:00', '2030-13-01 10:00'])('refuses %p', (raw) => {
-    expect(() => parseFirstExecutionTime(raw)).toThrow(InvalidInputError);
-  });
+  it.each(['tomorrow', '2030-02-30 10:00', '2030-01-01', '2030-01-01 25:00', '2030-13-01 10:00'])(
+    'refuses %p',
+    (raw) => {
+      expect(() => parseFirstExecutionTime(raw)).toThrow(InvalidInputError);
+    },
+  );
 });
 
 describe('planCronTrigger', () => {
@@ -83,7 +102,9 @@ describe('planCronTrigger', () => {
 
   it('starts a pattern trigger with a first time at the first time', () => {
     const first = t('2026-06-01T12:00:11Z');
-    expect(planCronTrigger({ pattern: '@daily', firstExecutionTime: first, remainingExecutions: 3 }, now)).toMatchObject({
+    expect(
+      planCronTrigger({ pattern: '@daily', firstExecutionTime: first, remainingExecutions: 3 }, now),
+    ).toMatchObject({
       nextExecutionTime: first,
       remainingExecutions: 3,
     });
@@ -93,22 +114,40 @@ describe('planCronTrigger', () => {
     [{}, 'Pattern or first_execution_time must be specified.'],
     [{ remainingExecutions: 3 }, 'Pattern or first_execution_time must be specified.'],
     [{ firstExecutionTime: now }, 'first_execution_time must be in the future.'],
-    [{ firstExecutionTime: t('2020-01-01T00:00:00Z'), pattern: '* * * * *' }, 'first_execution_time must be in the future.'],
-    [{ firstExecutionTime: t('2030-01-01T00:00:00Z'), remainingExecutions: 2 }, 'Pattern must be provided if count is superior to 1.'],
-    [{ pattern: '* * * * *', remainingExecutions: 0 }, "Invalid input for field/attribute remaining_executions. Value: '0'. Value should be at least 1"],
-    [{ pattern: '* * * * *', remainingExecutions: -3 }, "Invalid input for field/attribute remaining_executions. Value: '-3'. Value should be at least 1"],
+    [
+      { firstExecutionTime: t('2020-01-01T00:00:00Z'), pattern: '* * * * *' },
+      'first_execution_time must be in the future.',
+    ],
+    [
+      { firstExecutionTime: t('2030-01-01T00:00:00Z'), remainingExecutions: 2 },
+      'Pattern must be provided if count is superior to 1.',
+    ],
+    [
+      { pattern: '* * * * *', remainingExecutions: 0 },
+      "Invalid input for field/attribute remaining_executions. Value: '0'. Value should be at least 1",
+    ],
+    [
+      { pattern: '* * * * *', remainingExecutions: -3 },
+      "Invalid input for field/attribute remaining_executions. Value: '-3'. Value should be at least 1",
+    ],
     [{ pattern: '61 * * * *' }, 'The specified pattern is not valid: 61 * * * *'],
   ])('refuses %p', (req, message) => {
     expect(() => planCronTrigger(req, now)).toThrow(new InvalidInputError(message));
   });
 
   it('applies a minimum lead for the first time', () => {
-    expect(() => planCronTrigger({ firstExecutionTime: t('2026-06-01T12:00:40Z') }, now, 60_000)).toThrow(InvalidInputError);
+    expect(() => planCronTrigger({ firstExecutionTime: t('2026-06-01T12:00:40Z') }, now, 60_000)).toThrow(
+      InvalidInputError,
+    );
   });
 });
 
 describe('advanceCronTrigger', () => {
-  const due = { pattern: '*/5 * * * *', nextExecutionTime: t('2026-01-01T00:05:00Z'), remainingExecutions: null };
+  const due = {
+    pattern: '*/5 * * * *',
+    nextExecutionTime: t('2026-01-01T00:05:00Z'),
+    remainingExecutions: null,
+  };
 
   it('moves an endless trigger to its next match', () => {
     expect(advanceCronTrigger(due, t('2026-01-01T00:05:00.300Z'))).toEqual({
@@ -119,12 +158,22 @@ describe('advanceCronTrigger', () => {
   });
 
   it('counts down and deletes at zero', () => {
-    expect(advanceCronTrigger({ ...due, remainingExecutions: 2 }, t('2026-01-01T00:05:01Z'))).toMatchObject({ kind: 'advance', remainingExecutions: 1 });
-    expect(advanceCronTrigger({ ...due, remainingExecutions: 1 }, t('2026-01-01T00:05:01Z'))).toEqual({ kind: 'delete' });
+    expect(advanceCronTrigger({ ...due, remainingExecutions: 2 }, t('2026-01-01T00:05:01Z'))).toMatchObject({
+      kind: 'advance',
+      remainingExecutions: 1,
+    });
+    expect(advanceCronTrigger({ ...due, remainingExecutions: 1 }, t('2026-01-01T00:05:01Z'))).toEqual({
+      kind: 'delete',
+    });
   });
 
   it('deletes a one-shot trigger', () => {
-    expect(advanceCronTrigger({ pattern: null, nextExecutionTime: due.nextExecutionTime, remainingExecutions: 1 }, t('2026-01-01T00:05:00Z'))).toEqual({
+    expect(
+      advanceCronTrigger(
+        { pattern: null, nextExecutionTime: due.nextExecutionTime, remainingExecutions: 1 },
+        t('2026-01-01T00:05:00Z'),
+      ),
+    ).toEqual({
       kind: 'delete',
     });
   });
@@ -139,7 +188,11 @@ describe('advanceCronTrigger', () => {
 
   it('never schedules the next run at or before the one just fired', () => {
     const next = advanceCronTrigger({ ...due, pattern: '* * * * * *' }, t('2026-01-01T00:04:59Z'));
-    expect(next).toEqual({ kind: 'advance', nextExecutionTime: t('2026-01-01T00:05:01Z'), remainingExecutions: null });
+    expect(next).toEqual({
+      kind: 'advance',
+      nextExecutionTime: t('2026-01-01T00:05:01Z'),
+      remainingExecutions: null,
+    });
   });
 });
 

@@ -31,11 +31,28 @@ export function nextCronTime(pattern: string | CronPattern, after: Date): Date {
 export function parseFirstExecutionTime(raw: string): Date {
   const m = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2})(?::(\d{2}))?(?:\.0+)?Z?$/.exec(raw.trim());
   const bad = () =>
-    new InvalidInputError(`Invalid input for field/attribute first_execution_time. Value: '${raw}'. time data '${raw}' does not match format '%Y-%m-%d %H:%M'`);
+    new InvalidInputError(
+      `Invalid input for field/attribute first_execution_time. Value: '${raw}'. time data '${raw}' does not match format '%Y-%m-%d %H:%M'`,
+    );
   if (!m) throw bad();
-  const [y, mo, d, h, mi, s] = m.slice(1).map((v) => Number(v ?? 0)) as [number, number, number, number, number, number];
+  const [y, mo, d, h, mi, s] = m.slice(1).map((v) => Number(v ?? 0)) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const date = new Date(Date.UTC(y, mo - 1, d, h, mi, s));
-  if (date.getUTCFullYear() !== y || date.getUTCMonth() !== mo - 1 || date.getUTCDate() !== d || h > 23 || mi > 59 || s > 59) throw bad();
+  if (
+    date.getUTCFullYear() !== y ||
+    date.getUTCMonth() !== mo - 1 ||
+    date.getUTCDate() !== d ||
+    h > 23 ||
+    mi > 59 ||
+    s > 59
+  )
+    throw bad();
   return date;
 }
 
@@ -67,13 +84,16 @@ export function planCronTrigger(req: CronTriggerRequest, now: Date, minLeadMs = 
   let count = req.remainingExecutions ?? null;
   if (!pattern && !first) throw new InvalidInputError('Pattern or first_execution_time must be specified.');
   if (count !== null && (!Number.isInteger(count) || count < 1)) {
-    throw new InvalidInputError(`Invalid input for field/attribute remaining_executions. Value: '${count}'. Value should be at least 1`);
+    throw new InvalidInputError(
+      `Invalid input for field/attribute remaining_executions. Value: '${count}'. Value should be at least 1`,
+    );
   }
   if (first) {
     if (first.getTime() <= now.getTime() + minLeadMs) {
       throw new InvalidInputError('first_execution_time must be in the future.');
     }
-    if (!pattern && count !== null && count > 1) throw new InvalidInputError('Pattern must be provided if count is superior to 1.');
+    if (!pattern && count !== null && count > 1)
+      throw new InvalidInputError('Pattern must be provided if count is superior to 1.');
   }
   const parsed = pattern ? parseCronPattern(pattern) : null;
   if (first && !pattern && count === null) count = 1;
@@ -91,7 +111,11 @@ export interface DueCronTrigger {
 /** What firing a due trigger does to it. */
 export type CronTriggerAdvance =
   | { readonly kind: 'delete' }
-  | { readonly kind: 'advance'; readonly nextExecutionTime: Date; readonly remainingExecutions: number | null };
+  | {
+      readonly kind: 'advance';
+      readonly nextExecutionTime: Date;
+      readonly remainingExecutions: number | null;
+    };
 
 /**
  * The trigger's state after one firing at `now` (`now` ≥ its next_execution_time). The count goes down
@@ -105,14 +129,21 @@ export function advanceCronTrigger(t: DueCronTrigger, now: Date): CronTriggerAdv
   if (remaining !== null && remaining <= 0) return { kind: 'delete' };
   if (!t.pattern) return { kind: 'delete' };
   const from = now.getTime() > t.nextExecutionTime.getTime() ? now : t.nextExecutionTime;
-  return { kind: 'advance', nextExecutionTime: nextCronTime(t.pattern, from), remainingExecutions: remaining };
+  return {
+    kind: 'advance',
+    nextExecutionTime: nextCronTime(t.pattern, from),
+    remainingExecutions: remaining,
+  };
 }
 
 /**
  * The description of an execution a trigger starts: a JSON text naming the trigger, as Mistral writes
  * it (`{"description": "...", "triggered_by": {"type": "cron_trigger", "id": ..., "name": ...}}`).
  */
-export function cronTriggerExecutionDescription(trigger: { readonly id: string; readonly name: string }): string {
+export function cronTriggerExecutionDescription(trigger: {
+  readonly id: string;
+  readonly name: string;
+}): string {
   return pyJsonDumps({
     description: `Workflow execution created by cron trigger '(${trigger.id})'.`,
     triggered_by: { type: 'cron_trigger', id: trigger.id, name: trigger.name },

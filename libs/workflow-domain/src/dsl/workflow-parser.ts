@@ -144,7 +144,10 @@ const checkReverse = (
   const cycle = findRequiresCycle(tasks, names);
   if (cycle) {
     const first = cycle[0] as string;
-    ctx.semantic([...path, 'tasks', first, 'requires'], `Tasks require each other in a cycle: ${cycle.join(' -> ')}`);
+    ctx.semantic(
+      [...path, 'tasks', first, 'requires'],
+      `Tasks require each other in a cycle: ${cycle.join(' -> ')}`,
+    );
   }
   return tasks.filter((t) => t.requires.length === 0).map((t) => t.name);
 };

@@ -99,7 +99,8 @@ guarded:
       action: std.noop
 `,
     state: 'ERROR',
-    stateInfo: /^Failure caused by error in tasks: attempt\n\n {2}attempt \[task_ex_id=[0-9a-f-]+\] -> Fail action expected exception.\n {4}\[action_ex_id=[0-9a-f-]+, idx=0\]: Fail action expected exception.\n$/,
+    stateInfo:
+      /^Failure caused by error in tasks: attempt\n\n {2}attempt \[task_ex_id=[0-9a-f-]+\] -> Fail action expected exception.\n {4}\[action_ex_id=[0-9a-f-]+, idx=0\]: Fail action expected exception.\n$/,
     tasks: { attempt: 'ERROR', cleanup: 'SUCCESS' },
   },
   {
@@ -299,7 +300,8 @@ wf:
     h: {action: std.noop}
 `,
     state: 'ERROR',
-    stateInfo: 'Failed to run task [error=Failed to find action [action_name=nope.nope, namespace=], wf=wf, task=t]',
+    stateInfo:
+      'Failed to run task [error=Failed to find action [action_name=nope.nope, namespace=], wf=wf, task=t]',
     tasks: { t: 'ERROR' },
   },
   {
@@ -314,7 +316,8 @@ wf:
     h: {action: std.noop}
 `,
     state: 'ERROR',
-    stateInfo: /^Failed to run task \[error=Can not evaluate YAQL expression \[expression=\$\.missing, error=.*\], wf=wf, task=t\]$/,
+    stateInfo:
+      /^Failed to run task \[error=Can not evaluate YAQL expression \[expression=\$\.missing, error=.*\], wf=wf, task=t\]$/,
   },
   {
     name: 'reverse workflow runs the target and its prerequisites only',
@@ -393,7 +396,8 @@ child:
 `,
     workflow: 'parent',
     state: 'ERROR',
-    stateInfo: /^Failure caused by error in tasks: call\n\n {2}call \[task_ex_id=[^\]]+\] -> Failure caused by error in tasks: boom/,
+    stateInfo:
+      /^Failure caused by error in tasks: call\n\n {2}call \[task_ex_id=[^\]]+\] -> Failure caused by error in tasks: boom/,
   },
   {
     name: 'unknown sub-workflow is fatal',
@@ -406,7 +410,8 @@ parent:
 `,
     workflow: 'parent',
     state: 'ERROR',
-    stateInfo: 'Failed to run task [error=Failed to find workflow [name=ghost] [namespace=], wf=parent, task=call]',
+    stateInfo:
+      'Failed to run task [error=Failed to find workflow [name=ghost] [namespace=], wf=parent, task=call]',
   },
   {
     name: 'with-items collects item results in order (example D)',
@@ -478,7 +483,8 @@ wf:
       fail-on: <% task().result > 3 %>
 `,
     state: 'ERROR',
-    stateInfo: /^Failure caused by error in tasks: t\n\n {2}t \[task_ex_id=[^\]]+\] -> Failed by 'fail-on' policy\n$/,
+    stateInfo:
+      /^Failure caused by error in tasks: t\n\n {2}t \[task_ex_id=[^\]]+\] -> Failed by 'fail-on' policy\n$/,
   },
   {
     name: 'keep-result false: publish sees the result, task().result is null later',
@@ -520,7 +526,9 @@ describe.each([
       }
     }
     if (s.published_global) {
-      const g = Object.fromEntries(Object.entries(ex.context).filter(([k]) => !k.startsWith('__') && !ex.varNames.includes(k)));
+      const g = Object.fromEntries(
+        Object.entries(ex.context).filter(([k]) => !k.startsWith('__') && !ex.varNames.includes(k)),
+      );
       expect(g).toEqual(s.published_global);
     }
   });
@@ -567,7 +575,13 @@ wf:
     const id = sim.create('wf');
     sim.send(id, { type: 'start' });
     const a = sim.snapshot(id).actions[0]!;
-    const ev = { type: 'action-completed', taskExecutionId: a.taskExecutionId, actionExecutionId: a.id, state: 'SUCCESS', result: null } as const;
+    const ev = {
+      type: 'action-completed',
+      taskExecutionId: a.taskExecutionId,
+      actionExecutionId: a.id,
+      state: 'SUCCESS',
+      result: null,
+    } as const;
     const d = decide(sim.snapshot(id), ev, sim.now, sim.newId);
     expect(sim.snapshot(id).execution.state).toBe('RUNNING');
     expect(d.changes.execution?.state).toBe('RUNNING');
@@ -580,7 +594,13 @@ wf:
     const id = sim.create('wf');
     sim.run();
     const [a] = sim.asyncActions;
-    const ev = { type: 'action-completed', taskExecutionId: a!.taskExecutionId, actionExecutionId: a!.actionExecutionId, state: 'SUCCESS', result: 1 } as const;
+    const ev = {
+      type: 'action-completed',
+      taskExecutionId: a!.taskExecutionId,
+      actionExecutionId: a!.actionExecutionId,
+      state: 'SUCCESS',
+      result: 1,
+    } as const;
     const first = sim.send(id, ev);
     expect(first.changes.tasksCreated.map((t) => t.name)).toEqual(['b']);
     const second = decide(sim.snapshot(id), ev, sim.now, sim.newId);
@@ -596,7 +616,13 @@ wf:
     sim.send(id, { type: 'pause' });
     expect(sim.execution(id).state).toBe('PAUSED');
     const [a] = sim.asyncActions;
-    sim.send(id, { type: 'action-completed', taskExecutionId: a!.taskExecutionId, actionExecutionId: a!.actionExecutionId, state: 'SUCCESS', result: null });
+    sim.send(id, {
+      type: 'action-completed',
+      taskExecutionId: a!.taskExecutionId,
+      actionExecutionId: a!.actionExecutionId,
+      state: 'SUCCESS',
+      result: null,
+    });
     expect(sim.taskStates(id)).toEqual({ a: 'SUCCESS' });
     expect(sim.tasksOf(id)[0]!.processed).toBe(false);
     sim.queue.push({ executionId: id, event: { type: 'resume' } });
@@ -610,7 +636,11 @@ wf:
     const id = sim.create('wf');
     sim.run();
     sim.send(id, { type: 'cancel', message: 'stop' });
-    expect(sim.execution(id)).toMatchObject({ state: 'CANCELLED', stateInfo: 'stop', output: { result: 'stop' } });
+    expect(sim.execution(id)).toMatchObject({
+      state: 'CANCELLED',
+      stateInfo: 'stop',
+      output: { result: 'stop' },
+    });
   });
 
   it('force ERROR keeps the message as state_info; a later result does not route', () => {
@@ -619,7 +649,13 @@ wf:
     sim.run();
     sim.send(id, { type: 'force-state', state: 'ERROR', message: 'by hand' });
     const [a] = sim.asyncActions;
-    sim.send(id, { type: 'action-completed', taskExecutionId: a!.taskExecutionId, actionExecutionId: a!.actionExecutionId, state: 'SUCCESS', result: null });
+    sim.send(id, {
+      type: 'action-completed',
+      taskExecutionId: a!.taskExecutionId,
+      actionExecutionId: a!.actionExecutionId,
+      state: 'SUCCESS',
+      result: null,
+    });
     expect(sim.execution(id)).toMatchObject({ state: 'ERROR', stateInfo: 'by hand' });
     expect(sim.taskStates(id)).toEqual({ a: 'SUCCESS' });
   });
@@ -631,10 +667,22 @@ wf:
     const [task] = sim.tasksOf(id);
     const seen = (task!.updatedAt ?? task!.createdAt).toISOString();
     const message = 'reconciler: task a was RUNNING with no action, timer or pending command for 301 s';
-    sim.send(id, { type: 'force-state', state: 'ERROR', message, taskExecutionId: task!.id, taskUpdatedAt: '2000-01-01T00:00:00.000Z' });
+    sim.send(id, {
+      type: 'force-state',
+      state: 'ERROR',
+      message,
+      taskExecutionId: task!.id,
+      taskUpdatedAt: '2000-01-01T00:00:00.000Z',
+    });
     expect(sim.execution(id).state).toBe('RUNNING');
     expect(sim.taskStates(id)).toEqual({ a: 'RUNNING' });
-    sim.send(id, { type: 'force-state', state: 'ERROR', message, taskExecutionId: task!.id, taskUpdatedAt: seen });
+    sim.send(id, {
+      type: 'force-state',
+      state: 'ERROR',
+      message,
+      taskExecutionId: task!.id,
+      taskUpdatedAt: seen,
+    });
     expect(sim.execution(id)).toMatchObject({ state: 'ERROR', stateInfo: message });
     expect(sim.tasksOf(id)[0]).toMatchObject({ state: 'ERROR', stateInfo: message });
   });
@@ -658,11 +706,22 @@ wf:
     const at = new Date('2026-01-01T00:00:05Z');
     const both = decideBatch(
       sim.snapshot(id),
-      [{ type: 'start' }, { type: 'action-completed', taskExecutionId: run.taskExecutionId, actionExecutionId: run.actionExecutionId, state: 'SUCCESS', result: 1 }],
+      [
+        { type: 'start' },
+        {
+          type: 'action-completed',
+          taskExecutionId: run.taskExecutionId,
+          actionExecutionId: run.actionExecutionId,
+          state: 'SUCCESS',
+          result: 1,
+        },
+      ],
       at,
       newId,
     );
-    const events = both.commands.flatMap((c) => (c.type === 'notify' && c.taskExecutionId ? [[c.event, c.state, c.startedAt, c.finishedAt]] : []));
+    const events = both.commands.flatMap((c) =>
+      c.type === 'notify' && c.taskExecutionId ? [[c.event, c.state, c.startedAt, c.finishedAt]] : [],
+    );
     expect(events).toEqual([
       ['TASK_LAUNCHED', 'RUNNING', at, null],
       ['TASK_SUCCEEDED', 'SUCCESS', at, at],
@@ -681,14 +740,24 @@ wf:
     const id = sim.create('wf');
     sim.run();
     const t = sim.tasksOf(id)[0]!;
-    const claimed = { ...sim.snapshot(id), tasks: [{ ...t, runtimeContext: { ...t.runtimeContext, [CONTROL_REQUEST]: 'c1' } }] };
-    const rerun = decide(claimed, { type: 'rerun-task', taskExecutionId: t.id, reset: true }, new Date(), () => 'n');
+    const claimed = {
+      ...sim.snapshot(id),
+      tasks: [{ ...t, runtimeContext: { ...t.runtimeContext, [CONTROL_REQUEST]: 'c1' } }],
+    };
+    const rerun = decide(
+      claimed,
+      { type: 'rerun-task', taskExecutionId: t.id, reset: true },
+      new Date(),
+      () => 'n',
+    );
     expect(rerun.changes.tasksUpdated[0]!.state).toBe('RUNNING');
     expect(rerun.changes.tasksUpdated[0]!.runtimeContext[CONTROL_REQUEST]).toBeUndefined();
     // a skip that is no longer applicable (the task is RUNNING) still releases the claim
     const running = { ...claimed, tasks: [{ ...claimed.tasks[0]!, state: 'RUNNING' as const }] };
     const skip = decide(running, { type: 'skip-task', taskExecutionId: t.id }, new Date(), () => 'n');
-    expect(skip.changes.tasksUpdated.map((x) => [x.state, x.runtimeContext[CONTROL_REQUEST]])).toEqual([['RUNNING', undefined]]);
+    expect(skip.changes.tasksUpdated.map((x) => [x.state, x.runtimeContext[CONTROL_REQUEST]])).toEqual([
+      ['RUNNING', undefined],
+    ]);
     expect(skip.commands).toEqual([]);
   });
 
@@ -710,7 +779,10 @@ rev:
     const id = sim.create('rev', {}, { task_name: 'target' });
     sim.run();
     expect(sim.execution(id).state).toBe('ERROR');
-    sim.queue.push({ executionId: id, event: { type: 'skip-task', taskExecutionId: sim.tasksOf(id)[0]!.id } });
+    sim.queue.push({
+      executionId: id,
+      event: { type: 'skip-task', taskExecutionId: sim.tasksOf(id)[0]!.id },
+    });
     sim.run();
     expect(sim.taskStates(id)).toEqual({ prep: 'SKIPPED', target: 'SUCCESS' });
     expect(sim.execution(id)).toMatchObject({ state: 'SUCCESS', output: { p: 'skipped', r: 'skipped' } });
@@ -727,7 +799,9 @@ wf:
       on-success: u
     u: {action: std.noop}
 `);
-    const sim = new EngineSimulator(cat, (name, input) => (fail ? { state: 'ERROR', error: 'nope' } : defaultActionScript(name, input)));
+    const sim = new EngineSimulator(cat, (name, input) =>
+      fail ? { state: 'ERROR', error: 'nope' } : defaultActionScript(name, input),
+    );
     const id = sim.create('wf');
     sim.run();
     expect(sim.execution(id).state).toBe('ERROR');
@@ -759,10 +833,16 @@ wf:
     const id = sim.create('wf');
     sim.run();
     expect(sim.execution(id).state).toBe('ERROR');
-    sim.queue.push({ executionId: id, event: { type: 'skip-task', taskExecutionId: sim.tasksOf(id)[0]!.id } });
+    sim.queue.push({
+      executionId: id,
+      event: { type: 'skip-task', taskExecutionId: sim.tasksOf(id)[0]!.id },
+    });
     sim.run();
     expect(sim.taskStates(id)).toEqual({ t: 'SKIPPED', u: 'SUCCESS' });
-    expect(sim.tasksOf(id)[0]).toMatchObject({ stateInfo: 'Task was skipped.', published: { skipped: true } });
+    expect(sim.tasksOf(id)[0]).toMatchObject({
+      stateInfo: 'Task was skipped.',
+      published: { skipped: true },
+    });
     expect(sim.execution(id).state).toBe('SUCCESS');
   });
 
@@ -783,7 +863,12 @@ wf:
     const id = sim.create('wf');
     sim.run();
     const [b] = sim.asyncActions;
-    sim.send(id, { type: 'action-completed', taskExecutionId: b!.taskExecutionId, actionExecutionId: b!.actionExecutionId, state: 'SUCCESS' });
+    sim.send(id, {
+      type: 'action-completed',
+      taskExecutionId: b!.taskExecutionId,
+      actionExecutionId: b!.actionExecutionId,
+      state: 'SUCCESS',
+    });
     sim.run();
     expect(sim.tasksOf(id).filter((t) => t.name === 'j')).toHaveLength(1);
     expect(sim.execution(id).state).toBe('SUCCESS');
@@ -945,22 +1030,40 @@ child:
     const sim = new EngineSimulator(cat);
     const id = sim.create('top');
     sim.run();
-    const subOf = (task: string) => sim.tasksOf(id).find((t) => t.name === task)!.runtimeContext['sub_executions'] as { id: string }[];
+    const subOf = (task: string) =>
+      sim.tasksOf(id).find((t) => t.name === task)!.runtimeContext['sub_executions'] as { id: string }[];
     const first = subOf('one')[0]!.id;
     const second = subOf('two')[0]!.id;
     sim.queue.push({ executionId: first, event: { type: 'pause' } });
     sim.run();
     // the parent task of the paused child is PAUSED, the parent pauses and so does the sibling
     expect(sim.taskStates(id)).toEqual({ one: 'PAUSED', two: 'PAUSED' });
-    expect([sim.execution(id).state, sim.execution(first).state, sim.execution(second).state]).toEqual(['PAUSED', 'PAUSED', 'PAUSED']);
+    expect([sim.execution(id).state, sim.execution(first).state, sim.execution(second).state]).toEqual([
+      'PAUSED',
+      'PAUSED',
+      'PAUSED',
+    ]);
     // resuming one child resumes its task only: the sibling's task is still PAUSED, so is the parent
     sim.queue.push({ executionId: first, event: { type: 'resume' } });
     sim.run();
     expect(sim.taskStates(id)).toEqual({ one: 'RUNNING', two: 'PAUSED' });
-    expect([sim.execution(id).state, sim.execution(first).state, sim.execution(second).state]).toEqual(['PAUSED', 'RUNNING', 'PAUSED']);
+    expect([sim.execution(id).state, sim.execution(first).state, sim.execution(second).state]).toEqual([
+      'PAUSED',
+      'RUNNING',
+      'PAUSED',
+    ]);
     // the first child finishing while the parent is paused is recorded, its routing waits
     const action = sim.asyncActions.find((a) => a.executionId === first)!;
-    sim.queue.push({ executionId: first, event: { type: 'action-completed', taskExecutionId: action.taskExecutionId, actionExecutionId: action.actionExecutionId, state: 'SUCCESS', result: 1 } });
+    sim.queue.push({
+      executionId: first,
+      event: {
+        type: 'action-completed',
+        taskExecutionId: action.taskExecutionId,
+        actionExecutionId: action.actionExecutionId,
+        state: 'SUCCESS',
+        result: 1,
+      },
+    });
     sim.run();
     expect(sim.taskStates(id)).toEqual({ one: 'SUCCESS', two: 'PAUSED' });
     expect(sim.execution(id).state).toBe('PAUSED');
@@ -969,7 +1072,16 @@ child:
     expect(sim.execution(id).state).toBe('RUNNING');
     expect(sim.taskStates(id)).toEqual({ one: 'SUCCESS', two: 'RUNNING', j: 'WAITING' });
     const other = sim.asyncActions.find((a) => a.executionId === second)!;
-    sim.queue.push({ executionId: second, event: { type: 'action-completed', taskExecutionId: other.taskExecutionId, actionExecutionId: other.actionExecutionId, state: 'SUCCESS', result: 2 } });
+    sim.queue.push({
+      executionId: second,
+      event: {
+        type: 'action-completed',
+        taskExecutionId: other.taskExecutionId,
+        actionExecutionId: other.actionExecutionId,
+        state: 'SUCCESS',
+        result: 2,
+      },
+    });
     sim.run();
     expect(sim.execution(id).state).toBe('SUCCESS');
   });
@@ -1018,13 +1130,21 @@ wf:
     const runs: unknown[] = [];
     const sim = new EngineSimulator(cat, (name, input) => {
       runs.push(input['output']);
-      return failTwo && input['output'] === 2 ? { state: 'ERROR', error: 'two' } : defaultActionScript(name, input);
+      return failTwo && input['output'] === 2
+        ? { state: 'ERROR', error: 'two' }
+        : defaultActionScript(name, input);
     });
     const id = sim.create('wf');
     sim.run();
-    expect(sim.tasksOf(id)[0]).toMatchObject({ state: 'ERROR', stateInfo: 'One or more actions had failed.' });
+    expect(sim.tasksOf(id)[0]).toMatchObject({
+      state: 'ERROR',
+      stateInfo: 'One or more actions had failed.',
+    });
     failTwo = false;
-    sim.queue.push({ executionId: id, event: { type: 'rerun-task', taskExecutionId: sim.tasksOf(id)[0]!.id, reset: false } });
+    sim.queue.push({
+      executionId: id,
+      event: { type: 'rerun-task', taskExecutionId: sim.tasksOf(id)[0]!.id, reset: false },
+    });
     sim.run();
     expect(runs).toEqual([1, 2, 3, 2]);
     expect(sim.execution(id)).toMatchObject({ state: 'SUCCESS', output: { r: [1, 2, 3] } });
@@ -1063,7 +1183,10 @@ wf:
     const sim = new EngineSimulator(cat);
     const id = sim.create('wf');
     sim.run();
-    expect(sim.tasksOf(id)[0]).toMatchObject({ state: 'DELAYED', stateInfo: "Delayed by 'wait-after' policy [delay=3]" });
+    expect(sim.tasksOf(id)[0]).toMatchObject({
+      state: 'DELAYED',
+      stateInfo: "Delayed by 'wait-after' policy [delay=3]",
+    });
     expect(sim.timers.map((t) => [t.kind, t.delayMs])).toEqual([['wait-after', 3000]]);
     sim.runWithTimers();
     expect(sim.taskStates(id)).toEqual({ t: 'SUCCESS', u: 'SUCCESS' });
@@ -1086,13 +1209,18 @@ child:
       action: std.echo output=5
       publish: {v: <% task().result %>}
 `);
-    const sim = new EngineSimulator(cat, (name, input) => (fail ? { state: 'ERROR', error: 'no' } : defaultActionScript(name, input)));
+    const sim = new EngineSimulator(cat, (name, input) =>
+      fail ? { state: 'ERROR', error: 'no' } : defaultActionScript(name, input),
+    );
     const id = sim.create('parent');
     sim.run();
     const childId = [...sim.executions.keys()].find((k) => k !== id)!;
     expect([sim.execution(id).state, sim.execution(childId).state]).toEqual(['ERROR', 'ERROR']);
     fail = false;
-    sim.queue.push({ executionId: childId, event: { type: 'rerun-task', taskExecutionId: sim.tasksOf(childId)[0]!.id, reset: true } });
+    sim.queue.push({
+      executionId: childId,
+      event: { type: 'rerun-task', taskExecutionId: sim.tasksOf(childId)[0]!.id, reset: true },
+    });
     sim.run();
     expect(sim.execution(childId).state).toBe('SUCCESS');
     expect(sim.execution(id)).toMatchObject({ state: 'SUCCESS', output: { got: { v: 5 } } });
@@ -1115,14 +1243,15 @@ wf:
 ${extra}      publish: {r: <% task().result %>}
 `);
   /** An executor whose items fail while `failing` holds them, recording every run. */
-  const flaky = (failing: Set<unknown>, runs: unknown[]) => (name: string, input: Record<string, unknown>) => {
-    runs.push(input['output']);
-    if (failing.has(input['output'])) {
-      failing.delete(input['output']);
-      return { state: 'ERROR' as const, error: `bad ${String(input['output'])}` };
-    }
-    return defaultActionScript(name, input);
-  };
+  const flaky =
+    (failing: Set<unknown>, runs: unknown[]) => (name: string, input: Record<string, unknown>) => {
+      runs.push(input['output']);
+      if (failing.has(input['output'])) {
+        failing.delete(input['output']);
+        return { state: 'ERROR' as const, error: `bad ${String(input['output'])}` };
+      }
+      return defaultActionScript(name, input);
+    };
   const simulator = (cat: Record<string, WorkflowSpec>, script?: ActionScript) => {
     const sim = new EngineSimulator(cat, script);
     sim.partialSnapshots = partial;
@@ -1146,7 +1275,12 @@ ${extra}      publish: {r: <% task().result %>}
       [2, 'SUCCESS'],
       [3, 'SUCCESS'],
     ]);
-    expect(sim.actionsOf(id).filter((a) => !a.accepted).map((a) => [a.itemIndex, a.state])).toEqual([
+    expect(
+      sim
+        .actionsOf(id)
+        .filter((a) => !a.accepted)
+        .map((a) => [a.itemIndex, a.state]),
+    ).toEqual([
       [1, 'ERROR'],
       [3, 'ERROR'],
     ]);
@@ -1156,19 +1290,29 @@ ${extra}      publish: {r: <% task().result %>}
     const runs: unknown[] = [];
     const sim = simulator(
       items('      retry: {count: 2, delay: 0}\n'),
-      (name, input) => (runs.push(input['output']), input['output'] === 3 ? { state: 'ERROR', error: 'never' } : defaultActionScript(name, input)),
+      (name, input) => (
+        runs.push(input['output']),
+        input['output'] === 3 ? { state: 'ERROR', error: 'never' } : defaultActionScript(name, input)
+      ),
     );
     const id = sim.create('wf');
     sim.runWithTimers();
     expect(runs).toEqual([1, 2, 3, 4, 3, 3]);
-    expect(sim.tasksOf(id)[0]).toMatchObject({ state: 'ERROR', stateInfo: 'One or more actions had failed.', result: [1, 2, 'never', 4] });
+    expect(sim.tasksOf(id)[0]).toMatchObject({
+      state: 'ERROR',
+      stateInfo: 'One or more actions had failed.',
+      result: [1, 2, 'never', 4],
+    });
     // idx counts every action execution of the task, earlier attempts included (DSL-13.3)
     expect(sim.execution(id).stateInfo).toMatch(/idx=2\]: never\n.*idx=4\]: never\n.*idx=5\]: never\n$/s);
   });
 
   it('concurrency holds on a retry: the failed items rerun one at a time', () => {
     const runs: unknown[] = [];
-    const sim = simulator(items('      concurrency: 1\n      retry: {count: 1, delay: 0}\n'), flaky(new Set([1, 3]), runs));
+    const sim = simulator(
+      items('      concurrency: 1\n      retry: {count: 1, delay: 0}\n'),
+      flaky(new Set([1, 3]), runs),
+    );
     const id = sim.create('wf');
     sim.run();
     // one item at a time: each run-action follows the previous completion
@@ -1180,7 +1324,10 @@ ${extra}      publish: {r: <% task().result %>}
 
   it('continue-on repeats every item of a successful with-items task', () => {
     const runs: unknown[] = [];
-    const sim = simulator(items('      retry: {count: 1, delay: 0, continue-on: <% true %>}\n', '<% [1, 2] %>'), flaky(new Set(), runs));
+    const sim = simulator(
+      items('      retry: {count: 1, delay: 0, continue-on: <% true %>}\n', '<% [1, 2] %>'),
+      flaky(new Set(), runs),
+    );
     const id = sim.create('wf');
     sim.runWithTimers();
     expect(runs).toEqual([1, 2, 1, 2]);
@@ -1201,13 +1348,22 @@ ${extra}      publish: {r: <% task().result %>}
     sim.runWithTimers();
     expect(sim.tasksOf(id)[0]).toMatchObject({ state: 'ERROR', stateInfo: 'Task timed out [timeout(s)=5].' });
     hang = false;
-    sim.queue.push({ executionId: id, event: { type: 'rerun-task', taskExecutionId: sim.tasksOf(id)[0]!.id, reset: false } });
+    sim.queue.push({
+      executionId: id,
+      event: { type: 'rerun-task', taskExecutionId: sim.tasksOf(id)[0]!.id, reset: false },
+    });
     sim.run();
     expect(runs).toEqual([1, 2, 3, 4, 2, 3]);
     expect(sim.execution(id)).toMatchObject({ state: 'SUCCESS', output: { r: [1, 2, 3, 4] } });
     // the late answer of the abandoned first run of item 2 changes nothing
     const late = sim.asyncActions[0]!;
-    sim.send(id, { type: 'action-completed', taskExecutionId: late.taskExecutionId, actionExecutionId: late.actionExecutionId, state: 'SUCCESS', result: 'late' });
+    sim.send(id, {
+      type: 'action-completed',
+      taskExecutionId: late.taskExecutionId,
+      actionExecutionId: late.actionExecutionId,
+      state: 'SUCCESS',
+      result: 'late',
+    });
     expect(sim.tasksOf(id)[0]!.result).toEqual([1, 2, 3, 4]);
   });
 
@@ -1222,9 +1378,22 @@ wf:
       publish: {r: <% task().result %>}
       publish-on-error: {failed: <% task().result %>}
 `);
-  const complete = (sim: EngineSimulator, id: string, i: number, state: 'SUCCESS' | 'ERROR' | 'CANCELLED', result?: unknown) => {
+  const complete = (
+    sim: EngineSimulator,
+    id: string,
+    i: number,
+    state: 'SUCCESS' | 'ERROR' | 'CANCELLED',
+    result?: unknown,
+  ) => {
     const a = sim.asyncActions[i]!;
-    sim.send(id, { type: 'action-completed', taskExecutionId: a.taskExecutionId, actionExecutionId: a.actionExecutionId, state, result, error: 'e' });
+    sim.send(id, {
+      type: 'action-completed',
+      taskExecutionId: a.taskExecutionId,
+      actionExecutionId: a.actionExecutionId,
+      state,
+      result,
+      error: 'e',
+    });
     sim.run();
   };
 
@@ -1282,7 +1451,11 @@ wf:
     sim.send(id, { type: 'pause' });
     complete(sim, id, 1, 'SUCCESS', 2);
     complete(sim, id, 2, 'SUCCESS', 3);
-    expect(sim.tasksOf(id)[0]).toMatchObject({ state: 'SUCCESS', processed: false, published: { r: [1, 2, 3] } });
+    expect(sim.tasksOf(id)[0]).toMatchObject({
+      state: 'SUCCESS',
+      processed: false,
+      published: { r: [1, 2, 3] },
+    });
     expect(sim.execution(id).state).toBe('PAUSED');
     sim.send(id, { type: 'resume' });
     sim.run();
@@ -1309,7 +1482,10 @@ wf:
     complete(sim, id, 1, 'ERROR');
     expect(sim.tasksOf(id)[0]!.state).toBe('RUNNING');
     complete(sim, id, 2, 'SUCCESS', 3);
-    expect(sim.tasksOf(id)[0]).toMatchObject({ state: 'CANCELLED', stateInfo: 'One or more actions was cancelled.' });
+    expect(sim.tasksOf(id)[0]).toMatchObject({
+      state: 'CANCELLED',
+      stateInfo: 'One or more actions was cancelled.',
+    });
     expect(sim.execution(id)).toMatchObject({ state: 'CANCELLED', stateInfo: 'Cancelled tasks: each' });
   });
 
@@ -1321,7 +1497,11 @@ wf:
     expect(sim.tasksOf(id)[0]!.state).toBe('RUNNING');
     complete(sim, id, 1, 'SUCCESS', 2);
     complete(sim, id, 2, 'SUCCESS', 3);
-    expect(sim.tasksOf(id)[0]).toMatchObject({ state: 'ERROR', stateInfo: 'One or more actions had failed.', published: { failed: ['e', 2, 3] } });
+    expect(sim.tasksOf(id)[0]).toMatchObject({
+      state: 'ERROR',
+      stateInfo: 'One or more actions had failed.',
+      published: { failed: ['e', 2, 3] },
+    });
   });
 
   it('rerun with reset true reruns every item and re-evaluates the list', () => {
@@ -1329,11 +1509,22 @@ wf:
     const sim = simulator(items(''), flaky(new Set([2]), runs));
     const id = sim.create('wf');
     sim.run();
-    sim.queue.push({ executionId: id, event: { type: 'rerun-task', taskExecutionId: sim.tasksOf(id)[0]!.id, reset: true } });
+    sim.queue.push({
+      executionId: id,
+      event: { type: 'rerun-task', taskExecutionId: sim.tasksOf(id)[0]!.id, reset: true },
+    });
     sim.run();
     expect(runs).toEqual([1, 2, 3, 4, 1, 2, 3, 4]);
-    expect(sim.actionsOf(id).map((a) => a.accepted)).toEqual([false, false, false, false, true, true, true, true]);
+    expect(sim.actionsOf(id).map((a) => a.accepted)).toEqual([
+      false,
+      false,
+      false,
+      false,
+      true,
+      true,
+      true,
+      true,
+    ]);
     expect(sim.execution(id)).toMatchObject({ state: 'SUCCESS', output: { r: [1, 2, 3, 4] } });
   });
 });
-

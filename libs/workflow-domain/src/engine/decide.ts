@@ -35,7 +35,8 @@ export const CONTROL_REQUEST = 'control_request';
 /** state_info is truncated to this many characters (DSL-13.7). */
 export const STATE_INFO_LIMIT = 65_500;
 
-const truncate = (s: string | null): string | null => (s !== null && s.length > STATE_INFO_LIMIT ? s.slice(0, STATE_INFO_LIMIT) : s);
+const truncate = (s: string | null): string | null =>
+  s !== null && s.length > STATE_INFO_LIMIT ? s.slice(0, STATE_INFO_LIMIT) : s;
 
 /** Deep copy of plain data (objects, arrays, Dates); same-realm objects, unlike structuredClone under jest. */
 const clone = <T>(v: T): T => {
@@ -56,7 +57,8 @@ const clone = <T>(v: T): T => {
  */
 const sameJson = (a: unknown, b: unknown): boolean => {
   if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null)
+    return JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
   if (a instanceof Date && b instanceof Date) {
     const [x, y] = [a.getTime(), b.getTime()];
     return x === y || (Number.isNaN(x) && Number.isNaN(y));
@@ -80,7 +82,8 @@ const sameJson = (a: unknown, b: unknown): boolean => {
 };
 
 /** Whether `o[k]` appears in `o`'s JSON. */
-const present = (o: Record<string, unknown>, k: string): boolean => o[k] !== undefined && typeof o[k] !== 'function';
+const present = (o: Record<string, unknown>, k: string): boolean =>
+  o[k] !== undefined && typeof o[k] !== 'function';
 
 /**
  * An action row to decide on: `decide` only ever sets its top-level fields (state, output, state
@@ -118,7 +121,13 @@ const preparedInput = (input: JsonMap): PreparedContext => {
   return p;
 };
 
-const INCOMPLETE_TASK_STATES: ReadonlySet<TaskState> = new Set(['IDLE', 'WAITING', 'RUNNING', 'DELAYED', 'PAUSED']);
+const INCOMPLETE_TASK_STATES: ReadonlySet<TaskState> = new Set([
+  'IDLE',
+  'WAITING',
+  'RUNNING',
+  'DELAYED',
+  'PAUSED',
+]);
 
 /**
  * A failure of the workflow's own logic (DSL-13.6): the task fails and the execution is forced to
@@ -143,7 +152,12 @@ const errorMessage = (e: unknown): string => (e instanceof Error ? e.message : S
  * Idempotency: an event whose effect is already visible in the snapshot (an action that is no longer
  * RUNNING, a timer that is no longer armed, a start of a started execution) yields no changes.
  */
-export function decide(snapshot: ExecutionSnapshot, event: EngineEvent, now: Date, newId: () => string): Decision {
+export function decide(
+  snapshot: ExecutionSnapshot,
+  event: EngineEvent,
+  now: Date,
+  newId: () => string,
+): Decision {
   const d = new Decider(snapshot, now, newId, [event]);
   d.handle(event);
   return d.decision();
@@ -154,7 +168,12 @@ export function decide(snapshot: ExecutionSnapshot, event: EngineEvent, now: Dat
  * one to {@link decide} and merging the changes, without copying the snapshot per event (a with-items
  * task of 10,000 items would otherwise cost 10,000 × 10,000 row copies).
  */
-export function decideBatch(snapshot: ExecutionSnapshot, events: readonly EngineEvent[], now: Date, newId: () => string): Decision {
+export function decideBatch(
+  snapshot: ExecutionSnapshot,
+  events: readonly EngineEvent[],
+  now: Date,
+  newId: () => string,
+): Decision {
   const d = new Decider(snapshot, now, newId, events);
   for (const event of events) d.handle(event);
   return d.decision();
@@ -204,13 +223,17 @@ class Decider {
     this.world = snapshot.world;
     for (const load of snapshot.items ?? []) this.addLoad(load);
     for (const e of events) {
-      if ('taskExecutionId' in e && e.taskExecutionId) this.eventsPerTask.set(e.taskExecutionId, (this.eventsPerTask.get(e.taskExecutionId) ?? 0) + 1);
+      if ('taskExecutionId' in e && e.taskExecutionId)
+        this.eventsPerTask.set(e.taskExecutionId, (this.eventsPerTask.get(e.taskExecutionId) ?? 0) + 1);
     }
   }
 
   decision(): Decision {
     // the spec and the input never change (shared, see the constructor)
-    const exChanged = !sameJson({ ...this.ex, spec: null, input: null }, { ...this.initialEx, spec: null, input: null });
+    const exChanged = !sameJson(
+      { ...this.ex, spec: null, input: null },
+      { ...this.initialEx, spec: null, input: null },
+    );
     if (exChanged) this.ex.updatedAt = this.now;
     return {
       changes: {
@@ -218,7 +241,9 @@ class Decider {
         tasksCreated: this.tasks.filter((t) => this.createdTasks.has(t.id)),
         tasksUpdated: this.tasks.filter((t) => this.touchedTasks.has(t.id) && !this.createdTasks.has(t.id)),
         actionsCreated: this.actions.filter((a) => this.createdActions.has(a.id)),
-        actionsUpdated: this.actions.filter((a) => this.touchedActions.has(a.id) && !this.createdActions.has(a.id)),
+        actionsUpdated: this.actions.filter(
+          (a) => this.touchedActions.has(a.id) && !this.createdActions.has(a.id),
+        ),
         ...(this.unaccepted.length ? { actionsUnaccepted: this.unaccepted } : {}),
         ...this.itemChanges(),
       },
@@ -259,7 +284,8 @@ class Decider {
       case 'cancel':
         return this.cancel(event.message ?? null);
       case 'force-state':
-        if (event.taskExecutionId !== undefined) return this.failStuckTask(event.taskExecutionId, event.taskUpdatedAt, event.message ?? null);
+        if (event.taskExecutionId !== undefined)
+          return this.failStuckTask(event.taskExecutionId, event.taskUpdatedAt, event.message ?? null);
         if (isCompleted(this.ex.state) || !isValidExecutionTransition(this.ex.state, event.state)) return;
         return this.finish(event.state, event.message ?? null);
       case 'rerun-task':
@@ -333,7 +359,14 @@ class Decider {
 
   private host(current?: TaskExecution) {
     return buildHost(
-      { execution: this.ex, tasks: () => this.tasks, actions: () => this.actions, now: this.now, newId: this.newId, world: this.world },
+      {
+        execution: this.ex,
+        tasks: () => this.tasks,
+        actions: () => this.actions,
+        now: this.now,
+        newId: this.newId,
+        world: this.world,
+      },
       current,
     );
   }
@@ -363,11 +396,21 @@ class Decider {
     if (!base || base.key.some((k, i) => k !== key[i])) {
       // DSL-9.2 layers, first hit wins: markers › inbound › global › input (the input converted once)
       const markers = { __env: this.env, __task_execution: { id: task.id, name: task.name } };
-      base = { key, prepared: prepareLayeredContext(markers, task.inContext, this.ex.context, preparedInput(this.ex.input)) };
+      base = {
+        key,
+        prepared: prepareLayeredContext(
+          markers,
+          task.inContext,
+          this.ex.context,
+          preparedInput(this.ex.input),
+        ),
+      };
       this.itemBases.set(task.id, base);
     }
     // the markers (`__env`, `__task_execution`) win over item variables, as in taskData
-    const vars = Object.fromEntries(Object.entries(itemVars).filter(([k]) => k !== '__env' && k !== '__task_execution'));
+    const vars = Object.fromEntries(
+      Object.entries(itemVars).filter(([k]) => k !== '__env' && k !== '__task_execution'),
+    );
     return prepareLayeredContext(vars, base.prepared);
   }
 
@@ -403,13 +446,20 @@ class Decider {
     if (load.count === 'all') book.all = true;
     else {
       const last = load.rows[load.rows.length - 1];
-      book.windows.push({ from: load.from, to: load.rows.length < load.count || !last ? Infinity : last.index });
+      book.windows.push({
+        from: load.from,
+        to: load.rows.length < load.count || !last ? Infinity : last.index,
+      });
     }
   }
 
   private book(taskId: string): ItemBook {
     let b = this.books.get(taskId);
-    if (!b) this.books.set(taskId, (b = { rows: new Map(), all: false, windows: [], created: false, changed: new Set() }));
+    if (!b)
+      this.books.set(
+        taskId,
+        (b = { rows: new Map(), all: false, windows: [], created: false, changed: new Set() }),
+      );
     return b;
   }
 
@@ -417,7 +467,9 @@ class Decider {
   private createItems(task: TaskExecution, items: JsonMap[]): void {
     if (!this.createdTasks.has(task.id)) this.itemsDeleted.add(task.id);
     const book: ItemBook = { rows: new Map(), all: true, windows: [], created: true, changed: new Set() };
-    items.forEach((vars, index) => book.rows.set(index, { taskExecutionId: task.id, index, vars, state: null, result: null }));
+    items.forEach((vars, index) =>
+      book.rows.set(index, { taskExecutionId: task.id, index, vars, state: null, result: null }),
+    );
     this.books.set(task.id, book);
   }
 
@@ -449,13 +501,20 @@ class Decider {
    * decision does not hold are asked for: `want` items the first time (an upper bound of what the
    * decision can start), every item if that was not enough.
    */
-  private nextItem(task: TaskExecution, from: number, count: number, want: () => number): TaskItem | undefined {
+  private nextItem(
+    task: TaskExecution,
+    from: number,
+    count: number,
+    want: () => number,
+  ): TaskItem | undefined {
     const book = this.book(task.id);
     for (let i = from; i < count; i++) {
       const known = book.all || book.windows.some((w) => w.from <= i && i <= w.to);
       if (!known) {
         throw new ItemsNeeded([
-          book.windows.length === 0 ? { taskExecutionId: task.id, from, count: Math.max(1, want()) } : { taskExecutionId: task.id, from: 0, count: 'all' },
+          book.windows.length === 0
+            ? { taskExecutionId: task.id, from, count: Math.max(1, want()) }
+            : { taskExecutionId: task.id, from: 0, count: 'all' },
         ]);
       }
       const row = book.rows.get(i);
@@ -472,7 +531,12 @@ class Decider {
       else {
         for (const i of [...book.changed].sort((a, b) => a - b)) {
           const r = book.rows.get(i)!;
-          updated.push({ taskExecutionId: r.taskExecutionId, index: r.index, state: r.state, result: r.result });
+          updated.push({
+            taskExecutionId: r.taskExecutionId,
+            index: r.index,
+            state: r.state,
+            result: r.result,
+          });
         }
       }
     }
@@ -491,12 +555,19 @@ class Decider {
     const spec = this.ex.spec;
     if (Object.keys(spec.vars).length > 0) {
       try {
-        const vars = this.eval(spec.vars, { ...this.ex.input, ...this.ex.context, __env: this.env }) as JsonMap;
+        const vars = this.eval(spec.vars, {
+          ...this.ex.input,
+          ...this.ex.context,
+          __env: this.env,
+        }) as JsonMap;
         Object.assign(this.ex.context, vars);
         this.dataVersion++;
         this.ex.varNames = Object.keys(spec.vars);
       } catch (e) {
-        this.finish('ERROR', `Failed to evaluate workflow vars [error=${errorMessage(e)}, wf=${this.ex.workflowName}]`);
+        this.finish(
+          'ERROR',
+          `Failed to evaluate workflow vars [error=${errorMessage(e)}, wf=${this.ex.workflowName}]`,
+        );
         return;
       }
     }
@@ -504,12 +575,18 @@ class Decider {
     if (spec.type === 'direct') {
       for (const name of spec.startTasks) this.runTask(this.createTask(name, {}, []));
     } else {
-      for (const name of this.reverseReady()) this.runTask(this.createTask(name, this.reverseInContext(name), []));
+      for (const name of this.reverseReady())
+        this.runTask(this.createTask(name, this.reverseInContext(name), []));
     }
     this.checkCompletion();
   }
 
-  private createTask(name: string, inContext: JsonMap, triggeredBy: { task_id: string; event: string }[], state: TaskState = 'IDLE'): TaskExecution {
+  private createTask(
+    name: string,
+    inContext: JsonMap,
+    triggeredBy: { task_id: string; event: string }[],
+    state: TaskState = 'IDLE',
+  ): TaskExecution {
     const spec = this.spec(name);
     const task: TaskExecution = {
       id: this.newId(),
@@ -557,7 +634,9 @@ class Decider {
       }
     }
     if (spec.policies.waitBefore !== undefined && !task.runtimeContext['wait_before_done']) {
-      const delay = Number(this.evalPolicy(task, 'WaitBeforePolicy', spec.policies.waitBefore, data, 'number'));
+      const delay = Number(
+        this.evalPolicy(task, 'WaitBeforePolicy', spec.policies.waitBefore, data, 'number'),
+      );
       task.runtimeContext['wait_before_done'] = true;
       if (delay > 0) {
         this.setTaskState(task, 'DELAYED', `Delayed by 'wait-before' policy [delay=${delay}]`);
@@ -568,7 +647,13 @@ class Decider {
     this.startTask(task);
   }
 
-  private evalPolicy(task: TaskExecution, policy: string, value: unknown, data: JsonMap, type: 'number' | 'boolean'): unknown {
+  private evalPolicy(
+    task: TaskExecution,
+    policy: string,
+    value: unknown,
+    data: JsonMap,
+    type: 'number' | 'boolean',
+  ): unknown {
     let v: unknown;
     try {
       v = this.eval(value, data, task);
@@ -581,7 +666,12 @@ class Decider {
     return v;
   }
 
-  private armTimer(task: TaskExecution, kind: TaskTimer['kind'], delaySeconds: number, thenState?: TaskState): void {
+  private armTimer(
+    task: TaskExecution,
+    kind: TaskTimer['kind'],
+    delaySeconds: number,
+    thenState?: TaskState,
+  ): void {
     const timer: TaskTimer = {
       id: this.newId(),
       kind,
@@ -590,7 +680,13 @@ class Decider {
     };
     task.runtimeContext['timer'] = timer;
     this.touch(task);
-    this.effects.push({ type: 'arm-timer', taskExecutionId: task.id, timerId: timer.id, kind, delayMs: Math.round(delaySeconds * 1000) });
+    this.effects.push({
+      type: 'arm-timer',
+      taskExecutionId: task.id,
+      timerId: timer.id,
+      kind,
+      delayMs: Math.round(delaySeconds * 1000),
+    });
   }
 
   /** RUNNING, timeout armed, input evaluated, the action(s) or sub-workflow(s) started (DSL-14.1). */
@@ -630,7 +726,12 @@ class Decider {
     this.startUnit(task, spec, {}, null, timeoutSeconds);
   }
 
-  private startWithItems(task: TaskExecution, spec: TaskSpec, data: JsonMap, timeoutSeconds: number | undefined): void {
+  private startWithItems(
+    task: TaskExecution,
+    spec: TaskSpec,
+    data: JsonMap,
+    timeoutSeconds: number | undefined,
+  ): void {
     let state = task.runtimeContext['with_items'] as WithItemsState | undefined;
     if (!state) {
       const lists: unknown[][] = [];
@@ -644,7 +745,10 @@ class Decider {
         if (!Array.isArray(list)) {
           throw new FatalTaskError(
             task,
-            this.runFailure(task, `Wrong input format for: ${pyRepr(list)}. List type is expected for each with-items variable.`),
+            this.runFailure(
+              task,
+              `Wrong input format for: ${pyRepr(list)}. List type is expected for each with-items variable.`,
+            ),
           );
         }
         lists.push(list);
@@ -653,17 +757,24 @@ class Decider {
       if (lists.some((l) => l.length !== count)) {
         throw new FatalTaskError(
           task,
-          this.runFailure(task, `Wrong input format for: ${pyRepr(Object.fromEntries(spec.withItems.map((v, i) => [v.variable, lists[i]])))}. All arrays must have the same length.`),
+          this.runFailure(
+            task,
+            `Wrong input format for: ${pyRepr(Object.fromEntries(spec.withItems.map((v, i) => [v.variable, lists[i]])))}. All arrays must have the same length.`,
+          ),
         );
       }
       let concurrency = 0;
       if (spec.policies.concurrency !== undefined) {
-        concurrency = Number(this.evalPolicy(task, 'ConcurrencyPolicy', spec.policies.concurrency, data, 'number'));
+        concurrency = Number(
+          this.evalPolicy(task, 'ConcurrencyPolicy', spec.policies.concurrency, data, 'number'),
+        );
       }
       state = { count, concurrency };
       this.createItems(
         task,
-        Array.from({ length: count }, (_, i) => Object.fromEntries(spec.withItems.map((v, j) => [v.variable, lists[j]![i]]))),
+        Array.from({ length: count }, (_, i) =>
+          Object.fromEntries(spec.withItems.map((v, j) => [v.variable, lists[j]![i]])),
+        ),
       );
       task.runtimeContext['with_items'] = state;
       task.runtimeContext[PROGRESS] = newProgress();
@@ -691,7 +802,8 @@ class Decider {
     const p = progressOf(task);
     const limit = wi.concurrency > 0 ? wi.concurrency : wi.count;
     const timeout = (task.runtimeContext['with_items_timeout'] as number | null) ?? undefined;
-    const want = () => Math.min(wi.count - p.done - p.running, limit - p.running + (this.eventsPerTask.get(task.id) ?? 0));
+    const want = () =>
+      Math.min(wi.count - p.done - p.running, limit - p.running + (this.eventsPerTask.get(task.id) ?? 0));
     while (p.running < limit && p.done + p.running < wi.count) {
       const item = this.nextItem(task, p.cursor, wi.count, want);
       if (!item) break;
@@ -722,7 +834,9 @@ class Decider {
     const everything = all || succeeded === wi.count;
     this.unacceptUnits(task, !everything);
     // the items that run again wait to start; the others keep their SUCCESS and result
-    for (const r of items) if ((everything || r.state !== 'SUCCESS') && (r.state !== null || r.result !== null)) this.setItem(task, r.index, null, null);
+    for (const r of items)
+      if ((everything || r.state !== 'SUCCESS') && (r.state !== null || r.result !== null))
+        this.setItem(task, r.index, null, null);
     const next = newProgress();
     if (!everything) next.done = succeeded;
     task.runtimeContext[PROGRESS] = next;
@@ -735,7 +849,8 @@ class Decider {
    * set-based change.
    */
   private unacceptUnits(task: TaskExecution, keepSucceeded: boolean, onlyUnfinished = false): void {
-    const matches = (state: string) => (onlyUnfinished ? !isCompleted(state) : !(keepSucceeded && state === 'SUCCESS'));
+    const matches = (state: string) =>
+      onlyUnfinished ? !isCompleted(state) : !(keepSucceeded && state === 'SUCCESS');
     for (const a of this.actions) {
       if (a.taskExecutionId === task.id && a.accepted && matches(a.state)) {
         a.accepted = false;
@@ -745,19 +860,31 @@ class Decider {
     if (task.type === 'ACTION') {
       this.unaccepted.push({
         taskExecutionId: task.id,
-        ...(onlyUnfinished ? { states: ['IDLE', 'RUNNING', 'PAUSED'] } : keepSucceeded ? { states: ['IDLE', 'RUNNING', 'PAUSED', 'ERROR', 'CANCELLED'] } : {}),
+        ...(onlyUnfinished
+          ? { states: ['IDLE', 'RUNNING', 'PAUSED'] }
+          : keepSucceeded
+            ? { states: ['IDLE', 'RUNNING', 'PAUSED', 'ERROR', 'CANCELLED'] }
+            : {}),
       });
       return;
     }
     const units = subUnits(task);
     if (units.some((u) => u.accepted && matches(u.state))) {
-      task.runtimeContext['sub_executions'] = units.map((u) => (u.accepted && matches(u.state) ? { ...u, accepted: false } : u));
+      task.runtimeContext['sub_executions'] = units.map((u) =>
+        u.accepted && matches(u.state) ? { ...u, accepted: false } : u,
+      );
       this.touch(task);
     }
   }
 
   /** Starts one action execution or sub-workflow for the task (one item of with-items, or the only one). */
-  private startUnit(task: TaskExecution, spec: TaskSpec, itemVars: JsonMap, index: number | null, timeoutSeconds: number | undefined): void {
+  private startUnit(
+    task: TaskExecution,
+    spec: TaskSpec,
+    itemVars: JsonMap,
+    index: number | null,
+    timeoutSeconds: number | undefined,
+  ): void {
     const data = index === null ? this.taskData(task) : this.itemData(task, itemVars);
     let input: unknown;
     try {
@@ -768,7 +895,10 @@ class Decider {
     if (input === null || typeof input !== 'object' || Array.isArray(input)) {
       throw new FatalTaskError(
         task,
-        this.runFailure(task, `Wrong dynamic input for task: ${task.name}. Dict type is expected. Actual type: ${pyTypeName(input)}. Actual value: ${pyStr(input)}`),
+        this.runFailure(
+          task,
+          `Wrong dynamic input for task: ${task.name}. Dict type is expected. Actual type: ${pyTypeName(input)}. Actual value: ${pyStr(input)}`,
+        ),
       );
     }
     const evaluatedInput = input as JsonMap;
@@ -812,10 +942,15 @@ class Decider {
     } catch (e) {
       throw new FatalTaskError(task, this.runFailure(task, errorMessage(e)));
     }
-    const name = actionName === null || actionName === undefined || actionName === '' ? DEFAULT_ACTION : String(actionName);
+    const name =
+      actionName === null || actionName === undefined || actionName === ''
+        ? DEFAULT_ACTION
+        : String(actionName);
     const defaults = (this.env['__actions'] as JsonMap | undefined)?.[name];
     const finalInput =
-      defaults && typeof defaults === 'object' && !Array.isArray(defaults) ? { ...(defaults as JsonMap), ...evaluatedInput } : evaluatedInput;
+      defaults && typeof defaults === 'object' && !Array.isArray(defaults)
+        ? { ...(defaults as JsonMap), ...evaluatedInput }
+        : evaluatedInput;
     const action: ActionExecution = {
       id: this.newId(),
       taskExecutionId: task.id,
@@ -856,13 +991,16 @@ class Decider {
     const action = this.actionsById.get(ev.actionExecutionId);
     if (!action || isCompleted(action.state)) return;
     action.state = ev.state;
-    action.output = { result: ev.state === 'SUCCESS' ? (ev.result ?? null) : ev.state === 'ERROR' ? (ev.error ?? null) : null };
+    action.output = {
+      result: ev.state === 'SUCCESS' ? (ev.result ?? null) : ev.state === 'ERROR' ? (ev.error ?? null) : null,
+    };
     action.stateInfo = ev.state === 'ERROR' ? truncate(ev.fatal?.message ?? pyStr(ev.error ?? null)) : null;
     this.touchAction(action);
     const task = this.task(action.taskExecutionId);
     if (!task || !action.accepted || task.state !== 'RUNNING') return;
     if (ev.fatal) throw new FatalTaskError(task, this.runFailure(task, ev.fatal.message));
-    if (action.itemIndex !== null) return this.onItemCompleted(task, action.itemIndex, ev.state, action.output['result']);
+    if (action.itemIndex !== null)
+      return this.onItemCompleted(task, action.itemIndex, ev.state, action.output['result']);
     task.result = action.output['result'];
     this.completeTask(task, ev.state, ev.state === 'ERROR' ? pyStr(ev.error ?? null) : null);
   }
@@ -883,7 +1021,8 @@ class Decider {
     } else {
       task = this.task(ev.taskExecutionId);
       const unit = task ? subUnits(task).find((u) => u.id === ev.actionExecutionId) : undefined;
-      if (!task || !unit || isCompleted(unit.state) || isCompleted(this.subStates.get(unit.id) ?? unit.state)) return;
+      if (!task || !unit || isCompleted(unit.state) || isCompleted(this.subStates.get(unit.id) ?? unit.state))
+        return;
     }
     if (ev.state === 'PAUSED') {
       if (task && task.state === 'RUNNING') this.setTaskState(task, 'PAUSED', null);
@@ -917,7 +1056,12 @@ class Decider {
    * One item's accepted outcome (DSL-14.8): counted in the task's progress, a slot freed for the next
    * item; when every item has an outcome the task completes with the results in item order.
    */
-  private onItemCompleted(task: TaskExecution, index: number, state: 'SUCCESS' | 'ERROR' | 'CANCELLED', result: unknown): void {
+  private onItemCompleted(
+    task: TaskExecution,
+    index: number,
+    state: 'SUCCESS' | 'ERROR' | 'CANCELLED',
+    result: unknown,
+  ): void {
     const wi = task.runtimeContext['with_items'] as WithItemsState | undefined;
     const p = task.runtimeContext[PROGRESS] as WithItemsProgress | undefined;
     // the unit is accepted and was running, so its item is one of this attempt's running items
@@ -933,13 +1077,19 @@ class Decider {
     // the last outcome: the results are gathered once, in item order
     const items = this.allItems(task, wi.count);
     task.result = items.map((r) => r.result ?? null);
-    if (items.some((r) => r.state === 'CANCELLED')) this.completeTask(task, 'CANCELLED', 'One or more actions was cancelled.');
-    else if (items.some((r) => r.state === 'ERROR')) this.completeTask(task, 'ERROR', 'One or more actions had failed.');
+    if (items.some((r) => r.state === 'CANCELLED'))
+      this.completeTask(task, 'CANCELLED', 'One or more actions was cancelled.');
+    else if (items.some((r) => r.state === 'ERROR'))
+      this.completeTask(task, 'ERROR', 'One or more actions had failed.');
     else this.completeTask(task, 'SUCCESS', null);
   }
 
   /** A task reached a completed state: publish, after-policies, then route (DSL-14.2). */
-  private completeTask(task: TaskExecution, state: 'SUCCESS' | 'ERROR' | 'CANCELLED', stateInfo: string | null): void {
+  private completeTask(
+    task: TaskExecution,
+    state: 'SUCCESS' | 'ERROR' | 'CANCELLED',
+    stateInfo: string | null,
+  ): void {
     const timer = task.runtimeContext['timer'] as TaskTimer | undefined;
     if (timer?.kind === 'timeout') delete task.runtimeContext['timer'];
     this.setTaskState(task, state, stateInfo);
@@ -979,7 +1129,9 @@ class Decider {
     if (state !== 'CANCELLED' && state !== 'SKIPPED') {
       const data = this.outboundData(task);
       if (from === 'wait-after' && spec.policies.waitAfter !== undefined) {
-        const delay = Number(this.evalPolicyOnCompletion(task, 'WaitAfterPolicy', spec.policies.waitAfter, data, 'number'));
+        const delay = Number(
+          this.evalPolicyOnCompletion(task, 'WaitAfterPolicy', spec.policies.waitAfter, data, 'number'),
+        );
         if (delay > 0) {
           const info = task.stateInfo;
           task.runtimeContext['wait_after_info'] = info;
@@ -998,7 +1150,13 @@ class Decider {
     this.afterComplete(task);
   }
 
-  private evalPolicyOnCompletion(task: TaskExecution, policy: string, value: unknown, data: JsonMap, type: 'number' | 'boolean'): unknown {
+  private evalPolicyOnCompletion(
+    task: TaskExecution,
+    policy: string,
+    value: unknown,
+    data: JsonMap,
+    type: 'number' | 'boolean',
+  ): unknown {
     let v: unknown;
     try {
       v = this.eval(value, data, task);
@@ -1006,7 +1164,10 @@ class Decider {
       throw new FatalTaskError(task, this.completionFailure(task, errorMessage(e)));
     }
     if (type === 'number' && (typeof v !== 'number' || !Number.isFinite(v) || v < 0)) {
-      throw new FatalTaskError(task, this.completionFailure(task, `Invalid data type in ${policy}: ${pyRepr(v)}`));
+      throw new FatalTaskError(
+        task,
+        this.completionFailure(task, `Invalid data type in ${policy}: ${pyRepr(v)}`),
+      );
     }
     return v;
   }
@@ -1016,13 +1177,22 @@ class Decider {
     const retry = this.spec(task).policies.retry!;
     const count = Number(this.evalPolicyOnCompletion(task, 'RetryPolicy', retry.count, data, 'number'));
     const delay = Number(this.evalPolicyOnCompletion(task, 'RetryPolicy', retry.delay, data, 'number'));
-    const policy = (task.runtimeContext['retry_task_policy'] as { retry_no: number } | undefined) ?? { retry_no: 0 };
+    const policy = (task.runtimeContext['retry_task_policy'] as { retry_no: number } | undefined) ?? {
+      retry_no: 0,
+    };
     if (policy.retry_no >= count) return false;
-    if (task.state === 'ERROR' && retry.breakOn !== undefined && isTruthy(this.evalPolicyOnCompletion(task, 'RetryPolicy', retry.breakOn, data, 'boolean'))) {
+    if (
+      task.state === 'ERROR' &&
+      retry.breakOn !== undefined &&
+      isTruthy(this.evalPolicyOnCompletion(task, 'RetryPolicy', retry.breakOn, data, 'boolean'))
+    ) {
       return false;
     }
     if (task.state === 'SUCCESS' && retry.continueOn === undefined) return false;
-    if (retry.continueOn !== undefined && !isTruthy(this.evalPolicyOnCompletion(task, 'RetryPolicy', retry.continueOn, data, 'boolean'))) {
+    if (
+      retry.continueOn !== undefined &&
+      !isTruthy(this.evalPolicyOnCompletion(task, 'RetryPolicy', retry.continueOn, data, 'boolean'))
+    ) {
       return false;
     }
     // with-items: only the items without a SUCCESS run again (all of them when none failed)
@@ -1058,7 +1228,11 @@ class Decider {
       case 'wait-after': {
         if (task.state !== 'DELAYED') return;
         const then = timer.thenState ?? 'SUCCESS';
-        this.setTaskState(task, then, (task.runtimeContext['wait_after_info'] as string | null | undefined) ?? null);
+        this.setTaskState(
+          task,
+          then,
+          (task.runtimeContext['wait_after_info'] as string | null | undefined) ?? null,
+        );
         delete task.runtimeContext['wait_after_info'];
         this.afterPolicies(task, 'fail-on');
         return;
@@ -1094,7 +1268,9 @@ class Decider {
     this.checkCompletion();
   }
 
-  private collectTargets(task: TaskExecution): { item: Transition; event: TransitionEventName; params: JsonMap }[] {
+  private collectTargets(
+    task: TaskExecution,
+  ): { item: Transition; event: TransitionEventName; params: JsonMap }[] {
     const spec = this.spec(task);
     const events: TransitionEvent[] = [];
     if (task.state === 'ERROR') events.push('on-error');
@@ -1123,7 +1299,11 @@ class Decider {
     const items = collected.filter((c) => !(c.item.kind === 'command' && c.item.target === 'noop'));
     const next: [string, TransitionEventName][] = [];
     const first = items[0];
-    if (first && first.item.kind === 'command' && (first.item.target === 'succeed' || first.item.target === 'fail')) {
+    if (
+      first &&
+      first.item.kind === 'command' &&
+      (first.item.target === 'succeed' || first.item.target === 'fail')
+    ) {
       task.nextTasks = [];
       this.executeCommand(first.item.target, first.params, task, []);
       return;
@@ -1139,14 +1319,24 @@ class Decider {
     if (cmd) {
       if (cmd.item.target === 'pause') {
         for (const c of after) task.nextTasks.push([c.item.target, c.event]);
-        this.executeCommand('pause', cmd.params, task, after.map((c) => ({ target: c.item.target, event: c.event, fromTaskExecutionId: task.id })));
+        this.executeCommand(
+          'pause',
+          cmd.params,
+          task,
+          after.map((c) => ({ target: c.item.target, event: c.event, fromTaskExecutionId: task.id })),
+        );
       } else {
         this.executeCommand(cmd.item.target, cmd.params, task, []);
       }
     }
   }
 
-  private executeCommand(command: string, params: JsonMap, task: TaskExecution, deferred: WorkflowExecution['deferred']): void {
+  private executeCommand(
+    command: string,
+    params: JsonMap,
+    task: TaskExecution,
+    deferred: WorkflowExecution['deferred'],
+  ): void {
     const msg = params['msg'] === undefined || params['msg'] === null ? null : pyStr(params['msg']);
     task.processed = true;
     this.touch(task);
@@ -1192,7 +1382,9 @@ class Decider {
         if (spec.join === undefined) continue;
         const inbound = this.ex.spec.inboundTasks[join.name] ?? [];
         const triggered = (join.runtimeContext['triggered_by'] as { task_id: string }[]) ?? [];
-        const arrivedTasks = triggered.map((t) => this.task(t.task_id)).filter((t): t is TaskExecution => !!t);
+        const arrivedTasks = triggered
+          .map((t) => this.task(t.task_id))
+          .filter((t): t is TaskExecution => !!t);
         const arrived = new Set(arrivedTasks.map((t) => t.name));
         const live = this.liveTaskNames(join);
         const pending = inbound.filter((n) => !arrived.has(n) && live.has(n));
@@ -1201,7 +1393,9 @@ class Decider {
         if (arrived.size >= need) {
           join.inContext = Object.assign(
             {},
-            ...[...arrivedTasks].sort((a, b) => (a.finishedAt?.getTime() ?? 0) - (b.finishedAt?.getTime() ?? 0)).map(outbound),
+            ...[...arrivedTasks]
+              .sort((a, b) => (a.finishedAt?.getTime() ?? 0) - (b.finishedAt?.getTime() ?? 0))
+              .map(outbound),
           );
           join.stateInfo = null;
           this.touch(join);
@@ -1272,15 +1466,21 @@ class Decider {
    * prerequisite skipped by hand (DSL-15.7) counts as done, so skipping it lets its dependants run.
    */
   private reverseReady(): string[] {
-    const ok = new Set(this.tasks.filter((t) => t.state === 'SUCCESS' || t.state === 'SKIPPED').map((t) => t.name));
+    const ok = new Set(
+      this.tasks.filter((t) => t.state === 'SUCCESS' || t.state === 'SKIPPED').map((t) => t.name),
+    );
     const started = new Set(this.tasks.map((t) => t.name));
-    return [...this.reverseNeeded()].filter((n) => !started.has(n) && this.spec(n).requires.every((r) => ok.has(r)));
+    return [...this.reverseNeeded()].filter(
+      (n) => !started.has(n) && this.spec(n).requires.every((r) => ok.has(r)),
+    );
   }
 
   private reverseInContext(name: string): JsonMap {
     const out: JsonMap = {};
     for (const r of this.spec(name).requires) {
-      const t = [...this.tasks].reverse().find((x) => x.name === r && (x.state === 'SUCCESS' || x.state === 'SKIPPED'));
+      const t = [...this.tasks]
+        .reverse()
+        .find((x) => x.name === r && (x.state === 'SUCCESS' || x.state === 'SKIPPED'));
       if (t) Object.assign(out, outbound(t));
     }
     return out;
@@ -1291,7 +1491,9 @@ class Decider {
     if (task.state !== 'SUCCESS' && task.state !== 'SKIPPED') return;
     for (const name of this.reverseReady()) {
       if (this.spec(name).requires.includes(task.name)) task.nextTasks.push([name, 'on-success']);
-      this.runTask(this.createTask(name, this.reverseInContext(name), [{ task_id: task.id, event: 'on-success' }]));
+      this.runTask(
+        this.createTask(name, this.reverseInContext(name), [{ task_id: task.id, event: 'on-success' }]),
+      );
     }
   }
 
@@ -1329,7 +1531,8 @@ class Decider {
         this.actions
           .filter((a) => a.taskExecutionId === t.id)
           .forEach((a, i) => {
-            if (a.state === 'ERROR') s += `    [action_ex_id=${a.id}, idx=${a.ordinal ?? i}]: ${a.stateInfo ?? pyStr(a.output?.['result'] ?? null)}\n`;
+            if (a.state === 'ERROR')
+              s += `    [action_ex_id=${a.id}, idx=${a.ordinal ?? i}]: ${a.stateInfo ?? pyStr(a.output?.['result'] ?? null)}\n`;
           });
       } else {
         subUnits(t).forEach((u, i) => {
@@ -1405,7 +1608,8 @@ class Decider {
   private failStuckTask(taskId: string, updatedAt: string | undefined, message: string | null): void {
     const task = this.task(taskId);
     if (!task || isCompleted(task.state) || isCompleted(this.ex.state)) return;
-    if (updatedAt !== undefined && (task.updatedAt ?? task.createdAt).getTime() !== Date.parse(updatedAt)) return;
+    if (updatedAt !== undefined && (task.updatedAt ?? task.createdAt).getTime() !== Date.parse(updatedAt))
+      return;
     this.failFatally(task, message ?? 'reconciler: the task was stuck');
   }
 
@@ -1443,11 +1647,16 @@ class Decider {
    */
   private pauseSubExecutions(): void {
     for (const t of this.tasks) {
-      if (t.type === 'WORKFLOW' && t.state === 'RUNNING' && subUnits(t).some((u) => !isCompleted(this.subStates.get(u.id) ?? u.state))) {
+      if (
+        t.type === 'WORKFLOW' &&
+        t.state === 'RUNNING' &&
+        subUnits(t).some((u) => !isCompleted(this.subStates.get(u.id) ?? u.state))
+      ) {
         this.setTaskState(t, 'PAUSED', null);
       }
     }
-    for (const id of this.runningSubExecutions()) this.effects.push({ type: 'control-sub-execution', subExecutionId: id, command: 'pause' });
+    for (const id of this.runningSubExecutions())
+      this.effects.push({ type: 'control-sub-execution', subExecutionId: id, command: 'pause' });
   }
 
   private pause(message: string | null): void {
@@ -1464,7 +1673,12 @@ class Decider {
    */
   private controlParent(command: 'pause' | 'resume'): void {
     if (this.ex.taskExecutionId) {
-      this.effects.push({ type: 'control-parent-execution', taskExecutionId: this.ex.taskExecutionId, subExecutionId: this.ex.id, command });
+      this.effects.push({
+        type: 'control-parent-execution',
+        taskExecutionId: this.ex.taskExecutionId,
+        subExecutionId: this.ex.id,
+        command,
+      });
     }
   }
 
@@ -1473,7 +1687,8 @@ class Decider {
     if (env) this.ex.params = { ...this.ex.params, env: { ...this.env, ...env } };
     this.setExecutionState('RUNNING', null);
     this.controlParent('resume');
-    for (const id of this.runningSubExecutions()) this.effects.push({ type: 'control-sub-execution', subExecutionId: id, command: 'resume' });
+    for (const id of this.runningSubExecutions())
+      this.effects.push({ type: 'control-sub-execution', subExecutionId: id, command: 'resume' });
     const deferred = this.ex.deferred;
     this.ex.deferred = [];
     // completed tasks whose routing waited for resume
@@ -1495,7 +1710,12 @@ class Decider {
     }
     for (const t of this.tasks.filter((x) => x.state === 'PAUSED')) this.setTaskState(t, 'RUNNING', null);
     // with-items tasks whose waiting items were held back by the pause
-    for (const t of this.tasks.filter((x) => x.state === 'RUNNING' && x.runtimeContext['with_items'] !== undefined && x.runtimeContext[PROGRESS] !== undefined)) {
+    for (const t of this.tasks.filter(
+      (x) =>
+        x.state === 'RUNNING' &&
+        x.runtimeContext['with_items'] !== undefined &&
+        x.runtimeContext[PROGRESS] !== undefined,
+    )) {
       if (!this.isRunning()) return;
       this.scheduleItems(t);
     }
@@ -1517,7 +1737,11 @@ class Decider {
     this.ex.output = {};
     this.setExecutionState('RUNNING', null);
     if (this.ex.taskExecutionId) {
-      this.effects.push({ type: 'notify-parent-rerun', taskExecutionId: this.ex.taskExecutionId, subExecutionId: this.ex.id });
+      this.effects.push({
+        type: 'notify-parent-rerun',
+        taskExecutionId: this.ex.taskExecutionId,
+        subExecutionId: this.ex.id,
+      });
     }
   }
 
@@ -1600,7 +1824,8 @@ const PROGRESS = 'with_items_progress';
 
 const newProgress = (): WithItemsProgress => ({ cursor: 0, running: 0, done: 0 });
 
-const progressOf = (task: TaskExecution): WithItemsProgress => task.runtimeContext[PROGRESS] as WithItemsProgress;
+const progressOf = (task: TaskExecution): WithItemsProgress =>
+  task.runtimeContext[PROGRESS] as WithItemsProgress;
 
 /**
  * The item rows of one with-items task a decision holds: every one (`all`), or those of the windows
@@ -1629,7 +1854,8 @@ interface SubUnit {
   accepted: boolean;
 }
 
-const subUnits = (t: TaskExecution): SubUnit[] => ((t.runtimeContext['sub_executions'] as SubUnit[] | undefined) ?? []).map((u) => ({ ...u }));
+const subUnits = (t: TaskExecution): SubUnit[] =>
+  ((t.runtimeContext['sub_executions'] as SubUnit[] | undefined) ?? []).map((u) => ({ ...u }));
 
 const stripInternal = (data: JsonMap): JsonMap => {
   const out: JsonMap = {};
@@ -1680,7 +1906,11 @@ const workflowEvent = (from: ExecutionState, to: ExecutionState): NotifyEventNam
   if (from === to) return null;
   switch (to) {
     case 'RUNNING':
-      return from === 'PAUSED' ? 'WORKFLOW_RESUMED' : from === 'ERROR' ? 'WORKFLOW_RERUN' : 'WORKFLOW_LAUNCHED';
+      return from === 'PAUSED'
+        ? 'WORKFLOW_RESUMED'
+        : from === 'ERROR'
+          ? 'WORKFLOW_RERUN'
+          : 'WORKFLOW_LAUNCHED';
     case 'PAUSED':
       return 'WORKFLOW_PAUSED';
     case 'SUCCESS':

@@ -3,7 +3,8 @@ import { buildHost, evaluateWith, usesQueryFunctions } from './expression-contex
 import type { ExpressionWorld, TaskExecution, WorkflowExecution } from './model';
 
 const at = (minute: number) => new Date(Date.UTC(2026, 0, 1, 10, minute, 0));
-const spec = (...names: string[]) => ({ tasks: names.map((name) => ({ name, action: 'std.noop' })) }) as unknown as WorkflowSpec;
+const spec = (...names: string[]) =>
+  ({ tasks: names.map((name) => ({ name, action: 'std.noop' })) }) as unknown as WorkflowSpec;
 
 const execution = (id: string, minute: number, over: Partial<WorkflowExecution> = {}): WorkflowExecution => ({
   id,
@@ -29,7 +30,12 @@ const execution = (id: string, minute: number, over: Partial<WorkflowExecution> 
   ...over,
 });
 
-const task = (id: string, executionId: string, minute: number, over: Partial<TaskExecution> = {}): TaskExecution => ({
+const task = (
+  id: string,
+  executionId: string,
+  minute: number,
+  over: Partial<TaskExecution> = {},
+): TaskExecution => ({
   id,
   name: id,
   executionId,
@@ -57,7 +63,12 @@ const task = (id: string, executionId: string, minute: number, over: Partial<Tas
  * whose expressions are evaluated (its world copy is stale: RUNNING without tasks).
  */
 const R = execution('R', 0, { spec: spec('r1', 'call'), state: 'ERROR' });
-const C = execution('C', 3, { spec: spec('c1', 'c2'), state: 'ERROR', taskExecutionId: 'call', rootExecutionId: 'R' });
+const C = execution('C', 3, {
+  spec: spec('c1', 'c2'),
+  state: 'ERROR',
+  taskExecutionId: 'call',
+  rootExecutionId: 'R',
+});
 const O = execution('O', 6);
 const staleX = execution('X', 8, { state: 'RUNNING' });
 const world: ExpressionWorld = {
@@ -77,9 +88,17 @@ const evalWith = (expr: string, withWorld = true) =>
   evaluateWith(
     expr,
     { r: 'R', c: 'C' },
-    buildHost({ execution: X, tasks: () => liveTasks, actions: () => [], now: at(30), newId: () => 'id', ...(withWorld ? { world } : {}) }),
+    buildHost({
+      execution: X,
+      tasks: () => liveTasks,
+      actions: () => [],
+      now: at(30),
+      newId: () => 'id',
+      ...(withWorld ? { world } : {}),
+    }),
   );
-const names = (expr: string, withWorld = true) => (evalWith(`<% ${expr}.select($.name) %>`, withWorld) as string[]).join(',');
+const names = (expr: string, withWorld = true) =>
+  (evalWith(`<% ${expr}.select($.name) %>`, withWorld) as string[]).join(',');
 const ids = (expr: string) => (evalWith(`<% ${expr}.select($.id) %>`) as string[]).join(',');
 
 describe('tasks() over any execution (DSL-9.6)', () => {
@@ -101,7 +120,9 @@ describe('tasks() over any execution (DSL-9.6)', () => {
   it('without an id lists every task of the project, this execution’s as they are now', () => {
     expect(names('tasks()')).toBe('r1,call,c1,c2,o1,x1');
     expect(names('tasks(state => SUCCESS)')).toBe('r1,c2,o1');
-    expect(evalWith("<% tasks(state => RUNNING).select([$.name, $.workflow_execution_id]) %>")).toEqual([['x1', 'X']]);
+    expect(evalWith('<% tasks(state => RUNNING).select([$.name, $.workflow_execution_id]) %>')).toEqual([
+      ['x1', 'X'],
+    ]);
   });
 
   it('maps carry the spec of the task’s own workflow and timestamps', () => {
@@ -131,7 +152,9 @@ describe('executions() over the project (DSL-9.6)', () => {
   it('filters by root execution, state and creation time bounds', () => {
     expect(ids('executions(root_execution_id => $.r)')).toBe('C');
     expect(ids('executions(state => ERROR)')).toBe('R,C');
-    expect(ids("executions(from_time => '2026-01-01 10:03:00', to_time => '2026-01-01 10:08:00')")).toBe('C,O');
+    expect(ids("executions(from_time => '2026-01-01 10:03:00', to_time => '2026-01-01 10:08:00')")).toBe(
+      'C,O',
+    );
     expect(ids("executions(null, null, SUCCESS, '2026-01-01T10:00:00Z')")).toBe('O');
   });
 
@@ -156,6 +179,8 @@ describe('usesQueryFunctions', () => {
   it('spots tasks( and executions( anywhere in a spec', () => {
     expect(usesQueryFunctions({ tasks: [{ publish: { n: '<% tasks($.id).len() %>' } }] })).toBe(true);
     expect(usesQueryFunctions({ output: { e: '{{ executions() }}' } })).toBe(true);
-    expect(usesQueryFunctions({ tasks: [{ name: 'tasks', publish: { n: '<% task().result %>' } }] })).toBe(false);
+    expect(usesQueryFunctions({ tasks: [{ name: 'tasks', publish: { n: '<% task().result %>' } }] })).toBe(
+      false,
+    );
   });
 });

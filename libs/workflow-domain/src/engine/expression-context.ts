@@ -1,4 +1,10 @@
-import { type ExecutionsFilter, type ExpressionHost, type PreparedContext, type TasksFilter, evaluate } from '@osc/expressions';
+import {
+  type ExecutionsFilter,
+  type ExpressionHost,
+  type PreparedContext,
+  type TasksFilter,
+  evaluate,
+} from '@osc/expressions';
 import type { ActionExecution, ExpressionWorld, JsonMap, TaskExecution, WorkflowExecution } from './model';
 
 /** `YYYY-MM-DD HH:MM:SS` (UTC), the timestamp form of expression maps and the API (DSL-9.6). */
@@ -99,16 +105,19 @@ const queryTasks = (src: HostSource, filter: TasksFilter): JsonMap[] => {
   const byId = new Map(executions.map((e) => [e.id, e]));
   const subsOf = (taskId: string) => executions.filter((e) => e.taskExecutionId === taskId);
   const keep = (t: TaskExecution) =>
-    (!filter.state || t.state === filter.state) && (!filter.flat || t.type === 'ACTION' || subsOf(t.id).every((s) => s.state !== t.state));
+    (!filter.state || t.state === filter.state) &&
+    (!filter.flat || t.type === 'ACTION' || subsOf(t.id).every((s) => s.state !== t.state));
   const collect = (executionId: string | null): TaskExecution[] => {
     const own = executionId ? tasks.filter((t) => t.executionId === executionId) : tasks;
     const out = own.filter(keep);
     if (filter.recursive && executionId) {
-      for (const t of own) if (t.type === 'WORKFLOW') for (const sub of subsOf(t.id)) out.push(...collect(sub.id));
+      for (const t of own)
+        if (t.type === 'WORKFLOW') for (const sub of subsOf(t.id)) out.push(...collect(sub.id));
     }
     return out;
   };
-  const specOf = (t: TaskExecution) => (name: string) => byId.get(t.executionId)?.spec.tasks.find((s) => s.name === name);
+  const specOf = (t: TaskExecution) => (name: string) =>
+    byId.get(t.executionId)?.spec.tasks.find((s) => s.name === name);
   const id = filter.workflowExecutionId ? String(filter.workflowExecutionId) : null;
   // without a world only this execution is visible, whatever the filter asks
   const visible = src.world || id === null || id === src.execution.id ? collect(id) : [];
@@ -123,7 +132,9 @@ const queryExecutions = (src: HostSource, filter: ExecutionsFilter): JsonMap[] =
     .executions.filter(
       (e) =>
         (filter.id === undefined || filter.id === null || e.id === filter.id) &&
-        (filter.rootExecutionId === undefined || filter.rootExecutionId === null || e.rootExecutionId === filter.rootExecutionId) &&
+        (filter.rootExecutionId === undefined ||
+          filter.rootExecutionId === null ||
+          e.rootExecutionId === filter.rootExecutionId) &&
         (filter.state === undefined || filter.state === null || e.state === filter.state) &&
         (from === null || e.createdAt.getTime() >= from) &&
         (to === null || e.createdAt.getTime() < to),
@@ -175,4 +186,8 @@ export const usesQueryFunctions = (spec: object): boolean => {
  * Evaluates `value` (any JSON with expression strings) against `data` with `host`; `data` converted
  * once (`prepareContext`) skips the conversion, which costs the data's size.
  */
-export const evaluateWith = (value: unknown, data: JsonMap | PreparedContext, host: ExpressionHost): unknown => evaluate(value, data, host);
+export const evaluateWith = (
+  value: unknown,
+  data: JsonMap | PreparedContext,
+  host: ExpressionHost,
+): unknown => evaluate(value, data, host);

@@ -1,5 +1,12 @@
 import { isCompleted } from './states';
-import type { ActionExecution, EngineChanges, ExecutionSnapshot, TaskExecution, WithItemsProgress, WithItemsState } from './model';
+import type {
+  ActionExecution,
+  EngineChanges,
+  ExecutionSnapshot,
+  TaskExecution,
+  WithItemsProgress,
+  WithItemsState,
+} from './model';
 
 /** What an event of an execution's history is about. */
 export type HistorySubject = 'execution' | 'task' | 'action';
@@ -68,7 +75,9 @@ export function historyEvents(snapshot: ExecutionSnapshot, changes: EngineChange
     out.push(taskEvent(t, prev));
   }
   const oldActions = new Map(snapshot.actions.map((a) => [a.id, a]));
-  const taskNames = new Map([...snapshot.tasks, ...changes.tasksCreated, ...changes.tasksUpdated].map((t) => [t.id, t.name]));
+  const taskNames = new Map(
+    [...snapshot.tasks, ...changes.tasksCreated, ...changes.tasksUpdated].map((t) => [t.id, t.name]),
+  );
   for (const a of changes.actionsCreated) out.push(actionEvent(a, undefined, taskNames));
   for (const a of changes.actionsUpdated) {
     const prev = oldActions.get(a.id);
@@ -82,14 +91,19 @@ export function historyEvents(snapshot: ExecutionSnapshot, changes: EngineChange
 function taskChanged(prev: TaskExecution, t: TaskExecution): boolean {
   if (prev.state !== t.state || prev.stateInfo !== t.stateInfo) return true;
   const [p, n] = [taskDetails(prev), taskDetails(t)];
-  return p.withItems?.done !== n.withItems?.done || p.retryNo !== n.retryNo || (p.published ?? []).join('\u0000') !== (n.published ?? []).join('\u0000');
+  return (
+    p.withItems?.done !== n.withItems?.done ||
+    p.retryNo !== n.retryNo ||
+    (p.published ?? []).join('\u0000') !== (n.published ?? []).join('\u0000')
+  );
 }
 
 function taskDetails(t: TaskExecution): HistoryDetails {
   const details: HistoryDetails = {};
   const items = t.runtimeContext['with_items'] as WithItemsState | undefined;
   const progress = t.runtimeContext['with_items_progress'] as WithItemsProgress | undefined;
-  if (items && typeof items.count === 'number') details.withItems = { done: progress?.done ?? 0, total: items.count };
+  if (items && typeof items.count === 'number')
+    details.withItems = { done: progress?.done ?? 0, total: items.count };
   const retry = t.runtimeContext['retry_task_policy'] as { retry_no?: unknown } | undefined;
   if (retry && typeof retry.retry_no === 'number' && retry.retry_no > 0) details.retryNo = retry.retry_no;
   const published = Object.keys(t.published ?? {});
@@ -111,7 +125,11 @@ function taskEvent(t: TaskExecution, prev: TaskExecution | undefined): HistoryEv
   };
 }
 
-function actionEvent(a: ActionExecution, prev: ActionExecution | undefined, taskNames: ReadonlyMap<string, string>): HistoryEvent {
+function actionEvent(
+  a: ActionExecution,
+  prev: ActionExecution | undefined,
+  taskNames: ReadonlyMap<string, string>,
+): HistoryEvent {
   return {
     subject: 'action',
     executionId: a.executionId,
@@ -121,6 +139,9 @@ function actionEvent(a: ActionExecution, prev: ActionExecution | undefined, task
     state: a.state,
     previousState: prev?.state ?? null,
     stateInfo: a.stateInfo,
-    details: { ...(a.itemIndex !== null ? { itemIndex: a.itemIndex } : {}), ...(taskNames.has(a.taskExecutionId) ? { taskName: taskNames.get(a.taskExecutionId) } : {}) },
+    details: {
+      ...(a.itemIndex !== null ? { itemIndex: a.itemIndex } : {}),
+      ...(taskNames.has(a.taskExecutionId) ? { taskName: taskNames.get(a.taskExecutionId) } : {}),
+    },
   };
 }

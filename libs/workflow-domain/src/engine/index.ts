@@ -3,7 +3,12 @@ export * from './model';
 export { decide, decideBatch, STATE_INFO_LIMIT, CONTROL_REQUEST } from './decide';
 export { formatTimestamp, isTruthy, buildHost, taskView, usesQueryFunctions } from './expression-context';
 export { applyItemChanges, mergeItemChanges } from './items';
-export { expressionScope, evaluatePlayground, type ExpressionScope, type PlaygroundOutcome } from './playground';
+export {
+  expressionScope,
+  evaluatePlayground,
+  type ExpressionScope,
+  type PlaygroundOutcome,
+} from './playground';
 export { publicRuntimeContext } from './runtime-view';
 export { EngineSimulator, defaultActionScript, type ActionScript } from './simulator';
 export {

@@ -40,7 +40,11 @@ export function applyItemChanges(loads: readonly LoadedItems[], changes: EngineC
   }
   for (const [taskExecutionId, rows] of created) {
     const m = updates.get(taskExecutionId);
-    const final = m ? rows.map((r) => (m.has(r.index) ? { ...r, state: m.get(r.index)!.state, result: m.get(r.index)!.result } : r)) : rows;
+    const final = m
+      ? rows.map((r) =>
+          m.has(r.index) ? { ...r, state: m.get(r.index)!.state, result: m.get(r.index)!.result } : r,
+        )
+      : rows;
     out.push({ taskExecutionId, from: 0, count: 'all', rows: [...final].sort((a, b) => a.index - b.index) });
   }
   return out;
@@ -50,9 +54,13 @@ export function applyItemChanges(loads: readonly LoadedItems[], changes: EngineC
  * The item changes of `b` applied over those of `a` (two decisions written as one): a task `b`
  * deletes loses `a`'s rows; otherwise rows are written in order, creations before updates.
  */
-export function mergeItemChanges(a: EngineChanges, b: EngineChanges): Pick<EngineChanges, 'itemsDeleted' | 'itemsCreated' | 'itemsUpdated'> {
+export function mergeItemChanges(
+  a: EngineChanges,
+  b: EngineChanges,
+): Pick<EngineChanges, 'itemsDeleted' | 'itemsCreated' | 'itemsUpdated'> {
   const gone = new Set(b.itemsDeleted ?? []);
-  const keep = <T extends { taskExecutionId: string }>(rows: readonly T[] | undefined): T[] => (rows ?? []).filter((r) => !gone.has(r.taskExecutionId));
+  const keep = <T extends { taskExecutionId: string }>(rows: readonly T[] | undefined): T[] =>
+    (rows ?? []).filter((r) => !gone.has(r.taskExecutionId));
   const itemsDeleted = [...new Set([...(a.itemsDeleted ?? []), ...gone])];
   const itemsCreated = [...keep(a.itemsCreated), ...(b.itemsCreated ?? [])];
   const itemsUpdated = [...keep(a.itemsUpdated), ...(b.itemsUpdated ?? [])];

@@ -209,7 +209,9 @@ export interface ExecutionSnapshot {
  */
 export class ItemsNeeded extends Error {
   constructor(readonly requests: readonly ItemsRequest[]) {
-    super(`with-items rows needed: ${requests.map((r) => `${r.taskExecutionId}[${r.from}+${r.count}]`).join(', ')}`);
+    super(
+      `with-items rows needed: ${requests.map((r) => `${r.taskExecutionId}[${r.from}+${r.count}]`).join(', ')}`,
+    );
     this.name = 'ItemsNeeded';
   }
 }
@@ -251,7 +253,13 @@ export type EngineEvent =
   | { type: 'pause'; message?: string | null }
   | { type: 'resume'; env?: JsonMap }
   | { type: 'cancel'; message?: string | null }
-  | { type: 'force-state'; state: 'SUCCESS' | 'ERROR'; message?: string | null; taskExecutionId?: string; taskUpdatedAt?: string }
+  | {
+      type: 'force-state';
+      state: 'SUCCESS' | 'ERROR';
+      message?: string | null;
+      taskExecutionId?: string;
+      taskUpdatedAt?: string;
+    }
   | { type: 'rerun-task'; taskExecutionId: string; reset: boolean; env?: JsonMap }
   | { type: 'skip-task'; taskExecutionId: string }
   | { type: 'timer-fired'; taskExecutionId: string; timerId: string; kind: TaskTimer['kind'] };

@@ -17,7 +17,8 @@ export interface NewExecutionArgs {
   rootExecutionId?: string | null;
 }
 
-const specClass = (spec: WorkflowSpec): string => (spec.type === 'reverse' ? 'ReverseWorkflowSpec' : 'DirectWorkflowSpec');
+const specClass = (spec: WorkflowSpec): string =>
+  spec.type === 'reverse' ? 'ReverseWorkflowSpec' : 'DirectWorkflowSpec';
 
 /**
  * DSL-2.3: missing required or undeclared inputs fail with
@@ -39,7 +40,10 @@ export function checkWorkflowInput(spec: WorkflowSpec, input: JsonMap): JsonMap 
 }
 
 /** Splits a workflow task's evaluated input into the sub-workflow's input and params (DSL-3.7). */
-export function splitSubWorkflowInput(spec: WorkflowSpec, given: JsonMap): { input: JsonMap; params: JsonMap } {
+export function splitSubWorkflowInput(
+  spec: WorkflowSpec,
+  given: JsonMap,
+): { input: JsonMap; params: JsonMap } {
   const declared = new Set(spec.input.map((p) => p.name));
   const input: JsonMap = {};
   const params: JsonMap = {};
@@ -58,7 +62,8 @@ export function newExecution(args: NewExecutionArgs, now: Date): WorkflowExecuti
   const params: JsonMap = { ...(args.params ?? {}) };
   let env = params['env'];
   if (env === undefined || env === null) env = {};
-  if (typeof env !== 'object' || Array.isArray(env)) throw new InvalidInputError(`Environment is not found: ${String(env)}`);
+  if (typeof env !== 'object' || Array.isArray(env))
+    throw new InvalidInputError(`Environment is not found: ${String(env)}`);
   const rawEnv = env as JsonMap;
   if (params['evaluate_env'] !== false && Object.keys(rawEnv).length > 0) {
     env = evaluateWith(rawEnv, { __env: rawEnv, ...rawEnv }, { env: () => rawEnv });
@@ -68,7 +73,9 @@ export function newExecution(args: NewExecutionArgs, now: Date): WorkflowExecuti
   if (spec.type === 'reverse') {
     const target = params['task_name'];
     if (typeof target !== 'string' || !spec.tasks.some((t) => t.name === target)) {
-      throw new InvalidInputError(`Invalid task name [wf_spec=${specClass(spec)}, task_name=${String(target ?? 'None')}]`);
+      throw new InvalidInputError(
+        `Invalid task name [wf_spec=${specClass(spec)}, task_name=${String(target ?? 'None')}]`,
+      );
     }
   }
   return {
@@ -98,5 +105,7 @@ export function newExecution(args: NewExecutionArgs, now: Date): WorkflowExecuti
 /** DSL-14.7: an execution's `published_global` (global context minus internal keys and vars). */
 export const executionPublishedGlobal = (ex: Pick<WorkflowExecution, 'context' | 'varNames'>): JsonMap =>
   Object.fromEntries(
-    Object.entries(ex.context).filter(([k]) => k !== '__execution' && k !== 'openstack' && !ex.varNames.includes(k)),
+    Object.entries(ex.context).filter(
+      ([k]) => k !== '__execution' && k !== 'openstack' && !ex.varNames.includes(k),
+    ),
   );

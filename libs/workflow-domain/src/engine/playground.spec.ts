@@ -3,7 +3,12 @@ import type { ExecutionSnapshot, TaskExecution, WorkflowExecution } from './mode
 import { evaluatePlayground, expressionScope } from './playground';
 
 const at = new Date(Date.UTC(2026, 0, 1, 10, 0, 0));
-const spec = { tasks: [{ name: 'fetch', action: 'std.http' }, { name: 'use', action: 'std.echo' }] } as unknown as WorkflowSpec;
+const spec = {
+  tasks: [
+    { name: 'fetch', action: 'std.http' },
+    { name: 'use', action: 'std.echo' },
+  ],
+} as unknown as WorkflowSpec;
 
 const ex: WorkflowExecution = {
   id: 'ex-1',
@@ -51,8 +56,17 @@ const task = (name: string, over: Partial<TaskExecution>): TaskExecution => ({
   ...over,
 });
 
-const fetch = task('fetch', { result: { status: 200 }, published: { body: 'ok', shadowed: 'published' }, inContext: { shadowed: 'inbound' } });
-const use = task('use', { state: 'RUNNING', finishedAt: null, inContext: { body: 'ok', shadowed: 'inbound' }, published: { never: 'seen' } });
+const fetch = task('fetch', {
+  result: { status: 200 },
+  published: { body: 'ok', shadowed: 'published' },
+  inContext: { shadowed: 'inbound' },
+});
+const use = task('use', {
+  state: 'RUNNING',
+  finishedAt: null,
+  inContext: { body: 'ok', shadowed: 'inbound' },
+  published: { never: 'seen' },
+});
 const snapshot: ExecutionSnapshot = { execution: ex, tasks: [fetch, use], actions: [], subExecutions: [] };
 const scope = (t: TaskExecution | null) => expressionScope(snapshot, t, at, () => 'new-id');
 
@@ -77,13 +91,24 @@ describe('expressionScope + evaluatePlayground', () => {
 
   it('answers a syntax error with its position in the text sent', () => {
     expect(evaluatePlayground('1 +* 2', 'yaql', scope(null))).toEqual({
-      error: { message: expect.stringContaining('unexpected'), language: 'yaql', expression: '1 +* 2', position: 3 },
+      error: {
+        message: expect.stringContaining('unexpected'),
+        language: 'yaql',
+        expression: '1 +* 2',
+        position: 3,
+      },
     });
-    expect(evaluatePlayground('x: <% $.a +* 2 %>', 'jinja', scope(null))).toMatchObject({ error: { language: 'yaql', expression: '$.a +* 2', position: 11 } });
-    expect(evaluatePlayground('a b', 'jinja', scope(null))).toMatchObject({ error: { language: 'jinja', position: 2 } });
+    expect(evaluatePlayground('x: <% $.a +* 2 %>', 'jinja', scope(null))).toMatchObject({
+      error: { language: 'yaql', expression: '$.a +* 2', position: 11 },
+    });
+    expect(evaluatePlayground('a b', 'jinja', scope(null))).toMatchObject({
+      error: { language: 'jinja', position: 2 },
+    });
   });
 
   it('answers an evaluation error without a position', () => {
-    expect(evaluatePlayground('$.nothing.len()', 'yaql', scope(fetch))).toMatchObject({ error: { language: 'yaql', position: null } });
+    expect(evaluatePlayground('$.nothing.len()', 'yaql', scope(fetch))).toMatchObject({
+      error: { language: 'yaql', position: null },
+    });
   });
 });

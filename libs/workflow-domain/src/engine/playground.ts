@@ -1,4 +1,9 @@
-import { ExpressionError, type ExpressionHost, type ExpressionLanguage, containsExpression } from '@osc/expressions';
+import {
+  ExpressionError,
+  type ExpressionHost,
+  type ExpressionLanguage,
+  containsExpression,
+} from '@osc/expressions';
 import { buildHost, evaluateWith } from './expression-context';
 import type { ExecutionSnapshot, JsonMap, TaskExecution } from './model';
 import { isCompleted } from './states';
@@ -18,12 +23,24 @@ export interface ExpressionScope {
  * - no task: the execution's own data (input, vars and published globals, env).
  * `execution()`, `env()`, `tasks()` and `executions()` answer as in the engine. Pure.
  */
-export function expressionScope(snapshot: ExecutionSnapshot, task: TaskExecution | null, now: Date, newId: () => string): ExpressionScope {
+export function expressionScope(
+  snapshot: ExecutionSnapshot,
+  task: TaskExecution | null,
+  now: Date,
+  newId: () => string,
+): ExpressionScope {
   const ex = snapshot.execution;
   const env = ex.params['env'];
   const envMap = env && typeof env === 'object' && !Array.isArray(env) ? (env as JsonMap) : {};
   const host = buildHost(
-    { execution: ex, tasks: () => snapshot.tasks, actions: () => snapshot.actions, now, newId, ...(snapshot.world ? { world: snapshot.world } : {}) },
+    {
+      execution: ex,
+      tasks: () => snapshot.tasks,
+      actions: () => snapshot.actions,
+      now,
+      newId,
+      ...(snapshot.world ? { world: snapshot.world } : {}),
+    },
     task ?? undefined,
   );
   if (!task) return { data: { ...ex.input, ...ex.context, __env: envMap }, host };
@@ -59,7 +76,11 @@ export type PlaygroundOutcome =
  * expression of `language`. A failure of the expression is an outcome, not an exception; the
  * position of a syntax error is mapped back onto `text`.
  */
-export function evaluatePlayground(text: string, language: ExpressionLanguage, scope: ExpressionScope): PlaygroundOutcome {
+export function evaluatePlayground(
+  text: string,
+  language: ExpressionLanguage,
+  scope: ExpressionScope,
+): PlaygroundOutcome {
   const value = containsExpression(text) ? text : language === 'yaql' ? `<% ${text} %>` : `{{ ${text} }}`;
   try {
     return { result: evaluateWith(value, scope.data, scope.host) ?? null };
@@ -68,7 +89,8 @@ export function evaluatePlayground(text: string, language: ExpressionLanguage, s
     const inner = e.expression.trim();
     const lead = e.expression.length - e.expression.trimStart().length;
     const at = inner ? text.indexOf(inner) : -1;
-    const position = e.position === null || at < 0 ? null : Math.min(text.length, Math.max(0, at + e.position - lead));
+    const position =
+      e.position === null || at < 0 ? null : Math.min(text.length, Math.max(0, at + e.position - lead));
     return { error: { message: e.message, language: e.language, expression: inner, position } };
   }
 }

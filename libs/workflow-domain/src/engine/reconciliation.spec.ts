@@ -1,4 +1,11 @@
-import { EXECUTOR_LOST, type TaskFacts, executorLostMessage, judgeClaimedAction, judgeIdleExecution, judgeStuckTask } from './reconciliation';
+import {
+  EXECUTOR_LOST,
+  type TaskFacts,
+  executorLostMessage,
+  judgeClaimedAction,
+  judgeIdleExecution,
+  judgeStuckTask,
+} from './reconciliation';
 
 const NOW = new Date('2026-01-01T12:00:00.000Z');
 const ago = (s: number) => new Date(NOW.getTime() - s * 1000);
@@ -11,13 +18,18 @@ describe('judgeClaimedAction', () => {
     ['stale, safe-rerun', ago(121), true, { kind: 'run-again' }],
     ['instance row gone, safe-rerun', null, true, { kind: 'run-again' }],
   ] as const)('%s', (_name, hb, canRunAgain, expected) => {
-    expect(judgeClaimedAction({ executorId: 'e1', lastHeartbeat: hb, canRunAgain }, NOW, bounds)).toEqual(expected);
+    expect(judgeClaimedAction({ executorId: 'e1', lastHeartbeat: hb, canRunAgain }, NOW, bounds)).toEqual(
+      expected,
+    );
   });
 
   it('a stale executor fails a not safe-rerun action with the sentence, its id and last heartbeat', () => {
-    expect(judgeClaimedAction({ executorId: 'e1', lastHeartbeat: ago(121), canRunAgain: false }, NOW, bounds)).toEqual({
+    expect(
+      judgeClaimedAction({ executorId: 'e1', lastHeartbeat: ago(121), canRunAgain: false }, NOW, bounds),
+    ).toEqual({
       kind: 'fail',
-      error: 'the executor running this action stopped before reporting a result (executor e1, last heartbeat 2026-01-01T11:57:59.000Z)',
+      error:
+        'the executor running this action stopped before reporting a result (executor e1, last heartbeat 2026-01-01T11:57:59.000Z)',
     });
     expect(executorLostMessage('e2', null).startsWith(EXECUTOR_LOST)).toBe(true);
   });
@@ -34,7 +46,12 @@ const task = (over: Partial<TaskFacts> = {}): TaskFacts => ({
   subExecutions: [],
   ...over,
 });
-const claimedBy = (executorId: string | null, lastHeartbeat: Date | null) => ({ claimed: true, executorId, lastHeartbeat, sampleActionExecutionId: 'a1' });
+const claimedBy = (executorId: string | null, lastHeartbeat: Date | null) => ({
+  claimed: true,
+  executorId,
+  lastHeartbeat,
+  sampleActionExecutionId: 'a1',
+});
 const unclaimed = { claimed: false, executorId: null, lastHeartbeat: null, sampleActionExecutionId: 'a1' };
 
 describe('judgeStuckTask', () => {
@@ -42,11 +59,26 @@ describe('judgeStuckTask', () => {
     ['changed within the bound', task({ updatedAt: ago(299) })],
     ['a live executor runs its action (long action)', task({ actions: [claimedBy('e1', ago(5))] })],
     ['an async action waits for its callback', task({ actions: [claimedBy(null, null)] })],
-    ['a dead executor holds its action (the executor check handles it)', task({ actions: [claimedBy('e1', ago(500))] })],
-    ['an unclaimed with-items item may wait behind its siblings', task({ withItems: true, actions: [unclaimed] })],
-    ['a sub-workflow still runs', task({ subExecutions: [{ id: 's1', state: 'RUNNING', output: {}, stateInfo: null }] })],
-    ['a timer not yet due', task({ state: 'DELAYED', timer: { id: 'tm', kind: 'retry', dueAt: ago(-3600).toISOString() } })],
-    ['a timer due within the bound', task({ state: 'DELAYED', timer: { id: 'tm', kind: 'retry', dueAt: ago(300).toISOString() } })],
+    [
+      'a dead executor holds its action (the executor check handles it)',
+      task({ actions: [claimedBy('e1', ago(500))] }),
+    ],
+    [
+      'an unclaimed with-items item may wait behind its siblings',
+      task({ withItems: true, actions: [unclaimed] }),
+    ],
+    [
+      'a sub-workflow still runs',
+      task({ subExecutions: [{ id: 's1', state: 'RUNNING', output: {}, stateInfo: null }] }),
+    ],
+    [
+      'a timer not yet due',
+      task({ state: 'DELAYED', timer: { id: 'tm', kind: 'retry', dueAt: ago(-3600).toISOString() } }),
+    ],
+    [
+      'a timer due within the bound',
+      task({ state: 'DELAYED', timer: { id: 'tm', kind: 'retry', dueAt: ago(300).toISOString() } }),
+    ],
     ['a join waiting', task({ state: 'WAITING' })],
   ])('leaves alone: %s', (_name, t) => {
     expect(judgeStuckTask(t, NOW, bounds)).toEqual({ kind: 'leave' });
@@ -64,14 +96,18 @@ describe('judgeStuckTask', () => {
 
   it('reports again a sub-workflow that ended unheard', () => {
     const sub = { id: 's1', state: 'SUCCESS', output: { x: 1 }, stateInfo: null };
-    expect(judgeStuckTask(task({ subExecutions: [sub] }), NOW, bounds)).toMatchObject({ kind: 'complete-sub-workflow', sub });
+    expect(judgeStuckTask(task({ subExecutions: [sub] }), NOW, bounds)).toMatchObject({
+      kind: 'complete-sub-workflow',
+      sub,
+    });
   });
 
   it('fails an action no executor ever picked up', () => {
     expect(judgeStuckTask(task({ actions: [unclaimed] }), NOW, bounds)).toEqual({
       kind: 'fail-action',
       actionExecutionId: 'a1',
-      error: 'reconciler: task work was RUNNING with its action never picked up by an executor and no timer or pending command for 301 s',
+      error:
+        'reconciler: task work was RUNNING with its action never picked up by an executor and no timer or pending command for 301 s',
     });
   });
 
@@ -80,7 +116,13 @@ describe('judgeStuckTask', () => {
       kind: 'fail-task',
       stateInfo: 'reconciler: task work was RUNNING with no action, timer or pending command for 301 s',
     });
-    expect(judgeStuckTask(task({ subExecutions: [{ id: 's1', state: null, output: {}, stateInfo: null }] }), NOW, bounds).kind).toBe('fail-task');
+    expect(
+      judgeStuckTask(
+        task({ subExecutions: [{ id: 's1', state: null, output: {}, stateInfo: null }] }),
+        NOW,
+        bounds,
+      ).kind,
+    ).toBe('fail-task');
   });
 
   it('fails a DELAYED task without a timer', () => {
@@ -93,15 +135,20 @@ describe('judgeStuckTask', () => {
 
 describe('judgeIdleExecution', () => {
   it('leaves an execution changed within the bound', () => {
-    expect(judgeIdleExecution({ started: false, taskCount: 0, lastChange: ago(300) }, NOW, bounds)).toEqual({ kind: 'leave' });
+    expect(judgeIdleExecution({ started: false, taskCount: 0, lastChange: ago(300) }, NOW, bounds)).toEqual({
+      kind: 'leave',
+    });
   });
   it('starts again an execution whose start was lost', () => {
-    expect(judgeIdleExecution({ started: false, taskCount: 0, lastChange: ago(301) }, NOW, bounds).kind).toBe('start');
+    expect(judgeIdleExecution({ started: false, taskCount: 0, lastChange: ago(301) }, NOW, bounds).kind).toBe(
+      'start',
+    );
   });
   it('fails a started execution with nothing active', () => {
     expect(judgeIdleExecution({ started: true, taskCount: 2, lastChange: ago(400) }, NOW, bounds)).toEqual({
       kind: 'fail',
-      stateInfo: 'reconciler: the execution was RUNNING with no running task, timer or pending command for 400 s',
+      stateInfo:
+        'reconciler: the execution was RUNNING with no running task, timer or pending command for 400 s',
     });
   });
 });

@@ -83,7 +83,11 @@ export type StuckTaskDecision =
   /** The timer's job was lost: fire it now (`timer:<id>`; ignored if the task moved on). */
   | { kind: 'fire-timer'; timerId: string; timerKind: string; reason: string }
   /** The child finished but the parent never heard: tell it again (`sub-workflow-completed:<id>`). */
-  | { kind: 'complete-sub-workflow'; sub: TaskSubExecution & { state: 'SUCCESS' | 'ERROR' | 'CANCELLED' }; reason: string }
+  | {
+      kind: 'complete-sub-workflow';
+      sub: TaskSubExecution & { state: 'SUCCESS' | 'ERROR' | 'CANCELLED' };
+      reason: string;
+    }
   /** The action's job was never picked up: fail the action; retry/on-error decide. */
   | { kind: 'fail-action'; actionExecutionId: string; error: string }
   /** Nothing can take the task further: fail it (DSL-13.6), and with it the execution. */
@@ -115,7 +119,10 @@ export function judgeStuckTask(t: TaskFacts, now: Date, bounds: ReconcileBounds)
   const idle = seconds(idleMs);
   if (t.state === 'WAITING') return { kind: 'leave' }; // a join: its execution is judged as a whole
   if (t.state === 'DELAYED') {
-    return { kind: 'fail-task', stateInfo: `reconciler: task ${t.name} was DELAYED with no timer or pending command for ${idle} s` };
+    return {
+      kind: 'fail-task',
+      stateInfo: `reconciler: task ${t.name} was DELAYED with no timer or pending command for ${idle} s`,
+    };
   }
   if (t.state !== 'RUNNING') return { kind: 'leave' };
   // a claimed action is live (its executor heartbeats, or it waits for an external system) or is
@@ -138,7 +145,10 @@ export function judgeStuckTask(t: TaskFacts, now: Date, bounds: ReconcileBounds)
       error: `reconciler: task ${t.name} was RUNNING with its action never picked up by an executor and no timer or pending command for ${idle} s`,
     };
   }
-  return { kind: 'fail-task', stateInfo: `reconciler: task ${t.name} was RUNNING with no action, timer or pending command for ${idle} s` };
+  return {
+    kind: 'fail-task',
+    stateInfo: `reconciler: task ${t.name} was RUNNING with no action, timer or pending command for ${idle} s`,
+  };
 }
 
 /** A RUNNING execution none of whose tasks is RUNNING, DELAYED, PAUSED, IDLE or has a timer. */
@@ -149,17 +159,25 @@ export interface IdleExecutionFacts {
   readonly lastChange: Date;
 }
 
-export type IdleExecutionDecision = { kind: 'leave' } | { kind: 'start'; reason: string } | { kind: 'fail'; stateInfo: string };
+export type IdleExecutionDecision =
+  { kind: 'leave' } | { kind: 'start'; reason: string } | { kind: 'fail'; stateInfo: string };
 
 /**
  * An execution whose start command was lost is started again (`start:<id>`, a no-op if it did start);
  * one that started yet has nothing left that could move it is failed saying why.
  */
-export function judgeIdleExecution(x: IdleExecutionFacts, now: Date, bounds: ReconcileBounds): IdleExecutionDecision {
+export function judgeIdleExecution(
+  x: IdleExecutionFacts,
+  now: Date,
+  bounds: ReconcileBounds,
+): IdleExecutionDecision {
   const idleMs = now.getTime() - x.lastChange.getTime();
   if (!(idleMs > bounds.stuckAfterMs)) return { kind: 'leave' };
   if (!x.started && x.taskCount === 0) {
-    return { kind: 'start', reason: `reconciler: the execution was RUNNING but never started for ${seconds(idleMs)} s` };
+    return {
+      kind: 'start',
+      reason: `reconciler: the execution was RUNNING but never started for ${seconds(idleMs)} s`,
+    };
   }
   return {
     kind: 'fail',

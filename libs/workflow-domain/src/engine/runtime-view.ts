@@ -18,7 +18,10 @@ export function publicRuntimeContext(runtime: Readonly<Record<string, unknown>>)
   if (wi && typeof wi === 'object') {
     const running = (runtime['with_items_progress'] as WithItemsProgress | undefined)?.running ?? 0;
     if (wi.concurrency > 0) out['concurrency'] = wi.concurrency;
-    out['with_items'] = { capacity: wi.concurrency > 0 ? Math.max(0, wi.concurrency - running) : null, count: wi.count };
+    out['with_items'] = {
+      capacity: wi.concurrency > 0 ? Math.max(0, wi.concurrency - running) : null,
+      count: wi.count,
+    };
   }
   return out;
 }

@@ -22,7 +22,14 @@ import { isCompleted } from './states';
 export type ActionScript = (
   name: string,
   input: JsonMap,
-) => { state: 'SUCCESS' | 'ERROR' | 'CANCELLED'; result?: unknown; error?: unknown; fatal?: { message: string } } | 'async';
+) =>
+  | {
+      state: 'SUCCESS' | 'ERROR' | 'CANCELLED';
+      result?: unknown;
+      error?: unknown;
+      fatal?: { message: string };
+    }
+  | 'async';
 
 /** The standard actions the simulator knows (no I/O): noop, echo, fail, test_dict, async_noop. */
 export const defaultActionScript: ActionScript = (name, input) => {
@@ -39,7 +46,10 @@ export const defaultActionScript: ActionScript = (name, input) => {
     case 'std.async_noop':
       return 'async';
     default:
-      return { state: 'ERROR', fatal: { message: `Failed to find action [action_name=${name}, namespace=]` } };
+      return {
+        state: 'ERROR',
+        fatal: { message: `Failed to find action [action_name=${name}, namespace=]` },
+      };
   }
 };
 
@@ -60,7 +70,13 @@ interface Sim {
 export class EngineSimulator {
   readonly executions = new Map<string, Sim>();
   readonly queue: { executionId: string; event: EngineEvent }[] = [];
-  readonly timers: { executionId: string; taskExecutionId: string; timerId: string; kind: 'wait-before' | 'wait-after' | 'retry' | 'timeout'; delayMs: number }[] = [];
+  readonly timers: {
+    executionId: string;
+    taskExecutionId: string;
+    timerId: string;
+    kind: 'wait-before' | 'wait-after' | 'retry' | 'timeout';
+    delayMs: number;
+  }[] = [];
   readonly effects: EngineEffect[] = [];
   readonly asyncActions: { executionId: string; taskExecutionId: string; actionExecutionId: string }[] = [];
   /** The history entries of every decision so far, in order (what the store appends). */
@@ -84,7 +100,13 @@ export class EngineSimulator {
   };
 
   /** Creates an execution row as the API does (RUNNING) and queues its start. */
-  create(workflowName: string, input: JsonMap = {}, params: JsonMap = {}, parent?: { taskExecutionId: string; rootExecutionId: string }, id?: string): string {
+  create(
+    workflowName: string,
+    input: JsonMap = {},
+    params: JsonMap = {},
+    parent?: { taskExecutionId: string; rootExecutionId: string },
+    id?: string,
+  ): string {
     const spec = this.catalog[workflowName];
     if (!spec) throw new Error(`unknown workflow ${workflowName}`);
     const withDefaults: JsonMap = {};
@@ -119,14 +141,25 @@ export class EngineSimulator {
   /** Everything about the execution, every with-items row included. */
   snapshot(executionId: string): ExecutionSnapshot {
     const s = this.executions.get(executionId)!;
-    const items = [...s.items.keys()].map((taskExecutionId) => this.loadItems(executionId, { taskExecutionId, from: 0, count: 'all' }, false));
-    return { execution: s.execution, tasks: s.tasks, actions: s.actions, subExecutions: s.subs, ...(items.length ? { items } : {}) };
+    const items = [...s.items.keys()].map((taskExecutionId) =>
+      this.loadItems(executionId, { taskExecutionId, from: 0, count: 'all' }, false),
+    );
+    return {
+      execution: s.execution,
+      tasks: s.tasks,
+      actions: s.actions,
+      subExecutions: s.subs,
+      ...(items.length ? { items } : {}),
+    };
   }
 
   /** The rows an {@link ItemsRequest} asks for, as the store loads them. */
   loadItems(executionId: string, r: ItemsRequest, counted = true): LoadedItems {
-    const rows = [...(this.executions.get(executionId)!.items.get(r.taskExecutionId)?.values() ?? [])].sort((a, b) => a.index - b.index);
-    const picked = r.count === 'all' ? rows : rows.filter((x) => x.index >= r.from && x.state === null).slice(0, r.count);
+    const rows = [...(this.executions.get(executionId)!.items.get(r.taskExecutionId)?.values() ?? [])].sort(
+      (a, b) => a.index - b.index,
+    );
+    const picked =
+      r.count === 'all' ? rows : rows.filter((x) => x.index >= r.from && x.state === null).slice(0, r.count);
     if (counted) this.itemRowsLoaded += picked.length;
     return { ...r, rows: picked.map((x) => ({ ...x })) };
   }
@@ -142,13 +175,18 @@ export class EngineSimulator {
     let current = snapshot;
     for (let attempt = 0; ; attempt++) {
       try {
-        return events.length === 1 ? decide(current, events[0]!, this.now, this.newId) : decideBatch(current, events, this.now, this.newId);
+        return events.length === 1
+          ? decide(current, events[0]!, this.now, this.newId)
+          : decideBatch(current, events, this.now, this.newId);
       } catch (e) {
         if (!(e instanceof ItemsNeeded) || attempt >= 5) throw e;
         const asked = new Set(e.requests.map((r) => r.taskExecutionId));
         current = {
           ...current,
-          items: [...(current.items ?? []).filter((l) => !asked.has(l.taskExecutionId)), ...e.requests.map((r) => this.loadItems(executionId, r))],
+          items: [
+            ...(current.items ?? []).filter((l) => !asked.has(l.taskExecutionId)),
+            ...e.requests.map((r) => this.loadItems(executionId, r)),
+          ],
         };
       }
     }
@@ -158,7 +196,11 @@ export class EngineSimulator {
   snapshotFor(executionId: string, event: EngineEvent | readonly EngineEvent[]): ExecutionSnapshot {
     const full = this.snapshot(executionId);
     if (!this.partialSnapshots) return full;
-    const named = new Set((Array.isArray(event) ? event : [event]).flatMap((e: EngineEvent) => ('actionExecutionId' in e ? [e.actionExecutionId] : [])));
+    const named = new Set(
+      (Array.isArray(event) ? event : [event]).flatMap((e: EngineEvent) =>
+        'actionExecutionId' in e ? [e.actionExecutionId] : [],
+      ),
+    );
     const position = new Map<string, number>();
     const perTask = new Map<string, number>();
     for (const a of full.actions) {
@@ -207,7 +249,10 @@ export class EngineSimulator {
       this.timers.sort((a, b) => a.delayMs - b.delayMs);
       const t = this.timers.shift()!;
       this.now = new Date(this.now.getTime() + t.delayMs);
-      this.queue.push({ executionId: t.executionId, event: { type: 'timer-fired', taskExecutionId: t.taskExecutionId, timerId: t.timerId, kind: t.kind } });
+      this.queue.push({
+        executionId: t.executionId,
+        event: { type: 'timer-fired', taskExecutionId: t.taskExecutionId, timerId: t.timerId, kind: t.kind },
+      });
       this.run();
     }
   }
@@ -219,7 +264,9 @@ export class EngineSimulator {
     for (const t of d.changes.tasksUpdated) s.tasks[s.tasks.findIndex((x) => x.id === t.id)] = t;
     for (const u of d.changes.actionsUnaccepted ?? []) {
       s.actions = s.actions.map((a) =>
-        a.taskExecutionId === u.taskExecutionId && a.accepted && (!u.states || u.states.includes(a.state)) ? { ...a, accepted: false } : a,
+        a.taskExecutionId === u.taskExecutionId && a.accepted && (!u.states || u.states.includes(a.state))
+          ? { ...a, accepted: false }
+          : a,
       );
     }
     for (const id of d.changes.itemsDeleted ?? []) s.items.delete(id);
@@ -234,20 +281,42 @@ export class EngineSimulator {
       s.items.get(u.taskExecutionId)!.set(u.index, { ...row, state: u.state, result: u.result });
     }
     for (const a of d.changes.actionsCreated) s.actions.push(stripOrdinal(a));
-    for (const a of d.changes.actionsUpdated) s.actions[s.actions.findIndex((x) => x.id === a.id)] = stripOrdinal(a);
+    for (const a of d.changes.actionsUpdated)
+      s.actions[s.actions.findIndex((x) => x.id === a.id)] = stripOrdinal(a);
     for (const e of d.commands) {
       this.effects.push(e);
       switch (e.type) {
         case 'run-action': {
           const r = this.script(e.actionName, e.input);
-          if (r === 'async') this.asyncActions.push({ executionId, taskExecutionId: e.taskExecutionId, actionExecutionId: e.actionExecutionId });
-          else this.queue.push({ executionId, event: { type: 'action-completed', taskExecutionId: e.taskExecutionId, actionExecutionId: e.actionExecutionId, ...r } });
+          if (r === 'async')
+            this.asyncActions.push({
+              executionId,
+              taskExecutionId: e.taskExecutionId,
+              actionExecutionId: e.actionExecutionId,
+            });
+          else
+            this.queue.push({
+              executionId,
+              event: {
+                type: 'action-completed',
+                taskExecutionId: e.taskExecutionId,
+                actionExecutionId: e.actionExecutionId,
+                ...r,
+              },
+            });
           break;
         }
         case 'start-sub-workflow': {
           const spec = this.catalog[e.workflowName];
           if (!spec) {
-            this.queue.push({ executionId, event: { type: 'sub-workflow-start-failed', taskExecutionId: e.taskExecutionId, message: `Failed to find workflow [name=${e.workflowName}] [namespace=]` } });
+            this.queue.push({
+              executionId,
+              event: {
+                type: 'sub-workflow-start-failed',
+                taskExecutionId: e.taskExecutionId,
+                message: `Failed to find workflow [name=${e.workflowName}] [namespace=]`,
+              },
+            });
             break;
           }
           const declared = new Set(spec.input.map((p) => p.name));
@@ -255,7 +324,13 @@ export class EngineSimulator {
           const params: JsonMap = { ...e.params };
           for (const [k, v] of Object.entries(e.input)) (declared.has(k) ? input : params)[k] = v;
           s.subs.push({ id: e.subExecutionId, taskExecutionId: e.taskExecutionId, state: 'RUNNING' });
-          this.create(e.workflowName, input, params, { taskExecutionId: e.taskExecutionId, rootExecutionId: e.rootExecutionId }, e.subExecutionId);
+          this.create(
+            e.workflowName,
+            input,
+            params,
+            { taskExecutionId: e.taskExecutionId, rootExecutionId: e.rootExecutionId },
+            e.subExecutionId,
+          );
           break;
         }
         case 'notify-parent': {
@@ -263,7 +338,17 @@ export class EngineSimulator {
             if (p.tasks.some((t) => t.id === e.taskExecutionId)) {
               const ref = p.subs.find((x) => x.id === e.subExecutionId);
               if (ref) p.subs[p.subs.indexOf(ref)] = { ...ref, state: e.state };
-              this.queue.push({ executionId: pid, event: { type: 'sub-workflow-completed', taskExecutionId: e.taskExecutionId, subExecutionId: e.subExecutionId, state: e.state, output: e.output, stateInfo: e.stateInfo } });
+              this.queue.push({
+                executionId: pid,
+                event: {
+                  type: 'sub-workflow-completed',
+                  taskExecutionId: e.taskExecutionId,
+                  subExecutionId: e.subExecutionId,
+                  state: e.state,
+                  output: e.output,
+                  stateInfo: e.stateInfo,
+                },
+              });
             }
           }
           break;
@@ -273,7 +358,14 @@ export class EngineSimulator {
             if (p.tasks.some((t) => t.id === e.taskExecutionId)) {
               const ref = p.subs.find((x) => x.id === e.subExecutionId);
               if (ref) p.subs[p.subs.indexOf(ref)] = { ...ref, state: 'RUNNING' };
-              this.queue.push({ executionId: pid, event: { type: 'sub-workflow-rerun', taskExecutionId: e.taskExecutionId, subExecutionId: e.subExecutionId } });
+              this.queue.push({
+                executionId: pid,
+                event: {
+                  type: 'sub-workflow-rerun',
+                  taskExecutionId: e.taskExecutionId,
+                  subExecutionId: e.subExecutionId,
+                },
+              });
             }
           }
           break;
@@ -281,7 +373,8 @@ export class EngineSimulator {
         case 'control-sub-execution':
           this.queue.push({
             executionId: e.subExecutionId,
-            event: e.command === 'cancel' ? { type: 'cancel', message: e.message ?? null } : { type: e.command },
+            event:
+              e.command === 'cancel' ? { type: 'cancel', message: e.message ?? null } : { type: e.command },
           });
           break;
         case 'control-parent-execution':
@@ -300,7 +393,13 @@ export class EngineSimulator {
           }
           break;
         case 'arm-timer':
-          this.timers.push({ executionId, taskExecutionId: e.taskExecutionId, timerId: e.timerId, kind: e.kind, delayMs: e.delayMs });
+          this.timers.push({
+            executionId,
+            taskExecutionId: e.taskExecutionId,
+            timerId: e.timerId,
+            kind: e.kind,
+            delayMs: e.delayMs,
+          });
           break;
         case 'notify':
           break;
@@ -322,7 +421,9 @@ export class EngineSimulator {
 
   /** The with-items rows of a task, in index order. */
   itemsOf(id: string, taskExecutionId: string): TaskItem[] {
-    return [...(this.executions.get(id)!.items.get(taskExecutionId)?.values() ?? [])].sort((a, b) => a.index - b.index);
+    return [...(this.executions.get(id)!.items.get(taskExecutionId)?.values() ?? [])].sort(
+      (a, b) => a.index - b.index,
+    );
   }
 
   /** `name → state` of the latest execution of each task. */

@@ -71,11 +71,14 @@ wf:
   ],
 ];
 
-const catalog = (yaml: string): Record<string, WorkflowSpec> => Object.fromEntries(parseWorkflows(yaml).workflows.map((w) => [w.name, w]));
+const catalog = (yaml: string): Record<string, WorkflowSpec> =>
+  Object.fromEntries(parseWorkflows(yaml).workflows.map((w) => [w.name, w]));
 const bytes = (v: unknown): number => JSON.stringify(v).length;
 /** A data context holding a list of `n` items under any top-level key. */
 const holdsList = (data: unknown, n: number): boolean =>
-  typeof data === 'object' && data !== null && Object.values(data).some((v) => Array.isArray(v) && v.length === n);
+  typeof data === 'object' &&
+  data !== null &&
+  Object.values(data).some((v) => Array.isArray(v) && v.length === n);
 
 interface Cost {
   /** Bytes of the run messages and action rows the start writes, per item. */
@@ -187,9 +190,13 @@ ${concurrency ? `      concurrency: ${concurrency}\n` : ''}      action: std.ech
       const runs = sim.asyncActions.slice(answered, answered + BATCH);
       expect(runs.length).toBeGreaterThan(0);
       answered += runs.length;
-      const events = runs.map(
-        (a): EngineEvent => ({ type: 'action-completed', taskExecutionId: a.taskExecutionId, actionExecutionId: a.actionExecutionId, state: 'SUCCESS', result: `r-${a.actionExecutionId}` }),
-      );
+      const events = runs.map((a): EngineEvent => ({
+        type: 'action-completed',
+        taskExecutionId: a.taskExecutionId,
+        actionExecutionId: a.actionExecutionId,
+        state: 'SUCCESS',
+        result: `r-${a.actionExecutionId}`,
+      }));
       const loadedBefore = sim.itemRowsLoaded;
       const snapshotTaskBytes = bytes(sim.snapshotFor(id, events).tasks);
       const d = sim.sendBatch(id, events);
@@ -208,7 +215,12 @@ ${concurrency ? `      concurrency: ${concurrency}\n` : ''}      action: std.ech
     // results in item order, whatever order they were applied in
     const results = sim.tasksOf(id)[0]!.result as string[];
     expect(results).toHaveLength(n);
-    expect(results).toEqual(sim.actionsOf(id).sort((a, b) => a.itemIndex! - b.itemIndex!).map((a) => `r-${a.id}`));
+    expect(results).toEqual(
+      sim
+        .actionsOf(id)
+        .sort((a, b) => a.itemIndex! - b.itemIndex!)
+        .map((a) => `r-${a.id}`),
+    );
     return {
       taskRowBytes: sums.taskRowBytes / batches,
       snapshotTaskBytes: sums.snapshotTaskBytes / batches,

@@ -28,7 +28,8 @@ export interface CronTriggerRecord {
 export type NewCronTrigger = Omit<CronTriggerRecord, 'id' | 'updatedAt' | 'scope'>;
 
 type Row = Record<string, unknown>;
-const date = (v: unknown): Date | null => (v === null || v === undefined ? null : v instanceof Date ? v : new Date(String(v)));
+const date = (v: unknown): Date | null =>
+  v === null || v === undefined ? null : v instanceof Date ? v : new Date(String(v));
 const obj = (v: unknown): Record<string, unknown> =>
   (typeof v === 'string' ? JSON.parse(v) : (v ?? {})) as Record<string, unknown>;
 
@@ -46,7 +47,10 @@ export const toCronTrigger = (r: Row): CronTriggerRecord => ({
   pattern: (r['pattern'] as string | null) ?? null,
   firstExecutionTime: date(r['first_execution_time']),
   nextExecutionTime: date(r['next_execution_time']) as Date,
-  remainingExecutions: r['remaining_executions'] === null || r['remaining_executions'] === undefined ? null : Number(r['remaining_executions']),
+  remainingExecutions:
+    r['remaining_executions'] === null || r['remaining_executions'] === undefined
+      ? null
+      : Number(r['remaining_executions']),
   createdAt: date(r['created_at']) as Date,
   updatedAt: date(r['updated_at']),
 });
@@ -151,9 +155,10 @@ export async function deleteCronTrigger(db: CronSqlRunner, id: string): Promise<
 
 /** Names of the triggers that start a workflow (a workflow in use cannot be deleted). */
 export async function cronTriggerNamesOfWorkflow(db: CronSqlRunner, workflowId: string): Promise<string[]> {
-  const rows: { name: string }[] = await db.query(`SELECT "name" FROM "cron_triggers" WHERE "workflow_id" = $1 ORDER BY "name" LIMIT 20`, [
-    workflowId,
-  ]);
+  const rows: { name: string }[] = await db.query(
+    `SELECT "name" FROM "cron_triggers" WHERE "workflow_id" = $1 ORDER BY "name" LIMIT 20`,
+    [workflowId],
+  );
   return rows.map((r) => r.name);
 }
 
@@ -162,7 +167,11 @@ export async function cronTriggerNamesOfWorkflow(db: CronSqlRunner, workflowId: 
  * another scheduler (or a deleting API request) holds: concurrent schedulers claim disjoint sets.
  * Must run inside a transaction; the locks last until it ends.
  */
-export async function claimDueCronTriggers(db: CronSqlRunner, now: Date, limit: number): Promise<CronTriggerRecord[]> {
+export async function claimDueCronTriggers(
+  db: CronSqlRunner,
+  now: Date,
+  limit: number,
+): Promise<CronTriggerRecord[]> {
   const rows: Row[] = await db.query(
     `SELECT * FROM "cron_triggers" WHERE "next_execution_time" <= $1::timestamptz
       ORDER BY "next_execution_time", "id" LIMIT $2 FOR UPDATE SKIP LOCKED`,
@@ -174,26 +183,44 @@ export async function claimDueCronTriggers(db: CronSqlRunner, now: Date, limit: 
 /** What firing decided for one claimed trigger. */
 export type CronTriggerUpdate =
   | { readonly id: string; readonly kind: 'delete' }
-  | { readonly id: string; readonly kind: 'advance'; readonly nextExecutionTime: Date; readonly remainingExecutions: number | null };
+  | {
+      readonly id: string;
+      readonly kind: 'advance';
+      readonly nextExecutionTime: Date;
+      readonly remainingExecutions: number | null;
+    };
 
 /** Applies the firing results of a claimed batch in two statements (one update, one delete). */
-export async function applyCronTriggerUpdates(db: CronSqlRunner, updates: readonly CronTriggerUpdate[], now: Date): Promise<void> {
+export async function applyCronTriggerUpdates(
+  db: CronSqlRunner,
+  updates: readonly CronTriggerUpdate[],
+  now: Date,
+): Promise<void> {
   const deletes = updates.filter((u) => u.kind === 'delete').map((u) => u.id);
-  const advances = updates.filter((u): u is Extract<CronTriggerUpdate, { kind: 'advance' }> => u.kind === 'advance');
+  const advances = updates.filter(
+    (u): u is Extract<CronTriggerUpdate, { kind: 'advance' }> => u.kind === 'advance',
+  );
   if (deletes.length) await db.query(`DELETE FROM "cron_triggers" WHERE "id" = ANY($1::uuid[])`, [deletes]);
   if (advances.length) {
     await db.query(
       `UPDATE "cron_triggers" AS t SET "next_execution_time" = u.next, "remaining_executions" = u.remaining, "updated_at" = $4::timestamptz
          FROM (SELECT * FROM unnest($1::uuid[], $2::timestamptz[], $3::int[]) AS x(id, next, remaining)) AS u
         WHERE t."id" = u.id`,
-      [advances.map((a) => a.id), advances.map((a) => a.nextExecutionTime.toISOString()), advances.map((a) => a.remainingExecutions), now.toISOString()],
+      [
+        advances.map((a) => a.id),
+        advances.map((a) => a.nextExecutionTime.toISOString()),
+        advances.map((a) => a.remainingExecutions),
+        now.toISOString(),
+      ],
     );
   }
 }
 
 /** The earliest next_execution_time of any trigger (the scheduler sleeps until then), or null. */
 export async function earliestCronTriggerTime(db: CronSqlRunner): Promise<Date | null> {
-  const rows: Row[] = await db.query(`SELECT "next_execution_time" FROM "cron_triggers" ORDER BY "next_execution_time" LIMIT 1`);
+  const rows: Row[] = await db.query(
+    `SELECT "next_execution_time" FROM "cron_triggers" ORDER BY "next_execution_time" LIMIT 1`,
+  );
   return rows[0] ? date(rows[0]['next_execution_time']) : null;
 }
 
@@ -206,10 +233,16 @@ export interface TriggerWorkflow {
 }
 
 /** The workflows of a batch of triggers, by id, in one query (missing ones were deleted). */
-export async function loadTriggerWorkflows(db: CronSqlRunner, workflowIds: readonly string[]): Promise<Map<string, TriggerWorkflow>> {
+export async function loadTriggerWorkflows(
+  db: CronSqlRunner,
+  workflowIds: readonly string[],
+): Promise<Map<string, TriggerWorkflow>> {
   const ids = [...new Set(workflowIds)];
   const rows: TriggerWorkflow[] = ids.length
-    ? await db.query(`SELECT "id", "name", "namespace", "spec" FROM "workflow_definitions" WHERE "id" = ANY($1::uuid[])`, [ids])
+    ? await db.query(
+        `SELECT "id", "name", "namespace", "spec" FROM "workflow_definitions" WHERE "id" = ANY($1::uuid[])`,
+        [ids],
+      )
     : [];
   return new Map(rows.map((r) => [String(r.id), r]));
 }

@@ -34,14 +34,20 @@ export class CreateCronTriggers1764000000000 implements MigrationInterface {
         CONSTRAINT "CHK_cron_triggers_remaining" CHECK ("remaining_executions" IS NULL OR "remaining_executions" >= 1),
         CONSTRAINT "CHK_cron_triggers_schedule" CHECK ("pattern" IS NOT NULL OR "first_execution_time" IS NOT NULL)
       )`);
-    await queryRunner.query(`CREATE UNIQUE INDEX "UQ_cron_triggers_project_name" ON "cron_triggers" ("project_id", "name")`);
+    await queryRunner.query(
+      `CREATE UNIQUE INDEX "UQ_cron_triggers_project_name" ON "cron_triggers" ("project_id", "name")`,
+    );
     await queryRunner.query(
       `CREATE UNIQUE INDEX "UQ_cron_triggers_same_schedule" ON "cron_triggers" ("project_id", "workflow_id", "workflow_input_hash",
         "workflow_params_hash", (COALESCE("pattern", '')), (COALESCE("first_execution_time", 'epoch'::timestamptz)),
         (COALESCE("remaining_executions", 0)))`,
     );
-    await queryRunner.query(`CREATE INDEX "IDX_cron_triggers_next" ON "cron_triggers" ("next_execution_time", "id")`);
-    await queryRunner.query(`CREATE INDEX "IDX_cron_triggers_project_created" ON "cron_triggers" ("project_id", "created_at", "id")`);
+    await queryRunner.query(
+      `CREATE INDEX "IDX_cron_triggers_next" ON "cron_triggers" ("next_execution_time", "id")`,
+    );
+    await queryRunner.query(
+      `CREATE INDEX "IDX_cron_triggers_project_created" ON "cron_triggers" ("project_id", "created_at", "id")`,
+    );
     await queryRunner.query(`CREATE INDEX "IDX_cron_triggers_workflow" ON "cron_triggers" ("workflow_id")`);
   }
 

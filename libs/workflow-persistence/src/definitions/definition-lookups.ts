@@ -17,7 +17,9 @@ const visible = (v: Visibility, param: string): string =>
 
 /** Workflows may also be shared with the caller's project (accepted membership). */
 const visibleWorkflow = (v: Visibility, param: string): string =>
-  v.kind === 'all' ? 'TRUE' : `("project_id" = ${param} OR "scope" = 'public' OR ${acceptedWorkflowSql(param)})`;
+  v.kind === 'all'
+    ? 'TRUE'
+    : `("project_id" = ${param} OR "scope" = 'public' OR ${acceptedWorkflowSql(param)})`;
 
 const UUID_LIKE = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i;
 
@@ -27,7 +29,12 @@ const UUID_LIKE = /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]
  */
 export async function findWorkflowForRun(
   db: SqlRunner,
-  ref: { readonly identifier: string; readonly namespace: string; readonly projectId: string; readonly visibility: Visibility },
+  ref: {
+    readonly identifier: string;
+    readonly namespace: string;
+    readonly projectId: string;
+    readonly visibility: Visibility;
+  },
 ): Promise<StoredWorkflow | null> {
   const params: unknown[] = [ref.identifier, ref.namespace, ref.projectId];
   const byId = UUID_LIKE.test(ref.identifier) ? `"id" = $1::uuid OR ` : '';
@@ -43,8 +50,18 @@ export async function findWorkflowForRun(
 /** An ad-hoc action's parsed spec by name (namespace first, then the default one); null if none. */
 export async function findAdHocActionSpec(
   db: SqlRunner,
-  ref: { readonly name: string; readonly namespace: string; readonly projectId: string; readonly visibility: Visibility },
-): Promise<{ readonly id: string; readonly name: string; readonly namespace: string; readonly spec: unknown } | null> {
+  ref: {
+    readonly name: string;
+    readonly namespace: string;
+    readonly projectId: string;
+    readonly visibility: Visibility;
+  },
+): Promise<{
+  readonly id: string;
+  readonly name: string;
+  readonly namespace: string;
+  readonly spec: unknown;
+} | null> {
   const rows: { id: string; name: string; namespace: string; spec: unknown }[] = await db.query(
     `SELECT "id", "name", "namespace", "spec" FROM "action_definitions"
       WHERE "name" = $1 AND "namespace" IN ($2, '') AND NOT "is_system" AND ${visible(ref.visibility, '$3')}
@@ -66,7 +83,11 @@ export interface SystemActionRow {
  * refreshes description and input of existing ones (keeping their id and creation time) and removes
  * ones no longer standard. Idempotent and safe when several replicas start at once.
  */
-export async function syncSystemActions(db: SqlRunner, actions: readonly SystemActionRow[], now: Date): Promise<void> {
+export async function syncSystemActions(
+  db: SqlRunner,
+  actions: readonly SystemActionRow[],
+  now: Date,
+): Promise<void> {
   for (const a of actions) {
     await db.query(
       `INSERT INTO "action_definitions" ("name", "namespace", "project_id", "scope", "definition", "description", "input", "spec", "tags", "is_system", "created_at")

@@ -70,7 +70,9 @@ export const selectList = (table: DefinitionTable, fields: readonly string[]): s
     .map((f) => {
       const c = columnOf(table, f);
       // Stored times have whole seconds, so the UTC timestamp's text form is `YYYY-MM-DD HH:MM:SS`.
-      return c.kind === 'timestamp' ? `(${q(c.column)} AT TIME ZONE 'UTC')::text AS ${q(f)}` : `${q(c.column)} AS ${q(f)}`;
+      return c.kind === 'timestamp'
+        ? `(${q(c.column)} AT TIME ZONE 'UTC')::text AS ${q(f)}`
+        : `${q(c.column)} AS ${q(f)}`;
     })
     .join(', ');
 
@@ -91,7 +93,8 @@ const filterSql = (table: DefinitionTable, f: FieldFilter, p: Params): string =>
   }
   // `has` matches the text as shown on the wire (LIKE %value%).
   if (f.op === 'has') {
-    const shown = c.kind === 'timestamp' ? `to_char(${ref} AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')` : `${ref}::text`;
+    const shown =
+      c.kind === 'timestamp' ? `to_char(${ref} AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')` : `${ref}::text`;
     return `${shown} LIKE ${p.add(`%${String(f.value)}%`)}`;
   }
   if (f.op === 'in' || f.op === 'nin') {
@@ -135,12 +138,20 @@ const afterSql = (table: DefinitionTable, query: ListQuery, p: Params): string |
   keys.forEach((k, i) => {
     const ands: string[] = [];
     for (const prev of keys.slice(0, i)) {
-      ands.push(prev.m === null ? `${q(prev.c.column)} IS NULL` : `${q(prev.c.column)} = ${p.add(prev.m, prev.c.kind)}`);
+      ands.push(
+        prev.m === null
+          ? `${q(prev.c.column)} IS NULL`
+          : `${q(prev.c.column)} = ${p.add(prev.m, prev.c.kind)}`,
+      );
     }
     const ref = q(k.c.column);
     if (k.dir === 'asc') {
       if (k.m === null) return;
-      ands.push(k.c.nullable ? `(${ref} > ${p.add(k.m, k.c.kind)} OR ${ref} IS NULL)` : `${ref} > ${p.add(k.m, k.c.kind)}`);
+      ands.push(
+        k.c.nullable
+          ? `(${ref} > ${p.add(k.m, k.c.kind)} OR ${ref} IS NULL)`
+          : `${ref} > ${p.add(k.m, k.c.kind)}`,
+      );
     } else {
       ands.push(k.m === null ? `${ref} IS NOT NULL` : `${ref} < ${p.add(k.m, k.c.kind)}`);
     }
@@ -150,16 +161,25 @@ const afterSql = (table: DefinitionTable, query: ListQuery, p: Params): string |
 };
 
 const pageSql = (table: DefinitionTable, query: ListQuery, p: Params): string => {
-  const where = [visibilitySql(query.visibility, p, table), ...query.filters.map((f) => filterSql(table, f, p))];
+  const where = [
+    visibilitySql(query.visibility, p, table),
+    ...query.filters.map((f) => filterSql(table, f, p)),
+  ];
   const after = afterSql(table, query, p);
   if (after) where.push(after);
   // Qualified: a bare name would sort by the output column of the same name (the rendered text).
-  const order = query.sort.map((s) => `${q(table.table)}.${q(columnOf(table, s.key).column)} ${s.dir.toUpperCase()}`).join(', ');
+  const order = query.sort
+    .map((s) => `${q(table.table)}.${q(columnOf(table, s.key).column)} ${s.dir.toUpperCase()}`)
+    .join(', ');
   return `SELECT ${selectList(table, query.fields)} FROM ${q(table.table)} WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ${p.add(query.limit)}`;
 };
 
 /** One page of a definitions table: visibility, filters, keyset marker, order and limit in one indexed query. */
-export async function listDefinitions(db: SqlRunner, table: DefinitionTable, query: ListQuery): Promise<DefinitionRow[]> {
+export async function listDefinitions(
+  db: SqlRunner,
+  table: DefinitionTable,
+  query: ListQuery,
+): Promise<DefinitionRow[]> {
   const p = new Params();
   return db.query(pageSql(table, query, p), p.values);
 }
@@ -176,7 +196,11 @@ export interface JsonPage {
  * The same page as {@link listDefinitions}, rendered to JSON by the database: the API passes the text
  * through, so a list costs the server no row parsing and no serialisation (the lists' hot path).
  */
-export async function listDefinitionsJson(db: SqlRunner, table: DefinitionTable, query: ListQuery): Promise<JsonPage> {
+export async function listDefinitionsJson(
+  db: SqlRunner,
+  table: DefinitionTable,
+  query: ListQuery,
+): Promise<JsonPage> {
   const p = new Params();
   const rows: { json: string | null; count: number; last_id: string | null }[] = await db.query(
     `SELECT json_agg(page)::text AS "json", count(*)::int AS "count", (array_agg(page."id"::text))[count(*)] AS "last_id" FROM (${pageSql(table, query, p)}) page`,
@@ -220,14 +244,22 @@ export interface FindOptions {
 }
 
 /** One row by name (in the given namespaces) or id, preferring the namespace order, then the caller's own row. */
-export async function findDefinition(db: SqlRunner, table: DefinitionTable, o: FindOptions): Promise<DefinitionRow | null> {
+export async function findDefinition(
+  db: SqlRunner,
+  table: DefinitionTable,
+  o: FindOptions,
+): Promise<DefinitionRow | null> {
   const p = new Params();
   const byName = o.namespaces.length
     ? `("name" = ${p.add(o.identifier)} AND "namespace" IN (${o.namespaces.map((ns) => p.add(ns)).join(', ')}))`
     : 'FALSE';
   const match = o.identifierIsId ? `("id" = ${p.add(o.identifier, 'uuid')} OR ${byName})` : byName;
   const order = [
-    ...(o.namespaces.length > 1 ? [`CASE "namespace" ${o.namespaces.map((ns, i) => `WHEN ${p.add(ns)} THEN ${i}`).join(' ')} ELSE ${o.namespaces.length} END`] : []),
+    ...(o.namespaces.length > 1
+      ? [
+          `CASE "namespace" ${o.namespaces.map((ns, i) => `WHEN ${p.add(ns)} THEN ${i}`).join(' ')} ELSE ${o.namespaces.length} END`,
+        ]
+      : []),
     `("project_id" IS NOT DISTINCT FROM ${p.add(o.callerProjectId)}) DESC`,
   ];
   const sql =
@@ -239,9 +271,12 @@ export async function findDefinition(db: SqlRunner, table: DefinitionTable, o: F
 }
 
 /** Column values for a write, keyed by column name; `kind` drives the parameter cast. */
-export type ColumnValues = Readonly<Record<string, { readonly value: unknown; readonly kind?: ColumnKind | 'json' }>>;
+export type ColumnValues = Readonly<
+  Record<string, { readonly value: unknown; readonly kind?: ColumnKind | 'json' }>
+>;
 
-const castOf = (kind: ColumnKind | 'json' | undefined): ColumnKind => (kind === 'json' ? 'tags' : (kind ?? 'text'));
+const castOf = (kind: ColumnKind | 'json' | undefined): ColumnKind =>
+  kind === 'json' ? 'tags' : (kind ?? 'text');
 const encode = (v: { value: unknown; kind?: ColumnKind | 'json' }): unknown =>
   v.kind === 'json' || v.kind === 'tags' ? (v.value === null ? null : JSON.stringify(v.value)) : v.value;
 
@@ -249,7 +284,11 @@ const encode = (v: { value: unknown; kind?: ColumnKind | 'json' }): unknown =>
  * INSERT that yields the new row, or null when a unique index (project, namespace, name) already has
  * one: the transaction stays usable and the caller reports the conflict.
  */
-export async function insertDefinition(db: SqlRunner, table: DefinitionTable, values: ColumnValues): Promise<DefinitionRow | null> {
+export async function insertDefinition(
+  db: SqlRunner,
+  table: DefinitionTable,
+  values: ColumnValues,
+): Promise<DefinitionRow | null> {
   const p = new Params();
   const cols = Object.keys(values);
   const vals = cols.map((c) => p.add(encode(values[c]!), castOf(values[c]!.kind)));
@@ -277,7 +316,9 @@ export async function upsertDefinition(
   const vals = cols.map((c) => p.add(encode(all[c]!), castOf(all[c]!.kind)));
   const sets = [
     ...Object.keys(values).map((c) => `${q(c)} = EXCLUDED.${q(c)}`),
-    ...Object.keys(updateOnly).map((c) => `${q(c)} = ${p.add(encode(updateOnly[c]!), castOf(updateOnly[c]!.kind))}`),
+    ...Object.keys(updateOnly).map(
+      (c) => `${q(c)} = ${p.add(encode(updateOnly[c]!), castOf(updateOnly[c]!.kind))}`,
+    ),
   ];
   const rows: DefinitionRow[] = await db.query(
     `INSERT INTO ${q(table.table)} (${cols.map(q).join(', ')}) VALUES (${vals.join(', ')}) ON CONFLICT ${table.uniqueKey} DO UPDATE SET ${sets.join(', ')} RETURNING ${selectList(table, [])}`,
@@ -287,9 +328,16 @@ export async function upsertDefinition(
 }
 
 /** UPDATE one row by id; returns the updated row (null: gone, or a unique index would be violated). */
-export async function updateDefinition(db: SqlRunner, table: DefinitionTable, id: string, values: ColumnValues): Promise<DefinitionRow | null> {
+export async function updateDefinition(
+  db: SqlRunner,
+  table: DefinitionTable,
+  id: string,
+  values: ColumnValues,
+): Promise<DefinitionRow | null> {
   const p = new Params();
-  const sets = Object.keys(values).map((c) => `${q(c)} = ${p.add(encode(values[c]!), castOf(values[c]!.kind))}`);
+  const sets = Object.keys(values).map(
+    (c) => `${q(c)} = ${p.add(encode(values[c]!), castOf(values[c]!.kind))}`,
+  );
   // A CTE makes every driver return plain rows for UPDATE ... RETURNING.
   const rows: DefinitionRow[] = await db.query(
     `WITH u AS (UPDATE ${q(table.table)} SET ${sets.join(', ')} WHERE "id" = ${p.add(id, 'uuid')} RETURNING *) SELECT ${selectList(table, [])} FROM u`,

@@ -21,13 +21,30 @@ export interface DefinitionTable {
   readonly uniqueKey: string;
 }
 
-const col = (column: string, kind: ColumnKind = 'text', nullable = false): DefinitionColumn => ({ column, kind, nullable });
+const col = (column: string, kind: ColumnKind = 'text', nullable = false): DefinitionColumn => ({
+  column,
+  kind,
+  nullable,
+});
 
 export const WORKFLOW_DEFINITIONS: DefinitionTable = {
   table: 'workflow_definitions',
   model: 'WorkflowDefinition',
   uniqueKey: '("project_id", "namespace", "name")',
-  fields: ['id', 'name', 'namespace', 'input', 'interface', 'definition', 'checksum', 'tags', 'scope', 'project_id', 'created_at', 'updated_at'],
+  fields: [
+    'id',
+    'name',
+    'namespace',
+    'input',
+    'interface',
+    'definition',
+    'checksum',
+    'tags',
+    'scope',
+    'project_id',
+    'created_at',
+    'updated_at',
+  ],
   columns: {
     id: col('id', 'uuid'),
     name: col('name'),
@@ -48,7 +65,17 @@ export const WORKBOOKS: DefinitionTable = {
   table: 'workbooks',
   model: 'Workbook',
   uniqueKey: '("project_id", "namespace", "name")',
-  fields: ['id', 'name', 'namespace', 'definition', 'tags', 'scope', 'project_id', 'created_at', 'updated_at'],
+  fields: [
+    'id',
+    'name',
+    'namespace',
+    'definition',
+    'tags',
+    'scope',
+    'project_id',
+    'created_at',
+    'updated_at',
+  ],
   columns: {
     id: col('id', 'uuid'),
     name: col('name'),
@@ -66,7 +93,20 @@ export const ACTION_DEFINITIONS: DefinitionTable = {
   table: 'action_definitions',
   model: 'ActionDefinition',
   uniqueKey: `((COALESCE("project_id", '')), "namespace", "name")`,
-  fields: ['id', 'name', 'is_system', 'input', 'description', 'tags', 'definition', 'scope', 'project_id', 'created_at', 'updated_at', 'namespace'],
+  fields: [
+    'id',
+    'name',
+    'is_system',
+    'input',
+    'description',
+    'tags',
+    'definition',
+    'scope',
+    'project_id',
+    'created_at',
+    'updated_at',
+    'namespace',
+  ],
   columns: {
     id: col('id', 'uuid'),
     name: col('name'),

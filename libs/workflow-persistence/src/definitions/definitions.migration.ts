@@ -33,8 +33,12 @@ export class CreateDefinitions1763900000000 implements MigrationInterface {
     await queryRunner.query(
       `CREATE UNIQUE INDEX "UQ_workflow_definitions_project_namespace_name" ON "workflow_definitions" ("project_id", "namespace", "name")`,
     );
-    await queryRunner.query(`CREATE INDEX "IDX_workflow_definitions_name" ON "workflow_definitions" ("name", "namespace")`);
-    await queryRunner.query(`CREATE INDEX "IDX_workflow_definitions_created" ON "workflow_definitions" ("created_at", "id")`);
+    await queryRunner.query(
+      `CREATE INDEX "IDX_workflow_definitions_name" ON "workflow_definitions" ("name", "namespace")`,
+    );
+    await queryRunner.query(
+      `CREATE INDEX "IDX_workflow_definitions_created" ON "workflow_definitions" ("created_at", "id")`,
+    );
     await queryRunner.query(
       `CREATE INDEX "IDX_workflow_definitions_project_created" ON "workflow_definitions" ("project_id", "created_at", "id")`,
     );
@@ -84,7 +88,9 @@ export class CreateDefinitions1763900000000 implements MigrationInterface {
     await queryRunner.query(
       `CREATE UNIQUE INDEX "UQ_action_definitions_project_namespace_name" ON "action_definitions" ((COALESCE("project_id", '')), "namespace", "name")`,
     );
-    await queryRunner.query(`CREATE INDEX "IDX_action_definitions_name" ON "action_definitions" ("name", "id")`);
+    await queryRunner.query(
+      `CREATE INDEX "IDX_action_definitions_name" ON "action_definitions" ("name", "id")`,
+    );
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {

@@ -1,5 +1,14 @@
-export { WorkflowDefinitionEntity, WorkbookEntity, ActionDefinitionEntity, definitionEntities } from './definition.entities';
-export { CreateDefinitions1763900000000, CreateResourceMembers1764200000000, definitionMigrations } from './definitions.migration';
+export {
+  WorkflowDefinitionEntity,
+  WorkbookEntity,
+  ActionDefinitionEntity,
+  definitionEntities,
+} from './definition.entities';
+export {
+  CreateDefinitions1763900000000,
+  CreateResourceMembers1764200000000,
+  definitionMigrations,
+} from './definitions.migration';
 export {
   MEMBER_STATUSES,
   type MemberStatus,
@@ -11,7 +20,14 @@ export {
   updateMemberStatus,
   deleteMember,
 } from './member-store';
-export { WORKFLOW_DEFINITIONS, WORKBOOKS, ACTION_DEFINITIONS, type DefinitionTable, type DefinitionColumn, type ColumnKind } from './definition-tables';
+export {
+  WORKFLOW_DEFINITIONS,
+  WORKBOOKS,
+  ACTION_DEFINITIONS,
+  type DefinitionTable,
+  type DefinitionColumn,
+  type ColumnKind,
+} from './definition-tables';
 export {
   FILTER_OPS,
   type FilterOp,

@@ -2,7 +2,14 @@ import { ENGINE_KINDS, type TestDataSource, createTestDataSource } from '@osc/pe
 import { definitionEntities } from './definition.entities';
 import { definitionMigrations } from './definitions.migration';
 import { WORKFLOW_DEFINITIONS } from './definition-tables';
-import { type ListQuery, deleteDefinition, findDefinition, insertDefinition, listDefinitions, markerValues } from './definition-store';
+import {
+  type ListQuery,
+  deleteDefinition,
+  findDefinition,
+  insertDefinition,
+  listDefinitions,
+  markerValues,
+} from './definition-store';
 import { findWorkflowForRun } from './definition-lookups';
 import { deleteMember, findMember, insertMember, listMembers, updateMemberStatus } from './member-store';
 
@@ -37,14 +44,30 @@ describe.each(ENGINE_KINDS)('workflow members store (%s)', (kind) => {
   });
 
   const visibleTo = async (project: string): Promise<string[]> => {
-    const q: ListQuery = { visibility: { kind: 'project', projectId: project }, filters: [], sort: [{ key: 'id', dir: 'asc' }], limit: 100, fields: [] };
+    const q: ListQuery = {
+      visibility: { kind: 'project', projectId: project },
+      filters: [],
+      sort: [{ key: 'id', dir: 'asc' }],
+      limit: 100,
+      fields: [],
+    };
     return (await listDefinitions(t.dataSource, T, q)).map((r) => String(r.id));
   };
   const runnable = (project: string) =>
-    findWorkflowForRun(t.dataSource, { identifier: 'shared', namespace: '', projectId: project, visibility: { kind: 'project', projectId: project } });
+    findWorkflowForRun(t.dataSource, {
+      identifier: 'shared',
+      namespace: '',
+      projectId: project,
+      visibility: { kind: 'project', projectId: project },
+    });
 
   it('adds a pending member once, readable by owner and member only', async () => {
-    const row = await insertMember(t.dataSource, { resourceId: wfId, projectId: 'owner', memberId: 'guest', now: NOW });
+    const row = await insertMember(t.dataSource, {
+      resourceId: wfId,
+      projectId: 'owner',
+      memberId: 'guest',
+      now: NOW,
+    });
     expect(row).toEqual({
       id: expect.any(String),
       resource_id: wfId,
@@ -55,7 +78,9 @@ describe.each(ENGINE_KINDS)('workflow members store (%s)', (kind) => {
       created_at: '2024-05-01 10:00:00',
       updated_at: null,
     });
-    expect(await insertMember(t.dataSource, { resourceId: wfId, projectId: 'owner', memberId: 'guest', now: NOW })).toBeNull();
+    expect(
+      await insertMember(t.dataSource, { resourceId: wfId, projectId: 'owner', memberId: 'guest', now: NOW }),
+    ).toBeNull();
     expect(await listMembers(t.dataSource, wfId, 'owner')).toEqual([row]);
     expect(await listMembers(t.dataSource, wfId, 'guest')).toEqual([row]);
     expect(await listMembers(t.dataSource, wfId, 'other')).toEqual([]);
@@ -66,18 +91,43 @@ describe.each(ENGINE_KINDS)('workflow members store (%s)', (kind) => {
   it('widens visibility only while accepted', async () => {
     expect(await visibleTo('guest')).toEqual([]);
     expect(await runnable('guest')).toBeNull();
-    const accepted = await updateMemberStatus(t.dataSource, { resourceId: wfId, memberId: 'guest', status: 'accepted', now: '2024-05-02T00:00:00Z' });
+    const accepted = await updateMemberStatus(t.dataSource, {
+      resourceId: wfId,
+      memberId: 'guest',
+      status: 'accepted',
+      now: '2024-05-02T00:00:00Z',
+    });
     expect(accepted).toMatchObject({ status: 'accepted', updated_at: '2024-05-02 00:00:00' });
     expect(await visibleTo('guest')).toEqual([wfId]);
     expect(await visibleTo('other')).toEqual([]);
     expect((await runnable('guest'))?.id).toBe(wfId);
-    const byId = await findDefinition(t.dataSource, T, { identifier: wfId, identifierIsId: true, namespaces: [], visibility: { kind: 'project', projectId: 'guest' }, callerProjectId: 'guest' });
+    const byId = await findDefinition(t.dataSource, T, {
+      identifier: wfId,
+      identifierIsId: true,
+      namespaces: [],
+      visibility: { kind: 'project', projectId: 'guest' },
+      callerProjectId: 'guest',
+    });
     expect(byId?.project_id).toBe('owner');
-    expect(await markerValues(t.dataSource, T, wfId, ['id'], { kind: 'project', projectId: 'guest' })).not.toBeNull();
-    await updateMemberStatus(t.dataSource, { resourceId: wfId, memberId: 'guest', status: 'rejected', now: NOW });
+    expect(
+      await markerValues(t.dataSource, T, wfId, ['id'], { kind: 'project', projectId: 'guest' }),
+    ).not.toBeNull();
+    await updateMemberStatus(t.dataSource, {
+      resourceId: wfId,
+      memberId: 'guest',
+      status: 'rejected',
+      now: NOW,
+    });
     expect(await visibleTo('guest')).toEqual([]);
     expect(await runnable('guest')).toBeNull();
-    expect(await updateMemberStatus(t.dataSource, { resourceId: wfId, memberId: 'nobody', status: 'accepted', now: NOW })).toBeNull();
+    expect(
+      await updateMemberStatus(t.dataSource, {
+        resourceId: wfId,
+        memberId: 'nobody',
+        status: 'accepted',
+        now: NOW,
+      }),
+    ).toBeNull();
   });
 
   it('deletes a member for its owner only, and members with their workflow', async () => {

@@ -29,7 +29,11 @@ export const acceptedWorkflowSql = (projectParam: string): string =>
   `"id" IN (SELECT "resource_id" FROM "resource_members" WHERE "member_id" = ${projectParam} AND "resource_type" = 'workflow' AND "status" = 'accepted')`;
 
 /** Members of a workflow that `projectId` may see: as the owner (every member) or as a member (itself). */
-export async function listMembers(db: SqlRunner, resourceId: string, projectId: string): Promise<MemberRow[]> {
+export async function listMembers(
+  db: SqlRunner,
+  resourceId: string,
+  projectId: string,
+): Promise<MemberRow[]> {
   if (!UUID.test(resourceId)) return [];
   return db.query(
     `SELECT ${COLUMNS} FROM "resource_members" WHERE "resource_id" = $1::uuid AND "resource_type" = 'workflow'
@@ -39,7 +43,12 @@ export async function listMembers(db: SqlRunner, resourceId: string, projectId: 
 }
 
 /** One member, seen by the owner or by the member itself; null otherwise. */
-export async function findMember(db: SqlRunner, resourceId: string, memberId: string, projectId: string): Promise<MemberRow | null> {
+export async function findMember(
+  db: SqlRunner,
+  resourceId: string,
+  memberId: string,
+  projectId: string,
+): Promise<MemberRow | null> {
   if (!UUID.test(resourceId)) return null;
   const rows: MemberRow[] = await db.query(
     `SELECT ${COLUMNS} FROM "resource_members" WHERE "resource_id" = $1::uuid AND "resource_type" = 'workflow'
@@ -52,7 +61,12 @@ export async function findMember(db: SqlRunner, resourceId: string, memberId: st
 /** Adds a pending member; null when the (resource, member) pair exists already. */
 export async function insertMember(
   db: SqlRunner,
-  m: { readonly resourceId: string; readonly projectId: string; readonly memberId: string; readonly now: string },
+  m: {
+    readonly resourceId: string;
+    readonly projectId: string;
+    readonly memberId: string;
+    readonly now: string;
+  },
 ): Promise<MemberRow | null> {
   const rows: MemberRow[] = await db.query(
     `INSERT INTO "resource_members" ("resource_id", "resource_type", "project_id", "member_id", "status", "created_at")
@@ -67,7 +81,12 @@ export async function insertMember(
 /** Sets a member's status (the member's own call); null when no such member. */
 export async function updateMemberStatus(
   db: SqlRunner,
-  m: { readonly resourceId: string; readonly memberId: string; readonly status: MemberStatus; readonly now: string },
+  m: {
+    readonly resourceId: string;
+    readonly memberId: string;
+    readonly status: MemberStatus;
+    readonly now: string;
+  },
 ): Promise<MemberRow | null> {
   if (!UUID.test(m.resourceId)) return null;
   const rows: MemberRow[] = await db.query(
@@ -81,7 +100,12 @@ export async function updateMemberStatus(
 }
 
 /** Removes a member of a workflow owned by `projectId`; false when there was none. */
-export async function deleteMember(db: SqlRunner, resourceId: string, memberId: string, projectId: string): Promise<boolean> {
+export async function deleteMember(
+  db: SqlRunner,
+  resourceId: string,
+  memberId: string,
+  projectId: string,
+): Promise<boolean> {
   if (!UUID.test(resourceId)) return false;
   const rows: unknown[] = await db.query(
     `WITH d AS (DELETE FROM "resource_members" WHERE "resource_id" = $1::uuid AND "resource_type" = 'workflow'

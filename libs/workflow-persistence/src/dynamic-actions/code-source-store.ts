@@ -53,7 +53,10 @@ export const codeSourceDuplicateMessage = (name: string, namespace: string, proj
   `Duplicate entry for CodeSource ['name', 'namespace', 'project_id']: ${name}, ${namespace}, ${projectId}`;
 
 /** Inserts a code source at version 1; the same (name, namespace) twice in a project is a 409. */
-export async function insertCodeSource(db: DynamicActionSqlRunner, c: NewCodeSource): Promise<CodeSourceRecord> {
+export async function insertCodeSource(
+  db: DynamicActionSqlRunner,
+  c: NewCodeSource,
+): Promise<CodeSourceRecord> {
   try {
     const rows: Row[] = await db.query(
       `INSERT INTO "code_sources" ("name", "namespace", "content", "version", "scope", "project_id", "created_at")
@@ -62,7 +65,8 @@ export async function insertCodeSource(db: DynamicActionSqlRunner, c: NewCodeSou
     );
     return toCodeSource(rows[0] as Row);
   } catch (err) {
-    if (sqlCode(err) === '23505') throw new ConflictError(codeSourceDuplicateMessage(c.name, c.namespace, c.projectId));
+    if (sqlCode(err) === '23505')
+      throw new ConflictError(codeSourceDuplicateMessage(c.name, c.namespace, c.projectId));
     throw err;
   }
 }

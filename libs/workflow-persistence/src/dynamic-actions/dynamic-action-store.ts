@@ -54,17 +54,30 @@ export const toDynamicAction = (r: Row): DynamicActionRecord => ({
 export const dynamicActionDuplicateMessage = (name: string, namespace: string, projectId: string): string =>
   `Duplicate entry for dynamic action definition [name=${name}, namespace=${namespace}, project_id=${projectId}]`;
 
-export async function insertDynamicAction(db: DynamicActionSqlRunner, a: NewDynamicAction): Promise<DynamicActionRecord> {
+export async function insertDynamicAction(
+  db: DynamicActionSqlRunner,
+  a: NewDynamicAction,
+): Promise<DynamicActionRecord> {
   try {
     const rows: Row[] = await db.query(
       `INSERT INTO "dynamic_action_definitions"
          ("name", "namespace", "class_name", "code_source_id", "code_source_name", "scope", "project_id", "created_at")
        VALUES ($1, $2, $3, $4::uuid, $5, $6, $7, $8::timestamptz) RETURNING *`,
-      [a.name, a.namespace, a.className, a.codeSourceId, a.codeSourceName, a.scope, a.projectId, a.createdAt.toISOString()],
+      [
+        a.name,
+        a.namespace,
+        a.className,
+        a.codeSourceId,
+        a.codeSourceName,
+        a.scope,
+        a.projectId,
+        a.createdAt.toISOString(),
+      ],
     );
     return toDynamicAction(rows[0] as Row);
   } catch (err) {
-    if (sqlCode(err) === '23505') throw new ConflictError(dynamicActionDuplicateMessage(a.name, a.namespace, a.projectId));
+    if (sqlCode(err) === '23505')
+      throw new ConflictError(dynamicActionDuplicateMessage(a.name, a.namespace, a.projectId));
     throw err;
   }
 }
@@ -110,7 +123,10 @@ export async function updateDynamicAction(
   }
   set('updated_at', now.toISOString(), '::timestamptz');
   const rows = returnedRows(
-    await db.query(`UPDATE "dynamic_action_definitions" SET ${sets.join(', ')} WHERE "id" = $1::uuid RETURNING *`, params),
+    await db.query(
+      `UPDATE "dynamic_action_definitions" SET ${sets.join(', ')} WHERE "id" = $1::uuid RETURNING *`,
+      params,
+    ),
   );
   return toDynamicAction(rows[0] as Row);
 }

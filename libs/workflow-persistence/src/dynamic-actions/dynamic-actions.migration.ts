@@ -32,7 +32,9 @@ export class CreateCodeSourcesAndDynamicActions1765100000000 implements Migratio
     await q.query(
       `CREATE UNIQUE INDEX "UQ_code_sources_name_namespace_project" ON "code_sources" ("name", "namespace", "project_id")`,
     );
-    await q.query(`CREATE INDEX "IDX_code_sources_project_created" ON "code_sources" ("project_id", "created_at", "id")`);
+    await q.query(
+      `CREATE INDEX "IDX_code_sources_project_created" ON "code_sources" ("project_id", "created_at", "id")`,
+    );
     await q.query(`
       CREATE TABLE "dynamic_action_definitions" (
         "id" uuid NOT NULL DEFAULT gen_random_uuid(),

@@ -1,4 +1,7 @@
-export { CreateCodeSourcesAndDynamicActions1765100000000, dynamicActionMigrations } from './dynamic-actions.migration';
+export {
+  CreateCodeSourcesAndDynamicActions1765100000000,
+  dynamicActionMigrations,
+} from './dynamic-actions.migration';
 export { workflowDynamicActionsSchema } from './dynamic-actions.schema';
 export {
   type DynamicActionSqlRunner,

@@ -32,10 +32,13 @@ export interface EventTriggerChanges {
 }
 
 type Row = Record<string, unknown>;
-const date = (v: unknown): Date | null => (v === null || v === undefined ? null : v instanceof Date ? v : new Date(String(v)));
-const obj = (v: unknown): Record<string, unknown> => (typeof v === 'string' ? JSON.parse(v) : (v ?? {})) as Record<string, unknown>;
+const date = (v: unknown): Date | null =>
+  v === null || v === undefined ? null : v instanceof Date ? v : new Date(String(v));
+const obj = (v: unknown): Record<string, unknown> =>
+  (typeof v === 'string' ? JSON.parse(v) : (v ?? {})) as Record<string, unknown>;
 /** TypeORM's PostgreSQL drivers answer UPDATE/DELETE … RETURNING with `[rows, count]`. */
-const returned = (result: unknown): Row[] => (Array.isArray(result) && Array.isArray(result[0]) ? (result[0] as Row[]) : (result as Row[]));
+const returned = (result: unknown): Row[] =>
+  Array.isArray(result) && Array.isArray(result[0]) ? (result[0] as Row[]) : (result as Row[]);
 const sqlCode = (err: unknown): unknown => {
   const e = err as { code?: unknown; driverError?: { code?: unknown } } | null;
   return e?.code ?? e?.driverError?.code;
@@ -57,20 +60,36 @@ export const toEventTrigger = (r: Row): EventTriggerRecord => ({
   updatedAt: date(r['updated_at']),
 });
 
-const duplicate = (t: Pick<EventTriggerRecord, 'exchange' | 'topic' | 'event' | 'workflowId' | 'projectId'>) =>
+const duplicate = (
+  t: Pick<EventTriggerRecord, 'exchange' | 'topic' | 'event' | 'workflowId' | 'projectId'>,
+) =>
   new ConflictError(
     `Duplicate entry for EventTrigger ['exchange', 'topic', 'event', 'workflow_id', 'project_id']: ${t.exchange}, ${t.topic}, ${t.event}, ${t.workflowId}, ${t.projectId}`,
   );
 
 /** Inserts a trigger; the same (exchange, topic, event, workflow, project) twice is Mistral's 409. */
-export async function insertEventTrigger(db: EventSqlRunner, t: NewEventTrigger): Promise<EventTriggerRecord> {
+export async function insertEventTrigger(
+  db: EventSqlRunner,
+  t: NewEventTrigger,
+): Promise<EventTriggerRecord> {
   try {
     const rows: Row[] = await db.query(
       `INSERT INTO "event_triggers" ("name", "project_id", "scope", "workflow_id", "workflow_input", "workflow_params", "exchange", "topic",
          "event", "created_at")
        VALUES ($1, $2, $3, $4::uuid, $5::jsonb, $6::jsonb, $7, $8, $9, $10::timestamptz)
        RETURNING *`,
-      [t.name, t.projectId, t.scope, t.workflowId, JSON.stringify(t.workflowInput), JSON.stringify(t.workflowParams), t.exchange, t.topic, t.event, t.createdAt.toISOString()],
+      [
+        t.name,
+        t.projectId,
+        t.scope,
+        t.workflowId,
+        JSON.stringify(t.workflowInput),
+        JSON.stringify(t.workflowParams),
+        t.exchange,
+        t.topic,
+        t.event,
+        t.createdAt.toISOString(),
+      ],
     );
     return toEventTrigger(rows[0] as Row);
   } catch (err) {
@@ -95,11 +114,19 @@ export async function findEventTrigger(
     params.push(projectId);
     where += ` AND ("project_id" = $2 OR "scope" = 'public')`;
   }
-  const rows: Row[] = await db.query(`SELECT * FROM "event_triggers" WHERE ${where}${opts.lock ? ' FOR UPDATE' : ''}`, params);
+  const rows: Row[] = await db.query(
+    `SELECT * FROM "event_triggers" WHERE ${where}${opts.lock ? ' FOR UPDATE' : ''}`,
+    params,
+  );
   return rows[0] ? toEventTrigger(rows[0]) : null;
 }
 
-export async function updateEventTrigger(db: EventSqlRunner, id: string, changes: EventTriggerChanges, now: Date): Promise<EventTriggerRecord> {
+export async function updateEventTrigger(
+  db: EventSqlRunner,
+  id: string,
+  changes: EventTriggerChanges,
+  now: Date,
+): Promise<EventTriggerRecord> {
   const sets: string[] = [];
   const params: unknown[] = [id];
   const set = (column: string, value: unknown, cast = '') => {
@@ -108,10 +135,17 @@ export async function updateEventTrigger(db: EventSqlRunner, id: string, changes
   };
   if (changes.name !== undefined) set('name', changes.name);
   if (changes.scope !== undefined) set('scope', changes.scope);
-  if (changes.workflowInput !== undefined) set('workflow_input', JSON.stringify(changes.workflowInput), '::jsonb');
-  if (changes.workflowParams !== undefined) set('workflow_params', JSON.stringify(changes.workflowParams), '::jsonb');
+  if (changes.workflowInput !== undefined)
+    set('workflow_input', JSON.stringify(changes.workflowInput), '::jsonb');
+  if (changes.workflowParams !== undefined)
+    set('workflow_params', JSON.stringify(changes.workflowParams), '::jsonb');
   set('updated_at', now.toISOString(), '::timestamptz');
-  const rows = returned(await db.query(`UPDATE "event_triggers" SET ${sets.join(', ')} WHERE "id" = $1::uuid RETURNING *`, params));
+  const rows = returned(
+    await db.query(
+      `UPDATE "event_triggers" SET ${sets.join(', ')} WHERE "id" = $1::uuid RETURNING *`,
+      params,
+    ),
+  );
   return toEventTrigger(rows[0] as Row);
 }
 
@@ -121,20 +155,30 @@ export async function deleteEventTrigger(db: EventSqlRunner, id: string): Promis
 
 /** Ids of the triggers (of any project) that start a workflow: such a workflow cannot be deleted. */
 export async function eventTriggerIdsOfWorkflow(db: EventSqlRunner, workflowId: string): Promise<string[]> {
-  const rows: Row[] = await db.query(`SELECT "id" FROM "event_triggers" WHERE "workflow_id" = $1::uuid ORDER BY "id"`, [
-    workflowId,
-  ]);
+  const rows: Row[] = await db.query(
+    `SELECT "id" FROM "event_triggers" WHERE "workflow_id" = $1::uuid ORDER BY "id"`,
+    [workflowId],
+  );
   return rows.map((r) => String(r['id']));
 }
 
 /** Every (exchange, topic) some trigger listens on: what the notification listener must consume. */
-export async function eventTriggerSources(db: EventSqlRunner): Promise<{ exchange: string; topic: string }[]> {
-  const rows: Row[] = await db.query(`SELECT DISTINCT "exchange", "topic" FROM "event_triggers" ORDER BY "exchange", "topic"`);
+export async function eventTriggerSources(
+  db: EventSqlRunner,
+): Promise<{ exchange: string; topic: string }[]> {
+  const rows: Row[] = await db.query(
+    `SELECT DISTINCT "exchange", "topic" FROM "event_triggers" ORDER BY "exchange", "topic"`,
+  );
   return rows.map((r) => ({ exchange: String(r['exchange']), topic: String(r['topic']) }));
 }
 
 /** The triggers a notification of `event` on (exchange, topic) fires, before the project check. */
-export async function eventTriggersFor(db: EventSqlRunner, exchange: string, topic: string, event: string): Promise<EventTriggerRecord[]> {
+export async function eventTriggersFor(
+  db: EventSqlRunner,
+  exchange: string,
+  topic: string,
+  event: string,
+): Promise<EventTriggerRecord[]> {
   const rows: Row[] = await db.query(
     `SELECT * FROM "event_triggers" WHERE "exchange" = $1 AND "topic" = $2 AND "event" = $3 ORDER BY "created_at", "id"`,
     [exchange, topic, event],
@@ -159,7 +203,10 @@ export async function claimNotification(db: EventSqlRunner, messageId: string, n
 /** Forgets handled message ids older than `before` (a broker redelivers within minutes, not days). */
 export async function pruneNotifications(db: EventSqlRunner, before: Date): Promise<number> {
   const rows = returned(
-    await db.query(`DELETE FROM "event_trigger_notifications" WHERE "received_at" < $1::timestamptz RETURNING 1`, [before.toISOString()]),
+    await db.query(
+      `DELETE FROM "event_trigger_notifications" WHERE "received_at" < $1::timestamptz RETURNING 1`,
+      [before.toISOString()],
+    ),
   );
   return rows.length;
 }

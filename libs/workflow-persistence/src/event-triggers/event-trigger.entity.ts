@@ -6,7 +6,9 @@ import { Column, Entity, Index, PrimaryColumn, PrimaryGeneratedColumn } from 'ty
  * workflow, project) as in Mistral.
  */
 @Entity({ name: 'event_triggers' })
-@Index('UQ_event_triggers_same_event', ['exchange', 'topic', 'event', 'workflowId', 'projectId'], { unique: true })
+@Index('UQ_event_triggers_same_event', ['exchange', 'topic', 'event', 'workflowId', 'projectId'], {
+  unique: true,
+})
 export class EventTriggerEntity {
   @PrimaryGeneratedColumn('uuid', { primaryKeyConstraintName: 'PK_event_triggers' })
   id!: string;
@@ -48,7 +50,12 @@ export class EventTriggerEntity {
 /** Message ids of notifications already handled (exactly-once firing across listener replicas). */
 @Entity({ name: 'event_trigger_notifications' })
 export class EventTriggerNotificationEntity {
-  @PrimaryColumn({ name: 'message_id', type: 'varchar', length: 255, primaryKeyConstraintName: 'PK_event_trigger_notifications' })
+  @PrimaryColumn({
+    name: 'message_id',
+    type: 'varchar',
+    length: 255,
+    primaryKeyConstraintName: 'PK_event_trigger_notifications',
+  })
   messageId!: string;
 
   @Column({ name: 'received_at', type: 'timestamptz' })

@@ -34,14 +34,18 @@ export class CreateEventTriggers1764310000000 implements MigrationInterface {
       `CREATE UNIQUE INDEX "UQ_event_triggers_same_event" ON "event_triggers" ("exchange", "topic", "event", "workflow_id", "project_id")`,
     );
     await queryRunner.query(`CREATE INDEX "IDX_event_triggers_workflow" ON "event_triggers" ("workflow_id")`);
-    await queryRunner.query(`CREATE INDEX "IDX_event_triggers_project_created" ON "event_triggers" ("project_id", "created_at", "id")`);
+    await queryRunner.query(
+      `CREATE INDEX "IDX_event_triggers_project_created" ON "event_triggers" ("project_id", "created_at", "id")`,
+    );
     await queryRunner.query(`
       CREATE TABLE "event_trigger_notifications" (
         "message_id" varchar(255) NOT NULL,
         "received_at" timestamptz NOT NULL,
         CONSTRAINT "PK_event_trigger_notifications" PRIMARY KEY ("message_id")
       )`);
-    await queryRunner.query(`CREATE INDEX "IDX_event_trigger_notifications_received" ON "event_trigger_notifications" ("received_at")`);
+    await queryRunner.query(
+      `CREATE INDEX "IDX_event_trigger_notifications_received" ON "event_trigger_notifications" ("received_at")`,
+    );
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {

@@ -1,4 +1,8 @@
-export { EventTriggerEntity, EventTriggerNotificationEntity, eventTriggerEntities } from './event-trigger.entity';
+export {
+  EventTriggerEntity,
+  EventTriggerNotificationEntity,
+  eventTriggerEntities,
+} from './event-trigger.entity';
 export { CreateEventTriggers1764310000000, eventTriggerMigrations } from './event-triggers.migration';
 export { workflowEventTriggersSchema } from './event-triggers.schema';
 export {

@@ -1,7 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
-import { DEFAULT_TEST_POSTGRES_URL, ENGINE_KINDS, type TestDataSource, createTestDataSource } from '@osc/persistence';
-import { type HistoryEvent, type WorkflowExecution, newExecution, parseWorkflows } from '@osc/workflow-domain';
+import {
+  DEFAULT_TEST_POSTGRES_URL,
+  ENGINE_KINDS,
+  type TestDataSource,
+  createTestDataSource,
+} from '@osc/persistence';
+import {
+  type HistoryEvent,
+  type WorkflowExecution,
+  newExecution,
+  parseWorkflows,
+} from '@osc/workflow-domain';
 import { definitionMigrations } from '../definitions/definitions.migration';
 import { appendExecutionEvents, listExecutionStateChanges, settledStreamPosition } from './execution-events';
 import { insertExecution } from './execution-store';
@@ -27,7 +37,12 @@ const stateChange = (ex: WorkflowExecution, state: string, previous: string): Hi
   details: {},
 });
 
-const taskChange = (ex: WorkflowExecution): HistoryEvent => ({ ...stateChange(ex, 'RUNNING', 'IDLE'), subject: 'task', taskExecutionId: null, name: 't' });
+const taskChange = (ex: WorkflowExecution): HistoryEvent => ({
+  ...stateChange(ex, 'RUNNING', 'IDLE'),
+  subject: 'task',
+  taskExecutionId: null,
+  name: 't',
+});
 
 /** The project streams' reading of the history (listExecutionStateChanges), on both engines. */
 describe.each(ENGINE_KINDS)('execution state changes for project streams (%s)', (kind) => {
@@ -55,7 +70,9 @@ describe.each(ENGINE_KINDS)('execution state changes for project streams (%s)', 
   };
   /** The settled position once it has reached the last position taken so far. */
   const settledPosition = async () => {
-    const last = Number((await t.dataSource.query(`SELECT max("stream_pos") AS "p" FROM "execution_events"`))[0].p ?? 0);
+    const last = Number(
+      (await t.dataSource.query(`SELECT max("stream_pos") AS "p" FROM "execution_events"`))[0].p ?? 0,
+    );
     const deadline = Date.now() + 20_000;
     for (;;) {
       const p = await settledStreamPosition(t.dataSource);
@@ -66,7 +83,10 @@ describe.each(ENGINE_KINDS)('execution state changes for project streams (%s)', 
   };
 
   const create = async (projectId: string): Promise<WorkflowExecution> => {
-    const ex = newExecution({ id: randomUUID(), spec: SPEC, workflowId: randomUUID(), workflowNamespace: '', projectId }, new Date());
+    const ex = newExecution(
+      { id: randomUUID(), spec: SPEC, workflowId: randomUUID(), workflowNamespace: '', projectId },
+      new Date(),
+    );
     await t.dataSource.transaction((em) => insertExecution(em, ex));
     return ex;
   };
@@ -75,10 +95,14 @@ describe.each(ENGINE_KINDS)('execution state changes for project streams (%s)', 
     const before = await settledPosition();
     const a = await create('p-a');
     const b = await create('p-b');
-    await t.dataSource.transaction((em) => appendExecutionEvents(em, a, [taskChange(a), stateChange(a, 'SUCCESS', 'RUNNING')], new Date()));
+    await t.dataSource.transaction((em) =>
+      appendExecutionEvents(em, a, [taskChange(a), stateChange(a, 'SUCCESS', 'RUNNING')], new Date()),
+    );
     const ofA = await settledChanges('p-a', before);
     expect(ofA.pending).toBe(false);
-    expect(ofA.changes.map((c) => [c.execution_id, c.subject, c.previous_state, c.state, c.project_id])).toEqual([
+    expect(
+      ofA.changes.map((c) => [c.execution_id, c.subject, c.previous_state, c.state, c.project_id]),
+    ).toEqual([
       [a.id, 'execution', null, a.state, 'p-a'],
       [a.id, 'execution', 'RUNNING', 'SUCCESS', 'p-a'],
     ]);
@@ -103,8 +127,15 @@ describe.each(ENGINE_KINDS)('execution state changes for project streams (%s)', 
       await older.startTransaction();
       try {
         await older.query(`SELECT "id" FROM "workflow_executions" WHERE "id" = $1 FOR UPDATE`, [slow.id]);
-        await appendExecutionEvents(older.manager, slow, [stateChange(slow, 'PAUSED', 'RUNNING')], new Date());
-        await t.dataSource.transaction((em) => appendExecutionEvents(em, fast, [stateChange(fast, 'SUCCESS', 'RUNNING')], new Date()));
+        await appendExecutionEvents(
+          older.manager,
+          slow,
+          [stateChange(slow, 'PAUSED', 'RUNNING')],
+          new Date(),
+        );
+        await t.dataSource.transaction((em) =>
+          appendExecutionEvents(em, fast, [stateChange(fast, 'SUCCESS', 'RUNNING')], new Date()),
+        );
         const held = await listExecutionStateChanges(t.dataSource, 'p-c', start, 100);
         expect(held).toEqual({ changes: [], pending: true });
         // a position reached while the older transaction runs is not settled either
@@ -131,7 +162,9 @@ describe.each(ENGINE_KINDS)('execution state changes for project streams (%s)', 
       await unrelated.startTransaction();
       try {
         await unrelated.query(`SELECT pg_current_xact_id()`);
-        await t.dataSource.transaction((em) => appendExecutionEvents(em, ex, [stateChange(ex, 'SUCCESS', 'RUNNING')], new Date()));
+        await t.dataSource.transaction((em) =>
+          appendExecutionEvents(em, ex, [stateChange(ex, 'SUCCESS', 'RUNNING')], new Date()),
+        );
         // settled while the unrelated transaction still runs
         expect((await settledChanges('p-d', start)).changes.map((c) => c.state)).toEqual(['SUCCESS']);
         expect(await unrelated.query(`SELECT 1 AS "open"`)).toEqual([{ open: 1 }]);
@@ -149,7 +182,9 @@ describe.each(ENGINE_KINDS)('execution state changes for project streams (%s)', 
       try {
         await elsewhere.query('BEGIN');
         await elsewhere.query('SELECT pg_current_xact_id()');
-        await t.dataSource.transaction((em) => appendExecutionEvents(em, ex, [stateChange(ex, 'SUCCESS', 'RUNNING')], new Date()));
+        await t.dataSource.transaction((em) =>
+          appendExecutionEvents(em, ex, [stateChange(ex, 'SUCCESS', 'RUNNING')], new Date()),
+        );
         // settled while the other database's transaction still runs
         expect((await settledChanges('p-e', start)).changes.map((c) => c.state)).toEqual(['SUCCESS']);
       } finally {

@@ -61,7 +61,12 @@ export function setExecutionHistoryWrites(enabled: boolean): void {
  * sequence order and a reader resuming after `seq` never misses a later-committing smaller one),
  * and announces them with NOTIFY (delivered at commit). Returns how many were written.
  */
-export async function appendExecutionEvents(db: SqlRunner, ex: Pick<WorkflowExecution, 'id' | 'rootExecutionId' | 'projectId'>, events: readonly HistoryEvent[], now: Date): Promise<number> {
+export async function appendExecutionEvents(
+  db: SqlRunner,
+  ex: Pick<WorkflowExecution, 'id' | 'rootExecutionId' | 'projectId'>,
+  events: readonly HistoryEvent[],
+  now: Date,
+): Promise<number> {
   if (events.length === 0 || !historyWrites) return 0;
   const root = ex.rootExecutionId ?? ex.id;
   const rows = events.map((e) => ({
@@ -81,15 +86,18 @@ export async function appendExecutionEvents(db: SqlRunner, ex: Pick<WorkflowExec
   // execution itself also get their place in the project streams (see listExecutionStateChanges): a
   // position and a horizon, stamped while the execution's row lock is held.
   const executionChanged = events.some((e) => e.subject === 'execution');
-  await db.query(`SELECT "osc_append_execution_events"($1::uuid, $2::int, $3::varchar, $4::jsonb, $5::timestamptz, $6::text, $7::text)`, [
-    root,
-    events.length,
-    ex.projectId,
-    JSON.stringify(rows),
-    now.toISOString(),
-    EXECUTION_EVENTS_CHANNEL,
-    JSON.stringify(executionChanged ? { p: ex.projectId, r: root, x: 1 } : { p: ex.projectId, r: root }),
-  ]);
+  await db.query(
+    `SELECT "osc_append_execution_events"($1::uuid, $2::int, $3::varchar, $4::jsonb, $5::timestamptz, $6::text, $7::text)`,
+    [
+      root,
+      events.length,
+      ex.projectId,
+      JSON.stringify(rows),
+      now.toISOString(),
+      EXECUTION_EVENTS_CHANNEL,
+      JSON.stringify(executionChanged ? { p: ex.projectId, r: root, x: 1 } : { p: ex.projectId, r: root }),
+    ],
+  );
   return events.length;
 }
 
@@ -98,12 +106,19 @@ export async function appendExecutionEvents(db: SqlRunner, ex: Pick<WorkflowExec
  * one per entry cost more than the rest of writing it). A root's whole tree's history goes with it
  * (its counter goes by cascade); a sub-workflow's own entries go with the sub-workflow.
  */
-export async function deleteExecutionHistory(db: SqlRunner, executions: readonly { id: string; rootExecutionId: string | null }[]): Promise<void> {
+export async function deleteExecutionHistory(
+  db: SqlRunner,
+  executions: readonly { id: string; rootExecutionId: string | null }[],
+): Promise<void> {
   const roots = executions.filter((e) => e.rootExecutionId === null).map((e) => e.id);
   const subs = executions.filter((e) => e.rootExecutionId !== null);
-  if (roots.length > 0) await db.query(`DELETE FROM "execution_events" WHERE "root_execution_id" = ANY($1::uuid[])`, [roots]);
+  if (roots.length > 0)
+    await db.query(`DELETE FROM "execution_events" WHERE "root_execution_id" = ANY($1::uuid[])`, [roots]);
   for (const sub of subs) {
-    await db.query(`DELETE FROM "execution_events" WHERE "root_execution_id" = $1 AND "execution_id" = $2`, [sub.rootExecutionId, sub.id]);
+    await db.query(`DELETE FROM "execution_events" WHERE "root_execution_id" = $1 AND "execution_id" = $2`, [
+      sub.rootExecutionId,
+      sub.id,
+    ]);
   }
 }
 
@@ -118,7 +133,10 @@ export async function listExecutionEvents(
   limit: number,
 ): Promise<StoredExecutionEvent[]> {
   // a sub-workflow's entries: within its root's (the primary key's prefix), no index of their own
-  const where = ex.rootExecutionId === null ? `"root_execution_id" = $1` : `"root_execution_id" = $4 AND "execution_id" = $1`;
+  const where =
+    ex.rootExecutionId === null
+      ? `"root_execution_id" = $1`
+      : `"root_execution_id" = $4 AND "execution_id" = $1`;
   const rows: Record<string, unknown>[] = await db.query(
     `SELECT "seq", "root_execution_id", "execution_id", "subject", "task_execution_id", "action_execution_id", "name", "state",
             "previous_state", "state_info", "details", "created_at"
@@ -181,8 +199,14 @@ const toEvent = (r: Record<string, unknown>): StoredExecutionEvent => ({
   state: String(r['state']),
   previous_state: (r['previous_state'] as string | null) ?? null,
   state_info: (r['state_info'] as string | null) ?? null,
-  details: (typeof r['details'] === 'string' ? JSON.parse(r['details']) : r['details']) as Record<string, unknown>,
-  created_at: (r['created_at'] instanceof Date ? r['created_at'] : new Date(String(r['created_at']))).toISOString(),
+  details: (typeof r['details'] === 'string' ? JSON.parse(r['details']) : r['details']) as Record<
+    string,
+    unknown
+  >,
+  created_at: (r['created_at'] instanceof Date
+    ? r['created_at']
+    : new Date(String(r['created_at']))
+  ).toISOString(),
 });
 
 /**
@@ -224,12 +248,17 @@ export async function listExecutionStateChanges(
 const STATE_CHANGE_COLUMNS = `${EVENT_COLUMNS}, "project_id", "stream_pos", "stream_horizon"`;
 
 /** The rows up to the last settled one (a settled entry settles all before it), and whether more wait. */
-function settledPrefix(rows: Record<string, unknown>[], floor: number | null): { changes: StoredExecutionStateChange[]; pending: boolean } {
+function settledPrefix(
+  rows: Record<string, unknown>[],
+  floor: number | null,
+): { changes: StoredExecutionStateChange[]; pending: boolean } {
   let last = -1;
   rows.forEach((r, i) => {
     if (floor === null || Number(r['stream_horizon']) <= floor) last = i;
   });
-  const changes = rows.slice(0, last + 1).map((r) => ({ ...toEvent(r), project_id: String(r['project_id']), position: Number(r['stream_pos']) }));
+  const changes = rows
+    .slice(0, last + 1)
+    .map((r) => ({ ...toEvent(r), project_id: String(r['project_id']), position: Number(r['stream_pos']) }));
   return { changes, pending: last + 1 < rows.length };
 }
 
@@ -332,7 +361,9 @@ export class CreateExecutionEvents1764600000000 implements MigrationInterface {
         CONSTRAINT "FK_execution_events_execution" FOREIGN KEY ("execution_id")
           REFERENCES "workflow_executions" ("id") ON DELETE CASCADE
       )`);
-    await q.query(`CREATE INDEX "IDX_execution_events_execution" ON "execution_events" ("execution_id", "seq")`);
+    await q.query(
+      `CREATE INDEX "IDX_execution_events_execution" ON "execution_events" ("execution_id", "seq")`,
+    );
     await q.query(`
       CREATE TABLE "execution_event_counters" (
         "root_execution_id" uuid NOT NULL,
@@ -359,9 +390,15 @@ export class AddExecutionStreamPositions1765300000000 implements MigrationInterf
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`CREATE SEQUENCE "execution_stream_pos"`);
-    await q.query(`ALTER TABLE "execution_events" ADD COLUMN "stream_pos" bigint, ADD COLUMN "stream_horizon" bigint`);
-    await q.query(`CREATE INDEX "IDX_execution_events_stream" ON "execution_events" ("stream_pos") WHERE "stream_pos" IS NOT NULL`);
-    await q.query(`CREATE INDEX "IDX_execution_events_project_stream" ON "execution_events" ("project_id", "stream_pos") WHERE "stream_pos" IS NOT NULL`);
+    await q.query(
+      `ALTER TABLE "execution_events" ADD COLUMN "stream_pos" bigint, ADD COLUMN "stream_horizon" bigint`,
+    );
+    await q.query(
+      `CREATE INDEX "IDX_execution_events_stream" ON "execution_events" ("stream_pos") WHERE "stream_pos" IS NOT NULL`,
+    );
+    await q.query(
+      `CREATE INDEX "IDX_execution_events_project_stream" ON "execution_events" ("project_id", "stream_pos") WHERE "stream_pos" IS NOT NULL`,
+    );
     // The horizon bounds every transaction id assigned before the position was taken: ids still
     // running (read from the backends' status after nextval, its per-transaction cache cleared
     // first), and completed ones (below the xmax of a snapshot taken after that: a PL/pgSQL
@@ -420,8 +457,12 @@ export class SlimExecutionEvents1765300000001 implements MigrationInterface {
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query(`DELETE FROM "execution_events" e WHERE NOT EXISTS (SELECT 1 FROM "workflow_executions" w WHERE w."id" = e."execution_id")`);
-    await q.query(`CREATE INDEX "IDX_execution_events_execution" ON "execution_events" ("execution_id", "seq")`);
+    await q.query(
+      `DELETE FROM "execution_events" e WHERE NOT EXISTS (SELECT 1 FROM "workflow_executions" w WHERE w."id" = e."execution_id")`,
+    );
+    await q.query(
+      `CREATE INDEX "IDX_execution_events_execution" ON "execution_events" ("execution_id", "seq")`,
+    );
     await q.query(`
       ALTER TABLE "execution_events" ADD CONSTRAINT "FK_execution_events_execution" FOREIGN KEY ("execution_id")
         REFERENCES "workflow_executions" ("id") ON DELETE CASCADE`);

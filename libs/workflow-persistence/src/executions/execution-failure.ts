@@ -1,5 +1,10 @@
 import { returnedRows } from '@osc/persistence';
-import { type ExecutionState, type HistoryEvent, allowedExecutionSources, isCompleted } from '@osc/workflow-domain';
+import {
+  type ExecutionState,
+  type HistoryEvent,
+  allowedExecutionSources,
+  isCompleted,
+} from '@osc/workflow-domain';
 import { appendExecutionEvents } from './execution-events';
 import type { SqlRunner } from './execution-store';
 
@@ -13,7 +18,12 @@ const FAILABLE: readonly ExecutionState[] = allowedExecutionSources('ERROR').fil
  * `{"result": stateInfo}` as a failed execution's does (DSL-13.7), and the change is appended to the
  * execution's history (and so announced to its streams). Returns whether the row changed.
  */
-export async function failExecutionRow(db: SqlRunner, executionId: string, stateInfo: string, now: Date): Promise<boolean> {
+export async function failExecutionRow(
+  db: SqlRunner,
+  executionId: string,
+  stateInfo: string,
+  now: Date,
+): Promise<boolean> {
   const result: unknown = await db.query(
     `WITH "old" AS (SELECT "id", "state" FROM "workflow_executions" WHERE "id" = $1 AND "state" = ANY($5::text[]) FOR UPDATE)
      UPDATE "workflow_executions" w
@@ -25,7 +35,11 @@ export async function failExecutionRow(db: SqlRunner, executionId: string, state
   const row = returnedRows(result)[0] as Record<string, unknown> | undefined;
   if (!row) return false;
   // the change is the execution's like any other: in its history and its streams
-  const ex = { id: executionId, rootExecutionId: (row['root_execution_id'] as string | null) ?? null, projectId: String(row['project_id']) };
+  const ex = {
+    id: executionId,
+    rootExecutionId: (row['root_execution_id'] as string | null) ?? null,
+    projectId: String(row['project_id']),
+  };
   const change: HistoryEvent = {
     subject: 'execution',
     executionId,

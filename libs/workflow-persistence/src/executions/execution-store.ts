@@ -25,7 +25,8 @@ type Row = Record<string, unknown>;
 
 const json = (v: unknown): string => JSON.stringify(v ?? null);
 const parse = <T>(v: unknown): T => (typeof v === 'string' ? (JSON.parse(v) as T) : (v as T));
-const date = (v: unknown): Date | null => (v === null || v === undefined ? null : v instanceof Date ? v : new Date(String(v)));
+const date = (v: unknown): Date | null =>
+  v === null || v === undefined ? null : v instanceof Date ? v : new Date(String(v));
 const iso = (d: Date | null | undefined): string | null => (d ? d.toISOString() : null);
 
 /** Columns of `workflow_executions` beyond the domain model. */
@@ -101,7 +102,11 @@ export const toActionExecution = (r: Row): ActionExecution => ({
 });
 
 /** Inserts a new execution row (the API's create, or a sub-workflow start). Returns false if the id exists. */
-export async function insertExecution(db: SqlRunner, ex: WorkflowExecution, extras: ExecutionExtras = {}): Promise<boolean> {
+export async function insertExecution(
+  db: SqlRunner,
+  ex: WorkflowExecution,
+  extras: ExecutionExtras = {},
+): Promise<boolean> {
   return (await insertExecutionRow(db, ex, extras, '"id"')) !== null;
 }
 
@@ -114,7 +119,12 @@ const EXECUTION_VIEW_COLUMNS = `"id", "workflow_id", "workflow_name", "workflow_
  * key order, timestamp precision), or null if the id exists — the API's answer without reading the
  * row back.
  */
-export function insertExecutionReturning(db: SqlRunner, ex: WorkflowExecution, extras: ExecutionExtras = {}, alongside?: AlongsideInsert): Promise<Row | null> {
+export function insertExecutionReturning(
+  db: SqlRunner,
+  ex: WorkflowExecution,
+  extras: ExecutionExtras = {},
+  alongside?: AlongsideInsert,
+): Promise<Row | null> {
   return insertExecutionRow(db, ex, extras, EXECUTION_VIEW_COLUMNS, alongside);
 }
 
@@ -125,7 +135,13 @@ export function insertExecutionReturning(db: SqlRunner, ex: WorkflowExecution, e
  */
 export type AlongsideInsert = (bind: (value: unknown) => string, inserted: string) => string | null;
 
-async function insertExecutionRow(db: SqlRunner, ex: WorkflowExecution, extras: ExecutionExtras, returning: string, alongside?: AlongsideInsert): Promise<Row | null> {
+async function insertExecutionRow(
+  db: SqlRunner,
+  ex: WorkflowExecution,
+  extras: ExecutionExtras,
+  returning: string,
+  alongside?: AlongsideInsert,
+): Promise<Row | null> {
   const insert = `INSERT INTO "workflow_executions" (${EXECUTION_COLUMNS})
      VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10::jsonb, $11::jsonb, $12::jsonb, $13::jsonb, $14::jsonb, $15::jsonb,
              $16::jsonb, $17, $18, $19, $20, $21::timestamptz, $22::timestamptz)
@@ -155,7 +171,10 @@ async function insertExecutionRow(db: SqlRunner, ex: WorkflowExecution, extras: 
     iso(ex.updatedAt),
   ];
   const also = alongside?.((v) => `$${values.push(v)}`, `EXISTS (SELECT 1 FROM "inserted")`);
-  const rows: Row[] = await db.query(also ? `WITH "inserted" AS (${insert}), "alongside" AS (${also}) SELECT * FROM "inserted"` : insert, values);
+  const rows: Row[] = await db.query(
+    also ? `WITH "inserted" AS (${insert}), "alongside" AS (${also}) SELECT * FROM "inserted"` : insert,
+    values,
+  );
   const row = rows[0];
   if (!row) return null;
   const created: HistoryEvent = {
@@ -224,7 +243,10 @@ export const LARGE_INPUT_BYTES = 8 * 1024;
 
 /** The execution columns, the spec and the input left out for the executions whose copy is cached. */
 const lockedColumns = (specsParam: string, inputsParam: string): string =>
-  EXECUTION_COLUMNS.replace('"spec", ', `CASE WHEN "id" = ANY(${specsParam}::uuid[]) THEN "spec" END AS "spec", `).replace(
+  EXECUTION_COLUMNS.replace(
+    '"spec", ',
+    `CASE WHEN "id" = ANY(${specsParam}::uuid[]) THEN "spec" END AS "spec", `,
+  ).replace(
     '"input", ',
     `CASE WHEN "id" = ANY(${inputsParam}::uuid[]) THEN "input" END AS "input", pg_column_size("input") AS "input_size", `,
   );
@@ -254,7 +276,9 @@ export interface NamedActions {
   failing: readonly string[];
 }
 
-const namedParams = (named: readonly string[] | NamedActions): { ids: readonly string[]; failing: readonly string[] } =>
+const namedParams = (
+  named: readonly string[] | NamedActions,
+): { ids: readonly string[]; failing: readonly string[] } =>
   Array.isArray(named) ? { ids: named, failing: named } : (named as NamedActions);
 
 /**
@@ -290,11 +314,14 @@ async function loadSnapshot(
   // Lock first, in its own statement: under READ COMMITTED a statement that waited for the row lock
   // still reads everything else from the snapshot taken before the wait, so tasks and actions are
   // loaded by a second statement that sees every commit made before the lock was granted.
-  const locked: Row[] = await db.query(`SELECT ${lockedColumns('$2', '$3')} FROM "workflow_executions" WHERE "id" = $1${lock ? ' FOR UPDATE' : ''}`, [
-    executionId,
-    specs?.get(executionId) ? [] : [executionId],
-    specs?.getInput(executionId) ? [] : [executionId],
-  ]);
+  const locked: Row[] = await db.query(
+    `SELECT ${lockedColumns('$2', '$3')} FROM "workflow_executions" WHERE "id" = $1${lock ? ' FOR UPDATE' : ''}`,
+    [
+      executionId,
+      specs?.get(executionId) ? [] : [executionId],
+      specs?.getInput(executionId) ? [] : [executionId],
+    ],
+  );
   const exRow = locked[0];
   if (!exRow) return null;
   withCached(specs, exRow);
@@ -304,7 +331,13 @@ async function loadSnapshot(
        (${actionIds ? NEEDED_ACTIONS : ALL_ACTIONS}) AS "actions",
        (SELECT COALESCE(json_agg(json_build_object('id', s."id", 'task_execution_id', s."task_execution_id", 'state', s."state")), '[]')
           FROM "workflow_executions" s WHERE s."parent_execution_id" = $1) AS "subs"`,
-    actionIds ? [executionId, JSON.stringify(namedParams(actionIds).ids), JSON.stringify(namedParams(actionIds).failing)] : [executionId],
+    actionIds
+      ? [
+          executionId,
+          JSON.stringify(namedParams(actionIds).ids),
+          JSON.stringify(namedParams(actionIds).failing),
+        ]
+      : [executionId],
   );
   return toSnapshot(db, exRow, rows[0] ?? {});
 }
@@ -358,14 +391,14 @@ async function toSnapshot(db: SqlRunner, exRow: Row, related: Row): Promise<Exec
     execution,
     tasks: taskRows.map(toTaskExecution),
     actions: actionRows.map(toActionExecution),
-    subExecutions: subRows.map(
-      (r): SubExecutionRef => ({
-        id: String(r['id']),
-        taskExecutionId: String(r['task_execution_id']),
-        state: r['state'] as SubExecutionRef['state'],
-      }),
-    ),
-    ...(usesQueryFunctions(execution.spec) ? { world: await loadExpressionWorld(db, execution.projectId) } : {}),
+    subExecutions: subRows.map((r): SubExecutionRef => ({
+      id: String(r['id']),
+      taskExecutionId: String(r['task_execution_id']),
+      state: r['state'] as SubExecutionRef['state'],
+    })),
+    ...(usesQueryFunctions(execution.spec)
+      ? { world: await loadExpressionWorld(db, execution.projectId) }
+      : {}),
   };
 }
 
@@ -378,7 +411,10 @@ export async function loadExpressionWorld(db: SqlRunner, projectId: string): Pro
     `SELECT ${EXECUTION_COLUMNS} FROM "workflow_executions" WHERE "project_id" = $1 ORDER BY "created_at", "id"`,
     [projectId],
   );
-  const tasks: Row[] = await db.query(`SELECT * FROM "task_executions" WHERE "project_id" = $1 ORDER BY "created_at", "seq"`, [projectId]);
+  const tasks: Row[] = await db.query(
+    `SELECT * FROM "task_executions" WHERE "project_id" = $1 ORDER BY "created_at", "seq"`,
+    [projectId],
+  );
   return { executions: executions.map(toWorkflowExecution), tasks: tasks.map(toTaskExecution) };
 }
 
@@ -425,18 +461,40 @@ class Params {
  * Writes the rows of one decision (inside the transaction that holds the execution lock) in a single
  * statement: data-modifying CTEs for the execution update, task and action inserts and updates.
  */
-export async function applyChanges(db: SqlRunner, ex: WorkflowExecution, changes: EngineChanges, before?: ExecutionSnapshot): Promise<void> {
+export async function applyChanges(
+  db: SqlRunner,
+  ex: WorkflowExecution,
+  changes: EngineChanges,
+  before?: ExecutionSnapshot,
+): Promise<void> {
   // item results alone (a batch of with-items results) go in the same statement as the rows
-  const itemsOnlyUpdated = !changes.itemsDeleted?.length && !changes.itemsCreated?.length && !!changes.itemsUpdated?.length;
-  await applyRowChanges(db, ex, changes, before ? new Map(before.tasks.map((t) => [t.id, t])) : undefined, itemsOnlyUpdated ? changes.itemsUpdated : undefined);
+  const itemsOnlyUpdated =
+    !changes.itemsDeleted?.length && !changes.itemsCreated?.length && !!changes.itemsUpdated?.length;
+  await applyRowChanges(
+    db,
+    ex,
+    changes,
+    before ? new Map(before.tasks.map((t) => [t.id, t])) : undefined,
+    itemsOnlyUpdated ? changes.itemsUpdated : undefined,
+  );
   if (!itemsOnlyUpdated) await applyItemChanges(db, changes);
 }
 
 const itemRowsJson = (items: readonly Omit<TaskItem, 'vars'>[], vars: boolean): string =>
-  JSON.stringify(items.map((r) => ({ t: r.taskExecutionId, i: r.index, s: r.state, r: r.result ?? null, ...(vars ? { v: (r as TaskItem).vars } : {}) })));
+  JSON.stringify(
+    items.map((r) => ({
+      t: r.taskExecutionId,
+      i: r.index,
+      s: r.state,
+      r: r.result ?? null,
+      ...(vars ? { v: (r as TaskItem).vars } : {}),
+    })),
+  );
 
 /** Sets the state and result of the item rows of `$n` (a JSON array, see {@link itemRowsJson}). */
-const itemUpdateSql = (param: string): string => `UPDATE "task_execution_items" AS i SET "state" = u.s, "result" = u.r
+const itemUpdateSql = (
+  param: string,
+): string => `UPDATE "task_execution_items" AS i SET "state" = u.s, "result" = u.r
          FROM (SELECT (r->>'t')::uuid AS t, (r->>'i')::integer AS n, r->>'s' AS s, r->'r' AS r FROM jsonb_array_elements(${param}::jsonb) AS r) AS u
         WHERE i."task_execution_id" = u.t AND i."idx" = u.n`;
 
@@ -447,7 +505,9 @@ const itemUpdateSql = (param: string): string => `UPDATE "task_execution_items" 
  */
 async function applyItemChanges(db: SqlRunner, changes: EngineChanges): Promise<void> {
   if (changes.itemsDeleted?.length) {
-    await db.query(`DELETE FROM "task_execution_items" WHERE "task_execution_id" = ANY($1::uuid[])`, [changes.itemsDeleted]);
+    await db.query(`DELETE FROM "task_execution_items" WHERE "task_execution_id" = ANY($1::uuid[])`, [
+      changes.itemsDeleted,
+    ]);
   }
   const rows = itemRowsJson;
   if (changes.itemsCreated?.length) {
@@ -466,7 +526,10 @@ async function applyItemChanges(db: SqlRunner, changes: EngineChanges): Promise<
  * The with-items rows decisions asked for (see `ItemsNeeded`): every item of a task, or the next ones
  * waiting to start from an index, found by the primary key.
  */
-export async function loadTaskItems(db: SqlRunner, requests: readonly ItemsRequest[]): Promise<LoadedItems[]> {
+export async function loadTaskItems(
+  db: SqlRunner,
+  requests: readonly ItemsRequest[],
+): Promise<LoadedItems[]> {
   const out: LoadedItems[] = [];
   for (const r of requests) {
     const found: Row[] =
@@ -516,18 +579,37 @@ async function applyRowChanges(
   }
   // PostgreSQL binds at most 65,535 parameters per statement: a large with-items decision (10,000
   // actions created) is written as the execution and task rows first, then the actions in chunks.
-  const rows = changes.tasksCreated.length + changes.tasksUpdated.length + changes.actionsCreated.length + changes.actionsUpdated.length;
+  const rows =
+    changes.tasksCreated.length +
+    changes.tasksUpdated.length +
+    changes.actionsCreated.length +
+    changes.actionsUpdated.length;
   if (rows > ROWS_PER_STATEMENT) {
     const none = { tasksCreated: [], tasksUpdated: [], actionsCreated: [], actionsUpdated: [] };
-    await applyRowChanges(db, ex, { ...none, ...(changes.execution ? { execution: changes.execution } : {}), tasksCreated: changes.tasksCreated });
+    await applyRowChanges(db, ex, {
+      ...none,
+      ...(changes.execution ? { execution: changes.execution } : {}),
+      tasksCreated: changes.tasksCreated,
+    });
     for (let i = 0; i < changes.tasksUpdated.length; i += ROWS_PER_STATEMENT) {
-      await applyRowChanges(db, ex, { ...none, tasksUpdated: changes.tasksUpdated.slice(i, i + ROWS_PER_STATEMENT) }, before);
+      await applyRowChanges(
+        db,
+        ex,
+        { ...none, tasksUpdated: changes.tasksUpdated.slice(i, i + ROWS_PER_STATEMENT) },
+        before,
+      );
     }
     for (let i = 0; i < changes.actionsCreated.length; i += ROWS_PER_STATEMENT) {
-      await applyRowChanges(db, ex, { ...none, actionsCreated: changes.actionsCreated.slice(i, i + ROWS_PER_STATEMENT) });
+      await applyRowChanges(db, ex, {
+        ...none,
+        actionsCreated: changes.actionsCreated.slice(i, i + ROWS_PER_STATEMENT),
+      });
     }
     for (let i = 0; i < changes.actionsUpdated.length; i += ROWS_PER_STATEMENT) {
-      await applyRowChanges(db, ex, { ...none, actionsUpdated: changes.actionsUpdated.slice(i, i + ROWS_PER_STATEMENT) });
+      await applyRowChanges(db, ex, {
+        ...none,
+        actionsUpdated: changes.actionsUpdated.slice(i, i + ROWS_PER_STATEMENT),
+      });
     }
     if (itemsUpdated?.length) await db.query(itemUpdateSql('$1'), [itemRowsJson(itemsUpdated, false)]);
     return;
@@ -562,57 +644,64 @@ function rowChangeParts(
   }
   if (changes.tasksCreated.length) {
     const values = changes.tasksCreated.map(
-      (t) => `(${[
-        p.add(t.id, '::uuid'),
-        p.add(t.name),
-        p.add(t.executionId, '::uuid'),
-        p.add(ex.workflowId),
-        p.add(ex.workflowName),
-        p.add(ex.workflowNamespace),
-        p.add(ex.projectId),
-        p.add(t.type),
-        p.add(json(t.tags), '::jsonb'),
-        p.add(t.state),
-        p.add(t.stateInfo),
-        p.add(json(t.inContext), '::jsonb'),
-        p.add(json(t.published), '::jsonb'),
-        p.add(json(t.publishedGlobal), '::jsonb'),
-        p.add(json(t.runtimeContext), '::jsonb'),
-        p.add(json(t.result), '::jsonb'),
-        p.add(t.processed, '::boolean'),
-        p.add(json(t.nextTasks), '::jsonb'),
-        p.add(t.errorHandled, '::boolean'),
-        p.add(iso(t.startedAt), '::timestamptz'),
-        p.add(iso(t.finishedAt), '::timestamptz'),
-        p.add(iso(t.createdAt), '::timestamptz'),
-        p.add(iso(t.updatedAt), '::timestamptz'),
-      ].join(', ')})`,
+      (t) =>
+        `(${[
+          p.add(t.id, '::uuid'),
+          p.add(t.name),
+          p.add(t.executionId, '::uuid'),
+          p.add(ex.workflowId),
+          p.add(ex.workflowName),
+          p.add(ex.workflowNamespace),
+          p.add(ex.projectId),
+          p.add(t.type),
+          p.add(json(t.tags), '::jsonb'),
+          p.add(t.state),
+          p.add(t.stateInfo),
+          p.add(json(t.inContext), '::jsonb'),
+          p.add(json(t.published), '::jsonb'),
+          p.add(json(t.publishedGlobal), '::jsonb'),
+          p.add(json(t.runtimeContext), '::jsonb'),
+          p.add(json(t.result), '::jsonb'),
+          p.add(t.processed, '::boolean'),
+          p.add(json(t.nextTasks), '::jsonb'),
+          p.add(t.errorHandled, '::boolean'),
+          p.add(iso(t.startedAt), '::timestamptz'),
+          p.add(iso(t.finishedAt), '::timestamptz'),
+          p.add(iso(t.createdAt), '::timestamptz'),
+          p.add(iso(t.updatedAt), '::timestamptz'),
+        ].join(', ')})`,
     );
-    parts.push(`INSERT INTO "task_executions" (${TASK_INSERT_COLUMNS}) VALUES ${values.join(', ')} RETURNING 1`);
+    parts.push(
+      `INSERT INTO "task_executions" (${TASK_INSERT_COLUMNS}) VALUES ${values.join(', ')} RETURNING 1`,
+    );
   }
   if (changes.tasksUpdated.length) {
     // null: unchanged, the column keeps its value
-    const changed = (t: TaskExecution, k: 'inContext' | 'published' | 'publishedGlobal' | 'result'): string | null => {
+    const changed = (
+      t: TaskExecution,
+      k: 'inContext' | 'published' | 'publishedGlobal' | 'result',
+    ): string | null => {
       const old = before?.get(t.id);
       return old && old[k] === t[k] && typeof t[k] === 'object' && t[k] !== null ? null : json(t[k]);
     };
     const values = changes.tasksUpdated.map(
-      (t) => `(${[
-        p.add(t.id, '::uuid'),
-        p.add(t.state, '::varchar'),
-        p.add(t.stateInfo, '::text'),
-        p.add(changed(t, 'inContext'), '::jsonb'),
-        p.add(changed(t, 'published'), '::jsonb'),
-        p.add(changed(t, 'publishedGlobal'), '::jsonb'),
-        p.add(json(t.runtimeContext), '::jsonb'),
-        p.add(changed(t, 'result'), '::jsonb'),
-        p.add(t.processed, '::boolean'),
-        p.add(json(t.nextTasks), '::jsonb'),
-        p.add(t.errorHandled, '::boolean'),
-        p.add(iso(t.startedAt), '::timestamptz'),
-        p.add(iso(t.finishedAt), '::timestamptz'),
-        p.add(iso(t.updatedAt), '::timestamptz'),
-      ].join(', ')})`,
+      (t) =>
+        `(${[
+          p.add(t.id, '::uuid'),
+          p.add(t.state, '::varchar'),
+          p.add(t.stateInfo, '::text'),
+          p.add(changed(t, 'inContext'), '::jsonb'),
+          p.add(changed(t, 'published'), '::jsonb'),
+          p.add(changed(t, 'publishedGlobal'), '::jsonb'),
+          p.add(json(t.runtimeContext), '::jsonb'),
+          p.add(changed(t, 'result'), '::jsonb'),
+          p.add(t.processed, '::boolean'),
+          p.add(json(t.nextTasks), '::jsonb'),
+          p.add(t.errorHandled, '::boolean'),
+          p.add(iso(t.startedAt), '::timestamptz'),
+          p.add(iso(t.finishedAt), '::timestamptz'),
+          p.add(iso(t.updatedAt), '::timestamptz'),
+        ].join(', ')})`,
     );
     parts.push(`UPDATE "task_executions" AS t SET "state" = v.state, "state_info" = v.state_info, "in_context" = COALESCE(v.in_context, t."in_context"),
       "published" = COALESCE(v.published, t."published"), "published_global" = COALESCE(v.published_global, t."published_global"),
@@ -626,21 +715,22 @@ function rowChangeParts(
     const taskNames = new Map<string, string>();
     for (const t of [...changes.tasksCreated, ...changes.tasksUpdated]) taskNames.set(t.id, t.name);
     const values = changes.actionsCreated.map(
-      (a) => `(${[
-        p.add(a.id, '::uuid'),
-        p.add(a.name, '::varchar'),
-        p.add(a.executionId, '::uuid'),
-        p.add(a.taskExecutionId, '::uuid'),
-        p.add(taskNames.get(a.taskExecutionId) ?? null, '::varchar'),
-        p.add(a.state, '::varchar'),
-        p.add(a.stateInfo, '::text'),
-        p.add(json(a.input), '::jsonb'),
-        p.add(a.output === null ? null : json(a.output), '::jsonb'),
-        p.add(a.accepted, '::boolean'),
-        p.add(a.itemIndex, '::integer'),
-        p.add(iso(a.createdAt), '::timestamptz'),
-        p.add(iso(a.updatedAt), '::timestamptz'),
-      ].join(', ')})`,
+      (a) =>
+        `(${[
+          p.add(a.id, '::uuid'),
+          p.add(a.name, '::varchar'),
+          p.add(a.executionId, '::uuid'),
+          p.add(a.taskExecutionId, '::uuid'),
+          p.add(taskNames.get(a.taskExecutionId) ?? null, '::varchar'),
+          p.add(a.state, '::varchar'),
+          p.add(a.stateInfo, '::text'),
+          p.add(json(a.input), '::jsonb'),
+          p.add(a.output === null ? null : json(a.output), '::jsonb'),
+          p.add(a.accepted, '::boolean'),
+          p.add(a.itemIndex, '::integer'),
+          p.add(iso(a.createdAt), '::timestamptz'),
+          p.add(iso(a.updatedAt), '::timestamptz'),
+        ].join(', ')})`,
     );
     const wf = p.add(ex.workflowName);
     const ns = p.add(ex.workflowNamespace);
@@ -655,21 +745,23 @@ function rowChangeParts(
   }
   if (changes.actionsUpdated.length) {
     const values = changes.actionsUpdated.map(
-      (a) => `(${[
-        p.add(a.id, '::uuid'),
-        p.add(a.state, '::varchar'),
-        p.add(a.stateInfo, '::text'),
-        p.add(a.output === null ? null : json(a.output), '::jsonb'),
-        p.add(a.accepted, '::boolean'),
-        p.add(iso(a.updatedAt), '::timestamptz'),
-      ].join(', ')})`,
+      (a) =>
+        `(${[
+          p.add(a.id, '::uuid'),
+          p.add(a.state, '::varchar'),
+          p.add(a.stateInfo, '::text'),
+          p.add(a.output === null ? null : json(a.output), '::jsonb'),
+          p.add(a.accepted, '::boolean'),
+          p.add(iso(a.updatedAt), '::timestamptz'),
+        ].join(', ')})`,
     );
     parts.push(`UPDATE "action_executions" AS a SET "state" = v.state, "state_info" = v.state_info, "output" = v.output,
         "accepted" = v.accepted, "updated_at" = v.updated_at
       FROM (VALUES ${values.join(', ')}) AS v(id, state, state_info, output, accepted, updated_at)
       WHERE a."id" = v.id RETURNING 1`);
   }
-  if (itemsUpdated?.length) parts.push(`${itemUpdateSql(p.add(itemRowsJson(itemsUpdated, false)))} RETURNING 1`);
+  if (itemsUpdated?.length)
+    parts.push(`${itemUpdateSql(p.add(itemRowsJson(itemsUpdated, false)))} RETURNING 1`);
   return parts;
 }
 
@@ -694,26 +786,39 @@ export async function applyChangesOfMany(db: SqlRunner, decisions: readonly Deci
   let parts: string[] = [];
   const flush = async (): Promise<void> => {
     if (parts.length === 1) await db.query(parts[0]!, p.values);
-    else if (parts.length > 1) await db.query(`WITH ${parts.map((sql, i) => `w${i} AS (${sql})`).join(',\n')} SELECT 1`, p.values);
+    else if (parts.length > 1)
+      await db.query(`WITH ${parts.map((sql, i) => `w${i} AS (${sql})`).join(',\n')} SELECT 1`, p.values);
     p = new Params();
     parts = [];
   };
   for (const d of decisions) {
     const c = d.changes;
-    const rows = c.tasksCreated.length + c.tasksUpdated.length + c.actionsCreated.length + c.actionsUpdated.length;
+    const rows =
+      c.tasksCreated.length + c.tasksUpdated.length + c.actionsCreated.length + c.actionsUpdated.length;
     const small = rows <= ROWS_PER_STATEMENT / 10;
-    if (!small || c.actionsUnaccepted?.length || c.itemsDeleted?.length || c.itemsCreated?.length || c.itemsUpdated?.length) {
+    if (
+      !small ||
+      c.actionsUnaccepted?.length ||
+      c.itemsDeleted?.length ||
+      c.itemsCreated?.length ||
+      c.itemsUpdated?.length
+    ) {
       await applyChanges(db, d.ex, c, d.before);
       continue;
     }
     if (p.values.length > PARAMS_PER_STATEMENT) await flush();
-    parts.push(...rowChangeParts(p, d.ex, c, d.before ? new Map(d.before.tasks.map((t) => [t.id, t])) : undefined));
+    parts.push(
+      ...rowChangeParts(p, d.ex, c, d.before ? new Map(d.before.tasks.map((t) => [t.id, t])) : undefined),
+    );
   }
   await flush();
 }
 
 /** The execution a task execution belongs to (routing a child's completion to its parent). */
 export async function findExecutionIdOfTask(db: SqlRunner, taskExecutionId: string): Promise<string | null> {
-  const rows: Row[] = await db.query(`SELECT "workflow_execution_id" FROM "task_executions" WHERE "id" = $1`, [taskExecutionId]);
+  const rows: Row[] = await db.query(
+    `SELECT "workflow_execution_id" FROM "task_executions" WHERE "id" = $1`,
+    [taskExecutionId],
+  );
   return rows[0] ? String(rows[0]['workflow_execution_id']) : null;
 }

@@ -8,7 +8,10 @@ import {
   SlimExecutionEvents1765300000001,
 } from './execution-events';
 import { IndexCompletedRootExecutions1764500000000, IndexUnfinishedByRoot1765400000000 } from './expiration';
-import { AddExecutorHeartbeats1764900000000, AllowApiServiceInstances1765100000000 } from '../reconciliation/reconciliation.migration';
+import {
+  AddExecutorHeartbeats1764900000000,
+  AllowApiServiceInstances1765100000000,
+} from '../reconciliation/reconciliation.migration';
 
 /**
  * Workflow executions, task executions and action executions. JSON values are jsonb; `seq` columns
@@ -48,11 +51,21 @@ export class CreateExecutions1763950000000 implements MigrationInterface {
         CONSTRAINT "PK_workflow_executions" PRIMARY KEY ("id"),
         CONSTRAINT "CHK_workflow_executions_state" CHECK ("state" IN ('IDLE', 'RUNNING', 'PAUSED', 'SUCCESS', 'ERROR', 'CANCELLED'))
       )`);
-    await q.query(`CREATE INDEX "IDX_workflow_executions_created" ON "workflow_executions" ("created_at", "id")`);
-    await q.query(`CREATE INDEX "IDX_workflow_executions_project_created" ON "workflow_executions" ("project_id", "created_at", "id")`);
-    await q.query(`CREATE INDEX "IDX_workflow_executions_parent" ON "workflow_executions" ("parent_execution_id")`);
-    await q.query(`CREATE INDEX "IDX_workflow_executions_root" ON "workflow_executions" ("root_execution_id")`);
-    await q.query(`CREATE INDEX "IDX_workflow_executions_task" ON "workflow_executions" ("task_execution_id")`);
+    await q.query(
+      `CREATE INDEX "IDX_workflow_executions_created" ON "workflow_executions" ("created_at", "id")`,
+    );
+    await q.query(
+      `CREATE INDEX "IDX_workflow_executions_project_created" ON "workflow_executions" ("project_id", "created_at", "id")`,
+    );
+    await q.query(
+      `CREATE INDEX "IDX_workflow_executions_parent" ON "workflow_executions" ("parent_execution_id")`,
+    );
+    await q.query(
+      `CREATE INDEX "IDX_workflow_executions_root" ON "workflow_executions" ("root_execution_id")`,
+    );
+    await q.query(
+      `CREATE INDEX "IDX_workflow_executions_task" ON "workflow_executions" ("task_execution_id")`,
+    );
 
     await q.query(`
       CREATE TABLE "task_executions" (
@@ -84,9 +97,13 @@ export class CreateExecutions1763950000000 implements MigrationInterface {
         CONSTRAINT "FK_task_executions_execution" FOREIGN KEY ("workflow_execution_id")
           REFERENCES "workflow_executions" ("id") ON DELETE CASCADE
       )`);
-    await q.query(`CREATE INDEX "IDX_task_executions_execution" ON "task_executions" ("workflow_execution_id", "seq")`);
+    await q.query(
+      `CREATE INDEX "IDX_task_executions_execution" ON "task_executions" ("workflow_execution_id", "seq")`,
+    );
     await q.query(`CREATE INDEX "IDX_task_executions_created" ON "task_executions" ("created_at", "id")`);
-    await q.query(`CREATE INDEX "IDX_task_executions_project_created" ON "task_executions" ("project_id", "created_at", "id")`);
+    await q.query(
+      `CREATE INDEX "IDX_task_executions_project_created" ON "task_executions" ("project_id", "created_at", "id")`,
+    );
 
     await q.query(`
       CREATE TABLE "action_executions" (
@@ -115,8 +132,12 @@ export class CreateExecutions1763950000000 implements MigrationInterface {
         CONSTRAINT "FK_action_executions_task" FOREIGN KEY ("task_execution_id")
           REFERENCES "task_executions" ("id") ON DELETE CASCADE
       )`);
-    await q.query(`CREATE INDEX "IDX_action_executions_execution" ON "action_executions" ("workflow_execution_id", "seq")`);
-    await q.query(`CREATE INDEX "IDX_action_executions_task" ON "action_executions" ("task_execution_id", "seq")`);
+    await q.query(
+      `CREATE INDEX "IDX_action_executions_execution" ON "action_executions" ("workflow_execution_id", "seq")`,
+    );
+    await q.query(
+      `CREATE INDEX "IDX_action_executions_task" ON "action_executions" ("task_execution_id", "seq")`,
+    );
     await q.query(`CREATE INDEX "IDX_action_executions_created" ON "action_executions" ("created_at", "id")`);
   }
 
@@ -135,7 +156,9 @@ export class IndexExecutionsByWorkflow1764100000000 implements MigrationInterfac
   name = 'IndexExecutionsByWorkflow1764100000000';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`CREATE INDEX "IDX_workflow_executions_workflow_state" ON "workflow_executions" ("workflow_id", "state")`);
+    await q.query(
+      `CREATE INDEX "IDX_workflow_executions_workflow_state" ON "workflow_executions" ("workflow_id", "state")`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {
@@ -154,7 +177,9 @@ export class AddStandaloneActionRuns1764337700000 implements MigrationInterface 
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`ALTER TABLE "action_executions" ADD COLUMN "transient" boolean NOT NULL DEFAULT false`);
-    await q.query(`CREATE INDEX "IDX_action_executions_transient" ON "action_executions" ("created_at") WHERE "transient"`);
+    await q.query(
+      `CREATE INDEX "IDX_action_executions_transient" ON "action_executions" ("created_at") WHERE "transient"`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {
@@ -173,8 +198,12 @@ export class IndexRunListsByProject1765100000000 implements MigrationInterface {
   name = 'IndexRunListsByProject1765100000000';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`CREATE INDEX "IDX_action_executions_project_created" ON "action_executions" ("project_id", "created_at", "id")`);
-    await q.query(`CREATE INDEX "IDX_workflow_executions_project_state" ON "workflow_executions" ("project_id", "state", "created_at", "id")`);
+    await q.query(
+      `CREATE INDEX "IDX_action_executions_project_created" ON "action_executions" ("project_id", "created_at", "id")`,
+    );
+    await q.query(
+      `CREATE INDEX "IDX_workflow_executions_project_state" ON "workflow_executions" ("project_id", "state", "created_at", "id")`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { ENGINE_KINDS, type TestDataSource, combineMigrations, createTestDataSource, runInTransaction } from '@osc/persistence';
+import {
+  ENGINE_KINDS,
+  type TestDataSource,
+  combineMigrations,
+  createTestDataSource,
+  runInTransaction,
+} from '@osc/persistence';
 import type { SqlRunner } from './execution-store';
 import { executionMigrations } from './executions.migration';
 import { type ExpirationCutoff, type ExpirationSettings, expireExecutionsBatch } from './expiration';
@@ -25,14 +31,30 @@ describe.each(ENGINE_KINDS)('expireExecutionsBatch (%s)', (kind) => {
       `INSERT INTO "workflow_executions" ("id", "workflow_id", "workflow_name", "project_id", "state", "spec", "task_execution_id",
                                           "parent_execution_id", "root_execution_id", "created_at", "updated_at")
        VALUES ($1, 'w', 'w', 'p', $2, '{}', $3, $4, $4, $5::timestamptz, $5::timestamptz)`,
-      [id, state, root ? randomUUID() : null, root ?? null, `2026-01-01T10:${String(minute).padStart(2, '0')}:00.123456Z`],
+      [
+        id,
+        state,
+        root ? randomUUID() : null,
+        root ?? null,
+        `2026-01-01T10:${String(minute).padStart(2, '0')}:00.123456Z`,
+      ],
     );
     return id;
   };
   const present = async (): Promise<string[]> =>
-    ((await t.dataSource.query(`SELECT "id" FROM "workflow_executions" ORDER BY "updated_at", "id"`)) as { id: string }[]).map((r) => String(r.id));
-  const settings = (s: Partial<ExpirationSettings>): ExpirationSettings => ({ maxFinishedExecutions: 0, batchSize: 0, ignoredStates: [], ...s });
-  const batch = (s: Partial<ExpirationSettings>) => runInTransaction(t.dataSource, (em) => expireExecutionsBatch(em, settings(s)));
+    (
+      (await t.dataSource.query(`SELECT "id" FROM "workflow_executions" ORDER BY "updated_at", "id"`)) as {
+        id: string;
+      }[]
+    ).map((r) => String(r.id));
+  const settings = (s: Partial<ExpirationSettings>): ExpirationSettings => ({
+    maxFinishedExecutions: 0,
+    batchSize: 0,
+    ignoredStates: [],
+    ...s,
+  });
+  const batch = (s: Partial<ExpirationSettings>) =>
+    runInTransaction(t.dataSource, (em) => expireExecutionsBatch(em, settings(s)));
 
   it('removes the executions beyond max_finished oldest first, batch after batch from the cutoff the first batch found', async () => {
     const ids: string[] = [];
@@ -87,7 +109,8 @@ describe.each(ENGINE_KINDS)('expireExecutionsBatch (%s)', (kind) => {
       const racing: SqlRunner = {
         query: async (sql: string, params?: unknown[]) => {
           const out = await em.query(sql, params);
-          if (/^\s*SELECT w\."id" FROM/.test(sql)) await em.query(`UPDATE "workflow_executions" SET "state" = 'RUNNING' WHERE "id" = $1`, [revived]);
+          if (/^\s*SELECT w\."id" FROM/.test(sql))
+            await em.query(`UPDATE "workflow_executions" SET "state" = 'RUNNING' WHERE "id" = $1`, [revived]);
           return out;
         },
       } as SqlRunner;

@@ -122,8 +122,13 @@ export async function expireExecutionsBatch(em: SqlRunner, s: ExpirationSettings
   const removed = ids.filter((id) => gone.has(id));
   if (removed.length > 0) {
     // the history has no foreign key: a root's whole tree's entries go with it
-    await deleteExecutionHistory(em, removed.map((id) => ({ id, rootExecutionId: null })));
-    await em.query(`DELETE FROM "workflow_executions" WHERE "root_execution_id" = ANY($1::uuid[])`, [removed]);
+    await deleteExecutionHistory(
+      em,
+      removed.map((id) => ({ id, rootExecutionId: null })),
+    );
+    await em.query(`DELETE FROM "workflow_executions" WHERE "root_execution_id" = ANY($1::uuid[])`, [
+      removed,
+    ]);
   }
   return { removed, more, cutoff };
 }

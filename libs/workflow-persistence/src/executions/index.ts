@@ -1,4 +1,8 @@
-export { CreateExecutions1763950000000, CreateTaskExecutionItems1765200000000, executionMigrations } from './executions.migration';
+export {
+  CreateExecutions1763950000000,
+  CreateTaskExecutionItems1765200000000,
+  executionMigrations,
+} from './executions.migration';
 export {
   type NewStandaloneAction,
   type StandaloneOutcome,
@@ -28,7 +32,13 @@ export {
   loadTaskItems,
   findExecutionIdOfTask,
 } from './execution-store';
-export { type ExpirationBatch, type ExpirationCutoff, type ExpirationSettings, EXPIRABLE_STATES, expireExecutionsBatch } from './expiration';
+export {
+  type ExpirationBatch,
+  type ExpirationCutoff,
+  type ExpirationSettings,
+  EXPIRABLE_STATES,
+  expireExecutionsBatch,
+} from './expiration';
 export {
   EXECUTION_EVENTS_CHANNEL,
   type ExecutionEventSignal,

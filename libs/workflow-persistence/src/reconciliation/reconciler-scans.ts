@@ -2,7 +2,8 @@ import { returnedRows } from '@osc/persistence';
 import type { SqlRunner } from '../executions/execution-store';
 
 type Row = Record<string, unknown>;
-const date = (v: unknown): Date | null => (v === null || v === undefined ? null : v instanceof Date ? v : new Date(String(v)));
+const date = (v: unknown): Date | null =>
+  v === null || v === undefined ? null : v instanceof Date ? v : new Date(String(v));
 const parse = <T>(v: unknown): T => (typeof v === 'string' ? (JSON.parse(v) as T) : (v as T));
 
 /** Key of the advisory lock that lets one reconciler pass run at a time across every replica. */
@@ -13,7 +14,9 @@ const RECONCILER_LOCK_KEY = 7_715_041_515;
  * it (this pass is then skipped: passes never overlap, so a resolution is decided once).
  */
 export async function tryLockReconciler(db: SqlRunner): Promise<boolean> {
-  const rows: Row[] = await db.query(`SELECT pg_try_advisory_xact_lock($1::bigint) AS "ok"`, [RECONCILER_LOCK_KEY]);
+  const rows: Row[] = await db.query(`SELECT pg_try_advisory_xact_lock($1::bigint) AS "ok"`, [
+    RECONCILER_LOCK_KEY,
+  ]);
   return rows[0]?.['ok'] === true;
 }
 
@@ -51,7 +54,11 @@ export interface LostExecutorAction {
 }
 
 /** RUNNING actions whose executor's last heartbeat is older than `deadAfterSeconds` (partial index on executor_id). */
-export async function findLostExecutorActions(db: SqlRunner, deadAfterSeconds: number, limit: number): Promise<LostExecutorAction[]> {
+export async function findLostExecutorActions(
+  db: SqlRunner,
+  deadAfterSeconds: number,
+  limit: number,
+): Promise<LostExecutorAction[]> {
   const rows: Row[] = await db.query(
     `SELECT a."id", a."workflow_execution_id", a."task_execution_id", a."executor_id", a."rerun_job", s."heartbeat_at"
        FROM "action_executions" a
@@ -75,12 +82,18 @@ export async function findLostExecutorActions(db: SqlRunner, deadAfterSeconds: n
  * Gives a lost claim up so that a new run can claim the action afresh (safe-rerun). A compare-and-set
  * on the dead executor: false when the action moved on or was claimed again meanwhile.
  */
-export async function releaseLostClaim(db: SqlRunner, actionExecutionId: string, executorId: string): Promise<boolean> {
-  const rows = returnedRows<Row>(await db.query(
-    `UPDATE "action_executions" SET "executor_id" = NULL, "claimed_at" = NULL
+export async function releaseLostClaim(
+  db: SqlRunner,
+  actionExecutionId: string,
+  executorId: string,
+): Promise<boolean> {
+  const rows = returnedRows<Row>(
+    await db.query(
+      `UPDATE "action_executions" SET "executor_id" = NULL, "claimed_at" = NULL
       WHERE "id" = $1 AND "executor_id" = $2 AND "state" = 'RUNNING' RETURNING "id"`,
-    [actionExecutionId, executorId],
-  ));
+      [actionExecutionId, executorId],
+    ),
+  );
   return rows.length > 0;
 }
 
@@ -111,7 +124,10 @@ export async function findStuckTaskCandidates(
       ORDER BY COALESCE(t."updated_at", t."created_at") LIMIT $2`,
     [stuckAfterSeconds, limit],
   );
-  return rows.map((r) => ({ taskExecutionId: String(r['id']), executionId: String(r['workflow_execution_id']) }));
+  return rows.map((r) => ({
+    taskExecutionId: String(r['id']),
+    executionId: String(r['workflow_execution_id']),
+  }));
 }
 
 /** The accepted RUNNING actions of a task, grouped by whether and by whom they were claimed. */
@@ -233,7 +249,11 @@ const toExecutionFacts = (r: Row): ExecutionFactsRow => ({
 });
 
 /** RUNNING executions unchanged for `stuckAfterSeconds` with no active task (partial index on RUNNING). */
-export async function findIdleRunningExecutions(db: SqlRunner, stuckAfterSeconds: number, limit: number): Promise<ExecutionFactsRow[]> {
+export async function findIdleRunningExecutions(
+  db: SqlRunner,
+  stuckAfterSeconds: number,
+  limit: number,
+): Promise<ExecutionFactsRow[]> {
   const rows: Row[] = await db.query(
     `${EXECUTION_FACTS}
       WHERE ${IDLE_EXECUTION} AND COALESCE(x."updated_at", x."created_at") < now() - make_interval(secs => $1)
@@ -244,8 +264,13 @@ export async function findIdleRunningExecutions(db: SqlRunner, stuckAfterSeconds
 }
 
 /** {@link findIdleRunningExecutions} for one execution, read again under its row lock. */
-export async function loadIdleExecutionFacts(db: SqlRunner, executionId: string): Promise<ExecutionFactsRow | null> {
-  const rows: Row[] = await db.query(`${EXECUTION_FACTS} WHERE x."id" = $1 AND ${IDLE_EXECUTION}`, [executionId]);
+export async function loadIdleExecutionFacts(
+  db: SqlRunner,
+  executionId: string,
+): Promise<ExecutionFactsRow | null> {
+  const rows: Row[] = await db.query(`${EXECUTION_FACTS} WHERE x."id" = $1 AND ${IDLE_EXECUTION}`, [
+    executionId,
+  ]);
   return rows[0] ? toExecutionFacts(rows[0]) : null;
 }
 
@@ -254,11 +279,12 @@ export async function loadIdleExecutionFacts(db: SqlRunner, executionId: string)
  * delivered late finds it claimed and does not start it (DSL-6.10). False when an executor claimed it.
  */
 export async function claimUnpickedAction(db: SqlRunner, actionExecutionId: string): Promise<boolean> {
-  const rows = returnedRows<Row>(await db.query(
-    `UPDATE "action_executions" SET "claimed_at" = now()
+  const rows = returnedRows<Row>(
+    await db.query(
+      `UPDATE "action_executions" SET "claimed_at" = now()
       WHERE "id" = $1 AND "claimed_at" IS NULL AND "state" = 'RUNNING' RETURNING "id"`,
-    [actionExecutionId],
-  ));
+      [actionExecutionId],
+    ),
+  );
   return rows.length > 0;
 }
-

@@ -35,7 +35,9 @@ export class AddExecutorHeartbeats1764900000000 implements MigrationInterface {
     await q.query(
       `CREATE INDEX "IDX_task_executions_unfinished" ON "task_executions" ("updated_at") WHERE "state" IN ('RUNNING', 'DELAYED', 'WAITING')`,
     );
-    await q.query(`CREATE INDEX "IDX_workflow_executions_running" ON "workflow_executions" ("updated_at") WHERE "state" = 'RUNNING'`);
+    await q.query(
+      `CREATE INDEX "IDX_workflow_executions_running" ON "workflow_executions" ("updated_at") WHERE "state" = 'RUNNING'`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {
@@ -56,7 +58,9 @@ export class AllowApiServiceInstances1765100000000 implements MigrationInterface
   name = 'AllowApiServiceInstances1765100000000';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`ALTER TABLE "workflow_service_instances" DROP CONSTRAINT "CHK_workflow_service_instances_kind"`);
+    await q.query(
+      `ALTER TABLE "workflow_service_instances" DROP CONSTRAINT "CHK_workflow_service_instances_kind"`,
+    );
     await q.query(
       `ALTER TABLE "workflow_service_instances" ADD CONSTRAINT "CHK_workflow_service_instances_kind" CHECK ("kind" IN ('api', 'engine', 'executor', 'notifier', 'cron_scheduler'))`,
     );
@@ -64,7 +68,9 @@ export class AllowApiServiceInstances1765100000000 implements MigrationInterface
 
   async down(q: QueryRunner): Promise<void> {
     await q.query(`DELETE FROM "workflow_service_instances" WHERE "kind" = 'api'`);
-    await q.query(`ALTER TABLE "workflow_service_instances" DROP CONSTRAINT "CHK_workflow_service_instances_kind"`);
+    await q.query(
+      `ALTER TABLE "workflow_service_instances" DROP CONSTRAINT "CHK_workflow_service_instances_kind"`,
+    );
     await q.query(
       `ALTER TABLE "workflow_service_instances" ADD CONSTRAINT "CHK_workflow_service_instances_kind" CHECK ("kind" IN ('engine', 'executor', 'notifier', 'cron_scheduler'))`,
     );

@@ -23,7 +23,10 @@ const date = (v: unknown): Date => (v instanceof Date ? v : new Date(String(v)))
  * instances on hosts whose clocks differ are compared fairly). An instance whose row was removed as
  * dead while it was stalled registers itself again.
  */
-export async function heartbeatServiceInstance(db: SqlRunner, i: Pick<ServiceInstance, 'id' | 'kind' | 'host' | 'pid'>): Promise<void> {
+export async function heartbeatServiceInstance(
+  db: SqlRunner,
+  i: Pick<ServiceInstance, 'id' | 'kind' | 'host' | 'pid'>,
+): Promise<void> {
   await db.query(
     `INSERT INTO "workflow_service_instances" ("id", "kind", "host", "pid") VALUES ($1, $2, $3, $4)
      ON CONFLICT ("id") DO UPDATE SET "heartbeat_at" = now()`,
@@ -41,8 +44,12 @@ export async function removeServiceInstance(db: SqlRunner, id: string): Promise<
  * only those whose last heartbeat is at most that old by the database clock (a coordination backend
  * forgets silent members the same way).
  */
-export async function listServiceInstances(db: SqlRunner, aliveWithinSeconds?: number): Promise<ServiceInstance[]> {
-  const alive = aliveWithinSeconds === undefined ? '' : ` WHERE "heartbeat_at" >= now() - make_interval(secs => $1)`;
+export async function listServiceInstances(
+  db: SqlRunner,
+  aliveWithinSeconds?: number,
+): Promise<ServiceInstance[]> {
+  const alive =
+    aliveWithinSeconds === undefined ? '' : ` WHERE "heartbeat_at" >= now() - make_interval(secs => $1)`;
   const rows: Row[] = await db.query(
     `SELECT "id", "kind", "host", "pid", "started_at", "heartbeat_at" FROM "workflow_service_instances"${alive} ORDER BY "started_at", "id"`,
     aliveWithinSeconds === undefined ? [] : [aliveWithinSeconds],
@@ -62,12 +69,14 @@ export async function listServiceInstances(db: SqlRunner, aliveWithinSeconds?: n
  * more (their lost actions were handled first). Returns how many went.
  */
 export async function deleteDeadServiceInstances(db: SqlRunner, deadAfterSeconds: number): Promise<number> {
-  const rows = returnedRows<Row>(await db.query(
-    `DELETE FROM "workflow_service_instances" s
+  const rows = returnedRows<Row>(
+    await db.query(
+      `DELETE FROM "workflow_service_instances" s
       WHERE s."heartbeat_at" < now() - make_interval(secs => $1)
         AND NOT EXISTS (SELECT 1 FROM "action_executions" a WHERE a."executor_id" = s."id" AND a."state" = 'RUNNING')
       RETURNING s."id"`,
-    [deadAfterSeconds],
-  ));
+      [deadAfterSeconds],
+    ),
+  );
   return rows.length;
 }

@@ -81,13 +81,18 @@ export class S3BackupStore implements BackupStore {
       await this.client.send(new HeadBucketCommand({ Bucket: container }));
       return;
     } catch (err) {
-      if (!(err instanceof S3ServiceException && err.$metadata.httpStatusCode === 404)) throw this.failure('check bucket', container, err);
+      if (!(err instanceof S3ServiceException && err.$metadata.httpStatusCode === 404))
+        throw this.failure('check bucket', container, err);
     }
     try {
       await this.client.send(new CreateBucketCommand({ Bucket: container }));
     } catch (err) {
       // Created meanwhile by another job: fine.
-      if (err instanceof S3ServiceException && (err.name === 'BucketAlreadyOwnedByYou' || err.name === 'BucketAlreadyExists')) return;
+      if (
+        err instanceof S3ServiceException &&
+        (err.name === 'BucketAlreadyOwnedByYou' || err.name === 'BucketAlreadyExists')
+      )
+        return;
       throw this.failure('create bucket', container, err);
     }
   }
@@ -101,7 +106,9 @@ export class S3BackupStore implements BackupStore {
             Key: name,
             Body: data,
             ContentLength: data.length,
-            ...(this.config.md5Validation ? { ContentMD5: createHash('md5').update(data).digest('base64') } : {}),
+            ...(this.config.md5Validation
+              ? { ContentMD5: createHash('md5').update(data).digest('base64') }
+              : {}),
           }),
         );
         return;
@@ -134,13 +141,22 @@ export class S3BackupStore implements BackupStore {
     try {
       do {
         const page = await this.client.send(
-          new ListObjectsV2Command({ Bucket: container, Prefix: prefix, ContinuationToken: token, MaxKeys: BATCH }),
+          new ListObjectsV2Command({
+            Bucket: container,
+            Prefix: prefix,
+            ContinuationToken: token,
+            MaxKeys: BATCH,
+          }),
         );
         for (const o of page.Contents ?? []) if (o.Key !== undefined) out.push(o.Key);
         token = page.IsTruncated ? page.NextContinuationToken : undefined;
       } while (token !== undefined);
     } catch (err) {
-      if (err instanceof S3ServiceException && (err.name === 'NoSuchBucket' || err.$metadata.httpStatusCode === 404)) return [];
+      if (
+        err instanceof S3ServiceException &&
+        (err.name === 'NoSuchBucket' || err.$metadata.httpStatusCode === 404)
+      )
+        return [];
       throw this.failure('list', container, err);
     }
     return out.sort();
@@ -153,7 +169,10 @@ export class S3BackupStore implements BackupStore {
       let errors: { Key?: string; Message?: string }[];
       try {
         const res = await this.client.send(
-          new DeleteObjectsCommand({ Bucket: container, Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true } }),
+          new DeleteObjectsCommand({
+            Bucket: container,
+            Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true },
+          }),
         );
         errors = res.Errors ?? [];
       } catch (err) {
@@ -175,12 +194,21 @@ export class S3BackupStore implements BackupStore {
     if (err instanceof BackupStoreError || err instanceof InvalidInputError) return err;
     if (err instanceof S3ServiceException) {
       const status = err.$metadata.httpStatusCode ?? null;
-      const reason = err.name === 'NoSuchKey' ? 'not found' : `${status ?? ''} ${err.name}${err.message && err.message !== err.name ? `: ${err.message}` : ''}`.trim();
-      return new BackupStoreError(`S3 at ${this.where} could not ${op} ${what}: ${reason}`.slice(0, 900), status);
+      const reason =
+        err.name === 'NoSuchKey'
+          ? 'not found'
+          : `${status ?? ''} ${err.name}${err.message && err.message !== err.name ? `: ${err.message}` : ''}`.trim();
+      return new BackupStoreError(
+        `S3 at ${this.where} could not ${op} ${what}: ${reason}`.slice(0, 900),
+        status,
+      );
     }
     const e = err as { code?: string; message?: string; cause?: { code?: string } };
     return new BackupStoreError(
-      `Could not reach S3 at ${this.where} to ${op} ${what}: ${e.code ?? e.cause?.code ?? e.message ?? String(err)}`.slice(0, 900),
+      `Could not reach S3 at ${this.where} to ${op} ${what}: ${e.code ?? e.cause?.code ?? e.message ?? String(err)}`.slice(
+        0,
+        900,
+      ),
     );
   }
 }

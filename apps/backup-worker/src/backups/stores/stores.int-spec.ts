@@ -11,7 +11,10 @@ import { ChunkWorkers } from '../chunk-workers';
 import { BackupStoreError, createBackupStore, type BackupStore } from './index';
 
 const MIB = 1024 * 1024;
-const sha = async (file: string): Promise<string> => createHash('sha256').update(await readFile(file)).digest('hex');
+const sha = async (file: string): Promise<string> =>
+  createHash('sha256')
+    .update(await readFile(file))
+    .digest('hex');
 async function writeAt(file: string, offset: number, data: Buffer): Promise<void> {
   const fh = await open(file, 'r+');
   await fh.write(data, 0, data.length, offset);
@@ -42,7 +45,12 @@ describe.each<Driver>(['posix', 'swift', 's3'])('backup store driver %s', (drive
     dir = mkdtempSync(path.join(os.tmpdir(), `osc-store-${driver}-`));
     if (driver === 'swift') server = await startSwift({ segmentSize: MIB });
     if (driver === 's3') server = await startS3({ partSize: 5 * MIB });
-    env = { DATA_DIR: dir, ...(server?.env ?? {}), BACKUP_SWIFT_RETRY_BACKOFF: '0.05', BACKUP_S3_RETRY_MAX_ATTEMPTS: '2' };
+    env = {
+      DATA_DIR: dir,
+      ...(server?.env ?? {}),
+      BACKUP_SWIFT_RETRY_BACKOFF: '0.05',
+      BACKUP_S3_RETRY_MAX_ATTEMPTS: '2',
+    };
     store = createBackupStore(loadConfig(env).backup.store);
   }, 120000);
   afterAll(async () => {
@@ -75,7 +83,17 @@ describe.each<Driver>(['posix', 'swift', 's3'])('backup store driver %s', (drive
       progress: going,
     });
   const restore = (on: BackupStore, chain: BackupLocation[], target: string) =>
-    restoreBackup({ store: on, workers, depth: 2, chain, target, bytes, newVolume: true, progress: going, reportEvery: MIB });
+    restoreBackup({
+      store: on,
+      workers,
+      depth: 2,
+      chain,
+      target,
+      bytes,
+      newVolume: true,
+      progress: going,
+      reportEvery: MIB,
+    });
 
   it('stores full and incremental backups, restores them byte for byte, and deletes every object', async () => {
     const container = store.defaultContainer('0123456789abcdef');
@@ -121,7 +139,10 @@ describe.each<Driver>(['posix', 'swift', 's3'])('backup store driver %s', (drive
     await writeAt(vol, 3 * MIB, randomBytes(2 * MIB));
     const posixLoc = { container: 'aa/bb/copied', prefix: 'volume_v_20260101000000_backup_copied' };
     await backup(other, vol, posixLoc, null);
-    const here = { container: driver === 'posix' ? 'cc/dd/copied' : 'copied-backups', prefix: posixLoc.prefix };
+    const here = {
+      container: driver === 'posix' ? 'cc/dd/copied' : 'copied-backups',
+      prefix: posixLoc.prefix,
+    };
     await store.ensureContainer(here.container);
     for (const name of await other.list(posixLoc.container, posixLoc.prefix))
       await store.write(here.container, name, await other.read(posixLoc.container, name));
@@ -167,7 +188,9 @@ describe.each<Driver>(['posix', 'swift', 's3'])('backup store driver %s', (drive
         expect((downErr as Error).message).toMatch(new RegExp(`127\\.0\\.0\\.1:${closed}.*ECONNREFUSED`));
         const deniedErr = await denied.write('volumebackups', 'x', Buffer.from('x')).catch((e: unknown) => e);
         expect(deniedErr).toBeInstanceOf(BackupStoreError);
-        expect((deniedErr as Error).message).toMatch(driver === 'swift' ? /authentication .* failed: 401/ : /403 InvalidAccessKeyId/);
+        expect((deniedErr as Error).message).toMatch(
+          driver === 'swift' ? /authentication .* failed: 401/ : /403 InvalidAccessKeyId/,
+        );
       } finally {
         await down.close();
         await denied.close();

@@ -20,7 +20,10 @@ describe('Swift driver with Keystone v3', () => {
           JSON.stringify({
             token: {
               catalog: [
-                { type: 'identity', endpoints: [{ interface: 'public', region: 'r1', url: `${srv.url}/v3` }] },
+                {
+                  type: 'identity',
+                  endpoints: [{ interface: 'public', region: 'r1', url: `${srv.url}/v3` }],
+                },
                 {
                   type: 'object-store',
                   endpoints: [
@@ -41,7 +44,9 @@ describe('Swift driver with Keystone v3', () => {
         res.end();
         return;
       }
-      res.writeHead(req.url.startsWith('/v1/AUTH_p1/') && req.headers['x-auth-token'] === `token-${issued}` ? 201 : 403);
+      res.writeHead(
+        req.url.startsWith('/v1/AUTH_p1/') && req.headers['x-auth-token'] === `token-${issued}` ? 201 : 403,
+      );
       res.end();
     });
     const store = createBackupStore(
@@ -58,9 +63,17 @@ describe('Swift driver with Keystone v3', () => {
     );
     try {
       await store.ensureContainer('volumebackups');
-      await store.write('volumebackups', 'volume_v/20260101000000/az_nova_backup_b-00001', Buffer.from('data'));
+      await store.write(
+        'volumebackups',
+        'volume_v/20260101000000/az_nova_backup_b-00001',
+        Buffer.from('data'),
+      );
       rejectNext = true;
-      await store.write('volumebackups', 'volume_v/20260101000000/az_nova_backup_b_metadata', Buffer.from('{}'));
+      await store.write(
+        'volumebackups',
+        'volume_v/20260101000000/az_nova_backup_b_metadata',
+        Buffer.from('{}'),
+      );
     } finally {
       await srv.close();
       await store.close();
@@ -76,7 +89,11 @@ describe('Swift driver with Keystone v3', () => {
         scope: { project: { name: 'service', domain: { name: 'ops' } } },
       },
     });
-    expect(srv.requests.filter((r) => r.url !== '/v3/auth/tokens').map((r) => [r.method, r.url, r.headers['x-auth-token']])).toEqual([
+    expect(
+      srv.requests
+        .filter((r) => r.url !== '/v3/auth/tokens')
+        .map((r) => [r.method, r.url, r.headers['x-auth-token']]),
+    ).toEqual([
       ['PUT', '/v1/AUTH_p1/volumebackups', 'token-1'],
       ['PUT', '/v1/AUTH_p1/volumebackups/volume_v/20260101000000/az_nova_backup_b-00001', 'token-1'],
       ['PUT', '/v1/AUTH_p1/volumebackups/volume_v/20260101000000/az_nova_backup_b_metadata', 'token-1'],

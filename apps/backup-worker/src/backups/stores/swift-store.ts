@@ -136,7 +136,10 @@ export class SwiftBackupStore implements BackupStore {
         expect: [200, 404],
       });
       if (res.status === 200 && res.body.length > 0) {
-        const report = JSON.parse(res.body.toString('utf8')) as { 'Response Status'?: string; Errors?: unknown[] };
+        const report = JSON.parse(res.body.toString('utf8')) as {
+          'Response Status'?: string;
+          Errors?: unknown[];
+        };
         const status = report['Response Status'] ?? '';
         if (!/^(200|404)/.test(status) || (report.Errors ?? []).length > 0)
           throw new BackupStoreError(
@@ -156,18 +159,24 @@ export class SwiftBackupStore implements BackupStore {
   }
 
   private authenticate(): Promise<Session> {
-    this.session ??= (this.config.authVersion === '1' ? this.authV1() : this.authV3()).catch((err: unknown) => {
-      this.session = null;
-      throw err;
-    });
+    this.session ??= (this.config.authVersion === '1' ? this.authV1() : this.authV3()).catch(
+      (err: unknown) => {
+        this.session = null;
+        throw err;
+      },
+    );
     return this.session;
   }
 
   private async authV1(): Promise<Session> {
-    const res = await this.fetchOnce(this.config.authUrl, {
-      method: 'GET',
-      headers: { 'x-auth-user': this.config.user, 'x-auth-key': this.config.key },
-    }, 'authenticate with');
+    const res = await this.fetchOnce(
+      this.config.authUrl,
+      {
+        method: 'GET',
+        headers: { 'x-auth-user': this.config.user, 'x-auth-key': this.config.key },
+      },
+      'authenticate with',
+    );
     await res.arrayBuffer();
     const token = res.headers.get('x-auth-token');
     const storageUrl = this.config.url ?? res.headers.get('x-storage-url');
@@ -191,24 +200,38 @@ export class SwiftBackupStore implements BackupStore {
       },
     };
     const url = `${c.authUrl.replace(/\/+$/, '')}/auth/tokens`;
-    const res = await this.fetchOnce(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    }, 'authenticate with');
+    const res = await this.fetchOnce(
+      url,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      },
+      'authenticate with',
+    );
     const text = await res.text();
     const token = res.headers.get('x-subject-token');
     if (res.status !== 201 || token === null)
-      throw new BackupStoreError(`Keystone authentication at ${url} failed: ${res.status} ${res.statusText}`, res.status);
+      throw new BackupStoreError(
+        `Keystone authentication at ${url} failed: ${res.status} ${res.statusText}`,
+        res.status,
+      );
     if (c.url !== null) return { storageUrl: c.url.replace(/\/+$/, ''), token };
     let storageUrl: string | undefined;
     try {
       const doc = JSON.parse(text) as {
-        token?: { catalog?: { type?: string; endpoints?: { interface?: string; region?: string; region_id?: string; url?: string }[] }[] };
+        token?: {
+          catalog?: {
+            type?: string;
+            endpoints?: { interface?: string; region?: string; region_id?: string; url?: string }[];
+          }[];
+        };
       };
       const service = doc.token?.catalog?.find((s) => s.type === 'object-store');
       storageUrl = service?.endpoints?.find(
-        (e) => e.interface === c.endpointInterface && (c.region === null || e.region === c.region || e.region_id === c.region),
+        (e) =>
+          e.interface === c.endpointInterface &&
+          (c.region === null || e.region === c.region || e.region_id === c.region),
       )?.url;
     } catch {
       // reported below
@@ -245,11 +268,19 @@ export class SwiftBackupStore implements BackupStore {
       const url = `${s.storageUrl}/${encodeURIComponent(container)}${object === null ? '' : `/${encodeName(object)}`}${o.query ? `?${o.query}` : ''}`;
       let res: Response;
       try {
-        res = await this.fetchOnce(url, {
-          method,
-          headers: { 'x-auth-token': s.token, ...(o.body ? { 'content-length': String(o.body.length) } : {}), ...o.headers },
-          body: o.body,
-        }, `${method} ${what} on`);
+        res = await this.fetchOnce(
+          url,
+          {
+            method,
+            headers: {
+              'x-auth-token': s.token,
+              ...(o.body ? { 'content-length': String(o.body.length) } : {}),
+              ...o.headers,
+            },
+            body: o.body,
+          },
+          `${method} ${what} on`,
+        );
       } catch (err) {
         if (attempt < this.config.retryAttempts) {
           await sleep(this.config.retryBackoffMs * attempt);
