@@ -366,9 +366,9 @@ export function pyJsonDumps(v: unknown, indent: number | null, level = 0, sortKe
     return isFloat(v) ? floatRepr(n) : intRepr(n);
   }
   if (typeof v === 'string') return jsonString(v);
-  // json.dumps knows lists, tuples and dicts (Mistral's serializers also sets), not iterators
-  if (v instanceof LazySeq && v.once)
-    fail(`Object of type ${pyTypeName(v)} is not JSON serializable`, 'TypeError');
+  // Mistral's json_dump is oslo.serialization's jsonutils.dumps: its to_primitive reads an iterator
+  // (yaql's map, filter, islice, chain, range) out into a list. A generator-backed query (distinct,
+  // selectMany, enumerate) prints there as its repr with a memory address; here it is read out too.
   if (Array.isArray(v) || v instanceof PySet || v instanceof LazySeq) {
     const a = toArray(v);
     if (a.length === 0) return '[]';

@@ -20,7 +20,9 @@ Evaluation mirrors how Mistral drives the libraries:
 Each case records the result as JSON, Python's str() of it (which pins int vs float, ordering and
 rendering), or the error type and message.
 """
+import collections.abc
 import datetime
+import inspect
 import json
 import warnings
 import os
@@ -55,6 +57,9 @@ def _plain(data):
     if isinstance(data, dict):
         return {k: _plain(v) for k, v in data.items()}
     if isinstance(data, (list, tuple)):
+        return [_plain(v) for v in data]
+    # Mistral's jsonutils.dumps reads iterators other than generators (yaql's map, filter, islice) into lists.
+    if isinstance(data, collections.abc.Iterator) and not inspect.isgenerator(data):
         return [_plain(v) for v in data]
     return data
 

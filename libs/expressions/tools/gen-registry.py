@@ -149,6 +149,9 @@ def _jsonable(data):
         return {k: _jsonable(v) for k, v in data.items()}
     if isinstance(data, (list, tuple, set, frozenset)):
         return [_jsonable(v) for v in data]
+    # ... and reads iterators other than generators (yaql's map, filter, islice, chain) into lists.
+    if isinstance(data, collections.abc.Iterator) and not inspect.isgenerator(data):
+        return [_jsonable(v) for v in data]
     return data
 
 
