@@ -33,6 +33,7 @@ interface Ids {
   groupSnapshot: string;
   qos: string;
   attachment: string;
+  backupPolicy: string;
 }
 
 /** One request B makes (path after `/v3/{project}`) and the status Cinder answers. */
@@ -87,6 +88,8 @@ describe.each(MODES)('cross-project safety of the block-storage API (%s)', (mode
       `/snapshots/${ids.snapshot}`,
       `/snapshots/${ids.snapshot}/metadata`,
       `/backups/${ids.backup}`,
+      `/os-backup-policies/${ids.backupPolicy}`,
+      '/os-backup-policies',
       `/volume-transfers/${ids.transfer}`,
       `/groups/${ids.group}`,
       `/group_snapshots/${ids.groupSnapshot}`,
@@ -163,6 +166,20 @@ describe.each(MODES)('cross-project safety of the block-storage API (%s)', (mode
     ).backup.id;
     await poll(alice, `/backups/${ids.backup}`, 'backup', ['available']);
     await poll(alice, `/volumes/${ids.volume}`, 'volume', ['available']);
+    // A backup policy of A's (ours): a yearly schedule, so it never fires during the walk.
+    ids.backupPolicy = (
+      await ok(
+        alice.post('/os-backup-policies', {
+          backup_policy: {
+            volume_id: ids.volume,
+            schedule: '@yearly',
+            retention: 3,
+            name: `bp-${SECRET}`,
+            description: SECRET,
+          },
+        }),
+      )
+    ).backup_policy.id;
     ids.transfer = (
       await ok(
         alice.post('/volume-transfers', {
@@ -347,6 +364,17 @@ describe.each(MODES)('cross-project safety of the block-storage API (%s)', (mode
           backup_record: { backup_service: 'x', backup_url: 'eA==' },
         }),
       ],
+      'GET /os-backup-policies': [list('/os-backup-policies'), list('/os-backup-policies?all_tenants=1')],
+      'POST /os-backup-policies': [
+        nf('POST', '/os-backup-policies', {
+          backup_policy: { volume_id: v, schedule: '@daily', retention: 2 },
+        }),
+      ],
+      'GET /os-backup-policies/:id': [nf('GET', `/os-backup-policies/${ids.backupPolicy}`)],
+      'PUT /os-backup-policies/:id': [
+        nf('PUT', `/os-backup-policies/${ids.backupPolicy}`, { backup_policy: { retention: 1 } }),
+      ],
+      'DELETE /os-backup-policies/:id': [nf('DELETE', `/os-backup-policies/${ids.backupPolicy}`)],
       'GET /backups/:id': [nf('GET', `/backups/${b}`)],
       'PUT /backups/:id': [nf('PUT', `/backups/${b}`, { backup: { name: 'mine' } }, { v2: 404 })],
       'DELETE /backups/:id': [nf('DELETE', `/backups/${b}`)],
