@@ -101,7 +101,7 @@ describe('expression playground (embedded)', () => {
       {
         error: {
           message:
-            "Can not evaluate YAQL expression [expression=$.total +* 2, error=Parse error: unexpected '*' at position 9]",
+            "Can not evaluate YAQL expression [expression=$.total +* 2, error=Parse error: unexpected '*' at position 9 of expression '$.total +* 2']",
           language: 'yaql',
           expression: '$.total +* 2',
           position: 9,
