@@ -53,6 +53,24 @@ describe('ad-hoc actions', () => {
     expect(fromTask.baseInput).toEqual({ output: [1, 2] });
   });
 
+  it('answers now() and uuid() in base-input without an execution, as Mistral does; execution() is refused', async () => {
+    const stamp = parseActions(`
+version: '2.0'
+stamp:
+  base: std.echo
+  base-input:
+    output: <% [now().year, uuid().len()] %>
+ctx:
+  base: std.echo
+  base-input:
+    output: <% execution().id %>
+`);
+    const own = { resolve: (n: string) => stamp.find((d) => d.name === n), namespace: '' };
+    const planned = await planAdHocCall(stamp[0]!, {}, {}, own);
+    expect(planned.baseInput).toEqual({ output: [new Date().getUTCFullYear(), 36] });
+    await expect(planAdHocCall(stamp[1]!, {}, {}, own)).rejects.toThrow('execution() is not available');
+  });
+
   it('runs the base action and applies the outputs deepest first', async () => {
     await expect(runAdHocAction(def('greet'), { name: 'Ann' }, ctxFor(), runner, deps)).resolves.toEqual({
       kind: 'success',

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { type ActionContext, type ActionOutcome, type ActionRunner } from '@osc/contracts';
 import { InvalidInputError, NotFoundError } from '@osc/errors';
 import { evaluate as evaluateExpressions, type ExpressionHost } from '@osc/expressions';
@@ -34,8 +35,16 @@ export interface AdHocCall {
   chain: readonly AdHocActionDefinition[];
 }
 
+/**
+ * What an ad-hoc action's expressions may call without an execution: Mistral evaluates base-input and
+ * output against the action's input alone, where yaql's `now()` and Mistral's `uuid()` still answer
+ * (`execution()`, `env()`, `task()` ... have nothing to read there and are refused).
+ */
+const STANDALONE_HOST: ExpressionHost = { now: () => new Date(), uuid: () => randomUUID() };
+
 const evaluatorOf = (deps: Pick<AdHocDependencies, 'evaluate' | 'host'>) =>
-  deps.evaluate ?? ((value: unknown, data: unknown) => evaluateExpressions(value, data, deps.host ?? {}));
+  deps.evaluate ??
+  ((value: unknown, data: unknown) => evaluateExpressions(value, data, deps.host ?? STANDALONE_HOST));
 
 /**
  * DSL-7.2: checks `input` against the ad-hoc action's declared input (DSL-7.1, same text as for system
