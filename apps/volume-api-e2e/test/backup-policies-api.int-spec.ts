@@ -52,6 +52,9 @@ describe.each(MODES)('backup policies API (%s)', (mode) => {
       enabled: true,
       next_run_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT02:00:00\.000000$/),
       last_run_at: null,
+      last_run: null,
+      last_error: null,
+      last_error_at: null,
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}$/),
       updated_at: null,
     });

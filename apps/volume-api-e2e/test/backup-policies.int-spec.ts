@@ -249,7 +249,7 @@ describe('backup policies, embedded', () => {
     await writeAt(file, 3 * MIB, randomBytes(MIB));
     const want = await sha256File(file);
     const created = await member.post('/os-backup-policies', {
-      backup_policy: { volume_id: volumeId, schedule: '* * * * *', retention: 2 },
+      backup_policy: { volume_id: volumeId, schedule: '* * * * *', retention: 2, full_every: 5 },
     });
     expect(created.status).toBe(200);
     const until = Date.now() + 90_000;
@@ -270,5 +270,48 @@ describe('backup policies, embedded', () => {
     expect(r.status).toBe(202);
     await member.waitFor('volumes', r.body.restore.volume_id, ['available'], 60_000);
     expect(await sha256File(path.join(bs.volumeDir, `volume-${r.body.restore.volume_id}`))).toBe(want);
-  }, 180_000);
+
+    // skip_unchanged (on by default): the next run's incremental finds the volume as the first backup
+    // left it, so no backup is kept, the volume is back to available and the policy's last run says why.
+    const policyId: string = created.body.backup_policy.id;
+    let policy: any = (await member.get(`/os-backup-policies/${policyId}`)).body.backup_policy;
+    const firstRun: string = policy.last_run.at;
+    expect(policy.last_run).toEqual({ at: firstRun, backups: [backups[0].id], skipped: [] });
+    const next = Date.now() + 90_000;
+    while (!(policy.last_run.at !== firstRun && policy.last_run.skipped.length === 1)) {
+      if (Date.now() > next) throw new Error(`no skipped run: ${JSON.stringify(policy)}`);
+      await sleep(250);
+      policy = (await member.get(`/os-backup-policies/${policyId}`)).body.backup_policy;
+    }
+    expect(policy.last_run).toEqual({
+      at: expect.any(String),
+      backups: [],
+      skipped: [
+        {
+          volume_id: volumeId,
+          reason: `unchanged since backup ${backups[0].id}: no backup kept (skip_unchanged)`,
+        },
+      ],
+    });
+    expect((await policyBackups(member, volumeId)).map((b) => b.id)).toEqual([backups[0].id]);
+    expect((await member.get(`/volumes/${volumeId}`)).body.volume.status).toBe('available');
+
+    // Once the volume changed, the next run keeps its incremental.
+    await writeAt(file, 5 * MIB, randomBytes(MIB));
+    const changed = await sha256File(file);
+    const third = Date.now() + 90_000;
+    while (!(backups.length === 2 && backups.every((b) => b.status === 'available'))) {
+      if (Date.now() > third) throw new Error(`no second policy backup: ${JSON.stringify(backups)}`);
+      await sleep(250);
+      backups = await policyBackups(member, volumeId);
+    }
+    const incremental = backups.find((b) => b.is_incremental);
+    expect(incremental).toBeDefined();
+    policy = (await member.get(`/os-backup-policies/${policyId}`)).body.backup_policy;
+    expect(policy.last_run).toMatchObject({ backups: [incremental.id], skipped: [] });
+    const r2 = await member.post(`/backups/${incremental.id}/restore`, { restore: {} });
+    expect(r2.status).toBe(202);
+    await member.waitFor('volumes', r2.body.restore.volume_id, ['available'], 60_000);
+    expect(await sha256File(path.join(bs.volumeDir, `volume-${r2.body.restore.volume_id}`))).toBe(changed);
+  }, 360_000);
 });

@@ -68,12 +68,31 @@ export class BackupRebaseService implements OnApplicationBootstrap, OnModuleDest
     this.worker = await this.jobs.process(
       backupRebaseQueue(this.backend.backend),
       (job) => this.handle(job),
-      { concurrency: 1 },
+      { concurrency: 1, onFailed: (job, err) => void this.gaveUp(job, err) },
     );
   }
 
   async onModuleDestroy(): Promise<void> {
     await this.worker?.close();
+  }
+
+  /**
+   * A rebase that failed for good stalls its policy's retention (the chain's older backups cannot go
+   * while the incremental needs them): say so on the policy, where its owner looks (GET shows
+   * `last_error`), and in the log. The next rebase of that policy that succeeds clears it.
+   */
+  private async gaveUp(job: Job, err: unknown): Promise<void> {
+    const data = job.data as BackupRebaseJob;
+    const reason = err instanceof Error ? err.message : String(err);
+    this.log.error({ msg: 'backup rebase failed', backupId: data.backupId, parentId: data.parentId, reason });
+    await this.policies
+      .recordRetentionError(
+        this.db,
+        data.backupId,
+        `Rebasing backup ${data.backupId} onto a full failed, so its older backups are kept: ${reason}`,
+        this.clock.now(),
+      )
+      .catch((e: unknown) => this.log.warn(`recording the rebase failure of ${data.backupId}: ${String(e)}`));
   }
 
   async handle(job: Job): Promise<void> {
@@ -161,6 +180,7 @@ export class BackupRebaseService implements OnApplicationBootstrap, OnModuleDest
         throw new TransientError(`backup ${b.id} is ${now.status}; its rebase waits`);
       return;
     }
+    await this.policies.recordRetentionError(this.db, b.id, null, this.clock.now());
     this.log.log({
       msg: 'backup rebased onto a full',
       backupId: b.id,

@@ -12,6 +12,7 @@ import {
   nonZeroRanges,
   parseManifestObjects,
   planChunks,
+  unchangedSinceParent,
   type BackupCodec,
   type BackupDescription,
   type ChunkParameters,
@@ -76,6 +77,11 @@ export interface CreateBackupOptions {
   readonly parent: BackupLocation | null;
   /** Reported after each chunk is stored; false = stop (BS-11.4). */
   readonly progress: ProgressReport;
+  /**
+   * An incremental in which no block differs from the parent is not stored at all (a backup
+   * policy's `skip_unchanged`): nothing is written and the answer says `unchanged`.
+   */
+  readonly dropUnchanged?: boolean;
 }
 
 /** A chunk ready to be written: its buffer, the ranges to store and their packed pieces. */
@@ -105,10 +111,14 @@ async function readFully(fh: FileHandle, buf: Buffer, length: number, offset: nu
  * hash file and manifest last, so a backup without a manifest is recognisably incomplete. On
  * cancel the written objects are removed.
  */
-export async function writeBackup(o: CreateBackupOptions): Promise<{ objectCount: number }> {
+export async function writeBackup(
+  o: CreateBackupOptions,
+): Promise<{ readonly objectCount: number; readonly unchanged?: true }> {
   assertChunkParameters(o.params);
   const { chunkSize, blockSize } = o.params;
   let parentHashes: string[] | null = null;
+  const volumeBytes = Math.ceil(o.bytes / blockSize) * blockSize;
+  let parentVolumeBytes = 0;
   if (o.parent) {
     const doc = JSON.parse(
       (await o.store.read(o.parent.container, hashFileObjectName(o.parent.prefix))).toString('utf8'),
@@ -117,9 +127,10 @@ export async function writeBackup(o: CreateBackupOptions): Promise<{ objectCount
       parentBlockSize: doc.chunk_size,
       blockSize,
       parentVolumeBytes: doc.sha256s.length * blockSize,
-      volumeBytes: Math.ceil(o.bytes / blockSize) * blockSize,
+      volumeBytes,
     });
     parentHashes = doc.sha256s;
+    parentVolumeBytes = doc.sha256s.length * blockSize;
   }
   await o.store.ensureContainer(o.location.container);
   const zeroHash = sha256(Buffer.alloc(blockSize));
@@ -212,6 +223,12 @@ export async function writeBackup(o: CreateBackupOptions): Promise<{ objectCount
     throw err;
   }
   await input.close();
+  if (
+    parentHashes !== null &&
+    o.dropUnchanged === true &&
+    unchangedSinceParent(objects, volumeBytes, parentVolumeBytes)
+  )
+    return { objectCount: 0, unchanged: true };
   await o.store.write(
     o.location.container,
     hashFileObjectName(o.location.prefix),
@@ -223,6 +240,42 @@ export async function writeBackup(o: CreateBackupOptions): Promise<{ objectCount
     Buffer.from(manifestDocument(o.description, objects, o.volumeMeta), 'utf8'),
   );
   return { objectCount: objects.length };
+}
+
+/**
+ * Whether the source's blocks are exactly those of a stored backup (its hash file), read chunk by
+ * chunk and given up at the first block that differs: a backup policy's full backup that would change
+ * nothing (`skip_unchanged`) is known before anything is written. A backup of another block size or
+ * volume size is never the same.
+ */
+export async function sameBlocksAs(o: {
+  readonly store: BackupStore;
+  readonly workers: ChunkWorkers;
+  readonly params: ChunkParameters;
+  readonly source: string;
+  readonly bytes: number;
+  readonly base: BackupLocation;
+}): Promise<boolean> {
+  const { chunkSize, blockSize } = o.params;
+  const doc = JSON.parse(
+    (await o.store.read(o.base.container, hashFileObjectName(o.base.prefix))).toString('utf8'),
+  ) as { chunk_size: number; sha256s: string[] };
+  if (doc.chunk_size !== blockSize || doc.sha256s.length !== Math.ceil(o.bytes / blockSize)) return false;
+  const zeroHash = sha256(Buffer.alloc(blockSize));
+  const input = await open(o.source, 'r');
+  let buf = new ArrayBuffer(chunkSize);
+  try {
+    for (const chunk of planChunks(o.bytes, chunkSize)) {
+      await readFully(input, Buffer.from(buf), chunk.length, chunk.offset);
+      const h = await o.workers.hash(buf, chunk.length, blockSize, zeroHash);
+      buf = h.buf;
+      const first = chunk.offset / blockSize;
+      if (h.hashes.some((x, i) => x !== doc.sha256s[first + i])) return false;
+    }
+    return true;
+  } finally {
+    await input.close();
+  }
 }
 
 /** Reads a backup's manifest and checks the stored data objects are exactly the listed ones (BS-11.7). */

@@ -20,7 +20,13 @@ import { QuotaRepository } from '@osc/block-storage-persistence';
 import { createRuntime, type RunningApp, type Runtime } from '@osc/platform';
 import { loadConfig, SCHEMA_PARTS, startBackupWorker } from '../index';
 import { createSparseFile } from '../volume-backend/sparse-file';
-import { BackupCancelledError, restoreBackup, writeBackup, type BackupLocation } from './backup-engine';
+import {
+  BackupCancelledError,
+  restoreBackup,
+  sameBlocksAs,
+  writeBackup,
+  type BackupLocation,
+} from './backup-engine';
 import { PosixBackupStore } from './stores';
 import { ChunkWorkers } from './chunk-workers';
 
@@ -135,6 +141,50 @@ describe('backup engine (posix store)', () => {
     await writeAt(target, 7 * MIB, randomBytes(MIB));
     await restore([full], target, false);
     expect(await sha(target)).toBe(v1);
+  });
+
+  it('drops an incremental that changed nothing when asked (skip_unchanged), and only then', async () => {
+    const vol = path.join(dir, 'vol');
+    await createSparseFile(vol, 8 * MIB);
+    await writeAt(vol, 2 * MIB, randomBytes(MIB));
+    const full = { container: 'c', prefix: 'full' };
+    expect(await backup(vol, full, null)).toEqual({ objectCount: 1 });
+    const drop = (location: BackupLocation) =>
+      writeBackup({
+        store,
+        workers,
+        params,
+        codec: 'zlib',
+        depth: 3,
+        source: vol,
+        bytes: 8 * MIB,
+        location,
+        description: description(location.prefix, 'full'),
+        volumeMeta: '{}',
+        parent: full,
+        progress: going,
+        dropUnchanged: true,
+      });
+    // Nothing changed: nothing is stored, not even the hash file and manifest.
+    expect(await drop({ container: 'c', prefix: 'same' })).toEqual({ objectCount: 0, unchanged: true });
+    expect((await readdir(path.join(dir, 'store', 'c'))).filter((n) => n.startsWith('same'))).toEqual([]);
+    // Without the flag the same empty incremental is kept (a user's backup is never dropped).
+    expect(await backup(vol, { container: 'c', prefix: 'kept' }, full)).toEqual({ objectCount: 0 });
+    expect((await readdir(path.join(dir, 'store', 'c'))).filter((n) => n.startsWith('kept')).sort()).toEqual([
+      'kept_metadata',
+      'kept_sha256file',
+    ]);
+    // A full backup is compared before anything is written: the same blocks, or not.
+    const same = () => sameBlocksAs({ store, workers, params, source: vol, bytes: 8 * MIB, base: full });
+    expect(await same()).toBe(true);
+    // One changed byte: the incremental is written even with the flag.
+    await writeAt(vol, 7 * MIB + 3, Buffer.from('y'));
+    expect(await same()).toBe(false);
+    expect(await drop({ container: 'c', prefix: 'changed' })).toEqual({ objectCount: 1 });
+    const target = path.join(dir, 'target');
+    await createSparseFile(target, 8 * MIB);
+    await restore([full, { container: 'c', prefix: 'changed' }], target, true);
+    expect(await sha(target)).toBe(await sha(vol));
   });
 
   it('never stores zero blocks, and restores with holes where the volume had zeros', async () => {

@@ -24,6 +24,7 @@ import {
   BACKUP_OPERATIONS,
 } from '@osc/block-storage-domain';
 import {
+  BackupPolicyRepository,
   BackupRepository,
   QuotaRepository,
   recordProgress,
@@ -40,6 +41,7 @@ import { VolumeBackendService } from '../volume-backend/volume-backend.service';
 import {
   BackupCancelledError,
   readManifest,
+  sameBlocksAs,
   writeBackup,
   type BackupLocation,
   type ProgressReport,
@@ -68,6 +70,7 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly volumes = new VolumeRepository();
   private readonly settlements = new Settlements();
   private readonly quotas = new QuotaRepository();
+  private readonly policies = new BackupPolicyRepository();
   private readonly store: BackupStore;
   private worker: Worker | null = null;
 
@@ -214,6 +217,10 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
       at: toDate(b.createdAt),
     });
     let objectCount: number;
+    // A policy's backup that would change nothing is dropped when the policy says so (skip_unchanged):
+    // the backup the volume still equals.
+    let unchangedSince: string | null = null;
+    let droppingPolicy: string | null = null;
     const started = process.hrtime.bigint();
     try {
       this.store.checkContainer(container);
@@ -239,19 +246,40 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
         'volume-metadata': { ...v.metadata },
         'volume-glance-metadata': v.imageMetadata ?? {},
       });
+      droppingPolicy = b.snapshotId === null ? await this.policies.skippingPolicyOf(this.db, b.id) : null;
       // The job starts at 0% (a re-run job starts over).
       if (!(await this.backups.reportProgress(this.db, b.id, 'creating', this.clock.now(), 0)))
         throw new BackupCancelledError('The backup was cancelled.');
-      ({ objectCount } = await writeBackup({
+      const source =
+        b.snapshotId !== null ? this.backend.snapshotFile(b.snapshotId) : this.backend.volumeFile(b.volumeId);
+      const params = { chunkSize: this.config.chunkSize, blockSize: this.config.blockSize };
+      if (droppingPolicy !== null && b.parentId === null) {
+        // A full: compare with the volume's newest backup first (read only, stops at a difference).
+        const last = await this.backups.latestAvailable(this.db, b.projectId, b.volumeId, null);
+        const base = last === null ? null : this.location(last);
+        if (
+          last !== null &&
+          base !== null &&
+          (await sameBlocksAs({
+            store: this.store,
+            workers: this.restorer.workers,
+            params,
+            source,
+            bytes: b.size * GIB,
+            base,
+          }))
+        ) {
+          await this.dropUnchanged(b, droppingPolicy, last.id);
+          return;
+        }
+      }
+      const written = await writeBackup({
         store: this.store,
         workers: this.restorer.workers,
         depth: this.config.pipelineDepth,
-        params: { chunkSize: this.config.chunkSize, blockSize: this.config.blockSize },
+        params,
         codec: parseBackupCodec(this.config.compression),
-        source:
-          b.snapshotId !== null
-            ? this.backend.snapshotFile(b.snapshotId)
-            : this.backend.volumeFile(b.volumeId),
+        source,
         bytes: b.size * GIB,
         location: { container, prefix },
         description: {
@@ -267,7 +295,10 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
         // Each chunk reports progress (the reconciler leaves a moving backup alone); a backup no
         // longer `creating` was cancelled (force-deleted or ended by the reconciler).
         progress: this.progressOf(b, 'creating', null),
-      }));
+        dropUnchanged: droppingPolicy !== null,
+      });
+      objectCount = written.objectCount;
+      if (written.unchanged === true) unchangedSince = b.parentId;
     } catch (err) {
       if (err instanceof BackupCancelledError) {
         await this.db.transaction((em) => this.releaseSource(em, b));
@@ -275,6 +306,10 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
       }
       await this.store.deletePrefix(container, prefix).catch(() => undefined);
       await this.failCreate(b, `Backup failed: ${reasonOf(err)}`);
+      return;
+    }
+    if (unchangedSince !== null && droppingPolicy !== null) {
+      await this.dropUnchanged(b, droppingPolicy, unchangedSince);
       return;
     }
     observeBackup('create', b.size * GIB, started);
@@ -295,6 +330,23 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
     // Deleted (forced) while the last objects were written: nothing refers to them any more.
     if (!done && (await this.backups.findById(this.db, b.id, null)) === null)
       await this.store.deletePrefix(container, prefix);
+  }
+
+  /**
+   * A policy's incremental in which nothing changed since its parent: nothing was stored, so the row
+   * goes (no empty backup in the owner's list), its quota reservation is given back, the volume returns
+   * to its status, and the policy's last run says why this volume has no new backup.
+   */
+  private async dropUnchanged(b: StoredBackup, policyId: string, since: string): Promise<void> {
+    const reason = `unchanged since backup ${since}: no backup kept (skip_unchanged)`;
+    await this.db.transaction(async (em) => {
+      if (await this.backups.softDelete(em, b.id, ['creating'], this.clock.now())) {
+        await this.quotas.settleReservation(em, b.id, false);
+        await this.policies.recordDropped(em, policyId, b.id, b.volumeId, reason);
+      }
+      await this.releaseSource(em, b);
+    });
+    this.log.log(`backup ${b.id} of volume ${b.volumeId} by policy ${policyId}: volume ${reason}`);
   }
 
   private async restore(data: BackupRestoreJob): Promise<void> {

@@ -135,6 +135,11 @@ export class BackupPolicyFiring {
           p.id,
           advanceBackupPolicy(parseBackupSchedule(p.schedule), p.nextRunAt, now),
           now,
+          {
+            at: now.toISOString(),
+            backups: backupIds,
+            skipped: skipped.map((s) => ({ volume_id: s.volumeId, reason: s.reason })),
+          },
         );
         fired.push({ policyId: p.id, scheduledAt: p.nextRunAt, backupIds, skipped });
         for (const s of skipped)

@@ -51,6 +51,9 @@ export function backupPolicyView(p: StoredBackupPolicy): Record<string, unknown>
     enabled: p.enabled,
     next_run_at: p.enabled ? iso(p.nextRunAt) : null,
     last_run_at: iso(p.lastRunAt),
+    last_run: p.lastRun,
+    last_error: p.lastError,
+    last_error_at: iso(p.lastErrorAt),
     created_at: p.createdAt,
     updated_at: p.updatedAt,
   };

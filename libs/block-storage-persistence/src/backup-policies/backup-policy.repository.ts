@@ -19,9 +19,25 @@ export interface StoredBackupPolicy {
   readonly enabled: boolean;
   readonly nextRunAt: Date;
   readonly lastRunAt: Date | null;
+  /** What the newest firing did (null before the first). */
+  readonly lastRun: BackupPolicyRun | null;
+  /** The newest failure of the policy's retention (a rebase that could not merge a chain), until one succeeds. */
+  readonly lastError: string | null;
+  readonly lastErrorAt: Date | null;
   /** Wire timestamps (`YYYY-MM-DDTHH:MM:SS.ffffff`, UTC) as the other block-storage rows give them. */
   readonly createdAt: string;
   readonly updatedAt: string | null;
+}
+
+/**
+ * The outcome of a policy's newest firing, as GET shows it: the backups it started and the volumes it
+ * did not back up, with why (a volume found unchanged since its previous backup moves from the first
+ * list to the second when its worker drops the empty incremental).
+ */
+export interface BackupPolicyRun {
+  readonly at: string;
+  readonly backups: readonly string[];
+  readonly skipped: readonly { readonly volume_id: string; readonly reason: string }[];
 }
 
 /** Columns a PUT may change. */
@@ -57,6 +73,10 @@ function toPolicy(r: Row): StoredBackupPolicy {
     enabled: bool(r['enabled']),
     nextRunAt: date(r['next_run_at']),
     lastRunAt: r['last_run_at'] === null || r['last_run_at'] === undefined ? null : date(r['last_run_at']),
+    lastRun: (typeof r['last_run'] === 'string' ? JSON.parse(r['last_run']) : r['last_run']) ?? null,
+    lastError: r['last_error'] ?? null,
+    lastErrorAt:
+      r['last_error_at'] === null || r['last_error_at'] === undefined ? null : date(r['last_error_at']),
     createdAt: r['created_at_wire'],
     updatedAt: r['updated_at_wire'] ?? null,
   };
@@ -83,7 +103,10 @@ const CHANGE_COLUMNS: Readonly<Record<keyof BackupPolicyChanges, string>> = {
 export class BackupPolicyRepository {
   async insert(
     db: Queryable,
-    p: Omit<StoredBackupPolicy, 'createdAt' | 'updatedAt' | 'lastRunAt'>,
+    p: Omit<
+      StoredBackupPolicy,
+      'createdAt' | 'updatedAt' | 'lastRunAt' | 'lastRun' | 'lastError' | 'lastErrorAt'
+    >,
     now: Date,
   ): Promise<void> {
     await db.query(
@@ -189,10 +212,71 @@ export class BackupPolicyRepository {
     return rows[0] ? toPolicy(rows[0]) : null;
   }
 
-  async advance(db: Queryable, id: string, nextRunAt: Date, ranAt: Date): Promise<void> {
+  /** Records a firing: the next run, and what this one did. */
+  async advance(
+    db: Queryable,
+    id: string,
+    nextRunAt: Date,
+    ranAt: Date,
+    run: BackupPolicyRun,
+  ): Promise<void> {
     await db.query(
-      `UPDATE "backup_policies" SET "next_run_at" = $2, "last_run_at" = $3 WHERE "id" = $1::uuid`,
-      [id, nextRunAt, ranAt],
+      `UPDATE "backup_policies" SET "next_run_at" = $2, "last_run_at" = $3, "last_run" = $4::jsonb WHERE "id" = $1::uuid`,
+      [id, nextRunAt, ranAt, JSON.stringify(run)],
+    );
+  }
+
+  /**
+   * The policy that made this backup when it asks to drop an incremental that changed nothing
+   * (`skip_unchanged`), or null (not a policy's backup, or the policy keeps every run).
+   */
+  async skippingPolicyOf(db: Queryable, backupId: string): Promise<string | null> {
+    const rows = rowsOf<Row>(
+      await db.query(
+        `SELECT p.id FROM "backups" b JOIN "backup_policies" p ON p.id = b.backup_policy_id
+          WHERE b.id = $1::uuid AND p.skip_unchanged = true`,
+        [backupId],
+      ),
+    );
+    return rows[0] ? String(rows[0]['id']) : null;
+  }
+
+  /**
+   * A started backup the worker dropped: it leaves the newest run's `backups` for its `skipped`,
+   * with the reason; a run that has been replaced since (the policy fired again) is left alone.
+   */
+  async recordDropped(
+    db: Queryable,
+    policyId: string,
+    backupId: string,
+    volumeId: string,
+    reason: string,
+  ): Promise<void> {
+    await db.query(
+      `UPDATE "backup_policies"
+          SET "last_run" = jsonb_set(
+                jsonb_set("last_run", '{backups}', ("last_run"->'backups') - $2::text),
+                '{skipped}', COALESCE("last_run"->'skipped', '[]'::jsonb) || jsonb_build_array(jsonb_build_object('volume_id', $3::text, 'reason', $4::text)))
+        WHERE "id" = $1::uuid AND "last_run"->'backups' ? $2::text`,
+      [policyId, backupId, volumeId, reason],
+    );
+  }
+
+  /**
+   * Records a failure of the retention of the policy that made `backupId` (a rebase that gave up), or,
+   * with `error` null, clears it (a rebase of that policy succeeded).
+   */
+  async recordRetentionError(
+    db: Queryable,
+    backupId: string,
+    error: string | null,
+    now: Date,
+  ): Promise<void> {
+    await db.query(
+      `UPDATE "backup_policies" SET "last_error" = $2, "last_error_at" = $3
+        WHERE "id" = (SELECT "backup_policy_id" FROM "backups" WHERE "id" = $1::uuid)
+          AND ($2::text IS NOT NULL OR "last_error" IS NOT NULL)`,
+      [backupId, error, error === null ? null : now],
     );
   }
 

@@ -247,7 +247,7 @@ describe('createHttpApp logs', () => {
 });
 
 describe('NestJsonLogger', () => {
-  it('turns an object message into keys and drops Nest start-up chatter', () => {
+  it('turns an object message into keys (error lines too) and drops Nest start-up chatter', () => {
     const lines: Record<string, unknown>[] = [];
     const nest = new NestJsonLogger(
       createJsonLogger({
@@ -260,10 +260,12 @@ describe('NestJsonLogger', () => {
     nest.log('Mapped {/v2, GET} route', 'RouterExplorer');
     nest.warn('careful', 'Engine');
     nest.error('boom', 'Error: boom\n    at x', 'Engine');
+    nest.error({ msg: 'backup rebase failed', backupId: 'b1' }, 'Rebase');
     expect(lines.map(({ time: _t, ...rest }) => rest)).toEqual([
       { level: 'info', app: 'x', context: 'Engine', executionId: 'e1', msg: 'execution finished' },
       { level: 'warn', app: 'x', context: 'Engine', msg: 'careful' },
       { level: 'error', app: 'x', context: 'Engine', stack: 'Error: boom\n    at x', msg: 'boom' },
+      { level: 'error', app: 'x', context: 'Rebase', backupId: 'b1', msg: 'backup rebase failed' },
     ]);
   });
 });

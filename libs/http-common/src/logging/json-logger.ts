@@ -50,8 +50,7 @@ export class NestJsonLogger implements LoggerService {
     if (message instanceof Error) this.logger.error({ ...ctx, err: message }, message.message);
     else
       this.logger.error(
-        { ...ctx, ...(typeof stack === 'string' && stack.includes('\n') ? { stack } : {}) },
-        text(message),
+        ...line({ ...ctx, ...(typeof stack === 'string' && stack.includes('\n') ? { stack } : {}) }, message),
       );
   }
 
