@@ -1,6 +1,8 @@
 import path from 'node:path';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { type Env } from '@osc/http-common';
+import { messagingMigrations, outboxEntities } from '@osc/messaging';
+import { type MigrationClass, closeDataSource, combineMigrations, createDataSource } from '@osc/persistence';
 import { type RunningApp, type SchemaPart, closeAll, createRuntime } from '@osc/platform';
 import * as workflowApi from '@osc/workflow-api';
 import * as workflowEngine from '@osc/workflow-engine';
@@ -32,6 +34,38 @@ export interface EmbeddedProduct {
   close(): Promise<void>;
 }
 
+/** The embedded PostgreSQL's folder in a DATA_DIR. */
+export const embeddedDatabaseDir = (dataDir: string): string => path.join(path.resolve(dataDir), 'pg');
+
+/** Whether DATA_DIR already holds an embedded database (PostgreSQL's PG_VERSION marks a cluster). */
+export const embeddedDatabaseExists = (env: Env): boolean =>
+  existsSync(path.join(embeddedDatabaseDir(loadConfig(env).dataDir), 'PG_VERSION'));
+
+/**
+ * Creates DATA_DIR's embedded database (PGlite's initdb) and applies every app's migrations, then
+ * closes it. The launcher runs this in a short-lived child process on a first start: creating a
+ * cluster and migrating it touch far more of PGlite's memory than running it does, and memory a
+ * WebAssembly instance touched is never given back while the instance lives.
+ */
+export async function prepareEmbeddedDatabase(env: Env): Promise<void> {
+  const dir = embeddedDatabaseDir(loadConfig(env).dataDir);
+  mkdirSync(dir, { recursive: true });
+  const { entities, migrations } = productSchema();
+  await closeDataSource(await createDataSource({ kind: 'pglite', dataDir: dir }, entities, migrations));
+}
+
+/** Every entity and migration of the product (the outbox's and every app's), in migration order. */
+export function productSchema(): { entities: never; migrations: never } {
+  const parts = allSchemaParts();
+  return {
+    entities: [...outboxEntities, ...parts.flatMap((p) => p.entities)] as never,
+    migrations: combineMigrations(
+      messagingMigrations,
+      ...parts.map((p) => p.migrations as readonly MigrationClass[]),
+    ) as never,
+  };
+}
+
 /**
  * The whole product in one process: an embedded PostgreSQL (PGlite) in DATA_DIR, in-process
  * command bus and job queue, and all six apps sharing them. Only the two APIs listen on ports.
@@ -45,9 +79,11 @@ export async function startEmbedded(env: Env): Promise<EmbeddedProduct> {
   const sched = schedulerStats.loadConfig(env);
   const backups = backupWorker.loadConfigs(env);
 
-  const root = path.resolve(dataDir);
-  mkdirSync(root, { recursive: true });
-  const runtime = await createRuntime({ mode: 'embedded', dataDir: path.join(root, 'pg') }, allSchemaParts());
+  mkdirSync(path.resolve(dataDir), { recursive: true });
+  const runtime = await createRuntime(
+    { mode: 'embedded', dataDir: embeddedDatabaseDir(dataDir) },
+    allSchemaParts(),
+  );
   const apps: RunningApp[] = [];
   try {
     apps.push(await workflowEngine.startWorkflowEngine(engine, runtime, { http: false }));

@@ -1,7 +1,8 @@
 import 'reflect-metadata';
 import { createJsonLogger, exitOnConfigError } from '@osc/http-common';
 import { runProcess } from '@osc/platform';
-import { startEmbedded } from './index';
+import { spawn } from 'node:child_process';
+import { embeddedDatabaseExists, prepareEmbeddedDatabase, startEmbedded } from './index';
 import { migrateDatabase } from './migrate';
 
 if (process.argv[2] === 'migrate') {
@@ -21,13 +22,41 @@ if (process.argv[2] === 'migrate') {
         setTimeout(() => process.exit(1), 100);
       }
     });
+} else if (process.argv[2] === 'prepare') {
+  // The first start's child: create and migrate DATA_DIR's embedded database, then exit.
+  prepareEmbeddedDatabase(process.env)
+    .then(() => process.exit(0))
+    .catch((err: unknown) => {
+      createJsonLogger({ app: 'embedded', level: 'info' }).fatal({ err }, 'preparing the database failed');
+      setTimeout(() => process.exit(1), 100);
+    });
 } else {
   /** `npm start`: the whole product in one process, no servers to install. */
   runProcess('embedded', async (log) => {
+    if (!embeddedDatabaseExists(process.env)) {
+      // First start: initdb and the migrations run in a child process, whose memory goes with it.
+      log.info('creating the embedded database');
+      await prepareInChild();
+    }
     const product = await startEmbedded(process.env);
     log.info(
       `embedded mode ready: workflow API http://127.0.0.1:${product.workflowApiPort}/ , block storage API http://127.0.0.1:${product.volumeApiPort}/`,
     );
     return product;
+  });
+}
+
+function prepareInChild(): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...process.execArgv, process.argv[1] ?? '', 'prepare'], {
+      env: process.env,
+      stdio: 'inherit',
+    });
+    child.on('error', reject);
+    child.on('exit', (code, signal) =>
+      code === 0
+        ? resolve()
+        : reject(new Error(`preparing the embedded database failed (exit ${code ?? signal})`)),
+    );
   });
 }

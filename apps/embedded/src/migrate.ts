@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import { type Env, databaseUrlSchema, parseConfig } from '@osc/http-common';
-import { type MigrationClass, closeDataSource, combineMigrations, createDataSource } from '@osc/persistence';
-import { messagingMigrations, outboxEntities } from '@osc/messaging';
-import { allSchemaParts } from './index';
+import { closeDataSource, createDataSource } from '@osc/persistence';
+import { productSchema } from './index';
 
 const schema = z.object({ DATABASE_URL: databaseUrlSchema });
 
@@ -20,16 +19,11 @@ export const loadMigrateConfig = (env: Env): { DATABASE_URL: string } => parseCo
 export async function migrateDatabase(env: Env): Promise<{ migrations: string[] }> {
   const { DATABASE_URL } = loadMigrateConfig(env);
   // Two connections: one holds the migration advisory lock while the other migrates.
-  const parts = allSchemaParts();
-  const entities = [...outboxEntities, ...parts.flatMap((p) => p.entities)];
-  const migrations = combineMigrations(
-    messagingMigrations,
-    ...parts.map((p) => p.migrations as readonly MigrationClass[]),
-  );
+  const { entities, migrations } = productSchema();
   const dataSource = await createDataSource(
     { kind: 'postgres', url: DATABASE_URL, poolSize: 2 },
-    entities as never,
-    migrations as never,
+    entities,
+    migrations,
   );
   try {
     const rows = (await dataSource.query('SELECT name FROM migrations ORDER BY id')) as { name: string }[];
