@@ -52,6 +52,7 @@ import {
 import {
   SpecCache,
   appendExecutionEvents,
+  appendExecutionEventsOfMany,
   applyChanges,
   applyChangesOfMany,
   failExecutionRow,
@@ -455,9 +456,22 @@ export class EngineCommandHandler {
               before: snapshot,
             })),
           );
+          // every member's history in one statement, its trees in root id order (see appendExecutionEventsOfMany)
+          const histories = decided.map(({ snapshot, decision }) => ({
+            ex: decision.changes.execution ?? snapshot.execution,
+            events: historyEvents(snapshot, decision.changes),
+          }));
+          const written = await appendExecutionEventsOfMany(em, histories, this.now());
+          histories.forEach((h, k) => {
+            if ((written[k] ?? 0) > 0) touched.set(h.ex, h.events);
+          });
           const items: OutboxItem[] = [];
           for (const { i, snapshot, decision } of decided) {
-            const out = await this.storeHistoryAndEffects(em, snapshot, decision, touched);
+            const out = await this.storeEffects(
+              em,
+              decision.changes.execution ?? snapshot.execution,
+              decision,
+            );
             items.push(...inTrace(spans[i], group[i]!.ctx, out));
           }
           await this.outbox.add(em, batchActionRuns(items));
@@ -576,6 +590,15 @@ export class EngineCommandHandler {
     const ex = decision.changes.execution ?? snapshot.execution;
     const history = historyEvents(snapshot, decision.changes);
     if ((await appendExecutionEvents(em, ex, history, this.now())) > 0) touched.set(ex, history);
+    return this.storeEffects(em, ex, decision);
+  }
+
+  /** A decision's outgoing messages (for the outbox). */
+  private async storeEffects(
+    em: EntityManager,
+    ex: WorkflowExecution,
+    decision: Decision,
+  ): Promise<OutboxItem[]> {
     const items: OutboxItem[] = [];
     for (const effect of decision.commands) items.push(...(await this.effectItems(em, ex, decision, effect)));
     return batchItemRuns(items);

@@ -13,7 +13,14 @@ import {
   parseWorkflows,
 } from '@osc/workflow-domain';
 import { definitionMigrations } from '../definitions/definitions.migration';
-import { appendExecutionEvents, listExecutionStateChanges, settledStreamPosition } from './execution-events';
+import {
+  EXECUTION_EVENTS_CHANNEL,
+  appendExecutionEvents,
+  appendExecutionEventsOfMany,
+  listExecutionEvents,
+  listExecutionStateChanges,
+  settledStreamPosition,
+} from './execution-events';
 import { insertExecution } from './execution-store';
 import { executionMigrations } from './executions.migration';
 
@@ -114,7 +121,88 @@ describe.each(ENGINE_KINDS)('execution state changes for project streams (%s)', 
     expect(await settledPosition()).toBe(all.changes[2]!.position);
   });
 
+  it("appends a group's trees in one call: each tree numbered from its own counter, its execution entries streamed", async () => {
+    const before = await settledPosition();
+    const a = await create('p-g');
+    const b = await create('p-g');
+    const written = await t.dataSource.transaction((em) =>
+      appendExecutionEventsOfMany(
+        em,
+        [
+          { ex: b, events: [taskChange(b), stateChange(b, 'SUCCESS', 'RUNNING')] },
+          { ex: a, events: [] },
+          { ex: a, events: [stateChange(a, 'ERROR', 'RUNNING')] },
+        ],
+        new Date(),
+      ),
+    );
+    expect(written).toEqual([2, 0, 1]);
+    const ofA = await listExecutionEvents(t.dataSource, a, 0, 10);
+    expect(ofA.map((e) => [e.seq, e.subject, e.previous_state, e.state])).toEqual([
+      [1, 'execution', null, a.state],
+      [2, 'execution', 'RUNNING', 'ERROR'],
+    ]);
+    const ofB = await listExecutionEvents(t.dataSource, b, 0, 10);
+    expect(ofB.map((e) => [e.seq, e.subject, e.state])).toEqual([
+      [1, 'execution', b.state],
+      [2, 'task', 'RUNNING'],
+      [3, 'execution', 'SUCCESS'],
+    ]);
+    const streamed = await settledChanges('p-g', before);
+    expect(streamed.changes.map((c) => [c.execution_id, c.state])).toEqual(
+      // created a, created b, then the group's trees in root id order
+      [
+        [a.id, a.state],
+        [b.id, b.state],
+        ...(a.id < b.id
+          ? [
+              [a.id, 'ERROR'],
+              [b.id, 'SUCCESS'],
+            ]
+          : [
+              [b.id, 'SUCCESS'],
+              [a.id, 'ERROR'],
+            ]),
+      ],
+    );
+  });
+
   if (kind === 'postgres') {
+    it('announces each tree of a group once with its last sequence number, trees in root id order whatever the queue order', async () => {
+      const x = await create('p-n');
+      const y = await create('p-n');
+      const [low, high] = x.id < y.id ? [x, y] : [y, x];
+      const listener = new Client({ connectionString: (t.dataSource.options as { url?: string }).url });
+      await listener.connect();
+      const heard: { r: string; s: number }[] = [];
+      listener.on('notification', (n) =>
+        heard.push(JSON.parse(n.payload ?? 'null') as { r: string; s: number }),
+      );
+      await listener.query(`LISTEN "${EXECUTION_EVENTS_CHANNEL}"`);
+      try {
+        // the queue order puts the higher root first: its counter would be locked first (the
+        // announcements of a transaction arrive in the order they were made)
+        await t.dataSource.transaction((em) =>
+          appendExecutionEventsOfMany(
+            em,
+            [
+              { ex: high, events: [taskChange(high), taskChange(high)] },
+              { ex: low, events: [taskChange(low)] },
+            ],
+            new Date(),
+          ),
+        );
+        const deadline = Date.now() + 5_000;
+        while (heard.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        expect(heard.map((h) => [h.r, h.s])).toEqual([
+          [low.id, 2],
+          [high.id, 3],
+        ]);
+      } finally {
+        await listener.end();
+      }
+    });
+
     it('holds a committed change back while a transaction older than its position runs, then hands out both in position order', async () => {
       const before = await settledPosition();
       const slow = await create('p-c');

@@ -55,6 +55,27 @@ export function setExecutionHistoryWrites(enabled: boolean): void {
   historyWrites = enabled;
 }
 
+/** An entry as the append functions read it (short keys: the JSON is parsed by PostgreSQL). */
+const toRow = (e: HistoryEvent) => ({
+  x: e.executionId,
+  s: e.subject,
+  t: e.taskExecutionId,
+  a: e.actionExecutionId,
+  n: e.name,
+  st: e.state,
+  ps: e.previousState,
+  si: e.stateInfo,
+  d: e.details,
+});
+
+/** The NOTIFY payload of a tree's new entries (the append adds the last sequence number). */
+const announcement = (projectId: string, root: string, events: readonly HistoryEvent[]): string =>
+  JSON.stringify(
+    events.some((e) => e.subject === 'execution')
+      ? { p: projectId, r: root, x: 1 }
+      : { p: projectId, r: root },
+  );
+
 /**
  * Appends history entries of one execution tree in the caller's transaction, numbered from the
  * tree's counter (one row per root execution, locked until commit, so entries of a tree commit in
@@ -69,23 +90,12 @@ export async function appendExecutionEvents(
 ): Promise<number> {
   if (events.length === 0 || !historyWrites) return 0;
   const root = ex.rootExecutionId ?? ex.id;
-  const rows = events.map((e) => ({
-    x: e.executionId,
-    s: e.subject,
-    t: e.taskExecutionId,
-    a: e.actionExecutionId,
-    n: e.name,
-    st: e.state,
-    ps: e.previousState,
-    si: e.stateInfo,
-    d: e.details,
-  }));
+  const rows = events.map(toRow);
   // One call: the counter, the rows and the announcement (NOTIFY is delivered at commit), in a
   // PL/pgSQL function whose statements' plans the session keeps (the same statement sent as text was
   // parsed and planned again by every engine transaction: a third of its cost). Entries about an
   // execution itself also get their place in the project streams (see listExecutionStateChanges): a
   // position and a horizon, stamped while the execution's row lock is held.
-  const executionChanged = events.some((e) => e.subject === 'execution');
   await db.query(
     `SELECT "osc_append_execution_events"($1::uuid, $2::int, $3::varchar, $4::jsonb, $5::timestamptz, $6::text, $7::text)`,
     [
@@ -95,10 +105,51 @@ export async function appendExecutionEvents(
       JSON.stringify(rows),
       now.toISOString(),
       EXECUTION_EVENTS_CHANNEL,
-      JSON.stringify(executionChanged ? { p: ex.projectId, r: root, x: 1 } : { p: ex.projectId, r: root }),
+      announcement(ex.projectId, root, events),
     ],
   );
   return events.length;
+}
+
+/**
+ * {@link appendExecutionEvents} for several executions in one engine transaction (a group), in ONE
+ * statement: each tree's counter, rows and announcement as the single append does, trees in root id
+ * order (entries of the same tree in the given order). The order matters: a tree's counter row stays
+ * locked to the commit, so two engines appending the same trees in their queues' orders could each
+ * hold one and wait for the other. Returns, per item, how many entries were written.
+ */
+export async function appendExecutionEventsOfMany(
+  db: SqlRunner,
+  items: readonly {
+    ex: Pick<WorkflowExecution, 'id' | 'rootExecutionId' | 'projectId'>;
+    events: readonly HistoryEvent[];
+  }[],
+  now: Date,
+): Promise<number[]> {
+  const written = items.map((i) => (historyWrites ? i.events.length : 0));
+  const trees = items
+    .map((i, order) => ({ ...i, root: i.ex.rootExecutionId ?? i.ex.id, order }))
+    .filter((i) => i.events.length > 0 && historyWrites)
+    .sort((a, b) => (a.root < b.root ? -1 : a.root > b.root ? 1 : a.order - b.order));
+  if (trees.length === 0) return written;
+  const [one] = trees;
+  if (one && trees.length === 1) {
+    await appendExecutionEvents(db, one.ex, one.events, now);
+    return written;
+  }
+  await db.query(
+    `SELECT "osc_append_execution_events_of_trees"($1::uuid[], $2::int[], $3::varchar[], $4::jsonb, $5::timestamptz, $6::text, $7::text[])`,
+    [
+      trees.map((t) => t.root),
+      trees.map((t) => t.events.length),
+      trees.map((t) => t.ex.projectId),
+      JSON.stringify(trees.map((t) => t.events.map(toRow))),
+      now.toISOString(),
+      EXECUTION_EVENTS_CHANNEL,
+      trees.map((t) => announcement(t.ex.projectId, t.root, t.events)),
+    ],
+  );
+  return written;
 }
 
 /**
@@ -618,5 +669,31 @@ export class NarrowExecutionStreamHorizon1765516000001 implements MigrationInter
            AND a.datid = (SELECT "oid" FROM pg_database WHERE datname = current_database());
         RETURN result;
       END $$`);
+  }
+}
+
+/**
+ * The append of a group's trees in one call (appendExecutionEventsOfMany): the engine committed up to
+ * 32 executions per transaction with one append statement each; the statements' fixed costs (a round
+ * trip, parse, bind, a function call's start) were a large part of what the history cost. `p_rows`
+ * holds one JSON array of entries per tree; each tree is appended, in the order given, exactly as
+ * the single append does (its counter, rows, stream stamps and announcement).
+ */
+export class AppendExecutionEventsOfTrees1765600000100 implements MigrationInterface {
+  name = 'AppendExecutionEventsOfTrees1765600000100';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(`
+      CREATE FUNCTION "osc_append_execution_events_of_trees"(p_roots uuid[], p_counts int[], p_projects varchar[], p_rows jsonb, p_now timestamptz, p_channel text, p_payloads text[])
+        RETURNS void LANGUAGE plpgsql VOLATILE AS $$
+      BEGIN
+        FOR i IN 1 .. coalesce(array_length(p_roots, 1), 0) LOOP
+          PERFORM "osc_append_execution_events"(p_roots[i], p_counts[i], p_projects[i], p_rows->(i - 1), p_now, p_channel, p_payloads[i]);
+        END LOOP;
+      END $$`);
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(`DROP FUNCTION "osc_append_execution_events_of_trees"`);
   }
 }

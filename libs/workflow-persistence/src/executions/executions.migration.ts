@@ -2,6 +2,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 import {
   AddExecutionStreamPositions1765300000000,
   AppendExecutionEventsFunction1765300000002,
+  AppendExecutionEventsOfTrees1765600000100,
   AnnounceLastExecutionEventSeq1765516000000,
   NarrowExecutionStreamHorizon1765516000001,
   CreateExecutionEvents1764600000000,
@@ -315,4 +316,5 @@ export const executionMigrations = [
   IndexUnfinishedByRoot1765400000000,
   AnnounceLastExecutionEventSeq1765516000000,
   NarrowExecutionStreamHorizon1765516000001,
+  AppendExecutionEventsOfTrees1765600000100,
 ] as const;

@@ -45,6 +45,7 @@ export {
   type StoredExecutionEvent,
   type StoredExecutionStateChange,
   appendExecutionEvents,
+  appendExecutionEventsOfMany,
   deleteExecutionHistory,
   listExecutionEvents,
   listExecutionEventsOfTrees,
