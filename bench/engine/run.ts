@@ -85,6 +85,12 @@ const HISTORY = arg('history', 'on') as 'on' | 'off';
 if (HISTORY === 'off') setExecutionHistoryWrites(false);
 /** `--inline=false`: WORKFLOW_ENGINE_INLINE_ACTIONS=false in the engine processes (`--via=api` only). */
 const INLINE = arg('inline', 'true');
+/**
+ * `--from=bundle`: the engine and API processes (`--via=api`) run from their bundles in dist/ (build
+ * them first: `npx nx run-many -t build -p workflow-engine workflow-api`), as they are deployed,
+ * instead of from the TypeScript sources through @swc-node/register.
+ */
+const FROM = arg('from', 'source') as 'source' | 'bundle';
 
 const seq10 = `
 version: '2.0'
@@ -371,7 +377,9 @@ async function main(): Promise<void> {
         const nodeArgs = (process.env['ENGINE_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
         const child = spawn(
           process.execPath,
-          [...nodeArgs, '-r', '@swc-node/register', path.join(__dirname, '../..', main)],
+          FROM === 'bundle'
+            ? [...nodeArgs, path.join(__dirname, '../../dist', main.replace(/\/src\/main\.ts$/, '/main.js'))]
+            : [...nodeArgs, '-r', '@swc-node/register', path.join(__dirname, '../..', main)],
           {
             env: { ...productEnv, ...env },
             stdio: ['ignore', 'pipe', 'pipe'],
@@ -754,7 +762,9 @@ async function main(): Promise<void> {
     engines: mode === 'distributed' ? ENGINES : 1,
     ...(mode === 'distributed' ? { prefetch: Number(arg('prefetch', '64')) } : {}),
     clients: CLIENTS,
-    ...(mode === 'distributed' ? { via: VIA, inline_actions: VIA === 'api' ? INLINE === 'true' : true } : {}),
+    ...(mode === 'distributed'
+      ? { via: VIA, from: FROM, inline_actions: VIA === 'api' ? INLINE === 'true' : true }
+      : {}),
     synchronous_commit: arg('synchronous-commit', 'on'),
     execution_history: HISTORY,
     machine: `${require('node:os').cpus().length} cores`,
