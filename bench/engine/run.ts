@@ -74,6 +74,8 @@ const SOURCE = arg('source', 'range') as 'range' | 'input';
 const ITEMS_TIMEOUT = Number(arg('items-timeout', '0'));
 /** Offered rate (executions/s, all clients together) and length (s) of the paced seq10 run; rate 0 skips it. */
 const RATE = Number(arg('rate', '100'));
+/** seq10 (distributed, inprocess): executions each client runs to completion before the measured run. */
+const WARMUP = Number(arg('warmup', '1'));
 const PACED_SECONDS = Number(arg('paced-seconds', '10'));
 /** `api`: executions are created through workflow-api's POST /v2/executions, engines are the product's processes. */
 const VIA = arg('via', 'db') as 'db' | 'api';
@@ -622,10 +624,12 @@ async function main(): Promise<void> {
   let seq: Record<string, unknown> | undefined;
   let fan: Record<string, unknown> | undefined;
   if (ONLY !== 'items') {
-    // warm-up
+    // warm-up: `--warmup` executions per client, one after the other (default 1)
     const waitOne = waitDone;
     await Promise.all(
-      Array.from({ length: CLIENTS }, async () => waitOne(await startExecution(ds, outbox, 'seq10'))),
+      Array.from({ length: CLIENTS }, async () => {
+        for (let i = 0; i < WARMUP; i++) await waitOne(await startExecution(ds, outbox, 'seq10'));
+      }),
     );
 
     // Open loop: C clients create executions back to back (as POST /v2/executions would); the run ends
@@ -762,6 +766,7 @@ async function main(): Promise<void> {
     engines: mode === 'distributed' ? ENGINES : 1,
     ...(mode === 'distributed' ? { prefetch: Number(arg('prefetch', '64')) } : {}),
     clients: CLIENTS,
+    warmup_per_client: WARMUP,
     ...(mode === 'distributed'
       ? { via: VIA, from: FROM, inline_actions: VIA === 'api' ? INLINE === 'true' : true }
       : {}),
