@@ -63,12 +63,6 @@ const arg = (name: string, dflt: string): string =>
 const mode = arg('mode', 'inprocess') as 'distributed' | 'inprocess' | 'embedded';
 const N = Number(arg('n', '300'));
 const CLIENTS = Number(arg('clients', '8'));
-/**
- * seq10 executions run (and waited for) before the measured ones, all clients together: by default one per
- * client; a larger warm-up measures servers in their steady state (pools open, hot code optimised) as a
- * long-running deployment serves users, apart from the processes' first seconds.
- */
-const WARMUP = Math.max(CLIENTS, Number(arg('warmup', String(CLIENTS))));
 const ENGINES = Number(arg('engines', '2'));
 const FANOUT = Number(arg('fanout', '100'));
 /** with-items fan-out sizes (std.echo per item); `--only=items` skips seq10 and the join fan-out. */
@@ -80,6 +74,8 @@ const SOURCE = arg('source', 'range') as 'range' | 'input';
 const ITEMS_TIMEOUT = Number(arg('items-timeout', '0'));
 /** Offered rate (executions/s, all clients together) and length (s) of the paced seq10 run; rate 0 skips it. */
 const RATE = Number(arg('rate', '100'));
+/** seq10 (distributed, inprocess): executions each client runs to completion before the measured run. */
+const WARMUP = Number(arg('warmup', '1'));
 const PACED_SECONDS = Number(arg('paced-seconds', '10'));
 /** `api`: executions are created through workflow-api's POST /v2/executions, engines are the product's processes. */
 const VIA = arg('via', 'db') as 'db' | 'api';
@@ -91,6 +87,12 @@ const HISTORY = arg('history', 'on') as 'on' | 'off';
 if (HISTORY === 'off') setExecutionHistoryWrites(false);
 /** `--inline=false`: WORKFLOW_ENGINE_INLINE_ACTIONS=false in the engine processes (`--via=api` only). */
 const INLINE = arg('inline', 'true');
+/**
+ * `--from=bundle`: the engine and API processes (`--via=api`) run from their bundles in dist/ (build
+ * them first: `npx nx run-many -t build -p workflow-engine workflow-api`), as they are deployed,
+ * instead of from the TypeScript sources through @swc-node/register.
+ */
+const FROM = arg('from', 'source') as 'source' | 'bundle';
 
 const seq10 = `
 version: '2.0'
@@ -377,7 +379,9 @@ async function main(): Promise<void> {
         const nodeArgs = (process.env['ENGINE_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
         const child = spawn(
           process.execPath,
-          [...nodeArgs, '-r', '@swc-node/register', path.join(__dirname, '../..', main)],
+          FROM === 'bundle'
+            ? [...nodeArgs, path.join(__dirname, '../../dist', main.replace(/\/src\/main\.ts$/, '/main.js'))]
+            : [...nodeArgs, '-r', '@swc-node/register', path.join(__dirname, '../..', main)],
           {
             env: { ...productEnv, ...env },
             stdio: ['ignore', 'pipe', 'pipe'],
@@ -620,15 +624,11 @@ async function main(): Promise<void> {
   let seq: Record<string, unknown> | undefined;
   let fan: Record<string, unknown> | undefined;
   if (ONLY !== 'items') {
-    // warm-up: WARMUP executions, CLIENTS at a time, each waited for
+    // warm-up: `--warmup` executions per client, one after the other (default 1)
     const waitOne = waitDone;
-    let warmed = 0;
     await Promise.all(
       Array.from({ length: CLIENTS }, async () => {
-        while (warmed < WARMUP) {
-          warmed++;
-          await waitOne(await startExecution(ds, outbox, 'seq10'));
-        }
+        for (let i = 0; i < WARMUP; i++) await waitOne(await startExecution(ds, outbox, 'seq10'));
       }),
     );
 
@@ -766,8 +766,10 @@ async function main(): Promise<void> {
     engines: mode === 'distributed' ? ENGINES : 1,
     ...(mode === 'distributed' ? { prefetch: Number(arg('prefetch', '64')) } : {}),
     clients: CLIENTS,
-    warmup_executions: WARMUP,
-    ...(mode === 'distributed' ? { via: VIA, inline_actions: VIA === 'api' ? INLINE === 'true' : true } : {}),
+    warmup_per_client: WARMUP,
+    ...(mode === 'distributed'
+      ? { via: VIA, from: FROM, inline_actions: VIA === 'api' ? INLINE === 'true' : true }
+      : {}),
     synchronous_commit: arg('synchronous-commit', 'on'),
     execution_history: HISTORY,
     machine: `${require('node:os').cpus().length} cores`,
