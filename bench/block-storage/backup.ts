@@ -26,7 +26,7 @@
  * bench/results/block-storage-backup-<drivers>.json (with the load average before and after each run).
  */
 import { execFileSync } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { open, readdir, stat } from 'node:fs/promises';
 import os from 'node:os';
@@ -39,6 +39,7 @@ import {
   newProject,
   startBlockStorage,
 } from '../../apps/volume-api-e2e/test/harness';
+import { sha256File } from '../../apps/volume-api-e2e/test/backup-files';
 
 const arg = (name: string, fallback: string): string => {
   const i = process.argv.indexOf(`--${name}`);
@@ -91,23 +92,6 @@ function diskBandwidth(dir: string): { write: object; read: object; readCache: '
   return { write, read, readCache: dropped ? 'dropped' : 'O_DIRECT' };
 }
 
-async function sha256File(file: string): Promise<string> {
-  const h = createHash('sha256');
-  const fh = await open(file, 'r');
-  try {
-    const buf = Buffer.allocUnsafe(16 * MIB);
-    for (let pos = 0; ;) {
-      const { bytesRead } = await fh.read(buf, 0, buf.length, pos);
-      if (bytesRead === 0) break;
-      h.update(buf.subarray(0, bytesRead));
-      pos += bytesRead;
-    }
-  } finally {
-    await fh.close();
-  }
-  return h.digest('hex');
-}
-
 async function sizeOnDisk(dir: string): Promise<number> {
   let n = 0;
   for (const e of await readdir(dir, { withFileTypes: true, recursive: true }))
@@ -149,7 +133,7 @@ async function runCodec(driver: string, codec: string): Promise<Record<string, u
       await fh.write(randomBytes(64 * MIB), 0, 64 * MIB, pos);
     await fh.sync();
     await fh.close();
-    const sourceSha = await sha256File(sourceFile);
+    const sourceSha = await sha256File(sourceFile, 16 * MIB);
     const target = await newVolume();
 
     const waitBackup = async (id: string, statuses: string[]): Promise<any> => {
@@ -178,7 +162,7 @@ async function runCodec(driver: string, codec: string): Promise<Record<string, u
     await member.waitFor('volumes', target, ['available', 'error_restoring'], 600000);
     const restoreSeconds = Number(process.hrtime.bigint() - t) / 1e9;
     const targetFile = path.join(bs.volumeDir, `volume-${target}`);
-    const restoredSha = await sha256File(targetFile);
+    const restoredSha = await sha256File(targetFile, 16 * MIB);
     const allocated = (await stat(targetFile)).blocks * 512;
     const result = {
       driver,

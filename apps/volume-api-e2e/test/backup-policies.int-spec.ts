@@ -1,7 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { open } from 'node:fs/promises';
-import os from 'node:os';
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import pg from 'pg';
 import {
@@ -13,36 +10,10 @@ import {
 import { createRuntime, type RunningApp, type Runtime } from '@osc/platform';
 import { TEST_QUEUE_EXPIRES_MS } from '@osc/testing';
 import { admin, Client, memberOf, newProject, startBlockStorage, type BlockStorage } from './harness';
+import { MIB, scratchDir, sha256File, writeAt } from './backup-files';
 
-const MIB = 1024 * 1024;
 const AMQP_URL = process.env['TEST_AMQP_URL'] ?? 'amqp://guest:guest@127.0.0.1:5672';
 const REDIS_URL = process.env['TEST_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
-
-async function sha256File(file: string): Promise<string> {
-  const h = createHash('sha256');
-  const fh = await open(file, 'r');
-  try {
-    const buf = Buffer.allocUnsafe(8 * MIB);
-    for (let pos = 0; ;) {
-      const { bytesRead } = await fh.read(buf, 0, buf.length, pos);
-      if (bytesRead === 0) break;
-      h.update(buf.subarray(0, bytesRead));
-      pos += bytesRead;
-    }
-  } finally {
-    await fh.close();
-  }
-  return h.digest('hex');
-}
-
-async function writeAt(file: string, offset: number, data: Buffer): Promise<void> {
-  const fh = await open(file, 'r+');
-  try {
-    await fh.write(data, 0, data.length, offset);
-  } finally {
-    await fh.close();
-  }
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -73,14 +44,14 @@ async function policyBackups(c: Client, volumeId: string): Promise<any[]> {
  */
 describe('backup policies, distributed, two cron-scheduler replicas', () => {
   let bs: BlockStorage;
-  let store: string;
+  let store: ReturnType<typeof scratchDir>;
   const replicas: { app: RunningApp; runtime: Runtime }[] = [];
 
   beforeAll(async () => {
-    store = mkdtempSync(path.join(os.tmpdir(), 'osc-policy-backups-'));
+    store = scratchDir('osc-policy-backups-');
     // Small chunks: a 1 GiB sparse volume with a few MiB written makes small, cheap backups.
     bs = await startBlockStorage('distributed', {
-      BACKUP_STORE_DIR: store,
+      BACKUP_STORE_DIR: store.dir,
       BACKUP_CHUNK_SIZE: String(MIB),
       LOG_LEVEL: 'error',
     });
@@ -108,7 +79,7 @@ describe('backup policies, distributed, two cron-scheduler replicas', () => {
       await r.runtime.close().catch(() => undefined);
     }
     await bs?.close();
-    rmSync(store, { recursive: true, force: true });
+    store?.remove();
   });
 
   it(
@@ -223,13 +194,13 @@ describe('backup policies, distributed, two cron-scheduler replicas', () => {
 
 describe('backup policies, embedded', () => {
   let bs: BlockStorage;
-  let store: string;
+  let store: ReturnType<typeof scratchDir>;
 
   beforeAll(async () => {
-    store = mkdtempSync(path.join(os.tmpdir(), 'osc-policy-backups-e-'));
+    store = scratchDir('osc-policy-backups-e-');
     bs = await startBlockStorage(
       'embedded',
-      { BACKUP_STORE_DIR: store, BACKUP_CHUNK_SIZE: String(MIB) },
+      { BACKUP_STORE_DIR: store.dir, BACKUP_CHUNK_SIZE: String(MIB) },
       {
         schemaParts: CRON_SCHEMA_PARTS,
         more: async (runtime, env) => [await startCronScheduler(cronConfig(env), runtime, { http: false })],
@@ -239,7 +210,7 @@ describe('backup policies, embedded', () => {
 
   afterAll(async () => {
     await bs?.close();
-    rmSync(store, { recursive: true, force: true });
+    store?.remove();
   });
 
   it('fires a policy: a backup of the volume appears and becomes available', async () => {

@@ -1,39 +1,9 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { open } from 'node:fs/promises';
-import os from 'node:os';
+import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import * as backupWorker from '@osc/backup-worker';
 import { freePort, startS3, startSwift, type RunningObjectStore } from '@osc/testing';
 import { admin, Client, startBlockStorage, type BlockStorage } from './harness';
-
-const MIB = 1024 * 1024;
-
-async function sha256File(file: string): Promise<string> {
-  const h = createHash('sha256');
-  const fh = await open(file, 'r');
-  try {
-    const buf = Buffer.allocUnsafe(8 * MIB);
-    for (let pos = 0; ;) {
-      const { bytesRead } = await fh.read(buf, 0, buf.length, pos);
-      if (bytesRead === 0) break;
-      h.update(buf.subarray(0, bytesRead));
-      pos += bytesRead;
-    }
-  } finally {
-    await fh.close();
-  }
-  return h.digest('hex');
-}
-
-async function writeAt(file: string, offset: number, data: Buffer): Promise<void> {
-  const fh = await open(file, 'r+');
-  try {
-    await fh.write(data, 0, data.length, offset);
-  } finally {
-    await fh.close();
-  }
-}
+import { MIB, scratchDir, sha256File, waitBackup as pollBackup, writeAt } from './backup-files';
 
 type Driver = 'posix' | 'swift' | 's3';
 const DRIVER_IDS: Record<Driver, string> = {
@@ -59,15 +29,15 @@ describe.each<Driver>(['posix', 'swift', 's3'])('backups on the %s driver (embed
   let server: RunningObjectStore | null = null;
   let bs: BlockStorage;
   let api: Client;
-  let dir: string;
+  let scratch: ReturnType<typeof scratchDir>;
   let env: Record<string, string>;
   let store: backupWorker.BackupStore;
 
   beforeAll(async () => {
-    dir = mkdtempSync(path.join(os.tmpdir(), `osc-bk-${driver}-`));
+    scratch = scratchDir(`osc-bk-${driver}-`);
     server = await startServer(driver);
     env = {
-      BACKUP_STORE_DIR: path.join(dir, 'store'),
+      BACKUP_STORE_DIR: path.join(scratch.dir, 'store'),
       BACKUP_CHUNK_SIZE: String(8 * MIB),
       ...(server?.env ?? {}),
     };
@@ -80,8 +50,11 @@ describe.each<Driver>(['posix', 'swift', 's3'])('backups on the %s driver (embed
     await bs?.close();
     await store?.close();
     await server?.stop();
-    rmSync(dir, { recursive: true, force: true });
+    scratch?.remove();
   });
+
+  const waitBackup = (id: string, statuses: string[]): Promise<any> =>
+    pollBackup(api, id, statuses, { timeoutMs: 90000, pollMs: 100 });
 
   const volumeFile = (id: string): string => path.join(bs.volumeDir, `volume-${id}`);
 
@@ -90,19 +63,6 @@ describe.each<Driver>(['posix', 'swift', 's3'])('backups on the %s driver (embed
     expect(r.status).toBe(202);
     await api.waitFor('volumes', r.body.volume.id, ['available']);
     return r.body.volume.id;
-  }
-
-  async function waitBackup(id: string, statuses: string[]): Promise<any> {
-    const until = Date.now() + 90000;
-    let last: any = null;
-    while (Date.now() < until) {
-      const r = await api.get(`/backups/${id}`);
-      if (r.status === 404 && statuses.includes('deleted')) return null;
-      last = r.body;
-      if (statuses.includes(r.body?.backup?.status)) return r.body.backup;
-      await new Promise((res) => setTimeout(res, 100));
-    }
-    throw new Error(`backup ${id} did not reach ${statuses.join('|')}: ${JSON.stringify(last)}`);
   }
 
   async function backup(body: Record<string, unknown>): Promise<any> {

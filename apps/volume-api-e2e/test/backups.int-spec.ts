@@ -1,37 +1,8 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { open, readdir } from 'node:fs/promises';
-import os from 'node:os';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { admin, Client, memberOf, MODES, newProject, startBlockStorage, type BlockStorage } from './harness';
-
-const MIB = 1024 * 1024;
-
-async function sha256File(file: string): Promise<string> {
-  const h = createHash('sha256');
-  const fh = await open(file, 'r');
-  try {
-    const buf = Buffer.allocUnsafe(8 * MIB);
-    for (let pos = 0; ;) {
-      const { bytesRead } = await fh.read(buf, 0, buf.length, pos);
-      if (bytesRead === 0) break;
-      h.update(buf.subarray(0, bytesRead));
-      pos += bytesRead;
-    }
-  } finally {
-    await fh.close();
-  }
-  return h.digest('hex');
-}
-
-async function writeAt(file: string, offset: number, data: Buffer): Promise<void> {
-  const fh = await open(file, 'r+');
-  try {
-    await fh.write(data, 0, data.length, offset);
-  } finally {
-    await fh.close();
-  }
-}
+import { MIB, scratchDir, sha256File, waitBackup, writeAt } from './backup-files';
 
 async function filesUnder(dir: string): Promise<string[]> {
   const out: string[] = [];
@@ -50,11 +21,11 @@ describe.each(MODES)('backups (%s)', (mode) => {
   let api: Client;
   let member: Client;
   let project: string;
-  let store: string;
+  let store: ReturnType<typeof scratchDir>;
 
   beforeAll(async () => {
-    store = mkdtempSync(path.join(os.tmpdir(), 'osc-backups-'));
-    bs = await startBlockStorage(mode, { BACKUP_STORE_DIR: store, BACKUP_CHUNK_SIZE: String(4 * MIB) });
+    store = scratchDir('osc-backups-');
+    bs = await startBlockStorage(mode, { BACKUP_STORE_DIR: store.dir, BACKUP_CHUNK_SIZE: String(4 * MIB) });
     api = new Client(bs.base, admin);
     project = newProject();
     member = api.as(memberOf(project));
@@ -62,7 +33,7 @@ describe.each(MODES)('backups (%s)', (mode) => {
 
   afterAll(async () => {
     await bs?.close();
-    rmSync(store, { recursive: true, force: true });
+    store?.remove();
   });
 
   const volumeFile = (id: string): string => path.join(bs.volumeDir, `volume-${id}`);
@@ -74,19 +45,6 @@ describe.each(MODES)('backups (%s)', (mode) => {
     expect(r.status).toBe(202);
     await c.waitFor('volumes', r.body.volume.id, ['available']);
     return r.body.volume.id;
-  }
-
-  async function waitBackup(c: Client, id: string, statuses: string[], timeoutMs = 60000): Promise<any> {
-    const until = Date.now() + timeoutMs;
-    let last: any = null;
-    while (Date.now() < until) {
-      const r = await c.get(`/backups/${id}`);
-      if (r.status === 404 && statuses.includes('deleted')) return null;
-      last = r.body;
-      if (statuses.includes(r.body?.backup?.status)) return r.body.backup;
-      await new Promise((res) => setTimeout(res, 50));
-    }
-    throw new Error(`backup ${id} did not reach ${statuses.join('|')}: ${JSON.stringify(last)}`);
   }
 
   async function usage(p: string): Promise<{ backups: any; backup_gigabytes: any }> {
@@ -193,7 +151,7 @@ describe.each(MODES)('backups (%s)', (mode) => {
     await waitBackup(member, inc.body.backup.id, ['deleted']);
     expect((await member.delete(`/backups/${full}`)).status).toBe(202);
     await waitBackup(member, full, ['deleted']);
-    expect(await filesUnder(store)).toEqual([]);
+    expect(await filesUnder(store.dir)).toEqual([]);
     expect(await usage(project)).toEqual({
       backups: { limit: 10, in_use: 0, reserved: 0 },
       backup_gigabytes: { limit: 1000, in_use: 0, reserved: 0 },

@@ -1,21 +1,19 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { MODES, newProject, startBlockStorage, type BlockStorage } from './harness';
+import { scratchDir } from './backup-files';
 import { hasCinderClient, runPythonScript } from './python-client';
 
 /** The real python-cinderclient's backups and restores managers in no-auth mode. */
 describe.each(MODES.slice(0, 1))('python-cinderclient backups (%s)', (mode) => {
   let bs: BlockStorage;
-  let store: string;
+  let store: ReturnType<typeof scratchDir>;
 
   beforeAll(async () => {
-    store = mkdtempSync(path.join(os.tmpdir(), 'osc-backups-'));
-    bs = await startBlockStorage(mode, { AUTH_MODE: 'noauth', BACKUP_STORE_DIR: store });
+    store = scratchDir('osc-backups-');
+    bs = await startBlockStorage(mode, { AUTH_MODE: 'noauth', BACKUP_STORE_DIR: store.dir });
   }, 120000);
   afterAll(async () => {
     await bs?.close();
-    rmSync(store, { recursive: true, force: true });
+    store?.remove();
   });
 
   it('creates, shows, lists, restores and deletes backups', async () => {

@@ -7,7 +7,6 @@ import {
   type VolumeStatus,
   type VolumeValue,
   type SnapshotStatus,
-  type StatusOperation,
   type MigrationOperation,
   MIGRATION_IN_FLIGHT_STATUSES,
 } from '@osc/block-storage-domain';
@@ -25,6 +24,7 @@ import {
   uuidColumnEquals,
 } from './sql';
 import { recordStatusChange, type StatusChange } from './story/status-story';
+import { StatusRepository } from './status-repository';
 
 /** A volume as stored, with the fields only services need (never rendered directly). */
 export interface StoredVolume extends VolumeValue {
@@ -283,7 +283,7 @@ export interface ListPage<T> {
 }
 
 /** Volume rows: lookups, filtered keyset lists, compare-and-set status changes and metadata. */
-export class VolumeRepository {
+export class VolumeRepository extends StatusRepository<VolumeStatus> {
   /** Atomic writes of the user metadata (one UPDATE each). */
   readonly metadata = new MetadataWriter('volumes');
 
@@ -451,17 +451,6 @@ export class VolumeRepository {
       volumeId: id,
       projectId: row['project_id'],
     }));
-  }
-
-  /** A domain operation's compare-and-set (`VOLUME_OPERATIONS`): its sources → its target. */
-  async transition(
-    db: Queryable,
-    id: string,
-    op: Pick<StatusOperation<VolumeStatus>, 'sources' | 'target'>,
-    now: Date,
-    set: Readonly<Record<string, unknown>> = {},
-  ): Promise<boolean> {
-    return this.compareAndSetStatus(db, id, op.sources, op.target, now, set);
   }
 
   /**
@@ -762,7 +751,7 @@ const snapshotSortExpr = (key: string, alias: string): string => {
 };
 
 /** Snapshot rows. */
-export class SnapshotRepository {
+export class SnapshotRepository extends StatusRepository<SnapshotStatus> {
   /** Atomic writes of the user metadata (one UPDATE each). */
   readonly metadata = new MetadataWriter('snapshots');
 
@@ -837,17 +826,6 @@ export class SnapshotRepository {
       where.push(afterMarker(paging.sort, snapshotSortExpr, 's', 'snapshots', paging.marker, p));
     const sql = `${SNAPSHOT_SELECT} WHERE ${where.join(' AND ')} ORDER BY ${orderBy(paging.sort, snapshotSortExpr, 's')} LIMIT ${p.add(paging.limit)} OFFSET ${p.add(paging.offset)}`;
     return { items: rowsOf<Row>(await db.query(sql, p.values)).map(toSnapshot), count };
-  }
-
-  /** A domain operation's compare-and-set (`SNAPSHOT_OPERATIONS`): its sources → its target. */
-  async transition(
-    db: Queryable,
-    id: string,
-    op: Pick<StatusOperation<SnapshotStatus>, 'sources' | 'target'>,
-    now: Date,
-    set: Readonly<Record<string, unknown>> = {},
-  ): Promise<boolean> {
-    return this.compareAndSetStatus(db, id, op.sources, op.target, now, set);
   }
 
   async compareAndSetStatus(

@@ -3,14 +3,10 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import {
   ATTACHMENT_SORT_KEYS,
-  attachFlowSources,
-  attachmentConnectionInfo,
   attachmentDetailView,
   attachmentSummaryView,
-  connectionMode,
   createAttachMode,
   formatMicroversion,
-  localConnection,
   parseAttachArgs,
   parseAttachmentAction,
   parseAttachmentCreate,
@@ -20,29 +16,22 @@ import {
   parseForceDetachAttachmentId,
   parsePaging,
   queryValue,
-  statusAfterDetach,
   supports,
   isTrueish,
-  type AttachMode,
-  type Connector,
-  type LocalConnectionInfo,
-  type VolumeStatus,
   VOLUME_OPERATIONS,
   refusalOf,
 } from '@osc/block-storage-domain';
 import { ConflictError, InvalidInputError, InvalidStateError, NotFoundError } from '@osc/errors';
 import {
   AttachmentRepository,
-  PoolRepository,
-  QosSpecsRepository,
   VolumeRepository,
-  VolumeTypeRepository,
   type Queryable,
   type StoredAttachment,
   type StoredVolume,
 } from '@osc/block-storage-persistence';
 import { CLOCK, DATA_SOURCE, type Clock } from '@osc/platform';
 import type { ApiRequest } from '../http/api-request';
+import { AttachSteps } from './attach-steps';
 import { VOLUME_API_CONFIG, type VolumeApiConfig } from '../volume-api.tokens';
 
 const volumeNotFound = (id: string): NotFoundError =>
@@ -75,21 +64,22 @@ const sanitizeHostname = (host: string): string =>
  * service work (the RPC calls) is synchronous here: the file back end's connection is computed
  * from its pool's `location_info`, so no back-end job is involved. Every change of the volume's
  * status is a compare-and-set on the attach-flow sources of the domain's table, in the
- * transaction that changes the attachment, under a lock of the volume row.
+ * transaction that changes the attachment, under a lock of the volume row. The steps both kinds
+ * share (connection info, connect, finish detach, the status compare-and-set) are AttachSteps'.
  */
 @Injectable()
 export class AttachmentsService {
   private readonly attachments = new AttachmentRepository();
   private readonly volumes = new VolumeRepository();
-  private readonly pools = new PoolRepository();
-  private readonly types = new VolumeTypeRepository();
-  private readonly qos = new QosSpecsRepository();
+  private readonly steps: AttachSteps;
 
   constructor(
     @Inject(DATA_SOURCE) private readonly db: DataSource,
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(VOLUME_API_CONFIG) private readonly config: VolumeApiConfig,
-  ) {}
+  ) {
+    this.steps = new AttachSteps(db, clock);
+  }
 
   private scope(api: ApiRequest): string | null {
     return api.isAdmin ? null : api.ctx.projectId;
@@ -174,7 +164,7 @@ export class AttachmentsService {
     if (v.multiattach && v.status === 'in-use' && v.bootable)
       api.authorize('volume:multiattach_bootable_volume', v.projectId);
     const attachMode = createAttachMode(v.adminMetadata['readonly'], input.mode);
-    const connection = input.connector === null ? null : await this.connection(v, input.connector);
+    const connection = input.connector === null ? null : await this.steps.connection(v, input.connector);
     const id = randomUUID();
     await this.db.transaction(async (em) => {
       const now = this.clock.now();
@@ -201,7 +191,7 @@ export class AttachmentsService {
         now,
       });
       if (input.connector !== null && connection !== null) {
-        await this.connect(em, locked, await this.reload(em, id), input.connector, connection);
+        await this.steps.connect(em, locked, await this.reload(em, id), input.connector, connection);
         // Cinder's create saves its own attach_mode over the one the connection recorded.
         await this.attachments.update(em, id, { attachMode }, now);
       }
@@ -226,7 +216,7 @@ export class AttachmentsService {
         `Resource conflict: Volume attachments can not be updated if the volume is in an error state. The Volume ${v.id} currently has a status of: ${v.status} `,
       );
     }
-    const connection = await this.connection(v, connector);
+    const connection = await this.steps.connection(v, connector);
     await this.db.transaction(async (em) => {
       const locked = await this.lockVolume(em, v.id);
       const all = await this.attachments.listOfVolume(em, v.id);
@@ -237,7 +227,7 @@ export class AttachmentsService {
       ) {
         throw new ConflictError(`Resource conflict: duplicate connectors detected on volume ${v.id}`);
       }
-      await this.connect(em, locked, await this.reload(em, id), connector, connection);
+      await this.steps.connect(em, locked, await this.reload(em, id), connector, connection);
     });
     return { attachment: attachmentDetailView(await this.reload(this.db, id)) };
   }
@@ -253,7 +243,7 @@ export class AttachmentsService {
       const v = await this.lockVolume(em, a.volumeId);
       if (!(await this.attachments.update(em, id, { attachStatus: 'attached' }, now)))
         throw attachmentNotFound(id);
-      await this.setVolumeStatus(em, v, 'in-use', 'attached', 'complete the attachment');
+      await this.steps.setVolumeStatus(em, v, 'in-use', 'attached', 'complete the attachment');
     });
   }
 
@@ -270,7 +260,7 @@ export class AttachmentsService {
     api.authorize('volume:attachment_delete', a.projectId);
     const remaining = await this.db.transaction(async (em) => {
       const v = await this.lockVolume(em, a.volumeId);
-      return this.finishDetach(em, v, id);
+      return this.steps.finishDetach(em, v, id);
     });
     return { attachments: remaining.map(attachmentSummaryView) };
   }
@@ -306,7 +296,7 @@ export class AttachmentsService {
         args.instanceUuid !== null ? a.instanceUuid === args.instanceUuid : a.attachedHost === hostName,
       );
       if (existing) {
-        await this.setVolumeStatus(em, locked, 'in-use', null, 'attach', refused);
+        await this.steps.setVolumeStatus(em, locked, 'in-use', null, 'attach', refused);
         return;
       }
       if (locked.status === 'in-use' && !locked.multiattach && locked.migrationStatus === null)
@@ -335,7 +325,7 @@ export class AttachmentsService {
         },
         now,
       );
-      await this.setVolumeStatus(em, locked, 'in-use', 'attached', 'attach', refused);
+      await this.steps.setVolumeStatus(em, locked, 'in-use', 'attached', 'attach', refused);
     });
   }
 
@@ -379,7 +369,7 @@ export class AttachmentsService {
       const locked = await this.lockVolume(em, v.id);
       if (target === null) {
         // No attachment at all: Cinder's manager marks the volume available and detached.
-        await this.setVolumeStatus(
+        await this.steps.setVolumeStatus(
           em,
           locked,
           'available',
@@ -389,7 +379,7 @@ export class AttachmentsService {
         );
         return;
       }
-      await this.finishDetach(em, locked, target.id);
+      await this.steps.finishDetach(em, locked, target.id);
     });
   }
 
@@ -409,7 +399,7 @@ export class AttachmentsService {
       throw new InvalidStateError(
         'Invalid volume: The volume connection cannot be initialized in maintenance mode.',
       );
-    const info = await this.connection(v, connector);
+    const info = await this.steps.connection(v, connector);
     const enforce =
       typeof connector === 'object' && connector !== null ? (connector['enforce_multipath'] ?? false) : false;
     return { connection_info: { ...info, enforce_multipath: enforce } };
@@ -445,111 +435,5 @@ export class AttachmentsService {
     await this.terminate(v);
     const fresh = (await this.volumes.findById(this.db, v.id, null)) ?? v;
     await this.detachAttachment(fresh, attachmentId, 'Error force detaching volume');
-  }
-
-  // ---- shared steps ----
-
-  /** The connection the volume's back end offers `connector` (400 when it cannot serve it). */
-  private async connection(v: StoredVolume, connector: Connector | string): Promise<LocalConnectionInfo> {
-    const pool = v.host === null ? null : await this.pools.find(this.db, v.host);
-    const type = await this.types.findAny(this.db, v.volumeTypeId);
-    let frontEndQos: Record<string, string> | null = null;
-    if (type?.qosSpecsId) {
-      const q = await this.qos.find(this.db, type.qosSpecsId);
-      if (q && (q.consumer === 'front-end' || q.consumer === 'both'))
-        frontEndQos = Object.fromEntries(
-          Object.entries(q.specs).filter((e): e is [string, string] => e[1] !== null),
-        );
-    }
-    return localConnection(
-      {
-        volumeId: v.id,
-        host: v.host,
-        encrypted: v.encryptionKeyId !== null,
-        adminMetadata: v.adminMetadata,
-        cacheableSpec: type?.extraSpecs['cacheable'] ?? null,
-        frontEndQos,
-      },
-      pool?.capabilities['location_info'],
-      connector,
-    );
-  }
-
-  /**
-   * Cinder manager `attachment_update` → `volume_attached(mark_attached=False)`: the attachment
-   * becomes `attaching` with the connector, its host and mountpoint, the mode and the connection
-   * info; the volume becomes `attaching`.
-   */
-  private async connect(
-    db: Queryable,
-    v: StoredVolume,
-    a: StoredAttachment,
-    connector: Connector,
-    info: LocalConnectionInfo,
-  ): Promise<void> {
-    const now = this.clock.now();
-    const mode = connectionMode(a.attachMode, connector);
-    const stored: Record<string, unknown> =
-      a.attachMode !== 'null' ? { ...connector, mode } : { ...connector };
-    const host = typeof connector['host'] === 'string' ? connector['host'] : '';
-    const mountpoint = typeof connector['mountpoint'] === 'string' ? connector['mountpoint'] : 'na';
-    await this.attachments.update(
-      db,
-      a.id,
-      {
-        attachStatus: 'attaching',
-        connector: stored,
-        connectionInfo: attachmentConnectionInfo(info, a.id, connector),
-        attachedHost: host,
-        mountpoint,
-        attachTime: now,
-        attachMode: mode as AttachMode,
-      },
-      now,
-    );
-    await this.setVolumeStatus(db, v, 'attaching', 'attaching', 'connect the attachment');
-  }
-
-  /**
-   * Cinder `finish_detach` / `volume_detached`: removes the attachment, drops `attached_mode`, and
-   * sets the volume's status and attach_status from the attachments left. A volume busy with
-   * another operation (backing-up, extending, …) keeps its status; only attach_status follows.
-   */
-  private async finishDetach(
-    db: Queryable,
-    v: StoredVolume,
-    attachmentId: string,
-  ): Promise<StoredAttachment[]> {
-    const now = this.clock.now();
-    await this.attachments.softDelete(db, attachmentId, now);
-    const remaining = await this.attachments.listOfVolume(db, v.id);
-    const next = statusAfterDetach(
-      remaining.map((r) => r.attachStatus),
-      v,
-    );
-    await this.volumes.setAdminMetadataKey(db, v.id, 'attached_mode', null);
-    const moved =
-      next.status !== null &&
-      (await this.volumes.compareAndSetStatus(db, v.id, attachFlowSources(next.status), next.status, now, {
-        attach_status: next.attachStatus,
-      }));
-    if (!moved) await this.volumes.update(db, v.id, { attach_status: next.attachStatus }, now);
-    return remaining;
-  }
-
-  /** Compare-and-set of the volume to `to` from the attach-flow sources of the domain's table. */
-  private async setVolumeStatus(
-    db: Queryable,
-    v: StoredVolume,
-    to: VolumeStatus,
-    attachStatus: string | null,
-    what: string,
-    refuse: (reason: string) => Error = (reason) => new InvalidStateError(`Invalid volume: ${reason}`),
-  ): Promise<void> {
-    const sources = attachFlowSources(to);
-    const set = attachStatus === null ? {} : { attach_status: attachStatus };
-    if (!(await this.volumes.compareAndSetStatus(db, v.id, sources, to, this.clock.now(), set))) {
-      throw refuse(`Volume ${v.id} status must be ${sources.join(', ')} to ${what}, but it is ${v.status}.`);
-    }
   }
 }

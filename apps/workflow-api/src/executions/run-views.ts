@@ -172,63 +172,24 @@ export type Row = Record<string, unknown>;
  * `in_context`, `result` and `published_global`, an unrequested `output`. Decoding those jsonb
  * values was most of a page's server CPU.
  */
-export const EXECUTION_LIST_COLUMNS = [
-  'id',
-  'workflow_id',
-  'workflow_name',
-  'workflow_namespace',
-  'description',
-  'tags',
-  'params',
-  'task_execution_id',
-  'root_execution_id',
-  'state',
-  'state_info',
-  'input',
-  'created_at',
-  'updated_at',
-  'project_id',
-] as const;
-export const TASK_LIST_COLUMNS = [
-  'id',
-  'name',
-  'type',
-  'workflow_name',
-  'workflow_namespace',
-  'workflow_id',
+/** A field list without the named entries, keeping its order. */
+function without<F extends string>(fields: readonly F[], ...dropped: F[]): readonly F[] {
+  return fields.filter((f) => !dropped.includes(f));
+}
+
+export const EXECUTION_LIST_COLUMNS: readonly string[] = without(
+  EXECUTION_FIELDS,
+  'output',
+  'published_global',
+  'source_execution_id',
+);
+export const TASK_LIST_COLUMNS: readonly string[] = without(TASK_FIELDS, 'result', 'published_global');
+/** Plus two internal columns: `workflow_execution_id` and `item_index` (read by `toActionExecution`). */
+export const ACTION_EXECUTION_LIST_COLUMNS: readonly string[] = [
+  ...without(ACTION_EXECUTION_FIELDS, 'output'),
   'workflow_execution_id',
-  'tags',
-  'state',
-  'state_info',
-  'project_id',
-  'runtime_context',
-  'published',
-  'processed',
-  'created_at',
-  'updated_at',
-  'started_at',
-  'finished_at',
-] as const;
-export const ACTION_EXECUTION_LIST_COLUMNS = [
-  'id',
-  'workflow_execution_id',
-  'workflow_name',
-  'workflow_namespace',
-  'task_name',
-  'task_execution_id',
-  'state',
-  'state_info',
-  'tags',
-  'name',
-  'description',
-  'project_id',
-  'accepted',
-  'input',
   'item_index',
-  'created_at',
-  'updated_at',
-  'params',
-] as const;
+];
 
 /** An execution on the wire; `detail` adds what only GET of one execution shows. */
 export function executionView(row: Row, opts: { detail: boolean; includeOutput: boolean }): Row {

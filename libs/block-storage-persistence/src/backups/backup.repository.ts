@@ -1,14 +1,9 @@
-import {
-  isUuid,
-  type BackupStatus,
-  type BackupValue,
-  type Paging,
-  type StatusOperation,
-} from '@osc/block-storage-domain';
+import { isUuid, type BackupStatus, type BackupValue, type Paging } from '@osc/block-storage-domain';
 import { afterMarker, orderBy } from '../list-sql';
 import { affectedOf, Params, rowsOf, type Queryable, UUID_COLUMNS, uuidColumnEquals } from '../sql';
 import { recordStatusChange } from '../story/status-story';
 import { tellChanged, wireTime } from '../volume.repository';
+import { StatusRepository } from '../status-repository';
 
 /** A backup as stored: the domain value plus what only services and workers read. */
 export interface StoredBackup extends BackupValue {
@@ -103,7 +98,7 @@ const storyIds =
 const JSON_COLUMNS = new Set(['metadata', 'import_record']);
 
 /** Backup rows: lookups, keyset lists, compare-and-set status changes, dependent counts. */
-export class BackupRepository {
+export class BackupRepository extends StatusRepository<BackupStatus> {
   async findById(
     db: Queryable,
     id: string,
@@ -233,17 +228,6 @@ export class BackupRepository {
   }
 
   /** `UPDATE backups SET status = :to ... WHERE id = :id AND status IN (:allowed)` (STYLE §2). */
-  /** A domain operation's compare-and-set (`BACKUP_OPERATIONS`): its sources → its target. */
-  async transition(
-    db: Queryable,
-    id: string,
-    op: Pick<StatusOperation<BackupStatus>, 'sources' | 'target'>,
-    now: Date,
-    set: Readonly<Record<string, unknown>> = {},
-  ): Promise<boolean> {
-    return this.compareAndSetStatus(db, id, op.sources, op.target, now, set);
-  }
-
   async compareAndSetStatus(
     db: Queryable,
     id: string,

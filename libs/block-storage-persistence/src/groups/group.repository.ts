@@ -4,11 +4,11 @@ import type {
   GroupStatus,
   GroupTypeValue,
   GroupValue,
-  StatusOperation,
   TransferValue,
 } from '@osc/block-storage-domain';
 import { affectedOf, Params, rowsOf, type Queryable } from '../sql';
 import { wireTime } from '../volume.repository';
+import { StatusRepository } from '../status-repository';
 
 type Row = Record<string, any>;
 const bool = (v: unknown): boolean => v === true || v === 't' || v === 'true';
@@ -267,7 +267,7 @@ export interface GroupMember {
   readonly snapshotCount: number;
 }
 
-export class GroupRepository {
+export class GroupRepository extends StatusRepository<GroupStatus> {
   async findById(
     db: Queryable,
     id: string,
@@ -325,17 +325,6 @@ export class GroupRepository {
         [g.id, t, position++],
       );
     }
-  }
-
-  /** A domain operation's compare-and-set (`GROUP_OPERATIONS`): its sources → its target. */
-  async transition(
-    db: Queryable,
-    id: string,
-    op: Pick<StatusOperation<GroupStatus>, 'sources' | 'target'>,
-    now: Date,
-    set: Readonly<Record<string, unknown>> = {},
-  ): Promise<boolean> {
-    return this.compareAndSetStatus(db, id, op.sources, op.target, now, set);
   }
 
   /** Compare-and-set of the status (STYLE §2), with more columns. */
@@ -472,7 +461,7 @@ const toGroupSnapshot = (r: Row): GroupSnapshotValue => ({
 const GROUP_SNAPSHOT_SELECT = `SELECT gs.id, gs.project_id, gs.user_id, gs.group_id, gs.group_type_id, gs.display_name, gs.display_description,
   gs.status, gs.pending, ${wireTime('gs.created_at')} AS created_at FROM "group_snapshots" gs`;
 
-export class GroupSnapshotRepository {
+export class GroupSnapshotRepository extends StatusRepository<GroupSnapshotStatus> {
   async findById(db: Queryable, id: string, projectId: string | null): Promise<GroupSnapshotValue | null> {
     const p = new Params();
     const where = [`gs.id = ${p.add(id)}::uuid`, 'gs.deleted = false'];
@@ -515,17 +504,6 @@ export class GroupSnapshotRepository {
         now,
       ],
     );
-  }
-
-  /** A domain operation's compare-and-set (`GROUP_SNAPSHOT_OPERATIONS`): its sources → its target. */
-  async transition(
-    db: Queryable,
-    id: string,
-    op: Pick<StatusOperation<GroupSnapshotStatus>, 'sources' | 'target'>,
-    now: Date,
-    set: Readonly<Record<string, unknown>> = {},
-  ): Promise<boolean> {
-    return this.compareAndSetStatus(db, id, op.sources, op.target, now, set);
   }
 
   async compareAndSetStatus(
