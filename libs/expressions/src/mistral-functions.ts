@@ -12,6 +12,7 @@ import {
   fromHost,
   intRepr,
   PyBigInt,
+  PyComplex,
   PyDate,
   isDict,
   isFloat,
@@ -383,6 +384,7 @@ export function pyJsonDumps(v: unknown, indent: number | null, level = 0, sortKe
     );
     return `{${parts.join(sep)}${padEnd}}`;
   }
+  if (v instanceof PyComplex) return fail('Object of type complex is not JSON serializable', 'TypeError');
   return fail(`Object of type ${typeof v} is not JSON serializable`, 'TypeError');
 }
 
