@@ -57,7 +57,6 @@ const RENDERED_ITERATOR_DEVIATIONS = new Set([
  * Known Jinja deviations in the random cases, each must still behave as we define it:
  * - Jinja2's compile-time constant folding turns a failed subscript of a literal (`(2)[1:]`) into an
  *   undefined value and may raise while folding unused branches; we evaluate at run time only.
- * - Python's `**` of a negative base and a fractional exponent gives a complex number; we have none.
  * - A generator rendered into text prints its memory address; our text has none, so word counts differ.
  */
 const JINJA_DEVIATIONS = new Map<string, 'error' | 'value'>([
