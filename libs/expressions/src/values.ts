@@ -205,10 +205,22 @@ export const isOrdering = (v: unknown): boolean =>
  * Marks an array as a dict view (`keys()`, `values()`, `items()`): like an iterator it cannot be
  * indexed, but its truth is its length and list(...)/set(...) take it as one item.
  */
-export function markView<T extends unknown[]>(a: T): T {
+export function markView<T extends unknown[]>(a: T, kind?: 'Keys' | 'Values' | 'Items', of?: PyDict): T {
   Object.defineProperty(a, ITER, { value: 'view', enumerable: false });
+  if (kind && of)
+    Object.defineProperty(a, VIEW_OF, { value: { kind, of }, enumerable: false, configurable: true });
   return a;
 }
+/** yaql's output conversion reads a view out into a list: it no longer prints as the view. */
+export function forgetViewSource(a: unknown[]): void {
+  delete (a as unknown as Record<symbol, unknown>)[VIEW_OF];
+}
+const VIEW_OF = Symbol('view-of');
+/** The dict a yaql `keys()`/`values()`/`items()` view shows, as its repr names it. */
+const viewOf = (v: unknown): { kind: string; of: PyDict } | undefined =>
+  Array.isArray(v)
+    ? ((v as unknown as Record<symbol, unknown>)[VIEW_OF] as { kind: string; of: PyDict })
+    : undefined;
 export const isView = (v: unknown): boolean =>
   Array.isArray(v) && (v as unknown as Record<symbol, unknown>)[ITER] === 'view';
 const PYLIST = Symbol('pylist');
@@ -604,6 +616,9 @@ export function pyRepr(v: unknown, tuples = false): string {
   if (typeof v === 'string') return strRepr(v);
   // the reference prints the object's memory address too, which differs from run to run
   if (isOrdering(v)) return '<yaql.standard_library.queries.OrderingIterable object>';
+  // collections.abc's views of yaql's FrozenDict print the dict (its collections are tuples)
+  const view = viewOf(v);
+  if (view) return `${view.kind}View(${pyRepr(view.of, true)})`;
   if (Array.isArray(v)) {
     const inner = v.map((x) => pyRepr(x, tuples));
     if ((!tuples && !isTuple(v)) || isPyList(v)) return `[${inner.join(', ')}]`;

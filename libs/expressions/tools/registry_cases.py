@@ -542,6 +542,9 @@ YAQL += [
     "let(x => $.l.select($)) -> [$x.toSet(), $x.toList()]",
     "let(x => sequence()) -> [$x.first(), $x.first()]",
     "let(x => $.l.orderBy($)) -> [$x.toList(), $x.toList()]",
+    # a dict view prints as collections.abc's view of yaql's FrozenDict; output reads it out
+    "str($.d.items())", "str($.d.keys())", "str($.d.values())", "str({}.items())",
+    "str([$.d.items()])", "'{0}'.format($.users[0].items())", "[$.d.values()]",
     # an ordering is no iterator: len() refuses it, count() and output conversion read it
     "len($.l.orderBy($))",
     "len([3, 1].orderBy($).thenBy($))",

@@ -5,6 +5,8 @@ import { LruCache } from '../lru';
 import { MISTRAL_YAQL_FUNCTIONS } from '../mistral-functions';
 import {
   copyMarks,
+  forgetViewSource,
+  isView,
   fromHost,
   isDict,
   isOrdering,
@@ -63,6 +65,7 @@ function convertOutput(v: unknown, depth = 0): unknown {
   if (v instanceof LazySeq && v.once) return markIter(toArray(v).map((x) => convertOutput(x, depth + 1)));
   // an ordering (OrderingIterable) is read out into a list as well
   if (isOrdering(v)) return markIter((v as unknown[]).map((x) => convertOutput(x, depth + 1)));
+  if (isView(v)) forgetViewSource(v as unknown[]);
   if (Array.isArray(v)) {
     let changed = false;
     const out = v.map((x) => {

@@ -16,6 +16,7 @@ import {
   iterate,
   LazySeq,
   markIter,
+  type PyDict,
   markOrdering,
   isOrdering,
   markPlainDict,
@@ -1247,10 +1248,14 @@ reg('get', 'M', 'd, key, default?', ([d, k, dflt]) => {
   if (dictHas(m, k)) return dictGet(m, k);
   return given(dflt) ? dflt : null;
 });
-reg('keys', 'M', 'd', ([d]) => markView([...needDict(d, 'keys').keys()]));
-reg('values', 'M', 'd', ([d]) => markView([...needDict(d, 'values').values()]));
+reg('keys', 'M', 'd', ([d]) => markView([...needDict(d, 'keys').keys()], 'Keys', d as PyDict));
+reg('values', 'M', 'd', ([d]) => markView([...needDict(d, 'values').values()], 'Values', d as PyDict));
 reg('items', 'M', 'd', ([d]) => {
-  const view = markView([...needDict(d, 'items').entries()].map(([k, v]) => [k, v]));
+  const view = markView(
+    [...needDict(d, 'items').entries()].map(([k, v]) => [k, v]),
+    'Items',
+    d as PyDict,
+  );
   ITEMS_VIEWS.add(view);
   return view;
 });
