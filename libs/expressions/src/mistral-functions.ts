@@ -12,6 +12,7 @@ import {
   fromHost,
   intRepr,
   PyBigInt,
+  PyComplex,
   PyDate,
   isDict,
   isFloat,
@@ -25,6 +26,7 @@ import {
   truthy,
   yaqlTypeName,
 } from './values';
+import { pyYamlProblem } from './pyyaml-errors';
 
 /**
  * Mistral's expression functions (the `mistral.expression.functions` entry points): env, execution,
@@ -152,6 +154,9 @@ export const mistralFunctions = {
     // PyYAML takes anything else for a stream and reads it
     if (typeof data !== 'string')
       return fail(`'${typeNameIn(c, data)}' object has no attribute 'read'`, 'AttributeError');
+    // what PyYAML's reader, scanner, parser or composer refuses is refused first, in its words
+    const problem = pyYamlProblem(data);
+    if (problem) return fail(problem.message, problem.type);
     try {
       return fromHost(parseYamlSafely(data));
     } catch (e) {
@@ -383,6 +388,7 @@ export function pyJsonDumps(v: unknown, indent: number | null, level = 0, sortKe
     );
     return `{${parts.join(sep)}${padEnd}}`;
   }
+  if (v instanceof PyComplex) return fail('Object of type complex is not JSON serializable', 'TypeError');
   return fail(`Object of type ${typeof v} is not JSON serializable`, 'TypeError');
 }
 

@@ -1,5 +1,16 @@
 import { fail } from './errors';
-import { dictGet, dictHas, floatRepr, isDict, isFloat, isInt, isNumber, num, pyRepr } from './values';
+import {
+  dictGet,
+  dictHas,
+  floatRepr,
+  isDict,
+  isFloat,
+  isInt,
+  isNumber,
+  num,
+  PyComplex,
+  pyRepr,
+} from './values';
 
 /**
  * Python built-in behaviours both evaluators need: str.split/strip/format, round(), and regular
@@ -439,4 +450,94 @@ export function pyPow(x: number, y: number): number {
   const r = ddExp(p);
   const v = r[0] + r[1];
   return negative ? -v : v;
+}
+
+/**
+ * Python's float power where it makes a complex number (a negative finite base, a finite
+ * non-integral exponent): CPython's complex power of (x+0j) by (y+0j), i.e. |x|^y at the angle
+ * atan2(0, x)·y. Null when Python's float power stays real.
+ */
+export function pyComplexPow(x: number, y: number): PyComplex | null {
+  if (!(x < 0) || !Number.isFinite(x) || !Number.isFinite(y) || Number.isInteger(y)) return null;
+  return complexPow([x, 0], [y, 0]);
+}
+
+type C = [number, number];
+const cProd = (a: C, b: C): C => [a[0] * b[0] - a[1] * b[1], a[0] * b[1] + a[1] * b[0]];
+
+/** complex `a / b` as CPython divides (Smith's method); division by zero raises. */
+export function complexQuot(a: C, b: C): PyComplex {
+  const [ar, ai] = a;
+  const [br, bi] = b;
+  if (Math.abs(br) >= Math.abs(bi)) {
+    if (br === 0 && bi === 0) fail('complex division by zero', 'ZeroDivisionError');
+    const ratio = bi / br;
+    const denom = br + bi * ratio;
+    return new PyComplex((ar + ai * ratio) / denom, (ai - ar * ratio) / denom);
+  }
+  if (Math.abs(bi) >= Math.abs(br)) {
+    const ratio = br / bi;
+    const denom = br * ratio + bi;
+    return new PyComplex((ar * ratio + ai) / denom, (ai * ratio - ar) / denom);
+  }
+  return new PyComplex(NaN, NaN);
+}
+
+/** complex `a ** b` as CPython computes it: small integral exponents by repeated products. */
+export function complexPow(a: C, b: C): PyComplex {
+  const [br, bi] = b;
+  if (bi === 0 && Number.isInteger(br) && Math.abs(br) <= 100) {
+    const n = Math.abs(br);
+    let r: C = [1, 0];
+    let p: C = a;
+    for (let mask = 1; mask > 0 && n >= mask; mask *= 2) {
+      if (Math.floor(n / mask) % 2 === 1) r = cProd(r, p);
+      p = cProd(p, p);
+    }
+    return br < 0 ? complexQuot([1, 0], r) : new PyComplex(r[0], r[1]);
+  }
+  if (br === 0 && bi === 0) return new PyComplex(1, 0);
+  if (a[0] === 0 && a[1] === 0) {
+    if (bi !== 0 || br < 0) fail('0.0 to a negative or complex power', 'ZeroDivisionError');
+    return new PyComplex(0, 0);
+  }
+  const vabs = Math.hypot(a[0], a[1]);
+  let len = pyPow(vabs, br);
+  const at = Math.atan2(a[1], a[0]);
+  let phase = at * br;
+  if (bi !== 0) {
+    len /= Math.exp(at * bi);
+    phase += bi * Math.log(vabs);
+  }
+  return new PyComplex(len * Math.cos(phase), len * Math.sin(phase));
+}
+
+/** Python arithmetic (`+ - * / **`) where one side is complex and the other a number; null otherwise. */
+export function complexArith(op: string, a: unknown, b: unknown): PyComplex | null {
+  if (!(a instanceof PyComplex) && !(b instanceof PyComplex)) return null;
+  const c = (v: unknown): C | null =>
+    v instanceof PyComplex
+      ? [v.re, v.im]
+      : isNumber(v) || typeof v === 'boolean'
+        ? [typeof v === 'boolean' ? Number(v) : num(v as number), 0]
+        : null;
+  const x = c(a);
+  const y = c(b);
+  if (!x || !y) return null;
+  switch (op) {
+    case '+':
+      return new PyComplex(x[0] + y[0], x[1] + y[1]);
+    case '-':
+      return new PyComplex(x[0] - y[0], x[1] - y[1]);
+    case '*': {
+      const [r, i] = cProd(x, y);
+      return new PyComplex(r, i);
+    }
+    case '/':
+      return complexQuot(x, y);
+    case '**':
+      return complexPow(x, y);
+    default:
+      return null;
+  }
 }

@@ -30,6 +30,18 @@ export const mkInt = (b: bigint): number | PyBigInt =>
 export const bigOf = (v: unknown): bigint =>
   v instanceof PyBigInt ? v.value : BigInt(typeof v === 'boolean' ? Number(v) : (v as number));
 
+/**
+ * A Python complex number. Only Python's float power makes one (a negative finite base raised to a
+ * finite non-integral exponent: `pow(-8, 0.5)`, Jinja's `(-8) ** 0.5`); it prints as Python's repr
+ * and cannot be stored (json.dumps refuses it).
+ */
+export class PyComplex {
+  constructor(
+    readonly re: number,
+    readonly im: number,
+  ) {}
+}
+
 /** An insertion-ordered set with Python equality (1 and 1.0 are one element). */
 export class PySet {
   readonly items = new Map<string, unknown>();
@@ -176,14 +188,39 @@ export function markIter<T extends unknown[]>(a: T): T {
 }
 export const isIter = (v: unknown): boolean =>
   Array.isArray(v) && (v as unknown as Record<symbol, unknown>)[ITER] !== undefined;
+const ORDERING = Symbol('ordering');
+/**
+ * Marks an iterator array as yaql's OrderingIterable (`orderBy`, `thenBy`): iterable again and again,
+ * but not a Python iterator (no `__next__`), so `len()` (which takes a sequence, a set, a dict or an
+ * iterator) refuses it, and it prints as the object it is.
+ */
+export function markOrdering<T extends unknown[]>(a: T): T {
+  markIter(a);
+  Object.defineProperty(a, ORDERING, { value: true, enumerable: false });
+  return a;
+}
+export const isOrdering = (v: unknown): boolean =>
+  Array.isArray(v) && (v as unknown as Record<symbol, unknown>)[ORDERING] !== undefined;
 /**
  * Marks an array as a dict view (`keys()`, `values()`, `items()`): like an iterator it cannot be
  * indexed, but its truth is its length and list(...)/set(...) take it as one item.
  */
-export function markView<T extends unknown[]>(a: T): T {
+export function markView<T extends unknown[]>(a: T, kind?: 'Keys' | 'Values' | 'Items', of?: PyDict): T {
   Object.defineProperty(a, ITER, { value: 'view', enumerable: false });
+  if (kind && of)
+    Object.defineProperty(a, VIEW_OF, { value: { kind, of }, enumerable: false, configurable: true });
   return a;
 }
+/** yaql's output conversion reads a view out into a list: it no longer prints as the view. */
+export function forgetViewSource(a: unknown[]): void {
+  delete (a as unknown as Record<symbol, unknown>)[VIEW_OF];
+}
+const VIEW_OF = Symbol('view-of');
+/** The dict a yaql `keys()`/`values()`/`items()` view shows, as its repr names it. */
+const viewOf = (v: unknown): { kind: string; of: PyDict } | undefined =>
+  Array.isArray(v)
+    ? ((v as unknown as Record<symbol, unknown>)[VIEW_OF] as { kind: string; of: PyDict })
+    : undefined;
 export const isView = (v: unknown): boolean =>
   Array.isArray(v) && (v as unknown as Record<symbol, unknown>)[ITER] === 'view';
 const PYLIST = Symbol('pylist');
@@ -273,6 +310,7 @@ export function truthy(v: unknown): boolean {
   if (v instanceof Map) return v.size > 0;
   if (v instanceof PySet) return v.size > 0;
   if (v instanceof PyTimespan) return v.micros !== 0;
+  if (v instanceof PyComplex) return v.re !== 0 || v.im !== 0;
   return true;
 }
 
@@ -283,6 +321,11 @@ export function pyEquals(a: unknown, b: unknown): boolean {
   if ((a instanceof PyBigInt || b instanceof PyBigInt) && isInt(a) && isInt(b)) return bigOf(a) === bigOf(b);
   const an = numericOf(a);
   const bn = numericOf(b);
+  if (a instanceof PyComplex || b instanceof PyComplex) {
+    const [ar, ai] = a instanceof PyComplex ? [a.re, a.im] : [an, 0];
+    const [br, bi] = b instanceof PyComplex ? [b.re, b.im] : [bn, 0];
+    return ar !== undefined && br !== undefined && ar === br && ai === bi;
+  }
   if (an !== undefined && bn !== undefined) return an === bn;
   if (typeof a === 'string' || typeof b === 'string') return false;
   if (Array.isArray(a) && Array.isArray(b)) {
@@ -323,6 +366,7 @@ export function pyTypeName(v: unknown): string {
   if (isInt(v)) return 'int';
   if (isNumber(v)) return 'float';
   if (typeof v === 'string') return 'str';
+  if (v instanceof PyComplex) return 'complex';
   if (Array.isArray(v)) return 'list';
   if (v instanceof Map) return 'dict';
   if (v instanceof PySet) return 'set';
@@ -529,6 +573,15 @@ export function floatRepr(n: number): string {
   return s.includes('.') ? s : `${s}.0`;
 }
 
+/** Python `repr()` of a complex: `(re±imj)`, or `imj` alone when the real part is +0. */
+function complexRepr(c: PyComplex): string {
+  // repr's shortest digits without the '.0' a float adds
+  const part = (n: number): string => floatRepr(n).replace(/\.0$/, '');
+  const im = part(c.im);
+  if (c.re === 0 && !Object.is(c.re, -0)) return `${im}j`;
+  return `(${part(c.re)}${im.startsWith('-') ? '' : '+'}${im}j)`;
+}
+
 /** Python `repr()` of an int: all digits, never exponent notation. */
 export function intRepr(n: number): string {
   return Math.abs(n) < 1e21 ? String(n) : BigInt(n).toString();
@@ -559,7 +612,13 @@ export function pyRepr(v: unknown, tuples = false): string {
   if (typeof v === 'number') return Number.isInteger(v) ? intRepr(v) : floatRepr(v);
   if (v instanceof PyFloat) return floatRepr(v.value);
   if (v instanceof PyBigInt) return v.value.toString();
+  if (v instanceof PyComplex) return complexRepr(v);
   if (typeof v === 'string') return strRepr(v);
+  // the reference prints the object's memory address too, which differs from run to run
+  if (isOrdering(v)) return '<yaql.standard_library.queries.OrderingIterable object>';
+  // collections.abc's views of yaql's FrozenDict print the dict (its collections are tuples)
+  const view = viewOf(v);
+  if (view) return `${view.kind}View(${pyRepr(view.of, true)})`;
   if (Array.isArray(v)) {
     const inner = v.map((x) => pyRepr(x, tuples));
     if ((!tuples && !isTuple(v)) || isPyList(v)) return `[${inner.join(', ')}]`;

@@ -110,6 +110,8 @@ const CASES: Record<string, Case> = {
   jinja_int_base0: jinja("'0o17' | int(base=0)"),
   jinja_int_default: jinja("'z' | int(7, base=16)"),
   jinja_int_float: jinja('2.7 | int(base=16)'),
+  jinja_attr_method: jinja("(_.s | attr('upper'))()"),
+  jinja_attr_namespace: jinja("namespace(a=1) | attr('a')"),
   lines_yaql: text('x <% $.n %>\ny <% $.s %>'),
   lines_jinja: text('{{ _.n }}\n{{ _.s }}'),
   lines_jinja_for: text('{% for x in _.l %}{{ x }}\n{% endfor %}'),
@@ -257,7 +259,7 @@ describe.each(STACKS)('expression functions in a workflow — %s', (_name, open)
     await stack?.close();
   }, 60_000);
 
-  it('publishes the reference answers: def, join, replace, examine, regex methods, yaml_dump, Jinja int(base=), lines', async () => {
+  it('publishes the reference answers: def, join, replace, examine, regex methods, yaml_dump, Jinja int(base=) and attr, lines', async () => {
     const id = await startExecution(stack.ds, engine.outbox, 'functions', input());
     const row = await waitForState(stack.ds, id, undefined, 30_000);
     expect(row['state_info']).toBeNull();
@@ -274,6 +276,7 @@ describe.each(STACKS)('expression functions in a workflow — %s', (_name, open)
     );
     expect(expected['yaml_dump_unicode']).toBe('"h\\xE9llo"\n');
     expect(expected['jinja_int_base16']).toBe(255);
+    expect(expected['jinja_attr_method']).toBe('HELLO WORLD');
     expect(expected['split_yaql']).toBe('<% $.n\n + 1 %>');
     expect(expected['iterator_read_once']).toEqual([3, 0]);
     expect(expected['big_int_text']).toBe('22539340290692258087863249');

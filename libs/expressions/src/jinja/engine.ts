@@ -2,7 +2,7 @@ import { isAppError } from '@osc/errors';
 import { EvalFailure, ExpressionError, fail, SyntaxFailure } from '../errors';
 import type { ExpressionHost } from '../host';
 import { LruCache } from '../lru';
-import { isDict, LazySeq, PyDate, toArray, toHost } from '../values';
+import { isDict, LazySeq, PyComplex, PyDate, toArray, toHost } from '../values';
 import { fromHostSafe } from '../yaql/engine';
 import { type JNode, parseJinjaExpression, parseTemplate, type Stmt } from './parser';
 import { Evaluator, JCallable, JObject, JUndefined, use } from './runtime';
@@ -60,6 +60,7 @@ function rejectNestedUndefined(v: unknown, depth = 0): void {
     fail('Object of type builtin_function_or_method is not JSON serializable', 'TypeError');
   else if (v instanceof JObject) fail(`Object of type ${v.typeName} is not JSON serializable`, 'TypeError');
   else if (v instanceof PyDate) fail('Object of type date is not JSON serializable', 'TypeError');
+  else if (v instanceof PyComplex) fail('Object of type complex is not JSON serializable', 'TypeError');
 }
 
 /** Evaluates a bare Jinja expression (the inside of `{{ }}`) to a native value (internal model). */

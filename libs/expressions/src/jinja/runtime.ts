@@ -1,8 +1,18 @@
 import { fail } from '../errors';
 import type { ExpressionHost } from '../host';
 import { type MistralCall, mistralFunctions, pyJsonDumps } from '../mistral-functions';
-import { compilePyRegex, pyFormat, pyPow, pyRound, pySplit, pyStrip } from '../python';
 import {
+  compilePyRegex,
+  complexArith,
+  pyComplexPow,
+  pyFormat,
+  pyPow,
+  pyRound,
+  pySplit,
+  pyStrip,
+} from '../python';
+import {
+  PyComplex,
   checkSize,
   dictGet,
   dictHas,
@@ -422,6 +432,8 @@ function binop(op: string, a: unknown, b: unknown): unknown {
   use(b);
   const exact = exactIntOp(op, a, b);
   if (exact !== undefined) return exact;
+  const complex = complexArith(op, a, b);
+  if (complex) return complex;
   const unsupported = (): never =>
     typeErr(`unsupported operand type(s) for ${op}: '${pyName(a)}' and '${pyName(b)}'`);
   switch (op) {
@@ -484,6 +496,9 @@ function binop(op: string, a: unknown, b: unknown): unknown {
       if (!flt(a, b) && nv(b) >= 0) return nv(a) ** nv(b);
       if (nv(a) === 0 && nv(b) < 0) fail('0.0 cannot be raised to a negative power', 'ZeroDivisionError');
       {
+        // a negative base to a fractional power is a complex number in Python
+        const c = pyComplexPow(nv(a), nv(b));
+        if (c) return c;
         const p = pyPow(nv(a), nv(b));
         // C's pow reports ERANGE for a finite result too large for a double
         if ((p === Infinity || p === -Infinity) && Number.isFinite(nv(a)) && Number.isFinite(nv(b)))
@@ -737,13 +752,15 @@ function selectOrRejectNow(
 
 export const FILTERS: Record<string, Filter> = {
   abs: (_e, v) =>
-    v instanceof PyBigInt
-      ? mkInt(v.value < 0n ? -v.value : v.value)
-      : isFloat(v)
-        ? mkFloat(Math.abs(nv(use(v))))
-        : isNum(v)
-          ? Math.abs(nv(v))
-          : typeErr(`bad operand type for abs(): '${pyName(v)}'`),
+    v instanceof PyComplex
+      ? mkFloat(Math.hypot(v.re, v.im))
+      : v instanceof PyBigInt
+        ? mkInt(v.value < 0n ? -v.value : v.value)
+        : isFloat(v)
+          ? mkFloat(Math.abs(nv(use(v))))
+          : isNum(v)
+            ? Math.abs(nv(v))
+            : typeErr(`bad operand type for abs(): '${pyName(v)}'`),
   attr: (_e, v, a, k) => {
     // do_attr: getattr() only, never the item (`{'x': 1} | attr('x')` is undefined)
     if (a.length < 1 && !k.has('name')) typeErr("do_attr() missing 1 required positional argument: 'name'");
@@ -1233,7 +1250,7 @@ export const TESTS: Record<string, Test> = {
   defined: (v) => !isUndef(v),
   undefined: (v) => isUndef(v),
   none: (v) => v === null,
-  number: (v) => !isUndef(v) && isNum(v),
+  number: (v) => !isUndef(v) && (isNum(v) || v instanceof PyComplex),
   string: (v) => typeof v === 'string',
   mapping: (v) => isDict(v),
   sequence: (v) => typeof v === 'string' || (Array.isArray(v) && !isIter(v)) || isDict(v),
@@ -1534,6 +1551,7 @@ export class Evaluator {
       case 'unop': {
         const v = use(this.eval(n.operand, f));
         if (n.op === 'not') return !truthy(v);
+        if (v instanceof PyComplex) return n.op === '+' ? v : new PyComplex(-v.re, -v.im);
         if (!isNum(v)) typeErr(`bad operand type for unary ${n.op}: '${pyName(v)}'`);
         if (n.op === '+') return typeof v === 'boolean' ? nv(v) : v;
         if (v instanceof PyBigInt) return mkInt(-v.value);

@@ -3,7 +3,21 @@ import { EvalFailure, ExpressionError, fail, SyntaxFailure } from '../errors';
 import type { ExpressionHost } from '../host';
 import { LruCache } from '../lru';
 import { MISTRAL_YAQL_FUNCTIONS } from '../mistral-functions';
-import { copyMarks, fromHost, isDict, LazySeq, markIter, PyDate, PySet, toArray, toHost } from '../values';
+import {
+  copyMarks,
+  forgetViewSource,
+  isView,
+  fromHost,
+  isDict,
+  isOrdering,
+  LazySeq,
+  PyComplex,
+  markIter,
+  PyDate,
+  PySet,
+  toArray,
+  toHost,
+} from '../values';
 import { parseYaql } from './parser';
 import { asFailure, compile, type Compiled, LetFrame, type Runtime, Scope } from './runtime';
 import { ITEMS_VIEWS, YaqlRegex } from './stdlib';
@@ -49,6 +63,9 @@ export function yaqlSyntaxError(text: string): string | null {
 function convertOutput(v: unknown, depth = 0): unknown {
   if (depth > 100) return v;
   if (v instanceof LazySeq && v.once) return markIter(toArray(v).map((x) => convertOutput(x, depth + 1)));
+  // an ordering (OrderingIterable) is read out into a list as well
+  if (isOrdering(v)) return markIter((v as unknown[]).map((x) => convertOutput(x, depth + 1)));
+  if (isView(v)) forgetViewSource(v as unknown[]);
   if (Array.isArray(v)) {
     let changed = false;
     const out = v.map((x) => {
@@ -82,6 +99,7 @@ function checkOutput(v: unknown, depth = 0): void {
   if (v instanceof LetFrame) fail('Object of type Context is not JSON serializable', 'TypeError');
   if (v instanceof YaqlRegex) fail('Object of type Pattern is not JSON serializable', 'TypeError');
   if (v instanceof PyDate) fail('Object of type date is not JSON serializable', 'TypeError');
+  if (v instanceof PyComplex) fail('Object of type complex is not JSON serializable', 'TypeError');
   // output conversion iterates what is lazy, so a query that failed inside fails here
   if (v instanceof LazySeq) for (const x of toArray(v)) checkOutput(x, depth + 1);
   if (Array.isArray(v) && ITEMS_VIEWS.has(v) && v.length > 0) fail("unhashable type: 'list'", 'TypeError');

@@ -1,5 +1,5 @@
 import { EvalFailure, fail } from '../errors';
-import { compilePyRegex, pyFormat, pyPow, pyRound, pySplit, pyStrip } from '../python';
+import { compilePyRegex, pyComplexPow, pyFormat, pyPow, pyRound, pySplit, pyStrip } from '../python';
 import {
   checkSize,
   dictGet,
@@ -16,6 +16,9 @@ import {
   iterate,
   LazySeq,
   markIter,
+  type PyDict,
+  markOrdering,
+  isOrdering,
   markPlainDict,
   markPyList,
   markView,
@@ -184,7 +187,7 @@ const reg = (names: string | string[], kind: 'F' | 'M' | 'MF', sig: string, impl
     if (!Array.isArray(r)) return r;
     // an ordering (orderBy/thenBy) sorts afresh each time it is iterated; every other query
     // result is a Python iterator, which yields its items to one consumer only
-    if (RE_ITERABLE_RESULTS.has(first)) return markIter(r);
+    if (RE_ITERABLE_RESULTS.has(first)) return markOrdering(r);
     return new LazySeq(() => r[Symbol.iterator](), `generator object ${first}`, true);
   });
 };
@@ -697,6 +700,9 @@ reg('pow', 'F', 'a, b, c?', ([a, b, c]) => {
     return mkInt(bigOf(a) ** bigOf(b));
   }
   if (x === 0 && y < 0) fail('0.0 cannot be raised to a negative power', 'ZeroDivisionError');
+  // a negative base to a fractional power is a complex number in Python
+  const complex = pyComplexPow(x, y);
+  if (complex) return complex;
   const p = pyPow(x, y);
   // C's pow reports ERANGE for a finite result too large for a double
   if ((p === Infinity || p === -Infinity) && Number.isFinite(x) && Number.isFinite(y))
@@ -821,6 +827,8 @@ reg('selectMany', 'M', 'collection, selector:λ', ([c, f]) => {
 });
 reg('len', 'MF', 'collection', ([c]) => {
   if (typeof c === 'string') return chars(c).length;
+  // an OrderingIterable is neither a sequence nor an iterator, the types yaql's len takes
+  if (isOrdering(c)) return noMatch('len');
   if (isDict(c)) return c.size;
   if (isSeq(c)) return toArray(c).length;
   return noMatch('len');
@@ -1240,10 +1248,14 @@ reg('get', 'M', 'd, key, default?', ([d, k, dflt]) => {
   if (dictHas(m, k)) return dictGet(m, k);
   return given(dflt) ? dflt : null;
 });
-reg('keys', 'M', 'd', ([d]) => markView([...needDict(d, 'keys').keys()]));
-reg('values', 'M', 'd', ([d]) => markView([...needDict(d, 'values').values()]));
+reg('keys', 'M', 'd', ([d]) => markView([...needDict(d, 'keys').keys()], 'Keys', d as PyDict));
+reg('values', 'M', 'd', ([d]) => markView([...needDict(d, 'values').values()], 'Values', d as PyDict));
 reg('items', 'M', 'd', ([d]) => {
-  const view = markView([...needDict(d, 'items').entries()].map(([k, v]) => [k, v]));
+  const view = markView(
+    [...needDict(d, 'items').entries()].map(([k, v]) => [k, v]),
+    'Items',
+    d as PyDict,
+  );
   ITEMS_VIEWS.add(view);
   return view;
 });
