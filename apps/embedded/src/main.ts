@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { createJsonLogger, exitOnConfigError } from '@osc/http-common';
 import { runProcess } from '@osc/platform';
 import { spawn } from 'node:child_process';
+import { setFlagsFromString } from 'node:v8';
 import { embeddedDatabaseExists, prepareEmbeddedDatabase, startEmbedded } from './index';
 import { migrateDatabase } from './migrate';
 
@@ -32,6 +33,7 @@ if (process.argv[2] === 'migrate') {
     });
 } else {
   /** `npm start`: the whole product in one process, no servers to install. */
+  keepWasmOnBaselineCompiler();
   runProcess('embedded', async (log) => {
     if (!embeddedDatabaseExists(process.env)) {
       // First start: initdb and the migrations run in a child process, whose memory goes with it.
@@ -59,4 +61,16 @@ function prepareInChild(): Promise<void> {
         : reject(new Error(`preparing the embedded database failed (exit ${code ?? signal})`)),
     );
   });
+}
+
+/**
+ * PGlite's PostgreSQL (a 9 MB WebAssembly module) runs on V8's baseline compiler, Liftoff, only:
+ * re-compiling its hot functions with the optimising compiler left ~60 MB of resident memory
+ * behind in the idle process (issue #17: warm-restart idle RSS 331–386 → ~271 MB). Wasm flags are
+ * read when a module is compiled, which happens after this, when the database opens.
+ * EMBEDDED_WASM_TIER_UP=true keeps V8's default (optimised PostgreSQL, more memory).
+ */
+function keepWasmOnBaselineCompiler(): void {
+  if (process.env['EMBEDDED_WASM_TIER_UP'] === 'true') return;
+  setFlagsFromString('--liftoff-only');
 }

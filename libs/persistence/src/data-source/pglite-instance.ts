@@ -5,6 +5,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { PGlite } from '@electric-sql/pglite';
 import { pgcrypto } from '@electric-sql/pglite/contrib/pgcrypto';
 import { ConflictError } from '@osc/errors';
+import { extractTarGz } from './untar';
 
 /** The in-memory data directory of PGlite (nothing is written to disk). */
 export const PGLITE_MEMORY = 'memory://';
@@ -39,7 +40,8 @@ export async function openPglite(dataDir: string): Promise<PGlite> {
   if (!inMemory) mkdirSync(dataDir, { recursive: true });
   const unlock = inMemory ? () => undefined : lockDataDir(dataDir);
   try {
-    const loadDataDir = fresh ? await freshClusterDump() : undefined;
+    const seeded = fresh && !inMemory && (await seedFromTemplateFile(dataDir));
+    const loadDataDir = fresh && !seeded ? await freshClusterDump() : undefined;
     const pglite = await PGlite.create({
       dataDir,
       extensions,
@@ -101,6 +103,36 @@ function isAlive(pid: number): boolean {
     return true;
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Writes the cached fresh cluster into an empty on-disk `dataDir` straight from the template file,
+ * streaming, so a first start holds no copy of the 40 MB cluster in memory (issue #17: through
+ * `loadDataDir` it was three, which the idle process kept). PG_VERSION, which marks the folder as
+ * a cluster, is written last. False when there is no template file yet, or it is unreadable (then
+ * what was written is removed and the caller seeds through PGlite).
+ */
+async function seedFromTemplateFile(dataDir: string): Promise<boolean> {
+  const file = templateCacheFile();
+  if (!existsSync(file)) return false;
+  const staging = join(dataDir, `.seed-${process.pid}`);
+  const moved: string[] = [];
+  try {
+    const names = await extractTarGz(file, staging);
+    const top = [...new Set(names.map((n) => n.split(/[/\\]/)[0] ?? n))];
+    if (!top.includes('PG_VERSION')) throw new Error(`${file} holds no PG_VERSION`);
+    for (const name of top.filter((n) => n !== 'PG_VERSION')) {
+      renameSync(join(staging, name), join(dataDir, name));
+      moved.push(name);
+    }
+    renameSync(join(staging, 'PG_VERSION'), join(dataDir, 'PG_VERSION'));
+    return true;
+  } catch {
+    for (const name of moved) rmSync(join(dataDir, name), { recursive: true, force: true });
+    return false;
+  } finally {
+    rmSync(staging, { recursive: true, force: true });
   }
 }
 
