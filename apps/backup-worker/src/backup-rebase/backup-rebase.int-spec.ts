@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { open, readFile, writeFile } from 'node:fs/promises';
+import { open, readdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { BACKUP_REBASE_JOB, backupRebaseQueue } from '@osc/block-storage-domain';
@@ -148,11 +148,30 @@ describe('backup rebase failures surface on the policy', () => {
     expect(failed['last_error_at']).not.toBeNull();
     expect(await row('backups', inc)).toMatchObject({ parent_id: full, service_metadata: 'inc' });
 
-    // Repaired: the next rebase goes through and the policy's error is gone.
+    // Repaired, while a restore reads the volume's chain (the full is `restoring`): the switch is made,
+    // but the old objects stay until the restore ends; then the retried job removes them.
     await writeFile(object, good);
-    await rebase('second');
+    await db().query(`UPDATE backups SET status = 'restoring' WHERE id = $1`, [full]);
+    await runtime.jobs.add(backupRebaseQueue('rh@file'), {
+      id: 'second',
+      name: BACKUP_REBASE_JOB,
+      data: { backupId: inc, parentId: full },
+      attempts: 5,
+      backoff: { type: 'fixed', delayMs: 200 },
+    });
     await until(async () => (await row('backups', inc))['parent_id'] === null);
     await until(async () => (await row('backup_policies', policyId))['last_error'] === null);
     expect((await row('backup_policies', policyId))['last_error_at']).toBeNull();
+    await new Promise((r) => setTimeout(r, 500));
+    expect((await readdir(path.join(dir, 'backups', 'c'))).filter((n) => n.startsWith('inc'))).not.toEqual(
+      [],
+    );
+    await db().query(`UPDATE backups SET status = 'available' WHERE id = $1`, [full]);
+    await until(
+      async () =>
+        (await readdir(path.join(dir, 'backups', 'c'))).filter(
+          (n) => n.startsWith('inc') && !n.startsWith('inc_rebase_'),
+        ).length === 0,
+    );
   }, 60000);
 });

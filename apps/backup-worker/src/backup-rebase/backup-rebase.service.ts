@@ -110,7 +110,7 @@ export class BackupRebaseService implements OnApplicationBootstrap, OnModuleDest
       // Already switched (a re-run after the commit point): finish removing the old objects.
       const before = prefixBeforeRebase(loc.prefix);
       if (b.parentId === null && before !== null)
-        await this.removeObjects({ container: loc.container, prefix: before });
+        await this.removeOldObjects(b, { container: loc.container, prefix: before });
       return;
     }
     if (b.status !== 'available') throw new TransientError(`backup ${b.id} is ${b.status}; its rebase waits`);
@@ -187,7 +187,20 @@ export class BackupRebaseService implements OnApplicationBootstrap, OnModuleDest
       parentId: data.parentId,
       objects: objects.length,
     });
-    await this.removeObjects(loc);
+    await this.removeOldObjects(b, loc);
+  }
+
+  /**
+   * Removes a rebased backup's old objects once no restore reads the volume's backups: a restore
+   * that started before the switch reads the chain from its old locations. Until then the job
+   * waits (retried; a re-run after the switch only finishes this).
+   */
+  private async removeOldObjects(b: StoredBackup, old: BackupLocation): Promise<void> {
+    if (await this.policies.restoreReadsVolume(this.db, b.volumeId))
+      throw new TransientError(
+        `a restore reads the backups of volume ${b.volumeId}; backup ${b.id}'s old objects wait`,
+      );
+    await this.removeObjects(old);
   }
 
   /** The rows of the chain, full first. */

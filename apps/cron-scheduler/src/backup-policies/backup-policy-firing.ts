@@ -230,6 +230,8 @@ export class BackupPolicyFiring {
       const deleted: string[] = [];
       const items: OutboxItem[] = [];
       for (const volumeId of await this.policies.volumesOverRetention(em, p)) {
+        // A restore reading this volume's chain must not lose objects under it: a later pass goes on.
+        if (await this.policies.restoreReadsVolume(em, volumeId)) continue;
         const plan = chooseRetention(await this.policies.backupsOfVolume(em, volumeId, p.id), p.retention);
         for (const r of plan.rebase) {
           const b = await this.backups.findById(em, r.id, null);
@@ -242,7 +244,8 @@ export class BackupPolicyFiring {
               id: `backup-rebase-${b.id}-${b.parentId}`,
               name: BACKUP_REBASE_JOB,
               data,
-              attempts: 5,
+              // Waits for restores reading the chain back off exponentially: about an hour in all.
+              attempts: 12,
               backoff: { type: 'exponential', delayMs: 1000 },
             },
             partitionKey: b.id,

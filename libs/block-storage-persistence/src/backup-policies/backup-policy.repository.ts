@@ -352,6 +352,21 @@ export class BackupPolicyRepository {
     return rows.map((r) => String(r['id']));
   }
 
+  /**
+   * Whether a restore reads one of the volume's backups now (a backup `restoring`): a restore reads
+   * its whole chain from the locations it found when it started, so while one runs no object of the
+   * volume's backups may go (retention waits; a rebase keeps the old objects until it ends).
+   */
+  async restoreReadsVolume(db: Queryable, volumeId: string): Promise<boolean> {
+    const rows = rowsOf<Row>(
+      await db.query(
+        `SELECT 1 FROM "backups" WHERE "volume_id" = $1::uuid AND "deleted" = false AND "status" = 'restoring' LIMIT 1`,
+        [volumeId],
+      ),
+    );
+    return rows.length > 0;
+  }
+
   /** Marks a backup as made by the policy (in the transaction that inserted it). */
   async markPolicyBackup(db: Queryable, backupId: string, policyId: string): Promise<void> {
     await db.query(`UPDATE "backups" SET "backup_policy_id" = $2::uuid WHERE "id" = $1::uuid`, [
