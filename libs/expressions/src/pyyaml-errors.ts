@@ -102,9 +102,7 @@ class Scanner {
     return this.buf[this.pointer + k] ?? '\0';
   }
   private prefix(n: number): string {
-    let out = '';
-    for (let k = this.pointer; k < this.pointer + n && k < this.buf.length; k++) out += this.buf[k];
-    return out;
+    return this.buf.slice(this.pointer, this.pointer + n).join('');
   }
   private forward(n = 1): void {
     for (let i = 0; i < n; i++) {
@@ -199,8 +197,7 @@ class Scanner {
     return min;
   }
   private staleSimpleKeys(): void {
-    // (deleting the entry being visited is safe while iterating a Map)
-    for (const [level, key] of this.possibleSimpleKeys) {
+    for (const [level, key] of [...this.possibleSimpleKeys]) {
       if (key.mark.line !== this.line || this.pointer - key.mark.index > 1024) {
         if (key.required)
           throw this.scanError('while scanning a simple key', key.mark, "could not find expected ':'");
