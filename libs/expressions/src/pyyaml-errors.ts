@@ -7,7 +7,7 @@
  */
 
 export interface PyYamlProblem {
-  type: 'ReaderError' | 'ScannerError' | 'ParserError' | 'ComposerError' | 'ConstructorError';
+  type: 'ReaderError' | 'ScannerError' | 'ParserError' | 'ComposerError';
   message: string;
 }
 
@@ -58,8 +58,7 @@ interface Token {
   start: Mark;
   end: Mark;
   handle?: string | null;
-  suffix?: string;
-  directive?: { name: string; major?: number; handle?: string; prefix?: string };
+  directive?: { name: string; major?: number; handle?: string };
 }
 
 interface SimpleKey {
@@ -146,7 +145,7 @@ class Scanner {
 
   /** MarkedYAMLError.__str__. */
   error(
-    type: 'ScannerError' | 'ParserError' | 'ComposerError' | 'ConstructorError',
+    type: 'ScannerError' | 'ParserError' | 'ComposerError',
     context: string | null,
     contextMark: Mark | null,
     problem: string,
@@ -434,9 +433,9 @@ class Scanner {
       const handle = this.scanTagHandle('directive', start);
       if (this.peek() !== ' ') expect("expected ' '");
       while (this.peek() === ' ') this.forward();
-      const prefix = this.scanTagUri('directive', start);
+      this.scanTagUri('directive', start);
       if (!ZSPACE_BREAKS.includes(this.peek())) expect("expected ' '");
-      directive = { name, handle, prefix };
+      directive = { name, handle };
     } else {
       while (!ZBREAKS.includes(this.peek())) this.forward();
       directive = { name };
@@ -452,10 +451,9 @@ class Scanner {
     const start = this.mark();
     const next = this.peek(1);
     let handle: string | null = null;
-    let suffix = '!';
     if (next === '<') {
       this.forward(2);
-      suffix = this.scanTagUri('tag', start);
+      this.scanTagUri('tag', start);
       if (this.peek() !== '>')
         throw this.scanError(
           'while parsing a tag',
@@ -479,11 +477,11 @@ class Scanner {
         handle = '!';
         this.forward();
       }
-      suffix = this.scanTagUri('tag', start);
+      this.scanTagUri('tag', start);
     }
     if (!ZSPACE_BREAKS.includes(this.peek()))
       throw this.scanError('while scanning a tag', start, `expected ' ', but found ${charRepr(this.peek())}`);
-    this.push('<tag>', start, { handle, suffix });
+    this.push('<tag>', start, { handle });
   }
   private scanTagHandle(name: string, start: Mark): string {
     if (this.peek() !== '!')
@@ -506,17 +504,13 @@ class Scanner {
     this.forward(n);
     return handle;
   }
-  /** The tag URI, its %-escapes decoded (UTF-8). */
-  private scanTagUri(name: string, start: Mark): string {
+  private scanTagUri(name: string, start: Mark): void {
     let n = 0;
     let any = false;
-    let text = '';
     for (let ch = this.peek(); /[0-9A-Za-z\-;/?:@&=+$,_.!~*'()[\]%]/.test(ch); ch = this.peek(n)) {
       if (ch === '%') {
-        text += this.prefix(n);
         this.forward(n);
         n = 0;
-        const bytes: number[] = [];
         while (this.peek() === '%') {
           this.forward();
           for (let k = 0; k < 2; k++)
@@ -526,15 +520,12 @@ class Scanner {
                 start,
                 `expected URI escape sequence of 2 hexadecimal numbers, but found ${charRepr(this.peek(k))}`,
               );
-          bytes.push(parseInt(this.prefix(2), 16));
           this.forward(2);
         }
-        text += new TextDecoder().decode(new Uint8Array(bytes));
         any = true;
       } else n++;
     }
     if (n > 0) {
-      text += this.prefix(n);
       this.forward(n);
       any = true;
     }
@@ -544,7 +535,6 @@ class Scanner {
         start,
         `expected URI, but found ${charRepr(this.peek())}`,
       );
-    return text;
   }
 
   private scanBlockScalar(): void {
@@ -737,100 +727,13 @@ class Scanner {
 }
 
 type State = () => void;
-type NodeKind = 'scalar' | 'sequence' | 'mapping';
-interface ConstructedNode {
-  tag: string | undefined;
-  mark: Mark;
-  kind: NodeKind;
-  keyOf: Mark | null;
-}
-
-const CORE = 'tag:yaml.org,2002:';
-const DEFAULT_TAGS: Array<[string, string]> = [
-  ['!', '!'],
-  ['!!', CORE],
-];
-/** The node kind each of SafeLoader's constructors takes. */
-const CONSTRUCTED: Record<string, 'scalar' | 'sequence' | 'mapping'> = {
-  [`${CORE}null`]: 'scalar',
-  [`${CORE}bool`]: 'scalar',
-  [`${CORE}int`]: 'scalar',
-  [`${CORE}float`]: 'scalar',
-  [`${CORE}binary`]: 'scalar',
-  [`${CORE}timestamp`]: 'scalar',
-  [`${CORE}str`]: 'scalar',
-  [`${CORE}seq`]: 'sequence',
-  [`${CORE}omap`]: 'sequence',
-  [`${CORE}pairs`]: 'sequence',
-  [`${CORE}map`]: 'mapping',
-  [`${CORE}set`]: 'mapping',
-};
-
-/**
- * SafeConstructor's refusal of an explicit tag: one it has no constructor for, or one on the wrong
- * kind of node. (The first in document order; PyYAML builds nested collections after their parent,
- * so with several such tags at different depths it may name another one first.)
- */
-function constructorProblem(scanner: Scanner, nodes: ConstructedNode[]): void {
-  for (const { tag, mark, kind, keyOf } of nodes) {
-    if (tag === undefined) {
-      // a list or dict cannot be a dict's key
-      throw scanner.error(
-        'ConstructorError',
-        'while constructing a mapping',
-        keyOf,
-        'found unhashable key',
-        mark,
-      );
-    }
-    const takes = CONSTRUCTED[tag];
-    const quoted = tag.includes("'") && !tag.includes('"') ? `"${tag}"` : `'${tag}'`;
-    if (takes === undefined)
-      throw scanner.error(
-        'ConstructorError',
-        null,
-        null,
-        `could not determine a constructor for the tag ${quoted}`,
-        mark,
-      );
-    if (takes === kind) {
-      if (keyOf && kind !== 'scalar')
-        throw scanner.error(
-          'ConstructorError',
-          'while constructing a mapping',
-          keyOf,
-          'found unhashable key',
-          mark,
-        );
-      continue;
-    }
-    if (tag === `${CORE}omap` || tag === `${CORE}pairs`)
-      throw scanner.error(
-        'ConstructorError',
-        tag === `${CORE}omap` ? 'while constructing an ordered map' : 'while constructing pairs',
-        mark,
-        `expected a sequence, but found ${kind}`,
-        mark,
-      );
-    throw scanner.error('ConstructorError', null, null, `expected a ${takes} node, but found ${kind}`, mark);
-  }
-}
 
 /** PyYAML's parser over the scanner's tokens, producing no events: only its refusals. */
 class Parser {
   private readonly states: State[] = [];
   private readonly marks: Mark[] = [];
   private state: State | null;
-  private tagHandles = new Map(DEFAULT_TAGS);
-  /**
-   * In document order, the nodes the constructor may refuse: those explicitly tagged, and the
-   * collections used as mapping keys (keyOf: where that mapping starts).
-   */
-  readonly nodes: ConstructedNode[] = [];
-  /** Where each mapping being parsed starts (MappingNode.start_mark). */
-  private readonly maps: Mark[] = [];
-  /** Set while the next node parsed is a key of the innermost mapping. */
-  private keyOf: Mark | null = null;
+  private tagHandles = new Set(['!', '!!']);
   /** Where the stream's first document's root node starts (yaml.load composes a single one). */
   private root: Mark | null = null;
   private documents = 0;
@@ -854,7 +757,7 @@ class Parser {
 
   private implicitDocumentStart(): void {
     if (!this.s.checkToken('<directive>', '<document start>', '<stream end>')) {
-      this.tagHandles = new Map(DEFAULT_TAGS);
+      this.tagHandles = new Set(['!', '!!']);
       this.documents++;
       this.states.push(() => this.documentEnd());
       this.blockNode();
@@ -869,7 +772,7 @@ class Parser {
     }
     // process_directives: one YAML directive, of version 1.x; each tag handle once
     const first = this.s.peekToken().start;
-    this.tagHandles = new Map();
+    this.tagHandles = new Set();
     let version = false;
     while (this.s.checkToken('<directive>')) {
       const t = this.s.getToken();
@@ -882,11 +785,10 @@ class Parser {
       } else if (d.name === 'TAG') {
         if (this.tagHandles.has(d.handle!))
           this.fail(null, null, `duplicate tag handle '${d.handle}'`, t.start);
-        this.tagHandles.set(d.handle!, d.prefix!);
+        this.tagHandles.add(d.handle!);
       }
     }
-    for (const [handle, prefix] of DEFAULT_TAGS)
-      if (!this.tagHandles.has(handle)) this.tagHandles.set(handle, prefix);
+    this.tagHandles.add('!').add('!!');
     if (!this.s.checkToken('<document start>'))
       this.fail(
         null,
@@ -943,46 +845,21 @@ class Parser {
       this.fail('while parsing a node', start, `found undefined tag handle '${tag.handle}'`, tag.start);
     start ??= this.s.peekToken().start;
     this.root ??= start;
-    const mark = start;
-    const keyOf = this.keyOf;
-    this.keyOf = null;
-    const note = (kind: NodeKind) => {
-      // '!' alone is the non-specific tag: resolved as if untagged
-      const resolved =
-        tag === null || (tag.handle == null && tag.suffix === '!')
-          ? undefined
-          : tag.handle == null
-            ? tag.suffix!
-            : this.tagHandles.get(tag.handle)! + tag.suffix!;
-      if (resolved !== undefined || (keyOf && kind !== 'scalar'))
-        this.nodes.push({ tag: resolved, mark, kind, keyOf });
-      if (kind === 'mapping') this.maps.push(mark);
-    };
     if (indentless && this.s.checkToken('-')) {
-      note('sequence');
       this.state = () => this.indentlessSequenceEntry();
       return;
     }
     if (this.s.checkToken('<scalar>')) {
-      note('scalar');
       this.s.getToken();
       this.pop();
-    } else if (this.s.checkToken('[')) {
-      note('sequence');
-      this.state = () => this.flowSequenceFirstEntry();
-    } else if (this.s.checkToken('{')) {
-      note('mapping');
-      this.state = () => this.flowMappingFirstKey();
-    } else if (block && this.s.checkToken('<block sequence start>')) {
-      note('sequence');
+    } else if (this.s.checkToken('[')) this.state = () => this.flowSequenceFirstEntry();
+    else if (this.s.checkToken('{')) this.state = () => this.flowMappingFirstKey();
+    else if (block && this.s.checkToken('<block sequence start>'))
       this.state = () => this.blockSequenceFirstEntry();
-    } else if (block && this.s.checkToken('<block mapping start>')) {
-      note('mapping');
+    else if (block && this.s.checkToken('<block mapping start>'))
       this.state = () => this.blockMappingFirstKey();
-    } else if (tag) {
-      note('scalar');
-      this.pop();
-    } else {
+    else if (tag) this.pop();
+    else {
       const t = this.s.peekToken();
       this.fail(
         `while parsing a ${block ? 'block' : 'flow'} node`,
@@ -1039,7 +916,6 @@ class Parser {
       this.s.getToken();
       if (!this.s.checkToken('?', ':', '<block end>')) {
         this.states.push(() => this.blockMappingValue());
-        this.keyOf = this.maps.at(-1)!;
         this.node(true, true);
       } else this.state = () => this.blockMappingValue();
       return;
@@ -1056,7 +932,6 @@ class Parser {
     this.s.getToken();
     this.pop();
     this.marks.pop();
-    this.maps.pop();
   }
   private blockMappingValue(): void {
     if (this.s.checkToken(':')) {
@@ -1087,8 +962,6 @@ class Parser {
         }
       }
       if (this.s.checkToken('?')) {
-        // a single pair mapping, starting at its key
-        this.maps.push(this.s.peekToken().start);
         this.state = () => this.flowSequenceEntryMappingKey();
         return;
       }
@@ -1106,7 +979,6 @@ class Parser {
     this.s.getToken();
     if (!this.s.checkToken(':', ',', ']')) {
       this.states.push(() => this.flowSequenceEntryMappingValue());
-      this.keyOf = this.maps.at(-1)!;
       this.flowNode();
     } else this.state = () => this.flowSequenceEntryMappingValue();
   }
@@ -1114,14 +986,10 @@ class Parser {
     if (this.s.checkToken(':')) {
       this.s.getToken();
       if (!this.s.checkToken(',', ']')) {
-        this.states.push(() => this.flowSequenceEntryMappingEnd());
+        this.states.push(() => (this.state = () => this.flowSequenceEntry()));
         this.flowNode();
-      } else this.state = () => this.flowSequenceEntryMappingEnd();
-    } else this.state = () => this.flowSequenceEntryMappingEnd();
-  }
-  private flowSequenceEntryMappingEnd(): void {
-    this.maps.pop();
-    this.state = () => this.flowSequenceEntry();
+      } else this.state = () => this.flowSequenceEntry();
+    } else this.state = () => this.flowSequenceEntry();
   }
   private flowMappingFirstKey(): void {
     this.marks.push(this.s.getToken().start);
@@ -1145,14 +1013,12 @@ class Parser {
         this.s.getToken();
         if (!this.s.checkToken(':', ',', '}')) {
           this.states.push(() => this.flowMappingValue());
-          this.keyOf = this.maps.at(-1)!;
           this.flowNode();
         } else this.state = () => this.flowMappingValue();
         return;
       }
       if (!this.s.checkToken('}')) {
         this.states.push(() => (this.state = () => this.flowMappingKey()));
-        this.keyOf = this.maps.at(-1)!;
         this.flowNode();
         return;
       }
@@ -1160,7 +1026,6 @@ class Parser {
     this.s.getToken();
     this.pop();
     this.marks.pop();
-    this.maps.pop();
   }
   private flowMappingValue(): void {
     if (this.s.checkToken(':')) {
@@ -1176,10 +1041,7 @@ class Parser {
 /** PyYAML's refusal of `text` (reader, scanner or parser), or null when PyYAML parses it. */
 export function pyYamlProblem(text: string): PyYamlProblem | null {
   try {
-    const scanner = new Scanner(text);
-    const parser = new Parser(scanner);
-    parser.run();
-    constructorProblem(scanner, parser.nodes);
+    new Parser(new Scanner(text)).run();
     return null;
   } catch (e) {
     if (e instanceof Problem) return { type: e.type, message: e.message };

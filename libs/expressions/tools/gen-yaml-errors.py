@@ -7,10 +7,9 @@ Run with the Debian interpreter (python3-yaml, python3-yaql, python3-jinja2 inst
 Documents are stitched from YAML fragments (indicators, indentation, quotes, block scalars,
 directives, tags, anchors, control characters) at random from a fixed seed, mostly malformed, and
 loaded with Mistral's loader (mistral.utils.safe_yaml: anchors, aliases and '@' start plain text;
-gen-registry.py's _SafeLoader). Each case records the reader's, scanner's, parser's, composer's or
-constructor's refusal (ConstructorError: unknown tags, tags on the wrong kind of node, unhashable
-keys) as PyYAML words it, or null when PyYAML reads the document (or fails with another exception
-while building a value, e.g. `!!int x`, which src/pyyaml-errors.ts does not model). Deterministic.
+gen-registry.py's _SafeLoader). Each case records the reader's, scanner's, parser's or composer's
+refusal as PyYAML words it, or null when PyYAML reads the document (or refuses it only while
+constructing values, which src/pyyaml-errors.ts does not model). The generator is deterministic.
 """
 import importlib.util
 import json
@@ -34,7 +33,7 @@ PIECES = [
     'null', '~', 'long ' * 10,
 ]
 ERRORS = (yaml.reader.ReaderError, yaml.scanner.ScannerError, yaml.parser.ParserError,
-          yaml.composer.ComposerError, yaml.constructor.ConstructorError)
+          yaml.composer.ComposerError)
 
 
 def main():
@@ -51,7 +50,7 @@ def main():
             error = None
         except ERRORS as e:
             error = '%s: %s' % (type(e).__name__, e)
-        except Exception:  # another failure while building a value: not modelled
+        except Exception:  # refused while constructing: not modelled
             error = None
         cases.append({'doc': doc, 'error': error})
     with open(OUT, 'w', encoding='utf-8') as f:
