@@ -34,7 +34,6 @@ const ALNUM = /^[0-9A-Za-z\-_]$/;
 const HEX = /^[0-9A-Fa-f]$/;
 const ESCAPE_REPLACEMENTS = '0abt\tnvfre "\\/N_LP';
 const ESCAPE_CODES: Record<string, number> = { x: 2, u: 4, U: 8 };
-// eslint-disable-next-line no-control-regex -- PyYAML's reader names the control characters it accepts
 const NON_PRINTABLE = /[^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/u;
 
 /** Python's repr() of a one-character string, as PyYAML's messages quote characters. */
@@ -551,14 +550,10 @@ class Scanner {
       this.forward();
       return true;
     };
-    // chomping then indentation, or indentation then chomping
     if ('+-'.includes(this.peek())) {
       this.forward();
       digit();
-    } else {
-      const indented = digit();
-      if (indented && '+-'.includes(this.peek())) this.forward();
-    }
+    } else if (digit() && '+-'.includes(this.peek())) this.forward();
     if (!ZSPACE_BREAKS.includes(this.peek()))
       throw this.scanError(
         context,
