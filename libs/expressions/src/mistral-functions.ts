@@ -26,7 +26,6 @@ import {
   truthy,
   yaqlTypeName,
 } from './values';
-import { pyYamlProblem } from './pyyaml-errors';
 
 /**
  * Mistral's expression functions (the `mistral.expression.functions` entry points): env, execution,
@@ -154,9 +153,6 @@ export const mistralFunctions = {
     // PyYAML takes anything else for a stream and reads it
     if (typeof data !== 'string')
       return fail(`'${typeNameIn(c, data)}' object has no attribute 'read'`, 'AttributeError');
-    // what PyYAML's reader, scanner, parser or composer refuses is refused first, in its words
-    const problem = pyYamlProblem(data);
-    if (problem) return fail(problem.message, problem.type);
     try {
       return fromHost(parseYamlSafely(data));
     } catch (e) {
