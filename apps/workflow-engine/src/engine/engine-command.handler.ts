@@ -126,11 +126,11 @@ export function toEngineEvent(msg: EngineCommandMessage): { executionId: string;
       };
     case 'engine.rerun-task': {
       const { executionId, ...rest } = msg.payload;
-      return { executionId, event: { type: 'rerun-task', ...rest } };
+      return { executionId, event: { type: 'rerun-task', ...rest, requestId: msg.id } };
     }
     case 'engine.skip-task': {
       const { executionId, ...rest } = msg.payload;
-      return { executionId, event: { type: 'skip-task', ...rest } };
+      return { executionId, event: { type: 'skip-task', ...rest, requestId: msg.id } };
     }
     case 'engine.timer-fired': {
       const { executionId, ...rest } = msg.payload;

@@ -818,6 +818,41 @@ wf:
     ]);
   });
 
+  it('a rerun request delivered twice reruns the task once (the claim is the request)', () => {
+    const cat = catalog(`
+version: '2.0'
+wf:
+  tasks:
+    t: {action: std.fail}
+`);
+    const sim = new EngineSimulator(cat, defaultActionScript);
+    const id = sim.create('wf');
+    sim.run();
+    expect(sim.execution(id).state).toBe('ERROR');
+    const t = sim.tasksOf(id)[0]!;
+    // the API's claim, as PUT /v2/tasks/{id} sets it
+    t.runtimeContext[CONTROL_REQUEST] = 'rerun:1';
+    const rerun = { type: 'rerun-task', taskExecutionId: t.id, reset: true, requestId: 'rerun:1' } as const;
+    sim.queue.push({ executionId: id, event: rerun });
+    sim.run();
+    // the task ran again, failed again, and the claim is released
+    expect(sim.execution(id).state).toBe('ERROR');
+    expect(sim.actionsOf(id)).toHaveLength(2);
+    expect(CONTROL_REQUEST in sim.tasksOf(id)[0]!.runtimeContext).toBe(false);
+    // the same command redelivered: nothing happens
+    sim.queue.push({ executionId: id, event: rerun });
+    sim.run();
+    expect(sim.actionsOf(id)).toHaveLength(2);
+    expect(sim.execution(id).state).toBe('ERROR');
+    // nor does a skip whose claim is not the task's
+    sim.queue.push({
+      executionId: id,
+      event: { type: 'skip-task', taskExecutionId: t.id, requestId: 'skip:2' },
+    });
+    sim.run();
+    expect(sim.taskStates(id)).toEqual({ t: 'ERROR' });
+  });
+
   it('skip of a failed task routes on-success and succeeds the execution', () => {
     const cat = catalog(`
 version: '2.0'

@@ -289,8 +289,10 @@ class Decider {
         if (isCompleted(this.ex.state) || !isValidExecutionTransition(this.ex.state, event.state)) return;
         return this.finish(event.state, event.message ?? null);
       case 'rerun-task':
+        if (!this.claimedBy(event.taskExecutionId, event.requestId)) return;
         return this.rerunTask(event.taskExecutionId, event.reset, event.env);
       case 'skip-task':
+        if (!this.claimedBy(event.taskExecutionId, event.requestId)) return;
         return this.skipTask(event.taskExecutionId);
       case 'timer-fired':
         return this.onTimer(event.taskExecutionId, event.timerId);
@@ -1780,6 +1782,17 @@ class Decider {
     if (!task || !(CONTROL_REQUEST in task.runtimeContext)) return;
     delete task.runtimeContext[CONTROL_REQUEST];
     this.touch(task);
+  }
+
+  /**
+   * Whether a rerun or skip request still holds the task's claim. Commands arrive at least once: a
+   * request delivered again after the first delivery applied it (and released the claim) must not
+   * rerun the task a second time when it has failed again meanwhile. Requests without an id (none
+   * come from the API) are applied as they come.
+   */
+  private claimedBy(taskId: string, requestId: string | undefined): boolean {
+    if (requestId === undefined) return true;
+    return this.task(taskId)?.runtimeContext[CONTROL_REQUEST] === requestId;
   }
 
   private rerunTask(taskId: string, reset: boolean, env: JsonMap | undefined): void {

@@ -260,8 +260,13 @@ export type EngineEvent =
       taskExecutionId?: string;
       taskUpdatedAt?: string;
     }
-  | { type: 'rerun-task'; taskExecutionId: string; reset: boolean; env?: JsonMap }
-  | { type: 'skip-task'; taskExecutionId: string }
+  /**
+   * `requestId`: the API's command id, which it set as the task's claim (`control_request`) when it
+   * accepted the request; a command whose claim is not the task's (a redelivered one, once the
+   * first released it) changes nothing.
+   */
+  | { type: 'rerun-task'; taskExecutionId: string; reset: boolean; env?: JsonMap; requestId?: string }
+  | { type: 'skip-task'; taskExecutionId: string; requestId?: string }
   | { type: 'timer-fired'; taskExecutionId: string; timerId: string; kind: TaskTimer['kind'] };
 
 /** State to write: full rows (the handler upserts them; the execution row is locked). */
