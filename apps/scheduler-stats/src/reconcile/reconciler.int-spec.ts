@@ -310,7 +310,10 @@ describe.each(MODES)('block-storage reconciler (%s)', (mode) => {
     });
     await until('backup done', async () => (await row('backups', id))['status'] !== 'creating', 120000);
     const took = Date.now() - started;
-    expect((await row('backups', id))['status']).toBe('available');
+    expect([(await row('backups', id))['status'], (await row('backups', id))['fail_reason']]).toEqual([
+      'available',
+      null,
+    ]);
     expect((await row('volumes', source))['status']).toBe('available');
     expect((await row('volumes', sentinel))['status']).toBe('available');
     // Meaningful only when the backup outlasted the bound several times over.
