@@ -91,6 +91,17 @@ interface Prepared {
   readonly pieces: PackedPiece[];
 }
 
+/** A stored backup's hash file: its block size and each block's SHA-256, in volume order. */
+async function readHashFile(
+  store: BackupStore,
+  loc: BackupLocation,
+): Promise<{ chunk_size: number; sha256s: string[] }> {
+  return JSON.parse((await store.read(loc.container, hashFileObjectName(loc.prefix))).toString('utf8')) as {
+    chunk_size: number;
+    sha256s: string[];
+  };
+}
+
 /** Reads `length` bytes at `offset` into `buf`; a source shorter than the volume reads as zeros. */
 async function readFully(fh: FileHandle, buf: Buffer, length: number, offset: number): Promise<void> {
   let filled = 0;
@@ -120,9 +131,7 @@ export async function writeBackup(
   const volumeBytes = Math.ceil(o.bytes / blockSize) * blockSize;
   let parentVolumeBytes = 0;
   if (o.parent) {
-    const doc = JSON.parse(
-      (await o.store.read(o.parent.container, hashFileObjectName(o.parent.prefix))).toString('utf8'),
-    ) as { chunk_size: number; sha256s: string[] };
+    const doc = await readHashFile(o.store, o.parent);
     assertIncrementalCompatible({
       parentBlockSize: doc.chunk_size,
       blockSize,
@@ -257,9 +266,7 @@ export async function sameBlocksAs(o: {
   readonly base: BackupLocation;
 }): Promise<boolean> {
   const { chunkSize, blockSize } = o.params;
-  const doc = JSON.parse(
-    (await o.store.read(o.base.container, hashFileObjectName(o.base.prefix))).toString('utf8'),
-  ) as { chunk_size: number; sha256s: string[] };
+  const doc = await readHashFile(o.store, o.base);
   if (doc.chunk_size !== blockSize || doc.sha256s.length !== Math.ceil(o.bytes / blockSize)) return false;
   const zeroHash = sha256(Buffer.alloc(blockSize));
   const input = await open(o.source, 'r');

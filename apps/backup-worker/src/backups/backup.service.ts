@@ -256,10 +256,10 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
       if (droppingPolicy !== null && b.parentId === null) {
         // A full: compare with the volume's newest backup first (read only, stops at a difference).
         const last = await this.backups.latestAvailable(this.db, b.projectId, b.volumeId, null);
-        const base = last === null ? null : this.location(last);
+        const base = last && this.location(last);
         if (
-          last !== null &&
-          base !== null &&
+          last &&
+          base &&
           (await sameBlocksAs({
             store: this.store,
             workers: this.restorer.workers,
