@@ -262,13 +262,64 @@ export function outboxContract(h: OutboxHarness): void {
         })
         .catch(() => undefined);
     });
-    expect(notified).toBe(2);
+    // told once the rows' hand-off lease is lifted, right after the commit
+    await waitFor('the relay was told of the savepoint case', async () => notified === 2);
     await handing.add(ds.manager, command('o1')); // outside a transaction: handed off at once
     expect(handed).toEqual(['o1']);
     const ids = (await ds.query(`SELECT "payload"->>'id' AS id FROM "outbox" ORDER BY "seq"`)).map(
       (r: { id: string }) => r.id,
     );
     expect(ids).toEqual(['p1', 'p2', 's1', 'o1']);
+  });
+
+  it('lets no relay pass take a row whose hand-off is under way, and takes it once its lease passes', async () => {
+    const handing = new OutboxWriter();
+    const bus = new RecordingBus();
+    const relay = new OutboxRelay(ds, bus, new InProcessJobQueue(), { pollIntervalMs: 60_000, logger: quiet });
+    const held: string[] = [];
+    handing.onHandOff((rows) => held.push(...rows.map((r) => r.id))); // a hand-off that never finishes
+    await ds.transaction((em) => handing.add(em, [command('l1'), command('l2')]));
+    await writer.add(ds.manager, command('free')); // written by a writer without hand-off: claimable
+    expect(held).toHaveLength(2);
+    expect(await relay.relayPending()).toBe(1); // a pass woken meanwhile leaves the leased rows alone
+    expect(bus.published.map((p) => p.msg.id)).toEqual(['free']);
+    expect(await outboxCount()).toBe(2);
+    // the writer died before its hand-off: once the lease has passed, a relay publishes the rows
+    await ds.query(`UPDATE "outbox" SET "claimable_at" = now() - interval '1 second'`);
+    expect(await relay.relayPending()).toBe(2);
+    expect(bus.published.map((p) => p.msg.id)).toEqual(['free', 'l1', 'l2']);
+    expect(await outboxCount()).toBe(0);
+  });
+
+  it('lifts the lease of rows a transaction meant to hand off when it also writes rows for the relay', async () => {
+    const handing = new OutboxWriter();
+    const bus = new RecordingBus();
+    const relay = new OutboxRelay(ds, bus, new InProcessJobQueue(), { pollIntervalMs: 60_000, logger: quiet });
+    const handed: string[] = [];
+    handing.onHandOff((rows) => handed.push(...rows.map((r) => r.id)));
+    await ds.transaction(async (em) => {
+      await handing.add(em, command('m1'));
+      await handing.add(em, command('m2', {}, 'exec-m'));
+    });
+    expect(handed).toEqual([]);
+    expect(await relay.relayPending()).toBe(2);
+    expect(bus.published.map((p) => p.msg.id)).toEqual(['m1', 'm2']);
+    // a savepoint rolled back: what is left goes to the relay, its lease lifted after the commit
+    let notified = 0;
+    handing.onCommitted(() => notified++);
+    await ds.transaction(async (em) => {
+      await handing.add(em, command('r1'));
+      await em
+        .transaction(async (inner) => {
+          await handing.add(inner, command('r2'));
+          throw new Error('inner failure');
+        })
+        .catch(() => undefined);
+    });
+    await waitFor('the relay was told', async () => notified === 1);
+    expect(handed).toEqual([]);
+    expect(await relay.relayPending()).toBe(1);
+    expect(bus.published.map((p) => p.msg.id)).toEqual(['m1', 'm2', 'r1']);
   });
 
   it('keeps handed-off rows that could not be published and wakes the relay for them', async () => {

@@ -5,7 +5,7 @@ import { type MessagingLogger, stderrLogger } from '../logger';
 import { describeError, isRetryableError } from '../retryable';
 import { type Span, SpanKind, trace } from '@opentelemetry/api';
 import { contextFromHeaders, injectHeaders, tracer, unwrapJobData, wrapJobData } from '@osc/telemetry';
-import type { HandedOffRow } from './outbox-writer';
+import { type HandedOffRow, releaseLeases } from './outbox-writer';
 
 export interface OutboxRelayOptions {
   /** Rows claimed per transaction. Default 500. */
@@ -39,6 +39,10 @@ interface OutboxRow {
  * Wake-ups: `notify()` (after a commit), a retry 10 ms (doubling) after a pass whose claim had to
  * skip rows another relay held (their partition lock or the rows themselves), and polling every
  * `pollIntervalMs` as the fallback for rows written by other processes or left by a crash.
+ *
+ * Rows a writer hands off itself (`handOff`) carry a lease (`claimable_at`): relays skip them until
+ * it passes, so a row is not published by a relay's pass while its hand-off is under way; a failed
+ * hand-off lifts the lease and wakes the relay.
  *
  * Adapters with a transactional publish (`publishInTransaction` / `addInTransaction`: embedded
  * mode's journaled in-process bus and queue) get the claim transaction's EntityManager: the
@@ -95,10 +99,10 @@ export class OutboxRelay {
   /**
    * Publishes rows a writer of this process has just committed (`OutboxWriter.onHandOff`: rows
    * without a partition key) and deletes them: no claim transaction, and one publish per queue and
-   * one DELETE for all the rows handed off while the previous hand-off was in flight. The rows are
-   * not locked meanwhile, so a relay's pass may publish one of them too (a duplicate, which
-   * consumers tolerate: at least once); if publishing fails the rows stay where a relay finds them
-   * (woken at once, then its poll).
+   * one DELETE for all the rows handed off while the previous hand-off was in flight. Relays leave
+   * the rows alone meanwhile (their lease, `claimable_at`); if publishing fails, the lease is lifted
+   * and the relay woken, and if this process dies first, relays take the rows once the lease has
+   * passed. A row published whose DELETE then fails is published again by a relay (at least once).
    */
   handOff(rows: readonly HandedOffRow[]): void {
     this.handOffs.push(...rows);
@@ -117,6 +121,11 @@ export class OutboxRelay {
         this.logger.warn('outbox hand-off failed; the relay will publish the rows', {
           error: describeError(e),
         });
+        try {
+          await releaseLeases(this.dataSource.manager, batch);
+        } catch {
+          // their lease passes on its own (HAND_OFF_LEASE_SECONDS)
+        }
         this.notify();
       }
     }
@@ -214,7 +223,11 @@ export class OutboxRelay {
     // SKIP LOCKED only skips rows without a partition and rows deleted meanwhile. One row comes
     // back: the claimed rows in `seq` order and the size of the window they were taken from.
     const [result] = (await em.query(
-      `WITH "oldest" AS MATERIALIZED (SELECT "partition_key" FROM "outbox" ORDER BY "seq" LIMIT $1),
+      `WITH "oldest" AS MATERIALIZED (
+         SELECT "partition_key" FROM "outbox"
+          WHERE "claimable_at" IS NULL OR "claimable_at" <= now()
+          ORDER BY "seq" LIMIT $1
+       ),
        "keys" AS MATERIALIZED (
          SELECT "k" FROM (
            SELECT DISTINCT "partition_key" AS "k" FROM "oldest" WHERE "partition_key" IS NOT NULL
@@ -224,7 +237,8 @@ export class OutboxRelay {
        "taken" AS (
          SELECT "id", "seq", "destination", "queue", "payload"
            FROM "outbox"
-          WHERE "partition_key" IS NULL OR "partition_key" IN (SELECT "k" FROM "keys")
+          WHERE ("claimable_at" IS NULL OR "claimable_at" <= now())
+            AND ("partition_key" IS NULL OR "partition_key" IN (SELECT "k" FROM "keys"))
           ORDER BY "seq"
           LIMIT $1
             FOR UPDATE SKIP LOCKED

@@ -27,6 +27,21 @@ export type OutboxItem =
 const INSERT_CHUNK = 1000;
 
 /**
+ * `claimable_at` of a row its writer hands off itself: relays skip it for this long, the time a
+ * hand-off has to publish and delete it; a writer that dies first leaves it to them afterwards.
+ */
+export const HAND_OFF_LEASE_SECONDS = 10;
+const HAND_OFF_LEASE = `now() + interval '${HAND_OFF_LEASE_SECONDS} seconds'`;
+
+/** Makes leased rows claimable by relays at once (rows already gone are simply not found). */
+export async function releaseLeases(em: EntityManager, rows: readonly { id: string }[]): Promise<void> {
+  if (rows.length === 0) return;
+  await em.query(`UPDATE "outbox" SET "claimable_at" = NULL WHERE "id" = ANY($1::uuid[])`, [
+    rows.map((r) => r.id),
+  ]);
+}
+
+/**
  * A committed outbox row handed to the `onHandOff` listener: its id (to delete it once published)
  * and what it carries, as the relay reads it back from the table.
  */
@@ -63,6 +78,8 @@ export class OutboxWriter {
   private readonly pending = new WeakSet<QueryRunner>();
   /** Rows of a transaction to hand off after its commit, unless it is in `pending`. */
   private readonly handed = new WeakMap<QueryRunner, HandedOffRow[]>();
+  /** Leased rows of a transaction whose savepoint rolled back: the relay moves them after the commit. */
+  private readonly unleash = new WeakMap<QueryRunner, HandedOffRow[]>();
   private readonly attached = new WeakSet<DataSource>();
   /** Hand-overs to run when the transaction that journaled them commits (direct mode). */
   private readonly handOvers = new WeakMap<QueryRunner, AfterCommit[]>();
@@ -88,41 +105,53 @@ export class OutboxWriter {
       return;
     }
     const rows = list.map(toRow);
+    const active = qr?.isTransactionActive ? qr : undefined;
+    // Rows with a partition key keep their order through the relay's partition locks; the others
+    // are handed off (see onHandOff), unless the transaction also has rows for the relay, which
+    // then moves them all. Rows to hand off carry a lease that keeps relays away from them.
+    const relay =
+      !this.handOffListener ||
+      rows.some((r) => r.partitionKey !== null) ||
+      (active !== undefined && this.pending.has(active));
+    const claimableAt = relay ? 'NULL' : HAND_OFF_LEASE;
     for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
       const chunk = rows.slice(i, i + INSERT_CHUNK);
       const params: unknown[] = [];
       const values = chunk.map((r, j) => {
         params.push(r.id, r.destination, r.queue, r.payload, r.partitionKey);
         const b = j * 5;
-        return `($${b + 1}::uuid, $${b + 2}, $${b + 3}, $${b + 4}::jsonb, $${b + 5})`;
+        return `($${b + 1}::uuid, $${b + 2}, $${b + 3}, $${b + 4}::jsonb, $${b + 5}, ${claimableAt})`;
       });
       await em.query(
-        `INSERT INTO "outbox" ("id", "destination", "queue", "payload", "partition_key") VALUES ${values.join(', ')}`,
+        `INSERT INTO "outbox" ("id", "destination", "queue", "payload", "partition_key", "claimable_at") VALUES ${values.join(', ')}`,
         params,
       );
     }
-    // Rows with a partition key keep their order through the relay's partition locks; the others
-    // may be handed off (see onHandOff), unless the transaction also has rows for the relay, which
-    // then moves them all.
     const free = rows.map((r) => ({
       id: r.id,
       destination: r.destination,
       queue: r.queue,
       payload: r.message,
     }));
-    const relay = !this.handOffListener || rows.some((r) => r.partitionKey !== null);
-    if (qr?.isTransactionActive) {
+    if (active) {
       this.attach(em.connection);
-      if (relay) this.pending.add(qr);
-      else {
-        const handed = this.handed.get(qr);
+      if (relay) {
+        // rows this transaction meant to hand off go to the relay with the rest: lift their lease
+        const leased = this.handed.get(active);
+        if (leased) {
+          this.handed.delete(active);
+          await releaseLeases(em, leased);
+        }
+        this.pending.add(active);
+      } else {
+        const handed = this.handed.get(active);
         if (handed) handed.push(...free);
-        else this.handed.set(qr, free);
+        else this.handed.set(active, free);
       }
     } else if (relay) {
       this.emit();
     } else {
-      this.handOff(free);
+      this.handOff(free, em.connection);
     }
   }
 
@@ -136,15 +165,30 @@ export class OutboxWriter {
    * may arrive twice, never not at all.
    */
   onHandOff(listener: (rows: HandedOffRow[]) => void): void {
+    // Until the listener takes them, its rows are leased (`claimable_at`, HAND_OFF_LEASE): a relay
+    // leaves them alone, so a row handed off is not published a second time by a relay's pass.
     this.handOffListener = listener;
   }
 
-  private handOff(rows: HandedOffRow[]): void {
+  private handOff(rows: HandedOffRow[], connection?: DataSource): void {
     try {
-      this.handOffListener?.(rows);
+      if (!this.handOffListener) throw new Error('no hand-off listener');
+      this.handOffListener(rows);
     } catch {
-      this.emit(); // the relay moves them
+      // the relay moves them once their lease is lifted (or has passed)
+      if (connection) void this.releaseAndEmit(connection.manager, rows);
+      else this.emit();
     }
+  }
+
+  /** Lifts the lease of rows no hand-off will take, then wakes the relay (after a commit). */
+  private async releaseAndEmit(em: EntityManager, rows: readonly HandedOffRow[]): Promise<void> {
+    try {
+      await releaseLeases(em, rows);
+    } catch {
+      // the lease passes on its own
+    }
+    this.emit();
   }
 
   /**
@@ -238,17 +282,29 @@ export class OutboxWriter {
         }
         const rows = this.handed.get(event.queryRunner);
         this.handed.delete(event.queryRunner);
-        if (this.pending.delete(event.queryRunner)) this.emit();
-        else if (rows) this.handOff(rows);
+        const unleash = this.unleash.get(event.queryRunner);
+        this.unleash.delete(event.queryRunner);
+        if (unleash) void this.releaseAndEmit(dataSource.manager, unleash);
+        else if (this.pending.delete(event.queryRunner)) this.emit();
+        else if (rows) this.handOff(rows, dataSource);
       },
       afterTransactionRollback: (event: TransactionRollbackEvent) => {
         if (event.queryRunner.isTransactionActive) {
-          // a savepoint rolled back: rows added so far may be gone, so the relay moves what is left
-          if (this.handed.delete(event.queryRunner)) this.pending.add(event.queryRunner);
+          // a savepoint rolled back: rows added so far may be gone, so the relay moves what is
+          // left, their lease lifted after the commit
+          const rows = this.handed.get(event.queryRunner);
+          if (rows) {
+            this.handed.delete(event.queryRunner);
+            const earlier = this.unleash.get(event.queryRunner);
+            if (earlier) earlier.push(...rows);
+            else this.unleash.set(event.queryRunner, rows);
+            this.pending.add(event.queryRunner);
+          }
           return;
         }
         this.pending.delete(event.queryRunner);
         this.handed.delete(event.queryRunner);
+        this.unleash.delete(event.queryRunner);
         this.handOvers.delete(event.queryRunner);
       },
     };

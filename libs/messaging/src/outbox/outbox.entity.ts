@@ -30,6 +30,10 @@ export class OutboxEntity {
   @Column({ name: 'partition_key', type: 'varchar', length: 255, nullable: true })
   partitionKey!: string | null;
 
+  /** Set on rows their writer hands off itself: relays skip them until then (see the migration). */
+  @Column({ name: 'claimable_at', type: 'timestamptz', nullable: true })
+  claimableAt!: Date | null;
+
   @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
   createdAt!: Date;
 
