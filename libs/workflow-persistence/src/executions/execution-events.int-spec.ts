@@ -167,6 +167,55 @@ describe.each(ENGINE_KINDS)('execution state changes for project streams (%s)', 
     );
   });
 
+  it('gives every execution entry of an append a position of its own, one horizon for the whole statement', async () => {
+    const before = await settledPosition();
+    const a = await create('p-h');
+    const b = await create('p-h');
+    await t.dataSource.transaction((em) =>
+      appendExecutionEventsOfMany(
+        em,
+        [
+          {
+            ex: a,
+            events: [stateChange(a, 'PAUSED', 'RUNNING'), taskChange(a), stateChange(a, 'RUNNING', 'PAUSED')],
+          },
+          { ex: b, events: [stateChange(b, 'SUCCESS', 'RUNNING')] },
+        ],
+        new Date(),
+      ),
+    );
+    const rows: { execution_id: string; state: string; stream_pos: string; stream_horizon: string }[] =
+      await t.dataSource.query(
+        `SELECT "execution_id", "state", "stream_pos", "stream_horizon" FROM "execution_events"
+          WHERE "execution_id" = ANY($1::uuid[]) AND "seq" > 1 AND "stream_pos" IS NOT NULL ORDER BY "stream_pos"`,
+        [[a.id, b.id]],
+      );
+    expect(rows).toHaveLength(3);
+    expect(new Set(rows.map((r) => r.stream_pos)).size).toBe(3);
+    expect(new Set(rows.map((r) => r.stream_horizon)).size).toBe(1);
+    const [first] = [a, b].sort((x, y) => (x.id < y.id ? -1 : 1));
+    const streamed = await settledChanges('p-h', before);
+    expect(streamed.changes.slice(2).map((c) => [c.execution_id, c.state])).toEqual(
+      first === a
+        ? [
+            [a.id, 'PAUSED'],
+            [a.id, 'RUNNING'],
+            [b.id, 'SUCCESS'],
+          ]
+        : [
+            [b.id, 'SUCCESS'],
+            [a.id, 'PAUSED'],
+            [a.id, 'RUNNING'],
+          ],
+    );
+    // a reader that stops between the two entries of one append misses neither
+    const one = await listExecutionStateChanges(t.dataSource, 'p-h', before, 3);
+    const rest = await settledChanges('p-h', one.changes[one.changes.length - 1]!.position);
+    expect([...one.changes, ...rest.changes].map((c) => c.position)).toEqual(
+      streamed.changes.map((c) => c.position),
+    );
+  });
+
   if (kind === 'postgres') {
     it('announces each tree of a group once with its last sequence number, trees in root id order whatever the queue order', async () => {
       const x = await create('p-n');

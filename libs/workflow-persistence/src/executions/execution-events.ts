@@ -68,6 +68,9 @@ const toRow = (e: HistoryEvent) => ({
   d: e.details,
 });
 
+/** The append of one or several trees' entries (AppendExecutionEventsOneHorizon1765700000100). */
+const APPEND_OF_TREES = `SELECT "osc_append_execution_events_of_trees"($1::uuid[], $2::int[], $3::varchar[], $4::jsonb, $5::timestamptz, $6::text, $7::text[])`;
+
 /** The NOTIFY payload of a tree's new entries (the append adds the last sequence number). */
 const announcement = (projectId: string, root: string, events: readonly HistoryEvent[]): string =>
   JSON.stringify(
@@ -90,24 +93,21 @@ export async function appendExecutionEvents(
 ): Promise<number> {
   if (events.length === 0 || !historyWrites) return 0;
   const root = ex.rootExecutionId ?? ex.id;
-  const rows = events.map(toRow);
   // One call: the counter, the rows and the announcement (NOTIFY is delivered at commit), in a
   // PL/pgSQL function whose statements' plans the session keeps (the same statement sent as text was
   // parsed and planned again by every engine transaction: a third of its cost). Entries about an
   // execution itself also get their place in the project streams (see listExecutionStateChanges): a
-  // position and a horizon, stamped while the execution's row lock is held.
-  await db.query(
-    `SELECT "osc_append_execution_events"($1::uuid, $2::int, $3::varchar, $4::jsonb, $5::timestamptz, $6::text, $7::text)`,
-    [
-      root,
-      events.length,
-      ex.projectId,
-      JSON.stringify(rows),
-      now.toISOString(),
-      EXECUTION_EVENTS_CHANNEL,
-      announcement(ex.projectId, root, events),
-    ],
-  );
+  // position each and a horizon, taken while the execution's row lock is held. The group append's
+  // function, with one tree.
+  await db.query(APPEND_OF_TREES, [
+    [root],
+    [events.length],
+    [ex.projectId],
+    JSON.stringify([events.map(toRow)]),
+    now.toISOString(),
+    EXECUTION_EVENTS_CHANNEL,
+    [announcement(ex.projectId, root, events)],
+  ]);
   return events.length;
 }
 
@@ -116,7 +116,9 @@ export async function appendExecutionEvents(
  * statement: each tree's counter, rows and announcement as the single append does, trees in root id
  * order (entries of the same tree in the given order). The order matters: a tree's counter row stays
  * locked to the commit, so two engines appending the same trees in their queues' orders could each
- * hold one and wait for the other. Returns, per item, how many entries were written.
+ * hold one and wait for the other. The project streams' positions of all the trees' execution entries
+ * share one horizon (one read of the backends' status per statement). Returns, per item, how many
+ * entries were written.
  */
 export async function appendExecutionEventsOfMany(
   db: SqlRunner,
@@ -132,23 +134,15 @@ export async function appendExecutionEventsOfMany(
     .filter((i) => i.events.length > 0 && historyWrites)
     .sort((a, b) => (a.root < b.root ? -1 : a.root > b.root ? 1 : a.order - b.order));
   if (trees.length === 0) return written;
-  const [one] = trees;
-  if (one && trees.length === 1) {
-    await appendExecutionEvents(db, one.ex, one.events, now);
-    return written;
-  }
-  await db.query(
-    `SELECT "osc_append_execution_events_of_trees"($1::uuid[], $2::int[], $3::varchar[], $4::jsonb, $5::timestamptz, $6::text, $7::text[])`,
-    [
-      trees.map((t) => t.root),
-      trees.map((t) => t.events.length),
-      trees.map((t) => t.ex.projectId),
-      JSON.stringify(trees.map((t) => t.events.map(toRow))),
-      now.toISOString(),
-      EXECUTION_EVENTS_CHANNEL,
-      trees.map((t) => announcement(t.ex.projectId, t.root, t.events)),
-    ],
-  );
+  await db.query(APPEND_OF_TREES, [
+    trees.map((t) => t.root),
+    trees.map((t) => t.events.length),
+    trees.map((t) => t.ex.projectId),
+    JSON.stringify(trees.map((t) => t.events.map(toRow))),
+    now.toISOString(),
+    EXECUTION_EVENTS_CHANNEL,
+    trees.map((t) => announcement(t.ex.projectId, t.root, t.events)),
+  ]);
   return written;
 }
 
@@ -695,5 +689,84 @@ export class AppendExecutionEventsOfTrees1765600000100 implements MigrationInter
 
   async down(q: QueryRunner): Promise<void> {
     await q.query(`DROP FUNCTION "osc_append_execution_events_of_trees"`);
+  }
+}
+
+/**
+ * One stream-horizon computation per append statement instead of one per tree. The group append
+ * (AppendExecutionEventsOfTrees1765600000100) called the single append per tree, and each took its
+ * stream position with the stamp function, whose horizon reads every backend's status: in a group of
+ * k trees that was k reads of it, the largest part of what the history costs PostgreSQL after the
+ * rows themselves. Now one statement appends every tree: the counters first (root id order, as
+ * before), then every execution entry's position (`nextval`, one per entry: two entries of one tree
+ * no longer share one), then ONE horizon, computed after the last position was taken — a later
+ * horizon bounds at least every id assigned when each earlier position was taken, which is all the
+ * settledness rule needs (see listExecutionStateChanges; it may only make a change wait a moment
+ * longer). The shared stream-position lock is taken before the first position, as the stamp did.
+ */
+export class AppendExecutionEventsOneHorizon1765700000100 implements MigrationInterface {
+  name = 'AppendExecutionEventsOneHorizon1765700000100';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(`
+      CREATE FUNCTION "osc_execution_stream_horizon"() RETURNS bigint LANGUAGE plpgsql VOLATILE AS $$
+      DECLARE
+        own bigint := pg_current_xact_id()::text::bigint;
+        running bigint;
+      BEGIN
+        PERFORM pg_stat_clear_snapshot();
+        SELECT max(own - age(a.backend_xid)) INTO running FROM pg_stat_get_activity(NULL) AS a WHERE a.backend_xid IS NOT NULL;
+        RETURN greatest(pg_snapshot_xmax(pg_current_snapshot())::text::bigint, own + 1, running + 1);
+      END $$`);
+    await q.query(`
+      CREATE OR REPLACE FUNCTION "osc_append_execution_events_of_trees"(p_roots uuid[], p_counts int[], p_projects varchar[], p_rows jsonb, p_now timestamptz, p_channel text, p_payloads text[])
+        RETURNS void LANGUAGE plpgsql VOLATILE AS $$
+      DECLARE
+        v_last bigint[] := '{}';
+        v_one bigint;
+      BEGIN
+        FOR i IN 1 .. coalesce(array_length(p_roots, 1), 0) LOOP
+          INSERT INTO "execution_event_counters" ("root_execution_id", "last_seq") VALUES (p_roots[i], p_counts[i])
+            ON CONFLICT ("root_execution_id") DO UPDATE SET "last_seq" = "execution_event_counters"."last_seq" + p_counts[i]
+            RETURNING "last_seq" INTO v_one;
+          v_last := v_last || v_one;
+        END LOOP;
+        IF jsonb_path_exists(p_rows, '$[*][*] ? (@.s == "execution")') THEN
+          PERFORM pg_advisory_xact_lock_shared(${STREAM_POSITION_LOCK}, 0);
+        END IF;
+        WITH "e" AS MATERIALIZED (
+          SELECT "t"."i", "x"."ord", "x"."v",
+                 CASE WHEN "x"."v"->>'s' = 'execution' THEN nextval('execution_stream_pos') END AS "pos"
+            FROM generate_subscripts(p_roots, 1) AS "t"("i")
+            CROSS JOIN LATERAL jsonb_array_elements(p_rows->("t"."i" - 1)) WITH ORDINALITY AS "x"("v", "ord")
+           ORDER BY "t"."i", "x"."ord"
+        ),
+        "h" AS MATERIALIZED (
+          SELECT CASE WHEN "c"."n" > 0 THEN "osc_execution_stream_horizon"() END AS "horizon"
+            FROM (SELECT count("pos") AS "n" FROM "e") AS "c"
+        )
+        INSERT INTO "execution_events" ("root_execution_id", "seq", "execution_id", "project_id", "subject", "task_execution_id",
+            "action_execution_id", "name", "state", "previous_state", "state_info", "details", "created_at", "stream_pos", "stream_horizon")
+          SELECT p_roots["e"."i"], v_last["e"."i"] - p_counts["e"."i"] + "e"."ord", ("e"."v"->>'x')::uuid, p_projects["e"."i"],
+                 "e"."v"->>'s', ("e"."v"->>'t')::uuid, ("e"."v"->>'a')::uuid, "e"."v"->>'n', "e"."v"->>'st', "e"."v"->>'ps',
+                 "e"."v"->>'si', COALESCE("e"."v"->'d', '{}'::jsonb), p_now,
+                 "e"."pos", CASE WHEN "e"."pos" IS NOT NULL THEN "h"."horizon" END
+            FROM "e" CROSS JOIN "h";
+        FOR i IN 1 .. coalesce(array_length(p_roots, 1), 0) LOOP
+          PERFORM pg_notify(p_channel, left(p_payloads[i], -1) || ',"s":' || v_last[i] || '}');
+        END LOOP;
+      END $$`);
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(`
+      CREATE OR REPLACE FUNCTION "osc_append_execution_events_of_trees"(p_roots uuid[], p_counts int[], p_projects varchar[], p_rows jsonb, p_now timestamptz, p_channel text, p_payloads text[])
+        RETURNS void LANGUAGE plpgsql VOLATILE AS $$
+      BEGIN
+        FOR i IN 1 .. coalesce(array_length(p_roots, 1), 0) LOOP
+          PERFORM "osc_append_execution_events"(p_roots[i], p_counts[i], p_projects[i], p_rows->(i - 1), p_now, p_channel, p_payloads[i]);
+        END LOOP;
+      END $$`);
+    await q.query(`DROP FUNCTION "osc_execution_stream_horizon"`);
   }
 }

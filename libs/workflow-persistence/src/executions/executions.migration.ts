@@ -3,6 +3,7 @@ import {
   AddExecutionStreamPositions1765300000000,
   AppendExecutionEventsFunction1765300000002,
   AppendExecutionEventsOfTrees1765600000100,
+  AppendExecutionEventsOneHorizon1765700000100,
   AnnounceLastExecutionEventSeq1765516000000,
   NarrowExecutionStreamHorizon1765516000001,
   CreateExecutionEvents1764600000000,
@@ -317,4 +318,5 @@ export const executionMigrations = [
   AnnounceLastExecutionEventSeq1765516000000,
   NarrowExecutionStreamHorizon1765516000001,
   AppendExecutionEventsOfTrees1765600000100,
+  AppendExecutionEventsOneHorizon1765700000100,
 ] as const;
