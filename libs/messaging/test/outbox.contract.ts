@@ -275,7 +275,10 @@ export function outboxContract(h: OutboxHarness): void {
   it('lets no relay pass take a row whose hand-off is under way, and takes it once its lease passes', async () => {
     const handing = new OutboxWriter();
     const bus = new RecordingBus();
-    const relay = new OutboxRelay(ds, bus, new InProcessJobQueue(), { pollIntervalMs: 60_000, logger: quiet });
+    const relay = new OutboxRelay(ds, bus, new InProcessJobQueue(), {
+      pollIntervalMs: 60_000,
+      logger: quiet,
+    });
     const held: string[] = [];
     handing.onHandOff((rows) => held.push(...rows.map((r) => r.id))); // a hand-off that never finishes
     await ds.transaction((em) => handing.add(em, [command('l1'), command('l2')]));
@@ -294,7 +297,10 @@ export function outboxContract(h: OutboxHarness): void {
   it('lifts the lease of rows a transaction meant to hand off when it also writes rows for the relay', async () => {
     const handing = new OutboxWriter();
     const bus = new RecordingBus();
-    const relay = new OutboxRelay(ds, bus, new InProcessJobQueue(), { pollIntervalMs: 60_000, logger: quiet });
+    const relay = new OutboxRelay(ds, bus, new InProcessJobQueue(), {
+      pollIntervalMs: 60_000,
+      logger: quiet,
+    });
     const handed: string[] = [];
     handing.onHandOff((rows) => handed.push(...rows.map((r) => r.id)));
     await ds.transaction(async (em) => {
