@@ -11,12 +11,13 @@ import {
   type ExecutionSnapshot,
   decide,
   decideBatch,
+  decideInline,
   historyEvents,
   newExecution,
   parseWorkflows,
 } from '@osc/workflow-domain';
 import { randomUUID } from 'node:crypto';
-import { decideInline, runInline } from '../../apps/workflow-engine/src/engine/inline-actions';
+import { runInline } from '../../apps/workflow-engine/src/engine/inline-actions';
 
 const n = Number(process.argv.find((a) => a.startsWith('--n='))?.slice(4) ?? 2000);
 const yaml = `

@@ -50,7 +50,7 @@ export interface WorkflowEngineConfig {
   readonly role: 'all' | 'engine' | 'executor';
   readonly prefetch: number;
   readonly executorConcurrency: number;
-  /** Default true (see `inline-actions.ts`). */
+  /** Default true (see `decideInline` in workflow-domain and `inline-actions.ts`). */
   readonly inlineActions?: boolean;
   readonly apiUrl?: string;
   readonly notifyAmqpUrl?: string;

@@ -43,6 +43,7 @@ import {
   applyItemChanges,
   decide,
   decideBatch,
+  decideInline,
   type HistoryEvent,
   historyEvents,
   formatTimestamp,
@@ -65,7 +66,7 @@ import {
   lockSnapshots,
 } from '@osc/workflow-persistence';
 import { StandardActionRunner } from '@osc/actions';
-import { decideInline, runInline } from './inline-actions';
+import { runInline } from './inline-actions';
 import { batchItemRuns } from './item-run-batches';
 import { batchActionRuns } from './action-run-batches';
 

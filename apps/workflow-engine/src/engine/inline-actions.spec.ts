@@ -5,10 +5,11 @@ import {
   type ExecutionSnapshot,
   decide,
   decideBatch,
+  decideInline,
   newExecution,
   parseWorkflows,
 } from '@osc/workflow-domain';
-import { decideInline, isInlineAction, runInline } from './inline-actions';
+import { runInline } from './inline-actions';
 
 const now = new Date('2026-01-01T00:00:00Z');
 let n = 0;
@@ -26,14 +27,8 @@ const snapshotOf = (yaml: string): ExecutionSnapshot => {
   return { execution, tasks: [], actions: [], subExecutions: [] };
 };
 
-const start = (yaml: string, maxRounds?: number) =>
-  decideInline(
-    snapshotOf(yaml),
-    [{ type: 'start' }],
-    decideEvents,
-    (ex, e) => runInline(runner, ex, e),
-    maxRounds,
-  );
+const start = (yaml: string) =>
+  decideInline(snapshotOf(yaml), [{ type: 'start' }], decideEvents, (ex, e) => runInline(runner, ex, e));
 
 const chain = (actions: string[]) => `
 version: '2.0'
@@ -41,35 +36,7 @@ wf:
   tasks:
 ${actions.map((a, i) => `    t${i}:\n      action: ${a}\n${i < actions.length - 1 ? `      on-success: t${i + 1}\n` : ''}`).join('')}`;
 
-describe('decideInline', () => {
-  it('runs a chain of side-effect-free actions to the end in one decision, keeping every row', async () => {
-    const d = await start(chain(['std.noop', 'std.echo output=3', 'std.noop']));
-    expect(d.changes.execution?.state).toBe('SUCCESS');
-    expect(d.changes.tasksCreated.map((t) => [t.name, t.state])).toEqual([
-      ['t0', 'SUCCESS'],
-      ['t1', 'SUCCESS'],
-      ['t2', 'SUCCESS'],
-    ]);
-    expect(d.changes.tasksUpdated).toEqual([]);
-    expect(d.changes.actionsCreated.map((a) => [a.name, a.state, a.output])).toEqual([
-      ['std.noop', 'SUCCESS', { result: null }],
-      ['std.echo', 'SUCCESS', { result: 3 }],
-      ['std.noop', 'SUCCESS', { result: null }],
-    ]);
-    expect(d.commands.filter((c) => c.type === 'run-action')).toEqual([]);
-  });
-
-  it('stops at a side-effecting action and hands it to an executor', async () => {
-    const d = await start(chain(['std.noop', 'std.http url=http://127.0.0.1:1/', 'std.noop']));
-    const runs = d.commands.filter((c) => c.type === 'run-action');
-    expect(runs.map((c) => c.type === 'run-action' && c.actionName)).toEqual(['std.http']);
-    expect(d.changes.tasksCreated.map((t) => [t.name, t.state])).toEqual([
-      ['t0', 'SUCCESS'],
-      ['t1', 'RUNNING'],
-    ]);
-    expect(d.changes.execution?.state).toBe('RUNNING');
-  });
-
+describe('runInline within decideInline', () => {
   it('reports std.fail and bad input as the executor would', async () => {
     const failed = await start(chain(['std.fail']));
     expect(failed.changes.execution?.state).toBe('ERROR');
@@ -77,40 +44,5 @@ describe('decideInline', () => {
     const bad = await start(chain(['std.echo wrong=1']));
     expect(bad.changes.execution?.state).toBe('ERROR');
     expect(bad.changes.execution?.stateInfo).toMatch(/Invalid input \[name=std.echo/);
-  });
-
-  it('leaves the rest to jobs after the round limit', async () => {
-    const d = await start(chain(['std.noop', 'std.noop', 'std.noop', 'std.noop']), 2);
-    expect(d.changes.tasksCreated.map((t) => [t.name, t.state])).toEqual([
-      ['t0', 'SUCCESS'],
-      ['t1', 'RUNNING'],
-    ]);
-    expect(d.commands.filter((c) => c.type === 'run-action')).toHaveLength(1);
-  });
-
-  it('never inlines with-items items nor std.echo with a delay', () => {
-    const base = {
-      type: 'run-action',
-      actionExecutionId: 'a',
-      taskExecutionId: 't',
-      taskName: 't',
-      safeRerun: false,
-      taskData: {},
-    } as const;
-    expect(isInlineAction({ ...base, actionName: 'std.noop', input: {}, itemIndex: null })).toBe(true);
-    expect(isInlineAction({ ...base, actionName: 'std.noop', input: {}, itemIndex: 0 })).toBe(false);
-    expect(
-      isInlineAction({ ...base, actionName: 'std.echo', input: { output: 1, delay: 1 }, itemIndex: null }),
-    ).toBe(false);
-    for (const name of [
-      'std.http',
-      'std.email',
-      'std.javascript',
-      'std.sleep',
-      'std.mistral_http',
-      'my.adhoc',
-    ]) {
-      expect(isInlineAction({ ...base, actionName: name, input: {}, itemIndex: null })).toBe(false);
-    }
   });
 });

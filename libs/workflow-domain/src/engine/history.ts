@@ -1,12 +1,5 @@
 import { isCompleted } from './states';
-import type {
-  ActionExecution,
-  EngineChanges,
-  ExecutionSnapshot,
-  TaskExecution,
-  WithItemsProgress,
-  WithItemsState,
-} from './model';
+import type { ActionExecution, EngineChanges, ExecutionSnapshot, TaskExecution } from './model';
 
 /** What an event of an execution's history is about. */
 export type HistorySubject = 'execution' | 'task' | 'action';
@@ -100,11 +93,11 @@ function taskChanged(prev: TaskExecution, t: TaskExecution): boolean {
 
 function taskDetails(t: TaskExecution): HistoryDetails {
   const details: HistoryDetails = {};
-  const items = t.runtimeContext['with_items'] as WithItemsState | undefined;
-  const progress = t.runtimeContext['with_items_progress'] as WithItemsProgress | undefined;
+  const items = t.runtimeContext.with_items;
+  const progress = t.runtimeContext.with_items_progress;
   if (items && typeof items.count === 'number')
     details.withItems = { done: progress?.done ?? 0, total: items.count };
-  const retry = t.runtimeContext['retry_task_policy'] as { retry_no?: unknown } | undefined;
+  const retry = t.runtimeContext.retry_task_policy;
   if (retry && typeof retry.retry_no === 'number' && retry.retry_no > 0) details.retryNo = retry.retry_no;
   const published = Object.keys(t.published ?? {});
   if (published.length > 0) details.published = published;

@@ -1,6 +1,14 @@
 export * from './states';
 export * from './model';
 export { decide, decideBatch, STATE_INFO_LIMIT, CONTROL_REQUEST } from './decide';
+export { mergeChanges, advanceSnapshot } from './merged-changes';
+export {
+  decideInline,
+  isInlineAction,
+  SIDE_EFFECT_FREE_ACTIONS,
+  MAX_INLINE_ROUNDS,
+  type RunAction,
+} from './inline-decision';
 export { formatTimestamp, isTruthy, buildHost, taskView, usesQueryFunctions } from './expression-context';
 export { applyItemChanges, mergeItemChanges } from './items';
 export {

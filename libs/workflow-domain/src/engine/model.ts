@@ -117,6 +117,55 @@ export interface TaskTimer {
   readonly thenState?: TaskState;
 }
 
+/** One arrival at a task (`runtime_context.triggered_by`): the task execution it came from, by which event. */
+export interface TaskTrigger {
+  task_id: string;
+  event: string;
+}
+
+/**
+ * A sub-execution started by a WORKFLOW task (one per item of a with-items task), as the task keeps
+ * it in `runtime_context.sub_executions`: its last known state and, once accepted, its result.
+ */
+export interface SubUnit {
+  id: string;
+  /** The with-items index; null for a plain task. */
+  index: number | null;
+  state: string;
+  result: unknown;
+  stateInfo: string | null;
+  /** False once a retry or rerun started a new attempt: its outcome no longer counts. */
+  accepted: boolean;
+}
+
+/**
+ * A task's runtime record, stored as the JSON object `runtime_context` (the API shows part of it,
+ * see `publicRuntimeContext`): the property names are the stored keys, so the record is written and
+ * read as it is, without a conversion. Every key is absent until the engine sets it.
+ */
+export type TaskRuntime = {
+  /** The arrivals that created the task, or (a join) that reached it so far. */
+  triggered_by?: TaskTrigger[];
+  /** The retries made by the retry policy (DSL-6.8); removed by a rerun. */
+  retry_task_policy?: { retry_no: number };
+  with_items?: WithItemsState;
+  with_items_progress?: WithItemsProgress;
+  /** The task's timeout for its items (seconds), null without one. */
+  with_items_timeout?: number | null;
+  /** The pending policy timer (one at a time). */
+  timer?: TaskTimer;
+  /** The state info the task had when its wait-after delay began, restored when it ends. */
+  wait_after_info?: string | null;
+  /** The before-start policies ran (they run once per task execution, not again on a retry). */
+  pause_before_done?: boolean;
+  wait_before_done?: boolean;
+  /** `keep-result: false` cleared the result. */
+  result_cleared?: boolean;
+  sub_executions?: SubUnit[];
+  /** A rerun or skip accepted by the API and not yet applied (its request id, see `CONTROL_REQUEST`). */
+  control_request?: string;
+};
+
 export interface TaskExecution {
   readonly id: string;
   readonly name: string;
@@ -129,11 +178,8 @@ export interface TaskExecution {
   inContext: JsonMap;
   published: JsonMap;
   publishedGlobal: JsonMap;
-  /**
-   * `triggered_by`, `retry_task_policy.retry_no`, `with_items`, `timers` (running timeout/delay),
-   * `sub_execution_id` — wire field `runtime_context`.
-   */
-  runtimeContext: JsonMap;
+  /** The engine's bookkeeping of the task (wire and store field `runtime_context`). */
+  runtimeContext: TaskRuntime;
   /** Task result (`task().result`): the action result, the sub-workflow output, or item results. */
   result: Json;
   processed: boolean;
