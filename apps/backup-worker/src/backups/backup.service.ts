@@ -9,6 +9,8 @@ import type { DataSource, EntityManager } from 'typeorm';
 import {
   IMPORT_REQUIRED_FIELDS,
   backupObjectPrefix,
+  decodeVolumeMeta,
+  encodeVolumeMeta,
   backupQuotaDeltas,
   parseBackupCodec,
   progressPercent,
@@ -232,19 +234,7 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
       const parentLocation = parent ? this.location(parent) : null;
       if (b.parentId !== null && parentLocation === null)
         throw new InvalidInputError('The parent backup is gone or incomplete. Do a full backup.');
-      const volumeMeta = JSON.stringify({
-        version: 2,
-        'volume-base-metadata': {
-          id: v.id,
-          display_name: v.name,
-          display_description: v.description,
-          size: v.size,
-          bootable: v.bootable,
-          availability_zone: v.availabilityZone,
-        },
-        'volume-metadata': { ...v.metadata },
-        'volume-glance-metadata': v.imageMetadata ?? {},
-      });
+      const volumeMeta = encodeVolumeMeta(v);
       droppingPolicy = b.snapshotId === null ? await this.policies.skippingPolicyOf(this.db, b.id) : null;
       // The job starts at 0% (a re-run job starts over).
       if (!(await this.backups.reportProgress(this.db, b.id, 'creating', this.clock.now(), 0)))
@@ -385,32 +375,16 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
       return;
     }
     const set: Record<string, unknown> = {};
-    if (volumeMeta !== null) {
-      // BS-11.7: the backed-up volume's user metadata and bootable flag come back with its bytes;
-      // an auto-created target also takes its name and description.
-      try {
-        const meta = JSON.parse(volumeMeta) as {
-          'volume-base-metadata'?: {
-            display_name?: unknown;
-            display_description?: unknown;
-            bootable?: unknown;
-          };
-          'volume-metadata'?: Record<string, unknown>;
-        };
-        const base = meta['volume-base-metadata'];
-        const restored: Record<string, string> = {};
-        for (const [k, value] of Object.entries(meta['volume-metadata'] ?? {}))
-          if (typeof value === 'string') restored[k] = value;
-        if (Object.keys(restored).length > 0)
-          set['metadata'] = JSON.stringify({ ...v.metadata, ...restored });
-        if (base?.bootable === true) set['bootable'] = true;
-        if (data.newVolume && v.name === `restore_backup_${b.id}`) {
-          if (typeof base?.display_name === 'string') set['display_name'] = base.display_name;
-          if (typeof base?.display_description === 'string')
-            set['display_description'] = base.display_description;
-        }
-      } catch {
-        // A manifest without readable volume_meta restores the bytes only.
+    // BS-11.7: the backed-up volume's user metadata and bootable flag come back with its bytes; an
+    // auto-created target also takes its name and description. Unreadable volume_meta: bytes only.
+    const meta = volumeMeta === null ? null : decodeVolumeMeta(volumeMeta);
+    if (meta !== null) {
+      if (Object.keys(meta.metadata).length > 0)
+        set['metadata'] = JSON.stringify({ ...v.metadata, ...meta.metadata });
+      if (meta.bootable) set['bootable'] = true;
+      if (data.newVolume && v.name === `restore_backup_${b.id}`) {
+        if (meta.name !== null) set['display_name'] = meta.name;
+        if (meta.description !== null) set['display_description'] = meta.description;
       }
     }
     await this.db.transaction(async (em) => {
