@@ -5,7 +5,14 @@ import { BackupService } from './backups/backup.service';
 import { BackupRebaseService } from './backup-rebase/backup-rebase.service';
 import type { BackupWorkerConfig } from './config';
 import { VOLUME_BACKEND_CONFIG } from './volume-backend/volume-backend.config';
+import { CrashRecovery } from './volume-backend/crash-recovery';
+import { FileVolumeDriver } from './volume-backend/file-volume-driver';
+import { PoolReporter } from './volume-backend/pool-reporter';
 import { VolumeBackendService } from './volume-backend/volume-backend.service';
+import { VolumeManage } from './volume-backend/volume-manage';
+import { VolumeMigration } from './volume-backend/volume-migration';
+import { VolumeOperations } from './volume-backend/volume-operations';
+import { VOLUME_PATHS } from './volume-backend/volume-paths';
 
 /** Runs volume back-end operations and backups. */
 @Module({})
@@ -15,6 +22,13 @@ export class BackupWorkerModule {
       module: BackupWorkerModule,
       providers: [
         { provide: VOLUME_BACKEND_CONFIG, useValue: config.volumeBackend },
+        FileVolumeDriver,
+        { provide: VOLUME_PATHS, useExisting: FileVolumeDriver },
+        PoolReporter,
+        VolumeOperations,
+        VolumeMigration,
+        VolumeManage,
+        CrashRecovery,
         VolumeBackendService,
         { provide: BACKUP_CONFIG, useValue: config.backup },
         BackupRestorer,

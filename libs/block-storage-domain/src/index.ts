@@ -23,6 +23,7 @@ export * from './scheduler/placement';
 export * from './lists/list-query';
 export * from './lists/volume-filters';
 export * from './backup/chunk-format';
+export * from './backup/volume-meta';
 export * from './backup/backup';
 export * from './backup/backup-policy';
 export * from './groups';

@@ -7,8 +7,6 @@ import {
 } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import {
-  BACKUP_REBASE_JOB,
-  backupRebaseQueue,
   dataObjectName,
   hashFileObjectName,
   manifestDocument,
@@ -17,19 +15,25 @@ import {
   planRebase,
   prefixBeforeRebase,
   rebasedPrefix,
-  type BackupRebaseJob,
   type ChainLayer,
   type ManifestObject,
   type MergeSegment,
 } from '@osc/block-storage-domain';
 import { BackupPolicyRepository, BackupRepository, type StoredBackup } from '@osc/block-storage-persistence';
 import { InvalidInputError, TransientError } from '@osc/errors';
-import { type Job, type JobQueue, type Worker } from '@osc/messaging';
+import {
+  BACKUP_REBASE_JOB_NAMES,
+  backupRebaseQueue,
+  type BackupRebaseJob,
+  type BackupRebaseJobPayloads,
+} from '@osc/contracts';
+import { type JobQueue, type Worker } from '@osc/messaging';
 import { CLOCK, DATA_SOURCE, JOB_QUEUE, type Clock } from '@osc/platform';
 import { readManifest, type BackupLocation } from '../backups/backup-engine';
 import { BackupRestorer } from '../backups/backup-restorer';
 import { BACKUP_CONFIG, type BackupConfig } from '../backups/backup.config';
-import { VolumeBackendService } from '../volume-backend/volume-backend.service';
+import { JobTable } from '../jobs/job-table';
+import { VOLUME_PATHS, type VolumePaths } from '../volume-backend/volume-paths';
 
 /** A Buffer's bytes in an ArrayBuffer of their own (to transfer to a worker thread). */
 function own(b: Buffer): ArrayBuffer {
@@ -60,16 +64,20 @@ export class BackupRebaseService implements OnApplicationBootstrap, OnModuleDest
     @Inject(JOB_QUEUE) private readonly jobs: JobQueue,
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(BACKUP_CONFIG) private readonly config: BackupConfig,
-    private readonly backend: VolumeBackendService,
+    @Inject(VOLUME_PATHS) private readonly paths: VolumePaths,
     private readonly restorer: BackupRestorer,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    this.worker = await this.jobs.process(
-      backupRebaseQueue(this.backend.backend),
-      (job) => this.handle(job),
-      { concurrency: 1, onFailed: (job, err) => void this.gaveUp(job, err) },
-    );
+    const table = new JobTable<BackupRebaseJobPayloads>('backup rebase', BACKUP_REBASE_JOB_NAMES, {
+      'backup.rebase': (data) => this.rebase(data),
+    });
+    this.worker = await this.jobs.process(backupRebaseQueue(this.paths.backend), (job) => table.run(job), {
+      concurrency: 1,
+      onFailed: (job, err) => {
+        if (table.carries(job)) void this.gaveUp(job.data, err);
+      },
+    });
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -81,8 +89,7 @@ export class BackupRebaseService implements OnApplicationBootstrap, OnModuleDest
    * while the incremental needs them): say so on the policy, where its owner looks (GET shows
    * `last_error`), and in the log. The next rebase of that policy that succeeds clears it.
    */
-  private async gaveUp(job: Job, err: unknown): Promise<void> {
-    const data = job.data as BackupRebaseJob;
+  private async gaveUp(data: BackupRebaseJob, err: unknown): Promise<void> {
     const reason = err instanceof Error ? err.message : String(err);
     this.log.error({ msg: 'backup rebase failed', backupId: data.backupId, parentId: data.parentId, reason });
     await this.policies
@@ -93,12 +100,6 @@ export class BackupRebaseService implements OnApplicationBootstrap, OnModuleDest
         this.clock.now(),
       )
       .catch((e: unknown) => this.log.warn(`recording the rebase failure of ${data.backupId}: ${String(e)}`));
-  }
-
-  async handle(job: Job): Promise<void> {
-    if (job.name !== BACKUP_REBASE_JOB)
-      throw new InvalidInputError(`backup rebase has no handler for job ${job.name}`);
-    await this.rebase(job.data as BackupRebaseJob);
   }
 
   async rebase(data: BackupRebaseJob): Promise<void> {

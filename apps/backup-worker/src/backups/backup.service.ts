@@ -7,19 +7,14 @@ import {
 } from '@nestjs/common';
 import type { DataSource, EntityManager } from 'typeorm';
 import {
-  BACKUP_CREATE_JOB,
-  BACKUP_DELETE_JOB,
-  BACKUP_IMPORT_JOB,
-  BACKUP_RESTORE_JOB,
   IMPORT_REQUIRED_FIELDS,
-  backupJobQueue,
   backupObjectPrefix,
+  decodeVolumeMeta,
+  encodeVolumeMeta,
   backupQuotaDeltas,
   parseBackupCodec,
   progressPercent,
   progressStepReached,
-  type BackupJob,
-  type BackupRestoreJob,
   VOLUME_OPERATIONS,
   BACKUP_OPERATIONS,
 } from '@osc/block-storage-domain';
@@ -32,12 +27,22 @@ import {
   VolumeRepository,
   type StoredBackup,
 } from '@osc/block-storage-persistence';
+import {
+  BACKUP_DELETE_JOB,
+  BACKUP_IMPORT_JOB,
+  BACKUP_JOB_NAMES,
+  backupJobQueue,
+  type BackupJob,
+  type BackupJobPayloads,
+  type BackupRestoreJob,
+} from '@osc/contracts';
 import { InvalidInputError } from '@osc/errors';
-import { type Job, type JobQueue, type Worker } from '@osc/messaging';
+import { type JobQueue, type Worker } from '@osc/messaging';
 import { CLOCK, DATA_SOURCE, JOB_QUEUE, type Clock } from '@osc/platform';
 import { ensureDir, GIB } from '../volume-backend/sparse-file';
 import { VOLUME_BACKEND_CONFIG, type VolumeBackendConfig } from '../volume-backend/volume-backend.config';
-import { VolumeBackendService } from '../volume-backend/volume-backend.service';
+import { VOLUME_PATHS, type VolumePaths } from '../volume-backend/volume-paths';
+import { JobTable } from '../jobs/job-table';
 import {
   BackupCancelledError,
   readManifest,
@@ -80,7 +85,7 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(BACKUP_CONFIG) private readonly config: BackupConfig,
     @Inject(VOLUME_BACKEND_CONFIG) private readonly volumeBackend: VolumeBackendConfig,
-    private readonly backend: VolumeBackendService,
+    @Inject(VOLUME_PATHS) private readonly paths: VolumePaths,
     private readonly restorer: BackupRestorer,
   ) {
     this.store = restorer.store;
@@ -88,8 +93,9 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
 
   async onApplicationBootstrap(): Promise<void> {
     if (this.config.store.driver === 'posix') await ensureDir(this.config.store.directory);
+    const table = this.jobTable();
     await this.recover();
-    this.worker = await this.jobs.process(backupJobQueue(this.backend.backend), (job) => this.handle(job), {
+    this.worker = await this.jobs.process(backupJobQueue(this.paths.backend), (job) => table.run(job), {
       concurrency: this.config.concurrency,
     });
   }
@@ -104,8 +110,8 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
    * restore ends with the backup `available` and the target volume `error_restoring`.
    */
   async recover(): Promise<void> {
-    const queue = backupJobQueue(this.backend.backend);
-    for (const b of await this.backups.listOnHost(this.db, this.backend.backend, [
+    const queue = backupJobQueue(this.paths.backend);
+    for (const b of await this.backups.listOnHost(this.db, this.paths.backend, [
       'creating',
       'restoring',
       'deleting',
@@ -137,19 +143,14 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
     }
   }
 
-  async handle(job: Job): Promise<void> {
-    switch (job.name) {
-      case BACKUP_CREATE_JOB:
-        return this.create(job.data as BackupJob);
-      case BACKUP_RESTORE_JOB:
-        return this.restore(job.data as BackupRestoreJob);
-      case BACKUP_DELETE_JOB:
-        return this.remove(job.data as BackupJob);
-      case BACKUP_IMPORT_JOB:
-        return this.import(job.data as BackupJob);
-      default:
-        throw new InvalidInputError(`backup service has no handler for job ${job.name}`);
-    }
+  /** One handler per backup job name (`BackupJobPayloads`); a missing one stops the start. */
+  private jobTable(): JobTable<BackupJobPayloads> {
+    return new JobTable<BackupJobPayloads>('backup service', BACKUP_JOB_NAMES, {
+      'backup.create': (data) => this.create(data),
+      'backup.restore': (data) => this.restore(data),
+      'backup.delete': (data) => this.remove(data),
+      'backup.import': (data) => this.import(data),
+    });
   }
 
   private valid(container: string): boolean {
@@ -233,25 +234,13 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
       const parentLocation = parent ? this.location(parent) : null;
       if (b.parentId !== null && parentLocation === null)
         throw new InvalidInputError('The parent backup is gone or incomplete. Do a full backup.');
-      const volumeMeta = JSON.stringify({
-        version: 2,
-        'volume-base-metadata': {
-          id: v.id,
-          display_name: v.name,
-          display_description: v.description,
-          size: v.size,
-          bootable: v.bootable,
-          availability_zone: v.availabilityZone,
-        },
-        'volume-metadata': { ...v.metadata },
-        'volume-glance-metadata': v.imageMetadata ?? {},
-      });
+      const volumeMeta = encodeVolumeMeta(v);
       droppingPolicy = b.snapshotId === null ? await this.policies.skippingPolicyOf(this.db, b.id) : null;
       // The job starts at 0% (a re-run job starts over).
       if (!(await this.backups.reportProgress(this.db, b.id, 'creating', this.clock.now(), 0)))
         throw new BackupCancelledError('The backup was cancelled.');
       const source =
-        b.snapshotId !== null ? this.backend.snapshotFile(b.snapshotId) : this.backend.volumeFile(b.volumeId);
+        b.snapshotId !== null ? this.paths.snapshotFile(b.snapshotId) : this.paths.volumeFile(b.volumeId);
       const params = { chunkSize: this.config.chunkSize, blockSize: this.config.blockSize };
       if (droppingPolicy !== null && b.parentId === null) {
         // A full: compare with the volume's newest backup first (read only, stops at a difference).
@@ -364,7 +353,7 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
       const started = process.hrtime.bigint();
       volumeMeta = await this.restorer.restore(
         b,
-        this.backend.volumeFile(v.id),
+        this.paths.volumeFile(v.id),
         data.newVolume,
         this.progressOf(b, 'restoring', v.id),
       );
@@ -386,32 +375,16 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
       return;
     }
     const set: Record<string, unknown> = {};
-    if (volumeMeta !== null) {
-      // BS-11.7: the backed-up volume's user metadata and bootable flag come back with its bytes;
-      // an auto-created target also takes its name and description.
-      try {
-        const meta = JSON.parse(volumeMeta) as {
-          'volume-base-metadata'?: {
-            display_name?: unknown;
-            display_description?: unknown;
-            bootable?: unknown;
-          };
-          'volume-metadata'?: Record<string, unknown>;
-        };
-        const base = meta['volume-base-metadata'];
-        const restored: Record<string, string> = {};
-        for (const [k, value] of Object.entries(meta['volume-metadata'] ?? {}))
-          if (typeof value === 'string') restored[k] = value;
-        if (Object.keys(restored).length > 0)
-          set['metadata'] = JSON.stringify({ ...v.metadata, ...restored });
-        if (base?.bootable === true) set['bootable'] = true;
-        if (data.newVolume && v.name === `restore_backup_${b.id}`) {
-          if (typeof base?.display_name === 'string') set['display_name'] = base.display_name;
-          if (typeof base?.display_description === 'string')
-            set['display_description'] = base.display_description;
-        }
-      } catch {
-        // A manifest without readable volume_meta restores the bytes only.
+    // BS-11.7: the backed-up volume's user metadata and bootable flag come back with its bytes; an
+    // auto-created target also takes its name and description. Unreadable volume_meta: bytes only.
+    const meta = volumeMeta === null ? null : decodeVolumeMeta(volumeMeta);
+    if (meta !== null) {
+      if (Object.keys(meta.metadata).length > 0)
+        set['metadata'] = JSON.stringify({ ...v.metadata, ...meta.metadata });
+      if (meta.bootable) set['bootable'] = true;
+      if (data.newVolume && v.name === `restore_backup_${b.id}`) {
+        if (meta.name !== null) set['display_name'] = meta.name;
+        if (meta.description !== null) set['display_description'] = meta.description;
       }
     }
     await this.db.transaction(async (em) => {
@@ -490,7 +463,7 @@ export class BackupService implements OnApplicationBootstrap, OnModuleDestroy {
         metadata: typeof r['metadata'] === 'object' && r['metadata'] !== null ? r['metadata'] : {},
         service: this.store.driverId,
         availability_zone: this.volumeBackend.availabilityZone,
-        host: this.backend.backend,
+        host: this.paths.backend,
         import_record: null,
       };
       if (ts !== null && !Number.isNaN(toDate(ts).getTime())) set['data_timestamp'] = toDate(ts);

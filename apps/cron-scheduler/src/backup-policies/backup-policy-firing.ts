@@ -2,15 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import {
   BACKUP_DRIVER_IDS,
-  BACKUP_REBASE_JOB,
   VOLUME_OPERATIONS,
   advanceBackupPolicy,
-  backupRebaseQueue,
   chooseBackupKind,
   chooseRetention,
   parseBackupSchedule,
-  type BackupRebaseJob,
 } from '@osc/block-storage-domain';
+import { BACKUP_REBASE_JOB, backupRebaseQueue, type BackupRebaseJob } from '@osc/contracts';
 import {
   BackupPolicyRepository,
   BackupRepository,

@@ -2,14 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import {
-  BACKUP_DELETE_JOB,
   BACKUP_DRIVER_IDS,
   BACKUP_FILTER_FIELDS,
-  BACKUP_IMPORT_JOB,
-  BACKUP_RESTORE_JOB,
   admitFilters,
   backupDetailView,
-  backupJobQueue,
   backupQuotaDeltas,
   backupSortKeys,
   backupSummaryView,
@@ -27,8 +23,6 @@ import {
   queryValue,
   SORT_ALIASES,
   supports,
-  type BackupJob,
-  type BackupRestoreJob,
   type BackupStatus,
   VOLUME_OPERATIONS,
   refusalOf,
@@ -44,6 +38,14 @@ import {
   type StoredBackup,
 } from '@osc/block-storage-persistence';
 import {
+  BACKUP_DELETE_JOB,
+  BACKUP_IMPORT_JOB,
+  BACKUP_RESTORE_JOB,
+  type BackupJobPayloads,
+  type BackupRestoreJob,
+  type JobOf,
+} from '@osc/contracts';
+import {
   InvalidInputError,
   InvalidStateError,
   NotFoundError,
@@ -54,7 +56,7 @@ import { OutboxWriter } from '@osc/messaging';
 import { CLOCK, DATA_SOURCE, OUTBOX_WRITER, type Clock } from '@osc/platform';
 import type { ApiRequest } from '../http/api-request';
 import { VOLUME_API_CONFIG, type VolumeApiConfig } from '../volume-api.tokens';
-import { backendOf, outboxJob } from '../jobs/outbox-job';
+import { backendOf, backupJob } from '../jobs/outbox-job';
 import { VolumeCreateService } from '../volumes/volume-create.service';
 import { volumeNotFound } from '../volumes/volume-lookup';
 
@@ -120,17 +122,10 @@ export class BackupsService {
       throw new TransientError('Service cinder-backup could not be found.');
   }
 
-  private job(
-    backend: string,
-    name: string,
-    id: string,
-    data: BackupJob | BackupRestoreJob,
-    partitionKey: string,
-  ) {
-    return outboxJob(backupJobQueue(backend), {
-      id: `${name.replace('.', '-')}-${id}`,
-      name,
-      data,
+  private job(backend: string, job: JobOf<BackupJobPayloads>, id: string, partitionKey: string) {
+    return backupJob(backend, {
+      ...job,
+      id: `${job.name.replace('.', '-')}-${id}`,
       partitionKey,
       backoffMs: 500,
     });
@@ -308,7 +303,10 @@ export class BackupsService {
       if (!(await this.backups.transition(em, b.id, operation, this.clock.now()))) {
         throw new InvalidStateError(refusalOf(operation, { id: b.id, status: b.status }));
       }
-      await this.outbox.add(em, this.job(b.host ?? '', BACKUP_DELETE_JOB, b.id, { backupId: b.id }, b.id));
+      await this.outbox.add(
+        em,
+        this.job(b.host ?? '', { name: BACKUP_DELETE_JOB, data: { backupId: b.id } }, b.id, b.id),
+      );
     });
   }
 
@@ -380,7 +378,7 @@ export class BackupsService {
       }
       const data: BackupRestoreJob = { backupId: b.id, volumeId: v.id, newVolume };
       await this.outbox.add(em, {
-        ...this.job(backend, BACKUP_RESTORE_JOB, `${b.id}-${v.id}-${now.getTime()}`, data, v.id),
+        ...this.job(backend, { name: BACKUP_RESTORE_JOB, data }, `${b.id}-${v.id}-${now.getTime()}`, v.id),
       });
     });
     return { restore: { backup_id: b.id, volume_id: v.id, volume_name: v.name } };
@@ -467,9 +465,8 @@ export class BackupsService {
         em,
         this.job(
           backend,
-          BACKUP_IMPORT_JOB,
+          { name: BACKUP_IMPORT_JOB, data: { backupId: input.id } },
           `${input.id}-${now.getTime()}`,
-          { backupId: input.id },
           input.id,
         ),
       );

@@ -1,15 +1,24 @@
-import { backendJobQueue } from '@osc/contracts';
+import {
+  backendJobQueue,
+  backupJobQueue,
+  type BackendJobPayloads,
+  type BackupJobPayloads,
+  type JobOf,
+} from '@osc/contracts';
 import type { OutboxItem } from '@osc/messaging';
 
 /** `host@backend#pool` → `host@backend`. */
 export const backendOf = (host: string): string => host.split('#', 1)[0] ?? host;
 
-/** What differs between the API's jobs: who, what, and (rarely) how hard to retry. */
-export interface JobSpec {
+/**
+ * What differs between the API's jobs: who, what, and (rarely) how hard to retry. `name` and `data`
+ * are one job of the queue's name → data map (`@osc/contracts`), the types its worker dispatches on.
+ */
+export type JobSpec<M> = JobEnvelope & JobOf<M>;
+
+interface JobEnvelope {
   /** Deduplication id: a redelivered request or a retried transaction adds the job once. */
   readonly id: string;
-  readonly name: string;
-  readonly data: unknown;
   /** Jobs of one key run in the order added (the volume the work is on). */
   readonly partitionKey: string;
   /** Total attempts; 3 unless the job says otherwise. */
@@ -22,7 +31,7 @@ export interface JobSpec {
  * The one outbox envelope of a job the API hands to a worker, written in the transaction that
  * records the state change (BS-7.7.7): exponential backoff, 3 attempts by default.
  */
-export const outboxJob = (queue: string, spec: JobSpec): OutboxItem => ({
+export const outboxJob = <M>(queue: string, spec: JobSpec<M>): OutboxItem => ({
   destination: 'jobs',
   queue,
   job: {
@@ -39,5 +48,9 @@ export const outboxJob = (queue: string, spec: JobSpec): OutboxItem => ({
  * A job for the back end that owns `host` (`host@backend#pool` or `host@backend`); a resource
  * never placed has the empty host and its queue is the empty back end's (as before the split).
  */
-export const backendJob = (host: string | null, spec: JobSpec): OutboxItem =>
+export const backendJob = (host: string | null, spec: JobSpec<BackendJobPayloads>): OutboxItem =>
   outboxJob(backendJobQueue(backendOf(host ?? '')), spec);
+
+/** A job for the backup side of `backend` (`host@backend`). */
+export const backupJob = (backend: string, spec: JobSpec<BackupJobPayloads>): OutboxItem =>
+  outboxJob(backupJobQueue(backend), spec);

@@ -323,21 +323,8 @@ export function planRebase(chain: readonly ChainLayer[], chunkSize: number): Reb
   return { segments: painted, objects };
 }
 
-/**
- * The worker job that rebases a kept incremental onto a full (ours): the merged objects are written
- * under a new prefix in the store, then the row swaps to them by compare-and-set on its parent.
- */
-export const BACKUP_REBASE_JOB = 'backup.rebase';
-
-/** `BACKUP_REBASE_JOB`'s payload: the backup to rebase and the parent it had when retention chose it. */
-export interface BackupRebaseJob {
-  readonly backupId: string;
-  readonly parentId: string;
-}
-
-/** The rebase queue of a back end's backup worker (beside its create/restore/delete queue). */
-export const backupRebaseQueue = (backend: string): string =>
-  `block-storage.backup-rebase.${backend.replace(/[^A-Za-z0-9._-]/g, '_')}`;
+/** The rebase job's name, data and queue are contracts of `@osc/contracts`; re-exported for the domain's callers. */
+export { BACKUP_REBASE_JOB, backupRebaseQueue, type BackupRebaseJob } from '@osc/contracts';
 
 /** The object-name prefix of a backup's merged full, from its prefix and the parent it leaves (deterministic: a retried job rewrites the same names). */
 export const rebasedPrefix = (prefix: string, parentId: string): string =>

@@ -390,22 +390,13 @@ export function progressStepReached(before: number, after: number): number | nul
   return step >= 10 && step > Math.floor(Math.max(before, 0) / 10) * 10 ? step : null;
 }
 
-export const BACKUP_CREATE_JOB = 'backup.create';
-export const BACKUP_RESTORE_JOB = 'backup.restore';
-export const BACKUP_DELETE_JOB = 'backup.delete';
-export const BACKUP_IMPORT_JOB = 'backup.import';
-
-export interface BackupJob {
-  readonly backupId: string;
-}
-
-export interface BackupRestoreJob {
-  readonly backupId: string;
-  readonly volumeId: string;
-  /** The volume was created by this restore (BS-8.1.6: failure → error, names restored from volume_meta). */
-  readonly newVolume: boolean;
-}
-
-/** Job queue of the backup side of one back end (`host@backend`). */
-export const backupJobQueue = (backend: string): string =>
-  `block-storage.backup.${backend.replace(/[^A-Za-z0-9._-]/g, '_')}`;
+/** The backup jobs' names, data and queue are contracts of `@osc/contracts`; re-exported for the domain's callers. */
+export {
+  BACKUP_CREATE_JOB,
+  BACKUP_RESTORE_JOB,
+  BACKUP_DELETE_JOB,
+  BACKUP_IMPORT_JOB,
+  backupJobQueue,
+  type BackupJob,
+  type BackupRestoreJob,
+} from '@osc/contracts';

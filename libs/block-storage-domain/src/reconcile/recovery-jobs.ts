@@ -1,4 +1,7 @@
 import {
+  BACKUP_DELETE_JOB,
+  BACKUP_IMPORT_JOB,
+  backupJobQueue,
   MANAGE_SOURCE_METADATA_KEY,
   MAX_SCHEDULE_ATTEMPTS,
   MIGRATION_JOB_METADATA_KEY,
@@ -26,7 +29,6 @@ import {
   type VolumeMigrateJob,
   type VolumeSourceRef,
 } from '@osc/contracts';
-import { BACKUP_DELETE_JOB, BACKUP_IMPORT_JOB, backupJobQueue } from '../backup/backup';
 import { VOLUME_EXTEND_ATTEMPTS } from '../quotas/quota';
 
 /** A job to queue again for work a back end lost (BS-8.6.2): queue, id, name, data, retry policy. */

@@ -1,9 +1,7 @@
+import { BACKUP_CREATE_JOB, BACKUP_DELETE_JOB, backupJobQueue, type BackupJob } from '@osc/contracts';
 import {
-  BACKUP_CREATE_JOB,
-  BACKUP_DELETE_JOB,
   BACKUP_OPERATIONS,
   SNAPSHOT_OPERATIONS,
-  backupJobQueue,
   backupQuotaDeltas,
   fromStatus,
   refusalOf,
@@ -22,8 +20,8 @@ export interface BackupCreateJobItem {
   readonly queue: string;
   readonly job: {
     readonly id: string;
-    readonly name: string;
-    readonly data: { readonly backupId: string };
+    readonly name: typeof BACKUP_CREATE_JOB | typeof BACKUP_DELETE_JOB;
+    readonly data: BackupJob;
     readonly attempts: number;
     readonly backoff: { readonly type: 'exponential'; readonly delayMs: number };
   };

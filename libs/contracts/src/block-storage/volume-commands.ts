@@ -1,3 +1,5 @@
+import type { ListsEvery } from '../jobs';
+
 /**
  * Messages of the block-storage side. The API records a volume as `creating` and sends
  * `scheduler.schedule-volume` on the scheduler queue (command bus); scheduler-stats places it and
@@ -135,3 +137,39 @@ export const volumeManageJobId = (volumeId: string): string => `volume-manage-${
 export const volumeUnmanageJobId = (volumeId: string): string => `volume-unmanage-${volumeId}`;
 export const snapshotManageJobId = (snapshotId: string): string => `snapshot-manage-${snapshotId}`;
 export const snapshotUnmanageJobId = (snapshotId: string): string => `snapshot-unmanage-${snapshotId}`;
+
+/** Every job of a back end's queue, by name: the data each one carries. */
+export interface BackendJobPayloads {
+  'volume.create': VolumeCreateJob;
+  'volume.delete': VolumeDeleteJob;
+  'volume.extend': VolumeExtendJob;
+  'volume.revert': VolumeRevertJob;
+  'volume.migrate': VolumeMigrateJob;
+  'volume.manage': VolumeManageJob;
+  /** Data as `volume.delete`: the volume to forget. */
+  'volume.unmanage': VolumeDeleteJob;
+  'snapshot.create': SnapshotJob;
+  'snapshot.delete': SnapshotJob;
+  'snapshot.manage': SnapshotManageJob;
+  'snapshot.unmanage': SnapshotJob;
+}
+
+export type BackendJobName = keyof BackendJobPayloads;
+
+/** The names a back end's queue carries; its worker checks at start that each has a handler. */
+export const BACKEND_JOB_NAMES = [
+  VOLUME_CREATE_JOB,
+  VOLUME_DELETE_JOB,
+  VOLUME_EXTEND_JOB,
+  VOLUME_REVERT_JOB,
+  VOLUME_MIGRATE_JOB,
+  VOLUME_MANAGE_JOB,
+  VOLUME_UNMANAGE_JOB,
+  SNAPSHOT_CREATE_JOB,
+  SNAPSHOT_DELETE_JOB,
+  SNAPSHOT_MANAGE_JOB,
+  SNAPSHOT_UNMANAGE_JOB,
+] as const satisfies readonly BackendJobName[];
+
+/** Compile-time: `BACKEND_JOB_NAMES` lists every back-end job. */
+export const BACKEND_JOB_NAMES_COMPLETE: ListsEvery<BackendJobName, typeof BACKEND_JOB_NAMES> = true;
