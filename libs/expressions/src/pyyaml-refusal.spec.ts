@@ -1,0 +1,73 @@
+import { keylessRefusal, parserRefusal, readerRefusal } from './pyyaml-refusal';
+
+// Expected texts are Debian python3-yaml 6's str() of its exceptions for the same documents.
+describe('readerRefusal', () => {
+  it('names the first unreadable character at its code-point position', () => {
+    expect(readerRefusal('😀é\x07')?.message).toBe(
+      'unacceptable character #x0007: special characters are not allowed\n  in "<unicode string>", position 2',
+    );
+    expect(readerRefusal('[\x07\t"\\q')?.type).toBe('ReaderError');
+    expect(readerRefusal('a\ufffe')?.message).toContain('#xfffe');
+    expect(readerRefusal('a: b\n\t- \x85\u2028\ud83d\ude00')).toBeNull();
+  });
+});
+
+describe('parserRefusal', () => {
+  it('names an open flow collection and where it started', () => {
+    expect(parserRefusal('[unclosed')).toEqual({
+      type: 'ParserError',
+      message:
+        'while parsing a flow sequence\n  in "<unicode string>", line 1, column 1:\n    [unclosed\n    ^\n' +
+        "expected ',' or ']', but got '<stream end>'\n  in \"<unicode string>\", line 1, column 10:\n    [unclosed\n             ^",
+    });
+    expect(parserRefusal('{a: [b')?.message).toContain(
+      'while parsing a flow sequence\n  in "<unicode string>", line 1, column 5:',
+    );
+    // after a separator the node is what is missing; its mark is the problem's, so it is left out
+    expect(parserRefusal('[a,\n')?.message).toBe(
+      "while parsing a flow node\nexpected the node content, but found '<stream end>'\n" +
+        '  in "<unicode string>", line 2, column 1:\n    \n    ^',
+    );
+  });
+
+  it('cuts a long quoted line to 32 characters on a side, after 36', () => {
+    const message = parserRefusal(`[${'x'.repeat(100)}`)!.message;
+    expect(message).toContain(`\n    [${'x'.repeat(31)} ... \n    ^\n`);
+    expect(message).toContain(`column 102:\n     ... ${'x'.repeat(32)}\n${' '.repeat(41)}^`);
+  });
+
+  it('names a deeper line that cannot continue the value before it', () => {
+    expect(parserRefusal('a: &x 1 # c\n  b')?.message).toBe(
+      'while parsing a block mapping\n  in "<unicode string>", line 1, column 1:\n    a: &x 1 # c\n    ^\n' +
+        'expected <block end>, but found \'<scalar>\'\n  in "<unicode string>", line 2, column 3:\n      b\n      ^',
+    );
+    expect(parserRefusal('a: "x"\n  b: 2')?.message).toContain("found '<block mapping start>'");
+    expect(parserRefusal('- "a"b')?.message).toContain('while parsing a block collection');
+    expect(parserRefusal('"a" b')?.message).toBe(
+      'expected \'<document start>\', but found \'<scalar>\'\n  in "<unicode string>", line 1, column 5:\n    "a" b\n        ^',
+    );
+  });
+
+  it('names a quoted scalar left open', () => {
+    expect(parserRefusal('a: "b\n')?.message).toBe(
+      'while scanning a quoted scalar\n  in "<unicode string>", line 1, column 4:\n    a: "b\n       ^\n' +
+        'found unexpected end of stream\n  in "<unicode string>", line 2, column 1:\n    \n    ^',
+    );
+  });
+});
+
+describe('keylessRefusal', () => {
+  it('refuses a block mapping entry with no key, which the yaml package reads as a null key', () => {
+    expect(keylessRefusal(': ')?.message).toBe(
+      'while parsing a block mapping\nexpected <block end>, but found \':\'\n  in "<unicode string>", line 1, column 1:\n    : \n    ^',
+    );
+    expect(keylessRefusal('a: 1\n: x')?.message).toContain('line 2, column 1:');
+  });
+
+  it('reads explicit keys and block scalars, and leaves flow collections to the other checks', () => {
+    expect(keylessRefusal('? a\n: b')).toBeNull();
+    expect(keylessRefusal('a: |\n  : x\n')).toBeNull();
+    // PyYAML refuses this one too (expected the node content), a flow-context refusal not modelled
+    expect(keylessRefusal('[a,\n : b]')).toBeNull();
+  });
+});

@@ -1,0 +1,385 @@
+import { CST, Lexer, Parser } from 'yaml';
+
+/**
+ * How PyYAML words its refusal of a malformed document (Mistral's yaml_parse is PyYAML's
+ * safe_load), for the kinds of refusal modelled here; the wording was learned by running
+ * Debian's python3-yaml on documents. Parsing itself stays with the `yaml` package: once it has
+ * refused a document, the checks below look for the problem PyYAML would name first and word
+ * it as PyYAML does (the first line names where the troubled construct started, the second
+ * what was found instead, each with a mark quoting the line and a caret). What is not modelled
+ * keeps the `yaml` package's message (README: "yaml_parse refusals").
+ */
+export interface PyYamlRefusal {
+  /** PyYAML's exception class (ReaderError, ScannerError, ParserError). */
+  type: 'ReaderError' | 'ScannerError' | 'ParserError';
+  /** `str()` of the exception. */
+  message: string;
+}
+
+/** Code points PyYAML reads; any other character refuses the whole text before parsing starts. */
+function isReadable(cp: number): boolean {
+  return (
+    cp === 0x09 ||
+    cp === 0x0a ||
+    cp === 0x0d ||
+    (cp >= 0x20 && cp <= 0x7e) ||
+    cp === 0x85 ||
+    (cp >= 0xa0 && cp <= 0xd7ff) ||
+    (cp >= 0xe000 && cp <= 0xfffd) ||
+    cp >= 0x10000
+  );
+}
+
+/**
+ * PyYAML's reader checks the whole text first: the first unreadable character (a control
+ * character, a lone surrogate, U+FFFE/U+FFFF) refuses it, at its code-point position.
+ */
+export function readerRefusal(text: string): PyYamlRefusal | null {
+  let position = 0;
+  for (const ch of text) {
+    const cp = ch.codePointAt(0)!;
+    if (!isReadable(cp)) {
+      const hex = cp.toString(16).padStart(4, '0');
+      return {
+        type: 'ReaderError',
+        message: `unacceptable character #x${hex}: special characters are not allowed\n  in "<unicode string>", position ${position}`,
+      };
+    }
+    position++;
+  }
+  return null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Marks: `  in "<unicode string>", line L, column C:` and the line quoted with a caret under the
+// offending character. Lines end at \n, \r, \r\n, \x85, \u2028 or \u2029; columns count code
+// points; a byte-order mark opening the text takes no column. A quoted line keeps at most 36
+// characters on either side of the caret: a longer side is cut to 32 and marked ` ... `.
+
+const BREAK = /[\n\r\x85\u2028\u2029]/;
+
+function mark(text: string, offset: number): { line: number; column: number; rendered: string } {
+  let line = 0;
+  let lineStart = 0;
+  for (let i = 0; i < offset; i++) {
+    const ch = text[i]!;
+    if (ch === '\r' && text[i + 1] === '\n') continue; // \r\n is one break, counted at the \n
+    if (BREAK.test(ch)) {
+      line++;
+      lineStart = i + 1;
+    }
+  }
+  let lineEnd = offset;
+  while (lineEnd < text.length && !BREAK.test(text[lineEnd]!)) lineEnd++;
+  let head = [...text.slice(lineStart, offset)];
+  let tail = [...text.slice(offset, lineEnd)];
+  const column = head.length - (lineStart === 0 && text.startsWith('\ufeff') && offset > 0 ? 1 : 0);
+  if (head.length > 36) head = [' ... ', ...head.slice(-32)];
+  if (tail.length > 36) tail = [...tail.slice(0, 32), ' ... '];
+  const quoted = head.join('') + tail.join('');
+  const caret = `${' '.repeat(head.join('').length)}^`;
+  return {
+    line,
+    column,
+    rendered: `  in "<unicode string>", line ${line + 1}, column ${column + 1}:\n    ${quoted}\n    ${caret}`,
+  };
+}
+
+/** A refusal in PyYAML's layout; the context's mark is left out where it equals the problem's. */
+function marked(
+  type: PyYamlRefusal['type'],
+  text: string,
+  context: string | null,
+  contextAt: number | null,
+  problem: string,
+  problemAt: number,
+): PyYamlRefusal {
+  const parts: string[] = [];
+  const p = mark(text, problemAt);
+  if (context !== null) {
+    parts.push(context);
+    if (contextAt !== null) {
+      const c = mark(text, contextAt);
+      if (c.line !== p.line || c.column !== p.column) parts.push(c.rendered);
+    }
+  }
+  parts.push(problem, p.rendered);
+  return { type, message: parts.join('\n') };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The problems modelled. Each names where PyYAML would stop (`at`); the earliest wins.
+
+interface Problem {
+  at: number;
+  refusal: PyYamlRefusal;
+}
+
+/** Whether a `---` or `...` line (a document marker, even inside a flow or a quote) follows `from`. */
+function markerLineAfter(text: string, from: number): boolean {
+  return /(?:^|[\n\r\x85\u2028\u2029])(?:---|\.\.\.)(?:[\s]|$)/.test(text.slice(from));
+}
+
+interface LexedToken {
+  kind: string | undefined;
+  source: string;
+  offset: number;
+}
+
+/** The `yaml` lexer's tokens with where each starts in the text (its mode markers take no text). */
+function lex(text: string): LexedToken[] {
+  const out: LexedToken[] = [];
+  let at = 0;
+  const raw = [...new Lexer().lex(text)];
+  for (let i = 0; i < raw.length; i++) {
+    const source = raw[i]!;
+    const kind = CST.tokenType(source) ?? undefined;
+    out.push({ kind, source, offset: at });
+    if (kind !== 'doc-mode' && kind !== 'scalar' && kind !== 'flow-error-end') at += source.length;
+  }
+  return out;
+}
+
+/**
+ * A quoted scalar left open runs to the end of the text: PyYAML's scanner stops there, naming
+ * where the quote opened ("while scanning a quoted scalar … found unexpected end of stream").
+ */
+function unclosedQuote(text: string, tokens: LexedToken[]): Problem | null {
+  for (const t of tokens) {
+    const q = t.source[0];
+    if (t.kind !== 'double-quoted-scalar' && t.kind !== 'single-quoted-scalar') continue;
+    if (t.offset + t.source.length !== text.length || isClosed(t.source, q!)) continue;
+    if (markerLineAfter(text, t.offset)) return null;
+    return {
+      at: t.offset,
+      refusal: marked(
+        'ScannerError',
+        text,
+        'while scanning a quoted scalar',
+        t.offset,
+        'found unexpected end of stream',
+        text.length,
+      ),
+    };
+  }
+  return null;
+}
+
+function isClosed(source: string, quote: string): boolean {
+  for (let i = 1; i < source.length; i++) {
+    const ch = source[i];
+    if (quote === '"' && ch === '\\') i++;
+    else if (ch === quote) {
+      if (quote === "'" && source[i + 1] === "'") i++;
+      else return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * A flow collection still open at the end of the text. PyYAML names the innermost one open
+ * ("while parsing a flow sequence … expected ',' or ']', but got '<stream end>'"), or, when the
+ * last thing in it asks for a node (`[`, `{`, `,`, `:`, `?`), the node it expected.
+ */
+function unclosedFlow(text: string, tokens: LexedToken[]): Problem | null {
+  const open: LexedToken[] = [];
+  let last: LexedToken | undefined;
+  for (const t of tokens) {
+    if (t.kind === 'flow-seq-start' || t.kind === 'flow-map-start') open.push(t);
+    else if (t.kind === 'flow-seq-end' || t.kind === 'flow-map-end') open.pop();
+    // a scalar's text follows its `scalar` marker as a token of no kind of its own
+    if (!['space', 'newline', 'comment', 'doc-mode', 'scalar'].includes(t.kind ?? 'text')) last = t;
+  }
+  const inner = open[open.length - 1];
+  if (!inner || !last || markerLineAfter(text, inner.offset)) return null;
+  if (
+    ['flow-seq-start', 'flow-map-start', 'comma', 'map-value-ind', 'explicit-key-ind'].includes(last.kind!)
+  ) {
+    return {
+      at: text.length,
+      refusal: marked(
+        'ParserError',
+        text,
+        'while parsing a flow node',
+        text.length,
+        "expected the node content, but found '<stream end>'",
+        text.length,
+      ),
+    };
+  }
+  const seq = inner.kind === 'flow-seq-start';
+  return {
+    at: text.length,
+    refusal: marked(
+      'ParserError',
+      text,
+      `while parsing a flow ${seq ? 'sequence' : 'mapping'}`,
+      inner.offset,
+      `expected ',' or '${seq ? ']' : '}'}', but got '<stream end>'`,
+      text.length,
+    ),
+  };
+}
+
+type Token = CST.Token;
+
+const SCALARS = ['scalar', 'single-quoted-scalar', 'double-quoted-scalar'];
+
+/** Where a CST node's first token starts, with that token (properties such as a tag come first). */
+function firstToken(item: CST.BlockMap['items'][number]): CST.SourceToken | Token | undefined {
+  const props = item.start.filter((t) => t.type !== 'space' && t.type !== 'newline' && t.type !== 'comment');
+  if (props[0]) return props[0];
+  if (item.key) return item.key;
+  return item.sep?.find((t) => t.type !== 'space' && t.type !== 'newline' && t.type !== 'comment');
+}
+
+/** How PyYAML names the token a line starts with (its parser's event names). */
+function foundName(item: CST.BlockMap['items'][number], first: CST.SourceToken | Token): string | null {
+  if (first.type === 'tag') return "'<tag>'";
+  const hasValue = item.sep?.some((t) => t.type === 'map-value-ind') ?? false;
+  if (first.type === 'map-value-ind') return "':'";
+  if (first.type === 'explicit-key-ind') return "'<block mapping start>'";
+  if (hasValue) return "'<block mapping start>'";
+  if (first.type === 'anchor') return "'<scalar>'"; // Mistral's loader: `&a` starts plain text
+  if (SCALARS.includes(first.type)) return "'<scalar>'";
+  if (first.type === 'block-seq') return "'<block sequence start>'";
+  if (first.type === 'flow-collection') return `'${first.start.source}'`;
+  return null;
+}
+
+/** Whether only spaces stand between the start of its line and `offset`. */
+function startsLine(text: string, offset: number): boolean {
+  let i = offset - 1;
+  while (i >= 0 && text[i] === ' ') i--;
+  return i < 0 || BREAK.test(text[i]!);
+}
+
+/** The collection PyYAML is parsing when it meets a stray token: its words and where it starts. */
+interface Within {
+  context: string | null;
+  at: number | null;
+}
+
+const IGNORABLE = ['space', 'newline', 'comment'];
+
+/**
+ * Tokens PyYAML cannot fit where they stand, found on the `yaml` package's CST:
+ * - a line indented deeper than a block mapping's keys that cannot continue the value before it
+ *   (that value was quoted, a flow collection, or a plain scalar ended by a comment);
+ * - a scalar right after a quoted scalar or a flow collection on the same line (`"a" b`, `[a]b`);
+ * - a `:` with no key before it in a block mapping (PyYAML has no empty implicit key).
+ * PyYAML ends the collection there: "while parsing a block mapping" (or "block collection"),
+ * naming where its first entry starts, then "expected <block end>, but found …"; at the top of a
+ * document, "expected '<document start>', but found …".
+ */
+function strayTokens(text: string, keylessOnly = false): Problem[] {
+  const problems: Problem[] = [];
+  const report = (within: Within, name: string, offset: number): void => {
+    const refusal =
+      within.context === null
+        ? marked('ParserError', text, null, null, `expected '<document start>', but found ${name}`, offset)
+        : marked(
+            'ParserError',
+            text,
+            within.context,
+            within.at,
+            `expected <block end>, but found ${name}`,
+            offset,
+          );
+    problems.push({ at: offset, refusal });
+  };
+  const strayIn = (tokens: Token[] | undefined, within: Within): void => {
+    const stray = tokens?.find((t) => !IGNORABLE.includes(t.type));
+    // the yaml package reads U+2028, U+2029 and U+0085 as text; PyYAML breaks the line there
+    if (
+      !keylessOnly &&
+      stray &&
+      SCALARS.includes(stray.type) &&
+      'source' in stray &&
+      !/^[\x85\u2028\u2029\s]*$/.test(stray.source)
+    )
+      report(within, "'<scalar>'", stray.offset);
+  };
+  const visit = (node: Token | null | undefined, within: Within): void => {
+    if (!node) return;
+    if (node.type === 'document') return visit(node.value, { context: null, at: null });
+    if (
+      node.type === 'scalar' ||
+      node.type === 'single-quoted-scalar' ||
+      node.type === 'double-quoted-scalar'
+    )
+      return strayIn(node.end, within);
+    if (node.type === 'flow-collection') return strayIn(node.end.slice(1), within);
+    if (node.type === 'block-seq') {
+      const first = node.items[0]?.start[0];
+      const inner: Within = { context: 'while parsing a block collection', at: first?.offset ?? node.offset };
+      for (const item of node.items) visit(item.value, inner);
+      return;
+    }
+    if (node.type !== 'block-map') return;
+    const first0 = node.items[0] && firstToken(node.items[0]);
+    const inner: Within = { context: 'while parsing a block mapping', at: first0?.offset ?? node.offset };
+    for (let k = 0; k < node.items.length; k++) {
+      const item = node.items[k]!;
+      const first = firstToken(item);
+      if (first?.type === 'map-value-ind') report(inner, "':'", first.offset);
+      else if (
+        !keylessOnly &&
+        k > 0 &&
+        first &&
+        startsLine(text, first.offset) &&
+        column(text, first.offset) > node.indent
+      ) {
+        const previous = node.items[k - 1]!;
+        const name = foundName(item, first);
+        const prevValue = previous.value;
+        const hadValue = previous.sep?.some((t) => t.type === 'map-value-ind') ?? false;
+        if (
+          name &&
+          hadValue &&
+          prevValue &&
+          prevValue.type !== 'alias' &&
+          !('source' in prevValue && prevValue.source.startsWith('@'))
+        )
+          report(inner, name, first.offset);
+      }
+      const valueAt = item.sep?.findIndex((t) => t.type === 'map-value-ind') ?? -1;
+      if (item.key && valueAt > 0) strayIn(item.sep!.slice(0, valueAt), inner);
+      visit(item.key, inner);
+      visit(item.value, inner);
+    }
+  };
+  for (const token of new Parser().parse(text)) visit(token, { context: null, at: null });
+  return problems;
+}
+
+/**
+ * A `:` opening an entry of a block mapping with no key before it (`: x`, `a: 1\n: x`), which
+ * PyYAML refuses and the `yaml` package reads as a null key; checked only where a line (after
+ * indentation and `- `) starts with `: `.
+ */
+export function keylessRefusal(text: string): PyYamlRefusal | null {
+  if (!/(?:^|[\n\r\x85\u2028\u2029])[ ]*(?:-[ ]+)*:(?:[ \t\n\r\x85\u2028\u2029]|$)/.test(text)) return null;
+  const problems = strayTokens(text, true).sort((a, b) => a.at - b.at);
+  return problems[0]?.refusal ?? null;
+}
+
+function column(text: string, offset: number): number {
+  let i = offset;
+  while (i > 0 && !BREAK.test(text[i - 1]!)) i--;
+  return offset - i;
+}
+
+/**
+ * PyYAML's words for a document the `yaml` package refused, when the problem PyYAML meets first
+ * is one modelled here; null keeps the `yaml` package's message.
+ */
+export function parserRefusal(text: string): PyYamlRefusal | null {
+  const tokens = lex(text);
+  const problems = [unclosedQuote(text, tokens), unclosedFlow(text, tokens), ...strayTokens(text)].filter(
+    (p): p is Problem => p !== null,
+  );
+  problems.sort((a, b) => a.at - b.at);
+  return problems[0]?.refusal ?? null;
+}
