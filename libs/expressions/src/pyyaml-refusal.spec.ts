@@ -56,6 +56,28 @@ describe('parserRefusal', () => {
   });
 });
 
+describe('parserRefusal: escapes and keys', () => {
+  it('names an unknown or short escape in a double-quoted scalar', () => {
+    expect(parserRefusal('"\\q"')?.message).toBe(
+      'while scanning a double-quoted scalar\n  in "<unicode string>", line 1, column 1:\n    "\\q"\n    ^\n' +
+        'found unknown escape character \'q\'\n  in "<unicode string>", line 1, column 3:\n    "\\q"\n      ^',
+    );
+    expect(parserRefusal('a: "xy\\x4"')?.message).toContain(
+      'expected escape sequence of 2 hexadecimal numbers, but found \'"\'\n  in "<unicode string>", line 1, column 9:',
+    );
+    expect(parserRefusal('"\\x')?.message).toContain("but found '\\x00'");
+  });
+
+  it("names a ':' where no key can start", () => {
+    expect(parserRefusal('x: y: z')).toEqual({
+      type: 'ScannerError',
+      message:
+        'mapping values are not allowed here\n  in "<unicode string>", line 1, column 5:\n    x: y: z\n        ^',
+    });
+    expect(parserRefusal('a: b\n  c: d')?.message).toContain('line 2, column 4:');
+  });
+});
+
 describe('keylessRefusal', () => {
   it('refuses a block mapping entry with no key, which the yaml package reads as a null key', () => {
     expect(keylessRefusal(': ')?.message).toBe(

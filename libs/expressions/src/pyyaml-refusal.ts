@@ -1,4 +1,5 @@
 import { CST, Lexer, Parser } from 'yaml';
+import { pyRepr } from './values';
 
 /**
  * How PyYAML words its refusal of a malformed document (Mistral's yaml_parse is PyYAML's
@@ -140,31 +141,80 @@ function lex(text: string): LexedToken[] {
   return out;
 }
 
+/** Python's repr() of one character, as PyYAML quotes a character it did not expect. */
+function charRepr(ch: string): string {
+  const cp = ch.codePointAt(0)!;
+  if (ch !== ' ' && /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Zs}\p{Co}\p{Cn}\p{Cs}]/u.test(ch)) {
+    const hex = cp.toString(16);
+    if (cp < 0x100)
+      return ch === '\t' || ch === '\n' || ch === '\r' ? pyRepr(ch) : `'\\x${hex.padStart(2, '0')}'`;
+    return cp < 0x10000 ? `'\\u${hex.padStart(4, '0')}'` : `'\\U${hex.padStart(8, '0')}'`;
+  }
+  return pyRepr(ch);
+}
+
+/** Characters PyYAML takes after a backslash in a double-quoted scalar (besides x, u, U and breaks). */
+const ESCAPES = ' "/0LNP\\_abefnrtv\t';
+const HEX_DIGITS: Record<string, number> = { x: 2, u: 4, U: 8 };
+
 /**
- * A quoted scalar left open runs to the end of the text: PyYAML's scanner stops there, naming
- * where the quote opened ("while scanning a quoted scalar … found unexpected end of stream").
+ * A quoted scalar: in a double-quoted one, the first escape PyYAML does not know ("found unknown
+ * escape character 'q'", marked at that character) or a short hexadecimal escape ("expected
+ * escape sequence of 2 hexadecimal numbers, but found '\"'", marked where the digits start);
+ * then, one left open to the end of the text ("while scanning a quoted scalar … found unexpected
+ * end of stream"). The first mark is where the quote opened.
  */
-function unclosedQuote(text: string, tokens: LexedToken[]): Problem | null {
+function quotedScalar(text: string, tokens: LexedToken[]): Problem | null {
   for (const t of tokens) {
-    const q = t.source[0];
     if (t.kind !== 'double-quoted-scalar' && t.kind !== 'single-quoted-scalar') continue;
-    if (t.offset + t.source.length !== text.length || isClosed(t.source, q!)) continue;
-    if (markerLineAfter(text, t.offset)) return null;
-    return {
+    const scanning = (
+      problem: string,
+      at: number,
+      context = 'while scanning a double-quoted scalar',
+    ): Problem => ({
       at: t.offset,
-      refusal: marked(
-        'ScannerError',
-        text,
-        'while scanning a quoted scalar',
-        t.offset,
-        'found unexpected end of stream',
-        text.length,
-      ),
-    };
+      refusal: marked('ScannerError', text, context, t.offset, problem, at),
+    });
+    if (t.kind === 'double-quoted-scalar') {
+      for (let i = 1; i < t.source.length; i++) {
+        if (t.source[i] === '"') break;
+        if (t.source[i] !== '\\') continue;
+        const escape = t.source[i + 1];
+        if (escape === undefined) break;
+        if (markerLineAfter(text.slice(0, t.offset + i), t.offset)) return null;
+        const digits = HEX_DIGITS[escape];
+        if (digits) {
+          const start = i + 2;
+          for (let k = 0; k < digits; k++) {
+            const ch = t.source[start + k];
+            if (ch === undefined || !/[0-9A-Fa-f]/.test(ch)) {
+              const found =
+                ch === undefined
+                  ? "'\\x00'"
+                  : charRepr(String.fromCodePoint(t.source.codePointAt(start + k)!));
+              return scanning(
+                `expected escape sequence of ${digits} hexadecimal numbers, but found ${found}`,
+                t.offset + start,
+              );
+            }
+          }
+          i += 1 + digits;
+        } else if (ESCAPES.includes(escape) || BREAK.test(escape)) {
+          i += 1;
+        } else {
+          const ch = String.fromCodePoint(t.source.codePointAt(i + 1)!);
+          return scanning(`found unknown escape character ${charRepr(ch)}`, t.offset + i + 1);
+        }
+      }
+    }
+    if (t.offset + t.source.length !== text.length || isClosed(t.source, t.source[0]!)) continue;
+    if (markerLineAfter(text, t.offset)) return null;
+    return scanning('found unexpected end of stream', text.length, 'while scanning a quoted scalar');
   }
   return null;
 }
 
+/** Whether a quoted scalar's source has its closing quote (`\\"` and `''` do not close). */
 function isClosed(source: string, quote: string): boolean {
   for (let i = 1; i < source.length; i++) {
     const ch = source[i];
@@ -289,6 +339,10 @@ function strayTokens(text: string, keylessOnly = false): Problem[] {
           );
     problems.push({ at: offset, refusal });
   };
+  const mappingValueHere = (offset: number): Problem => ({
+    at: offset,
+    refusal: marked('ScannerError', text, null, null, 'mapping values are not allowed here', offset),
+  });
   const strayIn = (tokens: Token[] | undefined, within: Within): void => {
     const stray = tokens?.find((t) => !IGNORABLE.includes(t.type));
     // the yaml package reads U+2028, U+2029 and U+0085 as text; PyYAML breaks the line there
@@ -345,6 +399,18 @@ function strayTokens(text: string, keylessOnly = false): Problem[] {
           report(inner, name, first.offset);
       }
       const valueAt = item.sep?.findIndex((t) => t.type === 'map-value-ind') ?? -1;
+      const colon = valueAt >= 0 ? item.sep![valueAt]! : undefined;
+      if (!keylessOnly && colon) {
+        // a plain key over several lines (`a\nb: c`, `a: b\n  c: d`), or a mapping opened on the
+        // line of its parent's `:` (`x: y: z`): PyYAML's scanner takes no key there
+        const nested = item.value?.type === 'block-map' && !item.sep!.some((t) => t.type === 'newline');
+        const nestedColon = nested
+          ? (item.value as CST.BlockMap).items[0]?.sep?.find((t) => t.type === 'map-value-ind')
+          : undefined;
+        if (item.key?.type === 'scalar' && /[\n\r\x85\u2028\u2029]/.test(item.key.source))
+          problems.push(mappingValueHere(colon.offset));
+        if (nestedColon) problems.push(mappingValueHere(nestedColon.offset));
+      }
       if (item.key && valueAt > 0) strayIn(item.sep!.slice(0, valueAt), inner);
       visit(item.key, inner);
       visit(item.value, inner);
@@ -377,7 +443,7 @@ function column(text: string, offset: number): number {
  */
 export function parserRefusal(text: string): PyYamlRefusal | null {
   const tokens = lex(text);
-  const problems = [unclosedQuote(text, tokens), unclosedFlow(text, tokens), ...strayTokens(text)].filter(
+  const problems = [quotedScalar(text, tokens), unclosedFlow(text, tokens), ...strayTokens(text)].filter(
     (p): p is Problem => p !== null,
   );
   problems.sort((a, b) => a.at - b.at);
