@@ -1,7 +1,7 @@
 import { CST, Lexer, parseDocument, Scalar, visit } from 'yaml';
 import { parsePyJson } from './pyjson';
 import { pyYamlDump } from './pyyaml';
-import { keylessRefusal, parserRefusal, readerRefusal } from './pyyaml-refusal';
+import { parserRefusal, readDocumentRefusal, readerRefusal } from './pyyaml-refusal';
 import { EvalFailure, fail } from './errors';
 import type { ExpressionHost } from './host';
 import { def, STDLIB } from './yaql/stdlib';
@@ -166,8 +166,8 @@ export const mistralFunctions = {
       if (refusal) return fail(refusal.message, refusal.type);
       return fail(`Invalid YAML: ${(e as Error).message}`, 'YAMLError');
     }
-    const keyless = keylessRefusal(data);
-    if (keyless) return fail(keyless.message, keyless.type);
+    const refused = readDocumentRefusal(data);
+    if (refused) return fail(refused.message, refused.type);
     return fromHost(value);
   },
 };

@@ -1,4 +1,4 @@
-import { keylessRefusal, parserRefusal, readerRefusal } from './pyyaml-refusal';
+import { readDocumentRefusal, parserRefusal, readerRefusal } from './pyyaml-refusal';
 
 // Expected texts are Debian python3-yaml 6's str() of its exceptions for the same documents.
 describe('readerRefusal', () => {
@@ -78,18 +78,54 @@ describe('parserRefusal: escapes and keys', () => {
   });
 });
 
-describe('keylessRefusal', () => {
+describe('parserRefusal: block scalar headers and indicators', () => {
+  it('names the first character that breaks a block scalar header', () => {
+    expect(parserRefusal('a: |0\n')?.message).toBe(
+      'while scanning a block scalar\n  in "<unicode string>", line 1, column 4:\n    a: |0\n       ^\n' +
+        'expected indentation indicator in the range 1-9, but found 0\n  in "<unicode string>", line 1, column 5:\n    a: |0\n        ^',
+    );
+    expect(parserRefusal('|22')?.message).toContain(
+      "expected chomping or indentation indicators, but found '2'",
+    );
+    expect(parserRefusal('|-\tx')?.message).toContain(
+      "expected chomping or indentation indicators, but found '\\t'",
+    );
+    expect(parserRefusal('|2 x')?.message).toContain(
+      'expected a comment or a line break, but found \'x\'\n  in "<unicode string>", line 1, column 4:',
+    );
+  });
+
+  it("names a '%' inside a line and a block scalar in a flow collection", () => {
+    expect(parserRefusal('a: %x')?.message).toBe(
+      "while scanning for the next token\nfound character '%' that cannot start any token\n" +
+        '  in "<unicode string>", line 1, column 4:\n    a: %x\n       ^',
+    );
+    expect(parserRefusal('[a, |0]')?.message).toContain("found character '|' that cannot start any token");
+  });
+});
+
+describe('readDocumentRefusal', () => {
+  it('refuses a tab between tokens, and reads one in quotes, comments and block scalar text', () => {
+    expect(readDocumentRefusal('a: b\tc')?.message).toBe(
+      "while scanning for the next token\nfound character '\\t' that cannot start any token\n" +
+        '  in "<unicode string>", line 1, column 5:\n    a: b\tc\n        ^',
+    );
+    expect(readDocumentRefusal('a: 1\n \tb: 2')?.message).toContain('line 2, column 2:');
+    expect(readDocumentRefusal('"a\tb" #\tc')).toBeNull();
+    expect(readDocumentRefusal('x: |\n  \ta\n')).toBeNull();
+  });
+
   it('refuses a block mapping entry with no key, which the yaml package reads as a null key', () => {
-    expect(keylessRefusal(': ')?.message).toBe(
+    expect(readDocumentRefusal(': ')?.message).toBe(
       'while parsing a block mapping\nexpected <block end>, but found \':\'\n  in "<unicode string>", line 1, column 1:\n    : \n    ^',
     );
-    expect(keylessRefusal('a: 1\n: x')?.message).toContain('line 2, column 1:');
+    expect(readDocumentRefusal('a: 1\n: x')?.message).toContain('line 2, column 1:');
   });
 
   it('reads explicit keys and block scalars, and leaves flow collections to the other checks', () => {
-    expect(keylessRefusal('? a\n: b')).toBeNull();
-    expect(keylessRefusal('a: |\n  : x\n')).toBeNull();
+    expect(readDocumentRefusal('? a\n: b')).toBeNull();
+    expect(readDocumentRefusal('a: |\n  : x\n')).toBeNull();
     // PyYAML refuses this one too (expected the node content), a flow-context refusal not modelled
-    expect(keylessRefusal('[a,\n : b]')).toBeNull();
+    expect(readDocumentRefusal('[a,\n : b]')).toBeNull();
   });
 });

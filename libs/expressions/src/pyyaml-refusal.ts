@@ -127,14 +127,21 @@ interface LexedToken {
   offset: number;
 }
 
-/** The `yaml` lexer's tokens with where each starts in the text (its mode markers take no text). */
+/**
+ * The `yaml` lexer's tokens with where each starts in the text (its mode markers take no text);
+ * a scalar's text (plain, or a block scalar's lines) has kind undefined.
+ */
 function lex(text: string): LexedToken[] {
   const out: LexedToken[] = [];
   let at = 0;
   const raw = [...new Lexer().lex(text)];
   for (let i = 0; i < raw.length; i++) {
     const source = raw[i]!;
-    const kind = CST.tokenType(source) ?? undefined;
+    // a scalar's text follows its marker and has no kind of its own (a block scalar's lines may
+    // start like a space); the lexer also puts a block scalar header or a `%` line after a marker
+    const type = CST.tokenType(source) ?? undefined;
+    const asText = type === undefined || type === 'space' || type === 'newline' || type === 'comment';
+    const kind = out[out.length - 1]?.kind === 'scalar' && asText ? undefined : type;
     out.push({ kind, source, offset: at });
     if (kind !== 'doc-mode' && kind !== 'scalar' && kind !== 'flow-error-end') at += source.length;
   }
@@ -225,6 +232,100 @@ function isClosed(source: string, quote: string): boolean {
     }
   }
   return false;
+}
+
+/**
+ * A block scalar's header (`|` or `>`): at most one chomping indicator (`+`, `-`) and one
+ * indentation digit 1-9, in either order, then spaces and a comment, or the end of the line.
+ * PyYAML names the first character that breaks this, "while scanning a block scalar" from the
+ * `|`: a `0` ("expected indentation indicator in the range 1-9, but found 0"), anything else
+ * right after the indicators ("expected chomping or indentation indicators, but found 'x'"), or
+ * after the spaces ("expected a comment or a line break, but found 'x'").
+ */
+function blockScalarHeader(text: string, tokens: LexedToken[]): Problem | null {
+  let flow = 0;
+  for (const t of tokens) {
+    if (t.kind === 'flow-seq-start' || t.kind === 'flow-map-start') flow++;
+    else if (t.kind === 'flow-seq-end' || t.kind === 'flow-map-end') flow = Math.max(0, flow - 1);
+    // inside a flow collection a `|` cannot start a token at all (misplacedIndicator)
+    if (t.kind !== 'block-scalar-header' || flow > 0) continue;
+    const scanning = (problem: string, at: number): Problem => ({
+      at: t.offset,
+      refusal: marked('ScannerError', text, 'while scanning a block scalar', t.offset, problem, at),
+    });
+    const charAt = (i: number): string => String.fromCodePoint(text.codePointAt(i)!);
+    let i = t.offset + 1;
+    let chomping = false;
+    let indentation = false;
+    for (let k = 0; k < 2; k++) {
+      const ch = text[i];
+      if (!chomping && (ch === '+' || ch === '-')) chomping = true;
+      else if (!indentation && ch !== undefined && /[0-9]/.test(ch)) {
+        if (ch === '0') return scanning('expected indentation indicator in the range 1-9, but found 0', i);
+        indentation = true;
+      } else break;
+      i++;
+    }
+    const ends = (at: number): boolean => at >= text.length || BREAK.test(text[at]!);
+    if (!ends(i) && text[i] !== ' ')
+      return scanning(`expected chomping or indentation indicators, but found ${charRepr(charAt(i))}`, i);
+    while (text[i] === ' ') i++;
+    if (!ends(i) && text[i] !== '#')
+      return scanning(`expected a comment or a line break, but found ${charRepr(charAt(i))}`, i);
+  }
+  return null;
+}
+
+const cannotStart = (text: string, at: number, ch: string): Problem => ({
+  at,
+  refusal: marked(
+    'ScannerError',
+    text,
+    'while scanning for the next token',
+    null,
+    `found character ${charRepr(ch)} that cannot start any token`,
+    at,
+  ),
+});
+
+/**
+ * A tab where PyYAML looks for the next token: PyYAML skips only spaces between tokens, and a
+ * plain scalar ends at a tab, so any tab outside a quoted scalar, a comment or a block scalar's
+ * text is refused ("found character '\\t' that cannot start any token"). A tab in a block scalar's
+ * text (where it may be content or a misplaced indentation) or in a directive is not judged.
+ */
+function tabBetweenTokens(text: string, tokens: LexedToken[]): Problem | null {
+  let blockText = false;
+  for (const t of tokens) {
+    const inBlock = blockText && t.kind === undefined;
+    if (t.kind === 'block-scalar-header') blockText = true;
+    else if (t.kind !== 'scalar' && t.kind !== 'newline') blockText = false;
+    if (t.kind === 'double-quoted-scalar' || t.kind === 'single-quoted-scalar') {
+      // the lexer ends a quoted scalar at a line indented less than its block; PyYAML reads on
+      if (!isClosed(t.source, t.source[0]!)) return null;
+      continue;
+    }
+    if (t.kind === 'comment' || !t.source.includes('\t')) continue;
+    if (inBlock || t.kind === 'directive-line' || t.kind === 'directive' || t.kind === 'error') return null;
+    return cannotStart(text, t.offset + t.source.indexOf('\t'), '\t');
+  }
+  return null;
+}
+
+/**
+ * Indicators PyYAML does not take where they stand: `%` away from the start of a line (a
+ * directive starts only there) and a block scalar's `|` or `>` inside a flow collection.
+ */
+function misplacedIndicator(text: string, tokens: LexedToken[]): Problem | null {
+  let flow = 0;
+  for (const t of tokens) {
+    if (t.kind === 'flow-seq-start' || t.kind === 'flow-map-start') flow++;
+    else if (t.kind === 'flow-seq-end' || t.kind === 'flow-map-end') flow = Math.max(0, flow - 1);
+    else if (t.kind === 'directive-line' && column(text, t.offset) > 0)
+      return cannotStart(text, t.offset, '%');
+    else if (t.kind === 'block-scalar-header' && flow > 0) return cannotStart(text, t.offset, t.source[0]!);
+  }
+  return null;
 }
 
 /**
@@ -420,21 +521,26 @@ function strayTokens(text: string, keylessOnly = false): Problem[] {
   return problems;
 }
 
-/**
- * A `:` opening an entry of a block mapping with no key before it (`: x`, `a: 1\n: x`), which
- * PyYAML refuses and the `yaml` package reads as a null key; checked only where a line (after
- * indentation and `- `) starts with `: `.
- */
-export function keylessRefusal(text: string): PyYamlRefusal | null {
-  if (!/(?:^|[\n\r\x85\u2028\u2029])[ ]*(?:-[ ]+)*:(?:[ \t\n\r\x85\u2028\u2029]|$)/.test(text)) return null;
-  const problems = strayTokens(text, true).sort((a, b) => a.at - b.at);
-  return problems[0]?.refusal ?? null;
-}
-
+/** The column (in UTF-16 units) of `offset` on its line. */
 function column(text: string, offset: number): number {
   let i = offset;
   while (i > 0 && !BREAK.test(text[i - 1]!)) i--;
   return offset - i;
+}
+
+/**
+ * What PyYAML refuses in a document the `yaml` package reads: a `:` opening an entry of a block
+ * mapping with no key before it (`: x`, `a: 1\n: x`; the `yaml` package reads a null key), checked
+ * where a line (after indentation and `- `) starts with `: `, and a tab between tokens.
+ */
+export function readDocumentRefusal(text: string): PyYamlRefusal | null {
+  const problems: Problem[] = [];
+  if (/(?:^|[\n\r\x85\u2028\u2029])[ ]*(?:-[ ]+)*:(?:[ \t\n\r\x85\u2028\u2029]|$)/.test(text))
+    problems.push(...strayTokens(text, true));
+  const tab = text.includes('\t') ? tabBetweenTokens(text, lex(text)) : null;
+  if (tab) problems.push(tab);
+  problems.sort((x, y) => x.at - y.at);
+  return problems[0]?.refusal ?? null;
 }
 
 /**
@@ -443,9 +549,14 @@ function column(text: string, offset: number): number {
  */
 export function parserRefusal(text: string): PyYamlRefusal | null {
   const tokens = lex(text);
-  const problems = [quotedScalar(text, tokens), unclosedFlow(text, tokens), ...strayTokens(text)].filter(
-    (p): p is Problem => p !== null,
-  );
+  const problems = [
+    quotedScalar(text, tokens),
+    blockScalarHeader(text, tokens),
+    tabBetweenTokens(text, tokens),
+    misplacedIndicator(text, tokens),
+    unclosedFlow(text, tokens),
+    ...strayTokens(text),
+  ].filter((p): p is Problem => p !== null);
   problems.sort((a, b) => a.at - b.at);
   return problems[0]?.refusal ?? null;
 }
