@@ -118,7 +118,13 @@ interface Problem {
 
 /** Whether a `---` or `...` line (a document marker, even inside a flow or a quote) follows `from`. */
 function markerLineAfter(text: string, from: number): boolean {
-  return /(?:^|[\n\r\x85\u2028\u2029])(?:---|\.\.\.)(?:[\s]|$)/.test(text.slice(from));
+  return markerLineIn(text.slice(from)) >= 0;
+}
+
+/** Where the first `---` or `...` line of `source` starts (-1 when there is none). */
+function markerLineIn(source: string): number {
+  const m = /(?:^|[\n\r\x85\u2028\u2029])(?:---|\.\.\.)(?:[\s]|$)/.exec(source);
+  return m ? m.index : -1;
 }
 
 interface LexedToken {
@@ -183,12 +189,13 @@ function quotedScalar(text: string, tokens: LexedToken[]): Problem | null {
       refusal: marked('ScannerError', text, context, t.offset, problem, at),
     });
     if (t.kind === 'double-quoted-scalar') {
+      const marker = markerLineIn(t.source);
       for (let i = 1; i < t.source.length; i++) {
         if (t.source[i] === '"') break;
         if (t.source[i] !== '\\') continue;
         const escape = t.source[i + 1];
         if (escape === undefined) break;
-        if (markerLineAfter(text.slice(0, t.offset + i), t.offset)) return null;
+        if (marker >= 0 && marker < i) return null;
         const digits = HEX_DIGITS[escape];
         if (digits) {
           const start = i + 2;
