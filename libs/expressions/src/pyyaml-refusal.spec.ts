@@ -102,6 +102,19 @@ describe('parserRefusal: block scalar headers and indicators', () => {
     );
     expect(parserRefusal('[a, |0]')?.message).toContain("found character '|' that cannot start any token");
   });
+
+  it("names a ']', '}' or ',' outside a flow collection where a node is due", () => {
+    expect(parserRefusal('a: ]')?.message).toBe(
+      "while parsing a block node\nexpected the node content, but found ']'\n" +
+        '  in "<unicode string>", line 1, column 4:\n    a: ]\n       ^',
+    );
+    expect(parserRefusal('- ,')?.message).toContain("but found ','");
+    expect(parserRefusal('---\n}')?.message).toContain(
+      'but found \'}\'\n  in "<unicode string>", line 2, column 1:',
+    );
+    // after a finished node PyYAML names the enclosing collection instead: not modelled
+    expect(parserRefusal('[a]]')).toBeNull();
+  });
 });
 
 describe('readDocumentRefusal', () => {

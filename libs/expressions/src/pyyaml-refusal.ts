@@ -336,6 +336,39 @@ function misplacedIndicator(text: string, tokens: LexedToken[]): Problem | null 
 }
 
 /**
+ * A `]`, `}` or `,` outside any flow collection where PyYAML expects a node: at the start of a
+ * document or right after `:`, `-`, `?` or `---` ("while parsing a block node … expected the node
+ * content, but found ']'"). After a finished node PyYAML words it otherwise (not modelled).
+ */
+function strayFlowIndicator(text: string, tokens: LexedToken[]): Problem | null {
+  const asksForNode = ['map-value-ind', 'seq-item-ind', 'explicit-key-ind', 'doc-start'];
+  let flow = 0;
+  let previous: LexedToken | undefined;
+  for (const t of tokens) {
+    const stray =
+      flow === 0 && (t.kind === 'flow-seq-end' || t.kind === 'flow-map-end' || t.kind === 'comma');
+    if (stray) {
+      if (previous !== undefined && !asksForNode.includes(previous.kind ?? 'text')) return null;
+      return {
+        at: t.offset,
+        refusal: marked(
+          'ParserError',
+          text,
+          'while parsing a block node',
+          t.offset,
+          `expected the node content, but found '${t.source[0]!}'`,
+          t.offset,
+        ),
+      };
+    }
+    if (t.kind === 'flow-seq-start' || t.kind === 'flow-map-start') flow++;
+    else if (t.kind === 'flow-seq-end' || t.kind === 'flow-map-end') flow--;
+    if (!['space', 'newline', 'comment', 'doc-mode', 'scalar'].includes(t.kind ?? 'text')) previous = t;
+  }
+  return null;
+}
+
+/**
  * A flow collection still open at the end of the text. PyYAML names the innermost one open
  * ("while parsing a flow sequence … expected ',' or ']', but got '<stream end>'"), or, when the
  * last thing in it asks for a node (`[`, `{`, `,`, `:`, `?`), the node it expected.
@@ -561,6 +594,7 @@ export function parserRefusal(text: string): PyYamlRefusal | null {
     blockScalarHeader(text, tokens),
     tabBetweenTokens(text, tokens),
     misplacedIndicator(text, tokens),
+    strayFlowIndicator(text, tokens),
     unclosedFlow(text, tokens),
     ...strayTokens(text),
   ].filter((p): p is Problem => p !== null);
