@@ -112,6 +112,11 @@ describe('parserRefusal: block scalar headers and indicators', () => {
     expect(parserRefusal('---\n}')?.message).toContain(
       'but found \'}\'\n  in "<unicode string>", line 2, column 1:',
     );
+    expect(parserRefusal('k: !a!b x')?.message).toBe(
+      "while parsing a node\nfound undefined tag handle '!a!'\n" +
+        '  in "<unicode string>", line 1, column 4:\n    k: !a!b x\n       ^',
+    );
+    expect(parserRefusal('%TAG !a! tag:x,1:\n--- !a!b x\n- y')).toBeNull();
     // after a finished node PyYAML names the enclosing collection instead: not modelled
     expect(parserRefusal('[a]]')).toBeNull();
   });

@@ -369,6 +369,62 @@ function strayFlowIndicator(text: string, tokens: LexedToken[]): Problem | null 
 }
 
 /**
+ * A tag with a named handle (`!a!b`) no `%TAG` directive declares: PyYAML's parser refuses it
+ * once it has read what follows the tag ("while parsing a node … found undefined tag handle
+ * '!a!'", marked at the tag). Documents with a `%TAG` directive are not judged.
+ */
+function undefinedTagHandle(text: string, tokens: LexedToken[]): Problem | null {
+  if (/(?:^|[\n\r\x85\u2028\u2029])%TAG/.test(text)) return null;
+  let flow = 0;
+  for (let k = 0; k < tokens.length; k++) {
+    const t = tokens[k]!;
+    if (t.kind === 'flow-seq-start' || t.kind === 'flow-map-start') flow++;
+    else if (t.kind === 'flow-seq-end' || t.kind === 'flow-map-end') flow = Math.max(0, flow - 1);
+    const handle = t.kind === 'tag' ? /^(![0-9A-Za-z-]+!)./.exec(t.source) : null;
+    if (!handle) continue;
+    // in a flow collection the tag's place may be wrong first (not judged)
+    if (flow > 0) return null;
+    // the parser reads the node after the tag and the token after that (is it a key?) first
+    const following = tokens
+      .slice(k + 1)
+      .filter((n) => !['space', 'scalar', 'newline', 'comment'].includes(n.kind ?? 'text'));
+    const previous = tokens
+      .slice(0, k)
+      .reverse()
+      .find((n) => !['space', 'newline', 'comment', 'doc-mode'].includes(n.kind ?? 'text'));
+    // after another tag or a finished node, or with a collection or indicator after it on its
+    // line, the tag is refused otherwise (not modelled)
+    const finished = [
+      'tag',
+      'flow-seq-end',
+      'flow-map-end',
+      'double-quoted-scalar',
+      'single-quoted-scalar',
+      'text',
+    ];
+    if (finished.includes(previous?.kind ?? 'none')) return null;
+    const after = following[0];
+    const sameLine = after !== undefined && !BREAK.test(text.slice(t.offset, after.offset));
+    if (after?.kind === 'flow-seq-start' || after?.kind === 'flow-map-start') return null;
+    if (sameLine && ['seq-item-ind', 'explicit-key-ind', 'map-value-ind'].includes(after.kind ?? 'text'))
+      return null;
+    const next = following[1];
+    return {
+      at: next?.offset ?? text.length,
+      refusal: marked(
+        'ParserError',
+        text,
+        'while parsing a node',
+        t.offset,
+        `found undefined tag handle '${handle[1]!}'`,
+        t.offset,
+      ),
+    };
+  }
+  return null;
+}
+
+/**
  * A flow collection still open at the end of the text. PyYAML names the innermost one open
  * ("while parsing a flow sequence … expected ',' or ']', but got '<stream end>'"), or, when the
  * last thing in it asks for a node (`[`, `{`, `,`, `:`, `?`), the node it expected.
@@ -597,6 +653,8 @@ export function parserRefusal(text: string): PyYamlRefusal | null {
     strayFlowIndicator(text, tokens),
     unclosedFlow(text, tokens),
     ...strayTokens(text),
+    // last: on a tie the scanner's problem with the token after the tag comes first
+    undefinedTagHandle(text, tokens),
   ].filter((p): p is Problem => p !== null);
   problems.sort((a, b) => a.at - b.at);
   return problems[0]?.refusal ?? null;
