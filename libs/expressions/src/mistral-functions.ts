@@ -1,6 +1,7 @@
 import { CST, Lexer, parseDocument, Scalar, visit } from 'yaml';
 import { parsePyJson } from './pyjson';
 import { pyYamlDump } from './pyyaml';
+import { parserRefusal, readDocumentRefusal, readerRefusal } from './pyyaml-refusal';
 import { EvalFailure, fail } from './errors';
 import type { ExpressionHost } from './host';
 import { def, STDLIB } from './yaql/stdlib';
@@ -153,12 +154,21 @@ export const mistralFunctions = {
     // PyYAML takes anything else for a stream and reads it
     if (typeof data !== 'string')
       return fail(`'${typeNameIn(c, data)}' object has no attribute 'read'`, 'AttributeError');
+    const unreadable = readerRefusal(data);
+    if (unreadable) return fail(unreadable.message, unreadable.type);
+    let value: unknown;
     try {
-      return fromHost(parseYamlSafely(data));
+      value = parseYamlSafely(data);
     } catch (e) {
       if (e instanceof EvalFailure) throw e;
+      // the yaml package refused: PyYAML's words where its first problem is one we model
+      const refusal = parserRefusal(data);
+      if (refusal) return fail(refusal.message, refusal.type);
       return fail(`Invalid YAML: ${(e as Error).message}`, 'YAMLError');
     }
+    const refused = readDocumentRefusal(data);
+    if (refused) return fail(refused.message, refused.type);
+    return fromHost(value);
   },
 };
 
