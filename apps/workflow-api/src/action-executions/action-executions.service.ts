@@ -82,8 +82,8 @@ export class ActionExecutionsService {
   async list(spec: RunListSpec, req: RunListRequest, includeOutput: boolean): Promise<Row[]> {
     const withOutput = includeOutput || req.fields.includes('output');
     const columns = withOutput ? [...ACTION_EXECUTION_LIST_COLUMNS, 'output'] : ACTION_EXECUTION_LIST_COLUMNS;
-    return (await runList(this.db, spec, { ...req, where: [...req.where, 'NOT "transient"'] }, columns)).map(
-      (r) => actionExecutionView(r, { includeOutput: withOutput }),
+    return (await runList(this.db, spec, { ...req, excludeTransient: true }, columns)).map((r) =>
+      actionExecutionView(r, { includeOutput: withOutput }),
     );
   }
 
