@@ -17,48 +17,46 @@ export type RunOwner = string | null;
 const byIdOf = (owner: RunOwner): string => (owner === null ? '' : 'AND "project_id" = $2');
 const paramsOf = (id: string, owner: RunOwner): unknown[] => (owner === null ? [id] : [id, owner]);
 
-/** A workflow execution visible to `owner`; `lock` takes its row lock (inside a transaction). */
-export async function findWorkflowExecutionRow(
+/** `SELECT *` of one row by primary key, as `owner` may see it. */
+async function findVisibleRow(
   db: SqlRunner,
+  table: 'workflow_executions' | 'task_executions' | 'action_executions',
   id: string,
   owner: RunOwner,
-  lock = false,
+  options: { readonly condition?: string; readonly lock?: boolean } = {},
 ): Promise<RunRow | undefined> {
   const rows: RunRow[] = await db.query(
-    `SELECT * FROM "workflow_executions" WHERE "id" = $1::uuid ${byIdOf(owner)}${lock ? ' FOR UPDATE' : ''}`,
+    `SELECT * FROM "${table}" WHERE "id" = $1::uuid ${options.condition ?? ''}${byIdOf(owner)}${options.lock ? ' FOR UPDATE' : ''}`,
     paramsOf(id, owner),
   );
   return rows[0];
 }
 
-/** A task execution visible to `owner`. */
-export async function findTaskExecutionRow(
+/** A workflow execution visible to `owner`; `lock` takes its row lock (inside a transaction). */
+export const findWorkflowExecutionRow = (
   db: SqlRunner,
   id: string,
   owner: RunOwner,
-): Promise<RunRow | undefined> {
-  const rows: RunRow[] = await db.query(
-    `SELECT * FROM "task_executions" WHERE "id" = $1::uuid ${byIdOf(owner)}`,
-    paramsOf(id, owner),
-  );
-  return rows[0];
-}
+  lock = false,
+): Promise<RunRow | undefined> => findVisibleRow(db, 'workflow_executions', id, owner, { lock });
+
+/** A task execution visible to `owner`. */
+export const findTaskExecutionRow = (
+  db: SqlRunner,
+  id: string,
+  owner: RunOwner,
+): Promise<RunRow | undefined> => findVisibleRow(db, 'task_executions', id, owner);
 
 /**
  * An action execution visible to `owner`; transient rows (a synchronous standalone run whose result
  * is not kept) are never visible.
  */
-export async function findActionExecutionRow(
+export const findActionExecutionRow = (
   db: SqlRunner,
   id: string,
   owner: RunOwner,
-): Promise<RunRow | undefined> {
-  const rows: RunRow[] = await db.query(
-    `SELECT * FROM "action_executions" WHERE "id" = $1::uuid AND NOT "transient" ${byIdOf(owner)}`,
-    paramsOf(id, owner),
-  );
-  return rows[0];
-}
+): Promise<RunRow | undefined> =>
+  findVisibleRow(db, 'action_executions', id, owner, { condition: 'AND NOT "transient" ' });
 
 /** Any action execution by id, transient ones included (the API waiting for its own standalone run). */
 export async function readActionExecutionRow(db: SqlRunner, id: string): Promise<RunRow | undefined> {
@@ -66,26 +64,30 @@ export async function readActionExecutionRow(db: SqlRunner, id: string): Promise
   return rows[0];
 }
 
-/** The state of a workflow execution (one primary-key read, for polls), undefined when gone. */
-export async function readWorkflowExecutionState(db: SqlRunner, id: string): Promise<string | undefined> {
+/** The `state` of one row by primary key (polls), undefined when gone; `lock` takes its row lock. */
+async function readStateOf(
+  db: SqlRunner,
+  table: 'workflow_executions' | 'action_executions',
+  id: string,
+  lock = false,
+): Promise<string | undefined> {
   const rows: { state: string }[] = await db.query(
-    `SELECT "state" FROM "workflow_executions" WHERE "id" = $1`,
+    `SELECT "state" FROM "${table}" WHERE "id" = $1${lock ? ' FOR UPDATE' : ''}`,
     [id],
   );
   return rows[0]?.state;
 }
 
+/** The state of a workflow execution (one primary-key read, for polls), undefined when gone. */
+export const readWorkflowExecutionState = (db: SqlRunner, id: string): Promise<string | undefined> =>
+  readStateOf(db, 'workflow_executions', id);
+
 /**
  * Takes the execution's row lock (the engine holds the same lock while it decides) and returns its
  * state; undefined when gone.
  */
-export async function lockWorkflowExecutionState(db: SqlRunner, id: string): Promise<string | undefined> {
-  const rows: { state: string }[] = await db.query(
-    `SELECT "state" FROM "workflow_executions" WHERE "id" = $1 FOR UPDATE`,
-    [id],
-  );
-  return rows[0]?.state;
-}
+export const lockWorkflowExecutionState = (db: SqlRunner, id: string): Promise<string | undefined> =>
+  readStateOf(db, 'workflow_executions', id, true);
 
 /** A task's state and last update (polled while the engine applies a rerun or skip). */
 export async function readTaskExecutionProgress(
@@ -100,13 +102,8 @@ export async function readTaskExecutionProgress(
 }
 
 /** The state of an action execution (polled while the engine applies a PUT). */
-export async function readActionExecutionState(db: SqlRunner, id: string): Promise<string | undefined> {
-  const rows: { state: string }[] = await db.query(
-    `SELECT "state" FROM "action_executions" WHERE "id" = $1`,
-    [id],
-  );
-  return rows[0]?.state;
-}
+export const readActionExecutionState = (db: SqlRunner, id: string): Promise<string | undefined> =>
+  readStateOf(db, 'action_executions', id);
 
 /**
  * Marks a task in ERROR as claimed by the control command `commandId` (rerun or skip), under the
