@@ -4,18 +4,21 @@ import { environmentEntities } from '../environments/environment.entity';
 import { environmentMigrations } from '../environments/environments.migration';
 import { type RunListQuery, type RunTable, listRuns } from './run-list';
 
-/** Any project-owned table with a scope serves: the environments. */
+/** Any project-owned table with a scope serves: the environments, with the kinds the test needs. */
 const ENVIRONMENTS: RunTable = {
   table: 'environments',
   model: 'Environment',
-  columns: {
-    id: { column: 'id', kind: 'uuid' },
-    name: { column: 'name', kind: 'text' },
-    description: { column: 'description', kind: 'text', nullable: true },
-    variables: { column: 'variables', kind: 'json', nullable: true },
-    scope: { column: 'scope', kind: 'text' },
-    created_at: { column: 'created_at', kind: 'timestamp' },
-  },
+  columns: Object.fromEntries(
+    (
+      [
+        ['id', 'uuid', false],
+        ['name', 'text', false],
+        ['description', 'text', true],
+        ['variables', 'json', true],
+        ['created_at', 'timestamp', false],
+      ] as const
+    ).map(([column, kind, nullable]) => [column, { column, kind, nullable }]),
+  ),
 };
 
 const page = (over: Partial<RunListQuery>): RunListQuery => ({
