@@ -25,30 +25,4 @@ export {
   createTestDataSource,
 } from './testing/test-data-source';
 export { type MigrationClass, combineMigrations } from './migrations/combine-migrations';
-export {
-  FILTER_OPS,
-  SORT_DIRS,
-  LIST_FIELD_TYPES,
-  DEFAULT_MAX_LIMIT,
-  type FilterOp,
-  type SortDir,
-  type SortKey,
-  type ListFieldType,
-  type ListField,
-  type ListSpec,
-  type FilterValue,
-  type FieldFilter,
-  type AnyOfFilter,
-  type ListFilter,
-  type ListQuery,
-  type ListPage,
-} from './list-query/list-query.types';
-export {
-  type ListDialect,
-  type ListParams,
-  type ParseListOptions,
-  parseListParams,
-  parseDatetime,
-} from './list-query/parse-list-params';
-export { type ApplyListOptions, applyListQuery } from './list-query/apply-list-query';
 export { affectedOf, returnedRows, rowsOf } from './sql/query-results';

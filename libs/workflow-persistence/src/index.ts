@@ -1,4 +1,5 @@
 export * from './definitions';
+export * from './lists';
 export * from './executions';
 export * from './cron';
 export * from './event-triggers';

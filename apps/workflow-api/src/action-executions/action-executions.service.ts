@@ -17,8 +17,12 @@ import { CLOCK, type Clock, DATA_SOURCE, OUTBOX_WRITER } from '@osc/platform';
 import { type ActionSpec, findStandardAction, isCompleted } from '@osc/workflow-domain';
 import {
   completeStandaloneAction,
+  deleteActionExecution,
+  findActionExecutionRow,
   findAdHocActionSpec,
   insertStandaloneAction,
+  readActionExecutionRow,
+  readActionExecutionState,
   setStandaloneActionState,
   sweepTransientActions,
 } from '@osc/workflow-persistence';
@@ -66,12 +70,9 @@ export class ActionExecutionsService {
   async findRow(ctx: RequestContext, id: string): Promise<Row> {
     if (!isCanonicalUuid(id))
       throw new NotFoundError('ActionExecution', id, `ActionExecution not found [id=${id}]`);
-    const rows: Row[] = await this.db.query(
-      `SELECT * FROM "action_executions" WHERE "id" = $1::uuid AND NOT "transient" ${ctx.isAdmin ? '' : 'AND "project_id" = $2'}`,
-      ctx.isAdmin ? [id] : [id, ctx.projectId],
-    );
-    if (!rows[0]) throw new NotFoundError('ActionExecution', id, `ActionExecution not found [id=${id}]`);
-    return rows[0];
+    const row = await findActionExecutionRow(this.db, id, ctx.isAdmin ? null : ctx.projectId);
+    if (!row) throw new NotFoundError('ActionExecution', id, `ActionExecution not found [id=${id}]`);
+    return row;
   }
 
   async get(ctx: RequestContext, id: string): Promise<Row> {
@@ -81,8 +82,8 @@ export class ActionExecutionsService {
   async list(spec: RunListSpec, req: RunListRequest, includeOutput: boolean): Promise<Row[]> {
     const withOutput = includeOutput || req.fields.includes('output');
     const columns = withOutput ? [...ACTION_EXECUTION_LIST_COLUMNS, 'output'] : ACTION_EXECUTION_LIST_COLUMNS;
-    return (await runList(this.db, spec, { ...req, where: [...req.where, 'NOT "transient"'] }, columns)).map(
-      (r) => actionExecutionView(r, { includeOutput: withOutput }),
+    return (await runList(this.db, spec, { ...req, excludeTransient: true }, columns)).map((r) =>
+      actionExecutionView(r, { includeOutput: withOutput }),
     );
   }
 
@@ -139,11 +140,8 @@ export class ActionExecutionsService {
     const deadline = Date.now() + APPLY_WAIT_MS;
     let delay = 5;
     while (Date.now() < deadline) {
-      const r: { state: string }[] = await this.db.query(
-        `SELECT "state" FROM "action_executions" WHERE "id" = $1`,
-        [id],
-      );
-      if (!r[0] || r[0].state === state) break;
+      const current = await readActionExecutionState(this.db, id);
+      if (current === undefined || current === state) break;
       await new Promise((res) => setTimeout(res, delay));
       delay = Math.min(delay * 2, 100);
     }
@@ -241,7 +239,7 @@ export class ActionExecutionsService {
     if (plan.kind === 'schedule') return postView(await this.get(ctx, id));
     const done = await this.waitForCompletion(id, req);
     if (plan.save) return postView(actionExecutionView(done, { includeOutput: true }));
-    await this.db.query(`DELETE FROM "action_executions" WHERE "id" = $1`, [id]);
+    await deleteActionExecution(this.db, id);
     await sweepTransientActions(this.db, new Date(now.getTime() - TRANSIENT_TTL_MS));
     return unsavedView(req, done);
   }
@@ -253,7 +251,7 @@ export class ActionExecutionsService {
     if (row['task_execution_id']) throw new ForbiddenError('Only ad-hoc action execution can be deleted.');
     if (!isCompleted(String(row['state'])))
       throw new ForbiddenError('Only completed action execution can be deleted.');
-    await this.db.query(`DELETE FROM "action_executions" WHERE "id" = $1`, [id]);
+    await deleteActionExecution(this.db, id);
   }
 
   /** A standard action, or an ad-hoc one of the caller's (namespace, then the default one); async as its base is. */
@@ -297,8 +295,7 @@ export class ActionExecutionsService {
     const deadline = Date.now() + limit;
     let delay = 5;
     for (;;) {
-      const rows: Row[] = await this.db.query(`SELECT * FROM "action_executions" WHERE "id" = $1`, [id]);
-      const row = rows[0];
+      const row = await readActionExecutionRow(this.db, id);
       if (!row) throw new NotFoundError('ActionExecution', id, `ActionExecution not found [id=${id}]`);
       if (isCompleted(String(row['state']))) return row;
       if (Date.now() >= deadline) {

@@ -94,11 +94,9 @@ export class CodeSourcesService {
 
   /** Own code sources and public ones of other projects (Mistral's secure query); all with all_projects. */
   async list(ctx: RequestContext, req: RunListRequest): Promise<Record<string, unknown>[]> {
-    const own = `"project_id" = $${req.params.indexOf(ctx.projectId) + 1}`;
-    const where = req.where.map((w) => (w === own ? `(${own} OR "scope" = 'public')` : w));
-    return (await runList(this.db, CODE_SOURCE_LIST, { ...req, where, markerPublicToo: true })).map(
-      codeSourceRowView,
-    );
+    return (
+      await runList(this.db, CODE_SOURCE_LIST, { ...req, publicToo: ctx.projectId, markerPublicToo: true })
+    ).map(codeSourceRowView);
   }
 
   /** DELETE /v2/code_sources/{identifier}?namespace= → 204; its dynamic actions go with it (Mistral's cascade). */

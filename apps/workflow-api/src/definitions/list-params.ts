@@ -68,6 +68,7 @@ const commaList = (raw: string, unique = true): string[] => {
   return out;
 };
 
+/** `limit`: at most {@link MAX_PAGE_SIZE}, which is also the default. */
 const parseLimit = (raw: string | undefined): number => {
   if (raw === undefined) return MAX_PAGE_SIZE;
   const t = raw.trim();
@@ -109,7 +110,8 @@ export const parseTimestamp = (field: string, raw: string): string => {
   return date.toISOString();
 };
 
-const splitOp = (raw: string): { op: FilterOp; value: string } => {
+/** `op:value` of a filter parameter; a value without a known operator prefix is `eq`. */
+export const splitFilterOp = (raw: string): { op: FilterOp; value: string } => {
   for (const op of FILTER_OPS) {
     if (raw.startsWith(`${op}:`)) return { op, value: raw.slice(op.length + 1) };
   }
@@ -119,7 +121,7 @@ const splitOp = (raw: string): { op: FilterOp; value: string } => {
 const parseFilter = (spec: ListSpec, field: string, raw: string): { filter: FieldFilter; link: string } => {
   const column = spec.table.columns[field];
   if (!column) throw new InvalidInputError(`Unknown argument: "${field}"`);
-  const { op, value } = splitOp(raw);
+  const { op, value } = splitFilterOp(raw);
   const link = `${op}:${value}`;
   if (column.kind === 'tags') {
     if (op !== 'eq')
@@ -151,6 +153,76 @@ const parseFilter = (spec: ListSpec, field: string, raw: string): { filter: Fiel
   return { filter: { field, op, value: filterValue }, link };
 };
 
+/** The paging half of a list request, common to every collection. */
+export interface PagingRequest {
+  readonly limit: number;
+  /** Trimmed, as given (a UUID). */
+  readonly marker?: string;
+  /** Sort keys (wire names) and directions, ending with `id`. */
+  readonly sort: { key: string; dir: SortDir }[];
+  /** Requested fields, `id` first; empty: all. */
+  readonly fields: string[];
+}
+
+/** What a collection's paging accepts. */
+export interface PagingSpec {
+  readonly defaultSortKey: string;
+  /** Wire fields in response order (what `fields` may name). */
+  readonly fields: readonly string[];
+  /** Whether a field may be a sort key. */
+  readonly sortable: (key: string) => boolean;
+  /**
+   * `sort_dirs` keeps each direction once (as the run-time collections always read it) instead of
+   * as a plain list (the definitions).
+   */
+  readonly uniqueSortDirs: boolean;
+}
+
+/** Parses `limit`, `marker`, `sort_keys`, `sort_dirs` and `fields` with Mistral's checks and messages. */
+export function parsePaging(spec: PagingSpec, get: (name: string) => string | undefined): PagingRequest {
+  const limit = parseLimit(get('limit'));
+  const marker = get('marker');
+  if (marker !== undefined && !isUuid(marker.trim())) throw invalidField('marker', marker, 'Invalid UUID');
+
+  const sortKeys = commaList(get('sort_keys') ?? spec.defaultSortKey);
+  const sortDirs = commaList(get('sort_dirs') ?? 'asc', spec.uniqueSortDirs);
+  if (sortKeys.length === 0) sortKeys.push(spec.defaultSortKey);
+  if (sortKeys.length < sortDirs.length) {
+    throw new InvalidInputError('Length of sort_keys must be equal or greater than sort_dirs.');
+  }
+  while (sortDirs.length < sortKeys.length) sortDirs.push('asc');
+  for (const d of sortDirs) {
+    if (d !== 'asc' && d !== 'desc')
+      throw new InvalidInputError("Unknown sort direction, must be 'desc' or 'asc'.");
+  }
+  for (const k of sortKeys) {
+    if (!spec.sortable(k)) throw new InvalidInputError(`Sort key supplied is invalid: ${k}`);
+  }
+  if (!sortKeys.includes('id')) {
+    sortKeys.push('id');
+    sortDirs.push('asc');
+  }
+
+  const fieldsRaw = get('fields');
+  const fields = fieldsRaw === undefined ? [] : commaList(fieldsRaw);
+  if (fields.length > 0) {
+    const unknown = fields.filter((f) => !spec.fields.includes(f));
+    if (unknown.length > 0) {
+      throw new InvalidInputError(
+        `Some fields do not exist  [${unknown.join(', ')}], please choose from [${spec.fields.join(', ')}]`,
+      );
+    }
+    if (!fields.includes('id')) fields.unshift('id');
+  }
+
+  return {
+    limit,
+    ...(marker !== undefined ? { marker: marker.trim() } : {}),
+    sort: sortKeys.map((key, i) => ({ key, dir: sortDirs[i] as SortDir })),
+    fields,
+  };
+}
+
 /** Parses and checks a list request of one definitions collection (workflow-api.md §4). */
 export function parseListRequest(
   spec: ListSpec,
@@ -179,40 +251,15 @@ export function parseListRequest(
     }
   }
 
-  const limit = parseLimit(get('limit'));
-  const marker = get('marker');
-  if (marker !== undefined && !isUuid(marker.trim())) throw invalidField('marker', marker, 'Invalid UUID');
-
-  const sortKeys = commaList(get('sort_keys') ?? spec.defaultSortKey);
-  const sortDirs = commaList(get('sort_dirs') ?? 'asc', false);
-  if (sortKeys.length === 0) sortKeys.push(spec.defaultSortKey);
-  if (sortKeys.length < sortDirs.length) {
-    throw new InvalidInputError('Length of sort_keys must be equal or greater than sort_dirs.');
-  }
-  while (sortDirs.length < sortKeys.length) sortDirs.push('asc');
-  for (const d of sortDirs) {
-    if (d !== 'asc' && d !== 'desc')
-      throw new InvalidInputError("Unknown sort direction, must be 'desc' or 'asc'.");
-  }
-  for (const k of sortKeys) {
-    if (!spec.table.columns[k]) throw new InvalidInputError(`Sort key supplied is invalid: ${k}`);
-  }
-  if (!sortKeys.includes('id')) {
-    sortKeys.push('id');
-    sortDirs.push('asc');
-  }
-
-  const fieldsRaw = get('fields');
-  const fields = fieldsRaw === undefined ? [] : commaList(fieldsRaw);
-  if (fields.length > 0) {
-    const unknown = fields.filter((f) => !spec.table.columns[f]);
-    if (unknown.length > 0) {
-      throw new InvalidInputError(
-        `Some fields do not exist  [${unknown.join(', ')}], please choose from [${spec.table.fields.join(', ')}]`,
-      );
-    }
-    if (!fields.includes('id')) fields.unshift('id');
-  }
+  const { limit, marker, sort, fields } = parsePaging(
+    {
+      defaultSortKey: spec.defaultSortKey,
+      fields: spec.table.fields,
+      sortable: (k) => spec.table.columns[k] !== undefined,
+      uniqueSortDirs: false,
+    },
+    get,
+  );
 
   const filters: FieldFilter[] = [];
   const linkFilters: [string, string][] = [];
@@ -234,9 +281,9 @@ export function parseListRequest(
     // Admins see every project's rows, as in the reference; so does anyone the policy lets ask for all_projects.
     visibility: ctx.isAdmin || allProjects ? { kind: 'all' } : { kind: 'project', projectId: ctx.projectId },
     filters,
-    sort: sortKeys.map((key, i) => ({ key, dir: sortDirs[i] as SortDir })),
+    sort,
     limit,
-    ...(marker !== undefined ? { marker: marker.trim().toLowerCase() } : {}),
+    ...(marker !== undefined ? { marker: marker.toLowerCase() } : {}),
     fields,
     linkFilters,
   };

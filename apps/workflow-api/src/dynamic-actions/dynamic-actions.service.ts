@@ -178,11 +178,9 @@ export class DynamicActionsService {
   }
 
   async list(ctx: RequestContext, req: RunListRequest): Promise<Record<string, unknown>[]> {
-    const own = `"project_id" = $${req.params.indexOf(ctx.projectId) + 1}`;
-    const where = req.where.map((w) => (w === own ? `(${own} OR "scope" = 'public')` : w));
-    return (await runList(this.db, DYNAMIC_ACTION_LIST, { ...req, where, markerPublicToo: true })).map(
-      dynamicActionRowView,
-    );
+    return (
+      await runList(this.db, DYNAMIC_ACTION_LIST, { ...req, publicToo: ctx.projectId, markerPublicToo: true })
+    ).map(dynamicActionRowView);
   }
 
   async delete(ctx: RequestContext, identifier: string, namespace: string): Promise<void> {

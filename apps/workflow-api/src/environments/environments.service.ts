@@ -161,9 +161,9 @@ export class EnvironmentsService {
 
   /** Own environments and public ones of other projects (Mistral's secure query). */
   async list(ctx: RequestContext, req: RunListRequest): Promise<Record<string, unknown>[]> {
-    const own = `"project_id" = $${req.params.indexOf(ctx.projectId) + 1}`;
-    const where = req.where.map((w) => (w === own ? `(${own} OR "scope" = 'public')` : w));
-    return (await runList(this.db, ENVIRONMENT_LIST, { ...req, where })).map(environmentRowView);
+    return (await runList(this.db, ENVIRONMENT_LIST, { ...req, publicToo: ctx.projectId })).map(
+      environmentRowView,
+    );
   }
 
   /**

@@ -153,12 +153,8 @@ export class EventTriggersService {
 
   /** Own triggers and public ones of other projects (Mistral's secure query), or all for admins. */
   async list(ctx: RequestContext, req: RunListRequest): Promise<Record<string, unknown>[]> {
-    const own = `"project_id" = $${req.params.indexOf(ctx.projectId) + 1}`;
-    const where =
-      !req.allProjects && !ctx.isAdmin
-        ? req.where.map((w) => (w === own ? `(${own} OR "scope" = 'public')` : w))
-        : req.where;
-    return (await runList(this.db, EVENT_TRIGGER_LIST, { ...req, where, markerPublicToo: true })).map(
+    const publicToo = !req.allProjects && !ctx.isAdmin ? { publicToo: ctx.projectId } : {};
+    return (await runList(this.db, EVENT_TRIGGER_LIST, { ...req, ...publicToo, markerPublicToo: true })).map(
       eventTriggerRowView,
     );
   }

@@ -8,7 +8,9 @@ import {
   type StoredExecutionStateChange,
   listExecutionEventsOfTrees,
   listExecutionStateChangesOfProjects,
+  listenForExecutionEvents,
   localExecutionEvents,
+  stopListening,
 } from '@osc/workflow-persistence';
 
 /** Someone watching one execution tree: called with the entries after its `after`, in order. */
@@ -203,7 +205,7 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
     await this.projectConnection.release();
     const qr = this.listener;
     if (qr && !qr.isReleased) {
-      await qr.query(`UNLISTEN *`).catch(() => undefined);
+      await stopListening(qr).catch(() => undefined);
       await qr.release().catch(() => undefined);
     }
   }
@@ -383,7 +385,7 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
           client.on('error', () => resolve());
           client.on('end', () => resolve());
         });
-        await qr.query(`LISTEN ${EXECUTION_EVENTS_CHANNEL}`);
+        await listenForExecutionEvents(qr);
         for (const root of this.trees.keys()) this.treeReads.request(root);
         for (const key of this.projects.keys()) this.projectReads.request(key);
         await lost;

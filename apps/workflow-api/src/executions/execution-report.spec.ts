@@ -1,15 +1,14 @@
-import { buildExecutionReport } from './execution-report';
+import { type ReportReads, buildExecutionReport } from './execution-report';
 
 type Row = Record<string, unknown>;
 
-/** Answers the report's queries from in-memory rows (the SQL itself is covered by the e2e suite). */
-const fakeQuery =
-  (history: Row[], tasks: Row[] = []) =>
-  async (sql: string): Promise<Row[]> => {
-    if (sql.includes(`"state" = 'SUCCESS'`)) return history;
-    if (sql.includes('FROM "task_executions"')) return tasks;
-    return [];
-  };
+/** Answers the report's reads from in-memory rows (the SQL itself is covered by the e2e suite). */
+const fakeQuery = (history: Row[], tasks: Row[] = []): ReportReads => ({
+  successfulRunTimes: async () => history,
+  tasksOf: async () => tasks,
+  actionsOf: async () => [],
+  subExecutionsOf: async () => [],
+});
 
 const running: Row = {
   id: 'ex',

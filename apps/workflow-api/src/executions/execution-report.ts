@@ -19,7 +19,17 @@ export interface ReportStatistics {
   estimated_time: number;
 }
 
-type Query = (sql: string, params: unknown[]) => Promise<Row[]>;
+/** The reads the report makes (the workflow persistence's run-time queries, or fakes in tests). */
+export interface ReportReads {
+  /** Creation and last update of up to `limit` earliest successful runs of the workflow. */
+  successfulRunTimes(workflowId: unknown, limit: number): Promise<Row[]>;
+  /** The execution's tasks, in creation order. */
+  tasksOf(executionId: unknown): Promise<Row[]>;
+  /** The task's action executions, in creation order. */
+  actionsOf(taskId: unknown): Promise<Row[]>;
+  /** The sub-workflow executions the task started, oldest first. */
+  subExecutionsOf(taskId: unknown): Promise<Row[]>;
+}
 
 /** How many earlier successful runs of the same workflow the time estimate averages. */
 const ESTIMATE_SAMPLE = 20;
@@ -60,12 +70,9 @@ const count = (stat: ReportStatistics, state: unknown): void => {
  * Seconds a RUNNING execution probably still needs: the mean duration of up to 20 earlier successful
  * runs of its workflow minus the time it has run, at least 1; -1 without history; 0 when not running.
  */
-async function estimatedTime(query: Query, root: Row, now: Date): Promise<number> {
+async function estimatedTime(reads: ReportReads, root: Row, now: Date): Promise<number> {
   if (root['state'] !== 'RUNNING') return 0;
-  const prev = await query(
-    `SELECT "created_at", "updated_at" FROM "workflow_executions" WHERE "workflow_id" = $1 AND "state" = 'SUCCESS' ORDER BY "created_at", "seq" LIMIT ${ESTIMATE_SAMPLE}`,
-    [root['workflow_id']],
-  );
+  const prev = await reads.successfulRunTimes(root['workflow_id'], ESTIMATE_SAMPLE);
   if (prev.length === 0) return -1;
   const secs = (from: unknown, to: unknown) =>
     Math.floor((new Date(to as string).getTime() - new Date(from as string).getTime()) / 1000);
@@ -81,7 +88,7 @@ async function estimatedTime(query: Query, root: Row, now: Date): Promise<number
  * only tasks in ERROR are kept (and counted); below `maxDepth` a sub-execution is listed without tasks.
  */
 export async function buildExecutionReport(
-  query: Query,
+  reads: ReportReads,
   root: Row,
   filters: ReportFilters,
   now: Date,
@@ -93,7 +100,7 @@ export async function buildExecutionReport(
     error_tasks_count: 0,
     idle_tasks_count: 0,
     paused_tasks_count: 0,
-    estimated_time: await estimatedTime(query, root, now),
+    estimated_time: await estimatedTime(reads, root, now),
   };
   const tooDeep = (depth: number) => filters.maxDepth >= 0 && filters.maxDepth < depth;
 
@@ -101,10 +108,7 @@ export async function buildExecutionReport(
     if (filters.statisticsOnly && tooDeep(depth)) return null;
     const entry = baseEntry(wf, wf['workflow_name']);
     if (!filters.statisticsOnly && tooDeep(depth)) return entry;
-    const tasks = await query(
-      `SELECT * FROM "task_executions" WHERE "workflow_execution_id" = $1 ORDER BY "seq"`,
-      [wf['id']],
-    );
+    const tasks = await reads.tasksOf(wf['id']);
     const entries: Row[] = [];
     for (const t of tasks) {
       if (filters.errorsOnly && t['state'] !== 'ERROR') continue;
@@ -112,19 +116,8 @@ export async function buildExecutionReport(
       const taskEntry = baseEntry(t, t['name']);
       const retry = asMap(t['runtime_context'])['retry_task_policy'] as { retry_no?: number } | undefined;
       if (retry) taskEntry['retry_count'] = retry.retry_no ?? 0;
-      const actions =
-        t['type'] === 'ACTION' && !filters.statisticsOnly
-          ? await query(`SELECT * FROM "action_executions" WHERE "task_execution_id" = $1 ORDER BY "seq"`, [
-              t['id'],
-            ])
-          : [];
-      const children =
-        t['type'] === 'WORKFLOW'
-          ? await query(
-              `SELECT * FROM "workflow_executions" WHERE "task_execution_id" = $1 ORDER BY "created_at", "seq"`,
-              [t['id']],
-            )
-          : [];
+      const actions = t['type'] === 'ACTION' && !filters.statisticsOnly ? await reads.actionsOf(t['id']) : [];
+      const children = t['type'] === 'WORKFLOW' ? await reads.subExecutionsOf(t['id']) : [];
       taskEntry['action_executions'] = actions.map((a) => ({
         ...baseEntry(a, a['name']),
         accepted: a['accepted'],

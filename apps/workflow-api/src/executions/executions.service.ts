@@ -15,10 +15,21 @@ import {
   newExecution,
 } from '@osc/workflow-domain';
 import {
+  type ExecutionSqlRunner,
   deleteExecutionHistory,
+  deleteWorkflowExecutionTree,
+  findWorkflowExecutionRow,
   findWorkflowForRun,
   insertExecutionReturning,
+  listActionsOfTask,
+  listSubExecutionsOfTask,
+  listSuccessfulRunTimes,
+  listTasksOfExecution,
+  listWorkflowTasksOfExecution,
+  readWorkflowExecutionState,
   resolveNamedEnvironment,
+  setWorkflowExecutionDescription,
+  setWorkflowExecutionParams,
   toWorkflowExecution,
 } from '@osc/workflow-persistence';
 import { isCanonicalUuid, isUuid } from '../definitions/list-params';
@@ -73,16 +84,12 @@ export class ExecutionsService {
   async findRow(
     ctx: RequestContext,
     id: string,
-    em: { query: EntityManager['query'] } = this.db,
+    em: ExecutionSqlRunner = this.db,
     lock = false,
   ): Promise<Row> {
     if (!isCanonicalUuid(id))
       throw new NotFoundError('WorkflowExecution', id, `WorkflowExecution not found [id=${id}]`);
-    const rows: Row[] = await em.query(
-      `SELECT * FROM "workflow_executions" WHERE "id" = $1::uuid ${ctx.isAdmin ? '' : 'AND "project_id" = $2'}${lock ? ' FOR UPDATE' : ''}`,
-      ctx.isAdmin ? [id] : [id, ctx.projectId],
-    );
-    const row = rows[0];
+    const row = await findWorkflowExecutionRow(em, id, ctx.isAdmin ? null : ctx.projectId, lock);
     if (!row) throw new NotFoundError('WorkflowExecution', id, `WorkflowExecution not found [id=${id}]`);
     return row;
   }
@@ -231,10 +238,7 @@ export class ExecutionsService {
       throw new ForbiddenError(`Can not access WorkflowExecution resource of other projects, ID: ${id}`);
     }
     if (description !== undefined) {
-      await this.db.query(
-        `UPDATE "workflow_executions" SET "description" = $2, "updated_at" = $3::timestamptz WHERE "id" = $1`,
-        [id, description, this.clock.now().toISOString()],
-      );
+      await setWorkflowExecutionDescription(this.db, id, description, this.clock.now());
     }
     if (env !== undefined && state === undefined) {
       if (row.state === 'RUNNING') {
@@ -245,10 +249,7 @@ export class ExecutionsService {
       await this.db.transaction(async (em) => {
         const locked = toWorkflowExecution(await this.findRow(ctx, id, em, true));
         const merged = { ...locked.params, env: { ...((locked.params['env'] as object) ?? {}), ...env } };
-        await em.query(
-          `UPDATE "workflow_executions" SET "params" = $2::jsonb, "updated_at" = $3::timestamptz WHERE "id" = $1`,
-          [id, JSON.stringify(merged), this.clock.now().toISOString()],
-        );
+        await setWorkflowExecutionParams(em, id, merged, this.clock.now());
       });
     }
     if (state !== undefined) {
@@ -311,8 +312,7 @@ export class ExecutionsService {
         );
       }
       await deleteExecutionHistory(em, [{ id: row.id, rootExecutionId: row.rootExecutionId }]);
-      await em.query(`DELETE FROM "workflow_executions" WHERE "root_execution_id" = $1`, [id]);
-      await em.query(`DELETE FROM "workflow_executions" WHERE "id" = $1`, [id]);
+      await deleteWorkflowExecutionTree(em, id);
     });
   }
 
@@ -330,19 +330,13 @@ export class ExecutionsService {
     const out: Row[] = [];
     const fromTask = async (task: Row, depth: number): Promise<void> => {
       if (filters.errorsOnly && task['state'] !== 'ERROR') return;
-      const children: Row[] = await this.db.query(
-        `SELECT * FROM "workflow_executions" WHERE "task_execution_id" = $1 ORDER BY "created_at", "seq"`,
-        [task['id']],
-      );
+      const children = await listSubExecutionsOfTask(this.db, task['id']);
       for (const c of children) await fromExecution(c, depth);
     };
     const fromExecution = async (ex: Row, depth: number): Promise<void> => {
       if (filters.maxDepth >= 0 && filters.maxDepth < depth) return;
       out.push(executionView(ex, { detail: false, includeOutput: filters.includeOutput }));
-      const tasks: Row[] = await this.db.query(
-        `SELECT "id", "state" FROM "task_executions" WHERE "workflow_execution_id" = $1 AND "type" = 'WORKFLOW' ORDER BY "seq"`,
-        [ex['id']],
-      );
+      const tasks: Row[] = await listWorkflowTasksOfExecution(this.db, ex['id']);
       for (const t of tasks) await fromTask(t, depth + 1);
     };
     if ('execution' in origin) await fromExecution(origin.execution, 0);
@@ -353,7 +347,17 @@ export class ExecutionsService {
   /** GET /v2/executions/{id}/report: task statistics and the execution tree. */
   async report(ctx: RequestContext, id: string, filters: ReportFilters): Promise<Row> {
     const root = await this.findRow(ctx, id);
-    return buildExecutionReport((sql, params) => this.db.query(sql, params), root, filters, this.clock.now());
+    return buildExecutionReport(
+      {
+        successfulRunTimes: (workflowId, limit) => listSuccessfulRunTimes(this.db, workflowId, limit),
+        tasksOf: (executionId) => listTasksOfExecution(this.db, executionId),
+        actionsOf: (taskId) => listActionsOfTask(this.db, taskId),
+        subExecutionsOf: (taskId) => listSubExecutionsOfTask(this.db, taskId),
+      },
+      root,
+      filters,
+      this.clock.now(),
+    );
   }
 
   async send(em: EntityManager, message: EngineCommandMessage): Promise<void> {
@@ -365,11 +369,8 @@ export class ExecutionsService {
     const deadline = Date.now() + APPLY_WAIT_MS;
     let delay = 5;
     while (Date.now() < deadline) {
-      const rows: { state: string }[] = await this.db.query(
-        `SELECT "state" FROM "workflow_executions" WHERE "id" = $1`,
-        [id],
-      );
-      if (!rows[0] || done(rows[0].state)) return;
+      const state = await readWorkflowExecutionState(this.db, id);
+      if (state === undefined || done(state)) return;
       await new Promise((r) => setTimeout(r, delay));
       delay = Math.min(delay * 2, 100);
     }

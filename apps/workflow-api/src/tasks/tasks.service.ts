@@ -7,6 +7,13 @@ import type { RequestContext } from '@osc/http-common';
 import type { OutboxWriter } from '@osc/messaging';
 import { DATA_SOURCE, OUTBOX_WRITER } from '@osc/platform';
 import { CONTROL_REQUEST } from '@osc/workflow-domain';
+import {
+  claimTaskForControl,
+  findTaskExecutionRow,
+  lockWorkflowExecutionState,
+  readTaskExecutionProgress,
+  readWorkflowExecutionState,
+} from '@osc/workflow-persistence';
 import { isCanonicalUuid } from '../definitions/list-params';
 import { type RunListRequest, type RunListSpec, runList } from '../executions/run-list';
 import { type Row, TASK_LIST_COLUMNS, taskView } from '../executions/run-views';
@@ -24,12 +31,9 @@ export class TasksService {
   async findRow(ctx: RequestContext, id: string): Promise<Row> {
     if (!isCanonicalUuid(id))
       throw new NotFoundError('TaskExecution', id, `TaskExecution not found [id=${id}]`);
-    const rows: Row[] = await this.db.query(
-      `SELECT * FROM "task_executions" WHERE "id" = $1::uuid ${ctx.isAdmin ? '' : 'AND "project_id" = $2'}`,
-      ctx.isAdmin ? [id] : [id, ctx.projectId],
-    );
-    if (!rows[0]) throw new NotFoundError('TaskExecution', id, `TaskExecution not found [id=${id}]`);
-    return rows[0];
+    const row = await findTaskExecutionRow(this.db, id, ctx.isAdmin ? null : ctx.projectId);
+    if (!row) throw new NotFoundError('TaskExecution', id, `TaskExecution not found [id=${id}]`);
+    return row;
   }
 
   async get(ctx: RequestContext, id: string): Promise<Row> {
@@ -72,11 +76,7 @@ export class TasksService {
       );
     }
     const executionId = String(row['workflow_execution_id']);
-    const exRows: { state: string }[] = await this.db.query(
-      `SELECT "state" FROM "workflow_executions" WHERE "id" = $1`,
-      [executionId],
-    );
-    if (exRows[0]?.state === 'PAUSED') {
+    if ((await readWorkflowExecutionState(this.db, executionId)) === 'PAUSED') {
       throw new InvalidInputError(
         `Cannot rerun or skip a task of a paused workflow execution [execution_id=${executionId}]`,
       );
@@ -110,23 +110,15 @@ export class TasksService {
       // Claim the task under the execution's row lock (the engine holds the same lock while it
       // decides): of two concurrent requests only one finds it in ERROR and unclaimed; the engine
       // releases the claim when it handles the command.
-      const locked: { state: string }[] = await em.query(
-        `SELECT "state" FROM "workflow_executions" WHERE "id" = $1 FOR UPDATE`,
-        [executionId],
-      );
+      const lockedState = await lockWorkflowExecutionState(em, executionId);
       // Mistral: the env of an execution changes only while it is IDLE, PAUSED or ERROR (DSL-15.6)
       const envChange = env !== undefined && env !== null && Object.keys(env).length > 0;
-      if (envChange && !['IDLE', 'PAUSED', 'ERROR'].includes(locked[0]?.state ?? '')) {
+      if (envChange && !['IDLE', 'PAUSED', 'ERROR'].includes(lockedState ?? '')) {
         throw new ForbiddenError(
           'Updating env to workflow execution is only permitted if it is in IDLE, PAUSED, or ERROR state.',
         );
       }
-      const claimed: unknown[] = await em.query(
-        `WITH claim AS (UPDATE "task_executions" SET "runtime_context" = "runtime_context" || jsonb_build_object($2::text, $3::text)
-          WHERE "id" = $1 AND "state" = 'ERROR' AND "runtime_context" -> $2::text IS NULL RETURNING "id") SELECT "id" FROM claim`,
-        [id, CONTROL_REQUEST, cmd.id],
-      );
-      if (claimed.length === 0) {
+      if (!(await claimTaskForControl(em, id, CONTROL_REQUEST, cmd.id))) {
         throw new InvalidInputError(
           `Task execution ${id} already has a rerun or skip in progress or is no longer in ERROR state.`,
         );
@@ -136,12 +128,9 @@ export class TasksService {
     const deadline = Date.now() + APPLY_WAIT_MS;
     let delay = 5;
     while (Date.now() < deadline) {
-      const r: Row[] = await this.db.query(
-        `SELECT "state", "updated_at" FROM "task_executions" WHERE "id" = $1`,
-        [id],
-      );
+      const r = await readTaskExecutionProgress(this.db, id);
       // applied: the task left ERROR, or it was updated since (a rerun that failed again at once)
-      if (!r[0] || r[0]['state'] !== 'ERROR' || stamp(r[0]['updated_at']) !== before) break;
+      if (!r || r.state !== 'ERROR' || stamp(r.updated_at) !== before) break;
       await new Promise((res) => setTimeout(res, delay));
       delay = Math.min(delay * 2, 100);
     }

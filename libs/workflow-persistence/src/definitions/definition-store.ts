@@ -1,3 +1,4 @@
+import { type FieldFilter, type SortDir, SqlParams as Params, filterCondition } from '../lists/list-filters';
 import type { ColumnKind, DefinitionColumn, DefinitionTable } from './definition-tables';
 import { acceptedWorkflowSql } from './member-store';
 
@@ -5,21 +6,6 @@ import { acceptedWorkflowSql } from './member-store';
 export interface SqlRunner {
   query(sql: string, parameters?: unknown[]): Promise<any>;
 }
-
-export const FILTER_OPS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'in', 'nin', 'has'] as const;
-export type FilterOp = (typeof FILTER_OPS)[number];
-
-/**
- * One list filter, already validated by the caller: `in`/`nin` carry a list, `tags` (op `eq`) the list
- * of tags that must all be present, `bool` columns a boolean, timestamps an ISO-8601 instant.
- */
-export interface FieldFilter {
-  readonly field: string;
-  readonly op: FilterOp;
-  readonly value: string | boolean | readonly string[];
-}
-
-export type SortDir = 'asc' | 'desc';
 
 /** Who may see rows: everything (admins) or one project's rows plus public ones. */
 export type Visibility = { readonly kind: 'all' } | { readonly kind: 'project'; readonly projectId: string };
@@ -40,23 +26,6 @@ export interface ListQuery {
 export type DefinitionRow = Record<string, unknown>;
 
 const q = (ident: string): string => `"${ident}"`;
-
-const CAST: Readonly<Record<ColumnKind, string>> = {
-  text: '',
-  uuid: '::uuid',
-  timestamp: '::timestamptz',
-  bool: '::boolean',
-  tags: '::jsonb',
-};
-
-/** Collects positional parameters. */
-class Params {
-  readonly values: unknown[] = [];
-  add(value: unknown, kind: ColumnKind = 'text'): string {
-    this.values.push(value);
-    return `$${this.values.length}${CAST[kind]}`;
-  }
-}
 
 const columnOf = (table: DefinitionTable, field: string): DefinitionColumn => {
   const c = table.columns[field];
@@ -84,41 +53,8 @@ const visibilitySql = (v: Visibility, p: Params, table: DefinitionTable): string
   return `("project_id" = ${project} OR "scope" = 'public'${shared})`;
 };
 
-const filterSql = (table: DefinitionTable, f: FieldFilter, p: Params): string => {
-  const c = columnOf(table, f.field);
-  const ref = q(c.column);
-  if (c.kind === 'tags') {
-    const tags = Array.isArray(f.value) ? f.value : [String(f.value)];
-    return `${ref} @> ${p.add(JSON.stringify(tags), 'tags')}`;
-  }
-  // `has` matches the text as shown on the wire (LIKE %value%).
-  if (f.op === 'has') {
-    const shown =
-      c.kind === 'timestamp' ? `to_char(${ref} AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')` : `${ref}::text`;
-    return `${shown} LIKE ${p.add(`%${String(f.value)}%`)}`;
-  }
-  if (f.op === 'in' || f.op === 'nin') {
-    const list = (Array.isArray(f.value) ? f.value : [f.value]) as readonly unknown[];
-    if (list.length === 0) return f.op === 'in' ? 'FALSE' : 'TRUE';
-    const items = list.map((v) => p.add(v, c.kind)).join(', ');
-    return f.op === 'in' ? `${ref} IN (${items})` : `(${ref} IS NULL OR ${ref} NOT IN (${items}))`;
-  }
-  const value = p.add(f.value, c.kind);
-  switch (f.op) {
-    case 'eq':
-      return `${ref} = ${value}`;
-    case 'neq':
-      return `${ref} IS DISTINCT FROM ${value}`;
-    case 'gt':
-      return `${ref} > ${value}`;
-    case 'gte':
-      return `${ref} >= ${value}`;
-    case 'lt':
-      return `${ref} < ${value}`;
-    case 'lte':
-      return `${ref} <= ${value}`;
-  }
-};
+const filterSql = (table: DefinitionTable, f: FieldFilter, p: Params): string =>
+  filterCondition(columnOf(table, f.field), f, p);
 
 /**
  * Keyset condition "after the marker row" for any mix of directions. PostgreSQL orders NULLs last

@@ -29,10 +29,6 @@ export {
   type ColumnKind,
 } from './definition-tables';
 export {
-  FILTER_OPS,
-  type FilterOp,
-  type FieldFilter,
-  type SortDir,
   type Visibility,
   type ListQuery,
   type DefinitionRow,
