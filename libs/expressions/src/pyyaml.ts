@@ -1,524 +1,353 @@
 import { fail } from './errors';
-import { floatRepr, intRepr, LazySeq, PyDateTime, PyFloat, pyCompare, pyRepr, toArray } from './values';
+import {
+  floatRepr,
+  intRepr,
+  LazySeq,
+  PyDateTime,
+  PyFloat,
+  dateTimeStr,
+  pyCompare,
+  pyRepr,
+  toArray,
+} from './values';
 
 /**
- * PyYAML's `yaml.dump(data, Dumper=SafeDumper, default_flow_style=False)` — what Mistral's
- * `yaml_dump` returns — reproduced from PyYAML 6's representer, resolver and emitter: YAML 1.1
- * implicit types decide when a string must be quoted (`'yes'`, `'010'`, `'12:30'`; `y`, `1e3` and
- * `-.5` stay plain), single quotes are preferred over double quotes, non-ASCII text is
- * double-quoted with `\x`/`\u` escapes (allow_unicode is off), long lines fold at 80 columns, keys
- * are sorted, and a document that is a plain scalar ends with `...`.
+ * The text of Mistral's `yaml_dump` (PyYAML 6's `yaml.dump(data, Dumper=SafeDumper,
+ * default_flow_style=False)`), written from the reference's observed output (the fixtures in
+ * `test/golden/yaml-dump.json`, made by `tools/gen-yaml-dump.py`), not from its code.
+ *
+ * The design is two steps: {@link toNode} turns a value into a tree of scalars, sequences and
+ * mappings (sorting mapping keys when Python could sort them), then a {@link Printer} lays the tree
+ * out as block YAML with a running column, so that long scalars can fold at 80 columns.
+ *
+ * Rules followed (all observed):
+ * - a mapping entry is `key: value`; a nested mapping goes two columns deeper on the next line, a
+ *   nested sequence starts on the next line at the key's own column; a sequence item is `- item`
+ *   with a nested collection continuing on the same line; empty collections are `[]` and `{}`;
+ * - a key that is a collection, an empty or multi-line string, or longer than 122 characters is
+ *   written as `? key` / `: value`;
+ * - a string is plain when that is safe ({@link isPlainSafe}) and it does not read back as another
+ *   YAML 1.1 type ({@link readsAsOtherType}); otherwise single-quoted when it has only printable
+ *   ASCII and line feeds, none of them next to a space; otherwise double-quoted with escapes
+ *   (non-ASCII is always escaped: the reference runs without allow_unicode);
+ * - a document that is a plain scalar ends with `...`.
  */
 export function pyYamlDump(data: unknown): string {
-  const e = new Emitter();
-  e.node(represent(data), { root: true });
-  e.documentEnd();
-  return e.out;
+  const root = toNode(data);
+  const printer = new Printer();
+  if (root.kind === 'scalar') {
+    const plain = printer.scalar(root, 2, true);
+    return `${printer.text}\n${plain ? '...\n' : ''}`;
+  }
+  if (isEmpty(root)) return root.kind === 'sequence' ? '[]\n' : '{}\n';
+  printer.collection(root, 0);
+  return `${printer.text}\n`;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Representer (SafeRepresenter): value model → nodes
+/** A string scalar is chosen a style; other scalars (numbers, booleans, null, times) are plain. */
+type YamlNode =
+  | { kind: 'scalar'; text: string; isString: boolean }
+  | { kind: 'sequence'; items: YamlNode[] }
+  | { kind: 'mapping'; entries: Array<[YamlNode, YamlNode]> };
+type ScalarNode = Extract<YamlNode, { kind: 'scalar' }>;
 
-type Node =
-  | { kind: 'scalar'; value: string; tag: 'str' | 'other' }
-  | { kind: 'seq'; items: Node[] }
-  | { kind: 'map'; pairs: Array<[Node, Node]> };
+const WIDTH = 80;
+/** Longest key (in characters) the reference still writes as `key: value`. */
+const SIMPLE_KEY_MAX = 122;
 
-function represent(v: unknown, depth = 0): Node {
-  if (depth > 200) return fail('maximum recursion depth exceeded', 'RecursionError');
-  if (v === null || v === undefined) return { kind: 'scalar', value: 'null', tag: 'other' };
-  if (v === true || v === false) return { kind: 'scalar', value: v ? 'true' : 'false', tag: 'other' };
-  if (typeof v === 'string') return { kind: 'scalar', value: v, tag: 'str' };
-  if (typeof v === 'number' && Number.isInteger(v))
-    return { kind: 'scalar', value: intRepr(v), tag: 'other' };
-  if (typeof v === 'number' || v instanceof PyFloat) {
-    const n = typeof v === 'number' ? v : v.value;
-    let text: string;
-    if (Number.isNaN(n)) text = '.nan';
-    else if (n === Infinity) text = '.inf';
-    else if (n === -Infinity) text = '-.inf';
-    else {
-      text = floatRepr(n).toLowerCase();
-      if (!text.includes('.') && text.includes('e')) text = text.replace('e', '.0e');
-    }
-    return { kind: 'scalar', value: text, tag: 'other' };
-  }
-  if (v instanceof PyDateTime) {
-    // SafeRepresenter.represent_datetime: isoformat(' ')
-    const text = String(pyIso(v));
-    return { kind: 'scalar', value: text, tag: 'other' };
-  }
-  if (Array.isArray(v)) return { kind: 'seq', items: v.map((x) => represent(x, depth + 1)) };
-  // SafeRepresenter has no representer for iterators (yaql's queries)
-  if (v instanceof LazySeq && v.once)
-    fail(`('cannot represent an object', ${pyRepr(v)})`, 'RepresenterError');
-  if (v instanceof LazySeq) return { kind: 'seq', items: toArray(v).map((x) => represent(x, depth + 1)) };
-  if (v instanceof Map) {
-    let keys = [...v.keys()];
-    // represent_mapping: sorted(mapping) when every key compares, insertion order otherwise
+function refuse(value: unknown): never {
+  return fail(`('cannot represent an object', ${pyRepr(value, true)})`, 'RepresenterError');
+}
+
+function floatText(n: number): string {
+  if (Number.isNaN(n)) return '.nan';
+  if (n === Infinity) return '.inf';
+  if (n === -Infinity) return '-.inf';
+  const repr = floatRepr(n);
+  // an exponent form without a dot gets one, so that the text reads back as a float
+  return repr.includes('e') && !repr.includes('.') ? repr.replace('e', '.0e') : repr;
+}
+
+function toNode(value: unknown): YamlNode {
+  const scalar = (text: string, isString = false): YamlNode => ({ kind: 'scalar', text, isString });
+  if (value === null || value === undefined) return scalar('null');
+  if (typeof value === 'boolean') return scalar(value ? 'true' : 'false');
+  if (typeof value === 'string') return scalar(value, true);
+  if (typeof value === 'number') return scalar(Number.isInteger(value) ? intRepr(value) : floatText(value));
+  if (value instanceof PyFloat) return scalar(floatText(value.value));
+  if (value instanceof PyDateTime) return scalar(dateTimeStr(value, ' '));
+  if (Array.isArray(value)) return { kind: 'sequence', items: value.map(toNode) };
+  // a re-iterable sequence is a list to Python; a one-shot iterator is an object SafeDumper refuses
+  if (value instanceof LazySeq && !value.once) return { kind: 'sequence', items: toArray(value).map(toNode) };
+  if (value instanceof Map) {
+    const keys = [...value.keys()];
+    let ordered = keys;
     try {
-      keys = [...keys].sort((a, b) => {
-        if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
-        return pyCompare(a, b);
-      });
+      ordered = [...keys].sort((a, b) => pyCompare(a, b));
     } catch {
-      keys = [...v.keys()];
+      // keys Python cannot order (None, or str beside int) keep their insertion order
     }
-    return { kind: 'map', pairs: keys.map((k) => [represent(k, depth + 1), represent(v.get(k), depth + 1)]) };
+    return { kind: 'mapping', entries: ordered.map((k) => [toNode(k), toNode(value.get(k))]) };
   }
-  return fail(`('cannot represent an object', ${pyRepr(v, true)})`, 'RepresenterError');
-}
-
-function pyIso(d: PyDateTime): string {
-  const f = d.fields();
-  const p = (n: number, w = 2) => String(n).padStart(w, '0');
-  const off = d.offsetMicros / 60_000_000;
-  const sign = off < 0 ? '-' : '+';
-  const us = f.microsecond ? `.${p(f.microsecond, 6)}` : '';
-  return `${p(f.year, 4)}-${p(f.month)}-${p(f.day)} ${p(f.hour)}:${p(f.minute)}:${p(f.second)}${us}${sign}${p(Math.floor(Math.abs(off) / 60))}:${p(Math.abs(off) % 60)}`;
+  return refuse(value);
 }
 
 // ---------------------------------------------------------------------------------------------
-// Resolver (YAML 1.1 implicit types, yaml/resolver.py): a string the resolver would read back as
-// something else cannot be written plain.
+// Which style a string takes
 
-const IMPLICIT: Array<[string, RegExp]> = [
-  ['yYnNtTfFoO', /^(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF)\n?$/],
-  [
-    '-+0123456789.',
-    /^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))\n?$/,
-  ],
-  [
-    '-+0123456789',
-    /^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)\n?$/,
-  ],
-  ['<', /^(?:<<)\n?$/],
-  ['~nN', /^(?:~|null|Null|NULL|)\n?$/],
-  [
-    '0123456789',
-    /^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]|[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)\n?$/,
-  ],
-  ['=', /^(?:=)\n?$/],
-  ['!&*', /^(?:!|&|\*)\n?$/],
+const BOOL_WORDS = new Set(['yes', 'no', 'true', 'false', 'on', 'off']);
+const NULL_WORDS = new Set(['~', 'null', 'Null', 'NULL', '']);
+
+/** A YAML 1.1 boolean as the reference reads one: three casings of six words (`y`/`n` are strings). */
+function isBoolWord(s: string): boolean {
+  const lower = s.toLowerCase();
+  return (
+    BOOL_WORDS.has(lower) &&
+    (s === lower || s === lower.toUpperCase() || s === lower[0]!.toUpperCase() + lower.slice(1))
+  );
+}
+
+/** yaml.org/type/int.html: binary, octal, decimal, hexadecimal and base 60 (`1:30`). */
+const INT_FORMS = [
+  /^[-+]?0b[01_]+$/,
+  /^[-+]?0[0-7_]+$/,
+  /^[-+]?(?:0|[1-9][0-9_]*)$/,
+  /^[-+]?0x[0-9a-fA-F_]+$/,
+  /^[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+$/,
 ];
 
-/** Whether a plain scalar with this text resolves to a string (`implicit[0]` for a str node). */
-function plainIsString(text: string): boolean {
-  if (text === '') return false; // the null resolver's empty form
-  const first = text[0]!;
-  return !IMPLICIT.some(([firsts, re]) => firsts.includes(first) && re.test(text));
+/**
+ * yaml.org/type/float.html, narrowed to what the reference reads as a float: digits before the
+ * dot when signed (`-.5` stays a string, `.5` does not), a digit right after a bare dot (`._5`
+ * stays a string), an exponent only with its sign.
+ */
+const FLOAT_FORMS = [
+  /^[-+]?[0-9][0-9_]*\.[0-9_]*(?:[eE][-+][0-9]+)?$/,
+  /^\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?$/,
+  /^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*$/,
+  /^[-+]?\.(?:inf|Inf|INF)$/,
+  /^\.(?:nan|NaN|NAN)$/,
+];
+
+/** yaml.org/type/timestamp.html: a date, or a date and time with optional fraction and zone. */
+const TIMESTAMP_FORMS = [
+  /^[0-9]{4}-[0-9]{2}-[0-9]{2}$/,
+  /^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt]|[ \t]+)[0-9]{1,2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9]{1,2}(?::[0-9]{2})?))?$/,
+];
+
+/** Whether the text, written plain, would read back as something other than a string. */
+function readsAsOtherType(s: string): boolean {
+  return (
+    NULL_WORDS.has(s) ||
+    isBoolWord(s) ||
+    s === '<<' || // yaml.org/type/merge.html
+    s === '=' || // yaml.org/type/value.html
+    INT_FORMS.some((re) => re.test(s)) ||
+    FLOAT_FORMS.some((re) => re.test(s)) ||
+    TIMESTAMP_FORMS.some((re) => re.test(s))
+  );
 }
 
-// ---------------------------------------------------------------------------------------------
-// Emitter (yaml/emitter.py, block style, best_width 80, best_indent 2)
+const isPrintableAscii = (ch: string): boolean => ch >= ' ' && ch <= '~';
+/** Characters that cannot open a plain scalar at all. */
+const NEVER_FIRST = new Set([...'#,[]{}&*!|>\'"%@`']);
+/** Characters that cannot open a plain scalar when a space or the end follows them. */
+const NOT_FIRST_BEFORE_SPACE = new Set(['-', '?', ':']);
 
-interface Analysis {
-  empty: boolean;
-  multiline: boolean;
-  allowFlowPlain: boolean;
-  allowBlockPlain: boolean;
-  allowSingleQuoted: boolean;
-  allowBlock: boolean;
+/** Whether the string may be written without quotes (its implicit type is checked apart). */
+function isPlainSafe(s: string): boolean {
+  if (s === '' || ![...s].every(isPrintableAscii)) return false;
+  if (s.startsWith(' ') || s.endsWith(' ')) return false;
+  if (s.startsWith('---') || s.startsWith('...')) return false;
+  const first = s[0]!;
+  if (NEVER_FIRST.has(first)) return false;
+  if (NOT_FIRST_BEFORE_SPACE.has(first) && (s.length === 1 || s[1] === ' ')) return false;
+  return !s.includes(': ') && !s.includes(' #') && !s.endsWith(':');
 }
 
-const BREAKS = '\n\x85\u2028\u2029';
-const WS_OR_END = '\0 \t\r\n\x85\u2028\u2029';
-
-function analyze(scalar: string[]): Analysis {
-  if (scalar.length === 0) {
-    return {
-      empty: true,
-      multiline: false,
-      allowFlowPlain: false,
-      allowBlockPlain: true,
-      allowSingleQuoted: true,
-      allowBlock: false,
-    };
-  }
-  let blockIndicators = false;
-  let flowIndicators = false;
-  let lineBreaks = false;
-  let specialCharacters = false;
-  let leadingSpace = false;
-  let leadingBreak = false;
-  let trailingSpace = false;
-  let trailingBreak = false;
-  let breakSpace = false;
-  let spaceBreak = false;
-  const text = scalar.join('');
-  if (text.startsWith('---') || text.startsWith('...')) {
-    blockIndicators = true;
-    flowIndicators = true;
-  }
-  let precededByWhitespace = true;
-  let followedByWhitespace = scalar.length === 1 || WS_OR_END.includes(scalar[1]!);
-  let previousSpace = false;
-  let previousBreak = false;
-  for (let index = 0; index < scalar.length; index++) {
-    const ch = scalar[index]!;
-    if (index === 0) {
-      if ('#,[]{}&*!|>\'"%@`'.includes(ch)) {
-        flowIndicators = true;
-        blockIndicators = true;
-      }
-      if (ch === '?' || ch === ':') {
-        flowIndicators = true;
-        if (followedByWhitespace) blockIndicators = true;
-      }
-      if (ch === '-' && followedByWhitespace) {
-        flowIndicators = true;
-        blockIndicators = true;
-      }
-    } else {
-      if (',?[]{}'.includes(ch)) flowIndicators = true;
-      if (ch === ':') {
-        flowIndicators = true;
-        if (followedByWhitespace) blockIndicators = true;
-      }
-      if (ch === '#' && precededByWhitespace) {
-        flowIndicators = true;
-        blockIndicators = true;
-      }
-    }
-    if (BREAKS.includes(ch)) lineBreaks = true;
-    if (!(ch === '\n' || (ch >= '\x20' && ch <= '\x7E'))) specialCharacters = true; // allow_unicode is off
-    if (ch === ' ') {
-      if (index === 0) leadingSpace = true;
-      if (index === scalar.length - 1) trailingSpace = true;
-      if (previousBreak) breakSpace = true;
-      previousSpace = true;
-      previousBreak = false;
-    } else if (BREAKS.includes(ch)) {
-      if (index === 0) leadingBreak = true;
-      if (index === scalar.length - 1) trailingBreak = true;
-      if (previousSpace) spaceBreak = true;
-      previousSpace = false;
-      previousBreak = true;
-    } else {
-      previousSpace = false;
-      previousBreak = false;
-    }
-    precededByWhitespace = WS_OR_END.includes(ch);
-    followedByWhitespace = index + 2 >= scalar.length || WS_OR_END.includes(scalar[index + 2]!);
-  }
-  let allowFlowPlain = true;
-  let allowBlockPlain = true;
-  let allowSingleQuoted = true;
-  let allowBlock = true;
-  if (leadingSpace || leadingBreak || trailingSpace || trailingBreak)
-    allowFlowPlain = allowBlockPlain = false;
-  if (trailingSpace) allowBlock = false;
-  if (breakSpace) allowFlowPlain = allowBlockPlain = allowSingleQuoted = false;
-  if (spaceBreak || specialCharacters)
-    allowFlowPlain = allowBlockPlain = allowSingleQuoted = allowBlock = false;
-  if (lineBreaks) allowFlowPlain = allowBlockPlain = false;
-  if (flowIndicators) allowFlowPlain = false;
-  if (blockIndicators) allowBlockPlain = false;
-  return {
-    empty: false,
-    multiline: lineBreaks,
-    allowFlowPlain,
-    allowBlockPlain,
-    allowSingleQuoted,
-    allowBlock,
-  };
+/** Single quotes carry printable ASCII and line feeds, as long as no line feed touches a space. */
+function isSingleQuoteSafe(s: string): boolean {
+  return (
+    [...s].every((ch) => ch === '\n' || isPrintableAscii(ch)) && !s.includes(' \n') && !s.includes('\n ')
+  );
 }
 
-const ESCAPES: Record<string, string> = {
+type Style = 'plain' | 'single' | 'double';
+
+function styleOf(node: { text: string; isString: boolean }): Style {
+  if (!node.isString) return 'plain';
+  if (isPlainSafe(node.text) && !readsAsOtherType(node.text)) return 'plain';
+  return isSingleQuoteSafe(node.text) ? 'single' : 'double';
+}
+
+const SHORT_ESCAPES: Readonly<Record<string, string>> = {
   '\0': '0',
   '\x07': 'a',
-  '\x08': 'b',
-  '\x09': 't',
-  '\x0A': 'n',
-  '\x0B': 'v',
-  '\x0C': 'f',
-  '\x0D': 'r',
-  '\x1B': 'e',
+  '\b': 'b',
+  '\t': 't',
+  '\n': 'n',
+  '\v': 'v',
+  '\f': 'f',
+  '\r': 'r',
+  '\x1b': 'e',
   '"': '"',
   '\\': '\\',
   '\x85': 'N',
-  '\xA0': '_',
+  '\xa0': '_',
   '\u2028': 'L',
   '\u2029': 'P',
 };
 
-const BEST_WIDTH = 80;
-const BEST_INDENT = 2;
-
-interface NodeContext {
-  root?: boolean;
-  sequence?: boolean;
-  mapping?: boolean;
-  simpleKey?: boolean;
+/** The escape for a character double quotes cannot hold as it is, or null when it can. */
+function escapeOf(ch: string): string | null {
+  const short = SHORT_ESCAPES[ch];
+  if (short !== undefined) return `\\${short}`;
+  if (isPrintableAscii(ch)) return null;
+  const cp = ch.codePointAt(0)!;
+  const hex = cp.toString(16).toUpperCase();
+  if (cp < 0x100) return `\\x${hex.padStart(2, '0')}`;
+  if (cp < 0x10000) return `\\u${hex.padStart(4, '0')}`;
+  return `\\U${hex.padStart(8, '0')}`;
 }
 
-class Emitter {
-  out = '';
-  private column = 0;
-  private whitespace = true;
-  private indention = true;
-  private openEnded = false;
-  private indent: number | null = null;
-  private readonly indents: Array<number | null> = [];
-  private rootContext = false;
-  private mappingContext = false;
-  private simpleKeyContext = false;
+/** A key stays on its entry's line when it is a short one-line scalar. */
+function isSimpleKey(key: YamlNode): key is ScalarNode {
+  if (key.kind !== 'scalar') return false;
+  if (key.isString && (key.text === '' || /[\n\x85\u2028\u2029]/.test(key.text))) return false;
+  return [...key.text].length <= SIMPLE_KEY_MAX;
+}
 
-  node(n: Node, c: NodeContext): void {
-    this.rootContext = c.root === true;
-    this.mappingContext = c.mapping === true;
-    this.simpleKeyContext = c.simpleKey === true;
-    if (n.kind === 'scalar') this.scalar(n);
-    else if (n.kind === 'seq') {
-      if (n.items.length === 0) this.emptyFlow('[', ']');
-      else this.blockSequence(n.items);
-    } else if (n.pairs.length === 0) this.emptyFlow('{', '}');
-    else this.blockMapping(n.pairs);
+// ---------------------------------------------------------------------------------------------
+// Layout
+
+/** Accumulates the output and knows the column the next character lands in. */
+class Printer {
+  text = '';
+  column = 0;
+
+  write(s: string): void {
+    this.text += s;
+    this.column += s.length;
   }
 
-  documentEnd(): void {
-    this.writeIndent();
-    if (this.openEnded) {
-      this.writeIndicator('...', true);
-      this.writeIndent();
+  /** Ends the line and starts the next one at `indent`. */
+  newLine(indent: number): void {
+    this.text += `\n${' '.repeat(indent)}`;
+    this.column = indent;
+  }
+
+  /** Writes a non-empty collection whose first entry starts at the cursor, the others at `indent`. */
+  collection(node: Exclude<YamlNode, { kind: 'scalar' }>, indent: number): void {
+    let first = true;
+    const nextEntry = () => {
+      if (!first) this.newLine(indent);
+      first = false;
+    };
+    if (node.kind === 'sequence') {
+      for (const item of node.items) {
+        nextEntry();
+        this.write('- ');
+        this.inline(item, indent + 2);
+      }
+      return;
     }
-  }
-
-  private increaseIndent(flow: boolean, indentless = false): void {
-    this.indents.push(this.indent);
-    if (this.indent === null) this.indent = flow ? BEST_INDENT : 0;
-    else if (!indentless) this.indent += BEST_INDENT;
-  }
-
-  private popIndent(): void {
-    this.indent = this.indents.pop() ?? null;
-  }
-
-  private emptyFlow(open: string, close: string): void {
-    this.writeIndicator(open, true, true);
-    this.increaseIndent(true);
-    this.popIndent();
-    this.writeIndicator(close, false);
-  }
-
-  private blockSequence(items: Node[]): void {
-    const indentless = this.mappingContext && !this.indention;
-    this.increaseIndent(false, indentless);
-    for (const item of items) {
-      this.writeIndent();
-      this.writeIndicator('-', true, false, true);
-      this.node(item, { sequence: true });
-    }
-    this.popIndent();
-  }
-
-  private blockMapping(pairs: Array<[Node, Node]>): void {
-    this.increaseIndent(false);
-    for (const [key, value] of pairs) {
-      this.writeIndent();
-      if (this.isSimpleKey(key)) {
-        this.node(key, { mapping: true, simpleKey: true });
-        this.writeIndicator(':', false);
+    for (const [key, value] of node.entries) {
+      nextEntry();
+      if (!isSimpleKey(key)) {
+        this.write('? ');
+        this.inline(key, indent + 2);
+        this.newLine(indent);
+        this.write(': ');
+        this.inline(value, indent + 2);
+        continue;
+      }
+      this.scalar(key, indent + 2, false);
+      this.write(':');
+      if (value.kind === 'scalar' || isEmpty(value)) {
+        this.write(' ');
+        this.inline(value, indent + 2);
+      } else if (value.kind === 'mapping') {
+        this.newLine(indent + 2);
+        this.collection(value, indent + 2);
       } else {
-        this.writeIndicator('?', true, false, true);
-        this.node(key, { mapping: true });
-        this.writeIndent();
-        this.writeIndicator(':', true, false, true);
-      }
-      this.node(value, { mapping: true });
-    }
-    this.popIndent();
-  }
-
-  private isSimpleKey(key: Node): boolean {
-    if (key.kind === 'seq') return key.items.length === 0;
-    if (key.kind === 'map') return key.pairs.length === 0;
-    const a = analyze([...key.value]);
-    return [...key.value].length < 128 && !a.empty && !a.multiline;
-  }
-
-  private scalar(n: Extract<Node, { kind: 'scalar' }>): void {
-    this.increaseIndent(true);
-    const chars = [...n.value];
-    const a = analyze(chars);
-    const implicitPlain = n.tag === 'other' || plainIsString(n.value);
-    let style: '' | "'" | '"' = '"';
-    if (
-      implicitPlain &&
-      !(this.simpleKeyContext && (a.empty || a.multiline)) &&
-      a.allowBlockPlain // flow_level is always 0: collections with items are written in block style
-    ) {
-      style = '';
-    } else if (a.allowSingleQuoted && !(this.simpleKeyContext && a.multiline)) {
-      style = "'";
-    }
-    const split = !this.simpleKeyContext;
-    if (style === '') this.writePlain(chars, split);
-    else if (style === "'") this.writeSingleQuoted(chars, split);
-    else this.writeDoubleQuoted(chars, split);
-    this.popIndent();
-  }
-
-  private write(data: string): void {
-    this.out += data;
-  }
-
-  private writeIndicator(
-    indicator: string,
-    needWhitespace: boolean,
-    whitespace = false,
-    indention = false,
-  ): void {
-    const data = this.whitespace || !needWhitespace ? indicator : ` ${indicator}`;
-    this.whitespace = whitespace;
-    this.indention = this.indention && indention;
-    this.column += data.length;
-    this.openEnded = false;
-    this.write(data);
-  }
-
-  private writeIndent(): void {
-    const indent = this.indent ?? 0;
-    if (!this.indention || this.column > indent || (this.column === indent && !this.whitespace))
-      this.writeLineBreak();
-    if (this.column < indent) {
-      this.whitespace = true;
-      this.write(' '.repeat(indent - this.column));
-      this.column = indent;
-    }
-  }
-
-  private writeLineBreak(data = '\n'): void {
-    this.whitespace = true;
-    this.indention = true;
-    this.column = 0;
-    this.write(data);
-  }
-
-  private writePlain(text: string[], split: boolean): void {
-    if (this.rootContext) this.openEnded = true;
-    if (text.length === 0) return;
-    if (!this.whitespace) {
-      this.column += 1;
-      this.write(' ');
-    }
-    this.whitespace = false;
-    this.indention = false;
-    let spaces = false;
-    let start = 0;
-    for (let end = 0; end <= text.length; end++) {
-      const ch = end < text.length ? text[end]! : null;
-      if (spaces) {
-        if (ch !== ' ') {
-          if (start + 1 === end && this.column > BEST_WIDTH && split) {
-            this.writeIndent();
-            this.whitespace = false;
-            this.indention = false;
-          } else {
-            this.column += end - start;
-            this.write(text.slice(start, end).join(''));
-          }
-          start = end;
-        }
-      } else if (ch === null || ch === ' ' || BREAKS.includes(ch)) {
-        this.column += end - start;
-        this.write(text.slice(start, end).join(''));
-        start = end;
-      }
-      if (ch !== null) spaces = ch === ' ';
-    }
-  }
-
-  private writeSingleQuoted(text: string[], split: boolean): void {
-    this.writeIndicator("'", true);
-    let spaces = false;
-    let breaks = false;
-    let start = 0;
-    for (let end = 0; end <= text.length; end++) {
-      const ch = end < text.length ? text[end]! : null;
-      if (spaces) {
-        if (ch === null || ch !== ' ') {
-          if (start + 1 === end && this.column > BEST_WIDTH && split && start !== 0 && end !== text.length) {
-            this.writeIndent();
-          } else {
-            this.column += end - start;
-            this.write(text.slice(start, end).join(''));
-          }
-          start = end;
-        }
-      } else if (breaks) {
-        if (ch === null || !BREAKS.includes(ch)) {
-          if (text[start] === '\n') this.writeLineBreak();
-          for (const br of text.slice(start, end)) {
-            if (br === '\n') this.writeLineBreak();
-            else this.writeLineBreak(br);
-          }
-          this.writeIndent();
-          start = end;
-        }
-      } else if (ch === null || ch === ' ' || BREAKS.includes(ch) || ch === "'") {
-        if (start < end) {
-          this.column += end - start;
-          this.write(text.slice(start, end).join(''));
-          start = end;
-        }
-      }
-      if (ch === "'") {
-        this.column += 2;
-        this.write("''");
-        start = end + 1;
-      }
-      if (ch !== null) {
-        spaces = ch === ' ';
-        breaks = BREAKS.includes(ch);
+        this.newLine(indent);
+        this.collection(value, indent);
       }
     }
-    this.writeIndicator("'", false);
   }
 
-  private writeDoubleQuoted(text: string[], split: boolean): void {
-    this.writeIndicator('"', true);
-    let start = 0;
-    for (let end = 0; end <= text.length; end++) {
-      const ch = end < text.length ? text[end]! : null;
-      if (ch === null || '"\\\x85\u2028\u2029\uFEFF'.includes(ch) || !(ch >= '\x20' && ch <= '\x7E')) {
-        if (start < end) {
-          this.column += end - start;
-          this.write(text.slice(start, end).join(''));
-          start = end;
-        }
-        if (ch !== null) {
-          const code = ch.codePointAt(0)!;
-          let data: string;
-          if (ch in ESCAPES) data = `\\${ESCAPES[ch]}`;
-          else if (code <= 0xff) data = `\\x${code.toString(16).toUpperCase().padStart(2, '0')}`;
-          else if (code <= 0xffff) data = `\\u${code.toString(16).toUpperCase().padStart(4, '0')}`;
-          else data = `\\U${code.toString(16).toUpperCase().padStart(8, '0')}`;
-          this.column += data.length;
-          this.write(data);
-          start = end + 1;
-        }
-      }
-      if (
-        end > 0 &&
-        end < text.length - 1 &&
-        (ch === ' ' || start >= end) &&
-        this.column + (end - start) > BEST_WIDTH &&
-        split
-      ) {
-        const data = `${text.slice(start, end).join('')}\\`;
-        if (start < end) start = end;
-        this.column += data.length;
-        this.write(data);
-        this.writeIndent();
-        this.whitespace = false;
-        this.indention = false;
-        if (text[start] === ' ') {
-          this.column += 1;
-          this.write('\\');
-        }
-      }
+  /** Writes a node after `- `, `? ` or `: `: a collection continues on this line at `indent`. */
+  private inline(node: YamlNode, indent: number): void {
+    if (node.kind === 'scalar') this.scalar(node, indent, true);
+    else if (isEmpty(node)) this.write(node.kind === 'sequence' ? '[]' : '{}');
+    else this.collection(node, indent);
+  }
+
+  /**
+   * Writes a scalar in its style; `indent` is where folded lines continue, `fold` whether the
+   * scalar may take more than one line (a key may not). Returns whether it was written plain.
+   */
+  scalar(node: ScalarNode, indent: number, fold: boolean): boolean {
+    const style = styleOf(node);
+    const chars = [...node.text];
+    if (style === 'double') {
+      this.doubleQuoted(chars, indent, fold);
+      return false;
     }
-    this.writeIndicator('"', false);
+    const quoted = style === 'single';
+    if (quoted) this.write("'");
+    const last = chars.length - 1;
+    for (let i = 0; i <= last; i++) {
+      const ch = chars[i]!;
+      if (ch === '\n') {
+        // a run of n line feeds is n + 1 line ends in single quotes, then the indentation
+        let run = 1;
+        while (chars[i + run] === '\n') run++;
+        this.text += '\n'.repeat(run + 1) + ' '.repeat(indent);
+        this.column = indent;
+        i += run - 1;
+        continue;
+      }
+      const lone = ch === ' ' && i > 0 && i < last && chars[i - 1] !== ' ' && chars[i + 1] !== ' ';
+      if (lone && fold && this.column > WIDTH) this.newLine(indent);
+      else this.write(ch === "'" && quoted ? "''" : ch);
+    }
+    if (quoted) this.write("'");
+    return !quoted;
+  }
+
+  /**
+   * Double quotes fold with an escaped line end (`\`); the fold may fall on a space (written `\ `
+   * on the new line so it is kept) once past 80 columns, or right after an escape once past 81
+   * columns, or before the text that follows an escape once past 80; never at either end.
+   */
+  private doubleQuoted(chars: string[], indent: number, fold: boolean): void {
+    this.write('"');
+    const last = chars.length - 1;
+    const breakLine = (spaceNext: boolean) => {
+      this.write('\\');
+      this.newLine(indent);
+      if (spaceNext) this.write('\\');
+    };
+    let afterEscape = false;
+    for (let i = 0; i <= last; i++) {
+      const ch = chars[i]!;
+      const inside = fold && i > 0 && i < last;
+      const escape = escapeOf(ch);
+      if (escape !== null) {
+        this.write(escape);
+        afterEscape = true;
+        if (inside && this.column > WIDTH + 1) breakLine(chars[i + 1] === ' ');
+        continue;
+      }
+      if (inside && (ch === ' ' || afterEscape) && this.column > WIDTH) breakLine(ch === ' ');
+      afterEscape = false;
+      this.write(ch);
+    }
+    this.write('"');
   }
 }
+
+const isEmpty = (node: YamlNode): boolean =>
+  (node.kind === 'sequence' && node.items.length === 0) ||
+  (node.kind === 'mapping' && node.entries.length === 0);
