@@ -1,5 +1,5 @@
 import { pyYamlDump } from './pyyaml';
-import { fromHost, PySet } from './values';
+import { fromHost, PyBigInt, PyDate, PySet, PyTimespan } from './values';
 
 /**
  * yaml_dump's emitter against PyYAML 6 (`yaml.dump(v, Dumper=SafeDumper, default_flow_style=False)`,
@@ -65,6 +65,21 @@ const CASES: Array<[unknown, string]> = [
 describe('pyYamlDump', () => {
   it.each(CASES.map(([v, y], i) => [i, v, y] as const))('#%i %j', (_i, value, expected) => {
     expect(pyYamlDump(fromHost(value))).toBe(expected);
+  });
+
+  it('writes ints beyond 2^53 and dates as PyYAML does', () => {
+    // yaql's pow(2, 64) is a Python int; yaml_parse('2001-12-14') is a datetime.date
+    expect(pyYamlDump(new PyBigInt(18446744073709551616n))).toBe('18446744073709551616\n...\n');
+    expect(pyYamlDump(new PyDate(2001, 12, 14))).toBe('2001-12-14\n...\n');
+    expect(pyYamlDump(fromHost({ k: [new PyDate(1, 2, 3), new PyBigInt(-(2n ** 70n))] }))).toBe(
+      'k:\n- 0001-02-03\n- -1180591620717411303424\n',
+    );
+  });
+
+  it('refuses a timedelta as SafeDumper does', () => {
+    expect(() => pyYamlDump(new PyTimespan(86_400_000_000))).toThrow(
+      "('cannot represent an object', datetime.timedelta(days=1))",
+    );
   });
 
   it('refuses a set as SafeDumper does', () => {

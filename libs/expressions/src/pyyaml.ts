@@ -3,6 +3,8 @@ import {
   floatRepr,
   intRepr,
   LazySeq,
+  PyBigInt,
+  PyDate,
   PyDateTime,
   PyFloat,
   dateTimeStr,
@@ -75,7 +77,9 @@ function toNode(value: unknown): YamlNode {
   if (typeof value === 'string') return scalar(value, true);
   if (typeof value === 'number') return scalar(Number.isInteger(value) ? intRepr(value) : floatText(value));
   if (value instanceof PyFloat) return scalar(floatText(value.value));
+  if (value instanceof PyBigInt) return scalar(value.value.toString());
   if (value instanceof PyDateTime) return scalar(dateTimeStr(value, ' '));
+  if (value instanceof PyDate) return scalar(value.toString());
   if (Array.isArray(value)) return { kind: 'sequence', items: value.map(toNode) };
   // a re-iterable sequence is a list to Python; a one-shot iterator is an object SafeDumper refuses
   if (value instanceof LazySeq && !value.once) return { kind: 'sequence', items: toArray(value).map(toNode) };
