@@ -188,6 +188,10 @@ export async function writeBackup(
   let report: Promise<boolean> | null = null;
   const cancelled = async (): Promise<boolean> => report !== null && !(await report);
   let done = 0;
+  // A first report as the work starts: the time to its first chunk (chunk workers starting, the
+  // first reads) is not a stretch without progress for the reconciler.
+  report = o.progress(0, o.bytes);
+  report.catch(() => undefined);
   try {
     let next = 0;
     for (let written = 0; written < chunks.length; written++) {
@@ -355,6 +359,8 @@ export async function restoreBackup(o: RestoreOptions): Promise<string | null> {
     report = o.progress(done, total);
     report.catch(() => undefined);
   };
+  // A first report as the work starts (see writeBackup).
+  await progress();
   // Written bytes are flushed while the restore goes on (one fdatasync in flight), so the disk
   // writes back during the reads and the CPU work instead of all at the final sync.
   // A failed background sync fails the restore: the kernel reports a write-back error to one

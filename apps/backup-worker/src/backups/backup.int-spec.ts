@@ -206,8 +206,8 @@ describe('backup engine (posix store)', () => {
       [384 * 1024, 64 * 1024],
       [5 * MIB + 32 * 1024, 32 * 1024],
     ]);
-    // One report per chunk, in order, ending at the whole volume.
-    expect(reports).toEqual(Array.from({ length: 8 }, (_, i) => [(i + 1) * MIB, 8 * MIB]));
+    // One report as the work starts, then one per chunk, in order, ending at the whole volume.
+    expect(reports).toEqual([[0, 8 * MIB], ...Array.from({ length: 8 }, (_, i) => [(i + 1) * MIB, 8 * MIB])]);
 
     const target = path.join(dir, 'target');
     await createSparseFile(target, 8 * MIB);
