@@ -17,7 +17,9 @@ import {
   EXECUTION_EVENTS_CHANNEL,
   appendExecutionEvents,
   appendExecutionEventsOfMany,
+  deleteExecutionHistory,
   listExecutionEvents,
+  listExecutionEventsOfTrees,
   listExecutionStateChanges,
   settledStreamPosition,
 } from './execution-events';
@@ -165,6 +167,95 @@ describe.each(ENGINE_KINDS)('execution state changes for project streams (%s)', 
             ]),
       ],
     );
+  });
+
+  it("packs a transaction's runs of task and action entries into one row each, and reads them back entry by entry from any marker", async () => {
+    const a = await create('p-pack');
+    const sub = { id: randomUUID(), rootExecutionId: a.id, projectId: 'p-pack' };
+    const task = (x: { id: string }, name: string): HistoryEvent => ({
+      ...taskChange(a),
+      executionId: x.id,
+      taskExecutionId: randomUUID(),
+      name,
+      details: { n: name },
+    });
+    const action = (x: { id: string }, name: string): HistoryEvent => ({
+      ...task(x, name),
+      subject: 'action',
+      actionExecutionId: randomUUID(),
+      previousState: null,
+      stateInfo: 'why',
+    });
+    await t.dataSource.transaction((em) =>
+      appendExecutionEventsOfMany(
+        em,
+        [
+          {
+            ex: a,
+            events: [stateChange(a, 'RUNNING', 'IDLE'), task(a, 't1'), action(a, 'a1'), task(a, 't2')],
+          },
+          { ex: sub, events: [task(sub, 's1'), action(sub, 's2')] },
+          { ex: a, events: [task(a, 't3'), stateChange(a, 'SUCCESS', 'RUNNING')] },
+        ],
+        new Date(),
+      ),
+    );
+    await t.dataSource.transaction((em) => appendExecutionEvents(em, sub, [task(sub, 's3')], new Date()));
+    const rows = await t.dataSource.query(
+      `SELECT "seq", "last_seq" FROM "execution_events" WHERE "root_execution_id" = $1 ORDER BY "seq"`,
+      [a.id],
+    );
+    // the creation's entry, then RUNNING, [t1 a1 t2], [s1 s2], t3, SUCCESS, s3: seven rows for ten entries
+    expect(
+      rows.map((r: { seq: string; last_seq: string | null }) => [
+        Number(r.seq),
+        r.last_seq && Number(r.last_seq),
+      ]),
+    ).toEqual([
+      [1, null],
+      [2, null],
+      [3, 5],
+      [6, 7],
+      [8, null],
+      [9, null],
+      [10, null],
+    ]);
+    const all = await listExecutionEvents(t.dataSource, a, 0, 100);
+    expect(all.map((e) => [e.seq, e.subject, e.name, e.execution_id === sub.id ? 'sub' : 'root'])).toEqual([
+      [1, 'execution', a.workflowName, 'root'],
+      [2, 'execution', a.workflowName, 'root'],
+      [3, 'task', 't1', 'root'],
+      [4, 'action', 'a1', 'root'],
+      [5, 'task', 't2', 'root'],
+      [6, 'task', 's1', 'sub'],
+      [7, 'action', 's2', 'sub'],
+      [8, 'task', 't3', 'root'],
+      [9, 'execution', a.workflowName, 'root'],
+      [10, 'task', 's3', 'sub'],
+    ]);
+    const a1 = all[3]!;
+    expect([a1.state, a1.previous_state, a1.state_info, a1.details, a1.root_execution_id]).toEqual([
+      'RUNNING',
+      null,
+      'why',
+      { n: 'a1' },
+      a.id,
+    ]);
+    expect(all[2]!.created_at).toBe(all[1]!.created_at);
+    for (let marker = 0; marker <= 10; marker++) {
+      for (const limit of [1, 2, 3, 100]) {
+        const want = all.filter((e) => e.seq > marker).slice(0, limit);
+        expect(await listExecutionEvents(t.dataSource, a, marker, limit)).toEqual(want);
+        const trees = await listExecutionEventsOfTrees(t.dataSource, [{ root: a.id, after: marker }], limit);
+        expect(trees.get(a.id) ?? []).toEqual(want);
+        const ofSub = all.filter((e) => e.execution_id === sub.id && e.seq > marker).slice(0, limit);
+        expect(await listExecutionEvents(t.dataSource, sub, marker, limit)).toEqual(ofSub);
+      }
+    }
+    await t.dataSource.transaction((em) => deleteExecutionHistory(em, [sub]));
+    expect((await listExecutionEvents(t.dataSource, a, 0, 100)).map((e) => e.seq)).toEqual([
+      1, 2, 3, 4, 5, 8, 9,
+    ]);
   });
 
   it('gives every execution entry of an append a position of its own, one horizon for the whole statement', async () => {

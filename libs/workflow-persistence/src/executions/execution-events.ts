@@ -68,7 +68,35 @@ const toRow = (e: HistoryEvent) => ({
   d: e.details,
 });
 
-/** The append of one or several trees' entries (AppendExecutionEventsOneHorizon1765700000100). */
+/**
+ * A tree's entries of one transaction as the append stores them (PackExecutionEvents1765800000000):
+ * an entry about an execution is a row of its own (it has a place in the project streams); a run of
+ * two or more consecutive entries about the same execution's tasks and actions is one packed row
+ * (`{"x": execution, "p": [entries]}`), expanded when read. A seq10 execution's ~20 task and action
+ * entries were as many rows, each a heap tuple and a primary-key entry.
+ */
+function unitsOf(events: readonly HistoryEvent[]): unknown[] {
+  const units: unknown[] = [];
+  let run: HistoryEvent[] = [];
+  const flush = () => {
+    if (run.length === 1) units.push(toRow(run[0] as HistoryEvent));
+    else if (run.length > 1) units.push({ x: run[0]?.executionId, p: run.map(toRow) });
+    run = [];
+  };
+  for (const e of events) {
+    if (e.subject === 'execution') {
+      flush();
+      units.push(toRow(e));
+    } else {
+      if (run.length > 0 && run[0]?.executionId !== e.executionId) flush();
+      run.push(e);
+    }
+  }
+  flush();
+  return units;
+}
+
+/** The append of one or several trees' entries (PackExecutionEvents1765800000000). */
 const APPEND_OF_TREES = `SELECT "osc_append_execution_events_of_trees"($1::uuid[], $2::int[], $3::varchar[], $4::jsonb, $5::timestamptz, $6::text, $7::text[])`;
 
 /** The NOTIFY payload of a tree's new entries (the append adds the last sequence number). */
@@ -103,7 +131,7 @@ export async function appendExecutionEvents(
     [root],
     [events.length],
     [ex.projectId],
-    JSON.stringify([events.map(toRow)]),
+    JSON.stringify([unitsOf(events)]),
     now.toISOString(),
     EXECUTION_EVENTS_CHANNEL,
     [announcement(ex.projectId, root, events)],
@@ -138,7 +166,7 @@ export async function appendExecutionEventsOfMany(
     trees.map((t) => t.root),
     trees.map((t) => t.events.length),
     trees.map((t) => t.ex.projectId),
-    JSON.stringify(trees.map((t) => t.events.map(toRow))),
+    JSON.stringify(trees.map((t) => unitsOf(t.events))),
     now.toISOString(),
     EXECUTION_EVENTS_CHANNEL,
     trees.map((t) => announcement(t.ex.projectId, t.root, t.events)),
@@ -182,17 +210,19 @@ export async function listExecutionEvents(
     ex.rootExecutionId === null
       ? `"root_execution_id" = $1`
       : `"root_execution_id" = $4 AND "execution_id" = $1`;
+  // the row before the marker may be a packed one reaching past it (see unitsOf)
   const rows: Record<string, unknown>[] = await db.query(
-    `SELECT "seq", "root_execution_id", "execution_id", "subject", "task_execution_id", "action_execution_id", "name", "state",
-            "previous_state", "state_info", "details", "created_at"
-       FROM "execution_events" WHERE ${where} AND "seq" > $2 ORDER BY "seq" LIMIT $3`,
+    `(SELECT * FROM (SELECT ${EVENT_COLUMNS} FROM "execution_events" WHERE ${where} AND "seq" <= $2 ORDER BY "seq" DESC LIMIT 1) AS "b"
+        WHERE "b"."last_seq" > $2)
+     UNION ALL
+     (SELECT ${EVENT_COLUMNS} FROM "execution_events" WHERE ${where} AND "seq" > $2 ORDER BY "seq" LIMIT $3)`,
     ex.rootExecutionId === null ? [ex.id, after, limit] : [ex.id, after, limit, ex.rootExecutionId],
   );
-  return rows.map(toEvent);
+  return expandRows(rows, after, limit);
 }
 
 const EVENT_COLUMNS = `"seq", "root_execution_id", "execution_id", "subject", "task_execution_id", "action_execution_id", "name", "state",
-            "previous_state", "state_info", "details", "created_at"`;
+            "previous_state", "state_info", "details", "created_at", "last_seq", "entries"`;
 
 /**
  * The live readers' form of {@link listExecutionEvents}: the entries of many trees (each whole,
@@ -212,17 +242,26 @@ export async function listExecutionEventsOfTrees(
   const rows: Record<string, unknown>[] = await db.query(
     `SELECT "e".* FROM unnest($1::uuid[], $2::bigint[]) AS "w"("root", "after")
        CROSS JOIN LATERAL (
-         SELECT ${EVENT_COLUMNS} FROM "execution_events"
-          WHERE "root_execution_id" = "w"."root" AND "seq" > "w"."after" ORDER BY "seq" LIMIT $3) AS "e"`,
+         (SELECT * FROM (SELECT ${EVENT_COLUMNS} FROM "execution_events"
+                          WHERE "root_execution_id" = "w"."root" AND "seq" <= "w"."after" ORDER BY "seq" DESC LIMIT 1) AS "b"
+           WHERE "b"."last_seq" > "w"."after")
+         UNION ALL
+         (SELECT ${EVENT_COLUMNS} FROM "execution_events"
+           WHERE "root_execution_id" = "w"."root" AND "seq" > "w"."after" ORDER BY "seq" LIMIT $3)) AS "e"`,
     [trees.map((t) => t.root), trees.map((t) => t.after), limit],
   );
+  const rowsOf = new Map<string, Record<string, unknown>[]>();
   for (const r of rows) {
-    const e = toEvent(r);
-    const list = out.get(e.root_execution_id);
-    if (list) list.push(e);
-    else out.set(e.root_execution_id, [e]);
+    const root = String(r['root_execution_id']);
+    const list = rowsOf.get(root);
+    if (list) list.push(r);
+    else rowsOf.set(root, [r]);
   }
-  for (const list of out.values()) list.sort((a, b) => a.seq - b.seq);
+  const after = new Map(trees.map((t) => [t.root, t.after]));
+  for (const [root, list] of rowsOf) {
+    const page = expandRows(list, after.get(root) ?? 0, limit);
+    if (page.length > 0) out.set(root, page);
+  }
   return out;
 }
 
@@ -232,6 +271,61 @@ export interface StoredExecutionStateChange extends StoredExecutionEvent {
   /** Position in the streams of every project: increasing in commit order of each execution. */
   position: number;
 }
+
+/**
+ * History rows (single or packed, see unitsOf) as entries: those after `after`, in sequence order,
+ * at most `limit`.
+ */
+function expandRows(rows: Record<string, unknown>[], after: number, limit: number): StoredExecutionEvent[] {
+  const out: StoredExecutionEvent[] = [];
+  rows.sort((a, b) => Number(a['seq']) - Number(b['seq']));
+  for (const r of rows) {
+    const packed = r['entries'];
+    if (packed === null || packed === undefined) {
+      if (Number(r['seq']) > after) out.push(toEvent(r));
+    } else {
+      const first = Number(r['seq']);
+      const root = String(r['root_execution_id']);
+      const createdAt = isoOf(r['created_at']);
+      const entries = (typeof packed === 'string' ? JSON.parse(packed) : packed) as PackedEntry[];
+      entries.forEach((e, i) => {
+        if (first + i > after) out.push(fromPacked(e, first + i, root, createdAt));
+      });
+    }
+    if (out.length >= limit) break;
+  }
+  return out.length > limit ? out.slice(0, limit) : out;
+}
+
+/** An entry inside a packed row (the append's short keys, see toRow). */
+interface PackedEntry {
+  x: string;
+  s: string;
+  t?: string | null;
+  a?: string | null;
+  n: string;
+  st: string;
+  ps?: string | null;
+  si?: string | null;
+  d?: Record<string, unknown> | null;
+}
+
+const fromPacked = (e: PackedEntry, seq: number, root: string, createdAt: string): StoredExecutionEvent => ({
+  seq,
+  root_execution_id: root,
+  execution_id: e.x,
+  subject: e.s,
+  task_execution_id: e.t ?? null,
+  action_execution_id: e.a ?? null,
+  name: e.n,
+  state: e.st,
+  previous_state: e.ps ?? null,
+  state_info: e.si ?? null,
+  details: e.d ?? {},
+  created_at: createdAt,
+});
+
+const isoOf = (v: unknown): string => (v instanceof Date ? v : new Date(String(v))).toISOString();
 
 const toEvent = (r: Record<string, unknown>): StoredExecutionEvent => ({
   seq: Number(r['seq']),
@@ -692,33 +786,8 @@ export class AppendExecutionEventsOfTrees1765600000100 implements MigrationInter
   }
 }
 
-/**
- * One stream-horizon computation per append statement instead of one per tree. The group append
- * (AppendExecutionEventsOfTrees1765600000100) called the single append per tree, and each took its
- * stream position with the stamp function, whose horizon reads every backend's status: in a group of
- * k trees that was k reads of it, the largest part of what the history costs PostgreSQL after the
- * rows themselves. Now one statement appends every tree: the counters first (root id order, as
- * before), then every execution entry's position (`nextval`, one per entry: two entries of one tree
- * no longer share one), then ONE horizon, computed after the last position was taken — a later
- * horizon bounds at least every id assigned when each earlier position was taken, which is all the
- * settledness rule needs (see listExecutionStateChanges; it may only make a change wait a moment
- * longer). The shared stream-position lock is taken before the first position, as the stamp did.
- */
-export class AppendExecutionEventsOneHorizon1765700000100 implements MigrationInterface {
-  name = 'AppendExecutionEventsOneHorizon1765700000100';
-
-  async up(q: QueryRunner): Promise<void> {
-    await q.query(`
-      CREATE FUNCTION "osc_execution_stream_horizon"() RETURNS bigint LANGUAGE plpgsql VOLATILE AS $$
-      DECLARE
-        own bigint := pg_current_xact_id()::text::bigint;
-        running bigint;
-      BEGIN
-        PERFORM pg_stat_clear_snapshot();
-        SELECT max(own - age(a.backend_xid)) INTO running FROM pg_stat_get_activity(NULL) AS a WHERE a.backend_xid IS NOT NULL;
-        RETURN greatest(pg_snapshot_xmax(pg_current_snapshot())::text::bigint, own + 1, running + 1);
-      END $$`);
-    await q.query(`
+/** The group append of AppendExecutionEventsOneHorizon1765700000100 (one row per entry). */
+const APPEND_OF_TREES_ONE_HORIZON = `
       CREATE OR REPLACE FUNCTION "osc_append_execution_events_of_trees"(p_roots uuid[], p_counts int[], p_projects varchar[], p_rows jsonb, p_now timestamptz, p_channel text, p_payloads text[])
         RETURNS void LANGUAGE plpgsql VOLATILE AS $$
       DECLARE
@@ -755,7 +824,35 @@ export class AppendExecutionEventsOneHorizon1765700000100 implements MigrationIn
         FOR i IN 1 .. coalesce(array_length(p_roots, 1), 0) LOOP
           PERFORM pg_notify(p_channel, left(p_payloads[i], -1) || ',"s":' || v_last[i] || '}');
         END LOOP;
+      END $$`;
+
+/**
+ * One stream-horizon computation per append statement instead of one per tree. The group append
+ * (AppendExecutionEventsOfTrees1765600000100) called the single append per tree, and each took its
+ * stream position with the stamp function, whose horizon reads every backend's status: in a group of
+ * k trees that was k reads of it, the largest part of what the history costs PostgreSQL after the
+ * rows themselves. Now one statement appends every tree: the counters first (root id order, as
+ * before), then every execution entry's position (`nextval`, one per entry: two entries of one tree
+ * no longer share one), then ONE horizon, computed after the last position was taken — a later
+ * horizon bounds at least every id assigned when each earlier position was taken, which is all the
+ * settledness rule needs (see listExecutionStateChanges; it may only make a change wait a moment
+ * longer). The shared stream-position lock is taken before the first position, as the stamp did.
+ */
+export class AppendExecutionEventsOneHorizon1765700000100 implements MigrationInterface {
+  name = 'AppendExecutionEventsOneHorizon1765700000100';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(`
+      CREATE FUNCTION "osc_execution_stream_horizon"() RETURNS bigint LANGUAGE plpgsql VOLATILE AS $$
+      DECLARE
+        own bigint := pg_current_xact_id()::text::bigint;
+        running bigint;
+      BEGIN
+        PERFORM pg_stat_clear_snapshot();
+        SELECT max(own - age(a.backend_xid)) INTO running FROM pg_stat_get_activity(NULL) AS a WHERE a.backend_xid IS NOT NULL;
+        RETURN greatest(pg_snapshot_xmax(pg_current_snapshot())::text::bigint, own + 1, running + 1);
       END $$`);
+    await q.query(APPEND_OF_TREES_ONE_HORIZON);
   }
 
   async down(q: QueryRunner): Promise<void> {
@@ -768,5 +865,86 @@ export class AppendExecutionEventsOneHorizon1765700000100 implements MigrationIn
         END LOOP;
       END $$`);
     await q.query(`DROP FUNCTION "osc_execution_stream_horizon"`);
+  }
+}
+
+/**
+ * Packed history rows (see unitsOf): a run of a tree's task and action entries about one execution,
+ * written by one transaction, is one row — `seq` its first entry's number, `last_seq` its last's,
+ * `entries` the entries in the append's short form (the row's other columns hold the first entry's
+ * execution, and `subject` 'packed') — instead of one row each. Entries about an execution stay rows
+ * of their own (they have stream positions), so the project streams read as before. Readers expand
+ * packed rows; rows written before keep their form (`last_seq` and `entries` null).
+ */
+export class PackExecutionEvents1765800000000 implements MigrationInterface {
+  name = 'PackExecutionEvents1765800000000';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(`ALTER TABLE "execution_events" ADD COLUMN "last_seq" bigint, ADD COLUMN "entries" jsonb`);
+    await q.query(`
+      CREATE OR REPLACE FUNCTION "osc_append_execution_events_of_trees"(p_roots uuid[], p_counts int[], p_projects varchar[], p_rows jsonb, p_now timestamptz, p_channel text, p_payloads text[])
+        RETURNS void LANGUAGE plpgsql VOLATILE AS $$
+      DECLARE
+        v_last bigint[] := '{}';
+        v_one bigint;
+      BEGIN
+        FOR i IN 1 .. coalesce(array_length(p_roots, 1), 0) LOOP
+          INSERT INTO "execution_event_counters" ("root_execution_id", "last_seq") VALUES (p_roots[i], p_counts[i])
+            ON CONFLICT ("root_execution_id") DO UPDATE SET "last_seq" = "execution_event_counters"."last_seq" + p_counts[i]
+            RETURNING "last_seq" INTO v_one;
+          v_last := v_last || v_one;
+        END LOOP;
+        IF jsonb_path_exists(p_rows, '$[*][*] ? (@.s == "execution")') THEN
+          PERFORM pg_advisory_xact_lock_shared(${STREAM_POSITION_LOCK}, 0);
+        END IF;
+        WITH "u" AS MATERIALIZED (
+          SELECT "t"."i", "x"."ord", "x"."v",
+                 CASE WHEN "x"."v" ? 'p' THEN jsonb_array_length("x"."v"->'p') ELSE 1 END AS "n",
+                 CASE WHEN "x"."v"->>'s' = 'execution' THEN nextval('execution_stream_pos') END AS "pos"
+            FROM generate_subscripts(p_roots, 1) AS "t"("i")
+            CROSS JOIN LATERAL jsonb_array_elements(p_rows->("t"."i" - 1)) WITH ORDINALITY AS "x"("v", "ord")
+           ORDER BY "t"."i", "x"."ord"
+        ),
+        "e" AS (
+          SELECT "u".*, sum("u"."n") OVER (PARTITION BY "u"."i" ORDER BY "u"."ord") AS "upto" FROM "u"
+        ),
+        "h" AS MATERIALIZED (
+          SELECT CASE WHEN "c"."n" > 0 THEN "osc_execution_stream_horizon"() END AS "horizon"
+            FROM (SELECT count("pos") AS "n" FROM "u") AS "c"
+        )
+        INSERT INTO "execution_events" ("root_execution_id", "seq", "execution_id", "project_id", "subject", "task_execution_id",
+            "action_execution_id", "name", "state", "previous_state", "state_info", "details", "created_at", "stream_pos", "stream_horizon",
+            "last_seq", "entries")
+          SELECT p_roots["e"."i"], v_last["e"."i"] - p_counts["e"."i"] + "e"."upto" - "e"."n" + 1, ("e"."v"->>'x')::uuid, p_projects["e"."i"],
+                 COALESCE("e"."v"->>'s', 'packed'), ("e"."v"->>'t')::uuid, ("e"."v"->>'a')::uuid, COALESCE("e"."v"->>'n', ''),
+                 COALESCE("e"."v"->>'st', ''), "e"."v"->>'ps', "e"."v"->>'si', COALESCE("e"."v"->'d', '{}'::jsonb), p_now,
+                 "e"."pos", CASE WHEN "e"."pos" IS NOT NULL THEN "h"."horizon" END,
+                 CASE WHEN "e"."v" ? 'p' THEN v_last["e"."i"] - p_counts["e"."i"] + "e"."upto" END, "e"."v"->'p'
+            FROM "e" CROSS JOIN "h";
+        FOR i IN 1 .. coalesce(array_length(p_roots, 1), 0) LOOP
+          PERFORM pg_notify(p_channel, left(p_payloads[i], -1) || ',"s":' || v_last[i] || '}');
+        END LOOP;
+      END $$`);
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    // packed rows cannot be read by the code before this migration: unpack them
+    await q.query(`
+      INSERT INTO "execution_events" ("root_execution_id", "seq", "execution_id", "project_id", "subject", "task_execution_id",
+          "action_execution_id", "name", "state", "previous_state", "state_info", "details", "created_at")
+        SELECT "r"."root_execution_id", "r"."seq" + "x"."ord" - 1, ("x"."v"->>'x')::uuid, "r"."project_id", "x"."v"->>'s',
+               ("x"."v"->>'t')::uuid, ("x"."v"->>'a')::uuid, "x"."v"->>'n', "x"."v"->>'st', "x"."v"->>'ps', "x"."v"->>'si',
+               COALESCE("x"."v"->'d', '{}'::jsonb), "r"."created_at"
+          FROM "execution_events" AS "r"
+          CROSS JOIN LATERAL jsonb_array_elements("r"."entries") WITH ORDINALITY AS "x"("v", "ord")
+         WHERE "r"."entries" IS NOT NULL AND "x"."ord" > 1`);
+    await q.query(`
+      UPDATE "execution_events" AS "r" SET "subject" = "r"."entries"->0->>'s', "task_execution_id" = ("r"."entries"->0->>'t')::uuid,
+             "action_execution_id" = ("r"."entries"->0->>'a')::uuid, "name" = "r"."entries"->0->>'n', "state" = "r"."entries"->0->>'st',
+             "previous_state" = "r"."entries"->0->>'ps', "state_info" = "r"."entries"->0->>'si',
+             "details" = COALESCE("r"."entries"->0->'d', '{}'::jsonb)
+       WHERE "r"."entries" IS NOT NULL`);
+    await q.query(APPEND_OF_TREES_ONE_HORIZON);
+    await q.query(`ALTER TABLE "execution_events" DROP COLUMN "entries", DROP COLUMN "last_seq"`);
   }
 }

@@ -4,6 +4,7 @@ import {
   AppendExecutionEventsFunction1765300000002,
   AppendExecutionEventsOfTrees1765600000100,
   AppendExecutionEventsOneHorizon1765700000100,
+  PackExecutionEvents1765800000000,
   AnnounceLastExecutionEventSeq1765516000000,
   NarrowExecutionStreamHorizon1765516000001,
   CreateExecutionEvents1764600000000,
@@ -319,4 +320,5 @@ export const executionMigrations = [
   NarrowExecutionStreamHorizon1765516000001,
   AppendExecutionEventsOfTrees1765600000100,
   AppendExecutionEventsOneHorizon1765700000100,
+  PackExecutionEvents1765800000000,
 ] as const;
