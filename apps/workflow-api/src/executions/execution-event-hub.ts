@@ -44,11 +44,13 @@ const PAGE = 500;
 const BATCH = 200;
 
 /**
- * Reads of each kind (trees, projects) running at once: while one runs, the announcements that
- * arrive gather for the next, so under load one statement serves many trees. (Distributed, each
- * kind reads on a connection of its own, where a second statement would only queue.)
+ * Reads of each kind running at once, each on a connection of its own (distributed): while they run,
+ * the announcements that arrive gather for the next, so under load one statement serves many trees.
+ * Two for the trees — at a thousand announcements a second one reader was busy end to end and each
+ * tree waited for the read before its own — one for the project streams (a handful of keys).
  */
-const CONCURRENT_READS = 1;
+const TREE_READERS = 2;
+const PROJECT_READERS = 1;
 
 /** Anything that runs SQL. */
 interface SqlRunner {
@@ -110,12 +112,17 @@ class ReservedConnection implements SqlRunner {
 class BatchedReads {
   private readonly wanted = new Set<string>();
   private readonly running = new Set<string>();
-  private batches = 0;
+
+  /** Which of the readers are free (a read runs on the reader of its slot). */
+  private readonly free: number[];
 
   constructor(
-    private readonly readBatch: (keys: string[]) => Promise<void>,
+    private readonly readBatch: (keys: string[], slot: number) => Promise<void>,
     private readonly isWatched: (key: string) => boolean,
-  ) {}
+    readers: number,
+  ) {
+    this.free = Array.from({ length: readers }, (_, i) => readers - 1 - i);
+  }
 
   request(key: string): void {
     this.wanted.add(key);
@@ -123,7 +130,7 @@ class BatchedReads {
   }
 
   private pump(): void {
-    while (this.batches < CONCURRENT_READS && this.wanted.size > 0) {
+    while (this.free.length > 0 && this.wanted.size > 0) {
       const keys: string[] = [];
       for (const key of this.wanted) {
         if (this.running.has(key)) continue;
@@ -134,9 +141,9 @@ class BatchedReads {
       }
       if (keys.length === 0) return;
       for (const key of keys) this.running.add(key);
-      this.batches++;
-      void this.readBatch(keys).finally(() => {
-        this.batches--;
+      const slot = this.free.pop() as number;
+      void this.readBatch(keys, slot).finally(() => {
+        this.free.push(slot);
         for (const key of keys) this.running.delete(key);
         this.pump();
       });
@@ -159,15 +166,20 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
   /** Project watchers by project id; `*` for all projects. */
   private readonly projects = new Map<string, Set<ProjectWatcher>>();
   private readonly treeReads = new BatchedReads(
-    (roots) => this.readTrees(roots),
+    (roots, slot) => this.readTrees(roots, slot),
     (root) => !this.closed && this.trees.has(root),
+    TREE_READERS,
   );
   private readonly projectReads = new BatchedReads(
     (keys) => this.readProjects(keys),
     (key) => !this.closed && this.projects.has(key),
+    PROJECT_READERS,
   );
   private readonly pendingRetries = new Map<string, { timer: NodeJS.Timeout; attempt: number }>();
-  private readonly treeConnection = new ReservedConnection(() => this.db);
+  private readonly treeConnections = Array.from(
+    { length: TREE_READERS },
+    () => new ReservedConnection(() => this.db),
+  );
   private readonly projectConnection = new ReservedConnection(() => this.db);
   private listener?: QueryRunner;
   private closed = false;
@@ -184,9 +196,9 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
    * Where the streams' reads run: distributed, on connections of their own; embedded (PGlite, one
    * session), through the data source like everything else.
    */
-  private readerOf(kind: 'trees' | 'projects'): SqlRunner {
+  private readerOf(kind: 'trees' | 'projects', slot = 0): SqlRunner {
     if (this.runtime.mode !== 'distributed') return this.db;
-    return kind === 'trees' ? this.treeConnection : this.projectConnection;
+    return kind === 'trees' ? (this.treeConnections[slot] as ReservedConnection) : this.projectConnection;
   }
 
   async onModuleInit(): Promise<void> {
@@ -201,7 +213,7 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
     localExecutionEvents.off('events', this.onLocal);
     for (const { timer } of this.pendingRetries.values()) clearTimeout(timer);
     this.pendingRetries.clear();
-    await this.treeConnection.release();
+    for (const c of this.treeConnections) await c.release();
     await this.projectConnection.release();
     const qr = this.listener;
     if (qr && !qr.isReleased) {
@@ -248,6 +260,9 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
     if (s.executionChanged !== false) {
       if (this.projects.has(s.projectId)) this.projectReads.request(s.projectId);
       if (this.projects.has(ALL_PROJECTS)) this.projectReads.request(ALL_PROJECTS);
+      // a stream held back by a transaction that took an earlier position reads again as soon as
+      // any such transaction commits (each announces its execution entries), not at its next timer
+      for (const key of this.pendingRetries.keys()) this.projectReads.request(key);
     }
     const watchers = this.trees.get(s.rootExecutionId);
     if (!watchers) return;
@@ -259,7 +274,7 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
    * Reads, in one statement, what the watchers of these trees have not seen and hands it out; a
    * tree with a full page is read again.
    */
-  private async readTrees(roots: string[]): Promise<void> {
+  private async readTrees(roots: string[], slot: number): Promise<void> {
     const asks: { root: string; after: number; watchers: EventWatcher[] }[] = [];
     for (const root of roots) {
       const watchers = [...(this.trees.get(root) ?? [])];
@@ -268,7 +283,7 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
     }
     let pages: Map<string, StoredExecutionEvent[]>;
     try {
-      pages = await listExecutionEventsOfTrees(this.readerOf('trees'), asks, PAGE);
+      pages = await listExecutionEventsOfTrees(this.readerOf('trees', slot), asks, PAGE);
     } catch (err) {
       this.logger.warn({
         msg: 'reading execution events failed; retrying in 1 s',
