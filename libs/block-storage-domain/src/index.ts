@@ -20,6 +20,7 @@ export * from './quotas/quota';
 export * from './quotas/quota-class';
 export * from './scheduler/capability-match';
 export * from './scheduler/placement';
+export * from './scheduler/choose-pool';
 export * from './lists/list-query';
 export * from './lists/volume-filters';
 export * from './backup/chunk-format';

@@ -7,7 +7,7 @@ import {
   type OnModuleDestroy,
 } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { placeVolume, type PoolState, VOLUME_OPERATIONS } from '@osc/block-storage-domain';
+import { choosePool, VOLUME_OPERATIONS } from '@osc/block-storage-domain';
 import {
   MessageRepository,
   PoolRepository,
@@ -34,8 +34,8 @@ export interface PlacementConfig {
 }
 
 /**
- * The scheduler (BS-10): consumes `scheduler.schedule-volume`, runs the domain's filters and
- * weigher over the pools back ends reported, and in one transaction places the volume (once:
+ * The scheduler (BS-10): consumes `scheduler.schedule-volume`, asks the domain's `choosePool`
+ * (filters and weigher) over the pools back ends reported, and in one transaction places the volume (once:
  * only while it has no host), debits the pool in the shared view and queues the create job for
  * the back end that owns the pool. No candidate → the volume goes to `error`.
  */
@@ -99,29 +99,19 @@ export class PlacementService implements OnApplicationBootstrap, OnModuleDestroy
       this.db,
       new Date(now.getTime() - this.config.serviceDownSeconds * 1000),
     );
-    // A cinder-volume service an operator disabled (os-services) takes no new volumes.
-    const disabled = await this.services.disabledHosts(this.db, 'cinder-volume');
-    let pools: PoolState[] = fresh
-      .filter((p) => !disabled.has(p.backend))
-      .map((p) => ({
-        name: p.name,
-        backend: p.backend,
-        availabilityZone: p.availabilityZone,
-        capabilities: p.capabilities,
-      }));
-    // Clones and volumes from snapshots stay on the source's back end, which holds the bytes.
+    // A cinder-volume service an operator disabled (os-services) takes no new volumes; clones and
+    // volumes from snapshots stay on the source's back end, which holds the bytes.
+    const disabledBackends = await this.services.disabledHosts(this.db, 'cinder-volume');
     const source = req.source;
-    if (source.kind !== 'none' && source.backend !== null)
-      pools = pools.filter((p) => p.backend === source.backend);
-    const result = placeVolume(
-      pools,
+    const result = choosePool(
+      { pools: fresh, disabledBackends },
       {
+        kind: 'volume',
         size: req.size,
         availabilityZone: req.availabilityZone,
         extraSpecs: req.extraSpecs,
         excludedPools: req.excludedPools,
-      },
-      {
+        sourceBackend: source.kind === 'none' ? null : source.backend,
         capacityWeightMultiplier: this.config.capacityWeightMultiplier,
       },
     );

@@ -3,6 +3,11 @@ import { InvalidInputError } from '@osc/errors';
 import { isJsonObject, parseBoolean } from '@osc/block-storage-domain';
 import { Api, routes, type ApiRequest } from '../http/api-request';
 import { VolumeCreateService } from '../volumes/volume-create.service';
+import { GroupActionsService } from './group-actions.service';
+import { GroupFromSourceService } from './group-from-source.service';
+import { GroupLookupService } from './group-lookup.service';
+import { GroupMembershipService } from './group-membership.service';
+import { GroupSnapshotsService } from './group-snapshots.service';
 import { GroupTypesService } from './group-types.service';
 import { GroupsService } from './groups.service';
 
@@ -79,103 +84,110 @@ export class GroupTypesController {
 @Controller(routes('groups', { v2: false }))
 export class GroupsController {
   constructor(
+    private readonly lookup: GroupLookupService,
     private readonly groups: GroupsService,
+    private readonly membership: GroupMembershipService,
+    private readonly actions: GroupActionsService,
+    private readonly fromSource: GroupFromSourceService,
     private readonly volumes: VolumeCreateService,
   ) {}
 
   @Get()
   list(@Api() api: ApiRequest) {
-    this.groups.gate(api, 'groups.api');
+    this.lookup.gate(api, 'groups.api');
     return this.groups.list(api, 'group', false);
   }
 
   @Get('detail')
   detail(@Api() api: ApiRequest) {
-    this.groups.gate(api, 'groups.api');
+    this.lookup.gate(api, 'groups.api');
     return this.groups.list(api, 'group', true);
   }
 
   @Post()
   @HttpCode(202)
   create(@Api() api: ApiRequest, @Body() body: unknown) {
-    this.groups.gate(api, 'groups.api');
+    this.lookup.gate(api, 'groups.api');
     return this.groups.create(api, 'group', body);
   }
 
   @Post('action')
   @HttpCode(202)
   createFromSource(@Api() api: ApiRequest, @Body() body: unknown) {
-    this.groups.gate(api, 'group-snapshots.api');
+    this.lookup.gate(api, 'group-snapshots.api');
     if (!isJsonObject(body) || !('create-from-src' in body))
       throw new InvalidInputError("Invalid input received: 'create-from-src' is the only action on /groups.");
-    return this.groups.createFromSource(api, 'group', body, (a, b, member) =>
+    return this.fromSource.createFromSource(api, 'group', body, (a, b, member) =>
       this.volumes.create(a, b, member),
     );
   }
 
   @Get(':id')
   show(@Api() api: ApiRequest, @Param('id') id: string) {
-    this.groups.gate(api, 'groups.api');
+    this.lookup.gate(api, 'groups.api');
     return this.groups.show(api, 'group', id);
   }
 
   @Put(':id')
   @HttpCode(202)
   async update(@Api() api: ApiRequest, @Param('id') id: string, @Body() body: unknown): Promise<void> {
-    this.groups.gate(api, 'groups.api');
-    await this.groups.update(api, 'group', id, body);
+    this.lookup.gate(api, 'groups.api');
+    await this.membership.update(api, 'group', id, body);
   }
 
   @Post(':id/action')
   @HttpCode(202)
   async action(@Api() api: ApiRequest, @Param('id') id: string, @Body() body: unknown): Promise<void> {
-    this.groups.gate(api, 'groups.api');
-    await this.groups.action(api, id, body);
+    this.lookup.gate(api, 'groups.api');
+    await this.actions.action(api, id, body);
   }
 }
 
 /** `/group_snapshots` (3.14+). */
 @Controller(routes('group_snapshots', { v2: false }))
 export class GroupSnapshotsController {
-  constructor(private readonly groups: GroupsService) {}
+  constructor(
+    private readonly lookup: GroupLookupService,
+    private readonly snapshots: GroupSnapshotsService,
+  ) {}
 
   @Get()
   list(@Api() api: ApiRequest) {
-    this.groups.gate(api, 'group-snapshots.api');
-    return this.groups.listSnapshots(api, 'group', false);
+    this.lookup.gate(api, 'group-snapshots.api');
+    return this.snapshots.list(api, 'group', false);
   }
 
   @Get('detail')
   detail(@Api() api: ApiRequest) {
-    this.groups.gate(api, 'group-snapshots.api');
-    return this.groups.listSnapshots(api, 'group', true);
+    this.lookup.gate(api, 'group-snapshots.api');
+    return this.snapshots.list(api, 'group', true);
   }
 
   @Post()
   @HttpCode(202)
   create(@Api() api: ApiRequest, @Body() body: unknown) {
-    this.groups.gate(api, 'group-snapshots.api');
-    return this.groups.createSnapshot(api, 'group', body);
+    this.lookup.gate(api, 'group-snapshots.api');
+    return this.snapshots.create(api, 'group', body);
   }
 
   @Get(':id')
   show(@Api() api: ApiRequest, @Param('id') id: string) {
-    this.groups.gate(api, 'group-snapshots.api');
-    return this.groups.showSnapshot(api, 'group', id);
+    this.lookup.gate(api, 'group-snapshots.api');
+    return this.snapshots.show(api, 'group', id);
   }
 
   @Delete(':id')
   @HttpCode(202)
   async remove(@Api() api: ApiRequest, @Param('id') id: string): Promise<void> {
-    this.groups.gate(api, 'group-snapshots.api');
-    await this.groups.removeSnapshot(api, 'group', id);
+    this.lookup.gate(api, 'group-snapshots.api');
+    await this.snapshots.remove(api, 'group', id);
   }
 
   @Post(':id/action')
   @HttpCode(202)
   async action(@Api() api: ApiRequest, @Param('id') id: string, @Body() body: unknown): Promise<void> {
-    this.groups.gate(api, 'group-snapshots.api');
-    await this.groups.snapshotAction(api, id, body);
+    this.lookup.gate(api, 'group-snapshots.api');
+    await this.snapshots.action(api, id, body);
   }
 }
 
@@ -184,6 +196,8 @@ export class GroupSnapshotsController {
 export class ConsistencyGroupsController {
   constructor(
     private readonly groups: GroupsService,
+    private readonly membership: GroupMembershipService,
+    private readonly fromSource: GroupFromSourceService,
     private readonly volumes: VolumeCreateService,
   ) {}
 
@@ -206,7 +220,9 @@ export class ConsistencyGroupsController {
   @Post('create_from_src')
   @HttpCode(202)
   createFromSource(@Api() api: ApiRequest, @Body() body: unknown) {
-    return this.groups.createFromSource(api, 'cg', body, (a, b, member) => this.volumes.create(a, b, member));
+    return this.fromSource.createFromSource(api, 'cg', body, (a, b, member) =>
+      this.volumes.create(a, b, member),
+    );
   }
 
   @Get(':id')
@@ -217,13 +233,13 @@ export class ConsistencyGroupsController {
   @Put(':id')
   @HttpCode(202)
   async update(@Api() api: ApiRequest, @Param('id') id: string, @Body() body: unknown): Promise<void> {
-    await this.groups.update(api, 'cg', id, body);
+    await this.membership.update(api, 'cg', id, body);
   }
 
   @Put(':id/update')
   @HttpCode(202)
   async updateAlias(@Api() api: ApiRequest, @Param('id') id: string, @Body() body: unknown): Promise<void> {
-    await this.groups.update(api, 'cg', id, body);
+    await this.membership.update(api, 'cg', id, body);
   }
 
   @Post(':id/delete')
@@ -247,32 +263,32 @@ export class ConsistencyGroupsController {
 /** `/cgsnapshots` (v2 and v3, BS-7.11.7). */
 @Controller(routes('cgsnapshots'))
 export class CgsnapshotsController {
-  constructor(private readonly groups: GroupsService) {}
+  constructor(private readonly snapshots: GroupSnapshotsService) {}
 
   @Get()
   list(@Api() api: ApiRequest) {
-    return this.groups.listSnapshots(api, 'cg', false);
+    return this.snapshots.list(api, 'cg', false);
   }
 
   @Get('detail')
   detail(@Api() api: ApiRequest) {
-    return this.groups.listSnapshots(api, 'cg', true);
+    return this.snapshots.list(api, 'cg', true);
   }
 
   @Post()
   @HttpCode(202)
   create(@Api() api: ApiRequest, @Body() body: unknown) {
-    return this.groups.createSnapshot(api, 'cg', body);
+    return this.snapshots.create(api, 'cg', body);
   }
 
   @Get(':id')
   show(@Api() api: ApiRequest, @Param('id') id: string) {
-    return this.groups.showSnapshot(api, 'cg', id);
+    return this.snapshots.show(api, 'cg', id);
   }
 
   @Delete(':id')
   @HttpCode(202)
   async remove(@Api() api: ApiRequest, @Param('id') id: string): Promise<void> {
-    await this.groups.removeSnapshot(api, 'cg', id);
+    await this.snapshots.remove(api, 'cg', id);
   }
 }

@@ -1,4 +1,9 @@
 import type { Provider, Type } from '@nestjs/common';
+import { GroupActionsService } from './group-actions.service';
+import { GroupFromSourceService } from './group-from-source.service';
+import { GroupLookupService } from './group-lookup.service';
+import { GroupMembershipService } from './group-membership.service';
+import { GroupSnapshotsService } from './group-snapshots.service';
 import { GroupTypesService } from './group-types.service';
 import {
   CgsnapshotsController,
@@ -21,4 +26,13 @@ export const groupControllers: Type[] = [
   ConsistencyGroupsController,
   CgsnapshotsController,
 ];
-export const groupProviders: Provider[] = [TransfersService, GroupTypesService, GroupsService];
+export const groupProviders: Provider[] = [
+  TransfersService,
+  GroupTypesService,
+  GroupLookupService,
+  GroupsService,
+  GroupMembershipService,
+  GroupActionsService,
+  GroupFromSourceService,
+  GroupSnapshotsService,
+];

@@ -8,6 +8,7 @@ import {
   queryValue,
   supports,
   type PoolState,
+  type SchedulerView,
 } from '@osc/block-storage-domain';
 import { PoolRepository, ServiceRepository, type StoredPool } from '@osc/block-storage-persistence';
 import { CLOCK, DATA_SOURCE, type Clock } from '@osc/platform';
@@ -49,6 +50,11 @@ export class PoolsService {
   /** Back ends whose cinder-volume service an operator disabled: no volume is placed or moved there. */
   disabledBackends(): Promise<Set<string>> {
     return this.services.disabledHosts(this.db, 'cinder-volume');
+  }
+
+  /** The live pools and the disabled back ends: what the scheduler's `choosePool` chooses from. */
+  async schedulerView(): Promise<SchedulerView> {
+    return { pools: await this.fresh(), disabledBackends: await this.disabledBackends() };
   }
 
   async getPools(api: ApiRequest): Promise<Record<string, unknown>> {

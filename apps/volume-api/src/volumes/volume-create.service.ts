@@ -25,7 +25,7 @@ import {
 } from '@osc/block-storage-persistence';
 import { OutboxWriter } from '@osc/messaging';
 import { CLOCK, DATA_SOURCE, OUTBOX_WRITER, type Clock } from '@osc/platform';
-import { GroupsService } from '../groups/groups.service';
+import { GroupMembershipService } from '../groups/group-membership.service';
 import type { ApiRequest } from '../http/api-request';
 import { backendOf } from '../jobs/outbox-job';
 import { PoolsService } from '../pools/pools.service';
@@ -51,7 +51,7 @@ export class VolumeCreateService {
     @Inject(CLOCK) private readonly clock: Clock,
     @Inject(VOLUME_API_CONFIG) private readonly config: VolumeApiConfig,
     private readonly types: VolumeTypesService,
-    private readonly groups: GroupsService,
+    private readonly groups: GroupMembershipService,
     private readonly livePools: PoolsService,
   ) {}
 

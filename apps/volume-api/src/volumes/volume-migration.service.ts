@@ -3,13 +3,12 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import {
   checkPerVolumeSize,
+  choosePool,
   isMigrating,
   isMultiattachSpec,
   MIGRATION_OPERATIONS,
   parseMigrateArgs,
   parseRetypeArgs,
-  placeVolume,
-  poolsForType,
   VOLUME_RETYPE_SOURCES,
   volumeQuotaDeltas,
 } from '@osc/block-storage-domain';
@@ -64,7 +63,10 @@ export class VolumeMigrationService {
    * volume as it was (202, type unchanged); with on-demand the scheduler's filters and weigher pick
    * another pool for the new type and the volume migrates there (`retyping`, migration_status
    * starting → migrating → success), the type changing when the bytes have moved. No pool fits:
-   * 202 and the type stays, as in Cinder.
+   * 202 and the type stays, as in Cinder. Cinder's API casts the retype to its scheduler; here
+   * the API makes the same choice itself with the domain's `choosePool` (the one scheduler-stats
+   * places new volumes with), because clients observe its outcome in the response: an in-place
+   * retype is visible at once and a volume with snapshots is refused with 400 only when it would move.
    */
   async retype(v: StoredVolume, args: unknown): Promise<void> {
     const { newType, migrationPolicy } = parseRetypeArgs(args);
@@ -99,24 +101,21 @@ export class VolumeMigrationService {
       v.volumeTypeId === type.id
     )
       throw refused;
-    const sameEncryption = (encryption !== null) === v.encrypted;
-    const pools = await this.livePools.fresh();
-    const pool = pools.find((p) => p.name === v.host);
-    const fitsInPlace =
-      sameEncryption && pool !== undefined && poolsForType([pool], type.extraSpecs).length > 0;
-    if (!fitsInPlace) {
-      // Cinder's scheduler finds no valid host (policy never, or no other pool fits the type), puts
-      // the volume back in its previous status and records no user message: the type simply stays.
-      if (migrationPolicy !== 'on-demand' || !sameEncryption) return;
-      const disabled = await this.livePools.disabledBackends();
-      const candidates = pools.filter((p) => !disabled.has(p.backend));
-      const placed = placeVolume(candidates, {
-        size: v.size,
-        availabilityZone: v.availabilityZone,
-        extraSpecs: type.extraSpecs,
-        excludedPools: v.host === null ? [] : [v.host],
-      });
-      if (placed.kind !== 'placed') return;
+    // A change of encryption cannot be done by the back end in place nor by a migration: Cinder's
+    // scheduler finds no valid host, puts the volume back in its previous status and records no
+    // user message: the type simply stays.
+    if ((encryption !== null) !== v.encrypted) return;
+    const choice = choosePool(await this.livePools.schedulerView(), {
+      kind: 'retype',
+      currentPool: v.host,
+      size: v.size,
+      availabilityZone: v.availabilityZone,
+      extraSpecs: type.extraSpecs,
+      migrationPolicy,
+    });
+    // No valid host (policy never, or no other pool fits the type): the type stays, as above.
+    if (choice.kind === 'no-valid-backend') return;
+    if (choice.kind === 'placed') {
       if ((await this.volumes.snapshotsOf(this.db, v.id)).length > 0)
         throw new InvalidStateError(
           `Invalid volume: Volume ${v.id} must not have snapshots to be retyped with a migration.`,
@@ -127,7 +126,7 @@ export class VolumeMigrationService {
       ].filter((d) => d.resource.includes('_') && d.delta > 0);
       await this.startMigration(
         v,
-        placed.pool.name,
+        choice.pool.name,
         { newTypeId: type.id, holdStatus: 'retyping', deltas },
         refused,
       );

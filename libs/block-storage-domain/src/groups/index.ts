@@ -1,2 +1,3 @@
 export * from './transfers';
 export * from './groups';
+export * from './group-rules';
