@@ -1,12 +1,12 @@
 import { InvalidInputError } from '@osc/errors';
 import type { RequestContext } from '@osc/http-common';
+import type { SortDirection, SortKey } from '@osc/list-query';
 import {
   type DefinitionTable,
   type FieldFilter,
   type FilterOp,
   type JsonPage,
   FILTER_OPS,
-  type SortDir,
   type Visibility,
 } from '@osc/workflow-persistence';
 import type { WorkflowPolicy } from '../policy/workflow-policy';
@@ -36,7 +36,7 @@ export interface ListSpec {
 export interface ListRequest {
   readonly visibility: Visibility;
   readonly filters: readonly FieldFilter[];
-  readonly sort: readonly { key: string; dir: SortDir }[];
+  readonly sort: readonly SortKey[];
   readonly limit: number;
   readonly marker?: string;
   readonly fields: readonly string[];
@@ -159,7 +159,7 @@ export interface PagingRequest {
   /** Trimmed, as given (a UUID). */
   readonly marker?: string;
   /** Sort keys (wire names) and directions, ending with `id`. */
-  readonly sort: { key: string; dir: SortDir }[];
+  readonly sort: SortKey[];
   /** Requested fields, `id` first; empty: all. */
   readonly fields: string[];
 }
@@ -218,7 +218,7 @@ export function parsePaging(spec: PagingSpec, get: (name: string) => string | un
   return {
     limit,
     ...(marker !== undefined ? { marker: marker.trim() } : {}),
-    sort: sortKeys.map((key, i) => ({ key, dir: sortDirs[i] as SortDir })),
+    sort: sortKeys.map((key, i) => ({ key, dir: sortDirs[i] as SortDirection })),
     fields,
   };
 }
