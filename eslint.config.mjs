@@ -142,6 +142,7 @@ export default [
     files: [
       'libs/errors/**/*.ts',
       'libs/cron/**/*.ts',
+      'libs/list-query/**/*.ts',
       'libs/expressions/**/*.ts',
       'libs/workflow-domain/**/*.ts',
       'libs/block-storage-domain/**/*.ts',

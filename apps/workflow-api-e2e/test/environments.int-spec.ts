@@ -277,6 +277,12 @@ describe.each(e2eModes())('environments API (%s)', (mode) => {
     const rest = await list(`?sort_keys=name,id&sort_dirs=desc,asc&limit=2&marker=${e2.id}`);
     expect(names(rest)).toEqual(['e1']);
     expect(rest.next).toBeUndefined();
+    // One direction per key, a repeated one included (Mistral reads sort_dirs as a plain list).
+    const twiceDesc = await list('?sort_keys=scope,name&sort_dirs=desc,desc&limit=2');
+    expect(names(twiceDesc)).toEqual(['e3', 'e2']);
+    expect(twiceDesc.next).toBe(
+      `${server.baseUrl}/v2/environments?sort_keys=scope,name,id&sort_dirs=desc,desc,asc&limit=2&marker=${e2.id}`,
+    );
 
     const fields = await list('?fields=name,scope&sort_keys=name');
     expect(fields.environments).toEqual(
@@ -308,6 +314,11 @@ describe.each(e2eModes())('environments API (%s)', (mode) => {
       ['?sort_dirs=up', 400, "Unknown sort direction, must be 'desc' or 'asc'."],
       [
         '?sort_keys=name&sort_dirs=asc,desc',
+        400,
+        'Length of sort_keys must be equal or greater than sort_dirs.',
+      ],
+      [
+        '?sort_keys=name&sort_dirs=desc,desc',
         400,
         'Length of sort_keys must be equal or greater than sort_dirs.',
       ],

@@ -1,23 +1,35 @@
 import type { SortKey } from '@osc/block-storage-domain';
+import {
+  afterMarker as afterMarkerRow,
+  pageTail as keysetPageTail,
+  orderBy as orderKeys,
+} from '@osc/list-query';
 import type { Params } from './sql';
 
 /**
- * ORDER BY and keyset ("after the marker") SQL for a sort. `exprOf(key, alias)` gives the SQL
- * expression of a sort key on a table alias (null-safe: COALESCE'd where the column is nullable),
- * so the marker row `m` and candidate rows compare with the same expressions.
+ * Cinder's lists on the shared list-query core: `exprOf(key, alias)` gives the SQL expression of a
+ * sort key on a table alias (null-safe: COALESCE'd where the column is nullable), so the marker row
+ * `mk` and candidate rows compare with the same expressions.
  */
-export function orderBy(
+export const orderBy = (
   sort: readonly SortKey[],
   exprOf: (key: string, alias: string) => string,
   alias: string,
-): string {
-  return sort.map((s) => `${exprOf(s.key, alias)} ${s.dir === 'asc' ? 'ASC' : 'DESC'}`).join(', ');
-}
+): string => orderKeys(sort, (key) => exprOf(key, alias));
+
+/** `ORDER BY ... LIMIT $n OFFSET $m` of a page (Cinder pages take an offset as well as a marker). */
+export const pageTail = (
+  sort: readonly SortKey[],
+  exprOf: (key: string, alias: string) => string,
+  alias: string,
+  page: { readonly limit: number; readonly offset: number },
+  params: Params,
+): string => keysetPageTail(sort, (key) => exprOf(key, alias), page, params);
 
 /**
- * The marker must be a UUID (callers check it exists first).
- * `(e1 > m1) OR (e1 = m1 AND e2 > m2) OR ...` with `>`/`<` per direction, where `m*` are the same
- * expressions evaluated on the marker row selected by id.
+ * Rows after the marker (a UUID; callers check it exists first). The marker row's values are
+ * subqueries on it by id, which the planner runs once as init plans, so the first key's bound is a
+ * constant an index can seek to.
  */
 export function afterMarker(
   sort: readonly SortKey[],
@@ -28,24 +40,9 @@ export function afterMarker(
   params: Params,
 ): string {
   const m = params.add(marker);
-  const markerExpr = (key: string): string =>
-    `(SELECT ${exprOf(key, 'mk')} FROM "${table}" mk WHERE mk.id = ${m}::uuid)`;
-  const ors: string[] = [];
-  for (let i = 0; i < sort.length; i++) {
-    const ands: string[] = [];
-    for (let j = 0; j < i; j++) {
-      const key = (sort[j] as SortKey).key;
-      ands.push(`${exprOf(key, alias)} = ${markerExpr(key)}`);
-    }
-    const s = sort[i] as SortKey;
-    ands.push(`${exprOf(s.key, alias)} ${s.dir === 'asc' ? '>' : '<'} ${markerExpr(s.key)}`);
-    ors.push(`(${ands.join(' AND ')})`);
-  }
-  // The first key's bound alone is implied by the ORs and is what an index can seek to (the marker's
-  // value is an init-plan constant): a deep page starts at the marker instead of reading every page
-  // before it.
-  const first = sort[0];
-  if (first === undefined) return `(${ors.join(' OR ')})`;
-  const bound = `${exprOf(first.key, alias)} ${first.dir === 'asc' ? '>=' : '<='} ${markerExpr(first.key)}`;
-  return `(${bound} AND (${ors.join(' OR ')}))`;
+  return afterMarkerRow(
+    sort,
+    (key) => exprOf(key, alias),
+    (key) => `(SELECT ${exprOf(key, 'mk')} FROM "${table}" mk WHERE mk.id = ${m}::uuid)`,
+  );
 }

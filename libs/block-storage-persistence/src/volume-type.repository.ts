@@ -5,7 +5,7 @@ import {
   type Paging,
   type VolumeTypeValue,
 } from '@osc/block-storage-domain';
-import { afterMarker, orderBy } from './list-sql';
+import { afterMarker, pageTail } from './list-sql';
 import { affectedOf, likeEscape, Params, rowsOf, type Queryable } from './sql';
 
 type Row = Record<string, any>;
@@ -113,7 +113,7 @@ export class VolumeTypeRepository {
       where.push(afterMarker(paging.sort, typeSortExpr, 't', 'volume_types', paging.marker, p));
     const rows = rowsOf<Row>(
       await db.query(
-        `${TYPE_SELECT} WHERE ${where.join(' AND ')} ORDER BY ${orderBy(paging.sort, typeSortExpr, 't')} LIMIT ${p.add(paging.limit)} OFFSET ${p.add(paging.offset)}`,
+        `${TYPE_SELECT} WHERE ${where.join(' AND ')} ${pageTail(paging.sort, typeSortExpr, 't', paging, p)}`,
         p.values,
       ),
     );

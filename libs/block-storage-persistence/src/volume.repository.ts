@@ -11,7 +11,7 @@ import {
   MIGRATION_IN_FLIGHT_STATUSES,
 } from '@osc/block-storage-domain';
 import { UNMANAGED_METADATA_KEY } from '@osc/contracts';
-import { afterMarker, orderBy } from './list-sql';
+import { afterMarker, orderBy, pageTail } from './list-sql';
 import { MetadataWriter } from './metadata-sql';
 import {
   affectedOf,
@@ -373,7 +373,7 @@ export class VolumeRepository extends StatusRepository<VolumeStatus> {
     }
     if (paging.marker !== null)
       where.push(afterMarker(paging.sort, sortExpr, 'v', 'volumes', paging.marker, p));
-    const sql = `${VOLUME_SELECT} WHERE ${where.join(' AND ')} ORDER BY ${orderBy(paging.sort, sortExpr, 'v')} LIMIT ${p.add(paging.limit)} OFFSET ${p.add(paging.offset)}`;
+    const sql = `${VOLUME_SELECT} WHERE ${where.join(' AND ')} ${pageTail(paging.sort, sortExpr, 'v', paging, p)}`;
     // The page travels as one JSON text (re-ordered by the same keys inside the aggregate): one
     // native JSON.parse instead of thousands of per-field conversions in the driver.
     const packed = rowsOf<Row>(
@@ -414,7 +414,7 @@ export class VolumeRepository extends StatusRepository<VolumeStatus> {
     }
     if (paging.marker !== null)
       where.push(afterMarker(paging.sort, sortExpr, 'v', 'volumes', paging.marker, p));
-    const sql = `${VOLUME_SELECT} WHERE ${where.join(' AND ')} ORDER BY ${orderBy(paging.sort, sortExpr, 'v')} LIMIT ${p.add(paging.limit)} OFFSET ${p.add(paging.offset)}`;
+    const sql = `${VOLUME_SELECT} WHERE ${where.join(' AND ')} ${pageTail(paging.sort, sortExpr, 'v', paging, p)}`;
     const item = volumeDetailJsonSql(plan, p);
     const order = orderBy(paging.sort, sortExpr, 'x');
     const rows = rowsOf<Row>(
@@ -824,7 +824,7 @@ export class SnapshotRepository extends StatusRepository<SnapshotStatus> {
     }
     if (paging.marker !== null)
       where.push(afterMarker(paging.sort, snapshotSortExpr, 's', 'snapshots', paging.marker, p));
-    const sql = `${SNAPSHOT_SELECT} WHERE ${where.join(' AND ')} ORDER BY ${orderBy(paging.sort, snapshotSortExpr, 's')} LIMIT ${p.add(paging.limit)} OFFSET ${p.add(paging.offset)}`;
+    const sql = `${SNAPSHOT_SELECT} WHERE ${where.join(' AND ')} ${pageTail(paging.sort, snapshotSortExpr, 's', paging, p)}`;
     return { items: rowsOf<Row>(await db.query(sql, p.values)).map(toSnapshot), count };
   }
 

@@ -1,12 +1,12 @@
 import { InvalidInputError } from '@osc/errors';
 import type { RequestContext } from '@osc/http-common';
+import type { SortDirection, SortKey } from '@osc/list-query';
 import {
   type DefinitionTable,
   type FieldFilter,
   type FilterOp,
   type JsonPage,
   FILTER_OPS,
-  type SortDir,
   type Visibility,
 } from '@osc/workflow-persistence';
 import type { WorkflowPolicy } from '../policy/workflow-policy';
@@ -36,7 +36,7 @@ export interface ListSpec {
 export interface ListRequest {
   readonly visibility: Visibility;
   readonly filters: readonly FieldFilter[];
-  readonly sort: readonly { key: string; dir: SortDir }[];
+  readonly sort: readonly SortKey[];
   readonly limit: number;
   readonly marker?: string;
   readonly fields: readonly string[];
@@ -159,7 +159,7 @@ export interface PagingRequest {
   /** Trimmed, as given (a UUID). */
   readonly marker?: string;
   /** Sort keys (wire names) and directions, ending with `id`. */
-  readonly sort: { key: string; dir: SortDir }[];
+  readonly sort: SortKey[];
   /** Requested fields, `id` first; empty: all. */
   readonly fields: string[];
 }
@@ -171,21 +171,20 @@ export interface PagingSpec {
   readonly fields: readonly string[];
   /** Whether a field may be a sort key. */
   readonly sortable: (key: string) => boolean;
-  /**
-   * `sort_dirs` keeps each direction once (as the run-time collections always read it) instead of
-   * as a plain list (the definitions).
-   */
-  readonly uniqueSortDirs: boolean;
 }
 
-/** Parses `limit`, `marker`, `sort_keys`, `sort_dirs` and `fields` with Mistral's checks and messages. */
+/**
+ * Parses `limit`, `marker`, `sort_keys`, `sort_dirs` and `fields` with Mistral's checks and messages.
+ * `sort_keys` and `fields` keep each value once; `sort_dirs` is a plain list, one direction per key
+ * in order (a repeated direction counts), as Mistral reads it on every collection.
+ */
 export function parsePaging(spec: PagingSpec, get: (name: string) => string | undefined): PagingRequest {
   const limit = parseLimit(get('limit'));
   const marker = get('marker');
   if (marker !== undefined && !isUuid(marker.trim())) throw invalidField('marker', marker, 'Invalid UUID');
 
   const sortKeys = commaList(get('sort_keys') ?? spec.defaultSortKey);
-  const sortDirs = commaList(get('sort_dirs') ?? 'asc', spec.uniqueSortDirs);
+  const sortDirs = commaList(get('sort_dirs') ?? 'asc', false);
   if (sortKeys.length === 0) sortKeys.push(spec.defaultSortKey);
   if (sortKeys.length < sortDirs.length) {
     throw new InvalidInputError('Length of sort_keys must be equal or greater than sort_dirs.');
@@ -218,7 +217,7 @@ export function parsePaging(spec: PagingSpec, get: (name: string) => string | un
   return {
     limit,
     ...(marker !== undefined ? { marker: marker.trim() } : {}),
-    sort: sortKeys.map((key, i) => ({ key, dir: sortDirs[i] as SortDir })),
+    sort: sortKeys.map((key, i) => ({ key, dir: sortDirs[i] as SortDirection })),
     fields,
   };
 }
@@ -256,7 +255,6 @@ export function parseListRequest(
       defaultSortKey: spec.defaultSortKey,
       fields: spec.table.fields,
       sortable: (k) => spec.table.columns[k] !== undefined,
-      uniqueSortDirs: false,
     },
     get,
   );

@@ -163,7 +163,6 @@ export function parseRunList(
       defaultSortKey: 'created_at',
       fields: spec.fields,
       sortable: (k) => spec.columns[k] !== undefined,
-      uniqueSortDirs: true,
     },
     get,
   );

@@ -1,4 +1,5 @@
 import { InvalidInputError } from '@osc/errors';
+import type { SortDirection, SortKey } from '@osc/list-query';
 import { supports, type Microversion } from '../microversions/microversion';
 
 /**
@@ -9,11 +10,8 @@ import { supports, type Microversion } from '../microversions/microversion';
 export type QueryValue = string | readonly string[] | undefined;
 export type RawQuery = Readonly<Record<string, QueryValue>>;
 
-export type SortDirection = 'asc' | 'desc';
-export interface SortKey {
-  readonly key: string;
-  readonly dir: SortDirection;
-}
+/** The parsed sort spec is the shared list-query core's; this file owns Cinder's wire spelling of it. */
+export type { SortDirection, SortKey } from '@osc/list-query';
 
 export interface Paging {
   /** Page size after capping at `maxLimit`. */

@@ -5,7 +5,7 @@ import {
   type AttachStatus,
   type Paging,
 } from '@osc/block-storage-domain';
-import { afterMarker, orderBy } from '../list-sql';
+import { afterMarker, pageTail } from '../list-sql';
 import { affectedOf, Params, rowsOf, type Queryable } from '../sql';
 import { wireTime } from '../volume.repository';
 
@@ -186,7 +186,7 @@ export class AttachmentRepository {
     if (filters.attachStatus !== undefined) where.push(`a.attach_status = ${p.add(filters.attachStatus)}`);
     if (paging.marker !== null)
       where.push(afterMarker(paging.sort, sortExpr, 'a', 'volume_attachments', paging.marker, p));
-    const sql = `${SELECT} WHERE ${where.join(' AND ')} ORDER BY ${orderBy(paging.sort, sortExpr, 'a')} LIMIT ${p.add(paging.limit)} OFFSET ${p.add(paging.offset)}`;
+    const sql = `${SELECT} WHERE ${where.join(' AND ')} ${pageTail(paging.sort, sortExpr, 'a', paging, p)}`;
     return rowsOf<Row>(await db.query(sql, p.values)).map(toAttachment);
   }
 }

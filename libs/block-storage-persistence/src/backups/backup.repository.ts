@@ -1,5 +1,5 @@
 import { isUuid, type BackupStatus, type BackupValue, type Paging } from '@osc/block-storage-domain';
-import { afterMarker, orderBy } from '../list-sql';
+import { afterMarker, pageTail } from '../list-sql';
 import { affectedOf, Params, rowsOf, type Queryable, UUID_COLUMNS, uuidColumnEquals } from '../sql';
 import { recordStatusChange } from '../story/status-story';
 import { tellChanged, wireTime } from '../volume.repository';
@@ -196,7 +196,7 @@ export class BackupRepository extends StatusRepository<BackupStatus> {
     }
     if (paging.marker !== null)
       where.push(afterMarker(paging.sort, sortExpr, 'b', 'backups', paging.marker, p));
-    const sql = `${SELECT} WHERE ${where.join(' AND ')} ORDER BY ${orderBy(paging.sort, sortExpr, 'b')} LIMIT ${p.add(paging.limit)} OFFSET ${p.add(paging.offset)}`;
+    const sql = `${SELECT} WHERE ${where.join(' AND ')} ${pageTail(paging.sort, sortExpr, 'b', paging, p)}`;
     return { items: rowsOf<Row>(await db.query(sql, p.values)).map(toBackup), count };
   }
 

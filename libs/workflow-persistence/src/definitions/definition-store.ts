@@ -1,4 +1,5 @@
-import { type FieldFilter, type SortDir, SqlParams as Params, filterCondition } from '../lists/list-filters';
+import { type SortKey, pageTail } from '@osc/list-query';
+import { type FieldFilter, SqlParams as Params, filterCondition } from '../lists/list-filters';
 import type { ColumnKind, DefinitionColumn, DefinitionTable } from './definition-tables';
 import { acceptedWorkflowSql } from './member-store';
 
@@ -14,7 +15,7 @@ export interface ListQuery {
   readonly visibility: Visibility;
   readonly filters: readonly FieldFilter[];
   /** Sort keys (wire names) ending with a unique key (`id`), so pages are a total order. */
-  readonly sort: readonly { readonly key: string; readonly dir: SortDir }[];
+  readonly sort: readonly SortKey[];
   readonly limit: number;
   /** The row to continue after, as returned by {@link markerValues}. */
   readonly after?: Readonly<Record<string, string | null>>;
@@ -104,10 +105,13 @@ const pageSql = (table: DefinitionTable, query: ListQuery, p: Params): string =>
   const after = afterSql(table, query, p);
   if (after) where.push(after);
   // Qualified: a bare name would sort by the output column of the same name (the rendered text).
-  const order = query.sort
-    .map((s) => `${q(table.table)}.${q(columnOf(table, s.key).column)} ${s.dir.toUpperCase()}`)
-    .join(', ');
-  return `SELECT ${selectList(table, query.fields)} FROM ${q(table.table)} WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ${p.add(query.limit)}`;
+  const tail = pageTail(
+    query.sort,
+    (key) => `${q(table.table)}.${q(columnOf(table, key).column)}`,
+    { limit: query.limit },
+    p,
+  );
+  return `SELECT ${selectList(table, query.fields)} FROM ${q(table.table)} WHERE ${where.join(' AND ')} ${tail}`;
 };
 
 /** One page of a definitions table: visibility, filters, keyset marker, order and limit in one indexed query. */

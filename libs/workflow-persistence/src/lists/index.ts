@@ -2,7 +2,6 @@ export {
   FILTER_OPS,
   type FilterOp,
   type FieldFilter,
-  type SortDir,
   type ListColumnKind,
   SqlParams,
   filterCondition,

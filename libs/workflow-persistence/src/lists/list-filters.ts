@@ -6,8 +6,6 @@
 export const FILTER_OPS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'in', 'nin', 'has'] as const;
 export type FilterOp = (typeof FILTER_OPS)[number];
 
-export type SortDir = 'asc' | 'desc';
-
 /**
  * How a column is compared: its parameter cast, and how `has` shows it. `json` columns compare as
  * jsonb; `state` is text with a closed set of values.

@@ -1,9 +1,9 @@
 import { NotFoundError } from '@osc/errors';
+import { type SortKey, afterMarker, pageTail } from '@osc/list-query';
 import type { SqlRunner } from '../executions/execution-store';
 import {
   type FieldFilter,
   type ListColumnKind,
-  type SortDir,
   SqlParams,
   filterCondition,
   quoteIdent as q,
@@ -47,7 +47,7 @@ export interface RunListQuery {
   /** Hides transient action executions (synchronous standalone runs not kept). */
   readonly excludeTransient?: boolean;
   /** Sort keys (wire names) ending with `id`, so pages are a total order. */
-  readonly sort: readonly { readonly key: string; readonly dir: SortDir }[];
+  readonly sort: readonly SortKey[];
   readonly limit: number;
   readonly marker?: string;
   /**
@@ -121,10 +121,10 @@ export async function listRuns(
   for (const f of query.filters) where.push(filterCondition(columnOf(table, f.field), f, p));
   if (query.excludeTransient) where.push('NOT "transient"');
 
-  const cols = query.sort.map((s) => ({ ...s, c: columnOf(table, s.key) }));
+  const exprOf = (key: string): string => sortExpr(columnOf(table, key)).sql;
   if (query.marker) {
     // Marker values travel as text and come back with their type: a timestamp keeps its microseconds.
-    const select = cols.map((k, i) => `(${sortExpr(k.c).sql})::text AS "k${i}"`).join(', ');
+    const select = query.sort.map((k, i) => `(${exprOf(k.key)})::text AS "k${i}"`).join(', ');
     const visible =
       query.markerProject === null
         ? ''
@@ -136,22 +136,11 @@ export async function listRuns(
     const m = rows[0];
     if (!m)
       throw new NotFoundError(table.model, query.marker, `${table.model} not found [id=${query.marker}]`);
-    const value = (c: RunColumn, i: number): string => p.addCast(m[`k${i}`], sortExpr(c).cast);
-    const ors: string[] = [];
-    cols.forEach((k, i) => {
-      const ands = cols.slice(0, i).map((prev, j) => `${sortExpr(prev.c).sql} = ${value(prev.c, j)}`);
-      ands.push(`${sortExpr(k.c).sql} ${k.dir === 'asc' ? '>' : '<'} ${value(k.c, i)}`);
-      ors.push(`(${ands.join(' AND ')})`);
-    });
-    // The same bound on the first key alone is implied by the ORs and is what an index can seek to:
-    // the 1,000th page starts at the marker instead of reading the 999 pages before it.
-    const [first] = cols;
-    if (first)
-      where.push(`${sortExpr(first.c).sql} ${first.dir === 'asc' ? '>=' : '<='} ${value(first.c, 0)}`);
-    where.push(`(${ors.join(' OR ')})`);
+    where.push(
+      afterMarker(query.sort, exprOf, (key, i) => p.addCast(m[`k${i}`], sortExpr(columnOf(table, key)).cast)),
+    );
   }
-  const order = cols.map((k) => `${sortExpr(k.c).sql} ${k.dir.toUpperCase()}`).join(', ');
   const select = columns ? columns.map(q).join(', ') : '*';
-  const sql = `SELECT ${select} FROM ${q(table.table)} ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY ${order} LIMIT ${p.add(query.limit)}`;
+  const sql = `SELECT ${select} FROM ${q(table.table)} ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ${pageTail(query.sort, exprOf, { limit: query.limit }, p)}`;
   return db.query(sql, p.values);
 }
