@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { PlacementConfig } from './placement/placement.service';
-import type { ReconcileConfig } from './reconcile/reconciler.service';
+import type { ReconcileConfig } from './reconcile/reconcile-pass';
 import { type Env, distributedInfraSchema, logLevelSchema, parseConfig, portSchema } from '@osc/http-common';
 
 const schema = z.object({

@@ -11,12 +11,8 @@ import { WorkflowEngineModule } from './workflow-engine.module';
 
 export { loadConfig, loadInfraConfig, type WorkflowEngineConfig } from './config';
 export { WorkflowEngineModule } from './workflow-engine.module';
-export {
-  EngineCommandHandler,
-  toEngineEvent,
-  toEngineEvents,
-  type EngineHandlerOptions,
-} from './engine/engine-command.handler';
+export { EngineCommandHandler, type EngineHandlerOptions } from './engine/engine-command.handler';
+export { toEngineEvent, toEngineEvents } from './engine/engine-events';
 export { ActionExecutor } from './executor/action-executor';
 export { EngineRunner } from './engine/engine.runner';
 

@@ -1,51 +1,11 @@
 import {
   formatTimestamp,
-  identifyTaskEvent,
-  identifyWorkflowEvent,
   notifyJobFor,
   publishersFor,
   taskEventPayload,
-  taskNotifyJob,
-  workflowNotifyJob,
   workflowEventPayload,
 } from './events';
 import { eventBody } from './publishers';
-
-describe('event identification (DSL-16.3)', () => {
-  it.each([
-    [null, 'RUNNING', 'WORKFLOW_LAUNCHED'],
-    ['IDLE', 'RUNNING', 'WORKFLOW_LAUNCHED'],
-    ['PAUSED', 'RUNNING', 'WORKFLOW_RESUMED'],
-    ['ERROR', 'RUNNING', 'WORKFLOW_RERUN'],
-    ['CANCELLED', 'RUNNING', 'WORKFLOW_LAUNCHED'],
-    ['RUNNING', 'PAUSED', 'WORKFLOW_PAUSED'],
-    ['RUNNING', 'SUCCESS', 'WORKFLOW_SUCCEEDED'],
-    ['RUNNING', 'ERROR', 'WORKFLOW_FAILED'],
-    ['PAUSED', 'CANCELLED', 'WORKFLOW_CANCELLED'],
-    [null, 'IDLE', null],
-  ])('workflow %s -> %s is %s', (from, to, event) => {
-    expect(identifyWorkflowEvent(from, to)).toBe(event);
-  });
-
-  it.each([
-    [null, 'RUNNING', {}, 'TASK_LAUNCHED'],
-    ['IDLE', 'RUNNING', { firstStart: true }, 'TASK_LAUNCHED'],
-    ['IDLE', 'RUNNING', {}, 'TASK_RESUMED'],
-    ['WAITING', 'RUNNING', {}, 'TASK_RESUMED'],
-    ['PAUSED', 'RUNNING', {}, 'TASK_RESUMED'],
-    ['DELAYED', 'RUNNING', {}, 'TASK_LAUNCHED'],
-    ['ERROR', 'RUNNING', {}, 'TASK_RERUN'],
-    ['RUNNING', 'SUCCESS', {}, 'TASK_SUCCEEDED'],
-    ['RUNNING', 'ERROR', {}, 'TASK_FAILED'],
-    ['RUNNING', 'CANCELLED', {}, 'TASK_CANCELLED'],
-    ['RUNNING', 'PAUSED', {}, 'TASK_PAUSED'],
-    ['ERROR', 'SKIPPED', {}, 'TASK_SKIPPED'],
-    ['RUNNING', 'WAITING', {}, null],
-    ['RUNNING', 'DELAYED', {}, null],
-  ])('task %s -> %s %j is %s', (from, to, options, event) => {
-    expect(identifyTaskEvent(from, to, options)).toBe(event);
-  });
-});
 
 describe('payloads (DSL-16.4)', () => {
   const created = new Date('2024-03-05T07:08:09.456Z');
@@ -174,58 +134,5 @@ describe('publisher selection (DSL-16.2)', () => {
       publishers: [{ type: 'noop' }],
       event,
     });
-  });
-});
-
-describe('one-call jobs for the engine', () => {
-  const execution = {
-    id: 'e1',
-    name: 'wf',
-    workflowName: 'wf',
-    workflowNamespace: '',
-    workflowId: 'w1',
-    state: 'PAUSED',
-    stateInfo: null,
-    projectId: 'p1',
-    taskExecutionId: null,
-    rootExecutionId: null,
-    createdAt: new Date('2024-01-01T00:00:00Z'),
-    updatedAt: new Date('2024-01-01T00:00:05Z'),
-  };
-  const notify = [{ type: 'webhook', url: 'http://hook', event_types: ['WORKFLOW_PAUSED', 'TASK_LAUNCHED'] }];
-
-  it('builds the job of a wanted execution event, null otherwise', () => {
-    const job = workflowNotifyJob(execution, 'RUNNING', 7, notify);
-    expect(job).toMatchObject({
-      executionId: 'e1',
-      seq: 7,
-      event: { event: 'WORKFLOW_PAUSED', state: 'PAUSED' },
-    });
-    expect(workflowNotifyJob({ ...execution, state: 'SUCCESS' }, 'RUNNING', 8, notify)).toBeNull();
-    expect(workflowNotifyJob({ ...execution, state: 'IDLE' }, null, 8, [{ type: 'noop' }])).toBeNull();
-  });
-
-  it('keys task jobs by their execution and honours firstStart', () => {
-    const task = {
-      id: 't1',
-      name: 'task1',
-      workflowExecutionId: 'e1',
-      workflowName: 'wf',
-      workflowNamespace: '',
-      workflowId: 'w1',
-      state: 'RUNNING',
-      stateInfo: null,
-      type: 'ACTION',
-      projectId: 'p1',
-      createdAt: new Date('2024-01-01T00:00:00Z'),
-      updatedAt: null,
-      startedAt: null,
-      finishedAt: null,
-    };
-    expect(taskNotifyJob(task, 'IDLE', 1, notify, { firstStart: true })).toMatchObject({
-      executionId: 'e1',
-      event: { id: 't1', event: 'TASK_LAUNCHED' },
-    });
-    expect(taskNotifyJob(task, 'IDLE', 2, notify)).toBeNull(); // TASK_RESUMED is not wanted
   });
 });

@@ -8,61 +8,9 @@ import {
   type WorkflowEventPayload,
 } from '@osc/contracts';
 
-/**
- * DSL-16.3, as the reference maps state changes to events: an execution entering RUNNING is
- * LAUNCHED, except from PAUSED (RESUMED) and ERROR (RERUN); entering a state without an event
- * (IDLE) gives null.
- */
-export function identifyWorkflowEvent(from: string | null | undefined, to: string): WorkflowEventName | null {
-  switch (to) {
-    case 'RUNNING':
-      if (from === 'PAUSED') return 'WORKFLOW_RESUMED';
-      if (from === 'ERROR') return 'WORKFLOW_RERUN';
-      return 'WORKFLOW_LAUNCHED';
-    case 'SUCCESS':
-      return 'WORKFLOW_SUCCEEDED';
-    case 'ERROR':
-      return 'WORKFLOW_FAILED';
-    case 'CANCELLED':
-      return 'WORKFLOW_CANCELLED';
-    case 'PAUSED':
-      return 'WORKFLOW_PAUSED';
-    default:
-      return null;
-  }
-}
-
-/**
- * DSL-16.3 for task executions: RUNNING is LAUNCHED on the first start of the task execution (pass
- * `firstStart`, or `from` null for a task created RUNNING) and after DELAYED; RESUMED from IDLE,
- * PAUSED or WAITING after the first start; RERUN from ERROR. Entering WAITING, DELAYED or IDLE emits
- * nothing (null).
- */
-export function identifyTaskEvent(
-  from: string | null | undefined,
-  to: string,
-  options: { firstStart?: boolean } = {},
-): TaskEventName | null {
-  switch (to) {
-    case 'RUNNING':
-      if (options.firstStart || from === null || from === undefined) return 'TASK_LAUNCHED';
-      if (from === 'IDLE' || from === 'PAUSED' || from === 'WAITING') return 'TASK_RESUMED';
-      if (from === 'ERROR') return 'TASK_RERUN';
-      return 'TASK_LAUNCHED';
-    case 'SUCCESS':
-      return 'TASK_SUCCEEDED';
-    case 'ERROR':
-      return 'TASK_FAILED';
-    case 'CANCELLED':
-      return 'TASK_CANCELLED';
-    case 'PAUSED':
-      return 'TASK_PAUSED';
-    case 'SKIPPED':
-      return 'TASK_SKIPPED';
-    default:
-      return null;
-  }
-}
+// Which state change is which event (DSL-16.3) is decided in one place, by the engine's pure core:
+// `workflowNotifyEvent`, `taskNotifyEvent` and `taskStartEvent` of @osc/workflow-domain. This module
+// builds the payloads (DSL-16.4) and picks the publishers (DSL-16.2).
 
 /** Mistral's `datetime_to_str`: `YYYY-MM-DD HH:MM:SS` in UTC; null stays null. */
 export function formatTimestamp(value: Date | string | null | undefined): string | null {
@@ -180,30 +128,4 @@ export function notifyJobFor(
 ): NotifyJob | null {
   const publishers = publishersFor(notify, event.event);
   return publishers.length > 0 ? { executionId, seq, publishers, event } : null;
-}
-
-/**
- * One call for the engine: the job announcing an execution's state change `from` → `execution.state`,
- * or null when the change has no event (DSL-16.3) or no publisher of `notify` wants it.
- */
-export function workflowNotifyJob(
-  execution: WorkflowExecutionFacts,
-  from: string | null | undefined,
-  seq: number,
-  notify: unknown,
-): NotifyJob | null {
-  const event = identifyWorkflowEvent(from, execution.state);
-  return event ? notifyJobFor(execution.id, seq, notify, workflowEventPayload(execution, event)) : null;
-}
-
-/** The same for a task execution's state change; `firstStart` marks the task execution's first RUNNING. */
-export function taskNotifyJob(
-  task: TaskExecutionFacts,
-  from: string | null | undefined,
-  seq: number,
-  notify: unknown,
-  options: { firstStart?: boolean } = {},
-): NotifyJob | null {
-  const event = identifyTaskEvent(from, task.state, options);
-  return event ? notifyJobFor(task.workflowExecutionId, seq, notify, taskEventPayload(task, event)) : null;
 }

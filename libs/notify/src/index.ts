@@ -1,14 +1,10 @@
 export {
-  identifyWorkflowEvent,
-  identifyTaskEvent,
   formatTimestamp,
   workflowEventPayload,
   taskEventPayload,
   publishersFor,
   isKnownPublisherType,
   notifyJobFor,
-  workflowNotifyJob,
-  taskNotifyJob,
   type WorkflowExecutionFacts,
   type TaskExecutionFacts,
 } from './events';

@@ -11,7 +11,7 @@ import {
 } from '@osc/contracts';
 import type { CommandMessage, Job, OutboxItem, OutboxWriter } from '@osc/messaging';
 import { completeStandaloneAction, failExecutionRow } from '@osc/workflow-persistence';
-import { toEngineEvents } from '../engine/engine-command.handler';
+import { toEngineEvents } from '../engine/engine-events';
 import { type ReconcilerLog, jsonLineLog } from './reconciler-log';
 import { actionFailed } from './workflow-reconciler';
 

@@ -11,6 +11,7 @@ export {
 } from './inline-decision';
 export { formatTimestamp, isTruthy, buildHost, taskView, usesQueryFunctions } from './expression-context';
 export { applyItemChanges, mergeItemChanges } from './items';
+export { taskNotifyEvent, taskStartEvent, workflowNotifyEvent } from './notify-events';
 export {
   expressionScope,
   evaluatePlayground,

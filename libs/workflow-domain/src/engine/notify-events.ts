@@ -1,4 +1,4 @@
-import type { NotifyEventName } from '@osc/contracts';
+import type { NotifyEventName, TaskEventName, WorkflowEventName } from '@osc/contracts';
 import type { TaskExecution } from './model';
 import { type ExecutionState, type TaskState, isCompleted } from './states';
 import { type WorkingState, truncate } from './working-state';
@@ -33,7 +33,7 @@ export function setTaskState(
   task.stateInfo = truncate(stateInfo);
   if (isCompleted(state) && !isCompleted(before)) task.finishedAt = ws.now;
   ws.touch(task);
-  const event = taskEvent(before, state, task.startedAt !== null);
+  const event = taskNotifyEvent(before, state, task.startedAt !== null);
   if (event) notify(ws, event, task.id);
 }
 
@@ -41,16 +41,19 @@ export function setExecutionState(ws: WorkingState, state: ExecutionState, state
   const before = ws.ex.state;
   ws.ex.state = state;
   ws.ex.stateInfo = truncate(stateInfo);
-  const event = workflowEvent(before, state);
+  const event = workflowNotifyEvent(before, state);
   if (event) notify(ws, event);
 }
 
-/** The event of a task set RUNNING by a start: a rerun, a first launch (or after a delay), a resume. */
+/**
+ * DSL-16.3: the event of a task set RUNNING by a start — a rerun, a first launch (or after a delay),
+ * a resume. The single source of the task event mapping, with {@link taskNotifyEvent}.
+ */
 export const taskStartEvent = (
   rerun: boolean,
   firstStart: boolean,
   before: TaskState,
-): NotifyEventName | null =>
+): TaskEventName | null =>
   rerun
     ? 'TASK_RERUN'
     : firstStart || before === 'DELAYED'
@@ -59,8 +62,11 @@ export const taskStartEvent = (
         ? 'TASK_RESUMED'
         : null;
 
-/** DSL-16.3 task events. */
-const taskEvent = (from: TaskState, to: TaskState, started: boolean): NotifyEventName | null => {
+/**
+ * DSL-16.3: the event of any other task state change (starts: {@link taskStartEvent}); entering
+ * RUNNING again after a start is a resume, entering IDLE, WAITING or DELAYED has no event.
+ */
+export const taskNotifyEvent = (from: TaskState, to: TaskState, started: boolean): TaskEventName | null => {
   if (from === to) return null;
   switch (to) {
     case 'SUCCESS':
@@ -82,8 +88,14 @@ const taskEvent = (from: TaskState, to: TaskState, started: boolean): NotifyEven
   }
 };
 
-/** DSL-16.3 workflow events. */
-const workflowEvent = (from: ExecutionState, to: ExecutionState): NotifyEventName | null => {
+/**
+ * DSL-16.3: the event of an execution state change (`from` null: a new execution). Entering RUNNING
+ * is a launch, except from PAUSED (resume) and ERROR (rerun); entering IDLE has no event.
+ */
+export const workflowNotifyEvent = (
+  from: ExecutionState | null,
+  to: ExecutionState,
+): WorkflowEventName | null => {
   if (from === to) return null;
   switch (to) {
     case 'RUNNING':

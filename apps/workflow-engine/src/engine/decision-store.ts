@@ -1,0 +1,91 @@
+import type { EntityManager } from 'typeorm';
+import type { OutboxItem } from '@osc/messaging';
+import {
+  type Decision,
+  type ExecutionSnapshot,
+  type WorkflowExecution,
+  historyEvents,
+} from '@osc/workflow-domain';
+import {
+  appendExecutionEvents,
+  appendExecutionEventsOfMany,
+  applyChanges,
+  applyChangesOfMany,
+} from '@osc/workflow-persistence';
+import type { EffectItems } from './effect-items';
+import type { TouchedExecutions } from './history-announcements';
+
+/** A decision and the snapshot it was taken on. */
+export interface Decided {
+  snapshot: ExecutionSnapshot;
+  decision: Decision;
+}
+
+/**
+ * Writes decisions inside their transaction: the rows of their changes, their history entries, and
+ * (through {@link EffectItems}) the outgoing messages they make. `touched` collects the executions that
+ * got history entries, announced in this process after the commit (`history-announcements.ts`).
+ */
+export class DecisionStore {
+  constructor(
+    private readonly now: () => Date,
+    private readonly effects: EffectItems,
+  ) {}
+
+  /** Writes a decision's rows; returns its outgoing messages for the outbox. */
+  async store(
+    em: EntityManager,
+    snapshot: ExecutionSnapshot,
+    decision: Decision,
+    touched: TouchedExecutions,
+  ): Promise<OutboxItem[]> {
+    await applyChanges(em, decision.changes.execution ?? snapshot.execution, decision.changes, snapshot);
+    return this.storeHistoryAndEffects(em, snapshot, decision, touched);
+  }
+
+  /**
+   * The rows of several executions' decisions with one statement, then their history with one more
+   * (their trees in root id order, see `appendExecutionEventsOfMany`); the outgoing messages are each
+   * member's own ({@link effectsOf}).
+   */
+  async storeRowsAndHistoryOfMany(
+    em: EntityManager,
+    decided: readonly Decided[],
+    touched: TouchedExecutions,
+  ): Promise<void> {
+    await applyChangesOfMany(
+      em,
+      decided.map(({ snapshot, decision }) => ({
+        ex: decision.changes.execution ?? snapshot.execution,
+        changes: decision.changes,
+        before: snapshot,
+      })),
+    );
+    const histories = decided.map(({ snapshot, decision }) => ({
+      ex: decision.changes.execution ?? snapshot.execution,
+      events: historyEvents(snapshot, decision.changes),
+    }));
+    const written = await appendExecutionEventsOfMany(em, histories, this.now());
+    histories.forEach((h, k) => {
+      if ((written[k] ?? 0) > 0) touched.set(h.ex, h.events);
+    });
+  }
+
+  /** A decision's outgoing messages (for the outbox). */
+  effectsOf(em: EntityManager, ex: WorkflowExecution, decision: Decision): Promise<OutboxItem[]> {
+    return this.effects.of(em, ex, decision);
+  }
+
+  /** What {@link store} writes after a decision's rows: its history entries; returns its outgoing messages. */
+  private async storeHistoryAndEffects(
+    em: EntityManager,
+    snapshot: ExecutionSnapshot,
+    decision: Decision,
+    touched: TouchedExecutions,
+  ): Promise<OutboxItem[]> {
+    const ex = decision.changes.execution ?? snapshot.execution;
+    const history = historyEvents(snapshot, decision.changes);
+    if ((await appendExecutionEvents(em, ex, history, this.now())) > 0) touched.set(ex, history);
+    return this.effects.of(em, ex, decision);
+  }
+}

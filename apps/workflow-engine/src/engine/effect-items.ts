@@ -1,0 +1,115 @@
+import type { EntityManager } from 'typeorm';
+import {
+  ACTION_JOB_QUEUE,
+  ACTION_RUN_JOB,
+  ENGINE_TIMER_QUEUE,
+  TIMER_FIRED_JOB,
+  type ActionRunJob,
+  type TimerFiredPayload,
+} from '@osc/contracts';
+import type { OutboxItem } from '@osc/messaging';
+import type { Decision, EngineEffect, WorkflowExecution } from '@osc/workflow-domain';
+import { batchItemRuns } from './item-run-batches';
+import { notifyItems } from './notify-items';
+import {
+  parentControlItems,
+  startSubWorkflow,
+  subExecutionControlItems,
+  subWorkflowCompletedItems,
+  subWorkflowRerunItems,
+} from './sub-workflow-links';
+
+/**
+ * Turns a decision's effects into the outgoing messages of its transaction (the outbox): action runs
+ * and timers become jobs, sub-workflow links engine commands (`sub-workflow-links.ts`), state changes
+ * notification jobs (`notify-items.ts`).
+ */
+export class EffectItems {
+  constructor(
+    /** `<public api url>` for async callbacks (`Mistral-Callback-URL`); optional. */
+    private readonly apiUrl: string | undefined,
+    private readonly now: () => Date,
+    private readonly newId: () => string,
+  ) {}
+
+  /** A decision's outgoing messages (for the outbox). */
+  async of(em: EntityManager, ex: WorkflowExecution, decision: Decision): Promise<OutboxItem[]> {
+    const items: OutboxItem[] = [];
+    for (const effect of decision.commands) items.push(...(await this.itemsOf(em, ex, decision, effect)));
+    return batchItemRuns(items);
+  }
+
+  private async itemsOf(
+    em: EntityManager,
+    ex: WorkflowExecution,
+    decision: Decision,
+    e: EngineEffect,
+  ): Promise<OutboxItem[]> {
+    switch (e.type) {
+      case 'run-action': {
+        const job: ActionRunJob = {
+          actionExecutionId: e.actionExecutionId,
+          executionId: ex.id,
+          taskExecutionId: e.taskExecutionId,
+          actionName: e.actionName,
+          input: e.input,
+          namespace: String(ex.params['namespace'] ?? ex.workflowNamespace),
+          ...(ex.workflowName.includes('.')
+            ? { workbookName: ex.workflowName.slice(0, ex.workflowName.lastIndexOf('.')) }
+            : {}),
+          ...(e.itemIndex !== null ? { itemIndex: e.itemIndex } : {}),
+          safeRerun: e.safeRerun,
+          ...(e.taskData ? { taskData: e.taskData } : {}),
+          context: {
+            workflowName: ex.workflowName,
+            workflowNamespace: ex.workflowNamespace,
+            workflowExecutionId: ex.id,
+            rootExecutionId: ex.rootExecutionId,
+            taskExecutionId: e.taskExecutionId,
+            taskName: e.taskName,
+            actionExecutionId: e.actionExecutionId,
+            projectId: ex.projectId,
+            ...(this.apiUrl
+              ? { callbackUrl: `${this.apiUrl}/v2/action_executions/${e.actionExecutionId}` }
+              : {}),
+            ...(e.timeoutSeconds !== undefined ? { timeoutMs: Math.round(e.timeoutSeconds * 1000) } : {}),
+          },
+        };
+        return [
+          {
+            destination: 'jobs',
+            queue: ACTION_JOB_QUEUE,
+            job: { id: e.actionExecutionId, name: ACTION_RUN_JOB, data: job },
+          },
+        ];
+      }
+      case 'arm-timer': {
+        const data: TimerFiredPayload = {
+          executionId: ex.id,
+          taskExecutionId: e.taskExecutionId,
+          timerId: e.timerId,
+          kind: e.kind,
+        };
+        return [
+          {
+            destination: 'jobs',
+            queue: ENGINE_TIMER_QUEUE,
+            job: { id: e.timerId, name: TIMER_FIRED_JOB, data, delayMs: e.delayMs },
+          },
+        ];
+      }
+      case 'start-sub-workflow':
+        return startSubWorkflow(em, ex, e, this.now);
+      case 'notify-parent':
+        return subWorkflowCompletedItems(em, e);
+      case 'notify-parent-rerun':
+        return subWorkflowRerunItems(em, e, this.newId);
+      case 'control-sub-execution':
+        return subExecutionControlItems(e, this.newId);
+      case 'control-parent-execution':
+        return parentControlItems(em, ex, e, this.newId);
+      case 'notify':
+        return notifyItems(ex, decision, e, this.newId);
+    }
+  }
+}

@@ -1,0 +1,152 @@
+import { type Context, SpanStatusCode } from '@opentelemetry/api';
+import type { DataSource } from 'typeorm';
+import type { OutboxItem, OutboxWriter } from '@osc/messaging';
+import type { EngineEvent } from '@osc/workflow-domain';
+import { type SpecCache, lockSnapshot, lockSnapshots } from '@osc/workflow-persistence';
+import { batchActionRuns } from './action-run-batches';
+import type { Decided, DecisionStore } from './decision-store';
+import type { EventDecider } from './event-decider';
+import { type EngineLog, type TouchedExecutions, announceHistory } from './history-announcements';
+import { inTrace, transactionSpan } from './transaction-spans';
+
+/** Group transactions one engine runs at once, and executions per group. */
+const MAX_GROUP_TRANSACTIONS = 4;
+const MAX_GROUP_SIZE = 32;
+
+interface GroupMember {
+  executionId: string;
+  events: EngineEvent[];
+  /** The trace context of the message that brought the events. */
+  ctx: Context;
+  resolve: () => void;
+  reject: (e: unknown) => void;
+}
+
+/**
+ * Only the action rows the events name (plus plain tasks' and failed ones): with-items items are
+ * counted in their task. Those completed with ERROR also need their position in the task (the
+ * failure summary's `idx`); the others do not, which spares the store a window over every action.
+ */
+const namedActions = (events: readonly EngineEvent[]): { ids: string[]; failing: string[] } => ({
+  ids: events.flatMap((e) => ('actionExecutionId' in e ? [e.actionExecutionId] : [])),
+  failing: events.flatMap((e) =>
+    e.type === 'action-completed' && e.state === 'ERROR' ? [e.actionExecutionId] : [],
+  ),
+});
+
+/**
+ * Runs decisions in transactions: per execution, lock the row and load the snapshot, decide, write
+ * the changes and the outgoing messages (outbox), commit, then tell this process the history grew.
+ * Requests of different executions that wait at the same time share a transaction.
+ */
+export class GroupTransactions {
+  /** Decision requests waiting for a transaction, and the group transactions running. */
+  private readonly queued: GroupMember[] = [];
+  private running = 0;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly outbox: OutboxWriter,
+    private readonly specs: SpecCache,
+    private readonly decider: EventDecider,
+    private readonly store: DecisionStore,
+    private readonly log: EngineLog | undefined,
+  ) {}
+
+  /**
+   * Applies `events` to one execution. Requests of different executions that wait at the same time
+   * share a transaction (see {@link runGroup}); at most {@link MAX_GROUP_TRANSACTIONS} run at once.
+   */
+  apply(executionId: string, events: EngineEvent[], ctx: Context): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.queued.push({ executionId, events, ctx, resolve, reject });
+      this.startGroups();
+    });
+  }
+
+  private startGroups(): void {
+    while (this.running < MAX_GROUP_TRANSACTIONS && this.queued.length > 0) {
+      const group = this.queued.splice(0, MAX_GROUP_SIZE);
+      this.running++;
+      void this.runGroup(group).finally(() => {
+        this.running--;
+        this.startGroups();
+      });
+    }
+  }
+
+  /**
+   * One transaction for the decisions of several executions: lock them all (in id order), load their
+   * snapshots with one statement, decide each, write each, add every outgoing message, commit; the
+   * fixed costs (begin, lock, load, outbox insert, commit) are paid once per group instead of once
+   * per command. If the group fails, each member is retried in a transaction of its own, so one bad
+   * execution cannot hold the others back.
+   */
+  private async runGroup(group: GroupMember[]): Promise<void> {
+    if (group.length > 1) {
+      const spans = group.map((m) => transactionSpan(m, group.length));
+      try {
+        const touched: TouchedExecutions = new Map();
+        await this.dataSource.transaction(async (em) => {
+          touched.clear();
+          const named = new Map(group.map((m) => [m.executionId, namedActions(m.events)]));
+          const snapshots = await lockSnapshots(em, [...named.keys()], this.specs, named);
+          const decided: (Decided & { i: number })[] = [];
+          for (const [i, m] of group.entries()) {
+            const snapshot = snapshots.get(m.executionId);
+            if (!snapshot) continue;
+            decided.push({ i, snapshot, decision: await this.decider.decide(em, snapshot, m.events) });
+          }
+          // every member's rows in one statement, its history in one more, then each member's messages
+          await this.store.storeRowsAndHistoryOfMany(em, decided, touched);
+          const items: OutboxItem[] = [];
+          for (const { i, snapshot, decision } of decided) {
+            const out = await this.store.effectsOf(
+              em,
+              decision.changes.execution ?? snapshot.execution,
+              decision,
+            );
+            items.push(...inTrace(spans[i], group[i]!.ctx, out));
+          }
+          await this.outbox.add(em, batchActionRuns(items));
+        });
+        announceHistory(touched, this.log);
+        for (const span of spans) span.end();
+        for (const m of group) m.resolve();
+        return;
+      } catch {
+        // fall through: each on its own
+        for (const span of spans) {
+          span.setAttribute('osc.engine.group_failed', true);
+          span.end();
+        }
+      }
+    }
+    for (const m of group) {
+      const span = transactionSpan(m, 1);
+      try {
+        const touched: TouchedExecutions = new Map();
+        await this.dataSource.transaction(async (em) => {
+          touched.clear();
+          const snapshot = await lockSnapshot(em, m.executionId, this.specs, namedActions(m.events));
+          if (!snapshot) return; // deleted execution: nothing to do
+          const out = await this.store.store(
+            em,
+            snapshot,
+            await this.decider.decide(em, snapshot, m.events),
+            touched,
+          );
+          await this.outbox.add(em, batchActionRuns(inTrace(span, m.ctx, out)));
+        });
+        announceHistory(touched, this.log);
+        m.resolve();
+      } catch (err) {
+        span.recordException(err instanceof Error ? err : String(err));
+        span.setStatus({ code: SpanStatusCode.ERROR });
+        m.reject(err);
+      } finally {
+        span.end();
+      }
+    }
+  }
+}
