@@ -177,7 +177,7 @@ describe.each(ENGINE_KINDS)('execution state changes for project streams (%s)', 
       executionId: x.id,
       taskExecutionId: randomUUID(),
       name,
-      details: { n: name },
+      details: { taskName: name },
     });
     const action = (x: { id: string }, name: string): HistoryEvent => ({
       ...task(x, name),
@@ -238,7 +238,7 @@ describe.each(ENGINE_KINDS)('execution state changes for project streams (%s)', 
       'RUNNING',
       null,
       'why',
-      { n: 'a1' },
+      { taskName: 'a1' },
       a.id,
     ]);
     expect(all[2]!.created_at).toBe(all[1]!.created_at);
