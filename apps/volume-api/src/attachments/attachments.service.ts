@@ -26,6 +26,7 @@ import {
 } from '@osc/block-storage-persistence';
 import { CLOCK, DATA_SOURCE, type Clock } from '@osc/platform';
 import type { ApiRequest } from '../http/api-request';
+import { assertMarkerListed } from '../http/project-list';
 import { AttachSteps } from './attach-steps';
 import { VOLUME_API_CONFIG, type VolumeApiConfig } from '../volume-api.tokens';
 import { volumeNotFound } from '../volumes/volume-lookup';
@@ -93,9 +94,9 @@ export class AttachmentsService {
       isTrueish(queryValue(api.query['all_tenants']));
     const paging = parsePaging(api.query, { maxLimit: this.config.maxLimit, sortKeys: ATTACHMENT_SORT_KEYS });
     const projectId = allTenants ? null : api.ctx.projectId;
-    if (paging.marker !== null && !(await this.attachments.findById(this.db, paging.marker, projectId))) {
-      throw new NotFoundError('Marker', paging.marker, `Marker ${paging.marker} could not be found.`);
-    }
+    await assertMarkerListed(paging.marker, (marker) =>
+      this.attachments.findById(this.db, marker, projectId),
+    );
     const q = (k: string) => queryValue(api.query[k]);
     const items = await this.attachments.list(
       this.db,

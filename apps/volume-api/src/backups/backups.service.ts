@@ -3,20 +3,14 @@ import type { DataSource } from 'typeorm';
 import {
   BACKUP_FILTER_FIELDS,
   BACKUP_OPERATIONS,
-  admitFilters,
   backupDetailView,
   backupSortKeys,
   backupSummaryView,
-  isTrueish,
   nextPageLink,
   parseActionBody,
   parseBackupResetStatus,
-  parseBooleanFilter,
-  parsePaging,
   parseUpdateBackup,
-  queryValue,
   refusalOf,
-  SORT_ALIASES,
   supports,
   type BackupStatus,
 } from '@osc/block-storage-domain';
@@ -26,6 +20,7 @@ import { InvalidStateError, NotFoundError } from '@osc/errors';
 import { OutboxWriter } from '@osc/messaging';
 import { CLOCK, DATA_SOURCE, OUTBOX_WRITER, type Clock } from '@osc/platform';
 import type { ApiRequest } from '../http/api-request';
+import { assertMarkerListed, readProjectList } from '../http/project-list';
 import { VOLUME_API_CONFIG, type VolumeApiConfig } from '../volume-api.tokens';
 import { backupQueueJob, loadBackup } from './backup-lookup';
 
@@ -56,26 +51,18 @@ export class BackupsService {
     extensions: { progress?: boolean } = {},
   ): Promise<Record<string, unknown>> {
     api.authorize('backup:get_all');
-    const allTenants = api.isAdmin && isTrueish(queryValue(api.query['all_tenants']));
-    const admitted = admitFilters('backup', api.query, { mv: api.mv, isAdmin: api.isAdmin });
-    if (!allTenants) delete admitted['project_id'];
-    const filters: Record<string, string> = {};
-    for (const [k, v] of Object.entries(admitted))
-      filters[(BACKUP_FILTER_FIELDS as readonly string[]).includes(k) ? k : `?${k}`] = v;
-    const paging = parsePaging(api.query, {
+    const { projectId, filters, paging, withCount } = readProjectList(api, {
+      resource: 'backup',
       maxLimit: this.config.maxLimit,
       sortKeys: backupSortKeys(api.mv),
-      sortAliases: SORT_ALIASES,
+      compileFilters: (admitted) => {
+        const filters: Record<string, string> = {};
+        for (const [k, v] of Object.entries(admitted))
+          filters[(BACKUP_FILTER_FIELDS as readonly string[]).includes(k) ? k : `?${k}`] = v;
+        return filters;
+      },
     });
-    const withCountRaw = queryValue(api.query['with_count']);
-    const withCount =
-      supports(api.mv, 'list.with-count') &&
-      withCountRaw !== undefined &&
-      parseBooleanFilter('with_count', withCountRaw, api.mv);
-    const projectId = allTenants ? null : api.ctx.projectId;
-    if (paging.marker !== null && !(await this.backups.findById(this.db, paging.marker, projectId))) {
-      throw new NotFoundError('Marker', paging.marker, `Marker ${paging.marker} could not be found.`);
-    }
+    await assertMarkerListed(paging.marker, (marker) => this.backups.findById(this.db, marker, projectId));
     const page = await this.backups.list(this.db, projectId, filters, paging, withCount);
     const out: Record<string, unknown> = {
       backups: page.items.map((b) =>

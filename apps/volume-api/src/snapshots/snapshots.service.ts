@@ -2,23 +2,17 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import {
-  admitFilters,
   compileSnapshotFilters,
-  isTrueish,
   nextPageLink,
-  parseBooleanFilter,
   parseCreateSnapshot,
   parseMetaItemBody,
   parseMetadataBody,
-  parsePaging,
   parseUpdateSnapshot,
-  queryValue,
   parseSnapshotStatusUpdate,
   snapshotQuotaDeltas,
   snapshotStatusUpdateSources,
   snapshotView,
   SNAPSHOT_SORT_KEYS,
-  SORT_ALIASES,
   supports,
   isMigrating,
   SNAPSHOT_OPERATIONS,
@@ -41,6 +35,7 @@ import { OutboxWriter } from '@osc/messaging';
 import { CLOCK, DATA_SOURCE, OUTBOX_WRITER, type Clock } from '@osc/platform';
 import { backendJob } from '../jobs/outbox-job';
 import type { ApiRequest } from '../http/api-request';
+import { assertMarkerListed, readProjectList } from '../http/project-list';
 import { VOLUME_API_CONFIG, type VolumeApiConfig } from '../volume-api.tokens';
 import { volumeNotFound } from '../volumes/volume-lookup';
 
@@ -124,24 +119,13 @@ export class SnapshotsService {
 
   async list(api: ApiRequest, detail: boolean): Promise<Record<string, unknown>> {
     api.authorize('volume:get_all_snapshots');
-    const allTenants = api.isAdmin && isTrueish(queryValue(api.query['all_tenants']));
-    const admitted = admitFilters('snapshot', api.query, { mv: api.mv, isAdmin: api.isAdmin });
-    if (!allTenants) delete admitted['project_id'];
-    const filters = compileSnapshotFilters(admitted, api.mv);
-    const paging = parsePaging(api.query, {
+    const { projectId, filters, paging, withCount } = readProjectList(api, {
+      resource: 'snapshot',
       maxLimit: this.config.maxLimit,
       sortKeys: SNAPSHOT_SORT_KEYS,
-      sortAliases: SORT_ALIASES,
+      compileFilters: (admitted) => compileSnapshotFilters(admitted, api.mv),
     });
-    const withCountRaw = queryValue(api.query['with_count']);
-    const withCount =
-      supports(api.mv, 'list.with-count') &&
-      withCountRaw !== undefined &&
-      parseBooleanFilter('with_count', withCountRaw, api.mv);
-    const projectId = allTenants ? null : api.ctx.projectId;
-    if (paging.marker !== null && !(await this.snapshots.findById(this.db, paging.marker, projectId))) {
-      throw new NotFoundError('Marker', paging.marker, `Marker ${paging.marker} could not be found.`);
-    }
+    await assertMarkerListed(paging.marker, (marker) => this.snapshots.findById(this.db, marker, projectId));
     const page = await this.snapshots.list(this.db, projectId, filters, paging, withCount);
     const out: Record<string, unknown> = {
       snapshots: page.items.map((s) => snapshotView(api.view, s, detail)),
