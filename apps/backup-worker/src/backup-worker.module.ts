@@ -1,6 +1,10 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { BACKUP_CONFIG } from './backups/backup.config';
 import { BackupRestorer } from './backups/backup-restorer';
+import { BackupCreateProcessor } from './backups/backup-create.processor';
+import { BackupDeleteProcessor } from './backups/backup-delete.processor';
+import { BackupImportProcessor } from './backups/backup-import.processor';
+import { BackupRestoreProcessor } from './backups/backup-restore.processor';
 import { BackupService } from './backups/backup.service';
 import { BackupRebaseService } from './backup-rebase/backup-rebase.service';
 import type { BackupWorkerConfig } from './config';
@@ -32,6 +36,10 @@ export class BackupWorkerModule {
         VolumeBackendService,
         { provide: BACKUP_CONFIG, useValue: config.backup },
         BackupRestorer,
+        BackupCreateProcessor,
+        BackupRestoreProcessor,
+        BackupDeleteProcessor,
+        BackupImportProcessor,
         BackupService,
         BackupRebaseService,
       ],

@@ -12,8 +12,7 @@ import { poolControllers, poolProviders } from './pools';
 import { LimitsController, QuotaSetsController, QuotasService } from './quotas/quotas.controller';
 import { SnapshotsController } from './snapshots/snapshots.controller';
 import { SnapshotsService } from './snapshots/snapshots.service';
-import { DefaultTypesController, VolumeTypesController } from './types/volume-types.controller';
-import { VolumeTypesService } from './types/volume-types.service';
+import { typeControllers, typeProviders } from './types';
 import { VersionsController } from './versions/versions.controller';
 import { VOLUME_API_CONFIG } from './volume-api.tokens';
 import { volumeControllers, volumeProviders } from './volumes';
@@ -26,8 +25,7 @@ export class VolumeApiModule {
       controllers: [
         VersionsController,
         ExtensionsController,
-        VolumeTypesController,
-        DefaultTypesController,
+        ...typeControllers,
         ...volumeControllers,
         SnapshotsController,
         QuotaSetsController,
@@ -43,7 +41,7 @@ export class VolumeApiModule {
       ],
       providers: [
         { provide: VOLUME_API_CONFIG, useValue: config },
-        VolumeTypesService,
+        ...typeProviders,
         ...volumeProviders,
         SnapshotsService,
         QuotasService,

@@ -5,7 +5,8 @@ import { BackupRepository, type StoredBackup } from '@osc/block-storage-persiste
 import { InvalidInputError } from '@osc/errors';
 import { DATA_SOURCE } from '@osc/platform';
 import { GIB } from '../volume-backend/sparse-file';
-import { restoreBackup, type BackupLocation, type ProgressReport } from './backup-engine';
+import type { BackupLocation, ProgressReport } from './backup-engine';
+import { restoreBackup } from './backup-reader';
 import { BACKUP_CONFIG, type BackupConfig } from './backup.config';
 import { createBackupStore, type BackupStore } from './stores';
 import { ChunkWorkers } from './chunk-workers';

@@ -20,13 +20,9 @@ import { QuotaRepository } from '@osc/block-storage-persistence';
 import { createRuntime, type RunningApp, type Runtime } from '@osc/platform';
 import { loadConfig, SCHEMA_PARTS, startBackupWorker } from '../index';
 import { createSparseFile } from '../volume-backend/sparse-file';
-import {
-  BackupCancelledError,
-  restoreBackup,
-  sameBlocksAs,
-  writeBackup,
-  type BackupLocation,
-} from './backup-engine';
+import { BackupCancelledError, type BackupLocation } from './backup-engine';
+import { restoreBackup } from './backup-reader';
+import { sameBlocksAs, writeBackup } from './backup-writer';
 import { PosixBackupStore } from './stores';
 import { ChunkWorkers } from './chunk-workers';
 

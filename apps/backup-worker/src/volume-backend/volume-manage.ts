@@ -29,6 +29,7 @@ import {
 import { CLOCK, DATA_SOURCE, type Clock } from '@osc/platform';
 import { FileVolumeDriver } from './file-volume-driver';
 import { PoolReporter } from './pool-reporter';
+import { removeSnapshotRow } from './snapshot-removal';
 import { GIB } from './sparse-file';
 
 /** A manage whose reference cannot be adopted (no such file, not this back end's name, already managed). */
@@ -235,19 +236,7 @@ export class VolumeManage {
   async unmanageSnapshot(data: SnapshotJob): Promise<void> {
     const s = await this.snapshots.findById(this.db, data.snapshotId, null);
     if (!s || s.status !== 'unmanaging') return;
-    const typeName =
-      s.volumeTypeId === null ? null : ((await this.types.findAny(this.db, s.volumeTypeId))?.name ?? null);
-    await this.db.transaction(async (em) => {
-      const removed = await this.snapshots.softDelete(em, s.id, ['unmanaging'], this.clock.now());
-      if (removed && removed.consumesQuota)
-        await this.quotas.apply(
-          em,
-          removed.projectId,
-          snapshotQuotaDeltas(removed.size, typeName, -1),
-          'in_use',
-          false,
-        );
-    });
+    await removeSnapshotRow(this.db, this.clock, s, 'unmanaging');
     this.reporter.changed({ files: true });
   }
 }

@@ -1,17 +1,11 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import {
-  snapshotQuotaDeltas,
-  volumeQuotaDeltas,
-  SNAPSHOT_OPERATIONS,
-  VOLUME_OPERATIONS,
-} from '@osc/block-storage-domain';
+import { volumeQuotaDeltas, SNAPSHOT_OPERATIONS, VOLUME_OPERATIONS } from '@osc/block-storage-domain';
 import {
   QuotaRepository,
   Settlements,
   SnapshotRepository,
   VolumeRepository,
-  VolumeTypeRepository,
 } from '@osc/block-storage-persistence';
 import {
   BLOCK_STORAGE_SCHEDULER_QUEUE,
@@ -28,6 +22,7 @@ import { CLOCK, DATA_SOURCE, OUTBOX_WRITER, type Clock } from '@osc/platform';
 import { BackupRestorer } from '../backups/backup-restorer';
 import { FileVolumeDriver } from './file-volume-driver';
 import { PoolReporter } from './pool-reporter';
+import { removeSnapshotRow } from './snapshot-removal';
 import { GIB } from './sparse-file';
 
 /**
@@ -42,7 +37,6 @@ export class VolumeOperations {
   private readonly volumes = new VolumeRepository();
   private readonly snapshots = new SnapshotRepository();
   private readonly quotas = new QuotaRepository();
-  private readonly types = new VolumeTypeRepository();
   private readonly settlements = new Settlements();
 
   constructor(
@@ -257,18 +251,6 @@ export class VolumeOperations {
       await this.snapshots.transition(this.db, s.id, SNAPSHOT_OPERATIONS.deleteFailed, this.clock.now());
       return;
     }
-    const typeName =
-      s.volumeTypeId === null ? null : ((await this.types.findAny(this.db, s.volumeTypeId))?.name ?? null);
-    await this.db.transaction(async (em) => {
-      const removed = await this.snapshots.softDelete(em, s.id, ['deleting'], this.clock.now());
-      if (removed && removed.consumesQuota)
-        await this.quotas.apply(
-          em,
-          removed.projectId,
-          snapshotQuotaDeltas(removed.size, typeName, -1),
-          'in_use',
-          false,
-        );
-    });
+    await removeSnapshotRow(this.db, this.clock, s, 'deleting');
   }
 }

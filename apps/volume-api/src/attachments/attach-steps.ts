@@ -21,10 +21,11 @@ import {
   type StoredVolume,
 } from '@osc/block-storage-persistence';
 import type { Clock } from '@osc/platform';
+import { volumeNotFound } from '../volumes/volume-lookup';
 
 /**
- * The steps the attachments API and the legacy attach actions share (AttachmentsService): the
- * connection a volume's back end offers, recording a connection on an attachment, finishing a
+ * The steps the attachments API (AttachmentsService) and the legacy attach actions
+ * (AttachActionsService) share: locking the volume row, the connection a volume's back end offers, recording a connection on an attachment, finishing a
  * detach, and the attach-flow compare-and-set of the volume's status. Each runs on the `db` it is
  * given (a transaction's entity manager) or, for `connection`, on the service's data source.
  */
@@ -39,6 +40,13 @@ export class AttachSteps {
     private readonly db: Queryable,
     private readonly clock: Clock,
   ) {}
+
+  /** The volume row locked for the rest of the transaction (attach operations on one volume run one at a time). */
+  async lockVolume(db: Queryable, id: string): Promise<StoredVolume> {
+    const v = await this.volumes.findById(db, id, null, true);
+    if (!v) throw volumeNotFound(id);
+    return v;
+  }
 
   /** The connection the volume's back end offers `connector` (400 when it cannot serve it). */
   async connection(v: StoredVolume, connector: Connector | string): Promise<LocalConnectionInfo> {

@@ -1,6 +1,7 @@
+import { AttachActionsService } from './attach-actions.service';
 import { AttachmentsController } from './attachments.controller';
 import { AttachmentsService } from './attachments.service';
 
-export { AttachmentsService };
+export { AttachActionsService, AttachmentsService };
 export const attachmentControllers = [AttachmentsController];
-export const attachmentProviders = [AttachmentsService];
+export const attachmentProviders = [AttachmentsService, AttachActionsService];

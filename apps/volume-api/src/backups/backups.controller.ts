@@ -1,12 +1,20 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { BACKUP_PROGRESS_HEADER, wantsBackupProgress } from '@osc/block-storage-domain';
 import { Api, routes, type ApiRequest } from '../http/api-request';
+import { BackupCreateService } from './backup-create.service';
+import { BackupRecordsService } from './backup-records.service';
+import { BackupRestoreService } from './backup-restore.service';
 import { BackupsService } from './backups.service';
 
 /** `/backups` (spec 7.9). Static segments are declared before `:id` so they win the route match. */
 @Controller(routes('backups'))
 export class BackupsController {
-  constructor(private readonly backups: BackupsService) {}
+  constructor(
+    private readonly backups: BackupsService,
+    private readonly creation: BackupCreateService,
+    private readonly restores: BackupRestoreService,
+    private readonly records: BackupRecordsService,
+  ) {}
 
   @Get()
   list(@Api() api: ApiRequest) {
@@ -21,13 +29,13 @@ export class BackupsController {
   @Post()
   @HttpCode(202)
   create(@Api() api: ApiRequest, @Body() body: unknown) {
-    return this.backups.create(api, body);
+    return this.creation.create(api, body);
   }
 
   @Post('import_record')
   @HttpCode(201)
   importRecord(@Api() api: ApiRequest, @Body() body: unknown) {
-    return this.backups.importRecord(api, body);
+    return this.records.importRecord(api, body);
   }
 
   @Get(':id')
@@ -49,12 +57,12 @@ export class BackupsController {
   @Post(':id/restore')
   @HttpCode(202)
   restore(@Api() api: ApiRequest, @Param('id') id: string, @Body() body: unknown) {
-    return this.backups.restore(api, id, body);
+    return this.restores.restore(api, id, body);
   }
 
   @Get(':id/export_record')
   exportRecord(@Api() api: ApiRequest, @Param('id') id: string) {
-    return this.backups.exportRecord(api, id);
+    return this.records.exportRecord(api, id);
   }
 
   @Post(':id/action')

@@ -15,7 +15,6 @@ import {
   isMultiattachSpec,
   parseManageSnapshot,
   parseManageVolume,
-  snapshotQuotaDeltas,
   snapshotView,
   volumeDetailView,
   volumeQuotaDeltas,
@@ -36,7 +35,6 @@ import {
   QuotaRepository,
   SnapshotRepository,
   VolumeRepository,
-  type StoredSnapshot,
   type StoredVolume,
 } from '@osc/block-storage-persistence';
 import { OutboxWriter } from '@osc/messaging';
@@ -48,6 +46,7 @@ import { VolumeTypesService } from '../types/volume-types.service';
 import { VOLUME_API_CONFIG, type VolumeApiConfig } from '../volume-api.tokens';
 import { backendOf } from '../jobs/outbox-job';
 import { volumeNotFound } from '../volumes/volume-lookup';
+import { newSnapshotOf, recordSnapshot } from '../snapshots/snapshot-rows';
 
 /**
  * Manage: an admin hands an object already on a back end (for the file back end, a file
@@ -113,24 +112,12 @@ export class ManageService {
    */
   async listVolumes(api: ApiRequest, detail: boolean): Promise<Record<string, unknown>> {
     const { backend, paging } = await this.listQuery(api, 'volume_extension:list_manageable');
-    const files = (await this.files.list(this.db, backend, 'volume-')).filter(
-      (f) => managedIdOf(f.name, 'volume') === f.name.slice('volume-'.length),
-    );
+    const files = await this.backendFiles(backend, 'volume');
     const live = await this.files.liveVolumes(
       this.db,
-      files.map((f) => f.name.slice('volume-'.length)),
+      files.map((f) => f.id),
     );
-    const entries: ManageableEntry[] = files.map((f) => {
-      const id = f.name.slice('volume-'.length);
-      const managed = live.has(id);
-      return {
-        reference: { 'source-name': f.name },
-        size: gib(f.bytes),
-        safeToManage: !managed,
-        reasonNotSafe: managed ? 'already managed' : null,
-        cinderId: managed ? id : null,
-      };
-    });
+    const entries: ManageableEntry[] = files.map((f) => manageableFile(f, live.has(f.id)));
     return { 'manageable-volumes': pageManageable(entries, paging).map((e) => manageableView(e, detail)) };
   }
 
@@ -140,28 +127,28 @@ export class ManageService {
    */
   async listSnapshots(api: ApiRequest, detail: boolean): Promise<Record<string, unknown>> {
     const { backend, paging } = await this.listQuery(api, 'snapshot_extension:list_manageable');
-    const files = (await this.files.list(this.db, backend, 'snapshot-')).filter(
-      (f) => managedIdOf(f.name, 'snapshot') === f.name.slice('snapshot-'.length),
-    );
+    const files = await this.backendFiles(backend, 'snapshot');
     const rows = await this.files.snapshotsOf(
       this.db,
-      files.map((f) => f.name.slice('snapshot-'.length)),
+      files.map((f) => f.id),
     );
     const entries: ManageableEntry[] = files.map((f) => {
-      const id = f.name.slice('snapshot-'.length);
-      const row = rows.get(id);
-      const managed = row?.live === true;
+      const row = rows.get(f.id);
       const sourceReference: Record<string, string> = row ? { 'source-name': `volume-${row.volumeId}` } : {};
-      return {
-        reference: { 'source-name': f.name },
-        size: gib(f.bytes),
-        safeToManage: !managed,
-        reasonNotSafe: managed ? 'already managed' : null,
-        cinderId: managed ? id : null,
-        sourceReference,
-      };
+      return { ...manageableFile(f, row?.live === true), sourceReference };
     });
     return { 'manageable-snapshots': pageManageable(entries, paging).map((e) => manageableView(e, detail)) };
+  }
+
+  /** The `<kind>-<uuid>` files the back end last reported, with the id each name carries. */
+  private async backendFiles(
+    backend: string,
+    kind: 'volume' | 'snapshot',
+  ): Promise<{ name: string; bytes: number; id: string }[]> {
+    const prefix = `${kind}-`;
+    return (await this.files.list(this.db, backend, prefix))
+      .filter((f) => managedIdOf(f.name, kind) === f.name.slice(prefix.length))
+      .map((f) => ({ name: f.name, bytes: f.bytes, id: f.name.slice(prefix.length) }));
   }
 
   /** The admin check, `host` (or `cluster`, 3.17) → the back end, and paging of a manageable list. */
@@ -303,41 +290,21 @@ export class ManageService {
     if (isMigrating(v.migrationStatus)) {
       throw new InvalidStateError('Invalid volume: Snapshot cannot be created while volume is migrating.');
     }
-    const now = this.clock.now();
-    const snapshot: StoredSnapshot = {
-      id: randomUUID(),
-      // As in Cinder, the managed snapshot (and its quota) belongs to the caller's project.
-      projectId: api.ctx.projectId,
-      userId: api.ctx.userId,
-      volumeId: v.id,
-      volumeTypeId: v.volumeTypeId,
-      name: input.name,
-      description: input.description,
-      size: v.size,
-      status: 'creating',
-      progress: '0%',
-      metadata: input.metadata,
-      groupSnapshotId: null,
-      consumesQuota: true,
-      host: v.host,
-      manageSource: file ?? '',
-      createdAt: now,
-      updatedAt: null,
-    };
+    // As in Cinder, the managed snapshot (and its quota) belongs to the caller's project.
+    const snapshot = newSnapshotOf(api, v, input, this.clock.now(), file ?? '');
     const job: SnapshotManageJob = { snapshotId: snapshot.id, source: file ?? '' };
-    await this.db.transaction(async (em) => {
-      await this.quotas.apply(em, api.ctx.projectId, snapshotQuotaDeltas(v.size, v.volumeTypeName));
-      await this.snapshots.insert(em, snapshot);
-      await this.outbox.add(
-        em,
-        backendJob(v.host, {
-          id: snapshotManageJobId(snapshot.id),
-          name: SNAPSHOT_MANAGE_JOB,
-          data: job,
-          partitionKey: v.id,
-        }),
-      );
-    });
+    await recordSnapshot(
+      this.db,
+      this.outbox,
+      v,
+      snapshot,
+      backendJob(v.host, {
+        id: snapshotManageJobId(snapshot.id),
+        name: SNAPSHOT_MANAGE_JOB,
+        data: job,
+        partitionKey: v.id,
+      }),
+    );
     return { snapshot: snapshotView(api.view, snapshot, false) };
   }
 }
@@ -345,3 +312,15 @@ export class ManageService {
 const GIB = 1024 ** 3;
 /** Size in GiB of a file of `bytes`, rounded up (at least 1), as the back end sizes a managed volume. */
 const gib = (bytes: number): number => Math.max(1, Math.ceil(bytes / GIB));
+
+/** A manageable file's entry: safe to manage unless a live volume (snapshot) already has its id. */
+const manageableFile = (
+  f: { name: string; bytes: number; id: string },
+  managed: boolean,
+): ManageableEntry => ({
+  reference: { 'source-name': f.name },
+  size: gib(f.bytes),
+  safeToManage: !managed,
+  reasonNotSafe: managed ? 'already managed' : null,
+  cinderId: managed ? f.id : null,
+});

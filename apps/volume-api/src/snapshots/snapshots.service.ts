@@ -1,24 +1,16 @@
-import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import {
-  admitFilters,
   compileSnapshotFilters,
-  isTrueish,
   nextPageLink,
-  parseBooleanFilter,
   parseCreateSnapshot,
   parseMetaItemBody,
   parseMetadataBody,
-  parsePaging,
   parseUpdateSnapshot,
-  queryValue,
   parseSnapshotStatusUpdate,
-  snapshotQuotaDeltas,
   snapshotStatusUpdateSources,
   snapshotView,
   SNAPSHOT_SORT_KEYS,
-  SORT_ALIASES,
   supports,
   isMigrating,
   SNAPSHOT_OPERATIONS,
@@ -31,18 +23,16 @@ import {
   snapshotUnmanageJobId,
 } from '@osc/contracts';
 import { InvalidInputError, InvalidStateError, NotFoundError } from '@osc/errors';
-import {
-  QuotaRepository,
-  SnapshotRepository,
-  VolumeRepository,
-  type StoredSnapshot,
-} from '@osc/block-storage-persistence';
+import { SnapshotRepository, VolumeRepository, type StoredSnapshot } from '@osc/block-storage-persistence';
 import { OutboxWriter } from '@osc/messaging';
 import { CLOCK, DATA_SOURCE, OUTBOX_WRITER, type Clock } from '@osc/platform';
 import { backendJob } from '../jobs/outbox-job';
 import type { ApiRequest } from '../http/api-request';
+import { metadataItemNotFound, metadataItemView } from '../volumes/metadata-item';
+import { assertMarkerListed, readProjectList } from '../http/project-list';
 import { VOLUME_API_CONFIG, type VolumeApiConfig } from '../volume-api.tokens';
 import { volumeNotFound } from '../volumes/volume-lookup';
+import { newSnapshotOf, recordSnapshot } from './snapshot-rows';
 
 const snapshotNotFound = (id: string): NotFoundError =>
   new NotFoundError('Snapshot', id, `Snapshot ${id} could not be found.`);
@@ -52,7 +42,6 @@ const snapshotNotFound = (id: string): NotFoundError =>
 export class SnapshotsService {
   private readonly snapshots = new SnapshotRepository();
   private readonly volumes = new VolumeRepository();
-  private readonly quotas = new QuotaRepository();
 
   constructor(
     @Inject(DATA_SOURCE) private readonly db: DataSource,
@@ -87,61 +76,31 @@ export class SnapshotsService {
         `Invalid volume: Volume ${v.id} status must be ${allowed.join(' or ')}, but current status is: ${v.status}.`,
       );
     }
-    const now = this.clock.now();
-    const snapshot: StoredSnapshot = {
-      id: randomUUID(),
-      projectId: api.ctx.projectId,
-      userId: api.ctx.userId,
-      volumeId: v.id,
-      volumeTypeId: v.volumeTypeId,
-      name: input.name,
-      description: input.description,
-      size: v.size,
-      status: 'creating',
-      progress: '0%',
-      metadata: input.metadata,
-      groupSnapshotId: null,
-      consumesQuota: true,
-      host: v.host,
-      createdAt: now,
-      updatedAt: null,
-    };
-    await this.db.transaction(async (em) => {
-      await this.quotas.apply(em, api.ctx.projectId, snapshotQuotaDeltas(v.size, v.volumeTypeName));
-      await this.snapshots.insert(em, snapshot);
-      await this.outbox.add(
-        em,
-        backendJob(v.host, {
-          id: `snapshot-create-${snapshot.id}`,
-          name: SNAPSHOT_CREATE_JOB,
-          data: { snapshotId: snapshot.id },
-          partitionKey: v.id,
-        }),
-      );
-    });
+    const snapshot = newSnapshotOf(api, v, input, this.clock.now());
+    await recordSnapshot(
+      this.db,
+      this.outbox,
+      v,
+      snapshot,
+      backendJob(v.host, {
+        id: `snapshot-create-${snapshot.id}`,
+        name: SNAPSHOT_CREATE_JOB,
+        data: { snapshotId: snapshot.id },
+        partitionKey: v.id,
+      }),
+    );
     return { snapshot: snapshotView(api.view, snapshot, false) };
   }
 
   async list(api: ApiRequest, detail: boolean): Promise<Record<string, unknown>> {
     api.authorize('volume:get_all_snapshots');
-    const allTenants = api.isAdmin && isTrueish(queryValue(api.query['all_tenants']));
-    const admitted = admitFilters('snapshot', api.query, { mv: api.mv, isAdmin: api.isAdmin });
-    if (!allTenants) delete admitted['project_id'];
-    const filters = compileSnapshotFilters(admitted, api.mv);
-    const paging = parsePaging(api.query, {
+    const { projectId, filters, paging, withCount } = readProjectList(api, {
+      resource: 'snapshot',
       maxLimit: this.config.maxLimit,
       sortKeys: SNAPSHOT_SORT_KEYS,
-      sortAliases: SORT_ALIASES,
+      compileFilters: (admitted) => compileSnapshotFilters(admitted, api.mv),
     });
-    const withCountRaw = queryValue(api.query['with_count']);
-    const withCount =
-      supports(api.mv, 'list.with-count') &&
-      withCountRaw !== undefined &&
-      parseBooleanFilter('with_count', withCountRaw, api.mv);
-    const projectId = allTenants ? null : api.ctx.projectId;
-    if (paging.marker !== null && !(await this.snapshots.findById(this.db, paging.marker, projectId))) {
-      throw new NotFoundError('Marker', paging.marker, `Marker ${paging.marker} could not be found.`);
-    }
+    await assertMarkerListed(paging.marker, (marker) => this.snapshots.findById(this.db, marker, projectId));
     const page = await this.snapshots.list(this.db, projectId, filters, paging, withCount);
     const out: Record<string, unknown> = {
       snapshots: page.items.map((s) => snapshotView(api.view, s, detail)),
@@ -301,13 +260,7 @@ export class SnapshotsService {
 
   async showMetadataItem(api: ApiRequest, id: string, key: string): Promise<Record<string, unknown>> {
     const s = await this.load(api, id);
-    if (!(key in s.metadata))
-      throw new NotFoundError(
-        'Metadata',
-        key,
-        `Metadata item was not found for snapshot ${id} and key ${key}.`,
-      );
-    return { meta: { [key]: s.metadata[key] } };
+    return metadataItemView('snapshot', id, s.metadata, key);
   }
 
   async updateMetadataItem(
@@ -330,11 +283,7 @@ export class SnapshotsService {
     const s = await this.load(api, id);
     api.authorize('volume:update_snapshot', s.projectId);
     if (!(await this.snapshots.metadata.deleteKey(this.db, s.id, key, this.clock.now()))) {
-      throw new NotFoundError(
-        'Metadata',
-        key,
-        `Metadata item was not found for snapshot ${id} and key ${key}.`,
-      );
+      throw metadataItemNotFound('snapshot', id, key);
     }
   }
 }

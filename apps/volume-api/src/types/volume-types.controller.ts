@@ -1,11 +1,20 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { Api, routes, type ApiRequest } from '../http/api-request';
+import { DefaultTypesService } from './default-types.service';
+import { VolumeTypeAccessService } from './volume-type-access.service';
+import { VolumeTypeEncryptionService } from './volume-type-encryption.service';
+import { VolumeTypeSpecsService } from './volume-type-specs.service';
 import { VolumeTypesService } from './volume-types.service';
 
 /** `/types`, extra specs, encryption and access (spec 7.2–7.5). */
 @Controller(routes('types'))
 export class VolumeTypesController {
-  constructor(private readonly types: VolumeTypesService) {}
+  constructor(
+    private readonly types: VolumeTypesService,
+    private readonly specs: VolumeTypeSpecsService,
+    private readonly encryption: VolumeTypeEncryptionService,
+    private readonly typeAccess: VolumeTypeAccessService,
+  ) {}
 
   @Get()
   list(@Api() api: ApiRequest) {
@@ -37,28 +46,28 @@ export class VolumeTypesController {
   @Post(':id/action')
   @HttpCode(202)
   async action(@Api() api: ApiRequest, @Param('id') id: string, @Body() body: unknown): Promise<void> {
-    await this.types.accessAction(api, id, body);
+    await this.typeAccess.accessAction(api, id, body);
   }
 
   @Get(':id/os-volume-type-access')
   access(@Api() api: ApiRequest, @Param('id') id: string) {
-    return this.types.listAccess(api, id);
+    return this.typeAccess.listAccess(api, id);
   }
 
   @Get(':id/extra_specs')
   listSpecs(@Api() api: ApiRequest, @Param('id') id: string) {
-    return this.types.listSpecs(api, id);
+    return this.specs.listSpecs(api, id);
   }
 
   @Post(':id/extra_specs')
   @HttpCode(200)
   setSpecs(@Api() api: ApiRequest, @Param('id') id: string, @Body() body: unknown) {
-    return this.types.setSpecs(api, id, body);
+    return this.specs.setSpecs(api, id, body);
   }
 
   @Get(':id/extra_specs/:key')
   showSpec(@Api() api: ApiRequest, @Param('id') id: string, @Param('key') key: string) {
-    return this.types.showSpec(api, id, key);
+    return this.specs.showSpec(api, id, key);
   }
 
   @Put(':id/extra_specs/:key')
@@ -68,7 +77,7 @@ export class VolumeTypesController {
     @Param('key') key: string,
     @Body() body: unknown,
   ) {
-    return this.types.updateSpec(api, id, key, body);
+    return this.specs.updateSpec(api, id, key, body);
   }
 
   @Delete(':id/extra_specs/:key')
@@ -78,60 +87,60 @@ export class VolumeTypesController {
     @Param('id') id: string,
     @Param('key') key: string,
   ): Promise<void> {
-    await this.types.deleteSpec(api, id, key);
+    await this.specs.deleteSpec(api, id, key);
   }
 
   @Get(':id/encryption')
   showEncryption(@Api() api: ApiRequest, @Param('id') id: string) {
-    return this.types.showEncryption(api, id);
+    return this.encryption.showEncryption(api, id);
   }
 
   @Post(':id/encryption')
   @HttpCode(200)
   createEncryption(@Api() api: ApiRequest, @Param('id') id: string, @Body() body: unknown) {
-    return this.types.createEncryption(api, id, body);
+    return this.encryption.createEncryption(api, id, body);
   }
 
   @Get(':id/encryption/:key')
   showEncryptionSpec(@Api() api: ApiRequest, @Param('id') id: string, @Param('key') key: string) {
-    return this.types.showEncryptionSpec(api, id, key);
+    return this.encryption.showEncryptionSpec(api, id, key);
   }
 
   @Put(':id/encryption/:encryptionId')
   updateEncryption(@Api() api: ApiRequest, @Param('id') id: string, @Body() body: unknown) {
-    return this.types.updateEncryption(api, id, body);
+    return this.encryption.updateEncryption(api, id, body);
   }
 
   @Delete(':id/encryption/:encryptionId')
   @HttpCode(202)
   async deleteEncryption(@Api() api: ApiRequest, @Param('id') id: string): Promise<void> {
-    await this.types.deleteEncryption(api, id);
+    await this.encryption.deleteEncryption(api, id);
   }
 }
 
 /** `/default-types` (3.62+, spec 7.6); both URL forms route, no v2. */
 @Controller(routes('default-types', { v2: false }))
 export class DefaultTypesController {
-  constructor(private readonly types: VolumeTypesService) {}
+  constructor(private readonly defaults: DefaultTypesService) {}
 
   @Get()
   list(@Api() api: ApiRequest) {
-    return this.types.listDefaults(api);
+    return this.defaults.listDefaults(api);
   }
 
   @Put(':projectId')
   set(@Api() api: ApiRequest, @Param('projectId') projectId: string, @Body() body: unknown) {
-    return this.types.setDefault(api, projectId, body);
+    return this.defaults.setDefault(api, projectId, body);
   }
 
   @Get(':projectId')
   show(@Api() api: ApiRequest, @Param('projectId') projectId: string) {
-    return this.types.getDefault(api, projectId);
+    return this.defaults.getDefault(api, projectId);
   }
 
   @Delete(':projectId')
   @HttpCode(204)
   async unset(@Api() api: ApiRequest, @Param('projectId') projectId: string): Promise<void> {
-    await this.types.unsetDefault(api, projectId);
+    await this.defaults.unsetDefault(api, projectId);
   }
 }

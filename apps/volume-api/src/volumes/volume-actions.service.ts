@@ -9,7 +9,7 @@ import {
 import type { StoredVolume } from '@osc/block-storage-persistence';
 import { InvalidInputError, NotFoundError } from '@osc/errors';
 import { DATA_SOURCE } from '@osc/platform';
-import { AttachmentsService } from '../attachments/attachments.service';
+import { AttachActionsService } from '../attachments/attach-actions.service';
 import type { ApiRequest } from '../http/api-request';
 import { VolumeAttachFlowService } from './volume-attach-flow.service';
 import { VolumeLifecycleService } from './volume-lifecycle.service';
@@ -48,7 +48,7 @@ export class VolumeActionsService {
     @Inject(DATA_SOURCE) private readonly db: DataSource,
     lifecycle: VolumeLifecycleService,
     attachFlow: VolumeAttachFlowService,
-    attachments: AttachmentsService,
+    attachments: AttachActionsService,
     migration: VolumeMigrationService,
   ) {
     this.routes = {

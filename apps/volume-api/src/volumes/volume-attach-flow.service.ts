@@ -8,7 +8,8 @@ import { CLOCK, DATA_SOURCE, type Clock } from '@osc/platform';
 /**
  * The legacy attach-flow actions Nova calls around an attachment (BS-8.1.9): `os-reserve`,
  * `os-unreserve`, `os-begin_detaching`, `os-roll_detaching`. The attachment records themselves
- * (os-attach, os-detach, connections, the attachments API) are AttachmentsService's.
+ * (os-attach, os-detach, connections: AttachActionsService; the attachments API:
+ * AttachmentsService) live in attachments/.
  */
 @Injectable()
 export class VolumeAttachFlowService {

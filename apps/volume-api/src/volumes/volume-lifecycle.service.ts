@@ -40,6 +40,16 @@ import { expectArgs } from './volume-action-args';
 import { loadVolume } from './volume-lookup';
 
 /**
+ * Cinder refuses both a delete and an unmanage of a volume that is attached, migrating or in a
+ * group (or consistency group): another owner still holds it.
+ */
+const isHeldElsewhere = (v: StoredVolume): boolean =>
+  v.attachStatus === 'attached' ||
+  isMigrating(v.migrationStatus) ||
+  v.groupId !== null ||
+  v.consistencygroupId !== null;
+
+/**
  * The volume lifecycle after creation (BS-7.7.12, BS-8.1.x): delete (plain, forced, cascading),
  * unmanage, extend, revert to a snapshot, admin reset-status and the bootable and read-only
  * flags. Each moves the status by a compare-and-set from VOLUME_OPERATIONS and hands the work to
@@ -93,13 +103,7 @@ export class VolumeLifecycleService {
     const operation = opts.force ? VOLUME_OPERATIONS.forceDelete : VOLUME_OPERATIONS.delete;
     const refuse = (): InvalidStateError =>
       new InvalidStateError(refusalOf(operation, { id: v.id, status: v.status }));
-    if (
-      v.attachStatus === 'attached' ||
-      isMigrating(v.migrationStatus) ||
-      v.groupId !== null ||
-      v.consistencygroupId !== null
-    )
-      throw refuse();
+    if (isHeldElsewhere(v)) throw refuse();
     const snaps = await this.volumes.snapshotsOf(this.db, v.id);
     if (snaps.length > 0 && !opts.cascade) throw refuse();
     if (
@@ -141,13 +145,7 @@ export class VolumeLifecycleService {
       throw new InvalidInputError('Invalid volume: Unmanaging encrypted volumes is not supported.');
     const refuse = (): InvalidStateError =>
       new InvalidStateError(refusalOf(VOLUME_OPERATIONS.unmanage, { id: v.id, status: v.status }));
-    if (
-      v.attachStatus === 'attached' ||
-      isMigrating(v.migrationStatus) ||
-      v.groupId !== null ||
-      v.consistencygroupId !== null
-    )
-      throw refuse();
+    if (isHeldElsewhere(v)) throw refuse();
     if ((await this.volumes.countActiveSnapshots(this.db, v.id)) > 0) throw refuse();
     await this.db.transaction(async (em) => {
       if (!(await this.volumes.transition(em, v.id, VOLUME_OPERATIONS.unmanage, this.clock.now())))

@@ -2,10 +2,11 @@ import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { parseMetadataBody, parseMetaItemBody } from '@osc/block-storage-domain';
-import { NotFoundError } from '@osc/errors';
+import {} from '@osc/errors';
 import { VolumeRepository } from '@osc/block-storage-persistence';
 import { CLOCK, DATA_SOURCE, type Clock } from '@osc/platform';
 import type { ApiRequest } from '../http/api-request';
+import { metadataItemNotFound, metadataItemView } from './metadata-item';
 import { loadVolume, volumeNotFound } from './volume-lookup';
 
 /**
@@ -69,13 +70,7 @@ export class VolumeMetadataService {
   async showMetadataItem(api: ApiRequest, id: string, key: string): Promise<Record<string, unknown>> {
     const v = await loadVolume(this.db, api, id);
     api.authorize('volume:get_volume_metadata', v.projectId);
-    if (!(key in v.metadata))
-      throw new NotFoundError(
-        'Metadata',
-        key,
-        `Metadata item was not found for volume ${id} and key ${key}.`,
-      );
-    return { meta: { [key]: v.metadata[key] } };
+    return metadataItemView('volume', id, v.metadata, key);
   }
 
   async updateMetadataItem(
@@ -96,11 +91,7 @@ export class VolumeMetadataService {
     const v = await loadVolume(this.db, api, id);
     api.authorize('volume:delete_volume_metadata', v.projectId);
     if (!(await this.volumes.metadata.deleteKey(this.db, v.id, key, this.clock.now()))) {
-      throw new NotFoundError(
-        'Metadata',
-        key,
-        `Metadata item was not found for volume ${id} and key ${key}.`,
-      );
+      throw metadataItemNotFound('volume', id, key);
     }
   }
 }

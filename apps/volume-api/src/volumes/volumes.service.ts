@@ -1,15 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import {
-  admitFilters,
   compileVolumeFilters,
   isTrueish,
   nextPageLink,
-  parseBooleanFilter,
-  parsePaging,
   parseUpdateVolume,
   queryValue,
-  SORT_ALIASES,
   supports,
   VOLUME_SORT_KEYS,
   volumeDetailPlan,
@@ -20,6 +16,7 @@ import { InvalidInputError, NotFoundError } from '@osc/errors';
 import { VolumeRepository } from '@osc/block-storage-persistence';
 import { CLOCK, DATA_SOURCE, type Clock } from '@osc/platform';
 import type { ApiRequest } from '../http/api-request';
+import { assertMarkerListed, readProjectList } from '../http/project-list';
 import { VOLUME_API_CONFIG, type VolumeApiConfig } from '../volume-api.tokens';
 import { loadVolume } from './volume-lookup';
 
@@ -44,7 +41,7 @@ export class VolumesService {
    */
   async detailJson(api: ApiRequest): Promise<string> {
     const q = this.listQuery(api);
-    const projectId = await this.checkedListProject(api, q);
+    const projectId = await this.checkedListProject(q);
     const page = await this.volumes.listDetailJson(
       this.db,
       { projectId, hideMigrationTargets: !api.isAdmin },
@@ -63,37 +60,25 @@ export class VolumesService {
   /** The one reading of a list request (policy, all_tenants, admitted filters, paging, with_count) both list routes use. */
   private listQuery(api: ApiRequest) {
     api.authorize('volume:get_all');
-    const allTenants = api.isAdmin && isTrueish(queryValue(api.query['all_tenants']));
-    const admitted = admitFilters('volume', api.query, { mv: api.mv, isAdmin: api.isAdmin });
-    if (!allTenants) delete admitted['project_id'];
-    const filters = compileVolumeFilters(admitted, api.mv);
-    const paging = parsePaging(api.query, {
+    return readProjectList(api, {
+      resource: 'volume',
       maxLimit: this.config.maxLimit,
       sortKeys: VOLUME_SORT_KEYS,
-      sortAliases: SORT_ALIASES,
+      compileFilters: (admitted) => compileVolumeFilters(admitted, api.mv),
     });
-    const withCountRaw = queryValue(api.query['with_count']);
-    const withCount =
-      supports(api.mv, 'list.with-count') &&
-      withCountRaw !== undefined &&
-      parseBooleanFilter('with_count', withCountRaw, api.mv);
-    return { allTenants, filters, paging, withCount };
   }
 
-  private async checkedListProject(
-    api: ApiRequest,
-    q: { allTenants: boolean; paging: { marker: string | null } },
-  ): Promise<string | null> {
-    const projectId = q.allTenants ? null : api.ctx.projectId;
-    if (q.paging.marker !== null && !(await this.volumes.findById(this.db, q.paging.marker, projectId))) {
-      throw new NotFoundError('Marker', q.paging.marker, `Marker ${q.paging.marker} could not be found.`);
-    }
-    return projectId;
+  private async checkedListProject(q: {
+    projectId: string | null;
+    paging: { marker: string | null };
+  }): Promise<string | null> {
+    await assertMarkerListed(q.paging.marker, (id) => this.volumes.findById(this.db, id, q.projectId));
+    return q.projectId;
   }
 
   async list(api: ApiRequest, detail: boolean): Promise<Record<string, unknown>> {
     const q = this.listQuery(api);
-    const projectId = await this.checkedListProject(api, q);
+    const projectId = await this.checkedListProject(q);
     const page = await this.volumes.list(
       this.db,
       { projectId, hideMigrationTargets: !api.isAdmin },

@@ -6,7 +6,9 @@ import path from 'node:path';
 import { freePort, startS3, startSwift, type RunningObjectStore } from '@osc/testing';
 import { loadConfig } from '../../config';
 import { createSparseFile } from '../../volume-backend/sparse-file';
-import { restoreBackup, writeBackup, type BackupLocation } from '../backup-engine';
+import type { BackupLocation } from '../backup-engine';
+import { restoreBackup } from '../backup-reader';
+import { writeBackup } from '../backup-writer';
 import { ChunkWorkers } from '../chunk-workers';
 import { BackupStoreError, createBackupStore, type BackupStore } from './index';
 

@@ -1,0 +1,236 @@
+import { open, type FileHandle } from 'node:fs/promises';
+import type { ChunkRange, ManifestObject } from '@osc/block-storage-domain';
+import { InvalidInputError } from '@osc/errors';
+import {
+  BackupCancelledError,
+  readManifest,
+  type BackupLocation,
+  type ProgressReport,
+} from './backup-engine';
+import type { ChunkWorkers } from './chunk-workers';
+import type { BackupStore } from './stores';
+
+/** At most `limit` holders at once; the bound on the objects a restore has in flight. */
+class Gate {
+  private held = 0;
+  private readonly queue: (() => void)[] = [];
+  constructor(private readonly limit: number) {}
+  async enter(): Promise<void> {
+    if (this.held < this.limit) {
+      this.held++;
+      return;
+    }
+    await new Promise<void>((resolve) => this.queue.push(resolve));
+  }
+  leave(): void {
+    const next = this.queue.shift();
+    if (next) next();
+    else this.held--;
+  }
+}
+
+const MIB = 1024 * 1024;
+/** Bytes a restore writes between two fdatasyncs it starts. */
+const SYNC_EVERY = 256 * MIB;
+/** Granularity of the zero runs a restore leaves as holes. */
+const SPARSE_BLOCK = 32 * 1024;
+
+export interface RestoreOptions {
+  readonly store: BackupStore;
+  readonly workers: ChunkWorkers;
+  /** Objects read, checked and written at once. */
+  readonly depth: number;
+  /** The full backup first, then each incremental up to the requested one. */
+  readonly chain: readonly BackupLocation[];
+  readonly target: string;
+  /** Bytes of the backup (its volume size): ranges of the full backup without objects are zeros. */
+  readonly bytes: number;
+  /** A freshly created (sparse, all-zero) target: zero ranges are skipped (BS-11.7). */
+  readonly newVolume: boolean;
+  /** Reported at least once per chunk's worth of restored bytes; false = stop. */
+  readonly progress: ProgressReport;
+  /** Bytes between two progress reports at most. */
+  readonly reportEvery: number;
+}
+
+/**
+ * Writes the chain's bytes into the target (BS-11.7); returns the requested backup's volume_meta.
+ * Objects are read, decompressed and checked (length, MD5) concurrently, at most `depth` at once;
+ * each backup of the chain is applied whole before the next. The full backup lands on a target
+ * that is all holes (a new volume, or an existing one of the backup's size truncated to nothing and
+ * back), and its zero blocks are not written, so they stay holes; ranges no object covers are zeros.
+ */
+export async function restoreBackup(o: RestoreOptions): Promise<string | null> {
+  const manifests = [];
+  for (const loc of o.chain) manifests.push({ loc, ...(await readManifest(o.store, loc)) });
+  const total = manifests.reduce((n, m) => n + m.objects.reduce((k, x) => k + x.length, 0), 0);
+  const out = await open(o.target, 'r+');
+  const pool = new BufferPool(Math.max(1, o.depth) + 1);
+  let done = 0;
+  let reported = 0;
+  // One progress report in flight, awaited by the next one (or at the end): the database round
+  // trip does not hold a slot of the pipeline, and a cancel is seen one report later at most.
+  let report: Promise<boolean> | null = null;
+  const progress = async (): Promise<void> => {
+    if (report !== null && !(await report)) throw new BackupCancelledError('The restore was cancelled.');
+    report = o.progress(done, total);
+    report.catch(() => undefined);
+  };
+  // A first report as the work starts (see writeBackup).
+  await progress();
+  // Written bytes are flushed while the restore goes on (one fdatasync in flight), so the disk
+  // writes back during the reads and the CPU work instead of all at the final sync.
+  // A failed background sync fails the restore: the kernel reports a write-back error to one
+  // fsync only, so the final one would not see it again.
+  let unsynced = 0;
+  let flushing: Promise<void> | null = null;
+  let syncFailure: unknown = null;
+  const flush = (): void => {
+    if (unsynced < SYNC_EVERY || flushing !== null) return;
+    unsynced = 0;
+    flushing = out
+      .datasync()
+      .catch((err: unknown) => {
+        syncFailure ??= err;
+      })
+      .finally(() => {
+        flushing = null;
+      });
+  };
+  try {
+    let holes = o.newVolume;
+    if (!o.newVolume) {
+      const size = (await out.stat()).size;
+      if (size === o.bytes) {
+        // Every byte is replaced: drop the old blocks at once (holes read as zeros).
+        await out.truncate(0);
+        await out.truncate(size);
+        holes = true;
+      } else await zeroUncovered(out, manifests[0]?.objects ?? [], o.bytes);
+    }
+    for (const [i, m] of manifests.entries()) {
+      const sparse = holes && i === 0;
+      const gate = new Gate(Math.max(1, o.depth));
+      const running = new Set<Promise<void>>();
+      let failure: unknown = null;
+      for (const x of m.objects) {
+        await gate.enter();
+        if (failure !== null) {
+          gate.leave();
+          break;
+        }
+        const job = (async () => {
+          const into = pool.take(x.length);
+          const stored = await o.store.read(m.loc.container, x.name, into);
+          const r = await o.workers.unpack(
+            own(stored, into),
+            stored.length,
+            x.compression,
+            x.length,
+            x.md5,
+            sparse ? SPARSE_BLOCK : 0,
+          );
+          pool.give(r.spare);
+          if (r.corrupt)
+            throw new InvalidInputError(`Invalid backup: object ${x.name} is corrupt (checksum mismatch).`);
+          const bytes = Buffer.from(r.bytes, 0, x.length);
+          for (const [off, len] of r.runs) {
+            for (let p = off; p < off + len; p += 8 * MIB) {
+              const n = Math.min(8 * MIB, off + len - p);
+              await out.write(bytes, p, n, x.offset + p);
+              unsynced += n;
+            }
+          }
+          pool.give(r.bytes);
+          flush();
+          done += x.length;
+          if (done - reported >= o.reportEvery || done === total) {
+            reported = done;
+            await progress();
+          }
+        })()
+          .catch((err: unknown) => {
+            failure ??= err;
+          })
+          .finally(() => gate.leave());
+        running.add(job);
+        void job.then(() => running.delete(job));
+      }
+      await Promise.all(running);
+      if (failure !== null) throw failure;
+    }
+    if (total === 0) await progress();
+    if (report !== null && !(await report)) throw new BackupCancelledError('The restore was cancelled.');
+    await flushing;
+    if (syncFailure !== null) throw syncFailure;
+    await out.sync();
+  } finally {
+    await Promise.allSettled([report, flushing]);
+    await out.close();
+  }
+  return manifests[manifests.length - 1]?.volumeMeta ?? null;
+}
+
+/**
+ * A Buffer's bytes from offset 0 of an ArrayBuffer of their own (to transfer to a worker): the
+ * pooled buffer a store read into, or the Buffer's whole ArrayBuffer, else a copy (a small
+ * Buffer may share Node's allocation pool, which must not be transferred).
+ */
+function own(b: Buffer, pooled: ArrayBuffer | undefined): ArrayBuffer {
+  if (
+    b.byteOffset === 0 &&
+    (b.buffer === pooled || b.byteLength === b.buffer.byteLength) &&
+    b.buffer instanceof ArrayBuffer
+  )
+    return b.buffer;
+  const copy = new ArrayBuffer(b.byteLength);
+  new Uint8Array(copy).set(b);
+  return copy;
+}
+
+/**
+ * Buffers a restore reads objects into, reused: a fresh 32 MiB buffer costs its page faults (the
+ * kernel zeroes every page) on each object, several times a memory copy. At most `limit` kept.
+ */
+class BufferPool {
+  private readonly free: ArrayBuffer[] = [];
+  constructor(private readonly limit: number) {}
+  /** A kept buffer of at least `bytes`, if any. */
+  take(bytes: number): ArrayBuffer | undefined {
+    const i = this.free.findIndex((b) => b.byteLength >= bytes);
+    return i < 0 ? undefined : this.free.splice(i, 1)[0];
+  }
+  give(b: ArrayBuffer | null): void {
+    if (b !== null && b.byteLength > 0 && this.free.length < this.limit) this.free.push(b);
+  }
+}
+
+/**
+ * On a target of another size than the backup, ranges of `[0, bytes)` the full backup does not
+ * cover are zeros: clear what the target holds there (written zeros: there is no hole punching
+ * here), leaving bytes past the backup's end as they are.
+ */
+async function zeroUncovered(
+  out: FileHandle,
+  objects: readonly ManifestObject[],
+  bytes: number,
+): Promise<void> {
+  const covered = [...objects].sort((a, b) => a.offset - b.offset);
+  let pos = 0;
+  const gaps: ChunkRange[] = [];
+  for (const x of covered) {
+    if (x.offset > pos) gaps.push({ offset: pos, length: x.offset - pos });
+    pos = Math.max(pos, x.offset + x.length);
+  }
+  if (pos < bytes) gaps.push({ offset: pos, length: bytes - pos });
+  const zero = Buffer.alloc(MIB);
+  const buf = Buffer.allocUnsafe(MIB);
+  for (const g of gaps) {
+    for (let p = g.offset; p < g.offset + g.length; p += MIB) {
+      const len = Math.min(MIB, g.offset + g.length - p);
+      const { bytesRead } = await out.read(buf, 0, len, p);
+      if (bytesRead > 0 && !buf.subarray(0, bytesRead).equals(zero.subarray(0, bytesRead)))
+        await out.write(zero, 0, len, p);
+    }
+  }
+}
