@@ -46,14 +46,26 @@ const BATCH = 200;
 /**
  * Reads of each kind running at once, each on a connection of its own (distributed): while they run,
  * the announcements that arrive gather for the next, so under load one statement serves many trees.
- * Two for the trees — at a thousand announcements a second one reader was busy end to end and each
- * tree waited for the read before its own — one for the project streams (a handful of keys).
+ * With a pool of at least {@link ROOMY_POOL} connections, two for the trees — at a thousand
+ * announcements a second one reader was busy end to end and each tree waited for the read before its
+ * own — and one for the project streams (a handful of keys); with a smaller pool one each.
  */
 const TREE_READERS = 2;
-const PROJECT_READERS = 1;
+
+/**
+ * With a pool of at least {@link ROOMY_POOL} connections, two more are kept for the lookups that
+ * open execution streams (the execution asked for, its state): in the request pool they queued
+ * behind the transactions of `POST /v2/executions` (at a hundred creations a second, subscribing
+ * took 0.2 s at the median and 1.3 s at p95 on a quiet machine, and every entry written meanwhile
+ * was delivered that late). With a smaller pool they go through it.
+ */
+const LOOKUP_CONNECTIONS = 2;
+
+/** The pool size from which the hub keeps its extra connections (6 of them in all, LISTEN included). */
+const ROOMY_POOL = 12;
 
 /** Anything that runs SQL. */
-interface SqlRunner {
+export interface SqlRunner {
   query(sql: string, parameters?: unknown[]): Promise<any>;
 }
 
@@ -114,13 +126,15 @@ class BatchedReads {
   private readonly running = new Set<string>();
 
   /** Which of the readers are free (a read runs on the reader of its slot). */
-  private readonly free: number[];
+  private free: number[] = [0];
 
   constructor(
     private readonly readBatch: (keys: string[], slot: number) => Promise<void>,
     private readonly isWatched: (key: string) => boolean,
-    readers: number,
-  ) {
+  ) {}
+
+  /** How many reads may run at once (set before the first read). */
+  setReaders(readers: number): void {
     this.free = Array.from({ length: readers }, (_, i) => readers - 1 - i);
   }
 
@@ -168,12 +182,10 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
   private readonly treeReads = new BatchedReads(
     (roots, slot) => this.readTrees(roots, slot),
     (root) => !this.closed && this.trees.has(root),
-    TREE_READERS,
   );
   private readonly projectReads = new BatchedReads(
     (keys) => this.readProjects(keys),
     (key) => !this.closed && this.projects.has(key),
-    PROJECT_READERS,
   );
   private readonly pendingRetries = new Map<string, { timer: NodeJS.Timeout; attempt: number }>();
   private readonly treeConnections = Array.from(
@@ -181,6 +193,11 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
     () => new ReservedConnection(() => this.db),
   );
   private readonly projectConnection = new ReservedConnection(() => this.db);
+  private readonly lookupConnections = Array.from(
+    { length: LOOKUP_CONNECTIONS },
+    () => new ReservedConnection(() => this.db),
+  );
+  private nextLookup = 0;
   private listener?: QueryRunner;
   private closed = false;
   private readonly onLocal = (s: ExecutionEventSignal) =>
@@ -201,7 +218,23 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
     return kind === 'trees' ? (this.treeConnections[slot] as ReservedConnection) : this.projectConnection;
   }
 
+  /**
+   * Where a stream's opening lookups run: distributed, on the hub's lookup connections in turn;
+   * embedded (PGlite, one session), through the data source.
+   */
+  lookupRunner(): SqlRunner {
+    if (!this.roomy) return this.db;
+    return this.lookupConnections[this.nextLookup++ % LOOKUP_CONNECTIONS] as ReservedConnection;
+  }
+
+  /** Distributed with a pool of at least ROOMY_POOL connections: the hub keeps its extra ones. */
+  private get roomy(): boolean {
+    const pool = (this.db.options as { poolSize?: number }).poolSize ?? 10;
+    return this.runtime.mode === 'distributed' && pool >= ROOMY_POOL;
+  }
+
   async onModuleInit(): Promise<void> {
+    if (this.roomy) this.treeReads.setReaders(TREE_READERS);
     localExecutionEvents.on('events', this.onLocal);
     // PGlite has one session: holding it for LISTEN would stop every other query. Embedded mode has
     // one process, so the in-process announcements are all there is.
@@ -215,6 +248,7 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
     this.pendingRetries.clear();
     for (const c of this.treeConnections) await c.release();
     await this.projectConnection.release();
+    for (const c of this.lookupConnections) await c.release();
     const qr = this.listener;
     if (qr && !qr.isReleased) {
       await stopListening(qr).catch(() => undefined);

@@ -49,17 +49,19 @@ export class ExecutionEventsController {
   ): Promise<void> {
     checkKnownParams(query, ['marker', 'limit']);
     const marker = nonNegative('marker', queryValue(query, 'marker'), 0);
-    const row = await this.executions.findRow(ctx, id);
+    const streaming = wantsStream(accept);
+    const lookups = streaming ? this.hub.lookupRunner() : this.executions.db;
+    const row = await this.executions.findRow(ctx, id, lookups);
     const execution = {
       id: String(row['id']),
       rootExecutionId: (row['root_execution_id'] as string | null) ?? null,
     };
-    if (wantsStream(accept)) {
+    if (streaming) {
       const after = nonNegative('Last-Event-ID', lastEventId, marker);
       // a finished execution whose history the client has read to the end: nothing will come
       const finished =
         TERMINAL.has(String(row['state'])) &&
-        (await listExecutionEvents(this.executions.db, execution, after, 1)).length === 0;
+        (await listExecutionEvents(lookups, execution, after, 1)).length === 0;
       this.stream(execution, after, req, reply, finished);
       return;
     }
