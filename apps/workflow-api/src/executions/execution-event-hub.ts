@@ -52,20 +52,11 @@ const BATCH = 200;
  */
 const TREE_READERS = 2;
 
-/**
- * With a pool of at least {@link ROOMY_POOL} connections, two more are kept for the lookups that
- * open execution streams (the execution asked for, its state): in the request pool they queued
- * behind the transactions of `POST /v2/executions` (at a hundred creations a second, subscribing
- * took 0.2 s at the median and 1.3 s at p95 on a quiet machine, and every entry written meanwhile
- * was delivered that late). With a smaller pool they go through it.
- */
-const LOOKUP_CONNECTIONS = 2;
-
-/** The pool size from which the hub keeps its extra connections (6 of them in all, LISTEN included). */
+/** The pool size from which the hub keeps its second tree reader (4 connections in all, LISTEN included). */
 const ROOMY_POOL = 12;
 
 /** Anything that runs SQL. */
-export interface SqlRunner {
+interface SqlRunner {
   query(sql: string, parameters?: unknown[]): Promise<any>;
 }
 
@@ -193,11 +184,6 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
     () => new ReservedConnection(() => this.db),
   );
   private readonly projectConnection = new ReservedConnection(() => this.db);
-  private readonly lookupConnections = Array.from(
-    { length: LOOKUP_CONNECTIONS },
-    () => new ReservedConnection(() => this.db),
-  );
-  private nextLookup = 0;
   private listener?: QueryRunner;
   private closed = false;
   private readonly onLocal = (s: ExecutionEventSignal) =>
@@ -218,16 +204,7 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
     return kind === 'trees' ? (this.treeConnections[slot] as ReservedConnection) : this.projectConnection;
   }
 
-  /**
-   * Where a stream's opening lookups run: distributed, on the hub's lookup connections in turn;
-   * embedded (PGlite, one session), through the data source.
-   */
-  lookupRunner(): SqlRunner {
-    if (!this.roomy) return this.db;
-    return this.lookupConnections[this.nextLookup++ % LOOKUP_CONNECTIONS] as ReservedConnection;
-  }
-
-  /** Distributed with a pool of at least ROOMY_POOL connections: the hub keeps its extra ones. */
+  /** Distributed with a pool of at least ROOMY_POOL connections: the hub keeps a second tree reader. */
   private get roomy(): boolean {
     const pool = (this.db.options as { poolSize?: number }).poolSize ?? 10;
     return this.runtime.mode === 'distributed' && pool >= ROOMY_POOL;
@@ -248,7 +225,6 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
     this.pendingRetries.clear();
     for (const c of this.treeConnections) await c.release();
     await this.projectConnection.release();
-    for (const c of this.lookupConnections) await c.release();
     const qr = this.listener;
     if (qr && !qr.isReleased) {
       await stopListening(qr).catch(() => undefined);

@@ -50,8 +50,7 @@ export class ExecutionEventsController {
     checkKnownParams(query, ['marker', 'limit']);
     const marker = nonNegative('marker', queryValue(query, 'marker'), 0);
     const streaming = wantsStream(accept);
-    const lookups = streaming ? this.hub.lookupRunner() : this.executions.db;
-    const row = await this.executions.findRow(ctx, id, lookups);
+    const row = await this.executions.findRow(ctx, id);
     const execution = {
       id: String(row['id']),
       rootExecutionId: (row['root_execution_id'] as string | null) ?? null,
@@ -61,7 +60,7 @@ export class ExecutionEventsController {
       // a finished execution whose history the client has read to the end: nothing will come
       const finished =
         TERMINAL.has(String(row['state'])) &&
-        (await listExecutionEvents(lookups, execution, after, 1)).length === 0;
+        (await listExecutionEvents(this.executions.db, execution, after, 1)).length === 0;
       this.stream(execution, after, req, reply, finished);
       return;
     }
