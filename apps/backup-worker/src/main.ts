@@ -1,5 +1,11 @@
 import 'reflect-metadata';
-import { type RunningApp, closeAll, createRuntime, runProcess } from '@osc/platform';
+import {
+  type RunningApp,
+  closeAll,
+  createRuntime,
+  distributedRuntimeOptions,
+  runProcess,
+} from '@osc/platform';
 import { loadConfigs, loadInfraConfig, startBackupWorker } from './index';
 import { SCHEMA_PARTS } from './schema';
 
@@ -7,17 +13,7 @@ import { SCHEMA_PARTS } from './schema';
 runProcess('backup-worker', async (log) => {
   const configs = loadConfigs(process.env);
   const infra = loadInfraConfig(process.env);
-  const runtime = await createRuntime(
-    {
-      mode: 'distributed',
-      databaseUrl: infra.DATABASE_URL,
-      amqpUrl: infra.AMQP_URL,
-      redisUrl: infra.REDIS_URL,
-      poolSize: infra.DB_POOL_SIZE,
-      queuePrefix: infra.QUEUE_PREFIX,
-    },
-    SCHEMA_PARTS,
-  );
+  const runtime = await createRuntime(distributedRuntimeOptions(infra), SCHEMA_PARTS);
   // One worker per back end (VOLUME_BACKENDS); the first serves the health port for all of them.
   const apps: RunningApp[] = [];
   try {

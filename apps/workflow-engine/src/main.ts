@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { closeAll, createRuntime, runProcess } from '@osc/platform';
+import { closeAll, createRuntime, distributedRuntimeOptions, runProcess } from '@osc/platform';
 import { loadConfig, loadInfraConfig, startWorkflowEngine } from './index';
 import { SCHEMA_PARTS } from './schema';
 
@@ -7,17 +7,7 @@ import { SCHEMA_PARTS } from './schema';
 runProcess('workflow-engine', async (log) => {
   const config = loadConfig(process.env);
   const infra = loadInfraConfig(process.env);
-  const runtime = await createRuntime(
-    {
-      mode: 'distributed',
-      databaseUrl: infra.DATABASE_URL,
-      amqpUrl: infra.AMQP_URL,
-      redisUrl: infra.REDIS_URL,
-      poolSize: infra.DB_POOL_SIZE,
-      queuePrefix: infra.QUEUE_PREFIX,
-    },
-    SCHEMA_PARTS,
-  );
+  const runtime = await createRuntime(distributedRuntimeOptions(infra), SCHEMA_PARTS);
   const app = await startWorkflowEngine(config, runtime, { http: true });
   log.info(`workflow-engine running; health on ${config.health.host}:${config.health.port}`);
   return { close: () => closeAll([app], runtime) };

@@ -14,3 +14,4 @@ export {
   prepareLayeredContext,
 } from './evaluate';
 export type { PreparedContext } from './values';
+export { pyJsonString } from './mistral-functions';

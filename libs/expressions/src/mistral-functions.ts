@@ -376,7 +376,7 @@ export function pyJsonDumps(v: unknown, indent: number | null, level = 0, sortKe
     if (!Number.isFinite(n)) return n > 0 ? 'Infinity' : '-Infinity';
     return isFloat(v) ? floatRepr(n) : intRepr(n);
   }
-  if (typeof v === 'string') return jsonString(v);
+  if (typeof v === 'string') return pyJsonString(v);
   // Mistral's json_dump is oslo.serialization's jsonutils.dumps: its to_primitive reads an iterator
   // (yaql's map, filter, islice, chain, range) out into a list. A generator-backed query (distinct,
   // selectMany, enumerate) prints there as its repr with a memory address; here it is read out too.
@@ -390,7 +390,7 @@ export function pyJsonDumps(v: unknown, indent: number | null, level = 0, sortKe
     const entries = [...v.entries()].map(([k, x]) => [jsonKey(k), x] as const);
     if (sortKeys) entries.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
     const parts = entries.map(
-      ([k, x]) => `${pad}${jsonString(k)}: ${pyJsonDumps(x, indent, level + 1, sortKeys)}`,
+      ([k, x]) => `${pad}${pyJsonString(k)}: ${pyJsonDumps(x, indent, level + 1, sortKeys)}`,
     );
     return `{${parts.join(sep)}${padEnd}}`;
   }
@@ -408,7 +408,8 @@ function jsonKey(k: unknown): string {
   return fail('keys must be str, int, float, bool or None', 'TypeError');
 }
 
-function jsonString(s: string): string {
+/** A string as Python's `json.dumps` writes it (ensure_ascii: non-ASCII as `\uXXXX`, UTF-16 units). */
+export function pyJsonString(s: string): string {
   let out = '"';
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);

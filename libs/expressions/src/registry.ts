@@ -1,5 +1,6 @@
 import { FILTERS, TESTS } from './jinja/runtime';
 import { MISTRAL_YAQL_FUNCTIONS, mistralFunctions } from './mistral-functions';
+import { YAQL_PROPERTIES } from './yaql/runtime';
 
 /**
  * yaql's registered functions that our compiler implements as syntax instead of table entries:
@@ -19,22 +20,7 @@ export const YAQL_SYNTAX_FUNCTIONS: readonly string[] = [
   '#operator_or',
   '*equal',
   '*not_equal',
-  ...[
-    'date',
-    'day',
-    'hour',
-    'microsecond',
-    'minute',
-    'month',
-    'offset',
-    'second',
-    'time',
-    'timestamp',
-    'utc',
-    'weekday',
-    'year',
-  ].map((p) => `#property#${p}`),
-  ...['days', 'hours', 'microseconds', 'milliseconds', 'minutes', 'seconds'].map((p) => `#property#${p}`),
+  ...YAQL_PROPERTIES.map((p) => `#property#${p}`),
 ];
 
 /** Jinja globals besides Mistral's functions (which are globals and filters, DSL-8.4). */

@@ -1,5 +1,5 @@
 import {
-  formatTimestamp,
+  inPayloadOrder,
   notifyJobFor,
   publishersFor,
   taskEventPayload,
@@ -97,10 +97,60 @@ describe('payloads (DSL-16.4)', () => {
       event: 'TASK_LAUNCHED',
     });
   });
+});
 
-  it('formats timestamps like datetime_to_str', () => {
-    expect(formatTimestamp(null)).toBeNull();
-    expect(formatTimestamp(new Date('2020-01-02T03:04:05.999Z'))).toBe('2020-01-02 03:04:05');
+describe('payload key order on the wire (DSL-16.4)', () => {
+  // A job read back from the outbox's jsonb column has its keys in jsonb's order (shorter keys first).
+  const jsonbOrder = <T extends object>(o: T): T =>
+    Object.fromEntries(
+      Object.entries(o).sort(([a], [b]) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0)),
+    ) as T;
+  const created = new Date('2024-03-05T07:08:09Z');
+
+  it('sends a workflow and a task event with their keys in the reference order, however they arrive', () => {
+    const workflow = workflowEventPayload(
+      {
+        id: 'e1',
+        name: 'wf',
+        workflowName: 'wf',
+        workflowNamespace: '',
+        workflowId: 'w1',
+        state: 'RUNNING',
+        stateInfo: null,
+        projectId: 'p1',
+        taskExecutionId: null,
+        rootExecutionId: null,
+        createdAt: created,
+        updatedAt: null,
+      },
+      'WORKFLOW_LAUNCHED',
+    );
+    const task = taskEventPayload(
+      {
+        id: 't1',
+        name: 'task1',
+        workflowExecutionId: 'e1',
+        workflowName: 'wf',
+        workflowNamespace: '',
+        workflowId: 'w1',
+        state: 'SUCCESS',
+        stateInfo: null,
+        type: 'ACTION',
+        projectId: 'p1',
+        createdAt: created,
+        updatedAt: created,
+        startedAt: created,
+        finishedAt: created,
+      },
+      'TASK_SUCCEEDED',
+    );
+    for (const payload of [workflow, task]) {
+      const shuffled = jsonbOrder(payload);
+      expect(Object.keys(shuffled)).not.toEqual(Object.keys(payload));
+      expect(Object.keys(inPayloadOrder(shuffled))).toEqual(Object.keys(payload));
+      expect(eventBody(shuffled)).toBe(eventBody(payload));
+      expect(Object.keys(JSON.parse(eventBody(shuffled)) as object)).toEqual(Object.keys(payload));
+    }
   });
 });
 

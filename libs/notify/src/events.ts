@@ -7,18 +7,11 @@ import {
   type WorkflowEventName,
   type WorkflowEventPayload,
 } from '@osc/contracts';
+import { formatTimestamp } from '@osc/workflow-domain';
 
 // Which state change is which event (DSL-16.3) is decided in one place, by the engine's pure core:
 // `workflowNotifyEvent`, `taskNotifyEvent` and `taskStartEvent` of @osc/workflow-domain. This module
 // builds the payloads (DSL-16.4) and picks the publishers (DSL-16.2).
-
-/** Mistral's `datetime_to_str`: `YYYY-MM-DD HH:MM:SS` in UTC; null stays null. */
-export function formatTimestamp(value: Date | string | null | undefined): string | null {
-  if (value === null || value === undefined) return null;
-  const date = typeof value === 'string' ? new Date(value) : value;
-  if (Number.isNaN(date.getTime())) return typeof value === 'string' ? value : null;
-  return date.toISOString().slice(0, 19).replace('T', ' ');
-}
 
 /** The execution fields an event payload reads (a row, a domain snapshot or an API view all fit). */
 export interface WorkflowExecutionFacts {
@@ -53,7 +46,7 @@ export interface TaskExecutionFacts {
   finishedAt: Date | string | null;
 }
 
-/** DSL-16.4 execution payload, keys in the reference's order with `event` last. */
+/** DSL-16.4 execution payload, keys in the reference's order (`WORKFLOW_EVENT_KEYS`). */
 export function workflowEventPayload(
   ex: WorkflowExecutionFacts,
   event: WorkflowEventName,
@@ -75,7 +68,7 @@ export function workflowEventPayload(
   };
 }
 
-/** DSL-16.4 task payload, keys in the reference's order with `event` last. */
+/** DSL-16.4 task payload, keys in the reference's order (`TASK_EVENT_KEYS`). */
 export function taskEventPayload(task: TaskExecutionFacts, event: TaskEventName): TaskEventPayload {
   return {
     id: task.id,
@@ -94,6 +87,53 @@ export function taskEventPayload(task: TaskExecutionFacts, event: TaskEventName)
     finished_at: formatTimestamp(task.finishedAt),
     event,
   };
+}
+
+// The payload keys in the reference's order (its engine builds the map, its notifier appends `event`).
+const WORKFLOW_EVENT_KEYS: readonly (keyof WorkflowEventPayload)[] = [
+  'id',
+  'name',
+  'workflow_name',
+  'workflow_namespace',
+  'workflow_id',
+  'state',
+  'state_info',
+  'project_id',
+  'task_execution_id',
+  'root_execution_id',
+  'created_at',
+  'updated_at',
+  'event',
+];
+const TASK_EVENT_KEYS: readonly (keyof TaskEventPayload)[] = [
+  'id',
+  'name',
+  'workflow_execution_id',
+  'workflow_name',
+  'workflow_namespace',
+  'workflow_id',
+  'state',
+  'state_info',
+  'type',
+  'project_id',
+  'created_at',
+  'updated_at',
+  'started_at',
+  'finished_at',
+  'event',
+];
+
+/**
+ * `event` with its keys in the reference's order (DSL-16.4), whatever order it arrives in: a job read
+ * back from the outbox (a PostgreSQL `jsonb` column) has its keys in that type's order. Keys the
+ * payload does not define keep their place after the known ones.
+ */
+export function inPayloadOrder<E extends WorkflowEventPayload | TaskEventPayload>(event: E): E {
+  const order: readonly string[] = event.event.startsWith('TASK_') ? TASK_EVENT_KEYS : WORKFLOW_EVENT_KEYS;
+  const ordered: Record<string, unknown> = {};
+  for (const key of order) if (key in event) ordered[key] = event[key as keyof E];
+  for (const [key, value] of Object.entries(event)) if (!(key in ordered)) ordered[key] = value;
+  return ordered as E;
 }
 
 const PUBLISHER_TYPES = ['webhook', 'amqp', 'noop'] as const;

@@ -1,10 +1,10 @@
 export {
-  formatTimestamp,
   workflowEventPayload,
   taskEventPayload,
   publishersFor,
   isKnownPublisherType,
   notifyJobFor,
+  inPayloadOrder,
   type WorkflowExecutionFacts,
   type TaskExecutionFacts,
 } from './events';

@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { type NotifyPublisher, type TaskEventPayload, type WorkflowEventPayload } from '@osc/contracts';
 import { pyJsonDumps } from '@osc/workflow-domain';
+import { inPayloadOrder } from './events';
 import { type AmqpConnectionManager, type ChannelWrapper, connect } from 'amqp-connection-manager';
 import { type ChannelModel, type ConfirmChannel, connect as amqpConnect } from 'amqplib';
 import { Agent, type Dispatcher, request } from 'undici';
@@ -20,8 +21,8 @@ export interface NotifyLogger {
   error(message: string, context?: Record<string, unknown>): void;
 }
 
-/** The event body as the reference sends it: Python's `json.dumps` text. */
-export const eventBody = (event: NotifyEvent): string => pyJsonDumps(event);
+/** The event body as the reference sends it: Python's `json.dumps` text, keys in its order. */
+export const eventBody = (event: NotifyEvent): string => pyJsonDumps(inPayloadOrder(event));
 
 /** A delivery that failed and should not be retried (e.g. a 4xx answer or a bad URL). */
 export class PermanentDeliveryError extends Error {

@@ -43,6 +43,25 @@ export type RuntimeOptions =
       queueExpiresMs?: number;
     };
 
+/** The infrastructure settings every distributed process reads from its environment (`distributedInfraSchema`). */
+export interface DistributedInfra {
+  readonly DATABASE_URL: string;
+  readonly AMQP_URL: string;
+  readonly REDIS_URL: string;
+  readonly DB_POOL_SIZE: number;
+  readonly QUEUE_PREFIX: string;
+}
+
+/** The runtime of one app alone in distributed mode (its main.ts), from its infrastructure settings. */
+export const distributedRuntimeOptions = (infra: DistributedInfra): RuntimeOptions => ({
+  mode: 'distributed',
+  databaseUrl: infra.DATABASE_URL,
+  amqpUrl: infra.AMQP_URL,
+  redisUrl: infra.REDIS_URL,
+  poolSize: infra.DB_POOL_SIZE,
+  queuePrefix: infra.QUEUE_PREFIX,
+});
+
 /**
  * Everything an app needs from the outside world: the database, the command bus, the job queue
  * and the outbox. Embedded mode builds it on PGlite and in-process adapters that journal their

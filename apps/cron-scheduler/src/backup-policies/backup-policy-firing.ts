@@ -22,6 +22,7 @@ import {
 import { AppError } from '@osc/errors';
 import type { OutboxItem, OutboxWriter } from '@osc/messaging';
 import type { Clock } from '@osc/platform';
+import { fireUntilDrained } from '../due-poller';
 
 /** What one committed firing of a policy did. */
 export interface FiredBackupPolicy {
@@ -84,13 +85,8 @@ export class BackupPolicyFiring {
   ) {}
 
   /** Fires every policy due now; returns how many fired. */
-  async fireDue(): Promise<number> {
-    let total = 0;
-    for (;;) {
-      const fired = await this.fireBatch();
-      total += fired;
-      if (fired < this.options.batchSize) return total;
-    }
+  fireDue(): Promise<number> {
+    return fireUntilDrained(() => this.fireBatch(), this.options.batchSize);
   }
 
   /** The earliest next run of an enabled policy (the poller sleeps until then). */

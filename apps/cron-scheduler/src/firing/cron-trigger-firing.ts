@@ -19,6 +19,7 @@ import {
   loadTriggerWorkflows,
   resolveNamedEnvironment,
 } from '@osc/workflow-persistence';
+import { fireUntilDrained } from '../due-poller';
 
 /** One firing, as reported after its transaction committed. */
 export interface FiredTrigger {
@@ -56,13 +57,8 @@ export class CronTriggerFiring {
   ) {}
 
   /** Fires every trigger due now; returns how many fired. */
-  async fireDue(): Promise<number> {
-    let total = 0;
-    for (;;) {
-      const fired = await this.fireBatch();
-      total += fired;
-      if (fired < this.options.batchSize) return total;
-    }
+  fireDue(): Promise<number> {
+    return fireUntilDrained(() => this.fireBatch(), this.options.batchSize);
   }
 
   /** One transaction: claim up to batchSize due triggers and fire them. */

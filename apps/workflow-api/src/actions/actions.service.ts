@@ -4,7 +4,7 @@ import { ConflictError, InvalidInputError, NotFoundError } from '@osc/errors';
 import type { RequestContext } from '@osc/http-common';
 import { CLOCK, type Clock, DATA_SOURCE } from '@osc/platform';
 import { runInTransaction } from '@osc/persistence';
-import { type ActionSpec, DslValidationError, actionInputString, parseActions } from '@osc/workflow-domain';
+import { type ActionSpec, actionInputString, parseActions } from '@osc/workflow-domain';
 import {
   type ColumnValues,
   type DefinitionRow,
@@ -13,17 +13,16 @@ import {
   deleteDefinition,
   findDefinition,
   insertDefinition,
-  listDefinitionsJson,
   type JsonPage,
-  markerValues,
   syncSystemActions,
   toSeconds,
   updateDefinition,
 } from '@osc/workflow-persistence';
 import { checkOwner, visibilityOf } from '../definitions/access';
-import { NAME_MAX, checkLength, rejectNul, translateDbError } from '../definitions/db-errors';
+import { NAME_MAX, checkLength, rejectNul } from '../definitions/db-errors';
 import { type ListRequest, isUuid } from '../definitions/list-params';
 import type { UploadParams } from '../definitions/upload-params';
+import { dbGuarded, listDefinitionPage, validateDefinitionText } from '../definitions/definition-pages';
 import { isStandardActionName, systemActionRows } from './system-actions';
 
 const T = ACTION_DEFINITIONS;
@@ -139,32 +138,17 @@ export class ActionsService implements OnModuleInit {
     });
   }
 
-  async list(req: ListRequest): Promise<JsonPage> {
-    let after: Record<string, string | null> | undefined;
-    if (req.marker !== undefined) {
-      const m = await this.guard(() =>
-        markerValues(
-          this.db,
-          T,
-          req.marker!,
-          req.sort.map((s) => s.key),
-          req.visibility,
-        ),
-      );
-      if (!m) throw new NotFoundError('Action', req.marker, `Action not found [id=${req.marker}]`);
-      after = m;
-    }
-    return this.guard(() => listDefinitionsJson(this.db, T, { ...req, ...(after ? { after } : {}) }));
+  list(req: ListRequest): Promise<JsonPage> {
+    return listDefinitionPage(
+      this.db,
+      T,
+      req,
+      (marker) => new NotFoundError('Action', marker, `Action not found [id=${marker}]`),
+    );
   }
 
   validate(text: string): { valid: true } | { valid: false; error: string } {
-    try {
-      parseActions(text);
-      return { valid: true };
-    } catch (err) {
-      if (err instanceof DslValidationError) return { valid: false, error: err.message };
-      throw err;
-    }
+    return validateDefinitionText(parseActions, text);
   }
 
   private parse(text: string): ActionSpec[] {
@@ -207,11 +191,7 @@ export class ActionsService implements OnModuleInit {
     return this.guard(() => runInTransaction(this.db, (em) => fn(em)), conflict);
   }
 
-  private async guard<R>(fn: () => Promise<R>, conflict = 'Duplicate entry for Action'): Promise<R> {
-    try {
-      return await fn();
-    } catch (err) {
-      throw translateDbError(err, conflict);
-    }
+  private guard<R>(fn: () => Promise<R>, conflict = 'Duplicate entry for Action'): Promise<R> {
+    return dbGuarded(conflict, fn);
   }
 }

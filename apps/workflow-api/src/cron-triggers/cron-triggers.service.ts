@@ -20,6 +20,7 @@ import {
 import { type RunListRequest, runList } from '../executions/run-list';
 import { NAME_MAX, checkLength } from '../definitions/db-errors';
 import { CRON_TRIGGER_LIST, cronTriggerRowView, cronTriggerView } from './cron-trigger.views';
+import { optMap, optString, wrongType } from '../definitions/body-fields';
 
 const BODY_FIELDS = [
   'id',
@@ -37,35 +38,6 @@ const BODY_FIELDS = [
   'created_at',
   'updated_at',
 ];
-
-const wrongType = (field: string, v: unknown, expected: string) =>
-  new InvalidInputError(
-    `Invalid input for field/attribute ${field}. Value: '${typeof v === 'string' ? v : JSON.stringify(v)}'. ${expected}`,
-  );
-
-const optString = (body: Record<string, unknown>, field: string): string | undefined => {
-  const v = body[field];
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'string')
-    throw wrongType(field, v, `Wrong type. Expected '<class 'str'>', got '<class '${typeof v}'>'`);
-  return v;
-};
-
-/** An object field that may also arrive as a JSON string (tempest sends strings; workflow-api.md §3). */
-const asMap = (field: string, v: unknown): Record<string, unknown> => {
-  if (v === undefined || v === null) return {};
-  let value = v;
-  if (typeof v === 'string') {
-    try {
-      value = v.trim() === '' ? {} : JSON.parse(v);
-    } catch {
-      throw wrongType(field, v, 'Invalid JSON');
-    }
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value))
-    throw wrongType(field, v, 'Value should be a dict');
-  return value as Record<string, unknown>;
-};
 
 const optCount = (v: unknown): number | undefined => {
   if (v === undefined || v === null) return undefined;
@@ -97,8 +69,8 @@ export class CronTriggersService {
     checkLength('name', name, NAME_MAX.trigger);
     const workflowId = optString(body, 'workflow_id');
     const workflowName = optString(body, 'workflow_name');
-    const input = asMap('workflow_input', body['workflow_input']);
-    const params = asMap('workflow_params', body['workflow_params']);
+    const input = optMap('workflow_input', body['workflow_input']) ?? {};
+    const params = optMap('workflow_params', body['workflow_params']) ?? {};
     const pattern = optString(body, 'pattern');
     const firstRaw = optString(body, 'first_execution_time');
     const count = optCount(body['remaining_executions']);

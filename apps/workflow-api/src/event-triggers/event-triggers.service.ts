@@ -20,6 +20,7 @@ import { type RunListRequest, runList } from '../executions/run-list';
 import { WORKFLOW_POLICY } from '../policy/authorize';
 import { WorkflowPolicy } from '../policy/workflow-policy';
 import { EVENT_TRIGGER_LIST, eventTriggerRowView, eventTriggerView } from './event-trigger.views';
+import { optMap, optString, wrongType } from '../definitions/body-fields';
 
 /** Writable attributes of Mistral's EventTrigger resource. */
 const BODY_FIELDS = [
@@ -39,35 +40,6 @@ const READ_ONLY = ['id', 'project_id', 'created_at', 'updated_at'];
 export const MANDATORY_MESSAGE =
   "Params {'exchange', 'workflow_id', 'topic', 'event'} must be provided for creating event trigger.";
 const UPDATE_NOT_ALLOWED = ['exchange', 'topic', 'event'];
-
-const wrongType = (field: string, v: unknown, expected: string) =>
-  new InvalidInputError(
-    `Invalid input for field/attribute ${field}. Value: '${typeof v === 'string' ? v : JSON.stringify(v)}'. ${expected}`,
-  );
-
-const optString = (body: Record<string, unknown>, field: string): string | undefined => {
-  const v = body[field];
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'string')
-    throw wrongType(field, v, `Wrong type. Expected '<class 'str'>', got '<class '${typeof v}'>'`);
-  return v;
-};
-
-/** An object field that may also arrive as a JSON string (tempest sends strings; workflow-api.md §3). */
-const asMap = (field: string, v: unknown): Record<string, unknown> | undefined => {
-  if (v === undefined || v === null) return undefined;
-  let value = v;
-  if (typeof v === 'string') {
-    try {
-      value = v.trim() === '' ? {} : JSON.parse(v);
-    } catch {
-      throw wrongType(field, v, 'Invalid JSON');
-    }
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value))
-    throw wrongType(field, v, 'Value should be a dict');
-  return value as Record<string, unknown>;
-};
 
 const optScope = (body: Record<string, unknown>): 'private' | 'public' | undefined => {
   const v = body['scope'];
@@ -105,8 +77,8 @@ export class EventTriggersService {
     // WSME's uuid type answers with its bare message here.
     if (workflowId !== undefined && !isUuid(workflowId))
       throw new InvalidInputError(`Expected a uuid but received ${workflowId}.`);
-    const input = asMap('workflow_input', body['workflow_input']);
-    const params = asMap('workflow_params', body['workflow_params']);
+    const input = optMap('workflow_input', body['workflow_input']);
+    const params = optMap('workflow_params', body['workflow_params']);
     const scope = optScope(body);
     if (!exchange || !topic || !event || !workflowId) throw new InvalidInputError(MANDATORY_MESSAGE);
     if (scope === 'public') this.policy.enforce('event_triggers:publicize', ctx);
@@ -175,8 +147,8 @@ export class EventTriggersService {
     const changes: EventTriggerChanges = {
       name: optString(body, 'name'),
       scope,
-      workflowInput: asMap('workflow_input', body['workflow_input']),
-      workflowParams: asMap('workflow_params', body['workflow_params']),
+      workflowInput: optMap('workflow_input', body['workflow_input']),
+      workflowParams: optMap('workflow_params', body['workflow_params']),
     };
     checkLength('name', changes.name, NAME_MAX.trigger);
     const updated = await this.db.transaction(async (em) => {

@@ -36,6 +36,7 @@ import { isCanonicalUuid, isUuid } from '../definitions/list-params';
 import { type ReportFilters, buildExecutionReport } from './execution-report';
 import { type RunListRequest, runList } from './run-list';
 import { EXECUTION_LIST, EXECUTION_LIST_COLUMNS, type Row, executionView } from './run-views';
+import { optString } from '../definitions/body-fields';
 
 /** How long a state-changing PUT waits for the engine to apply the change before answering. */
 const APPLY_WAIT_MS = 10_000;
@@ -56,16 +57,6 @@ const asMap = (field: string, v: unknown): Record<string, unknown> => {
     );
   }
   return value as Record<string, unknown>;
-};
-
-const optString = (body: Record<string, unknown>, field: string): string | undefined => {
-  const v = body[field];
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'string')
-    throw new InvalidInputError(
-      `Invalid input for field/attribute ${field}. Value: '${JSON.stringify(v)}'. Wrong type. Expected '<class 'str'>', got '<class '${typeof v}'>'`,
-    );
-  return v;
 };
 
 export const UPDATABLE_STATES = ['RUNNING', 'PAUSED', 'SUCCESS', 'ERROR', 'CANCELLED'] as const;

@@ -6,7 +6,6 @@ import { CLOCK, type Clock, DATA_SOURCE } from '@osc/platform';
 import { runInTransaction } from '@osc/persistence';
 import {
   type WorkbookSpec,
-  DslValidationError,
   actionInputString,
   parseWorkbook,
   pyJsonDumps,
@@ -24,18 +23,17 @@ import {
   deleteDefinition,
   findDefinition,
   insertDefinition,
-  listDefinitionsJson,
   type JsonPage,
-  markerValues,
   toSeconds,
   updateDefinition,
   upsertDefinition,
 } from '@osc/workflow-persistence';
 import { checkOwner, visibilityOf } from '../definitions/access';
-import { NAME_MAX, checkLength, rejectNul, translateDbError } from '../definitions/db-errors';
+import { NAME_MAX, checkLength, rejectNul } from '../definitions/db-errors';
 import { definitionChecksum } from '../definitions/definition-text';
 import type { ListRequest } from '../definitions/list-params';
 import type { UploadParams } from '../definitions/upload-params';
+import { dbGuarded, listDefinitionPage, validateDefinitionText } from '../definitions/definition-pages';
 import { isStandardActionName } from '../actions/system-actions';
 
 const T = WORKBOOKS;
@@ -136,32 +134,17 @@ export class WorkbooksService {
     });
   }
 
-  async list(req: ListRequest): Promise<JsonPage> {
-    let after: Record<string, string | null> | undefined;
-    if (req.marker !== undefined) {
-      const m = await this.guard(() =>
-        markerValues(
-          this.db,
-          T,
-          req.marker!,
-          req.sort.map((s) => s.key),
-          req.visibility,
-        ),
-      );
-      if (!m) throw new NotFoundError('Workbook', req.marker, `Workbook not found [id=${req.marker}]`);
-      after = m;
-    }
-    return this.guard(() => listDefinitionsJson(this.db, T, { ...req, ...(after ? { after } : {}) }));
+  list(req: ListRequest): Promise<JsonPage> {
+    return listDefinitionPage(
+      this.db,
+      T,
+      req,
+      (marker) => new NotFoundError('Workbook', marker, `Workbook not found [id=${marker}]`),
+    );
   }
 
   validate(text: string): { valid: true } | { valid: false; error: string } {
-    try {
-      parseWorkbook(text);
-      return { valid: true };
-    } catch (err) {
-      if (err instanceof DslValidationError) return { valid: false, error: err.message };
-      throw err;
-    }
+    return validateDefinitionText(parseWorkbook, text);
   }
 
   private check(text: string, wb: WorkbookSpec): void {
@@ -243,15 +226,8 @@ export class WorkbooksService {
     return this.guard(() => runInTransaction(this.db, (em) => fn(em)), conflict);
   }
 
-  private async guard<R>(
-    fn: () => Promise<R>,
-    conflict = 'Duplicate entry for WorkbookDefinition',
-  ): Promise<R> {
-    try {
-      return await fn();
-    } catch (err) {
-      throw translateDbError(err, conflict);
-    }
+  private guard<R>(fn: () => Promise<R>, conflict = 'Duplicate entry for WorkbookDefinition'): Promise<R> {
+    return dbGuarded(conflict, fn);
   }
 }
 

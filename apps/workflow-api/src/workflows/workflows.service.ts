@@ -6,7 +6,6 @@ import { CLOCK, type Clock, DATA_SOURCE } from '@osc/platform';
 import { runInTransaction } from '@osc/persistence';
 import {
   type ParsedWorkflows,
-  DslValidationError,
   parseWorkflows,
   pyJsonDumps,
   renderInputString,
@@ -20,18 +19,17 @@ import {
   deleteDefinition,
   findDefinition,
   insertDefinition,
-  listDefinitionsJson,
   type JsonPage,
-  markerValues,
   nameTaken,
   toSeconds,
   updateDefinition,
 } from '@osc/workflow-persistence';
 import { checkOwner, visibilityOf } from '../definitions/access';
 import { definitionChecksum } from '../definitions/definition-text';
-import { NAME_MAX, checkLength, rejectNul, translateDbError } from '../definitions/db-errors';
+import { NAME_MAX, checkLength, rejectNul } from '../definitions/db-errors';
 import { type ListRequest, isUuid } from '../definitions/list-params';
 import type { UploadParams } from '../definitions/upload-params';
+import { dbGuarded, listDefinitionPage, validateDefinitionText } from '../definitions/definition-pages';
 import { toWriteResponse } from './workflow.mapper';
 import { WorkflowDeleteGuards } from './workflow-delete-guards';
 
@@ -202,34 +200,18 @@ export class WorkflowsService {
     });
   }
 
-  async list(req: ListRequest): Promise<JsonPage> {
-    let after: Record<string, string | null> | undefined;
-    if (req.marker !== undefined) {
-      const m = await this.guard('', () =>
-        markerValues(
-          this.db,
-          T,
-          req.marker!,
-          req.sort.map((s) => s.key),
-          req.visibility,
-        ),
-      );
-      if (!m)
-        throw new NotFoundError('Workflow', req.marker, `Workflow not found [workflow_id=${req.marker}]`);
-      after = m;
-    }
-    return this.guard('', () => listDefinitionsJson(this.db, T, { ...req, ...(after ? { after } : {}) }));
+  list(req: ListRequest): Promise<JsonPage> {
+    return listDefinitionPage(
+      this.db,
+      T,
+      req,
+      (marker) => new NotFoundError('Workflow', marker, `Workflow not found [workflow_id=${marker}]`),
+    );
   }
 
   /** `POST /v2/workflows/validate`: the validator's verdict, never an error status for bad DSL. */
   validate(text: string): { valid: true } | { valid: false; error: string } {
-    try {
-      parseWorkflows(text);
-      return { valid: true };
-    } catch (err) {
-      if (err instanceof DslValidationError) return { valid: false, error: err.message };
-      throw err;
-    }
+    return validateDefinitionText(parseWorkflows, text);
   }
 
   private tx<R>(fn: (em: SqlRunner) => Promise<R>): Promise<R> {
@@ -238,11 +220,7 @@ export class WorkflowsService {
     );
   }
 
-  private async guard<R>(conflict: string, fn: () => Promise<R>): Promise<R> {
-    try {
-      return await fn();
-    } catch (err) {
-      throw translateDbError(err, conflict);
-    }
+  private guard<R>(conflict: string, fn: () => Promise<R>): Promise<R> {
+    return dbGuarded(conflict, fn);
   }
 }

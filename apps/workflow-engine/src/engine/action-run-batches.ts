@@ -1,12 +1,7 @@
-import {
-  ACTION_JOB_QUEUE,
-  ACTION_RUN_BATCH_JOB,
-  ACTION_RUN_JOB,
-  type ActionRunBatchJob,
-  type ActionRunJob,
-} from '@osc/contracts';
+import { ACTION_JOB_QUEUE, ACTION_RUN_JOB, type ActionRunJob } from '@osc/contracts';
 import type { OutboxItem } from '@osc/messaging';
 import { contextFromHeaders, unwrapJobData, wrapJobData } from '@osc/telemetry';
+import { runChunkJob } from './item-run-batches';
 
 /** Runs per job when one transaction starts the actions of several executions. */
 export const ACTION_RUNS_PER_JOB = 50;
@@ -45,14 +40,10 @@ export function batchActionRuns(items: readonly OutboxItem[], size = ACTION_RUNS
     const chunk = runs.slice(i, i + size);
     const [first] = chunk;
     if (!first) continue;
-    const job =
-      chunk.length === 1
-        ? { id: first.run.actionExecutionId, name: ACTION_RUN_JOB, data: first.run as unknown }
-        : {
-            id: `runs-${first.run.actionExecutionId}`,
-            name: ACTION_RUN_BATCH_JOB,
-            data: { runs: chunk.map((c) => c.run) } satisfies ActionRunBatchJob as unknown,
-          };
+    const job = runChunkJob(
+      chunk.map((c) => c.run),
+      'runs',
+    );
     if (first.trace?.['traceparent']) job.data = wrapJobData(job.data, contextFromHeaders(first.trace));
     out.push({ destination: 'jobs', queue: ACTION_JOB_QUEUE, job });
   }

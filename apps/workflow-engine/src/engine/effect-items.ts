@@ -9,6 +9,7 @@ import {
 } from '@osc/contracts';
 import type { OutboxItem } from '@osc/messaging';
 import type { Decision, EngineEffect, WorkflowExecution } from '@osc/workflow-domain';
+import { actionRunContext } from './action-context';
 import { batchItemRuns } from './item-run-batches';
 import { notifyItems } from './notify-items';
 import {
@@ -61,14 +62,7 @@ export class EffectItems {
           safeRerun: e.safeRerun,
           ...(e.taskData ? { taskData: e.taskData } : {}),
           context: {
-            workflowName: ex.workflowName,
-            workflowNamespace: ex.workflowNamespace,
-            workflowExecutionId: ex.id,
-            rootExecutionId: ex.rootExecutionId,
-            taskExecutionId: e.taskExecutionId,
-            taskName: e.taskName,
-            actionExecutionId: e.actionExecutionId,
-            projectId: ex.projectId,
+            ...actionRunContext(ex, e),
             ...(this.apiUrl
               ? { callbackUrl: `${this.apiUrl}/v2/action_executions/${e.actionExecutionId}` }
               : {}),

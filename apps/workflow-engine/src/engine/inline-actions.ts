@@ -3,6 +3,7 @@ import type { ActionContext } from '@osc/contracts';
 import { AppError } from '@osc/errors';
 import { productMetrics } from '@osc/telemetry';
 import type { EngineEvent, RunAction, WorkflowExecution } from '@osc/workflow-domain';
+import { actionRunContext } from './action-context';
 
 /**
  * Runs one inline action with the executor's outcome rules: an unknown action or invalid input is a
@@ -32,17 +33,7 @@ async function runInlineAction(
   ex: WorkflowExecution,
   e: RunAction,
 ): Promise<EngineEvent> {
-  const ctx: ActionContext = {
-    workflowName: ex.workflowName,
-    workflowNamespace: ex.workflowNamespace,
-    workflowExecutionId: ex.id,
-    rootExecutionId: ex.rootExecutionId,
-    taskExecutionId: e.taskExecutionId,
-    taskName: e.taskName,
-    actionExecutionId: e.actionExecutionId,
-    projectId: ex.projectId,
-    data: e.taskData,
-  };
+  const ctx: ActionContext = { ...actionRunContext(ex, e), data: e.taskData };
   const base = {
     type: 'action-completed',
     taskExecutionId: e.taskExecutionId,

@@ -5,7 +5,7 @@ import {
   type ActionRunBatchJob,
   type ActionRunJob,
 } from '@osc/contracts';
-import type { OutboxItem } from '@osc/messaging';
+import type { NewJob, OutboxItem } from '@osc/messaging';
 
 /** with-items runs per job: one outbox row, job and executor round trip for this many items. */
 export const ITEM_RUNS_PER_JOB = 50;
@@ -30,22 +30,22 @@ export function batchItemRuns(items: readonly OutboxItem[], size = ITEM_RUNS_PER
     }
   }
   for (let i = 0; i < runs.length; i += size) {
-    const chunk = runs.slice(i, i + size);
-    const first = chunk[0]!;
-    if (chunk.length === 1) {
-      out.push({
-        destination: 'jobs',
-        queue: ACTION_JOB_QUEUE,
-        job: { id: first.actionExecutionId, name: ACTION_RUN_JOB, data: first },
-      });
-    } else {
-      const data: ActionRunBatchJob = { runs: chunk };
-      out.push({
-        destination: 'jobs',
-        queue: ACTION_JOB_QUEUE,
-        job: { id: `batch-${first.actionExecutionId}`, name: ACTION_RUN_BATCH_JOB, data },
-      });
-    }
+    out.push({
+      destination: 'jobs',
+      queue: ACTION_JOB_QUEUE,
+      job: runChunkJob(runs.slice(i, i + size), 'batch'),
+    });
   }
   return out;
+}
+
+/**
+ * The job that starts `chunk` (one or more runs): a lone run stays an {@link ACTION_RUN_JOB} under
+ * its action execution's id, more make one {@link ACTION_RUN_BATCH_JOB} `<batchIdPrefix>-<first id>`.
+ */
+export function runChunkJob(chunk: readonly ActionRunJob[], batchIdPrefix: string): NewJob {
+  const first = chunk[0]!;
+  if (chunk.length === 1) return { id: first.actionExecutionId, name: ACTION_RUN_JOB, data: first };
+  const data: ActionRunBatchJob = { runs: [...chunk] };
+  return { id: `${batchIdPrefix}-${first.actionExecutionId}`, name: ACTION_RUN_BATCH_JOB, data };
 }

@@ -1,66 +1,81 @@
-import { NOTIFY_DELIVER_JOB, type NotifyJob, type NotifyPublisher } from '@osc/contracts';
-import type { OutboxItem } from '@osc/messaging';
-import { notifyQueueOf } from '@osc/notify';
 import {
-  type Decision,
-  type EngineEffect,
-  type WorkflowExecution,
-  formatTimestamp,
-} from '@osc/workflow-domain';
+  NOTIFY_DELIVER_JOB,
+  type NotifyJob,
+  type TaskEventName,
+  type TaskEventPayload,
+  type WorkflowEventName,
+  type WorkflowEventPayload,
+} from '@osc/contracts';
+import type { OutboxItem } from '@osc/messaging';
+import { notifyQueueOf, publishersFor, taskEventPayload, workflowEventPayload } from '@osc/notify';
+import type { Decision, EngineEffect, WorkflowExecution } from '@osc/workflow-domain';
+
+type NotifyEffect = Extract<EngineEffect, { type: 'notify' }>;
+
+/**
+ * The payload of one event (DSL-16.4), built by @osc/notify from the subject as it was when the event
+ * happened: the state and, for a task, the start and finish times carried by the effect, since one
+ * decision may take the subject further (inline actions). Null when the task is not in the decision.
+ */
+function eventPayload(
+  ex: WorkflowExecution,
+  decision: Decision,
+  e: NotifyEffect,
+): WorkflowEventPayload | TaskEventPayload | null {
+  const workflow = {
+    workflowName: ex.workflowName,
+    workflowNamespace: ex.workflowNamespace,
+    workflowId: ex.workflowId,
+    projectId: ex.projectId,
+    state: e.state,
+    stateInfo: e.stateInfo,
+  };
+  if (!e.taskExecutionId) {
+    return workflowEventPayload(
+      {
+        ...workflow,
+        id: ex.id,
+        name: ex.workflowName,
+        taskExecutionId: ex.taskExecutionId,
+        rootExecutionId: ex.rootExecutionId,
+        createdAt: ex.createdAt,
+        updatedAt: ex.updatedAt,
+      },
+      e.event as WorkflowEventName,
+    );
+  }
+  const t = [...decision.changes.tasksCreated, ...decision.changes.tasksUpdated].find(
+    (x) => x.id === e.taskExecutionId,
+  );
+  if (!t) return null;
+  return taskEventPayload(
+    {
+      ...workflow,
+      id: t.id,
+      name: t.name,
+      workflowExecutionId: ex.id,
+      type: t.type,
+      createdAt: t.createdAt,
+      updatedAt: t.updatedAt,
+      startedAt: e.startedAt !== undefined ? e.startedAt : t.startedAt,
+      finishedAt: e.finishedAt !== undefined ? e.finishedAt : t.finishedAt,
+    },
+    e.event as TaskEventName,
+  );
+}
 
 /** Notification jobs (issue 7): one per event, partitioned by execution for ordered delivery. */
 export function notifyItems(
   ex: WorkflowExecution,
   decision: Decision,
-  e: Extract<EngineEffect, { type: 'notify' }>,
+  e: NotifyEffect,
   newId: () => string,
 ): OutboxItem[] {
-  const publishers = ex.params['notify'] as NotifyPublisher[] | undefined;
-  if (!Array.isArray(publishers) || publishers.length === 0) return [];
-  const wanted = publishers.filter((p) => !p.event_types || p.event_types.includes(e.event));
-  if (wanted.length === 0) return [];
-  const common = {
-    workflow_name: ex.workflowName,
-    workflow_namespace: ex.workflowNamespace,
-    workflow_id: ex.workflowId,
-    project_id: ex.projectId,
-  };
-  let event: NotifyJob['event'];
-  if (e.taskExecutionId) {
-    const t = [...decision.changes.tasksCreated, ...decision.changes.tasksUpdated].find(
-      (x) => x.id === e.taskExecutionId,
-    );
-    if (!t) return [];
-    event = {
-      id: t.id,
-      name: t.name,
-      workflow_execution_id: ex.id,
-      ...common,
-      state: e.state,
-      state_info: e.stateInfo,
-      type: t.type,
-      created_at: formatTimestamp(t.createdAt)!,
-      updated_at: formatTimestamp(t.updatedAt),
-      // times as they were at the event: one decision may take the task further (inline actions)
-      started_at: formatTimestamp(e.startedAt !== undefined ? e.startedAt : t.startedAt),
-      finished_at: formatTimestamp(e.finishedAt !== undefined ? e.finishedAt : t.finishedAt),
-      event: e.event as NotifyJob['event']['event'] & `TASK_${string}`,
-    };
-  } else {
-    event = {
-      id: ex.id,
-      name: ex.workflowName,
-      ...common,
-      state: e.state,
-      state_info: e.stateInfo,
-      task_execution_id: ex.taskExecutionId,
-      root_execution_id: ex.rootExecutionId,
-      created_at: formatTimestamp(ex.createdAt)!,
-      updated_at: formatTimestamp(ex.updatedAt),
-      event: e.event as NotifyJob['event']['event'] & `WORKFLOW_${string}`,
-    };
-  }
-  const job: NotifyJob = { executionId: ex.id, seq: Date.now(), publishers: wanted, event };
+  const publishers = publishersFor(ex.params['notify'], e.event);
+  if (publishers.length === 0) return [];
+  const event = eventPayload(ex, decision, e);
+  if (!event) return [];
+  const job: NotifyJob = { executionId: ex.id, seq: Date.now(), publishers, event };
   return [
     {
       destination: 'jobs',

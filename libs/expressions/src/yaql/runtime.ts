@@ -278,8 +278,8 @@ function callMethod(name: string, scope: Scope, receiver: unknown, args: CArg[])
   }
 }
 
-/** The properties yaql registers (of datetimes and timespans). */
-const PROPERTIES = new Set([
+/** The properties yaql registers (of datetimes and timespans), `#property#<name>` in its table. */
+export const YAQL_PROPERTIES: readonly string[] = [
   'date',
   'day',
   'hour',
@@ -299,7 +299,8 @@ const PROPERTIES = new Set([
   'milliseconds',
   'minutes',
   'seconds',
-]);
+];
+const PROPERTIES = new Set(YAQL_PROPERTIES);
 
 /** `obj.name`: key of a dict (KeyError when absent), mapped over collections of dicts. */
 export function getAttribute(obj: unknown, name: string): unknown {

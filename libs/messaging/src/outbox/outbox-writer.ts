@@ -322,8 +322,8 @@ export class OutboxWriter {
   }
 }
 
-/** What `toRow` checks, without building the row (direct mode; the adapters check the rest). */
-function validate(item: OutboxItem): void {
+/** Checks the parts every item has (an object, its queue name, its partition key); returns the key. */
+function checkEnvelope(item: OutboxItem): string | null {
   if (item === null || typeof item !== 'object')
     throw new InvalidInputError('an outbox item must be an object');
   assertQueueName(item.queue);
@@ -334,6 +334,12 @@ function validate(item: OutboxItem): void {
   ) {
     throw new InvalidInputError('an outbox partition key must be a string of 1 to 255 characters');
   }
+  return partitionKey;
+}
+
+/** What `toRow` checks, without building the row (direct mode; the adapters check the rest). */
+function validate(item: OutboxItem): void {
+  checkEnvelope(item);
   if (item.destination === 'bus') encodeCommand(item.message);
   else if (item.destination === 'jobs') normalizeJob(item.queue, item.job);
   else
@@ -351,16 +357,7 @@ function toRow(item: OutboxItem): {
   message: unknown;
   partitionKey: string | null;
 } {
-  if (item === null || typeof item !== 'object')
-    throw new InvalidInputError('an outbox item must be an object');
-  assertQueueName(item.queue);
-  const partitionKey = item.partitionKey ?? null;
-  if (
-    partitionKey !== null &&
-    (typeof partitionKey !== 'string' || partitionKey.length === 0 || partitionKey.length > 255)
-  ) {
-    throw new InvalidInputError('an outbox partition key must be a string of 1 to 255 characters');
-  }
+  const partitionKey = checkEnvelope(item);
   switch (item.destination) {
     case 'bus': {
       encodeCommand(item.message);

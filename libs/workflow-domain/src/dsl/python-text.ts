@@ -5,6 +5,8 @@
  * `2.0` prints as `2` here (the int/float distinction does not survive JSON storage either).
  */
 
+import { pyJsonString } from '@osc/expressions';
+
 const pyFloat = (x: number): string => {
   if (Number.isNaN(x)) return 'nan';
   if (!Number.isFinite(x)) return x > 0 ? 'inf' : '-inf';
@@ -71,25 +73,6 @@ export const pyRepr = (
 export const pyStr = (value: unknown, isFloat?: (path: readonly (string | number)[]) => boolean): string =>
   typeof value === 'string' ? value : pyRepr(value, isFloat);
 
-const jsonString = (s: string): string => {
-  let out = '"';
-  for (const ch of s) {
-    const code = ch.codePointAt(0) ?? 0;
-    if (ch === '"') out += '\\"';
-    else if (ch === '\\') out += '\\\\';
-    else if (ch === '\n') out += '\\n';
-    else if (ch === '\r') out += '\\r';
-    else if (ch === '\t') out += '\\t';
-    else if (ch === '\b') out += '\\b';
-    else if (ch === '\f') out += '\\f';
-    else if (code < 0x20 || code > 0x7e) {
-      // ensure_ascii: non-ASCII as \uXXXX (surrogate pairs for astral characters).
-      for (let i = 0; i < ch.length; i++) out += `\\u${ch.charCodeAt(i).toString(16).padStart(4, '0')}`;
-    } else out += ch;
-  }
-  return `${out}"`;
-};
-
 /** Python `json.dumps()` with default settings: `, ` and `: ` separators, ASCII only, `NaN`/`Infinity`. */
 export const pyJsonDumps = (value: unknown): string => {
   if (value === null || value === undefined) return 'null';
@@ -99,13 +82,13 @@ export const pyJsonDumps = (value: unknown): string => {
     if (!Number.isFinite(value)) return value > 0 ? 'Infinity' : '-Infinity';
     return pyNumber(value);
   }
-  if (typeof value === 'string') return jsonString(value);
+  if (typeof value === 'string') return pyJsonString(value);
   if (Array.isArray(value)) return `[${value.map(pyJsonDumps).join(', ')}]`;
   if (typeof value === 'object') {
     const parts = Object.entries(value as Record<string, unknown>).map(
-      ([k, v]) => `${jsonString(k)}: ${pyJsonDumps(v)}`,
+      ([k, v]) => `${pyJsonString(k)}: ${pyJsonDumps(v)}`,
     );
     return `{${parts.join(', ')}}`;
   }
-  return jsonString(String(value));
+  return pyJsonString(String(value));
 };

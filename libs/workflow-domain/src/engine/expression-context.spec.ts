@@ -1,5 +1,5 @@
 import type { WorkflowSpec } from '../dsl';
-import { buildHost, evaluateWith, usesQueryFunctions } from './expression-context';
+import { buildHost, evaluateWith, formatTimestamp, usesQueryFunctions } from './expression-context';
 import type { ExpressionWorld, TaskExecution, WorkflowExecution } from './model';
 
 const at = (minute: number) => new Date(Date.UTC(2026, 0, 1, 10, minute, 0));
@@ -182,5 +182,17 @@ describe('usesQueryFunctions', () => {
     expect(usesQueryFunctions({ tasks: [{ name: 'tasks', publish: { n: '<% task().result %>' } }] })).toBe(
       false,
     );
+  });
+});
+
+describe('formatTimestamp', () => {
+  it('formats timestamps like datetime_to_str', () => {
+    expect(formatTimestamp(null)).toBeNull();
+    expect(formatTimestamp(new Date('2020-01-02T03:04:05.999Z'))).toBe('2020-01-02 03:04:05');
+  });
+
+  it('parses an ISO string first and keeps one that does not parse', () => {
+    expect(formatTimestamp('2024-03-05T07:08:10Z')).toBe('2024-03-05 07:08:10');
+    expect(formatTimestamp('not a time')).toBe('not a time');
   });
 });

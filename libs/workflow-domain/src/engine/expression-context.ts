@@ -7,9 +7,19 @@ import {
 } from '@osc/expressions';
 import type { ActionExecution, ExpressionWorld, JsonMap, TaskExecution, WorkflowExecution } from './model';
 
-/** `YYYY-MM-DD HH:MM:SS` (UTC), the timestamp form of expression maps and the API (DSL-9.6). */
-export const formatTimestamp = (d: Date | null | undefined): string | null =>
-  d ? d.toISOString().slice(0, 19).replace('T', ' ') : null;
+/**
+ * `YYYY-MM-DD HH:MM:SS` (UTC), the timestamp form of expression maps, the API (DSL-9.6) and
+ * notification payloads (Mistral's `datetime_to_str`); null stays null. An ISO string (a row or an
+ * API view read back) is parsed first; one that does not parse is returned as it is.
+ */
+export function formatTimestamp(value: Date | string | null | undefined): string | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value === 'string') {
+    const parsed = new Date(value);
+    return Number.isNaN(parsed.getTime()) ? value : formatTimestamp(parsed);
+  }
+  return value.toISOString().slice(0, 19).replace('T', ' ');
+}
 
 /** Python truthiness (false for null, false, 0, "", [], {}). */
 export const isTruthy = (v: unknown): boolean => {

@@ -1,5 +1,11 @@
 import { isCompleted } from './states';
-import type { ActionExecution, EngineChanges, ExecutionSnapshot, TaskExecution } from './model';
+import type {
+  ActionExecution,
+  EngineChanges,
+  ExecutionSnapshot,
+  TaskExecution,
+  WorkflowExecution,
+} from './model';
 
 /** What an event of an execution's history is about. */
 export type HistorySubject = 'execution' | 'task' | 'action';
@@ -46,17 +52,7 @@ export function historyEvents(snapshot: ExecutionSnapshot, changes: EngineChange
   const ex = changes.execution;
   let executionEvent: HistoryEvent | undefined;
   if (ex && (ex.state !== before.state || ex.stateInfo !== before.stateInfo)) {
-    executionEvent = {
-      subject: 'execution',
-      executionId: ex.id,
-      taskExecutionId: null,
-      actionExecutionId: null,
-      name: ex.workflowName,
-      state: ex.state,
-      previousState: before.state,
-      stateInfo: ex.stateInfo,
-      details: {},
-    };
+    executionEvent = executionHistoryEvent(ex, before.state);
     // an execution that finishes does so after what its tasks did in the same decision
     if (!isCompleted(ex.state)) out.push(executionEvent);
   }
@@ -102,6 +98,21 @@ function taskDetails(t: TaskExecution): HistoryDetails {
   const published = Object.keys(t.published ?? {});
   if (published.length > 0) details.published = published;
   return details;
+}
+
+/** The entry of execution `ex` entering its current state from `previousState` (null: just created). */
+export function executionHistoryEvent(ex: WorkflowExecution, previousState: string | null): HistoryEvent {
+  return {
+    subject: 'execution',
+    executionId: ex.id,
+    taskExecutionId: null,
+    actionExecutionId: null,
+    name: ex.workflowName,
+    state: ex.state,
+    previousState,
+    stateInfo: ex.stateInfo,
+    details: {},
+  };
 }
 
 function taskEvent(t: TaskExecution, prev: TaskExecution | undefined): HistoryEvent {

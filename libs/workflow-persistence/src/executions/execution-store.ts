@@ -3,7 +3,6 @@ import {
   type EngineChanges,
   type ExecutionSnapshot,
   type ExpressionWorld,
-  type HistoryEvent,
   type ItemsRequest,
   type LoadedItems,
   type SubExecutionRef,
@@ -11,6 +10,7 @@ import {
   type TaskExecution,
   type WorkflowExecution,
   type WorkflowSpec,
+  executionHistoryEvent,
   usesQueryFunctions,
 } from '@osc/workflow-domain';
 
@@ -177,18 +177,7 @@ async function insertExecutionRow(
   );
   const row = rows[0];
   if (!row) return null;
-  const created: HistoryEvent = {
-    subject: 'execution',
-    executionId: ex.id,
-    taskExecutionId: null,
-    actionExecutionId: null,
-    name: ex.workflowName,
-    state: ex.state,
-    previousState: null,
-    stateInfo: ex.stateInfo,
-    details: {},
-  };
-  await appendExecutionEvents(db, ex, [created], ex.createdAt);
+  await appendExecutionEvents(db, ex, [executionHistoryEvent(ex, null)], ex.createdAt);
   return row;
 }
 
