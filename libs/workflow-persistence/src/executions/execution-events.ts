@@ -210,12 +210,8 @@ export async function listExecutionEvents(
     ex.rootExecutionId === null
       ? `"root_execution_id" = $1`
       : `"root_execution_id" = $4 AND "execution_id" = $1`;
-  // the row before the marker may be a packed one reaching past it (see unitsOf)
   const rows: Record<string, unknown>[] = await db.query(
-    `(SELECT * FROM (SELECT ${EVENT_COLUMNS} FROM "execution_events" WHERE ${where} AND "seq" <= $2 ORDER BY "seq" DESC LIMIT 1) AS "b"
-        WHERE "b"."last_seq" > $2)
-     UNION ALL
-     (SELECT ${EVENT_COLUMNS} FROM "execution_events" WHERE ${where} AND "seq" > $2 ORDER BY "seq" LIMIT $3)`,
+    rowsAfterSql(where, '$2', '$3'),
     ex.rootExecutionId === null ? [ex.id, after, limit] : [ex.id, after, limit, ex.rootExecutionId],
   );
   return expandRows(rows, after, limit);
@@ -223,6 +219,17 @@ export async function listExecutionEvents(
 
 const EVENT_COLUMNS = `"seq", "root_execution_id", "execution_id", "subject", "task_execution_id", "action_execution_id", "name", "state",
             "previous_state", "state_info", "details", "created_at", "last_seq", "entries"`;
+
+/**
+ * The rows holding the entries after `after` (SQL expressions) among those `where` selects, at most
+ * `limit` rows from the first: the row before the marker may be a packed one reaching past it (see
+ * unitsOf), the rest follow by the primary key.
+ */
+const rowsAfterSql = (where: string, after: string, limit: string): string =>
+  `(SELECT * FROM (SELECT ${EVENT_COLUMNS} FROM "execution_events" WHERE ${where} AND "seq" <= ${after}
+                    ORDER BY "seq" DESC LIMIT 1) AS "b" WHERE "b"."last_seq" > ${after})
+   UNION ALL
+   (SELECT ${EVENT_COLUMNS} FROM "execution_events" WHERE ${where} AND "seq" > ${after} ORDER BY "seq" LIMIT ${limit})`;
 
 /**
  * The live readers' form of {@link listExecutionEvents}: the entries of many trees (each whole,
@@ -241,13 +248,7 @@ export async function listExecutionEventsOfTrees(
   if (trees.length === 0) return out;
   const rows: Record<string, unknown>[] = await db.query(
     `SELECT "e".* FROM unnest($1::uuid[], $2::bigint[]) AS "w"("root", "after")
-       CROSS JOIN LATERAL (
-         (SELECT * FROM (SELECT ${EVENT_COLUMNS} FROM "execution_events"
-                          WHERE "root_execution_id" = "w"."root" AND "seq" <= "w"."after" ORDER BY "seq" DESC LIMIT 1) AS "b"
-           WHERE "b"."last_seq" > "w"."after")
-         UNION ALL
-         (SELECT ${EVENT_COLUMNS} FROM "execution_events"
-           WHERE "root_execution_id" = "w"."root" AND "seq" > "w"."after" ORDER BY "seq" LIMIT $3)) AS "e"`,
+       CROSS JOIN LATERAL (${rowsAfterSql(`"root_execution_id" = "w"."root"`, `"w"."after"`, '$3')}) AS "e"`,
     [trees.map((t) => t.root), trees.map((t) => t.after), limit],
   );
   const rowsOf = new Map<string, Record<string, unknown>[]>();
@@ -342,10 +343,7 @@ const toEvent = (r: Record<string, unknown>): StoredExecutionEvent => ({
     string,
     unknown
   >,
-  created_at: (r['created_at'] instanceof Date
-    ? r['created_at']
-    : new Date(String(r['created_at']))
-  ).toISOString(),
+  created_at: isoOf(r['created_at']),
 });
 
 /**
