@@ -44,16 +44,11 @@ const PAGE = 500;
 const BATCH = 200;
 
 /**
- * Reads of each kind running at once, each on a connection of its own (distributed): while they run,
- * the announcements that arrive gather for the next, so under load one statement serves many trees.
- * With a pool of at least {@link ROOMY_POOL} connections, two for the trees — at a thousand
- * announcements a second one reader was busy end to end and each tree waited for the read before its
- * own — and one for the project streams (a handful of keys); with a smaller pool one each.
+ * Reads of each kind (trees, projects) running at once: while one runs, the announcements that
+ * arrive gather for the next, so under load one statement serves many trees. (Distributed, each
+ * kind reads on a connection of its own, where a second statement would only queue.)
  */
-const TREE_READERS = 2;
-
-/** The pool size from which the hub keeps its second tree reader (4 connections in all, LISTEN included). */
-const ROOMY_POOL = 12;
+const CONCURRENT_READS = 1;
 
 /** Anything that runs SQL. */
 interface SqlRunner {
@@ -115,19 +110,12 @@ class ReservedConnection implements SqlRunner {
 class BatchedReads {
   private readonly wanted = new Set<string>();
   private readonly running = new Set<string>();
-
-  /** Which of the readers are free (a read runs on the reader of its slot). */
-  private free: number[] = [0];
+  private batches = 0;
 
   constructor(
-    private readonly readBatch: (keys: string[], slot: number) => Promise<void>,
+    private readonly readBatch: (keys: string[]) => Promise<void>,
     private readonly isWatched: (key: string) => boolean,
   ) {}
-
-  /** How many reads may run at once (set before the first read). */
-  setReaders(readers: number): void {
-    this.free = Array.from({ length: readers }, (_, i) => readers - 1 - i);
-  }
 
   request(key: string): void {
     this.wanted.add(key);
@@ -135,7 +123,7 @@ class BatchedReads {
   }
 
   private pump(): void {
-    while (this.free.length > 0 && this.wanted.size > 0) {
+    while (this.batches < CONCURRENT_READS && this.wanted.size > 0) {
       const keys: string[] = [];
       for (const key of this.wanted) {
         if (this.running.has(key)) continue;
@@ -146,9 +134,9 @@ class BatchedReads {
       }
       if (keys.length === 0) return;
       for (const key of keys) this.running.add(key);
-      const slot = this.free.pop() as number;
-      void this.readBatch(keys, slot).finally(() => {
-        this.free.push(slot);
+      this.batches++;
+      void this.readBatch(keys).finally(() => {
+        this.batches--;
         for (const key of keys) this.running.delete(key);
         this.pump();
       });
@@ -171,7 +159,7 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
   /** Project watchers by project id; `*` for all projects. */
   private readonly projects = new Map<string, Set<ProjectWatcher>>();
   private readonly treeReads = new BatchedReads(
-    (roots, slot) => this.readTrees(roots, slot),
+    (roots) => this.readTrees(roots),
     (root) => !this.closed && this.trees.has(root),
   );
   private readonly projectReads = new BatchedReads(
@@ -179,10 +167,7 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
     (key) => !this.closed && this.projects.has(key),
   );
   private readonly pendingRetries = new Map<string, { timer: NodeJS.Timeout; attempt: number }>();
-  private readonly treeConnections = Array.from(
-    { length: TREE_READERS },
-    () => new ReservedConnection(() => this.db),
-  );
+  private readonly treeConnection = new ReservedConnection(() => this.db);
   private readonly projectConnection = new ReservedConnection(() => this.db);
   private listener?: QueryRunner;
   private closed = false;
@@ -199,19 +184,12 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
    * Where the streams' reads run: distributed, on connections of their own; embedded (PGlite, one
    * session), through the data source like everything else.
    */
-  private readerOf(kind: 'trees' | 'projects', slot = 0): SqlRunner {
+  private readerOf(kind: 'trees' | 'projects'): SqlRunner {
     if (this.runtime.mode !== 'distributed') return this.db;
-    return kind === 'trees' ? (this.treeConnections[slot] as ReservedConnection) : this.projectConnection;
-  }
-
-  /** Distributed with a pool of at least ROOMY_POOL connections: the hub keeps a second tree reader. */
-  private get roomy(): boolean {
-    const pool = (this.db.options as { poolSize?: number }).poolSize ?? 10;
-    return this.runtime.mode === 'distributed' && pool >= ROOMY_POOL;
+    return kind === 'trees' ? this.treeConnection : this.projectConnection;
   }
 
   async onModuleInit(): Promise<void> {
-    if (this.roomy) this.treeReads.setReaders(TREE_READERS);
     localExecutionEvents.on('events', this.onLocal);
     // PGlite has one session: holding it for LISTEN would stop every other query. Embedded mode has
     // one process, so the in-process announcements are all there is.
@@ -223,7 +201,7 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
     localExecutionEvents.off('events', this.onLocal);
     for (const { timer } of this.pendingRetries.values()) clearTimeout(timer);
     this.pendingRetries.clear();
-    for (const c of this.treeConnections) await c.release();
+    await this.treeConnection.release();
     await this.projectConnection.release();
     const qr = this.listener;
     if (qr && !qr.isReleased) {
@@ -284,7 +262,7 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
    * Reads, in one statement, what the watchers of these trees have not seen and hands it out; a
    * tree with a full page is read again.
    */
-  private async readTrees(roots: string[], slot: number): Promise<void> {
+  private async readTrees(roots: string[]): Promise<void> {
     const asks: { root: string; after: number; watchers: EventWatcher[] }[] = [];
     for (const root of roots) {
       const watchers = [...(this.trees.get(root) ?? [])];
@@ -293,7 +271,7 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
     }
     let pages: Map<string, StoredExecutionEvent[]>;
     try {
-      pages = await listExecutionEventsOfTrees(this.readerOf('trees', slot), asks, PAGE);
+      pages = await listExecutionEventsOfTrees(this.readerOf('trees'), asks, PAGE);
     } catch (err) {
       this.logger.warn({
         msg: 'reading execution events failed; retrying in 1 s',

@@ -49,13 +49,12 @@ export class ExecutionEventsController {
   ): Promise<void> {
     checkKnownParams(query, ['marker', 'limit']);
     const marker = nonNegative('marker', queryValue(query, 'marker'), 0);
-    const streaming = wantsStream(accept);
     const row = await this.executions.findRow(ctx, id);
     const execution = {
       id: String(row['id']),
       rootExecutionId: (row['root_execution_id'] as string | null) ?? null,
     };
-    if (streaming) {
+    if (wantsStream(accept)) {
       const after = nonNegative('Last-Event-ID', lastEventId, marker);
       // a finished execution whose history the client has read to the end: nothing will come
       const finished =
