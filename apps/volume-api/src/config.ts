@@ -35,6 +35,8 @@ const schema = authEnvSchema.extend({
   VOLUME_API_MAX_LIMIT: z.coerce.number().int().min(1).max(100000).default(1000),
   /** Pool stats older than this are ignored (BS-10.1). */
   VOLUME_SERVICE_DOWN_SECONDS: z.coerce.number().int().min(1).default(180),
+  /** The capacity weigher's multiplier for the placements the API makes (groups, retype migrations), as scheduler-stats'. */
+  SCHEDULER_CAPACITY_WEIGHT_MULTIPLIER: z.coerce.number().default(1),
   /** oslo.policy-style YAML (or JSON) file whose rules override Cinder's defaults. */
   VOLUME_API_POLICY_FILE: z.string().min(1).optional(),
 });
@@ -50,6 +52,7 @@ export interface VolumeApiConfig {
   readonly defaultAvailabilityZone: string;
   readonly maxLimit: number;
   readonly serviceDownSeconds: number;
+  readonly capacityWeightMultiplier: number;
   /** The deployment's policy rules (from `VOLUME_API_POLICY_FILE`) over Cinder's defaults; none: defaults. */
   readonly policyOverrides?: PolicyRules;
 }
@@ -72,6 +75,7 @@ export function loadConfig(env: Env): VolumeApiConfig {
     defaultAvailabilityZone: c.VOLUME_DEFAULT_AVAILABILITY_ZONE,
     maxLimit: c.VOLUME_API_MAX_LIMIT,
     serviceDownSeconds: c.VOLUME_SERVICE_DOWN_SECONDS,
+    capacityWeightMultiplier: c.SCHEDULER_CAPACITY_WEIGHT_MULTIPLIER,
     policyOverrides: loadPolicyOverrides('volume-api', 'VOLUME_API_POLICY_FILE', c.VOLUME_API_POLICY_FILE),
   });
 }

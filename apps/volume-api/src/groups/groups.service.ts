@@ -126,6 +126,7 @@ export class GroupsService {
       kind: 'group',
       availabilityZone: az,
       typeSpecs: types.map((t) => t.extraSpecs),
+      capacityWeightMultiplier: this.config.capacityWeightMultiplier,
     });
     const pool = placement.kind === 'placed' ? placement.pool : null;
     await this.db.transaction(async (em) => {

@@ -31,6 +31,7 @@ import type { ApiRequest } from '../http/api-request';
 import { backendJob, backendOf } from '../jobs/outbox-job';
 import { PoolsService } from '../pools/pools.service';
 import { VolumeTypesService } from '../types/volume-types.service';
+import { VOLUME_API_CONFIG, type VolumeApiConfig } from '../volume-api.tokens';
 
 const isUuidLike = (s: string): boolean =>
   /^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$/i.test(s);
@@ -50,6 +51,7 @@ export class VolumeMigrationService {
     @Inject(DATA_SOURCE) private readonly db: DataSource,
     @Inject(OUTBOX_WRITER) private readonly outbox: OutboxWriter,
     @Inject(CLOCK) private readonly clock: Clock,
+    @Inject(VOLUME_API_CONFIG) private readonly config: VolumeApiConfig,
     private readonly types: VolumeTypesService,
     private readonly livePools: PoolsService,
   ) {}
@@ -112,6 +114,7 @@ export class VolumeMigrationService {
       availabilityZone: v.availabilityZone,
       extraSpecs: type.extraSpecs,
       migrationPolicy,
+      capacityWeightMultiplier: this.config.capacityWeightMultiplier,
     });
     // No valid host (policy never, or no other pool fits the type): the type stays, as above.
     if (choice.kind === 'no-valid-backend') return;

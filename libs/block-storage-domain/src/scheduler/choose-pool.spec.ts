@@ -61,15 +61,31 @@ describe('choosePool', () => {
   });
 
   describe('group', () => {
-    it('takes the first pool of the zone that accepts every type, disabled back ends included', () => {
+    it('weighs the enabled pools of the zone that accept every type by free capacity', () => {
       const ask = { kind: 'group', availabilityZone: 'nova', typeSpecs: [{}, {}] } as const;
-      expect(name(choosePool(view([a, b, c], ['host@alpha']), ask))).toBe('placed:host@alpha#a');
+      expect(name(choosePool(view([a, b, c]), ask))).toBe('placed:host@beta#b');
+      expect(name(choosePool(view([a, b, c]), { ...ask, capacityWeightMultiplier: -1 }))).toBe(
+        'placed:host@alpha#a',
+      );
       expect(
-        name(choosePool(view([a, b, c]), { ...ask, typeSpecs: [{}, { volume_backend_name: 'beta' }] })),
-      ).toBe('placed:host@beta#b');
+        name(choosePool(view([a, b, c]), { ...ask, typeSpecs: [{}, { volume_backend_name: 'alpha' }] })),
+      ).toBe('placed:host@alpha#a');
       expect(name(choosePool(view([a, b, c]), { ...ask, availabilityZone: 'other' }))).toBe(
         'placed:host@gamma#c',
       );
+    });
+
+    it("leaves out back ends an operator disabled, as Cinder's host manager does", () => {
+      const ask = { kind: 'group', availabilityZone: 'nova', typeSpecs: [{}] } as const;
+      expect(name(choosePool(view([a, b, c], ['host@beta']), ask))).toBe('placed:host@alpha#a');
+      expect(choosePool(view([a, b, c], ['host@alpha', 'host@beta']), ask)).toEqual({
+        kind: 'no-valid-backend',
+        reasons: {
+          'host@alpha#a': 'back end host@alpha is disabled',
+          'host@beta#b': 'back end host@beta is disabled',
+          'host@gamma#c': 'zone other is not nova',
+        },
+      });
     });
 
     it('says why no pool qualifies', () => {

@@ -1,4 +1,11 @@
-import { placeVolume, poolsForType, type PlacementResult, type PoolState } from './placement';
+import {
+  placeVolume,
+  poolsForType,
+  weighByCapacity,
+  type PlacementResult,
+  type PoolState,
+  type WeighedPool,
+} from './placement';
 
 type ExtraSpecs = Readonly<Record<string, string | null>>;
 
@@ -27,15 +34,18 @@ export interface VolumePlacementAsk {
 }
 
 /**
- * A group (BS-7.11.2, BS-8.4): the first pool of the group's zone that every one of its volume
- * types' extra specs accepts; sizes play no part (the group holds no bytes itself). Disabled back
- * ends are not consulted: group placement has never looked at os-services (Cinder's host manager
- * would leave them out; kept as it was when this choice moved here).
+ * A group (BS-7.11.2, BS-8.4): among the enabled pools of the group's zone that every one of its
+ * volume types' extra specs accepts, the one the capacity weigher ranks first (the first volume
+ * type's specs decide thin provisioning; ties go to the first pool). Sizes play no part in the
+ * filters: the group holds no bytes itself. As Cinder's host manager, which schedules from the
+ * cinder-volume services that are neither disabled nor frozen, a back end an operator disabled takes
+ * no new group.
  */
 export interface GroupPlacementAsk {
   readonly kind: 'group';
   readonly availabilityZone: string;
   readonly typeSpecs: readonly ExtraSpecs[];
+  readonly capacityWeightMultiplier?: number;
 }
 
 /**
@@ -52,6 +62,7 @@ export interface RetypePlacementAsk {
   readonly extraSpecs: ExtraSpecs;
   /** `os-retype`'s migration_policy; absent (null) means never. */
   readonly migrationPolicy: 'never' | 'on-demand' | null;
+  readonly capacityWeightMultiplier?: number;
 }
 
 export type PlacementAsk = VolumePlacementAsk | GroupPlacementAsk | RetypePlacementAsk;
@@ -72,7 +83,9 @@ const enabled = (view: SchedulerView): PoolState[] =>
 
 function placeGroup(view: SchedulerView, ask: GroupPlacementAsk): GroupPlacement {
   const reasons: Record<string, string> = {};
-  let candidates = view.pools.filter((p) => {
+  for (const p of view.pools)
+    if (view.disabledBackends.has(p.backend)) reasons[p.name] = `back end ${p.backend} is disabled`;
+  let candidates = enabled(view).filter((p) => {
     if (p.availabilityZone === ask.availabilityZone) return true;
     reasons[p.name] = `zone ${p.availabilityZone} is not ${ask.availabilityZone}`;
     return false;
@@ -83,8 +96,15 @@ function placeGroup(view: SchedulerView, ask: GroupPlacementAsk): GroupPlacement
       if (!accepting.includes(p)) reasons[p.name] = `volume type ${i + 1} of the group is not accepted`;
     candidates = accepting;
   });
-  const pool = candidates[0];
-  return pool ? { kind: 'placed', pool } : { kind: 'no-valid-backend', reasons };
+  if (candidates.length === 0) return { kind: 'no-valid-backend', reasons };
+  const weighed = weighByCapacity(
+    candidates,
+    { size: 0, availabilityZone: ask.availabilityZone, extraSpecs: ask.typeSpecs[0] ?? {} },
+    ask.capacityWeightMultiplier ?? 1,
+  );
+  let best = weighed[0] as WeighedPool;
+  for (const w of weighed) if (w.weight > best.weight) best = w;
+  return { kind: 'placed', pool: best.pool };
 }
 
 function placeRetype(view: SchedulerView, ask: RetypePlacementAsk): RetypePlacement {
@@ -96,12 +116,16 @@ function placeRetype(view: SchedulerView, ask: RetypePlacementAsk): RetypePlacem
       kind: 'no-valid-backend',
       reasons: ask.currentPool === null ? {} : { [ask.currentPool]: 'the new type needs a migration' },
     };
-  const result = placeVolume(enabled(view), {
-    size: ask.size,
-    availabilityZone: ask.availabilityZone,
-    extraSpecs: ask.extraSpecs,
-    excludedPools: ask.currentPool === null ? [] : [ask.currentPool],
-  });
+  const result = placeVolume(
+    enabled(view),
+    {
+      size: ask.size,
+      availabilityZone: ask.availabilityZone,
+      extraSpecs: ask.extraSpecs,
+      excludedPools: ask.currentPool === null ? [] : [ask.currentPool],
+    },
+    { capacityWeightMultiplier: ask.capacityWeightMultiplier ?? 1 },
+  );
   return result.kind === 'placed' ? { kind: 'placed', pool: result.pool } : result;
 }
 
