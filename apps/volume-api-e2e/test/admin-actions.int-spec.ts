@@ -132,6 +132,15 @@ describe.each(MODES)('admin surfaces and volume actions (%s)', (mode) => {
       await volume(member);
     });
 
+    it('places no new volume on a frozen back end (Cinder schedules from services neither disabled nor frozen)', async () => {
+      expect((await api.put('/os-services/freeze', { host: backend })).status).toBe(200);
+      const refused = await member.post('/volumes', { volume: { size: 1 } });
+      expect(refused.status).toBe(202);
+      await member.waitFor('volumes', refused.body.volume.id, ['error']);
+      expect((await api.put('/os-services/thaw', { host: backend })).status).toBe(200);
+      await volume(member);
+    });
+
     it('freezes and thaws a volume host; an unknown host is 400', async () => {
       expect((await api.put('/os-services/freeze', { host: backend })).status).toBe(200);
       expect((await api.get('/os-services?binary=cinder-volume')).body.services[0].frozen).toBe(true);

@@ -99,9 +99,9 @@ export class PlacementService implements OnApplicationBootstrap, OnModuleDestroy
       this.db,
       new Date(now.getTime() - this.config.serviceDownSeconds * 1000),
     );
-    // A cinder-volume service an operator disabled (os-services) takes no new volumes; clones and
+    // A cinder-volume service an operator disabled or froze (os-services) takes no new volumes; clones and
     // volumes from snapshots stay on the source's back end, which holds the bytes.
-    const disabledBackends = await this.services.disabledHosts(this.db, 'cinder-volume');
+    const disabledBackends = await this.services.closedHosts(this.db, 'cinder-volume');
     const source = req.source;
     const result = choosePool(
       { pools: fresh, disabledBackends },

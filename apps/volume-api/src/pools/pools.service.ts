@@ -47,9 +47,9 @@ export class PoolsService {
     return zones;
   }
 
-  /** Back ends whose cinder-volume service an operator disabled: no volume is placed or moved there. */
+  /** Back ends whose cinder-volume service an operator disabled or froze: no volume is placed or moved there. */
   disabledBackends(): Promise<Set<string>> {
-    return this.services.disabledHosts(this.db, 'cinder-volume');
+    return this.services.closedHosts(this.db, 'cinder-volume');
   }
 
   /** The live pools and the disabled back ends: what the scheduler's `choosePool` chooses from. */

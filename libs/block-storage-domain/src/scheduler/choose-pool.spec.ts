@@ -114,12 +114,17 @@ describe('choosePool', () => {
       migrationPolicy: 'on-demand',
     } as const;
 
-    it('stays in place when the current pool accepts the new type, even on a disabled back end', () => {
-      expect(
-        name(
-          choosePool(view([a, b], ['host@alpha']), { ...ask, extraSpecs: { volume_backend_name: 'alpha' } }),
-        ),
-      ).toBe('in-place:host@alpha#a');
+    it('stays in place when the current pool accepts the new type', () => {
+      const alphaType = { ...ask, extraSpecs: { volume_backend_name: 'alpha' } };
+      expect(name(choosePool(view([a, b]), alphaType))).toBe('in-place:host@alpha#a');
+    });
+
+    it('never retypes in place on a back end an operator disabled: Cinder weighs only enabled back ends', () => {
+      const anyType = { ...ask, extraSpecs: {} };
+      expect(choosePool(view([a, b], ['host@alpha']), { ...anyType, migrationPolicy: 'never' }).kind).toBe(
+        'no-valid-backend',
+      );
+      expect(name(choosePool(view([a, b], ['host@alpha']), anyType))).toBe('placed:host@beta#b');
     });
 
     it('migrates on demand to another enabled pool, never with policy never', () => {

@@ -11,7 +11,8 @@ type ExtraSpecs = Readonly<Record<string, string | null>>;
 
 /**
  * What the scheduler chooses from: the pools whose back ends reported within the service-down
- * interval (BS-10.1) and the back ends whose cinder-volume service an operator disabled (os-services).
+ * interval (BS-10.1) and the back ends whose cinder-volume service an operator disabled or froze
+ * (os-services; `disabledBackends` holds both).
  */
 export interface SchedulerView {
   readonly pools: readonly PoolState[];
@@ -49,9 +50,10 @@ export interface GroupPlacementAsk {
 }
 
 /**
- * A retype (BS-8.1.4): the volume stays where it is when its current pool accepts the new type
- * (whatever os-services says of that back end, since no data moves); otherwise, with
- * `migrationPolicy` on-demand, the filters and the weigher choose another enabled pool for it.
+ * A retype (BS-8.1.4): the volume stays where it is when its current pool accepts the new type and
+ * its back end is enabled (Cinder's `find_retype_backend` looks for the current back end among the
+ * weighed candidates, which leave out disabled services); otherwise, with `migrationPolicy`
+ * on-demand, the filters and the weigher choose another enabled pool for it.
  */
 export interface RetypePlacementAsk {
   readonly kind: 'retype';
@@ -108,7 +110,7 @@ function placeGroup(view: SchedulerView, ask: GroupPlacementAsk): GroupPlacement
 }
 
 function placeRetype(view: SchedulerView, ask: RetypePlacementAsk): RetypePlacement {
-  const current = view.pools.find((p) => p.name === ask.currentPool);
+  const current = enabled(view).find((p) => p.name === ask.currentPool);
   if (current !== undefined && poolsForType([current], ask.extraSpecs).length > 0)
     return { kind: 'in-place', pool: current };
   if (ask.migrationPolicy !== 'on-demand')

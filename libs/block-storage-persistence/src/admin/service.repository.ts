@@ -48,11 +48,17 @@ export class ServiceRepository {
     );
   }
 
-  /** Rows ordered by binary, host; `host` matches the host part too (`vm` finds `vm@file`), as Cinder's filter does. */
-  /** Hosts of the `binary` services an operator disabled (os-services): they take no new work. */
-  async disabledHosts(db: Queryable, binary: string): Promise<Set<string>> {
-    return new Set((await this.list(db, { binary })).filter((svc) => svc.disabled).map((svc) => svc.host));
+  /**
+   * Hosts of the `binary` services an operator disabled or froze (os-services): they take no new
+   * work, as Cinder's host manager schedules only from services that are neither.
+   */
+  async closedHosts(db: Queryable, binary: string): Promise<Set<string>> {
+    return new Set(
+      (await this.list(db, { binary })).filter((svc) => svc.disabled || svc.frozen).map((svc) => svc.host),
+    );
   }
+
+  /** Rows ordered by binary, host; `host` matches the host part too (`vm` finds `vm@file`), as Cinder's filter does. */
 
   async list(db: Queryable, filter: { host?: string; binary?: string } = {}): Promise<StoredService[]> {
     const where: string[] = [];
