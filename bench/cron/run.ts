@@ -27,7 +27,7 @@ import {
   firedExecutions,
   seedDueTriggers,
   seedWorkflow,
-} from '../../apps/cron-scheduler/src/firing/cron-fixture';
+} from '../../apps/cron-scheduler/test/cron-fixture';
 import { SCHEMA_PARTS } from '../../apps/cron-scheduler/src/schema';
 import { messagingMigrations, outboxEntities } from '@osc/messaging';
 

@@ -8,7 +8,7 @@ import {
   firedExecutions,
   seedDueTriggers,
   seedWorkflow,
-} from '../src/firing/cron-fixture';
+} from './cron-fixture';
 
 jest.setTimeout(90_000);
 

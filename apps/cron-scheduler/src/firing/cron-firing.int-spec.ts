@@ -7,7 +7,7 @@ import {
   firedExecutions,
   seedDueTriggers,
   seedWorkflow,
-} from './cron-fixture';
+} from '../../test/cron-fixture';
 import { CronPoller } from './cron-poller';
 import { CronTriggerFiring, type FiredTrigger } from './cron-trigger-firing';
 

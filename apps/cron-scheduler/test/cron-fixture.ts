@@ -5,7 +5,7 @@ import { closeDataSource, createDataSource } from '@osc/persistence';
 import { messagingMigrations, outboxEntities } from '@osc/messaging';
 import { parseWorkflows } from '@osc/workflow-domain';
 import { insertCronTrigger } from '@osc/workflow-persistence';
-import { SCHEMA_PARTS } from '../schema';
+import { SCHEMA_PARTS } from '../src/schema';
 
 /**
  * A throw-away PostgreSQL database with the cron-scheduler's schema (tests and bench/cron only):
