@@ -388,6 +388,46 @@ describe.each(ENGINE_KINDS)('execution state changes for project streams (%s)', 
     );
   });
 
+  it("writes a root's creation entry without a counter: the tree's first append counts on from it, and so do the functions before once undone", async () => {
+    const counter = async (root: string): Promise<number | null> => {
+      const rows = await t.dataSource.query(
+        `SELECT "last_seq" FROM "execution_event_counters" WHERE "root_execution_id" = $1`,
+        [root],
+      );
+      return rows[0] ? Number(rows[0].last_seq) : null;
+    };
+    const a = await create('p-c');
+    const b = await create('p-c');
+    expect([await counter(a.id), await counter(b.id)]).toEqual([null, null]);
+    const sub = { ...a, id: randomUUID(), rootExecutionId: a.id };
+    await t.dataSource.transaction((em) =>
+      appendExecutionEventsOfMany(
+        em,
+        [
+          { ex: sub, events: [taskChange(sub), taskChange(sub)] },
+          { ex: a, events: [stateChange(a, 'SUCCESS', 'RUNNING')] },
+        ],
+        new Date(),
+      ),
+    );
+    expect(await counter(a.id)).toBe(4);
+    expect((await listExecutionEvents(t.dataSource, a, 0, 10)).map((e) => [e.seq, e.subject])).toEqual([
+      [1, 'execution'],
+      [2, 'task'],
+      [3, 'task'],
+      [4, 'execution'],
+    ]);
+    // undone, the migration gives b its counter; the append before it counts on from there
+    await t.dataSource.undoLastMigration();
+    try {
+      expect([await counter(a.id), await counter(b.id)]).toEqual([4, 1]);
+      await t.dataSource.transaction((em) => appendExecutionEvents(em, b, [taskChange(b)], new Date()));
+      expect((await listExecutionEvents(t.dataSource, b, 0, 10)).map((e) => e.seq)).toEqual([1, 2]);
+    } finally {
+      await t.dataSource.runMigrations();
+    }
+  });
+
   if (kind === 'postgres') {
     it('announces each tree of a group once with its last sequence number, trees in root id order whatever the queue order', async () => {
       const x = await create('p-n');

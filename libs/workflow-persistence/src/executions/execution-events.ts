@@ -151,6 +151,33 @@ export function executionEventsAppendCall(
   return { call, written };
 }
 
+/**
+ * The history entry of an execution's creation (see {@link executionEventsAppendCall}) as an SQL
+ * expression, its values bound with `bind`; null when history is not written. A root's creation
+ * entry is its tree's first (seq 1) and takes no counter row: nothing else can append to the tree
+ * before the creation commits (the engine hears of it only after), and the tree's first append
+ * counts on from its last stored entry (AppendCreationWithoutCounter1765900000000). A sub-workflow's
+ * goes into its root's tree like any other entry.
+ */
+export function executionCreationAppendCall(
+  ex: Pick<WorkflowExecution, 'id' | 'rootExecutionId' | 'projectId'>,
+  entry: HistoryEvent,
+  now: Date,
+  bind: (value: unknown) => string,
+): string | null {
+  if (ex.rootExecutionId !== null)
+    return executionEventsAppendCall([{ ex, events: [entry] }], now, bind).call;
+  if (!historyWrites) return null;
+  return `"osc_append_execution_creation"(${[
+    `${bind(ex.id)}::uuid`,
+    `${bind(ex.projectId)}::varchar`,
+    `${bind(JSON.stringify(toRow(entry)))}::jsonb`,
+    `${bind(now.toISOString())}::timestamptz`,
+    `${bind(EXECUTION_EVENTS_CHANNEL)}::text`,
+    `${bind(announcement(ex.projectId, ex.id, [entry]))}::text`,
+  ].join(', ')})`;
+}
+
 /** Runs an append of its own (a statement with only the append's call); returns `written`. */
 async function runAppend(
   db: SqlRunner,
@@ -710,7 +737,7 @@ const appendFunction = (payload: string): string => `
  * The transaction-level advisory lock (two-key form: `classid` = this, `objid` = 0) that every
  * transaction taking a stream position holds, shared, from just before its `nextval` to its end.
  */
-const STREAM_POSITION_LOCK = 16016;
+export const STREAM_POSITION_LOCK = 16016;
 
 /**
  * Project streams wait only for the transactions that took a stream position. The floor was the
@@ -895,20 +922,8 @@ export class AppendExecutionEventsOneHorizon1765700000100 implements MigrationIn
   }
 }
 
-/**
- * Packed history rows (see unitsOf): a run of a tree's task and action entries about one execution,
- * written by one transaction, is one row — `seq` its first entry's number, `last_seq` its last's,
- * `entries` the entries in the append's short form (the row's other columns hold the first entry's
- * execution, and `subject` 'packed') — instead of one row each. Entries about an execution stay rows
- * of their own (they have stream positions), so the project streams read as before. Readers expand
- * packed rows; rows written before keep their form (`last_seq` and `entries` null).
- */
-export class PackExecutionEvents1765800000000 implements MigrationInterface {
-  name = 'PackExecutionEvents1765800000000';
-
-  async up(q: QueryRunner): Promise<void> {
-    await q.query(`ALTER TABLE "execution_events" ADD COLUMN "last_seq" bigint, ADD COLUMN "entries" jsonb`);
-    await q.query(`
+/** The group append of PackExecutionEvents1765800000000 (packed rows). */
+export const APPEND_OF_TREES_PACKED = `
       CREATE OR REPLACE FUNCTION "osc_append_execution_events_of_trees"(p_roots uuid[], p_counts int[], p_projects varchar[], p_rows jsonb, p_now timestamptz, p_channel text, p_payloads text[])
         RETURNS void LANGUAGE plpgsql VOLATILE AS $$
       DECLARE
@@ -951,7 +966,22 @@ export class PackExecutionEvents1765800000000 implements MigrationInterface {
         FOR i IN 1 .. coalesce(array_length(p_roots, 1), 0) LOOP
           PERFORM pg_notify(p_channel, left(p_payloads[i], -1) || ',"s":' || v_last[i] || '}');
         END LOOP;
-      END $$`);
+      END $$`;
+
+/**
+ * Packed history rows (see unitsOf): a run of a tree's task and action entries about one execution,
+ * written by one transaction, is one row — `seq` its first entry's number, `last_seq` its last's,
+ * `entries` the entries in the append's short form (the row's other columns hold the first entry's
+ * execution, and `subject` 'packed') — instead of one row each. Entries about an execution stay rows
+ * of their own (they have stream positions), so the project streams read as before. Readers expand
+ * packed rows; rows written before keep their form (`last_seq` and `entries` null).
+ */
+export class PackExecutionEvents1765800000000 implements MigrationInterface {
+  name = 'PackExecutionEvents1765800000000';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(`ALTER TABLE "execution_events" ADD COLUMN "last_seq" bigint, ADD COLUMN "entries" jsonb`);
+    await q.query(APPEND_OF_TREES_PACKED);
   }
 
   async down(q: QueryRunner): Promise<void> {

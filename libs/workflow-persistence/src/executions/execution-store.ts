@@ -14,7 +14,7 @@ import {
   usesQueryFunctions,
 } from '@osc/workflow-domain';
 
-import { executionEventsAppendCall } from './execution-events';
+import { executionCreationAppendCall } from './execution-events';
 
 /** Anything that runs SQL: a transaction's EntityManager, a QueryRunner or a DataSource. */
 export interface SqlRunner {
@@ -175,11 +175,7 @@ async function insertExecutionRow(
   // the creation's history entry in the same statement, appended only where the row was inserted:
   // the CTE reads "inserted" (so the insert, and its row lock, come first) and the main query reads
   // the CTE (a non-modifying CTE runs only when referenced)
-  const { call } = executionEventsAppendCall(
-    [{ ex, events: [executionHistoryEvent(ex, null)] }],
-    ex.createdAt,
-    bind,
-  );
+  const call = executionCreationAppendCall(ex, executionHistoryEvent(ex, null), ex.createdAt, bind);
   const ctes = [
     `"inserted" AS (${insert})`,
     ...(also ? [`"alongside" AS (${also})`] : []),
