@@ -81,7 +81,8 @@ const PACED_SECONDS = Number(arg('paced-seconds', '10'));
 const VIA = arg('via', 'db') as 'db' | 'api';
 /**
  * `--history=off`: no execution history is written (an internal switch, for measuring what the history
- * costs: bench/events); the benchmark process and the engine processes (`EXECUTION_HISTORY=off`, `--via=db`).
+ * costs: bench/events); the benchmark process and the engine processes (`EXECUTION_HISTORY=off`, `--via=db`;
+ * with `--via=api`, the engine and API processes preload history-off.ts, from the sources only).
  */
 const HISTORY = arg('history', 'on') as 'on' | 'off';
 if (HISTORY === 'off') setExecutionHistoryWrites(false);
@@ -362,6 +363,8 @@ async function main(): Promise<void> {
   } else {
     const prefix = `bench${Date.now()}`;
     if (VIA === 'api') {
+      // the bundles hold their own copy of the switch, out of a preload's reach
+      if (HISTORY === 'off' && FROM === 'bundle') throw new Error('--history=off needs --from=source');
       const productEnv = {
         ...process.env,
         DATABASE_URL: db.url,
@@ -381,7 +384,13 @@ async function main(): Promise<void> {
           process.execPath,
           FROM === 'bundle'
             ? [...nodeArgs, path.join(__dirname, '../../dist', main.replace(/\/src\/main\.ts$/, '/main.js'))]
-            : [...nodeArgs, '-r', '@swc-node/register', path.join(__dirname, '../..', main)],
+            : [
+                ...nodeArgs,
+                '-r',
+                '@swc-node/register',
+                ...(HISTORY === 'off' ? ['-r', path.join(__dirname, 'history-off.ts')] : []),
+                path.join(__dirname, '../..', main),
+              ],
           {
             env: { ...productEnv, ...env },
             stdio: ['ignore', 'pipe', 'pipe'],
@@ -758,6 +767,10 @@ async function main(): Promise<void> {
     }
   }
 
+  // what the history holds at the end: none of it with `--history=off`, whichever processes wrote
+  const historyRows = Number(
+    ((await ds.query(`SELECT count(*) AS "n" FROM "execution_events"`)) as { n: string }[])[0]?.n ?? 0,
+  );
   await close();
   await db.drop();
 
@@ -772,6 +785,7 @@ async function main(): Promise<void> {
       : {}),
     synchronous_commit: arg('synchronous-commit', 'on'),
     execution_history: HISTORY,
+    execution_history_rows: historyRows,
     machine: `${require('node:os').cpus().length} cores`,
     load_average: require('node:os')
       .loadavg()

@@ -177,24 +177,24 @@ export class ExecutionsService {
       queue: ENGINE_COMMAND_QUEUE,
       message: engineCommand(`start:${ex.id}`, 'engine.start-execution', { executionId: ex.id }),
     };
-    const inserted = await this.db.transaction(async (em) => {
-      // the start command goes into the outbox in the INSERT's own statement (one round trip less)
-      // where the writer writes outbox rows; otherwise (embedded journal) through `add`
-      let alongside = false;
-      const row = await insertExecutionReturning(
-        em,
-        ex,
-        { sourceExecutionId: sourceId ?? null },
-        (bind, when) => {
-          const sql = this.outbox.insertStatement([start], bind, when);
-          alongside = sql !== null;
-          return sql;
-        },
+    const extras = { sourceExecutionId: sourceId ?? null };
+    // Where the writer writes outbox rows, the create is ONE statement (the row, its start command
+    // in the outbox, its history entry; see insertExecutionReturning), atomic without a transaction
+    // of its own (a BEGIN and a COMMIT less); otherwise (embedded journal) the start command goes
+    // through `add`, in the row's transaction.
+    let inserted: Row | null;
+    if (this.outbox.writesRows) {
+      inserted = await insertExecutionReturning(this.db, ex, extras, (bind, when) =>
+        this.outbox.insertStatement([start], bind, when),
       );
-      if (row && alongside) this.outbox.added(em);
-      else if (row) await this.outbox.add(em, start);
-      return row;
-    });
+      if (inserted) this.outbox.added(this.db.manager);
+    } else {
+      inserted = await this.db.transaction(async (em) => {
+        const row = await insertExecutionReturning(em, ex, extras);
+        if (row) await this.outbox.add(em, start);
+        return row;
+      });
+    }
     // Mistral's engine, on a duplicate id, reads the execution back through the project-scoped
     // query: the caller's own (a concurrent retry) is returned, another project's is a 404.
     if (!inserted)

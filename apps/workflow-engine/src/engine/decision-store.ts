@@ -8,9 +8,9 @@ import {
 } from '@osc/workflow-domain';
 import {
   appendExecutionEvents,
-  appendExecutionEventsOfMany,
   applyChanges,
   applyChangesOfMany,
+  executionEventsAppendCall,
 } from '@osc/workflow-persistence';
 import type { EffectItems } from './effect-items';
 import type { TouchedExecutions } from './history-announcements';
@@ -44,15 +44,20 @@ export class DecisionStore {
   }
 
   /**
-   * The rows of several executions' decisions with one statement, then their history with one more
-   * (their trees in root id order, see `appendExecutionEventsOfMany`); the outgoing messages are each
-   * member's own ({@link effectsOf}).
+   * The rows of several executions' decisions and their history in one statement (their trees in
+   * root id order, see `executionEventsAppendCall`; a decision written on its own goes before it);
+   * the outgoing messages are each member's own ({@link effectsOf}).
    */
   async storeRowsAndHistoryOfMany(
     em: EntityManager,
     decided: readonly Decided[],
     touched: TouchedExecutions,
   ): Promise<void> {
+    const histories = decided.map(({ snapshot, decision }) => ({
+      ex: decision.changes.execution ?? snapshot.execution,
+      events: historyEvents(snapshot, decision.changes),
+    }));
+    let written: number[] = [];
     await applyChangesOfMany(
       em,
       decided.map(({ snapshot, decision }) => ({
@@ -60,12 +65,12 @@ export class DecisionStore {
         changes: decision.changes,
         before: snapshot,
       })),
+      (bind) => {
+        const append = executionEventsAppendCall(histories, this.now(), bind);
+        written = append.written;
+        return append.call;
+      },
     );
-    const histories = decided.map(({ snapshot, decision }) => ({
-      ex: decision.changes.execution ?? snapshot.execution,
-      events: historyEvents(snapshot, decision.changes),
-    }));
-    const written = await appendExecutionEventsOfMany(em, histories, this.now());
     histories.forEach((h, k) => {
       if ((written[k] ?? 0) > 0) touched.set(h.ex, h.events);
     });

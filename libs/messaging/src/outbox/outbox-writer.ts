@@ -203,7 +203,7 @@ export class OutboxWriter {
     bind: (value: unknown) => string,
     condition = 'true',
   ): string | null {
-    if (this.direct?.bus.publishInTransaction && this.direct.jobs.addInTransaction) return null;
+    if (!this.writesRows) return null;
     if (items.length === 0) return null;
     const values = items
       .map(toRow)
@@ -213,6 +213,15 @@ export class OutboxWriter {
       );
     return `INSERT INTO "outbox" ("destination", "queue", "payload", "partition_key")
       SELECT v.* FROM (VALUES ${values.join(', ')}) AS v WHERE ${condition}`;
+  }
+
+  /**
+   * Whether items are outbox rows, so that {@link insertStatement} gives a statement (not in direct
+   * mode, whose journal `add` writes): a caller whose whole write is one statement with it then
+   * needs no transaction of its own.
+   */
+  get writesRows(): boolean {
+    return !(this.direct?.bus.publishInTransaction && this.direct.jobs.addInTransaction);
   }
 
   /** Rows of {@link insertStatement} were written with `em`: tell the listeners after its transaction commits. */

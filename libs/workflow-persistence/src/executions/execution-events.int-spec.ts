@@ -18,12 +18,13 @@ import {
   appendExecutionEvents,
   appendExecutionEventsOfMany,
   deleteExecutionHistory,
+  executionEventsAppendCall,
   listExecutionEvents,
   listExecutionEventsOfTrees,
   listExecutionStateChanges,
   settledStreamPosition,
 } from './execution-events';
-import { insertExecution } from './execution-store';
+import { applyChangesOfMany, insertExecution, insertExecutionReturning } from './execution-store';
 import { executionMigrations } from './executions.migration';
 
 const SPEC = parseWorkflows(`
@@ -169,6 +170,86 @@ describe.each(ENGINE_KINDS)('execution state changes for project streams (%s)', 
     );
   });
 
+  /** A runner that counts the statements it passes on. */
+  const counting = (db: { query(sql: string, parameters?: unknown[]): Promise<any> }) => {
+    const runner = {
+      statements: 0,
+      query(sql: string, parameters?: unknown[]): Promise<any> {
+        runner.statements++;
+        return db.query(sql, parameters);
+      },
+    };
+    return runner;
+  };
+
+  it("writes a new execution's creation entry in its insert's statement, only when the row was inserted", async () => {
+    const ex = newExecution(
+      { id: randomUUID(), spec: SPEC, workflowId: randomUUID(), workflowNamespace: '', projectId: 'p-i' },
+      new Date(),
+    );
+    const first = counting(t.dataSource);
+    const row = await insertExecutionReturning(
+      first,
+      ex,
+      {},
+      (_bind, inserted) => `SELECT 1 WHERE ${inserted}`,
+    );
+    expect(row?.['id']).toBe(ex.id);
+    expect(first.statements).toBe(1);
+    // a second create of the same id inserts nothing, and appends nothing
+    const again = counting(t.dataSource);
+    expect(await insertExecution(again, ex)).toBe(false);
+    expect(again.statements).toBe(1);
+    const entries = await listExecutionEvents(t.dataSource, ex, 0, 10);
+    expect(entries.map((e) => [e.seq, e.subject, e.execution_id, e.previous_state, e.state])).toEqual([
+      [1, 'execution', ex.id, null, ex.state],
+    ]);
+  });
+
+  it("writes a group's history in the statement of its rows, or alone when there are no rows", async () => {
+    const a = await create('p-r');
+    const b = await create('p-r');
+    const none = { tasksCreated: [], tasksUpdated: [], actionsCreated: [], actionsUpdated: [] };
+    const done = { ...a, state: 'SUCCESS' as const, updatedAt: new Date() };
+    let statements = 0;
+    await t.dataSource.transaction(async (em) => {
+      const inTx = counting(em);
+      await applyChangesOfMany(
+        inTx,
+        [{ ex: done, changes: { ...none, execution: done } }],
+        (bind) =>
+          executionEventsAppendCall(
+            [
+              { ex: done, events: [stateChange(done, 'SUCCESS', 'RUNNING')] },
+              { ex: b, events: [taskChange(b)] },
+            ],
+            new Date(),
+            bind,
+          ).call,
+      );
+      await applyChangesOfMany(
+        inTx,
+        [{ ex: b, changes: none }],
+        (bind) => executionEventsAppendCall([{ ex: b, events: [taskChange(b)] }], new Date(), bind).call,
+      );
+      statements = inTx.statements;
+    });
+    expect(statements).toBe(2);
+    const rows = await t.dataSource.query(`SELECT "state" FROM "workflow_executions" WHERE "id" = $1`, [
+      a.id,
+    ]);
+    expect(rows[0].state).toBe('SUCCESS');
+    expect((await listExecutionEvents(t.dataSource, a, 0, 10)).map((e) => [e.seq, e.state])).toEqual([
+      [1, a.state],
+      [2, 'SUCCESS'],
+    ]);
+    expect((await listExecutionEvents(t.dataSource, b, 0, 10)).map((e) => [e.seq, e.subject])).toEqual([
+      [1, 'execution'],
+      [2, 'task'],
+      [3, 'task'],
+    ]);
+  });
+
   it("packs a transaction's runs of task and action entries into one row each, and reads them back entry by entry from any marker", async () => {
     const a = await create('p-pack');
     const sub = { id: randomUUID(), rootExecutionId: a.id, projectId: 'p-pack' };
@@ -305,6 +386,46 @@ describe.each(ENGINE_KINDS)('execution state changes for project streams (%s)', 
     expect([...one.changes, ...rest.changes].map((c) => c.position)).toEqual(
       streamed.changes.map((c) => c.position),
     );
+  });
+
+  it("writes a root's creation entry without a counter: the tree's first append counts on from it, and so do the functions before once undone", async () => {
+    const counter = async (root: string): Promise<number | null> => {
+      const rows = await t.dataSource.query(
+        `SELECT "last_seq" FROM "execution_event_counters" WHERE "root_execution_id" = $1`,
+        [root],
+      );
+      return rows[0] ? Number(rows[0].last_seq) : null;
+    };
+    const a = await create('p-c');
+    const b = await create('p-c');
+    expect([await counter(a.id), await counter(b.id)]).toEqual([null, null]);
+    const sub = { ...a, id: randomUUID(), rootExecutionId: a.id };
+    await t.dataSource.transaction((em) =>
+      appendExecutionEventsOfMany(
+        em,
+        [
+          { ex: sub, events: [taskChange(sub), taskChange(sub)] },
+          { ex: a, events: [stateChange(a, 'SUCCESS', 'RUNNING')] },
+        ],
+        new Date(),
+      ),
+    );
+    expect(await counter(a.id)).toBe(4);
+    expect((await listExecutionEvents(t.dataSource, a, 0, 10)).map((e) => [e.seq, e.subject])).toEqual([
+      [1, 'execution'],
+      [2, 'task'],
+      [3, 'task'],
+      [4, 'execution'],
+    ]);
+    // undone, the migration gives b its counter; the append before it counts on from there
+    await t.dataSource.undoLastMigration();
+    try {
+      expect([await counter(a.id), await counter(b.id)]).toEqual([4, 1]);
+      await t.dataSource.transaction((em) => appendExecutionEvents(em, b, [taskChange(b)], new Date()));
+      expect((await listExecutionEvents(t.dataSource, b, 0, 10)).map((e) => e.seq)).toEqual([1, 2]);
+    } finally {
+      await t.dataSource.runMigrations();
+    }
   });
 
   if (kind === 'postgres') {

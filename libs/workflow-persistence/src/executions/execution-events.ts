@@ -96,9 +96,6 @@ function unitsOf(events: readonly HistoryEvent[]): unknown[] {
   return units;
 }
 
-/** The append of one or several trees' entries (PackExecutionEvents1765800000000). */
-const APPEND_OF_TREES = `SELECT "osc_append_execution_events_of_trees"($1::uuid[], $2::int[], $3::varchar[], $4::jsonb, $5::timestamptz, $6::text, $7::text[])`;
-
 /** The NOTIFY payload of a tree's new entries (the append adds the last sequence number). */
 const announcement = (projectId: string, root: string, events: readonly HistoryEvent[]): string =>
   JSON.stringify(
@@ -106,6 +103,92 @@ const announcement = (projectId: string, root: string, events: readonly HistoryE
       ? { p: projectId, r: root, x: 1 }
       : { p: projectId, r: root },
   );
+
+/** What an append of history entries writes, as part of a statement (see {@link executionEventsAppendCall}). */
+export interface ExecutionEventsAppend {
+  /** The append's SQL expression (a call of a void function), its values bound; null: nothing to write. */
+  readonly call: string | null;
+  /** Per item given, how many entries the call writes. */
+  readonly written: number[];
+}
+
+/**
+ * The append of several executions' entries (see {@link appendExecutionEventsOfMany}) as an SQL
+ * expression, its values bound with `bind`, for a statement the caller runs anyway: the append's
+ * fixed cost was mostly its own statement's (a round trip, parse, bind, the function call's start),
+ * and the API's create and every engine transaction ran one more statement for it. The caller makes
+ * sure the expression is evaluated exactly once (a non-modifying CTE runs only when referenced) and,
+ * for an execution's own entries, while the execution's row is locked (by the caller's transaction,
+ * or by the statement's insert of it, evaluated before the call). Each tree's counter, rows and
+ * announcement are written as the group append's function writes them (PackExecutionEvents1765800000000),
+ * trees in root id order (entries of the same tree in the given order): a tree's counter row stays
+ * locked to the commit, so two engines appending the same trees in their queues' orders could each
+ * hold one and wait for the other.
+ */
+export function executionEventsAppendCall(
+  items: readonly {
+    ex: Pick<WorkflowExecution, 'id' | 'rootExecutionId' | 'projectId'>;
+    events: readonly HistoryEvent[];
+  }[],
+  now: Date,
+  bind: (value: unknown) => string,
+): ExecutionEventsAppend {
+  const written = items.map((i) => (historyWrites ? i.events.length : 0));
+  const trees = items
+    .map((i, order) => ({ ...i, root: i.ex.rootExecutionId ?? i.ex.id, order }))
+    .filter((i) => i.events.length > 0 && historyWrites)
+    .sort((a, b) => (a.root < b.root ? -1 : a.root > b.root ? 1 : a.order - b.order));
+  if (trees.length === 0) return { call: null, written };
+  const call = `"osc_append_execution_events_of_trees"(${[
+    `${bind(trees.map((t) => t.root))}::uuid[]`,
+    `${bind(trees.map((t) => t.events.length))}::int[]`,
+    `${bind(trees.map((t) => t.ex.projectId))}::varchar[]`,
+    `${bind(JSON.stringify(trees.map((t) => unitsOf(t.events))))}::jsonb`,
+    `${bind(now.toISOString())}::timestamptz`,
+    `${bind(EXECUTION_EVENTS_CHANNEL)}::text`,
+    `${bind(trees.map((t) => announcement(t.ex.projectId, t.root, t.events)))}::text[]`,
+  ].join(', ')})`;
+  return { call, written };
+}
+
+/**
+ * The history entry of an execution's creation (see {@link executionEventsAppendCall}) as an SQL
+ * expression, its values bound with `bind`; null when history is not written. A root's creation
+ * entry is its tree's first (seq 1) and takes no counter row: nothing else can append to the tree
+ * before the creation commits (the engine hears of it only after), and the tree's first append
+ * counts on from its last stored entry (AppendCreationWithoutCounter1765900000000). A sub-workflow's
+ * goes into its root's tree like any other entry.
+ */
+export function executionCreationAppendCall(
+  ex: Pick<WorkflowExecution, 'id' | 'rootExecutionId' | 'projectId'>,
+  entry: HistoryEvent,
+  now: Date,
+  bind: (value: unknown) => string,
+): string | null {
+  if (ex.rootExecutionId !== null)
+    return executionEventsAppendCall([{ ex, events: [entry] }], now, bind).call;
+  if (!historyWrites) return null;
+  return `"osc_append_execution_creation"(${[
+    `${bind(ex.id)}::uuid`,
+    `${bind(ex.projectId)}::varchar`,
+    `${bind(JSON.stringify(toRow(entry)))}::jsonb`,
+    `${bind(now.toISOString())}::timestamptz`,
+    `${bind(EXECUTION_EVENTS_CHANNEL)}::text`,
+    `${bind(announcement(ex.projectId, ex.id, [entry]))}::text`,
+  ].join(', ')})`;
+}
+
+/** Runs an append of its own (a statement with only the append's call); returns `written`. */
+async function runAppend(
+  db: SqlRunner,
+  items: Parameters<typeof executionEventsAppendCall>[0],
+  now: Date,
+): Promise<number[]> {
+  const values: unknown[] = [];
+  const { call, written } = executionEventsAppendCall(items, now, (v) => `$${values.push(v)}`);
+  if (call) await db.query(`SELECT ${call}`, values);
+  return written;
+}
 
 /**
  * Appends history entries of one execution tree in the caller's transaction, numbered from the
@@ -119,36 +202,24 @@ export async function appendExecutionEvents(
   events: readonly HistoryEvent[],
   now: Date,
 ): Promise<number> {
-  if (events.length === 0 || !historyWrites) return 0;
-  const root = ex.rootExecutionId ?? ex.id;
   // One call: the counter, the rows and the announcement (NOTIFY is delivered at commit), in a
   // PL/pgSQL function whose statements' plans the session keeps (the same statement sent as text was
   // parsed and planned again by every engine transaction: a third of its cost). Entries about an
   // execution itself also get their place in the project streams (see listExecutionStateChanges): a
   // position each and a horizon, taken while the execution's row lock is held. The group append's
   // function, with one tree.
-  await db.query(APPEND_OF_TREES, [
-    [root],
-    [events.length],
-    [ex.projectId],
-    JSON.stringify([unitsOf(events)]),
-    now.toISOString(),
-    EXECUTION_EVENTS_CHANNEL,
-    [announcement(ex.projectId, root, events)],
-  ]);
-  return events.length;
+  const [written] = await runAppend(db, [{ ex, events }], now);
+  return written ?? 0;
 }
 
 /**
  * {@link appendExecutionEvents} for several executions in one engine transaction (a group), in ONE
  * statement: each tree's counter, rows and announcement as the single append does, trees in root id
- * order (entries of the same tree in the given order). The order matters: a tree's counter row stays
- * locked to the commit, so two engines appending the same trees in their queues' orders could each
- * hold one and wait for the other. The project streams' positions of all the trees' execution entries
- * share one horizon (one read of the backends' status per statement). Returns, per item, how many
- * entries were written.
+ * order (see {@link executionEventsAppendCall}). The project streams' positions of all the trees'
+ * execution entries share one horizon (one read of the backends' status per statement). Returns, per
+ * item, how many entries were written.
  */
-export async function appendExecutionEventsOfMany(
+export function appendExecutionEventsOfMany(
   db: SqlRunner,
   items: readonly {
     ex: Pick<WorkflowExecution, 'id' | 'rootExecutionId' | 'projectId'>;
@@ -156,22 +227,7 @@ export async function appendExecutionEventsOfMany(
   }[],
   now: Date,
 ): Promise<number[]> {
-  const written = items.map((i) => (historyWrites ? i.events.length : 0));
-  const trees = items
-    .map((i, order) => ({ ...i, root: i.ex.rootExecutionId ?? i.ex.id, order }))
-    .filter((i) => i.events.length > 0 && historyWrites)
-    .sort((a, b) => (a.root < b.root ? -1 : a.root > b.root ? 1 : a.order - b.order));
-  if (trees.length === 0) return written;
-  await db.query(APPEND_OF_TREES, [
-    trees.map((t) => t.root),
-    trees.map((t) => t.events.length),
-    trees.map((t) => t.ex.projectId),
-    JSON.stringify(trees.map((t) => unitsOf(t.events))),
-    now.toISOString(),
-    EXECUTION_EVENTS_CHANNEL,
-    trees.map((t) => announcement(t.ex.projectId, t.root, t.events)),
-  ]);
-  return written;
+  return runAppend(db, items, now);
 }
 
 /**
@@ -681,7 +737,7 @@ const appendFunction = (payload: string): string => `
  * The transaction-level advisory lock (two-key form: `classid` = this, `objid` = 0) that every
  * transaction taking a stream position holds, shared, from just before its `nextval` to its end.
  */
-const STREAM_POSITION_LOCK = 16016;
+export const STREAM_POSITION_LOCK = 16016;
 
 /**
  * Project streams wait only for the transactions that took a stream position. The floor was the
@@ -866,20 +922,8 @@ export class AppendExecutionEventsOneHorizon1765700000100 implements MigrationIn
   }
 }
 
-/**
- * Packed history rows (see unitsOf): a run of a tree's task and action entries about one execution,
- * written by one transaction, is one row — `seq` its first entry's number, `last_seq` its last's,
- * `entries` the entries in the append's short form (the row's other columns hold the first entry's
- * execution, and `subject` 'packed') — instead of one row each. Entries about an execution stay rows
- * of their own (they have stream positions), so the project streams read as before. Readers expand
- * packed rows; rows written before keep their form (`last_seq` and `entries` null).
- */
-export class PackExecutionEvents1765800000000 implements MigrationInterface {
-  name = 'PackExecutionEvents1765800000000';
-
-  async up(q: QueryRunner): Promise<void> {
-    await q.query(`ALTER TABLE "execution_events" ADD COLUMN "last_seq" bigint, ADD COLUMN "entries" jsonb`);
-    await q.query(`
+/** The group append of PackExecutionEvents1765800000000 (packed rows). */
+export const APPEND_OF_TREES_PACKED = `
       CREATE OR REPLACE FUNCTION "osc_append_execution_events_of_trees"(p_roots uuid[], p_counts int[], p_projects varchar[], p_rows jsonb, p_now timestamptz, p_channel text, p_payloads text[])
         RETURNS void LANGUAGE plpgsql VOLATILE AS $$
       DECLARE
@@ -922,7 +966,22 @@ export class PackExecutionEvents1765800000000 implements MigrationInterface {
         FOR i IN 1 .. coalesce(array_length(p_roots, 1), 0) LOOP
           PERFORM pg_notify(p_channel, left(p_payloads[i], -1) || ',"s":' || v_last[i] || '}');
         END LOOP;
-      END $$`);
+      END $$`;
+
+/**
+ * Packed history rows (see unitsOf): a run of a tree's task and action entries about one execution,
+ * written by one transaction, is one row — `seq` its first entry's number, `last_seq` its last's,
+ * `entries` the entries in the append's short form (the row's other columns hold the first entry's
+ * execution, and `subject` 'packed') — instead of one row each. Entries about an execution stay rows
+ * of their own (they have stream positions), so the project streams read as before. Readers expand
+ * packed rows; rows written before keep their form (`last_seq` and `entries` null).
+ */
+export class PackExecutionEvents1765800000000 implements MigrationInterface {
+  name = 'PackExecutionEvents1765800000000';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(`ALTER TABLE "execution_events" ADD COLUMN "last_seq" bigint, ADD COLUMN "entries" jsonb`);
+    await q.query(APPEND_OF_TREES_PACKED);
   }
 
   async down(q: QueryRunner): Promise<void> {

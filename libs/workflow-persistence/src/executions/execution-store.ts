@@ -14,7 +14,7 @@ import {
   usesQueryFunctions,
 } from '@osc/workflow-domain';
 
-import { appendExecutionEvents } from './execution-events';
+import { executionCreationAppendCall } from './execution-events';
 
 /** Anything that runs SQL: a transaction's EntityManager, a QueryRunner or a DataSource. */
 export interface SqlRunner {
@@ -170,15 +170,24 @@ async function insertExecutionRow(
     iso(ex.createdAt),
     iso(ex.updatedAt),
   ];
-  const also = alongside?.((v) => `$${values.push(v)}`, `EXISTS (SELECT 1 FROM "inserted")`);
+  const bind = (v: unknown): string => `$${values.push(v)}`;
+  const also = alongside?.(bind, `EXISTS (SELECT 1 FROM "inserted")`);
+  // the creation's history entry in the same statement, appended only where the row was inserted:
+  // the CTE reads "inserted" (so the insert, and its row lock, come first) and the main query reads
+  // the CTE (a non-modifying CTE runs only when referenced)
+  const call = executionCreationAppendCall(ex, executionHistoryEvent(ex, null), ex.createdAt, bind);
+  const ctes = [
+    `"inserted" AS (${insert})`,
+    ...(also ? [`"alongside" AS (${also})`] : []),
+    ...(call ? [`"history" AS MATERIALIZED (SELECT ${call} FROM "inserted")`] : []),
+  ];
   const rows: Row[] = await db.query(
-    also ? `WITH "inserted" AS (${insert}), "alongside" AS (${also}) SELECT * FROM "inserted"` : insert,
+    ctes.length === 1
+      ? insert
+      : `WITH ${ctes.join(', ')} SELECT "inserted".* FROM "inserted"${call ? `, "history"` : ''}`,
     values,
   );
-  const row = rows[0];
-  if (!row) return null;
-  await appendExecutionEvents(db, ex, [executionHistoryEvent(ex, null)], ex.createdAt);
-  return row;
+  return rows[0] ?? null;
 }
 
 /**
@@ -769,14 +778,26 @@ export interface DecisionRows {
  * transaction): the rows of every small decision go in one statement (one round trip and one plan
  * instead of one per execution); a decision with set-based or with-items row changes, or many rows,
  * is written on its own as before. The executions' rows are disjoint, so their order does not matter.
+ * `alongside`, given a binder for its values, is an SQL expression (a void function's call, e.g. the
+ * history append of `executionEventsAppendCall`) evaluated exactly once in the last statement, or in
+ * one of its own when there are no rows to write; null: none.
  */
-export async function applyChangesOfMany(db: SqlRunner, decisions: readonly DecisionRows[]): Promise<void> {
+export async function applyChangesOfMany(
+  db: SqlRunner,
+  decisions: readonly DecisionRows[],
+  alongside?: (bind: (value: unknown) => string) => string | null,
+): Promise<void> {
   let p = new Params();
   let parts: string[] = [];
-  const flush = async (): Promise<void> => {
-    if (parts.length === 1) await db.query(parts[0]!, p.values);
-    else if (parts.length > 1)
-      await db.query(`WITH ${parts.map((sql, i) => `w${i} AS (${sql})`).join(',\n')} SELECT 1`, p.values);
+  const flush = async (call: string | null = null): Promise<void> => {
+    if (call && parts.length === 0) await db.query(`SELECT ${call}`, p.values);
+    else if (parts.length === 1 && !call) await db.query(parts[0]!, p.values);
+    else if (parts.length > 0) {
+      const ctes = parts.map((sql, i) => `w${i} AS (${sql})`);
+      // the main query reads the call's CTE: a non-modifying CTE runs only when referenced
+      if (call) ctes.push(`"alongside" AS MATERIALIZED (SELECT ${call})`);
+      await db.query(`WITH ${ctes.join(',\n')} SELECT 1${call ? ` FROM "alongside"` : ''}`, p.values);
+    }
     p = new Params();
     parts = [];
   };
@@ -800,7 +821,7 @@ export async function applyChangesOfMany(db: SqlRunner, decisions: readonly Deci
       ...rowChangeParts(p, d.ex, c, d.before ? new Map(d.before.tasks.map((t) => [t.id, t])) : undefined),
     );
   }
-  await flush();
+  await flush(alongside?.((v) => p.add(v)) ?? null);
 }
 
 /** The execution a task execution belongs to (routing a child's completion to its parent). */

@@ -10,6 +10,7 @@ import {
   CreateExecutionEvents1764600000000,
   SlimExecutionEvents1765300000001,
 } from './execution-events';
+import { AppendCreationWithoutCounter1765900000000 } from './execution-creation-entry.migration';
 import { IndexCompletedRootExecutions1764500000000, IndexUnfinishedByRoot1765400000000 } from './expiration';
 import {
   AddExecutorHeartbeats1764900000000,
@@ -321,4 +322,5 @@ export const executionMigrations = [
   AppendExecutionEventsOfTrees1765600000100,
   AppendExecutionEventsOneHorizon1765700000100,
   PackExecutionEvents1765800000000,
+  AppendCreationWithoutCounter1765900000000,
 ] as const;
