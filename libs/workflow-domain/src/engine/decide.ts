@@ -19,7 +19,7 @@ import {
 } from './results';
 import { afterComplete, startExecution } from './routing';
 import { isCompleted, isValidExecutionTransition } from './states';
-import { addLoad, itemChanges } from './with-items';
+import { addLoad, itemChanges, onStartItems } from './with-items';
 import { FatalTaskError, WorkingState, sameJson } from './working-state';
 
 export { CONTROL_REQUEST } from './control';
@@ -110,6 +110,8 @@ function dispatch(ws: WorkingState, event: EngineEvent): void {
       return skipTask(ws, event.taskExecutionId);
     case 'timer-fired':
       return onTimer(ws, event.taskExecutionId, event.timerId);
+    case 'start-items':
+      return onStartItems(ws, event.taskExecutionId);
   }
 }
 

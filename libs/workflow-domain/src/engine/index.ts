@@ -44,3 +44,4 @@ export {
   type IdleExecutionDecision,
 } from './reconciliation';
 export * from './history';
+export { ITEMS_STARTED_PER_DECISION } from './with-items';

@@ -401,6 +401,12 @@ export class EngineSimulator {
             delayMs: e.delayMs,
           });
           break;
+        case 'start-items':
+          this.queue.push({
+            executionId,
+            event: { type: 'start-items', taskExecutionId: e.taskExecutionId },
+          });
+          break;
         case 'notify':
           break;
       }

@@ -188,6 +188,10 @@ export class WorkingState {
   readonly itemsDeleted = new Set<string>();
   /** Events of the decision naming each task: an upper bound of the items their completions let start. */
   readonly eventsPerTask = new Map<string, number>();
+  /** Items this decision started, by with-items task (bounded by `ITEMS_STARTED_PER_DECISION`). */
+  readonly itemsStarted = new Map<string, number>();
+  /** With-items tasks for which this decision sends a `start-items` event (once per task). */
+  readonly itemsContinued = new Set<string>();
 
   constructor(
     snapshot: ExecutionSnapshot,
