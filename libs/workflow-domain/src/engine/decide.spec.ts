@@ -3,6 +3,7 @@ import type { WorkflowSpec } from '../dsl/model';
 import { EngineSimulator, type ActionScript, defaultActionScript } from './simulator';
 import { CONTROL_REQUEST, decide, decideBatch } from './decide';
 import type { EngineEffect, EngineEvent } from './model';
+import { ITEMS_STARTED_PER_DECISION } from './with-items';
 
 const catalog = (yaml: string): Record<string, WorkflowSpec> =>
   Object.fromEntries(parseWorkflows(yaml).workflows.map((w) => [w.name, w]));
@@ -1534,6 +1535,7 @@ wf:
 
   it('a long list starts in growing windows, each decision sending start-items for the rest; items start once, in order', () => {
     const sim = simulator(longList(4500));
+    sim.itemsPerDecision = ITEMS_STARTED_PER_DECISION;
     const id = sim.create('wf');
     const { starts, continued } = drain(sim);
     const taskExecutionId = sim.tasksOf(id)[0]!.id;
@@ -1567,8 +1569,18 @@ wf:
     });
   });
 
+  it('without itemsPerDecision every item starts in the first decision (Mistral)', () => {
+    const sim = simulator(longList(2500));
+    const id = sim.create('wf');
+    const { starts, continued } = drain(sim);
+    expect(starts).toEqual([2500]);
+    expect(continued).toEqual([]);
+    expect(sim.actionsOf(id)).toHaveLength(2500);
+  });
+
   it('results applied while items wait start the next window too; one start-items per decision', () => {
     const sim = simulator(longList(3000));
+    sim.itemsPerDecision = ITEMS_STARTED_PER_DECISION;
     const id = sim.create('wf');
     sim.send(id, sim.queue.shift()!.event);
     const [startItems] = sim.queue.splice(0);
@@ -1593,6 +1605,7 @@ wf:
 
   it('start-items starts nothing while the execution is PAUSED; resume starts the next window', () => {
     const sim = simulator(longList(2500));
+    sim.itemsPerDecision = ITEMS_STARTED_PER_DECISION;
     const id = sim.create('wf');
     sim.send(id, sim.queue.shift()!.event);
     const [startItems] = sim.queue.splice(0);

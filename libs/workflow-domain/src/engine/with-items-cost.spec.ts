@@ -96,6 +96,7 @@ interface Cost {
 const measure = (yaml: string, n: number): Cost => {
   const sim = new EngineSimulator(catalog(yaml));
   sim.partialSnapshots = true;
+  sim.itemsPerDecision = ITEMS_STARTED_PER_DECISION;
   const items = Array.from({ length: n }, (_, i) => `item-${100000 + i}`);
   const id = sim.create('wf', yaml.includes('[n]') ? { n } : { items });
   // the decisions starting the items: the first starts ITEMS_STARTED_PER_DECISION, each of the

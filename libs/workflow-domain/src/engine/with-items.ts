@@ -24,21 +24,23 @@ import { FatalTaskError, type ItemBook, type WorkingState, errorMessage } from '
 const newProgress = (): WithItemsProgress => ({ cursor: 0, running: 0, done: 0 });
 
 /**
- * Items the first decision of a with-items task starts; each later one may start as many as the
- * attempt started before it (at least this many), so N items start in about log2(N / 1000)
- * decisions. The items beyond wait for the decision of the `start-items` event the decision sends
- * itself: the transaction that starts a long list commits (and its first runs reach the executors)
- * after a thousand action rows instead of all of them, and the rest start while the first run.
- * Mistral starts every item at once; here they all start within a few transactions, in index
- * order, whatever the items' actions do meanwhile.
+ * The engine's default `itemsPerDecision` (see {@link DecideOptions}): the first decision of a
+ * with-items task starts this many items; each later one may start as many as the attempt started
+ * before it (at least this many), so N items start in about log2(N / 1000) + 1 decisions. The items
+ * beyond wait for the decision of the `start-items` event the decision sends itself: the
+ * transaction that starts a long list commits (and its first runs reach the executors) after a
+ * thousand action rows instead of all of them, and the rest start while the first run. Mistral
+ * starts every item at once; here they all start within a few transactions, in index order,
+ * whatever the items' actions do meanwhile.
  */
 export const ITEMS_STARTED_PER_DECISION = 1000;
 
-/** Items this decision may still start for `task`: see {@link ITEMS_STARTED_PER_DECISION}. */
+/** Items this decision may still start for `task` (Infinity without a window). */
 function itemStartBudget(ws: WorkingState, task: TaskExecution, p: WithItemsProgress): number {
+  if (ws.itemsPerDecision <= 0) return Infinity;
   const started = ws.itemsStarted.get(task.id) ?? 0;
   const before = p.running + p.done - started;
-  return Math.max(ITEMS_STARTED_PER_DECISION, before) - started;
+  return Math.max(ws.itemsPerDecision, before) - started;
 }
 
 /** Item rows the snapshot loaded for a task. */

@@ -198,6 +198,8 @@ export class WorkingState {
     readonly now: Date,
     readonly newId: () => string,
     readonly flow: DecisionFlow,
+    /** Items a decision starts per with-items task (see `DecideOptions`); 0: all it may. */
+    readonly itemsPerDecision = 0,
   ) {
     // The spec and the input are immutable: shared, not copied, and left out of the change detection
     // (an input holding a with-items list would otherwise be copied and serialised twice per decision).
