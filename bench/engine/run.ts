@@ -351,7 +351,12 @@ async function main(): Promise<void> {
       mode === 'embedded' && arg('journal', 'on') !== 'off' ? new MessageJournal(ds) : undefined;
     const bus = new InProcessCommandBus({ journal });
     const jobs = new InProcessJobQueue({ journal });
-    local = new EngineInstance(ds, bus, jobs, { prefetch: 64, executorConcurrency: 50 });
+    // embedded: as the product, every with-items item in one decision (apps/embedded/src/index.ts)
+    local = new EngineInstance(ds, bus, jobs, {
+      prefetch: 64,
+      executorConcurrency: 50,
+      ...(mode === 'embedded' ? { itemsPerDecision: 0 } : {}),
+    });
     await local.start();
     relay = local.relay;
     outbox.onCommitted(() => relay.notify());
@@ -578,6 +583,38 @@ async function main(): Promise<void> {
     }
   };
 
+  /** Diagnostics (BENCH_TRACE=1): every 100 ms, items claimed and applied, outbox rows, lock waits. */
+  const traceItems = (id: string, t0: number): (() => Promise<string[]>) => {
+    const lines: string[] = [];
+    let stop = false;
+    const loop = (async () => {
+      while (!stop) {
+        const [r] = (await ds.query(
+          `SELECT (SELECT count(*) FROM "action_executions" WHERE "workflow_execution_id" = $1 AND "claimed_at" IS NOT NULL)::int AS claimed,
+                  (SELECT count(*) FROM "action_executions" WHERE "workflow_execution_id" = $1 AND "state" <> 'RUNNING')::int AS applied,
+                  (SELECT count(*) FROM "action_executions" WHERE "workflow_execution_id" = $1)::int AS rows,
+                  (SELECT count(*) FROM "outbox")::int AS outbox,
+                  (SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock')::int AS lockwait,
+                  (SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND state = 'active')::int AS active`,
+          [id],
+        )) as [Record<string, number>];
+        lines.push(`${Date.now() - t0} ${JSON.stringify(r)}`);
+        const act = (await ds.query(
+          `SELECT pid, state, wait_event_type AS w, round(EXTRACT(EPOCH FROM (now() - xact_start)) * 1000) AS xms,
+                  round(EXTRACT(EPOCH FROM (now() - query_start)) * 1000) AS qms, left(regexp_replace(query, '\\s+', ' ', 'g'), 90) AS q
+             FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND state <> 'idle'`,
+        )) as Record<string, unknown>[];
+        for (const a of act) lines.push(`    ${JSON.stringify(a)}`);
+        await new Promise((res) => setTimeout(res, 100));
+      }
+    })();
+    return async () => {
+      stop = true;
+      await loop;
+      return lines;
+    };
+  };
+
   /**
    * Latency at an offered load: C clients create executions on a fixed schedule (together RATE per
    * second, evenly spaced) for PACED_SECONDS. Latency runs from the scheduled arrival (not the actual
@@ -719,7 +756,9 @@ async function main(): Promise<void> {
               items: Array.from({ length: n }, (_, i) => `item-${i}`),
             })
           : await startExecution(ds, outbox, 'items', { n });
+      const trace = process.env['BENCH_TRACE'] ? traceItems(iid, i0) : null;
       const istate = await waitDone(iid, ITEMS_TIMEOUT);
+      if (trace) process.stderr.write(`trace ${n}:\n${(await trace()).join('\n')}\n`);
       const seconds = (Date.now() - i0) / 1000;
       const [{ c }] = (await ds.query(
         `SELECT count(*)::int AS c FROM "action_executions" WHERE "workflow_execution_id" = $1`,

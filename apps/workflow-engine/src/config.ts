@@ -16,6 +16,11 @@ const schema = z
      * engine's transaction instead of through an executor job; `false` sends every action to executors.
      */
     WORKFLOW_ENGINE_INLINE_ACTIONS: z.enum(['true', 'false']).default('true'),
+    /**
+     * with-items items one engine transaction starts per task (the next transactions start as many
+     * as were started before, see docs/workflow-engine.md); 0 starts them all in one transaction.
+     */
+    WORKFLOW_ENGINE_ITEMS_PER_DECISION: z.coerce.number().int().min(0).max(1_000_000).default(1000),
     /** Action runs executed at once by this process. */
     WORKFLOW_EXECUTOR_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(50),
     /** Base URL of workflow-api for async action callbacks (`Mistral-Callback-URL`). */
@@ -52,6 +57,8 @@ export interface WorkflowEngineConfig {
   readonly executorConcurrency: number;
   /** Default true (see `decideInline` in workflow-domain and `inline-actions.ts`). */
   readonly inlineActions?: boolean;
+  /** with-items items one decision starts per task (0: all); absent: the engine's default (tests). */
+  readonly itemsPerDecision?: number;
   readonly apiUrl?: string;
   readonly notifyAmqpUrl?: string;
   readonly notifyExchange: string;
@@ -73,6 +80,7 @@ export function loadConfig(env: Env): WorkflowEngineConfig {
     prefetch: c.WORKFLOW_ENGINE_PREFETCH,
     executorConcurrency: c.WORKFLOW_EXECUTOR_CONCURRENCY,
     inlineActions: c.WORKFLOW_ENGINE_INLINE_ACTIONS === 'true',
+    itemsPerDecision: c.WORKFLOW_ENGINE_ITEMS_PER_DECISION,
     notifyExchange: c.WORKFLOW_NOTIFY_EXCHANGE,
     reconcile: {
       intervalSeconds: c.WORKFLOW_RECONCILE_INTERVAL_SECONDS,

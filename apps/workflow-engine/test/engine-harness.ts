@@ -109,6 +109,8 @@ export class EngineInstance {
       logger?: MessagingLogger;
       /** `heartbeatMs`: register the executor in workflow_service_instances and heartbeat it (issue #15). */
       heartbeatMs?: number;
+      /** with-items items a decision starts per task (as WORKFLOW_ENGINE_ITEMS_PER_DECISION; default the engine's). */
+      itemsPerDecision?: number;
     } = {},
   ) {
     this.relay = new OutboxRelay(dataSource, bus, jobs, { pollIntervalMs: 200 });
@@ -135,11 +137,12 @@ export class EngineInstance {
       );
     }
     if (role === 'executor') return;
-    const handler = new EngineCommandHandler(
-      this.dataSource,
-      this.outbox,
-      this.options.logger ? { logger: this.options.logger } : {},
-    );
+    const handler = new EngineCommandHandler(this.dataSource, this.outbox, {
+      ...(this.options.logger ? { logger: this.options.logger } : {}),
+      ...(this.options.itemsPerDecision !== undefined
+        ? { itemsPerDecision: this.options.itemsPerDecision }
+        : {}),
+    });
     this.sub = await this.bus.consume(ENGINE_COMMAND_QUEUE, (m, info) => handler.handle(m, info), {
       prefetch: this.options.prefetch ?? 16,
     });

@@ -2,8 +2,10 @@ import type { EntityManager } from 'typeorm';
 import {
   ACTION_JOB_QUEUE,
   ACTION_RUN_JOB,
+  ENGINE_COMMAND_QUEUE,
   ENGINE_TIMER_QUEUE,
   TIMER_FIRED_JOB,
+  engineCommand,
   type ActionRunJob,
   type TimerFiredPayload,
 } from '@osc/contracts';
@@ -92,6 +94,18 @@ export class EffectItems {
           },
         ];
       }
+      case 'start-items':
+        // to this execution's engine, after the commit: the next items start in a later transaction
+        return [
+          {
+            destination: 'bus',
+            queue: ENGINE_COMMAND_QUEUE,
+            message: engineCommand(`start-items:${e.taskExecutionId}:${e.cursor}`, 'engine.start-items', {
+              executionId: ex.id,
+              taskExecutionId: e.taskExecutionId,
+            }),
+          },
+        ];
       case 'start-sub-workflow':
         return startSubWorkflow(em, ex, e, this.now);
       case 'notify-parent':

@@ -9,6 +9,7 @@ import {
   type MessagingLogger,
   type OutboxWriter,
 } from '@osc/messaging';
+import { ITEMS_STARTED_PER_DECISION } from '@osc/workflow-domain';
 import { SpecCache } from '@osc/workflow-persistence';
 import { StandardActionRunner } from '@osc/actions';
 import { CommandBatches } from './command-batches';
@@ -30,6 +31,11 @@ export interface EngineHandlerOptions {
    * the engine's transaction instead of through an executor job (see `inline-actions.ts`); default true.
    */
   inlineActions?: boolean;
+  /**
+   * Items one decision starts per with-items task (see `DecideOptions` in workflow-domain); default
+   * `ITEMS_STARTED_PER_DECISION` (1,000); 0 starts every item in one transaction.
+   */
+  itemsPerDecision?: number;
   /** Deliveries the bus makes of a failing command (its consumer's `maxDeliveries`); default the bus default. */
   maxDeliveries?: number;
   /** Where failures to apply a command are reported; default one JSON line on stderr. */
@@ -58,7 +64,12 @@ export class EngineCommandHandler {
     const specs = new SpecCache();
     const inlineRunner = options.inlineActions === false ? null : new StandardActionRunner();
     const store = new DecisionStore(now, new EffectItems(options.apiUrl, now, newId));
-    const decider = new EventDecider(now, newId, inlineRunner);
+    const decider = new EventDecider(
+      now,
+      newId,
+      inlineRunner,
+      options.itemsPerDecision ?? ITEMS_STARTED_PER_DECISION,
+    );
     const failures = new FailedCommands(
       dataSource,
       outbox,

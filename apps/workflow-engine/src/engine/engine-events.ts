@@ -69,6 +69,11 @@ export function toEngineEvent(msg: EngineCommandMessage): { executionId: string;
       const { executionId, ...rest } = msg.payload;
       return { executionId, event: { type: 'timer-fired', ...rest } };
     }
+    case 'engine.start-items':
+      return {
+        executionId: msg.payload.executionId,
+        event: { type: 'start-items', taskExecutionId: msg.payload.taskExecutionId },
+      };
   }
 }
 

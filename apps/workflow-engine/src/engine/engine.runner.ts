@@ -62,6 +62,7 @@ export class EngineRunner implements OnModuleInit, OnModuleDestroy {
     this.handler = new EngineCommandHandler(dataSource, outbox, {
       apiUrl: config.apiUrl,
       inlineActions: config.inlineActions,
+      ...(config.itemsPerDecision !== undefined ? { itemsPerDecision: config.itemsPerDecision } : {}),
       logger: {
         warn: (message, context) => this.logger.warn({ ...context, msg: message }),
         error: (message, context) => this.logger.error({ ...context, msg: message }),

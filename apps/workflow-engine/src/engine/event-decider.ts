@@ -36,6 +36,8 @@ export class EventDecider {
     private readonly now: () => Date,
     private readonly newId: () => string,
     private readonly inlineRunner: StandardActionRunner | null,
+    /** Items a decision starts per with-items task (`DecideOptions`); 0: all at once. */
+    private readonly itemsPerDecision: number,
   ) {}
 
   async decide(
@@ -54,12 +56,13 @@ export class EventDecider {
       // with-items rows are loaded when a decision asks for them (the next items to start, or every
       // item when a task completes), then the same events are decided again with them
       let current = s;
+      const options = { itemsPerDecision: this.itemsPerDecision };
       for (let attempt = 0; ; attempt++) {
         try {
           const d =
             evs.length === 1
-              ? decide(current, evs[0] as EngineEvent, now, this.newId)
-              : decideBatch(current, evs, now, this.newId);
+              ? decide(current, evs[0] as EngineEvent, now, this.newId, options)
+              : decideBatch(current, evs, now, this.newId, options);
           earlier.push(d.changes);
           return d;
         } catch (err) {

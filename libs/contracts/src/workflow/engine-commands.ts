@@ -155,6 +155,15 @@ export interface TimerFiredPayload {
   kind: TimerKind;
 }
 
+/**
+ * The engine to itself: start the next waiting items of a with-items task (a decision starts at most
+ * a thousand; it sends this for the rest). A redelivered one starts nothing twice: items start once.
+ */
+export interface StartItemsPayload {
+  executionId: string;
+  taskExecutionId: string;
+}
+
 /** Every engine command, by name. */
 export interface EngineCommandPayloads {
   'engine.start-execution': StartExecutionPayload;
@@ -171,6 +180,7 @@ export interface EngineCommandPayloads {
   'engine.rerun-task': RerunTaskPayload;
   'engine.skip-task': SkipTaskPayload;
   'engine.timer-fired': TimerFiredPayload;
+  'engine.start-items': StartItemsPayload;
 }
 
 export type EngineCommandType = keyof EngineCommandPayloads;
@@ -190,6 +200,7 @@ export const ENGINE_COMMAND_TYPES = [
   'engine.rerun-task',
   'engine.skip-task',
   'engine.timer-fired',
+  'engine.start-items',
 ] as const satisfies readonly EngineCommandType[];
 
 /** `PayloadOf<'engine.action-completed'>` is that command's payload. */

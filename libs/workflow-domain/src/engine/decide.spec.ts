@@ -2,6 +2,8 @@ import { parseWorkflows } from '../dsl/documents';
 import type { WorkflowSpec } from '../dsl/model';
 import { EngineSimulator, type ActionScript, defaultActionScript } from './simulator';
 import { CONTROL_REQUEST, decide, decideBatch } from './decide';
+import type { EngineEffect, EngineEvent } from './model';
+import { ITEMS_STARTED_PER_DECISION } from './with-items';
 
 const catalog = (yaml: string): Record<string, WorkflowSpec> =>
   Object.fromEntries(parseWorkflows(yaml).workflows.map((w) => [w.name, w]));
@@ -1507,6 +1509,114 @@ wf:
     const d = sim.send(id, { type: 'resume' });
     expect(d.commands.filter((c) => c.type === 'run-action')).toEqual([]);
     expect(d.changes.tasksUpdated).toEqual([]);
+  });
+
+  const longList = (n: number) =>
+    catalog(`
+version: '2.0'
+wf:
+  tasks:
+    each:
+      with-items: x in <% range(${n}) %>
+      action: std.async_noop
+      publish: {r: <% task().result %>}
+`);
+  /** Decides what the queue holds, one event at a time: the runs each decision starts and its start-items effects. */
+  const drain = (sim: EngineSimulator) => {
+    const starts: number[] = [];
+    const continued: EngineEffect[] = [];
+    for (let next = sim.queue.shift(); next; next = sim.queue.shift()) {
+      const d = sim.send(next.executionId, next.event);
+      starts.push(d.commands.filter((c) => c.type === 'run-action').length);
+      continued.push(...d.commands.filter((c) => c.type === 'start-items'));
+    }
+    return { starts, continued };
+  };
+
+  it('a long list starts in growing windows, each decision sending start-items for the rest; items start once, in order', () => {
+    const sim = simulator(longList(4500));
+    sim.itemsPerDecision = ITEMS_STARTED_PER_DECISION;
+    const id = sim.create('wf');
+    const { starts, continued } = drain(sim);
+    const taskExecutionId = sim.tasksOf(id)[0]!.id;
+    // 1,000 first, then as many as started before: 1,000, 2,000, and the last 500
+    expect(starts).toEqual([1000, 1000, 2000, 500]);
+    expect(continued).toEqual([
+      { type: 'start-items', taskExecutionId, cursor: 1000 },
+      { type: 'start-items', taskExecutionId, cursor: 2000 },
+      { type: 'start-items', taskExecutionId, cursor: 4000 },
+    ]);
+    expect(sim.actionsOf(id).map((a) => a.itemIndex)).toEqual(Array.from({ length: 4500 }, (_, i) => i));
+    // a redelivered start-items starts nothing
+    const again = sim.send(id, { type: 'start-items', taskExecutionId });
+    expect(again.commands).toEqual([]);
+    expect(again.changes.actionsCreated).toEqual([]);
+    // the results, applied in reverse order in one decision, complete the task in item order
+    const results = sim.asyncActions
+      .slice()
+      .reverse()
+      .map((a): EngineEvent => ({
+        type: 'action-completed',
+        taskExecutionId: a.taskExecutionId,
+        actionExecutionId: a.actionExecutionId,
+        state: 'SUCCESS',
+        result: sim.actionsOf(id).find((x) => x.id === a.actionExecutionId)!.itemIndex,
+      }));
+    sim.sendBatch(id, results);
+    expect(sim.execution(id)).toMatchObject({
+      state: 'SUCCESS',
+      output: { r: Array.from({ length: 4500 }, (_, i) => i) },
+    });
+  });
+
+  it('without itemsPerDecision every item starts in the first decision (Mistral)', () => {
+    const sim = simulator(longList(2500));
+    const id = sim.create('wf');
+    const { starts, continued } = drain(sim);
+    expect(starts).toEqual([2500]);
+    expect(continued).toEqual([]);
+    expect(sim.actionsOf(id)).toHaveLength(2500);
+  });
+
+  it('results applied while items wait start the next window too; one start-items per decision', () => {
+    const sim = simulator(longList(3000));
+    sim.itemsPerDecision = ITEMS_STARTED_PER_DECISION;
+    const id = sim.create('wf');
+    sim.send(id, sim.queue.shift()!.event);
+    const [startItems] = sim.queue.splice(0);
+    expect(startItems?.event.type).toBe('start-items');
+    const results = sim.asyncActions.slice(0, 10).map((a): EngineEvent => ({
+      type: 'action-completed',
+      taskExecutionId: a.taskExecutionId,
+      actionExecutionId: a.actionExecutionId,
+      state: 'SUCCESS',
+      result: 'r',
+    }));
+    const d = sim.sendBatch(id, results);
+    expect(d.commands.filter((c) => c.type === 'run-action')).toHaveLength(1000);
+    expect(d.commands.filter((c) => c.type === 'start-items')).toHaveLength(1);
+    // the earlier start-items starts the rest (1,000: as many as started before it, bounded by the list)
+    sim.queue.splice(0);
+    const last = sim.send(id, startItems!.event);
+    expect(last.commands.filter((c) => c.type === 'run-action')).toHaveLength(1000);
+    expect(last.commands.filter((c) => c.type === 'start-items')).toEqual([]);
+    expect(new Set(sim.actionsOf(id).map((a) => a.itemIndex)).size).toBe(3000);
+  });
+
+  it('start-items starts nothing while the execution is PAUSED; resume starts the next window', () => {
+    const sim = simulator(longList(2500));
+    sim.itemsPerDecision = ITEMS_STARTED_PER_DECISION;
+    const id = sim.create('wf');
+    sim.send(id, sim.queue.shift()!.event);
+    const [startItems] = sim.queue.splice(0);
+    sim.send(id, { type: 'pause' });
+    const paused = sim.send(id, startItems!.event);
+    expect(paused.commands).toEqual([]);
+    expect(sim.actionsOf(id)).toHaveLength(1000);
+    sim.send(id, { type: 'resume' });
+    const { starts } = drain(sim);
+    expect(sim.actionsOf(id)).toHaveLength(2500);
+    expect(starts.reduce((a, b) => a + b, 0)).toBe(500);
   });
 
   it('a cancelled item makes the task CANCELLED once every item is done, even with a failed one', () => {

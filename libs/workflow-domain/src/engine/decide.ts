@@ -19,7 +19,7 @@ import {
 } from './results';
 import { afterComplete, startExecution } from './routing';
 import { isCompleted, isValidExecutionTransition } from './states';
-import { addLoad, itemChanges } from './with-items';
+import { addLoad, itemChanges, onStartItems } from './with-items';
 import { FatalTaskError, WorkingState, sameJson } from './working-state';
 
 export { CONTROL_REQUEST } from './control';
@@ -38,8 +38,20 @@ export function decide(
   event: EngineEvent,
   now: Date,
   newId: () => string,
+  options: DecideOptions = {},
 ): Decision {
-  return decideBatch(snapshot, [event], now, newId);
+  return decideBatch(snapshot, [event], now, newId, options);
+}
+
+/** How a decision goes about its work (the same outcome either way). */
+export interface DecideOptions {
+  /**
+   * Items a decision starts per with-items task: the first decision this many, a later one at
+   * most as many as the attempt started before it; for the rest the decision sends a
+   * `start-items` effect, whose event starts the next ones. 0 or absent: every item the
+   * concurrency lets start, at once (Mistral). The engine uses `ITEMS_STARTED_PER_DECISION`.
+   */
+  itemsPerDecision?: number;
 }
 
 /**
@@ -52,12 +64,19 @@ export function decideBatch(
   events: readonly EngineEvent[],
   now: Date,
   newId: () => string,
+  options: DecideOptions = {},
 ): Decision {
-  const ws: WorkingState = new WorkingState(snapshot, now, newId, {
-    afterPolicies: (task, from) => afterPolicies(ws, task, from),
-    afterComplete: (task) => afterComplete(ws, task),
-    enterPause: (message) => enterPause(ws, message),
-  });
+  const ws: WorkingState = new WorkingState(
+    snapshot,
+    now,
+    newId,
+    {
+      afterPolicies: (task, from) => afterPolicies(ws, task, from),
+      afterComplete: (task) => afterComplete(ws, task),
+      enterPause: (message) => enterPause(ws, message),
+    },
+    options.itemsPerDecision ?? 0,
+  );
   for (const load of snapshot.items ?? []) addLoad(ws, load);
   for (const e of events) {
     if ('taskExecutionId' in e && e.taskExecutionId)
@@ -110,6 +129,8 @@ function dispatch(ws: WorkingState, event: EngineEvent): void {
       return skipTask(ws, event.taskExecutionId);
     case 'timer-fired':
       return onTimer(ws, event.taskExecutionId, event.timerId);
+    case 'start-items':
+      return onStartItems(ws, event.taskExecutionId);
   }
 }
 

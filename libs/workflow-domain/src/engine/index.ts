@@ -1,6 +1,6 @@
 export * from './states';
 export * from './model';
-export { decide, decideBatch, STATE_INFO_LIMIT, CONTROL_REQUEST } from './decide';
+export { decide, decideBatch, type DecideOptions, STATE_INFO_LIMIT, CONTROL_REQUEST } from './decide';
 export { mergeChanges, advanceSnapshot } from './merged-changes';
 export {
   decideInline,
@@ -44,3 +44,4 @@ export {
   type IdleExecutionDecision,
 } from './reconciliation';
 export * from './history';
+export { ITEMS_STARTED_PER_DECISION } from './with-items';

@@ -29,7 +29,12 @@ export function isInlineAction(effect: EngineEffect): effect is RunAction {
 }
 
 /** Effects that leave the next round's snapshot exact (no sub-execution or parent to look up). */
-const CONTINUABLE: ReadonlySet<EngineEffect['type']> = new Set(['run-action', 'notify', 'arm-timer']);
+const CONTINUABLE: ReadonlySet<EngineEffect['type']> = new Set([
+  'run-action',
+  'notify',
+  'arm-timer',
+  'start-items',
+]);
 
 /**
  * Decides `events`, then keeps completing the side-effect-free actions the decision starts and

@@ -313,7 +313,9 @@ export type EngineEvent =
    */
   | { type: 'rerun-task'; taskExecutionId: string; reset: boolean; env?: JsonMap; requestId?: string }
   | { type: 'skip-task'; taskExecutionId: string; requestId?: string }
-  | { type: 'timer-fired'; taskExecutionId: string; timerId: string; kind: TaskTimer['kind'] };
+  | { type: 'timer-fired'; taskExecutionId: string; timerId: string; kind: TaskTimer['kind'] }
+  /** Start the next items of a with-items task that an earlier decision left waiting (see `start-items` effect). */
+  | { type: 'start-items'; taskExecutionId: string };
 
 /** State to write: full rows (the handler upserts them; the execution row is locked). */
 export interface EngineChanges {
@@ -398,6 +400,12 @@ export type EngineEffect =
       command: 'pause' | 'resume';
     }
   | { type: 'arm-timer'; taskExecutionId: string; timerId: string; kind: TaskTimer['kind']; delayMs: number }
+  /**
+   * A with-items task has items waiting that this decision did not start (it starts at most
+   * `ITEMS_STARTED_PER_DECISION`): the handler sends the execution a `start-items` event, whose
+   * decision starts the next ones. `cursor` is the task's next item index (a deterministic command id).
+   */
+  | { type: 'start-items'; taskExecutionId: string; cursor: number }
   | {
       type: 'notify';
       event: NotifyEventName;

@@ -88,6 +88,8 @@ export class EngineSimulator {
    * executions, those in ERROR and the one the event names; the others of with-items tasks left out.
    */
   partialSnapshots = false;
+  /** `decide`'s `itemsPerDecision` (0: every item at once), as the engine's configuration sets it. */
+  itemsPerDecision = 0;
 
   constructor(
     private readonly catalog: Record<string, WorkflowSpec>,
@@ -176,8 +178,8 @@ export class EngineSimulator {
     for (let attempt = 0; ; attempt++) {
       try {
         return events.length === 1
-          ? decide(current, events[0]!, this.now, this.newId)
-          : decideBatch(current, events, this.now, this.newId);
+          ? decide(current, events[0]!, this.now, this.newId, { itemsPerDecision: this.itemsPerDecision })
+          : decideBatch(current, events, this.now, this.newId, { itemsPerDecision: this.itemsPerDecision });
       } catch (e) {
         if (!(e instanceof ItemsNeeded) || attempt >= 5) throw e;
         const asked = new Set(e.requests.map((r) => r.taskExecutionId));
@@ -399,6 +401,12 @@ export class EngineSimulator {
             timerId: e.timerId,
             kind: e.kind,
             delayMs: e.delayMs,
+          });
+          break;
+        case 'start-items':
+          this.queue.push({
+            executionId,
+            event: { type: 'start-items', taskExecutionId: e.taskExecutionId },
           });
           break;
         case 'notify':

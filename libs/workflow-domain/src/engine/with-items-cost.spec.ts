@@ -2,6 +2,7 @@ import { parseWorkflows } from '../dsl/documents';
 import type { WorkflowSpec } from '../dsl/model';
 import { decideBatch } from './decide';
 import type { Decision, EngineEvent } from './model';
+import { ITEMS_STARTED_PER_DECISION } from './with-items';
 import { EngineSimulator } from './simulator';
 
 /** Every data context the evaluator converts (plain data passed to `evaluate` or `prepareContext`). */
@@ -95,28 +96,49 @@ interface Cost {
 const measure = (yaml: string, n: number): Cost => {
   const sim = new EngineSimulator(catalog(yaml));
   sim.partialSnapshots = true;
+  sim.itemsPerDecision = ITEMS_STARTED_PER_DECISION;
   const items = Array.from({ length: n }, (_, i) => `item-${100000 + i}`);
   const id = sim.create('wf', yaml.includes('[n]') ? { n } : { items });
-  let start: Decision | undefined;
+  // the decisions starting the items: the first starts ITEMS_STARTED_PER_DECISION, each of the
+  // following (`start-items` events) at most as many as were started before it
+  const start: Decision[] = [];
   let listConversions = 0;
-  while (!start) {
+  let created = 0;
+  // the items' results wait for the decision applying them all at once
+  const itemRuns = new Set<string>();
+  const results: EngineEvent[] = [];
+  while (created < n) {
     const next = sim.queue.shift();
     if (!next) throw new Error('no decision started the items');
+    if (next.event.type === 'action-completed' && itemRuns.has(next.event.actionExecutionId)) {
+      results.push(next.event);
+      continue;
+    }
     converted.length = 0;
     const d = sim.send(next.executionId, next.event);
-    if (d.changes.actionsCreated.length === n) {
-      start = d;
-      listConversions = converted.filter((data) => holdsList(data, n)).length;
+    if (d.changes.actionsCreated.length > 0 && d.changes.actionsCreated[0]!.itemIndex !== null) {
+      expect(d.changes.actionsCreated.length).toBeLessThanOrEqual(
+        Math.max(ITEMS_STARTED_PER_DECISION, created),
+      );
+      expect(d.commands.filter((c) => c.type === 'start-items')).toHaveLength(
+        created + d.changes.actionsCreated.length < n ? 1 : 0,
+      );
+      start.push(d);
+      for (const a of d.changes.actionsCreated) itemRuns.add(a.id);
+      created += d.changes.actionsCreated.length;
+      listConversions += converted.filter((data) => holdsList(data, n)).length;
     }
   }
-  const events = sim.queue.splice(0).map((q) => q.event);
+  // 1,000 items: one decision; 5,000: 1,000 + 1,000 + 2,000 + 1,000
+  expect(start).toHaveLength(Math.ceil(Math.log2(Math.ceil(n / ITEMS_STARTED_PER_DECISION))) + 1);
+  const events = [...results, ...sim.queue.splice(0).map((q) => q.event)];
   expect(events).toHaveLength(n);
   const done = decideBatch(sim.snapshot(id), events, sim.now, sim.newId);
   expect(done.changes.execution?.state).toBe('SUCCESS');
   const task = done.changes.tasksUpdated.find((t) => t.name === 'each');
   expect(task?.result).toEqual(items);
   return {
-    startBytes: (bytes(start.commands) + bytes(start.changes.actionsCreated)) / n,
+    startBytes: start.reduce((sum, d) => sum + bytes(d.commands) + bytes(d.changes.actionsCreated), 0) / n,
     completeBytes: bytes(done.changes.actionsUpdated) / n,
     listConversions,
     taskRowWrites: done.changes.tasksUpdated.filter((t) => t.name === 'each').length,

@@ -23,6 +23,26 @@ import { FatalTaskError, type ItemBook, type WorkingState, errorMessage } from '
 
 const newProgress = (): WithItemsProgress => ({ cursor: 0, running: 0, done: 0 });
 
+/**
+ * The engine's default `itemsPerDecision` (see {@link DecideOptions}): the first decision of a
+ * with-items task starts this many items; each later one may start as many as the attempt started
+ * before it (at least this many), so N items start in about log2(N / 1000) + 1 decisions. The items
+ * beyond wait for the decision of the `start-items` event the decision sends itself: the
+ * transaction that starts a long list commits (and its first runs reach the executors) after a
+ * thousand action rows instead of all of them, and the rest start while the first run. Mistral
+ * starts every item at once; here they all start within a few transactions, in index order,
+ * whatever the items' actions do meanwhile.
+ */
+export const ITEMS_STARTED_PER_DECISION = 1000;
+
+/** Items this decision may still start for `task` (Infinity without a window). */
+function itemStartBudget(ws: WorkingState, task: TaskExecution, p: WithItemsProgress): number {
+  if (ws.itemsPerDecision <= 0) return Infinity;
+  const started = ws.itemsStarted.get(task.id) ?? 0;
+  const before = p.running + p.done - started;
+  return Math.max(ws.itemsPerDecision, before) - started;
+}
+
 /** Item rows the snapshot loaded for a task. */
 export function addLoad(ws: WorkingState, load: ItemsRequest & { rows: readonly TaskItem[] }): void {
   const book = bookOf(ws, load.taskExecutionId);
@@ -220,16 +240,40 @@ export function scheduleItems(ws: WorkingState, task: TaskExecution): void {
   const limit = wi.concurrency > 0 ? wi.concurrency : wi.count;
   const timeout = task.runtimeContext.with_items_timeout ?? undefined;
   const want = () =>
-    Math.min(wi.count - p.done - p.running, limit - p.running + (ws.eventsPerTask.get(task.id) ?? 0));
+    Math.min(
+      itemStartBudget(ws, task, p),
+      wi.count - p.done - p.running,
+      limit - p.running + (ws.eventsPerTask.get(task.id) ?? 0),
+    );
   while (p.running < limit && p.done + p.running < wi.count) {
+    if (itemStartBudget(ws, task, p) <= 0) {
+      // items wait to start and this decision started its share: the next decision starts them
+      if (!ws.itemsContinued.has(task.id)) {
+        ws.itemsContinued.add(task.id);
+        ws.effects.push({ type: 'start-items', taskExecutionId: task.id, cursor: p.cursor });
+      }
+      return;
+    }
     const item = nextItem(ws, task, p.cursor, wi.count, want);
     if (!item) break;
     p.cursor = item.index + 1;
     p.running++;
+    ws.itemsStarted.set(task.id, (ws.itemsStarted.get(task.id) ?? 0) + 1);
     setItem(ws, task, item.index, 'RUNNING', null);
     ws.touch(task);
     startUnit(ws, task, spec, item.vars, item.index, timeout);
   }
+}
+
+/**
+ * The `start-items` event: the next waiting items of the task start, as in {@link scheduleItems}. A
+ * redelivered or late event (the task completed, its items all started, the execution paused)
+ * starts nothing.
+ */
+export function onStartItems(ws: WorkingState, taskId: string): void {
+  const task = ws.task(taskId);
+  if (!task || task.state !== 'RUNNING' || !hasItemProgress(task)) return;
+  scheduleItems(ws, task);
 }
 
 /** Whether the task is a with-items task in an attempt (its items wait to start or run). */

@@ -188,12 +188,18 @@ export class WorkingState {
   readonly itemsDeleted = new Set<string>();
   /** Events of the decision naming each task: an upper bound of the items their completions let start. */
   readonly eventsPerTask = new Map<string, number>();
+  /** Items this decision started, by with-items task (bounded by `ITEMS_STARTED_PER_DECISION`). */
+  readonly itemsStarted = new Map<string, number>();
+  /** With-items tasks for which this decision sends a `start-items` event (once per task). */
+  readonly itemsContinued = new Set<string>();
 
   constructor(
     snapshot: ExecutionSnapshot,
     readonly now: Date,
     readonly newId: () => string,
     readonly flow: DecisionFlow,
+    /** Items a decision starts per with-items task (see `DecideOptions`); 0: all it may. */
+    readonly itemsPerDecision = 0,
   ) {
     // The spec and the input are immutable: shared, not copied, and left out of the change detection
     // (an input holding a with-items list would otherwise be copied and serialised twice per decision).
