@@ -72,6 +72,8 @@ const ONLY = arg('only', 'all') as 'all' | 'items' | 'seq10';
 const SOURCE = arg('source', 'range') as 'range' | 'input';
 /** Seconds after which a with-items run is recorded as still RUNNING (0: wait for ever). */
 const ITEMS_TIMEOUT = Number(arg('items-timeout', '0'));
+/** Items of the warm-up run before the measured with-items sizes (`--items-warmup`, default 200). */
+const ITEMS_WARMUP = Number(arg('items-warmup', '200'));
 /** Offered rate (executions/s, all clients together) and length (s) of the paced seq10 run; rate 0 skips it. */
 const RATE = Number(arg('rate', '100'));
 /** seq10 (distributed, inprocess): executions each client runs to completion before the measured run. */
@@ -737,9 +739,9 @@ async function main(): Promise<void> {
     const warm =
       SOURCE === 'input'
         ? await startExecution(ds, outbox, 'items_input', {
-            items: Array.from({ length: 200 }, (_, i) => `item-${i}`),
+            items: Array.from({ length: ITEMS_WARMUP }, (_, i) => `item-${i}`),
           })
-        : await startExecution(ds, outbox, 'items', { n: 200 });
+        : await startExecution(ds, outbox, 'items', { n: ITEMS_WARMUP });
     await waitDone(warm, ITEMS_TIMEOUT);
     for (const n of ITEMS) {
       // the processes' CPU while idle (relay polls, heartbeats, timers), to tell it from the run's own
@@ -819,6 +821,7 @@ async function main(): Promise<void> {
     ...(mode === 'distributed' ? { prefetch: Number(arg('prefetch', '64')) } : {}),
     clients: CLIENTS,
     warmup_per_client: WARMUP,
+    ...(ONLY !== 'seq10' ? { items_warmup: ITEMS_WARMUP } : {}),
     ...(mode === 'distributed'
       ? { via: VIA, from: FROM, inline_actions: VIA === 'api' ? INLINE === 'true' : true }
       : {}),
