@@ -719,36 +719,37 @@ function rowChangeParts(
       WHERE "id" = ${p.add(e.id, '::uuid')} RETURNING 1`);
   }
   if (changes.tasksCreated.length) {
-    // one JSON parameter for the rows: a statement text that does not grow with them (the planner
-    // walked a VALUES list of 23 bound values per row), and each row serialised once
-    const rows = changes.tasksCreated.map((t) => ({
-      id: t.id,
-      name: t.name,
-      ex: t.executionId,
-      type: t.type,
-      tags: t.tags ?? null,
-      state: t.state,
-      info: t.stateInfo,
-      in: t.inContext ?? null,
-      pub: t.published ?? null,
-      glob: t.publishedGlobal ?? null,
-      rt: t.runtimeContext ?? null,
-      result: t.result ?? null,
-      processed: t.processed,
-      next: t.nextTasks ?? null,
-      handled: t.errorHandled,
-      started: iso(t.startedAt),
-      finished: iso(t.finishedAt),
-      created: iso(t.createdAt),
-      updated: iso(t.updatedAt),
-    }));
-    parts.push(`INSERT INTO "task_executions" (${TASK_INSERT_COLUMNS})
-      SELECT (r->>'id')::uuid, r->>'name', (r->>'ex')::uuid, ${p.add(ex.workflowId, '::varchar')}, ${p.add(ex.workflowName, '::varchar')},
-        ${p.add(ex.workflowNamespace, '::varchar')}, ${p.add(ex.projectId, '::varchar')}, r->>'type', r->'tags', r->>'state', r->>'info',
-        r->'in', r->'pub', r->'glob', r->'rt', r->'result', (r->>'processed')::boolean, r->'next', (r->>'handled')::boolean,
-        (r->>'started')::timestamptz, (r->>'finished')::timestamptz, (r->>'created')::timestamptz, (r->>'updated')::timestamptz
-      FROM jsonb_array_elements(${p.add(JSON.stringify(rows), '::jsonb')}) WITH ORDINALITY AS e(r, n) ORDER BY n
-      RETURNING 1`);
+    const values = changes.tasksCreated.map(
+      (t) =>
+        `(${[
+          p.add(t.id, '::uuid'),
+          p.add(t.name),
+          p.add(t.executionId, '::uuid'),
+          p.add(ex.workflowId),
+          p.add(ex.workflowName),
+          p.add(ex.workflowNamespace),
+          p.add(ex.projectId),
+          p.add(t.type),
+          p.add(json(t.tags), '::jsonb'),
+          p.add(t.state),
+          p.add(t.stateInfo),
+          p.add(json(t.inContext), '::jsonb'),
+          p.add(json(t.published), '::jsonb'),
+          p.add(json(t.publishedGlobal), '::jsonb'),
+          p.add(json(t.runtimeContext), '::jsonb'),
+          p.add(json(t.result), '::jsonb'),
+          p.add(t.processed, '::boolean'),
+          p.add(json(t.nextTasks), '::jsonb'),
+          p.add(t.errorHandled, '::boolean'),
+          p.add(iso(t.startedAt), '::timestamptz'),
+          p.add(iso(t.finishedAt), '::timestamptz'),
+          p.add(iso(t.createdAt), '::timestamptz'),
+          p.add(iso(t.updatedAt), '::timestamptz'),
+        ].join(', ')})`,
+    );
+    parts.push(
+      `INSERT INTO "task_executions" (${TASK_INSERT_COLUMNS}) VALUES ${values.join(', ')} RETURNING 1`,
+    );
   }
   if (changes.tasksUpdated.length) {
     // null: unchanged, the column keeps its value
@@ -789,31 +790,33 @@ function rowChangeParts(
   if (changes.actionsCreated.length) {
     const taskNames = new Map<string, string>();
     for (const t of [...changes.tasksCreated, ...changes.tasksUpdated]) taskNames.set(t.id, t.name);
-    // as the tasks: one JSON parameter; an `output` of null is SQL NULL, any other value (undefined
-    // too) is JSON
-    const rows = changes.actionsCreated.map((a) => ({
-      id: a.id,
-      name: a.name,
-      ex: a.executionId,
-      task: a.taskExecutionId,
-      taskName: taskNames.get(a.taskExecutionId) ?? null,
-      state: a.state,
-      info: a.stateInfo,
-      input: a.input ?? null,
-      ...(a.output === null ? {} : { output: a.output ?? null }),
-      accepted: a.accepted,
-      item: a.itemIndex,
-      created: iso(a.createdAt),
-      updated: iso(a.updatedAt),
-    }));
+    const values = changes.actionsCreated.map(
+      (a) =>
+        `(${[
+          p.add(a.id, '::uuid'),
+          p.add(a.name, '::varchar'),
+          p.add(a.executionId, '::uuid'),
+          p.add(a.taskExecutionId, '::uuid'),
+          p.add(taskNames.get(a.taskExecutionId) ?? null, '::varchar'),
+          p.add(a.state, '::varchar'),
+          p.add(a.stateInfo, '::text'),
+          p.add(json(a.input), '::jsonb'),
+          p.add(a.output === null ? null : json(a.output), '::jsonb'),
+          p.add(a.accepted, '::boolean'),
+          p.add(a.itemIndex, '::integer'),
+          p.add(iso(a.createdAt), '::timestamptz'),
+          p.add(iso(a.updatedAt), '::timestamptz'),
+        ].join(', ')})`,
+    );
+    const wf = p.add(ex.workflowName);
+    const ns = p.add(ex.workflowNamespace);
+    const project = p.add(ex.projectId);
     parts.push(`INSERT INTO "action_executions" ("id", "name", "workflow_execution_id", "task_execution_id", "task_name", "state",
         "state_info", "input", "output", "accepted", "item_index", "created_at", "updated_at", "workflow_name", "workflow_namespace", "project_id")
-      SELECT (r->>'id')::uuid, r->>'name', (r->>'ex')::uuid, (r->>'task')::uuid,
-        COALESCE(r->>'taskName', (SELECT "name" FROM "task_executions" WHERE "id" = (r->>'task')::uuid)),
-        r->>'state', r->>'info', r->'input', r->'output', (r->>'accepted')::boolean, (r->>'item')::integer,
-        (r->>'created')::timestamptz, (r->>'updated')::timestamptz,
-        ${p.add(ex.workflowName, '::varchar')}, ${p.add(ex.workflowNamespace, '::varchar')}, ${p.add(ex.projectId, '::varchar')}
-      FROM jsonb_array_elements(${p.add(JSON.stringify(rows), '::jsonb')}) WITH ORDINALITY AS e(r, n) ORDER BY n
+      SELECT v.id, v.name, v.wf_ex, v.task_ex, COALESCE(v.task_name, (SELECT "name" FROM "task_executions" WHERE "id" = v.task_ex)),
+        v.state, v.state_info, v.input, v.output, v.accepted, v.item_index, v.created_at, v.updated_at, ${wf}, ${ns}, ${project}
+      FROM (VALUES ${values.join(', ')}) AS v(id, name, wf_ex, task_ex, task_name, state, state_info, input, output, accepted,
+        item_index, created_at, updated_at)
       RETURNING 1`);
   }
   if (changes.actionsUpdated.length) {
