@@ -2,11 +2,12 @@ import { type Context, SpanStatusCode } from '@opentelemetry/api';
 import type { DataSource } from 'typeorm';
 import type { OutboxItem, OutboxWriter } from '@osc/messaging';
 import type { EngineEvent } from '@osc/workflow-domain';
-import { type SpecCache, lockSnapshot, lockSnapshots } from '@osc/workflow-persistence';
+import type { SpecCache } from '@osc/workflow-persistence';
 import { batchActionRuns } from './action-run-batches';
 import type { Decided, DecisionStore } from './decision-store';
 import type { EventDecider } from './event-decider';
 import { type EngineLog, type TouchedExecutions, announceHistory } from './history-announcements';
+import { inSnapshotTransaction } from './snapshot-transactions';
 import { inTrace, transactionSpan } from './transaction-spans';
 
 /** Group transactions one engine runs at once, and executions per group. */
@@ -76,10 +77,10 @@ export class GroupTransactions {
   }
 
   /**
-   * One transaction for the decisions of several executions: lock them all (in id order), load their
-   * snapshots with one statement, decide each, write each, add every outgoing message, commit; the
-   * fixed costs (begin, lock, load, outbox insert, commit) are paid once per group instead of once
-   * per command. If the group fails, each member is retried in a transaction of its own, so one bad
+   * One transaction for the decisions of several executions: lock them all (in id order) and load
+   * their snapshots in the transaction's first round trip (`inSnapshotTransaction`), decide each,
+   * write each, add every outgoing message, commit; the fixed costs (begin, lock, load, outbox
+   * insert, commit) are paid once per group instead of once per command. If the group fails, each member is retried in a transaction of its own, so one bad
    * execution cannot hold the others back.
    */
   private async runGroup(group: GroupMember[]): Promise<void> {
@@ -87,29 +88,34 @@ export class GroupTransactions {
       const spans = group.map((m) => transactionSpan(m, group.length));
       try {
         const touched: TouchedExecutions = new Map();
-        await this.dataSource.transaction(async (em) => {
-          touched.clear();
-          const named = new Map(group.map((m) => [m.executionId, namedActions(m.events)]));
-          const snapshots = await lockSnapshots(em, [...named.keys()], this.specs, named);
-          const decided: (Decided & { i: number })[] = [];
-          for (const [i, m] of group.entries()) {
-            const snapshot = snapshots.get(m.executionId);
-            if (!snapshot) continue;
-            decided.push({ i, snapshot, decision: await this.decider.decide(em, snapshot, m.events) });
-          }
-          // every member's rows in one statement, its history in one more, then each member's messages
-          await this.store.storeRowsAndHistoryOfMany(em, decided, touched);
-          const items: OutboxItem[] = [];
-          for (const { i, snapshot, decision } of decided) {
-            const out = await this.store.effectsOf(
-              em,
-              decision.changes.execution ?? snapshot.execution,
-              decision,
-            );
-            items.push(...inTrace(spans[i], group[i]!.ctx, out));
-          }
-          await this.outbox.add(em, batchActionRuns(items));
-        });
+        const named = new Map(group.map((m) => [m.executionId, namedActions(m.events)]));
+        await inSnapshotTransaction(
+          this.dataSource,
+          this.specs,
+          [...named.keys()],
+          named,
+          async (em, snapshots) => {
+            touched.clear();
+            const decided: (Decided & { i: number })[] = [];
+            for (const [i, m] of group.entries()) {
+              const snapshot = snapshots.get(m.executionId);
+              if (!snapshot) continue;
+              decided.push({ i, snapshot, decision: await this.decider.decide(em, snapshot, m.events) });
+            }
+            // every member's rows in one statement, its history in one more, then each member's messages
+            await this.store.storeRowsAndHistoryOfMany(em, decided, touched);
+            const items: OutboxItem[] = [];
+            for (const { i, snapshot, decision } of decided) {
+              const out = await this.store.effectsOf(
+                em,
+                decision.changes.execution ?? snapshot.execution,
+                decision,
+              );
+              items.push(...inTrace(spans[i], group[i]!.ctx, out));
+            }
+            await this.outbox.add(em, batchActionRuns(items));
+          },
+        );
         announceHistory(touched, this.log);
         for (const span of spans) span.end();
         for (const m of group) m.resolve();
@@ -126,18 +132,25 @@ export class GroupTransactions {
       const span = transactionSpan(m, 1);
       try {
         const touched: TouchedExecutions = new Map();
-        await this.dataSource.transaction(async (em) => {
-          touched.clear();
-          const snapshot = await lockSnapshot(em, m.executionId, this.specs, namedActions(m.events));
-          if (!snapshot) return; // deleted execution: nothing to do
-          const out = await this.store.store(
-            em,
-            snapshot,
-            await this.decider.decide(em, snapshot, m.events),
-            touched,
-          );
-          await this.outbox.add(em, batchActionRuns(inTrace(span, m.ctx, out)));
-        });
+        const named = new Map([[m.executionId, namedActions(m.events)]]);
+        await inSnapshotTransaction(
+          this.dataSource,
+          this.specs,
+          [m.executionId],
+          named,
+          async (em, snapshots) => {
+            touched.clear();
+            const snapshot = snapshots.get(m.executionId);
+            if (!snapshot) return; // deleted execution: nothing to do
+            const out = await this.store.store(
+              em,
+              snapshot,
+              await this.decider.decide(em, snapshot, m.events),
+              touched,
+            );
+            await this.outbox.add(em, batchActionRuns(inTrace(span, m.ctx, out)));
+          },
+        );
         announceHistory(touched, this.log);
         m.resolve();
       } catch (err) {

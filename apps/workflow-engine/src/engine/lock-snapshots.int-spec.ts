@@ -9,6 +9,7 @@ import {
   storeWorkflows,
   taskStates,
 } from '../../test/engine-harness';
+import { inSnapshotTransaction } from './snapshot-transactions';
 
 const WORKFLOWS = `
 version: '2.0'
@@ -98,6 +99,65 @@ describe('lockSnapshots (PostgreSQL)', () => {
     // only the named item action of the with-items task
     expect(many.get(c)!.actions.map((x) => x.id)).toEqual([itemActions[1]!.id]);
     expect(many.get(a)!.execution.spec).toBe(spec);
+
+    // the lock and the load in the transaction's first round trip: the same snapshots
+    const atOnce = await inSnapshotTransaction(ds, cache, [c, missing, b, a], named, async (_, s) => s);
+    expect([...atOnce.keys()].sort()).toEqual([a, b, c].sort());
+    for (const id of [a, b, c]) expect(atOnce.get(id)).toEqual(many.get(id));
+    expect(atOnce.get(a)!.execution.spec).toBe(spec);
+  });
+
+  it('opens the transaction with the lock, loads what committed while it waited, commits and rolls back', async () => {
+    const a = await startExecution(ds, engine.outbox, 'waits');
+    await waitFor(async () => (await taskStates(ds, a))['hold'] === 'RUNNING');
+    const qr = ds.createQueryRunner();
+    await qr.startTransaction();
+    await qr.query(`SELECT 1 FROM "workflow_executions" WHERE "id" = $1 FOR UPDATE`, [a]);
+    let committed = 0;
+    ds.subscribers.push({ afterTransactionCommit: () => void committed++ });
+    const loaded = inSnapshotTransaction(ds, new SpecCache(), [a], new Map(), async (em, s) => {
+      // the transaction is open and holds the lock: another locker waits
+      const inTx: { now: Date }[] = await em.query(`SELECT now() <> statement_timestamp() AS "now"`);
+      expect(inTx[0]!.now).toBe(true);
+      await em.query(`UPDATE "workflow_executions" SET "description" = 'seen' WHERE "id" = $1`, [a]);
+      return s.get(a)!;
+    });
+    // a task renamed while the lock was held is seen by the load that follows the lock
+    await new Promise((r) => setTimeout(r, 100));
+    await qr.query(`UPDATE "task_executions" SET "state_info" = 'late' WHERE "workflow_execution_id" = $1`, [
+      a,
+    ]);
+    await qr.commitTransaction();
+    await qr.release();
+    const snapshot = await loaded;
+    expect(snapshot.tasks.map((t) => t.stateInfo)).toEqual(snapshot.tasks.map(() => 'late'));
+    expect(committed).toBeGreaterThan(0);
+    const rows: { description: string }[] = await ds.query(
+      `SELECT "description" FROM "workflow_executions" WHERE "id" = $1`,
+      [a],
+    );
+    expect(rows[0]!.description).toBe('seen');
+
+    // a failure rolls back and frees the connection's transaction (and the lock)
+    await expect(
+      inSnapshotTransaction(ds, new SpecCache(), [a], new Map(), async (em) => {
+        await em.query(`UPDATE "workflow_executions" SET "description" = 'lost' WHERE "id" = $1`, [a]);
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
+    const after: { description: string }[] = await ds.query(
+      `SELECT "description" FROM "workflow_executions" WHERE "id" = $1 FOR UPDATE NOWAIT`,
+      [a],
+    );
+    expect(after[0]!.description).toBe('seen');
+    // a failing lock statement (an id that is no uuid) leaves no transaction open on the pooled connection
+    await expect(
+      inSnapshotTransaction(ds, new SpecCache(), ["x'; SELECT 1; --"], new Map(), async () => 1),
+    ).rejects.toThrow(/uuid/);
+    const open: { n: string }[] = await ds.query(
+      `SELECT count(*) AS "n" FROM pg_stat_activity WHERE "datname" = current_database() AND "state" LIKE 'idle in transaction%'`,
+    );
+    expect(Number(open[0]!.n)).toBe(0);
   });
 
   it('gives named item actions their position in the task only when an event fails them', async () => {
@@ -129,6 +189,14 @@ describe('lockSnapshots (PostgreSQL)', () => {
       [third, 2],
     ]);
     expect(failing.many).toEqual(failing.one);
+    const atOnce = await inSnapshotTransaction(
+      ds,
+      new SpecCache(),
+      [c],
+      new Map([[c, { ids: [second!, third!], failing: [third!] }]]),
+      async (_, s) => s.get(c),
+    );
+    expect(atOnce).toEqual(failing.one);
     // a plain list counts every named action as failing (the positions are always there)
     const plain = await ds.transaction((em) => lockSnapshot(em, c, new SpecCache(), [third!]));
     expect(ordinals(plain)).toEqual([[third, 2]]);

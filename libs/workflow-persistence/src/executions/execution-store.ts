@@ -241,12 +241,14 @@ export const LARGE_INPUT_BYTES = 8 * 1024;
 
 /** The execution columns, the spec and the input left out for the executions whose copy is cached. */
 const lockedColumns = (specsParam: string, inputsParam: string): string =>
+  // replacer functions: the parameters may be literals, whose text must not be read as `$` patterns
   EXECUTION_COLUMNS.replace(
     '"spec", ',
-    `CASE WHEN "id" = ANY(${specsParam}::uuid[]) THEN "spec" END AS "spec", `,
+    () => `CASE WHEN "id" = ANY(${specsParam}::uuid[]) THEN "spec" END AS "spec", `,
   ).replace(
     '"input", ',
-    `CASE WHEN "id" = ANY(${inputsParam}::uuid[]) THEN "input" END AS "input", pg_column_size("input") AS "input_size", `,
+    () =>
+      `CASE WHEN "id" = ANY(${inputsParam}::uuid[]) THEN "input" END AS "input", pg_column_size("input") AS "input_size", `,
   );
 
 /** Puts the cached spec and input into a locked row, and caches those it carried. */
@@ -353,25 +355,110 @@ export async function lockSnapshots(
   actionIds: ReadonlyMap<string, readonly string[] | NamedActions>,
 ): Promise<Map<string, ExecutionSnapshot>> {
   const ids = [...new Set(executionIds)].sort();
+  const lock = new Params();
   const locked: Row[] = await db.query(
-    `SELECT ${lockedColumns('$2', '$3')} FROM "workflow_executions" WHERE "id" = ANY($1::uuid[]) ORDER BY "id" FOR UPDATE`,
-    [ids, ids.filter((id) => !specs.get(id)), ids.filter((id) => !specs.getInput(id))],
+    lockStatement(ids, specs, (v) => lock.add(v)),
+    lock.values,
   );
-  const out = new Map<string, ExecutionSnapshot>();
-  if (locked.length === 0) return out;
+  if (locked.length === 0) return new Map();
+  const load = new Params();
+  const loaded: Row[] = await db.query(
+    loadStatement(
+      locked.map((r) => String(r['id'])),
+      actionIds,
+      (v) => load.add(v),
+    ),
+    load.values,
+  );
+  return toSnapshots(db, specs, locked, loaded);
+}
+
+/**
+ * A connection that runs several statements sent as one text in one round trip (PostgreSQL's simple
+ * query protocol, values written into the text): `pg`'s client, which answers with one result per
+ * statement.
+ */
+export interface StatementBatchRunner {
+  query(text: string): Promise<unknown>;
+  escapeLiteral(value: string): string;
+}
+
+/**
+ * {@link lockSnapshots} in one round trip: the lock and the load travel together as two statements of
+ * one simple query, after START TRANSACTION with `begin` (`opened` is called once the transaction is
+ * open). Each statement of a simple query takes its own snapshot under READ COMMITTED, so the load
+ * still sees every commit made before the lock was granted. `loads` runs any further read the
+ * snapshots need (the expression world). The simple protocol binds no values: ids and JSON are written
+ * into the text as literals escaped by the connection.
+ */
+export async function lockSnapshotsAtOnce(
+  client: StatementBatchRunner,
+  loads: SqlRunner,
+  executionIds: readonly string[],
+  specs: SpecCache,
+  actionIds: ReadonlyMap<string, readonly string[] | NamedActions>,
+  options: { begin?: boolean; opened?: () => void } = {},
+): Promise<Map<string, ExecutionSnapshot>> {
+  const ids = [...new Set(executionIds)].sort();
+  const literal = (v: unknown): string =>
+    Array.isArray(v)
+      ? v.length === 0
+        ? "'{}'"
+        : `ARRAY[${v.map((x) => client.escapeLiteral(String(x))).join(', ')}]`
+      : client.escapeLiteral(String(v));
+  const text = [
+    ...(options.begin ? ['START TRANSACTION'] : []),
+    lockStatement(ids, specs, literal),
+    loadStatement(ids, actionIds, literal),
+  ].join(';\n');
+  const results = (await client.query(text)) as { rows: Row[] }[];
+  options.opened?.();
+  const [locked, loaded] = results.slice(options.begin ? 1 : 0).map((r) => r.rows);
+  if (!locked || locked.length === 0) return new Map();
+  return toSnapshots(loads, specs, locked, loaded ?? []);
+}
+
+/** Locks the execution rows in id order and reads their columns (the spec and input when not cached). */
+const lockStatement = (
+  ids: readonly string[],
+  specs: SpecCache,
+  bind: (value: unknown) => string,
+): string => {
+  const all = bind(ids);
+  const specsParam = bind(ids.filter((id) => !specs.get(id)));
+  const inputsParam = bind(ids.filter((id) => !specs.getInput(id)));
+  return `SELECT ${lockedColumns(specsParam, inputsParam)} FROM "workflow_executions" WHERE "id" = ANY(${all}::uuid[]) ORDER BY "id" FOR UPDATE`;
+};
+
+/** Reads the tasks, the needed actions and the sub-executions of each execution of `ids`. */
+const loadStatement = (
+  ids: readonly string[],
+  actionIds: ReadonlyMap<string, readonly string[] | NamedActions>,
+  bind: (value: unknown) => string,
+): string => {
   const named = ids.map((id) => [id, namedParams(actionIds.get(id) ?? [])] as const);
-  const namedIds = Object.fromEntries(named.map(([id, n]) => [id, n.ids]));
-  const failing = Object.fromEntries(named.map(([id, n]) => [id, n.failing]));
-  const rows: Row[] = await db.query(
-    `SELECT x."id",
+  const all = bind(ids);
+  const namedIds = bind(JSON.stringify(Object.fromEntries(named.map(([id, n]) => [id, n.ids]))));
+  const failing = bind(JSON.stringify(Object.fromEntries(named.map(([id, n]) => [id, n.failing]))));
+  return `SELECT x."id",
        (SELECT COALESCE(json_agg(t ORDER BY t."seq"), '[]') FROM "task_executions" t WHERE t."workflow_execution_id" = x."id") AS "tasks",
-       (${NEEDED_ACTIONS.replaceAll('$1', 'x."id"').replaceAll('$2::jsonb', '($2::jsonb -> x."id"::text)').replaceAll('$3::jsonb', '($3::jsonb -> x."id"::text)')}) AS "actions",
+       (${NEEDED_ACTIONS.replaceAll('$1', 'x."id"')
+         .replaceAll('$2::jsonb', () => `(${namedIds}::jsonb -> x."id"::text)`)
+         .replaceAll('$3::jsonb', () => `(${failing}::jsonb -> x."id"::text)`)}) AS "actions",
        (SELECT COALESCE(json_agg(json_build_object('id', s."id", 'task_execution_id', s."task_execution_id", 'state', s."state")), '[]')
           FROM "workflow_executions" s WHERE s."parent_execution_id" = x."id") AS "subs"
-     FROM unnest($1::uuid[]) AS x("id")`,
-    [locked.map((r) => String(r['id'])), JSON.stringify(namedIds), JSON.stringify(failing)],
-  );
-  const related = new Map(rows.map((r) => [String(r['id']), r]));
+     FROM unnest(${all}::uuid[]) AS x("id")`;
+};
+
+/** The snapshots of the locked rows, with the loaded rows of each. */
+async function toSnapshots(
+  db: SqlRunner,
+  specs: SpecCache,
+  locked: readonly Row[],
+  loaded: readonly Row[],
+): Promise<Map<string, ExecutionSnapshot>> {
+  const out = new Map<string, ExecutionSnapshot>();
+  const related = new Map(loaded.map((r) => [String(r['id']), r]));
   for (const exRow of locked) {
     const id = String(exRow['id']);
     withCached(specs, exRow);

@@ -1,0 +1,134 @@
+import { randomUUID } from 'node:crypto';
+import type { ActionExecution, TaskExecution, WorkflowExecution } from '@osc/workflow-domain';
+import { ENGINE_KINDS, type TestDataSource, combineMigrations, createTestDataSource } from '@osc/persistence';
+import { applyChangesOfMany, readSnapshot, toWorkflowExecution } from './execution-store';
+import { executionMigrations } from './executions.migration';
+
+/** The rows a decision creates are stored as the domain holds them, and read back the same. */
+describe.each(ENGINE_KINDS)('applyChangesOfMany: created rows (%s)', (kind) => {
+  let t: TestDataSource;
+
+  beforeAll(async () => {
+    t = await createTestDataSource(kind, { migrations: combineMigrations(executionMigrations) as never });
+  });
+  afterAll(async () => {
+    await t?.cleanup();
+  });
+
+  const at = (s: number): Date => new Date(Date.UTC(2026, 0, 1, 10, 0, s, 123));
+  const execution = async (): Promise<WorkflowExecution> => {
+    const id = randomUUID();
+    const rows: Record<string, unknown>[] = await t.dataSource.query(
+      `INSERT INTO "workflow_executions" ("id", "workflow_id", "workflow_name", "project_id", "state", "spec", "root_execution_id", "created_at")
+       VALUES ($1, 'wf-id', 'wf', 'p', 'RUNNING', '{"tasks":{}}', $1, $2::timestamptz) RETURNING *`,
+      [id, at(0).toISOString()],
+    );
+    return toWorkflowExecution(rows[0]!);
+  };
+  const task = (ex: WorkflowExecution, name: string, over: Partial<TaskExecution>): TaskExecution => ({
+    id: randomUUID(),
+    name,
+    executionId: ex.id,
+    type: 'ACTION',
+    tags: ['t'],
+    state: 'RUNNING',
+    stateInfo: null,
+    inContext: { a: 1, s: 'it\'s \\ "quoted"' },
+    published: {},
+    publishedGlobal: {},
+    runtimeContext: {},
+    result: null,
+    processed: false,
+    nextTasks: [],
+    errorHandled: false,
+    startedAt: at(1),
+    finishedAt: null,
+    createdAt: at(1),
+    updatedAt: null,
+    ...over,
+  });
+  const action = (t0: TaskExecution, over: Partial<ActionExecution>): ActionExecution => ({
+    id: randomUUID(),
+    taskExecutionId: t0.id,
+    executionId: t0.executionId,
+    name: 'std.noop',
+    state: 'RUNNING',
+    stateInfo: null,
+    input: { x: [1, null, 'y'] },
+    output: null,
+    accepted: true,
+    itemIndex: null,
+    createdAt: at(2),
+    updatedAt: null,
+    ...over,
+  });
+
+  it('keeps JSON null apart from SQL NULL, the order of creation and every column', async () => {
+    const ex = await execution();
+    const other = await execution();
+    // created in this order: the sequence (and so the snapshot's order) follows it, not the names
+    const tasks = [
+      task(ex, 'c', {
+        result: 'text',
+        state: 'SUCCESS',
+        finishedAt: at(3),
+        processed: true,
+        updatedAt: at(3),
+      }),
+      task(ex, 'a', { result: { r: [1, 2] }, stateInfo: 'info', nextTasks: [['c', 'on-success']] }),
+      task(ex, 'b', { result: null, errorHandled: true, tags: [], published: { p: null } }),
+    ];
+    const actions = [
+      action(tasks[0]!, { output: { out: 1 }, state: 'SUCCESS', updatedAt: at(3) }),
+      action(tasks[1]!, { output: null, accepted: false, stateInfo: 'why' }),
+      action(tasks[2]!, { itemIndex: 4 }),
+    ];
+    const otherTask = task(other, 'z', {});
+    await applyChangesOfMany(t.dataSource, [
+      { ex, changes: { tasksCreated: tasks, tasksUpdated: [], actionsCreated: actions, actionsUpdated: [] } },
+      {
+        ex: other,
+        changes: { tasksCreated: [otherTask], tasksUpdated: [], actionsCreated: [], actionsUpdated: [] },
+      },
+    ]);
+
+    const snapshot = await readSnapshot(t.dataSource, ex.id);
+    expect(snapshot!.tasks).toEqual(tasks);
+    expect(snapshot!.actions).toEqual(actions);
+    expect((await readSnapshot(t.dataSource, other.id))!.tasks).toEqual([otherTask]);
+
+    const stored: Record<string, unknown>[] = await t.dataSource.query(
+      `SELECT "name", "workflow_id", "workflow_name", "project_id", jsonb_typeof("result") AS "result_type"
+         FROM "task_executions" WHERE "workflow_execution_id" = $1 ORDER BY "seq"`,
+      [ex.id],
+    );
+    expect(stored).toEqual([
+      { name: 'c', workflow_id: 'wf-id', workflow_name: 'wf', project_id: 'p', result_type: 'string' },
+      { name: 'a', workflow_id: 'wf-id', workflow_name: 'wf', project_id: 'p', result_type: 'object' },
+      { name: 'b', workflow_id: 'wf-id', workflow_name: 'wf', project_id: 'p', result_type: 'null' },
+    ]);
+    const storedActions: Record<string, unknown>[] = await t.dataSource.query(
+      `SELECT "task_name", "workflow_name", "project_id", "output" IS NULL AS "no_output"
+         FROM "action_executions" WHERE "workflow_execution_id" = $1 ORDER BY "seq"`,
+      [ex.id],
+    );
+    expect(storedActions).toEqual([
+      { task_name: 'c', workflow_name: 'wf', project_id: 'p', no_output: false },
+      { task_name: 'a', workflow_name: 'wf', project_id: 'p', no_output: true },
+      { task_name: 'b', workflow_name: 'wf', project_id: 'p', no_output: true },
+    ]);
+  });
+
+  it('names an action created for a task of an earlier decision from its row', async () => {
+    const ex = await execution();
+    const t0 = task(ex, 'earlier', {});
+    const none = { tasksCreated: [], tasksUpdated: [], actionsCreated: [], actionsUpdated: [] };
+    await applyChangesOfMany(t.dataSource, [{ ex, changes: { ...none, tasksCreated: [t0] } }]);
+    await applyChangesOfMany(t.dataSource, [{ ex, changes: { ...none, actionsCreated: [action(t0, {})] } }]);
+    const rows: { task_name: string }[] = await t.dataSource.query(
+      `SELECT "task_name" FROM "action_executions" WHERE "task_execution_id" = $1`,
+      [t0.id],
+    );
+    expect(rows).toEqual([{ task_name: 'earlier' }]);
+  });
+});
