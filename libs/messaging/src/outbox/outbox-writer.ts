@@ -119,8 +119,6 @@ export class OutboxWriter {
       rows.some((r) => r.partitionKey !== null) ||
       (active !== undefined && this.pending.has(active));
     const claimableAt = relay ? 'NULL' : HAND_OFF_LEASE;
-    // Rows a hand-off published ride on the first INSERT as a DELETE (`onHandOff`).
-    let gone = this.published?.take() ?? [];
     for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
       const chunk = rows.slice(i, i + INSERT_CHUNK);
       const params: unknown[] = [];
@@ -130,27 +128,15 @@ export class OutboxWriter {
         return `($${b + 1}::uuid, $${b + 2}, $${b + 3}, $${b + 4}::jsonb, $${b + 5}, ${claimableAt})`;
       });
       const insert = `INSERT INTO "outbox" ("id", "destination", "queue", "payload", "partition_key", "claimable_at") VALUES ${values.join(', ')}`;
-      if (gone.length === 0) {
+      if (i > 0 || !this.published) {
         await em.query(insert, params);
         continue;
       }
-      const deleted = gone;
-      gone = [];
-      params.push(deleted);
-      try {
-        await em.query(
-          `WITH "published" AS (DELETE FROM "outbox" WHERE "id" = ANY($${params.length}::uuid[])) ${insert}`,
-          params,
-        );
-      } catch (e) {
-        this.published?.add(deleted);
-        throw e;
-      }
-      if (active) {
+      // The rows a hand-off published ride on the first INSERT as a DELETE (`onHandOff`).
+      const deleted = await this.published.insertCarryingDeletes(em, insert, params);
+      if (active && deleted.length > 0) {
         this.attach(em.connection);
-        const earlier = this.deleting.get(active);
-        if (earlier) earlier.push(...deleted);
-        else this.deleting.set(active, deleted);
+        this.deleting.set(active, [...(this.deleting.get(active) ?? []), ...deleted]);
       }
     }
     const free = rows.map((r) => ({

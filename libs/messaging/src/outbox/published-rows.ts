@@ -40,8 +40,31 @@ export class PublishedRows {
     }, this.delayMs);
   }
 
-  /** Takes the rows to delete for a statement of the caller's (give them back if it does not commit). */
-  take(): string[] {
+  /**
+   * Runs `insert` (an outbox INSERT with `params`) carrying the DELETE of the rows waiting, as a
+   * data-modifying CTE, and returns their ids: the caller gives them back (`add`) if its transaction
+   * does not commit. If the statement fails they wait again.
+   */
+  async insertCarryingDeletes(em: EntityManager, insert: string, params: unknown[]): Promise<string[]> {
+    const ids = this.take();
+    if (ids.length === 0) {
+      await em.query(insert, params);
+      return [];
+    }
+    try {
+      await em.query(
+        `WITH "published" AS (DELETE FROM "outbox" WHERE "id" = ANY($${params.length + 1}::uuid[])) ${insert}`,
+        [...params, ids],
+      );
+    } catch (e) {
+      this.add(ids);
+      throw e;
+    }
+    return ids;
+  }
+
+  /** Empties the list (and its timer): the caller deletes these rows. */
+  private take(): string[] {
     const ids = this.ids;
     this.ids = [];
     if (this.timer) clearTimeout(this.timer);
