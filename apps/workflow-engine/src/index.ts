@@ -39,7 +39,8 @@ export function startWorkflowEngine(
   // after the commit and deleted with one statement, not through a claim transaction of the relay
   // (docs/runtime.md). Other apps keep the relay: with the API's start commands handed off too, the
   // engines spent more CPU per execution with inline actions (bench/engine/README.md).
-  if (runtime.mode === 'distributed') runtime.outbox.onHandOff((rows) => runtime.relay.handOff(rows));
+  if (runtime.mode === 'distributed')
+    runtime.outbox.onHandOff((rows) => runtime.relay.handOff(rows), runtime.relay.published);
   const root = WorkflowEngineRoot.with(runtime, config);
   if (!opts.http) return startWorkerContext('workflow-engine', root, config.logLevel);
   return startHttpApp(root, {

@@ -32,6 +32,7 @@ export { OutboxEntity, outboxEntities, type OutboxDestination } from './outbox/o
 export { messagingMigrations, CreateOutbox1763856000000 } from './outbox/outbox.migration';
 export { OutboxWriter, type OutboxItem, type HandedOffRow } from './outbox/outbox-writer';
 export { OutboxRelay, type OutboxRelayOptions } from './outbox/outbox-relay';
+export { PublishedRows } from './outbox/published-rows';
 export { createMessaging, type Messaging, type MessagingConfig } from './create-messaging';
 export { type AfterCommit } from './command-bus';
 export { MessageJournal, type JournalEntry, type JournalChange } from './journal/message-journal';

@@ -245,6 +245,55 @@ export function outboxContract(h: OutboxHarness): void {
     await relay.stop();
   });
 
+  it('deletes the rows a hand-off published with the next INSERT, and keeps them when that transaction rolls back', async () => {
+    const handing = new OutboxWriter();
+    const bus = new RecordingBus();
+    const relay = new OutboxRelay(ds, bus, new InProcessJobQueue(), {
+      pollIntervalMs: 60_000,
+      deleteDelayMs: 60_000,
+      logger: quiet,
+    });
+    handing.onHandOff((rows) => relay.handOff(rows), relay.published);
+    const remaining = async () =>
+      (await ds.query(`SELECT "payload"->>'id' AS id FROM "outbox" ORDER BY "seq"`)).map(
+        (r: { id: string }) => r.id,
+      );
+    await ds.transaction((em) => handing.add(em, command('d1')));
+    await waitFor('d1 published', async () => relay.published.waiting === 1);
+    expect(bus.published.map((p) => p.msg.id)).toEqual(['d1']);
+    expect(await remaining()).toEqual(['d1']); // its DELETE waits for the next INSERT
+    let inside: string[] = [];
+    await ds
+      .transaction(async (em) => {
+        await handing.add(em, command('d2'));
+        inside = (await em.query(`SELECT "payload"->>'id' AS id FROM "outbox"`)).map(
+          (r: { id: string }) => r.id,
+        );
+        throw new Error('rolled back');
+      })
+      .catch(() => undefined);
+    expect(inside).toEqual(['d2']); // d2's INSERT deleted d1
+    expect(relay.published.waiting).toBe(1);
+    expect(await remaining()).toEqual(['d1']); // the rollback undid the DELETE: d1 waits again
+    await ds.transaction(async (em) => {
+      await handing.add(em, command('d3'));
+      await em
+        .transaction(async (inner) => {
+          await handing.add(inner, command('d4'));
+          throw new Error('savepoint rolled back');
+        })
+        .catch(() => undefined);
+    });
+    // the savepoint's rollback went to the relay (d3's lease lifted), d1 was deleted by d3's INSERT
+    expect(await remaining()).toEqual(['d3']);
+    expect(relay.published.waiting).toBe(1); // d1 again: deleting it twice is harmless
+    // d3's lease is lifted right after the commit; then a relay pass publishes it
+    await waitFor('d3 relayed', async () => (await relay.relayPending()) === 1);
+    await relay.stop();
+    expect(bus.published.map((p) => p.msg.id)).toEqual(['d1', 'd3']);
+    expect(await remaining()).toEqual([]);
+  });
+
   it('leaves to the relay the transactions with partitioned rows or a rolled-back savepoint', async () => {
     const handing = new OutboxWriter();
     let notified = 0;

@@ -6,12 +6,15 @@ import { describeError, isRetryableError } from '../retryable';
 import { type Span, SpanKind, trace } from '@opentelemetry/api';
 import { contextFromHeaders, injectHeaders, tracer, unwrapJobData, wrapJobData } from '@osc/telemetry';
 import { type HandedOffRow, releaseLeases } from './outbox-writer';
+import { PublishedRows } from './published-rows';
 
 export interface OutboxRelayOptions {
   /** Rows claimed per transaction. Default 500. */
   batchSize?: number;
   /** Fallback polling period when nobody calls `notify()`. Default 1000 ms. */
   pollIntervalMs?: number;
+  /** Longest wait of a published hand-off row for an INSERT to carry its DELETE. Default 100 ms. */
+  deleteDelayMs?: number;
   logger?: MessagingLogger;
 }
 
@@ -61,6 +64,11 @@ export class OutboxRelay {
   /** Rows handed off by writers of this process, waiting for the hand-off in flight. */
   private handOffs: HandedOffRow[] = [];
   private handingOff?: Promise<void>;
+  /**
+   * Rows the hand-off published, their DELETE waiting for the writer's next INSERT
+   * (`OutboxWriter.onHandOff`, which takes them from here) or a statement of their own.
+   */
+  readonly published: PublishedRows;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -71,6 +79,7 @@ export class OutboxRelay {
     this.batchSize = options.batchSize ?? 500;
     this.pollIntervalMs = options.pollIntervalMs ?? 1000;
     this.logger = options.logger ?? stderrLogger;
+    this.published = new PublishedRows(dataSource, this.logger, options.deleteDelayMs);
   }
 
   /** Starts the background loop (idempotent); the first pass runs at once. */
@@ -90,6 +99,7 @@ export class OutboxRelay {
   /** Stops the loop after the batch in progress (and the hand-offs in flight). */
   async stop(): Promise<void> {
     await this.handingOff;
+    await this.published.flush();
     if (!this.running) return;
     this.running = false;
     this.notify();
@@ -102,7 +112,9 @@ export class OutboxRelay {
    * one DELETE for all the rows handed off while the previous hand-off was in flight. Relays leave
    * the rows alone meanwhile (their lease, `claimable_at`); if publishing fails, the lease is lifted
    * and the relay woken, and if this process dies first, relays take the rows once the lease has
-   * passed. A row published whose DELETE then fails is published again by a relay (at least once).
+   * passed. The DELETE of the rows published waits in {@link published} for the writer's next INSERT
+   * to carry it (no statement and commit of its own on a busy engine), 100 ms at most. A row
+   * published whose DELETE then fails is published again by a relay (at least once).
    */
   handOff(rows: readonly HandedOffRow[]): void {
     this.handOffs.push(...rows);
@@ -115,7 +127,7 @@ export class OutboxRelay {
       try {
         const afterCommit: AfterCommit[] = [];
         const delivered = await this.publish(this.dataSource.manager, batch, afterCommit);
-        await deleteRows(this.dataSource.manager, delivered);
+        this.published.add(delivered);
         for (const handOver of afterCommit) handOver();
       } catch (e) {
         this.logger.warn('outbox hand-off failed; the relay will publish the rows', {

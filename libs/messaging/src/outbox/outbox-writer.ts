@@ -17,6 +17,7 @@ import {
 } from '../command-bus';
 import { type JobQueue, type NewJob, normalizeJob } from '../job-queue';
 import { withTraceData, withTraceHeaders } from '../tracing';
+import type { PublishedRows } from './published-rows';
 
 /** One thing to send after commit. Items with the same `partitionKey` are delivered in the order added. */
 export type OutboxItem =
@@ -74,6 +75,10 @@ export interface TransactionalMessaging {
 export class OutboxWriter {
   private readonly listeners = new Set<() => void>();
   private handOffListener?: (rows: HandedOffRow[]) => void;
+  /** Published rows whose DELETE the next INSERT carries (`onHandOff`). */
+  private published?: PublishedRows;
+  /** Published rows a transaction's INSERT deletes: given back if it does not commit. */
+  private readonly deleting = new WeakMap<QueryRunner, string[]>();
   /** Transactions whose rows the relay must move (the `onCommitted` listeners are told). */
   private readonly pending = new WeakSet<QueryRunner>();
   /** Rows of a transaction to hand off after its commit, unless it is in `pending`. */
@@ -122,10 +127,17 @@ export class OutboxWriter {
         const b = j * 5;
         return `($${b + 1}::uuid, $${b + 2}, $${b + 3}, $${b + 4}::jsonb, $${b + 5}, ${claimableAt})`;
       });
-      await em.query(
-        `INSERT INTO "outbox" ("id", "destination", "queue", "payload", "partition_key", "claimable_at") VALUES ${values.join(', ')}`,
-        params,
-      );
+      const insert = `INSERT INTO "outbox" ("id", "destination", "queue", "payload", "partition_key", "claimable_at") VALUES ${values.join(', ')}`;
+      if (i > 0 || !this.published) {
+        await em.query(insert, params);
+        continue;
+      }
+      // The rows a hand-off published ride on the first INSERT as a DELETE (`onHandOff`).
+      const deleted = await this.published.insertCarryingDeletes(em, insert, params);
+      if (active && deleted.length > 0) {
+        this.attach(em.connection);
+        this.deleting.set(active, [...(this.deleting.get(active) ?? []), ...deleted]);
+      }
     }
     const free = rows.map((r) => ({
       id: r.id,
@@ -163,11 +175,17 @@ export class OutboxWriter {
    * a savepoint rolled back (what it added may be gone). A row handed off is still a row: if it is
    * not published and deleted (a crash, a broker failure), a relay publishes it later, so a message
    * may arrive twice, never not at all.
+   *
+   * `published` (`OutboxRelay.published`): the rows the hand-off has published; the next INSERT of
+   * this writer deletes them in the same statement (a data-modifying CTE), so they cost no DELETE
+   * statement and commit of their own. A transaction that rolls back (a savepoint included) gives
+   * them back, to be deleted by a later INSERT or by `published` itself.
    */
-  onHandOff(listener: (rows: HandedOffRow[]) => void): void {
+  onHandOff(listener: (rows: HandedOffRow[]) => void, published?: PublishedRows): void {
     // Until the listener takes them, its rows are leased (`claimable_at`, HAND_OFF_LEASE): a relay
     // leaves them alone, so a row handed off is not published a second time by a relay's pass.
     this.handOffListener = listener;
+    this.published = published;
   }
 
   private handOff(rows: HandedOffRow[], connection?: DataSource): void {
@@ -278,6 +296,7 @@ export class OutboxWriter {
       // commit makes rows visible, and only the outermost rollback discards all of them.
       afterTransactionCommit: (event: TransactionCommitEvent) => {
         if (event.queryRunner.isTransactionActive) return;
+        this.deleting.delete(event.queryRunner);
         const handOvers = this.handOvers.get(event.queryRunner);
         if (handOvers) {
           this.handOvers.delete(event.queryRunner);
@@ -298,6 +317,12 @@ export class OutboxWriter {
         else if (rows) this.handOff(rows, dataSource);
       },
       afterTransactionRollback: (event: TransactionRollbackEvent) => {
+        // Rows whose DELETE was undone (perhaps only by a savepoint: deleting twice is harmless).
+        const deleting = this.deleting.get(event.queryRunner);
+        if (deleting) {
+          this.deleting.delete(event.queryRunner);
+          this.published?.add(deleting);
+        }
         if (event.queryRunner.isTransactionActive) {
           // a savepoint rolled back: rows added so far may be gone, so the relay moves what is
           // left, their lease lifted after the commit
