@@ -57,7 +57,6 @@ export class DecisionStore {
       ex: decision.changes.execution ?? snapshot.execution,
       events: historyEvents(snapshot, decision.changes),
     }));
-    let written: number[] = [];
     await applyChangesOfMany(
       em,
       decided.map(({ snapshot, decision }) => ({
@@ -65,15 +64,11 @@ export class DecisionStore {
         changes: decision.changes,
         before: snapshot,
       })),
-      (bind) => {
-        const append = executionEventsAppendCall(histories, this.now(), bind);
-        written = append.written;
-        return append.call;
-      },
+      (bind) => executionEventsAppendCall(histories, this.now(), bind).call,
     );
-    histories.forEach((h, k) => {
-      if ((written[k] ?? 0) > 0) touched.set(h.ex, h.events);
-    });
+    // The story of the changes (log lines, transition metrics) is told whether or not history rows
+    // were written: the benchmark's history switch must not turn the logs off with the rows.
+    for (const h of histories) if (h.events.length > 0) touched.set(h.ex, h.events);
   }
 
   /** A decision's outgoing messages (for the outbox). */
@@ -90,7 +85,8 @@ export class DecisionStore {
   ): Promise<OutboxItem[]> {
     const ex = decision.changes.execution ?? snapshot.execution;
     const history = historyEvents(snapshot, decision.changes);
-    if ((await appendExecutionEvents(em, ex, history, this.now())) > 0) touched.set(ex, history);
+    await appendExecutionEvents(em, ex, history, this.now());
+    if (history.length > 0) touched.set(ex, history);
     return this.effects.of(em, ex, decision);
   }
 }
