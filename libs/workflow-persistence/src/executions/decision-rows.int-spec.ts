@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { ActionExecution, TaskExecution, WorkflowExecution } from '@osc/workflow-domain';
 import { ENGINE_KINDS, type TestDataSource, combineMigrations, createTestDataSource } from '@osc/persistence';
-import { applyChangesOfMany, readSnapshot, toWorkflowExecution } from './execution-store';
+import { toWorkflowExecution } from './execution-rows';
+import { readSnapshot } from './execution-snapshots';
+import { applyChangesOfMany } from './execution-store';
 import { executionMigrations } from './executions.migration';
 
 /** The rows a decision creates are stored as the domain holds them, and read back the same. */

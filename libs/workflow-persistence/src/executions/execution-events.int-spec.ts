@@ -24,7 +24,8 @@ import {
   listExecutionStateChanges,
   settledStreamPosition,
 } from './execution-events';
-import { applyChangesOfMany, insertExecution, insertExecutionReturning } from './execution-store';
+import { insertExecution, insertExecutionReturning } from './execution-rows';
+import { applyChangesOfMany } from './execution-store';
 import { executionMigrations } from './executions.migration';
 
 const SPEC = parseWorkflows(`

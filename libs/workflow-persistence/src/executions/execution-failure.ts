@@ -6,7 +6,7 @@ import {
   isCompleted,
 } from '@osc/workflow-domain';
 import { appendExecutionEvents } from './execution-events';
-import type { SqlRunner } from './execution-store';
+import type { SqlRunner } from './execution-rows';
 
 /** Sources of the last-resort ERROR: the unfinished states that may move to ERROR (a finished execution, ERROR included, keeps its state and first reason). */
 const FAILABLE: readonly ExecutionState[] = allowedExecutionSources('ERROR').filter((s) => !isCompleted(s));

@@ -6,7 +6,7 @@ import {
   createTestDataSource,
   runInTransaction,
 } from '@osc/persistence';
-import type { SqlRunner } from './execution-store';
+import type { SqlRunner } from './execution-rows';
 import { executionMigrations } from './executions.migration';
 import { type ExpirationCutoff, type ExpirationSettings, expireExecutionsBatch } from './expiration';
 

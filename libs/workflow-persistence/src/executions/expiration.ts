@@ -1,6 +1,6 @@
 import { returnedRows } from '@osc/persistence';
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import type { SqlRunner } from './execution-store';
+import type { SqlRunner } from './execution-rows';
 import { deleteExecutionHistory } from './execution-events';
 
 /** Mistral's execution expiration policy settings (`[execution_expiration_policy]`). */

@@ -22,6 +22,8 @@ export {
   insertExecution,
   insertExecutionReturning,
   type AlongsideInsert,
+} from './execution-rows';
+export {
   lockSnapshot,
   readSnapshot,
   lockSnapshots,
@@ -29,6 +31,8 @@ export {
   type NamedActions,
   type StatementBatchRunner,
   SpecCache,
+} from './execution-snapshots';
+export {
   applyChanges,
   applyChangesOfMany,
   type DecisionRows,

@@ -1,5 +1,5 @@
 import { EXECUTION_EVENTS_CHANNEL } from './execution-events';
-import type { SqlRunner } from './execution-store';
+import type { SqlRunner } from './execution-rows';
 
 /**
  * The workflow API's reads and small writes of the run-time tables (workflow, task and action

@@ -1,4 +1,4 @@
-import type { SqlRunner } from './execution-store';
+import type { SqlRunner } from './execution-rows';
 
 /** A new standalone action execution (`POST /v2/action_executions`), RUNNING until its executor reports. */
 export interface NewStandaloneAction {

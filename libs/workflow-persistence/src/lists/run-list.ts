@@ -1,6 +1,6 @@
 import { NotFoundError } from '@osc/errors';
 import { type SortKey, afterMarker, pageTail } from '@osc/list-query';
-import type { SqlRunner } from '../executions/execution-store';
+import type { SqlRunner } from '../executions/execution-rows';
 import {
   type FieldFilter,
   type ListColumnKind,

@@ -1,5 +1,5 @@
 import { returnedRows } from '@osc/persistence';
-import type { SqlRunner } from '../executions/execution-store';
+import type { SqlRunner } from '../executions/execution-rows';
 
 type Row = Record<string, unknown>;
 const date = (v: unknown): Date | null =>

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import type { SqlRunner } from '../executions/execution-store';
+import type { SqlRunner } from '../executions/execution-rows';
 import { type ServiceKind, heartbeatServiceInstance, removeServiceInstance } from './service-instances';
 
 /** Where heartbeat failures are reported (the apps pass their structured logger). */

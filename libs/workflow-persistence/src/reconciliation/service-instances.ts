@@ -1,5 +1,5 @@
 import { returnedRows } from '@osc/persistence';
-import type { SqlRunner } from '../executions/execution-store';
+import type { SqlRunner } from '../executions/execution-rows';
 
 /** Kinds of running service instances, as Mistral's `GET /v2/services` names them (`type`). */
 export const SERVICE_KINDS = ['api', 'engine', 'executor', 'notifier', 'cron_scheduler'] as const;
