@@ -92,6 +92,27 @@ describe.each(ENGINE_KINDS)('listRuns (%s)', (kind) => {
     ).toEqual(['c', 'd']);
   });
 
+  it("orders a nullable column's NULLs as PostgreSQL does (last ascending, first descending), and pages through them from every marker", async () => {
+    const by = (dir: 'asc' | 'desc') => [
+      { key: 'description', dir },
+      { key: 'name', dir: 'asc' as const },
+    ];
+    // descriptions: a 'one', b NULL, c 'three', d NULL (the reference Mistral 15 on PostgreSQL lists
+    // executions sorted by state_info the same way)
+    expect(await names({ project: null, sort: by('asc') })).toEqual(['a', 'c', 'b', 'd']);
+    expect(await names({ project: null, sort: by('desc') })).toEqual(['b', 'd', 'c', 'a']);
+    for (const dir of ['asc', 'desc'] as const) {
+      const all = await listRuns(t.dataSource, ENVIRONMENTS, page({ project: null, sort: by(dir) }), [
+        'id',
+        'name',
+      ]);
+      for (const [i, row] of all.entries())
+        expect(await names({ project: null, sort: by(dir), marker: String(row['id']) })).toEqual(
+          all.slice(i + 1).map((r) => String(r['name'])),
+        );
+    }
+  });
+
   it('continues after a marker the caller may see, and 404s another project’s', async () => {
     const all = await listRuns(t.dataSource, ENVIRONMENTS, page({ project: null }), ['id', 'name']);
     const [a, , c] = all.map((r) => String(r['id']));

@@ -84,6 +84,27 @@ const sortExpr = (c: RunColumn): { sql: string; cast: string } => {
   }
 };
 
+/** The virtual sort key that puts a nullable column's NULLs where PostgreSQL puts them. */
+const NULL_FLAG = '\u0000null';
+
+/**
+ * The sort keys as ordered: a nullable column's key is preceded by its NULL flag (`col IS NULL`) in
+ * the same direction, so NULLs come last ascending and first descending, as PostgreSQL orders them
+ * (and so as Mistral lists them: `sort_keys=state_info` puts executions without one after the
+ * others), while the coalesced value keeps keyset pages exact around them. (Upstream's marker pages
+ * across NULLs skip rows; these do not.)
+ */
+const withNullFlags = (table: RunTable, sort: readonly SortKey[]): SortKey[] =>
+  sort.flatMap((k) =>
+    columnOf(table, k.key).nullable ? [{ key: `${k.key}${NULL_FLAG}`, dir: k.dir }, k] : [k],
+  );
+
+/** The expression and marker cast of a sort key, NULL flags included. */
+const keyExpr = (table: RunTable, key: string): { sql: string; cast: string } =>
+  key.endsWith(NULL_FLAG)
+    ? { sql: `(${q(columnOf(table, key.slice(0, -NULL_FLAG.length)).column)} IS NULL)`, cast: '::boolean' }
+    : sortExpr(columnOf(table, key));
+
 const columnOf = (table: RunTable, field: string): RunColumn => {
   const c = table.columns[field];
   if (!c) throw new Error(`unknown field ${field} of ${table.table}`);
@@ -121,10 +142,11 @@ export async function listRuns(
   for (const f of query.filters) where.push(filterCondition(columnOf(table, f.field), f, p));
   if (query.excludeTransient) where.push('NOT "transient"');
 
-  const exprOf = (key: string): string => sortExpr(columnOf(table, key)).sql;
+  const sort = withNullFlags(table, query.sort);
+  const exprOf = (key: string): string => keyExpr(table, key).sql;
   if (query.marker) {
     // Marker values travel as text and come back with their type: a timestamp keeps its microseconds.
-    const select = query.sort.map((k, i) => `(${exprOf(k.key)})::text AS "k${i}"`).join(', ');
+    const select = sort.map((k, i) => `(${exprOf(k.key)})::text AS "k${i}"`).join(', ');
     const visible =
       query.markerProject === null
         ? ''
@@ -136,11 +158,9 @@ export async function listRuns(
     const m = rows[0];
     if (!m)
       throw new NotFoundError(table.model, query.marker, `${table.model} not found [id=${query.marker}]`);
-    where.push(
-      afterMarker(query.sort, exprOf, (key, i) => p.addCast(m[`k${i}`], sortExpr(columnOf(table, key)).cast)),
-    );
+    where.push(afterMarker(sort, exprOf, (key, i) => p.addCast(m[`k${i}`], keyExpr(table, key).cast)));
   }
   const select = columns ? columns.map(q).join(', ') : '*';
-  const sql = `SELECT ${select} FROM ${q(table.table)} ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ${pageTail(query.sort, exprOf, { limit: query.limit }, p)}`;
+  const sql = `SELECT ${select} FROM ${q(table.table)} ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ${pageTail(sort, exprOf, { limit: query.limit }, p)}`;
   return db.query(sql, p.values);
 }
