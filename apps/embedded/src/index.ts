@@ -75,8 +75,8 @@ export async function startEmbedded(env: Env): Promise<EmbeddedProduct> {
   const wfApi = workflowApi.loadConfig(env);
   const volApi = volumeApi.loadConfig(env);
   // One process: a list started in windows overlaps nothing here, it only adds transactions (each
-  // window's item rows read and updated again: about 15 % more CPU per item at 10,000 items), so
-  // every item starts in one decision unless WORKFLOW_ENGINE_ITEMS_PER_DECISION says otherwise.
+  // later window's item rows read, then updated), so every item starts in one decision unless
+  // WORKFLOW_ENGINE_ITEMS_PER_DECISION says otherwise (docs/workflow-engine.md).
   const engine = {
     ...workflowEngine.loadConfig(env),
     ...(env['WORKFLOW_ENGINE_ITEMS_PER_DECISION'] === undefined ? { itemsPerDecision: 0 } : {}),

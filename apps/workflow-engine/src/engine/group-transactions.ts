@@ -80,8 +80,8 @@ export class GroupTransactions {
    * One transaction for the decisions of several executions: lock them all (in id order) and load
    * their snapshots in the transaction's first round trip (`inSnapshotTransaction`), decide each,
    * write each, add every outgoing message, commit; the fixed costs (begin, lock, load, outbox
-   * insert, commit) are paid once per group instead of once per command. If the group fails, each member is retried in a transaction of its own, so one bad
-   * execution cannot hold the others back.
+   * insert, commit) are paid once per group instead of once per command. If the group fails, each
+   * member is retried in a transaction of its own, so one bad execution cannot hold the others back.
    */
   private async runGroup(group: GroupMember[]): Promise<void> {
     if (group.length > 1) {
@@ -102,7 +102,7 @@ export class GroupTransactions {
               if (!snapshot) continue;
               decided.push({ i, snapshot, decision: await this.decider.decide(em, snapshot, m.events) });
             }
-            // every member's rows in one statement, its history in one more, then each member's messages
+            // every member's rows and history in one statement, then each member's messages
             await this.store.storeRowsAndHistoryOfMany(em, decided, touched);
             const items: OutboxItem[] = [];
             for (const { i, snapshot, decision } of decided) {

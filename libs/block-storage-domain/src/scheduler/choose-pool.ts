@@ -1,10 +1,10 @@
 import {
+  heaviest,
   placeVolume,
   poolsForType,
   weighByCapacity,
   type PlacementResult,
   type PoolState,
-  type WeighedPool,
 } from './placement';
 
 type ExtraSpecs = Readonly<Record<string, string | null>>;
@@ -104,9 +104,7 @@ function placeGroup(view: SchedulerView, ask: GroupPlacementAsk): GroupPlacement
     { size: 0, availabilityZone: ask.availabilityZone, extraSpecs: ask.typeSpecs[0] ?? {} },
     ask.capacityWeightMultiplier ?? 1,
   );
-  let best = weighed[0] as WeighedPool;
-  for (const w of weighed) if (w.weight > best.weight) best = w;
-  return { kind: 'placed', pool: best.pool };
+  return { kind: 'placed', pool: heaviest(weighed).pool };
 }
 
 function placeRetype(view: SchedulerView, ask: RetypePlacementAsk): RetypePlacement {

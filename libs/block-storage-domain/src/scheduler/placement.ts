@@ -219,10 +219,15 @@ export function placeVolume(
   });
   if (candidates.length === 0) return { kind: 'no-valid-backend', reasons };
   const weighed = weighByCapacity(candidates, request, options.capacityWeightMultiplier ?? 1);
+  const ranking = [...weighed].sort((a, b) => b.weight - a.weight);
+  return { kind: 'placed', pool: heaviest(weighed).pool, ranking };
+}
+
+/** The highest weight of a non-empty list; ties go to the first. */
+export function heaviest(weighed: readonly WeighedPool[]): WeighedPool {
   let best = weighed[0] as WeighedPool;
   for (const w of weighed) if (w.weight > best.weight) best = w;
-  const ranking = [...weighed].sort((a, b) => b.weight - a.weight);
-  return { kind: 'placed', pool: best.pool, ranking };
+  return best;
 }
 
 /** Pools that could host a type at all (3.35 `volume_type` pool filter): the filters with size 0. */

@@ -177,9 +177,10 @@ export class EngineSimulator {
     let current = snapshot;
     for (let attempt = 0; ; attempt++) {
       try {
+        const options = { itemsPerDecision: this.itemsPerDecision };
         return events.length === 1
-          ? decide(current, events[0]!, this.now, this.newId, { itemsPerDecision: this.itemsPerDecision })
-          : decideBatch(current, events, this.now, this.newId, { itemsPerDecision: this.itemsPerDecision });
+          ? decide(current, events[0]!, this.now, this.newId, options)
+          : decideBatch(current, events, this.now, this.newId, options);
       } catch (e) {
         if (!(e instanceof ItemsNeeded) || attempt >= 5) throw e;
         const asked = new Set(e.requests.map((r) => r.taskExecutionId));

@@ -138,35 +138,30 @@ async function insertExecutionRow(
   returning: string,
   alongside?: AlongsideInsert,
 ): Promise<Row | null> {
-  const insert = `INSERT INTO "workflow_executions" (${EXECUTION_COLUMNS})
-     VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10::jsonb, $11::jsonb, $12::jsonb, $13::jsonb, $14::jsonb, $15::jsonb,
-             $16::jsonb, $17, $18, $19, $20, $21::timestamptz, $22::timestamptz)
-     ON CONFLICT ("id") DO NOTHING RETURNING ${returning}`;
-  const values: unknown[] = [
-    ex.id,
-    ex.workflowId,
-    ex.workflowName,
-    ex.workflowNamespace,
-    ex.description,
-    json(ex.tags),
-    ex.projectId,
-    ex.state,
-    ex.stateInfo,
-    json(ex.spec),
-    json(ex.input),
-    json(ex.output),
-    json(ex.params),
-    json(ex.context),
-    json(ex.varNames),
-    json(ex.deferred),
-    ex.taskExecutionId,
-    extras.parentExecutionId ?? null,
-    ex.rootExecutionId,
-    extras.sourceExecutionId ?? null,
-    iso(ex.createdAt),
-    iso(ex.updatedAt),
+  const p = new Params();
+  const row = [
+    p.add(ex.id),
+    p.add(ex.workflowId),
+    p.add(ex.workflowName),
+    p.add(ex.workflowNamespace),
+    p.add(ex.description),
+    p.add(json(ex.tags), '::jsonb'),
+    p.add(ex.projectId),
+    p.add(ex.state),
+    p.add(ex.stateInfo),
+    ...[ex.spec, ex.input, ex.output, ex.params, ex.context, ex.varNames, ex.deferred].map((v) =>
+      p.add(json(v), '::jsonb'),
+    ),
+    p.add(ex.taskExecutionId),
+    p.add(extras.parentExecutionId ?? null),
+    p.add(ex.rootExecutionId),
+    p.add(extras.sourceExecutionId ?? null),
+    p.add(iso(ex.createdAt), '::timestamptz'),
+    p.add(iso(ex.updatedAt), '::timestamptz'),
   ];
-  const bind = (v: unknown): string => `$${values.push(v)}`;
+  const insert = `INSERT INTO "workflow_executions" (${EXECUTION_COLUMNS}) VALUES (${row.join(', ')})
+     ON CONFLICT ("id") DO NOTHING RETURNING ${returning}`;
+  const bind = (v: unknown): string => p.add(v);
   const also = alongside?.(bind, `EXISTS (SELECT 1 FROM "inserted")`);
   // the creation's history entry in the same statement, appended only where the row was inserted:
   // the CTE reads "inserted" (so the insert, and its row lock, come first) and the main query reads
@@ -181,7 +176,7 @@ async function insertExecutionRow(
     ctes.length === 1
       ? insert
       : `WITH ${ctes.join(', ')} SELECT "inserted".* FROM "inserted"${call ? `, "history"` : ''}`,
-    values,
+    p.values,
   );
   return rows[0] ?? null;
 }
