@@ -192,7 +192,7 @@ describe.each(e2eModes())('execution event history and stream (%s)', (mode) => {
   });
 
   if (mode === 'postgres') {
-    it('an API process that runs no engine streams what engines elsewhere commit (LISTEN/NOTIFY)', async () => {
+    it('an API process that runs no engine streams what engines elsewhere commit (LISTEN/NOTIFY), listening only while watched', async () => {
       const port = await new Promise<number>((resolve) => {
         const srv = createServer().listen(0, '127.0.0.1', () => {
           const a = srv.address();
@@ -202,6 +202,18 @@ describe.each(e2eModes())('execution event history and stream (%s)', (mode) => {
       const prefix = stack.testRuntime.queuePrefix as string;
       const url = new URL(testServers().postgresUrl);
       url.pathname = `/${prefix.slice(0, -1)}`;
+      const app = `events-listen-${process.pid}`;
+      url.searchParams.set('application_name', app);
+      // the second API's connections subscribed to the engines' announcements now
+      const subscribed = async (): Promise<number> =>
+        Number(
+          (
+            await stack.testRuntime.runtime.dataSource.query(
+              `SELECT count(*) AS "n" FROM pg_stat_activity WHERE "application_name" = $1 AND "query" LIKE 'LISTEN %'`,
+              [app],
+            )
+          )[0].n,
+        );
       const child: ChildProcess = spawn(
         process.execPath,
         ['-r', '@swc-node/register', 'apps/workflow-api/src/main.ts'],
@@ -232,10 +244,19 @@ describe.each(e2eModes())('execution event history and stream (%s)', (mode) => {
           if (Date.now() > deadline) throw new Error('second API not ready');
           await new Promise((r) => setTimeout(r, 200));
         }
+        // nobody watches yet: no subscription (every NOTIFY would wake its backend for nothing)
+        expect(await subscribed()).toBe(0);
         const id = await start();
         const streamed = await readStream(`${other}/v2/executions/${id}/events`, {});
         expect(streamed.ended).toBe(true);
         expect(streamed.events).toEqual(await allEvents(id, 1000));
+        // the last watcher left: still subscribed for a while (a reconnecting client), then not
+        expect(await subscribed()).toBe(1);
+        const idleDeadline = Date.now() + 30_000;
+        while ((await subscribed()) > 0) {
+          if (Date.now() > idleDeadline) throw new Error('still listening 30 s after the last watcher left');
+          await new Promise((r) => setTimeout(r, 500));
+        }
       } finally {
         child.kill('SIGKILL');
       }

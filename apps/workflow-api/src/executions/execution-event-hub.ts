@@ -40,6 +40,12 @@ const ALL_PROJECTS = '*';
 /** Entries read per tree (or project) and read while catching up. */
 const PAGE = 500;
 
+/**
+ * How long the hub keeps listening after its last watcher left (distributed mode): a console that
+ * reloads or a client that reconnects finds the connection still subscribed.
+ */
+const LISTEN_IDLE_MS = 10_000;
+
 /** Trees (or projects) read by one statement at most. */
 const BATCH = 200;
 
@@ -148,7 +154,11 @@ class BatchedReads {
  * Fans history announcements out to the event streams of this API process. Announcements come from
  * engines in this process (an in-process emitter, after their commit) and, distributed, from every
  * engine through PostgreSQL `LISTEN` on one connection; NOTIFY is not lost while that connection
- * lives, and every watched tree is re-read when it is (re)established. The trees (and projects)
+ * lives, and every watched tree is re-read when it is (re)established. The connection listens only
+ * while someone watches (and {@link LISTEN_IDLE_MS} after the last one left): every NOTIFY costs the
+ * listening backend a wake-up and this process a parse, which a process nobody watches spares. A
+ * first watcher's read runs again once the subscription is in place, so nothing committed in
+ * between is missed. The trees (and projects)
  * announced while a read runs are read together by the next one, in one statement that serves all
  * their watchers; a tree is never read by two statements at once (a later announcement re-reads it).
  */
@@ -169,7 +179,11 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
   private readonly pendingRetries = new Map<string, { timer: NodeJS.Timeout; attempt: number }>();
   private readonly treeConnection = new ReservedConnection(() => this.db);
   private readonly projectConnection = new ReservedConnection(() => this.db);
-  private listener?: QueryRunner;
+  /** The listening loop while it runs (distributed mode, while anyone watches). */
+  private listening?: Promise<void>;
+  /** Ends the current subscription (the last watcher left {@link LISTEN_IDLE_MS} ago). */
+  private unsubscribe?: () => void;
+  private idleTimer?: NodeJS.Timeout;
   private closed = false;
   private readonly onLocal = (s: ExecutionEventSignal) =>
     this.signal({ projectId: s.projectId, rootExecutionId: s.rootExecutionId });
@@ -191,23 +205,49 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
 
   async onModuleInit(): Promise<void> {
     localExecutionEvents.on('events', this.onLocal);
-    // PGlite has one session: holding it for LISTEN would stop every other query. Embedded mode has
-    // one process, so the in-process announcements are all there is.
-    if (this.runtime.mode === 'distributed') void this.listen();
+  }
+
+  private watched(): boolean {
+    return this.trees.size > 0 || this.projects.size > 0;
+  }
+
+  /**
+   * A watcher came: listen (distributed mode) unless already listening. PGlite has one session:
+   * holding it for LISTEN would stop every other query; embedded mode has one process, so the
+   * in-process announcements are all there is.
+   */
+  private demand(): void {
+    if (this.runtime.mode !== 'distributed' || this.closed) return;
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
+    this.listening ??= this.listen().finally(() => {
+      this.listening = undefined;
+      // a watcher that came while the loop was ending
+      if (this.watched()) this.demand();
+    });
+  }
+
+  /** A watcher left: when it was the last, stop listening after {@link LISTEN_IDLE_MS}. */
+  private released(): void {
+    if (this.watched() || !this.listening || this.idleTimer || this.closed) return;
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = undefined;
+      if (!this.watched()) this.unsubscribe?.();
+    }, LISTEN_IDLE_MS);
+    this.idleTimer.unref();
   }
 
   async onModuleDestroy(): Promise<void> {
     this.closed = true;
     localExecutionEvents.off('events', this.onLocal);
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    // the loop unsubscribes and gives its connection back
+    this.unsubscribe?.();
+    await this.listening;
     for (const { timer } of this.pendingRetries.values()) clearTimeout(timer);
     this.pendingRetries.clear();
     await this.treeConnection.release();
     await this.projectConnection.release();
-    const qr = this.listener;
-    if (qr && !qr.isReleased) {
-      await stopListening(qr).catch(() => undefined);
-      await qr.release().catch(() => undefined);
-    }
   }
 
   watch(w: EventWatcher): () => void {
@@ -215,10 +255,12 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
     let set = this.trees.get(root);
     if (!set) this.trees.set(root, (set = new Set()));
     set.add(w);
+    this.demand();
     this.treeReads.request(root);
     return () => {
       set.delete(w);
       if (set.size === 0 && this.trees.get(root) === set) this.trees.delete(root);
+      this.released();
     };
   }
 
@@ -228,6 +270,7 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
     let set = this.projects.get(key);
     if (!set) this.projects.set(key, (set = new Set()));
     set.add(w);
+    this.demand();
     this.projectReads.request(key);
     return () => {
       set.delete(w);
@@ -237,6 +280,7 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
         if (retry) clearTimeout(retry.timer);
         this.pendingRetries.delete(key);
       }
+      this.released();
     };
   }
 
@@ -364,41 +408,60 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
     this.pendingRetries.set(key, { timer, attempt });
   }
 
-  /** One connection of the pool kept for `LISTEN`; reconnects after a failure and re-reads every tree. */
+  /**
+   * One connection of the pool kept for `LISTEN` while anyone watches; reconnects after a failure
+   * and re-reads every watched tree and project once subscribed.
+   */
   private async listen(): Promise<void> {
-    while (!this.closed) {
+    while (!this.closed && this.watched()) {
+      let ended = false;
       try {
         const qr = this.db.createQueryRunner();
         const client = (await qr.connect()) as {
           on(ev: string, cb: (...a: unknown[]) => void): void;
-          removeAllListeners(ev: string): void;
+          off(ev: string, cb: (...a: unknown[]) => void): void;
         };
-        this.listener = qr;
+        let gone: (() => void) | undefined;
+        const onGone = () => gone?.();
+        const onNotification = (n: unknown) => {
+          const { channel, payload } = n as { channel: string; payload?: string };
+          if (channel !== EXECUTION_EVENTS_CHANNEL || !payload) return;
+          try {
+            const { p, r, x, s } = JSON.parse(payload) as { p: string; r: string; x?: 1; s?: number };
+            this.signal({ projectId: p, rootExecutionId: r, executionChanged: x === 1 }, s);
+          } catch {
+            // not ours
+          }
+        };
+        client.on('notification', onNotification);
+        client.on('error', onGone);
+        client.on('end', onGone);
         const lost = new Promise<void>((resolve) => {
-          client.on('notification', (n: unknown) => {
-            const { channel, payload } = n as { channel: string; payload?: string };
-            if (channel !== EXECUTION_EVENTS_CHANNEL || !payload) return;
-            try {
-              const { p, r, x, s } = JSON.parse(payload) as { p: string; r: string; x?: 1; s?: number };
-              this.signal({ projectId: p, rootExecutionId: r, executionChanged: x === 1 }, s);
-            } catch {
-              // not ours
-            }
-          });
-          client.on('error', () => resolve());
-          client.on('end', () => resolve());
+          gone = resolve;
+          this.unsubscribe = () => {
+            ended = true;
+            resolve();
+          };
         });
         await listenForExecutionEvents(qr);
+        // the module closed, or the last watcher left, while subscribing
+        if (this.closed) this.unsubscribe?.();
         for (const root of this.trees.keys()) this.treeReads.request(root);
         for (const key of this.projects.keys()) this.projectReads.request(key);
         await lost;
-        client.removeAllListeners('notification');
+        this.unsubscribe = undefined;
+        client.off('notification', onNotification);
+        client.off('error', onGone);
+        client.off('end', onGone);
+        // a connection that goes back to the pool must not stay subscribed
+        if (ended) await stopListening(qr).catch(() => undefined);
         await qr.release().catch(() => undefined);
       } catch (err) {
+        this.unsubscribe = undefined;
         if (this.closed) return;
         this.logger.warn({ msg: 'listening for execution events failed; retrying', err: String(err) });
       }
-      if (!this.closed) await new Promise((r) => setTimeout(r, 1000));
+      if (!this.closed && !ended) await new Promise((r) => setTimeout(r, 1000));
     }
   }
 }
