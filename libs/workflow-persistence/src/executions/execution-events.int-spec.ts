@@ -340,6 +340,80 @@ describe.each(ENGINE_KINDS)('execution state changes for project streams (%s)', 
     ]);
   });
 
+  it('stores packed entries without their execution or null values, and still reads rows packed with them', async () => {
+    const a = await create('p-compact');
+    const tid = randomUUID();
+    const aid = randomUUID();
+    await t.dataSource.transaction((em) =>
+      appendExecutionEvents(
+        em,
+        a,
+        [
+          { ...taskChange(a), taskExecutionId: tid },
+          {
+            ...taskChange(a),
+            subject: 'action',
+            taskExecutionId: tid,
+            actionExecutionId: aid,
+            name: 'std.noop',
+            previousState: null,
+            details: { taskName: 't' },
+          },
+        ],
+        new Date(),
+      ),
+    );
+    const [row] = await t.dataSource.query(
+      `SELECT "seq", "execution_id", "entries" FROM "execution_events" WHERE "root_execution_id" = $1 AND "entries" IS NOT NULL`,
+      [a.id],
+    );
+    expect(row.execution_id).toBe(a.id);
+    expect(row.entries).toEqual([
+      { s: 'task', n: 't', st: 'RUNNING', ps: 'IDLE', t: tid },
+      { s: 'action', n: 'std.noop', st: 'RUNNING', t: tid, a: aid, d: { taskName: 't' } },
+    ]);
+    // a row packed before (every entry names its execution, null values written out)
+    const old = [
+      { x: a.id, s: 'task', t: tid, a: null, n: 't', st: 'SUCCESS', ps: 'RUNNING', si: null, d: {} },
+      {
+        x: a.id,
+        s: 'action',
+        t: tid,
+        a: aid,
+        n: 'std.noop',
+        st: 'SUCCESS',
+        ps: 'RUNNING',
+        si: 'ok',
+        d: { taskName: 't' },
+      },
+    ];
+    const next = Number(row.seq) + 2;
+    await t.dataSource.query(
+      `INSERT INTO "execution_events" ("root_execution_id", "seq", "execution_id", "project_id", "subject", "name", "state", "details", "created_at", "last_seq", "entries")
+         VALUES ($1, $2, $1, 'p-compact', 'packed', '', '', '{}', now(), $3, $4::jsonb)`,
+      [a.id, next, next + 1, JSON.stringify(old)],
+    );
+    const all = await listExecutionEvents(t.dataSource, a, 0, 100);
+    const shape = (e: (typeof all)[number]) => [
+      e.seq,
+      e.execution_id,
+      e.subject,
+      e.task_execution_id,
+      e.action_execution_id,
+      e.name,
+      e.state,
+      e.previous_state,
+      e.state_info,
+      e.details,
+    ];
+    expect(all.slice(-4).map(shape)).toEqual([
+      [next - 2, a.id, 'task', tid, null, 't', 'RUNNING', 'IDLE', null, {}],
+      [next - 1, a.id, 'action', tid, aid, 'std.noop', 'RUNNING', null, null, { taskName: 't' }],
+      [next, a.id, 'task', tid, null, 't', 'SUCCESS', 'RUNNING', null, {}],
+      [next + 1, a.id, 'action', tid, aid, 'std.noop', 'SUCCESS', 'RUNNING', 'ok', { taskName: 't' }],
+    ]);
+  });
+
   it('gives every execution entry of an append a position of its own, one horizon for the whole statement', async () => {
     const before = await settledPosition();
     const a = await create('p-h');

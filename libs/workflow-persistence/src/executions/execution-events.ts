@@ -55,24 +55,31 @@ export function setExecutionHistoryWrites(enabled: boolean): void {
   historyWrites = enabled;
 }
 
-/** An entry as the append functions read it (short keys: the JSON is parsed by PostgreSQL). */
-const toRow = (e: HistoryEvent) => ({
-  x: e.executionId,
-  s: e.subject,
-  t: e.taskExecutionId,
-  a: e.actionExecutionId,
-  n: e.name,
-  st: e.state,
-  ps: e.previousState,
-  si: e.stateInfo,
-  d: e.details,
-});
+/**
+ * An entry as the append functions read it: short keys, and no key for a null value or empty
+ * details (the JSON is sent, parsed by PostgreSQL and, in packed rows, stored as it is; a missing
+ * key reads as null). Inside a packed row (`packed`) the execution is the row's (`x` of the pack).
+ */
+const toRow = (e: HistoryEvent, packed = false): Record<string, unknown> => {
+  const r: Record<string, unknown> = packed
+    ? { s: e.subject, n: e.name, st: e.state }
+    : { x: e.executionId, s: e.subject, n: e.name, st: e.state };
+  if (e.taskExecutionId !== null) r['t'] = e.taskExecutionId;
+  if (e.actionExecutionId !== null) r['a'] = e.actionExecutionId;
+  if (e.previousState !== null) r['ps'] = e.previousState;
+  if (e.stateInfo !== null) r['si'] = e.stateInfo;
+  for (const _ in e.details) {
+    r['d'] = e.details;
+    break;
+  }
+  return r;
+};
 
 /**
  * A tree's entries of one transaction as the append stores them (PackExecutionEvents1765800000000):
  * an entry about an execution is a row of its own (it has a place in the project streams); a run of
  * two or more consecutive entries about the same execution's tasks and actions is one packed row
- * (`{"x": execution, "p": [entries]}`), expanded when read. A seq10 execution's ~20 task and action
+ * (`{"x": execution, "p": [entries without "x"]}`), expanded when read. A seq10 execution's ~20 task and action
  * entries were as many rows, each a heap tuple and a primary-key entry.
  */
 function unitsOf(events: readonly HistoryEvent[]): unknown[] {
@@ -80,7 +87,7 @@ function unitsOf(events: readonly HistoryEvent[]): unknown[] {
   let run: HistoryEvent[] = [];
   const flush = () => {
     if (run.length === 1) units.push(toRow(run[0] as HistoryEvent));
-    else if (run.length > 1) units.push({ x: run[0]?.executionId, p: run.map(toRow) });
+    else if (run.length > 1) units.push({ x: run[0]?.executionId, p: run.map((e) => toRow(e, true)) });
     run = [];
   };
   for (const e of events) {
@@ -343,10 +350,11 @@ function expandRows(rows: Record<string, unknown>[], after: number, limit: numbe
     } else {
       const first = Number(r['seq']);
       const root = String(r['root_execution_id']);
+      const execution = String(r['execution_id']);
       const createdAt = isoOf(r['created_at']);
       const entries = (typeof packed === 'string' ? JSON.parse(packed) : packed) as PackedEntry[];
       entries.forEach((e, i) => {
-        if (first + i > after) out.push(fromPacked(e, first + i, root, createdAt));
+        if (first + i > after) out.push(fromPacked(e, first + i, root, execution, createdAt));
       });
     }
     if (out.length >= limit) break;
@@ -354,9 +362,12 @@ function expandRows(rows: Record<string, unknown>[], after: number, limit: numbe
   return out.length > limit ? out.slice(0, limit) : out;
 }
 
-/** An entry inside a packed row (the append's short keys, see toRow). */
+/**
+ * An entry inside a packed row (the append's short keys, see toRow). Rows packed before 2026-11-28
+ * name the execution (`x`) and hold nulls; later ones leave both out (the execution is the row's).
+ */
 interface PackedEntry {
-  x: string;
+  x?: string;
   s: string;
   t?: string | null;
   a?: string | null;
@@ -367,10 +378,16 @@ interface PackedEntry {
   d?: Record<string, unknown> | null;
 }
 
-const fromPacked = (e: PackedEntry, seq: number, root: string, createdAt: string): StoredExecutionEvent => ({
+const fromPacked = (
+  e: PackedEntry,
+  seq: number,
+  root: string,
+  execution: string,
+  createdAt: string,
+): StoredExecutionEvent => ({
   seq,
   root_execution_id: root,
-  execution_id: e.x,
+  execution_id: e.x ?? execution,
   subject: e.s,
   task_execution_id: e.t ?? null,
   action_execution_id: e.a ?? null,
@@ -989,7 +1006,7 @@ export class PackExecutionEvents1765800000000 implements MigrationInterface {
     await q.query(`
       INSERT INTO "execution_events" ("root_execution_id", "seq", "execution_id", "project_id", "subject", "task_execution_id",
           "action_execution_id", "name", "state", "previous_state", "state_info", "details", "created_at")
-        SELECT "r"."root_execution_id", "r"."seq" + "x"."ord" - 1, ("x"."v"->>'x')::uuid, "r"."project_id", "x"."v"->>'s',
+        SELECT "r"."root_execution_id", "r"."seq" + "x"."ord" - 1, COALESCE(("x"."v"->>'x')::uuid, "r"."execution_id"), "r"."project_id", "x"."v"->>'s',
                ("x"."v"->>'t')::uuid, ("x"."v"->>'a')::uuid, "x"."v"->>'n', "x"."v"->>'st', "x"."v"->>'ps', "x"."v"->>'si',
                COALESCE("x"."v"->'d', '{}'::jsonb), "r"."created_at"
           FROM "execution_events" AS "r"
