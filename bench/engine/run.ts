@@ -26,7 +26,8 @@
 import 'reflect-metadata';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
-import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
   InProcessCommandBus,
@@ -86,8 +87,17 @@ const VIA = arg('via', 'db') as 'db' | 'api';
  * costs: bench/events); the benchmark process and the engine processes (`EXECUTION_HISTORY=off`, `--via=db`;
  * with `--via=api`, the engine and API processes preload history-off.ts, from the sources only).
  */
-const HISTORY = arg('history', 'on') as 'on' | 'off';
+const HISTORY = arg('history', 'on') as 'on' | 'off' | 'alternate';
 if (HISTORY === 'off') setExecutionHistoryWrites(false);
+/**
+ * `--history=alternate` (`--via=api`, seq10): the open-loop run is repeated `--phases` times (default
+ * 8) in the same processes, history off and on in the order off, on, on, off, off, on, … (a drift of
+ * the machine weighs on both alike), switched between phases through history-switch.ts; reports each
+ * phase and what the history adds, on against off. Runs apart (fresh processes, database, JIT) vary
+ * by ±7 % on this machine, more than what is measured.
+ */
+const PHASES = Number(arg('phases', '8'));
+const SWITCH_FILE = path.join(tmpdir(), `bench-history-${process.pid}`);
 /** `--inline=false`: WORKFLOW_ENGINE_INLINE_ACTIONS=false in the engine processes (`--via=api` only). */
 const INLINE = arg('inline', 'true');
 /**
@@ -371,7 +381,7 @@ async function main(): Promise<void> {
     const prefix = `bench${Date.now()}`;
     if (VIA === 'api') {
       // the bundles hold their own copy of the switch, out of a preload's reach
-      if (HISTORY === 'off' && FROM === 'bundle') throw new Error('--history=off needs --from=source');
+      if (HISTORY !== 'on' && FROM === 'bundle') throw new Error(`--history=${HISTORY} needs --from=source`);
       const productEnv = {
         ...process.env,
         DATABASE_URL: db.url,
@@ -396,10 +406,11 @@ async function main(): Promise<void> {
                 '-r',
                 '@swc-node/register',
                 ...(HISTORY === 'off' ? ['-r', path.join(__dirname, 'history-off.ts')] : []),
+                ...(HISTORY === 'alternate' ? ['-r', path.join(__dirname, 'history-switch.ts')] : []),
                 path.join(__dirname, '../..', main),
               ],
           {
-            env: { ...productEnv, ...env },
+            env: { ...productEnv, ...env, BENCH_HISTORY_SWITCH: SWITCH_FILE },
             stdio: ['ignore', 'pipe', 'pipe'],
           },
         );
@@ -498,9 +509,13 @@ async function main(): Promise<void> {
 
   /**
    * CPU seconds used so far by this process (clients and relay), the engine processes and the
-   * PostgreSQL backends serving this benchmark's database (from /proc; Linux only, else zeros).
+   * PostgreSQL backends serving this benchmark's database (from /proc; Linux only, else zeros). A
+   * backend that ended since the last look (a pool closing an idle connection) keeps counting with
+   * what it had used then: without it, its whole life's CPU fell out of the difference.
    */
   type Cpu = { bench: number; engines: number; api: number; postgres: number };
+  const backendsSeen = new Map<number, number>();
+  let backendsGone = 0;
   const cpuNow = async (): Promise<Cpu> => {
     const ticks = (pid: number): number => {
       try {
@@ -513,12 +528,20 @@ async function main(): Promise<void> {
     const pids: { pid: number }[] = await ds.query(
       `SELECT "pid" FROM pg_stat_activity WHERE "datname" = current_database()`,
     );
+    const backends = new Map(pids.map((r) => [Number(r.pid), ticks(Number(r.pid))]));
+    for (const [pid, used] of backendsSeen) {
+      // gone, or its pid taken by a newer backend
+      const now = backends.get(pid);
+      if (now === undefined || now < used) backendsGone += used;
+    }
+    backendsSeen.clear();
+    for (const [pid, used] of backends) backendsSeen.set(pid, used);
     const u = process.cpuUsage();
     return {
       bench: (u.user + u.system) / 1e6,
       engines: children.filter((c) => c !== apiChild).reduce((sum, c) => sum + ticks(c.pid ?? 0), 0),
       api: apiChild ? ticks(apiChild.pid ?? 0) : 0,
-      postgres: pids.reduce((sum, r) => sum + ticks(Number(r.pid)), 0),
+      postgres: backendsGone + [...backends.values()].reduce((sum, used) => sum + used, 0),
     };
   };
   /** CPU ms per execution; with `--via=api` the workflow-api process apart (`api`) and `server` = engines + api. */
@@ -680,53 +703,109 @@ async function main(): Promise<void> {
       }),
     );
 
-    // Open loop: C clients create executions back to back (as POST /v2/executions would); the run ends
-    // when every execution has finished. Latency = execution finish (updated_at) - creation.
-    const cpu0 = await cpuNow();
-    let started = 0;
-    const ids: string[] = [];
-    const t0 = Date.now();
-    await Promise.all(
-      Array.from({ length: CLIENTS }, async () => {
-        while (started < N) {
-          started++;
-          ids.push(await startExecution(ds, outbox, 'seq10'));
+    if (HISTORY === 'alternate') {
+      if (VIA !== 'api') throw new Error('--history=alternate needs --via=api');
+      const phases: Record<string, unknown>[] = [];
+      for (let p = 0; p < PHASES; p++) {
+        const history = (p + 1) % 4 < 2 ? 'off' : 'on';
+        // the product processes read the file on SIGUSR2 (history-switch.ts)
+        writeFileSync(SWITCH_FILE, history);
+        for (const c of children) c.kill('SIGUSR2');
+        await new Promise((r) => setTimeout(r, 300));
+        const c0 = await cpuNow();
+        let begun = 0;
+        const t0 = Date.now();
+        await Promise.all(
+          Array.from({ length: CLIENTS }, async () => {
+            while (begun < N) {
+              begun++;
+              await startExecution(ds, outbox, 'seq10');
+            }
+          }),
+        );
+        for (;;) {
+          const [{ n }] = (await ds.query(
+            `SELECT count(*)::int AS n FROM "workflow_executions" WHERE "state" = 'RUNNING'`,
+          )) as [{ n: number }];
+          if (n === 0) break;
+          await new Promise((r) => setTimeout(r, 20));
         }
-      }),
-    );
-    const startSeconds = (Date.now() - t0) / 1000;
-    for (;;) {
-      const [{ n }] = (await ds.query(
-        `SELECT count(*)::int AS n FROM "workflow_executions" WHERE "state" = 'RUNNING'`,
-      )) as [{ n: number }];
-      if (n === 0) break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    const seconds = (Date.now() - t0) / 1000;
-    const rows: { state: string; ms: number }[] = await ds.query(
-      `SELECT "state", EXTRACT(EPOCH FROM ("updated_at" - "created_at")) * 1000 AS ms FROM "workflow_executions"
+        const seconds = (Date.now() - t0) / 1000;
+        const cpu = await cpuSince(c0, N);
+        phases.push({
+          history,
+          executions_per_s: Number((N / seconds).toFixed(1)),
+          cpu_ms_per_execution: cpu,
+          server_and_postgres: Number(((cpu.server ?? 0) + cpu.postgres).toFixed(2)),
+        });
+        process.stderr.write(`phase ${p + 1} history ${history}: ${JSON.stringify(phases.at(-1))}\n`);
+      }
+      rmSync(SWITCH_FILE, { force: true });
+      const mean = (h: string, k: (x: Record<string, any>) => number) => {
+        const xs = phases.filter((x) => x['history'] === h).map(k);
+        return xs.reduce((a, b) => a + b, 0) / xs.length;
+      };
+      const on = mean('on', (x) => x['server_and_postgres']);
+      const off = mean('off', (x) => x['server_and_postgres']);
+      seq = {
+        executions_per_phase: N,
+        phases,
+        server_and_postgres_ms: { on: Number(on.toFixed(3)), off: Number(off.toFixed(3)) },
+        postgres_ms: {
+          on: Number(mean('on', (x) => x['cpu_ms_per_execution'].postgres).toFixed(3)),
+          off: Number(mean('off', (x) => x['cpu_ms_per_execution'].postgres).toFixed(3)),
+        },
+        history_adds_percent: Number((((on - off) / off) * 100).toFixed(1)),
+      };
+    } else {
+      // Open loop: C clients create executions back to back (as POST /v2/executions would); the run ends
+      // when every execution has finished. Latency = execution finish (updated_at) - creation.
+      const cpu0 = await cpuNow();
+      let started = 0;
+      const ids: string[] = [];
+      const t0 = Date.now();
+      await Promise.all(
+        Array.from({ length: CLIENTS }, async () => {
+          while (started < N) {
+            started++;
+            ids.push(await startExecution(ds, outbox, 'seq10'));
+          }
+        }),
+      );
+      const startSeconds = (Date.now() - t0) / 1000;
+      for (;;) {
+        const [{ n }] = (await ds.query(
+          `SELECT count(*)::int AS n FROM "workflow_executions" WHERE "state" = 'RUNNING'`,
+        )) as [{ n: number }];
+        if (n === 0) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const seconds = (Date.now() - t0) / 1000;
+      const rows: { state: string; ms: number }[] = await ds.query(
+        `SELECT "state", EXTRACT(EPOCH FROM ("updated_at" - "created_at")) * 1000 AS ms FROM "workflow_executions"
         WHERE "id" = ANY($1::uuid[])`,
-      [ids],
-    );
-    const latencies = rows.map((r) => Number(r.ms));
-    const failed = rows.filter((r) => r.state !== 'SUCCESS').length;
-    seq = {
-      executions: N,
-      failed,
-      seconds: Number(seconds.toFixed(2)),
-      creation_seconds: Number(startSeconds.toFixed(2)),
-      executions_per_s: Number((N / seconds).toFixed(1)),
-      task_transitions_per_s: Number(((N * 10 * 2) / seconds).toFixed(0)),
-      latency_ms: {
-        p50: Math.round(pct(latencies, 50)),
-        p95: Math.round(pct(latencies, 95)),
-        max: Math.round(pct(latencies, 100)),
-      },
-      cpu_ms_per_execution: await cpuSince(cpu0, N),
-      hops_ms: await hops(ids),
-    };
+        [ids],
+      );
+      const latencies = rows.map((r) => Number(r.ms));
+      const failed = rows.filter((r) => r.state !== 'SUCCESS').length;
+      seq = {
+        executions: N,
+        failed,
+        seconds: Number(seconds.toFixed(2)),
+        creation_seconds: Number(startSeconds.toFixed(2)),
+        executions_per_s: Number((N / seconds).toFixed(1)),
+        task_transitions_per_s: Number(((N * 10 * 2) / seconds).toFixed(0)),
+        latency_ms: {
+          p50: Math.round(pct(latencies, 50)),
+          p95: Math.round(pct(latencies, 95)),
+          max: Math.round(pct(latencies, 100)),
+        },
+        cpu_ms_per_execution: await cpuSince(cpu0, N),
+        hops_ms: await hops(ids),
+      };
 
-    if (RATE > 0) seq['paced'] = await paced();
+      if (RATE > 0) seq['paced'] = await paced();
+    }
 
     const f0 = Date.now();
     const fid = await startExecution(ds, outbox, 'fanout');

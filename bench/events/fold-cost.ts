@@ -4,7 +4,7 @@
  * that write the rows (executionEventsAppendCall): the API's create (its insert, then the append, in
  * a transaction; now one statement without BEGIN/COMMIT) and an engine transaction (its row statement,
  * then the group append; now one statement). Rounds alternate the two forms; one backend, CPU from
- * /proc (needs PostgreSQL on this machine).
+ * /proc (needs PostgreSQL on this machine). `off` writes no history: the baseline of both.
  *   node -r @swc-node/register bench/events/fold-cost.ts [--n=2000] [--rounds=3]
  */
 import 'reflect-metadata';
@@ -102,6 +102,22 @@ async function main(): Promise<void> {
           (bind) => executionEventsAppendCall([{ ex: done, events: run(ex) }], new Date(), bind).call,
         );
         await qr.commitTransaction();
+      },
+    },
+    // no history at all: what the two forms add is measured against this
+    off: {
+      async create(ex) {
+        setExecutionHistoryWrites(false);
+        await insertExecutionReturning(qr.manager, ex);
+        setExecutionHistoryWrites(true);
+      },
+      async engine(ex) {
+        const done = { ...ex, state: 'SUCCESS' as const, updatedAt: new Date() };
+        setExecutionHistoryWrites(false);
+        await qr.startTransaction();
+        await applyChangesOfMany(qr.manager, [{ ex: done, changes: { ...none, execution: done } }]);
+        await qr.commitTransaction();
+        setExecutionHistoryWrites(true);
       },
     },
   };

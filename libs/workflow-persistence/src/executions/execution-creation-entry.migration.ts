@@ -20,23 +20,8 @@ export class AppendCreationWithoutCounter1765900000000 implements MigrationInter
   name = 'AppendCreationWithoutCounter1765900000000';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`
-      CREATE FUNCTION "osc_append_execution_creation"(p_root uuid, p_project varchar, p_row jsonb, p_now timestamptz, p_channel text, p_payload text)
-        RETURNS void LANGUAGE plpgsql VOLATILE AS $$
-      DECLARE
-        v_pos bigint;
-      BEGIN
-        PERFORM pg_advisory_xact_lock_shared(${STREAM_POSITION_LOCK}, 0);
-        v_pos := nextval('execution_stream_pos');
-        INSERT INTO "execution_events" ("root_execution_id", "seq", "execution_id", "project_id", "subject", "task_execution_id",
-            "action_execution_id", "name", "state", "previous_state", "state_info", "details", "created_at", "stream_pos", "stream_horizon")
-          VALUES (p_root, 1, (p_row->>'x')::uuid, p_project, p_row->>'s', (p_row->>'t')::uuid, (p_row->>'a')::uuid, p_row->>'n',
-                  p_row->>'st', p_row->>'ps', p_row->>'si', COALESCE(p_row->'d', '{}'::jsonb), p_now, v_pos, "osc_execution_stream_horizon"());
-        PERFORM pg_notify(p_channel, left(p_payload, -1) || ',"s":1}');
-      END $$`);
-    const append = APPEND_OF_TREES_PACKED.replace(COUNTER_UPSERT, COUNTER_UPDATE_OR_CREATE);
-    if (append === APPEND_OF_TREES_PACKED) throw new Error('the group append has no counter step to replace');
-    await q.query(append);
+    await q.query(CREATION_APPEND);
+    await q.query(appendOfTreesWithoutCreationCounter());
   }
 
   async down(q: QueryRunner): Promise<void> {
@@ -61,7 +46,7 @@ const COUNTER_UPSERT = `
             RETURNING "last_seq" INTO v_one;`;
 
 /** The counter step of AppendCreationWithoutCounter1765900000000 (see there). */
-const COUNTER_UPDATE_OR_CREATE = `
+export const COUNTER_UPDATE_OR_CREATE = `
           UPDATE "execution_event_counters" SET "last_seq" = "last_seq" + p_counts[i] WHERE "root_execution_id" = p_roots[i]
             RETURNING "last_seq" INTO v_one;
           IF NOT FOUND THEN
@@ -71,3 +56,26 @@ const COUNTER_UPDATE_OR_CREATE = `
               ON CONFLICT ("root_execution_id") DO UPDATE SET "last_seq" = "execution_event_counters"."last_seq" + p_counts[i]
               RETURNING "last_seq" INTO v_one;
           END IF;`;
+
+/** The creation append of AppendCreationWithoutCounter1765900000000. */
+export const CREATION_APPEND = `
+      CREATE OR REPLACE FUNCTION "osc_append_execution_creation"(p_root uuid, p_project varchar, p_row jsonb, p_now timestamptz, p_channel text, p_payload text)
+        RETURNS void LANGUAGE plpgsql VOLATILE AS $$
+      DECLARE
+        v_pos bigint;
+      BEGIN
+        PERFORM pg_advisory_xact_lock_shared(${STREAM_POSITION_LOCK}, 0);
+        v_pos := nextval('execution_stream_pos');
+        INSERT INTO "execution_events" ("root_execution_id", "seq", "execution_id", "project_id", "subject", "task_execution_id",
+            "action_execution_id", "name", "state", "previous_state", "state_info", "details", "created_at", "stream_pos", "stream_horizon")
+          VALUES (p_root, 1, (p_row->>'x')::uuid, p_project, p_row->>'s', (p_row->>'t')::uuid, (p_row->>'a')::uuid, p_row->>'n',
+                  p_row->>'st', p_row->>'ps', p_row->>'si', COALESCE(p_row->'d', '{}'::jsonb), p_now, v_pos, "osc_execution_stream_horizon"());
+        PERFORM pg_notify(p_channel, left(p_payload, -1) || ',"s":1}');
+      END $$`;
+
+/** The group append of AppendCreationWithoutCounter1765900000000. */
+export function appendOfTreesWithoutCreationCounter(): string {
+  const append = APPEND_OF_TREES_PACKED.replace(COUNTER_UPSERT, COUNTER_UPDATE_OR_CREATE);
+  if (append === APPEND_OF_TREES_PACKED) throw new Error('the group append has no counter step to replace');
+  return append;
+}

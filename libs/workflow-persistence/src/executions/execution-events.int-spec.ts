@@ -23,6 +23,7 @@ import {
   listExecutionEventsOfTrees,
   listExecutionStateChanges,
   settledStreamPosition,
+  STREAM_HORIZON,
 } from './execution-events';
 import { insertExecution, insertExecutionReturning } from './execution-rows';
 import { applyChangesOfMany } from './execution-store';
@@ -431,15 +432,26 @@ describe.each(ENGINE_KINDS)('execution state changes for project streams (%s)', 
         new Date(),
       ),
     );
-    const rows: { execution_id: string; state: string; stream_pos: string; stream_horizon: string }[] =
-      await t.dataSource.query(
-        `SELECT "execution_id", "state", "stream_pos", "stream_horizon" FROM "execution_events"
-          WHERE "execution_id" = ANY($1::uuid[]) AND "seq" > 1 AND "stream_pos" IS NOT NULL ORDER BY "stream_pos"`,
-        [[a.id, b.id]],
-      );
+    const rows: {
+      execution_id: string;
+      state: string;
+      stream_pos: string;
+      horizon: string;
+      stored: string | null;
+      xact: string;
+    }[] = await t.dataSource.query(
+      `SELECT "execution_id", "state", "stream_pos", ${STREAM_HORIZON} AS "horizon", "stream_horizon" AS "stored",
+              "stream_xact" AS "xact"
+         FROM "execution_events"
+        WHERE "execution_id" = ANY($1::uuid[]) AND "seq" > 1 AND "stream_pos" IS NOT NULL ORDER BY "stream_pos"`,
+      [[a.id, b.id]],
+    );
     expect(rows).toHaveLength(3);
     expect(new Set(rows.map((r) => r.stream_pos)).size).toBe(3);
-    expect(new Set(rows.map((r) => r.stream_horizon)).size).toBe(1);
+    // one subtransaction inserted them all: its id, above the transaction's own, is their horizon
+    expect(new Set(rows.map((r) => r.horizon)).size).toBe(1);
+    expect(new Set(rows.map((r) => r.xact)).size).toBe(1);
+    expect(rows.every((r) => r.stored === null && BigInt(r.horizon) > BigInt(r.xact))).toBe(true);
     const [first] = [a, b].sort((x, y) => (x.id < y.id ? -1 : 1));
     const streamed = await settledChanges('p-h', before);
     expect(streamed.changes.slice(2).map((c) => [c.execution_id, c.state])).toEqual(
@@ -492,12 +504,54 @@ describe.each(ENGINE_KINDS)('execution state changes for project streams (%s)', 
       [3, 'task'],
       [4, 'execution'],
     ]);
-    // undone, the migration gives b its counter; the append before it counts on from there
+    // undone, the migration gives b its counter; the append before it counts on from there (the
+    // migration after it undone first)
+    await t.dataSource.undoLastMigration();
     await t.dataSource.undoLastMigration();
     try {
       expect([await counter(a.id), await counter(b.id)]).toEqual([4, 1]);
       await t.dataSource.transaction((em) => appendExecutionEvents(em, b, [taskChange(b)], new Date()));
       expect((await listExecutionEvents(t.dataSource, b, 0, 10)).map((e) => e.seq)).toEqual([1, 2]);
+    } finally {
+      await t.dataSource.runMigrations();
+    }
+  });
+
+  it('undone, the subtransaction horizon is stored as derived, and the scanning append writes on', async () => {
+    const a = await create('p-undo-h');
+    await t.dataSource.transaction((em) =>
+      appendExecutionEvents(em, a, [stateChange(a, 'RUNNING', 'IDLE'), taskChange(a)], new Date()),
+    );
+    const horizons = async () =>
+      (
+        await t.dataSource.query(
+          `SELECT "stream_horizon" AS "stored", ${STREAM_HORIZON} AS "horizon" FROM "execution_events"
+            WHERE "root_execution_id" = $1 AND "stream_pos" IS NOT NULL ORDER BY "seq"`,
+          [a.id],
+        )
+      ).map((r: { stored: string | null; horizon: string }): [string | null, string] => [
+        r.stored,
+        r.horizon,
+      ]);
+    const derived: [string | null, string][] = await horizons();
+    expect(derived.map(([stored]) => stored)).toEqual([null, null]);
+    await t.dataSource.undoLastMigration();
+    try {
+      expect(
+        await t.dataSource.query(
+          `SELECT "stream_horizon" AS "h" FROM "execution_events" WHERE "root_execution_id" = $1 AND "stream_pos" IS NOT NULL ORDER BY "seq"`,
+          [a.id],
+        ),
+      ).toEqual(derived.map(([, h]) => ({ h })));
+      // the append of the migration before computes and stores its horizon again
+      await t.dataSource.transaction((em) =>
+        appendExecutionEvents(em, a, [stateChange(a, 'SUCCESS', 'RUNNING')], new Date()),
+      );
+      const [last] = await t.dataSource.query(
+        `SELECT "stream_horizon" AS "h" FROM "execution_events" WHERE "root_execution_id" = $1 ORDER BY "seq" DESC LIMIT 1`,
+        [a.id],
+      );
+      expect(BigInt(last.h)).toBeGreaterThan(BigInt(derived[1]![1]));
     } finally {
       await t.dataSource.runMigrations();
     }

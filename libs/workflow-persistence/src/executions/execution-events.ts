@@ -420,6 +420,14 @@ const toEvent = (r: Record<string, unknown>): StoredExecutionEvent => ({
 });
 
 /**
+ * An execution entry's stream horizon as an SQL expression over its row: the stored one (rows written
+ * before StreamHorizonFromSubtransaction1766000000000, see there), else the id of the subtransaction that
+ * inserted it (its `xmin`, 32 bits) widened to 64 bits from the transaction's own id (`stream_xact`),
+ * which is below it and less than 2^32 away.
+ */
+export const STREAM_HORIZON = `COALESCE("stream_horizon", "stream_xact" + (("xmin"::text::bigint - "stream_xact" % 4294967296 + 4294967296) % 4294967296))`;
+
+/**
  * Execution state changes after `position`, in position order, of one project (or of all when
  * `projectId` is null), as far as they are settled: `changes` may be followed by entries that
  * cannot be handed out yet (`pending`: read again soon).
@@ -427,8 +435,9 @@ const toEvent = (r: Record<string, unknown>): StoredExecutionEvent => ({
  * Why it holds (no gap, no duplicate for a reader resuming after a position): every entry about an
  * execution is stamped, in the transaction that writes it and while that execution's row is locked,
  * with a position from one sequence and a horizon: a transaction id above every id assigned when
- * the position was taken (see the stamp function in the migration). A transaction that took a smaller
- * position already had its id then (the entry is appended after the transaction's first write) and
+ * the position was taken (the id of the subtransaction that inserted the entry after taking its
+ * position, {@link STREAM_HORIZON}; before, a scan of the running ids). A transaction that took a smaller
+ * position already had its id then (the append takes it before any position) and
  * holds the stream-position lock until it ends (NarrowExecutionStreamHorizon1765516000001), so once
  * no holder of that lock below the horizon runs in this database (read before the rows, so the
  * rows' snapshot is later), every smaller position is committed (visible) or gone for good. A later
@@ -446,7 +455,7 @@ export async function listExecutionStateChanges(
   const floor = await streamFloor(db);
   const rows: Record<string, unknown>[] = await db.query(
     `SELECT "seq", "root_execution_id", "execution_id", "project_id", "subject", "task_execution_id", "action_execution_id", "name", "state",
-            "previous_state", "state_info", "details", "created_at", "stream_pos", "stream_horizon"
+            "previous_state", "state_info", "details", "created_at", "stream_pos", ${STREAM_HORIZON} AS "stream_horizon"
        FROM "execution_events"
       WHERE "stream_pos" > $1 ${projectId === null ? '' : 'AND "project_id" = $3'}
       ORDER BY "stream_pos" LIMIT $2`,
@@ -455,7 +464,7 @@ export async function listExecutionStateChanges(
   return settledPrefix(rows, floor);
 }
 
-const STATE_CHANGE_COLUMNS = `${EVENT_COLUMNS}, "project_id", "stream_pos", "stream_horizon"`;
+const STATE_CHANGE_COLUMNS = `${EVENT_COLUMNS}, "project_id", "stream_pos", ${STREAM_HORIZON} AS "stream_horizon"`;
 
 /** The rows up to the last settled one (a settled entry settles all before it), and whether more wait. */
 function settledPrefix(
@@ -524,7 +533,7 @@ export async function settledStreamPosition(db: SqlRunner): Promise<number> {
   const floor = await streamFloor(db);
   const rows: Record<string, unknown>[] = await db.query(
     `SELECT "stream_pos" FROM "execution_events"
-      WHERE "stream_pos" IS NOT NULL ${floor === null ? '' : 'AND "stream_horizon" <= $1'}
+      WHERE "stream_pos" IS NOT NULL ${floor === null ? '' : `AND ${STREAM_HORIZON} <= $1`}
       ORDER BY "stream_pos" DESC LIMIT 1`,
     floor === null ? [] : [floor],
   );

@@ -11,6 +11,7 @@ import {
   SlimExecutionEvents1765300000001,
 } from './execution-events';
 import { AppendCreationWithoutCounter1765900000000 } from './execution-creation-entry.migration';
+import { StreamHorizonFromSubtransaction1766000000000 } from './execution-stream-horizon.migration';
 import { IndexCompletedRootExecutions1764500000000, IndexUnfinishedByRoot1765400000000 } from './expiration';
 import {
   AddExecutorHeartbeats1764900000000,
@@ -323,4 +324,5 @@ export const executionMigrations = [
   AppendExecutionEventsOneHorizon1765700000100,
   PackExecutionEvents1765800000000,
   AppendCreationWithoutCounter1765900000000,
+  StreamHorizonFromSubtransaction1766000000000,
 ] as const;
