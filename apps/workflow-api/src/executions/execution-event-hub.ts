@@ -445,7 +445,7 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
         });
         await listenForExecutionEvents(qr);
         // the module closed, or the last watcher left, while subscribing
-        if (this.closed) this.unsubscribe?.();
+        if (this.closed || !this.watched()) this.unsubscribe?.();
         for (const root of this.trees.keys()) this.treeReads.request(root);
         for (const key of this.projects.keys()) this.projectReads.request(key);
         await lost;

@@ -363,7 +363,7 @@ function expandRows(rows: Record<string, unknown>[], after: number, limit: numbe
 }
 
 /**
- * An entry inside a packed row (the append's short keys, see toRow). Rows packed before 2026-11-28
+ * An entry inside a packed row (the append's short keys, see toRow). Rows packed before 2026-11-27 (this change)
  * name the execution (`x`) and hold nulls; later ones leave both out (the execution is the row's).
  */
 interface PackedEntry {
