@@ -703,6 +703,33 @@ async function main(): Promise<void> {
       }),
     );
 
+    /**
+     * Open loop: C clients create `n` seq10 executions back to back (as POST /v2/executions would),
+     * then wait until none runs; returns their ids and when the creations and the run ended.
+     */
+    const openLoop = async (n: number): Promise<{ ids: string[]; startSeconds: number; seconds: number }> => {
+      let started = 0;
+      const ids: string[] = [];
+      const t0 = Date.now();
+      await Promise.all(
+        Array.from({ length: CLIENTS }, async () => {
+          while (started < n) {
+            started++;
+            ids.push(await startExecution(ds, outbox, 'seq10'));
+          }
+        }),
+      );
+      const startSeconds = (Date.now() - t0) / 1000;
+      for (;;) {
+        const [{ n: running }] = (await ds.query(
+          `SELECT count(*)::int AS n FROM "workflow_executions" WHERE "state" = 'RUNNING'`,
+        )) as [{ n: number }];
+        if (running === 0) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      return { ids, startSeconds, seconds: (Date.now() - t0) / 1000 };
+    };
+
     if (HISTORY === 'alternate') {
       if (VIA !== 'api') throw new Error('--history=alternate needs --via=api');
       const phases: Record<string, unknown>[] = [];
@@ -715,24 +742,7 @@ async function main(): Promise<void> {
         for (const c of children) c.kill('SIGUSR2');
         await new Promise((r) => setTimeout(r, 300));
         const c0 = await cpuNow();
-        let begun = 0;
-        const t0 = Date.now();
-        await Promise.all(
-          Array.from({ length: CLIENTS }, async () => {
-            while (begun < N) {
-              begun++;
-              await startExecution(ds, outbox, 'seq10');
-            }
-          }),
-        );
-        for (;;) {
-          const [{ n }] = (await ds.query(
-            `SELECT count(*)::int AS n FROM "workflow_executions" WHERE "state" = 'RUNNING'`,
-          )) as [{ n: number }];
-          if (n === 0) break;
-          await new Promise((r) => setTimeout(r, 20));
-        }
-        const seconds = (Date.now() - t0) / 1000;
+        const { seconds } = await openLoop(N);
         const cpu = await cpuSince(c0, N);
         phases.push({
           ...(p < 0 ? { warmup: true } : {}),
@@ -766,26 +776,7 @@ async function main(): Promise<void> {
       // Open loop: C clients create executions back to back (as POST /v2/executions would); the run ends
       // when every execution has finished. Latency = execution finish (updated_at) - creation.
       const cpu0 = await cpuNow();
-      let started = 0;
-      const ids: string[] = [];
-      const t0 = Date.now();
-      await Promise.all(
-        Array.from({ length: CLIENTS }, async () => {
-          while (started < N) {
-            started++;
-            ids.push(await startExecution(ds, outbox, 'seq10'));
-          }
-        }),
-      );
-      const startSeconds = (Date.now() - t0) / 1000;
-      for (;;) {
-        const [{ n }] = (await ds.query(
-          `SELECT count(*)::int AS n FROM "workflow_executions" WHERE "state" = 'RUNNING'`,
-        )) as [{ n: number }];
-        if (n === 0) break;
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      const seconds = (Date.now() - t0) / 1000;
+      const { ids, startSeconds, seconds } = await openLoop(N);
       const rows: { state: string; ms: number }[] = await ds.query(
         `SELECT "state", EXTRACT(EPOCH FROM ("updated_at" - "created_at")) * 1000 AS ms FROM "workflow_executions"
         WHERE "id" = ANY($1::uuid[])`,
