@@ -1,4 +1,4 @@
-import { type Context, SpanStatusCode } from '@opentelemetry/api';
+import { type Context, type Span, SpanStatusCode } from '@opentelemetry/api';
 import type { DataSource } from 'typeorm';
 import type { OutboxItem, OutboxWriter } from '@osc/messaging';
 import type { EngineEvent } from '@osc/workflow-domain';
@@ -77,10 +77,29 @@ export class GroupTransactions {
   }
 
   /**
+   * The group's outgoing messages, each member's in its own trace, if none needs a query (made before
+   * the rows are written, they are the same: they read only the decisions); null otherwise.
+   */
+  private effectsWithoutQueries(
+    decided: readonly (Decided & { i: number })[],
+    group: readonly GroupMember[],
+    spans: readonly Span[],
+  ): OutboxItem[] | null {
+    const items: OutboxItem[] = [];
+    for (const { i, snapshot, decision } of decided) {
+      const out = this.store.effectsWithoutQueries(decision.changes.execution ?? snapshot.execution, decision);
+      if (!out) return null;
+      items.push(...inTrace(spans[i], group[i]!.ctx, out));
+    }
+    return items;
+  }
+
+  /**
    * One transaction for the decisions of several executions: lock them all (in id order) and load
    * their snapshots in the transaction's first round trip (`inSnapshotTransaction`), decide each,
-   * write each, add every outgoing message, commit; the fixed costs (begin, lock, load, outbox
-   * insert, commit) are paid once per group instead of once per command. If the group fails, each
+   * write each and every outgoing message (in one statement when the messages need no query), commit;
+   * the fixed costs (begin, lock, load, rows and outbox statements, commit) are paid once per group
+   * instead of once per command. If the group fails, each
    * member is retried in a transaction of its own, so one bad execution cannot hold the others back.
    */
   private async runGroup(group: GroupMember[]): Promise<void> {
@@ -102,7 +121,17 @@ export class GroupTransactions {
               if (!snapshot) continue;
               decided.push({ i, snapshot, decision: await this.decider.decide(em, snapshot, m.events) });
             }
-            // every member's rows and history in one statement, then each member's messages
+            // Every member's rows, history and messages in one statement when no member's messages
+            // need a query (nearly always: action runs, timers, notifications) — the outbox rows
+            // (and the DELETE they carry) ride on the rows' statement, `OutboxWriter.addAlong`.
+            const early = this.effectsWithoutQueries(decided, group, spans);
+            if (early) {
+              await this.outbox.addAlong(em, batchActionRuns(early), (writes) =>
+                this.store.storeRowsAndHistoryOfMany(em, decided, touched, writes),
+              );
+              return;
+            }
+            // otherwise: the rows and history in one statement, then each member's messages
             await this.store.storeRowsAndHistoryOfMany(em, decided, touched);
             const items: OutboxItem[] = [];
             for (const { i, snapshot, decision } of decided) {
