@@ -83,7 +83,11 @@ export class EffectItems {
         return subWorkflowRerunItems(em, e, this.newId);
       case 'control-parent-execution':
         return parentControlItems(em, ex, e, this.newId);
-      default:
+      case 'run-action':
+      case 'arm-timer':
+      case 'start-items':
+      case 'control-sub-execution':
+      case 'notify':
         return this.plainItemsOf(ex, decision, e) ?? [];
     }
   }
