@@ -111,6 +111,8 @@ export class EngineInstance {
       heartbeatMs?: number;
       /** with-items items a decision starts per task (as WORKFLOW_ENGINE_ITEMS_PER_DECISION; default the engine's). */
       itemsPerDecision?: number;
+      /** as WORKFLOW_ENGINE_INLINE_ACTIONS (default true): false sends every action run to the executor. */
+      inlineActions?: boolean;
     } = {},
   ) {
     this.relay = new OutboxRelay(dataSource, bus, jobs, { pollIntervalMs: 200 });
@@ -142,6 +144,7 @@ export class EngineInstance {
       ...(this.options.itemsPerDecision !== undefined
         ? { itemsPerDecision: this.options.itemsPerDecision }
         : {}),
+      ...(this.options.inlineActions !== undefined ? { inlineActions: this.options.inlineActions } : {}),
     });
     this.sub = await this.bus.consume(ENGINE_COMMAND_QUEUE, (m, info) => handler.handle(m, info), {
       prefetch: this.options.prefetch ?? 16,

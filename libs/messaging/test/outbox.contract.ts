@@ -294,6 +294,103 @@ export function outboxContract(h: OutboxHarness): void {
     expect(await remaining()).toEqual([]);
   });
 
+  it("writes addAlong's rows and the carried DELETE in the caller's statement, with add's leases and bookkeeping", async () => {
+    const handing = new OutboxWriter();
+    const bus = new RecordingBus();
+    const relay = new OutboxRelay(ds, bus, new InProcessJobQueue(), {
+      pollIntervalMs: 60_000,
+      deleteDelayMs: 60_000,
+      logger: quiet,
+    });
+    let notified = 0;
+    handing.onCommitted(() => notified++);
+    handing.onHandOff((rows) => relay.handOff(rows), relay.published);
+    const remaining = async () =>
+      (await ds.query(`SELECT "payload"->>'id' AS id FROM "outbox" ORDER BY "seq"`)).map(
+        (r: { id: string }) => r.id,
+      );
+    /** One statement: the widget row and what `writes` gives, as CTEs (as `applyChangesOfMany`). */
+    const statements: string[] = [];
+    const along =
+      (em: EntityManager, widget: string, extra = '') =>
+      async (writes?: (bind: (value: unknown) => string) => string[]): Promise<string> => {
+        const values: unknown[] = [widget];
+        const parts = [
+          `INSERT INTO "widget" VALUES ($1, 'RUNNING')`,
+          ...(writes?.((v) => `$${values.push(v)}`) ?? []),
+        ];
+        const sql = `WITH ${parts.map((q, i) => `w${i} AS (${q})`).join(', ')} SELECT 1${extra}`;
+        statements.push(sql);
+        await em.query(sql, values);
+        return widget;
+      };
+    await ds.transaction((em) => handing.add(em, command('d1')));
+    await waitFor('d1 published', async () => relay.published.waiting === 1);
+
+    // rolled back: the rows are gone, the DELETE undone, d1 waits again
+    let inside: { id: string; leased: boolean }[] = [];
+    await ds
+      .transaction(async (em) => {
+        expect(await handing.addAlong(em, [command('a1'), command('a2')], along(em, 'wa'))).toBe('wa');
+        inside = await em.query(
+          `SELECT "payload"->>'id' AS id, "claimable_at" > now() AS leased FROM "outbox" ORDER BY "seq"`,
+        );
+        throw new Error('rolled back');
+      })
+      .catch(() => undefined);
+    expect(statements).toHaveLength(1);
+    expect(statements[0]).toMatch(/INSERT INTO "outbox".*DELETE FROM "outbox"/s);
+    expect(inside).toEqual([
+      { id: 'a1', leased: true },
+      { id: 'a2', leased: true },
+    ]); // leased for the hand-off; d1 deleted by the same statement
+    expect(relay.published.waiting).toBe(1);
+    expect(await remaining()).toEqual(['d1']);
+
+    // the statement fails: d1 waits again, nothing is handed off
+    await ds
+      .transaction(async (em) => {
+        await handing.addAlong(em, [command('a3')], along(em, 'wb', ' FROM "no_such_table"'));
+      })
+      .catch(() => undefined);
+    expect(relay.published.waiting).toBe(1);
+    expect(await remaining()).toEqual(['d1']);
+
+    // committed: handed off after the commit (published, then waiting for the next INSERT's DELETE)
+    statements.length = 0;
+    await ds.transaction(async (em) => {
+      await handing.addAlong(em, [command('a4'), command('a5')], along(em, 'wc'));
+    });
+    expect(statements).toHaveLength(1);
+    expect(await remaining()).toEqual(['a4', 'a5']);
+    await waitFor('a4 and a5 handed off', async () => relay.published.waiting === 2);
+    expect(bus.published.map((p) => p.msg.id)).toEqual(['d1', 'a4', 'a5']);
+    expect(notified).toBe(0);
+
+    // a partitioned row: no lease, the relay is told after the commit; a4 and a5 deleted with it
+    await ds.transaction(async (em) => {
+      await handing.addAlong(em, [command('p1', {}, 'exec-p')], along(em, 'wd'));
+    });
+    expect(notified).toBe(1);
+    expect(relay.published.waiting).toBe(0);
+    expect(
+      await ds.query(`SELECT "payload"->>'id' AS id, "claimable_at" IS NULL AS free FROM "outbox"`),
+    ).toEqual([{ id: 'p1', free: true }]);
+    expect(await ds.query(`SELECT "id" FROM "widget" ORDER BY "id"`)).toEqual([{ id: 'wc' }, { id: 'wd' }]);
+
+    // a run that wrote no statement with them, or no transaction: add writes them
+    await ds.transaction(async (em) => {
+      await handing.addAlong(em, [command('x1', {}, 'exec-x')], async () => undefined);
+    });
+    let got: unknown = 'not called';
+    await handing.addAlong(ds.manager, [command('x2', {}, 'exec-x')], async (writes) => {
+      got = writes;
+    });
+    expect(got).toBeUndefined();
+    expect(await remaining()).toEqual(['p1', 'x1', 'x2']);
+    await relay.stop();
+  });
+
   it('leaves to the relay the transactions with partitioned rows or a rolled-back savepoint', async () => {
     const handing = new OutboxWriter();
     let notified = 0;

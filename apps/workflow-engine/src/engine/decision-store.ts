@@ -46,12 +46,15 @@ export class DecisionStore {
   /**
    * The rows of several executions' decisions and their history in one statement (their trees in
    * root id order, see `executionEventsAppendCall`; a decision written on its own goes before it);
-   * the outgoing messages are each member's own ({@link effectsOf}).
+   * the outgoing messages are each member's own ({@link effectsOf}). `writes`: more data-modifying
+   * statements for the last statement (the group's outbox rows, `OutboxWriter.addAlong`; see
+   * `applyChangesOfMany`).
    */
   async storeRowsAndHistoryOfMany(
     em: EntityManager,
     decided: readonly Decided[],
     touched: TouchedExecutions,
+    writes?: (bind: (value: unknown) => string) => readonly string[],
   ): Promise<void> {
     const histories = decided.map(({ snapshot, decision }) => ({
       ex: decision.changes.execution ?? snapshot.execution,
@@ -65,10 +68,19 @@ export class DecisionStore {
         before: snapshot,
       })),
       (bind) => executionEventsAppendCall(histories, this.now(), bind).call,
+      writes,
     );
     // The story of the changes (log lines, transition metrics) is told whether or not history rows
     // were written: the benchmark's history switch must not turn the logs off with the rows.
     for (const h of histories) if (h.events.length > 0) touched.set(h.ex, h.events);
+  }
+
+  /**
+   * A decision's outgoing messages if making them needs no query, so they can be written with its
+   * rows; null otherwise ({@link effectsOf} after the rows then). See `EffectItems.withoutQueries`.
+   */
+  effectsWithoutQueries(ex: WorkflowExecution, decision: Decision): OutboxItem[] | null {
+    return this.effects.withoutQueries(ex, decision);
   }
 
   /** A decision's outgoing messages (for the outbox). */

@@ -22,6 +22,14 @@ import {
   subWorkflowRerunItems,
 } from './sub-workflow-links';
 
+/** Effects whose messages need queries (with the transaction's manager, after the decision's rows). */
+const QUERYING_EFFECTS: ReadonlySet<EngineEffect['type']> = new Set([
+  'start-sub-workflow',
+  'notify-parent',
+  'notify-parent-rerun',
+  'control-parent-execution',
+]);
+
 /**
  * Turns a decision's effects into the outgoing messages of its transaction (the outbox): action runs
  * and timers become jobs, sub-workflow links engine commands (`sub-workflow-links.ts`), state changes
@@ -34,6 +42,24 @@ export class EffectItems {
     private readonly now: () => Date,
     private readonly newId: () => string,
   ) {}
+
+  /**
+   * A decision's outgoing messages when none of its effects reads or writes rows (action runs,
+   * timers, next items, notifications, control passed down), so they can be made before the
+   * decision's rows are written (`GroupTransactions`: the outbox rows then go in the rows'
+   * statement); null when one does (a sub-workflow's start inserts its row, a parent's notice reads
+   * the parent task's): those are made by {@link of} after the rows.
+   */
+  withoutQueries(ex: WorkflowExecution, decision: Decision): OutboxItem[] | null {
+    if (decision.commands.some((e) => QUERYING_EFFECTS.has(e.type))) return null;
+    const items: OutboxItem[] = [];
+    for (const effect of decision.commands) {
+      const out = this.plainItemsOf(ex, decision, effect);
+      if (!out) return null;
+      items.push(...out);
+    }
+    return batchItemRuns(items);
+  }
 
   /** A decision's outgoing messages (for the outbox). */
   async of(em: EntityManager, ex: WorkflowExecution, decision: Decision): Promise<OutboxItem[]> {
@@ -48,6 +74,26 @@ export class EffectItems {
     decision: Decision,
     e: EngineEffect,
   ): Promise<OutboxItem[]> {
+    switch (e.type) {
+      case 'start-sub-workflow':
+        return startSubWorkflow(em, ex, e, this.now);
+      case 'notify-parent':
+        return subWorkflowCompletedItems(em, e);
+      case 'notify-parent-rerun':
+        return subWorkflowRerunItems(em, e, this.newId);
+      case 'control-parent-execution':
+        return parentControlItems(em, ex, e, this.newId);
+      case 'run-action':
+      case 'arm-timer':
+      case 'start-items':
+      case 'control-sub-execution':
+      case 'notify':
+        return this.plainItemsOf(ex, decision, e) ?? [];
+    }
+  }
+
+  /** The messages of an effect that needs no query; null for one of {@link QUERYING_EFFECTS}. */
+  private plainItemsOf(ex: WorkflowExecution, decision: Decision, e: EngineEffect): OutboxItem[] | null {
     switch (e.type) {
       case 'run-action': {
         const job: ActionRunJob = {
@@ -106,18 +152,15 @@ export class EffectItems {
             }),
           },
         ];
-      case 'start-sub-workflow':
-        return startSubWorkflow(em, ex, e, this.now);
-      case 'notify-parent':
-        return subWorkflowCompletedItems(em, e);
-      case 'notify-parent-rerun':
-        return subWorkflowRerunItems(em, e, this.newId);
       case 'control-sub-execution':
         return subExecutionControlItems(e, this.newId);
-      case 'control-parent-execution':
-        return parentControlItems(em, ex, e, this.newId);
       case 'notify':
         return notifyItems(ex, decision, e, this.newId);
+      case 'start-sub-workflow':
+      case 'notify-parent':
+      case 'notify-parent-rerun':
+      case 'control-parent-execution':
+        return null;
     }
   }
 }

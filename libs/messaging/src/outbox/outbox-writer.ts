@@ -111,13 +111,7 @@ export class OutboxWriter {
     }
     const rows = list.map(toRow);
     const active = qr?.isTransactionActive ? qr : undefined;
-    // Rows with a partition key keep their order through the relay's partition locks; the others
-    // are handed off (see onHandOff), unless the transaction also has rows for the relay, which
-    // then moves them all. Rows to hand off carry a lease that keeps relays away from them.
-    const relay =
-      !this.handOffListener ||
-      rows.some((r) => r.partitionKey !== null) ||
-      (active !== undefined && this.pending.has(active));
+    const relay = this.relayMoves(rows, active);
     const claimableAt = relay ? 'NULL' : HAND_OFF_LEASE;
     for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
       const chunk = rows.slice(i, i + INSERT_CHUNK);
@@ -139,6 +133,95 @@ export class OutboxWriter {
         this.deleting.set(active, [...(this.deleting.get(active) ?? []), ...deleted]);
       }
     }
+    await this.inserted(em, active, rows, relay);
+  }
+
+  /**
+   * {@link add} with its statement folded into the caller's: `run` gets the outbox rows of `items` —
+   * and the DELETE of the rows a hand-off published, which an INSERT of `add` carries (`onHandOff`) —
+   * as data-modifying statements, their values bound with `bind`, and runs them as CTEs of a
+   * statement of its own (`applyChangesOfMany`'s `writes`): one round trip for both. Everything else
+   * is `add`'s: the rows are validated the same way (before `run`), carry the same hand-off lease or
+   * none, are handed off or left to the relay after the outermost commit, and published rows whose
+   * DELETE rode on the statement are given back if it fails or its transaction rolls back (a
+   * savepoint included). `run` calls `writes` at most once, right before it sends the statement,
+   * and rejects if that statement failed. Where `add` would not write one INSERT of rows in a
+   * transaction (direct mode's journal, no transaction, no items, more than one INSERT's rows),
+   * `run` gets no `writes` and `add` follows it; so it does if `run` did not call `writes`.
+   */
+  async addAlong<T>(
+    em: EntityManager,
+    items: readonly OutboxItem[],
+    run: (writes?: (bind: (value: unknown) => string) => string[]) => Promise<T>,
+  ): Promise<T> {
+    const qr = em.queryRunner;
+    const active = qr?.isTransactionActive ? qr : undefined;
+    if (!active || !this.writesRows || items.length === 0 || items.length > INSERT_CHUNK) {
+      const out = await run();
+      await this.add(em, [...items]);
+      return out;
+    }
+    const rows = items.map(toRow);
+    let relay = false;
+    let deleted: string[] | undefined;
+    const writes = (bind: (value: unknown) => string): string[] => {
+      if (deleted) throw new Error('the outbox rows of addAlong are written once');
+      relay = this.relayMoves(rows, active);
+      const claimableAt = relay ? 'NULL' : HAND_OFF_LEASE;
+      const values = rows.map(
+        (r) =>
+          `(${bind(r.id)}::uuid, ${bind(r.destination)}::varchar, ${bind(r.queue)}::varchar, ${bind(r.payload)}::jsonb, ${bind(r.partitionKey)}::varchar, ${claimableAt})`,
+      );
+      const statements = [
+        `INSERT INTO "outbox" ("id", "destination", "queue", "payload", "partition_key", "claimable_at") VALUES ${values.join(', ')}`,
+      ];
+      // the rows a hand-off published ride on this INSERT's statement as a DELETE, as on `add`'s
+      deleted = this.published?.take() ?? [];
+      if (deleted.length > 0)
+        statements.push(`DELETE FROM "outbox" WHERE "id" = ANY(${bind(deleted)}::uuid[])`);
+      return statements;
+    };
+    let out: T;
+    try {
+      out = await run(writes);
+    } catch (e) {
+      // the statement did not run (or its transaction is lost): they wait again
+      if (deleted?.length) this.published?.add(deleted);
+      throw e;
+    }
+    if (!deleted) {
+      await this.add(em, [...items]);
+      return out;
+    }
+    if (deleted.length > 0) {
+      this.attach(em.connection);
+      this.deleting.set(active, [...(this.deleting.get(active) ?? []), ...deleted]);
+    }
+    await this.inserted(em, active, rows, relay);
+    return out;
+  }
+
+  /**
+   * Whether the relay moves these rows: rows with a partition key keep their order through the
+   * relay's partition locks; the others are handed off (see onHandOff), unless the transaction also
+   * has rows for the relay, which then moves them all. Rows to hand off carry a lease that keeps
+   * relays away from them.
+   */
+  private relayMoves(rows: readonly { partitionKey: string | null }[], active?: QueryRunner): boolean {
+    return (
+      !this.handOffListener ||
+      rows.some((r) => r.partitionKey !== null) ||
+      (active !== undefined && this.pending.has(active))
+    );
+  }
+
+  /** After rows were inserted: hand them off or wake the relay, after the outermost commit if in a transaction. */
+  private async inserted(
+    em: EntityManager,
+    active: QueryRunner | undefined,
+    rows: readonly ReturnType<typeof toRow>[],
+    relay: boolean,
+  ): Promise<void> {
     const free = rows.map((r) => ({
       id: r.id,
       destination: r.destination,

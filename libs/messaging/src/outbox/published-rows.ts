@@ -63,8 +63,11 @@ export class PublishedRows {
     return ids;
   }
 
-  /** Empties the list (and its timer): the caller deletes these rows. */
-  private take(): string[] {
+  /**
+   * Empties the list (and its timer): the caller deletes these rows (`OutboxWriter.addAlong`: in a
+   * statement of its transaction), and gives them back (`add`) if that does not commit.
+   */
+  take(): string[] {
     const ids = this.ids;
     this.ids = [];
     if (this.timer) clearTimeout(this.timer);

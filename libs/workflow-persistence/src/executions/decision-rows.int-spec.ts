@@ -121,6 +121,50 @@ describe.each(ENGINE_KINDS)('applyChangesOfMany: created rows (%s)', (kind) => {
     ]);
   });
 
+  it('runs `writes` as CTEs of the last statement, after `alongside`, or in a statement of their own', async () => {
+    await t.dataSource.query(`CREATE TABLE IF NOT EXISTS "along_rows" ("id" text PRIMARY KEY, "n" int)`);
+    const sent: string[] = [];
+    const db = {
+      query: (sql: string, params?: unknown[]) => {
+        sent.push(sql);
+        return t.dataSource.query(sql, params);
+      },
+    };
+    const ex = await execution();
+    const other = await execution();
+    const none = { tasksCreated: [], tasksUpdated: [], actionsCreated: [], actionsUpdated: [] };
+    const order: string[] = [];
+    const along = (id: string) => (bind: (v: unknown) => string) => {
+      order.push('writes');
+      return [`INSERT INTO "along_rows" VALUES (${bind(id)}::text, ${bind(1)}::int)`];
+    };
+    const [t1, t2] = [task(ex, 'a', {}), task(other, 'b', {})];
+    await applyChangesOfMany(
+      db,
+      [
+        { ex, changes: { ...none, tasksCreated: [t1] } },
+        { ex: other, changes: { ...none, tasksCreated: [t2] } },
+      ],
+      (bind) => {
+        order.push('alongside');
+        return `length(${bind('x')}::text)`;
+      },
+      along('r1'),
+    );
+    expect(order).toEqual(['alongside', 'writes']);
+    expect(sent).toHaveLength(1); // both members' rows, the call and the writes: one statement
+    expect(sent[0]).toMatch(/INSERT INTO "task_executions".*INSERT INTO "along_rows".*"alongside"/s);
+    expect((await readSnapshot(t.dataSource, other.id))!.tasks).toEqual([t2]);
+    // nothing else to write: the writes alone, in one statement
+    sent.length = 0;
+    await applyChangesOfMany(db, [{ ex, changes: none }], () => null, along('r2'));
+    expect(sent).toEqual([`INSERT INTO "along_rows" VALUES ($1::text, $2::int)`]);
+    expect(await t.dataSource.query(`SELECT "id", "n" FROM "along_rows" ORDER BY "id"`)).toEqual([
+      { id: 'r1', n: 1 },
+      { id: 'r2', n: 1 },
+    ]);
+  });
+
   it('names an action created for a task of an earlier decision from its row', async () => {
     const ex = await execution();
     const t0 = task(ex, 'earlier', {});

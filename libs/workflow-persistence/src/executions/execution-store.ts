@@ -345,20 +345,27 @@ export interface DecisionRows {
  * is written on its own as before. The executions' rows are disjoint, so their order does not matter.
  * `alongside`, given a binder for its values, is an SQL expression (a void function's call, e.g. the
  * history append of `executionEventsAppendCall`) evaluated exactly once in the last statement, or in
- * one of its own when there are no rows to write; null: none.
+ * one of its own when there are no rows to write; null: none. `writes`, given the same binder (called
+ * after `alongside`, right before the last statement is sent), are data-modifying statements of other
+ * tables (e.g. the group's outbox rows, `OutboxWriter.addAlong`) that run as CTEs of that last
+ * statement (or as one of their own when there is nothing else to write): they must not touch the
+ * rows written here, since all the statement's parts see the same snapshot. Their values come on top
+ * of the rows' (at most ~35,000 parameters): keep them under ~25,000.
  */
 export async function applyChangesOfMany(
   db: SqlRunner,
   decisions: readonly DecisionRows[],
   alongside?: (bind: (value: unknown) => string) => string | null,
+  writes?: (bind: (value: unknown) => string) => readonly string[],
 ): Promise<void> {
   let p = new Params();
   let parts: string[] = [];
-  const flush = async (call: string | null = null): Promise<void> => {
-    if (call && parts.length === 0) await db.query(`SELECT ${call}`, p.values);
-    else if (parts.length === 1 && !call) await db.query(parts[0]!, p.values);
-    else if (parts.length > 0) {
-      const ctes = parts.map((sql, i) => `w${i} AS (${sql})`);
+  const flush = async (call: string | null = null, more: readonly string[] = []): Promise<void> => {
+    const all = [...parts, ...more];
+    if (call && all.length === 0) await db.query(`SELECT ${call}`, p.values);
+    else if (all.length === 1 && !call) await db.query(all[0]!, p.values);
+    else if (all.length > 0) {
+      const ctes = all.map((sql, i) => `w${i} AS (${sql})`);
       // the main query reads the call's CTE: a non-modifying CTE runs only when referenced
       if (call) ctes.push(`"alongside" AS MATERIALIZED (SELECT ${call})`);
       await db.query(`WITH ${ctes.join(',\n')} SELECT 1${call ? ` FROM "alongside"` : ''}`, p.values);
@@ -386,7 +393,9 @@ export async function applyChangesOfMany(
       ...rowChangeParts(p, d.ex, c, d.before ? new Map(d.before.tasks.map((t) => [t.id, t])) : undefined),
     );
   }
-  await flush(alongside?.((v) => p.add(v)) ?? null);
+  const bind = (v: unknown): string => p.add(v);
+  const call = alongside?.(bind) ?? null;
+  await flush(call, writes?.(bind) ?? []);
 }
 
 /** The execution a task execution belongs to (routing a child's completion to its parent). */
