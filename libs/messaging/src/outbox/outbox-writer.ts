@@ -116,12 +116,7 @@ export class OutboxWriter {
     for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
       const chunk = rows.slice(i, i + INSERT_CHUNK);
       const params: unknown[] = [];
-      const values = chunk.map((r, j) => {
-        params.push(r.id, r.destination, r.queue, r.payload, r.partitionKey);
-        const b = j * 5;
-        return `($${b + 1}::uuid, $${b + 2}, $${b + 3}, $${b + 4}::jsonb, $${b + 5}, ${claimableAt})`;
-      });
-      const insert = `INSERT INTO "outbox" ("id", "destination", "queue", "payload", "partition_key", "claimable_at") VALUES ${values.join(', ')}`;
+      const insert = insertRows(chunk, (v) => `$${params.push(v)}`, claimableAt);
       if (i > 0 || !this.published) {
         await em.query(insert, params);
         continue;
@@ -167,14 +162,7 @@ export class OutboxWriter {
     const writes = (bind: (value: unknown) => string): string[] => {
       if (deleted) throw new Error('the outbox rows of addAlong are written once');
       relay = this.relayMoves(rows, active);
-      const claimableAt = relay ? 'NULL' : HAND_OFF_LEASE;
-      const values = rows.map(
-        (r) =>
-          `(${bind(r.id)}::uuid, ${bind(r.destination)}::varchar, ${bind(r.queue)}::varchar, ${bind(r.payload)}::jsonb, ${bind(r.partitionKey)}::varchar, ${claimableAt})`,
-      );
-      const statements = [
-        `INSERT INTO "outbox" ("id", "destination", "queue", "payload", "partition_key", "claimable_at") VALUES ${values.join(', ')}`,
-      ];
+      const statements = [insertRows(rows, bind, relay ? 'NULL' : HAND_OFF_LEASE)];
       // the rows a hand-off published ride on this INSERT's statement as a DELETE, as on `add`'s
       deleted = this.published?.take() ?? [];
       if (deleted.length > 0)
@@ -507,4 +495,17 @@ function toRow(item: OutboxItem): {
         `outbox destination must be bus or jobs, got ${String((item as { destination: unknown }).destination)}`,
       );
   }
+}
+
+/** The INSERT of outbox rows (`add`'s and `addAlong`'s), their values bound with `bind`. */
+function insertRows(
+  rows: readonly ReturnType<typeof toRow>[],
+  bind: (value: unknown) => string,
+  claimableAt: string,
+): string {
+  const values = rows.map(
+    (r) =>
+      `(${bind(r.id)}::uuid, ${bind(r.destination)}::varchar, ${bind(r.queue)}::varchar, ${bind(r.payload)}::jsonb, ${bind(r.partitionKey)}::varchar, ${claimableAt})`,
+  );
+  return `INSERT INTO "outbox" ("id", "destination", "queue", "payload", "partition_key", "claimable_at") VALUES ${values.join(', ')}`;
 }
