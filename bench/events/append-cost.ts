@@ -18,6 +18,7 @@ import {
   definitionMigrations,
   executionMigrations,
   insertExecution,
+  registerStreamListener,
 } from '@osc/workflow-persistence';
 
 const N = Number(process.argv.find((a) => a.startsWith('--n='))?.slice(4) ?? 3000);
@@ -29,6 +30,9 @@ async function main(): Promise<void> {
   const ds = t.dataSource;
   const SPEC = parseWorkflows(`version: '2.0'\nwf:\n  tasks:\n    t:\n      action: std.noop\n`)
     .workflows[0]!;
+  // engines announce only while a listener is registered: the variants measure the NOTIFY as a
+  // watched server pays it
+  await registerStreamListener(ds, randomUUID(), 3600);
   const qr = ds.createQueryRunner();
   await qr.connect();
   const pid = Number((await qr.query('SELECT pg_backend_pid() AS p'))[0].p);

@@ -40,6 +40,7 @@ import path from 'node:path';
 import { Client } from 'pg';
 import { Agent, Pool, request } from 'undici';
 import { purgeTestPrefix } from '@osc/testing';
+import { registerStreamListener } from '@osc/workflow-persistence';
 import { createEngineDatabase } from '../../apps/workflow-engine/test/engine-harness';
 
 const arg = (name: string, dflt: string): string =>
@@ -249,6 +250,12 @@ async function main(): Promise<void> {
     else commits.set(r, [{ seq: s, at }]);
   });
   await listener.query('LISTEN osc_execution_events');
+  // registered as the API's hub registers (engines announce only while some listener is)
+  await registerStreamListener(
+    { query: async (sql: string, values?: unknown[]) => (await listener.query(sql, values)).rows },
+    `00000000-0000-4000-8000-${String(process.pid).padStart(12, '0')}`,
+    3600,
+  );
   /** Measured deliveries: stream kind, tree, seq, created_at, receipt. */
   const deliveries: { project: boolean; root: string; seq: number; created: number; at: number }[] = [];
 

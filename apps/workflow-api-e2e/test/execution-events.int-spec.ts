@@ -214,6 +214,15 @@ describe.each(e2eModes())('execution event history and stream (%s)', (mode) => {
             )
           )[0].n,
         );
+      // processes registered as listeners: engines announce (NOTIFY) only while there is one
+      const registered = async (): Promise<number> =>
+        Number(
+          (
+            await stack.testRuntime.runtime.dataSource.query(
+              `SELECT count(*) AS "n" FROM "execution_stream_listeners" WHERE "expires_at" > now()`,
+            )
+          )[0].n,
+        );
       const child: ChildProcess = spawn(
         process.execPath,
         ['-r', '@swc-node/register', 'apps/workflow-api/src/main.ts'],
@@ -250,13 +259,17 @@ describe.each(e2eModes())('execution event history and stream (%s)', (mode) => {
         const streamed = await readStream(`${other}/v2/executions/${id}/events`, {});
         expect(streamed.ended).toBe(true);
         expect(streamed.events).toEqual(await allEvents(id, 1000));
-        // the last watcher left: still subscribed for a while (a reconnecting client), then not
+        // the last watcher left: still subscribed (and registered) for a while (a reconnecting client), then not
         expect(await subscribed()).toBe(1);
+        const whileListening = await registered();
+        expect(whileListening).toBeGreaterThanOrEqual(1);
         const idleDeadline = Date.now() + 30_000;
         while ((await subscribed()) > 0) {
           if (Date.now() > idleDeadline) throw new Error('still listening 30 s after the last watcher left');
           await new Promise((r) => setTimeout(r, 500));
         }
+        // its registration went with its subscription
+        expect(await registered()).toBeLessThan(whileListening);
       } finally {
         child.kill('SIGKILL');
       }

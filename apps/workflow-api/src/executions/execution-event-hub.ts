@@ -1,7 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { RUNTIME, type Runtime } from '@osc/platform';
-import { BatchedReads, ReservedConnection, type SqlRunner } from './execution-event-reads';
+import { BatchedReads, ReservedConnection, type SqlRunner, untilEnded } from './execution-event-reads';
 import {
   EXECUTION_EVENTS_CHANNEL,
   type ExecutionEventSignal,
@@ -11,7 +12,9 @@ import {
   listExecutionStateChangesOfProjects,
   listenForExecutionEvents,
   localExecutionEvents,
+  registerStreamListener,
   stopListening,
+  unregisterStreamListener,
 } from '@osc/workflow-persistence';
 
 /** Someone watching one execution tree: called with the entries after its `after`, in order. */
@@ -48,14 +51,24 @@ const PAGE = 500;
 const LISTEN_IDLE_MS = 10_000;
 
 /**
+ * A listening process's registration lasts this long (engines announce only while one is
+ * registered) and is pushed forward every {@link LISTENER_REFRESH_MS}: a process that dies leaves
+ * the engines announcing for at most a minute.
+ */
+const LISTENER_TTL_S = 60;
+const LISTENER_REFRESH_MS = 20_000;
+
+/**
  * Fans history announcements out to the event streams of this API process. Announcements come from
  * engines in this process (an in-process emitter, after their commit) and, distributed, from every
  * engine through PostgreSQL `LISTEN` on one connection; NOTIFY is not lost while that connection
  * lives, and every watched tree is re-read when it is (re)established. The connection listens only
- * while someone watches (and {@link LISTEN_IDLE_MS} after the last one left): every NOTIFY costs the
- * listening backend a wake-up and this process a parse, which a process nobody watches spares. A
- * first watcher's read runs again once the subscription is in place, so nothing committed in
- * between is missed. The trees (and projects)
+ * while someone watches (and {@link LISTEN_IDLE_MS} after the last one left), and registers while it
+ * listens: engines announce only while some process is registered (a NOTIFY costs every committing
+ * transaction a server-wide lock, see AnnounceOnlyToListeners1766100000000). A first watcher's read
+ * runs again once the subscription is in place, and again once every transaction that may have
+ * checked for listeners before the registration has ended, so nothing committed in between is
+ * missed. The trees (and projects)
  * announced while a read runs are read together by the next one, in one statement that serves all
  * their watchers; a tree is never read by two statements at once (a later announcement re-reads it).
  */
@@ -76,6 +89,8 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
   private readonly pendingRetries = new Map<string, { timer: NodeJS.Timeout; attempt: number }>();
   private readonly treeConnection = new ReservedConnection(() => this.db);
   private readonly projectConnection = new ReservedConnection(() => this.db);
+  /** This process's registration as a listener (see {@link registerStreamListener}). */
+  private readonly listenerId = randomUUID();
   /** The listening loop while it runs (distributed mode, while anyone watches). */
   private listening?: Promise<void>;
   /** Ends the current subscription (the last watcher left {@link LISTEN_IDLE_MS} ago). */
@@ -312,6 +327,7 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
   private async listen(): Promise<void> {
     while (!this.closed && this.watched()) {
       let ended = false;
+      let unregistered = false;
       try {
         const qr = this.db.createQueryRunner();
         const client = (await qr.connect()) as {
@@ -343,9 +359,27 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
         await listenForExecutionEvents(qr);
         // the module closed, or the last watcher left, while subscribing
         if (this.closed || !this.watched()) this.unsubscribe?.();
-        for (const root of this.trees.keys()) this.treeReads.request(root);
-        for (const key of this.projects.keys()) this.projectReads.request(key);
+        let refresh: NodeJS.Timeout | undefined;
+        try {
+          const missed = await registerStreamListener(this.db, this.listenerId, LISTENER_TTL_S);
+          refresh = setInterval(() => {
+            registerStreamListener(this.db, this.listenerId, LISTENER_TTL_S).catch((err: unknown) =>
+              this.logger.warn({ msg: 'renewing the listener registration failed', err: String(err) }),
+            );
+          }, LISTENER_REFRESH_MS);
+          refresh.unref();
+          this.readEverything();
+          void untilEnded(this.db, missed, () => ended || this.closed).then((all) => {
+            if (all) this.readEverything();
+          });
+        } catch (err) {
+          // not registered: engines may not announce, so give the subscription up and start again
+          this.logger.warn({ msg: 'registering as a listener failed; retrying', err: String(err) });
+          unregistered = true;
+          this.unsubscribe?.();
+        }
         await lost;
+        if (refresh) clearInterval(refresh);
         this.unsubscribe = undefined;
         client.off('notification', onNotification);
         client.off('error', onGone);
@@ -353,12 +387,19 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
         // a connection that goes back to the pool must not stay subscribed
         if (ended) await stopListening(qr).catch(() => undefined);
         await qr.release().catch(() => undefined);
+        if (ended) await unregisterStreamListener(this.db, this.listenerId).catch(() => undefined);
       } catch (err) {
         this.unsubscribe = undefined;
         if (this.closed) return;
         this.logger.warn({ msg: 'listening for execution events failed; retrying', err: String(err) });
       }
-      if (!this.closed && !ended) await new Promise((r) => setTimeout(r, 1000));
+      if (!this.closed && (!ended || unregistered)) await new Promise((r) => setTimeout(r, 1000));
     }
+  }
+
+  /** Every watched tree and project read again. */
+  private readEverything(): void {
+    for (const root of this.trees.keys()) this.treeReads.request(root);
+    for (const key of this.projects.keys()) this.projectReads.request(key);
   }
 }

@@ -1,4 +1,5 @@
 import type { DataSource, QueryRunner } from 'typeorm';
+import { stillRunning } from '@osc/workflow-persistence';
 
 /**
  * The event hub's reads (execution-event-hub.ts): batched by key, on pooled connections of their own.
@@ -13,6 +14,26 @@ const BATCH = 200;
  * kind reads on a connection of its own, where a second statement would only queue.)
  */
 const CONCURRENT_READS = 1;
+
+/** Polls for transactions to end: first delay, doubling up to the last. */
+const END_POLL_MS = [5, 10, 20, 40, 80, 160, 200] as const;
+
+/**
+ * Resolves once none of these transactions (64-bit ids as text) runs any more — true — or once
+ * `stop` says to give up — false. A failed poll is tried again.
+ */
+export async function untilEnded(
+  db: SqlRunner,
+  xids: readonly string[],
+  stop: () => boolean,
+): Promise<boolean> {
+  let left = xids;
+  for (let attempt = 0; left.length > 0 && !stop(); attempt++) {
+    await new Promise((r) => setTimeout(r, END_POLL_MS[Math.min(attempt, END_POLL_MS.length - 1)]));
+    left = await stillRunning(db, left).catch(() => left);
+  }
+  return !stop();
+}
 
 /** Anything that runs SQL. */
 export interface SqlRunner {

@@ -27,6 +27,7 @@ import {
 } from './execution-events';
 import { insertExecution, insertExecutionReturning } from './execution-rows';
 import { applyChangesOfMany } from './execution-store';
+import { registerStreamListener, stillRunning, unregisterStreamListener } from './run-reads';
 import { executionMigrations } from './executions.migration';
 
 const SPEC = parseWorkflows(`
@@ -505,7 +506,8 @@ describe.each(ENGINE_KINDS)('execution state changes for project streams (%s)', 
       [4, 'execution'],
     ]);
     // undone, the migration gives b its counter; the append before it counts on from there (the
-    // migration after it undone first)
+    // migrations after it undone first)
+    await t.dataSource.undoLastMigration();
     await t.dataSource.undoLastMigration();
     await t.dataSource.undoLastMigration();
     try {
@@ -535,6 +537,8 @@ describe.each(ENGINE_KINDS)('execution state changes for project streams (%s)', 
       ]);
     const derived: [string | null, string][] = await horizons();
     expect(derived.map(([stored]) => stored)).toEqual([null, null]);
+    // the migration after it undone first
+    await t.dataSource.undoLastMigration();
     await t.dataSource.undoLastMigration();
     try {
       expect(
@@ -569,6 +573,8 @@ describe.each(ENGINE_KINDS)('execution state changes for project streams (%s)', 
         heard.push(JSON.parse(n.payload ?? 'null') as { r: string; s: number }),
       );
       await listener.query(`LISTEN "${EXECUTION_EVENTS_CHANNEL}"`);
+      const listenerId = randomUUID();
+      await registerStreamListener(t.dataSource, listenerId, 60);
       try {
         // the queue order puts the higher root first: its counter would be locked first (the
         // announcements of a transaction arrive in the order they were made)
@@ -589,6 +595,86 @@ describe.each(ENGINE_KINDS)('execution state changes for project streams (%s)', 
           [high.id, 3],
         ]);
       } finally {
+        await unregisterStreamListener(t.dataSource, listenerId);
+        await listener.end();
+      }
+    });
+
+    it('announces only while a listener is registered and unexpired; a registration names the transactions that may have missed it', async () => {
+      const x = await create('p-l');
+      const listener = new Client({ connectionString: (t.dataSource.options as { url?: string }).url });
+      await listener.connect();
+      const heard: string[] = [];
+      listener.on('notification', (n) => heard.push(n.payload ?? ''));
+      await listener.query(`LISTEN "${EXECUTION_EVENTS_CHANNEL}"`);
+      const append = () =>
+        t.dataSource.transaction((em) =>
+          appendExecutionEventsOfMany(em, [{ ex: x, events: [taskChange(x)] }], new Date()),
+        );
+      /** Appends, then waits for what an announcement would need to arrive (a marker NOTIFY sent after it). */
+      const heardAfterAppend = async () => {
+        heard.length = 0;
+        await append();
+        await t.dataSource.query(`SELECT pg_notify($1, 'marker')`, [EXECUTION_EVENTS_CHANNEL]);
+        const deadline = Date.now() + 5_000;
+        while (!heard.includes('marker') && Date.now() < deadline)
+          await new Promise((r) => setTimeout(r, 10));
+        return heard.filter((h) => h !== 'marker').length;
+      };
+      const a = randomUUID();
+      const b = randomUUID();
+      // a writer that is running (its id assigned) while the registration commits
+      const writer = t.dataSource.createQueryRunner();
+      await writer.connect();
+      try {
+        expect(await heardAfterAppend()).toBe(0);
+        await writer.startTransaction();
+        const [{ xid }] = await writer.query(`SELECT pg_current_xact_id()::text AS "xid"`);
+        const missed = await registerStreamListener(t.dataSource, a, 60);
+        expect(missed).toContain(xid);
+        expect(await stillRunning(t.dataSource, missed)).toContain(xid);
+        await writer.commitTransaction();
+        expect(await stillRunning(t.dataSource, [xid])).toEqual([]);
+        expect(await heardAfterAppend()).toBe(1);
+        // a second registration, then the first gone: still announced
+        await registerStreamListener(t.dataSource, b, 60);
+        await unregisterStreamListener(t.dataSource, a);
+        expect(await heardAfterAppend()).toBe(1);
+        // expired: nothing announced, and the next registration removes it
+        await t.dataSource.query(
+          `UPDATE "execution_stream_listeners" SET "expires_at" = now() - interval '2 minutes' WHERE "id" = $1`,
+          [b],
+        );
+        expect(await heardAfterAppend()).toBe(0);
+        await registerStreamListener(t.dataSource, a, 60);
+        expect(
+          (
+            await t.dataSource.query(`SELECT "id" FROM "execution_stream_listeners" WHERE "id" IN ($1, $2)`, [
+              a,
+              b,
+            ])
+          ).map((r: { id: string }) => r.id),
+        ).toEqual([a]);
+        // a creation's entry is announced by the same rule
+        heard.length = 0;
+        await create('p-l');
+        await t.dataSource.query(`SELECT pg_notify($1, 'marker')`, [EXECUTION_EVENTS_CHANNEL]);
+        const deadline = Date.now() + 5_000;
+        while (!heard.includes('marker') && Date.now() < deadline)
+          await new Promise((r) => setTimeout(r, 10));
+        expect(heard.filter((h) => h !== 'marker')).toHaveLength(1);
+        await unregisterStreamListener(t.dataSource, a);
+        heard.length = 0;
+        await create('p-l');
+        await t.dataSource.query(`SELECT pg_notify($1, 'marker')`, [EXECUTION_EVENTS_CHANNEL]);
+        while (!heard.includes('marker') && Date.now() < deadline + 5_000)
+          await new Promise((r) => setTimeout(r, 10));
+        expect(heard.filter((h) => h !== 'marker')).toHaveLength(0);
+      } finally {
+        if (writer.isTransactionActive) await writer.rollbackTransaction();
+        await writer.release();
+        await unregisterStreamListener(t.dataSource, a);
+        await unregisterStreamListener(t.dataSource, b);
         await listener.end();
       }
     });

@@ -42,7 +42,11 @@ export class StreamHorizonFromSubtransaction1766000000000 implements MigrationIn
   }
 }
 
-const CREATION_APPEND_IN_SUBTRANSACTION = `
+/**
+ * The creation append of this migration; `announce` wraps its NOTIFY statement (the next migration
+ * makes it conditional).
+ */
+export const creationAppendInSubtransaction = (announce: (notify: string) => string = (n) => n): string => `
       CREATE OR REPLACE FUNCTION "osc_append_execution_creation"(p_root uuid, p_project varchar, p_row jsonb, p_now timestamptz, p_channel text, p_payload text)
         RETURNS void LANGUAGE plpgsql VOLATILE AS $$
       DECLARE
@@ -59,10 +63,13 @@ const CREATION_APPEND_IN_SUBTRANSACTION = `
                     p_row->>'st', p_row->>'ps', p_row->>'si', COALESCE(p_row->'d', '{}'::jsonb), p_now, v_pos, v_xact);
         EXCEPTION WHEN unique_violation THEN RAISE;
         END;
-        PERFORM pg_notify(p_channel, left(p_payload, -1) || ',"s":1}');
+        ${announce(`PERFORM pg_notify(p_channel, left(p_payload, -1) || ',"s":1}');`)}
       END $$`;
 
-const APPEND_OF_TREES_IN_SUBTRANSACTION = `
+const CREATION_APPEND_IN_SUBTRANSACTION = creationAppendInSubtransaction();
+
+/** The trees' append of this migration; `announce` wraps its loop of NOTIFY statements. */
+export const appendOfTreesInSubtransaction = (announce: (notify: string) => string = (n) => n): string => `
       CREATE OR REPLACE FUNCTION "osc_append_execution_events_of_trees"(p_roots uuid[], p_counts int[], p_projects varchar[], p_rows jsonb, p_now timestamptz, p_channel text, p_payloads text[])
         RETURNS void LANGUAGE plpgsql VOLATILE AS $$
       DECLARE
@@ -107,7 +114,9 @@ const APPEND_OF_TREES_IN_SUBTRANSACTION = `
               FROM "e";
         EXCEPTION WHEN unique_violation THEN RAISE;
         END;
-        FOR i IN 1 .. coalesce(array_length(p_roots, 1), 0) LOOP
+        ${announce(`FOR i IN 1 .. coalesce(array_length(p_roots, 1), 0) LOOP
           PERFORM pg_notify(p_channel, left(p_payloads[i], -1) || ',"s":' || v_last[i] || '}');
-        END LOOP;
+        END LOOP;`)}
       END $$`;
+
+const APPEND_OF_TREES_IN_SUBTRANSACTION = appendOfTreesInSubtransaction();

@@ -12,6 +12,7 @@ import {
 } from './execution-events';
 import { AppendCreationWithoutCounter1765900000000 } from './execution-creation-entry.migration';
 import { StreamHorizonFromSubtransaction1766000000000 } from './execution-stream-horizon.migration';
+import { AnnounceOnlyToListeners1766100000000 } from './execution-stream-listeners.migration';
 import { IndexCompletedRootExecutions1764500000000, IndexUnfinishedByRoot1765400000000 } from './expiration';
 import {
   AddExecutorHeartbeats1764900000000,
@@ -325,4 +326,5 @@ export const executionMigrations = [
   PackExecutionEvents1765800000000,
   AppendCreationWithoutCounter1765900000000,
   StreamHorizonFromSubtransaction1766000000000,
+  AnnounceOnlyToListeners1766100000000,
 ] as const;

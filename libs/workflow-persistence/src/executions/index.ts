@@ -86,5 +86,8 @@ export {
   listActionsOfTask,
   listSuccessfulRunTimes,
   listenForExecutionEvents,
+  registerStreamListener,
+  stillRunning,
+  unregisterStreamListener,
   stopListening,
 } from './run-reads';

@@ -214,6 +214,46 @@ export async function listenForExecutionEvents(connection: SqlRunner): Promise<v
   await connection.query(`LISTEN ${EXECUTION_EVENTS_CHANNEL}`);
 }
 
+/**
+ * Registers (or keeps registered) a listening process for `ttlSeconds`: engines announce history
+ * with NOTIFY only while an unexpired registration exists (AnnounceOnlyToListeners1766100000000).
+ * Runs on its own (committed when it returns). Returns the transactions in progress right after it
+ * committed (64-bit ids as text): one that announced nothing because it checked before the
+ * registration is among them, so a listener reads again once {@link stillRunning} finds none left.
+ * Registrations expired for a minute are removed on the way.
+ */
+export async function registerStreamListener(
+  db: SqlRunner,
+  listenerId: string,
+  ttlSeconds: number,
+): Promise<string[]> {
+  await db.query(
+    `WITH "gone" AS (DELETE FROM "execution_stream_listeners" WHERE "expires_at" < now() - interval '1 minute')
+     INSERT INTO "execution_stream_listeners" ("id", "expires_at") VALUES ($1, now() + make_interval(secs => $2))
+       ON CONFLICT ("id") DO UPDATE SET "expires_at" = EXCLUDED."expires_at"`,
+    [listenerId, ttlSeconds],
+  );
+  const rows: { x: string }[] = await db.query(
+    `SELECT "x"::text AS "x" FROM pg_snapshot_xip(pg_current_snapshot()) AS "x"`,
+  );
+  return rows.map((r) => r.x);
+}
+
+/** Of these transactions (64-bit ids as text), those still in progress. */
+export async function stillRunning(db: SqlRunner, xids: readonly string[]): Promise<string[]> {
+  if (xids.length === 0) return [];
+  const rows: { x: string }[] = await db.query(
+    `SELECT "x"::text AS "x" FROM unnest($1::xid8[]) AS "x" WHERE pg_xact_status("x") = 'in progress'`,
+    [xids],
+  );
+  return rows.map((r) => r.x);
+}
+
+/** Ends a listener's registration: engines stop announcing once no other is left. */
+export async function unregisterStreamListener(db: SqlRunner, listenerId: string): Promise<void> {
+  await db.query(`DELETE FROM "execution_stream_listeners" WHERE "id" = $1`, [listenerId]);
+}
+
 /** Ends every subscription of a connection before it goes back to the pool. */
 export async function stopListening(connection: SqlRunner): Promise<void> {
   await connection.query(`UNLISTEN *`);
