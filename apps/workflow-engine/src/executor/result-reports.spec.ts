@@ -28,7 +28,7 @@ function manualBus() {
 const tick = () => new Promise((r) => setImmediate(r));
 
 describe('ResultReports', () => {
-  it('sends the results of one turn together, and those reported meanwhile together in the next engine.actions-completed', async () => {
+  it('sends the results of one turn together, without waiting for the confirms of the messages already out', async () => {
     const bus = manualBus();
     const reports = new ResultReports(bus);
     const settled: string[] = [];
@@ -40,35 +40,50 @@ describe('ResultReports', () => {
     ]);
     const later = [2, 3, 4].map((n) => reports.report(result(n)).then(() => settled.push(`a${n}`)));
     await tick();
-    expect(bus.sent).toHaveLength(1); // waiting for the confirm of the first
-    bus.pending[0]!.resolve();
-    await first;
-    await tick();
+    // sent while the first awaits its confirm
     expect(bus.sent[1]).toEqual({
       id: 'actions-completed:a2:3',
       type: 'engine.actions-completed',
       payload: { results: [result(2), result(3), result(4)] },
     });
-    // not confirmed yet: nobody may complete its job
-    expect(settled).toEqual(['a1']);
+    // not confirmed yet: nobody may complete its job; confirms settle their own results, in any order
+    expect(settled).toEqual([]);
     bus.pending[1]!.resolve();
     await Promise.all(later);
-    expect(settled).toEqual(['a1', 'a2', 'a3', 'a4']);
-    // idle again: the results of one turn go as one message
-    const again = [5, 6].map((n) => reports.report(result(n)));
+    expect(settled).toEqual(['a2', 'a3', 'a4']);
+    bus.pending[0]!.resolve();
+    await first;
+    expect(settled).toEqual(['a2', 'a3', 'a4', 'a1']);
+  });
+
+  it('keeps at most maxInFlight messages unconfirmed; what is reported meanwhile goes together once one is confirmed', async () => {
+    const bus = manualBus();
+    const reports = new ResultReports(bus, 200, 2);
+    const done = [1, 2].map((n) => reports.report(result(n)));
+    await tick();
+    expect(bus.sent).toHaveLength(1);
+    const second = reports.report(result(3));
+    await tick();
+    expect(bus.sent).toHaveLength(2);
+    const waiting = [4, 5, 6].map((n) => reports.report(result(n)));
+    await tick();
+    expect(bus.sent).toHaveLength(2); // both slots taken
+    bus.pending[0]!.resolve();
+    await Promise.all(done);
     await tick();
     expect(bus.sent[2]).toEqual({
-      id: 'actions-completed:a5:2',
+      id: 'actions-completed:a4:3',
       type: 'engine.actions-completed',
-      payload: { results: [result(5), result(6)] },
+      payload: { results: [result(4), result(5), result(6)] },
     });
+    bus.pending[1]!.resolve();
     bus.pending[2]!.resolve();
-    await Promise.all(again);
+    await Promise.all([second, ...waiting]);
   });
 
   it('rejects the results of a message the broker refused, and goes on with the next ones', async () => {
     const bus = manualBus();
-    const reports = new ResultReports(bus, 2);
+    const reports = new ResultReports(bus, 2, 1);
     const first = reports.report(result(1));
     await tick();
     const [r2, r3, r4] = [2, 3, 4].map((n) => reports.report(result(n)));

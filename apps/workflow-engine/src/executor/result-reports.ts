@@ -13,49 +13,68 @@ interface Waiter {
 }
 
 /**
- * Sends an executor's action results to the engine, many per message: results reported while no
- * report is being published go at the end of the event loop's turn (`setImmediate`), those reported
- * while one is being published wait for it; either way they go together as one
- * `engine.actions-completed` (up to `maxPerMessage`), or alone as `engine.action-completed` (id
- * `action-completed:<action execution id>`). So an idle executor adds no wait beyond the turn, and a
- * busy one pays one broker message, confirm, delivery and ack per group of results instead of per
- * result. Each `report` resolves once the broker confirmed the
- * message holding it (the job completes only then: at-least-once as before).
+ * Sends an executor's action results to the engine, many per message: the results reported in one
+ * turn of the event loop go together at its end (`setImmediate`) as one `engine.actions-completed`
+ * (up to `maxPerMessage`), or alone as `engine.action-completed` (id `action-completed:<action
+ * execution id>`). Up to `maxInFlight` messages await their broker confirm at once; results reported
+ * while that many are out wait for one to be confirmed and then go together. Each `report` resolves
+ * once the broker confirmed the message holding it (the job completes only then: at-least-once as
+ * before).
+ *
+ * The confirm of a persistent message to a quorum queue comes after the broker's replicated write —
+ * and, measured here, after the engine consumed it: 35 ms at p50 on an idle machine. With one message
+ * out at a time, every result of the executor waited for the previous message's confirm before it
+ * was even sent (p95 38 ms idle, more under load), a wait added to every hop of a workflow whose
+ * actions run in executors.
  */
 export class ResultReports {
   private queue: Waiter[] = [];
-  private busy = false;
+  private scheduled = false;
+  private inFlight = 0;
 
   constructor(
     private readonly bus: Pick<CommandBus, 'publish'>,
     private readonly maxPerMessage = 200,
+    private readonly maxInFlight = 16,
   ) {}
 
   report(payload: ActionCompletedPayload): Promise<void> {
     return new Promise((resolve, reject) => {
       this.queue.push({ payload, resolve, reject });
-      if (!this.busy) {
-        // the results that finish in this turn of the event loop (the runs of a batch job often do) go together
-        this.busy = true;
-        setImmediate(() => void this.drain());
-      }
+      this.schedule();
     });
   }
 
-  private async drain(): Promise<void> {
-    try {
-      while (this.queue.length > 0) {
-        const batch = this.queue.splice(0, this.maxPerMessage);
-        try {
-          const [first, ...rest] = batch.map((w) => w.payload);
-          if (first) await this.bus.publish(ENGINE_COMMAND_QUEUE, resultsMessage([first, ...rest]));
-          for (const w of batch) w.resolve();
-        } catch (e) {
-          for (const w of batch) w.reject(e);
-        }
-      }
-    } finally {
-      this.busy = false;
+  /** Sends at the end of this turn unless a send is already due or every slot is taken. */
+  private schedule(): void {
+    if (this.scheduled || this.queue.length === 0 || this.inFlight >= this.maxInFlight) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.send();
+    });
+  }
+
+  private send(): void {
+    while (this.queue.length > 0 && this.inFlight < this.maxInFlight) {
+      const batch = this.queue.splice(0, this.maxPerMessage);
+      const [first, ...rest] = batch.map((w) => w.payload);
+      if (!first) continue;
+      this.inFlight++;
+      this.bus
+        .publish(ENGINE_COMMAND_QUEUE, resultsMessage([first, ...rest]))
+        .then(
+          () => {
+            for (const w of batch) w.resolve();
+          },
+          (e: unknown) => {
+            for (const w of batch) w.reject(e);
+          },
+        )
+        .finally(() => {
+          this.inFlight--;
+          this.schedule();
+        });
     }
   }
 }
