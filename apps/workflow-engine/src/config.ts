@@ -21,6 +21,11 @@ const schema = z
      * as were started before, see docs/workflow-engine.md); 0 starts them all in one transaction.
      */
     WORKFLOW_ENGINE_ITEMS_PER_DECISION: z.coerce.number().int().min(0).max(1_000_000).default(1000),
+    /**
+     * Engine transactions this process runs at once; the commands that wait meanwhile share the
+     * next ones (up to 32 executions per transaction, see group-transactions.ts).
+     */
+    WORKFLOW_ENGINE_GROUP_TRANSACTIONS: z.coerce.number().int().min(1).max(64).default(2),
     /** Action runs executed at once by this process. */
     WORKFLOW_EXECUTOR_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(50),
     /** Base URL of workflow-api for async action callbacks (`Mistral-Callback-URL`). */
@@ -59,6 +64,8 @@ export interface WorkflowEngineConfig {
   readonly inlineActions?: boolean;
   /** with-items items one decision starts per task (0: all); absent: the engine's default (tests). */
   readonly itemsPerDecision?: number;
+  /** Engine transactions run at once; absent: the engine's default (tests). */
+  readonly groupTransactions?: number;
   readonly apiUrl?: string;
   readonly notifyAmqpUrl?: string;
   readonly notifyExchange: string;
@@ -81,6 +88,7 @@ export function loadConfig(env: Env): WorkflowEngineConfig {
     executorConcurrency: c.WORKFLOW_EXECUTOR_CONCURRENCY,
     inlineActions: c.WORKFLOW_ENGINE_INLINE_ACTIONS === 'true',
     itemsPerDecision: c.WORKFLOW_ENGINE_ITEMS_PER_DECISION,
+    groupTransactions: c.WORKFLOW_ENGINE_GROUP_TRANSACTIONS,
     notifyExchange: c.WORKFLOW_NOTIFY_EXCHANGE,
     reconcile: {
       intervalSeconds: c.WORKFLOW_RECONCILE_INTERVAL_SECONDS,

@@ -18,7 +18,7 @@ import { DecisionStore } from './decision-store';
 import { EffectItems } from './effect-items';
 import { toEngineEvents } from './engine-events';
 import { EventDecider } from './event-decider';
-import { GroupTransactions } from './group-transactions';
+import { DEFAULT_GROUP_TRANSACTIONS, GroupTransactions } from './group-transactions';
 import type { EngineLog } from './history-announcements';
 
 export interface EngineHandlerOptions {
@@ -36,6 +36,8 @@ export interface EngineHandlerOptions {
    * `ITEMS_STARTED_PER_DECISION` (1,000); 0 starts every item in one transaction.
    */
   itemsPerDecision?: number;
+  /** Engine transactions run at once (see `GroupTransactions`); default {@link DEFAULT_GROUP_TRANSACTIONS}. */
+  groupTransactions?: number;
   /** Deliveries the bus makes of a failing command (its consumer's `maxDeliveries`); default the bus default. */
   maxDeliveries?: number;
   /** Where failures to apply a command are reported; default one JSON line on stderr. */
@@ -81,7 +83,15 @@ export class EngineCommandHandler {
       options.logger ?? stderrLogger,
       options.log,
     );
-    const groups = new GroupTransactions(dataSource, outbox, specs, decider, store, options.log);
+    const groups = new GroupTransactions(
+      dataSource,
+      outbox,
+      specs,
+      decider,
+      store,
+      options.log,
+      options.groupTransactions ?? DEFAULT_GROUP_TRANSACTIONS,
+    );
     this.batches = new CommandBatches(groups, failures);
   }
 

@@ -63,6 +63,7 @@ export class EngineRunner implements OnModuleInit, OnModuleDestroy {
       apiUrl: config.apiUrl,
       inlineActions: config.inlineActions,
       ...(config.itemsPerDecision !== undefined ? { itemsPerDecision: config.itemsPerDecision } : {}),
+      ...(config.groupTransactions !== undefined ? { groupTransactions: config.groupTransactions } : {}),
       logger: {
         warn: (message, context) => this.logger.warn({ ...context, msg: message }),
         error: (message, context) => this.logger.error({ ...context, msg: message }),
