@@ -359,22 +359,9 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
         await listenForExecutionEvents(qr);
         // the module closed, or the last watcher left, while subscribing
         if (this.closed || !this.watched()) this.unsubscribe?.();
-        let refresh: NodeJS.Timeout | undefined;
-        try {
-          const missed = await registerStreamListener(this.db, this.listenerId, LISTENER_TTL_S);
-          refresh = setInterval(() => {
-            registerStreamListener(this.db, this.listenerId, LISTENER_TTL_S).catch((err: unknown) =>
-              this.logger.warn({ msg: 'renewing the listener registration failed', err: String(err) }),
-            );
-          }, LISTENER_REFRESH_MS);
-          refresh.unref();
-          this.readEverything();
-          void untilEnded(this.db, missed, () => ended || this.closed).then((all) => {
-            if (all) this.readEverything();
-          });
-        } catch (err) {
+        const refresh = await this.register(() => ended || this.closed);
+        if (!refresh) {
           // not registered: engines may not announce, so give the subscription up and start again
-          this.logger.warn({ msg: 'registering as a listener failed; retrying', err: String(err) });
           unregistered = true;
           this.unsubscribe?.();
         }
@@ -395,6 +382,32 @@ export class ExecutionEventHub implements OnModuleInit, OnModuleDestroy {
       }
       if (!this.closed && (!ended || unregistered)) await new Promise((r) => setTimeout(r, 1000));
     }
+  }
+
+  /**
+   * Registers this process as a listener and keeps the registration alive (the interval returned;
+   * null when registering failed), then reads everything again now and once every transaction that
+   * may have checked for listeners before the registration has ended.
+   */
+  private async register(stopped: () => boolean): Promise<NodeJS.Timeout | null> {
+    let missed: string[];
+    try {
+      missed = await registerStreamListener(this.db, this.listenerId, LISTENER_TTL_S);
+    } catch (err) {
+      this.logger.warn({ msg: 'registering as a listener failed; retrying', err: String(err) });
+      return null;
+    }
+    const refresh = setInterval(() => {
+      registerStreamListener(this.db, this.listenerId, LISTENER_TTL_S).catch((err: unknown) =>
+        this.logger.warn({ msg: 'renewing the listener registration failed', err: String(err) }),
+      );
+    }, LISTENER_REFRESH_MS);
+    refresh.unref();
+    this.readEverything();
+    void untilEnded(this.db, missed, stopped).then((all) => {
+      if (all) this.readEverything();
+    });
+    return refresh;
   }
 
   /** Every watched tree and project read again. */

@@ -18,7 +18,7 @@ import { DecisionStore } from './decision-store';
 import { EffectItems } from './effect-items';
 import { toEngineEvents } from './engine-events';
 import { EventDecider } from './event-decider';
-import { DEFAULT_GROUP_TRANSACTIONS, GroupTransactions } from './group-transactions';
+import { GroupTransactions } from './group-transactions';
 import type { EngineLog } from './history-announcements';
 
 export interface EngineHandlerOptions {
@@ -36,7 +36,7 @@ export interface EngineHandlerOptions {
    * `ITEMS_STARTED_PER_DECISION` (1,000); 0 starts every item in one transaction.
    */
   itemsPerDecision?: number;
-  /** Engine transactions run at once (see `GroupTransactions`); default {@link DEFAULT_GROUP_TRANSACTIONS}. */
+  /** Engine transactions run at once; default `DEFAULT_GROUP_TRANSACTIONS` (group-transactions.ts). */
   groupTransactions?: number;
   /** Deliveries the bus makes of a failing command (its consumer's `maxDeliveries`); default the bus default. */
   maxDeliveries?: number;
@@ -90,7 +90,7 @@ export class EngineCommandHandler {
       decider,
       store,
       options.log,
-      options.groupTransactions ?? DEFAULT_GROUP_TRANSACTIONS,
+      options.groupTransactions,
     );
     this.batches = new CommandBatches(groups, failures);
   }
