@@ -178,7 +178,7 @@ async function applyRowChanges(
     return;
   }
   const p = new Params();
-  const parts = rowChangeParts(p, ex, changes, before, itemsUpdated);
+  const parts = rowChangeParts(p, [{ ex, changes, before }], itemsUpdated);
   if (parts.length === 0) return;
   if (parts.length === 1) {
     await db.query(parts[0]!, p.values);
@@ -188,26 +188,51 @@ async function applyRowChanges(
   await db.query(`WITH ${ctes} SELECT 1`, p.values);
 }
 
-/** The data-modifying statements of one decision's rows, their values bound in `p` (see {@link applyChanges}). */
+/** One execution's row changes: the decision's, and its task rows as loaded (see {@link applyChanges}). */
+interface RowChanges {
+  ex: WorkflowExecution;
+  changes: EngineChanges;
+  before?: ReadonlyMap<string, TaskExecution> | undefined;
+}
+
+/**
+ * The data-modifying statements of the rows of one or more executions' decisions, their values bound
+ * in `p`: at most one statement per kind of change (execution updates, task inserts, task updates,
+ * action inserts, action updates) whatever the number of executions, so a group's statement is
+ * parsed and planned as five parts rather than four per execution. Rows keep their order within each
+ * kind (a sequence numbers inserted rows in that order).
+ */
 function rowChangeParts(
   p: Params,
-  ex: WorkflowExecution,
-  changes: EngineChanges,
-  before?: ReadonlyMap<string, TaskExecution>,
+  members: readonly RowChanges[],
   itemsUpdated?: readonly Omit<TaskItem, 'vars'>[],
 ): string[] {
   const parts: string[] = [];
-  const e = changes.execution;
-  if (e) {
-    parts.push(`UPDATE "workflow_executions" SET "state" = ${p.add(e.state)}, "state_info" = ${p.add(e.stateInfo)},
-      "output" = ${p.add(json(e.output), '::jsonb')}, "params" = ${p.add(json(e.params), '::jsonb')},
-      "context" = ${p.add(json(e.context), '::jsonb')}, "var_names" = ${p.add(json(e.varNames), '::jsonb')},
-      "deferred" = ${p.add(json(e.deferred), '::jsonb')}, "updated_at" = ${p.add(iso(e.updatedAt), '::timestamptz')}
-      WHERE "id" = ${p.add(e.id, '::uuid')} RETURNING 1`);
+  const executions = members.flatMap((m) => (m.changes.execution ? [m.changes.execution] : []));
+  if (executions.length) {
+    const values = executions.map(
+      (e) =>
+        `(${[
+          p.add(e.id, '::uuid'),
+          p.add(e.state, '::varchar'),
+          p.add(e.stateInfo, '::text'),
+          p.add(json(e.output), '::jsonb'),
+          p.add(json(e.params), '::jsonb'),
+          p.add(json(e.context), '::jsonb'),
+          p.add(json(e.varNames), '::jsonb'),
+          p.add(json(e.deferred), '::jsonb'),
+          p.add(iso(e.updatedAt), '::timestamptz'),
+        ].join(', ')})`,
+    );
+    parts.push(`UPDATE "workflow_executions" AS e SET "state" = v.state, "state_info" = v.state_info, "output" = v.output,
+      "params" = v.params, "context" = v.context, "var_names" = v.var_names, "deferred" = v.deferred, "updated_at" = v.updated_at
+      FROM (VALUES ${values.join(', ')}) AS v(id, state, state_info, output, params, context, var_names, deferred, updated_at)
+      WHERE e."id" = v.id RETURNING 1`);
   }
-  if (changes.tasksCreated.length) {
-    const values = changes.tasksCreated.map(
-      (t) =>
+  const tasksCreated = members.flatMap((m) => m.changes.tasksCreated.map((t) => ({ t, ex: m.ex })));
+  if (tasksCreated.length) {
+    const values = tasksCreated.map(
+      ({ t, ex }) =>
         `(${[
           p.add(t.id, '::uuid'),
           p.add(t.name),
@@ -238,26 +263,28 @@ function rowChangeParts(
       `INSERT INTO "task_executions" (${TASK_INSERT_COLUMNS}) VALUES ${values.join(', ')} RETURNING 1`,
     );
   }
-  if (changes.tasksUpdated.length) {
+  const tasksUpdated = members.flatMap((m) => m.changes.tasksUpdated.map((t) => ({ t, before: m.before })));
+  if (tasksUpdated.length) {
     // null: unchanged, the column keeps its value
     const changed = (
       t: TaskExecution,
+      before: ReadonlyMap<string, TaskExecution> | undefined,
       k: 'inContext' | 'published' | 'publishedGlobal' | 'result',
     ): string | null => {
       const old = before?.get(t.id);
       return old && old[k] === t[k] && typeof t[k] === 'object' && t[k] !== null ? null : json(t[k]);
     };
-    const values = changes.tasksUpdated.map(
-      (t) =>
+    const values = tasksUpdated.map(
+      ({ t, before }) =>
         `(${[
           p.add(t.id, '::uuid'),
           p.add(t.state, '::varchar'),
           p.add(t.stateInfo, '::text'),
-          p.add(changed(t, 'inContext'), '::jsonb'),
-          p.add(changed(t, 'published'), '::jsonb'),
-          p.add(changed(t, 'publishedGlobal'), '::jsonb'),
+          p.add(changed(t, before, 'inContext'), '::jsonb'),
+          p.add(changed(t, before, 'published'), '::jsonb'),
+          p.add(changed(t, before, 'publishedGlobal'), '::jsonb'),
           p.add(json(t.runtimeContext), '::jsonb'),
-          p.add(changed(t, 'result'), '::jsonb'),
+          p.add(changed(t, before, 'result'), '::jsonb'),
           p.add(t.processed, '::boolean'),
           p.add(json(t.nextTasks), '::jsonb'),
           p.add(t.errorHandled, '::boolean'),
@@ -274,11 +301,13 @@ function rowChangeParts(
         result, processed, next_tasks, error_handled, started_at, finished_at, updated_at)
       WHERE t."id" = v.id RETURNING 1`);
   }
-  if (changes.actionsCreated.length) {
+  const actionsCreated = members.flatMap((m) => m.changes.actionsCreated.map((a) => ({ a, ex: m.ex })));
+  if (actionsCreated.length) {
     const taskNames = new Map<string, string>();
-    for (const t of [...changes.tasksCreated, ...changes.tasksUpdated]) taskNames.set(t.id, t.name);
-    const values = changes.actionsCreated.map(
-      (a) =>
+    for (const m of members)
+      for (const t of [...m.changes.tasksCreated, ...m.changes.tasksUpdated]) taskNames.set(t.id, t.name);
+    const values = actionsCreated.map(
+      ({ a, ex }) =>
         `(${[
           p.add(a.id, '::uuid'),
           p.add(a.name, '::varchar'),
@@ -293,21 +322,22 @@ function rowChangeParts(
           p.add(a.itemIndex, '::integer'),
           p.add(iso(a.createdAt), '::timestamptz'),
           p.add(iso(a.updatedAt), '::timestamptz'),
+          p.add(ex.workflowName, '::varchar'),
+          p.add(ex.workflowNamespace, '::varchar'),
+          p.add(ex.projectId, '::varchar'),
         ].join(', ')})`,
     );
-    const wf = p.add(ex.workflowName);
-    const ns = p.add(ex.workflowNamespace);
-    const project = p.add(ex.projectId);
     parts.push(`INSERT INTO "action_executions" ("id", "name", "workflow_execution_id", "task_execution_id", "task_name", "state",
         "state_info", "input", "output", "accepted", "item_index", "created_at", "updated_at", "workflow_name", "workflow_namespace", "project_id")
       SELECT v.id, v.name, v.wf_ex, v.task_ex, COALESCE(v.task_name, (SELECT "name" FROM "task_executions" WHERE "id" = v.task_ex)),
-        v.state, v.state_info, v.input, v.output, v.accepted, v.item_index, v.created_at, v.updated_at, ${wf}, ${ns}, ${project}
+        v.state, v.state_info, v.input, v.output, v.accepted, v.item_index, v.created_at, v.updated_at, v.wf, v.ns, v.project
       FROM (VALUES ${values.join(', ')}) AS v(id, name, wf_ex, task_ex, task_name, state, state_info, input, output, accepted,
-        item_index, created_at, updated_at)
+        item_index, created_at, updated_at, wf, ns, project)
       RETURNING 1`);
   }
-  if (changes.actionsUpdated.length) {
-    const values = changes.actionsUpdated.map(
+  const actionsUpdated = members.flatMap((m) => m.changes.actionsUpdated);
+  if (actionsUpdated.length) {
+    const values = actionsUpdated.map(
       (a) =>
         `(${[
           p.add(a.id, '::uuid'),
@@ -341,7 +371,8 @@ export interface DecisionRows {
 /**
  * {@link applyChanges} for the decisions of several executions in one transaction (an engine's group
  * transaction): the rows of every small decision go in one statement (one round trip and one plan
- * instead of one per execution); a decision with set-based or with-items row changes, or many rows,
+ * instead of one per execution), each kind of row change of them all in one part of it
+ * ({@link rowChangeParts}); a decision with set-based or with-items row changes, or many rows,
  * is written on its own as before. The executions' rows are disjoint, so their order does not matter.
  * `alongside`, given a binder for its values, is an SQL expression (a void function's call, e.g. the
  * history append of `executionEventsAppendCall`) evaluated exactly once in the last statement, or in
@@ -350,7 +381,7 @@ export interface DecisionRows {
  * tables (e.g. the group's outbox rows, `OutboxWriter.addAlong`) that run as CTEs of that last
  * statement (or as one of their own when there is nothing else to write): they must not touch the
  * rows written here, since all the statement's parts see the same snapshot. Their values come on top
- * of the rows' (at most ~35,000 parameters): keep them under ~25,000.
+ * of the rows' (at most 30,000 parameters): keep them under ~35,000.
  */
 export async function applyChangesOfMany(
   db: SqlRunner,
@@ -358,10 +389,17 @@ export async function applyChangesOfMany(
   alongside?: (bind: (value: unknown) => string) => string | null,
   writes?: (bind: (value: unknown) => string) => readonly string[],
 ): Promise<void> {
-  let p = new Params();
-  let parts: string[] = [];
-  const flush = async (call: string | null = null, more: readonly string[] = []): Promise<void> => {
-    const all = [...parts, ...more];
+  let pending: RowChanges[] = [];
+  let pendingParams = 0;
+  /** The pending rows in one statement; the last one also carries `alongside` and `writes`. */
+  const flush = async (last: boolean): Promise<void> => {
+    const p = new Params();
+    const parts = rowChangeParts(p, pending);
+    pending = [];
+    pendingParams = 0;
+    const bind = (v: unknown): string => p.add(v);
+    const call = last ? (alongside?.(bind) ?? null) : null;
+    const all = [...parts, ...(last ? (writes?.(bind) ?? []) : [])];
     if (call && all.length === 0) await db.query(`SELECT ${call}`, p.values);
     else if (all.length === 1 && !call) await db.query(all[0]!, p.values);
     else if (all.length > 0) {
@@ -370,8 +408,6 @@ export async function applyChangesOfMany(
       if (call) ctes.push(`"alongside" AS MATERIALIZED (SELECT ${call})`);
       await db.query(`WITH ${ctes.join(',\n')} SELECT 1${call ? ` FROM "alongside"` : ''}`, p.values);
     }
-    p = new Params();
-    parts = [];
   };
   for (const d of decisions) {
     const c = d.changes;
@@ -388,14 +424,17 @@ export async function applyChangesOfMany(
       await applyChanges(db, d.ex, c, d.before);
       continue;
     }
-    if (p.values.length > PARAMS_PER_STATEMENT) await flush();
-    parts.push(
-      ...rowChangeParts(p, d.ex, c, d.before ? new Map(d.before.tasks.map((t) => [t.id, t])) : undefined),
-    );
+    // at most 23 values per row (a created task), 9 for the execution's
+    const params = rows * 23 + (c.execution ? 9 : 0);
+    if (pending.length > 0 && pendingParams + params > PARAMS_PER_STATEMENT) await flush(false);
+    pending.push({
+      ex: d.ex,
+      changes: c,
+      before: d.before ? new Map(d.before.tasks.map((t) => [t.id, t])) : undefined,
+    });
+    pendingParams += params;
   }
-  const bind = (v: unknown): string => p.add(v);
-  const call = alongside?.(bind) ?? null;
-  await flush(call, writes?.(bind) ?? []);
+  await flush(true);
 }
 
 /** The execution a task execution belongs to (routing a child's completion to its parent). */
