@@ -100,4 +100,52 @@ describe('ResultReports', () => {
     bus.pending[2]!.resolve();
     await r4;
   });
+
+  it('hands the results to the engine of its own process; the report settles when the engine applied them', async () => {
+    const bus = manualBus();
+    const applied: { msg: CommandMessage; resolve: () => void }[] = [];
+    const reports = new ResultReports(
+      bus,
+      200,
+      16,
+      (msg) => new Promise<void>((resolve) => applied.push({ msg, resolve })),
+    );
+    let settled = false;
+    const done = reports.report(result(1)).then(() => (settled = true));
+    await tick();
+    expect(applied.map((a) => a.msg)).toEqual([
+      { id: 'action-completed:a1', type: 'engine.action-completed', payload: result(1) },
+    ]);
+    expect(bus.sent).toEqual([]);
+    await tick();
+    expect(settled).toBe(false); // not applied yet: the job must not complete
+    applied[0]!.resolve();
+    await done;
+    expect(bus.sent).toEqual([]);
+  });
+
+  it('sends the results through the bus when its own engine fails to apply them', async () => {
+    const bus = manualBus();
+    const reports = new ResultReports(bus, 200, 16, () => Promise.reject(new Error('connection lost')));
+    let settled = false;
+    const done = reports.report(result(1)).then(() => (settled = true));
+    await tick();
+    await tick();
+    expect(bus.sent).toEqual([
+      { id: 'action-completed:a1', type: 'engine.action-completed', payload: result(1) },
+    ]);
+    expect(settled).toBe(false); // until the broker confirmed it
+    bus.pending[0]!.resolve();
+    await done;
+  });
+
+  it('fails the report when neither its own engine nor the bus takes the results', async () => {
+    const bus = manualBus();
+    const reports = new ResultReports(bus, 200, 16, () => Promise.reject(new Error('connection lost')));
+    const done = reports.report(result(1));
+    await tick();
+    await tick();
+    bus.pending[0]!.reject(new Error('channel closed'));
+    await expect(done).rejects.toThrow('channel closed');
+  });
 });
