@@ -121,13 +121,6 @@ export class EngineInstance {
 
   async start(): Promise<void> {
     const role = this.options.role ?? 'all';
-    const handler = new EngineCommandHandler(this.dataSource, this.outbox, {
-      ...(this.options.logger ? { logger: this.options.logger } : {}),
-      ...(this.options.itemsPerDecision !== undefined
-        ? { itemsPerDecision: this.options.itemsPerDecision }
-        : {}),
-      ...(this.options.inlineActions !== undefined ? { inlineActions: this.options.inlineActions } : {}),
-    });
     if (role !== 'engine') {
       const concurrency = this.options.executorConcurrency ?? 20;
       if (this.options.heartbeatMs !== undefined) {
@@ -140,14 +133,19 @@ export class EngineInstance {
         new StandardActionRunner(),
         concurrency,
         this.heartbeat?.ids.executor ?? null,
-        // as the app: with the engine in this process, results skip the bus
-        role === 'all' ? (msg) => handler.handle(msg, { deliveryCount: 1, redelivered: false }) : undefined,
       );
       this.workers.push(
         await this.jobs.process(ACTION_JOB_QUEUE, (job) => executor.run(job), { concurrency }),
       );
     }
     if (role === 'executor') return;
+    const handler = new EngineCommandHandler(this.dataSource, this.outbox, {
+      ...(this.options.logger ? { logger: this.options.logger } : {}),
+      ...(this.options.itemsPerDecision !== undefined
+        ? { itemsPerDecision: this.options.itemsPerDecision }
+        : {}),
+      ...(this.options.inlineActions !== undefined ? { inlineActions: this.options.inlineActions } : {}),
+    });
     this.sub = await this.bus.consume(ENGINE_COMMAND_QUEUE, (m, info) => handler.handle(m, info), {
       prefetch: this.options.prefetch ?? 16,
     });

@@ -157,11 +157,6 @@ export class EngineRunner implements OnModuleInit, OnModuleDestroy {
         new StandardActionRunner(),
         this.config.executorConcurrency,
         this.heartbeat.ids.executor ?? null,
-        // with the engine in this process, results skip the broker (a first delivery, as far as the
-        // engine's failure handling goes); the bus carries them when applying them here fails
-        role === 'all'
-          ? (msg) => this.handler.handle(msg, { deliveryCount: 1, redelivered: false })
-          : undefined,
       );
       this.workers.push(
         await this.jobs.process(ACTION_JOB_QUEUE, (job) => executor.run(job), {

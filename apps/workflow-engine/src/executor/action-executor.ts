@@ -19,7 +19,7 @@ import {
 } from '@osc/workflow-persistence';
 import { ActionClaims } from './action-claims';
 import { retryConnectionRefusals } from './connection-refusals';
-import { type LocalEngine, ResultReports } from './result-reports';
+import { ResultReports } from './result-reports';
 import { RunSlots } from './run-slots';
 
 /** Raised while resolving an action: a fatal task failure (DSL-13.6), reported with its message. */
@@ -44,8 +44,7 @@ export class ActionExecutor {
   /**
    * `maxRunning`: the executor's job concurrency, which also bounds the runs of batch jobs.
    * `executorId`: this executor's instance in `workflow_service_instances`, recorded with every claim
-   * so that the reconciler can tell a run whose executor died (issue #15). `local`: the engine of this
-   * process, if it runs one, which applies the results itself (see `ResultReports`).
+   * so that the reconciler can tell a run whose executor died (issue #15).
    */
   constructor(
     private readonly dataSource: DataSource,
@@ -53,11 +52,10 @@ export class ActionExecutor {
     private readonly runner: StandardActionRunner,
     maxRunning = 50,
     executorId: string | null = null,
-    local?: LocalEngine,
   ) {
     this.claims = new ActionClaims(dataSource, undefined, executorId);
     this.slots = new RunSlots(maxRunning);
-    this.results = new ResultReports(bus, undefined, undefined, local);
+    this.results = new ResultReports(bus);
   }
 
   async run(job: Job): Promise<void> {

@@ -6,9 +6,6 @@ import {
 } from '@osc/contracts';
 import type { CommandBus } from '@osc/messaging';
 
-/** Applies an engine command in this process: resolves once it is applied (see `EngineCommandHandler.handle`). */
-export type LocalEngine = (msg: EngineCommandMessage) => Promise<void>;
-
 interface Waiter {
   payload: ActionCompletedPayload;
   resolve: () => void;
@@ -35,17 +32,10 @@ export class ResultReports {
   private scheduled = false;
   private inFlight = 0;
 
-  /**
-   * `local`: the engine of this process (role `all`), which applies a message itself; the report then
-   * resolves once the engine's transaction holding its results committed, as a bus delivery would be
-   * acknowledged then. When it fails (a curable failure it would have the bus redeliver), the message
-   * goes to the bus as without it.
-   */
   constructor(
     private readonly bus: Pick<CommandBus, 'publish'>,
     private readonly maxPerMessage = 200,
     private readonly maxInFlight = 16,
-    private readonly local?: LocalEngine,
   ) {}
 
   report(payload: ActionCompletedPayload): Promise<void> {
@@ -71,11 +61,8 @@ export class ResultReports {
       const [first, ...rest] = batch.map((w) => w.payload);
       if (!first) continue;
       this.inFlight++;
-      const msg = resultsMessage([first, ...rest]);
-      const sent = this.local
-        ? this.local(msg).catch(() => this.bus.publish(ENGINE_COMMAND_QUEUE, msg))
-        : this.bus.publish(ENGINE_COMMAND_QUEUE, msg);
-      sent
+      this.bus
+        .publish(ENGINE_COMMAND_QUEUE, resultsMessage([first, ...rest]))
         .then(
           () => {
             for (const w of batch) w.resolve();
