@@ -17,8 +17,40 @@ const TASK_INSERT_COLUMNS = `"id", "name", "workflow_execution_id", "workflow_id
   "type", "tags", "state", "state_info", "in_context", "published", "published_global", "runtime_context", "result",
   "processed", "next_tasks", "error_handled", "started_at", "finished_at", "created_at", "updated_at"`;
 
-/** Rows per statement: 23 parameters per created task at most, so 2,000 rows stay under 65,535. */
+/** Bound values per row at most (a created task's), and of an execution's update. */
+const PARAMS_PER_ROW = 23;
+const PARAMS_PER_EXECUTION = 9;
+
+/** Rows per statement: {@link PARAMS_PER_ROW} each at most, so 2,000 rows stay under 65,535. */
 const ROWS_PER_STATEMENT = 2000;
+
+/** The task, action row inserts and updates of a decision. */
+const rowCount = (c: EngineChanges): number =>
+  c.tasksCreated.length + c.tasksUpdated.length + c.actionsCreated.length + c.actionsUpdated.length;
+
+/** The snapshot's task rows by id (what the row writes compare against). */
+const tasksById = (snapshot: ExecutionSnapshot | undefined): Map<string, TaskExecution> | undefined =>
+  snapshot ? new Map(snapshot.tasks.map((t) => [t.id, t])) : undefined;
+
+/**
+ * Sends data-modifying statements as one (CTEs of a statement when there are several) with their
+ * values; `call`, an SQL expression evaluated exactly once (in a CTE of its own, or alone).
+ */
+async function sendParts(
+  db: SqlRunner,
+  parts: readonly string[],
+  values: unknown[],
+  call: string | null = null,
+): Promise<void> {
+  if (call && parts.length === 0) await db.query(`SELECT ${call}`, values);
+  else if (parts.length === 1 && !call) await db.query(parts[0]!, values);
+  else if (parts.length > 0) {
+    const ctes = parts.map((sql, i) => `w${i} AS (${sql})`);
+    // the main query reads the call's CTE: a non-modifying CTE runs only when referenced
+    if (call) ctes.push(`"alongside" AS MATERIALIZED (SELECT ${call})`);
+    await db.query(`WITH ${ctes.join(',\n')} SELECT 1${call ? ` FROM "alongside"` : ''}`, values);
+  }
+}
 
 /**
  * Writes the rows of one decision (inside the transaction that holds the execution lock) in a single
@@ -37,7 +69,7 @@ export async function applyChanges(
     db,
     ex,
     changes,
-    before ? new Map(before.tasks.map((t) => [t.id, t])) : undefined,
+    tasksById(before),
     itemsOnlyUpdated ? changes.itemsUpdated : undefined,
   );
   if (!itemsOnlyUpdated) await applyItemChanges(db, changes);
@@ -142,12 +174,7 @@ async function applyRowChanges(
   }
   // PostgreSQL binds at most 65,535 parameters per statement: a large with-items decision (10,000
   // actions created) is written as the execution and task rows first, then the actions in chunks.
-  const rows =
-    changes.tasksCreated.length +
-    changes.tasksUpdated.length +
-    changes.actionsCreated.length +
-    changes.actionsUpdated.length;
-  if (rows > ROWS_PER_STATEMENT) {
+  if (rowCount(changes) > ROWS_PER_STATEMENT) {
     const none = { tasksCreated: [], tasksUpdated: [], actionsCreated: [], actionsUpdated: [] };
     await applyRowChanges(db, ex, {
       ...none,
@@ -178,14 +205,7 @@ async function applyRowChanges(
     return;
   }
   const p = new Params();
-  const parts = rowChangeParts(p, [{ ex, changes, before }], itemsUpdated);
-  if (parts.length === 0) return;
-  if (parts.length === 1) {
-    await db.query(parts[0]!, p.values);
-    return;
-  }
-  const ctes = parts.map((sql, i) => `w${i} AS (${sql})`).join(',\n');
-  await db.query(`WITH ${ctes} SELECT 1`, p.values);
+  await sendParts(db, rowChangeParts(p, [{ ex, changes, before }], itemsUpdated), p.values);
 }
 
 /** One execution's row changes: the decision's, and its task rows as loaded (see {@link applyChanges}). */
@@ -399,20 +419,11 @@ export async function applyChangesOfMany(
     pendingParams = 0;
     const bind = (v: unknown): string => p.add(v);
     const call = last ? (alongside?.(bind) ?? null) : null;
-    const all = [...parts, ...(last ? (writes?.(bind) ?? []) : [])];
-    if (call && all.length === 0) await db.query(`SELECT ${call}`, p.values);
-    else if (all.length === 1 && !call) await db.query(all[0]!, p.values);
-    else if (all.length > 0) {
-      const ctes = all.map((sql, i) => `w${i} AS (${sql})`);
-      // the main query reads the call's CTE: a non-modifying CTE runs only when referenced
-      if (call) ctes.push(`"alongside" AS MATERIALIZED (SELECT ${call})`);
-      await db.query(`WITH ${ctes.join(',\n')} SELECT 1${call ? ` FROM "alongside"` : ''}`, p.values);
-    }
+    await sendParts(db, [...parts, ...(last ? (writes?.(bind) ?? []) : [])], p.values, call);
   };
   for (const d of decisions) {
     const c = d.changes;
-    const rows =
-      c.tasksCreated.length + c.tasksUpdated.length + c.actionsCreated.length + c.actionsUpdated.length;
+    const rows = rowCount(c);
     const small = rows <= ROWS_PER_STATEMENT / 10;
     if (
       !small ||
@@ -424,14 +435,9 @@ export async function applyChangesOfMany(
       await applyChanges(db, d.ex, c, d.before);
       continue;
     }
-    // at most 23 values per row (a created task), 9 for the execution's
-    const params = rows * 23 + (c.execution ? 9 : 0);
+    const params = rows * PARAMS_PER_ROW + (c.execution ? PARAMS_PER_EXECUTION : 0);
     if (pending.length > 0 && pendingParams + params > PARAMS_PER_STATEMENT) await flush(false);
-    pending.push({
-      ex: d.ex,
-      changes: c,
-      before: d.before ? new Map(d.before.tasks.map((t) => [t.id, t])) : undefined,
-    });
+    pending.push({ ex: d.ex, changes: c, before: tasksById(d.before) });
     pendingParams += params;
   }
   await flush(true);
