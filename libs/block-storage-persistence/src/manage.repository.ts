@@ -2,6 +2,9 @@ import { rowsOf, type Queryable } from './sql';
 
 type Row = Record<string, any>;
 
+/** First key of the two-key advisory lock a back end's file report holds (the second: its name's hash). */
+const BACKEND_FILES_LOCK = 0x6266; // "bf"
+
 export interface BackendFile {
   readonly name: string;
   readonly bytes: number;
@@ -9,8 +12,14 @@ export interface BackendFile {
 
 /** The files a back end reported (manageable lists), and the rows those files belong to. */
 export class BackendFileRepository {
-  /** Replaces the back end's whole report. */
+  /**
+   * Replaces the back end's whole report; `db` must be in a transaction. Replicas of one back end
+   * (same directory, same name) report the same files: each report takes the back end's
+   * transaction-scoped advisory lock first, so they take turns instead of one inserting the rows the
+   * other's delete could not see yet.
+   */
   async replace(db: Queryable, backend: string, files: readonly BackendFile[], now: Date): Promise<void> {
+    await db.query(`SELECT pg_advisory_xact_lock($1, hashtext($2))`, [BACKEND_FILES_LOCK, backend]);
     await db.query(`DELETE FROM "backend_files" WHERE backend = $1`, [backend]);
     if (files.length === 0) return;
     await db.query(
