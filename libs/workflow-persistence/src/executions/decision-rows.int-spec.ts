@@ -165,6 +165,101 @@ describe.each(ENGINE_KINDS)('applyChangesOfMany: created rows (%s)', (kind) => {
     ]);
   });
 
+  // up to three rows of a kind go as a VALUES list, more as one array per column: both read back the same
+  it.each([2, 5])(
+    'writes every kind of row change of %i executions as decided, keeping a loaded value as it was',
+    async (n) => {
+      const sent: string[] = [];
+      const db = {
+        query: (sql: string, params?: unknown[]) => {
+          sent.push(sql);
+          return t.dataSource.query(sql, params);
+        },
+      };
+      const odd = 'it\'s \\ "quoted", {braced}, NULL, ünï';
+      const exs = await Promise.all(Array.from({ length: n }, () => execution()));
+      const firsts = exs.map((ex) => task(ex, 'first', { inContext: { big: [odd] } }));
+      const firstActions = firsts.map((t0) => action(t0, {}));
+      await applyChangesOfMany(
+        t.dataSource,
+        exs.map((ex, i) => ({
+          ex,
+          changes: {
+            tasksCreated: [firsts[i]!],
+            tasksUpdated: [],
+            actionsCreated: [firstActions[i]!],
+            actionsUpdated: [],
+          },
+        })),
+      );
+      const before = await Promise.all(exs.map((ex) => readSnapshot(t.dataSource, ex.id)));
+      const decided = exs.map((ex, i) => {
+        const loaded = before[i]!.tasks[0]!;
+        const done: TaskExecution = {
+          ...loaded, // the loaded inContext object itself: not written again
+          state: 'SUCCESS',
+          stateInfo: odd,
+          published: { p: null, q: odd },
+          result: i % 2 ? null : { r: [i, null] },
+          processed: true,
+          nextTasks: [['second', 'on-success']],
+          finishedAt: at(5),
+          updatedAt: at(5),
+        };
+        const second = task(ex, 'second', { inContext: { from: odd, n: i } });
+        const actionDone: ActionExecution = {
+          ...firstActions[i]!,
+          state: 'SUCCESS',
+          output: i === 0 ? null : { out: [odd, null] },
+          stateInfo: null,
+          updatedAt: at(5),
+        };
+        const execution: WorkflowExecution = {
+          ...ex,
+          context: { odd, i },
+          output: i % 2 ? {} : { o: odd },
+          stateInfo: odd,
+          updatedAt: at(6),
+        };
+        return {
+          ex,
+          before: before[i]!,
+          changes: {
+            execution,
+            tasksCreated: [second],
+            tasksUpdated: [done],
+            actionsCreated: [action(second, { input: { odd } })],
+            actionsUpdated: [actionDone],
+          },
+        };
+      });
+      sent.length = 0;
+      await applyChangesOfMany(db, decided);
+      expect(sent).toHaveLength(1);
+      expect(sent[0]!.includes('unnest(')).toBe(n > 3);
+
+      for (const d of decided) {
+        const snapshot = (await readSnapshot(t.dataSource, d.ex.id))!;
+        expect(snapshot.tasks).toEqual([d.changes.tasksUpdated[0], d.changes.tasksCreated[0]]);
+        expect(snapshot.actions).toEqual([d.changes.actionsUpdated[0], d.changes.actionsCreated[0]]);
+        const e = snapshot.execution;
+        expect([e.context, e.output, e.stateInfo, e.updatedAt]).toEqual([
+          d.changes.execution.context,
+          d.changes.execution.output,
+          odd,
+          at(6),
+        ]);
+      }
+      // SQL NULL and JSON null kept apart in every kind: an action without output, a task's null result
+      const nulls: Record<string, unknown>[] = await t.dataSource.query(
+        `SELECT (SELECT "output" IS NULL FROM "action_executions" WHERE "id" = $1) AS "no_output",
+                (SELECT jsonb_typeof("result") FROM "task_executions" WHERE "id" = $2) AS "result_type"`,
+        [decided[0]!.changes.actionsUpdated[0]!.id, decided[1]!.changes.tasksUpdated[0]!.id],
+      );
+      expect(nulls).toEqual([{ no_output: true, result_type: 'null' }]);
+    },
+  );
+
   it('names an action created for a task of an earlier decision from its row', async () => {
     const ex = await execution();
     const t0 = task(ex, 'earlier', {});
