@@ -37,6 +37,8 @@ export class NestJsonLogger implements LoggerService {
   constructor(private readonly logger: AppLogger) {}
 
   log(message: unknown, ...rest: unknown[]): void {
+    // a level that is off costs nothing: the line's keys are not even gathered
+    if (!this.logger.isLevelEnabled('info')) return;
     const ctx = contextOf(rest);
     // Nest's own start-up chatter (every module and route at info) is left out; ours is kept
     if (typeof ctx['context'] === 'string' && NEST_INTERNALS.has(ctx['context'])) return;
@@ -55,14 +57,17 @@ export class NestJsonLogger implements LoggerService {
   }
 
   warn(message: unknown, ...rest: unknown[]): void {
+    if (!this.logger.isLevelEnabled('warn')) return;
     this.logger.warn(...line(contextOf(rest), message));
   }
 
   debug(message: unknown, ...rest: unknown[]): void {
+    if (!this.logger.isLevelEnabled('debug')) return;
     this.logger.debug(...line(contextOf(rest), message));
   }
 
   verbose(message: unknown, ...rest: unknown[]): void {
+    if (!this.logger.isLevelEnabled('trace')) return;
     this.logger.trace(contextOf(rest), text(message));
   }
 
