@@ -228,11 +228,11 @@ export async function lockSnapshotsAtOnce(
   options: { begin?: boolean; opened?: () => void } = {},
 ): Promise<Map<string, ExecutionSnapshot>> {
   const ids = [...new Set(executionIds)].sort();
+  // an array as one literal ('{"a","b"}'), not ARRAY[…] of one constant per element: parsed and
+  // planned in the same time whatever the group's size
   const literal = (v: unknown): string =>
     Array.isArray(v)
-      ? v.length === 0
-        ? "'{}'"
-        : `ARRAY[${v.map((x) => client.escapeLiteral(String(x))).join(', ')}]`
+      ? client.escapeLiteral(`{${v.map((x) => `"${String(x).replace(/[\\"]/g, '\\$&')}"`).join(',')}}`)
       : client.escapeLiteral(String(v));
   const text = [
     ...(options.begin ? ['START TRANSACTION'] : []),
