@@ -1,4 +1,11 @@
-// Diagnostic: backend + node CPU of applyChangesOfMany for a seq10-like step of G executions, rolled back.
+/**
+ * Diagnostic (not a result: it bypasses the API): the CPU of one group write, `applyChangesOfMany`
+ * for a seq10-like step of G executions (each: its execution row updated, its task completed, the
+ * next task and its action created, the finished action updated), in a transaction rolled back,
+ * ROUNDS times on one PostgreSQL backend. Prints the backend's CPU (from /proc) and this process's,
+ * per write. `G=32 ROUNDS=200 node -r @swc-node/register bench/engine/group-write.ts` (needs
+ * PostgreSQL on this machine, as the tests do).
+ */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { ActionExecution, TaskExecution, WorkflowExecution } from '@osc/workflow-domain';
@@ -14,7 +21,9 @@ const ticks = (pid: number): number => {
   return Number(f[11]) + Number(f[12]);
 };
 async function main(): Promise<void> {
-  const t = await createTestDataSource('postgres', { migrations: combineMigrations(executionMigrations) as never });
+  const t = await createTestDataSource('postgres', {
+    migrations: combineMigrations(executionMigrations) as never,
+  });
   const ds = t.dataSource;
   const now = new Date();
   const exs: WorkflowExecution[] = [];
@@ -30,9 +39,47 @@ async function main(): Promise<void> {
     );
     const ex = toWorkflowExecution(rows[0]);
     exs.push(ex);
-    const task: TaskExecution = { id: randomUUID(), name: 't1', executionId: id, type: 'ACTION', tags: [], state: 'RUNNING', stateInfo: null, inContext: ctx, published: {}, publishedGlobal: {}, runtimeContext: {}, result: null, processed: false, nextTasks: [], errorHandled: false, startedAt: now, finishedAt: null, createdAt: now, updatedAt: null };
-    const action: ActionExecution = { id: randomUUID(), taskExecutionId: task.id, executionId: id, name: 'std.noop', state: 'RUNNING', stateInfo: null, input: {}, output: null, accepted: true, itemIndex: null, createdAt: now, updatedAt: null };
-    await applyChangesOfMany(ds, [{ ex, changes: { tasksCreated: [task], tasksUpdated: [], actionsCreated: [action], actionsUpdated: [] } }]);
+    const task: TaskExecution = {
+      id: randomUUID(),
+      name: 't1',
+      executionId: id,
+      type: 'ACTION',
+      tags: [],
+      state: 'RUNNING',
+      stateInfo: null,
+      inContext: ctx,
+      published: {},
+      publishedGlobal: {},
+      runtimeContext: {},
+      result: null,
+      processed: false,
+      nextTasks: [],
+      errorHandled: false,
+      startedAt: now,
+      finishedAt: null,
+      createdAt: now,
+      updatedAt: null,
+    };
+    const action: ActionExecution = {
+      id: randomUUID(),
+      taskExecutionId: task.id,
+      executionId: id,
+      name: 'std.noop',
+      state: 'RUNNING',
+      stateInfo: null,
+      input: {},
+      output: null,
+      accepted: true,
+      itemIndex: null,
+      createdAt: now,
+      updatedAt: null,
+    };
+    await applyChangesOfMany(ds, [
+      {
+        ex,
+        changes: { tasksCreated: [task], tasksUpdated: [], actionsCreated: [action], actionsUpdated: [] },
+      },
+    ]);
     prev.push(task);
     prevA.push(action);
   }
@@ -51,9 +98,21 @@ async function main(): Promise<void> {
           changes: {
             execution: { ...ex, context: { ...ctx, step: 2 }, updatedAt: new Date() },
             tasksCreated: [next],
-            tasksUpdated: [{ ...t0, state: 'SUCCESS', result: null, processed: true, finishedAt: new Date(), updatedAt: new Date(), nextTasks: [['t2', 'on-success']] }],
+            tasksUpdated: [
+              {
+                ...t0,
+                state: 'SUCCESS',
+                result: null,
+                processed: true,
+                finishedAt: new Date(),
+                updatedAt: new Date(),
+                nextTasks: [['t2', 'on-success']],
+              },
+            ],
             actionsCreated: [{ ...prevA[i]!, id: randomUUID(), taskExecutionId: next.id }],
-            actionsUpdated: [{ ...prevA[i]!, state: 'SUCCESS', output: { result: null }, updatedAt: new Date() }],
+            actionsUpdated: [
+              { ...prevA[i]!, state: 'SUCCESS', output: { result: null }, updatedAt: new Date() },
+            ],
           },
         };
       }),
@@ -66,7 +125,15 @@ async function main(): Promise<void> {
   const w0 = Date.now();
   for (let i = 0; i < ROUNDS; i++) await step();
   const cu = process.cpuUsage(c0);
-  console.log(JSON.stringify({ G, ROUNDS, backend_ms_per_step: ((ticks(pid) - b0) * 10) / ROUNDS, node_ms_per_step: (cu.user + cu.system) / 1000 / ROUNDS, wall_ms_per_step: (Date.now() - w0) / ROUNDS }));
+  console.log(
+    JSON.stringify({
+      G,
+      ROUNDS,
+      backend_ms_per_step: ((ticks(pid) - b0) * 10) / ROUNDS,
+      node_ms_per_step: (cu.user + cu.system) / 1000 / ROUNDS,
+      wall_ms_per_step: (Date.now() - w0) / ROUNDS,
+    }),
+  );
   await qr.release();
   await t.cleanup();
 }
