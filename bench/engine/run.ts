@@ -204,6 +204,10 @@ async function embeddedViaApi(): Promise<void> {
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
+  // a run that fails leaves no product process behind
+  process.once('exit', () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+  });
   let out = '';
   await new Promise<void>((resolve, reject) => {
     const seen = (d: unknown) => {
@@ -309,9 +313,13 @@ async function embeddedViaApi(): Promise<void> {
   }
 }
 
+/** What a failed run still undoes before it exits (its scratch database), last first. */
+const undoOnFailure: (() => Promise<unknown>)[] = [];
+
 async function main(): Promise<void> {
   if (mode === 'embedded' && VIA === 'api') return embeddedViaApi();
   const db = mode === 'embedded' ? await createEmbeddedDatabase() : await createEngineDatabase();
+  undoOnFailure.push(() => db.drop());
   const ds = db.dataSource;
   const syncCommit = arg('synchronous-commit', 'on');
   if (syncCommit !== 'on' && mode !== 'embedded') {
@@ -325,6 +333,10 @@ async function main(): Promise<void> {
   await storeWorkflows(ds, withItems);
   await storeWorkflows(ds, withItemsFromInput);
   const children: ChildProcess[] = [];
+  // a run that fails (main's rejection exits the process) leaves none of its product processes behind
+  process.once('exit', () => {
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGTERM');
+  });
   /** The workflow-api process (`--via=api`): its CPU is reported apart from the engines'. */
   let apiChild: ChildProcess | undefined;
   let local: EngineInstance | undefined;
@@ -923,7 +935,8 @@ async function main(): Promise<void> {
   writeFileSync(file, `${JSON.stringify(all, null, 2)}\n`);
 }
 
-main().catch((e: unknown) => {
+main().catch(async (e: unknown) => {
   process.stderr.write(`${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+  for (const undo of undoOnFailure.reverse()) await undo().catch(() => undefined);
   process.exit(1);
 });
