@@ -1,7 +1,10 @@
 import type { SqlRunner, Visibility } from './definition-store';
 import { acceptedWorkflowSql } from './member-store';
 
-/** What the engine needs to start a workflow: identity, owner and the parsed spec stored with it. */
+/**
+ * What the engine needs to start a workflow: identity, owner and the parsed spec stored with it (not
+ * the definition's text, which no start reads).
+ */
 export interface StoredWorkflow {
   readonly id: string;
   readonly name: string;
@@ -9,7 +12,6 @@ export interface StoredWorkflow {
   readonly projectId: string;
   readonly scope: 'private' | 'public';
   readonly spec: unknown;
-  readonly definition: string;
 }
 
 const visible = (v: Visibility, param: string): string =>
@@ -39,7 +41,7 @@ export async function findWorkflowForRun(
   const params: unknown[] = [ref.identifier, ref.namespace, ref.projectId];
   const byId = UUID_LIKE.test(ref.identifier) ? `"id" = $1::uuid OR ` : '';
   const rows: StoredWorkflow[] = await db.query(
-    `SELECT "id", "name", "namespace", "project_id" AS "projectId", "scope", "spec", "definition" FROM "workflow_definitions"
+    `SELECT "id", "name", "namespace", "project_id" AS "projectId", "scope", "spec" FROM "workflow_definitions"
       WHERE (${byId}("name" = $1::text AND "namespace" IN ($2, ''))) AND ${visibleWorkflow(ref.visibility, '$3')}
       ORDER BY ("namespace" = $2) DESC, ("project_id" = $3) DESC LIMIT 1`,
     params,
