@@ -313,13 +313,13 @@ async function embeddedViaApi(): Promise<void> {
   }
 }
 
-/** What a failed run still undoes before it exits (its scratch database), last first. */
-const undoOnFailure: (() => Promise<unknown>)[] = [];
+/** The scratch database a failed run still drops before it exits. */
+let dropOnFailure: (() => Promise<void>) | undefined;
 
 async function main(): Promise<void> {
   if (mode === 'embedded' && VIA === 'api') return embeddedViaApi();
   const db = mode === 'embedded' ? await createEmbeddedDatabase() : await createEngineDatabase();
-  undoOnFailure.push(() => db.drop());
+  dropOnFailure = () => db.drop();
   const ds = db.dataSource;
   const syncCommit = arg('synchronous-commit', 'on');
   if (syncCommit !== 'on' && mode !== 'embedded') {
@@ -937,6 +937,6 @@ async function main(): Promise<void> {
 
 main().catch(async (e: unknown) => {
   process.stderr.write(`${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
-  for (const undo of undoOnFailure.reverse()) await undo().catch(() => undefined);
+  await dropOnFailure?.().catch(() => undefined);
   process.exit(1);
 });

@@ -214,6 +214,9 @@ interface RowChanges {
 /** A column of a part's rows: its name in `v`, its PostgreSQL type and its value in a row. */
 type Column<R> = readonly [name: string, type: string, value: (row: R) => unknown];
 
+/** The names of a part's columns in `v`. */
+const namesOf = <R>(columns: readonly Column<R>[]): string => columns.map(([name]) => name).join(', ');
+
 /** Above this many rows, a part binds its rows as arrays (see {@link rowsOf}). */
 const ROWS_AS_VALUES = 3;
 
@@ -225,15 +228,18 @@ const ROWS_AS_VALUES = 3;
  * ~0.5 ms of backend CPU less per five-part statement, a 32-execution group ~3.5 ms more.)
  */
 function rowsOf<R>(p: Params, rows: readonly R[], columns: readonly Column<R>[]): string {
-  const names = columns.map(([name]) => name).join(', ');
-  if (rows.length <= ROWS_AS_VALUES) return `(${valuesOf(p, rows, columns)}) AS v(${names})`;
-  const arrays = columns.map(([, type, value]) => p.add(rows.map(value), `::${type}[]`));
-  return `unnest(${arrays.join(', ')}) AS v(${names})`;
+  return rows.length <= ROWS_AS_VALUES
+    ? `(${valuesOf(p, rows, columns)}) AS v(${namesOf(columns)})`
+    : unnestOf(p, rows, columns);
 }
 
 /** `VALUES (…), …`: each value of each row a parameter of its own. */
 const valuesOf = <R>(p: Params, rows: readonly R[], columns: readonly Column<R>[]): string =>
   `VALUES ${rows.map((row) => `(${columns.map(([, type, value]) => p.add(value(row), `::${type}`)).join(', ')})`).join(', ')}`;
+
+/** `unnest(…) AS v(…)`: one array parameter per column. */
+const unnestOf = <R>(p: Params, rows: readonly R[], columns: readonly Column<R>[]): string =>
+  `unnest(${columns.map(([, type, value]) => p.add(rows.map(value), `::${type}[]`)).join(', ')}) AS v(${namesOf(columns)})`;
 
 type CreatedTask = { t: TaskExecution; ex: WorkflowExecution };
 /** A created task's columns, named as in the table (the insert takes them in this order). */
@@ -300,7 +306,7 @@ function rowChangeParts(
         // a few rows as the insert's own VALUES: planned a little faster than a subquery's
         tasksCreated.length <= ROWS_AS_VALUES
           ? valuesOf(p, tasksCreated, TASK_INSERT)
-          : `SELECT * FROM ${rowsOf(p, tasksCreated, TASK_INSERT)}`
+          : `SELECT * FROM ${unnestOf(p, tasksCreated, TASK_INSERT)}`
       } RETURNING 1`,
     );
   }
@@ -407,8 +413,8 @@ export interface DecisionRows {
  * tables (e.g. the group's outbox rows, `OutboxWriter.addAlong`) that run as CTEs of that last
  * statement (or as one of their own when there is nothing else to write): they must not touch the
  * rows written here, since all the statement's parts see the same snapshot. Their parameters come on
- * top of the rows' (one array per column of each part): keep them under ~60,000 (PostgreSQL binds
- * 65,535 at most).
+ * top of the rows' (a few hundred at most, see {@link rowsOf}): keep them under ~60,000 (PostgreSQL
+ * binds 65,535 at most).
  */
 export async function applyChangesOfMany(
   db: SqlRunner,
