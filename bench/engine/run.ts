@@ -449,7 +449,7 @@ async function main(): Promise<void> {
             WORKFLOW_ENGINE_HEALTH_HOST: '127.0.0.1',
             WORKFLOW_ENGINE_INLINE_ACTIONS: INLINE,
             WORKFLOW_ENGINE_PREFETCH: arg('prefetch', '64'),
-            WORKFLOW_EXECUTOR_CONCURRENCY: '64',
+            WORKFLOW_EXECUTOR_CONCURRENCY: arg('executor-concurrency', '64'),
           },
           /workflow-engine running/,
         );

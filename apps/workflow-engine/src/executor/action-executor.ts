@@ -25,6 +25,17 @@ import { RunSlots } from './run-slots';
 /** Raised while resolving an action: a fatal task failure (DSL-13.6), reported with its message. */
 class FatalActionError extends Error {}
 
+/** The report of `outcome` for the run `data`. */
+const payloadOf = (
+  data: ActionRunJob,
+  outcome: Pick<ActionCompletedPayload, 'state' | 'result' | 'error' | 'fatal'>,
+): ActionCompletedPayload => ({
+  executionId: data.executionId,
+  taskExecutionId: data.taskExecutionId,
+  actionExecutionId: data.actionExecutionId,
+  ...outcome,
+});
+
 /**
  * Executor worker: runs one action-run job and reports the outcome to the engine as an
  * `engine.action-completed` command (id `action-completed:<action execution id>`, so a job that runs
@@ -60,7 +71,20 @@ export class ActionExecutor {
 
   async run(job: Job): Promise<void> {
     if (job.name === ACTION_RUN_BATCH_JOB) return this.runBatch(job.data as ActionRunBatchJob);
-    return this.slots.use(() => this.runOne(job.data as ActionRunJob));
+    return this.runAndReport(job.data as ActionRunJob);
+  }
+
+  /**
+   * Runs one action in a slot and reports its outcome after leaving it: a slot bounds the actions
+   * running at once, not the reports awaiting their broker confirm (24–35 ms on a quorum queue,
+   * `ResultReports`). Held until the confirm, 64 slots let an executor finish at most ~2,000 runs a
+   * second however short the actions: a with-items task of 10,000 `std.echo` items took 5.6 s on
+   * two executors, against 3.6–3.9 s with the reports outside. The job still completes only once
+   * every report of its runs was confirmed.
+   */
+  private async runAndReport(data: ActionRunJob): Promise<void> {
+    const outcome = await this.slots.use(() => this.runOne(data));
+    if (outcome) await this.publish(data, outcome);
   }
 
   /**
@@ -71,17 +95,18 @@ export class ActionExecutor {
   private async runBatch(batch: ActionRunBatchJob): Promise<void> {
     await Promise.all(
       batch.runs.map((run) =>
-        this.slots
-          .use(() => this.runOne(run))
-          .catch((e: unknown) =>
-            this.report(run, { state: 'ERROR', error: e instanceof Error ? e.message : String(e) }),
-          ),
+        this.runAndReport(run).catch((e: unknown) =>
+          this.report(run, { state: 'ERROR', error: e instanceof Error ? e.message : String(e) }),
+        ),
       ),
     );
   }
 
-  /** One span per action run (inside the job's span), named after the action. */
-  private runOne(data: ActionRunJob): Promise<void> {
+  /**
+   * One span per action run (inside the job's span), named after the action; resolves to the outcome
+   * to report, if any.
+   */
+  private runOne(data: ActionRunJob): Promise<ActionCompletedPayload | undefined> {
     return inSpan(
       `action ${data.actionName}`,
       {
@@ -95,7 +120,7 @@ export class ActionExecutor {
     );
   }
 
-  private async runClaimed(data: ActionRunJob): Promise<void> {
+  private async runClaimed(data: ActionRunJob): Promise<ActionCompletedPayload | undefined> {
     // Claim the run: at most one executor starts an action. A claim found already taken means a
     // previous run may have started and died (DSL-6.10): rerun only when the task is safe-rerun.
     // A claim the database refused a connection for never ran: try it again for a few seconds rather
@@ -103,22 +128,16 @@ export class ActionExecutor {
     const claim = await retryConnectionRefusals(() =>
       this.claims.claim(data.actionExecutionId, data.safeRerun && !data.standalone ? data : undefined),
     );
-    if (!claim) return; // already completed or superseded
+    if (!claim) return undefined; // already completed or superseded
     if (claim.prev !== null && !data.safeRerun) {
       const lost = executorLostMessage(claim.prevExecutorId ?? null, claim.prevHeartbeat ?? null);
-      await this.report(data, {
+      return payloadOf(data, {
         state: 'ERROR',
         error: `${lost}: the action was interrupted and the task is not safe-rerun`,
       });
-      return;
     }
     const ctx: ActionContext = { ...data.context, data: data.taskData ?? {} };
     let payload: ActionCompletedPayload;
-    const base = {
-      executionId: data.executionId,
-      taskExecutionId: data.taskExecutionId,
-      actionExecutionId: data.actionExecutionId,
-    };
     const started = process.hrtime.bigint();
     // Seconds this run took, per action name and outcome (docs/metrics.md); async actions are not
     // timed here (their result comes later, through the API).
@@ -128,37 +147,36 @@ export class ActionExecutor {
         .observe(Number(process.hrtime.bigint() - started) / 1e9);
     try {
       const outcome = await this.execute(data, ctx);
-      if (outcome.kind === 'async') return await this.claims.release(data.actionExecutionId);
-      payload =
+      if (outcome.kind === 'async') {
+        await this.claims.release(data.actionExecutionId);
+        return undefined;
+      }
+      payload = payloadOf(
+        data,
         outcome.kind === 'success'
-          ? { ...base, state: 'SUCCESS', result: outcome.result }
-          : { ...base, state: 'ERROR', error: outcome.error };
+          ? { state: 'SUCCESS', result: outcome.result }
+          : { state: 'ERROR', error: outcome.error },
+      );
     } catch (e) {
       if (
         e instanceof FatalActionError ||
         (e instanceof AppError && (e.kind === 'not-found' || e.kind === 'invalid'))
       ) {
-        payload = { ...base, state: 'ERROR', error: e.message, fatal: { message: e.message } };
+        payload = payloadOf(data, { state: 'ERROR', error: e.message, fatal: { message: e.message } });
       } else {
         observe('ERROR');
         throw e;
       }
     }
     observe(payload.state);
-    await this.publish(data, payload);
+    return payload;
   }
 
   private async report(
     data: ActionRunJob,
     outcome: Pick<ActionCompletedPayload, 'state' | 'result' | 'error'>,
   ): Promise<void> {
-    const payload: ActionCompletedPayload = {
-      executionId: data.executionId,
-      taskExecutionId: data.taskExecutionId,
-      actionExecutionId: data.actionExecutionId,
-      ...outcome,
-    };
-    await this.publish(data, payload);
+    await this.publish(data, payloadOf(data, outcome));
   }
 
   /**

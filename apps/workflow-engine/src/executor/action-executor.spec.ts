@@ -1,0 +1,112 @@
+import type { DataSource } from 'typeorm';
+import { StandardActionRunner } from '@osc/actions';
+import { ACTION_RUN_BATCH_JOB, ENGINE_COMMAND_QUEUE, type ActionRunJob } from '@osc/contracts';
+import type { CommandBus, CommandMessage } from '@osc/messaging';
+import { ActionExecutor } from './action-executor';
+
+/** A database that grants every claim (no run had claimed the action before). */
+const claimsGranted = (claimed: string[]) =>
+  ({
+    query: async (_sql: string, [ids]: [string[]]) => {
+      claimed.push(...ids);
+      return ids.map((id) => ({ id, prev: null, prev_executor: null, prev_heartbeat: null }));
+    },
+  }) as unknown as DataSource;
+
+/** A bus whose publishes stay unconfirmed until released, recording the results sent. */
+function unconfirmedBus() {
+  const results: string[] = [];
+  const pending: (() => void)[] = [];
+  const bus = {
+    publish: (queue: string, msg: CommandMessage | CommandMessage[]) => {
+      expect(queue).toBe(ENGINE_COMMAND_QUEUE);
+      for (const m of Array.isArray(msg) ? msg : [msg]) {
+        const p = m.payload as { actionExecutionId?: string; results?: { actionExecutionId: string }[] };
+        results.push(...(p.results ?? [p]).map((r) => r!.actionExecutionId!));
+      }
+      return new Promise<void>((resolve) => pending.push(resolve));
+    },
+  };
+  return { bus: bus as unknown as CommandBus, results, pending };
+}
+
+const run = (n: number): ActionRunJob => ({
+  actionExecutionId: `a${n}`,
+  executionId: 'x',
+  taskExecutionId: 't',
+  actionName: 'std.echo',
+  input: { output: n },
+  namespace: '',
+  itemIndex: n,
+  context: {
+    workflowName: 'wf',
+    workflowNamespace: '',
+    workflowExecutionId: 'x',
+    rootExecutionId: null,
+    taskExecutionId: 't',
+    taskName: 'each',
+    actionExecutionId: `a${n}`,
+    projectId: 'p',
+  },
+});
+
+const settle = async (): Promise<void> => {
+  for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+};
+
+describe('ActionExecutor', () => {
+  it('frees a run slot when the action finished, not when its report is confirmed; the job waits for every confirm', async () => {
+    const claimed: string[] = [];
+    const { bus, results, pending } = unconfirmedBus();
+    // one slot: with it held until the confirm, the second run could not start before the first's
+    // report was confirmed
+    const executor = new ActionExecutor(claimsGranted(claimed), bus, new StandardActionRunner(), 1);
+    let done = false;
+    const job = executor
+      .run({ id: 'j', name: ACTION_RUN_BATCH_JOB, data: { runs: [run(1), run(2), run(3)] }, attempt: 1 })
+      .then(() => {
+        done = true;
+      });
+    await settle();
+    expect(claimed).toEqual(['a1', 'a2', 'a3']);
+    expect(results).toEqual(['a1', 'a2', 'a3']);
+    expect(done).toBe(false); // nothing confirmed yet
+    for (const confirm of pending.slice(0, -1)) confirm();
+    await settle();
+    expect(done).toBe(false); // one report still unconfirmed
+    pending.at(-1)!();
+    await job;
+    expect(done).toBe(true);
+  });
+
+  it('still runs at most `maxRunning` actions at once', async () => {
+    const claimed: string[] = [];
+    const { bus, pending } = unconfirmedBus();
+    const runner = new StandardActionRunner();
+    let now = 0;
+    let most = 0;
+    let runs = 0;
+    jest.spyOn(runner, 'run').mockImplementation(async () => {
+      runs++;
+      most = Math.max(most, ++now);
+      await new Promise((r) => setTimeout(r, 10));
+      now--;
+      return { kind: 'success', result: null };
+    });
+    const executor = new ActionExecutor(claimsGranted(claimed), bus, runner, 2);
+    const job = executor.run({
+      id: 'j',
+      name: ACTION_RUN_BATCH_JOB,
+      data: { runs: [1, 2, 3, 4, 5].map(run) },
+      attempt: 1,
+    });
+    const confirmAll = setInterval(() => pending.splice(0).forEach((confirm) => confirm()), 2);
+    try {
+      await job;
+    } finally {
+      clearInterval(confirmAll);
+    }
+    expect(runs).toBe(5);
+    expect(most).toBe(2);
+  });
+});
