@@ -1,6 +1,11 @@
 import type { DataSource } from 'typeorm';
 import { StandardActionRunner } from '@osc/actions';
-import { ACTION_RUN_BATCH_JOB, ENGINE_COMMAND_QUEUE, type ActionRunJob } from '@osc/contracts';
+import {
+  ACTION_RUN_BATCH_JOB,
+  ENGINE_COMMAND_QUEUE,
+  type ActionCompletedPayload,
+  type ActionRunJob,
+} from '@osc/contracts';
 import type { CommandBus, CommandMessage } from '@osc/messaging';
 import { ActionExecutor } from './action-executor';
 
@@ -108,5 +113,62 @@ describe('ActionExecutor', () => {
     }
     expect(runs).toBe(5);
     expect(most).toBe(2);
+  });
+
+  /** A bus whose first `failures` publishes fail, recording each report sent (id and state). */
+  function failingBus(failures: number) {
+    const sent: string[] = [];
+    let calls = 0;
+    const bus = {
+      publish: async (_queue: string, msg: CommandMessage | CommandMessage[]) => {
+        for (const m of Array.isArray(msg) ? msg : [msg]) {
+          const p = m.payload as ActionCompletedPayload & { results?: ActionCompletedPayload[] };
+          sent.push(...(p.results ?? [p]).map((r) => `${r.actionExecutionId} ${r.state}`));
+        }
+        if (calls++ < failures) throw new Error('publishing to queue engine was not confirmed: timeout');
+      },
+    };
+    return { bus: bus as unknown as CommandBus, sent };
+  }
+
+  it('publishes a report again when publishing it failed; a run that succeeded is never reported as failed', async () => {
+    const { bus, sent } = failingBus(1);
+    const executor = new ActionExecutor(claimsGranted([]), bus, new StandardActionRunner(), 10, null, [1, 1]);
+    await executor.run({ id: 'j', name: ACTION_RUN_BATCH_JOB, data: { runs: [run(1), run(2)] }, attempt: 1 });
+    // the first message (both results) failed and went again
+    expect(sent).toEqual(['a1 SUCCESS', 'a2 SUCCESS', 'a1 SUCCESS', 'a2 SUCCESS']);
+  });
+
+  it('fails the job, not the action, when a report cannot be published at all', async () => {
+    const { bus, sent } = failingBus(Infinity);
+    const executor = new ActionExecutor(claimsGranted([]), bus, new StandardActionRunner(), 10, null, [1, 1]);
+    await expect(
+      executor.run({ id: 'j', name: ACTION_RUN_BATCH_JOB, data: { runs: [run(1)] }, attempt: 1 }),
+    ).rejects.toThrow('not confirmed');
+    expect(sent).toEqual(['a1 SUCCESS', 'a1 SUCCESS', 'a1 SUCCESS']); // three attempts, no ERROR report
+    // a single run's job too
+    const single = failingBus(Infinity);
+    const one = new ActionExecutor(claimsGranted([]), single.bus, new StandardActionRunner(), 10, null, []);
+    await expect(one.run({ id: 'a2', name: 'action.run', data: run(2), attempt: 1 })).rejects.toThrow(
+      'not confirmed',
+    );
+    expect(single.sent).toEqual(['a2 SUCCESS']);
+  });
+
+  it('reports a run of a batch that throws as ERROR at once, and runs its siblings', async () => {
+    const { bus, sent } = failingBus(0);
+    const runner = new StandardActionRunner();
+    jest.spyOn(runner, 'run').mockImplementation(async (_name, input) => {
+      if (input['output'] === 2) throw new Error('the action blew up');
+      return { kind: 'success', result: null };
+    });
+    const executor = new ActionExecutor(claimsGranted([]), bus, runner, 10, null, []);
+    await executor.run({
+      id: 'j',
+      name: ACTION_RUN_BATCH_JOB,
+      data: { runs: [run(1), run(2), run(3)] },
+      attempt: 1,
+    });
+    expect([...sent].sort()).toEqual(['a1 SUCCESS', 'a2 ERROR', 'a3 SUCCESS']);
   });
 });

@@ -25,6 +25,12 @@ import { RunSlots } from './run-slots';
 /** Raised while resolving an action: a fatal task failure (DSL-13.6), reported with its message. */
 class FatalActionError extends Error {}
 
+/**
+ * Delays before a report whose publish failed (no confirm within the bus's timeout, or a nack) is
+ * published again: the engine ignores a result it has applied already, so sending it twice is safe.
+ */
+export const REPORT_RETRY_DELAYS_MS: readonly number[] = [1_000, 5_000];
+
 /** The report of `outcome` for the run `data`. */
 const payloadOf = (
   data: ActionRunJob,
@@ -63,6 +69,7 @@ export class ActionExecutor {
     private readonly runner: StandardActionRunner,
     maxRunning = 50,
     executorId: string | null = null,
+    private readonly reportRetryDelaysMs: readonly number[] = REPORT_RETRY_DELAYS_MS,
   ) {
     this.claims = new ActionClaims(dataSource, undefined, executorId);
     this.slots = new RunSlots(maxRunning);
@@ -82,24 +89,44 @@ export class ActionExecutor {
    * on two executors, against 3.1–4.2 s with the reports outside. The job still completes only once
    * every report of its runs was confirmed.
    */
-  private async runAndReport(data: ActionRunJob): Promise<void> {
-    const outcome = await this.slots.use(() => this.runOne(data));
-    if (outcome) await this.publish(data, outcome);
+  private async runAndReport(data: ActionRunJob, reportThrows = false): Promise<void> {
+    let outcome: ActionCompletedPayload | undefined;
+    try {
+      outcome = await this.slots.use(() => this.runOne(data));
+    } catch (e) {
+      if (!reportThrows) throw e;
+      outcome = payloadOf(data, { state: 'ERROR', error: e instanceof Error ? e.message : String(e) });
+    }
+    if (outcome) await this.publishPersistently(data, outcome);
+  }
+
+  /**
+   * Publishes a report, again after each of {@link REPORT_RETRY_DELAYS_MS} while publishing fails;
+   * then throws the last failure (the job fails and is retried). A run's known outcome is never
+   * replaced by the broker's error: an action that succeeded is not reported as failed.
+   */
+  private async publishPersistently(data: ActionRunJob, payload: ActionCompletedPayload): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.publish(data, payload);
+      } catch (e) {
+        const delay = this.reportRetryDelaysMs[attempt];
+        if (delay === undefined) throw e;
+        await new Promise((r) => setTimeout(r, delay));
+      }
+    }
   }
 
   /**
    * The item runs of a batch job, each claimed (together: one statement) and reported on its own. A
    * run that throws is reported as an ERROR at once: retrying the whole job would find its siblings
-   * claimed and fail them as interrupted.
+   * claimed and fail them as interrupted. A report that cannot be published fails the job, once
+   * every run of it has ended.
    */
   private async runBatch(batch: ActionRunBatchJob): Promise<void> {
-    await Promise.all(
-      batch.runs.map((run) =>
-        this.runAndReport(run).catch((e: unknown) =>
-          this.report(run, { state: 'ERROR', error: e instanceof Error ? e.message : String(e) }),
-        ),
-      ),
-    );
+    const ended = await Promise.allSettled(batch.runs.map((run) => this.runAndReport(run, true)));
+    const failed = ended.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw failed.reason;
   }
 
   /**
@@ -170,13 +197,6 @@ export class ActionExecutor {
     }
     observe(payload.state);
     return payload;
-  }
-
-  private async report(
-    data: ActionRunJob,
-    outcome: Pick<ActionCompletedPayload, 'state' | 'result' | 'error'>,
-  ): Promise<void> {
-    await this.publish(data, payloadOf(data, outcome));
   }
 
   /**
