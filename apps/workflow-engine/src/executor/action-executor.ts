@@ -18,7 +18,7 @@ import {
   findRunnableDynamicAction,
 } from '@osc/workflow-persistence';
 import { ActionClaims } from './action-claims';
-import { retryConnectionRefusals } from './connection-refusals';
+import { retryAfter, retryConnectionRefusals } from './connection-refusals';
 import { ResultReports } from './result-reports';
 import { RunSlots } from './run-slots';
 
@@ -119,16 +119,8 @@ export class ActionExecutor {
    * then throws the last failure (the job fails and is retried). A run's known outcome is never
    * replaced by the broker's error: an action that succeeded is not reported as failed.
    */
-  private async publishPersistently(data: ActionRunJob, payload: ActionCompletedPayload): Promise<void> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await this.publish(data, payload);
-      } catch (e) {
-        const delay = this.reportRetryDelaysMs[attempt];
-        if (delay === undefined) throw e;
-        await new Promise((r) => setTimeout(r, delay));
-      }
-    }
+  private publishPersistently(data: ActionRunJob, payload: ActionCompletedPayload): Promise<void> {
+    return retryAfter(() => this.publish(data, payload), this.reportRetryDelaysMs);
   }
 
   /**

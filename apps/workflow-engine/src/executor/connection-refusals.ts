@@ -22,12 +22,13 @@ export function isConnectionRefusal(error: unknown): boolean {
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Runs `fn`; while it fails with a connection refusal, waits the next of `delaysMs` and runs it again.
- * Any other failure, or a refusal after the last delay, is thrown as it came.
+ * Runs `fn`; while it fails with an error `retryable` accepts, waits the next of `delaysMs` and runs it
+ * again. Any other failure, or one after the last delay, is thrown as it came.
  */
-export async function retryConnectionRefusals<T>(
+export async function retryAfter<T>(
   fn: () => Promise<T>,
-  delaysMs: readonly number[] = [250, 500, 1_000, 2_000, 4_000],
+  delaysMs: readonly number[],
+  retryable: (error: unknown) => boolean = () => true,
   wait: (ms: number) => Promise<void> = sleep,
 ): Promise<T> {
   for (let attempt = 0; ; attempt += 1) {
@@ -35,8 +36,20 @@ export async function retryConnectionRefusals<T>(
       return await fn();
     } catch (e) {
       const delay = delaysMs[attempt];
-      if (delay === undefined || !isConnectionRefusal(e)) throw e;
+      if (delay === undefined || !retryable(e)) throw e;
       await wait(delay);
     }
   }
+}
+
+/**
+ * Runs `fn`; while it fails with a connection refusal, waits the next of `delaysMs` and runs it again.
+ * Any other failure, or a refusal after the last delay, is thrown as it came.
+ */
+export function retryConnectionRefusals<T>(
+  fn: () => Promise<T>,
+  delaysMs: readonly number[] = [250, 500, 1_000, 2_000, 4_000],
+  wait: (ms: number) => Promise<void> = sleep,
+): Promise<T> {
+  return retryAfter(fn, delaysMs, isConnectionRefusal, wait);
 }
