@@ -228,10 +228,11 @@ export interface ExecutionSnapshot {
   readonly execution: WorkflowExecution;
   readonly tasks: readonly TaskExecution[];
   /**
-   * Action executions: at least those of plain tasks, every one in ERROR, and every one an event of
-   * the decision names. Other item actions of with-items tasks (RUNNING or SUCCESS) may be left out:
-   * their tasks' {@link WithItemsProgress} stands for them, and changes to them are set-based
-   * ({@link EngineChanges.actionsUnaccepted}).
+   * Action executions: at least those of plain tasks that have not succeeded, every one in ERROR,
+   * and every one an event of the decision names. Other item actions of with-items tasks (RUNNING or
+   * SUCCESS) may be left out: their tasks' {@link WithItemsProgress} stands for them, and changes to
+   * them are set-based ({@link EngineChanges.actionsUnaccepted}); so may the successful actions of a
+   * task in SUCCESS (its result is on the task, and only a task in ERROR is rerun).
    */
   readonly actions: readonly ActionExecution[];
   readonly subExecutions: readonly SubExecutionRef[];

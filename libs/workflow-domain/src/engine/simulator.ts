@@ -85,7 +85,8 @@ export class EngineSimulator {
   now = new Date('2026-01-01T00:00:00Z');
   /**
    * Feed `decide` the smallest snapshot its contract allows, as the store does: plain tasks' action
-   * executions, those in ERROR and the one the event names; the others of with-items tasks left out.
+   * executions but the successful ones of tasks in SUCCESS, those in ERROR and the items the event
+   * names; the others of with-items tasks left out.
    */
   partialSnapshots = false;
   /** `decide`'s `itemsPerDecision` (0: every item at once), as the engine's configuration sets it. */
@@ -211,8 +212,15 @@ export class EngineSimulator {
       position.set(a.id, n);
       perTask.set(a.taskExecutionId, n + 1);
     }
+    const succeeded = new Set(full.tasks.filter((t) => t.state === 'SUCCESS').map((t) => t.id));
     const actions = full.actions
-      .filter((a) => a.itemIndex === null || a.state === 'ERROR' || named.has(a.id))
+      .filter(
+        (a) =>
+          a.state === 'ERROR' ||
+          (a.itemIndex === null
+            ? !(a.state === 'SUCCESS' && succeeded.has(a.taskExecutionId))
+            : named.has(a.id)),
+      )
       .map((a) => ({ ...a, ordinal: position.get(a.id) ?? 0 }));
     return { execution: full.execution, tasks: full.tasks, actions, subExecutions: full.subExecutions };
   }

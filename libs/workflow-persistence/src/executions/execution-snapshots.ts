@@ -334,7 +334,9 @@ export async function loadExpressionWorld(db: SqlRunner, projectId: string): Pro
 const ALL_ACTIONS = `SELECT COALESCE(json_agg(a ORDER BY a."seq"), '[]') FROM "action_executions" a WHERE a."workflow_execution_id" = $1`;
 
 /**
- * Plain tasks' action rows, those in ERROR and those named by $2 (a JSON array of ids, found by their
+ * Plain tasks' action rows (but not the successful ones of tasks that succeeded: nothing decides on
+ * them again, and loading them made every transaction of a sequence of n tasks read all the earlier
+ * ones, n²/2 rows over the execution), those in ERROR and those named by $2 (a JSON array of ids, found by their
  * primary key: an array the planner looks up id by id, and an execution test it cannot turn into a
  * walk of the execution's index — without statistics, PGlite's planner did either, reading every
  * item action of a with-items execution in every transaction). `ordinal`, the position in the task, is computed only for the tasks of the with-items
@@ -345,6 +347,8 @@ const ALL_ACTIONS = `SELECT COALESCE(json_agg(a ORDER BY a."seq"), '[]') FROM "a
 const NEEDED_ACTIONS = `SELECT COALESCE(json_agg(a ORDER BY a."seq"), '[]') FROM (
     WITH sel AS (
       SELECT a.* FROM "action_executions" a WHERE a."workflow_execution_id" = $1 AND (a."item_index" IS NULL OR a."state" = 'ERROR')
+         AND NOT (a."state" = 'SUCCESS' AND a."task_execution_id" = ANY(ARRAY(
+           SELECT t."id" FROM "task_executions" t WHERE t."workflow_execution_id" = $1 AND t."state" = 'SUCCESS')))
       UNION ALL
       SELECT a.* FROM "action_executions" a
        WHERE a."id" = ANY(ARRAY(SELECT (jsonb_array_elements_text($2::jsonb))::uuid)) AND (a."workflow_execution_id" = $1) IS TRUE
