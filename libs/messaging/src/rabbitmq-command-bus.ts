@@ -97,9 +97,13 @@ export class RabbitMqCommandBus implements CommandBus {
     this.connection = amqp.connect(urls, {
       heartbeatIntervalInSeconds: options.heartbeatIntervalInSeconds ?? 5,
       reconnectTimeInSeconds: options.reconnectTimeInSeconds ?? 1,
-      connectionOptions: options.connectionName
-        ? ({ clientProperties: { connection_name: options.connectionName } } as never)
-        : undefined,
+      // Nagle's algorithm off (amqplib leaves it on): with it, a publish waited for the broker's
+      // delayed ACK of the previous segment, and a quorum queue's confirm and delivery took ~40 ms
+      // instead of ~1 ms on an idle loopback.
+      connectionOptions: {
+        noDelay: true,
+        ...(options.connectionName ? { clientProperties: { connection_name: options.connectionName } } : {}),
+      } as never,
     });
     this.connection.on('disconnect', ({ err }: { err?: Error }) => {
       if (!this.closed) this.logger.warn('amqp connection lost; reconnecting', { error: err?.message });

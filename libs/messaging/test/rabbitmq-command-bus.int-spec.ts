@@ -52,6 +52,23 @@ describeWithServer(
       },
     });
 
+    it("sends without Nagle's algorithm (a confirm would otherwise wait for the broker's delayed ACK)", async () => {
+      const bus = new RabbitMqCommandBus({ url: AMQP_URL, logger: quiet });
+      try {
+        await bus.messageCount(uniqueName('nodelay')); // connects
+        const model = (bus as unknown as { connection: { connection?: { connection: { stream: object } } } })
+          .connection.connection;
+        if (!model) throw new Error('bus is not connected');
+        const socket = model.connection.stream as Record<symbol, unknown>;
+        // Node keeps what setNoDelay set under an internal symbol (no public getter)
+        const flag = Object.getOwnPropertySymbols(socket).find((x) => x.description === 'kSetNoDelay');
+        expect(flag).toBeDefined();
+        expect(socket[flag!]).toBe(true);
+      } finally {
+        await bus.close();
+      }
+    });
+
     it('redelivers to another process the message whose consumer process was killed before acking', async () => {
       const queue = uniqueName('crash');
       const child = fork(path.join(__dirname, 'rabbitmq-consumer-child.ts'), [AMQP_URL, queue], {

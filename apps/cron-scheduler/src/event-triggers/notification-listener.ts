@@ -61,7 +61,11 @@ export class NotificationListener {
     this.connection = amqp.connect([this.options.amqpUrl], {
       heartbeatIntervalInSeconds: 5,
       reconnectTimeInSeconds: 1,
-      connectionOptions: { clientProperties: { connection_name: 'event-trigger-listener' } },
+      // Nagle's algorithm off, as the command bus (acks otherwise wait for delayed ACKs)
+      connectionOptions: {
+        noDelay: true,
+        clientProperties: { connection_name: 'event-trigger-listener' },
+      } as never,
     });
     this.connection.on('disconnect', ({ err }) =>
       this.options.log?.('warn', `notification listener disconnected: ${err?.message ?? 'closed'}`),
