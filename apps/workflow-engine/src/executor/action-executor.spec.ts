@@ -60,11 +60,10 @@ const settle = async (): Promise<void> => {
 };
 
 describe('ActionExecutor', () => {
-  it('frees a run slot when the action finished, not when its report is confirmed; the job waits for every confirm', async () => {
+  it('holds a run slot until its report is confirmed (all a dying executor can cut off); the job waits for every confirm', async () => {
     const claimed: string[] = [];
     const { bus, results, pending } = unconfirmedBus();
-    // one slot: held until the confirm, the second run could not start before the first's report
-    // was confirmed; runs claimed and not yet reported stay at most twice the slots
+    // one slot: the second run is claimed only once the first one's report was confirmed
     const executor = new ActionExecutor(claimsGranted(claimed), bus, new StandardActionRunner(), 1);
     let done = false;
     const job = executor
@@ -73,18 +72,19 @@ describe('ActionExecutor', () => {
         done = true;
       });
     await settle();
-    expect(claimed).toEqual(['a1', 'a2']);
-    expect(results).toEqual(['a1', 'a2']);
-    expect(done).toBe(false); // nothing confirmed yet
-    // a confirm lets the third run start
-    for (const confirm of pending.splice(0)) confirm();
-    await settle();
-    expect(claimed).toEqual(['a1', 'a2', 'a3']);
-    expect(results).toEqual(['a1', 'a2', 'a3']);
-    expect(done).toBe(false); // its report is still unconfirmed
+    expect(claimed).toEqual(['a1']);
+    expect(results).toEqual(['a1']);
+    for (const n of [2, 3]) {
+      for (const confirm of pending.splice(0)) confirm();
+      await settle();
+      expect(claimed).toHaveLength(n);
+      expect(results).toHaveLength(n);
+      expect(done).toBe(false); // the last report is still unconfirmed
+    }
     for (const confirm of pending.splice(0)) confirm();
     await job;
     expect(done).toBe(true);
+    expect(claimed).toEqual(['a1', 'a2', 'a3']);
   });
 
   it('still runs at most `maxRunning` actions at once', async () => {

@@ -31,14 +31,6 @@ class FatalActionError extends Error {}
  */
 export const REPORT_RETRY_DELAYS_MS: readonly number[] = [1_000, 5_000];
 
-/**
- * Runs an executor may hold claimed and not yet reported, per run slot: those running and those whose
- * reports await the broker's confirm. An executor that dies cuts off at most this many per slot. (It
- * was chosen when a confirm took 24–35 ms, a delay that was Nagle's algorithm on the broker
- * connection, not the broker: the bus now turns it off and a confirm takes ~1 ms on loopback.)
- */
-const UNREPORTED_PER_SLOT = 2;
-
 /** The report of `outcome` for the run `data`. */
 const payloadOf = (
   data: ActionRunJob,
@@ -63,9 +55,8 @@ const payloadOf = (
  */
 export class ActionExecutor {
   private readonly claims: ActionClaims;
+  /** A run holds a slot from before its claim until its report is confirmed. */
   private readonly slots: RunSlots;
-  /** Runs claimed and not yet reported (a confirm pending): at most twice the slots. */
-  private readonly unreported: RunSlots;
   private readonly results: ResultReports;
 
   /**
@@ -83,7 +74,6 @@ export class ActionExecutor {
   ) {
     this.claims = new ActionClaims(dataSource, undefined, executorId);
     this.slots = new RunSlots(maxRunning);
-    this.unreported = new RunSlots(UNREPORTED_PER_SLOT * maxRunning);
     this.results = new ResultReports(bus);
   }
 
@@ -93,20 +83,20 @@ export class ActionExecutor {
   }
 
   /**
-   * Runs one action in a slot and reports its outcome after leaving it: a slot bounds the actions
-   * running at once, not the reports awaiting their broker confirm (`ResultReports`; 24–35 ms when
-   * this was measured, with Nagle's algorithm on the connection). Held until the confirm, 64 slots let an executor finish at most ~2,000 runs a
-   * second however short the actions: a with-items task of 10,000 `std.echo` items took 5.2–5.8 s
-   * on two executors, against 3.1–4.2 s with the reports outside. The job still completes only once
-   * every report of its runs was confirmed. Runs claimed and not yet reported stay bounded (twice the
-   * slots): all that an executor that dies can cut off. With `reportThrows` (a batch job's runs), a
-   * run that throws is reported as ERROR instead of failing the job.
+   * Runs one action and reports its outcome in a slot, held from before the claim until the broker
+   * confirmed the report: the slots bound what an executor that dies can cut off (its runs claimed
+   * and not yet reported) to `maxRunning`. (Stop 34 let a run leave its slot when the action had
+   * finished, with a second bound of twice the slots until the confirm: a confirm then took 24–35 ms
+   * and held slots capped an executor at ~2,000 runs a second. That delay was Nagle's algorithm on the
+   * broker connection; without it a confirm takes ~1 ms and the slot costs nothing to keep.) With
+   * `reportThrows` (a batch job's runs), a run that throws is reported as ERROR instead of failing
+   * the job.
    */
   private runAndReport(data: ActionRunJob, reportThrows = false): Promise<void> {
-    return this.unreported.use(async () => {
+    return this.slots.use(async () => {
       let outcome: ActionCompletedPayload | undefined;
       try {
-        outcome = await this.slots.use(() => this.runOne(data));
+        outcome = await this.runOne(data);
       } catch (e) {
         if (!reportThrows) throw e;
         outcome = payloadOf(data, { state: 'ERROR', error: e instanceof Error ? e.message : String(e) });

@@ -1,10 +1,8 @@
 /**
- * At most `size` holders at once. The executor keeps two: its run slots (`size` actions running at
- * once, whatever their jobs: the runs of a batch job take a slot each before they are claimed and
- * leave it when the action has finished, their reports then awaiting the broker's confirm outside
- * it) and, around them, twice as many for the runs claimed and not yet reported. An executor that
- * dies so cuts off at most twice its slots; the other runs of its jobs were never claimed and run
- * normally when the jobs are delivered again.
+ * At most `size` holders at once: the executor's run slots (`size` runs at once, whatever their
+ * jobs: the runs of a batch job take a slot each before they are claimed and leave it once their
+ * report was confirmed). An executor that dies so cuts off at most its slots; the other runs of its
+ * jobs were never claimed and run normally when the jobs are delivered again.
  */
 export class RunSlots {
   private free: number;
