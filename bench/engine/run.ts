@@ -26,7 +26,7 @@
 import 'reflect-metadata';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
-import { mkdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
@@ -525,7 +525,39 @@ async function main(): Promise<void> {
    * backend that ended since the last look (a pool closing an idle connection) keeps counting with
    * what it had used then: without it, its whole life's CPU fell out of the difference.
    */
-  type Cpu = { bench: number; engines: number; api: number; postgres: number };
+  type Cpu = {
+    bench: number;
+    engines: number;
+    api: number;
+    postgres: number;
+    rabbitmq: number;
+    redis: number;
+  };
+  /**
+   * The brokers' processes on this machine (RabbitMQ's `beam.smp`, `redis-server`), by name from
+   * /proc: the distributed modes' messages and jobs cost CPU there too. Their whole CPU is counted,
+   * so another user of the same brokers would show up in it.
+   */
+  const brokerPids = (comm: string): number[] => {
+    try {
+      return readdirSync('/proc')
+        .filter((d) => /^\d+$/.test(d))
+        .filter((d) => {
+          try {
+            return readFileSync(`/proc/${d}/comm`, 'utf8').trim() === comm;
+          } catch {
+            return false;
+          }
+        })
+        .map(Number);
+    } catch {
+      return [];
+    }
+  };
+  const brokers =
+    mode === 'distributed'
+      ? { rabbitmq: brokerPids('beam.smp'), redis: brokerPids('redis-server') }
+      : undefined;
   const backendsSeen = new Map<number, number>();
   let backendsGone = 0;
   const cpuNow = async (): Promise<Cpu> => {
@@ -554,6 +586,8 @@ async function main(): Promise<void> {
       engines: children.filter((c) => c !== apiChild).reduce((sum, c) => sum + ticks(c.pid ?? 0), 0),
       api: apiChild ? ticks(apiChild.pid ?? 0) : 0,
       postgres: backendsGone + [...backends.values()].reduce((sum, used) => sum + used, 0),
+      rabbitmq: (brokers?.rabbitmq ?? []).reduce((sum, pid) => sum + ticks(pid), 0),
+      redis: (brokers?.redis ?? []).reduce((sum, pid) => sum + ticks(pid), 0),
     };
   };
   /** CPU ms per execution; with `--via=api` the workflow-api process apart (`api`) and `server` = engines + api. */
@@ -565,6 +599,7 @@ async function main(): Promise<void> {
       engines: ms('engines'),
       ...(apiChild ? { api: ms('api'), server: Number((ms('engines') + ms('api')).toFixed(2)) } : {}),
       postgres: ms('postgres'),
+      ...(brokers ? { rabbitmq: ms('rabbitmq'), redis: ms('redis') } : {}),
     };
   };
 
