@@ -54,8 +54,9 @@ describeWithServer(
 
     it("sends without Nagle's algorithm (a confirm would otherwise wait for the broker's delayed ACK)", async () => {
       const bus = new RabbitMqCommandBus({ url: AMQP_URL, logger: quiet });
+      const queue = uniqueName('nodelay');
       try {
-        await bus.messageCount(uniqueName('nodelay')); // connects
+        await bus.messageCount(queue); // connects (and declares the queue)
         const model = (bus as unknown as { connection: { connection?: { connection: { stream: object } } } })
           .connection.connection;
         if (!model) throw new Error('bus is not connected');
@@ -66,6 +67,9 @@ describeWithServer(
         expect(socket[flag!]).toBe(true);
       } finally {
         await bus.close();
+        const ch = await admin.createChannel();
+        for (const q of [queue, `${queue}.dlq`]) await ch.deleteQueue(q);
+        await ch.close();
       }
     });
 
