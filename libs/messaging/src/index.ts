@@ -25,7 +25,11 @@ export {
 export { isRetryableError } from './retryable';
 export { type MessagingLogger } from './logger';
 export { InProcessCommandBus, type InProcessCommandBusOptions } from './in-process-command-bus';
-export { RabbitMqCommandBus, type RabbitMqCommandBusOptions } from './rabbitmq-command-bus';
+export {
+  RabbitMqCommandBus,
+  type RabbitMqCommandBusOptions,
+  amqpConnectionOptions,
+} from './rabbitmq-command-bus';
 export { InProcessJobQueue, type InProcessJobQueueOptions } from './in-process-job-queue';
 export { BullMqJobQueue, type BullMqJobQueueOptions } from './bullmq-job-queue';
 export { OutboxEntity, outboxEntities, type OutboxDestination } from './outbox/outbox.entity';

@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { type NotifyPublisher, type TaskEventPayload, type WorkflowEventPayload } from '@osc/contracts';
+import { amqpConnectionOptions } from '@osc/messaging';
 import { pyJsonDumps } from '@osc/workflow-domain';
 import { inPayloadOrder } from './events';
 import { type AmqpConnectionManager, type ChannelWrapper, connect } from 'amqp-connection-manager';
@@ -164,8 +165,7 @@ export class AmqpPublisher implements NotificationPublisher {
     this.connection = connect([options.url], {
       heartbeatIntervalInSeconds: 15,
       reconnectTimeInSeconds: 1,
-      // Nagle's algorithm off, as the command bus: confirms otherwise wait for delayed ACKs (~40 ms)
-      connectionOptions: { noDelay: true } as never,
+      connectionOptions: amqpConnectionOptions(),
     });
     this.connection.on('disconnect', ({ err }: { err?: Error }) =>
       options.logger?.warn('notify: AMQP connection lost', { error: err?.message }),

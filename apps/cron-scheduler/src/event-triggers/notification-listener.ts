@@ -1,4 +1,5 @@
 import amqp, { type AmqpConnectionManager, type ChannelWrapper } from 'amqp-connection-manager';
+import { amqpConnectionOptions } from '@osc/messaging';
 import type { Channel, ConsumeMessage } from 'amqplib';
 import type { DataSource } from 'typeorm';
 import { eventTriggerSources } from '@osc/workflow-persistence';
@@ -61,11 +62,7 @@ export class NotificationListener {
     this.connection = amqp.connect([this.options.amqpUrl], {
       heartbeatIntervalInSeconds: 5,
       reconnectTimeInSeconds: 1,
-      // Nagle's algorithm off, as the command bus (acks otherwise wait for delayed ACKs)
-      connectionOptions: {
-        noDelay: true,
-        clientProperties: { connection_name: 'event-trigger-listener' },
-      } as never,
+      connectionOptions: amqpConnectionOptions('event-trigger-listener'),
     });
     this.connection.on('disconnect', ({ err }) =>
       this.options.log?.('warn', `notification listener disconnected: ${err?.message ?? 'closed'}`),
