@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import { SpecCache, lockSnapshot, lockSnapshots } from '@osc/workflow-persistence';
+import {
+  SpecCache,
+  type StatementBatchRunner,
+  lockSnapshot,
+  lockSnapshots,
+  lockSnapshotsAtOnce,
+} from '@osc/workflow-persistence';
 import {
   EngineInstance,
   createEngineDatabase,
@@ -171,6 +177,65 @@ describe('lockSnapshots (PostgreSQL)', () => {
         )[0].n,
       );
     await waitFor(async () => (await idleInTransaction()) === 0);
+  });
+
+  it('locks and loads through statements prepared once per connection, with generic plans that read by index', async () => {
+    const c = await startExecution(ds, engine.outbox, 'items');
+    await waitFor(async () => (await taskStates(ds, c))['each'] === 'RUNNING');
+    const items: { id: string }[] = await ds.query(
+      `SELECT "id" FROM "action_executions" WHERE "workflow_execution_id" = $1 ORDER BY "item_index"`,
+      [c],
+    );
+    const named = new Map([[c, { ids: [items[1]!.id], failing: [] }]]);
+    const qr = ds.createQueryRunner();
+    const client = (await qr.connect()) as StatementBatchRunner;
+    try {
+      const plans = async (): Promise<Record<string, [number, number]>> =>
+        Object.fromEntries(
+          (
+            (await qr.query(
+              `SELECT "name", "generic_plans", "custom_plans" FROM pg_prepared_statements WHERE "name" LIKE 'osc_snapshot_%'`,
+            )) as { name: string; generic_plans: string; custom_plans: string }[]
+          ).map((r) => [r.name, [Number(r.generic_plans), Number(r.custom_plans)]]),
+        );
+      const before = await plans();
+      for (let i = 0; i < 3; i++) {
+        const s = await lockSnapshotsAtOnce(client, qr.manager, [c], new SpecCache(), named, { begin: true });
+        expect(s.get(c)!.actions.map((x) => x.id)).toEqual([items[1]!.id]);
+        await qr.query('ROLLBACK');
+      }
+      // prepared on this connection, never planned for the values at hand
+      const after = await plans();
+      for (const name of ['osc_snapshot_lock', 'osc_snapshot_load']) {
+        expect(after[name]![0] - (before[name]?.[0] ?? 0)).toBe(3);
+        expect(after[name]![1]).toBe(0);
+      }
+      // the plan kept was made on this young database (a few rows: a sequential scan would look
+      // cheaper) and is what every later run uses: each table is read through an index
+      await qr.query('START TRANSACTION');
+      await qr.query('SET LOCAL plan_cache_mode = force_generic_plan');
+      for (const statement of [
+        `osc_snapshot_lock('{${c}}', '{}', '{}')`,
+        `osc_snapshot_load('{${c}}', '{}', '{}')`,
+      ]) {
+        const plan = ((await qr.query(`EXPLAIN EXECUTE ${statement}`)) as { 'QUERY PLAN': string }[])
+          .map((r) => r['QUERY PLAN'])
+          .join('\n');
+        expect(plan).toMatch(/Index Scan/);
+        expect(plan).not.toMatch(/Seq Scan/);
+      }
+      await qr.query('ROLLBACK');
+      // the settings stay with those two statements: the transaction's other statements plan as usual
+      await qr.query('START TRANSACTION');
+      await lockSnapshotsAtOnce(client, qr.manager, [c], new SpecCache(), named);
+      const settings: { mode: string; seq: string }[] = await qr.query(
+        `SELECT current_setting('plan_cache_mode') AS "mode", current_setting('enable_seqscan') AS "seq"`,
+      );
+      expect(settings[0]).toEqual({ mode: 'auto', seq: 'on' });
+      await qr.query('ROLLBACK');
+    } finally {
+      await qr.release();
+    }
   });
 
   it('gives named item actions their position in the task only when an event fails them', async () => {
