@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { DataSource } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { createEngineDatabase } from '../../test/engine-harness';
 import { ActionClaims } from './action-claims';
 
@@ -15,9 +15,14 @@ describe('ActionClaims', () => {
   afterAll(async () => db?.drop());
 
   /** An action row of a workflow execution, or (`standalone`) of POST /v2/action_executions. */
-  const action = async (state = 'RUNNING', accepted = true, standalone = false): Promise<string> => {
+  const action = async (
+    state = 'RUNNING',
+    accepted = true,
+    standalone = false,
+    into: DataSource = ds,
+  ): Promise<string> => {
     const id = randomUUID();
-    await ds.query(
+    await into.query(
       `INSERT INTO "action_executions" ("id", "name", "workflow_execution_id", "project_id", "state", "accepted", "created_at")
        VALUES ($1, 'std.echo', $2, 'p', $3, $4, now())`,
       [id, standalone ? null : randomUUID(), state, accepted],
@@ -52,5 +57,38 @@ describe('ActionClaims', () => {
     expect(twin?.prev).not.toBeNull();
     const later = await claims.claim(id);
     expect(later?.prev).not.toBeNull();
+  });
+
+  it('claims through a statement prepared once per session, with a generic plan that reads by index', async () => {
+    // one connection: the statement prepared by the claims is on the session the test looks at; an
+    // empty database: the plan is made once and kept, and on empty tables a sequential scan looks
+    // cheapest
+    const empty = await createEngineDatabase();
+    const single = new DataSource({ type: 'postgres', url: empty.url, extra: { max: 1 } });
+    await single.initialize();
+    try {
+      const claims = new ActionClaims(single);
+      expect(await claims.claim(randomUUID())).toBeUndefined();
+      for (let i = 0; i < 2; i++)
+        expect(await claims.claim(await action('RUNNING', true, false, single))).toEqual({ prev: null });
+      const [plans] = (await single.query(
+        `SELECT "generic_plans", "custom_plans" FROM pg_prepared_statements WHERE "name" = 'osc_action_claim'`,
+      )) as { generic_plans: string; custom_plans: string }[];
+      expect([Number(plans!.generic_plans), Number(plans!.custom_plans)]).toEqual([3, 0]);
+      // the plan kept reads by index
+      const plan = await single.transaction(async (em) => {
+        await em.query('SET LOCAL plan_cache_mode = force_generic_plan');
+        return (
+          (await em.query(`EXPLAIN EXECUTE osc_action_claim('{}', NULL, '{}')`)) as { 'QUERY PLAN': string }[]
+        )
+          .map((r) => r['QUERY PLAN'])
+          .join('\n');
+      });
+      expect(plan).toMatch(/Index Scan on "PK_action_executions"/);
+      expect(plan).not.toMatch(/Seq Scan on action_executions/);
+    } finally {
+      await single.destroy();
+      await empty.drop();
+    }
   });
 });

@@ -9,14 +9,31 @@ import {
 import type { CommandBus, CommandMessage } from '@osc/messaging';
 import { ActionExecutor } from './action-executor';
 
-/** A database that grants every claim (no run had claimed the action before). */
-const claimsGranted = (claimed: string[]) =>
-  ({
-    query: async (_sql: string, [ids]: [string[]]) => {
+/**
+ * A database that grants every claim (no run had claimed the action before): a session that answers
+ * the claim statement (`EXECUTE osc_action_claim('{"a1","a2"}', …)`, after its two settings) with a row
+ * per id.
+ */
+const claimsGranted = (claimed: string[]) => {
+  const client = {
+    escapeLiteral: (v: string) => `'${v.replace(/'/g, "''")}'`,
+    query: async (text: string) => {
+      if (!text.includes('EXECUTE osc_action_claim')) return { rows: [] }; // preparing
+      const ids = [.../EXECUTE osc_action_claim\('\{([^}]*)\}'/.exec(text)![1]!.matchAll(/"([^"]*)"/g)].map(
+        (m) => m[1]!,
+      );
       claimed.push(...ids);
-      return ids.map((id) => ({ id, prev: null, prev_executor: null, prev_heartbeat: null }));
+      return [
+        { rows: [] },
+        { rows: [] },
+        { rows: ids.map((id) => ({ id, prev: null, prev_executor: null, prev_heartbeat: null })) },
+      ];
     },
-  }) as unknown as DataSource;
+  };
+  return {
+    createQueryRunner: () => ({ connect: async () => client, release: async () => undefined }),
+  } as unknown as DataSource;
+};
 
 /** A bus whose publishes stay unconfirmed until released, recording the results sent. */
 function unconfirmedBus() {

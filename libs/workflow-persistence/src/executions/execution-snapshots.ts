@@ -10,6 +10,15 @@ import {
   usesQueryFunctions,
 } from '@osc/workflow-domain';
 import {
+  GENERIC_PLANS,
+  type PreparedStatement,
+  type StatementBatchRunner,
+  USUAL_PLANS,
+  executeStatement,
+  placeholders,
+  prepareStatements,
+} from './prepared-statements';
+import {
   EXECUTION_COLUMNS,
   Params,
   type Row,
@@ -202,16 +211,6 @@ export async function lockSnapshots(
 }
 
 /**
- * A connection that runs several statements sent as one text in one round trip (PostgreSQL's simple
- * query protocol, values written into the text): `pg`'s client, which answers with one result per
- * statement.
- */
-export interface StatementBatchRunner {
-  query(text: string): Promise<unknown>;
-  escapeLiteral(value: string): string;
-}
-
-/**
  * {@link lockSnapshots} in one round trip: the lock and the load travel together as two statements of
  * one simple query, after START TRANSACTION with `begin` (`opened` is called once the transaction is
  * open). Each statement of a simple query takes its own snapshot under READ COMMITTED, so the load
@@ -219,14 +218,9 @@ export interface StatementBatchRunner {
  * snapshots need (the expression world). The simple protocol binds no values: ids and JSON are written
  * into the text as literals escaped by the connection.
  *
- * Both statements are prepared once per connection (`PREPARE`) and run by `EXECUTE` with a generic
- * plan (`plan_cache_mode` set for those two statements only). Planning them had cost more than running
- * them: the load's actions part took ~0.7 ms to plan and ~0.3 ms to run for a group of three
- * executions. Left to choose, PostgreSQL kept planning them afresh: their generic plans, costed without
- * the arrays' sizes, look dearer than a custom one. A generic plan is made once and kept, so it must
- * not depend on the tables' sizes at that moment: made on a young database it read the whole of
- * `action_executions` for the actions named by id, as the table grew. Sequential scans are therefore
- * off for those two statements: every row they read is found by an index.
+ * Both statements are prepared once per session and run by `EXECUTE` with generic plans that read by
+ * index (`prepared-statements.ts`): planning the load had cost more than running it (its actions part,
+ * ~0.7 ms of planning and ~0.3 ms of execution for a group of three executions).
  */
 export async function lockSnapshotsAtOnce(
   client: StatementBatchRunner,
@@ -237,70 +231,28 @@ export async function lockSnapshotsAtOnce(
   options: { begin?: boolean; opened?: () => void } = {},
 ): Promise<Map<string, ExecutionSnapshot>> {
   const ids = [...new Set(executionIds)].sort();
-  await prepareSnapshotStatements(client);
-  // an array as one literal ('{"a","b"}'), not ARRAY[…] of one constant per element
-  const literal = (v: unknown): string =>
-    Array.isArray(v)
-      ? client.escapeLiteral(`{${v.map((x) => `"${String(x).replace(/[\\"]/g, '\\$&')}"`).join(',')}}`)
-      : client.escapeLiteral(String(v));
-  const lockArgs = new Params();
-  lockStatement(ids, specs, (v) => lockArgs.add(v));
-  const loadArgs = new Params();
-  loadStatement(ids, actionIds, (v) => loadArgs.add(v));
+  await prepareStatements(client, SNAPSHOT_STATEMENTS);
+  const lock = new Params();
+  lockStatement(ids, specs, (v) => lock.add(v));
+  const load = new Params();
+  loadStatement(ids, actionIds, (v) => load.add(v));
   const text = [
     ...(options.begin ? ['START TRANSACTION'] : []),
-    'SET LOCAL plan_cache_mode = force_generic_plan',
-    'SET LOCAL enable_seqscan = off',
-    `EXECUTE ${LOCK_STATEMENT}(${lockArgs.values.map(literal).join(', ')})`,
-    `EXECUTE ${LOAD_STATEMENT}(${loadArgs.values.map(literal).join(', ')})`,
-    'SET LOCAL plan_cache_mode TO DEFAULT',
-    'SET LOCAL enable_seqscan TO DEFAULT',
+    ...GENERIC_PLANS,
+    executeStatement(client, LOCK_STATEMENT, lock.values),
+    executeStatement(client, LOAD_STATEMENT, load.values),
+    ...USUAL_PLANS,
   ].join(';\n');
   const results = (await client.query(text)) as { rows: Row[] }[];
   options.opened?.();
-  const [, , locked, loaded] = results.slice(options.begin ? 1 : 0).map((r) => r.rows);
+  const skipped = (options.begin ? 1 : 0) + GENERIC_PLANS.length;
+  const [locked, loaded] = results.slice(skipped).map((r) => r.rows);
   if (!locked || locked.length === 0) return new Map();
   return toSnapshots(loads, specs, locked, loaded ?? []);
 }
 
 const LOCK_STATEMENT = 'osc_snapshot_lock';
 const LOAD_STATEMENT = 'osc_snapshot_load';
-
-/** A binder that writes `$1`, `$2`… in the order of its calls (a statement's text for PREPARE). */
-const placeholders = (): ((value: unknown) => string) => {
-  const params = new Params();
-  return (v) => params.add(v);
-};
-
-/** Connections on which {@link LOCK_STATEMENT} and {@link LOAD_STATEMENT} are prepared. */
-const preparedOn = new WeakMap<object, Promise<void>>();
-
-/**
- * Prepares the lock and load statements on the connection unless they are already (a prepared
- * statement lives as long as the database session, whatever transaction it was prepared in; the
- * embedded database's session may outlive the client object, hence the look at
- * `pg_prepared_statements`). Their texts do not depend on the values: `$1`…`$3` everywhere.
- */
-function prepareSnapshotStatements(client: StatementBatchRunner): Promise<void> {
-  let done = preparedOn.get(client);
-  if (!done) {
-    done = (async () => {
-      const present = (await client.query(
-        `SELECT "name" FROM pg_prepared_statements WHERE "name" IN ('${LOCK_STATEMENT}', '${LOAD_STATEMENT}')`,
-      )) as { rows: { name: string }[] };
-      const have = new Set(present.rows.map((r) => r.name));
-      const texts: string[] = [];
-      if (!have.has(LOCK_STATEMENT))
-        texts.push(`PREPARE ${LOCK_STATEMENT} AS ${lockStatement([], new SpecCache(), placeholders())}`);
-      if (!have.has(LOAD_STATEMENT))
-        texts.push(`PREPARE ${LOAD_STATEMENT} AS ${loadStatement([], new Map(), placeholders())}`);
-      if (texts.length > 0) await client.query(texts.join(';\n'));
-    })();
-    preparedOn.set(client, done);
-    done.catch(() => preparedOn.delete(client));
-  }
-  return done;
-}
 
 /** Locks the execution rows in id order and reads their columns (the spec and input when not cached). */
 const lockStatement = (
@@ -414,3 +366,9 @@ const NEEDED_ACTIONS = `SELECT COALESCE(json_agg(a ORDER BY a."seq"), '[]') FROM
        WHERE "task_execution_id" IN (
          SELECT "task_execution_id" FROM sel WHERE "item_index" IS NOT NULL AND ("state" = 'ERROR' OR jsonb_exists($3::jsonb, "id"::text))))
     SELECT sel.*, ord."ordinal" FROM sel LEFT JOIN ord ON ord."id" = sel."id") a`;
+
+/** The lock and load statements, prepared: their texts do not depend on the values (`$1`…`$3`). */
+const SNAPSHOT_STATEMENTS: readonly PreparedStatement[] = [
+  { name: LOCK_STATEMENT, text: lockStatement([], new SpecCache(), placeholders()) },
+  { name: LOAD_STATEMENT, text: loadStatement([], new Map(), placeholders()) },
+];

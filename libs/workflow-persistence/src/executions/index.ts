@@ -29,9 +29,16 @@ export {
   lockSnapshots,
   lockSnapshotsAtOnce,
   type NamedActions,
-  type StatementBatchRunner,
   SpecCache,
 } from './execution-snapshots';
+export {
+  GENERIC_PLANS,
+  type PreparedStatement,
+  type StatementBatchRunner,
+  executeStatement,
+  placeholders,
+  prepareStatements,
+} from './prepared-statements';
 export {
   applyChanges,
   applyChangesOfMany,
