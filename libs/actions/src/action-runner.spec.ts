@@ -31,6 +31,35 @@ describe('StandardActionRunner', () => {
     await expect(runner.run('std.async_noop', {}, ctx)).resolves.toEqual({ kind: 'async' });
   });
 
+  it("aborts the run's signal once the action settled, for whatever it left listening", async () => {
+    const seen: AbortSignal[] = [];
+    const r = new StandardActionRunner(
+      {},
+      {
+        implementations: [
+          {
+            name: 'std.noop',
+            className: 'mistral.actions.std_actions.NoOpAction',
+            run: async (_input, { signal }) => {
+              seen.push(signal);
+              return { kind: 'success', result: signal.aborted };
+            },
+          },
+        ],
+      },
+    );
+    // not aborted while it runs, aborted after, with or without a timeout
+    await expect(r.run('std.noop', {}, ctx)).resolves.toEqual({ kind: 'success', result: false });
+    await expect(r.run('std.noop', {}, { ...ctx, timeoutMs: 60_000 })).resolves.toEqual({
+      kind: 'success',
+      result: false,
+    });
+    expect(seen.map((s) => [s.aborted, (s.reason as Error).message])).toEqual([
+      [true, 'action finished'],
+      [true, 'action finished'],
+    ]);
+  });
+
   it('std.echo returns its output after the delay (non-numbers and negatives count as 0)', async () => {
     const clock = recordingClock();
     const r = new StandardActionRunner({}, { clock });
