@@ -65,6 +65,17 @@ describe('lockSnapshots (PostgreSQL)', () => {
     }
   };
 
+  /** An execution of `items` whose three item actions run, and their rows' ids in item order. */
+  const runningItems = async (): Promise<{ c: string; items: { id: string }[] }> => {
+    const c = await startExecution(ds, engine.outbox, 'items');
+    await waitFor(async () => (await taskStates(ds, c))['each'] === 'RUNNING');
+    const items: { id: string }[] = await ds.query(
+      `SELECT "id" FROM "action_executions" WHERE "workflow_execution_id" = $1 ORDER BY "item_index"`,
+      [c],
+    );
+    return { c, items };
+  };
+
   it('returns, for each execution, what lockSnapshot returns, and skips unknown ids', async () => {
     const a = await startExecution(ds, engine.outbox, 'waits');
     const b = await startExecution(ds, engine.outbox, 'parent');
@@ -180,12 +191,7 @@ describe('lockSnapshots (PostgreSQL)', () => {
   });
 
   it('locks and loads through statements prepared once per connection, with generic plans that read by index', async () => {
-    const c = await startExecution(ds, engine.outbox, 'items');
-    await waitFor(async () => (await taskStates(ds, c))['each'] === 'RUNNING');
-    const items: { id: string }[] = await ds.query(
-      `SELECT "id" FROM "action_executions" WHERE "workflow_execution_id" = $1 ORDER BY "item_index"`,
-      [c],
-    );
+    const { c, items } = await runningItems();
     const named = new Map([[c, { ids: [items[1]!.id], failing: [] }]]);
     const qr = ds.createQueryRunner();
     const client = (await qr.connect()) as StatementBatchRunner;
@@ -256,12 +262,7 @@ describe('lockSnapshots (PostgreSQL)', () => {
   });
 
   it('gives named item actions their position in the task only when an event fails them', async () => {
-    const c = await startExecution(ds, engine.outbox, 'items');
-    await waitFor(async () => (await taskStates(ds, c))['each'] === 'RUNNING');
-    const items: { id: string }[] = await ds.query(
-      `SELECT "id" FROM "action_executions" WHERE "workflow_execution_id" = $1 ORDER BY "item_index"`,
-      [c],
-    );
+    const { c, items } = await runningItems();
     const [, second, third] = items.map((r) => r.id);
     const load = (named: { ids: string[]; failing: string[] }) =>
       ds.transaction(async (em) => ({

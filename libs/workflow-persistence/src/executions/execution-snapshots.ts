@@ -15,12 +15,10 @@ import {
   type StatementBatchRunner,
   USUAL_PLANS,
   executeStatement,
-  placeholders,
   prepareStatements,
 } from './prepared-statements';
 import {
   EXECUTION_COLUMNS,
-  Params,
   type Row,
   type SqlRunner,
   parse,
@@ -192,20 +190,14 @@ export async function lockSnapshots(
   actionIds: ReadonlyMap<string, readonly string[] | NamedActions>,
 ): Promise<Map<string, ExecutionSnapshot>> {
   const ids = [...new Set(executionIds)].sort();
-  const lock = new Params();
-  const locked: Row[] = await db.query(
-    lockStatement(ids, specs, (v) => lock.add(v)),
-    lock.values,
-  );
+  const locked: Row[] = await db.query(LOCK_SQL, lockArgs(ids, specs));
   if (locked.length === 0) return new Map();
-  const load = new Params();
   const loaded: Row[] = await db.query(
-    loadStatement(
+    LOAD_SQL,
+    loadArgs(
       locked.map((r) => String(r['id'])),
       actionIds,
-      (v) => load.add(v),
     ),
-    load.values,
   );
   return toSnapshots(db, specs, locked, loaded);
 }
@@ -232,15 +224,11 @@ export async function lockSnapshotsAtOnce(
 ): Promise<Map<string, ExecutionSnapshot>> {
   const ids = [...new Set(executionIds)].sort();
   await prepareStatements(client, SNAPSHOT_STATEMENTS);
-  const lock = new Params();
-  lockStatement(ids, specs, (v) => lock.add(v));
-  const load = new Params();
-  loadStatement(ids, actionIds, (v) => load.add(v));
   const text = [
     ...(options.begin ? ['START TRANSACTION'] : []),
     ...GENERIC_PLANS,
-    executeStatement(client, LOCK_STATEMENT, lock.values),
-    executeStatement(client, LOAD_STATEMENT, load.values),
+    executeStatement(client, LOCK_STATEMENT, lockArgs(ids, specs)),
+    executeStatement(client, LOAD_STATEMENT, loadArgs(ids, actionIds)),
     ...USUAL_PLANS,
   ].join(';\n');
   const results = (await client.query(text)) as { rows: Row[] }[];
@@ -254,36 +242,24 @@ export async function lockSnapshotsAtOnce(
 const LOCK_STATEMENT = 'osc_snapshot_lock';
 const LOAD_STATEMENT = 'osc_snapshot_load';
 
-/** Locks the execution rows in id order and reads their columns (the spec and input when not cached). */
-const lockStatement = (
-  ids: readonly string[],
-  specs: SpecCache,
-  bind: (value: unknown) => string,
-): string => {
-  const all = bind(ids);
-  const specsParam = bind(ids.filter((id) => !specs.get(id)));
-  const inputsParam = bind(ids.filter((id) => !specs.getInput(id)));
-  return `SELECT ${lockedColumns(specsParam, inputsParam)} FROM "workflow_executions" WHERE "id" = ANY(${all}::uuid[]) ORDER BY "id" FOR UPDATE`;
-};
+/** {@link LOCK_SQL}'s values: the ids, those whose spec is not cached, those whose input is not. */
+const lockArgs = (ids: readonly string[], specs: SpecCache): string[][] => [
+  [...ids],
+  ids.filter((id) => !specs.get(id)),
+  ids.filter((id) => !specs.getInput(id)),
+];
 
-/** Reads the tasks, the needed actions and the sub-executions of each execution of `ids`. */
-const loadStatement = (
+/** {@link LOAD_SQL}'s values: the ids, and per execution the actions its events name and fail. */
+const loadArgs = (
   ids: readonly string[],
   actionIds: ReadonlyMap<string, readonly string[] | NamedActions>,
-  bind: (value: unknown) => string,
-): string => {
+): (string | string[])[] => {
   const named = ids.map((id) => [id, namedParams(actionIds.get(id) ?? [])] as const);
-  const all = bind(ids);
-  const namedIds = bind(JSON.stringify(Object.fromEntries(named.map(([id, n]) => [id, n.ids]))));
-  const failing = bind(JSON.stringify(Object.fromEntries(named.map(([id, n]) => [id, n.failing]))));
-  return `SELECT x."id",
-       (SELECT COALESCE(json_agg(t ORDER BY t."seq"), '[]') FROM "task_executions" t WHERE t."workflow_execution_id" = x."id") AS "tasks",
-       (${NEEDED_ACTIONS.replaceAll('$1', 'x."id"')
-         .replaceAll('$2::jsonb', () => `(${namedIds}::jsonb -> x."id"::text)`)
-         .replaceAll('$3::jsonb', () => `(${failing}::jsonb -> x."id"::text)`)}) AS "actions",
-       (SELECT COALESCE(json_agg(json_build_object('id', s."id", 'task_execution_id', s."task_execution_id", 'state', s."state")), '[]')
-          FROM "workflow_executions" s WHERE s."parent_execution_id" = x."id") AS "subs"
-     FROM unnest(${all}::uuid[]) AS x("id")`;
+  return [
+    [...ids],
+    JSON.stringify(Object.fromEntries(named.map(([id, n]) => [id, n.ids]))),
+    JSON.stringify(Object.fromEntries(named.map(([id, n]) => [id, n.failing]))),
+  ];
 };
 
 /** The snapshots of the locked rows, with the loaded rows of each. */
@@ -367,8 +343,27 @@ const NEEDED_ACTIONS = `SELECT COALESCE(json_agg(a ORDER BY a."seq"), '[]') FROM
          SELECT "task_execution_id" FROM sel WHERE "item_index" IS NOT NULL AND ("state" = 'ERROR' OR jsonb_exists($3::jsonb, "id"::text))))
     SELECT sel.*, ord."ordinal" FROM sel LEFT JOIN ord ON ord."id" = sel."id") a`;
 
-/** The lock and load statements, prepared: their texts do not depend on the values (`$1`…`$3`). */
+/**
+ * Locks the execution rows of `$1` in id order and reads their columns: the spec only for those in
+ * `$2`, the input only for those in `$3` (the others' are cached).
+ */
+const LOCK_SQL = `SELECT ${lockedColumns('$2', '$3')} FROM "workflow_executions" WHERE "id" = ANY($1::uuid[]) ORDER BY "id" FOR UPDATE`;
+
+/**
+ * Reads the tasks, the needed actions and the sub-executions of each execution of `$1`; `$2` and
+ * `$3` map each execution's id to the action ids its events name and fail ({@link NEEDED_ACTIONS}).
+ */
+const LOAD_SQL = `SELECT x."id",
+       (SELECT COALESCE(json_agg(t ORDER BY t."seq"), '[]') FROM "task_executions" t WHERE t."workflow_execution_id" = x."id") AS "tasks",
+       (${NEEDED_ACTIONS.replaceAll('$1', 'x."id"')
+         .replaceAll('$2::jsonb', '($2::jsonb -> x."id"::text)')
+         .replaceAll('$3::jsonb', '($3::jsonb -> x."id"::text)')}) AS "actions",
+       (SELECT COALESCE(json_agg(json_build_object('id', s."id", 'task_execution_id', s."task_execution_id", 'state', s."state")), '[]')
+          FROM "workflow_executions" s WHERE s."parent_execution_id" = x."id") AS "subs"
+     FROM unnest($1::uuid[]) AS x("id")`;
+
+/** The lock and load, prepared on each session for {@link lockSnapshotsAtOnce}. */
 const SNAPSHOT_STATEMENTS: readonly PreparedStatement[] = [
-  { name: LOCK_STATEMENT, text: lockStatement([], new SpecCache(), placeholders()) },
-  { name: LOAD_STATEMENT, text: loadStatement([], new Map(), placeholders()) },
+  { name: LOCK_STATEMENT, text: LOCK_SQL },
+  { name: LOAD_STATEMENT, text: LOAD_SQL },
 ];

@@ -36,7 +36,6 @@ export {
   type PreparedStatement,
   type StatementBatchRunner,
   executeStatement,
-  placeholders,
   prepareStatements,
 } from './prepared-statements';
 export {

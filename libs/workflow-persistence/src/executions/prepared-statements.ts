@@ -74,38 +74,28 @@ export async function prepareStatements(
   await Promise.all(statements.map((s) => known.get(s.name)));
 }
 
-/**
- * A value written as an SQL literal for `EXECUTE`: NULL, or the text PostgreSQL reads as the
- * parameter's type (an array as one array literal, `{"a","b"}`, an object as its JSON).
- */
-export function sqlLiteral(client: StatementBatchRunner, value: unknown): string {
-  if (value === null || value === undefined) return 'NULL';
-  if (Array.isArray(value))
-    return client.escapeLiteral(
-      `{${value
-        .map((x) => (x === null || x === undefined ? 'NULL' : `"${element(x).replace(/[\\"]/g, '\\$&')}"`))
-        .join(',')}}`,
-    );
-  if (value instanceof Date) return client.escapeLiteral(value.toISOString());
-  if (typeof value === 'object') return client.escapeLiteral(JSON.stringify(value));
-  return client.escapeLiteral(String(value));
-}
+/** A value of an `EXECUTE`: text, an array of texts, or NULL. */
+export type StatementValue = string | readonly string[] | null;
 
-const element = (x: unknown): string =>
-  x instanceof Date ? x.toISOString() : typeof x === 'object' ? JSON.stringify(x) : String(x);
+/**
+ * A value written as an SQL literal for `EXECUTE`: NULL, the escaped text, or an array as one array
+ * literal (`'{"a","b"}'`, not ARRAY[…] of one constant per element).
+ */
+export const sqlLiteral = (client: StatementBatchRunner, value: StatementValue): string =>
+  value === null
+    ? 'NULL'
+    : client.escapeLiteral(
+        typeof value === 'string'
+          ? value
+          : `{${value.map((x) => `"${x.replace(/[\\"]/g, '\\$&')}"`).join(',')}}`,
+      );
 
 /** `EXECUTE name(values…)` with the values written as literals. */
 export const executeStatement = (
   client: StatementBatchRunner,
   name: string,
-  values: readonly unknown[],
+  values: readonly StatementValue[],
 ): string =>
   values.length === 0
     ? `EXECUTE ${name}`
     : `EXECUTE ${name}(${values.map((v) => sqlLiteral(client, v)).join(', ')})`;
-
-/** A binder that writes `$1`, `$2`… in the order of its calls (a statement's text for PREPARE). */
-export const placeholders = (): ((value: unknown) => string) => {
-  let n = 0;
-  return () => `$${++n}`;
-};
