@@ -217,12 +217,16 @@ describe('lockSnapshots (PostgreSQL)', () => {
         expect(after[name]![1]).toBe(0);
       }
       // the settings stay with those two statements: the transaction's other statements plan as usual
+      const settings = (): Promise<{ mode: string; seq: string; jit: string }[]> =>
+        qr.query(
+          `SELECT current_setting('plan_cache_mode') AS "mode", current_setting('enable_seqscan') AS "seq",
+                  current_setting('jit') AS "jit"`,
+        );
+      const usual = await settings();
+      expect(usual[0]).toEqual({ mode: 'auto', seq: 'on', jit: 'on' });
       await qr.query('START TRANSACTION');
       await lockSnapshotsAtOnce(client, qr.manager, [c], new SpecCache(), named);
-      const settings: { mode: string; seq: string }[] = await qr.query(
-        `SELECT current_setting('plan_cache_mode') AS "mode", current_setting('enable_seqscan') AS "seq"`,
-      );
-      expect(settings[0]).toEqual({ mode: 'auto', seq: 'on' });
+      expect(await settings()).toEqual(usual);
       await qr.query('ROLLBACK');
     } finally {
       await qr.release();

@@ -134,7 +134,7 @@ export class ActionClaims {
       const results = (await client.query(
         [
           ...GENERIC_PLANS,
-          executeStatement(client, CLAIM_STATEMENT.name, [ids, this.executorId, rerunJobs]),
+          executeStatement(CLAIM_STATEMENT.name, [ids, this.executorId, rerunJobs]),
         ].join(';\n'),
       )) as { rows: ClaimRow[] }[];
       return results[GENERIC_PLANS.length]?.rows ?? [];

@@ -11,7 +11,7 @@ import { ActionExecutor } from './action-executor';
 
 /**
  * A database that grants every claim (no run had claimed the action before): a session that answers
- * the claim statement (`EXECUTE osc_action_claim('{"a1","a2"}', …)`, after its two settings) with a row
+ * the claim statement (`EXECUTE osc_action_claim('{"a1","a2"}', …)`, after its settings) with a row
  * per id.
  */
 const claimsGranted = (claimed: string[]) => {
@@ -23,11 +23,12 @@ const claimsGranted = (claimed: string[]) => {
         (m) => m[1]!,
       );
       claimed.push(...ids);
-      return [
-        { rows: [] },
-        { rows: [] },
-        { rows: ids.map((id) => ({ id, prev: null, prev_executor: null, prev_heartbeat: null })) },
-      ];
+      // a result per statement: the claim's rows, none for the settings around it
+      return text.split(';\n').map((statement) => ({
+        rows: statement.startsWith('EXECUTE osc_action_claim')
+          ? ids.map((id) => ({ id, prev: null, prev_executor: null, prev_heartbeat: null }))
+          : [],
+      }));
     },
   };
   return {

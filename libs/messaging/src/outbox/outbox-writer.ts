@@ -497,15 +497,31 @@ function toRow(item: OutboxItem): {
   }
 }
 
-/** The INSERT of outbox rows (`add`'s and `addAlong`'s), their values bound with `bind`. */
+/** Above this many rows, an insert binds its rows as one array per column (see {@link insertRows}). */
+const ROWS_AS_VALUES = 3;
+
+/**
+ * The INSERT of outbox rows (`add`'s and `addAlong`'s), their values bound with `bind`. A few rows go
+ * as a `VALUES` list, more as one array per column (`unnest`, which yields them in order): the
+ * statement's text then does not change with the number of rows, so the statement it rides on
+ * (a group's rows statement) is prepared once for every group size (`executeBuilt`).
+ */
 function insertRows(
   rows: readonly ReturnType<typeof toRow>[],
   bind: (value: unknown) => string,
   claimableAt: string,
 ): string {
+  const into = `INSERT INTO "outbox" ("id", "destination", "queue", "payload", "partition_key", "claimable_at")`;
+  if (rows.length > ROWS_AS_VALUES)
+    return `${into} SELECT v.id, v.destination, v.queue, v.payload, v.partition_key, ${claimableAt}
+      FROM unnest(${bind(rows.map((r) => r.id))}::uuid[], ${bind(rows.map((r) => r.destination))}::varchar[], ${bind(
+        rows.map((r) => r.queue),
+      )}::varchar[], ${bind(rows.map((r) => r.payload))}::jsonb[], ${bind(
+        rows.map((r) => r.partitionKey),
+      )}::varchar[]) AS v(id, destination, queue, payload, partition_key)`;
   const values = rows.map(
     (r) =>
       `(${bind(r.id)}::uuid, ${bind(r.destination)}::varchar, ${bind(r.queue)}::varchar, ${bind(r.payload)}::jsonb, ${bind(r.partitionKey)}::varchar, ${claimableAt})`,
   );
-  return `INSERT INTO "outbox" ("id", "destination", "queue", "payload", "partition_key", "claimable_at") VALUES ${values.join(', ')}`;
+  return `${into} VALUES ${values.join(', ')}`;
 }

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { ActionExecution, TaskExecution, WorkflowExecution } from '@osc/workflow-domain';
 import { ENGINE_KINDS, type TestDataSource, combineMigrations, createTestDataSource } from '@osc/persistence';
-import { toWorkflowExecution } from './execution-rows';
+import { type SqlRunner, toWorkflowExecution } from './execution-rows';
 import { readSnapshot } from './execution-snapshots';
+import { GENERIC_PLANS } from './prepared-statements';
 import { applyChangesOfMany } from './execution-store';
 import { executionMigrations } from './executions.migration';
 
@@ -17,6 +18,7 @@ describe.each(ENGINE_KINDS)('applyChangesOfMany: created rows (%s)', (kind) => {
     await t?.cleanup();
   });
 
+  const ODD = 'it\'s \\ "quoted", {braced}, NULL, ünï';
   const at = (s: number): Date => new Date(Date.UTC(2026, 0, 1, 10, 0, s, 123));
   const execution = async (): Promise<WorkflowExecution> => {
     const id = randomUUID();
@@ -65,6 +67,79 @@ describe.each(ENGINE_KINDS)('applyChangesOfMany: created rows (%s)', (kind) => {
     ...over,
   });
 
+  /**
+   * `n` executions with a first task and action, and for each a decision that completes them, starts
+   * a second task and action and updates the execution: every kind of row change, with text that
+   * needs quoting in every column (as text, JSON and array elements).
+   */
+  const decisionsOf = async (n: number) => {
+    const odd = ODD;
+    const exs = await Promise.all(Array.from({ length: n }, () => execution()));
+    const firsts = exs.map((ex) => task(ex, 'first', { inContext: { big: [odd] } }));
+    const firstActions = firsts.map((t0) => action(t0, {}));
+    await applyChangesOfMany(
+      t.dataSource,
+      exs.map((ex, i) => ({
+        ex,
+        changes: {
+          tasksCreated: [firsts[i]!],
+          tasksUpdated: [],
+          actionsCreated: [firstActions[i]!],
+          actionsUpdated: [],
+        },
+      })),
+    );
+    const before = await Promise.all(exs.map((ex) => readSnapshot(t.dataSource, ex.id)));
+    return exs.map((ex, i) => {
+      const loaded = before[i]!.tasks[0]!;
+      const done: TaskExecution = {
+        ...loaded, // the loaded inContext object itself: not written again
+        state: 'SUCCESS',
+        stateInfo: odd,
+        published: { p: null, q: odd },
+        result: i % 2 ? null : { r: [i, null] },
+        processed: true,
+        nextTasks: [['second', 'on-success']],
+        finishedAt: at(5),
+        updatedAt: at(5),
+      };
+      const second = task(ex, 'second', { inContext: { from: odd, n: i } });
+      const actionDone: ActionExecution = {
+        ...firstActions[i]!,
+        state: 'SUCCESS',
+        output: i === 0 ? null : { out: [odd, null] },
+        stateInfo: null,
+        updatedAt: at(5),
+      };
+      const execution: WorkflowExecution = {
+        ...ex,
+        context: { odd, i },
+        output: i % 2 ? {} : { o: odd },
+        stateInfo: odd,
+        updatedAt: at(6),
+      };
+      return {
+        ex,
+        before: before[i]!,
+        changes: {
+          execution,
+          tasksCreated: [second],
+          tasksUpdated: [done],
+          actionsCreated: [action(second, { input: { odd } })],
+          actionsUpdated: [actionDone],
+        },
+      };
+    });
+  };
+
+  /** The statements built at run time prepared on the session of `db`. */
+  const builtStatements = (
+    db: SqlRunner,
+  ): Promise<{ name: string; statement: string; generic_plans: number; custom_plans: number }[]> =>
+    db.query(
+      `SELECT "name", "statement", "generic_plans"::int, "custom_plans"::int FROM pg_prepared_statements
+        WHERE "name" LIKE 'osc_built_%' ORDER BY "name"`,
+    );
   it('keeps JSON null apart from SQL NULL, the order of creation and every column', async () => {
     const ex = await execution();
     const other = await execution();
@@ -165,10 +240,16 @@ describe.each(ENGINE_KINDS)('applyChangesOfMany: created rows (%s)', (kind) => {
     ]);
   });
 
-  // up to three rows of a kind go as a VALUES list, more as one array per column: both read back the same
-  it.each([2, 5])(
-    'writes every kind of row change of %i executions as decided, keeping a loaded value as it was',
-    async (n) => {
+  // up to three rows of a kind go as a VALUES list, more as one array per column: both read back the
+  // same, whether bound as parameters or, in a transaction, written as the literals of an EXECUTE
+  it.each([
+    [2, 'bound'],
+    [5, 'bound'],
+    [2, 'executed'],
+    [5, 'executed'],
+  ] as const)(
+    'writes every kind of row change of %i executions as decided (%s), keeping a loaded value as it was',
+    async (n, how) => {
       const sent: string[] = [];
       const db = {
         query: (sql: string, params?: unknown[]) => {
@@ -176,67 +257,23 @@ describe.each(ENGINE_KINDS)('applyChangesOfMany: created rows (%s)', (kind) => {
           return t.dataSource.query(sql, params);
         },
       };
-      const odd = 'it\'s \\ "quoted", {braced}, NULL, ünï';
-      const exs = await Promise.all(Array.from({ length: n }, () => execution()));
-      const firsts = exs.map((ex) => task(ex, 'first', { inContext: { big: [odd] } }));
-      const firstActions = firsts.map((t0) => action(t0, {}));
-      await applyChangesOfMany(
-        t.dataSource,
-        exs.map((ex, i) => ({
-          ex,
-          changes: {
-            tasksCreated: [firsts[i]!],
-            tasksUpdated: [],
-            actionsCreated: [firstActions[i]!],
-            actionsUpdated: [],
-          },
-        })),
-      );
-      const before = await Promise.all(exs.map((ex) => readSnapshot(t.dataSource, ex.id)));
-      const decided = exs.map((ex, i) => {
-        const loaded = before[i]!.tasks[0]!;
-        const done: TaskExecution = {
-          ...loaded, // the loaded inContext object itself: not written again
-          state: 'SUCCESS',
-          stateInfo: odd,
-          published: { p: null, q: odd },
-          result: i % 2 ? null : { r: [i, null] },
-          processed: true,
-          nextTasks: [['second', 'on-success']],
-          finishedAt: at(5),
-          updatedAt: at(5),
-        };
-        const second = task(ex, 'second', { inContext: { from: odd, n: i } });
-        const actionDone: ActionExecution = {
-          ...firstActions[i]!,
-          state: 'SUCCESS',
-          output: i === 0 ? null : { out: [odd, null] },
-          stateInfo: null,
-          updatedAt: at(5),
-        };
-        const execution: WorkflowExecution = {
-          ...ex,
-          context: { odd, i },
-          output: i % 2 ? {} : { o: odd },
-          stateInfo: odd,
-          updatedAt: at(6),
-        };
-        return {
-          ex,
-          before: before[i]!,
-          changes: {
-            execution,
-            tasksCreated: [second],
-            tasksUpdated: [done],
-            actionsCreated: [action(second, { input: { odd } })],
-            actionsUpdated: [actionDone],
-          },
-        };
-      });
+      const decided = await decisionsOf(n);
+      const odd = ODD;
       sent.length = 0;
-      await applyChangesOfMany(db, decided);
-      expect(sent).toHaveLength(1);
-      expect(sent[0]!.includes('unnest(')).toBe(n > 3);
+      if (how === 'bound') {
+        await applyChangesOfMany(db, decided);
+        expect(sent).toHaveLength(1);
+        expect(sent[0]!.includes('unnest(')).toBe(n > 3);
+      } else {
+        const [statement] = await t.dataSource.transaction(async (em) => {
+          const before = await builtStatements(em);
+          await applyChangesOfMany(em, decided);
+          return (await builtStatements(em)).filter((s) => !before.some((b) => b.name === s.name));
+        });
+        // the statement of this group's shape, prepared for it and run by EXECUTE once
+        expect(statement?.statement.includes('unnest(')).toBe(n > 3);
+        expect([statement?.generic_plans, statement?.custom_plans]).toEqual([1, 0]);
+      }
 
       for (const d of decided) {
         const snapshot = (await readSnapshot(t.dataSource, d.ex.id))!;
@@ -259,6 +296,47 @@ describe.each(ENGINE_KINDS)('applyChangesOfMany: created rows (%s)', (kind) => {
       expect(nulls).toEqual([{ no_output: true, result_type: 'null' }]);
     },
   );
+
+  it('keeps generic plans, made on near-empty tables, that find every row they write by index', async () => {
+    // a plan is made once and kept: made on a young database (this suite's), where a scan looks
+    // cheapest, it must not go on scanning the tables as they grow
+    for (const n of [2, 5]) {
+      const decided = await decisionsOf(n);
+      await t.dataSource.transaction(async (em) => {
+        await applyChangesOfMany(em, decided);
+        const built = await builtStatements(em);
+        expect(built.length).toBeGreaterThan(0);
+        await em.query('SET LOCAL plan_cache_mode = force_generic_plan');
+        for (const { name, statement } of built) {
+          const params = new Set(statement.match(/\$\d+/g)).size;
+          const plan = (
+            (await em.query(
+              `EXPLAIN EXECUTE ${name}(${Array.from({ length: params }, () => 'NULL').join(', ')})`,
+            )) as { 'QUERY PLAN': string }[]
+          )
+            .map((r) => r['QUERY PLAN'])
+            .join('\n');
+          expect(plan).toMatch(/Index Scan/);
+          expect(plan).not.toMatch(/Seq Scan/);
+        }
+      });
+    }
+  });
+
+  it('compiles no plan just in time under the generic-plan settings, where a scan is costed out', async () => {
+    // the history append's check for stream listeners reads a table without an index for it: with
+    // sequential scans off that plan costs 10^10, and PostgreSQL JIT-compiled it at every run
+    await t.dataSource.transaction(async (em) => {
+      for (const line of GENERIC_PLANS) await em.query(line);
+      const [explained] = (await em.query(
+        `EXPLAIN (ANALYZE, FORMAT JSON) SELECT 1 FROM "execution_stream_listeners" WHERE "expires_at" > now()`,
+      )) as { 'QUERY PLAN': [{ Plan: { 'Total Cost': number }; JIT?: unknown }] }[];
+      const [plan] = explained!['QUERY PLAN'];
+      // (the embedded engine, PostgreSQL 17 built without JIT, no longer costs a disabled scan so)
+      if (kind === 'postgres') expect(plan.Plan['Total Cost']).toBeGreaterThan(1e9);
+      expect(plan.JIT).toBeUndefined();
+    });
+  });
 
   it('names an action created for a task of an earlier decision from its row', async () => {
     const ex = await execution();

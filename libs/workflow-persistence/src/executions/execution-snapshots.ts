@@ -227,8 +227,8 @@ export async function lockSnapshotsAtOnce(
   const text = [
     ...(options.begin ? ['START TRANSACTION'] : []),
     ...GENERIC_PLANS,
-    executeStatement(client, LOCK_STATEMENT, lockArgs(ids, specs)),
-    executeStatement(client, LOAD_STATEMENT, loadArgs(ids, actionIds)),
+    executeStatement(LOCK_STATEMENT, lockArgs(ids, specs)),
+    executeStatement(LOAD_STATEMENT, loadArgs(ids, actionIds)),
     ...USUAL_PLANS,
   ].join(';\n');
   const results = (await client.query(text)) as { rows: Row[] }[];

@@ -6,8 +6,12 @@
  * dearer than a custom one. The lines of {@link GENERIC_PLANS} force the generic plan for the
  * `EXECUTE`s that follow them in a transaction, and turn sequential scans off: a generic plan is made
  * once and kept, and one made on a young database (a few rows, where a scan looks cheapest) went on
- * scanning as the table grew. Every row these statements read is found by an index.
+ * scanning as the table grew. Every row these statements read is found by an index. And they turn
+ * JIT compilation off: a scan that is left (a condition no index serves, as in a function the
+ * statement calls, planned then too) is costed out at 10^10, far above `jit_above_cost`, and
+ * PostgreSQL compiled such a plan at every run — 10–50 ms for a check of an empty table.
  */
+import { QueryFailedError } from 'typeorm';
 
 /**
  * A connection that runs several statements sent as one text in one round trip (PostgreSQL's simple
@@ -29,12 +33,14 @@ export interface PreparedStatement {
 export const GENERIC_PLANS = [
   'SET LOCAL plan_cache_mode = force_generic_plan',
   'SET LOCAL enable_seqscan = off',
+  'SET LOCAL jit = off',
 ] as const;
 
 /** Gives the rest of the transaction back its usual planning. */
 export const USUAL_PLANS = [
   'SET LOCAL plan_cache_mode TO DEFAULT',
   'SET LOCAL enable_seqscan TO DEFAULT',
+  'SET LOCAL jit TO DEFAULT',
 ] as const;
 
 /** Sessions (client objects) on which each statement name is prepared. */
@@ -74,28 +80,115 @@ export async function prepareStatements(
   await Promise.all(statements.map((s) => known.get(s.name)));
 }
 
-/** A value of an `EXECUTE`: text, an array of texts, or NULL. */
-export type StatementValue = string | readonly string[] | null;
+/** Thrown for a value {@link sqlLiteral} cannot write (none of the kinds bound by the engine). */
+export class UnwritableValueError extends Error {}
+
+/** Text with its quotes doubled, and its backslashes when there are any (an `E''` literal). */
+const quoted = (text: string): string =>
+  text.includes('\\')
+    ? `E'${text.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`
+    : `'${text.replace(/'/g, "''")}'`;
+
+/** An array element in an array literal's text: NULL, or its text between double quotes. */
+const element = (value: unknown): string =>
+  value === null || value === undefined ? 'NULL' : `"${textOf(value).replace(/[\\"]/g, '\\$&')}"`;
 
 /**
- * A value written as an SQL literal for `EXECUTE`: NULL, the escaped text, or an array as one array
- * literal (`'{"a","b"}'`, not ARRAY[…] of one constant per element).
+ * A scalar's text as PostgreSQL reads it (what `pg` sends for a bound value): strings as they are,
+ * numbers, booleans, dates in ISO form, other objects as JSON.
  */
-export const sqlLiteral = (client: StatementBatchRunner, value: StatementValue): string =>
-  value === null
-    ? 'NULL'
-    : client.escapeLiteral(
-        typeof value === 'string'
-          ? value
-          : `{${value.map((x) => `"${x.replace(/[\\"]/g, '\\$&')}"`).join(',')}}`,
-      );
+const textOf = (value: unknown): string => {
+  switch (typeof value) {
+    case 'string':
+      return value;
+    case 'number':
+    case 'bigint':
+    case 'boolean':
+      return String(value);
+    case 'object':
+      if (value instanceof Date) return value.toISOString();
+      if (value !== null && !Array.isArray(value) && !Buffer.isBuffer(value)) return JSON.stringify(value);
+      break;
+    default:
+      break;
+  }
+  throw new UnwritableValueError(`no SQL literal for a value of type ${typeof value}`);
+};
+
+/**
+ * A value written as an SQL literal for `EXECUTE`, of the type the statement's parameter declares:
+ * NULL, a scalar's text, or a one-dimensional array as one array literal (`'{"a",NULL}'`, not
+ * ARRAY[…] of one constant per element). Throws {@link UnwritableValueError} for anything else.
+ */
+export const sqlLiteral = (value: unknown): string => {
+  if (value === null || value === undefined) return 'NULL';
+  if (!Array.isArray(value)) return quoted(textOf(value));
+  return quoted(`{${value.map(element).join(',')}}`);
+};
 
 /** `EXECUTE name(values…)` with the values written as literals. */
-export const executeStatement = (
+export const executeStatement = (name: string, values: readonly unknown[]): string =>
+  values.length === 0 ? `EXECUTE ${name}` : `EXECUTE ${name}(${values.map(sqlLiteral).join(', ')})`;
+
+/**
+ * Statements whose text is built at run time (a group's rows statement: its parts depend on the
+ * kinds of rows written), each prepared under a name of its own; at most this many texts per
+ * process, so that what each database session holds stays bounded. A text beyond runs as before.
+ */
+const MAX_BUILT_STATEMENTS = 64;
+const builtStatements = new Map<string, PreparedStatement>();
+
+/** The prepared statement of a text built at run time, or undefined when the process holds its maximum. */
+const builtStatement = (text: string): PreparedStatement | undefined => {
+  let statement = builtStatements.get(text);
+  if (!statement && builtStatements.size < MAX_BUILT_STATEMENTS) {
+    statement = { name: `osc_built_${builtStatements.size + 1}`, text };
+    builtStatements.set(text, statement);
+  }
+  return statement;
+};
+
+/**
+ * Runs a statement built at run time (`$1`, `$2`… typed by casts, its results not needed) by
+ * `EXECUTE` with a generic plan, as {@link GENERIC_PLANS} says, in the transaction open on `client`;
+ * false, having sent nothing, when it cannot (the process holds {@link MAX_BUILT_STATEMENTS} texts
+ * already, or a value has no literal): the caller then sends it as usual.
+ */
+export async function executeBuilt(
   client: StatementBatchRunner,
-  name: string,
-  values: readonly StatementValue[],
-): string =>
-  values.length === 0
-    ? `EXECUTE ${name}`
-    : `EXECUTE ${name}(${values.map((v) => sqlLiteral(client, v)).join(', ')})`;
+  text: string,
+  values: readonly unknown[],
+): Promise<boolean> {
+  const statement = builtStatement(text);
+  if (!statement) return false;
+  let execute: string;
+  try {
+    execute = executeStatement(statement.name, values);
+  } catch (e) {
+    if (e instanceof UnwritableValueError) return false;
+    throw e;
+  }
+  try {
+    await prepareStatements(client, [statement]);
+    await client.query([...GENERIC_PLANS, execute, ...USUAL_PLANS].join(';\n'));
+  } catch (e) {
+    // as the statement sent through TypeORM fails: callers and logs see the same error either way
+    throw new QueryFailedError(text, [...values], e as Error);
+  }
+  return true;
+}
+
+/**
+ * The connection of the transaction `db` runs in (a TypeORM EntityManager of a query runner holding
+ * one), when it can run statement batches; undefined otherwise.
+ */
+export const transactionBatchRunner = (db: unknown): StatementBatchRunner | undefined => {
+  const qr = (db as { queryRunner?: { isTransactionActive?: boolean; databaseConnection?: unknown } } | null)
+    ?.queryRunner;
+  const client = qr?.isTransactionActive
+    ? (qr.databaseConnection as Partial<StatementBatchRunner>)
+    : undefined;
+  return typeof client?.query === 'function' && typeof client.escapeLiteral === 'function'
+    ? (client as StatementBatchRunner)
+    : undefined;
+};
