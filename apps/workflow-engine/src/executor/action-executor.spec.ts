@@ -11,7 +11,7 @@ import { ActionExecutor } from './action-executor';
 
 /**
  * A database that grants every claim (no run had claimed the action before): a session that answers
- * the claim statement (`EXECUTE osc_action_claim('{"a1","a2"}', …)`, after its settings) with a row
+ * the claim statement (`EXECUTE osc_action_claim($osc${"a1","a2"}$osc$, …)`, after its settings) with a row
  * per id.
  */
 const claimsGranted = (claimed: string[]) => {
@@ -19,9 +19,9 @@ const claimsGranted = (claimed: string[]) => {
     escapeLiteral: (v: string) => `'${v.replace(/'/g, "''")}'`,
     query: async (text: string) => {
       if (!text.includes('EXECUTE osc_action_claim')) return { rows: [] }; // preparing
-      const ids = [.../EXECUTE osc_action_claim\('\{([^}]*)\}'/.exec(text)![1]!.matchAll(/"([^"]*)"/g)].map(
-        (m) => m[1]!,
-      );
+      const ids = [
+        .../EXECUTE osc_action_claim\((?:'|\$osc\$)\{([^}]*)\}/.exec(text)![1]!.matchAll(/"([^"]*)"/g),
+      ].map((m) => m[1]!);
       claimed.push(...ids);
       // a result per statement: the claim's rows, none for the settings around it
       return text.split(';\n').map((statement) => ({

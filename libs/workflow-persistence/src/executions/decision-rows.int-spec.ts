@@ -18,7 +18,8 @@ describe.each(ENGINE_KINDS)('applyChangesOfMany: created rows (%s)', (kind) => {
     await t?.cleanup();
   });
 
-  const ODD = 'it\'s \\ "quoted", {braced}, NULL, ünï';
+  // quotes of every kind, a backslash, an array literal's syntax and the start of a dollar quote's tag
+  const ODD = 'it\'s \\ "quoted", {braced}, NULL, $osc$, ünï';
   const at = (s: number): Date => new Date(Date.UTC(2026, 0, 1, 10, 0, s, 123));
   const execution = async (): Promise<WorkflowExecution> => {
     const id = randomUUID();

@@ -83,15 +83,27 @@ export async function prepareStatements(
 /** Thrown for a value {@link sqlLiteral} cannot write (none of the kinds bound by the engine). */
 export class UnwritableValueError extends Error {}
 
-/** Text with its quotes doubled, and its backslashes when there are any (an `E''` literal). */
-const quoted = (text: string): string =>
-  text.includes('\\')
+/** The tag of the dollar-quoted literals {@link quoted} writes. */
+const TAG = '$osc$';
+
+/**
+ * Text as an SQL literal: dollar-quoted (nothing inside is escaped, so a long JSON text is not
+ * copied character by character), or, when the text holds the tag's start, between single quotes
+ * with its quotes doubled, and its backslashes when there are any (an `E''` literal).
+ */
+const quoted = (text: string): string => {
+  if (!text.includes('$osc')) return `${TAG}${text}${TAG}`;
+  return text.includes('\\')
     ? `E'${text.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`
     : `'${text.replace(/'/g, "''")}'`;
+};
 
 /** An array element in an array literal's text: NULL, or its text between double quotes. */
-const element = (value: unknown): string =>
-  value === null || value === undefined ? 'NULL' : `"${textOf(value).replace(/[\\"]/g, '\\$&')}"`;
+const element = (value: unknown): string => {
+  if (value === null || value === undefined) return 'NULL';
+  const text = textOf(value);
+  return text.includes('"') || text.includes('\\') ? `"${text.replace(/[\\"]/g, '\\$&')}"` : `"${text}"`;
+};
 
 /**
  * A scalar's text as PostgreSQL reads it (what `pg` sends for a bound value): strings as they are,
