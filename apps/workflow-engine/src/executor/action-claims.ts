@@ -132,10 +132,9 @@ export class ActionClaims {
       const client = (await qr.connect()) as StatementBatchRunner;
       await prepareStatements(client, [CLAIM_STATEMENT]);
       const results = (await client.query(
-        [
-          ...GENERIC_PLANS,
-          executeStatement(CLAIM_STATEMENT.name, [ids, this.executorId, rerunJobs]),
-        ].join(';\n'),
+        [...GENERIC_PLANS, executeStatement(CLAIM_STATEMENT.name, [ids, this.executorId, rerunJobs])].join(
+          ';\n',
+        ),
       )) as { rows: ClaimRow[] }[];
       return results[GENERIC_PLANS.length]?.rows ?? [];
     } finally {

@@ -121,7 +121,9 @@ const textOf = (value: unknown): string => {
       if (value instanceof Date) return value.toISOString();
       if (value !== null && !Array.isArray(value) && !Buffer.isBuffer(value)) return JSON.stringify(value);
       break;
-    default:
+    case 'function':
+    case 'symbol':
+    case 'undefined':
       break;
   }
   throw new UnwritableValueError(`no SQL literal for a value of type ${typeof value}`);
