@@ -15,6 +15,7 @@ export {
   closeDataSource,
 } from './data-source/data-source.factory';
 export { runInTransaction } from './data-source/transaction';
+export { isEmbeddedSession } from './data-source/pglite-driver';
 export { PGLITE_MEMORY } from './data-source/pglite-instance';
 export {
   type EngineKind,

@@ -45,6 +45,12 @@ interface Waiter {
 /** Marks the async context of a {@link runInTransaction} callback that holds a PGlite session. */
 export const sessionScope = new AsyncLocalStorage<{ readonly pool: PglitePool; active: boolean }>();
 
+/** The `pg` clients that speak to an embedded PGlite session (see {@link isEmbeddedSession}). */
+const embeddedClients = new WeakSet<object>();
+
+/** Whether a connection is the embedded engine's PGlite session rather than a PostgreSQL server's. */
+export const isEmbeddedSession = (client: object): boolean => embeddedClients.has(client);
+
 export class PglitePool extends EventEmitter {
   private client: pg.Client | undefined;
   private connecting: Promise<pg.Client> | undefined;
@@ -174,6 +180,7 @@ export class PglitePool extends EventEmitter {
         this.txStatus = msg?.status ?? 'I';
       });
       const client = new pg.Client({ connection } as pg.ClientConfig);
+      embeddedClients.add(client);
       client.on('error', (err) => this.emit('error', err));
       await client.connect();
       this.client = client;

@@ -3,7 +3,7 @@ import type { ActionExecution, TaskExecution, WorkflowExecution } from '@osc/wor
 import { ENGINE_KINDS, type TestDataSource, combineMigrations, createTestDataSource } from '@osc/persistence';
 import { type SqlRunner, toWorkflowExecution } from './execution-rows';
 import { readSnapshot } from './execution-snapshots';
-import { GENERIC_PLANS } from './prepared-statements';
+import { BUILT_PLANS } from './prepared-statements';
 import { applyChangesOfMany } from './execution-store';
 import { executionMigrations } from './executions.migration';
 
@@ -271,9 +271,14 @@ describe.each(ENGINE_KINDS)('applyChangesOfMany: created rows (%s)', (kind) => {
           await applyChangesOfMany(em, decided);
           return (await builtStatements(em)).filter((s) => !before.some((b) => b.name === s.name));
         });
-        // the statement of this group's shape, prepared for it and run by EXECUTE once
-        expect(statement?.statement.includes('unnest(')).toBe(n > 3);
-        expect([statement?.generic_plans, statement?.custom_plans]).toEqual([1, 0]);
+        if (kind === 'pglite') {
+          // the embedded engine's session runs it with bound values (see `executeBuilt`)
+          expect(statement).toBeUndefined();
+        } else {
+          // the statement of this group's shape, prepared for it and run by EXECUTE once
+          expect(statement?.statement.includes('unnest(')).toBe(n > 3);
+          expect([statement?.generic_plans, statement?.custom_plans]).toEqual([1, 0]);
+        }
       }
 
       for (const d of decided) {
@@ -298,37 +303,39 @@ describe.each(ENGINE_KINDS)('applyChangesOfMany: created rows (%s)', (kind) => {
     },
   );
 
-  it('keeps generic plans, made on near-empty tables, that find every row they write by index', async () => {
-    // a plan is made once and kept: made on a young database (this suite's), where a scan looks
-    // cheapest, it must not go on scanning the tables as they grow
-    for (const n of [2, 5]) {
-      const decided = await decisionsOf(n);
-      await t.dataSource.transaction(async (em) => {
-        await applyChangesOfMany(em, decided);
-        const built = await builtStatements(em);
-        expect(built.length).toBeGreaterThan(0);
-        await em.query('SET LOCAL plan_cache_mode = force_generic_plan');
-        for (const { name, statement } of built) {
-          const params = new Set(statement.match(/\$\d+/g)).size;
-          const plan = (
-            (await em.query(
-              `EXPLAIN EXECUTE ${name}(${Array.from({ length: params }, () => 'NULL').join(', ')})`,
-            )) as { 'QUERY PLAN': string }[]
-          )
-            .map((r) => r['QUERY PLAN'])
-            .join('\n');
-          expect(plan).toMatch(/Index Scan/);
-          expect(plan).not.toMatch(/Seq Scan/);
-        }
-      });
-    }
-  });
+  // (PostgreSQL only: the embedded engine's session runs these statements with bound values)
+  if (kind === 'postgres')
+    it('keeps generic plans, made on near-empty tables, that find every row they write by index', async () => {
+      // a plan is made once and kept: made on a young database (this suite's), where a scan looks
+      // cheapest, it must not go on scanning the tables as they grow
+      for (const n of [2, 5]) {
+        const decided = await decisionsOf(n);
+        await t.dataSource.transaction(async (em) => {
+          await applyChangesOfMany(em, decided);
+          const built = await builtStatements(em);
+          expect(built.length).toBeGreaterThan(0);
+          await em.query('SET LOCAL plan_cache_mode = force_generic_plan');
+          for (const { name, statement } of built) {
+            const params = new Set(statement.match(/\$\d+/g)).size;
+            const plan = (
+              (await em.query(
+                `EXPLAIN EXECUTE ${name}(${Array.from({ length: params }, () => 'NULL').join(', ')})`,
+              )) as { 'QUERY PLAN': string }[]
+            )
+              .map((r) => r['QUERY PLAN'])
+              .join('\n');
+            expect(plan).toMatch(/Index Scan/);
+            expect(plan).not.toMatch(/Seq Scan/);
+          }
+        });
+      }
+    });
 
-  it('compiles no plan just in time under the generic-plan settings, where a scan is costed out', async () => {
+  it("compiles no plan just in time under the built statements' settings, where a scan is costed out", async () => {
     // the history append's check for stream listeners reads a table without an index for it: with
     // sequential scans off that plan costs 10^10, and PostgreSQL JIT-compiled it at every run
     await t.dataSource.transaction(async (em) => {
-      for (const line of GENERIC_PLANS) await em.query(line);
+      for (const line of BUILT_PLANS) await em.query(line);
       const [explained] = (await em.query(
         `EXPLAIN (ANALYZE, FORMAT JSON) SELECT 1 FROM "execution_stream_listeners" WHERE "expires_at" > now()`,
       )) as { 'QUERY PLAN': [{ Plan: { 'Total Cost': number }; JIT?: unknown }] }[];

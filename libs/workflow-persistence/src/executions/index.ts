@@ -32,6 +32,7 @@ export {
   SpecCache,
 } from './execution-snapshots';
 export {
+  BUILT_PLANS,
   GENERIC_PLANS,
   type PreparedStatement,
   type StatementBatchRunner,

@@ -6,12 +6,10 @@
  * dearer than a custom one. The lines of {@link GENERIC_PLANS} force the generic plan for the
  * `EXECUTE`s that follow them in a transaction, and turn sequential scans off: a generic plan is made
  * once and kept, and one made on a young database (a few rows, where a scan looks cheapest) went on
- * scanning as the table grew. Every row these statements read is found by an index. And they turn
- * JIT compilation off: a scan that is left (a condition no index serves, as in a function the
- * statement calls, planned then too) is costed out at 10^10, far above `jit_above_cost`, and
- * PostgreSQL compiled such a plan at every run — 10–50 ms for a check of an empty table.
+ * scanning as the table grew. Every row these statements read is found by an index.
  */
 import { QueryFailedError } from 'typeorm';
+import { isEmbeddedSession } from '@osc/persistence';
 
 /**
  * A connection that runs several statements sent as one text in one round trip (PostgreSQL's simple
@@ -33,15 +31,23 @@ export interface PreparedStatement {
 export const GENERIC_PLANS = [
   'SET LOCAL plan_cache_mode = force_generic_plan',
   'SET LOCAL enable_seqscan = off',
-  'SET LOCAL jit = off',
 ] as const;
 
 /** Gives the rest of the transaction back its usual planning. */
 export const USUAL_PLANS = [
   'SET LOCAL plan_cache_mode TO DEFAULT',
   'SET LOCAL enable_seqscan TO DEFAULT',
-  'SET LOCAL jit TO DEFAULT',
 ] as const;
+
+/**
+ * {@link GENERIC_PLANS} for a statement built at run time ({@link executeBuilt}), and JIT compilation
+ * off: such a statement calls functions (the history append) whose own statements are planned under
+ * these settings the first time a session runs them, and a scan left in such a plan (a condition no
+ * index serves) is costed out at 10^10, far above `jit_above_cost` — PostgreSQL JIT-compiled the
+ * append's check for stream listeners at every run, 10–50 ms each.
+ */
+export const BUILT_PLANS = [...GENERIC_PLANS, 'SET LOCAL jit = off'] as const;
+const BUILT_PLANS_RESET = [...USUAL_PLANS, 'SET LOCAL jit TO DEFAULT'] as const;
 
 /** Sessions (client objects) on which each statement name is prepared. */
 const preparedOn = new WeakMap<object, Map<string, Promise<void>>>();
@@ -163,16 +169,37 @@ const builtStatement = (text: string): PreparedStatement | undefined => {
 };
 
 /**
+ * Above this many characters of values (a long batch of with-items results), a statement is sent
+ * with bound values as before: its planning costs the same whatever their size, while as literals
+ * they are copied into its text and parsed again, and the plan saved becomes a small share.
+ */
+const MAX_LITERAL_LENGTH = 16 * 1024;
+
+/** The characters of the values' texts (strings, and strings in arrays), stopping past the maximum. */
+const literalLength = (values: readonly unknown[]): number => {
+  let n = 0;
+  for (const v of values) {
+    if (typeof v === 'string') n += v.length;
+    else if (Array.isArray(v)) for (const x of v) if (typeof x === 'string') n += x.length;
+    if (n > MAX_LITERAL_LENGTH) break;
+  }
+  return n;
+};
+
+/**
  * Runs a statement built at run time (`$1`, `$2`… typed by casts, its results not needed) by
- * `EXECUTE` with a generic plan, as {@link GENERIC_PLANS} says, in the transaction open on `client`;
- * false, having sent nothing, when it cannot (the process holds {@link MAX_BUILT_STATEMENTS} texts
- * already, or a value has no literal): the caller then sends it as usual.
+ * `EXECUTE` with a generic plan ({@link BUILT_PLANS}), in the transaction open on `client`; false,
+ * having sent nothing, when it does not: the process holds {@link MAX_BUILT_STATEMENTS} texts
+ * already, the values are long or one has no literal, or the session is the embedded engine's — the
+ * caller then sends the statement as usual. (In PGlite the settings' statements around the `EXECUTE`
+ * cost more than the planning saved: with-items of 10,000 items took 5.5–6.0 s against 5.0–5.4.)
  */
 export async function executeBuilt(
   client: StatementBatchRunner,
   text: string,
   values: readonly unknown[],
 ): Promise<boolean> {
+  if (isEmbeddedSession(client) || literalLength(values) > MAX_LITERAL_LENGTH) return false;
   const statement = builtStatement(text);
   if (!statement) return false;
   let execute: string;
@@ -184,7 +211,7 @@ export async function executeBuilt(
   }
   try {
     await prepareStatements(client, [statement]);
-    await client.query([...GENERIC_PLANS, execute, ...USUAL_PLANS].join(';\n'));
+    await client.query([...BUILT_PLANS, execute, ...BUILT_PLANS_RESET].join(';\n'));
   } catch (e) {
     // as the statement sent through TypeORM fails: callers and logs see the same error either way
     throw new QueryFailedError(text, [...values], e as Error);
