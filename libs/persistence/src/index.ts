@@ -27,3 +27,4 @@ export {
 } from './testing/test-data-source';
 export { type MigrationClass, combineMigrations } from './migrations/combine-migrations';
 export { affectedOf, returnedRows, rowsOf } from './sql/query-results';
+export { ROWS_AS_VALUES, type RowColumn, rowSource, unnestOf, valuesOf } from './sql/row-source';

@@ -20,7 +20,7 @@ const claimsGranted = (claimed: string[]) => {
     query: async (text: string) => {
       if (!text.includes('EXECUTE osc_action_claim')) return { rows: [] }; // preparing
       const ids = [
-        .../EXECUTE osc_action_claim\((?:'|\$osc\$)\{([^}]*)\}/.exec(text)![1]!.matchAll(/"([^"]*)"/g),
+        .../EXECUTE osc_action_claim\(\$osc\$\{([^}]*)\}/.exec(text)![1]!.matchAll(/"([^"]*)"/g),
       ].map((m) => m[1]!);
       claimed.push(...ids);
       // a result per statement: the claim's rows, none for the settings around it

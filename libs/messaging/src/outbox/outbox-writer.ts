@@ -8,6 +8,7 @@ import type {
   TransactionRollbackEvent,
 } from 'typeorm';
 import { InvalidInputError } from '@osc/errors';
+import { type RowColumn, rowSource } from '@osc/persistence';
 import {
   type AfterCommit,
   type CommandBus,
@@ -497,31 +498,26 @@ function toRow(item: OutboxItem): {
   }
 }
 
-/** Above this many rows, an insert binds its rows as one array per column (see {@link insertRows}). */
-const ROWS_AS_VALUES = 3;
+/** An outbox row's bound columns, named as in the table. */
+const OUTBOX_COLUMNS: readonly RowColumn<ReturnType<typeof toRow>>[] = [
+  ['id', 'uuid', (r) => r.id],
+  ['destination', 'varchar', (r) => r.destination],
+  ['queue', 'varchar', (r) => r.queue],
+  ['payload', 'jsonb', (r) => r.payload],
+  ['partition_key', 'varchar', (r) => r.partitionKey],
+];
 
 /**
- * The INSERT of outbox rows (`add`'s and `addAlong`'s), their values bound with `bind`. A few rows go
- * as a `VALUES` list, more as one array per column (`unnest`, which yields them in order): the
- * statement's text then does not change with the number of rows, so the statement it rides on
- * (a group's rows statement) is prepared once for every group size (`executeBuilt`).
+ * The INSERT of outbox rows (`add`'s and `addAlong`'s), their values bound with `bind` as
+ * `rowSource` binds them: beyond three rows the text does not change with their number, so the
+ * statement it rides on (a group's rows statement) is prepared once for every group size
+ * (`executeBuilt`).
  */
 function insertRows(
   rows: readonly ReturnType<typeof toRow>[],
   bind: (value: unknown) => string,
   claimableAt: string,
 ): string {
-  const into = `INSERT INTO "outbox" ("id", "destination", "queue", "payload", "partition_key", "claimable_at")`;
-  if (rows.length > ROWS_AS_VALUES)
-    return `${into} SELECT v.id, v.destination, v.queue, v.payload, v.partition_key, ${claimableAt}
-      FROM unnest(${bind(rows.map((r) => r.id))}::uuid[], ${bind(rows.map((r) => r.destination))}::varchar[], ${bind(
-        rows.map((r) => r.queue),
-      )}::varchar[], ${bind(rows.map((r) => r.payload))}::jsonb[], ${bind(
-        rows.map((r) => r.partitionKey),
-      )}::varchar[]) AS v(id, destination, queue, payload, partition_key)`;
-  const values = rows.map(
-    (r) =>
-      `(${bind(r.id)}::uuid, ${bind(r.destination)}::varchar, ${bind(r.queue)}::varchar, ${bind(r.payload)}::jsonb, ${bind(r.partitionKey)}::varchar, ${claimableAt})`,
-  );
-  return `${into} VALUES ${values.join(', ')}`;
+  return `INSERT INTO "outbox" ("id", "destination", "queue", "payload", "partition_key", "claimable_at")
+    SELECT v.id, v.destination, v.queue, v.payload, v.partition_key, ${claimableAt} FROM ${rowSource(rows, OUTBOX_COLUMNS, bind)}`;
 }

@@ -161,7 +161,7 @@ async function insertExecutionRow(
   ];
   const insert = `INSERT INTO "workflow_executions" (${EXECUTION_COLUMNS}) VALUES (${row.join(', ')})
      ON CONFLICT ("id") DO NOTHING RETURNING ${returning}`;
-  const bind = (v: unknown): string => p.add(v);
+  const bind = p.bind;
   const also = alongside?.(bind, `EXISTS (SELECT 1 FROM "inserted")`);
   // the creation's history entry in the same statement, appended only where the row was inserted:
   // the CTE reads "inserted" (so the insert, and its row lock, come first) and the main query reads
@@ -188,4 +188,6 @@ export class Params {
     this.values.push(v);
     return `$${this.values.length}${cast}`;
   }
+  /** `add` without a cast, as a function of its own (for builders that take a binder). */
+  readonly bind = (v: unknown): string => this.add(v);
 }

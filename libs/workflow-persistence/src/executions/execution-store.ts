@@ -11,6 +11,7 @@ import {
   type TaskItem,
   type WorkflowExecution,
 } from '@osc/workflow-domain';
+import { ROWS_AS_VALUES, type RowColumn, rowSource, unnestOf, valuesOf } from '@osc/persistence';
 import { Params, type Row, type SqlRunner, iso, json, parse } from './execution-rows';
 import { executeBuilt, transactionBatchRunner } from './prepared-statements';
 
@@ -218,39 +219,9 @@ interface RowChanges {
   before?: ReadonlyMap<string, TaskExecution> | undefined;
 }
 
-/** A column of a part's rows: its name in `v`, its PostgreSQL type and its value in a row. */
-type Column<R> = readonly [name: string, type: string, value: (row: R) => unknown];
-
-/** The names of a part's columns in `v`. */
-const namesOf = <R>(columns: readonly Column<R>[]): string => columns.map(([name]) => name).join(', ');
-
-/** Above this many rows, a part binds its rows as arrays (see {@link rowsOf}). */
-const ROWS_AS_VALUES = 3;
-
-/**
- * `… AS v(…)`: a part's rows. A few go as a `VALUES` list, more as one array per column
- * (`unnest`), so that the statement's text, and so its parsing and planning, do not grow with the
- * number of rows: a `VALUES` list of a 32-execution group's rows cost PostgreSQL ~2.5 ms to plan,
- * most of it copying and walking the list's ~1,000 parameters. (One row costs less as `VALUES`:
- * ~0.5 ms of backend CPU less per five-part statement, a 32-execution group ~3.5 ms more.)
- */
-function rowsOf<R>(p: Params, rows: readonly R[], columns: readonly Column<R>[]): string {
-  return rows.length <= ROWS_AS_VALUES
-    ? `(${valuesOf(p, rows, columns)}) AS v(${namesOf(columns)})`
-    : unnestOf(p, rows, columns);
-}
-
-/** `VALUES (…), …`: each value of each row a parameter of its own. */
-const valuesOf = <R>(p: Params, rows: readonly R[], columns: readonly Column<R>[]): string =>
-  `VALUES ${rows.map((row) => `(${columns.map(([, type, value]) => p.add(value(row), `::${type}`)).join(', ')})`).join(', ')}`;
-
-/** `unnest(…) AS v(…)`: one array parameter per column. */
-const unnestOf = <R>(p: Params, rows: readonly R[], columns: readonly Column<R>[]): string =>
-  `unnest(${columns.map(([, type, value]) => p.add(rows.map(value), `::${type}[]`)).join(', ')}) AS v(${namesOf(columns)})`;
-
 type CreatedTask = { t: TaskExecution; ex: WorkflowExecution };
 /** A created task's columns, named as in the table (the insert takes them in this order). */
-const TASK_INSERT: readonly Column<CreatedTask>[] = [
+const TASK_INSERT: readonly RowColumn<CreatedTask>[] = [
   ['id', 'uuid', ({ t }) => t.id],
   ['name', 'varchar', ({ t }) => t.name],
   ['workflow_execution_id', 'uuid', ({ t }) => t.executionId],
@@ -280,7 +251,7 @@ const TASK_INSERT: readonly Column<CreatedTask>[] = [
  * The data-modifying statements of the rows of one or more executions' decisions, their values bound
  * in `p`: at most one statement per kind of change (execution updates, task inserts, task updates,
  * action inserts, action updates) whatever the number of executions, each binding its rows
- * as {@link rowsOf} does. Rows keep their order within each kind (a sequence numbers
+ * as `rowSource` does. Rows keep their order within each kind (a sequence numbers
  * inserted rows in that order; `VALUES` and `unnest` yield them in order).
  */
 function rowChangeParts(
@@ -291,17 +262,21 @@ function rowChangeParts(
   const parts: string[] = [];
   const executions = members.flatMap((m) => (m.changes.execution ? [m.changes.execution] : []));
   if (executions.length) {
-    const v = rowsOf(p, executions, [
-      ['id', 'uuid', (e) => e.id],
-      ['state', 'varchar', (e) => e.state],
-      ['state_info', 'text', (e) => e.stateInfo],
-      ['output', 'jsonb', (e) => json(e.output)],
-      ['params', 'jsonb', (e) => json(e.params)],
-      ['context', 'jsonb', (e) => json(e.context)],
-      ['var_names', 'jsonb', (e) => json(e.varNames)],
-      ['deferred', 'jsonb', (e) => json(e.deferred)],
-      ['updated_at', 'timestamptz', (e) => iso(e.updatedAt)],
-    ]);
+    const v = rowSource(
+      executions,
+      [
+        ['id', 'uuid', (e) => e.id],
+        ['state', 'varchar', (e) => e.state],
+        ['state_info', 'text', (e) => e.stateInfo],
+        ['output', 'jsonb', (e) => json(e.output)],
+        ['params', 'jsonb', (e) => json(e.params)],
+        ['context', 'jsonb', (e) => json(e.context)],
+        ['var_names', 'jsonb', (e) => json(e.varNames)],
+        ['deferred', 'jsonb', (e) => json(e.deferred)],
+        ['updated_at', 'timestamptz', (e) => iso(e.updatedAt)],
+      ],
+      p.bind,
+    );
     parts.push(`UPDATE "workflow_executions" AS e SET "state" = v.state, "state_info" = v.state_info, "output" = v.output,
       "params" = v.params, "context" = v.context, "var_names" = v.var_names, "deferred" = v.deferred, "updated_at" = v.updated_at
       FROM ${v} WHERE e."id" = v.id RETURNING 1`);
@@ -312,8 +287,8 @@ function rowChangeParts(
       `INSERT INTO "task_executions" (${TASK_INSERT.map(([name]) => `"${name}"`).join(', ')}) ${
         // a few rows as the insert's own VALUES: planned a little faster than a subquery's
         tasksCreated.length <= ROWS_AS_VALUES
-          ? valuesOf(p, tasksCreated, TASK_INSERT)
-          : `SELECT * FROM ${unnestOf(p, tasksCreated, TASK_INSERT)}`
+          ? valuesOf(tasksCreated, TASK_INSERT, p.bind)
+          : `SELECT * FROM ${unnestOf(tasksCreated, TASK_INSERT, p.bind)}`
       } RETURNING 1`,
     );
   }
@@ -327,22 +302,26 @@ function rowChangeParts(
         const old = before?.get(t.id);
         return old && old[k] === t[k] && typeof t[k] === 'object' && t[k] !== null ? null : json(t[k]);
       };
-    const v = rowsOf(p, tasksUpdated, [
-      ['id', 'uuid', ({ t }) => t.id],
-      ['state', 'varchar', ({ t }) => t.state],
-      ['state_info', 'text', ({ t }) => t.stateInfo],
-      ['in_context', 'jsonb', changed('inContext')],
-      ['published', 'jsonb', changed('published')],
-      ['published_global', 'jsonb', changed('publishedGlobal')],
-      ['runtime_context', 'jsonb', ({ t }) => json(t.runtimeContext)],
-      ['result', 'jsonb', changed('result')],
-      ['processed', 'boolean', ({ t }) => t.processed],
-      ['next_tasks', 'jsonb', ({ t }) => json(t.nextTasks)],
-      ['error_handled', 'boolean', ({ t }) => t.errorHandled],
-      ['started_at', 'timestamptz', ({ t }) => iso(t.startedAt)],
-      ['finished_at', 'timestamptz', ({ t }) => iso(t.finishedAt)],
-      ['updated_at', 'timestamptz', ({ t }) => iso(t.updatedAt)],
-    ]);
+    const v = rowSource(
+      tasksUpdated,
+      [
+        ['id', 'uuid', ({ t }) => t.id],
+        ['state', 'varchar', ({ t }) => t.state],
+        ['state_info', 'text', ({ t }) => t.stateInfo],
+        ['in_context', 'jsonb', changed('inContext')],
+        ['published', 'jsonb', changed('published')],
+        ['published_global', 'jsonb', changed('publishedGlobal')],
+        ['runtime_context', 'jsonb', ({ t }) => json(t.runtimeContext)],
+        ['result', 'jsonb', changed('result')],
+        ['processed', 'boolean', ({ t }) => t.processed],
+        ['next_tasks', 'jsonb', ({ t }) => json(t.nextTasks)],
+        ['error_handled', 'boolean', ({ t }) => t.errorHandled],
+        ['started_at', 'timestamptz', ({ t }) => iso(t.startedAt)],
+        ['finished_at', 'timestamptz', ({ t }) => iso(t.finishedAt)],
+        ['updated_at', 'timestamptz', ({ t }) => iso(t.updatedAt)],
+      ],
+      p.bind,
+    );
     parts.push(`UPDATE "task_executions" AS t SET "state" = v.state, "state_info" = v.state_info, "in_context" = COALESCE(v.in_context, t."in_context"),
       "published" = COALESCE(v.published, t."published"), "published_global" = COALESCE(v.published_global, t."published_global"),
       "runtime_context" = v.runtime_context, "result" = CASE WHEN v.result IS NULL THEN t."result" ELSE v.result END, "processed" = v.processed, "next_tasks" = v.next_tasks, "error_handled" = v.error_handled,
@@ -354,24 +333,28 @@ function rowChangeParts(
     const taskNames = new Map<string, string>();
     for (const m of members)
       for (const t of [...m.changes.tasksCreated, ...m.changes.tasksUpdated]) taskNames.set(t.id, t.name);
-    const v = rowsOf(p, actionsCreated, [
-      ['id', 'uuid', ({ a }) => a.id],
-      ['name', 'varchar', ({ a }) => a.name],
-      ['wf_ex', 'uuid', ({ a }) => a.executionId],
-      ['task_ex', 'uuid', ({ a }) => a.taskExecutionId],
-      ['task_name', 'varchar', ({ a }) => taskNames.get(a.taskExecutionId) ?? null],
-      ['state', 'varchar', ({ a }) => a.state],
-      ['state_info', 'text', ({ a }) => a.stateInfo],
-      ['input', 'jsonb', ({ a }) => json(a.input)],
-      ['output', 'jsonb', ({ a }) => (a.output === null ? null : json(a.output))],
-      ['accepted', 'boolean', ({ a }) => a.accepted],
-      ['item_index', 'integer', ({ a }) => a.itemIndex],
-      ['created_at', 'timestamptz', ({ a }) => iso(a.createdAt)],
-      ['updated_at', 'timestamptz', ({ a }) => iso(a.updatedAt)],
-      ['wf', 'varchar', ({ ex }) => ex.workflowName],
-      ['ns', 'varchar', ({ ex }) => ex.workflowNamespace],
-      ['project', 'varchar', ({ ex }) => ex.projectId],
-    ]);
+    const v = rowSource(
+      actionsCreated,
+      [
+        ['id', 'uuid', ({ a }) => a.id],
+        ['name', 'varchar', ({ a }) => a.name],
+        ['wf_ex', 'uuid', ({ a }) => a.executionId],
+        ['task_ex', 'uuid', ({ a }) => a.taskExecutionId],
+        ['task_name', 'varchar', ({ a }) => taskNames.get(a.taskExecutionId) ?? null],
+        ['state', 'varchar', ({ a }) => a.state],
+        ['state_info', 'text', ({ a }) => a.stateInfo],
+        ['input', 'jsonb', ({ a }) => json(a.input)],
+        ['output', 'jsonb', ({ a }) => (a.output === null ? null : json(a.output))],
+        ['accepted', 'boolean', ({ a }) => a.accepted],
+        ['item_index', 'integer', ({ a }) => a.itemIndex],
+        ['created_at', 'timestamptz', ({ a }) => iso(a.createdAt)],
+        ['updated_at', 'timestamptz', ({ a }) => iso(a.updatedAt)],
+        ['wf', 'varchar', ({ ex }) => ex.workflowName],
+        ['ns', 'varchar', ({ ex }) => ex.workflowNamespace],
+        ['project', 'varchar', ({ ex }) => ex.projectId],
+      ],
+      p.bind,
+    );
     parts.push(`INSERT INTO "action_executions" ("id", "name", "workflow_execution_id", "task_execution_id", "task_name", "state",
         "state_info", "input", "output", "accepted", "item_index", "created_at", "updated_at", "workflow_name", "workflow_namespace", "project_id")
       SELECT v.id, v.name, v.wf_ex, v.task_ex, COALESCE(v.task_name, (SELECT "name" FROM "task_executions" WHERE "id" = v.task_ex)),
@@ -380,14 +363,18 @@ function rowChangeParts(
   }
   const actionsUpdated = members.flatMap((m) => m.changes.actionsUpdated);
   if (actionsUpdated.length) {
-    const v = rowsOf(p, actionsUpdated, [
-      ['id', 'uuid', (a) => a.id],
-      ['state', 'varchar', (a) => a.state],
-      ['state_info', 'text', (a) => a.stateInfo],
-      ['output', 'jsonb', (a) => (a.output === null ? null : json(a.output))],
-      ['accepted', 'boolean', (a) => a.accepted],
-      ['updated_at', 'timestamptz', (a) => iso(a.updatedAt)],
-    ]);
+    const v = rowSource(
+      actionsUpdated,
+      [
+        ['id', 'uuid', (a) => a.id],
+        ['state', 'varchar', (a) => a.state],
+        ['state_info', 'text', (a) => a.stateInfo],
+        ['output', 'jsonb', (a) => (a.output === null ? null : json(a.output))],
+        ['accepted', 'boolean', (a) => a.accepted],
+        ['updated_at', 'timestamptz', (a) => iso(a.updatedAt)],
+      ],
+      p.bind,
+    );
     parts.push(`UPDATE "action_executions" AS a SET "state" = v.state, "state_info" = v.state_info, "output" = v.output,
         "accepted" = v.accepted, "updated_at" = v.updated_at
       FROM ${v} WHERE a."id" = v.id RETURNING 1`);
@@ -420,7 +407,7 @@ export interface DecisionRows {
  * tables (e.g. the group's outbox rows, `OutboxWriter.addAlong`) that run as CTEs of that last
  * statement (or as one of their own when there is nothing else to write): they must not touch the
  * rows written here, since all the statement's parts see the same snapshot. Their parameters come on
- * top of the rows' (a few hundred at most, see {@link rowsOf}): keep them under ~60,000 (PostgreSQL
+ * top of the rows' (a few hundred at most, see `rowSource`): keep them under ~60,000 (PostgreSQL
  * binds 65,535 at most).
  */
 export async function applyChangesOfMany(
@@ -437,9 +424,8 @@ export async function applyChangesOfMany(
     const parts = rowChangeParts(p, pending);
     pending = [];
     pendingValues = 0;
-    const bind = (v: unknown): string => p.add(v);
-    const call = last ? (alongside?.(bind) ?? null) : null;
-    await sendParts(db, [...parts, ...(last ? (writes?.(bind) ?? []) : [])], p.values, call);
+    const call = last ? (alongside?.(p.bind) ?? null) : null;
+    await sendParts(db, [...parts, ...(last ? (writes?.(p.bind) ?? []) : [])], p.values, call);
   };
   for (const d of decisions) {
     const c = d.changes;
