@@ -27,7 +27,7 @@ import 'reflect-metadata';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg as osLoadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import {
   InProcessCommandBus,
@@ -79,6 +79,13 @@ const ITEMS_WARMUP = Number(arg('items-warmup', '200'));
 const RATE = Number(arg('rate', '100'));
 /** seq10 (distributed, inprocess): executions each client runs to completion before the measured run. */
 const WARMUP = Number(arg('warmup', '1'));
+/**
+ * seq10: untimed open-loop runs of `--n` executions after the sequential warm-up and before the measured
+ * one (default 0). The sequential warm-up leaves the paths of a loaded run (groups of many executions,
+ * batch jobs, result batches) to be compiled during the measured run; each of these runs is reported
+ * too (`warmup_runs`), the first being what the measured run gives without them.
+ */
+const WARMUP_RUNS = Number(arg('warmup-runs', '0'));
 const PACED_SECONDS = Number(arg('paced-seconds', '10'));
 /** `api`: executions are created through workflow-api's POST /v2/executions, engines are the product's processes. */
 const VIA = arg('via', 'db') as 'db' | 'api';
@@ -822,6 +829,16 @@ async function main(): Promise<void> {
     } else {
       // Open loop: C clients create executions back to back (as POST /v2/executions would); the run ends
       // when every execution has finished. Latency = execution finish (updated_at) - creation.
+      const warmupRuns: Record<string, unknown>[] = [];
+      for (let w = 0; w < WARMUP_RUNS; w++) {
+        const c0 = await cpuNow();
+        const { seconds } = await openLoop(N);
+        warmupRuns.push({
+          executions_per_s: Number((N / seconds).toFixed(1)),
+          cpu_ms_per_execution: await cpuSince(c0, N),
+          load_average: Number((osLoadavg()[0] ?? 0).toFixed(2)),
+        });
+      }
       const cpu0 = await cpuNow();
       const { ids, startSeconds, seconds } = await openLoop(N);
       const rows: { state: string; ms: number }[] = await ds.query(
@@ -845,6 +862,7 @@ async function main(): Promise<void> {
         },
         cpu_ms_per_execution: await cpuSince(cpu0, N),
         hops_ms: await hops(ids),
+        ...(WARMUP_RUNS > 0 ? { warmup_runs: warmupRuns } : {}),
       };
 
       if (RATE > 0) seq['paced'] = await paced();
@@ -943,6 +961,7 @@ async function main(): Promise<void> {
     ...(mode === 'distributed' ? { prefetch: Number(arg('prefetch', '64')) } : {}),
     clients: CLIENTS,
     warmup_per_client: WARMUP,
+    ...(WARMUP_RUNS > 0 ? { warmup_open_loop_runs: WARMUP_RUNS } : {}),
     ...(ONLY !== 'seq10' ? { items_warmup: ITEMS_WARMUP } : {}),
     ...(mode === 'distributed'
       ? { via: VIA, from: FROM, inline_actions: VIA === 'api' ? INLINE === 'true' : true }
