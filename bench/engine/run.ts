@@ -27,7 +27,7 @@ import 'reflect-metadata';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync, existsSync } from 'node:fs';
-import { loadavg as osLoadavg, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import {
   InProcessCommandBus,
@@ -189,7 +189,6 @@ const pct = (xs: number[], p: number): number => {
  */
 async function embeddedViaApi(): Promise<void> {
   const { mkdtempSync, rmSync } = await import('node:fs');
-  const { tmpdir, loadavg, cpus } = await import('node:os');
   const dataDir = mkdtempSync(path.join(tmpdir(), 'bench-embedded-'));
   const [port, volumePort] = [await freePort(), await freePort()];
   const nodeArgs = (process.env['ENGINE_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
@@ -836,7 +835,7 @@ async function main(): Promise<void> {
         warmupRuns.push({
           executions_per_s: Number((N / seconds).toFixed(1)),
           cpu_ms_per_execution: await cpuSince(c0, N),
-          load_average: Number((osLoadavg()[0] ?? 0).toFixed(2)),
+          load_average: Number((loadavg()[0] ?? 0).toFixed(2)),
         });
       }
       const cpu0 = await cpuNow();
@@ -969,10 +968,8 @@ async function main(): Promise<void> {
     synchronous_commit: arg('synchronous-commit', 'on'),
     execution_history: HISTORY,
     execution_history_rows: historyRows,
-    machine: `${require('node:os').cpus().length} cores`,
-    load_average: require('node:os')
-      .loadavg()
-      .map((l: number) => Number(l.toFixed(2))),
+    machine: `${cpus().length} cores`,
+    load_average: loadavg().map((l) => Number(l.toFixed(2))),
     at: new Date().toISOString(),
     ...(seq ? { seq10: seq, fanout: fan } : {}),
     ...(items.length ? { with_items: items } : {}),
