@@ -33,9 +33,11 @@ export {
 } from './execution-snapshots';
 export {
   BUILT_PLANS,
+  type CommitAlong,
   GENERIC_PLANS,
   type PreparedStatement,
   type StatementBatchRunner,
+  executeBuilt,
   executeStatement,
   prepareStatements,
 } from './prepared-statements';
