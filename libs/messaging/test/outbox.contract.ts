@@ -391,49 +391,6 @@ export function outboxContract(h: OutboxHarness): void {
     await relay.stop();
   });
 
-  it("tells addAlong's run, once it wrote the rows, whether anything follows its statement", async () => {
-    const handing = new OutboxWriter();
-    handing.onHandOff(() => undefined);
-    const seen: Array<boolean | 'none'> = [];
-    const run =
-      (em: EntityManager) =>
-      async (
-        writes?: (bind: (value: unknown) => string) => string[],
-        last?: () => boolean,
-      ): Promise<void> => {
-        seen.push(last?.() ?? 'none');
-        if (!writes) return;
-        const values: unknown[] = [];
-        const parts = writes((v) => `$${values.push(v)}`);
-        seen.push(last?.() ?? 'none');
-        await em.query(`WITH ${parts.map((q, i) => `w${i} AS (${q})`).join(', ')} SELECT 1`, values);
-      };
-    // alone in its transaction: nothing follows once the rows are written
-    await ds.transaction((em) => handing.addAlong(em, [command('l1')], run(em)));
-    expect(seen).toEqual([false, true]);
-    // rows handed off earlier in the transaction go to the relay with a partitioned one: their lease
-    // is lifted by a statement after this one
-    seen.length = 0;
-    await ds.transaction(async (em) => {
-      await handing.add(em, command('l2'));
-      await handing.addAlong(em, [command('l3', {}, 'exec-l')], run(em));
-    });
-    expect(seen).toEqual([false, false]);
-    expect(
-      await ds.query(
-        `SELECT "payload"->>'id' AS id, "claimable_at" IS NULL AS free FROM "outbox" ORDER BY "seq"`,
-      ),
-    ).toEqual([
-      { id: 'l1', free: false },
-      { id: 'l2', free: true },
-      { id: 'l3', free: true },
-    ]);
-    // outside a transaction: no rows to write with the statement, add writes them after it
-    seen.length = 0;
-    await handing.addAlong(ds.manager, [command('l4')], run(ds.manager));
-    expect(seen).toEqual(['none']);
-  });
-
   it('leaves to the relay the transactions with partitioned rows or a rolled-back savepoint', async () => {
     const handing = new OutboxWriter();
     let notified = 0;

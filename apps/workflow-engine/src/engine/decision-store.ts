@@ -10,7 +10,6 @@ import {
   appendExecutionEvents,
   applyChanges,
   applyChangesOfMany,
-  type CommitAlong,
   executionEventsAppendCall,
 } from '@osc/workflow-persistence';
 import type { EffectItems } from './effect-items';
@@ -49,14 +48,13 @@ export class DecisionStore {
    * root id order, see `executionEventsAppendCall`; a decision written on its own goes before it);
    * the outgoing messages are each member's own ({@link effectsOf}). `writes`: more data-modifying
    * statements for the last statement (the group's outbox rows, `OutboxWriter.addAlong`; see
-   * `applyChangesOfMany`); `commit`: that statement may carry the transaction's COMMIT.
+   * `applyChangesOfMany`).
    */
   async storeRowsAndHistoryOfMany(
     em: EntityManager,
     decided: readonly Decided[],
     touched: TouchedExecutions,
     writes?: (bind: (value: unknown) => string) => readonly string[],
-    commit?: CommitAlong,
   ): Promise<void> {
     const histories = decided.map(({ snapshot, decision }) => ({
       ex: decision.changes.execution ?? snapshot.execution,
@@ -71,7 +69,6 @@ export class DecisionStore {
       })),
       (bind) => executionEventsAppendCall(histories, this.now(), bind).call,
       writes,
-      commit,
     );
     // The story of the changes (log lines, transition metrics) is told whether or not history rows
     // were written: the benchmark's history switch must not turn the logs off with the rows.

@@ -115,7 +115,7 @@ export class GroupTransactions {
       this.specs,
       [...named.keys()],
       named,
-      async (em, snapshots, end) => {
+      async (em, snapshots) => {
         touched.clear();
         const decided: (Decided & { i: number })[] = [];
         for (const [i, m] of group.entries()) {
@@ -125,15 +125,11 @@ export class GroupTransactions {
         }
         // Every member's rows, history and messages in one statement when no member's messages
         // need a query (nearly always: action runs, timers, notifications) — the outbox rows
-        // (and the DELETE they carry) ride on the rows' statement, `OutboxWriter.addAlong`, and so
-        // does the COMMIT when the outbox sends nothing after it: nothing else follows here.
+        // (and the DELETE they carry) ride on the rows' statement, `OutboxWriter.addAlong`.
         const early = this.effectsWithoutQueries(decided, group, spans);
         if (early) {
-          await this.outbox.addAlong(em, batchActionRuns(early), (writes, last) =>
-            this.store.storeRowsAndHistoryOfMany(em, decided, touched, writes, {
-              ask: async () => (last?.() ?? false) && end.ask(),
-              committed: end.committed,
-            }),
+          await this.outbox.addAlong(em, batchActionRuns(early), (writes) =>
+            this.store.storeRowsAndHistoryOfMany(em, decided, touched, writes),
           );
           return;
         }

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import {
   SpecCache,
   type StatementBatchRunner,
-  executeBuilt,
   lockSnapshot,
   lockSnapshots,
   lockSnapshotsAtOnce,
@@ -189,88 +188,6 @@ describe('lockSnapshots (PostgreSQL)', () => {
         )[0].n,
       );
     await waitFor(async () => (await idleInTransaction()) === 0);
-  });
-
-  it("ends the transaction with its last statement's COMMIT when asked, the commit subscribers after the work", async () => {
-    const a = await startExecution(ds, engine.outbox, 'waits');
-    await waitFor(async () => (await taskStates(ds, a))['hold'] === 'RUNNING');
-    let mine: QueryRunner | undefined;
-    const seen: string[] = [];
-    const note = (what: string) => (e: { queryRunner: QueryRunner }) => {
-      if (e.queryRunner === mine)
-        seen.push(`${what} ${e.queryRunner.isTransactionActive ? 'open' : 'closed'}`);
-    };
-    ds.subscribers.push({
-      beforeTransactionCommit: note('before commit'),
-      afterTransactionCommit: note('after commit'),
-      afterTransactionRollback: note('after rollback'),
-    });
-    const update = `UPDATE "workflow_executions" SET "description" = $1::text WHERE "id" = $2::uuid`;
-    const description = async (): Promise<string> =>
-      (await ds.query(`SELECT "description" FROM "workflow_executions" WHERE "id" = $1`, [a]))[0].description;
-    /** Runs `work` with the statements its connection is sent recorded in `sent`. */
-    const sent: string[] = [];
-    const recorded =
-      (work: (client: StatementBatchRunner & { getTransactionStatus(): string }) => Promise<void>) =>
-      async (em: EntityManager) => {
-        mine = em.queryRunner;
-        const client = (
-          mine as unknown as { databaseConnection: StatementBatchRunner & { getTransactionStatus(): string } }
-        ).databaseConnection;
-        const query = client.query;
-        client.query = (...args: Parameters<typeof query>) => {
-          sent.push(String(args[0]));
-          return query.apply(client, args);
-        };
-        try {
-          await work(client);
-        } finally {
-          client.query = query;
-        }
-      };
-
-    await inSnapshotTransaction(ds, new SpecCache(), [a], new Map(), (em, _s, end) =>
-      recorded(async (client) => {
-        expect(await executeBuilt(client, update, ['along', a], end)).toBe(true);
-        // the statement ended the transaction; its subscribers wait until the work is done
-        expect(client.getTransactionStatus()).toBe('I');
-        seen.push('work done');
-      })(em),
-    );
-    expect(seen).toEqual(['before commit open', 'work done', 'after commit closed']);
-    // (before it, the first use on this connection prepares the statement)
-    expect(sent.filter((t) => t.includes('COMMIT'))).toEqual([
-      expect.stringMatching(/EXECUTE osc_built_\d+\(.*\);\nCOMMIT$/s),
-    ]);
-    expect(await description()).toBe('along');
-
-    // the statement fails: its COMMIT does not run, the transaction rolls back as usual
-    seen.length = 0;
-    sent.length = 0;
-    await expect(
-      inSnapshotTransaction(ds, new SpecCache(), [a], new Map(), (em, _s, end) =>
-        recorded(async (client) => {
-          await em.query(`UPDATE "workflow_executions" SET "description" = 'lost' WHERE "id" = $1`, [a]);
-          await executeBuilt(client, `${update} AND 1 / 0 = 1`, ['lost too', a], end);
-        })(em),
-      ),
-    ).rejects.toThrow(/division by zero/);
-    expect(seen).toEqual(['before commit open', 'after rollback closed']);
-    expect(await description()).toBe('along');
-
-    // asked for no commit (nothing is asked), the owner commits: the settings end with the statement
-    seen.length = 0;
-    sent.length = 0;
-    await inSnapshotTransaction(ds, new SpecCache(), [a], new Map(), (em) =>
-      recorded(async (client) => {
-        expect(await executeBuilt(client, update, ['own commit', a])).toBe(true);
-        expect(client.getTransactionStatus()).toBe('T');
-      })(em),
-    );
-    expect(seen).toEqual(['before commit open', 'after commit closed']);
-    expect(sent.at(-1)).toMatch(/EXECUTE osc_built_\d+\(.*\);\n.*TO DEFAULT$/s);
-    expect(sent.filter((t) => t.includes('COMMIT'))).toEqual([]);
-    expect(await description()).toBe('own commit');
   });
 
   it('locks and loads through statements prepared once per connection, with generic plans that read by index', async () => {

@@ -143,14 +143,12 @@ export class OutboxWriter {
    * savepoint included). `run` calls `writes` at most once, right before it sends the statement,
    * and rejects if that statement failed. Where `add` would not write one INSERT of rows in a
    * transaction (direct mode's journal, no transaction, no items, more than one INSERT's rows),
-   * `run` gets no `writes` and `add` follows it; so it does if `run` did not call `writes`. `last`,
-   * once `writes` was called: whether `addAlong` sends nothing more in the transaction after `run`
-   * (so that `run`'s statement may carry the COMMIT, when its caller sends nothing more either).
+   * `run` gets no `writes` and `add` follows it; so it does if `run` did not call `writes`.
    */
   async addAlong<T>(
     em: EntityManager,
     items: readonly OutboxItem[],
-    run: (writes?: (bind: (value: unknown) => string) => string[], last?: () => boolean) => Promise<T>,
+    run: (writes?: (bind: (value: unknown) => string) => string[]) => Promise<T>,
   ): Promise<T> {
     const qr = em.queryRunner;
     const active = qr?.isTransactionActive ? qr : undefined;
@@ -172,12 +170,9 @@ export class OutboxWriter {
         statements.push(`DELETE FROM "outbox" WHERE "id" = ANY(${bind(deleted)}::uuid[])`);
       return statements;
     };
-    // after the statement: `inserted` lifts the leases of rows handed off earlier in the
-    // transaction if these go to the relay, in a statement of its own
-    const last = (): boolean => deleted !== undefined && !(relay && this.handed.has(active));
     let out: T;
     try {
-      out = await run(writes, last);
+      out = await run(writes);
     } catch (e) {
       // the statement did not run (or its transaction is lost): they wait again
       if (deleted?.length) this.published?.add(deleted);

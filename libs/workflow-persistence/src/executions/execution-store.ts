@@ -13,7 +13,7 @@ import {
 } from '@osc/workflow-domain';
 import { ROWS_AS_VALUES, type RowColumn, rowSource, unnestOf, valuesOf } from '@osc/persistence';
 import { Params, type Row, type SqlRunner, iso, json, parse } from './execution-rows';
-import { type CommitAlong, executeBuilt, transactionBatchRunner } from './prepared-statements';
+import { executeBuilt, transactionBatchRunner } from './prepared-statements';
 
 /** Values (array elements) per row at most (a created task's), and of an execution's update. */
 const VALUES_PER_ROW = 23;
@@ -35,14 +35,13 @@ const tasksById = (snapshot: ExecutionSnapshot | undefined): Map<string, TaskExe
  * values; `call`, an SQL expression evaluated exactly once (in a CTE of its own, or alone). In a
  * transaction whose connection runs statement batches, the statement is prepared once per session
  * and run with a generic plan (`executeBuilt`): planning it afresh had cost about a quarter as much
- * as running it; with `along`, it may carry the transaction's COMMIT (`CommitAlong`).
+ * as running it.
  */
 async function sendParts(
   db: SqlRunner,
   parts: readonly string[],
   values: unknown[],
   call: string | null = null,
-  along?: CommitAlong,
 ): Promise<void> {
   let text: string;
   if (call && parts.length === 0) text = `SELECT ${call}`;
@@ -54,7 +53,7 @@ async function sendParts(
     text = `WITH ${ctes.join(',\n')} SELECT 1${call ? ` FROM "alongside"` : ''}`;
   } else return;
   const client = transactionBatchRunner(db);
-  if (!client || !(await executeBuilt(client, text, values, along))) await db.query(text, values);
+  if (!client || !(await executeBuilt(client, text, values))) await db.query(text, values);
 }
 
 /**
@@ -409,15 +408,13 @@ export interface DecisionRows {
  * statement (or as one of their own when there is nothing else to write): they must not touch the
  * rows written here, since all the statement's parts see the same snapshot. Their parameters come on
  * top of the rows' (a few hundred at most, see `rowSource`): keep them under ~60,000 (PostgreSQL
- * binds 65,535 at most). `commit`: the last statement may carry the transaction's COMMIT
- * (`CommitAlong`), when the caller sends nothing after it.
+ * binds 65,535 at most).
  */
 export async function applyChangesOfMany(
   db: SqlRunner,
   decisions: readonly DecisionRows[],
   alongside?: (bind: (value: unknown) => string) => string | null,
   writes?: (bind: (value: unknown) => string) => readonly string[],
-  commit?: CommitAlong,
 ): Promise<void> {
   let pending: RowChanges[] = [];
   let pendingValues = 0;
@@ -428,8 +425,7 @@ export async function applyChangesOfMany(
     pending = [];
     pendingValues = 0;
     const call = last ? (alongside?.(p.bind) ?? null) : null;
-    const all = [...parts, ...(last ? (writes?.(p.bind) ?? []) : [])];
-    await sendParts(db, all, p.values, call, last ? commit : undefined);
+    await sendParts(db, [...parts, ...(last ? (writes?.(p.bind) ?? []) : [])], p.values, call);
   };
   for (const d of decisions) {
     const c = d.changes;

@@ -33,11 +33,9 @@ export {
 } from './execution-snapshots';
 export {
   BUILT_PLANS,
-  type CommitAlong,
   GENERIC_PLANS,
   type PreparedStatement,
   type StatementBatchRunner,
-  executeBuilt,
   executeStatement,
   prepareStatements,
 } from './prepared-statements';

@@ -169,22 +169,6 @@ const builtStatement = (text: string): PreparedStatement | undefined => {
 };
 
 /**
- * Lets the statement that ends a transaction's work carry its COMMIT, in the same round trip (a
- * simple query of several statements): one round trip per transaction less. The transaction's owner
- * provides it (the engine's group transactions, `inSnapshotTransaction`); a statement sent with
- * bound values, or by the embedded engine, goes as before and the owner commits as usual.
- */
-export interface CommitAlong {
-  /**
-   * Asked right before the statement is sent: true to send COMMIT with it. Answering true promises
-   * that nothing more is sent in the transaction; false leaves the commit to the owner.
-   */
-  ask(): Promise<boolean>;
-  /** The statement ran, and its COMMIT with it: the transaction is over. */
-  committed(): void;
-}
-
-/**
  * Above this many characters of values (a long batch of with-items results), a statement is sent
  * with bound values as before: its planning costs the same whatever their size, while as literals
  * they are copied into its text and parsed again, and the plan saved becomes a small share.
@@ -207,15 +191,13 @@ const literalLength = (values: readonly unknown[]): number => {
  * `EXECUTE` with a generic plan ({@link BUILT_PLANS}), in the transaction open on `client`; false,
  * having sent nothing, when it does not: the process holds {@link MAX_BUILT_STATEMENTS} texts
  * already, the values are long or one has no literal, or the session is the embedded engine's — the
- * caller then sends the statement as usual. With `along`, the statement may carry the
- * transaction's COMMIT ({@link CommitAlong}). (In PGlite the settings' statements around the `EXECUTE`
+ * caller then sends the statement as usual. (In PGlite the settings' statements around the `EXECUTE`
  * cost more than the planning saved: with-items of 10,000 items took 5.5–6.0 s against 5.0–5.4.)
  */
 export async function executeBuilt(
   client: StatementBatchRunner,
   text: string,
   values: readonly unknown[],
-  along?: CommitAlong,
 ): Promise<boolean> {
   if (isEmbeddedSession(client) || literalLength(values) > MAX_LITERAL_LENGTH) return false;
   const statement = builtStatement(text);
@@ -227,17 +209,13 @@ export async function executeBuilt(
     if (e instanceof UnwritableValueError) return false;
     throw e;
   }
-  let commit = false;
   try {
     await prepareStatements(client, [statement]);
-    commit = (await along?.ask()) ?? false;
-    // a COMMIT ends the settings with the transaction; otherwise the rest of it plans as usual
-    await client.query([...BUILT_PLANS, execute, ...(commit ? ['COMMIT'] : BUILT_PLANS_RESET)].join(';\n'));
+    await client.query([...BUILT_PLANS, execute, ...BUILT_PLANS_RESET].join(';\n'));
   } catch (e) {
     // as the statement sent through TypeORM fails: callers and logs see the same error either way
     throw new QueryFailedError(text, [...values], e as Error);
   }
-  if (commit) along?.committed();
   return true;
 }
 
