@@ -1,3 +1,4 @@
+import { queryNamed } from '../executions/prepared-statements';
 import type { SqlRunner, Visibility } from './definition-store';
 import { acceptedWorkflowSql } from './member-store';
 
@@ -40,12 +41,14 @@ export async function findWorkflowForRun(
 ): Promise<StoredWorkflow | null> {
   const params: unknown[] = [ref.identifier, ref.namespace, ref.projectId];
   const byId = UUID_LIKE.test(ref.identifier) ? `"id" = $1::uuid OR ` : '';
-  const rows: StoredWorkflow[] = await db.query(
+  // every POST /v2/executions runs it: a named statement, planned once (`queryNamed`)
+  const rows = (await queryNamed(
+    db,
     `SELECT "id", "name", "namespace", "project_id" AS "projectId", "scope", "spec" FROM "workflow_definitions"
       WHERE (${byId}("name" = $1::text AND "namespace" IN ($2, ''))) AND ${visibleWorkflow(ref.visibility, '$3')}
       ORDER BY ("namespace" = $2) DESC, ("project_id" = $3) DESC LIMIT 1`,
     params,
-  );
+  )) as unknown as StoredWorkflow[];
   return rows[0] ?? null;
 }
 

@@ -10,6 +10,7 @@ import {
 } from '@osc/workflow-domain';
 
 import { executionCreationAppendCall } from './execution-events';
+import { queryNamed } from './prepared-statements';
 
 /** Anything that runs SQL: a transaction's EntityManager, a QueryRunner or a DataSource. */
 export interface SqlRunner {
@@ -172,7 +173,9 @@ async function insertExecutionRow(
     ...(also ? [`"alongside" AS (${also})`] : []),
     ...(call ? [`"history" AS MATERIALIZED (SELECT ${call} FROM "inserted")`] : []),
   ];
-  const rows: Row[] = await db.query(
+  // the API's every POST /v2/executions: a named statement, planned once (`queryNamed`)
+  const rows: Row[] = await queryNamed(
+    db,
     ctes.length === 1
       ? insert
       : `WITH ${ctes.join(', ')} SELECT "inserted".* FROM "inserted"${call ? `, "history"` : ''}`,
