@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { type Env, distributedInfraSchema, logLevelSchema, parseConfig, portSchema } from '@osc/http-common';
+import { defaultGroupTransactions } from './engine/group-transactions-default';
 
 const schema = z
   .object({
@@ -23,9 +24,10 @@ const schema = z
     WORKFLOW_ENGINE_ITEMS_PER_DECISION: z.coerce.number().int().min(0).max(1_000_000).default(1000),
     /**
      * Engine transactions this process runs at once; the commands that wait meanwhile share the
-     * next ones (up to 32 executions per transaction, see group-transactions.ts).
+     * next ones (up to 32 executions per transaction, see group-transactions.ts). Default 2, or 1
+     * when WORKFLOW_ENGINE_INLINE_ACTIONS is false.
      */
-    WORKFLOW_ENGINE_GROUP_TRANSACTIONS: z.coerce.number().int().min(1).max(64).default(2),
+    WORKFLOW_ENGINE_GROUP_TRANSACTIONS: z.coerce.number().int().min(1).max(64).optional(),
     /** Action runs executed at once by this process. */
     WORKFLOW_EXECUTOR_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(50),
     /** Base URL of workflow-api for async action callbacks (`Mistral-Callback-URL`). */
@@ -88,7 +90,9 @@ export function loadConfig(env: Env): WorkflowEngineConfig {
     executorConcurrency: c.WORKFLOW_EXECUTOR_CONCURRENCY,
     inlineActions: c.WORKFLOW_ENGINE_INLINE_ACTIONS === 'true',
     itemsPerDecision: c.WORKFLOW_ENGINE_ITEMS_PER_DECISION,
-    groupTransactions: c.WORKFLOW_ENGINE_GROUP_TRANSACTIONS,
+    groupTransactions:
+      c.WORKFLOW_ENGINE_GROUP_TRANSACTIONS ??
+      defaultGroupTransactions(c.WORKFLOW_ENGINE_INLINE_ACTIONS === 'true'),
     notifyExchange: c.WORKFLOW_NOTIFY_EXCHANGE,
     reconcile: {
       intervalSeconds: c.WORKFLOW_RECONCILE_INTERVAL_SECONDS,

@@ -19,6 +19,7 @@ import { EffectItems } from './effect-items';
 import { toEngineEvents } from './engine-events';
 import { EventDecider } from './event-decider';
 import { GroupTransactions } from './group-transactions';
+import { defaultGroupTransactions } from './group-transactions-default';
 import type { EngineLog } from './history-announcements';
 
 export interface EngineHandlerOptions {
@@ -36,7 +37,7 @@ export interface EngineHandlerOptions {
    * `ITEMS_STARTED_PER_DECISION` (1,000); 0 starts every item in one transaction.
    */
   itemsPerDecision?: number;
-  /** Engine transactions run at once; default `DEFAULT_GROUP_TRANSACTIONS` (group-transactions.ts). */
+  /** Engine transactions run at once; default `defaultGroupTransactions(inlineActions)` (group-transactions-default.ts). */
   groupTransactions?: number;
   /** Deliveries the bus makes of a failing command (its consumer's `maxDeliveries`); default the bus default. */
   maxDeliveries?: number;
@@ -90,7 +91,7 @@ export class EngineCommandHandler {
       decider,
       store,
       options.log,
-      options.groupTransactions,
+      options.groupTransactions ?? defaultGroupTransactions(options.inlineActions !== false),
     );
     this.batches = new CommandBatches(groups, failures);
   }

@@ -8,17 +8,10 @@ import type { Decided, DecisionStore } from './decision-store';
 import type { EventDecider } from './event-decider';
 import { type EngineLog, type TouchedExecutions, announceHistory } from './history-announcements';
 import { inSnapshotTransaction } from './snapshot-transactions';
+import { DEFAULT_GROUP_TRANSACTIONS } from './group-transactions-default';
 import { inTrace, transactionSpan } from './transaction-spans';
 
-/**
- * Group transactions one engine runs at once by default (`WORKFLOW_ENGINE_GROUP_TRANSACTIONS`), and
- * executions per group. Fewer transactions at once make bigger groups under load, and each
- * transaction's fixed costs (lock and load statements, the rows' statement, the commit, the
- * backend's wake-ups) are paid fewer times: seq10 with every action through executors, 200
- * executions on two cores, went from 19.3–19.6 ms of CPU per execution with 4 to 16.2–16.9 with 2
- * (83–87 → 95–103 executions/s); inline actions and with-items did not move.
- */
-export const DEFAULT_GROUP_TRANSACTIONS = 2;
+/** Executions per group transaction at most. */
 const MAX_GROUP_SIZE = 32;
 
 interface GroupMember {
