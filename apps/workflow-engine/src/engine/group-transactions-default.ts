@@ -8,7 +8,7 @@
  * against 79.4 executions/s, on a slower machine). With inline actions a transaction decides whole
  * stretches of a workflow, and two at once let one decide while the other waits on PostgreSQL: 1
  * cost 8.2–8.7 ms per execution against 7.35–7.85 with 2 (3 pairs). (With-items of `std.echo` runs
-inline, with 2.) A module of its own: the configuration reads it without loading the engine.
+ * inline, with 2.) A module of its own: the configuration reads it without loading the engine.
  */
 export const DEFAULT_GROUP_TRANSACTIONS = 2;
 

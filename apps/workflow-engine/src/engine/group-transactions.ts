@@ -6,9 +6,9 @@ import type { SpecCache } from '@osc/workflow-persistence';
 import { batchActionRuns } from './action-run-batches';
 import type { Decided, DecisionStore } from './decision-store';
 import type { EventDecider } from './event-decider';
+import { DEFAULT_GROUP_TRANSACTIONS } from './group-transactions-default';
 import { type EngineLog, type TouchedExecutions, announceHistory } from './history-announcements';
 import { inSnapshotTransaction } from './snapshot-transactions';
-import { DEFAULT_GROUP_TRANSACTIONS } from './group-transactions-default';
 import { inTrace, transactionSpan } from './transaction-spans';
 
 /** Executions per group transaction at most. */
