@@ -151,21 +151,31 @@ export const executeStatement = (name: string, values: readonly unknown[]): stri
   values.length === 0 ? `EXECUTE ${name}` : `EXECUTE ${name}(${values.map(sqlLiteral).join(', ')})`;
 
 /**
- * Statements whose text is built at run time (a group's rows statement: its parts depend on the
- * kinds of rows written), each prepared under a name of its own; at most this many texts per
- * process, so that what each database session holds stays bounded. A text beyond runs as before.
+ * Names for statement texts, `<prefix><n>`, one per text; at most `max` texts per process, so that
+ * what each database session holds stays bounded: undefined for a text beyond (it runs as before).
  */
-const MAX_BUILT_STATEMENTS = 64;
-const builtStatements = new Map<string, PreparedStatement>();
+const statementNames = (prefix: string, max: number): ((text: string) => string | undefined) => {
+  const names = new Map<string, string>();
+  return (text) => {
+    let name = names.get(text);
+    if (!name && names.size < max) {
+      name = `${prefix}${names.size + 1}`;
+      names.set(text, name);
+    }
+    return name;
+  };
+};
+
+/**
+ * Statements whose text is built at run time (a group's rows statement: its parts depend on the
+ * kinds of rows written), each prepared under a name of its own, at most 64 texts per process.
+ */
+const builtName = statementNames('osc_built_', 64);
 
 /** The prepared statement of a text built at run time, or undefined when the process holds its maximum. */
 const builtStatement = (text: string): PreparedStatement | undefined => {
-  let statement = builtStatements.get(text);
-  if (!statement && builtStatements.size < MAX_BUILT_STATEMENTS) {
-    statement = { name: `osc_built_${builtStatements.size + 1}`, text };
-    builtStatements.set(text, statement);
-  }
-  return statement;
+  const name = builtName(text);
+  return name ? { name, text } : undefined;
 };
 
 /**
@@ -189,7 +199,7 @@ const literalLength = (values: readonly unknown[]): number => {
 /**
  * Runs a statement built at run time (`$1`, `$2`… typed by casts, its results not needed) by
  * `EXECUTE` with a generic plan ({@link BUILT_PLANS}), in the transaction open on `client`; false,
- * having sent nothing, when it does not: the process holds {@link MAX_BUILT_STATEMENTS} texts
+ * having sent nothing, when it does not: the process holds 64 built texts
  * already, the values are long or one has no literal, or the session is the embedded engine's — the
  * caller then sends the statement as usual. (In PGlite the settings' statements around the `EXECUTE`
  * cost more than the planning saved: with-items of 10,000 items took 5.5–6.0 s against 5.0–5.4.)
@@ -249,21 +259,11 @@ interface PooledRunner {
   release(): Promise<void>;
 }
 
-/**
- * Statements run as named prepared statements ({@link queryNamed}), by text: at most this many per
- * process, so that what each database session holds stays bounded. A text beyond runs as before.
- */
-const MAX_NAMED_STATEMENTS = 64;
-const namedStatements = new Map<string, string>();
+/** Statements run as named prepared statements ({@link queryNamed}), at most 64 texts per process. */
+const namedStatement = statementNames('osc_named_', 64);
 
-const namedStatement = (text: string): string | undefined => {
-  let name = namedStatements.get(text);
-  if (!name && namedStatements.size < MAX_NAMED_STATEMENTS) {
-    name = `osc_named_${namedStatements.size + 1}`;
-    namedStatements.set(text, name);
-  }
-  return name;
-};
+/** Data sources found to be the embedded engine's: {@link queryNamed} sends as before without a look. */
+const embeddedSources = new WeakSet<object>();
 
 /**
  * Runs one statement with bound values as a named prepared statement of the connection, and returns
@@ -273,7 +273,7 @@ const namedStatement = (text: string): string | undefined => {
  * PostgreSQL 0.13–0.25 ms each, as much as running them. In a transaction it runs on the
  * transaction's connection, otherwise on one of the pool's. The embedded engine's session outlives
  * its client objects, which therefore cannot tell which names it holds: there, and past
- * {@link MAX_NAMED_STATEMENTS} texts, the statement is sent as before (`db.query`). Errors are
+ * 64 texts, the statement is sent as before (`db.query`). Errors are
  * TypeORM's `QueryFailedError`, as `db.query` throws them.
  */
 export async function queryNamed(
@@ -300,9 +300,9 @@ export async function queryNamed(
     return (client && (await send(client))) ?? asBefore();
   }
   // a DataSource, or the EntityManager of none: a connection of the pool
-  const source = (db as { connection?: unknown }).connection ?? db;
+  const source = ((db as { connection?: unknown }).connection ?? db) as object;
   const create = (source as { createQueryRunner?: () => PooledRunner }).createQueryRunner;
-  if (typeof create !== 'function') return asBefore();
+  if (typeof create !== 'function' || embeddedSources.has(source)) return asBefore();
   const qr = create.call(source);
   let rows: Record<string, unknown>[] | undefined;
   try {
@@ -310,5 +310,7 @@ export async function queryNamed(
   } finally {
     await qr.release();
   }
-  return rows ?? asBefore();
+  if (rows) return rows;
+  embeddedSources.add(source);
+  return asBefore();
 }
