@@ -331,6 +331,35 @@ describe.each(ENGINE_KINDS)('applyChangesOfMany: created rows (%s)', (kind) => {
       }
     });
 
+  // (PostgreSQL only) a group's values as literals cost less than planning its statement anew, up
+  // to ~250 K characters (prepared-statements.ts): 100 K go by EXECUTE, 200 K with bound values
+  if (kind === 'postgres')
+    it.each([
+      [100 * 1024, 'executed'],
+      [200 * 1024, 'bound'],
+    ] as const)(
+      'writes a group whose values take %i characters as a prepared statement: %s',
+      async (size, how) => {
+        const decided = (await decisionsOf(2)).map((d) => ({
+          ...d,
+          changes: {
+            ...d.changes,
+            execution: { ...d.changes.execution, context: { big: 'x'.repeat(size / 2) } },
+          },
+        }));
+        const runs = await t.dataSource.transaction(async (em) => {
+          const count = async () =>
+            (await builtStatements(em)).reduce((n, s) => n + s.generic_plans + s.custom_plans, 0);
+          const before = await count();
+          await applyChangesOfMany(em, decided);
+          return (await count()) - before;
+        });
+        expect(runs).toBe(how === 'executed' ? 1 : 0);
+        const snapshot = (await readSnapshot(t.dataSource, decided[1]!.ex.id))!;
+        expect(snapshot.execution.context).toEqual({ big: 'x'.repeat(size / 2) });
+      },
+    );
+
   it("compiles no plan just in time under the built statements' settings, where a scan is costed out", async () => {
     // the history append's check for stream listeners reads a table without an index for it: with
     // sequential scans off that plan costs 10^10, and PostgreSQL JIT-compiled it at every run
