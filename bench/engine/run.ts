@@ -773,14 +773,22 @@ async function main(): Promise<void> {
         }),
       );
       const startSeconds = (Date.now() - t0) / 1000;
+      // The observation's own statements run in the PostgreSQL counted as the product's: a count every
+      // 20 ms (a scan of the executions, planned each time) cost ~0.4 ms of PostgreSQL CPU per
+      // execution of a 200-execution run. Polled every 100 ms, the run's end is taken from the last
+      // execution's final update instead, so the coarser polling does not lengthen it.
       for (;;) {
         const [{ n: running }] = (await ds.query(
           `SELECT count(*)::int AS n FROM "workflow_executions" WHERE "state" = 'RUNNING'`,
         )) as [{ n: number }];
         if (running === 0) break;
-        await new Promise((r) => setTimeout(r, 20));
+        await new Promise((r) => setTimeout(r, 100));
       }
-      return { ids, startSeconds, seconds: (Date.now() - t0) / 1000 };
+      const [{ last }] = (await ds.query(
+        `SELECT EXTRACT(EPOCH FROM max("updated_at")) * 1000 AS last FROM "workflow_executions" WHERE "id" = ANY($1::uuid[])`,
+        [ids],
+      )) as [{ last: string | number }];
+      return { ids, startSeconds, seconds: (Number(last) - t0) / 1000 };
     };
 
     if (HISTORY === 'alternate') {
