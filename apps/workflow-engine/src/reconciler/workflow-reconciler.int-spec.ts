@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import type { ActionRunJob } from '@osc/contracts';
 import { EXECUTOR_LOST } from '@osc/workflow-domain';
-import { heartbeatServiceInstance } from '@osc/workflow-persistence';
+import { findStuckTaskCandidates, heartbeatServiceInstance } from '@osc/workflow-persistence';
 import {
   EngineInstance,
   createEngineDatabase,
@@ -274,9 +274,25 @@ safe:
       ).toContain('IDX_action_executions_running_executor');
       expect(
         await plan(
-          `SELECT "id" FROM "task_executions" WHERE "state" IN ('RUNNING', 'DELAYED', 'WAITING') AND "updated_at" < now()`,
+          `SELECT "id" FROM "task_executions" WHERE "state" IN ('RUNNING', 'DELAYED', 'WAITING') AND COALESCE("updated_at", "created_at") < now()`,
         ),
       ).toContain('IDX_task_executions_unfinished');
+      // the stuck-task scan walks that index up to its cut-off, in its order, and looks up each
+      // candidate's execution: never a search of the index per RUNNING execution
+      const sent: { sql: string; params: unknown[] }[] = [];
+      await findStuckTaskCandidates(
+        { query: async (sql: string, params: unknown[] = []) => (sent.push({ sql, params }), []) },
+        300,
+        100,
+      );
+      const stuck = (await em.query(`EXPLAIN ${sent[0]!.sql}`, sent[0]!.params)) as {
+        'QUERY PLAN': string;
+      }[];
+      const lines = stuck.map((r) => r['QUERY PLAN']);
+      const scan = lines.findIndex((l) => l.includes('Index Scan using "IDX_task_executions_unfinished"'));
+      expect(scan).toBeGreaterThanOrEqual(0);
+      expect(lines[scan + 1]).toMatch(/Index Cond: \(COALESCE\(updated_at, created_at\) </);
+      expect(lines.join('\n')).not.toMatch(/Nested Loop|Bitmap|Sort/);
       expect(
         await plan(
           `SELECT "id" FROM "workflow_executions" WHERE "state" = 'RUNNING' AND "updated_at" < now()`,

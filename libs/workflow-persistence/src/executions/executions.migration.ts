@@ -17,6 +17,7 @@ import { IndexCompletedRootExecutions1764500000000, IndexUnfinishedByRoot1765400
 import {
   AddExecutorHeartbeats1764900000000,
   AllowApiServiceInstances1765100000000,
+  IndexUnfinishedTasksByLastChange1766200000000,
 } from '../reconciliation/reconciliation.migration';
 
 /**
@@ -327,4 +328,5 @@ export const executionMigrations = [
   AppendCreationWithoutCounter1765900000000,
   StreamHorizonFromSubtransaction1766000000000,
   AnnounceOnlyToListeners1766100000000,
+  IndexUnfinishedTasksByLastChange1766200000000,
 ] as const;

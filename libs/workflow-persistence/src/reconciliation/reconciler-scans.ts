@@ -109,7 +109,13 @@ export async function lockRunningExecution(db: SqlRunner, executionId: string): 
   return rows.length > 0;
 }
 
-/** Tasks RUNNING, DELAYED or WAITING in RUNNING executions, unchanged for `stuckAfterSeconds` (partial index). */
+/**
+ * Tasks RUNNING, DELAYED or WAITING in RUNNING executions, unchanged for `stuckAfterSeconds`, oldest
+ * first. The scan walks the unfinished tasks' index by last change up to the cut-off
+ * (IndexUnfinishedTasksByLastChange1766200000000) and looks up each candidate's execution by its
+ * primary key (a subquery, not a join: joined, PostgreSQL could start from the RUNNING executions and
+ * search the tasks' index once for each).
+ */
 export async function findStuckTaskCandidates(
   db: SqlRunner,
   stuckAfterSeconds: number,
@@ -117,10 +123,9 @@ export async function findStuckTaskCandidates(
 ): Promise<{ taskExecutionId: string; executionId: string }[]> {
   const rows: Row[] = await db.query(
     `SELECT t."id", t."workflow_execution_id" FROM "task_executions" t
-       JOIN "workflow_executions" x ON x."id" = t."workflow_execution_id"
       WHERE t."state" IN ('RUNNING', 'DELAYED', 'WAITING')
         AND COALESCE(t."updated_at", t."created_at") < now() - make_interval(secs => $1)
-        AND x."state" = 'RUNNING'
+        AND (SELECT x."state" FROM "workflow_executions" x WHERE x."id" = t."workflow_execution_id") = 'RUNNING'
       ORDER BY COALESCE(t."updated_at", t."created_at") LIMIT $2`,
     [stuckAfterSeconds, limit],
   );
