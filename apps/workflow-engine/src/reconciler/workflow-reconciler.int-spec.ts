@@ -288,11 +288,15 @@ safe:
       const stuck = (await em.query(`EXPLAIN ${sent[0]!.sql}`, sent[0]!.params)) as {
         'QUERY PLAN': string;
       }[];
-      const lines = stuck.map((r) => r['QUERY PLAN']);
-      const scan = lines.findIndex((l) => l.includes('Index Scan using "IDX_task_executions_unfinished"'));
-      expect(scan).toBeGreaterThanOrEqual(0);
-      expect(lines[scan + 1]).toMatch(/Index Cond: \(COALESCE\(updated_at, created_at\) </);
-      expect(lines.join('\n')).not.toMatch(/Nested Loop|Bitmap|Sort/);
+      // (an index scan in the index's order, or a bitmap of the same range and a sort: either reads
+      // only the tasks older than the cut-off, whatever the statistics make the planner prefer)
+      const text = stuck.map((r) => r['QUERY PLAN']).join('\n');
+      expect(text).toMatch(
+        /Index Scan using "IDX_task_executions_unfinished"|Bitmap Index Scan on "IDX_task_executions_unfinished"/,
+      );
+      expect(text).toMatch(/Index Cond: \(COALESCE\(updated_at, created_at\) </);
+      expect(text).toMatch(/SubPlan[\s\S]*Index Scan using "PK_workflow_executions"/);
+      expect(text).not.toMatch(/Nested Loop|Hash Join|Merge Join/);
       expect(
         await plan(
           `SELECT "id" FROM "workflow_executions" WHERE "state" = 'RUNNING' AND "updated_at" < now()`,
