@@ -2,7 +2,11 @@ import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import type { ActionRunJob } from '@osc/contracts';
 import { EXECUTOR_LOST } from '@osc/workflow-domain';
-import { findStuckTaskCandidates, heartbeatServiceInstance } from '@osc/workflow-persistence';
+import {
+  findIdleRunningExecutions,
+  findStuckTaskCandidates,
+  heartbeatServiceInstance,
+} from '@osc/workflow-persistence';
 import {
   EngineInstance,
   createEngineDatabase,
@@ -299,9 +303,28 @@ safe:
       expect(text).not.toMatch(/Nested Loop|Hash Join|Merge Join/);
       expect(
         await plan(
-          `SELECT "id" FROM "workflow_executions" WHERE "state" = 'RUNNING' AND "updated_at" < now()`,
+          `SELECT "id" FROM "workflow_executions" WHERE "state" = 'RUNNING' AND COALESCE("updated_at", "created_at") < now()`,
         ),
       ).toContain('IDX_workflow_executions_running');
+      // the idle-execution scan likewise walks the RUNNING executions by last change and looks at the
+      // tasks of each through their execution's index: never a join with the whole tasks table
+      sent.length = 0;
+      await findIdleRunningExecutions(
+        { query: async (sql: string, params: unknown[] = []) => (sent.push({ sql, params }), []) },
+        300,
+        100,
+      );
+      const idle = (
+        (await em.query(`EXPLAIN ${sent[0]!.sql}`, sent[0]!.params)) as { 'QUERY PLAN': string }[]
+      )
+        .map((r) => r['QUERY PLAN'])
+        .join('\n');
+      expect(idle).toMatch(
+        /Index Scan using "IDX_workflow_executions_running"|Bitmap Index Scan on "IDX_workflow_executions_running"/,
+      );
+      expect(idle).toMatch(/Index Cond: \(COALESCE\(updated_at, created_at\) </);
+      expect(idle).toMatch(/SubPlan[\s\S]*"IDX_task_executions_execution"/);
+      expect(idle).not.toMatch(/Anti Join|Semi Join|Hash Join|Merge Join|Nested Loop/);
     });
   });
 });

@@ -18,6 +18,7 @@ import {
   AddExecutorHeartbeats1764900000000,
   AllowApiServiceInstances1765100000000,
   IndexUnfinishedTasksByLastChange1766200000000,
+  IndexRunningExecutionsByLastChange1766200000001,
 } from '../reconciliation/reconciliation.migration';
 
 /**
@@ -329,4 +330,5 @@ export const executionMigrations = [
   StreamHorizonFromSubtransaction1766000000000,
   AnnounceOnlyToListeners1766100000000,
   IndexUnfinishedTasksByLastChange1766200000000,
+  IndexRunningExecutionsByLastChange1766200000001,
 ] as const;

@@ -2,6 +2,7 @@ export {
   AddExecutorHeartbeats1764900000000,
   AllowApiServiceInstances1765100000000,
   IndexUnfinishedTasksByLastChange1766200000000,
+  IndexRunningExecutionsByLastChange1766200000001,
 } from './reconciliation.migration';
 export {
   SERVICE_KINDS,
