@@ -10,8 +10,9 @@
  * HTTP with one client, sequential requests (latency, not throughput): GET by id, the first list
  * page, a filtered page, a deep page by marker (the 1,000th page of 10, or the deepest page there is),
  * for executions, tasks, action executions, cron triggers, volumes/detail, snapshots/detail and
- * backups/detail. The cron scheduler's due scan has no HTTP surface: it is timed as SQL
- * (`claimDueCronTriggers`' statement), a diagnostic. Then 8 clients for `--throughput-seconds` on
+ * backups/detail. The cron scheduler's due scan and the reconciler's scans have no HTTP surface:
+ * they are timed as SQL (`claimDueCronTriggers`' statement; the reconciler's own functions), a
+ * diagnostic. Then 8 clients for `--throughput-seconds` on
  * the 100-row pages of executions, tasks and volumes/detail: requests/s and the server's CPU per request.
  * Rows belong to `--projects` projects (g % P), and every project has the same mix (states, names
  * and statuses follow g / P); requests speak as project a0 (volume-api wants hex project ids).
@@ -28,6 +29,11 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { Pool } from 'undici';
+import {
+  findIdleRunningExecutions,
+  findLostExecutorActions,
+  findStuckTaskCandidates,
+} from '@osc/workflow-persistence';
 
 const arg = (name: string, dflt: string): string =>
   process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? dflt;
@@ -469,6 +475,29 @@ async function main(): Promise<void> {
       }
       const cronDue = { p50: Number(pct(due, 50).toFixed(2)), p95: Number(pct(due, 95).toFixed(2)) };
       process.stderr.write(`  cron_due_scan (SQL): p50 ${cronDue.p50} ms\n`);
+      // Diagnostic (no HTTP surface): the reconciler's scans, as a pass runs them (the history holds
+      // RUNNING executions with no active task, 1 in 5,000: the idle-execution scan finds its 100).
+      const rows = { query: async (sql: string, params?: unknown[]) => (await db.query(sql, params)).rows };
+      const reconcilerScans: Record<string, { p50: number; p95: number; found: number }> = {};
+      for (const [name, scan] of [
+        ['stuck_tasks', () => findStuckTaskCandidates(rows, 300, 100)],
+        ['idle_executions', () => findIdleRunningExecutions(rows, 300, 100)],
+        ['lost_executor_actions', () => findLostExecutorActions(rows, 30, 100)],
+      ] as const) {
+        const took: number[] = [];
+        let found = 0;
+        for (let i = 0; i < Math.min(REQUESTS, 20); i++) {
+          const t = process.hrtime.bigint();
+          found = (await scan()).length;
+          took.push(Number(process.hrtime.bigint() - t) / 1e6);
+        }
+        reconcilerScans[name] = {
+          p50: Number(pct(took, 50).toFixed(2)),
+          p95: Number(pct(took, 95).toFixed(2)),
+          found,
+        };
+      }
+      process.stderr.write(`  reconciler scans (SQL): ${JSON.stringify(reconcilerScans)}\n`);
       const step = {
         size,
         rows: counts,
@@ -484,6 +513,7 @@ async function main(): Promise<void> {
         },
         latency_ms: figures,
         cron_due_scan_sql_ms: cronDue,
+        reconciler_scans_sql_ms: reconcilerScans,
         throughput: through,
         load_average: os.loadavg().map((l) => Number(l.toFixed(2))),
         at: new Date().toISOString(),
