@@ -110,7 +110,8 @@ async function load(db: pg.Client, from: number, to: number): Promise<void> {
       `INSERT INTO "task_executions" ("id", "name", "workflow_execution_id", "workflow_id", "workflow_name", "project_id", "type", "state",
                                       "published", "runtime_context", "result", "processed", "in_context", "started_at", "finished_at", "created_at", "updated_at")
        SELECT gen_random_uuid(), 't' || k, e."id", e."workflow_id", e."workflow_name", e."project_id", 'ACTION',
-              CASE WHEN e."state" = 'ERROR' AND k = 3 THEN 'ERROR' ELSE 'SUCCESS' END,
+              CASE WHEN e."state" = 'ERROR' AND k = 3 THEN 'ERROR'
+                   WHEN e."state" = 'RUNNING' AND k = ${TASKS - 1} AND e."seq" % 2 = 0 THEN 'RUNNING' ELSE 'SUCCESS' END,
               jsonb_build_object('r' || k, repeat('v', 100)), '{"triggered_by":[]}', to_jsonb(repeat('result ', 20)), true, e."context", e."created_at", e."created_at", e."created_at" + k * interval '1 millisecond', e."updated_at"
          FROM "workflow_executions" e, generate_series(0, ${TASKS - 1}) k
         WHERE e."seq" >= $1 AND e."seq" < $1 + $2 ORDER BY e."seq", k`,
@@ -475,8 +476,9 @@ async function main(): Promise<void> {
       }
       const cronDue = { p50: Number(pct(due, 50).toFixed(2)), p95: Number(pct(due, 95).toFixed(2)) };
       process.stderr.write(`  cron_due_scan (SQL): p50 ${cronDue.p50} ms\n`);
-      // Diagnostic (no HTTP surface): the reconciler's scans, as a pass runs them (the history holds
-      // RUNNING executions with no active task, 1 in 5,000: the idle-execution scan finds its 100).
+      // Diagnostic (no HTTP surface): the reconciler's scans, as a pass runs them. The history holds
+      // RUNNING executions (1 in 5,000), half of them with their last task RUNNING: the stuck-task
+      // scan and the idle-execution scan each have candidates to find.
       const rows = { query: async (sql: string, params?: unknown[]) => (await db.query(sql, params)).rows };
       const reconcilerScans: Record<string, { p50: number; p95: number; found: number }> = {};
       for (const [name, scan] of [
