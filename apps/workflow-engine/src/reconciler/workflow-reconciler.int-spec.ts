@@ -19,6 +19,9 @@ import { ActionClaims } from '../executor/action-claims';
 import type { ReconcilerLog } from './reconciler-log';
 import { type Resolution, WorkflowReconciler } from './workflow-reconciler';
 
+/** A statement runner's `query`, as the reconciler's scans call it. */
+type Sent = (sql: string, params?: unknown[]) => Promise<unknown[]>;
+
 /**
  * The reconciler on PostgreSQL with in-process messaging. The state an executor or a lost job leaves
  * is made directly (a claim by an instance whose heartbeat is an hour old; a job that the stopped
@@ -281,20 +284,20 @@ safe:
           `SELECT "id" FROM "task_executions" WHERE "state" IN ('RUNNING', 'DELAYED', 'WAITING') AND COALESCE("updated_at", "created_at") < now()`,
         ),
       ).toContain('IDX_task_executions_unfinished');
+      /** The plan of the statement a scan sends (caught by a runner that sends nothing). */
+      const planOfScan = async (scan: (db: { query: Sent }) => Promise<unknown>): Promise<string> => {
+        let sent: Parameters<Sent> | undefined;
+        await scan({ query: async (...args) => ((sent = args), []) });
+        const [sql, params] = sent!;
+        return ((await em.query(`EXPLAIN ${sql}`, params)) as { 'QUERY PLAN': string }[])
+          .map((r) => r['QUERY PLAN'])
+          .join('\n');
+      };
       // the stuck-task scan walks that index up to its cut-off, in its order, and looks up each
       // candidate's execution: never a search of the index per RUNNING execution
-      const sent: { sql: string; params: unknown[] }[] = [];
-      await findStuckTaskCandidates(
-        { query: async (sql: string, params: unknown[] = []) => (sent.push({ sql, params }), []) },
-        300,
-        100,
-      );
-      const stuck = (await em.query(`EXPLAIN ${sent[0]!.sql}`, sent[0]!.params)) as {
-        'QUERY PLAN': string;
-      }[];
       // (an index scan in the index's order, or a bitmap of the same range and a sort: either reads
       // only the tasks older than the cut-off, whatever the statistics make the planner prefer)
-      const text = stuck.map((r) => r['QUERY PLAN']).join('\n');
+      const text = await planOfScan((db) => findStuckTaskCandidates(db, 300, 100));
       expect(text).toMatch(
         /Index Scan using "IDX_task_executions_unfinished"|Bitmap Index Scan on "IDX_task_executions_unfinished"/,
       );
@@ -308,17 +311,7 @@ safe:
       ).toContain('IDX_workflow_executions_running');
       // the idle-execution scan likewise walks the RUNNING executions by last change and looks at the
       // tasks of each through their execution's index: never a join with the whole tasks table
-      sent.length = 0;
-      await findIdleRunningExecutions(
-        { query: async (sql: string, params: unknown[] = []) => (sent.push({ sql, params }), []) },
-        300,
-        100,
-      );
-      const idle = (
-        (await em.query(`EXPLAIN ${sent[0]!.sql}`, sent[0]!.params)) as { 'QUERY PLAN': string }[]
-      )
-        .map((r) => r['QUERY PLAN'])
-        .join('\n');
+      const idle = await planOfScan((db) => findIdleRunningExecutions(db, 300, 100));
       expect(idle).toMatch(
         /Index Scan using "IDX_workflow_executions_running"|Bitmap Index Scan on "IDX_workflow_executions_running"/,
       );

@@ -77,6 +77,23 @@ export class AllowApiServiceInstances1765100000000 implements MigrationInterface
   }
 }
 
+/** A row's last change, the key the reconciler's scans compare and order by. */
+const LAST_CHANGE = `(COALESCE("updated_at", "created_at"))`;
+
+const UNFINISHED_TASKS = `"state" IN ('RUNNING', 'DELAYED', 'WAITING')`;
+
+/** Builds the partial index `name` of `table` again (same name and predicate) with the key `key`. */
+async function rekeyIndex(
+  q: QueryRunner,
+  name: string,
+  table: string,
+  where: string,
+  key: string,
+): Promise<void> {
+  await q.query(`DROP INDEX "${name}"`);
+  await q.query(`CREATE INDEX "${name}" ON "${table}" (${key}) WHERE ${where}`);
+}
+
 /**
  * The unfinished tasks' index keyed by what the stuck-task scan compares and orders by, the task's
  * last change (`COALESCE("updated_at", "created_at")`), instead of `updated_at` alone.
@@ -92,18 +109,14 @@ export class AllowApiServiceInstances1765100000000 implements MigrationInterface
 export class IndexUnfinishedTasksByLastChange1766200000000 implements MigrationInterface {
   name = 'IndexUnfinishedTasksByLastChange1766200000000';
 
+  private readonly index = ['IDX_task_executions_unfinished', 'task_executions', UNFINISHED_TASKS] as const;
+
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`DROP INDEX "IDX_task_executions_unfinished"`);
-    await q.query(
-      `CREATE INDEX "IDX_task_executions_unfinished" ON "task_executions" ((COALESCE("updated_at", "created_at"))) WHERE "state" IN ('RUNNING', 'DELAYED', 'WAITING')`,
-    );
+    await rekeyIndex(q, ...this.index, LAST_CHANGE);
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query(`DROP INDEX "IDX_task_executions_unfinished"`);
-    await q.query(
-      `CREATE INDEX "IDX_task_executions_unfinished" ON "task_executions" ("updated_at") WHERE "state" IN ('RUNNING', 'DELAYED', 'WAITING')`,
-    );
+    await rekeyIndex(q, ...this.index, '"updated_at"');
   }
 }
 
@@ -117,17 +130,17 @@ export class IndexUnfinishedTasksByLastChange1766200000000 implements MigrationI
 export class IndexRunningExecutionsByLastChange1766200000001 implements MigrationInterface {
   name = 'IndexRunningExecutionsByLastChange1766200000001';
 
+  private readonly index = [
+    'IDX_workflow_executions_running',
+    'workflow_executions',
+    `"state" = 'RUNNING'`,
+  ] as const;
+
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`DROP INDEX "IDX_workflow_executions_running"`);
-    await q.query(
-      `CREATE INDEX "IDX_workflow_executions_running" ON "workflow_executions" ((COALESCE("updated_at", "created_at"))) WHERE "state" = 'RUNNING'`,
-    );
+    await rekeyIndex(q, ...this.index, LAST_CHANGE);
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query(`DROP INDEX "IDX_workflow_executions_running"`);
-    await q.query(
-      `CREATE INDEX "IDX_workflow_executions_running" ON "workflow_executions" ("updated_at") WHERE "state" = 'RUNNING'`,
-    );
+    await rekeyIndex(q, ...this.index, '"updated_at"');
   }
 }
