@@ -478,12 +478,17 @@ async function main(): Promise<void> {
       process.stderr.write(`  cron_due_scan (SQL): p50 ${cronDue.p50} ms\n`);
       // Diagnostic (no HTTP surface): the reconciler's scans, as a pass runs them. The history holds
       // RUNNING executions (1 in 5,000), half of them with their last task RUNNING: the stuck-task
-      // scan and the idle-execution scan each have candidates to find.
+      // scan and the idle-execution scan each have candidates to find: 1 of each at 10 k executions,
+      // 100 (the pass's limit) at 1 M, so a pass returns more rows as the history grows. Each scan is
+      // also timed with a limit of 1 (`*_first`): the cost of reaching the first candidate, the same
+      // work at every size, which is what grows if a scan walks the history.
       const rows = { query: async (sql: string, params?: unknown[]) => (await db.query(sql, params)).rows };
       const reconcilerScans: Record<string, { p50: number; p95: number; found: number }> = {};
       for (const [name, scan] of [
         ['stuck_tasks', () => findStuckTaskCandidates(rows, 300, 100)],
+        ['stuck_tasks_first', () => findStuckTaskCandidates(rows, 300, 1)],
         ['idle_executions', () => findIdleRunningExecutions(rows, 300, 100)],
+        ['idle_executions_first', () => findIdleRunningExecutions(rows, 300, 1)],
         ['lost_executor_actions', () => findLostExecutorActions(rows, 30, 100)],
       ] as const) {
         const took: number[] = [];
