@@ -49,6 +49,15 @@ describe('ActionClaims', () => {
     expect(n).toBe(121);
   });
 
+  it("the claims asked in one turn go in one statement (a batch job's runs)", async () => {
+    const claims = new ActionClaims(ds);
+    const statements = jest.spyOn(claims as unknown as { run: () => Promise<unknown> }, 'run');
+    const ids = await Promise.all(Array.from({ length: 50 }, () => action()));
+    const answers = await Promise.all(ids.map((id) => claims.claim(id)));
+    expect(answers.every((a) => a?.prev === null)).toBe(true);
+    expect(statements).toHaveBeenCalledTimes(1);
+  });
+
   it('a second claim of the same action finds the first, in the same batch or later', async () => {
     const claims = new ActionClaims(ds);
     const id = await action();

@@ -77,12 +77,17 @@ export class ActionClaims {
   claim(actionExecutionId: string, rerunJob?: unknown): Promise<Claim | undefined> {
     return new Promise((resolve, reject) => {
       this.queue.push({ id: actionExecutionId, rerunJob, resolve, reject });
-      if (!this.busy) void this.drain();
+      if (this.busy) return;
+      // the first statement starts once this turn's synchronous code has run, so the claims asked
+      // together (the runs of a batch job, started in one loop) share it: started at once, it took
+      // the first run alone and the other 49 one statement later, and their results reached the
+      // engine in two waves
+      this.busy = true;
+      queueMicrotask(() => void this.drain());
     });
   }
 
   private async drain(): Promise<void> {
-    this.busy = true;
     try {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0, this.maxPerStatement);
