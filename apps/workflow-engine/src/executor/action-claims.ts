@@ -49,14 +49,16 @@ interface Waiter {
 }
 
 /**
- * Claims action runs for an executor, many per statement: the claims asked for while a statement
- * runs go together into the next one, so a with-items task of 10,000 items costs a few hundred
+ * Claims action runs for an executor, many per statement: the claims asked in one turn of the event
+ * loop (the runs of a batch job, started in one loop) share a statement, and those asked while a
+ * statement runs go together into the next one, so a with-items task of 10,000 items costs a few hundred
  * commits instead of 10,000. A claim is the same compare-and-set as one at a time: the action must
  * still be RUNNING and accepted (a standalone one, outside any workflow, is accepted only once done); the answer says whether a previous run had claimed it already
  * (DSL-6.10). Rows are locked in id order, so two executors' batches cannot deadlock.
  */
 export class ActionClaims {
   private queue: Waiter[] = [];
+  /** A drain is scheduled or running: it takes every claim queued until it ends. */
   private busy = false;
 
   /**
@@ -78,10 +80,7 @@ export class ActionClaims {
     return new Promise((resolve, reject) => {
       this.queue.push({ id: actionExecutionId, rerunJob, resolve, reject });
       if (this.busy) return;
-      // the first statement starts once this turn's synchronous code has run, so the claims asked
-      // together (the runs of a batch job, started in one loop) share it: started at once, it took
-      // the first run alone and the other 49 one statement later, and their results reached the
-      // engine in two waves
+      // not at once: started inside the first claim() it took that claim alone (a batch job: 1 + 49)
       this.busy = true;
       queueMicrotask(() => void this.drain());
     });
