@@ -411,6 +411,37 @@ describe('durable in-process adapters on PGlite', () => {
         await bus.close();
       }
     });
+
+    it('writes the entries asked for in one turn with one INSERT (a batch of jobs added in a loop)', async () => {
+      const journal = new MessageJournal(ds, quiet);
+      const inserts: string[] = [];
+      const query = ds.manager.query.bind(ds.manager);
+      const spy = jest.spyOn(ds.manager, 'query').mockImplementation((sql: string, params?: unknown[]) => {
+        if (sql.startsWith('INSERT INTO "message_journal"')) inserts.push(sql);
+        return query(sql, params);
+      });
+      try {
+        await Promise.all(
+          Array.from({ length: 50 }, (_, i) =>
+            journal.insert([
+              {
+                id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+                kind: 'jobs',
+                queue: 'batch',
+                body: '{}',
+                meta: null,
+                deliveries: 0,
+                readyAt: null,
+              },
+            ]),
+          ),
+        );
+        expect(inserts).toHaveLength(1);
+        expect(await journalCount('jobs')).toBe(50);
+      } finally {
+        spy.mockRestore();
+      }
+    });
   });
 
   it('delivers after a restart what a killed process published and never had handled', async () => {

@@ -38,8 +38,8 @@ interface PendingInsert {
  * unfinished work at the next start (`load`). At-least-once: a removal not yet written when the
  * process dies means one more delivery after the restart.
  *
- * Writes are coalesced as `ActionClaims` coalesces claims: inserts asked for while a statement
- * runs go together into the next INSERT; removals and changes are lazy (written a tick later, in
+ * Writes are coalesced as `ActionClaims` coalesces claims: inserts asked for in one turn, or while
+ * a statement runs, go together into the next INSERT; removals and changes are lazy (written a tick later, in
  * batches) because losing one only costs a redelivery. Inside a transaction, entries are written
  * with that transaction's EntityManager (`insertIn`): on PGlite a query outside it would wait for
  * the transaction forever (STACK.md trap 4).
@@ -48,6 +48,7 @@ export class MessageJournal {
   private inserts: PendingInsert[] = [];
   private changes = new Map<string, JournalChange>();
   private removals = new Set<string>();
+  /** A drain is scheduled or running: new writes join it. */
   private busy = false;
   private scheduled = false;
   private idleWaiters: Array<() => void> = [];
@@ -67,7 +68,11 @@ export class MessageJournal {
     if (rows.length === 0) return Promise.resolve();
     return new Promise((resolve, reject) => {
       this.inserts.push({ rows: [...rows], resolve, reject });
-      if (!this.busy) void this.drain();
+      if (this.busy) return;
+      // The statement starts a microtask later, so every insert asked for in this turn (a batch of
+      // jobs added in one loop, say) joins it: started here, the first would go alone.
+      this.busy = true;
+      queueMicrotask(() => void this.drain());
     });
   }
 
