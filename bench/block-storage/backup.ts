@@ -20,7 +20,7 @@
  * S3-protocol server @20minutes/s3rver started on loopback). Stored bytes are then what the
  * server's data directory holds (Swift adds its container databases).
  *
- *   node -r @swc-node/register bench/block-storage/backup.ts [--driver posix,swift,s3] [--codecs zstd,zlib,none] [--gib 4] [--depth 3] [--results <file>]
+ *   node -r @swc-node/register bench/block-storage/backup.ts [--driver posix,swift,s3] [--codecs zstd,zlib,none] [--gib 4] [--depth 4] [--results <file>]
  *
  * Writes bench/results/block-storage-backup.json for the posix driver alone, else
  * bench/results/block-storage-backup-<drivers>.json (`--results` elsewhere), with the load average
@@ -41,6 +41,7 @@ import {
   startBlockStorage,
 } from '../../apps/volume-api-e2e/test/harness';
 import { sha256File } from '../../apps/volume-api-e2e/test/backup-files';
+import { DEFAULT_PIPELINE_DEPTH } from '../../apps/backup-worker/src/config';
 
 const arg = (name: string, fallback: string): string => {
   const i = process.argv.indexOf(`--${name}`);
@@ -51,7 +52,8 @@ const DRIVERS = arg('driver', 'posix').split(',');
 for (const d of DRIVERS)
   if (!['posix', 'swift', 's3'].includes(d)) throw new Error(`--driver ${d}: posix, swift or s3`);
 const GIB = Number(arg('gib', '4'));
-const DEPTH = arg('depth', '3');
+/** `--depth`: BACKUP_PIPELINE_DEPTH, the product's default without it. */
+const DEPTH = arg('depth', String(DEFAULT_PIPELINE_DEPTH));
 const MIB = 1024 * 1024;
 const BYTES = GIB * 1024 * MIB;
 const load = (): number => Math.round((os.loadavg()[0] ?? 0) * 100) / 100;

@@ -6,6 +6,9 @@ import type { BackupStoreConfig } from './backups/stores';
 import type { VolumeBackendConfig, VolumeDataConfig } from './volume-backend/volume-backend.config';
 import { type Env, distributedInfraSchema, logLevelSchema, parseConfig, portSchema } from '@osc/http-common';
 
+/** BACKUP_PIPELINE_DEPTH when unset (see the schema). */
+export const DEFAULT_PIPELINE_DEPTH = 4;
+
 const httpUrl = z.string().refine((v) => {
   try {
     return ['http:', 'https:'].includes(new URL(v).protocol);
@@ -172,9 +175,11 @@ const schema = z.object({
   BACKUP_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
   /**
    * Chunks (backup) or objects (restore) in flight per job: read, hashed, compressed or written at
-   * once. A job holds at most about twice this many chunks in memory.
+   * once. A job holds at most about twice this many chunks in memory. 4 rather than 3: a 4 GiB
+   * backup took ~12 % less time and CPU on two cores, a restore 3–13 % less time (alternated, through
+   * the API and without it; README "Issue 17, stop 42").
    */
-  BACKUP_PIPELINE_DEPTH: z.coerce.number().int().min(1).max(32).default(3),
+  BACKUP_PIPELINE_DEPTH: z.coerce.number().int().min(1).max(32).default(DEFAULT_PIPELINE_DEPTH),
 });
 
 /** Cinder's driver module paths are accepted as BACKUP_DRIVER values too. */
