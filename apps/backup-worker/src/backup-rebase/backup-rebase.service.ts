@@ -35,9 +35,9 @@ import { BACKUP_CONFIG, type BackupConfig } from '../backups/backup.config';
 import { JobTable } from '../jobs/job-table';
 import { VOLUME_PATHS, type VolumePaths } from '../volume-backend/volume-paths';
 
-/** A Buffer's bytes in an ArrayBuffer of their own (to transfer to a worker thread). */
-function own(b: Buffer): ArrayBuffer {
-  const copy = new ArrayBuffer(b.byteLength);
+/** A Buffer's bytes in a SharedArrayBuffer of their own (what the chunk workers take). */
+function shared(b: Buffer): SharedArrayBuffer {
+  const copy = new SharedArrayBuffer(b.byteLength);
   new Uint8Array(copy).set(b);
   return copy;
 }
@@ -241,7 +241,7 @@ export class BackupRebaseService implements OnApplicationBootstrap, OnModuleDest
       const loc = locations.get(s.backupId);
       if (!entry || !loc)
         throw new InvalidInputError(`Invalid backup: object ${s.object} is not in its manifest.`);
-      const stored = own(await store.read(loc.container, s.object));
+      const stored = shared(await store.read(loc.container, s.object));
       const r = await workers.unpack(
         stored,
         stored.byteLength,
@@ -259,7 +259,8 @@ export class BackupRebaseService implements OnApplicationBootstrap, OnModuleDest
     const out: ManifestObject[] = [];
     let si = 0;
     for (const [i, range] of ranges.entries()) {
-      const buf = Buffer.alloc(range.length);
+      const chunk = new SharedArrayBuffer(range.length);
+      const buf = Buffer.from(chunk);
       const end = range.offset + range.length;
       while (
         si < segments.length &&
@@ -280,7 +281,7 @@ export class BackupRebaseService implements OnApplicationBootstrap, OnModuleDest
           s.objectOffset + (to - s.offset),
         );
       }
-      const packed = await workers.pack(own(buf), range.length, [[0, range.length]], codec);
+      const packed = await workers.pack(chunk, range.length, [[0, range.length]], codec);
       const piece = packed.pieces[0];
       if (!piece) throw new Error('the chunk worker packed nothing');
       const name = dataObjectName(target.prefix, i + 1);

@@ -120,10 +120,10 @@ export async function restoreBackup(o: RestoreOptions): Promise<string | null> {
           break;
         }
         const job = (async () => {
-          const into = pool.take(x.length);
+          const into = pool.take(x.length) ?? new SharedArrayBuffer(x.length);
           const stored = await o.store.read(m.loc.container, x.name, into);
           const r = await o.workers.unpack(
-            own(stored, into),
+            shared(stored, into),
             stored.length,
             x.compression,
             x.length,
@@ -172,35 +172,31 @@ export async function restoreBackup(o: RestoreOptions): Promise<string | null> {
 }
 
 /**
- * A Buffer's bytes from offset 0 of an ArrayBuffer of their own (to transfer to a worker): the
- * pooled buffer a store read into, or the Buffer's whole ArrayBuffer, else a copy (a small
- * Buffer may share Node's allocation pool, which must not be transferred).
+ * The stored object's bytes, from offset 0 of a SharedArrayBuffer (what the chunk workers take):
+ * `into` when the store read into it, else a copy into `into` (a store that returns buffers of its
+ * own: Swift, S3) or, if they do not fit, into a new one.
  */
-function own(b: Buffer, pooled: ArrayBuffer | undefined): ArrayBuffer {
-  if (
-    b.byteOffset === 0 &&
-    (b.buffer === pooled || b.byteLength === b.buffer.byteLength) &&
-    b.buffer instanceof ArrayBuffer
-  )
-    return b.buffer;
-  const copy = new ArrayBuffer(b.byteLength);
-  new Uint8Array(copy).set(b);
-  return copy;
+function shared(b: Buffer, into: SharedArrayBuffer): SharedArrayBuffer {
+  if (b.byteOffset === 0 && b.buffer === into) return into;
+  const out = into.byteLength >= b.byteLength ? into : new SharedArrayBuffer(b.byteLength);
+  new Uint8Array(out).set(b);
+  return out;
 }
 
 /**
  * Buffers a restore reads objects into, reused: a fresh 32 MiB buffer costs its page faults (the
  * kernel zeroes every page) on each object, several times a memory copy. At most `limit` kept.
+ * Shared with the chunk workers (chunk-workers.ts).
  */
 class BufferPool {
-  private readonly free: ArrayBuffer[] = [];
+  private readonly free: SharedArrayBuffer[] = [];
   constructor(private readonly limit: number) {}
   /** A kept buffer of at least `bytes`, if any. */
-  take(bytes: number): ArrayBuffer | undefined {
+  take(bytes: number): SharedArrayBuffer | undefined {
     const i = this.free.findIndex((b) => b.byteLength >= bytes);
     return i < 0 ? undefined : this.free.splice(i, 1)[0];
   }
-  give(b: ArrayBuffer | null): void {
+  give(b: SharedArrayBuffer | null): void {
     if (b !== null && b.byteLength > 0 && this.free.length < this.limit) this.free.push(b);
   }
 }

@@ -51,7 +51,7 @@ export interface CreateBackupOptions {
 
 /** A chunk ready to be written: its buffer, the ranges to store and their packed pieces. */
 interface Prepared {
-  readonly buf: ArrayBuffer;
+  readonly buf: SharedArrayBuffer;
   readonly ranges: ChunkRange[];
   readonly pieces: PackedPiece[];
 }
@@ -112,7 +112,8 @@ export async function writeBackup(
   const hashes: string[][] = new Array<string[]>(chunks.length);
   const objects: ManifestObject[] = [];
   const depth = Math.max(1, o.depth);
-  const buffers: ArrayBuffer[] = [];
+  // shared with the chunk workers (chunk-workers.ts), reused from chunk to chunk
+  const buffers: SharedArrayBuffer[] = [];
   const input = await open(o.source, 'r');
 
   /**
@@ -121,7 +122,7 @@ export async function writeBackup(
    * returns to the pool once they are.
    */
   const prepare = async (index: number, chunk: ChunkRange): Promise<Prepared> => {
-    let buf = buffers.pop() ?? new ArrayBuffer(chunkSize);
+    let buf = buffers.pop() ?? new SharedArrayBuffer(chunkSize);
     await readFully(input, Buffer.from(buf), chunk.length, chunk.offset);
     const h = await o.workers.hash(buf, chunk.length, blockSize, zeroHash);
     buf = h.buf;
@@ -239,7 +240,7 @@ export async function sameBlocksAs(o: {
   if (doc.chunk_size !== blockSize || doc.sha256s.length !== Math.ceil(o.bytes / blockSize)) return false;
   const zeroHash = sha256(Buffer.alloc(blockSize));
   const input = await open(o.source, 'r');
-  let buf = new ArrayBuffer(chunkSize);
+  let buf = new SharedArrayBuffer(chunkSize);
   try {
     for (const chunk of planChunks(o.bytes, chunkSize)) {
       await readFully(input, Buffer.from(buf), chunk.length, chunk.offset);

@@ -366,6 +366,30 @@ describe('backup engine (posix store)', () => {
     expect(await sha(target)).toBe(await sha(vol));
   });
 
+  it('shares chunk memory with the workers: nothing is transferred away from the caller or copied', async () => {
+    // A transferred ArrayBuffer came back as a new one each time, and V8 counted every one as fresh
+    // external memory: a 4 GiB restore ran ~50 full collections (chunk-workers.ts).
+    const bytes = randomBytes(256 * 1024);
+    const stored = new SharedArrayBuffer(bytes.length);
+    new Uint8Array(stored).set(bytes);
+    const md5 = createHash('md5').update(bytes).digest('hex');
+    const r = await workers.unpack(stored, bytes.length, 'none', bytes.length, md5, 32 * 1024);
+    if (r.corrupt) throw new Error('reported corrupt');
+    // still the caller's, and the raw object's bytes are its very memory
+    expect(stored.byteLength).toBe(bytes.length);
+    new Uint8Array(r.bytes)[0] = (bytes[0]! + 1) % 256;
+    expect(new Uint8Array(stored)[0]).toBe((bytes[0]! + 1) % 256);
+    const chunk = new SharedArrayBuffer(64 * 1024);
+    const zeroHash = createHash('sha256')
+      .update(Buffer.alloc(32 * 1024))
+      .digest('hex');
+    const h = await workers.hash(chunk, chunk.byteLength, 32 * 1024, zeroHash);
+    expect(chunk.byteLength).toBe(64 * 1024);
+    expect(h.hashes).toEqual([zeroHash, zeroHash]);
+    new Uint8Array(h.buf)[1] = 7;
+    expect(new Uint8Array(chunk)[1]).toBe(7);
+  });
+
   it('refuses a corrupt object and a manifest that does not match the stored objects', async () => {
     const vol = path.join(dir, 'vol');
     await createSparseFile(vol, 8 * MIB);

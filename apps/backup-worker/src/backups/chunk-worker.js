@@ -2,8 +2,9 @@
 /*
  * The CPU half of the backup pipeline, on a worker thread (see chunk-workers.ts): SHA-256 per hash
  * block, MD5 per stored object, compression and decompression. Plain CommonJS so it loads the same
- * under the app's loader, jest and the built image. Buffers arrive and leave transferred, never
- * copied, except compressed output a native library owns.
+ * under the app's loader, jest and the built image. Buffers are SharedArrayBuffers, shared with the
+ * caller, never copied nor transferred (chunk-workers.ts says why); what a native library returns
+ * (compressed or decompressed bytes) is copied into one.
  *
  * Messages: { id, op, ...args } → { id, ok: true, ...result } | { id, ok: false, message }.
  */
@@ -31,9 +32,9 @@ function isZero(bytes) {
   return true;
 }
 
-/** A copy in an ArrayBuffer of its own, so it can be transferred. */
+/** A copy in a SharedArrayBuffer of its own, so the caller sees it without a transfer. */
 function own(bytes) {
-  const out = new Uint8Array(bytes.length);
+  const out = new Uint8Array(new SharedArrayBuffer(bytes.length));
   out.set(bytes);
   return out.buffer;
 }
@@ -120,7 +121,7 @@ const ops = {
         hashes.push(block.length === blockSize ? zeroHash : hex('sha256', block));
       } else hashes.push(hex('sha256', block));
     }
-    return { value: { buf, hashes, zero }, transfer: [buf, zero.buffer] };
+    return { buf, hashes, zero };
   },
 
   /**
@@ -135,7 +136,7 @@ const ops = {
       const packed = await compress(codec, piece);
       pieces.push({ md5: hex('md5', piece), codec: packed.codec, bytes: packed.bytes });
     }
-    return { value: { buf, pieces }, transfer: [buf, ...pieces.flatMap((p) => (p.bytes ? [p.bytes] : []))] };
+    return { buf, pieces };
   },
 
   /**
@@ -146,13 +147,11 @@ const ops = {
    */
   async unpack({ stored, storedLength, codec, length, md5, sparseBlock }) {
     const data = await decompress(codec, new Uint8Array(stored, 0, storedLength));
-    if (data.length !== length || hex('md5', data) !== md5)
-      return { value: { corrupt: true, spare: stored }, transfer: [stored] };
+    if (data.length !== length || hex('md5', data) !== md5) return { corrupt: true, spare: stored };
     const raw = data.buffer === stored;
     const bytes = raw ? stored : own(data);
     const runs = sparseBlock > 0 ? nonZeroRuns(data, sparseBlock) : [[0, data.length]];
-    const spare = raw ? null : stored;
-    return { value: { corrupt: false, bytes, runs, spare }, transfer: raw ? [bytes] : [bytes, stored] };
+    return { corrupt: false, bytes, runs, spare: raw ? null : stored };
   },
 };
 
@@ -160,7 +159,7 @@ parentPort.on('message', (m) => {
   Promise.resolve()
     .then(() => ops[m.op](m))
     .then(
-      (r) => parentPort.postMessage({ id: m.id, ok: true, ...r.value }, r.transfer),
+      (r) => parentPort.postMessage({ id: m.id, ok: true, ...r }),
       (err) => parentPort.postMessage({ id: m.id, ok: false, message: String((err && err.message) || err) }),
     );
 });

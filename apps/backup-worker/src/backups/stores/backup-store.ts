@@ -23,7 +23,7 @@ export interface BackupStore {
    * view of it, from offset 0), so a restore reuses a few buffers instead of faulting in fresh
    * memory for every object; otherwise the result is a buffer of its own.
    */
-  read(container: string, name: string, into?: ArrayBuffer): Promise<Buffer>;
+  read(container: string, name: string, into?: ArrayBufferLike): Promise<Buffer>;
   /** Names of the finished objects starting with `prefix`, sorted. */
   list(container: string, prefix: string): Promise<string[]>;
   /** Removes every object whose name starts with `prefix` (BS-11.8). */

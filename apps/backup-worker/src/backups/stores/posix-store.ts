@@ -71,7 +71,7 @@ export class PosixBackupStore implements BackupStore {
    * steps, each a thread-pool round trip), into `into` when they fit (objects are immutable once
    * renamed into place, so the size read first is the size).
    */
-  async read(container: string, name: string, into?: ArrayBuffer): Promise<Buffer> {
+  async read(container: string, name: string, into?: ArrayBufferLike): Promise<Buffer> {
     const fh = await open(this.objectFile(container, name), 'r');
     try {
       const size = (await fh.stat()).size;

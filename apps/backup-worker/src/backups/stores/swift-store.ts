@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { types } from 'node:util';
 import { BACKUP_DRIVER_IDS } from '@osc/block-storage-domain';
 import { InvalidInputError } from '@osc/errors';
 import { BackupStoreError, type BackupStore } from './backup-store';
@@ -262,6 +263,9 @@ export class SwiftBackupStore implements BackupStore {
     o: { query?: string; body?: Buffer; headers?: Record<string, string>; expect: number[] },
   ): Promise<{ status: number; body: Buffer }> {
     const what = object === null ? container : `${container}/${object}`;
+    // fetch refuses a body in shared memory, as the chunk buffers are (chunk-workers.ts): copied once
+    const sent =
+      o.body !== undefined && types.isSharedArrayBuffer(o.body.buffer) ? Buffer.from(o.body) : o.body;
     let reauthenticated = false;
     for (let attempt = 1; ; attempt++) {
       const s = await this.authenticate();
@@ -274,10 +278,10 @@ export class SwiftBackupStore implements BackupStore {
             method,
             headers: {
               'x-auth-token': s.token,
-              ...(o.body ? { 'content-length': String(o.body.length) } : {}),
+              ...(sent ? { 'content-length': String(sent.length) } : {}),
               ...o.headers,
             },
-            body: o.body,
+            body: sent,
           },
           `${method} ${what} on`,
         );
