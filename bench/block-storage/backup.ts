@@ -42,6 +42,7 @@ import {
 } from '../../apps/volume-api-e2e/test/harness';
 import { sha256File } from '../../apps/volume-api-e2e/test/backup-files';
 import { DEFAULT_PIPELINE_DEPTH } from '../../apps/backup-worker/src/config';
+import { dropCaches } from './page-cache';
 
 const arg = (name: string, fallback: string): string => {
   const i = process.argv.indexOf(`--${name}`);
@@ -58,16 +59,6 @@ const MIB = 1024 * 1024;
 const BYTES = GIB * 1024 * MIB;
 const load = (): number => Math.round((os.loadavg()[0] ?? 0) * 100) / 100;
 const mbps = (bytes: number, seconds: number): number => Math.round(bytes / 1e6 / seconds);
-
-function dropCaches(): boolean {
-  try {
-    execFileSync('sync');
-    writeFileSync('/proc/sys/vm/drop_caches', '3');
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Runs dd and reads its own figure (bytes and seconds) from its summary line on stderr. */
 function dd(args: string[]): { bytes: number; seconds: number; mbPerS: number } {

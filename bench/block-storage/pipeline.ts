@@ -11,7 +11,6 @@
  *
  *   node -r @swc-node/register bench/block-storage/pipeline.ts [--gib 4] [--depths 3,4] [--rounds 3] [--results <file>]
  */
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
@@ -22,6 +21,7 @@ import { writeBackup } from '../../apps/backup-worker/src/backups/backup-writer'
 import { ChunkWorkers } from '../../apps/backup-worker/src/backups/chunk-workers';
 import { PosixBackupStore } from '../../apps/backup-worker/src/backups/stores';
 import { sha256File } from '../../apps/volume-api-e2e/test/backup-files';
+import { dropCaches } from './page-cache';
 
 const arg = (name: string, fallback: string): string => {
   const i = process.argv.indexOf(`--${name}`);
@@ -33,16 +33,6 @@ const BYTES = Number(arg('gib', '4')) * GIB;
 const DEPTHS = arg('depths', '3,4').split(',').map(Number);
 const ROUNDS = Number(arg('rounds', '3'));
 const RESULTS = arg('results', path.join(__dirname, '../results/block-storage-pipeline.json'));
-
-function dropCaches(): boolean {
-  try {
-    execFileSync('sync');
-    writeFileSync('/proc/sys/vm/drop_caches', '3');
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Wall seconds and CPU seconds (user, system) of `fn`, every thread of the process counted. */
 async function timed(
