@@ -1,4 +1,5 @@
 import { open, type FileHandle } from 'node:fs/promises';
+import { types } from 'node:util';
 import type { ChunkRange, ManifestObject } from '@osc/block-storage-domain';
 import { InvalidInputError } from '@osc/errors';
 import {
@@ -141,7 +142,8 @@ export async function restoreBackup(o: RestoreOptions): Promise<string | null> {
               unsynced += n;
             }
           }
-          pool.give(r.bytes);
+          // a raw object's bytes are the pooled buffer itself; a decompressed one's are the worker's own
+          if (types.isSharedArrayBuffer(r.bytes)) pool.give(r.bytes);
           flush();
           done += x.length;
           if (done - reported >= o.reportEvery || done === total) {

@@ -2,9 +2,10 @@
 /*
  * The CPU half of the backup pipeline, on a worker thread (see chunk-workers.ts): SHA-256 per hash
  * block, MD5 per stored object, compression and decompression. Plain CommonJS so it loads the same
- * under the app's loader, jest and the built image. Buffers are SharedArrayBuffers, shared with the
- * caller, never copied nor transferred (chunk-workers.ts says why); what a native library returns
- * (compressed or decompressed bytes) is copied into one.
+ * under the app's loader, jest and the built image. Chunks and stored objects are SharedArrayBuffers,
+ * shared with the caller, never copied nor transferred; what a native library returns (compressed
+ * or decompressed bytes) is copied into an ArrayBuffer of its own and transferred (chunk-workers.ts
+ * says why).
  *
  * Messages: { id, op, ...args } → { id, ok: true, ...result } | { id, ok: false, message }.
  */
@@ -32,9 +33,9 @@ function isZero(bytes) {
   return true;
 }
 
-/** A copy in a SharedArrayBuffer of its own, so the caller sees it without a transfer. */
+/** A copy in an ArrayBuffer of its own, so it can be transferred. */
 function own(bytes) {
-  const out = new Uint8Array(new SharedArrayBuffer(bytes.length));
+  const out = new Uint8Array(bytes.length);
   out.set(bytes);
   return out.buffer;
 }
@@ -121,7 +122,7 @@ const ops = {
         hashes.push(block.length === blockSize ? zeroHash : hex('sha256', block));
       } else hashes.push(hex('sha256', block));
     }
-    return { buf, hashes, zero };
+    return { value: { buf, hashes, zero }, transfer: [] };
   },
 
   /**
@@ -136,7 +137,7 @@ const ops = {
       const packed = await compress(codec, piece);
       pieces.push({ md5: hex('md5', piece), codec: packed.codec, bytes: packed.bytes });
     }
-    return { buf, pieces };
+    return { value: { buf, pieces }, transfer: pieces.flatMap((p) => (p.bytes ? [p.bytes] : [])) };
   },
 
   /**
@@ -147,11 +148,12 @@ const ops = {
    */
   async unpack({ stored, storedLength, codec, length, md5, sparseBlock }) {
     const data = await decompress(codec, new Uint8Array(stored, 0, storedLength));
-    if (data.length !== length || hex('md5', data) !== md5) return { corrupt: true, spare: stored };
+    if (data.length !== length || hex('md5', data) !== md5)
+      return { value: { corrupt: true, spare: stored }, transfer: [] };
     const raw = data.buffer === stored;
     const bytes = raw ? stored : own(data);
     const runs = sparseBlock > 0 ? nonZeroRuns(data, sparseBlock) : [[0, data.length]];
-    return { corrupt: false, bytes, runs, spare: raw ? null : stored };
+    return { value: { corrupt: false, bytes, runs, spare: raw ? null : stored }, transfer: raw ? [] : [bytes] };
   },
 };
 
@@ -159,7 +161,7 @@ parentPort.on('message', (m) => {
   Promise.resolve()
     .then(() => ops[m.op](m))
     .then(
-      (r) => parentPort.postMessage({ id: m.id, ok: true, ...r }),
+      (r) => parentPort.postMessage({ id: m.id, ok: true, ...r.value }, r.transfer),
       (err) => parentPort.postMessage({ id: m.id, ok: false, message: String((err && err.message) || err) }),
     );
 });

@@ -30,7 +30,7 @@ export interface ChunkHashes {
 export interface PackedPiece {
   readonly md5: string;
   readonly codec: BackupCodec;
-  readonly bytes: SharedArrayBuffer | null;
+  readonly bytes: ArrayBuffer | null;
 }
 
 /**
@@ -40,11 +40,15 @@ export interface PackedPiece {
  * when every worker is busy; a worker that dies fails its task and is replaced. Idle workers do not
  * keep the process alive.
  *
- * Chunks and objects travel as SharedArrayBuffers: the worker and the caller see the same memory,
- * nothing is copied or transferred. They used to be transferred ArrayBuffers, and each one that
- * came back was a new 32 MiB ArrayBuffer to V8: a 4 GiB restore ran ~50 full and ~130 young
- * collections (none with shared buffers), which in the embedded process mark its whole heap, on
- * the cores the hashing needs (README, "Issue 17, stop 42").
+ * Chunks and stored objects travel as SharedArrayBuffers the caller reuses: the worker and the
+ * caller see the same memory, nothing is copied or transferred. They used to be transferred
+ * ArrayBuffers, and each one that came back was a new 32 MiB ArrayBuffer to V8: a 4 GiB restore
+ * ran ~60 full and ~130 young collections (none with shared buffers), which in the embedded process
+ * mark its whole heap, on the cores the hashing needs (README, "Issue 17, stop 42"). What a worker
+ * makes anew (compressed pieces, decompressed objects) comes back as a transferred ArrayBuffer, not
+ * a shared one: V8 does not count shared memory towards a collection, so fresh shared buffers
+ * dropped by both sides were reclaimed late (a 2 GiB compressible backup and restore grew to
+ * 2.2 GB RSS), while these count and go with the next collection.
  */
 export class ChunkWorkers {
   private readonly slots: Slot[] = [];
@@ -86,7 +90,12 @@ export class ChunkWorkers {
     sparseBlock: number,
   ): Promise<
     | { corrupt: true; spare: SharedArrayBuffer }
-    | { corrupt: false; bytes: SharedArrayBuffer; runs: [number, number][]; spare: SharedArrayBuffer | null }
+    | {
+        corrupt: false;
+        bytes: SharedArrayBuffer | ArrayBuffer;
+        runs: [number, number][];
+        spare: SharedArrayBuffer | null;
+      }
   > {
     return this.run({ op: 'unpack', stored, storedLength, codec, length, md5, sparseBlock }) as never;
   }
