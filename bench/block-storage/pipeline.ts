@@ -5,11 +5,12 @@
  * pipeline's cost from the service's and to compare pipeline depths alternated on one machine.
  *
  * A volume file of `--gib` GiB (first half random bytes, second half a hole, as `backup.ts` seeds
- * it) is written once; then, for each round and each depth of `--depths`, a full `zstd` backup into
+ * it; with `--data compressible` the random bytes keep only their low four bits, so zstd halves
+ * them) is written once; then, for each round and each depth of `--depths`, a full `zstd` backup into
  * a posix store and a restore of it into a new sparse file, the page cache dropped before each (as
  * root; otherwise the JSON says it was not). The restored file's sha256 must equal the source's.
  *
- *   node -r @swc-node/register bench/block-storage/pipeline.ts [--gib 4] [--depths 3,4] [--rounds 3] [--results <file>]
+ *   node -r @swc-node/register bench/block-storage/pipeline.ts [--gib 4] [--depths 3,4] [--rounds 3] [--data random|compressible] [--results <file>]
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -32,6 +33,7 @@ const GIB = 1024 * MIB;
 const BYTES = Number(arg('gib', '4')) * GIB;
 const DEPTHS = arg('depths', '3,4').split(',').map(Number);
 const ROUNDS = Number(arg('rounds', '3'));
+const COMPRESSIBLE = arg('data', 'random') === 'compressible';
 const RESULTS = arg('results', path.join(__dirname, '../results/block-storage-pipeline.json'));
 
 /** Wall seconds and CPU seconds (user, system) of `fn`, every thread of the process counted. */
@@ -59,7 +61,11 @@ async function main(): Promise<void> {
   try {
     const source = path.join(dir, 'volume');
     const fh = await open(source, 'w');
-    for (let p = 0; p < BYTES / 2; p += 64 * MIB) await fh.write(randomBytes(64 * MIB), 0, 64 * MIB, p);
+    for (let p = 0; p < BYTES / 2; p += 64 * MIB) {
+      const bytes = randomBytes(64 * MIB);
+      if (COMPRESSIBLE) for (let i = 0; i < bytes.length; i++) bytes[i] = (bytes[i] as number) & 0x0f;
+      await fh.write(bytes, 0, bytes.length, p);
+    }
     await fh.truncate(BYTES);
     await fh.close();
     const sourceSha = await sha256File(source, 16 * MIB);
@@ -113,7 +119,9 @@ async function main(): Promise<void> {
             }),
           );
           const sha256Equal = (await sha256File(target, 16 * MIB)) === sourceSha;
-          const run = { round, depth, backup, restore, sha256Equal, load: os.loadavg()[0] };
+          // the process's peak resident memory so far (chunks, workers' outputs, buffers not yet reclaimed)
+          const maxRssMb = Math.round(process.resourceUsage().maxRSS / 1024);
+          const run = { round, depth, backup, restore, sha256Equal, maxRssMb, load: os.loadavg()[0] };
           runs.push(run);
           process.stderr.write(`${JSON.stringify(run)}\n`);
           if (!sha256Equal) throw new Error('the restored file differs from the source');
@@ -129,6 +137,7 @@ async function main(): Promise<void> {
   }
   const result = {
     gib: BYTES / GIB,
+    data: COMPRESSIBLE ? 'compressible' : 'random',
     codec: 'zstd',
     chunkMib: 32,
     cacheDropped,
