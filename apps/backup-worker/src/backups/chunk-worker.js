@@ -153,7 +153,10 @@ const ops = {
     const raw = data.buffer === stored;
     const bytes = raw ? stored : own(data);
     const runs = sparseBlock > 0 ? nonZeroRuns(data, sparseBlock) : [[0, data.length]];
-    return { value: { corrupt: false, bytes, runs, spare: raw ? null : stored }, transfer: raw ? [] : [bytes] };
+    return {
+      value: { corrupt: false, bytes, runs, spare: raw ? null : stored },
+      transfer: raw ? [] : [bytes],
+    };
   },
 };
 
