@@ -198,6 +198,7 @@ export async function startSwift(opts: { segmentSize?: number } = {}): Promise<R
     for (const port of [account, container, object])
       await waitHttp(`http://127.0.0.1:${port}/`, 60000, () => true, children);
     await waitHttp(`http://127.0.0.1:${proxy}/healthcheck`, 60000, (s) => s === 200, children);
+    await waitAccountWritable(proxy, 60000);
   } catch (err) {
     await stop();
     throw err;
@@ -214,6 +215,43 @@ export async function startSwift(opts: { segmentSize?: number } = {}): Promise<R
     dataDir: devices,
     stop,
   };
+}
+
+/**
+ * Waits until the test account takes a container (created, then removed): a healthy proxy may still
+ * answer 404 to the first PUT while the account is auto-created on a loaded machine (seen once in
+ * CI), which a test would take for a store error.
+ */
+async function waitAccountWritable(proxy: number, timeoutMs: number): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  let last = '';
+  for (;;) {
+    try {
+      const auth = await fetch(`http://127.0.0.1:${proxy}/auth/v1.0`, {
+        headers: { 'x-auth-user': 'test:tester', 'x-auth-key': 'testing' },
+      });
+      await auth.arrayBuffer();
+      const url = auth.headers.get('x-storage-url');
+      const token = auth.headers.get('x-auth-token');
+      if (url && token) {
+        const put = await fetch(`${url}/osc-probe`, { method: 'PUT', headers: { 'x-auth-token': token } });
+        await put.arrayBuffer();
+        last = `PUT container: ${put.status}`;
+        if (put.status === 201 || put.status === 202) {
+          const del = await fetch(`${url}/osc-probe`, {
+            method: 'DELETE',
+            headers: { 'x-auth-token': token },
+          });
+          await del.arrayBuffer();
+          return;
+        }
+      } else last = `auth: ${auth.status}`;
+    } catch (err) {
+      last = String(err);
+    }
+    if (Date.now() > until) throw new Error(`Swift's test account never took a container (${last})`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
 }
 
 /**
