@@ -218,9 +218,9 @@ export async function startSwift(opts: { segmentSize?: number } = {}): Promise<R
 }
 
 /**
- * Waits until the test account takes a container (created, then removed): a healthy proxy may still
- * answer 404 to the first PUT while the account is auto-created on a loaded machine (seen once in
- * CI), which a test would take for a store error.
+ * Waits until the test account takes a container (created, then removed). Once in CI a healthy
+ * proxy still answered 404 to the first container PUT (most likely the account's auto-creation on a
+ * loaded machine), which a test would take for a store error.
  */
 async function waitAccountWritable(proxy: number, timeoutMs: number): Promise<void> {
   const until = Date.now() + timeoutMs;
