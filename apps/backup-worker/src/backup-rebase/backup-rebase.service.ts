@@ -247,7 +247,7 @@ export class BackupRebaseService implements OnApplicationBootstrap, OnModuleDest
         stored.byteLength,
         entry.compression,
         entry.length,
-        entry.md5,
+        { md5: entry.md5 },
         0,
       );
       if (r.corrupt)

@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { BackupRepository, type StoredBackup } from '@osc/block-storage-persistence';
 import { InvalidInputError } from '@osc/errors';
@@ -19,6 +19,7 @@ import { ChunkWorkers } from './chunk-workers';
 @Injectable()
 export class BackupRestorer implements OnModuleDestroy {
   private readonly backups = new BackupRepository();
+  private readonly log = new Logger('backup');
   /** The configured driver's store (BACKUP_DRIVER). */
   readonly store: BackupStore;
   /** The CPU half of backups and restores of this back end (hashing, compression), on worker threads. */
@@ -79,6 +80,7 @@ export class BackupRestorer implements OnModuleDestroy {
       newVolume,
       progress,
       reportEvery: this.config.chunkSize,
+      warn: (message) => this.log.warn(`restore of backup ${b.id}: ${message}`),
     });
   }
 

@@ -21,7 +21,7 @@ import { createRuntime, type RunningApp, type Runtime } from '@osc/platform';
 import { loadConfig, SCHEMA_PARTS, startBackupWorker } from '../index';
 import { createSparseFile } from '../volume-backend/sparse-file';
 import { BackupCancelledError, type BackupLocation } from './backup-engine';
-import { restoreBackup } from './backup-reader';
+import { restoreBackup, type RestoreCheck } from './backup-reader';
 import { sameBlocksAs, writeBackup } from './backup-writer';
 import { PosixBackupStore } from './stores';
 import { ChunkWorkers } from './chunk-workers';
@@ -97,6 +97,8 @@ describe('backup engine (posix store)', () => {
     target: string,
     newVolume: boolean,
     progress: (done: number, total: number) => Promise<boolean> = going,
+    check?: RestoreCheck,
+    warn?: (message: string) => void,
   ) =>
     restoreBackup({
       store,
@@ -108,6 +110,8 @@ describe('backup engine (posix store)', () => {
       newVolume,
       progress,
       reportEvery: MIB,
+      check,
+      warn,
     });
   const manifest = async (loc: BackupLocation): Promise<ManifestObject[]> =>
     parseManifestObjects((await store.read(loc.container, manifestObjectName(loc.prefix))).toString('utf8'));
@@ -373,7 +377,7 @@ describe('backup engine (posix store)', () => {
     const stored = new SharedArrayBuffer(bytes.length);
     new Uint8Array(stored).set(bytes);
     const md5 = createHash('md5').update(bytes).digest('hex');
-    const r = await workers.unpack(stored, bytes.length, 'none', bytes.length, md5, 32 * 1024);
+    const r = await workers.unpack(stored, bytes.length, 'none', bytes.length, { md5 }, 32 * 1024);
     if (r.corrupt) throw new Error('reported corrupt');
     // still the caller's, and the raw object's bytes are its very memory
     expect(stored.byteLength).toBe(bytes.length);
@@ -402,6 +406,64 @@ describe('backup engine (posix store)', () => {
     await expect(restore([loc], target, true)).rejects.toThrow(/corrupt|incorrect|invalid|header/i);
     await writeFile(path.join(dir, 'store', 'c', 'b-00009'), Buffer.alloc(10));
     await expect(restore([loc], target, true)).rejects.toThrow(/do not match its manifest/);
+  });
+
+  it("checks restored objects by their blocks' SHA-256 or by MD5; a hash file that disagrees yields to MD5", async () => {
+    const vol = path.join(dir, 'vol');
+    await createSparseFile(vol, 8 * MIB);
+    await writeAt(vol, 0, randomBytes(2 * MIB));
+    await writeAt(vol, 5 * MIB + 32 * 1024, randomBytes(100_000));
+    const loc = { container: 'c', prefix: 'b' };
+    // raw objects: a flipped byte keeps the length, only a checksum can see it
+    await backup(vol, loc, null, going, 'none');
+    const target = path.join(dir, 'target');
+    const warnings: string[] = [];
+    const restoreWith = async (check: RestoreCheck): Promise<void> => {
+      await createSparseFile(target, 8 * MIB);
+      await restore([loc], target, true, going, check, (m) => warnings.push(m));
+    };
+    for (const check of ['sha256', 'md5'] as const) {
+      await restoreWith(check);
+      expect(await sha(target)).toBe(await sha(vol));
+    }
+    expect(warnings).toEqual([]);
+
+    const objects = await manifest(loc);
+    expect(objects.map((x) => [x.offset, x.length])).toEqual([
+      [0, MIB],
+      [MIB, MIB],
+      [5 * MIB + 32 * 1024, 4 * 32 * 1024],
+    ]);
+    const last = path.join(dir, 'store', 'c', objects[2]!.name);
+    const good = await readFile(last);
+    const flipped = Buffer.from(good);
+    flipped[70_000] = (flipped[70_000]! + 1) % 256;
+    await writeFile(last, flipped);
+    for (const check of ['sha256', 'md5'] as const)
+      await expect(restoreWith(check)).rejects.toThrow(
+        `object ${objects[2]!.name} is corrupt (checksum mismatch)`,
+      );
+    await writeFile(last, good);
+
+    // A digest of the hash file that is wrong: the SHA-256 check sees it, MD5 vouches for the object.
+    const hashFile = path.join(dir, 'store', 'c', hashFileObjectName('b'));
+    const doc = JSON.parse(await readFile(hashFile, 'utf8')) as { sha256s: string[] };
+    doc.sha256s[32] = 'ab'.repeat(32);
+    await writeFile(hashFile, JSON.stringify(doc));
+    await restoreWith('md5');
+    expect(warnings).toEqual([]);
+    await restoreWith('sha256');
+    expect(await sha(target)).toBe(await sha(vol));
+    expect(warnings).toEqual([
+      expect.stringMatching(/^The hash file of backup b does not match 1 of its objects/),
+    ]);
+
+    // No hash file: MD5 checks everything, and says so.
+    warnings.length = 0;
+    await writeFile(hashFile, '{"chunk_size": 32768}');
+    await restoreWith('sha256');
+    expect(warnings).toEqual([expect.stringMatching(/hash file of backup b is not one the restore can use/)]);
+    expect(await sha(target)).toBe(await sha(vol));
   });
 
   it('removes what it wrote when the backup is cancelled, and refuses containers outside the store', async () => {

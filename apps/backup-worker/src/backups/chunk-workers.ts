@@ -33,6 +33,14 @@ export interface PackedPiece {
   readonly bytes: ArrayBuffer | null;
 }
 
+/** What a restored object is checked against (ChunkWorkers.unpack). */
+export interface ObjectCheck {
+  /** The manifest's MD5 of the object's bytes. */
+  readonly md5: string;
+  /** The SHA-256 of each of its `size`-byte blocks (32 bytes each), from the backup's hash file. */
+  readonly blocks?: { readonly size: number; readonly digests: Uint8Array };
+}
+
 /**
  * A small pool of worker threads doing the CPU work of backups and restores (chunk-worker.js):
  * hashing, MD5, compression and decompression. The event loop keeps reading and writing files
@@ -77,27 +85,39 @@ export class ChunkWorkers {
 
   /**
    * A stored object's bytes (the first `storedLength` of `stored`), checked against its manifest
-   * entry; `corrupt` when the length or MD5 differ. With `sparseBlock` > 0, `runs` lists the parts
-   * that are not zeros. `bytes` is `stored` itself for a raw object (its first `length` bytes);
-   * else `spare` is `stored`, for the caller to reuse.
+   * entry (length and MD5) or, given `check.blocks`, its blocks' SHA-256s from the hash file (MD5
+   * still decides when those differ: `hashFileMismatch`); `corrupt` when the object fails. With
+   * `sparseBlock` > 0, `runs` lists the parts that are not zeros. `bytes` is `stored` itself for a
+   * raw object (its first `length` bytes); else `spare` is `stored`, for the caller to reuse.
    */
   unpack(
     stored: SharedArrayBuffer,
     storedLength: number,
     codec: BackupCodec,
     length: number,
-    md5: string,
+    check: ObjectCheck,
     sparseBlock: number,
   ): Promise<
     | { corrupt: true; spare: SharedArrayBuffer }
     | {
         corrupt: false;
+        hashFileMismatch: boolean;
         bytes: SharedArrayBuffer | ArrayBuffer;
         runs: [number, number][];
         spare: SharedArrayBuffer | null;
       }
   > {
-    return this.run({ op: 'unpack', stored, storedLength, codec, length, md5, sparseBlock }) as never;
+    return this.run({
+      op: 'unpack',
+      stored,
+      storedLength,
+      codec,
+      length,
+      md5: check.md5,
+      digests: check.blocks?.digests ?? null,
+      blockSize: check.blocks?.size ?? 0,
+      sparseBlock,
+    }) as never;
   }
 
   async close(): Promise<void> {

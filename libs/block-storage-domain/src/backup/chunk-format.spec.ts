@@ -8,6 +8,7 @@ import {
   DEFAULT_CHUNK_PARAMETERS,
   defaultBackupContainer,
   hashFileDocument,
+  hashFileDigests,
   hashFileObjectName,
   manifestDocument,
   manifestObjectName,
@@ -153,5 +154,34 @@ describe('backup chunk format', () => {
       chunk_size: 32768,
       sha256s: ['h1', 'h2'],
     });
+  });
+  it('reads the digests of a hash file compactly, of ours and of Cinder, or says it cannot', () => {
+    const hex = (n: number) => n.toString(16).padStart(2, '0').repeat(32);
+    const ours = hashFileDocument(
+      { ...desc, description: 'not "sha256s": ["' + 'f'.repeat(64) + '"], "chunk_size": 7' },
+      32768,
+      [hex(1), hex(171)],
+    );
+    const read = hashFileDigests(Buffer.from(ours, 'utf8'));
+    expect(read?.blockSize).toBe(32768);
+    expect(read?.count).toBe(2);
+    expect(Buffer.from(read!.digests).toString('hex')).toBe(hex(1) + hex(171));
+    // Cinder's json.dumps: one line, its own key order, upper-case hex accepted
+    const cinder = `{"backup_id": "b", "backup_description": "x", "chunk_size": 65536, "sha256s": ["${hex(2).toUpperCase()}", "${hex(3)}"], "version": 1}`;
+    const c = hashFileDigests(Buffer.from(cinder));
+    expect([c?.blockSize, c?.count]).toEqual([65536, 2]);
+    expect(Buffer.from(c!.digests).toString('hex')).toBe(hex(2) + hex(3));
+    expect(hashFileDigests(Buffer.from('{"chunk_size": 4, "sha256s": []}'))?.count).toBe(0);
+    for (const bad of [
+      '{"sha256s": []}',
+      '{"chunk_size": 0, "sha256s": []}',
+      `{"chunk_size": 4, "sha256s": ["${'g'.repeat(64)}"]}`,
+      `{"chunk_size": 4, "sha256s": ["${'a'.repeat(63)}"]}`,
+      `{"chunk_size": 4, "sha256s": ["${'a'.repeat(64)}" "${'a'.repeat(64)}"]}`,
+      `{"chunk_size": 4, "sha256s": ["${'a'.repeat(64)}"`,
+      '{"chunk_size": 4, "sha256s": 5}',
+      'not json',
+    ])
+      expect(hashFileDigests(Buffer.from(bad))).toBeNull();
   });
 });

@@ -284,3 +284,84 @@ export function parseManifestObjects(manifest: string): ManifestObject[] {
     };
   });
 }
+
+/** A hash file's digests, compact: 32 bytes per block, in volume order. */
+export interface HashFileDigests {
+  /** The hash file's `chunk_size`: bytes per hashed block. */
+  readonly blockSize: number;
+  /** Blocks the file covers. */
+  readonly count: number;
+  /** `count` SHA-256 digests, 32 bytes each. */
+  readonly digests: Uint8Array;
+}
+
+const HEX_VALUE = (() => {
+  const t = new Uint8Array(256).fill(255);
+  for (let i = 0; i < 10; i++) t[0x30 + i] = i;
+  for (let i = 0; i < 6; i++) t[0x61 + i] = t[0x41 + i] = 10 + i;
+  return t;
+})();
+const ascii = (s: string): Uint8Array => Uint8Array.from(s, (c) => c.charCodeAt(0));
+const SHA256S_KEY = ascii('"sha256s"');
+const CHUNK_SIZE_KEY = ascii('"chunk_size"');
+
+/** The last index of `key` in `doc`, or -1. */
+function lastIndexOfBytes(doc: Uint8Array, key: Uint8Array): number {
+  outer: for (let i = doc.length - key.length; i >= 0; i--) {
+    for (let k = 0; k < key.length; k++) if (doc[i + k] !== key[k]) continue outer;
+    return i;
+  }
+  return -1;
+}
+
+const isSpace = (c: number | undefined): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+
+/**
+ * The digests of a hash file document (BS-11.5, ours or Cinder's), read straight from its bytes
+ * into 32 bytes per block: a restore checks objects against them without holding a string per
+ * block (a 4 GiB volume's file lists 131,072). The keys are looked up last in the document: both
+ * writers put `chunk_size` and `sha256s` after the user's name and description. Null when the
+ * document is not of that shape; a caller then checks objects some other way (their MD5).
+ */
+export function hashFileDigests(doc: Uint8Array): HashFileDigests | null {
+  const afterKey = (key: Uint8Array): number => {
+    const at = lastIndexOfBytes(doc, key);
+    if (at < 0) return -1;
+    let p = at + key.length;
+    while (isSpace(doc[p])) p++;
+    if (doc[p] !== 0x3a /* : */) return -1;
+    p++;
+    while (isSpace(doc[p])) p++;
+    return p;
+  };
+  let p = afterKey(CHUNK_SIZE_KEY);
+  if (p < 0) return null;
+  let blockSize = 0;
+  for (; doc[p] !== undefined && doc[p]! >= 0x30 && doc[p]! <= 0x39 && blockSize < 2 ** 40; p++)
+    blockSize = blockSize * 10 + doc[p]! - 0x30;
+  if (blockSize <= 0 || blockSize >= 2 ** 40) return null;
+  p = afterKey(SHA256S_KEY);
+  if (p < 0 || doc[p] !== 0x5b /* [ */) return null;
+  p++;
+  // each entry takes at least 66 bytes ("…64 hex…" and a comma)
+  const digests = new Uint8Array((Math.floor((doc.length - p) / 66) + 1) * 32);
+  let count = 0;
+  for (;;) {
+    while (isSpace(doc[p])) p++;
+    if (doc[p] === 0x5d /* ] */) break;
+    if (doc[p] !== 0x22 || doc[p + 65] !== 0x22) return null;
+    const out = count * 32;
+    for (let k = 0; k < 32; k++) {
+      const hi = HEX_VALUE[doc[p + 1 + 2 * k]!]!;
+      const lo = HEX_VALUE[doc[p + 2 + 2 * k]!]!;
+      if (hi === 255 || lo === 255) return null;
+      digests[out + k] = (hi << 4) | lo;
+    }
+    count++;
+    p += 66;
+    while (isSpace(doc[p])) p++;
+    if (doc[p] === 0x2c /* , */) p++;
+    else if (doc[p] !== 0x5d) return null;
+  }
+  return { blockSize, count, digests: digests.subarray(0, count * 32) };
+}
