@@ -914,7 +914,9 @@ async function main(): Promise<void> {
         [iid],
       )) as [{ c: number }];
       // where the run's time went, in ms from the execution's creation: its items created (the start
-      // decision), claimed by executors, and their results applied by the engine (first / median / last)
+      // decision), claimed by executors, and their results applied by the engine (first / median / last);
+      // and how many distinct claim and apply moments there were (about the claim statements and the
+      // engine transactions that applied results: rows of one statement share its timestamp)
       const [timeline] = (await ds.query(
         `SELECT round(EXTRACT(EPOCH FROM (min(a."created_at") - e."created_at")) * 1000) AS created,
                 round(EXTRACT(EPOCH FROM (min(a."claimed_at") - e."created_at")) * 1000) AS first_claimed,
@@ -922,7 +924,9 @@ async function main(): Promise<void> {
                 round(EXTRACT(EPOCH FROM (min(a."updated_at") - e."created_at")) * 1000) AS first_applied,
                 round(EXTRACT(EPOCH FROM (percentile_disc(0.5) WITHIN GROUP (ORDER BY a."updated_at") - e."created_at")) * 1000) AS median_applied,
                 round(EXTRACT(EPOCH FROM (max(a."updated_at") - e."created_at")) * 1000) AS last_applied,
-                round(EXTRACT(EPOCH FROM (e."updated_at" - e."created_at")) * 1000) AS finished
+                round(EXTRACT(EPOCH FROM (e."updated_at" - e."created_at")) * 1000) AS finished,
+                count(DISTINCT a."claimed_at") AS claim_moments,
+                count(DISTINCT a."updated_at") AS apply_moments
            FROM "workflow_executions" e JOIN "action_executions" a ON a."workflow_execution_id" = e."id"
           WHERE e."id" = $1 GROUP BY e."id", e."created_at", e."updated_at"`,
         [iid],

@@ -21,8 +21,8 @@ export interface FailureHandler {
 }
 
 /**
- * Command intake: messages of one execution that arrive while a transaction of that execution is
- * running are applied together in the next one (one lock, one snapshot load, one write); each message
+ * Command intake: messages of one execution that arrive in one turn of the event loop, or while a
+ * transaction of that execution is running, are applied together in the next one (one lock, one snapshot load, one write); each message
  * is acknowledged only after the transaction holding its event committed, so delivery stays at least
  * once.
  */
@@ -47,12 +47,17 @@ export class CommandBatches {
       }
       batch.events.push(event);
       batch.waiters.push({ resolve, reject, type, deliveryCount: info?.deliveryCount ?? 1 });
-      if (!this.draining.has(executionId)) void this.drain(executionId);
+      if (!this.draining.has(executionId)) {
+        // The transaction starts once the messages at hand are in: the results of one message
+        // (an executor sends many at once) and of every message read in this turn of the event
+        // loop join one batch, instead of the first alone and the rest in a second transaction.
+        this.draining.add(executionId);
+        setImmediate(() => void this.drain(executionId));
+      }
     });
   }
 
   private async drain(executionId: string): Promise<void> {
-    this.draining.add(executionId);
     try {
       for (let batch = this.pending.get(executionId); batch; batch = this.pending.get(executionId)) {
         this.pending.delete(executionId);
