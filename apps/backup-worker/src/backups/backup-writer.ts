@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { open, type FileHandle } from 'node:fs/promises';
 import {
   assertChunkParameters,
   assertIncrementalCompatible,
@@ -21,6 +20,7 @@ import {
 import { BackupCancelledError, type BackupLocation, type ProgressReport } from './backup-engine';
 import type { ChunkWorkers, PackedPiece } from './chunk-workers';
 import type { BackupStore } from './stores';
+import { VolumeReader, type ChunkMemory } from './volume-reader';
 
 const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
 
@@ -49,9 +49,9 @@ export interface CreateBackupOptions {
   readonly dropUnchanged?: boolean;
 }
 
-/** A chunk ready to be written: its buffer, the ranges to store and their packed pieces. */
+/** A chunk ready to be written: its memory, the ranges to store and their packed pieces. */
 interface Prepared {
-  readonly buf: SharedArrayBuffer;
+  readonly mem: ChunkMemory;
   readonly ranges: ChunkRange[];
   readonly pieces: PackedPiece[];
 }
@@ -65,17 +65,6 @@ async function readHashFile(
     chunk_size: number;
     sha256s: string[];
   };
-}
-
-/** Reads `length` bytes at `offset` into `buf`; a source shorter than the volume reads as zeros. */
-async function readFully(fh: FileHandle, buf: Buffer, length: number, offset: number): Promise<void> {
-  let filled = 0;
-  while (filled < length) {
-    const { bytesRead } = await fh.read(buf, filled, length - filled, offset + filled);
-    if (bytesRead === 0) break;
-    filled += bytesRead;
-  }
-  if (filled < length) buf.fill(0, filled, length);
 }
 
 /**
@@ -113,8 +102,8 @@ export async function writeBackup(
   const objects: ManifestObject[] = [];
   const depth = Math.max(1, o.depth);
   // shared with the chunk workers (chunk-workers.ts), reused from chunk to chunk
-  const buffers: SharedArrayBuffer[] = [];
-  const input = await open(o.source, 'r');
+  const buffers: ChunkMemory[] = [];
+  const input = await VolumeReader.open(o.source);
 
   /**
    * Read, hash, choose ranges and pack one chunk (runs concurrently with its neighbours). The
@@ -122,10 +111,9 @@ export async function writeBackup(
    * returns to the pool once they are.
    */
   const prepare = async (index: number, chunk: ChunkRange): Promise<Prepared> => {
-    let buf = buffers.pop() ?? new SharedArrayBuffer(chunkSize);
-    await readFully(input, Buffer.from(buf), chunk.length, chunk.offset);
-    const h = await o.workers.hash(buf, chunk.length, blockSize, zeroHash);
-    buf = h.buf;
+    const mem = buffers.pop() ?? (await input.allocate(chunkSize));
+    await input.read(mem, chunk.length, chunk.offset);
+    const h = await o.workers.hash(mem.buf, chunk.length, blockSize, zeroHash, mem.offset);
     hashes[index] = h.hashes;
     const first = chunk.offset / blockSize;
     const ranges =
@@ -138,14 +126,15 @@ export async function writeBackup(
             chunk.length,
             chunkSize,
           );
-    if (ranges.length === 0) return { buf, ranges, pieces: [] };
+    if (ranges.length === 0) return { mem, ranges, pieces: [] };
     const packed = await o.workers.pack(
-      buf,
+      mem.buf,
       chunk.length,
       ranges.map((r) => [r.offset, r.length] as const),
       o.codec,
+      mem.offset,
     );
-    return { buf: packed.buf, ranges, pieces: packed.pieces };
+    return { mem, ranges, pieces: packed.pieces };
   };
 
   const inFlight: Promise<Prepared>[] = [];
@@ -169,9 +158,9 @@ export async function writeBackup(
         inFlight[i] = p;
       }
       const chunk = chunks[written] as ChunkRange;
-      const { buf, ranges, pieces } = await (inFlight[written] as Promise<Prepared>);
+      const { mem, ranges, pieces } = await (inFlight[written] as Promise<Prepared>);
       delete inFlight[written];
-      const data = Buffer.from(buf);
+      const data = Buffer.from(mem.buf, mem.offset, chunkSize);
       for (const [k, r] of ranges.entries()) {
         const piece = pieces[k] as PackedPiece;
         const name = dataObjectName(o.location.prefix, objects.length + 1);
@@ -186,7 +175,7 @@ export async function writeBackup(
           md5: piece.md5,
         });
       }
-      buffers.push(buf);
+      buffers.push(mem);
       done += chunk.length;
       if (await cancelled()) throw new BackupCancelledError('The backup was cancelled.');
       report = o.progress(done, o.bytes);
@@ -239,13 +228,12 @@ export async function sameBlocksAs(o: {
   const doc = await readHashFile(o.store, o.base);
   if (doc.chunk_size !== blockSize || doc.sha256s.length !== Math.ceil(o.bytes / blockSize)) return false;
   const zeroHash = sha256(Buffer.alloc(blockSize));
-  const input = await open(o.source, 'r');
-  let buf = new SharedArrayBuffer(chunkSize);
+  const input = await VolumeReader.open(o.source);
   try {
+    const mem = await input.allocate(chunkSize);
     for (const chunk of planChunks(o.bytes, chunkSize)) {
-      await readFully(input, Buffer.from(buf), chunk.length, chunk.offset);
-      const h = await o.workers.hash(buf, chunk.length, blockSize, zeroHash);
-      buf = h.buf;
+      await input.read(mem, chunk.length, chunk.offset);
+      const h = await o.workers.hash(mem.buf, chunk.length, blockSize, zeroHash, mem.offset);
       const first = chunk.offset / blockSize;
       if (h.hashes.some((x, i) => x !== doc.sha256s[first + i])) return false;
     }

@@ -66,18 +66,33 @@ export class ChunkWorkers {
 
   constructor(private readonly size: number) {}
 
-  hash(buf: SharedArrayBuffer, length: number, blockSize: number, zeroHash: string): Promise<ChunkHashes> {
-    return this.run({ op: 'hash', buf, length, blockSize, zeroHash }) as unknown as Promise<ChunkHashes>;
+  /** Hashes the chunk: `length` bytes of `buf` from `offset` on. */
+  hash(
+    buf: SharedArrayBuffer,
+    length: number,
+    blockSize: number,
+    zeroHash: string,
+    offset = 0,
+  ): Promise<ChunkHashes> {
+    return this.run({
+      op: 'hash',
+      buf,
+      offset,
+      length,
+      blockSize,
+      zeroHash,
+    }) as unknown as Promise<ChunkHashes>;
   }
 
-  /** Packs `ranges` (chunk-relative) of the chunk. */
+  /** Packs `ranges` (chunk-relative) of the chunk (`length` bytes of `buf` from `offset` on). */
   pack(
     buf: SharedArrayBuffer,
     length: number,
     ranges: readonly (readonly [number, number])[],
     codec: BackupCodec,
+    offset = 0,
   ): Promise<{ buf: SharedArrayBuffer; pieces: PackedPiece[] }> {
-    return this.run({ op: 'pack', buf, length, ranges, codec }) as unknown as Promise<{
+    return this.run({ op: 'pack', buf, offset, length, ranges, codec }) as unknown as Promise<{
       buf: SharedArrayBuffer;
       pieces: PackedPiece[];
     }>;
