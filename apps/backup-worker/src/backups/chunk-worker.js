@@ -137,8 +137,8 @@ function sameBlocks(data, blockSize, digests) {
 
 const ops = {
   /** Digest per hash block and which blocks are all zeros (their digest is the zero block's). */
-  hash({ buf, offset, length, blockSize, zeroHash }) {
-    const data = new Uint8Array(buf, offset, length);
+  hash({ buf, offset: base, length, blockSize, zeroHash }) {
+    const data = new Uint8Array(buf, base, length);
     const hashes = [];
     const zero = new Uint8Array(Math.ceil(length / blockSize));
     for (let off = 0, i = 0; off < length; off += blockSize, i++) {
@@ -155,8 +155,8 @@ const ops = {
    * MD5 and stored form of each range of the chunk (the objects to store). A raw piece has no
    * bytes of its own (no copy): the caller writes it from the chunk, which is handed back.
    */
-  async pack({ buf, offset, length, ranges, codec }) {
-    const data = new Uint8Array(buf, offset, length);
+  async pack({ buf, offset: base, length, ranges, codec }) {
+    const data = new Uint8Array(buf, base, length);
     const pieces = [];
     for (const [offset, len] of ranges) {
       const piece = data.subarray(offset, offset + len);
