@@ -32,15 +32,9 @@ import { CLOCK, DATA_SOURCE, JOB_QUEUE, type Clock } from '@osc/platform';
 import { readManifest, type BackupLocation } from '../backups/backup-engine';
 import { BackupRestorer } from '../backups/backup-restorer';
 import { BACKUP_CONFIG, type BackupConfig } from '../backups/backup.config';
+import { sharedCopy } from '../backups/chunk-workers';
 import { JobTable } from '../jobs/job-table';
 import { VOLUME_PATHS, type VolumePaths } from '../volume-backend/volume-paths';
-
-/** A Buffer's bytes in a SharedArrayBuffer of their own (what the chunk workers take). */
-function shared(b: Buffer): SharedArrayBuffer {
-  const copy = new SharedArrayBuffer(b.byteLength);
-  new Uint8Array(copy).set(b);
-  return copy;
-}
 
 /**
  * Rebasing (ours, issue 21 item 3): a kept incremental whose older backups retention deletes becomes
@@ -241,7 +235,7 @@ export class BackupRebaseService implements OnApplicationBootstrap, OnModuleDest
       const loc = locations.get(s.backupId);
       if (!entry || !loc)
         throw new InvalidInputError(`Invalid backup: object ${s.object} is not in its manifest.`);
-      const stored = shared(await store.read(loc.container, s.object));
+      const stored = sharedCopy(await store.read(loc.container, s.object));
       const r = await workers.unpack(
         stored,
         stored.byteLength,

@@ -15,7 +15,7 @@ import {
   type BackupLocation,
   type ProgressReport,
 } from './backup-engine';
-import type { ChunkWorkers, ObjectCheck } from './chunk-workers';
+import { sharedCopy, type ChunkWorkers, type ObjectCheck } from './chunk-workers';
 import type { BackupStore } from './stores';
 
 /** At most `limit` holders at once; the bound on the objects a restore has in flight. */
@@ -169,7 +169,7 @@ export async function restoreBackup(o: RestoreOptions): Promise<string | null> {
           const into = pool.take(x.length) ?? new SharedArrayBuffer(x.length);
           const stored = await o.store.read(m.loc.container, x.name, into);
           const r = await o.workers.unpack(
-            shared(stored, into),
+            sharedCopy(stored, into),
             stored.length,
             x.compression,
             x.length,
@@ -261,18 +261,6 @@ function objectCheck(x: ManifestObject, hashes: HashFileDigests | null, bytes: n
   const first = x.offset / size;
   const count = Math.ceil(x.length / size);
   return { md5: x.md5, blocks: { size, digests: hashes.digests.slice(first * 32, (first + count) * 32) } };
-}
-
-/**
- * The stored object's bytes, from offset 0 of a SharedArrayBuffer (what the chunk workers take):
- * `into` when the store read into it, else a copy into `into` (a store that returns buffers of its
- * own: Swift, S3) or, if they do not fit, into a new one.
- */
-function shared(b: Buffer, into: SharedArrayBuffer): SharedArrayBuffer {
-  if (b.byteOffset === 0 && b.buffer === into) return into;
-  const out = into.byteLength >= b.byteLength ? into : new SharedArrayBuffer(b.byteLength);
-  new Uint8Array(out).set(b);
-  return out;
 }
 
 /**

@@ -33,6 +33,19 @@ export interface PackedPiece {
   readonly bytes: ArrayBuffer | null;
 }
 
+/**
+ * `b`'s bytes from offset 0 of a SharedArrayBuffer (what the chunk workers take): `into` itself when
+ * `b` is already a view of it from its start, else a copy into `into` when they fit, else into a new
+ * one (a store that returns buffers of its own: Swift, S3, or no `into` at all).
+ */
+export function sharedCopy(b: Buffer, into?: SharedArrayBuffer): SharedArrayBuffer {
+  if (into !== undefined && b.byteOffset === 0 && b.buffer === into) return into;
+  const out =
+    into !== undefined && into.byteLength >= b.byteLength ? into : new SharedArrayBuffer(b.byteLength);
+  new Uint8Array(out).set(b);
+  return out;
+}
+
 /** What a restored object is checked against (ChunkWorkers.unpack). */
 export interface ObjectCheck {
   /** The manifest's MD5 of the object's bytes. */
