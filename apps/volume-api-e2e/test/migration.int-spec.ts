@@ -78,6 +78,16 @@ describe.each(MODES)('multiple back ends and volume migration (%s)', (mode) => {
     throw new Error(`volume ${id} did not finish migrating`);
   }
 
+  /**
+   * The source copy is removed right after the row moves (the commit comes first, so a crash never
+   * loses the only copy); a reader who saw migration_status success may be a moment early.
+   */
+  async function waitUntilGone(file: string): Promise<boolean> {
+    const until = Date.now() + 10000;
+    while (existsSync(file) && Date.now() < until) await new Promise((r) => setTimeout(r, 25));
+    return !existsSync(file);
+  }
+
   it('reports one pool, one location and one cinder-volume service per back end', async () => {
     const pools = (await api.get('/scheduler-stats/get_pools?detail=true')).body.pools;
     expect(pools.map((p: any) => p.name).sort()).toEqual([`${host}@alpha#alpha`, `${host}@beta#beta`]);
@@ -135,7 +145,7 @@ describe.each(MODES)('multiple back ends and volume migration (%s)', (mode) => {
       'os-vol-host-attr:host': `${host}@beta#beta`,
     });
     expect((await readBack(fileOf('beta', v.id), data.length)).equals(data)).toBe(true);
-    expect(existsSync(fileOf('alpha', v.id))).toBe(false);
+    expect(await waitUntilGone(fileOf('alpha', v.id))).toBe(true);
     const quota = (await api.get(`/os-quota-sets/${member.caller.project}?usage=true`)).body.quota_set;
     expect([
       quota[`volumes_${typeOn['alpha']?.name}`].in_use,
@@ -206,7 +216,7 @@ describe.each(MODES)('multiple back ends and volume migration (%s)', (mode) => {
       'os-vol-host-attr:host': `${to}#${to.split('@')[1]}`,
     });
     expect((await readBack(fileOf(to.split('@')[1] ?? '', v.id), data.length)).equals(data)).toBe(true);
-    expect(existsSync(fileOf(from.split('@')[1] ?? '', v.id))).toBe(false);
+    expect(await waitUntilGone(fileOf(from.split('@')[1] ?? '', v.id))).toBe(true);
     // A volume whose last migration succeeded can migrate again (back), by pool name this time.
     expect(
       (
