@@ -25,6 +25,7 @@
  */
 import 'reflect-metadata';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { Session } from 'node:inspector/promises';
 import { createServer } from 'node:net';
 import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -66,6 +67,20 @@ const N = Number(arg('n', '300'));
 const CLIENTS = Number(arg('clients', '8'));
 const ENGINES = Number(arg('engines', '2'));
 const FANOUT = Number(arg('fanout', '100'));
+/** Starts the V8 profiler in this process; the returned function stops it and gives the profile. */
+async function startProfile(): Promise<() => Promise<unknown>> {
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 200 });
+  await session.post('Profiler.start');
+  return async () => {
+    const { profile } = await session.post('Profiler.stop');
+    session.disconnect();
+    return profile;
+  };
+}
+
 /** with-items fan-out sizes (std.echo per item); `--only=items` skips seq10 and the join fan-out. */
 const ITEMS = arg('items', '1000,10000').split(',').filter(Boolean).map(Number);
 const ONLY = arg('only', 'all') as 'all' | 'items' | 'seq10';
@@ -73,8 +88,56 @@ const ONLY = arg('only', 'all') as 'all' | 'items' | 'seq10';
 const SOURCE = arg('source', 'range') as 'range' | 'input';
 /** Seconds after which a with-items run is recorded as still RUNNING (0: wait for ever). */
 const ITEMS_TIMEOUT = Number(arg('items-timeout', '0'));
-/** Items of the warm-up run before the measured with-items sizes (`--items-warmup`, default 200). */
-const ITEMS_WARMUP = Number(arg('items-warmup', '200'));
+/**
+ * Sizes of the unmeasured warm-up runs before the measured with-items runs (`--items-warmup`, a list;
+ * default: one run of each measured size; `0` or empty: none).
+ */
+const ITEMS_WARMUP = arg('items-warmup', arg('items', '1000,10000'))
+  .split(',')
+  .map(Number)
+  .filter((n) => n > 0);
+/** Measured rounds of with-items runs, each one run of every size of `--items` in turn (default 3). */
+const ITEMS_ROUNDS = Number(arg('items-rounds', '3'));
+
+/**
+ * Per size, the median over the measured rounds of the seconds and of the service's CPU per item
+ * (distributed: engine and API processes and PostgreSQL; embedded and inprocess: this process, which
+ * is the service, and PostgreSQL), and the largest median over the smallest.
+ */
+function summariseItems(runs: Record<string, unknown>[], mode: string) {
+  const median = (xs: number[]) => {
+    const s = [...xs].sort((a, b) => a - b);
+    const m = Math.floor(s.length / 2);
+    return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+  };
+  const bySize = new Map<number, { seconds: number[]; cpu: number[] }>();
+  for (const r of runs) {
+    if (r['warmup']) continue;
+    const cpu = r['cpu_ms_per_item'] as Record<string, number>;
+    const service = (mode === 'distributed' ? cpu['server']! : cpu['bench']!) + cpu['postgres']!;
+    const e = bySize.get(r['items'] as number) ?? { seconds: [], cpu: [] };
+    e.seconds.push(r['seconds'] as number);
+    e.cpu.push(service);
+    bySize.set(r['items'] as number, e);
+  }
+  const sizes = Object.fromEntries(
+    [...bySize].map(([n, e]) => [
+      n,
+      {
+        runs: e.seconds.length,
+        seconds_median: Number(median(e.seconds).toFixed(2)),
+        service_cpu_ms_per_item: e.cpu.map((c) => Number(c.toFixed(2))),
+        service_cpu_ms_per_item_median: Number(median(e.cpu).toFixed(3)),
+      },
+    ]),
+  );
+  const medians = Object.values(sizes).map((v) => v.service_cpu_ms_per_item_median);
+  return {
+    sizes,
+    cpu_per_item_ratio:
+      medians.length > 1 ? Number((Math.max(...medians) / Math.min(...medians)).toFixed(2)) : 1,
+  };
+}
 /** Offered rate (executions/s, all clients together) and length (s) of the paced seq10 run; rate 0 skips it. */
 const RATE = Number(arg('rate', '100'));
 /** seq10 (distributed, inprocess): executions each client runs to completion before the measured run. */
@@ -882,21 +945,25 @@ async function main(): Promise<void> {
   }
   const items: Record<string, unknown>[] = [];
   if (ONLY !== 'seq10') {
-    // warm-up: one small run first, so that the first measured size does not pay the processes' JIT
-    const warm =
-      SOURCE === 'input'
-        ? await startExecution(ds, outbox, 'items_input', {
-            items: Array.from({ length: ITEMS_WARMUP }, (_, i) => `item-${i}`),
-          })
-        : await startExecution(ds, outbox, 'items', { n: ITEMS_WARMUP });
-    await waitDone(warm, ITEMS_TIMEOUT);
-    for (const n of ITEMS) {
+    // warm-up runs first (recorded, `warmup: true`, left out of the summary), then `--items-rounds`
+    // rounds of every size: the processes' JIT (and, embedded, PGlite's WebAssembly tier-up) is still
+    // compiling through the first runs, which a cost per item must not be confused with
+    const plan = [
+      ...ITEMS_WARMUP.map((n) => ({ n, warmup: true, round: 0 })),
+      ...Array.from({ length: ITEMS_ROUNDS }, (_, r) =>
+        ITEMS.map((n) => ({ n, warmup: false, round: r + 1 })),
+      ).flat(),
+    ];
+    for (const { n, warmup, round } of plan) {
       // the processes' CPU while idle (relay polls, heartbeats, timers), to tell it from the run's own
       const idle0 = await cpuNow();
       const idleT0 = Date.now();
       await new Promise((r) => setTimeout(r, 3000));
       const idle1 = await cpuNow();
       const idleSeconds = (Date.now() - idleT0) / 1000;
+      // BENCH_CPU_PROFILE=<dir>: a V8 CPU profile of this process over each measured run (a diagnostic;
+      // in embedded and inprocess modes this process is the engine)
+      const profiler = process.env['BENCH_CPU_PROFILE'] ? await startProfile() : null;
       const cpu0 = await cpuNow();
       const i0 = Date.now();
       const iid =
@@ -907,6 +974,13 @@ async function main(): Promise<void> {
           : await startExecution(ds, outbox, 'items', { n });
       const trace = process.env['BENCH_TRACE'] ? traceItems(iid, i0) : null;
       const istate = await waitDone(iid, ITEMS_TIMEOUT);
+      if (profiler) {
+        const dir = String(process.env['BENCH_CPU_PROFILE']);
+        mkdirSync(dir, { recursive: true });
+        const file = path.join(dir, `items-${items.length + 1}-${n}.cpuprofile`);
+        writeFileSync(file, JSON.stringify(await profiler()));
+        process.stderr.write(`cpu profile: ${file}\n`);
+      }
       if (trace) process.stderr.write(`trace ${n}:\n${(await trace()).join('\n')}\n`);
       const seconds = (Date.now() - i0) / 1000;
       const [{ c }] = (await ds.query(
@@ -933,6 +1007,7 @@ async function main(): Promise<void> {
       )) as [Record<string, unknown>];
       items.push({
         items: n,
+        ...(warmup ? { warmup: true } : { round }),
         source: SOURCE,
         state: istate,
         action_executions: c,
@@ -955,9 +1030,12 @@ async function main(): Promise<void> {
         // peak RSS of this process so far: the engine's too in embedded and inprocess modes
         max_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
       });
-      process.stderr.write(`with-items ${n}: ${istate} in ${seconds.toFixed(2)} s\n`);
+      process.stderr.write(
+        `with-items ${n}${warmup ? ' (warm-up)' : ''}: ${istate} in ${seconds.toFixed(2)} s\n`,
+      );
     }
   }
+  const itemsSummary = summariseItems(items, mode);
 
   // what the history holds at the end: none of it with `--history=off`, whichever processes wrote
   const historyRows = Number(
@@ -973,7 +1051,7 @@ async function main(): Promise<void> {
     clients: CLIENTS,
     warmup_per_client: WARMUP,
     ...(WARMUP_RUNS > 0 ? { warmup_open_loop_runs: WARMUP_RUNS } : {}),
-    ...(ONLY !== 'seq10' ? { items_warmup: ITEMS_WARMUP } : {}),
+    ...(ONLY !== 'seq10' ? { items_warmup: ITEMS_WARMUP, items_rounds: ITEMS_ROUNDS } : {}),
     ...(mode === 'distributed'
       ? { via: VIA, from: FROM, inline_actions: VIA === 'api' ? INLINE === 'true' : true }
       : {}),
@@ -984,7 +1062,7 @@ async function main(): Promise<void> {
     load_average: loadavg().map((l) => Number(l.toFixed(2))),
     at: new Date().toISOString(),
     ...(seq ? { seq10: seq, fanout: fan } : {}),
-    ...(items.length ? { with_items: items } : {}),
+    ...(items.length ? { with_items: items, with_items_summary: itemsSummary } : {}),
   };
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   // `--results=<file>`: write elsewhere (trial runs that must not touch the committed figures)
