@@ -315,7 +315,78 @@ async function embeddedViaApi(): Promise<void> {
   const waitIdle = async (): Promise<void> => {
     while ((await running()) > 0) await new Promise((r) => setTimeout(r, 50));
   };
+  const file = arg('results', path.join(__dirname, '../results/engine.json'));
+  const record = (key: string, result: Record<string, unknown>): void => {
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    mkdirSync(path.dirname(file), { recursive: true });
+    const all = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>) : {};
+    all[key] = result;
+    writeFileSync(file, `${JSON.stringify(all, null, 2)}\n`);
+  };
   try {
+    if (ONLY === 'items') {
+      // with-items through the API: the list is the execution's input, completion watched through
+      // GET /v2/executions?state=RUNNING; CPU is the embedded process's (the whole service)
+      await call('POST', '/v2/workflows', withItemsFromInput, 'text/plain');
+      const runs: Record<string, unknown>[] = [];
+      const plan = [
+        ...ITEMS_WARMUP.map((n) => ({ n, warmup: true, round: 0 })),
+        ...Array.from({ length: ITEMS_ROUNDS }, (_, r) =>
+          ITEMS.map((n) => ({ n, warmup: false, round: r + 1 })),
+        ).flat(),
+      ];
+      for (const { n, warmup, round } of plan) {
+        const idle0 = ticks();
+        const idleT0 = Date.now();
+        await new Promise((r) => setTimeout(r, 3000));
+        const idleRate = (ticks() - idle0) / ((Date.now() - idleT0) / 1000);
+        const body = JSON.stringify({
+          workflow_name: 'items_input',
+          input: { items: Array.from({ length: n }, (_, i) => `item-${i}`) },
+        });
+        const cpu0 = ticks();
+        const u0 = process.cpuUsage();
+        const t0 = Date.now();
+        const { id } = (await call('POST', '/v2/executions', body)) as { id: string };
+        await waitIdle();
+        const seconds = (Date.now() - t0) / 1000;
+        const cpu = ticks() - cpu0;
+        const u = process.cpuUsage(u0);
+        const { state } = (await call('GET', `/v2/executions/${id}`)) as { state: string };
+        runs.push({
+          items: n,
+          ...(warmup ? { warmup: true } : { round }),
+          source: 'input',
+          state,
+          seconds: Number(seconds.toFixed(2)),
+          items_per_s: Math.round(n / seconds),
+          // `bench` here is the embedded process (the service, PostgreSQL inside it), as in-process
+          // runs of this benchmark report it; `client` is this process's HTTP client
+          cpu_ms_per_item: {
+            bench: Number(((cpu * 1000) / n).toFixed(2)),
+            postgres: 0,
+            client: Number(((u.user + u.system) / 1e3 / n).toFixed(3)),
+          },
+          cpu_ms_per_item_net: Number((((cpu - idleRate * seconds) * 1000) / n).toFixed(2)),
+        });
+        process.stderr.write(
+          `with-items ${n}${warmup ? ' (warm-up)' : ''}: ${state} in ${seconds.toFixed(2)} s\n`,
+        );
+      }
+      record('embedded_via_api_items', {
+        mode,
+        via: VIA,
+        inline_actions: INLINE === 'true',
+        machine: `${cpus().length} cores`,
+        load_average: loadavg().map((l) => Number(l.toFixed(2))),
+        at: new Date().toISOString(),
+        items_warmup: ITEMS_WARMUP,
+        items_rounds: ITEMS_ROUNDS,
+        with_items: runs,
+        with_items_summary: summariseItems(runs, mode),
+      });
+      return;
+    }
     await call('POST', '/v2/workflows', seq10, 'text/plain');
     const create = async (): Promise<string> =>
       String(
@@ -368,12 +439,7 @@ async function embeddedViaApi(): Promise<void> {
         },
       },
     };
-    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-    const file = arg('results', path.join(__dirname, '../results/engine.json'));
-    mkdirSync(path.dirname(file), { recursive: true });
-    const all = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>) : {};
-    all[`embedded_via_api${INLINE === 'true' ? '' : '_no_inline'}`] = result;
-    writeFileSync(file, `${JSON.stringify(all, null, 2)}\n`);
+    record(`embedded_via_api${INLINE === 'true' ? '' : '_no_inline'}`, result);
   } finally {
     await api.close();
     child.kill('SIGTERM');
