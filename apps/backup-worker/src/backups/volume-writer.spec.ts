@@ -10,7 +10,7 @@ import {
 } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { VolumeWriter } from './volume-writer';
+import { DirectStaging, VolumeWriter } from './volume-writer';
 
 const MIB = 1024 * 1024;
 
@@ -71,6 +71,39 @@ describe('VolumeWriter', () => {
     const back = readFileSync(file);
     expect(back.subarray(12_345, 13_345).equals(odd)).toBe(true);
     expect(back.subarray(2 * MIB, 3 * MIB).equals(whole)).toBe(true);
+  });
+
+  it('creates files through one shared staging, their whole pages direct and the tail the ordinary way', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'osc-volume-writer-'));
+    dirs.push(dir);
+    const staging = new DirectStaging(2, 50);
+    const objects = Array.from({ length: 4 }, (_, i) => ({
+      file: path.join(dir, `object-${i}`),
+      bytes: randomBytes(3 * MIB + 1000 * i),
+    }));
+    await Promise.all(
+      objects.map(async (o) => {
+        const writer = await VolumeWriter.open(o.file, staging, 'w');
+        try {
+          await writer.write(o.bytes, 0, o.bytes.length, 0);
+          if (process.platform === 'linux') expect(writer.isDirect).toBe(true);
+          await writer.handle.sync();
+        } finally {
+          await writer.close();
+        }
+      }),
+    );
+    for (const o of objects) expect(readFileSync(o.file).equals(o.bytes)).toBe(true);
+    // the staging memory is let go when idle and found again for the next write
+    await new Promise((r) => setTimeout(r, 100));
+    const again = { file: path.join(dir, 'again'), bytes: randomBytes(MIB) };
+    const writer = await VolumeWriter.open(again.file, staging, 'w');
+    try {
+      await writer.write(again.bytes, 0, again.bytes.length, 0);
+    } finally {
+      await writer.close();
+    }
+    expect(readFileSync(again.file).equals(again.bytes)).toBe(true);
   });
 
   it('writes a file in memory (tmpfs), whether or not the kernel takes direct writes there', async () => {

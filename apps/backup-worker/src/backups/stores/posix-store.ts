@@ -2,6 +2,7 @@ import { mkdir, open, readdir, rename, rm, rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import { BACKUP_DRIVER_IDS, defaultBackupContainer } from '@osc/block-storage-domain';
 import { InvalidInputError } from '@osc/errors';
+import { DirectStaging, VolumeWriter } from '../volume-writer';
 import type { BackupStore } from './backup-store';
 
 /**
@@ -13,6 +14,12 @@ import type { BackupStore } from './backup-store';
 export class PosixBackupStore implements BackupStore {
   readonly kind = 'posix' as const;
   readonly driverId = BACKUP_DRIVER_IDS.posix;
+
+  /**
+   * Staging memory for objects written around the page cache (VolumeWriter), shared by the writes
+   * of this store and let go a few seconds after the last.
+   */
+  private readonly staging = new DirectStaging(4, 5000);
 
   constructor(readonly root: string) {}
 
@@ -56,10 +63,11 @@ export class PosixBackupStore implements BackupStore {
     const file = this.objectFile(container, name);
     if (name.includes('/')) await mkdir(path.dirname(file), { recursive: true });
     const tmp = `${file}.part`;
-    const fh = await open(tmp, 'w', 0o600);
+    // whole pages around the page cache where the filesystem allows, the last partial one through it
+    const fh = await VolumeWriter.open(tmp, this.staging, 'w');
     try {
       await fh.write(data, 0, data.length, 0);
-      await fh.sync();
+      await fh.handle.sync();
     } finally {
       await fh.close();
     }
