@@ -41,6 +41,8 @@ class Gate {
 const MIB = 1024 * 1024;
 /** Bytes a restore writes between two fdatasyncs it starts. */
 const SYNC_EVERY = 256 * MIB;
+/** Spare bytes a pooled object buffer has, twice: a direct read's alignment and its rounding. */
+const READ_ALIGN = 4096;
 /** Granularity of the zero runs a restore leaves as holes. */
 const SPARSE_BLOCK = 32 * 1024;
 /**
@@ -169,21 +171,25 @@ export async function restoreBackup(o: RestoreOptions): Promise<string | null> {
           break;
         }
         const job = (async () => {
-          const into = pool.take(x.length) ?? new SharedArrayBuffer(x.length);
+          // room for a direct read (whole pages, from an aligned offset): see PosixBackupStore.read
+          const room = x.length + 2 * READ_ALIGN;
+          const into = pool.take(room) ?? new SharedArrayBuffer(room);
           const stored = await o.store.read(m.loc.container, x.name, into);
+          const inPlace = stored.buffer === into;
           const r = await o.workers.unpack(
-            sharedCopy(stored, into),
+            inPlace ? into : sharedCopy(stored, into),
             stored.length,
             x.compression,
             x.length,
             objectCheck(x, hashes, o.bytes),
             sparse ? SPARSE_BLOCK : 0,
+            inPlace ? stored.byteOffset : 0,
           );
           pool.give(r.spare);
           if (r.corrupt)
             throw new InvalidInputError(`Invalid backup: object ${x.name} is corrupt (checksum mismatch).`);
           if (r.hashFileMismatch) mismatches++;
-          const bytes = Buffer.from(r.bytes, 0, x.length);
+          const bytes = Buffer.from(r.bytes, r.bytesOffset, x.length);
           for (const [off, len] of r.runs) {
             for (let p = off; p < off + len; p += 8 * MIB) {
               const n = Math.min(8 * MIB, off + len - p);

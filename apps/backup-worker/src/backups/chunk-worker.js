@@ -176,8 +176,8 @@ const ops = {
    * also the runs that are not zeros (the rest need not be written). `bytes` is `stored` itself
    * for a raw object; otherwise `stored` comes back as `spare`, for the caller to reuse.
    */
-  async unpack({ stored, storedLength, codec, length, md5, digests, blockSize, sparseBlock }) {
-    const data = await decompress(codec, new Uint8Array(stored, 0, storedLength));
+  async unpack({ stored, storedOffset, storedLength, codec, length, md5, digests, blockSize, sparseBlock }) {
+    const data = await decompress(codec, new Uint8Array(stored, storedOffset || 0, storedLength));
     let hashFileMismatch = false;
     const blocksMatch = digests && data.length === length && sameBlocks(data, blockSize, digests);
     if (!blocksMatch) {
@@ -189,7 +189,14 @@ const ops = {
     const bytes = raw ? stored : own(data);
     const runs = sparseBlock > 0 ? nonZeroRuns(data, sparseBlock) : [[0, data.length]];
     return {
-      value: { corrupt: false, hashFileMismatch, bytes, runs, spare: raw ? null : stored },
+      value: {
+        corrupt: false,
+        hashFileMismatch,
+        bytes,
+        bytesOffset: raw ? storedOffset || 0 : 0,
+        runs,
+        spare: raw ? null : stored,
+      },
       transfer: raw ? [] : [bytes],
     };
   },

@@ -116,7 +116,8 @@ export class ChunkWorkers {
    * entry (length and MD5) or, given `check.blocks`, its blocks' SHA-256s from the hash file (MD5
    * still decides when those differ: `hashFileMismatch`); `corrupt` when the object fails. With
    * `sparseBlock` > 0, `runs` lists the parts that are not zeros. `bytes` is `stored` itself for a
-   * raw object (its first `length` bytes); else `spare` is `stored`, for the caller to reuse.
+   * raw object (its `length` bytes from `bytesOffset` on); else `spare` is `stored`, for the caller
+   * to reuse. The stored bytes start at `storedOffset` of `stored`.
    */
   unpack(
     stored: SharedArrayBuffer,
@@ -125,12 +126,15 @@ export class ChunkWorkers {
     length: number,
     check: ObjectCheck,
     sparseBlock: number,
+    storedOffset = 0,
   ): Promise<
     | { corrupt: true; spare: SharedArrayBuffer }
     | {
         corrupt: false;
         hashFileMismatch: boolean;
         bytes: SharedArrayBuffer | ArrayBuffer;
+        /** Where the object's bytes start in `bytes`. */
+        bytesOffset: number;
         runs: [number, number][];
         spare: SharedArrayBuffer | null;
       }
@@ -138,6 +142,7 @@ export class ChunkWorkers {
     return this.run({
       op: 'unpack',
       stored,
+      storedOffset,
       storedLength,
       codec,
       length,

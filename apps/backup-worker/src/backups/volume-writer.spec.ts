@@ -94,7 +94,7 @@ describe('VolumeWriter', () => {
       }),
     );
     for (const o of objects) expect(readFileSync(o.file).equals(o.bytes)).toBe(true);
-    // the staging memory is let go when idle and found again for the next write
+    // the staging memory is let go when idle and allocated again for the next write
     await new Promise((r) => setTimeout(r, 100));
     const again = { file: path.join(dir, 'again'), bytes: randomBytes(MIB) };
     const writer = await VolumeWriter.open(again.file, staging, 'w');

@@ -3,14 +3,17 @@ import { open, type FileHandle } from 'node:fs/promises';
 
 /** Address alignment and size granularity of direct writes: a page, which every device accepts. */
 const ALIGN = 4096;
-/** Step of the alignment probe: allocators align at least this much. */
-const PROBE_STEP = 16;
-/** Bytes each accepted offset writes, timed, when the probe compares them. */
-const TIMED = 256 * 1024;
-/** Smallest timed slice worth comparing offsets by. */
-const MIN_TIMED = 64 * 1024;
-/** Bytes copied into aligned memory and written at once. */
+/** A WebAssembly memory page. */
+const WASM_PAGE = 64 * 1024;
+/** Bytes copied into aligned memory and written at once (whole WebAssembly pages). */
 const STAGE = 8 * 1024 * 1024;
+
+/** WebAssembly.Memory (the project's TypeScript libraries do not declare WebAssembly). */
+const WasmMemory = (
+  globalThis as unknown as {
+    WebAssembly: { Memory: new (d: { initial: number; maximum: number }) => { buffer: ArrayBuffer } };
+  }
+).WebAssembly.Memory;
 
 const isEinval = (err: unknown): boolean => (err as NodeJS.ErrnoException | null)?.code === 'EINVAL';
 
@@ -24,8 +27,8 @@ const isEinval = (err: unknown): boolean => (err as NodeJS.ErrnoException | null
  * page cache; the kernel keeps direct and ordinary I/O of one file coherent.
  *
  * Direct writes need positions and lengths in whole pages and memory aligned to the device's DMA
- * alignment, which JavaScript can neither ask for nor see. Bytes are copied into an area of a
- * {@link DirectStaging} (memory at an offset found once, see its probe) and written from there.
+ * alignment, which JavaScript cannot ask for. Bytes are copied into an area of a
+ * {@link DirectStaging} (page-aligned memory) and written from there.
  * The part of a write not in whole pages,
  * a filesystem without `O_DIRECT` (tmpfs) or a platform without it go through the page cache,
  * through {@link handle}, which also serves reads, truncation and syncs.
@@ -101,14 +104,14 @@ export class VolumeWriter {
     const stage = await staging.take();
     let done = 0;
     try {
-      while (
-        done < length &&
-        (await staging.ready((b, o, n, p) => this.writeDirect(b, o, n, p), src, srcOffset, length, position))
-      ) {
+      while (done < length && !staging.failed) {
         const { buf, at } = staging.area(stage);
         const n = Math.min(STAGE, length - done);
         src.copy(buf, at, srcOffset + done, srcOffset + done + n);
-        if (!(await this.writeDirect(buf, at, n, position + done))) break;
+        if (!(await this.writeDirect(buf, at, n, position + done))) {
+          staging.failed = true;
+          break;
+        }
         done += n;
       }
     } finally {
@@ -131,18 +134,22 @@ export class VolumeWriter {
   }
 }
 
-type DirectWrite = (src: Buffer, from: number, length: number, position: number) => Promise<boolean>;
-
 /**
- * Staging memory for direct writes: `stages` areas of {@link STAGE} bytes in one allocation, at an
- * offset found once (see {@link probe}), areas at whole pages from it. With `idleReleaseMs`, the
- * memory is let go that long after the last area was given back (and found again when needed).
+ * Staging memory for direct writes: `stages` areas of {@link STAGE} bytes in one allocation whose
+ * start is page-aligned. With `idleReleaseMs`, the memory is let go that long after the last area
+ * was given back (and allocated again when needed).
+ *
+ * The kernel accepted memory aligned to the device's DMA alignment (512 bytes on this project's
+ * machines), but only memory aligned to a page wrote into a hole fast: 8 MiB took 6–9 ms from a
+ * page-aligned address and 154–262 ms from each of the seven other accepted offsets of a page. A
+ * JavaScript buffer's address cannot be seen (timing writes from each offset told them apart only
+ * most of the time: one backup of five took 13 s instead of 7), but a WebAssembly memory's buffer
+ * starts on a page boundary: V8 maps it from the page allocator.
  */
 export class DirectStaging {
-  /** Whether no offset of the memory was accepted: writes go the ordinary way. */
+  /** Whether direct writes from the staging memory were refused: writes go the ordinary way. */
   failed = false;
-  private arena: { buf: Buffer; offset: number | null } | null = null;
-  private probing: Promise<boolean> | null = null;
+  private arena: Buffer | null = null;
   private readonly free: number[];
   private readonly waiting: ((stage: number) => void)[] = [];
   private releaseTimer: NodeJS.Timeout | null = null;
@@ -167,7 +174,7 @@ export class DirectStaging {
     const next = this.waiting.shift();
     if (next) return next(stage);
     this.free.push(stage);
-    if (this.idleReleaseMs > 0 && this.free.length === this.stages && this.probing === null) {
+    if (this.idleReleaseMs > 0 && this.free.length === this.stages) {
       this.releaseTimer = setTimeout(() => {
         this.releaseTimer = null;
         if (this.free.length === this.stages) this.arena = null;
@@ -176,72 +183,13 @@ export class DirectStaging {
     }
   }
 
-  /** Stage `stage`'s memory and where in it to copy to. */
+  /** Stage `stage`'s memory (taken) and where in it its area starts, a page boundary. */
   area(stage: number): { buf: Buffer; at: number } {
-    const arena = this.arena as { buf: Buffer; offset: number };
-    return { buf: arena.buf, at: arena.offset + stage * STAGE };
-  }
-
-  /**
-   * Whether staged direct writes can go on: the staging offset known, or found now by a probe
-   * writing the first bytes of the caller's (`n` bytes of `src` from `from`, for `position`).
-   */
-  async ready(write: DirectWrite, src: Buffer, from: number, n: number, position: number): Promise<boolean> {
-    if (this.failed) return false;
-    if (this.arena?.offset != null) return true;
-    this.probing ??= this.probe(write, src, from, n, position).finally(() => {
-      this.probing = null;
-    });
-    if (await this.probing) return true;
-    this.failed = true;
-    return false;
-  }
-
-  /**
-   * Finds the staging offset: of the offsets direct writes accept (a first page of the caller's
-   * bytes written from each candidate), the fastest. The kernel accepts memory aligned to the
-   * device's DMA alignment (512 bytes here), but only memory aligned to a page wrote into a hole
-   * fast: 8 MiB took 9 ms from the one page-aligned offset and 216–222 ms from each of the seven
-   * others (overwriting allocated blocks, all were fast). So each accepted offset writes a slice of
-   * the caller's bytes at their place, timed, each slice a new part of the range, and the two
-   * fastest another slice each; with slices under {@link MIN_TIMED} the first accepted offset is
-   * taken. Other staged writes wait for the probe, so that they do not disturb its timing.
-   */
-  private async probe(
-    write: DirectWrite,
-    src: Buffer,
-    from: number,
-    n: number,
-    position: number,
-  ): Promise<boolean> {
-    const arena = (this.arena ??= { buf: Buffer.allocUnsafeSlow(this.stages * STAGE + ALIGN), offset: null });
-    const buf = arena.buf;
-    const accepted: number[] = [];
-    for (let offset = 0; offset < ALIGN; offset += PROBE_STEP) {
-      src.copy(buf, offset, from, from + ALIGN);
-      if (await write(buf, offset, ALIGN, position)) accepted.push(offset);
+    if (this.arena === null) {
+      const pages = Math.ceil((this.stages * STAGE) / WASM_PAGE);
+      this.arena = Buffer.from(new WasmMemory({ initial: pages, maximum: pages }).buffer);
     }
-    const slice = Math.min(TIMED, Math.floor(n / (accepted.length + 2) / ALIGN) * ALIGN);
-    let best = accepted[0];
-    if (accepted.length > 1 && slice >= MIN_TIMED) {
-      let at = 0;
-      const time = async (offset: number): Promise<number> => {
-        src.copy(buf, offset, from + at, from + at + slice);
-        const t = process.hrtime.bigint();
-        const ok = await write(buf, offset, slice, position + at);
-        at += slice;
-        return ok ? Number(process.hrtime.bigint() - t) : Infinity;
-      };
-      const ranked: { offset: number; ns: number }[] = [];
-      for (const offset of accepted) ranked.push({ offset, ns: await time(offset) });
-      ranked.sort((x, y) => x.ns - y.ns);
-      for (const r of ranked.slice(0, 2)) r.ns += await time(r.offset);
-      ranked.sort((x, y) => x.ns - y.ns);
-      best = ranked[0]?.ns === Infinity ? undefined : ranked[0]?.offset;
-    }
-    if (best === undefined) return false;
-    arena.offset = best;
-    return true;
+    return { buf: this.arena, at: stage * STAGE };
   }
 }
 
