@@ -100,6 +100,18 @@ const ITEMS_WARMUP = arg('items-warmup', arg('items', '1000,10000'))
 const ITEMS_ROUNDS = Number(arg('items-rounds', '3'));
 
 /**
+ * The with-items runs: warm-up runs first (recorded, `warmup: true`, left out of the summary), then
+ * `--items-rounds` rounds of every size. The processes' JIT (and, embedded, PGlite's WebAssembly
+ * tier-up) is still compiling through the first runs, which a cost per item must not be confused with.
+ */
+const itemsPlan = (): { n: number; warmup: boolean; round: number }[] => [
+  ...ITEMS_WARMUP.map((n) => ({ n, warmup: true, round: 0 })),
+  ...Array.from({ length: ITEMS_ROUNDS }, (_, r) =>
+    ITEMS.map((n) => ({ n, warmup: false, round: r + 1 })),
+  ).flat(),
+];
+
+/**
  * Per size, the median over the measured rounds of the seconds and of the service's CPU per item
  * (distributed: engine and API processes and PostgreSQL; embedded and inprocess: this process, which
  * is the service, and PostgreSQL), and the largest median over the smallest.
@@ -329,13 +341,7 @@ async function embeddedViaApi(): Promise<void> {
       // GET /v2/executions?state=RUNNING; CPU is the embedded process's (the whole service)
       await call('POST', '/v2/workflows', withItemsFromInput, 'text/plain');
       const runs: Record<string, unknown>[] = [];
-      const plan = [
-        ...ITEMS_WARMUP.map((n) => ({ n, warmup: true, round: 0 })),
-        ...Array.from({ length: ITEMS_ROUNDS }, (_, r) =>
-          ITEMS.map((n) => ({ n, warmup: false, round: r + 1 })),
-        ).flat(),
-      ];
-      for (const { n, warmup, round } of plan) {
+      for (const { n, warmup, round } of itemsPlan()) {
         const idle0 = ticks();
         const idleT0 = Date.now();
         await new Promise((r) => setTimeout(r, 3000));
@@ -1011,16 +1017,7 @@ async function main(): Promise<void> {
   }
   const items: Record<string, unknown>[] = [];
   if (ONLY !== 'seq10') {
-    // warm-up runs first (recorded, `warmup: true`, left out of the summary), then `--items-rounds`
-    // rounds of every size: the processes' JIT (and, embedded, PGlite's WebAssembly tier-up) is still
-    // compiling through the first runs, which a cost per item must not be confused with
-    const plan = [
-      ...ITEMS_WARMUP.map((n) => ({ n, warmup: true, round: 0 })),
-      ...Array.from({ length: ITEMS_ROUNDS }, (_, r) =>
-        ITEMS.map((n) => ({ n, warmup: false, round: r + 1 })),
-      ).flat(),
-    ];
-    for (const { n, warmup, round } of plan) {
+    for (const { n, warmup, round } of itemsPlan()) {
       // the processes' CPU while idle (relay polls, heartbeats, timers), to tell it from the run's own
       const idle0 = await cpuNow();
       const idleT0 = Date.now();
