@@ -37,7 +37,7 @@ export class VolumeWriter {
   private constructor(
     /** The ordinary handle: reads, truncation, syncs, and writes that cannot go direct. */
     readonly handle: FileHandle,
-    private direct: FileHandle | null,
+    private readonly direct: FileHandle | null,
     private readonly staging: DirectStaging,
   ) {}
 
@@ -150,12 +150,13 @@ export class DirectStaging {
   /** Whether direct writes from the staging memory were refused: writes go the ordinary way. */
   failed = false;
   private arena: Buffer | null = null;
+  private readonly stages: number;
   private readonly free: number[];
   private readonly waiting: ((stage: number) => void)[] = [];
   private releaseTimer: NodeJS.Timeout | null = null;
 
   constructor(
-    private readonly stages: number,
+    stages: number,
     private readonly idleReleaseMs = 0,
   ) {
     this.stages = Math.max(1, stages);

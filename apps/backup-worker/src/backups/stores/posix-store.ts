@@ -1,8 +1,9 @@
-import { constants } from 'node:fs';
-import { mkdir, open, readdir, rename, rm, rmdir } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, rmdir, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { types } from 'node:util';
 import { BACKUP_DRIVER_IDS, defaultBackupContainer } from '@osc/block-storage-domain';
 import { InvalidInputError } from '@osc/errors';
+import { VolumeReader } from '../volume-reader';
 import { DirectStaging, VolumeWriter } from '../volume-writer';
 import type { BackupStore } from './backup-store';
 
@@ -26,9 +27,7 @@ export class PosixBackupStore implements BackupStore {
   private readonly staging = new DirectStaging(4, 5000);
 
   /** Offsets of read buffers direct reads were accepted at (see readDirect). */
-  private readonly readOffsets = new WeakMap<ArrayBufferLike, number>();
-  /** Set once the filesystem refused `O_DIRECT` for reading. */
-  private noDirectReads = false;
+  private readonly readOffsets = new WeakMap<SharedArrayBuffer, number>();
 
   constructor(readonly root: string) {}
 
@@ -112,51 +111,26 @@ export class PosixBackupStore implements BackupStore {
   }
 
   /**
-   * The object's bytes read with `O_DIRECT` into `into`, from an offset the kernel accepts (found by
-   * trying, then remembered for that buffer); null when the object cannot be read so (a filesystem
-   * without `O_DIRECT`, memory without room for whole pages past an aligned offset, a short read):
-   * the caller reads it the ordinary way. Through the page cache, a restore's object reads cost the
-   * kernel a fresh page per 4 KiB (README, "Issue 17, stop 44"). Objects are never sparse, so a
-   * read that works proves the offset.
+   * The object's bytes read with `O_DIRECT` into `into` by a {@link VolumeReader} (which finds an
+   * offset of the memory the kernel accepts; remembered here per buffer); null when the object
+   * cannot be read so (a filesystem without `O_DIRECT`, memory without room for whole pages past an
+   * offset): the caller reads it the ordinary way. Through the page cache, a restore's object reads
+   * cost the kernel a fresh page per 4 KiB (README, "Issue 17, stop 44").
    */
   private async readDirect(file: string, into: ArrayBufferLike): Promise<Buffer | null> {
-    const flag = constants.O_DIRECT;
-    if (flag === undefined || process.platform !== 'linux' || this.noDirectReads) return null;
-    let fh;
+    if (!types.isSharedArrayBuffer(into)) return null;
+    const reader = await VolumeReader.open(file);
     try {
-      fh = await open(file, constants.O_RDONLY | flag);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EINVAL') throw err;
-      this.noDirectReads = true;
-      return null;
-    }
-    try {
-      const size = (await fh.stat()).size;
+      const size = (await stat(file)).size;
       const whole = Math.ceil(size / READ_ALIGN) * READ_ALIGN;
-      if (size === 0 || into.byteLength < whole + READ_ALIGN) return null;
-      const known = this.readOffsets.get(into);
-      const offsets = known === undefined ? [] : [known];
-      for (let o = 0; o < READ_ALIGN; o += 16) if (o !== known) offsets.push(o);
-      for (const offset of offsets) {
-        const view = new Uint8Array(into, offset, whole);
-        let filled: number;
-        try {
-          filled = (await fh.read(view, 0, whole, 0)).bytesRead;
-        } catch (err) {
-          if ((err as NodeJS.ErrnoException).code !== 'EINVAL') throw err;
-          continue;
-        }
-        this.readOffsets.set(into, offset);
-        while (filled < size && filled % READ_ALIGN === 0) {
-          const n = (await fh.read(view, filled, whole - filled, filled)).bytesRead;
-          if (n === 0) break;
-          filled += n;
-        }
-        return filled === size ? Buffer.from(into, offset, size) : null;
-      }
-      return null;
+      if (!reader.isDirect || size === 0 || into.byteLength < whole + READ_ALIGN) return null;
+      const mem = { buf: into, offset: this.readOffsets.get(into) ?? 0 };
+      // whole pages: the part past the object's end reads as zeros
+      await reader.read(mem, whole, 0);
+      this.readOffsets.set(into, mem.offset);
+      return Buffer.from(into, mem.offset, size);
     } finally {
-      await fh.close();
+      await reader.close();
     }
   }
 
