@@ -89,6 +89,11 @@ const SOURCE = arg('source', 'range') as 'range' | 'input';
 /** Seconds after which a with-items run is recorded as still RUNNING (0: wait for ever). */
 const ITEMS_TIMEOUT = Number(arg('items-timeout', '0'));
 /**
+ * Milliseconds of pause before each with-items run, over which the processes' idle CPU is measured
+ * (`--items-pause`, default 3000): with 100 the runs follow each other almost at once.
+ */
+const ITEMS_PAUSE_MS = Number(arg('items-pause', '3000'));
+/**
  * Sizes of the unmeasured warm-up runs before the measured with-items runs (`--items-warmup`, a list;
  * default: one run of each measured size; `0` or empty: none).
  */
@@ -344,7 +349,7 @@ async function embeddedViaApi(): Promise<void> {
       for (const { n, warmup, round } of itemsPlan()) {
         const idle0 = ticks();
         const idleT0 = Date.now();
-        await new Promise((r) => setTimeout(r, 3000));
+        await new Promise((r) => setTimeout(r, ITEMS_PAUSE_MS));
         const idleRate = (ticks() - idle0) / ((Date.now() - idleT0) / 1000);
         const body = JSON.stringify({
           workflow_name: 'items_input',
@@ -1021,7 +1026,7 @@ async function main(): Promise<void> {
       // the processes' CPU while idle (relay polls, heartbeats, timers), to tell it from the run's own
       const idle0 = await cpuNow();
       const idleT0 = Date.now();
-      await new Promise((r) => setTimeout(r, 3000));
+      await new Promise((r) => setTimeout(r, ITEMS_PAUSE_MS));
       const idle1 = await cpuNow();
       const idleSeconds = (Date.now() - idleT0) / 1000;
       // BENCH_CPU_PROFILE=<dir>: a V8 CPU profile of this process over each measured run (a diagnostic;
@@ -1078,7 +1083,7 @@ async function main(): Promise<void> {
         items_per_s: Math.round(n / seconds),
         // CPU of this process (the engine's too in embedded mode), the engine processes and PostgreSQL, per item
         cpu_ms_per_item: await cpuSince(cpu0, n),
-        // the same less the idle rate measured for 3 s before the run, over the run's length
+        // the same less the idle rate measured over the pause before the run, over the run's length
         cpu_ms_per_item_net: await (async () => {
           const now = await cpuNow();
           const net = (k: 'bench' | 'engines' | 'postgres') =>
