@@ -177,7 +177,7 @@ const schema = z.object({
    * Chunks (backup) or objects (restore) in flight per job: read, hashed, compressed or written at
    * once. A job holds at most about twice this many chunks in memory. 4 rather than 3: a 4 GiB
    * backup took ~12 % less time and CPU on two cores, a restore 3–13 % less time (alternated, through
-   * the API and without it; README "Issue 17, stop 42").
+   * the API and without it; docs/issue-17-history.md, "Issue 17, stop 42").
    */
   BACKUP_PIPELINE_DEPTH: z.coerce.number().int().min(1).max(32).default(DEFAULT_PIPELINE_DEPTH),
 });

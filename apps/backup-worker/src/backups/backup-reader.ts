@@ -57,7 +57,7 @@ export type RestoreCheck = 'md5' | 'sha256';
 let faster: RestoreCheck | undefined;
 /**
  * The faster of the two checks on this CPU, measured once: SHA-256 runs ~2× MD5's speed with SHA
- * instructions (1.2–1.9 GB/s against 0.75–0.81 per core, README "Issue 17, stop 43") and ~0.6×
+ * instructions (1.2–1.9 GB/s against 0.75–0.81 per core, docs/issue-17-history.md, "Issue 17, stop 43") and ~0.6×
  * without them. Either is a full check of every byte.
  */
 export function fasterCheck(): RestoreCheck {

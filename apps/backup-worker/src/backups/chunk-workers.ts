@@ -65,7 +65,7 @@ export interface ObjectCheck {
  * caller see the same memory, nothing is copied or transferred. They used to be transferred
  * ArrayBuffers, and each one that came back was a new 32 MiB ArrayBuffer to V8: a 4 GiB restore
  * ran ~60 full and ~130 young collections (none with shared buffers), which in the embedded process
- * mark its whole heap, on the cores the hashing needs (README, "Issue 17, stop 42"). What a worker
+ * mark its whole heap, on the cores the hashing needs (docs/issue-17-history.md, "Issue 17, stop 42"). What a worker
  * makes anew (compressed pieces, decompressed objects) comes back as a transferred ArrayBuffer, not
  * a shared one: V8 does not count shared memory towards a collection, so fresh shared buffers
  * dropped by both sides were reclaimed late (a 2 GiB compressible backup and restore grew to

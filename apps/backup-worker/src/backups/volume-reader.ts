@@ -21,7 +21,7 @@ const isEinval = (err: unknown): boolean => (err as NodeJS.ErrnoException | null
  * backup made the kernel allocate, zero or fill and then copy a page for every 4 KiB of the volume,
  * holes included: on a virtual machine whose memory pages the host takes back while they are free,
  * reading 2 GiB after the cache was dropped took 4.1–4.5 s of system CPU, against 0.04–0.07 s
- * direct (README, "Issue 17, stop 43"); and a backup no longer pushes the rest of the machine's
+ * direct (docs/issue-17-history.md, "Issue 17, stop 43"); and a backup no longer pushes the rest of the machine's
  * working set out of the page cache. Direct reads see what buffered writers wrote (the kernel
  * writes dirty pages of the range back first).
  *

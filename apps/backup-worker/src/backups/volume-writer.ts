@@ -22,7 +22,7 @@ const isEinval = (err: unknown): boolean => (err as NodeJS.ErrnoException | null
  * allows it, so they go from memory to the disk without a page-cache page per 4 KiB. On the
  * virtual machines this project is measured on, a page first touched after it was freed is slow:
  * `dd` wrote 2 GiB in 6.4 s with 5.1 s of system CPU through the page cache against 3.7 s and
- * 0.33 s direct (README, "Issue 17, stop 44"), and a restore spent more system CPU than all its
+ * 0.33 s direct (docs/issue-17-history.md, "Issue 17, stop 44"), and a restore spent more system CPU than all its
  * decompression and checking. A restore also no longer pushes the machine's working set out of the
  * page cache; the kernel keeps direct and ordinary I/O of one file coherent.
  *

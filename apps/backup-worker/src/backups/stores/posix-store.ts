@@ -115,7 +115,7 @@ export class PosixBackupStore implements BackupStore {
    * offset of the memory the kernel accepts; remembered here per buffer); null when the object
    * cannot be read so (a filesystem without `O_DIRECT`, memory without room for whole pages past an
    * offset): the caller reads it the ordinary way. Through the page cache, a restore's object reads
-   * cost the kernel a fresh page per 4 KiB (README, "Issue 17, stop 44").
+   * cost the kernel a fresh page per 4 KiB (docs/issue-17-history.md, "Issue 17, stop 44").
    */
   private async readDirect(file: string, into: ArrayBufferLike): Promise<Buffer | null> {
     if (!types.isSharedArrayBuffer(into)) return null;
