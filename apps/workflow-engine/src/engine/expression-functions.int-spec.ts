@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { DataSource } from 'typeorm';
 import { BullMqJobQueue, type CommandBus, type JobQueue, messagingMigrations } from '@osc/messaging';
 import { PGLITE_MEMORY, closeDataSource, combineMigrations, createDataSource } from '@osc/persistence';
+import { purgeTestPrefix } from '@osc/testing';
 import { definitionMigrations, executionMigrations } from '@osc/workflow-persistence';
 import {
   EngineInstance,
@@ -235,6 +236,8 @@ const STACKS: [string, () => Promise<Stack>][] = [
         close: async () => {
           await bus.close();
           await jobs.close();
+          // the run's RabbitMQ queues and BullMQ keys, which closing the clients leaves behind
+          await purgeTestPrefix({ queuePrefix: prefix, bullPrefix: prefix.slice(0, -1) });
           await db.drop();
         },
       };

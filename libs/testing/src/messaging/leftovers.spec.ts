@@ -8,6 +8,7 @@ describe('test-run leftovers: which queues and keys belong to a test or bench ru
     ['e2e-1a2b3c4d.block-storage.scheduler.dlq', { id: 'e2e-1a2b3c4d.' }],
     ['crash1a2b3c4d.workflow.engine', { id: 'crash1a2b3c4d.' }],
     ['crashretry1a2b3c4d.workflow.engine.dlq', { id: 'crashretry1a2b3c4d.' }],
+    ['expr8168a666.workflow.engine.dlq', { id: 'expr8168a666.' }],
     ['bench1795455913044.workflow.engine', { id: 'bench1795455913044.' }],
     [
       'osc-test-et-4242-0a1b2c3d.event-triggers.osc-test-notify-4242-0a1b2c3d',
@@ -28,6 +29,7 @@ describe('test-run leftovers: which queues and keys belong to a test or bench ru
     'event-triggers.nova',
     'osc_e2e_x.workflow.engine',
     'bench.workflow.engine',
+    'expression.workflow.engine',
     'e2e-zz.workflow.engine',
     'amq.gen-JzTY20BRgKO-HjmUJj0wLg',
   ])('queue %s is nobody’s test run', (name) => {
@@ -38,6 +40,7 @@ describe('test-run leftovers: which queues and keys belong to a test or bench ru
     ['osc:osc_e2e_1_ab12cd34ef56.workflow.actions:meta', { id: 'osc_e2e_1_ab12cd34ef56.', pid: 1 }],
     ['osc:e2e-1a2b3c4d.block-storage.backend.file:wait', { id: 'e2e-1a2b3c4d.' }],
     ['crash1a2b3c4d:crash5e6f7a8b.workflow.actions:k.x', { id: 'crash5e6f7a8b.' }],
+    ['expr8168a666:expr8168a666.workflow.actions:meta', { id: 'expr8168a666.' }],
     ['bench1795455913044:bench1795455913044.workflow.timers:delayed', { id: 'bench1795455913044.' }],
     ['osc-test-mibx1k2z-0a1b2c3d:jobs-mibx1k2z-0a1b2c3d:meta', { id: 'osc-test-mibx1k2z-0a1b2c3d:' }],
   ])('key %s belongs to a run', (key, run) => {

@@ -8,6 +8,7 @@ import { connectRedis, deleteKeysWith } from './test-prefix';
  * `block-storage.scheduler`, …) match none of them.
  * - `osc_e2e_<pid>_<12 hex>.` createTestRuntime; `osc_dist_<12 hex>.` distributed-start;
  *   `e2e-<8 hex>.` the block-storage e2e harness; `crash…<8 hex>.` the engine crash tests;
+ *   `expr<8 hex>.` the engine's expression-functions test (distributed stack);
  *   `bench<13 digits>.` bench/engine; `osc-test-et-<pid>-<8 hex>.` the event-trigger e2e listener;
  *   `osc_ks_wf_<pid>_<8 hex>.` the Keystone test of tools/keystone.
  * - `<words>-<8 base36>-<8 hex>` (and its `.dlq`): a whole queue name from messaging's `uniqueName`.
@@ -17,13 +18,18 @@ const RUN_PREFIXES: readonly RegExp[] = [
   /^osc_dist_[0-9a-f]{12}\./,
   /^e2e-[0-9a-f]{8}\./,
   /^crash[a-z]*[0-9a-f]{8}\./,
+  /^expr[0-9a-f]{8}\./,
   /^bench\d{13}\./,
   /^osc-test-et-(\d+)-[0-9a-f]{8}\./,
   /^osc_ks_wf_(\d+)_[0-9a-f]{8}\./,
 ];
 const UNIQUE_NAME = /^([a-z]+(?:-[a-z]+)*-[0-9a-z]{8}-[0-9a-f]{8})(?:\.dlq)?$/;
-/** BullMQ key prefixes owned by one run: messaging's BullMQ tests (`osc-test-…`), the crash tests and bench/engine. */
-const RUN_BULL_PREFIX = /^(?:osc-test-[0-9a-z]{8}-[0-9a-f]{8}|crash[a-z]*[0-9a-f]{8}|bench\d{13})$/;
+/**
+ * BullMQ key prefixes owned by one run: messaging's BullMQ tests (`osc-test-…`), the crash tests, the
+ * expression-functions test and bench/engine.
+ */
+const RUN_BULL_PREFIX =
+  /^(?:osc-test-[0-9a-z]{8}-[0-9a-f]{8}|crash[a-z]*[0-9a-f]{8}|expr[0-9a-f]{8}|bench\d{13})$/;
 
 export interface TestRun {
   /** What identifies the run: its queue prefix, or its whole queue name, or its own BullMQ prefix. */
