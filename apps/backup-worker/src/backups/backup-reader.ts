@@ -17,6 +17,7 @@ import {
 } from './backup-engine';
 import { sharedCopy, type ChunkWorkers, type ObjectCheck } from './chunk-workers';
 import type { BackupStore } from './stores';
+import { DIRECT_ALIGN, directReadRoom } from './volume-reader';
 import { VolumeWriter } from './volume-writer';
 
 /** At most `limit` holders at once; the bound on the objects a restore has in flight. */
@@ -41,8 +42,6 @@ class Gate {
 const MIB = 1024 * 1024;
 /** Bytes a restore writes between two fdatasyncs it starts. */
 const SYNC_EVERY = 256 * MIB;
-/** Spare bytes a pooled object buffer has, twice: a direct read's alignment and its rounding. */
-const READ_ALIGN = 4096;
 /** Granularity of the zero runs a restore leaves as holes. */
 const SPARSE_BLOCK = 32 * 1024;
 /**
@@ -171,8 +170,9 @@ export async function restoreBackup(o: RestoreOptions): Promise<string | null> {
           break;
         }
         const job = (async () => {
-          // room for a direct read (whole pages, from an aligned offset): see PosixBackupStore.read
-          const room = x.length + 2 * READ_ALIGN;
+          // room for a direct read of the object (PosixBackupStore.read), a page more for a
+          // compressed object another writer stored a little longer than its data
+          const room = directReadRoom(x.length + DIRECT_ALIGN);
           const into = pool.take(room) ?? new SharedArrayBuffer(room);
           const stored = await o.store.read(m.loc.container, x.name, into);
           const inPlace = stored.buffer === into;

@@ -1,8 +1,16 @@
 import { constants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 
-/** Address alignment and size granularity of direct reads: a page, which every device accepts. */
-const ALIGN = 4096;
+/** Address alignment and size granularity of direct I/O: a page, which every device accepts. */
+export const DIRECT_ALIGN = 4096;
+const ALIGN = DIRECT_ALIGN;
+
+/**
+ * Bytes of memory a direct read of `length` bytes needs: whole pages, plus a page of room for the
+ * offset of the memory the kernel accepts (which {@link VolumeReader.read} finds).
+ */
+export const directReadRoom = (length: number): number =>
+  Math.ceil(length / DIRECT_ALIGN) * DIRECT_ALIGN + DIRECT_ALIGN;
 /** Step of the alignment probe: allocators align at least this much. */
 const PROBE_STEP = 16;
 

@@ -1,8 +1,7 @@
 import { constants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
+import { DIRECT_ALIGN as ALIGN } from './volume-reader';
 
-/** Address alignment and size granularity of direct writes: a page, which every device accepts. */
-const ALIGN = 4096;
 /** A WebAssembly memory page. */
 const WASM_PAGE = 64 * 1024;
 /** Bytes copied into aligned memory and written at once (whole WebAssembly pages). */

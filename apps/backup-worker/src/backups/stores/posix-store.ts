@@ -3,12 +3,9 @@ import path from 'node:path';
 import { types } from 'node:util';
 import { BACKUP_DRIVER_IDS, defaultBackupContainer } from '@osc/block-storage-domain';
 import { InvalidInputError } from '@osc/errors';
-import { VolumeReader } from '../volume-reader';
+import { DIRECT_ALIGN, VolumeReader, directReadRoom } from '../volume-reader';
 import { DirectStaging, VolumeWriter } from '../volume-writer';
 import type { BackupStore } from './backup-store';
-
-/** Alignment and granularity of direct reads: a page. */
-const READ_ALIGN = 4096;
 
 /**
  * The posix backup driver's object store (BS-11.1): a container is a directory under the backup
@@ -113,20 +110,20 @@ export class PosixBackupStore implements BackupStore {
   /**
    * The object's bytes read with `O_DIRECT` into `into` by a {@link VolumeReader} (which finds an
    * offset of the memory the kernel accepts; remembered here per buffer); null when the object
-   * cannot be read so (a filesystem without `O_DIRECT`, memory without room for whole pages past an
-   * offset): the caller reads it the ordinary way. Through the page cache, a restore's object reads
+   * cannot be read so (a filesystem without `O_DIRECT`, memory smaller than {@link directReadRoom}):
+   * the caller reads it the ordinary way. Through the page cache, a restore's object reads
    * cost the kernel a fresh page per 4 KiB (docs/issue-17-history.md, "Issue 17, stop 44").
    */
   private async readDirect(file: string, into: ArrayBufferLike): Promise<Buffer | null> {
     if (!types.isSharedArrayBuffer(into)) return null;
+    const size = (await stat(file)).size;
+    if (size === 0 || into.byteLength < directReadRoom(size)) return null;
     const reader = await VolumeReader.open(file);
     try {
-      const size = (await stat(file)).size;
-      const whole = Math.ceil(size / READ_ALIGN) * READ_ALIGN;
-      if (!reader.isDirect || size === 0 || into.byteLength < whole + READ_ALIGN) return null;
+      if (!reader.isDirect) return null;
       const mem = { buf: into, offset: this.readOffsets.get(into) ?? 0 };
       // whole pages: the part past the object's end reads as zeros
-      await reader.read(mem, whole, 0);
+      await reader.read(mem, Math.ceil(size / DIRECT_ALIGN) * DIRECT_ALIGN, 0);
       this.readOffsets.set(into, mem.offset);
       return Buffer.from(into, mem.offset, size);
     } finally {
