@@ -43,6 +43,7 @@ import { PGLITE_MEMORY, closeDataSource, combineMigrations, createDataSource } f
 import { messagingMigrations } from '@osc/messaging';
 import { TEST_QUEUE_EXPIRES_MS, purgeTestPrefix } from '@osc/testing';
 import { Pool } from 'undici';
+import { decideSeq10Ms } from './speed-probe';
 import {
   definitionMigrations,
   dynamicActionMigrations,
@@ -267,6 +268,15 @@ const pct = (xs: number[], p: number): number => {
  * inside that process): executions/s and the process's CPU per execution. Latency figures are
  * not reported: Mistral's timestamps have whole seconds.
  */
+/** `decide-seq10.ts` before the run (see speed-probe.ts); `--speed-probe=false` skips both probes. */
+let speedBefore: number | null = null;
+const SPEED_PROBE = arg('speed-probe', 'true') === 'true';
+/** The machine's speed before and after the run, in CPU ms per seq10 decision (lower is faster). */
+async function machineSpeed(): Promise<Record<string, unknown>> {
+  if (!SPEED_PROBE) return {};
+  return { machine_speed: { decide_seq10_ms: { before: speedBefore, after: await decideSeq10Ms() } } };
+}
+
 async function embeddedViaApi(): Promise<void> {
   const { mkdtempSync, rmSync } = await import('node:fs');
   const dataDir = mkdtempSync(path.join(tmpdir(), 'bench-embedded-'));
@@ -385,6 +395,7 @@ async function embeddedViaApi(): Promise<void> {
         );
       }
       record('embedded_via_api_items', {
+        ...(await machineSpeed()),
         mode,
         via: VIA,
         inline_actions: INLINE === 'true',
@@ -450,7 +461,10 @@ async function embeddedViaApi(): Promise<void> {
         },
       },
     };
-    record(`embedded_via_api${INLINE === 'true' ? '' : '_no_inline'}`, result);
+    record(`embedded_via_api${INLINE === 'true' ? '' : '_no_inline'}`, {
+      ...result,
+      ...(await machineSpeed()),
+    });
   } finally {
     await api.close();
     child.kill('SIGTERM');
@@ -463,6 +477,7 @@ async function embeddedViaApi(): Promise<void> {
 let dropOnFailure: (() => Promise<void>) | undefined;
 
 async function main(): Promise<void> {
+  if (SPEED_PROBE) speedBefore = await decideSeq10Ms();
   if (mode === 'embedded' && VIA === 'api') return embeddedViaApi();
   const db = mode === 'embedded' ? await createEmbeddedDatabase() : await createEngineDatabase();
   dropOnFailure = () => db.drop();
@@ -1110,7 +1125,10 @@ async function main(): Promise<void> {
     ((await ds.query(`SELECT count(*) AS "n" FROM "execution_events"`)) as { n: string }[])[0]?.n ?? 0,
   );
   await close();
-  await db.drop();
+  // BENCH_KEEP_DB=1: the scratch database stays, for looking at its rows and plans afterwards
+  if (process.env['BENCH_KEEP_DB']) process.stderr.write(`kept database ${db.url}\n`);
+  else await db.drop();
+  const speed = await machineSpeed();
 
   const result = {
     mode,
@@ -1128,6 +1146,7 @@ async function main(): Promise<void> {
     execution_history_rows: historyRows,
     machine: `${cpus().length} cores`,
     load_average: loadavg().map((l) => Number(l.toFixed(2))),
+    ...speed,
     at: new Date().toISOString(),
     ...(seq ? { seq10: seq, fanout: fan } : {}),
     ...(items.length ? { with_items: items, with_items_summary: itemsSummary } : {}),
