@@ -5,7 +5,7 @@
  * distributed — each of the six apps started alone with `node dist/apps/<app>/main.js` on real
  *   PostgreSQL, RabbitMQ and Redis on loopback: a fresh database (`osc_startup_<pid>_<time>`)
  *   migrated first with `node dist/apps/embedded/main.js migrate`, AMQP_URL, REDIS_URL, a unique
- *   QUEUE_PREFIX/BULL_PREFIX, AUTH_MODE=noauth and its port variable on a free port. Measured: wall
+ *   QUEUE_PREFIX, AUTH_MODE=noauth and its port variable on a free port. Measured: wall
  *   time from spawn to the first 200 from its `/readyz`, and the CPU the process used until then
  *   (utime + stime of /proc/<pid>/stat), for each of `--rounds` rounds. Database, queues and keys of
  *   the run are removed at the end.
@@ -155,7 +155,6 @@ async function distributed(): Promise<Record<string, { wallS: number[]; cpuS: nu
     AMQP_URL: servers.amqpUrl,
     REDIS_URL: servers.redisUrl,
     QUEUE_PREFIX: `${prefix}.`,
-    BULL_PREFIX: prefix,
     AUTH_MODE: 'noauth',
     LOG_LEVEL: 'warn',
   };
@@ -182,7 +181,8 @@ async function distributed(): Promise<Record<string, { wallS: number[]; cpuS: nu
       }
     }
   } finally {
-    await purgeTestPrefix({ queuePrefix: `${prefix}.`, bullPrefix: prefix }).catch((err: unknown) =>
+    // the apps keep their BullMQ keys under the default `osc:` prefix, named by the queue prefix
+    await purgeTestPrefix({ queuePrefix: `${prefix}.` }).catch((err: unknown) =>
       console.error('purge failed', err),
     );
     await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);

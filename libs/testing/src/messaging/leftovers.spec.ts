@@ -10,6 +10,7 @@ describe('test-run leftovers: which queues and keys belong to a test or bench ru
     ['crashretry1a2b3c4d.workflow.engine.dlq', { id: 'crashretry1a2b3c4d.' }],
     ['expr8168a666.workflow.engine.dlq', { id: 'expr8168a666.' }],
     ['bench1795455913044.workflow.engine', { id: 'bench1795455913044.' }],
+    ['oscstartup17662x1795961613140.workflow.engine', { id: 'oscstartup17662x1795961613140.', pid: 17662 }],
     [
       'osc-test-et-4242-0a1b2c3d.event-triggers.osc-test-notify-4242-0a1b2c3d',
       { id: 'osc-test-et-4242-0a1b2c3d.', pid: 4242 },
@@ -29,6 +30,7 @@ describe('test-run leftovers: which queues and keys belong to a test or bench ru
     'event-triggers.nova',
     'osc_e2e_x.workflow.engine',
     'bench.workflow.engine',
+    'oscstartup.workflow.engine',
     'expression.workflow.engine',
     'e2e-zz.workflow.engine',
     'amq.gen-JzTY20BRgKO-HjmUJj0wLg',
@@ -42,6 +44,10 @@ describe('test-run leftovers: which queues and keys belong to a test or bench ru
     ['crash1a2b3c4d:crash5e6f7a8b.workflow.actions:k.x', { id: 'crash5e6f7a8b.' }],
     ['expr8168a666:expr8168a666.workflow.actions:meta', { id: 'expr8168a666.' }],
     ['bench1795455913044:bench1795455913044.workflow.timers:delayed', { id: 'bench1795455913044.' }],
+    [
+      'osc:oscstartup17662x1795961613140.workflow.notify.3:meta',
+      { id: 'oscstartup17662x1795961613140.', pid: 17662 },
+    ],
     ['osc-test-mibx1k2z-0a1b2c3d:jobs-mibx1k2z-0a1b2c3d:meta', { id: 'osc-test-mibx1k2z-0a1b2c3d:' }],
   ])('key %s belongs to a run', (key, run) => {
     expect(testRunOfKey(key)).toEqual(run);

@@ -9,7 +9,8 @@ import { connectRedis, deleteKeysWith } from './test-prefix';
  * - `osc_e2e_<pid>_<12 hex>.` createTestRuntime; `osc_dist_<12 hex>.` distributed-start;
  *   `e2e-<8 hex>.` the block-storage e2e harness; `crash…<8 hex>.` the engine crash tests;
  *   `expr<8 hex>.` the engine's expression-functions test (distributed stack);
- *   `bench<13 digits>.` bench/engine; `osc-test-et-<pid>-<8 hex>.` the event-trigger e2e listener;
+ *   `bench<13 digits>.` bench/engine; `oscstartup<pid>x<13 digits>.` bench/startup's distributed apps;
+ *   `osc-test-et-<pid>-<8 hex>.` the event-trigger e2e listener;
  *   `osc_ks_wf_<pid>_<8 hex>.` the Keystone test of tools/keystone.
  * - `<words>-<8 base36>-<8 hex>` (and its `.dlq`): a whole queue name from messaging's `uniqueName`.
  */
@@ -20,6 +21,7 @@ const RUN_PREFIXES: readonly RegExp[] = [
   /^crash[a-z]*[0-9a-f]{8}\./,
   /^expr[0-9a-f]{8}\./,
   /^bench\d{13}\./,
+  /^oscstartup(\d+)x\d{13}\./,
   /^osc-test-et-(\d+)-[0-9a-f]{8}\./,
   /^osc_ks_wf_(\d+)_[0-9a-f]{8}\./,
 ];
