@@ -261,13 +261,6 @@ const pct = (xs: number[], p: number): number => {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? 0;
 };
 
-/**
- * `--mode=embedded --via=api`: the embedded product as users run it (`npm start`'s
- * apps/embedded/src/main.ts in its own process, PGlite in a temporary DATA_DIR), seq10 created
- * through POST /v2/executions and completion watched through GET /v2/executions (the database is
- * inside that process): executions/s and the process's CPU per execution. Latency figures are
- * not reported: Mistral's timestamps have whole seconds.
- */
 /** `decide-seq10.ts` before the run (see speed-probe.ts); `--speed-probe=false` skips both probes. */
 let speedBefore: number | null = null;
 const SPEED_PROBE = arg('speed-probe', 'true') === 'true';
@@ -277,6 +270,13 @@ async function machineSpeed(): Promise<Record<string, unknown>> {
   return { machine_speed: { decide_seq10_ms: { before: speedBefore, after: await decideSeq10Ms() } } };
 }
 
+/**
+ * `--mode=embedded --via=api`: the embedded product as users run it (`npm start`'s
+ * apps/embedded/src/main.ts in its own process, PGlite in a temporary DATA_DIR), seq10 created
+ * through POST /v2/executions and completion watched through GET /v2/executions (the database is
+ * inside that process): executions/s and the process's CPU per execution. Latency figures are
+ * not reported: Mistral's timestamps have whole seconds.
+ */
 async function embeddedViaApi(): Promise<void> {
   const { mkdtempSync, rmSync } = await import('node:fs');
   const dataDir = mkdtempSync(path.join(tmpdir(), 'bench-embedded-'));

@@ -1,9 +1,9 @@
 /**
  * The machine's speed next to a benchmark's figures: `decide-seq10.ts` (the engine's pure work for one
  * seq10 execution, no I/O) run in a child process of its own, in CPU ms per execution. The load
- * average does not show a host's other guests: on the same code, this figure moved from 0.37 to
- * 0.63 ms between the machines of issue 17's sessions and by ~10 % within one session, and the
- * end-to-end figures moved with it. A probe before and one after a run bracket the speed the run met.
+ * average does not show a host's other guests: on the same code, this figure was 0.36–0.38 ms on one
+ * machine of issue 17's sessions and 0.50–0.94 on another, idle, within half an hour; the end-to-end
+ * CPU figures moved with it. A probe before and one after a run bracket the speed the run met.
  */
 import { execFile } from 'node:child_process';
 import path from 'node:path';
