@@ -3,14 +3,15 @@ import { open, type FileHandle } from 'node:fs/promises';
 
 /** Address alignment and size granularity of direct I/O: a page, which every device accepts. */
 export const DIRECT_ALIGN = 4096;
-const ALIGN = DIRECT_ALIGN;
+
+/** `length` rounded up to whole pages: what a direct read of `length` bytes reads. */
+export const wholePages = (length: number): number => Math.ceil(length / DIRECT_ALIGN) * DIRECT_ALIGN;
 
 /**
  * Bytes of memory a direct read of `length` bytes needs: whole pages, plus a page of room for the
  * offset of the memory the kernel accepts (which {@link VolumeReader.read} finds).
  */
-export const directReadRoom = (length: number): number =>
-  Math.ceil(length / DIRECT_ALIGN) * DIRECT_ALIGN + DIRECT_ALIGN;
+export const directReadRoom = (length: number): number => wholePages(length) + DIRECT_ALIGN;
 /** Step of the alignment probe: allocators align at least this much. */
 const PROBE_STEP = 16;
 
@@ -75,7 +76,7 @@ export class VolumeReader {
   /** Memory for a chunk of `size` bytes, at an offset direct reads accept. */
   async allocate(size: number): Promise<ChunkMemory> {
     if (this.direct === null) return { buf: new SharedArrayBuffer(size), offset: 0 };
-    const mem = { buf: new SharedArrayBuffer(size + ALIGN), offset: 0 };
+    const mem = { buf: new SharedArrayBuffer(size + DIRECT_ALIGN), offset: 0 };
     if (!(await this.probe(mem, 0))) await this.giveUpDirect();
     return mem;
   }
@@ -100,7 +101,7 @@ export class VolumeReader {
           // memory): find the offset again on these bytes, once, when the request itself is in
           // whole blocks; else read the ordinary way from now on.
           const at = position + filled;
-          const aligned = at % ALIGN === 0 && (length - filled) % 512 === 0;
+          const aligned = at % DIRECT_ALIGN === 0 && (length - filled) % 512 === 0;
           if (probed || !aligned || !(await this.probe(into, at))) await this.giveUpDirect();
           probed = true;
           filled = 0;
@@ -122,12 +123,12 @@ export class VolumeReader {
    */
   private async probe(mem: ChunkMemory, position: number): Promise<boolean> {
     const direct = this.direct;
-    if (direct === null || mem.buf.byteLength < ALIGN * 2) return false;
+    if (direct === null || mem.buf.byteLength < DIRECT_ALIGN * 2) return false;
     const offsets = [this.lastOffset];
-    for (let o = 0; o < ALIGN; o += PROBE_STEP) if (o !== this.lastOffset) offsets.push(o);
+    for (let o = 0; o < DIRECT_ALIGN; o += PROBE_STEP) if (o !== this.lastOffset) offsets.push(o);
     for (const offset of offsets) {
       try {
-        await direct.read(new Uint8Array(mem.buf, offset, ALIGN), 0, ALIGN, position);
+        await direct.read(new Uint8Array(mem.buf, offset, DIRECT_ALIGN), 0, DIRECT_ALIGN, position);
         this.lastOffset = offset;
         mem.offset = offset;
         return true;

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { types } from 'node:util';
 import { BACKUP_DRIVER_IDS, defaultBackupContainer } from '@osc/block-storage-domain';
 import { InvalidInputError } from '@osc/errors';
-import { DIRECT_ALIGN, VolumeReader, directReadRoom } from '../volume-reader';
+import { VolumeReader, directReadRoom, wholePages } from '../volume-reader';
 import { DirectStaging, VolumeWriter } from '../volume-writer';
 import type { BackupStore } from './backup-store';
 
@@ -123,7 +123,7 @@ export class PosixBackupStore implements BackupStore {
       if (!reader.isDirect) return null;
       const mem = { buf: into, offset: this.readOffsets.get(into) ?? 0 };
       // whole pages: the part past the object's end reads as zeros
-      await reader.read(mem, Math.ceil(size / DIRECT_ALIGN) * DIRECT_ALIGN, 0);
+      await reader.read(mem, wholePages(size), 0);
       this.readOffsets.set(into, mem.offset);
       return Buffer.from(into, mem.offset, size);
     } finally {
