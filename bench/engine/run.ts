@@ -170,6 +170,8 @@ const WARMUP_RUNS = Number(arg('warmup-runs', '0'));
 const PACED_SECONDS = Number(arg('paced-seconds', '10'));
 /** `api`: executions are created through workflow-api's POST /v2/executions, engines are the product's processes. */
 const VIA = arg('via', 'db') as 'db' | 'api';
+/** The `application_name` of this process's own database connections (see `cpuNow`). */
+const BENCH_APPLICATION = 'osc-bench-engine';
 /**
  * `--history=off`: no execution history is written (an internal switch, for measuring what the history
  * costs: bench/events); the benchmark process and the engine processes (`EXECUTION_HISTORY=off`, `--via=db`;
@@ -479,7 +481,8 @@ let dropOnFailure: (() => Promise<void>) | undefined;
 async function main(): Promise<void> {
   if (SPEED_PROBE) speedBefore = await decideSeq10Ms();
   if (mode === 'embedded' && VIA === 'api') return embeddedViaApi();
-  const db = mode === 'embedded' ? await createEmbeddedDatabase() : await createEngineDatabase();
+  const db =
+    mode === 'embedded' ? await createEmbeddedDatabase() : await createEngineDatabase(BENCH_APPLICATION);
   dropOnFailure = () => db.drop();
   const ds = db.dataSource;
   const syncCommit = arg('synchronous-commit', 'on');
@@ -730,8 +733,13 @@ async function main(): Promise<void> {
         return 0;
       }
     };
+    // With `--via=api` this process's own connections only watch (completion polls, CPU readings,
+    // the timeline): their backends are the benchmark's, not the service's. With `--via=db` they
+    // also create the executions and relay the outbox, the service's work, and count.
     const pids: { pid: number }[] = await ds.query(
-      `SELECT "pid" FROM pg_stat_activity WHERE "datname" = current_database()`,
+      `SELECT "pid" FROM pg_stat_activity WHERE "datname" = current_database()${
+        VIA === 'api' ? ` AND "application_name" IS DISTINCT FROM '${BENCH_APPLICATION}'` : ''
+      }`,
     );
     const backends = new Map(pids.map((r) => [Number(r.pid), ticks(Number(r.pid))]));
     for (const [pid, used] of backendsSeen) {
@@ -751,9 +759,11 @@ async function main(): Promise<void> {
       redis: (brokers?.redis ?? []).reduce((sum, pid) => sum + ticks(pid), 0),
     };
   };
-  /** CPU ms per execution; with `--via=api` the workflow-api process apart (`api`) and `server` = engines + api. */
-  const cpuSince = async (before: Cpu, executions: number) => {
-    const after = await cpuNow();
+  /**
+   * CPU ms per execution between two readings; with `--via=api` the workflow-api process apart (`api`)
+   * and `server` = engines + api.
+   */
+  const cpuBetween = (before: Cpu, after: Cpu, executions: number) => {
     const ms = (k: keyof Cpu) => Number((((after[k] - before[k]) * 1000) / executions).toFixed(2));
     return {
       bench: ms('bench'),
@@ -763,6 +773,8 @@ async function main(): Promise<void> {
       ...(brokers ? { rabbitmq: ms('rabbitmq'), redis: ms('redis') } : {}),
     };
   };
+  /** {@link cpuBetween} `before` and now. */
+  const cpuSince = async (before: Cpu, executions: number) => cpuBetween(before, await cpuNow(), executions);
 
   /**
    * Where an execution's time goes, from the rows' own timestamps (p50 / p95 over the executions'
@@ -1003,6 +1015,7 @@ async function main(): Promise<void> {
       }
       const cpu0 = await cpuNow();
       const { ids, startSeconds, seconds } = await openLoop(N);
+      const cpuEnd = await cpuNow();
       const rows: { state: string; ms: number }[] = await ds.query(
         `SELECT "state", EXTRACT(EPOCH FROM ("updated_at" - "created_at")) * 1000 AS ms FROM "workflow_executions"
         WHERE "id" = ANY($1::uuid[])`,
@@ -1022,7 +1035,7 @@ async function main(): Promise<void> {
           p95: Math.round(pct(latencies, 95)),
           max: Math.round(pct(latencies, 100)),
         },
-        cpu_ms_per_execution: await cpuSince(cpu0, N),
+        cpu_ms_per_execution: cpuBetween(cpu0, cpuEnd, N),
         hops_ms: await hops(ids),
         ...(WARMUP_RUNS > 0 ? { warmup_runs: warmupRuns } : {}),
       };
@@ -1057,6 +1070,10 @@ async function main(): Promise<void> {
           : await startExecution(ds, outbox, 'items', { n });
       const trace = process.env['BENCH_TRACE'] ? traceItems(iid, i0) : null;
       const istate = await waitDone(iid, ITEMS_TIMEOUT);
+      const seconds = (Date.now() - i0) / 1000;
+      // read right at completion: what follows (a profile written, the queries below) is this
+      // process's analysis, not the run
+      const cpuEnd = await cpuNow();
       if (profiler) {
         const dir = String(process.env['BENCH_CPU_PROFILE']);
         mkdirSync(dir, { recursive: true });
@@ -1065,7 +1082,6 @@ async function main(): Promise<void> {
         process.stderr.write(`cpu profile: ${file}\n`);
       }
       if (trace) process.stderr.write(`trace ${n}:\n${(await trace()).join('\n')}\n`);
-      const seconds = (Date.now() - i0) / 1000;
       const [{ c }] = (await ds.query(
         `SELECT count(*)::int AS c FROM "action_executions" WHERE "workflow_execution_id" = $1`,
         [iid],
@@ -1097,13 +1113,14 @@ async function main(): Promise<void> {
         seconds: Number(seconds.toFixed(2)),
         items_per_s: Math.round(n / seconds),
         // CPU of this process (the engine's too in embedded mode), the engine processes and PostgreSQL, per item
-        cpu_ms_per_item: await cpuSince(cpu0, n),
+        cpu_ms_per_item: cpuBetween(cpu0, cpuEnd, n),
         // the same less the idle rate measured over the pause before the run, over the run's length
-        cpu_ms_per_item_net: await (async () => {
-          const now = await cpuNow();
+        cpu_ms_per_item_net: (() => {
           const net = (k: 'bench' | 'engines' | 'postgres') =>
             Number(
-              (((now[k] - cpu0[k] - ((idle1[k] - idle0[k]) / idleSeconds) * seconds) * 1000) / n).toFixed(2),
+              (((cpuEnd[k] - cpu0[k] - ((idle1[k] - idle0[k]) / idleSeconds) * seconds) * 1000) / n).toFixed(
+                2,
+              ),
             );
           return { bench: net('bench'), engines: net('engines'), postgres: net('postgres') };
         })(),

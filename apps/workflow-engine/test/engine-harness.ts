@@ -39,8 +39,12 @@ import { ActionExecutor } from '../src/executor/action-executor';
 export const POSTGRES_URL = process.env['TEST_POSTGRES_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const PROJECT = 'project-1';
 
-/** A throw-away PostgreSQL database with the workflow side's migrations applied. */
-export async function createEngineDatabase(): Promise<{
+/**
+ * A throw-away PostgreSQL database with the workflow side's migrations applied. `applicationName`
+ * names the returned data source's connections in `pg_stat_activity` (a benchmark tells its own
+ * backends from the product's by it).
+ */
+export async function createEngineDatabase(applicationName?: string): Promise<{
   dataSource: DataSource;
   url: string;
   drop: () => Promise<void>;
@@ -61,6 +65,7 @@ export async function createEngineDatabase(): Promise<{
       ...dynamicActionMigrations,
     ] as never,
     extra: { max: 20 },
+    ...(applicationName ? { applicationName } : {}),
   });
   await dataSource.initialize();
   await dataSource.runMigrations();
