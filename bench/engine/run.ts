@@ -43,6 +43,7 @@ import { PGLITE_MEMORY, closeDataSource, combineMigrations, createDataSource } f
 import { messagingMigrations } from '@osc/messaging';
 import { TEST_QUEUE_EXPIRES_MS, purgeTestPrefix } from '@osc/testing';
 import { Pool } from 'undici';
+import { processCpuSeconds } from './proc-cpu';
 import { decideSeq10Ms } from './speed-probe';
 import {
   definitionMigrations,
@@ -334,10 +335,7 @@ async function embeddedViaApi(): Promise<void> {
     if (res.statusCode >= 300) throw new Error(`${method} ${p}: ${res.statusCode} ${text.slice(0, 300)}`);
     return JSON.parse(text);
   };
-  const ticks = (): number => {
-    const f = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(f[11]) + Number(f[12])) / 100;
-  };
+  const ticks = (): number => processCpuSeconds(child.pid ?? 0);
   const running = async (): Promise<number> =>
     ((await call('GET', '/v2/executions?state=RUNNING&limit=1000&fields=id')) as { executions: unknown[] })
       .executions.length;
@@ -685,7 +683,8 @@ async function main(): Promise<void> {
 
   /**
    * CPU seconds used so far by this process (clients and relay), the engine processes and the
-   * PostgreSQL backends serving this benchmark's database (from /proc; Linux only, else zeros). A
+   * PostgreSQL backends serving this benchmark's database (from /proc, the scheduler's nanoseconds:
+   * `proc-cpu.ts`; Linux only, else zeros). A
    * backend that ended since the last look (a pool closing an idle connection) keeps counting with
    * what it had used then: without it, its whole life's CPU fell out of the difference.
    */
@@ -725,14 +724,7 @@ async function main(): Promise<void> {
   const backendsSeen = new Map<number, number>();
   let backendsGone = 0;
   const cpuNow = async (): Promise<Cpu> => {
-    const ticks = (pid: number): number => {
-      try {
-        const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-        return (Number(f[11]) + Number(f[12])) / 100;
-      } catch {
-        return 0;
-      }
-    };
+    const ticks = processCpuSeconds;
     // With `--via=api` this process's own connections only watch (completion polls, CPU readings,
     // the timeline): their backends are the benchmark's, not the service's. With `--via=db` they
     // also create the executions and relay the outbox, the service's work, and count.
