@@ -335,7 +335,7 @@ async function embeddedViaApi(): Promise<void> {
     if (res.statusCode >= 300) throw new Error(`${method} ${p}: ${res.statusCode} ${text.slice(0, 300)}`);
     return JSON.parse(text);
   };
-  const ticks = (): number => processCpuSeconds(child.pid ?? 0);
+  const cpuSeconds = (): number => processCpuSeconds(child.pid ?? 0);
   const running = async (): Promise<number> =>
     ((await call('GET', '/v2/executions?state=RUNNING&limit=1000&fields=id')) as { executions: unknown[] })
       .executions.length;
@@ -357,21 +357,21 @@ async function embeddedViaApi(): Promise<void> {
       await call('POST', '/v2/workflows', withItemsFromInput, 'text/plain');
       const runs: Record<string, unknown>[] = [];
       for (const { n, warmup, round } of itemsPlan()) {
-        const idle0 = ticks();
+        const idle0 = cpuSeconds();
         const idleT0 = Date.now();
         await new Promise((r) => setTimeout(r, ITEMS_PAUSE_MS));
-        const idleRate = (ticks() - idle0) / ((Date.now() - idleT0) / 1000);
+        const idleRate = (cpuSeconds() - idle0) / ((Date.now() - idleT0) / 1000);
         const body = JSON.stringify({
           workflow_name: 'items_input',
           input: { items: Array.from({ length: n }, (_, i) => `item-${i}`) },
         });
-        const cpu0 = ticks();
+        const cpu0 = cpuSeconds();
         const u0 = process.cpuUsage();
         const t0 = Date.now();
         const { id } = (await call('POST', '/v2/executions', body)) as { id: string };
         await waitIdle();
         const seconds = (Date.now() - t0) / 1000;
-        const cpu = ticks() - cpu0;
+        const cpu = cpuSeconds() - cpu0;
         const u = process.cpuUsage(u0);
         const { state } = (await call('GET', `/v2/executions/${id}`)) as { state: string };
         runs.push({
@@ -417,7 +417,7 @@ async function embeddedViaApi(): Promise<void> {
       );
     await Promise.all(Array.from({ length: CLIENTS }, create));
     await waitIdle();
-    const cpu0 = ticks();
+    const cpu0 = cpuSeconds();
     const u0 = process.cpuUsage();
     const ids: string[] = [];
     let started = 0;
@@ -433,7 +433,7 @@ async function embeddedViaApi(): Promise<void> {
     const creationSeconds = (Date.now() - t0) / 1000;
     await waitIdle();
     const seconds = (Date.now() - t0) / 1000;
-    const cpu = ticks() - cpu0;
+    const cpu = cpuSeconds() - cpu0;
     const u = process.cpuUsage(u0);
     const wanted = new Set(ids);
     const list = (await call('GET', '/v2/executions?limit=1000&fields=id,state')) as {
@@ -683,10 +683,9 @@ async function main(): Promise<void> {
 
   /**
    * CPU seconds used so far by this process (clients and relay), the engine processes and the
-   * PostgreSQL backends serving this benchmark's database (from /proc, the scheduler's nanoseconds:
-   * `proc-cpu.ts`; Linux only, else zeros). A
-   * backend that ended since the last look (a pool closing an idle connection) keeps counting with
-   * what it had used then: without it, its whole life's CPU fell out of the difference.
+   * PostgreSQL backends serving this benchmark's database (from /proc: `proc-cpu.ts`; Linux only,
+   * else zeros). A backend that ended since the last look (a pool closing an idle connection) keeps
+   * counting with what it had used then: without it, its whole life's CPU fell out of the difference.
    */
   type Cpu = {
     bench: number;
@@ -724,7 +723,6 @@ async function main(): Promise<void> {
   const backendsSeen = new Map<number, number>();
   let backendsGone = 0;
   const cpuNow = async (): Promise<Cpu> => {
-    const ticks = processCpuSeconds;
     // With `--via=api` this process's own connections only watch (completion polls, CPU readings,
     // the timeline): their backends are the benchmark's, not the service's. With `--via=db` they
     // also create the executions and relay the outbox, the service's work, and count.
@@ -733,7 +731,7 @@ async function main(): Promise<void> {
         VIA === 'api' ? ` AND "application_name" IS DISTINCT FROM '${BENCH_APPLICATION}'` : ''
       }`,
     );
-    const backends = new Map(pids.map((r) => [Number(r.pid), ticks(Number(r.pid))]));
+    const backends = new Map(pids.map((r) => [Number(r.pid), processCpuSeconds(Number(r.pid))]));
     for (const [pid, used] of backendsSeen) {
       // gone, or its pid taken by a newer backend
       const now = backends.get(pid);
@@ -744,11 +742,13 @@ async function main(): Promise<void> {
     const u = process.cpuUsage();
     return {
       bench: (u.user + u.system) / 1e6,
-      engines: children.filter((c) => c !== apiChild).reduce((sum, c) => sum + ticks(c.pid ?? 0), 0),
-      api: apiChild ? ticks(apiChild.pid ?? 0) : 0,
+      engines: children
+        .filter((c) => c !== apiChild)
+        .reduce((sum, c) => sum + processCpuSeconds(c.pid ?? 0), 0),
+      api: apiChild ? processCpuSeconds(apiChild.pid ?? 0) : 0,
       postgres: backendsGone + [...backends.values()].reduce((sum, used) => sum + used, 0),
-      rabbitmq: (brokers?.rabbitmq ?? []).reduce((sum, pid) => sum + ticks(pid), 0),
-      redis: (brokers?.redis ?? []).reduce((sum, pid) => sum + ticks(pid), 0),
+      rabbitmq: (brokers?.rabbitmq ?? []).reduce((sum, pid) => sum + processCpuSeconds(pid), 0),
+      redis: (brokers?.redis ?? []).reduce((sum, pid) => sum + processCpuSeconds(pid), 0),
     };
   };
   /**
