@@ -676,8 +676,11 @@ async function main(): Promise<void> {
       await Promise.all(children.map((c) => new Promise((r) => c.once('exit', r))));
       await bus.close();
       await jobs.close();
-      // This run's RabbitMQ queues and BullMQ keys (the broker would otherwise keep them for good).
+      // This run's RabbitMQ queues and BullMQ keys (the broker would otherwise keep them for good):
+      // this process's and the test engines' under `<prefix>:`, the products' (`--via=api`) under
+      // `osc:`, where theirs always live (only QUEUE_PREFIX sets them apart).
       await purgeTestPrefix({ queuePrefix: `${prefix}.`, bullPrefix: prefix });
+      if (VIA === 'api') await purgeTestPrefix({ queuePrefix: `${prefix}.` });
     };
   }
 
