@@ -678,9 +678,9 @@ async function main(): Promise<void> {
       await jobs.close();
       // This run's RabbitMQ queues and BullMQ keys (the broker would otherwise keep them for good):
       // this process's and the test engines' under `<prefix>:`, the products' (`--via=api`) under
-      // `osc:`, where theirs always live (only QUEUE_PREFIX sets them apart).
+      // `osc:`, where theirs always live (only QUEUE_PREFIX sets them apart; the queues are gone).
       await purgeTestPrefix({ queuePrefix: `${prefix}.`, bullPrefix: prefix });
-      if (VIA === 'api') await purgeTestPrefix({ queuePrefix: `${prefix}.` });
+      if (VIA === 'api') await purgeTestPrefix({ queuePrefix: `${prefix}.`, queues: [] });
     };
   }
 
