@@ -96,6 +96,15 @@ const ITEMS_TIMEOUT = Number(arg('items-timeout', '0'));
  */
 const ITEMS_PAUSE_MS = Number(arg('items-pause', '3000'));
 /**
+ * `--items-vacuum` (default true): the benchmark VACUUMs the database before each with-items run, on
+ * its own connection (not counted as the service's CPU; its CPU is reported as `vacuum_before_ms`).
+ * Without it a run pays for pruning the dead row versions the run before it left (a 1,000-item run
+ * after a 10,000-item one pays for 10,000 items' worth), and that debt grows run after run: within
+ * one minute no autovacuum comes (`autovacuum_naptime`, 60 s by default). With it, each run pays for
+ * its own rows only, in a database kept as autovacuum keeps it in a steady state.
+ */
+const ITEMS_VACUUM = arg('items-vacuum', 'true') !== 'false';
+/**
  * Sizes of the unmeasured warm-up runs before the measured with-items runs (`--items-warmup`, a list;
  * default: one run of each measured size; `0` or empty: none).
  */
@@ -725,6 +734,28 @@ async function main(): Promise<void> {
       : undefined;
   const backendsSeen = new Map<number, number>();
   let backendsGone = 0;
+  /**
+   * VACUUM of the whole database on a connection of this process's own (see `--items-vacuum`): its
+   * wall time and, distributed, its backend's CPU, in ms.
+   */
+  const vacuum = async (): Promise<{ wall_ms: number; cpu_ms?: number }> => {
+    const runner = ds.createQueryRunner();
+    try {
+      await runner.connect();
+      const [{ pid }] = (await runner.query('SELECT pg_backend_pid() AS "pid"')) as [{ pid: number }];
+      const cpu0 = mode === 'distributed' ? processCpuSeconds(Number(pid)) : 0;
+      const t0 = Date.now();
+      await runner.query('VACUUM');
+      return {
+        wall_ms: Date.now() - t0,
+        ...(mode === 'distributed'
+          ? { cpu_ms: Math.round((processCpuSeconds(Number(pid)) - cpu0) * 1000) }
+          : {}),
+      };
+    } finally {
+      await runner.release();
+    }
+  };
   const cpuNow = async (): Promise<Cpu> => {
     // With `--via=api` this process's own connections only watch (completion polls, CPU readings,
     // the timeline): their backends are the benchmark's, not the service's. With `--via=db` they
@@ -1046,6 +1077,7 @@ async function main(): Promise<void> {
   const items: Record<string, unknown>[] = [];
   if (ONLY !== 'seq10') {
     for (const { n, warmup, round } of itemsPlan()) {
+      const vacuumMs = ITEMS_VACUUM ? await vacuum() : null;
       // the processes' CPU while idle (relay polls, heartbeats, timers), to tell it from the run's own
       const idle0 = await cpuNow();
       const idleT0 = Date.now();
@@ -1122,6 +1154,8 @@ async function main(): Promise<void> {
         timeline_ms: Object.fromEntries(
           Object.entries(timeline ?? {}).map(([k, v]) => [k, v === null ? null : Number(v)]),
         ),
+        // the VACUUM before the run (the dead rows of the runs before it), not counted above
+        ...(vacuumMs === null ? {} : { vacuum_before: vacuumMs }),
         // peak RSS of this process so far: the engine's too in embedded and inprocess modes
         max_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
       });
