@@ -71,7 +71,7 @@ export function productSchema(): { entities: never; migrations: never } {
  * command bus and job queue, and all six apps sharing them. Only the two APIs listen on ports.
  */
 export async function startEmbedded(env: Env): Promise<EmbeddedProduct> {
-  const { dataDir } = loadConfig(env);
+  const { dataDir, maintenanceIntervalMs } = loadConfig(env);
   const wfApi = workflowApi.loadConfig(env);
   const volApi = volumeApi.loadConfig(env);
   // One process: a list started in windows overlaps nothing here, it only adds transactions (each
@@ -87,7 +87,7 @@ export async function startEmbedded(env: Env): Promise<EmbeddedProduct> {
 
   mkdirSync(path.resolve(dataDir), { recursive: true });
   const runtime = await createRuntime(
-    { mode: 'embedded', dataDir: embeddedDatabaseDir(dataDir) },
+    { mode: 'embedded', dataDir: embeddedDatabaseDir(dataDir), maintenanceIntervalMs },
     allSchemaParts(),
   );
   const apps: RunningApp[] = [];

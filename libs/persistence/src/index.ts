@@ -28,3 +28,14 @@ export {
 export { type MigrationClass, combineMigrations } from './migrations/combine-migrations';
 export { affectedOf, returnedRows, rowsOf } from './sql/query-results';
 export { ROWS_AS_VALUES, type RowColumn, rowSource, unnestOf, valuesOf } from './sql/row-source';
+export {
+  type AutovacuumSettings,
+  type EmbeddedMaintenanceOptions,
+  type MaintenanceLogger,
+  type MaintenanceStep,
+  type TableActivity,
+  EmbeddedMaintenance,
+  POSTGRES_AUTOVACUUM_DEFAULTS,
+  maintenanceDue,
+  maintenanceStatement,
+} from './maintenance/embedded-maintenance';

@@ -1,5 +1,7 @@
 import type { DataSource } from 'typeorm';
 import {
+  EmbeddedMaintenance,
+  type MaintenanceLogger,
   type MigrationClass,
   closeDataSource,
   combineMigrations,
@@ -18,7 +20,7 @@ import {
   tracedBus,
   tracedJobs,
 } from '@osc/messaging';
-import type { ReadinessCheck } from '@osc/http-common';
+import { type ReadinessCheck, createJsonLogger } from '@osc/http-common';
 import { registerQueueDepthSource } from '@osc/telemetry';
 import { namespacedBus, namespacedJobs } from './namespaced-messaging';
 
@@ -30,7 +32,17 @@ export interface SchemaPart {
 }
 
 export type RuntimeOptions =
-  | { mode: 'embedded'; dataDir: string }
+  | {
+      mode: 'embedded';
+      dataDir: string;
+      /**
+       * The embedded database's routine vacuum and analyze (`EmbeddedMaintenance`: PGlite has no
+       * autovacuum): milliseconds between passes, 0 for none; {@link DEFAULT_EMBEDDED_MAINTENANCE_MS}
+       * by default. Its lines go to `logger` (a JSON logger of app `embedded` by default).
+       */
+      maintenanceIntervalMs?: number;
+      logger?: MaintenanceLogger;
+    }
   | {
       mode: 'distributed';
       databaseUrl: string;
@@ -42,6 +54,9 @@ export type RuntimeOptions =
       /** Tests and benchmarks only: RabbitMQ queues expire after this long unused (x-expires). */
       queueExpiresMs?: number;
     };
+
+/** Passes of the embedded database's maintenance: once a minute, as autovacuum's default naptime. */
+export const DEFAULT_EMBEDDED_MAINTENANCE_MS = 60_000;
 
 /** The infrastructure settings every distributed process reads from its environment (`distributedInfraSchema`). */
 export interface DistributedInfra {
@@ -134,6 +149,14 @@ export async function createRuntime(options: RuntimeOptions, parts: readonly Sch
   const relay = new OutboxRelay(dataSource, bus, jobs);
   outbox.onCommitted(() => relay.notify());
   await relay.start();
+  const maintenance =
+    options.mode === 'embedded'
+      ? new EmbeddedMaintenance(dataSource, {
+          intervalMs: options.maintenanceIntervalMs ?? DEFAULT_EMBEDDED_MAINTENANCE_MS,
+          logger: options.logger ?? createJsonLogger({ app: 'embedded', level: 'info' }),
+        })
+      : undefined;
+  maintenance?.start();
   const readiness: ReadinessCheck[] = [
     { name: 'database', check: async () => (await dataSource.query('SELECT 1 AS ok')).length === 1 },
     { name: 'command-bus', check: () => messaging.bus.ping() },
@@ -153,6 +176,7 @@ export async function createRuntime(options: RuntimeOptions, parts: readonly Sch
       closed = true;
       metered.close();
       unregisterOutbox();
+      await maintenance?.stop();
       await relay.stop();
       await messaging.close();
       await closeDataSource(dataSource);
