@@ -97,7 +97,7 @@ const ITEMS_TIMEOUT = Number(arg('items-timeout', '0'));
 const ITEMS_PAUSE_MS = Number(arg('items-pause', '3000'));
 /**
  * `--items-vacuum` (default true): the benchmark VACUUMs the database before each with-items run, on
- * its own connection (not counted as the service's CPU; its CPU is reported as `vacuum_before_ms`).
+ * its own connection (not counted as the service's CPU; its wall time and CPU are reported as `vacuum_before`).
  * Without it a run pays for pruning the dead row versions the run before it left (a 1,000-item run
  * after a 10,000-item one pays for 10,000 items' worth), and that debt grows run after run: within
  * one minute no autovacuum comes (`autovacuum_naptime`, 60 s by default). With it, each run pays for

@@ -99,9 +99,11 @@ describe('group transactions: the outbox rows ride on the rows statement (Postgr
         prepared.set(name!, text!);
       }
     const executed = (q: string) => prepared.get(/EXECUTE (osc_built_\d+)\(/.exec(q)?.[1] ?? '') ?? '';
+    // the statements of the snapshot are prepared before START TRANSACTION (outside it, so that a
+    // rollback keeps them): on a session's first transaction they come first
     const engineTx = transactions
-      .filter((t) => t[0]?.startsWith('START TRANSACTION;'))
-      .map((t) => t.filter((q) => !preparing(q)));
+      .map((t) => t.filter((q) => !preparing(q)))
+      .filter((t) => t[0]?.startsWith('START TRANSACTION;'));
     const writing = engineTx.filter((t) => t.some((q) => executed(q).includes('INSERT INTO "outbox"')));
     // start (task a's run), a → b, b → c: three transactions with a run each per execution (or fewer, shared)
     expect(writing.length).toBeGreaterThanOrEqual(3);
