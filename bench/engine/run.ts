@@ -742,15 +742,14 @@ async function main(): Promise<void> {
     const runner = ds.createQueryRunner();
     try {
       await runner.connect();
-      const [{ pid }] = (await runner.query('SELECT pg_backend_pid() AS "pid"')) as [{ pid: number }];
-      const cpu0 = mode === 'distributed' ? processCpuSeconds(Number(pid)) : 0;
+      const [row] = (await runner.query('SELECT pg_backend_pid() AS "pid"')) as [{ pid: number }];
+      const pid = Number(row.pid);
+      const cpu0 = mode === 'distributed' ? processCpuSeconds(pid) : 0;
       const t0 = Date.now();
       await runner.query('VACUUM');
       return {
         wall_ms: Date.now() - t0,
-        ...(mode === 'distributed'
-          ? { cpu_ms: Math.round((processCpuSeconds(Number(pid)) - cpu0) * 1000) }
-          : {}),
+        ...(mode === 'distributed' ? { cpu_ms: Math.round((processCpuSeconds(pid) - cpu0) * 1000) } : {}),
       };
     } finally {
       await runner.release();
@@ -1077,7 +1076,7 @@ async function main(): Promise<void> {
   const items: Record<string, unknown>[] = [];
   if (ONLY !== 'seq10') {
     for (const { n, warmup, round } of itemsPlan()) {
-      const vacuumMs = ITEMS_VACUUM ? await vacuum() : null;
+      const vacuumed = ITEMS_VACUUM ? await vacuum() : null;
       // the processes' CPU while idle (relay polls, heartbeats, timers), to tell it from the run's own
       const idle0 = await cpuNow();
       const idleT0 = Date.now();
@@ -1155,7 +1154,7 @@ async function main(): Promise<void> {
           Object.entries(timeline ?? {}).map(([k, v]) => [k, v === null ? null : Number(v)]),
         ),
         // the VACUUM before the run (the dead rows of the runs before it), not counted above
-        ...(vacuumMs === null ? {} : { vacuum_before: vacuumMs }),
+        ...(vacuumed === null ? {} : { vacuum_before: vacuumed }),
         // peak RSS of this process so far: the engine's too in embedded and inprocess modes
         max_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
       });

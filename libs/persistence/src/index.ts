@@ -29,13 +29,8 @@ export { type MigrationClass, combineMigrations } from './migrations/combine-mig
 export { affectedOf, returnedRows, rowsOf } from './sql/query-results';
 export { ROWS_AS_VALUES, type RowColumn, rowSource, unnestOf, valuesOf } from './sql/row-source';
 export {
-  type AutovacuumSettings,
   type EmbeddedMaintenanceOptions,
   type MaintenanceLogger,
-  type MaintenanceStep,
-  type TableActivity,
   EmbeddedMaintenance,
-  POSTGRES_AUTOVACUUM_DEFAULTS,
-  maintenanceDue,
-  maintenanceStatement,
+  FLUSH_STATS_SQL,
 } from './maintenance/embedded-maintenance';

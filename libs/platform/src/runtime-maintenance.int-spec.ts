@@ -1,4 +1,4 @@
-import type { MaintenanceLogger } from '@osc/persistence';
+import { FLUSH_STATS_SQL, type MaintenanceLogger } from '@osc/persistence';
 import { createRuntime } from './runtime';
 
 describe('embedded runtime: database maintenance', () => {
@@ -14,7 +14,7 @@ describe('embedded runtime: database maintenance', () => {
     );
     const db = runtime.dataSource;
     const vacuums = async (): Promise<number> => {
-      await db.query('SELECT pg_stat_force_next_flush()');
+      await db.query(FLUSH_STATS_SQL);
       const [row] = (await db.query(
         `SELECT vacuum_count::int AS n FROM pg_stat_user_tables WHERE relname = 'churn'`,
       )) as { n: number }[];

@@ -125,7 +125,6 @@ export interface EmbeddedMaintenanceOptions {
   /** Milliseconds between passes; 0 turns the maintenance off. */
   readonly intervalMs: number;
   readonly logger?: MaintenanceLogger;
-  readonly settings?: AutovacuumSettings;
 }
 
 /** The passes of {@link maintenanceDue} over an embedded database, one every interval (see the module's comment). */
@@ -180,18 +179,8 @@ export class EmbeddedMaintenance {
     // flush waits on a timer that single-user PGlite never fires: without this the counters of the
     // last second's statements would stay unseen until some later statement.
     await this.db.query(FLUSH_STATS_SQL);
-    const tables = (await this.db.query(TABLE_ACTIVITY_SQL)) as TableActivity[];
-    const steps = maintenanceDue(
-      tables.map((t) => ({
-        table: t.table,
-        rows: Number(t.rows),
-        deadRows: Number(t.deadRows),
-        insertedSinceVacuum: Number(t.insertedSinceVacuum),
-        changedSinceAnalyze: Number(t.changedSinceAnalyze),
-        xidAge: Number(t.xidAge),
-      })),
-      this.options.settings,
-    );
+    // every counter is cast to float8, which the driver reads as a number
+    const steps = maintenanceDue((await this.db.query(TABLE_ACTIVITY_SQL)) as TableActivity[]);
     const done: MaintenanceStep[] = [];
     const started = Date.now();
     for (const step of steps) {
@@ -211,12 +200,7 @@ export class EmbeddedMaintenance {
         {
           event: 'database.maintenance',
           ms: Date.now() - started,
-          tables: done.map((s) => ({
-            table: s.table,
-            vacuum: s.vacuum,
-            analyze: s.analyze,
-            reason: s.reason,
-          })),
+          tables: done,
         },
         'embedded database maintained',
       );
