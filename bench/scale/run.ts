@@ -18,7 +18,7 @@
  * and statuses follow g / P); requests speak as project a0 (volume-api wants hex project ids).
  *
  *   node -r @swc-node/register bench/scale/run.ts [--sizes=10000,100000,1000000] [--tasks=10]
- *     [--volume-ratio=10] [--cron-ratio=100] [--projects=2] [--requests=100] [--keep] [--database=<kept db>]
+ *     [--volume-ratio=10] [--cron-ratio=50] [--projects=2] [--requests=100] [--keep] [--database=<kept db>]
  *
  * Writes bench/results/scale.json (`--results=<file>` elsewhere).
  */
@@ -40,7 +40,12 @@ const arg = (name: string, dflt: string): string =>
 const SIZES = arg('sizes', '10000,100000,1000000').split(',').map(Number);
 const TASKS = Number(arg('tasks', '10'));
 const VOLUME_RATIO = Number(arg('volume-ratio', '10'));
-const CRON_RATIO = Number(arg('cron-ratio', '100'));
+const CRON_RATIO = Number(arg('cron-ratio', '50'));
+/**
+ * PAUSED executions per project: the first rows loaded, never more as the history grows, so the rare
+ * filter returns the same page at every size and only the history around it grows.
+ */
+const RARE = 5;
 const PROJECTS = Number(arg('projects', '2'));
 const REQUESTS = Number(arg('requests', '100'));
 const BATCH = 50_000;
@@ -94,7 +99,7 @@ async function load(db: pg.Client, from: number, to: number): Promise<void> {
          ins AS (
            INSERT INTO "workflow_executions" ("id", "workflow_id", "workflow_name", "project_id", "state", "state_info", "spec", "input", "output", "params", "context", "created_at", "updated_at")
            SELECT gen_random_uuid(), 'wf-' || (g / ${PROJECTS} % 100), 'wf' || (g / ${PROJECTS} % 100), 'a' || (g % ${PROJECTS}),
-                  CASE WHEN g / ${PROJECTS} % 50 = 7 THEN 'ERROR' WHEN g / ${PROJECTS} % 5000 = 3 THEN 'RUNNING' ELSE 'SUCCESS' END,
+                  CASE WHEN g < ${PROJECTS * RARE} THEN 'PAUSED' WHEN g / ${PROJECTS} % 50 = 7 THEN 'ERROR' WHEN g / ${PROJECTS} % 5000 = 3 THEN 'RUNNING' ELSE 'SUCCESS' END,
                   CASE WHEN g / ${PROJECTS} % 50 = 7 THEN 'Failure caused by error in tasks: t3' END,
                   (SELECT spec FROM payload), '{"x":1,"names":["a","b","c"]}', '{"result":"ok","count":10}', '{"env":{"region":"r1"}}',
                   jsonb_build_object('x', 1, 'names', jsonb_build_array('a', 'b', 'c'), 'r0', repeat('v', 100), 'r1', repeat('v', 100), 'r2', repeat('v', 100),
@@ -133,7 +138,7 @@ async function load(db: pg.Client, from: number, to: number): Promise<void> {
         `WITH v AS (
            INSERT INTO "volumes" ("id", "project_id", "display_name", "size", "status", "attach_status", "availability_zone", "volume_type_id",
                                   "metadata", "host", "created_at", "updated_at")
-           SELECT gen_random_uuid(), 'a' || (g % ${PROJECTS}), 'vol-' || g, 1 + g % 10, CASE WHEN g / ${PROJECTS} % 20 = 7 THEN 'error' ELSE 'available' END,
+           SELECT gen_random_uuid(), 'a' || (g % ${PROJECTS}), 'vol-' || g, 1 + g % 10, CASE WHEN g / ${PROJECTS} % 5 = 2 THEN 'error' ELSE 'available' END,
                   'detached', 'nova', (SELECT "id" FROM "volume_types" WHERE NOT "deleted" ORDER BY "created_at" LIMIT 1),
                   '{"k":"v"}', 'bench@file#file', ${base} + g * interval '10 seconds', ${base} + g * interval '10 seconds'
              FROM generate_series($1::bigint, $2::bigint - 1) g
@@ -358,13 +363,15 @@ async function main(): Promise<void> {
         exIds.map((id) => `/v2/executions/${id}`),
       );
       await run('executions_first_page', wf, wfh, ['/v2/executions?limit=100']);
-      // ERROR: 2 % of the rows; wf8: 2 % of the project's rows; RUNNING: 0.02 %; wf-none: no row at all
+      // Every figure compares pages of one size at every step, so that only the history behind them grows.
+      // ERROR: 2 % of the rows; wf8: 2 % of the project's rows (both a full page of 100 at 10 k);
+      // PAUSED: 5 rows of the project at every size; wf-none: no row at all
       await run('executions_filtered_page', wf, wfh, [
         '/v2/executions?limit=100&state=ERROR',
         '/v2/executions?limit=100&workflow_name=wf8',
       ]);
       await run('executions_filtered_rare', wf, wfh, [
-        '/v2/executions?limit=100&state=RUNNING',
+        '/v2/executions?limit=100&state=PAUSED',
         '/v2/executions?limit=100&workflow_name=wf-none',
       ]);
       await run('executions_page_1000', wf, wfh, [`/v2/executions?limit=10&marker=${exDeep.marker}`]);
@@ -401,6 +408,7 @@ async function main(): Promise<void> {
       await run('action_executions_page_1000', wf, wfh, [
         `/v2/action_executions?limit=10&marker=${actionDeep.marker}`,
       ]);
+      // one trigger per 50 executions: 200 at 10 k, a full page of 100 for the project
       await run('cron_triggers_first_page', wf, wfh, ['/v2/cron_triggers?limit=100']);
       await run('cron_triggers_page_1000', wf, wfh, [`/v2/cron_triggers?limit=10&marker=${cronDeep.marker}`]);
       await run(
@@ -410,6 +418,7 @@ async function main(): Promise<void> {
         volIds.map((id) => `${v}/volumes/${id}`),
       );
       await run('volumes_detail_first_page', bs, bsh, [`${v}/volumes/detail?limit=100`]);
+      // status=error: 1 volume in 5, a full page of 100 at 10 k (500 volumes in the project)
       await run('volumes_detail_filtered_page', bs, bsh, [`${v}/volumes/detail?limit=100&status=error`]);
       await run('volumes_detail_page_1000', bs, bsh, [
         `${v}/volumes/detail?limit=10&marker=${volDeep.marker}`,
