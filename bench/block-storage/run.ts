@@ -13,6 +13,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Pool } from 'undici';
+import { processCpuSeconds } from '../engine/proc-cpu';
 
 const ROOT = path.resolve(__dirname, '../..');
 const arg = (name: string, fallback: string): string => {
@@ -132,8 +133,8 @@ async function seed(pool: Pool, total: number): Promise<void> {
 /** CPU time (user + system, ms) the process has used so far, from /proc (Linux); null elsewhere. */
 function cpuMsOf(pid: number | undefined): number | null {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+    readFileSync(`/proc/${pid}/stat`); // throws where there is no such process or no /proc
+    return processCpuSeconds(pid!) * 1000;
   } catch {
     return null;
   }

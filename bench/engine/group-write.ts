@@ -7,19 +7,17 @@
  * PostgreSQL on this machine, as the tests do).
  */
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import type { ActionExecution, TaskExecution, WorkflowExecution } from '@osc/workflow-domain';
 import { combineMigrations, createTestDataSource } from '@osc/persistence';
 import { toWorkflowExecution } from '../../libs/workflow-persistence/src/executions/execution-rows';
 import { applyChangesOfMany } from '../../libs/workflow-persistence/src/executions/execution-store';
 import { executionMigrations } from '../../libs/workflow-persistence/src/executions/executions.migration';
+import { processCpuSeconds } from './proc-cpu';
 
 const G = Number(process.env['G'] ?? 32);
 const ROUNDS = Number(process.env['ROUNDS'] ?? 200);
-const ticks = (pid: number): number => {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return Number(f[11]) + Number(f[12]);
-};
+/** CPU milliseconds a backend has used so far. */
+const cpuMs = (pid: number): number => processCpuSeconds(pid) * 1000;
 async function main(): Promise<void> {
   const t = await createTestDataSource('postgres', {
     migrations: combineMigrations(executionMigrations) as never,
@@ -120,7 +118,7 @@ async function main(): Promise<void> {
     await qr.rollbackTransaction();
   };
   for (let i = 0; i < 30; i++) await step();
-  const b0 = ticks(pid);
+  const b0 = cpuMs(pid);
   const c0 = process.cpuUsage();
   const w0 = Date.now();
   for (let i = 0; i < ROUNDS; i++) await step();
@@ -129,7 +127,7 @@ async function main(): Promise<void> {
     JSON.stringify({
       G,
       ROUNDS,
-      backend_ms_per_step: ((ticks(pid) - b0) * 10) / ROUNDS,
+      backend_ms_per_step: (cpuMs(pid) - b0) / ROUNDS,
       node_ms_per_step: (cu.user + cu.system) / 1000 / ROUNDS,
       wall_ms_per_step: (Date.now() - w0) / ROUNDS,
     }),

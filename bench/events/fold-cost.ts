@@ -9,7 +9,6 @@
  */
 import 'reflect-metadata';
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { createTestDataSource } from '@osc/persistence';
 import {
   executionHistoryEvent,
@@ -28,6 +27,7 @@ import {
   insertExecutionReturning,
   setExecutionHistoryWrites,
 } from '@osc/workflow-persistence';
+import { processCpuSeconds } from '../engine/proc-cpu';
 
 const arg = (name: string, fallback: number): number =>
   Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
@@ -43,10 +43,7 @@ async function main(): Promise<void> {
   const qr = t.dataSource.createQueryRunner();
   await qr.connect();
   const pid = Number((await qr.query('SELECT pg_backend_pid() AS p'))[0].p);
-  const cpu = () => {
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(f[11]) + Number(f[12])) * 10; // ms (100 Hz ticks)
-  };
+  const cpu = () => processCpuSeconds(pid) * 1000; // ms
   const fresh = (): WorkflowExecution =>
     newExecution(
       { id: randomUUID(), spec: SPEC, workflowId: randomUUID(), workflowNamespace: '', projectId: 'p' },

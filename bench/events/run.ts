@@ -42,6 +42,7 @@ import { Agent, Pool, request } from 'undici';
 import { purgeTestPrefix } from '@osc/testing';
 import { registerStreamListener } from '@osc/workflow-persistence';
 import { createEngineDatabase } from '../../apps/workflow-engine/test/engine-harness';
+import { processCpuSeconds } from '../engine/proc-cpu';
 
 const arg = (name: string, dflt: string): string =>
   process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? dflt;
@@ -90,14 +91,7 @@ const summary = (xs: number[]) => ({
 });
 
 /** CPU seconds of a process so far (Linux /proc). */
-const cpuOf = (pid: number): number => {
-  try {
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(f[11]) + Number(f[12])) / 100;
-  } catch {
-    return 0;
-  }
-};
+const cpuOf = processCpuSeconds;
 
 /** Splits a text/event-stream body into messages (id, event, data), comments dropped. */
 class SseSplitter {

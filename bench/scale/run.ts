@@ -34,6 +34,7 @@ import {
   findLostExecutorActions,
   findStuckTaskCandidates,
 } from '@osc/workflow-persistence';
+import { processCpuSeconds } from '../engine/proc-cpu';
 
 const arg = (name: string, dflt: string): string =>
   process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? dflt;
@@ -213,14 +214,7 @@ async function measure(http: Pool, headers: Record<string, string>, paths: strin
 }
 
 /** CPU seconds used so far by a process (Linux /proc; 0 elsewhere). */
-function cpuSeconds(pid: number | undefined): number {
-  try {
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(f[11]) + Number(f[12])) / 100;
-  } catch {
-    return 0;
-  }
-}
+const cpuSeconds = (pid: number | undefined): number => (pid === undefined ? 0 : processCpuSeconds(pid));
 
 /**
  * Throughput of one request with `THROUGHPUT_CLIENTS` concurrent clients for `THROUGHPUT_SECONDS`,
