@@ -10,6 +10,9 @@ export interface BackupConfig {
   readonly blockSize: number;
   readonly compression: string;
   readonly concurrency: number;
-  /** Chunks (or restored objects) in flight per job (BACKUP_PIPELINE_DEPTH). */
+  /**
+   * Chunks in flight per backup job (BACKUP_PIPELINE_DEPTH); a restore holds as many objects' worth
+   * of buffers, twice that many objects when they are stored raw (backup-reader.ts).
+   */
   readonly pipelineDepth: number;
 }
