@@ -11,8 +11,9 @@ export interface BackupConfig {
   readonly compression: string;
   readonly concurrency: number;
   /**
-   * Chunks in flight per backup job (BACKUP_PIPELINE_DEPTH); a restore holds as many objects' worth
-   * of buffers, twice that many objects when they are stored raw (backup-reader.ts).
+   * Chunks in flight per backup job (BACKUP_PIPELINE_DEPTH). A restore holds up to twice as many
+   * buffers: this many compressed objects (two buffers each), or twice as many stored raw
+   * (backup-reader.ts).
    */
   readonly pipelineDepth: number;
 }
