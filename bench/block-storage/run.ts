@@ -9,7 +9,7 @@
  * BENCH_SERVER_NODE_ARGS (space-separated) goes to the server's node, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Pool } from 'undici';
@@ -132,12 +132,7 @@ async function seed(pool: Pool, total: number): Promise<void> {
 
 /** CPU time (user + system, ms) the process has used so far, from /proc (Linux); null elsewhere. */
 function cpuMsOf(pid: number | undefined): number | null {
-  try {
-    readFileSync(`/proc/${pid}/stat`); // throws where there is no such process or no /proc
-    return processCpuSeconds(pid!) * 1000;
-  } catch {
-    return null;
-  }
+  return pid !== undefined && existsSync(`/proc/${pid}`) ? processCpuSeconds(pid) * 1000 : null;
 }
 
 /**

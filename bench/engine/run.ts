@@ -789,13 +789,10 @@ async function main(): Promise<void> {
     };
   };
   /**
-   * CPU ms per execution between two readings; with `--via=api` the workflow-api process apart (`api`)
-   * and `server` = engines + api.
-   */
-  /**
-   * CPU ms per execution (or per item) of each process kind between two readings, to `digits`
-   * decimals: 2 for executions (several ms each); with-items asks for 4, since its figures per item
-   * are tenths of a ms, which 2 decimals would round by up to 5 % each.
+   * CPU ms per execution (or per item) of each process kind between two readings; with `--via=api`
+   * the workflow-api process apart (`api`) and `server` = engines + api. To `digits` decimals: 2 for
+   * executions (several ms each); with-items asks for 4, since its figures per item are tenths of a
+   * ms, which 2 decimals would round by up to 5 % each.
    */
   const cpuBetween = (before: Cpu, after: Cpu, executions: number, digits = 2) => {
     const raw = (k: keyof Cpu) => ((after[k] - before[k]) * 1000) / executions;

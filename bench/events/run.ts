@@ -90,9 +90,6 @@ const summary = (xs: number[]) => ({
   max: Math.round(xs.reduce((m, x) => (x > m ? x : m), 0)),
 });
 
-/** CPU seconds of a process so far (Linux /proc). */
-const cpuOf = processCpuSeconds;
-
 /** Splits a text/event-stream body into messages (id, event, data), comments dropped. */
 class SseSplitter {
   private buf = '';
@@ -359,7 +356,7 @@ async function main(): Promise<void> {
   for (const sub of [...projectSubs, ...execSubs]) sub.catch(() => undefined);
   // give the subscribers time to connect, then run the load
   await new Promise((r) => setTimeout(r, 3000));
-  const apiCpu0 = cpuOf(api.pid ?? 0);
+  const apiCpu0 = processCpuSeconds(api.pid ?? 0);
   const benchCpu0 = process.cpuUsage();
   const t0 = Date.now() + 200;
   measureFrom = t0 + WARMUP * 1000;
@@ -405,7 +402,7 @@ async function main(): Promise<void> {
   await Promise.all(creators);
   const creationSeconds = (Date.now() - t0) / 1000;
   const measureTo = Date.now();
-  const apiCpuSeconds = cpuOf(api.pid ?? 0) - apiCpu0;
+  const apiCpuSeconds = processCpuSeconds(api.pid ?? 0) - apiCpu0;
   const benchCpu = process.cpuUsage(benchCpu0);
   const benchCpuSeconds = (benchCpu.user + benchCpu.system) / 1e6;
   const load = loadavg().map((l) => Number(l.toFixed(2)));
