@@ -118,6 +118,20 @@ const ITEMS_WARMUP = arg('items-warmup', arg('items', '1000,10000'))
  * lands in costs a fifth more; the median of five stands two such runs).
  */
 const ITEMS_ROUNDS = Number(arg('items-rounds', '5'));
+/**
+ * Items per measured sample (`--items-per-sample`, default 10000): a measured run of n items is
+ * `max(1, round(itemsPerSample / n))` executions of n items, one after another (each started once the
+ * one before it finished), its CPU per item that of them all. A lone 1,000-item execution's CPU is a
+ * quarter of a second's: a scavenge, a neighbour's burst or an idle timer landing in it moves its
+ * figure by a fifth (0.25–0.46 ms per item within one run at stop 50), where a 10,000-item run
+ * averages them out. Each execution still pays its own fixed cost (its start, its last transactions),
+ * so what a short list costs more per item stays in the figure. 0 or 1: one execution per run.
+ * Warm-up runs are one execution each.
+ */
+const ITEMS_PER_SAMPLE = Number(arg('items-per-sample', '10000'));
+/** Executions in a with-items sample of n items (see `--items-per-sample`). */
+const executionsPerSample = (n: number, warmup: boolean): number =>
+  warmup || ITEMS_PER_SAMPLE <= n ? 1 : Math.max(1, Math.round(ITEMS_PER_SAMPLE / n));
 
 /**
  * The with-items runs: warm-up runs first (recorded, `warmup: true`, left out of the summary), then
@@ -202,6 +216,28 @@ if (HISTORY === 'off') setExecutionHistoryWrites(false);
  */
 const PHASES = Number(arg('phases', '8'));
 const SWITCH_FILE = path.join(tmpdir(), `bench-history-${process.pid}`);
+/**
+ * BENCH_GC_DIR=<dir> (`--via=api`, from the sources; a diagnostic): the product processes preload
+ * gc-watch.ts, and each with-items run reports the garbage collections of the engine and API processes
+ * over it (`gc_ms`: scavenges and the rest, milliseconds summed over the processes).
+ */
+const GC_DIR = process.env['BENCH_GC_DIR'];
+/** The running GC totals the product processes wrote (see gc-watch.ts), summed. */
+function gcTotals(): { minor: number; other: number; minorCount: number; otherCount: number } {
+  const sum = { minor: 0, other: 0, minorCount: 0, otherCount: 0 };
+  if (!GC_DIR || !existsSync(GC_DIR)) return sum;
+  for (const f of readdirSync(GC_DIR)) {
+    const t = JSON.parse(readFileSync(path.join(GC_DIR, f), 'utf8')) as Record<
+      'minor' | 'other',
+      { count: number; ms: number }
+    >;
+    sum.minor += t.minor.ms;
+    sum.other += t.other.ms;
+    sum.minorCount += t.minor.count;
+    sum.otherCount += t.other.count;
+  }
+  return sum;
+}
 /** `--inline=false`: WORKFLOW_ENGINE_INLINE_ACTIONS=false in the engine processes (`--via=api` only). */
 const INLINE = arg('inline', 'true');
 /**
@@ -378,33 +414,43 @@ async function embeddedViaApi(): Promise<void> {
           workflow_name: 'items_input',
           input: { items: Array.from({ length: n }, (_, i) => `item-${i}`) },
         });
+        const executions = executionsPerSample(n, warmup);
         const cpu0 = cpuSeconds();
         const u0 = process.cpuUsage();
         const t0 = Date.now();
-        const { id } = (await call('POST', '/v2/executions', body)) as { id: string };
-        await waitIdle();
-        const seconds = (Date.now() - t0) / 1000;
+        let state = '';
+        for (let e = 0; e < executions && (e === 0 || state === 'SUCCESS'); e++) {
+          const { id } = (await call('POST', '/v2/executions', body)) as { id: string };
+          await waitIdle();
+          ({ state } = (await call('GET', `/v2/executions/${id}`)) as { state: string });
+        }
+        const wall = (Date.now() - t0) / 1000;
         const cpu = cpuSeconds() - cpu0;
         const u = process.cpuUsage(u0);
-        const { state } = (await call('GET', `/v2/executions/${id}`)) as { state: string };
+        // per execution: the sample's wall time over its executions (see `--items-per-sample`)
+        const seconds = wall / executions;
+        const total = n * executions;
         runs.push({
           items: n,
           ...(warmup ? { warmup: true } : { round }),
           source: 'input',
+          executions,
           state,
           seconds: Number(seconds.toFixed(2)),
           items_per_s: Math.round(n / seconds),
           // `bench` here is the embedded process (the service, PostgreSQL inside it), as in-process
           // runs of this benchmark report it; `client` is this process's HTTP client
           cpu_ms_per_item: {
-            bench: Number(((cpu * 1000) / n).toFixed(4)),
+            bench: Number(((cpu * 1000) / total).toFixed(4)),
             postgres: 0,
-            client: Number(((u.user + u.system) / 1e3 / n).toFixed(3)),
+            client: Number(((u.user + u.system) / 1e3 / total).toFixed(3)),
           },
-          cpu_ms_per_item_net: Number((((cpu - idleRate * seconds) * 1000) / n).toFixed(4)),
+          cpu_ms_per_item_net: Number((((cpu - idleRate * wall) * 1000) / total).toFixed(4)),
         });
         process.stderr.write(
-          `with-items ${n}${warmup ? ' (warm-up)' : ''}: ${state} in ${seconds.toFixed(2)} s\n`,
+          `with-items ${n}${warmup ? ' (warm-up)' : ''}: ${state} in ${seconds.toFixed(2)} s${
+            executions > 1 ? ` (mean of ${executions})` : ''
+          }\n`,
         );
       }
       record('embedded_via_api_items', {
@@ -578,6 +624,8 @@ async function main(): Promise<void> {
         DB_POOL_SIZE: '10',
         LOG_LEVEL: 'warn',
       };
+      // who each PostgreSQL backend serves (see `Cpu.postgresBy`): node-postgres reads PGAPPNAME
+      const appName = (main: string) => `osc-${main.split('/')[1]}`;
       const startProduct = (
         main: string,
         env: Record<string, string>,
@@ -594,10 +642,12 @@ async function main(): Promise<void> {
                 '@swc-node/register',
                 ...(HISTORY === 'off' ? ['-r', path.join(__dirname, 'history-off.ts')] : []),
                 ...(HISTORY === 'alternate' ? ['-r', path.join(__dirname, 'history-switch.ts')] : []),
+                ...(GC_DIR ? ['-r', path.join(__dirname, 'gc-watch.ts')] : []),
+                ...(process.env['BENCH_ALLOC_DIR'] ? ['-r', path.join(__dirname, 'alloc-profile.ts')] : []),
                 path.join(__dirname, '../..', main),
               ],
           {
-            env: { ...productEnv, ...env, BENCH_HISTORY_SWITCH: SWITCH_FILE },
+            env: { ...productEnv, PGAPPNAME: appName(main), ...env, BENCH_HISTORY_SWITCH: SWITCH_FILE },
             stdio: ['ignore', 'pipe', 'pipe'],
           },
         );
@@ -710,6 +760,12 @@ async function main(): Promise<void> {
     postgres: number;
     rabbitmq: number;
     redis: number;
+    /**
+     * PostgreSQL's CPU by who the backend serves: its `application_name` (with `--via=api` the product
+     * processes connect as `osc-workflow-engine` and `osc-workflow-api`, PGAPPNAME) or, without one, its
+     * `backend_type` (`autovacuum worker`, …); backends gone since the last look under `(gone)`.
+     */
+    postgresBy: Record<string, number>;
   };
   /**
    * The brokers' processes on this machine (RabbitMQ's `beam.smp`, `redis-server`), by name from
@@ -763,12 +819,14 @@ async function main(): Promise<void> {
     // With `--via=api` this process's own connections only watch (completion polls, CPU readings,
     // the timeline): their backends are the benchmark's, not the service's. With `--via=db` they
     // also create the executions and relay the outbox, the service's work, and count.
-    const pids: { pid: number }[] = await ds.query(
-      `SELECT "pid" FROM pg_stat_activity WHERE "datname" = current_database()${
+    const pids: { pid: number; who: string }[] = await ds.query(
+      `SELECT "pid", COALESCE(NULLIF("application_name", ''), "backend_type") AS "who" FROM pg_stat_activity WHERE "datname" = current_database()${
         VIA === 'api' ? ` AND "application_name" IS DISTINCT FROM '${BENCH_APPLICATION}'` : ''
       }`,
     );
     const backends = new Map(pids.map((r) => [Number(r.pid), processCpuSeconds(Number(r.pid))]));
+    const postgresBy: Record<string, number> = {};
+    for (const r of pids) postgresBy[r.who] = (postgresBy[r.who] ?? 0) + (backends.get(Number(r.pid)) ?? 0);
     for (const [pid, used] of backendsSeen) {
       // gone, or its pid taken by a newer backend
       const now = backends.get(pid);
@@ -784,6 +842,7 @@ async function main(): Promise<void> {
         .reduce((sum, c) => sum + processCpuSeconds(c.pid ?? 0), 0),
       api: apiChild ? processCpuSeconds(apiChild.pid ?? 0) : 0,
       postgres: backendsGone + [...backends.values()].reduce((sum, used) => sum + used, 0),
+      postgresBy: { ...postgresBy, '(gone)': backendsGone },
       rabbitmq: (brokers?.rabbitmq ?? []).reduce((sum, pid) => sum + processCpuSeconds(pid), 0),
       redis: (brokers?.redis ?? []).reduce((sum, pid) => sum + processCpuSeconds(pid), 0),
     };
@@ -795,14 +854,25 @@ async function main(): Promise<void> {
    * ms, which 2 decimals would round by up to 5 % each.
    */
   const cpuBetween = (before: Cpu, after: Cpu, executions: number, digits = 2) => {
-    const raw = (k: keyof Cpu) => ((after[k] - before[k]) * 1000) / executions;
-    const ms = (k: keyof Cpu) => Number(raw(k).toFixed(digits));
+    type Total = Exclude<keyof Cpu, 'postgresBy'>;
+    const raw = (k: Total) => ((after[k] - before[k]) * 1000) / executions;
+    const ms = (k: Total) => Number(raw(k).toFixed(digits));
+    const by = Object.keys({ ...before.postgresBy, ...after.postgresBy })
+      .map((w) => [w, ((after.postgresBy[w] ?? 0) - (before.postgresBy[w] ?? 0)) * 1000] as const)
+      .filter(([, used]) => used !== 0);
     return {
       bench: ms('bench'),
       engines: ms('engines'),
       ...(apiChild ? { api: ms('api'), server: Number((raw('engines') + raw('api')).toFixed(digits)) } : {}),
       postgres: ms('postgres'),
       ...(brokers ? { rabbitmq: ms('rabbitmq'), redis: ms('redis') } : {}),
+      ...(apiChild
+        ? {
+            postgres_by: Object.fromEntries(
+              by.map(([w, used]) => [w, Number((used / executions).toFixed(digits))]),
+            ),
+          }
+        : {}),
     };
   };
   /** {@link cpuBetween} `before` and now. */
@@ -1093,20 +1163,32 @@ async function main(): Promise<void> {
       // BENCH_CPU_PROFILE=<dir>: a V8 CPU profile of this process over each measured run (a diagnostic;
       // in embedded and inprocess modes this process is the engine)
       const profiler = process.env['BENCH_CPU_PROFILE'] ? await startProfile() : null;
+      const gc0 = gcTotals();
       const cpu0 = await cpuNow();
-      const i0 = Date.now();
-      const iid =
-        SOURCE === 'input'
-          ? await startExecution(ds, outbox, 'items_input', {
-              items: Array.from({ length: n }, (_, i) => `item-${i}`),
-            })
-          : await startExecution(ds, outbox, 'items', { n });
-      const trace = process.env['BENCH_TRACE'] ? traceItems(iid, i0) : null;
-      const istate = await waitDone(iid, ITEMS_TIMEOUT);
-      const seconds = (Date.now() - i0) / 1000;
+      const executions = executionsPerSample(n, warmup);
+      const sample0 = Date.now();
+      // the sample's executions one after another; the timeline and trace are of the last one
+      let iid = '';
+      let istate = '';
+      let i0 = 0;
+      let trace: (() => Promise<string[]>) | null = null;
+      for (let e = 0; e < executions && (e === 0 || istate === 'SUCCESS'); e++) {
+        i0 = Date.now();
+        iid =
+          SOURCE === 'input'
+            ? await startExecution(ds, outbox, 'items_input', {
+                items: Array.from({ length: n }, (_, i) => `item-${i}`),
+              })
+            : await startExecution(ds, outbox, 'items', { n });
+        trace = process.env['BENCH_TRACE'] && e === executions - 1 ? traceItems(iid, i0) : null;
+        istate = await waitDone(iid, ITEMS_TIMEOUT);
+      }
+      // per execution: the sample's wall time over its executions
+      const seconds = (Date.now() - sample0) / 1000 / executions;
       // read right at completion: what follows (a profile written, the queries below) is this
       // process's analysis, not the run
       const cpuEnd = await cpuNow();
+      const gc1 = gcTotals();
       if (profiler) {
         const dir = String(process.env['BENCH_CPU_PROFILE']);
         mkdirSync(dir, { recursive: true });
@@ -1141,32 +1223,49 @@ async function main(): Promise<void> {
         items: n,
         ...(warmup ? { warmup: true } : { round }),
         source: SOURCE,
+        // executions of n items in this sample (see `--items-per-sample`); state, action rows and
+        // timeline are the last one's
+        executions,
         state: istate,
         action_executions: c,
         seconds: Number(seconds.toFixed(2)),
         items_per_s: Math.round(n / seconds),
         // CPU of this process (the engine's too in embedded mode), the engine processes and PostgreSQL, per item
-        cpu_ms_per_item: cpuBetween(cpu0, cpuEnd, n, 4),
+        cpu_ms_per_item: cpuBetween(cpu0, cpuEnd, n * executions, 4),
         // the same less the idle rate measured over the pause before the run, over the run's length
         cpu_ms_per_item_net: (() => {
           const net = (k: 'bench' | 'engines' | 'postgres') =>
             Number(
-              (((cpuEnd[k] - cpu0[k] - ((idle1[k] - idle0[k]) / idleSeconds) * seconds) * 1000) / n).toFixed(
-                4,
-              ),
+              (
+                ((cpuEnd[k] - cpu0[k] - ((idle1[k] - idle0[k]) / idleSeconds) * seconds * executions) *
+                  1000) /
+                (n * executions)
+              ).toFixed(4),
             );
           return { bench: net('bench'), engines: net('engines'), postgres: net('postgres') };
         })(),
         timeline_ms: Object.fromEntries(
           Object.entries(timeline ?? {}).map(([k, v]) => [k, v === null ? null : Number(v)]),
         ),
+        ...(GC_DIR
+          ? {
+              gc_ms: {
+                minor: Math.round(gc1.minor - gc0.minor),
+                minor_count: gc1.minorCount - gc0.minorCount,
+                other: Math.round(gc1.other - gc0.other),
+                other_count: gc1.otherCount - gc0.otherCount,
+              },
+            }
+          : {}),
         // the VACUUM before the run (the dead rows of the runs before it), not counted above
         ...(vacuumed === null ? {} : { vacuum_before: vacuumed }),
         // peak RSS of this process so far: the engine's too in embedded and inprocess modes
         max_rss_mb: Math.round(process.resourceUsage().maxRSS / 1024),
       });
       process.stderr.write(
-        `with-items ${n}${warmup ? ' (warm-up)' : ''}: ${istate} in ${seconds.toFixed(2)} s\n`,
+        `with-items ${n}${warmup ? ' (warm-up)' : ''}: ${istate} in ${seconds.toFixed(2)} s${
+          executions > 1 ? ` (mean of ${executions})` : ''
+        }\n`,
       );
     }
   }
