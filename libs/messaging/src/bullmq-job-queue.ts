@@ -1,5 +1,7 @@
-import { Queue, UnrecoverableError, Worker as BullWorker, type JobsOptions } from 'bullmq';
-import IORedis, { type Redis } from 'ioredis';
+import type * as BullMq from 'bullmq';
+import type { JobsOptions, Queue, Worker as BullWorker } from 'bullmq';
+import type * as IORedisModule from 'ioredis';
+import type { Redis } from 'ioredis';
 import { TransientError } from '@osc/errors';
 import {
   type Job,
@@ -16,6 +18,18 @@ import {
 import { type MessagingLogger, stderrLogger } from './logger';
 import { describeError, isRetryableError } from './retryable';
 import { assertQueueName } from './command-bus';
+
+/**
+ * bullmq and ioredis, loaded when the first BullMQ queue is made: a process without Redis (embedded
+ * mode, whose jobs stay in-process) never loads them. Requiring them took ~0.25 s of an embedded
+ * start's CPU (issue #17, start-up).
+ */
+let loaded: { bullmq: typeof BullMq; IORedis: typeof IORedisModule.default } | undefined;
+const redisModules = (): NonNullable<typeof loaded> =>
+  (loaded ??= {
+    bullmq: require('bullmq') as typeof BullMq,
+    IORedis: (require('ioredis') as typeof IORedisModule).default,
+  });
 
 export interface BullMqJobQueueOptions {
   /** redis://host:port/db. Give either `url` or `connection`. */
@@ -67,6 +81,7 @@ export class BullMqJobQueue implements JobQueue {
     this.logger = options.logger ?? stderrLogger;
     this.prefix = options.prefix ?? 'osc';
     this.ownsConnection = !options.connection;
+    const { IORedis } = redisModules();
     this.redis = options.connection ?? new IORedis(options.url ?? '', { maxRetriesPerRequest: 3 });
     this.redis.on('error', (err: Error) =>
       this.logger.warn('redis connection error', { error: err.message }),
@@ -125,6 +140,7 @@ export class BullMqJobQueue implements JobQueue {
     connection.on('error', (err: Error) =>
       this.logger.warn('redis worker connection error', { queue, error: err.message }),
     );
+    const { Worker: BullWorker, UnrecoverableError } = redisModules().bullmq;
     const worker = new BullWorker(
       queue,
       async (bj) => {
@@ -217,7 +233,7 @@ export class BullMqJobQueue implements JobQueue {
   private queue(name: string): Queue {
     let q = this.queues.get(name);
     if (!q) {
-      q = new Queue(name, { connection: this.redis, prefix: this.prefix });
+      q = new (redisModules().bullmq.Queue)(name, { connection: this.redis, prefix: this.prefix });
       q.on('error', (err: Error) =>
         this.logger.warn('bullmq queue error', { queue: name, error: err.message }),
       );
