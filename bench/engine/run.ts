@@ -123,7 +123,7 @@ const ITEMS_ROUNDS = Number(arg('items-rounds', '5'));
  * `max(1, round(itemsPerSample / n))` executions of n items, one after another (each started once the
  * one before it finished), its CPU per item that of them all. A lone 1,000-item execution's CPU is a
  * quarter of a second's: a scavenge, a neighbour's burst or an idle timer landing in it moves its
- * figure by a fifth (0.25–0.46 ms per item within one run at stop 50), where a 10,000-item run
+ * figure by a fifth (the engines' 0.25–0.46 ms per item within one run at stop 50), where a 10,000-item run
  * averages them out. Each execution still pays its own fixed cost (its start, its last transactions),
  * so what a short list costs more per item stays in the figure. 0 or 1: one execution per run.
  * Warm-up runs are one execution each.

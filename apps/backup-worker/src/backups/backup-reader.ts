@@ -123,7 +123,7 @@ export async function restoreBackup(o: RestoreOptions): Promise<string | null> {
   // written in place), a compressed one two (the stored and the decompressed bytes), so raw objects
   // (incompressible data, `none`) go twice as many at once for the same memory: the disk sees
   // more requests in flight (a 4 GiB restore at depth 4 took 2.42–2.72 s one object per unit,
-  // 1.81–1.92 s with eight raw objects in flight, README "Issue 17, stop 49").
+  // 1.81–1.92 s with eight raw objects in flight, docs/issue-17-history.md "Issue 17, stop 49").
   const units = 2 * Math.max(1, o.depth);
   // bytes go around the page cache where the filesystem allows (VolumeWriter)
   const writer = await VolumeWriter.open(o.target, units);
