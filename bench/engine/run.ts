@@ -131,7 +131,7 @@ const ITEMS_ROUNDS = Number(arg('items-rounds', '5'));
 const ITEMS_PER_SAMPLE = Number(arg('items-per-sample', '10000'));
 /** Executions in a with-items sample of n items (see `--items-per-sample`). */
 const executionsPerSample = (n: number, warmup: boolean): number =>
-  warmup || ITEMS_PER_SAMPLE <= n ? 1 : Math.max(1, Math.round(ITEMS_PER_SAMPLE / n));
+  warmup ? 1 : Math.max(1, Math.round(ITEMS_PER_SAMPLE / n));
 
 /**
  * The with-items runs: warm-up runs first (recorded, `warmup: true`, left out of the summary), then
@@ -857,22 +857,21 @@ async function main(): Promise<void> {
     type Total = Exclude<keyof Cpu, 'postgresBy'>;
     const raw = (k: Total) => ((after[k] - before[k]) * 1000) / executions;
     const ms = (k: Total) => Number(raw(k).toFixed(digits));
-    const by = Object.keys({ ...before.postgresBy, ...after.postgresBy })
-      .map((w) => [w, ((after.postgresBy[w] ?? 0) - (before.postgresBy[w] ?? 0)) * 1000] as const)
-      .filter(([, used]) => used !== 0);
+    // PostgreSQL's CPU by process, per execution (item), where it was used
+    const postgresBy = () =>
+      Object.fromEntries(
+        Object.keys({ ...before.postgresBy, ...after.postgresBy })
+          .map((w) => [w, ((after.postgresBy[w] ?? 0) - (before.postgresBy[w] ?? 0)) * 1000] as const)
+          .filter(([, used]) => used !== 0)
+          .map(([w, used]) => [w, Number((used / executions).toFixed(digits))]),
+      );
     return {
       bench: ms('bench'),
       engines: ms('engines'),
       ...(apiChild ? { api: ms('api'), server: Number((raw('engines') + raw('api')).toFixed(digits)) } : {}),
       postgres: ms('postgres'),
       ...(brokers ? { rabbitmq: ms('rabbitmq'), redis: ms('redis') } : {}),
-      ...(apiChild
-        ? {
-            postgres_by: Object.fromEntries(
-              by.map(([w, used]) => [w, Number((used / executions).toFixed(digits))]),
-            ),
-          }
-        : {}),
+      ...(apiChild ? { postgres_by: postgresBy() } : {}),
     };
   };
   /** {@link cpuBetween} `before` and now. */
@@ -1170,10 +1169,9 @@ async function main(): Promise<void> {
       // the sample's executions one after another; the timeline and trace are of the last one
       let iid = '';
       let istate = '';
-      let i0 = 0;
       let trace: (() => Promise<string[]>) | null = null;
       for (let e = 0; e < executions && (e === 0 || istate === 'SUCCESS'); e++) {
-        i0 = Date.now();
+        const i0 = Date.now();
         iid =
           SOURCE === 'input'
             ? await startExecution(ds, outbox, 'items_input', {
@@ -1183,8 +1181,9 @@ async function main(): Promise<void> {
         trace = process.env['BENCH_TRACE'] && e === executions - 1 ? traceItems(iid, i0) : null;
         istate = await waitDone(iid, ITEMS_TIMEOUT);
       }
+      const wall = (Date.now() - sample0) / 1000;
       // per execution: the sample's wall time over its executions
-      const seconds = (Date.now() - sample0) / 1000 / executions;
+      const seconds = wall / executions;
       // read right at completion: what follows (a profile written, the queries below) is this
       // process's analysis, not the run
       const cpuEnd = await cpuNow();
@@ -1237,8 +1236,7 @@ async function main(): Promise<void> {
           const net = (k: 'bench' | 'engines' | 'postgres') =>
             Number(
               (
-                ((cpuEnd[k] - cpu0[k] - ((idle1[k] - idle0[k]) / idleSeconds) * seconds * executions) *
-                  1000) /
+                ((cpuEnd[k] - cpu0[k] - ((idle1[k] - idle0[k]) / idleSeconds) * wall) * 1000) /
                 (n * executions)
               ).toFixed(4),
             );
